@@ -1,0 +1,3 @@
+from freeact_tui.cli import main
+
+main()

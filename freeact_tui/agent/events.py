@@ -1,0 +1,226 @@
+"""Events yielded by ``Agent.stream()``: frozen dataclasses, each carrying the agent id and correlation ids.
+
+``corr_id`` is the id of the tool call an event belongs to ("" for model text outside a call);
+``parent_corr_id`` is the parent agent's call that started a subagent (``None`` for the main agent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from freeact_tui.agent.calls import (
+    CodeAction,
+    JsonToolCall,
+    ProgrammaticToolCall,
+    ShellAction,
+    ShellScript,
+    SubagentTask,
+    ToolCall,
+)
+
+RememberScope = Literal["always", "session"]
+
+
+@dataclass(frozen=True)
+class AgentEvent:
+    agent_id: str = field(default="main", kw_only=True)
+    corr_id: str = field(default="", kw_only=True)
+    parent_corr_id: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True)
+class ThoughtsChunk(AgentEvent):
+    content: str
+
+
+@dataclass(frozen=True)
+class Thoughts(AgentEvent):
+    content: str
+
+
+@dataclass(frozen=True)
+class ResponseChunk(AgentEvent):
+    content: str
+
+
+@dataclass(frozen=True)
+class Response(AgentEvent):
+    content: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A user's (or a rule's) answer to an approval request."""
+
+    approved: bool
+    remember: RememberScope | None = None
+    pattern: str | None = None
+    by_rule: bool = False
+
+
+@dataclass(frozen=True)
+class ApprovalRequest(AgentEvent):
+    """An action waits for a decision. Pre-approved actions arrive already decided.
+
+    The agent awaits ``approved()``; a UI calls ``approve(True/False)`` exactly once.
+    """
+
+    tool_call: ToolCall
+    _future: asyncio.Future[Decision] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future(), repr=False, compare=False
+    )
+
+    @property
+    def tool_name(self) -> str:
+        match self.tool_call:
+            case CodeAction():
+                return "ipybox_execute_ipython_cell"
+            case ShellAction() | ShellScript():
+                return "shell"
+            case ProgrammaticToolCall(server=server, tool=tool):
+                return f"{server}.{tool}"
+            case JsonToolCall(tool_name=name):
+                return name
+            case SubagentTask():
+                return "subagent_task"
+        return self.tool_call.kind
+
+    @property
+    def tool_args(self) -> dict[str, Any]:
+        match self.tool_call:
+            case CodeAction(code=code):
+                return {"code": code}
+            case ShellAction(command=command):
+                return {"cmd": command}
+            case ShellScript(script=script):
+                return {"cmd": script}
+            case ProgrammaticToolCall(args=args) | JsonToolCall(tool_args=args):
+                return dict(args)
+            case SubagentTask(prompt=prompt, max_turns=max_turns):
+                return {"prompt": prompt, "max_turns": max_turns}
+        return {}
+
+    @property
+    def decided(self) -> bool:
+        return self._future.done()
+
+    @property
+    def decision(self) -> Decision | None:
+        if self._future.done() and not self._future.cancelled():
+            return self._future.result()
+        return None
+
+    @property
+    def pre_approved(self) -> bool:
+        """True when a permission rule (or ``--skip-permissions``) decided before the UI saw it."""
+        d = self.decision
+        return d is not None and d.by_rule
+
+    def approve(
+        self,
+        decision: bool,
+        *,
+        remember: RememberScope | None = None,
+        pattern: str | None = None,
+    ) -> None:
+        """Decide this request. ``remember`` with a ``pattern`` also adds a permission rule."""
+        self.resolve(Decision(decision, remember=remember, pattern=pattern))
+
+    def resolve(self, decision: Decision) -> None:
+        if not self._future.done():
+            self._future.set_result(decision)
+
+    async def approved(self) -> bool:
+        return (await self.wait()).approved
+
+    async def wait(self) -> Decision:
+        return await asyncio.shield(self._future)
+
+
+@dataclass(frozen=True)
+class CodeExecutionOutputChunk(AgentEvent):
+    text: str
+
+
+@dataclass(frozen=True)
+class CodeExecutionOutput(AgentEvent):
+    text: str | None
+    images: list[Path] = field(default_factory=list)
+    is_error: bool = False
+    truncated: bool = False
+    result_path: Path | None = None
+
+
+@dataclass(frozen=True)
+class ToolOutput(AgentEvent):
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Cancelled(AgentEvent):
+    phase: Literal["model", "approval", "execution", "subagent", "idle"] = "model"
+
+
+@dataclass(frozen=True)
+class AgentError(AgentEvent):
+    """The turn ended on an error the user must see (model API error, kernel failure, …)."""
+
+    message: str
+    kind: Literal["model", "kernel", "config", "internal"] = "internal"
+
+
+KernelState = Literal["starting", "ready", "busy", "restarting", "failed", "stopped"]
+
+
+@dataclass(frozen=True)
+class KernelStatus(AgentEvent):
+    state: KernelState
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class UsageUpdate(AgentEvent):
+    """Token usage of the session so far (all requests of this agent), and cost where known."""
+
+    input_tokens: int
+    output_tokens: int
+    requests: int
+    cost_usd: float | None = None
+
+
+SubagentState = Literal["queued", "running", "waiting", "done", "failed", "cancelled"]
+
+
+@dataclass(frozen=True)
+class SubagentStatus(AgentEvent):
+    """Lifecycle of a subagent; ``agent_id`` is the subagent's id, ``corr_id`` the parent call id."""
+
+    state: SubagentState
+    task: str
+    detail: str = ""
+
+
+__all__ = [
+    "AgentEvent",
+    "AgentError",
+    "ApprovalRequest",
+    "Cancelled",
+    "CodeExecutionOutput",
+    "CodeExecutionOutputChunk",
+    "Decision",
+    "KernelState",
+    "KernelStatus",
+    "RememberScope",
+    "Response",
+    "ResponseChunk",
+    "SubagentState",
+    "SubagentStatus",
+    "Thoughts",
+    "ThoughtsChunk",
+    "ToolOutput",
+    "UsageUpdate",
+]

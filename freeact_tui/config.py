@@ -1,0 +1,205 @@
+"""Configuration: a validated pydantic model loaded from TOML files.
+
+Precedence (highest first): command line > ``--config`` file > project ``.freeact-tui.toml`` in the
+working directory > user config file > defaults. Secrets never live here: provider keys come from
+the providers' usual environment variables.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from freeact_tui import paths
+
+ExecutionMode = Literal["local", "sandbox", "docker", "remote"]
+
+
+class ConfigError(Exception):
+    """A configuration file is broken; ``str(error)`` is a message meant for the user."""
+
+
+class McpServerConfig(BaseModel):
+    """One MCP server: ``command`` (stdio) or ``url`` (streamable HTTP)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    # "ptc": generated Python API called from code actions; "json": plain JSON tool calls.
+    mode: Literal["ptc", "json"] = "ptc"
+    excluded_tools: list[str] = Field(default_factory=list)
+    enabled: bool = True
+    timeout: float = 30.0
+
+    def model_post_init(self, __context: Any) -> None:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("set exactly one of `command` (stdio) or `url` (streamable HTTP)")
+
+
+class Config(BaseModel):
+    """All settings of the app and the agent. ``config.example.toml`` documents each key."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    model_settings: dict[str, Any] = Field(default_factory=dict)
+    system_prompt: str | None = None
+
+    sessions_dir: Path | None = None
+    working_dir: Path | None = None
+    images_dir: Path | None = None
+
+    execution: ExecutionMode = "local"
+    execution_timeout: float = Field(default=300.0, gt=0)
+    approval_timeout: float | None = Field(default=None, gt=0)
+    kernel_env: dict[str, str] = Field(default_factory=dict)
+    remote_url: str | None = None
+    docker_image: str = "freeact-tui-kernel:latest"
+
+    tool_result_inline_max_bytes: int = Field(default=32768, ge=256)
+    tool_result_preview_chars: int = Field(default=2048, ge=64)
+
+    enable_subagents: bool = True
+    max_subagents: int = Field(default=5, ge=1)
+    subagent_pool_size: int = Field(default=1, ge=0)
+
+    skip_permissions: bool = False
+    theme: str = "freeact-dark"
+    keymap: dict[str, str] = Field(default_factory=dict)
+
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+
+    def resolved_sessions_dir(self) -> Path:
+        return (self.sessions_dir or paths.default_sessions_dir()).expanduser()
+
+    def resolved_working_dir(self) -> Path:
+        return (self.working_dir or Path.cwd()).expanduser().resolve()
+
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _expand_env(value: Any) -> Any:
+    """Resolve ``${VAR}`` references (for MCP server env/headers, e.g. tokens kept in the environment)."""
+    if isinstance(value, str):
+        return _ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), value)
+    if isinstance(value, list):
+        return [_expand_env(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _expand_env(v) for k, v in value.items()}
+    return value
+
+
+def _describe_expected(error: dict[str, Any]) -> str:
+    kind = error.get("type", "")
+    msg = str(error.get("msg", "invalid value"))
+    if kind == "extra_forbidden":
+        return "this key is unknown (check the spelling against config.example.toml)"
+    if kind == "literal_error":
+        return msg.replace("Input should be", "expected")
+    return msg[0].lower() + msg[1:] if msg else "invalid value"
+
+
+def _format_validation_error(source: str, exc: ValidationError, data: dict[str, Any]) -> str:
+    lines = []
+    for error in exc.errors():
+        loc = ".".join(str(p) for p in error.get("loc", ()) if p != "__root__")
+        given = error.get("input")
+        shown = "" if error.get("type") in ("extra_forbidden", "missing") else f" (got {given!r})"
+        lines.append(f"  key `{loc or '<file>'}`: {_describe_expected(error)}{shown}")
+    return f"Invalid configuration in {source}:\n" + "\n".join(lines)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Read one TOML config file; raise ConfigError with a one-paragraph message on any problem."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise ConfigError(f"Config file not found: {path}") from exc
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config file {path}: {exc.strerror}") from exc
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"Config file {path} is not UTF-8 text.") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Config file {path} is not valid TOML: {exc}.") from exc
+    try:
+        Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(str(path), exc, data)) from None
+    return data
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "mcp_servers":
+            out[key] = _merge(out[key], value)
+        elif key == "mcp_servers" and isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}
+        else:
+            out[key] = value
+    return out
+
+
+def config_sources(config_path: Path | None = None, cwd: Path | None = None) -> list[Path]:
+    """The files that are read, lowest precedence first."""
+    sources: list[Path] = []
+    user = paths.user_config_file()
+    if user.is_file():
+        sources.append(user)
+    project = (cwd or Path.cwd()) / paths.PROJECT_CONFIG_NAME
+    if project.is_file():
+        sources.append(project)
+    if config_path is not None:
+        sources.append(config_path)
+    return sources
+
+
+def load_config(
+    config_path: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    cwd: Path | None = None,
+) -> Config:
+    """Load and merge all config sources, then apply command-line ``overrides``.
+
+    Raises:
+        ConfigError: a file is missing, unreadable, not TOML, or has an unknown key or a wrong type.
+    """
+    merged: dict[str, Any] = {}
+    for source in config_sources(config_path, cwd):
+        merged = _merge(merged, read_toml(source))
+    merged = _expand_env(merged)
+    if overrides:
+        merged = _merge(merged, {k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Config.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error("the command line", exc, merged)) from None
+
+
+def save_user_setting(key: str, value: Any) -> None:
+    """Persist one top-level setting (e.g. ``theme``) in the user config file, keeping the rest."""
+    import tomli_w
+
+    path = paths.user_config_file()
+    data: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError):
+            return  # never overwrite a file the user must fix by hand
+    data[key] = value
+    paths.atomic_write_text(path, tomli_w.dumps(data))

@@ -1,0 +1,83 @@
+"""Platform paths: every file location the app uses is derived here (platformdirs)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from platformdirs import PlatformDirs
+
+APP_NAME = "freeact-tui"
+_dirs = PlatformDirs(APP_NAME, appauthor=False)
+
+# Tests and power users may relocate everything with one variable.
+_HOME_ENV = "FREEACT_TUI_HOME"
+
+PROJECT_CONFIG_NAME = ".freeact-tui.toml"
+
+
+def _home() -> Path | None:
+    value = os.environ.get(_HOME_ENV)
+    return Path(value).expanduser() if value else None
+
+
+def config_dir() -> Path:
+    """Directory of the user config file, permissions and user themes."""
+    home = _home()
+    return home / "config" if home else Path(_dirs.user_config_dir)
+
+
+def data_dir() -> Path:
+    """Directory of user data (sessions by default)."""
+    home = _home()
+    return home / "data" if home else Path(_dirs.user_data_dir)
+
+
+def user_config_file() -> Path:
+    return config_dir() / "config.toml"
+
+
+def permissions_file() -> Path:
+    return config_dir() / "permissions.json"
+
+
+def user_themes_dir() -> Path:
+    return config_dir() / "themes"
+
+
+def state_file() -> Path:
+    """Small UI state that persists (prompt history, last theme if not in config)."""
+    return data_dir() / "state.json"
+
+
+def default_sessions_dir() -> Path:
+    return data_dir() / "sessions"
+
+
+def bundled_themes_dir() -> Path:
+    """Themes shipped with the package (``themes/`` in a checkout)."""
+    here = Path(__file__).resolve().parent
+    installed = here / "_themes"
+    if installed.is_dir():
+        return installed
+    return here.parent / "themes"
+
+
+def atomic_write_text(path: Path, text: str, mode: int = 0o600) -> None:
+    """Write ``text`` to ``path`` atomically (temp file in the same dir + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
