@@ -1,0 +1,431 @@
+"""Permission rules: which actions run without asking, and which always ask.
+
+A rule is ``(kind, pattern)``. ``kind`` is a tool call's kind (``code``, ``shell``, ``script``,
+``mcp``, ``tool``, ``subagent``) or ``*`` for any. ``pattern`` is matched fnmatch-style against the
+call's ``subject`` (a command, ``server.tool``, a tool name); ``"git status *"`` also matches the bare
+``git status``. A pattern starting with ``path:`` matches the call's path arguments instead: ``**``
+crosses ``/``, ``*`` and ``?`` do not, and relative patterns match paths inside the working directory.
+
+Shell wildcards never match a command with command or process substitution, a ``$VAR`` expansion
+(IPython fills ``$name`` from Python variables after approval), a redirection into a file, several
+commands or an unbalanced quote: only a rule spelling out the exact command allows those. The
+built-in defaults (read-only commands) also refuse flags that write or run something.
+
+Precedence: session-ask, always-ask, default-ask, session-allow, always-allow, default-allow. Ask beats
+allow; no match means ask.
+"""
+
+from __future__ import annotations
+
+import ast
+import glob
+import json
+import os
+import posixpath
+import re
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from freeact_tui.agent.calls import (
+    CodeAction,
+    JsonToolCall,
+    ProgrammaticToolCall,
+    ShellAction,
+    ShellScript,
+    ToolCall,
+)
+from freeact_tui.agent.shell import CommandTraits, command_words, inspect_command, split_command
+from freeact_tui.paths import atomic_write_text
+
+Effect = Literal["allow", "ask"]
+Scope = Literal["always", "session"]
+RuleScope = Literal["session", "always", "default"]
+
+KINDS = ("code", "shell", "script", "mcp", "tool", "subagent")
+PATH_PREFIX = "path:"
+_EFFECTS: tuple[Effect, ...] = ("allow", "ask")
+_WILDCARDS = frozenset("*?[")
+# Argument names of MCP / JSON tools whose values are paths.
+_PATH_ARG = re.compile(r"path|file|dir|folder|^(src|dst|source|destination|target|root|cwd)$", re.I)
+_MAX_GLOB_MATCHES = 1000
+
+
+class PermissionsFileError(Exception):
+    """The permissions file cannot be read or is malformed; ``str(error)`` names the file."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"permissions file {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A pattern for the calls of one kind (``*``: any kind)."""
+
+    kind: str
+    pattern: str
+
+
+@dataclass(frozen=True)
+class RuleEntry:
+    """A rule as listed for display, with its effect and where it lives."""
+
+    kind: str
+    pattern: str
+    effect: Effect
+    scope: RuleScope
+
+
+# Read-only commands allowed by default; ``X *`` also allows bare ``X``.
+_DEFAULT_SHELL_ALLOW = (
+    "pwd", "whoami", "id *", "hostname", "uname *", "date *", "uptime", "which *", "whereis *", "type *",
+    "ls *", "tree *", "stat *", "file *", "du *", "df *", "wc *", "cat *", "head *", "tail *", "nl *",
+    "echo *", "printf *", "grep *", "egrep *", "fgrep *", "rg *", "find *", "sort *", "cut *", "diff *",
+    "basename *", "dirname *", "realpath *", "readlink *",
+    "git status *", "git log *", "git diff *", "git show *", "git blame *", "git ls-files *",
+    "git rev-parse *", "git describe *", "git shortlog *", "git remote -v", "git tag", "git stash list",
+    "git branch", "git branch -a", "git branch -r", "git branch -v", "git branch -vv", "git branch -av",
+    "git branch --all", "git branch --list", "git branch --show-current",
+    "python --version", "python3 --version", "python -V", "python3 -V",
+    "pip --version", "pip list *", "pip show *", "pip freeze",
+)  # fmt: skip
+# Flags that make an otherwise read-only program write or run something: (long words, short letters).
+# Recursive reads (grep -r, rg --hidden, diff -r) would show a .env file the ask rules never see.
+_GREP_RECURSIVE = (frozenset({"--recursive", "--dereference-recursive", "--directories", "-d"}), "rRd")
+_DEFAULT_FORBIDDEN: dict[str, tuple[frozenset[str], str]] = {
+    "find": (frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
+                        "-fprintf", "-fls"}), ""),
+    "grep": _GREP_RECURSIVE, "egrep": _GREP_RECURSIVE, "fgrep": _GREP_RECURSIVE,
+    "rg": (frozenset({"--pre", "--hidden", "--unrestricted", "--no-ignore"}), "u."),
+    "diff": (frozenset({"--recursive"}), "r"),
+    "sort": (frozenset({"--output", "--compress-program"}), "o"),
+    "tree": (frozenset(), "o"),
+    "date": (frozenset({"--set"}), "s"),
+    "file": (frozenset({"--compile"}), "C"),
+    "git": (frozenset({"--output"}), ""),
+}  # fmt: skip
+# Secrets ask everywhere (inside the working dir and out), whatever allows the call.
+_SECRETS = (".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key")
+_DEFAULTS: dict[Effect, tuple[Rule, ...]] = {
+    "ask": tuple(Rule("*", PATH_PREFIX + root + p) for root in ("**/", "/**/") for p in _SECRETS),
+    "allow": tuple(Rule("shell", p) for p in _DEFAULT_SHELL_ALLOW),
+}
+_ASK_FIRST: tuple[Effect, ...] = ("ask", "allow")
+
+
+_GLOB_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|\[!?[^]]+\]|.", re.DOTALL)
+_GLOB_REGEX = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
+
+
+@lru_cache(maxsize=512)
+def _path_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a path glob: ``**`` crosses ``/``, ``*`` and ``?`` stay within one segment."""
+    out: list[str] = []
+    for tok in _GLOB_TOKEN.findall(pattern):
+        if tok in _GLOB_REGEX:
+            out.append(_GLOB_REGEX[tok])
+        elif tok.startswith("[") and len(tok) > 2:
+            body = "^" + tok[2:-1] if tok[1] == "!" else tok[1:-1].replace("^", "\\^", 1)
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+        else:
+            out.append(re.escape(tok))
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _glob_matches(pattern: str, subject: str) -> bool:
+    if fnmatchcase(subject, pattern):
+        return True
+    return pattern.endswith(" *") and fnmatchcase(subject, pattern[:-2])
+
+
+def _normalize_path(raw: str, working_dir: Path) -> str:
+    """Relative (POSIX) when inside the working dir, absolute otherwise."""
+    full = posixpath.normpath(posixpath.join(working_dir.as_posix(), os.path.expanduser(raw)))
+    root = posixpath.normpath(working_dir.as_posix())
+    if full == root:
+        return "."
+    if full.startswith(root.rstrip("/") + "/"):
+        return full[len(root.rstrip("/")) + 1 :]
+    return full
+
+
+def _expand(raw: str, working_dir: Path) -> list[str]:
+    """A path argument, plus what the shell would expand its glob to and where a symlink points."""
+    found = [raw]
+    if any(c in raw for c in _WILDCARDS):
+        pattern = os.path.expanduser(raw)
+        root = None if os.path.isabs(pattern) else working_dir
+        for k, match in enumerate(glob.iglob(pattern, root_dir=root)):
+            if k >= _MAX_GLOB_MATCHES:
+                break
+            found.append(match)
+    paths = [_normalize_path(p, working_dir) for p in found]
+    for p in list(paths):
+        try:
+            if (working_dir / p).is_symlink():
+                paths.append(_normalize_path(os.path.realpath(working_dir / p), working_dir))
+        except (OSError, ValueError):
+            pass  # a name too long or with a NUL byte names no file
+    return paths
+
+
+def _shell_path_words(command: str) -> list[str]:
+    """Words of a simple command that may name files: arguments, option values, redirect targets."""
+    out: list[str] = []
+    for w in command_words(command)[1:]:
+        if not w or not w.strip(";&|<>()"):
+            continue  # an operator such as ``<`` or ``>&``
+        if not w.startswith("-"):
+            out.append(w)
+        # ``--file=.env``, ``HEAD:.env``: the value may be a path as well
+        out += [w.split(sep, 1)[1] for sep in "=:" if sep in w]
+    return out
+
+
+def _code_strings(code: str) -> list[str]:
+    """String literals of a code action (best effort: IPython syntax falls back to a regex)."""
+    try:
+        found = [n.value for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Constant)]
+    except (SyntaxError, ValueError):
+        found = [m.group(2) for m in re.finditer(r"(['\"])([^'\"\n]*)\1", code)]
+    return [v for v in found if isinstance(v, str) and v and "\n" not in v and len(v) < 4096]
+
+
+def _json_path_values(args: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for key, value in args.items():
+        if not _PATH_ARG.search(str(key)):
+            continue
+        values = value if isinstance(value, list | tuple) else [value]
+        out.extend(v for v in values if isinstance(v, str))
+    return out
+
+
+class _Facts:
+    """What rules look at in one call, computed once however many rules are tried."""
+
+    def __init__(self, call: ToolCall, working_dir: Path) -> None:
+        self.call = call
+        self.working_dir = working_dir
+
+    @cached_property
+    def paths(self) -> list[str]:
+        match self.call:
+            case ShellAction(command=text) | ShellScript(script=text):
+                raw = [w for part in split_command(text) for w in _shell_path_words(part)]
+            case ProgrammaticToolCall(args=args) | JsonToolCall(tool_args=args):
+                raw = _json_path_values(args)
+            case CodeAction(code=code):
+                raw = _code_strings(code)
+            case _:
+                raw = []
+        return [p for r in raw for p in _expand(r, self.working_dir)]
+
+    @cached_property
+    def traits(self) -> CommandTraits:
+        return inspect_command(self.call.subject)
+
+    @cached_property
+    def default_safe(self) -> bool:
+        words = command_words(self.call.subject)
+        if not words or words[0] not in _DEFAULT_FORBIDDEN:
+            return bool(words)
+        long_flags, letters = _DEFAULT_FORBIDDEN[words[0]]
+        for w in words[1:]:
+            if w.split("=", 1)[0] in long_flags:
+                return False
+            if letters and w.startswith("-") and not w.startswith("--") and set(w[1:]) & set(letters):
+                return False
+        return True
+
+
+def _rule_matches(entry: RuleEntry, facts: _Facts) -> bool:
+    call = facts.call
+    if entry.kind not in ("*", call.kind):
+        return False
+    if entry.pattern.startswith(PATH_PREFIX):
+        pattern = os.path.expanduser(entry.pattern[len(PATH_PREFIX) :])
+        regex, absolute = _path_regex(pattern), pattern.startswith("/")
+        # A relative pattern never matches a path outside the working dir, however broad it is.
+        hits = [p.startswith("/") == absolute and regex.fullmatch(p) is not None for p in facts.paths]
+        return any(hits) if entry.effect == "ask" else bool(hits) and all(hits)
+    if not isinstance(call, ShellAction):
+        return _glob_matches(entry.pattern, call.subject)
+    if entry.pattern == call.command:
+        return True  # spelled out in full: the user has seen exactly this command
+    if not facts.traits.simple or (entry.scope == "default" and not facts.default_safe):
+        return False
+    return _glob_matches(entry.pattern, call.command)
+
+
+def _parse(path: Path, text: str) -> dict[Effect, list[Rule]]:
+    if not text.strip():
+        return {"allow": [], "ask": []}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise PermissionsFileError(path, f"not valid JSON ({e})") from e
+    if not isinstance(data, dict):
+        raise PermissionsFileError(path, 'expected an object like {"allow": [...], "ask": [...]}')
+    unknown = sorted(set(data) - set(_EFFECTS))
+    if unknown:
+        raise PermissionsFileError(path, f"unknown key {unknown[0]!r} (expected 'allow' and 'ask')")
+    result: dict[Effect, list[Rule]] = {"allow": [], "ask": []}
+    for effect in _EFFECTS:
+        entries = data.get(effect, [])
+        if not isinstance(entries, list):
+            raise PermissionsFileError(path, f"{effect!r} must be a list of rules")
+        for k, entry in enumerate(entries, 1):
+            where = f"rule {k} of {effect!r}"
+            if not isinstance(entry, dict) or set(entry) != {"kind", "pattern"}:
+                raise PermissionsFileError(path, f'{where}: expected {{"kind": ..., "pattern": ...}}')
+            try:
+                rule = _make_rule(entry["kind"], entry["pattern"])
+            except ValueError as e:
+                raise PermissionsFileError(path, f"{where}: {e}") from e
+            if rule not in result[effect]:
+                result[effect].append(rule)
+    return result
+
+
+def _make_rule(kind: object, pattern: object) -> Rule:
+    if not isinstance(kind, str) or kind not in (*KINDS, "*"):
+        raise ValueError(f"unknown kind {kind!r} (one of {', '.join(KINDS)}, or *)")
+    if not isinstance(pattern, str) or not pattern.strip():
+        raise ValueError("the pattern must be a non-empty string")
+    return Rule(kind, pattern)
+
+
+class PermissionRules:
+    """Rules that pre-approve actions or force a question, in "always" and "session" scope.
+
+    Args:
+        path: JSON file of the "always" rules (read now if it exists); ``None`` keeps them in memory.
+        skip_permissions: allow every action (``--skip-permissions``).
+        defaults: apply the built-in read-only allow-list and the ``.env`` ask rules.
+        working_dir: directory relative path patterns refer to (default: the current directory).
+
+    Raises:
+        PermissionsFileError: the file exists but cannot be read or is malformed.
+    """
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        skip_permissions: bool = False,
+        defaults: bool = True,
+        working_dir: Path | None = None,
+    ) -> None:
+        self.path = path
+        self.skip_permissions = skip_permissions
+        self.defaults = defaults
+        self.working_dir = Path(os.path.abspath(working_dir or Path.cwd()))
+        self._session: dict[Effect, list[Rule]] = {"allow": [], "ask": []}
+        self._always: dict[Effect, list[Rule]] = self._read() if path else {"allow": [], "ask": []}
+
+    @classmethod
+    def load(
+        cls,
+        path: Path,
+        *,
+        skip_permissions: bool = False,
+        defaults: bool = True,
+        working_dir: Path | None = None,
+    ) -> PermissionRules:
+        """Rules with the "always" scope read from ``path`` (a missing file means none yet).
+
+        Raises:
+            PermissionsFileError: the file cannot be read or is malformed; it is left untouched.
+        """
+        return cls(path, skip_permissions=skip_permissions, defaults=defaults, working_dir=working_dir)
+
+    def check(self, call: ToolCall) -> Effect:
+        """Decide whether ``call`` may run without asking.
+
+        A composite shell command is allowed only when every part is allowed.
+
+        Args:
+            call: The action.
+
+        Returns:
+            ``"allow"`` or ``"ask"``.
+        """
+        if self.skip_permissions:
+            return "allow"
+        if isinstance(call, ShellAction):
+            parts = split_command(call.command)
+            if not parts:
+                return "ask"
+            if len(parts) > 1:
+                each = [self.check(ShellAction(p, full_command=call.full_command)) for p in parts]
+                return "allow" if all(e == "allow" for e in each) else "ask"
+            call = ShellAction(parts[0], full_command=call.full_command)
+        entry = self.matching_rule(call)
+        return entry.effect if entry else "ask"
+
+    def matching_rule(self, call: ToolCall) -> RuleEntry | None:
+        """The first rule (in precedence order) that matches ``call``, if any."""
+        facts = _Facts(call, self.working_dir)
+        return next((entry for entry in self.rules() if _rule_matches(entry, facts)), None)
+
+    def add(self, call_kind: str, pattern: str, *, scope: Scope, effect: Effect = "allow") -> None:
+        """Add a rule; an "always" rule is written to the file before it takes effect.
+
+        Args:
+            call_kind: A tool call kind or ``*``.
+            pattern: See the module docstring.
+            scope: ``"always"`` (persisted) or ``"session"`` (this process only).
+            effect: ``"allow"`` or ``"ask"``.
+
+        Raises:
+            ValueError: unknown kind, scope or effect, or an empty pattern.
+            PermissionsFileError: the file is broken or cannot be written (the rule is not added).
+        """
+        rule = self._validate(call_kind, pattern, scope, effect)
+        if scope == "session":
+            if rule not in self._session[effect]:
+                self._session[effect].append(rule)
+            return
+        # Re-read first so that rules another instance saved meanwhile are kept.
+        rules = self._read() if self.path else {e: list(r) for e, r in self._always.items()}
+        if rule not in rules[effect]:
+            rules[effect].append(rule)
+            if self.path:
+                data = {e: [{"kind": r.kind, "pattern": r.pattern} for r in rules[e]] for e in _EFFECTS}
+                try:
+                    atomic_write_text(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+                except OSError as e:
+                    raise PermissionsFileError(self.path, f"cannot be written ({e})") from e
+        self._always = rules
+
+    def rules(self) -> list[RuleEntry]:
+        """Every rule in precedence order (asks first), for display."""
+        out: list[RuleEntry] = []
+        for effect in _ASK_FIRST:
+            out += [RuleEntry(r.kind, r.pattern, effect, "session") for r in self._session[effect]]
+            out += [RuleEntry(r.kind, r.pattern, effect, "always") for r in self._always[effect]]
+            if self.defaults:
+                out += [RuleEntry(r.kind, r.pattern, effect, "default") for r in _DEFAULTS[effect]]
+        return out
+
+    def _validate(self, kind: str, pattern: str, scope: str, effect: str) -> Rule:
+        if scope not in ("always", "session"):
+            raise ValueError(f"unknown scope {scope!r} (always or session)")
+        if effect not in _EFFECTS:
+            raise ValueError(f"unknown effect {effect!r} (allow or ask)")
+        return _make_rule(kind, pattern)
+
+    def _read(self) -> dict[Effect, list[Rule]]:
+        assert self.path is not None
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {"allow": [], "ask": []}
+        except (OSError, UnicodeDecodeError) as e:
+            raise PermissionsFileError(self.path, f"cannot be read ({e})") from e
+        return _parse(self.path, text)

@@ -1,0 +1,74 @@
+"""The system prompt: ``prompts/system.md`` (shipped in the package) filled in for one agent."""
+
+from __future__ import annotations
+
+import logging
+import re
+from importlib import resources
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+AGENTS_FILE = "AGENTS.md"
+# Instructions beyond this size are cut so that a stray huge file cannot fill the context window.
+MAX_PROJECT_INSTRUCTIONS_CHARS = 50_000
+_SECTION = re.compile(r"<!-- if:(\w+) -->\n?(.*?)<!-- end:\1 -->\n?", re.DOTALL)
+
+
+def system_prompt_template() -> str:
+    """The raw template text (placeholders and conditional sections unresolved)."""
+    return resources.files("freeact_tui.agent").joinpath("prompts", "system.md").read_text(encoding="utf-8")
+
+
+def build_system_prompt(
+    working_dir: Path,
+    *,
+    extra: str | None = None,
+    mcp_apis: str | None = None,
+    subagents: bool = True,
+) -> str:
+    """Build the system prompt for an agent working in ``working_dir``.
+
+    Args:
+        working_dir: The kernel's working directory; its ``AGENTS.md``, if any, is appended.
+        extra: Further instructions (e.g. from the config), appended at the end.
+        mcp_apis: Description of the generated MCP tool modules; the MCP section is left out without it.
+        subagents: Whether to describe the ``subagent_task`` tool.
+
+    Returns:
+        The prompt as Markdown.
+    """
+    enabled = {"mcp_apis": bool(mcp_apis and mcp_apis.strip()), "subagents": subagents}
+    text = _SECTION.sub(
+        lambda m: m.group(2) if enabled.get(m.group(1), False) else "", system_prompt_template()
+    )
+    # Fill around the MCP listing so that inserted text is never scanned for placeholders.
+    head, found, tail = text.partition("{mcp_apis}")
+    apis = (mcp_apis or "").strip() if found else ""
+    text = (
+        head.replace("{working_dir}", str(working_dir))
+        + apis
+        + tail.replace("{working_dir}", str(working_dir))
+    )
+    sections = [text.strip()]
+    project = _project_instructions(working_dir)
+    if project:
+        sections.append(f"## Project instructions ({AGENTS_FILE})\n\n{project}")
+    if extra and extra.strip():
+        sections.append(f"## Additional instructions\n\n{extra.strip()}")
+    return "\n\n".join(sections) + "\n"
+
+
+def _project_instructions(working_dir: Path) -> str | None:
+    path = working_dir / AGENTS_FILE
+    try:
+        if not path.is_file():
+            return None
+        content = path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError as e:
+        # An unreadable file must not keep the agent from starting; the log says why it is missing.
+        log.warning("cannot read %s: %s", path, e)
+        return None
+    if len(content) > MAX_PROJECT_INSTRUCTIONS_CHARS:
+        content = content[:MAX_PROJECT_INSTRUCTIONS_CHARS] + f"\n\n[… {AGENTS_FILE} truncated …]"
+    return content or None
