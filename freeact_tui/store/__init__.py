@@ -1,0 +1,30 @@
+"""Session store: freeact-format JSONL histories, resumable by id, listed from a per-session index."""
+
+from freeact_tui.store.index import SessionIndex, SessionInfo
+from freeact_tui.store.sessions import (
+    AmbiguousSessionId,
+    InvalidSessionId,
+    LoadedHistory,
+    Session,
+    SessionDamaged,
+    SessionNotFound,
+    SessionStore,
+    new_session_id,
+    validate_agent_id,
+    validate_session_id,
+)
+
+__all__ = [
+    "AmbiguousSessionId",
+    "InvalidSessionId",
+    "LoadedHistory",
+    "Session",
+    "SessionDamaged",
+    "SessionIndex",
+    "SessionInfo",
+    "SessionNotFound",
+    "SessionStore",
+    "new_session_id",
+    "validate_agent_id",
+    "validate_session_id",
+]

@@ -1,0 +1,212 @@
+"""``freeact-tui sessions …``: list, show, export and remove stored sessions (a typer sub-app)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from freeact_tui import paths
+from freeact_tui.config import Config, ConfigError, load_config
+from freeact_tui.store import (
+    AmbiguousSessionId,
+    InvalidSessionId,
+    SessionNotFound,
+    SessionStore,
+    validate_agent_id,
+)
+from freeact_tui.store.export import ExportFormat, render, render_text
+
+sessions_app = typer.Typer(
+    name="sessions",
+    help="List, show, export and remove stored sessions. IDs may be shortened to a unique prefix.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+SessionsDirOption = Annotated[
+    Path | None,
+    typer.Option("--sessions-dir", help="Sessions directory (default: from the config).", show_default=False),
+]
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", help="Config file to read the sessions directory from.")
+]
+IdArgument = Annotated[str, typer.Argument(help="Session id or a unique prefix of it.", show_default=False)]
+
+_SHORT_ID = 8
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    typer.echo(f"Error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _store(ctx: typer.Context, sessions_dir: Path | None, config: Path | None) -> SessionStore:
+    """The store of ``--sessions-dir``, else of the config (a parent command may pass a Config as obj)."""
+    if sessions_dir is not None:
+        return SessionStore(sessions_dir)
+    parent_config = ctx.find_object(Config)
+    try:
+        cfg = parent_config if parent_config is not None and config is None else load_config(config)
+    except ConfigError as exc:
+        _fail(str(exc), 2)
+    return SessionStore(cfg.resolved_sessions_dir())
+
+
+def _resolve(store: SessionStore, id_or_prefix: str) -> str:
+    try:
+        return store.resolve(id_or_prefix)
+    except InvalidSessionId as exc:
+        _fail(str(exc), 2)
+    except (SessionNotFound, AmbiguousSessionId) as exc:
+        _fail(str(exc), 1)
+
+
+def _short_ids(ids: list[str]) -> dict[str, str]:
+    """The shortest prefix of at least 8 characters that tells each id apart from the others."""
+    ordered = sorted(ids)
+    shorts = {}
+    for i, session_id in enumerate(ordered):
+        neighbours = ordered[max(0, i - 1) : i] + ordered[i + 1 : i + 2]
+        common = max((_common_prefix(session_id, n) for n in neighbours), default=0)
+        shorts[session_id] = session_id[: max(_SHORT_ID, common + 1)]
+    return shorts
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _when(ts: datetime) -> str:
+    return ts.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+@sessions_app.command("list")
+def list_sessions(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Show at most this many sessions.")] = 20,
+    show_all: Annotated[bool, typer.Option("--all", "-a", help="Show every session.")] = False,
+    full_ids: Annotated[bool, typer.Option("--full-ids", help="Show whole session ids.")] = False,
+    sessions_dir: SessionsDirOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """List sessions, newest first."""
+    store = _store(ctx, sessions_dir, config)
+    infos = store.list()
+    if not infos:
+        typer.echo(f"No sessions in {store.root}")
+        return
+    shown = infos if show_all else infos[:limit]
+    shorts = {i.id: i.id for i in infos} if full_ids else _short_ids([i.id for i in infos])
+    console = Console(highlight=False, soft_wrap=False)
+    # Only title and cwd give way on a narrow terminal; ids, times and counts stay whole.
+    id_width = max(len(shorts[i.id]) for i in shown)
+    cwd_width = min(30, max(3, *(len(i.cwd or "") for i in shown)))
+    title_width = max(12, console.width - id_width - 16 - 4 - cwd_width - 8)
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    table.add_column("ID", no_wrap=True, style="cyan", min_width=id_width)
+    table.add_column("Title", overflow="ellipsis", no_wrap=True, max_width=title_width)
+    table.add_column("Updated", no_wrap=True, min_width=16)
+    table.add_column("Msgs", justify="right", no_wrap=True, min_width=4)
+    table.add_column("Cwd", overflow="ellipsis", no_wrap=True, max_width=cwd_width)
+    for info in shown:
+        title = info.title + (" [damaged]" if info.damaged else "")
+        table.add_row(shorts[info.id], title, _when(info.updated), str(info.message_count), info.cwd or "")
+    console.print(table)
+    if len(shown) < len(infos):
+        typer.echo(f"({len(infos) - len(shown)} older sessions not shown; use --all)")
+
+
+@sessions_app.command("show")
+def show_session(
+    ctx: typer.Context,
+    session_id: IdArgument,
+    agent: Annotated[str, typer.Option("--agent", help="History to show: main or a subagent id.")] = "main",
+    system: Annotated[bool, typer.Option("--system", help="Include the system prompt.")] = False,
+    sessions_dir: SessionsDirOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Show a conversation as readable text."""
+    store = _store(ctx, sessions_dir, config)
+    session = store.session(_resolve(store, session_id))
+    try:
+        agent_id = validate_agent_id(agent)
+    except ValueError as exc:
+        _fail(str(exc), 2)
+    history = session.load(agent_id)
+    info = session.info()
+    typer.echo(f"Session {session.id}: {info.title}")
+    typer.echo(f"Updated {_when(info.updated)} · {info.message_count} messages · model {info.model or '?'}")
+    if info.subagents:
+        typer.echo("Subagents: " + ", ".join(f"{k} ({v})" for k, v in info.subagents.items()))
+    typer.echo("")
+    sys.stdout.write(render_text(history.messages, include_system=system))
+    sys.stdout.flush()
+    if history.damage is not None:
+        _fail(
+            f"session is damaged: {history.damage} (showing the {len(history.messages)} messages before it)"
+        )
+
+
+@sessions_app.command("export")
+def export_session(
+    ctx: typer.Context,
+    session_id: IdArgument,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="md or json.")] = "md",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file (default: stdout).")
+    ] = None,
+    sessions_dir: SessionsDirOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Export a conversation as markdown or JSON."""
+    if fmt not in ("md", "json"):
+        _fail(f"unknown format {fmt!r} (expected md or json)", 2)
+    store = _store(ctx, sessions_dir, config)
+    session = store.session(_resolve(store, session_id))
+    history = session.load()
+    if history.damage is not None:
+        _fail(f"session is damaged: {history.damage}; nothing exported (`sessions show` shows what loads)")
+    fmt_: ExportFormat = "md" if fmt == "md" else "json"
+    text = render(history.messages, fmt_, title=session.info().title)
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        paths.atomic_write_text(output, text)
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
+    typer.echo(f"Exported {len(history.messages)} messages to {output}", err=True)
+
+
+@sessions_app.command("rm")
+def remove_session(
+    ctx: typer.Context,
+    session_id: IdArgument,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    sessions_dir: SessionsDirOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Remove a session and everything stored with it."""
+    store = _store(ctx, sessions_dir, config)
+    full_id = _resolve(store, session_id)
+    session = store.session(full_id)
+    title = session.info().title if session.exists() else "(no history)"
+    if not yes and not typer.confirm(f"Remove session {full_id} ({title})?", default=False):
+        typer.echo("Nothing removed.", err=True)
+        raise typer.Exit(1)
+    try:
+        store.delete(full_id)
+    except (SessionNotFound, OSError) as exc:
+        _fail(str(exc))
+    typer.echo(f"Removed session {full_id}")

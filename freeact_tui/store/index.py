@@ -1,0 +1,374 @@
+"""The session index: a small ``meta.json`` per session dir, so listing never parses history files.
+
+``meta.json`` records what a listing shows (title, times, cwd, model, message count, subagents) and
+how far into ``main.jsonl`` it has read (``indexed_bytes`` plus the bytes just before that offset).
+When ``main.jsonl`` changed since, only the unread tail is scanned; a file that shrank or was
+rewritten (or a session dir written by freeact, which has no ``meta.json``) is scanned once in full.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from freeact_tui import paths
+
+MAIN_FILE = "main.jsonl"
+META_FILE = "meta.json"
+TOOL_RESULTS_DIR = "tool-results"
+TITLE_MAX = 80
+_META_VERSION = 1
+_TAIL_BYTES = 32  # enough to include a line's microsecond timestamp, so a rewritten prefix is noticed
+
+_UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_AGENT_RE = re.compile(r"main|sub-[A-Za-z0-9_-]{1,64}")
+
+
+def is_session_id(name: str) -> bool:
+    """Whether ``name`` is a canonical (lowercase, dashed) UUID, the only form of a session dir name."""
+    return _UUID_RE.fullmatch(name) is not None
+
+
+def is_agent_id(name: str) -> bool:
+    """Whether ``name`` is ``main`` or a subagent id (``sub-…``) that is safe as a file stem."""
+    return _AGENT_RE.fullmatch(name) is not None
+
+
+class EnvelopeError(ValueError):
+    """A history line that is not a valid freeact envelope; ``str(error)`` says why."""
+
+    def __init__(self, reason: str, *, bad_json: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.bad_json = bad_json
+
+
+def utc_now_ts() -> str:
+    """The current time in freeact's envelope form (UTC ISO-8601 with a ``Z``)."""
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def encode_envelope(message: Any, ts: str) -> bytes:
+    """One history line: ``message`` must already be JSON-able (``to_jsonable_python``)."""
+    return (json.dumps({"v": 1, "message": message, "meta": {"ts": ts}}) + "\n").encode("utf-8")
+
+
+def decode_envelope(line: bytes | str) -> dict[str, Any]:
+    """Parse one history line and check freeact's envelope rules.
+
+    Returns:
+        The envelope dict (``v``, ``message``, ``meta``).
+
+    Raises:
+        EnvelopeError: not JSON (``bad_json``), not an envelope, ``v`` other than 1, no ``meta.ts``,
+            or a forbidden ``meta.agent_id``.
+    """
+    try:
+        envelope = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise EnvelopeError(f"not valid JSON ({exc})", bad_json=True) from None
+    if not isinstance(envelope, dict) or not {"v", "message", "meta"} <= envelope.keys():
+        raise EnvelopeError("not a session envelope (expected keys v, message, meta)")
+    if envelope["v"] != 1:
+        raise EnvelopeError(f"unsupported envelope version {envelope['v']!r} (only 1 is known)")
+    meta = envelope["meta"]
+    if not isinstance(meta, dict) or "ts" not in meta:
+        raise EnvelopeError("envelope meta has no ts")
+    if "agent_id" in meta:
+        raise EnvelopeError("envelope meta.agent_id is forbidden")
+    if not isinstance(envelope["message"], dict):
+        raise EnvelopeError("envelope message is not an object")
+    return envelope
+
+
+def make_title(text: str) -> str:
+    """One line of at most ``TITLE_MAX`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_MAX else line[: TITLE_MAX - 1].rstrip() + "…"
+
+
+def prompt_text(message: dict[str, Any]) -> str | None:
+    """The user prompt text of a serialized request message (``None`` if it has no user prompt)."""
+    if message.get("kind") != "request":
+        return None
+    for part in message.get("parts") or ():
+        if not isinstance(part, dict) or part.get("part_kind") != "user-prompt":
+            continue
+        content = part.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            texts = [c if isinstance(c, str) else str(c.get("content", "")) for c in content if _is_text(c)]
+            return " ".join(texts) if any(t.strip() for t in texts) else "(image)"
+    return None
+
+
+def _is_text(item: Any) -> bool:
+    return isinstance(item, str) or (isinstance(item, dict) and item.get("kind") == "text")
+
+
+def _parse_ts(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        ts = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What a session list shows about one session.
+
+    ``subagents`` maps a subagent id to its task; ``size_bytes`` counts history files and saved tool
+    results; ``damaged`` is the first damage found in ``main.jsonl`` (``None`` when it loads cleanly).
+    """
+
+    id: str
+    title: str
+    created: datetime
+    updated: datetime
+    cwd: str | None
+    model: str | None
+    message_count: int
+    subagents: dict[str, str]
+    size_bytes: int
+    damaged: str | None = None
+
+
+@dataclass
+class SessionMeta:
+    """Contents of ``meta.json``: listing fields plus how far ``main.jsonl`` has been indexed."""
+
+    title: str | None = None
+    created: datetime | None = None
+    updated: datetime | None = None
+    cwd: str | None = None
+    model: str | None = None
+    message_count: int = 0
+    subagents: dict[str, str] = field(default_factory=dict)
+    damaged: str | None = None
+    main_size: int = 0
+    main_mtime_ns: int = 0
+    indexed_bytes: int = 0
+    indexed_lines: int = 0
+    indexed_tail: str = ""
+
+    def observe(self, message: dict[str, Any], ts: datetime | None) -> None:
+        """Account for one more serialized message of ``main.jsonl``."""
+        self.message_count += 1
+        if ts is not None:
+            self.created = self.created or ts
+            self.updated = ts if self.updated is None or ts > self.updated else self.updated
+        if self.title is None:
+            text = prompt_text(message)
+            if text is not None:
+                self.title = make_title(text)
+        if message.get("kind") == "response" and isinstance(message.get("model_name"), str):
+            self.model = self.model or message["model_name"]
+
+    def mark_indexed(self, offset: int, tail: bytes, lines: int) -> None:
+        """Record that ``main.jsonl`` has been read up to ``offset`` (a line boundary)."""
+        self.indexed_bytes = offset
+        self.indexed_tail = tail[-_TAIL_BYTES:].hex()
+        self.indexed_lines = lines
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["created"] = self.created.isoformat() if self.created else None
+        data["updated"] = self.updated.isoformat() if self.updated else None
+        return json.dumps({"version": _META_VERSION, **data}, indent=1, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> SessionMeta | None:
+        """Parse ``meta.json``; ``None`` when it is unreadable or from another version (then rebuilt)."""
+        try:
+            data = json.loads(text)
+            if not isinstance(data, dict) or data.pop("version", None) != _META_VERSION:
+                return None
+            meta = cls(**data)
+            meta.created, meta.updated = _parse_ts(data.get("created")), _parse_ts(data.get("updated"))
+        except (ValueError, TypeError):
+            return None
+        ok_types = isinstance(meta.message_count, int) and isinstance(meta.subagents, dict)
+        return meta if ok_types and isinstance(meta.indexed_bytes, int) else None
+
+
+def read_meta(session_dir: Path) -> SessionMeta | None:
+    try:
+        return SessionMeta.from_json((session_dir / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def write_meta(session_dir: Path, meta: SessionMeta) -> None:
+    """Write ``meta.json`` atomically; a read-only session dir is not an error (the cache is optional)."""
+    try:
+        paths.atomic_write_text(session_dir / META_FILE, meta.to_json())
+    except OSError:
+        pass
+
+
+def scan_lines(meta: SessionMeta, data: bytes, offset: int) -> None:
+    """Index the lines in ``data`` (the bytes of ``main.jsonl`` from ``offset`` on) into ``meta``.
+
+    Stops at the first damaged line (recorded in ``meta.damaged``); an unfinished last line is left
+    unindexed (it is being written, or was cut off by a crash).
+    """
+    pos, lines = 0, meta.indexed_lines
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        complete = end != -1
+        stop = end + 1 if complete else len(data)
+        raw = data[pos:stop]
+        if raw.strip():
+            try:
+                envelope = decode_envelope(raw)
+            except EnvelopeError as exc:
+                if not complete and exc.bad_json:
+                    return
+                meta.damaged = f"line {lines + 1}: {exc.reason}"
+                return
+            meta.observe(envelope["message"], _parse_ts(envelope["meta"].get("ts")))
+        lines += 1
+        pos = stop
+        meta.mark_indexed(offset + pos, data[max(0, pos - _TAIL_BYTES) : pos], lines)
+
+
+def _first_prompt(path: Path) -> str:
+    try:
+        with path.open("rb") as fh:
+            for raw in fh:
+                if raw.strip():
+                    return make_title(prompt_text(decode_envelope(raw)["message"]) or "")
+    except (OSError, EnvelopeError):
+        pass
+    return ""
+
+
+def _freeact_project_dir(session_dir: Path) -> str | None:
+    # freeact keeps sessions in <project>/.freeact/sessions/, so the project dir is the session's cwd.
+    root = session_dir.parent
+    if root.name == "sessions" and root.parent.name == ".freeact":
+        return str(root.parent.parent)
+    return None
+
+
+def refresh_meta(session_dir: Path, *, write: bool = True) -> SessionMeta:
+    """Return up-to-date metadata of one session, scanning only what ``meta.json`` has not seen yet.
+
+    Args:
+        session_dir: The session's directory.
+        write: Store refreshed metadata back to ``meta.json``.
+    """
+    main = session_dir / MAIN_FILE
+    meta = read_meta(session_dir)
+    try:
+        st = main.stat()
+        size, mtime_ns = st.st_size, st.st_mtime_ns
+    except FileNotFoundError:
+        size, mtime_ns = 0, 0
+    if meta is not None and (meta.main_size, meta.main_mtime_ns) == (size, mtime_ns):
+        return meta
+    fresh = meta is None
+    data = b""
+    if size:
+        with main.open("rb") as fh:
+            data = fh.read(size)  # bounded: a concurrent writer may be appending
+    if meta is not None and not meta.damaged and _prefix_unchanged(meta, data):
+        scan_lines(meta, data[meta.indexed_bytes :], meta.indexed_bytes)
+    else:
+        old = meta or SessionMeta(cwd=_freeact_project_dir(session_dir))
+        meta = SessionMeta(cwd=old.cwd, model=old.model, subagents=dict(old.subagents))
+        scan_lines(meta, data, 0)
+    if fresh:
+        for sub in sorted(session_dir.glob("sub-*.jsonl")):
+            if is_agent_id(sub.stem):
+                meta.subagents.setdefault(sub.stem, _first_prompt(sub))
+    if meta.created is None or meta.updated is None:
+        stamp = datetime.fromtimestamp(mtime_ns / 1e9, UTC) if mtime_ns else datetime.now(UTC)
+        meta.created, meta.updated = meta.created or stamp, meta.updated or stamp
+    meta.main_size, meta.main_mtime_ns = size, mtime_ns
+    if write:
+        write_meta(session_dir, meta)
+    return meta
+
+
+def _prefix_unchanged(meta: SessionMeta, data: bytes) -> bool:
+    start = meta.indexed_bytes
+    if len(data) < start:
+        return False
+    tail = bytes.fromhex(meta.indexed_tail) if meta.indexed_tail else b""
+    return data[start - len(tail) : start] == tail if start else not tail
+
+
+def _size_of(session_dir: Path) -> int:
+    total = 0
+    with os.scandir(session_dir) as entries:
+        for entry in entries:
+            if entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
+                total += entry.stat(follow_symlinks=False).st_size
+            elif entry.name == TOOL_RESULTS_DIR and entry.is_dir(follow_symlinks=False):
+                with os.scandir(entry.path) as results:
+                    total += sum(r.stat(follow_symlinks=False).st_size for r in results if r.is_file())
+    return total
+
+
+def session_info(session_id: str, session_dir: Path, meta: SessionMeta) -> SessionInfo:
+    """Build the listing entry of a session from its metadata."""
+    now = datetime.now(UTC)
+    return SessionInfo(
+        id=session_id,
+        title=meta.title or "(no prompt yet)",
+        created=meta.created or now,
+        updated=meta.updated or now,
+        cwd=meta.cwd,
+        model=meta.model,
+        message_count=meta.message_count,
+        subagents=dict(meta.subagents),
+        size_bytes=_size_of(session_dir),
+        damaged=meta.damaged,
+    )
+
+
+class SessionIndex:
+    """All sessions under one sessions dir, listed from their ``meta.json`` files."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def ids(self) -> list[str]:
+        """Ids of the session dirs under the root (anything not named by a UUID is ignored)."""
+        try:
+            with os.scandir(self.root) as entries:
+                return [e.name for e in entries if is_session_id(e.name) and e.is_dir(follow_symlinks=False)]
+        except FileNotFoundError:
+            return []
+
+    def infos(self) -> list[SessionInfo]:
+        """All sessions that have a history, newest first."""
+        infos = []
+        for session_id in self.ids():
+            session_dir = self.root / session_id
+            if not (session_dir / MAIN_FILE).is_file():
+                continue
+            try:
+                infos.append(session_info(session_id, session_dir, refresh_meta(session_dir)))
+            except OSError:
+                continue  # removed or unreadable while listing
+        infos.sort(key=lambda info: info.updated, reverse=True)
+        return infos
+
+    def latest(self, cwd: Path | None = None) -> SessionInfo | None:
+        """The most recently updated session (whose cwd is ``cwd``, when given)."""
+        wanted = os.path.normpath(str(cwd)) if cwd is not None else None
+        for info in self.infos():
+            if wanted is None or (info.cwd is not None and os.path.normpath(info.cwd) == wanted):
+                return info
+        return None

@@ -1,0 +1,482 @@
+"""Sessions on disk in freeact's format: one JSONL history per agent in a dir named by the session id.
+
+```
+<sessions_dir>/<session-id>/main.jsonl        one line per pydantic-ai ModelMessage
+<sessions_dir>/<session-id>/sub-xxxx.jsonl    one file per subagent
+<sessions_dir>/<session-id>/tool-results/     large results moved out of the history
+<sessions_dir>/<session-id>/meta.json         our listing cache (freeact ignores it)
+```
+
+One process writes a session at a time; any number may read it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pydantic
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+from pydantic_core import to_jsonable_python
+
+from freeact_tui.store.index import (
+    MAIN_FILE,
+    TOOL_RESULTS_DIR,
+    EnvelopeError,
+    SessionIndex,
+    SessionInfo,
+    SessionMeta,
+    decode_envelope,
+    encode_envelope,
+    is_agent_id,
+    is_session_id,
+    make_title,
+    prompt_text,
+    refresh_meta,
+    session_info,
+    utc_now_ts,
+    write_meta,
+)
+
+_META_WRITE_INTERVAL = 1.0  # seconds; meta.json is a cache that readers bring up to date themselves
+_MIN_PREFIX = 4
+
+
+class InvalidSessionId(ValueError):
+    """A session id (or prefix) that is not a UUID; refused before any path is built from it."""
+
+
+class SessionNotFound(LookupError):
+    """No session has this id (or prefix)."""
+
+
+class AmbiguousSessionId(LookupError):
+    """A prefix that matches more than one session."""
+
+
+class SessionDamaged(Exception):
+    """A history line that cannot be loaded; ``str(error)`` names the file and the line.
+
+    Attributes:
+        path: The history file.
+        line: The 1-based line number.
+        reason: What is wrong with the line.
+    """
+
+    def __init__(self, path: Path, line: int, reason: str) -> None:
+        super().__init__(f"{path}, line {line}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+@dataclass
+class LoadedHistory:
+    """A loaded history. With ``damage`` set, ``messages`` holds everything before the damaged line;
+    ``truncated_tail`` says an unfinished last line (a crash mid-write) was ignored."""
+
+    messages: list[ModelMessage]
+    damage: SessionDamaged | None = None
+    truncated_tail: bool = False
+
+
+def validate_session_id(raw: str) -> str:
+    """Return the canonical (lowercase) form of a full session id.
+
+    Raises:
+        InvalidSessionId: ``raw`` is not a UUID in the usual 8-4-4-4-12 form.
+    """
+    candidate = raw.strip().lower() if isinstance(raw, str) else ""
+    if not is_session_id(candidate):
+        raise InvalidSessionId(f"Invalid session id {raw!r}: expected a UUID like {uuid.UUID(int=0)}")
+    return candidate
+
+
+def new_session_id() -> str:
+    """A fresh random session id."""
+    return str(uuid.uuid4())
+
+
+def validate_agent_id(raw: str) -> str:
+    """Return ``raw`` if it names a history file (``main`` or ``sub-…``).
+
+    Raises:
+        ValueError: anything else (it would be used as a file name).
+    """
+    if not isinstance(raw, str) or not is_agent_id(raw):
+        raise ValueError(f"Invalid agent id {raw!r}: expected 'main' or 'sub-<id>'")
+    return raw
+
+
+def read_history(path: Path) -> LoadedHistory:
+    """Load one history file; a missing file is an empty history.
+
+    Damage is returned (in ``LoadedHistory.damage``), not raised, so that callers can show what loaded.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return LoadedHistory(messages=[])
+    lines = data.split(b"\n")
+    payloads: list[Any] = []
+    line_numbers: list[int] = []
+    last = max((i for i, raw in enumerate(lines) if raw.strip()), default=-1)
+    damage: SessionDamaged | None = None
+    truncated = False
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            envelope = decode_envelope(raw)
+        except EnvelopeError as exc:
+            if exc.bad_json and number - 1 == last:
+                truncated = True
+            else:
+                damage = SessionDamaged(path, number, exc.reason)
+            break
+        payloads.append(envelope["message"])
+        line_numbers.append(number)
+    try:
+        messages = ModelMessagesTypeAdapter.validate_python(payloads)
+    except pydantic.ValidationError as exc:
+        errors = [e for e in exc.errors() if e["loc"] and isinstance(e["loc"][0], int)]
+        bad = min((int(e["loc"][0]) for e in errors), default=0)
+        first = next((e for e in errors if e["loc"][0] == bad), exc.errors()[0])
+        where = ".".join(str(p) for p in first["loc"][1:])
+        reason = f"not a valid message ({where}: {first['msg']})" if where else "not a valid message"
+        damage = SessionDamaged(path, line_numbers[bad], reason)
+        messages = ModelMessagesTypeAdapter.validate_python(payloads[:bad])
+        truncated = False
+    return LoadedHistory(messages=messages, damage=damage, truncated_tail=truncated)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+# fdatasync still persists the data and the new size, but skips the mtime-only journal commit.
+_sync = getattr(os, "fdatasync", os.fsync)
+
+
+def _ext(ext: str) -> str:
+    clean = ext.lower().lstrip(".")
+    return clean if clean.isascii() and clean.isalnum() and len(clean) <= 16 else "bin"
+
+
+class Session:
+    """One session: its histories (main agent and subagents), metadata and saved tool results.
+
+    Args:
+        root: The sessions dir.
+        session_id: A full session id (validated).
+        fsync: ``fsync`` the history after every message (off only for throw-away sessions/benchmarks).
+
+    Raises:
+        InvalidSessionId: ``session_id`` is not a UUID.
+    """
+
+    def __init__(self, root: Path, session_id: str, *, fsync: bool = True) -> None:
+        self.id = validate_session_id(session_id)
+        self.dir = Path(root) / self.id
+        self._fsync = fsync
+        self._meta: SessionMeta | None = None
+        self._meta_dirty = False
+        self._meta_written = 0.0
+        self._checked_tails: set[str] = set()
+        self._damage: dict[str, SessionDamaged] = {}
+
+    def history_path(self, agent_id: str = "main") -> Path:
+        """The JSONL file of one agent (``main`` or a subagent id)."""
+        return self.dir / f"{validate_agent_id(agent_id)}.jsonl"
+
+    def exists(self) -> bool:
+        """Whether the session has a main history."""
+        return (self.dir / MAIN_FILE).is_file()
+
+    def load(self, agent_id: str = "main") -> LoadedHistory:
+        """Load the history of ``agent_id``. A damaged history makes later appends to it fail."""
+        history = read_history(self.history_path(agent_id))
+        if history.damage is not None:
+            self._damage[agent_id] = history.damage
+        return history
+
+    def append(self, messages: Sequence[ModelMessage], agent_id: str = "main") -> None:
+        """Append messages to a history, one line each, flushed (and fsynced) message by message.
+
+        Raises:
+            SessionDamaged: this history was loaded with damage (appending would bury it).
+            OSError: the file cannot be written.
+        """
+        path = self.history_path(agent_id)
+        if agent_id in self._damage:
+            raise self._damage[agent_id]
+        if not messages:
+            return
+        created = self._ensure_dir() or not path.exists()
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            if agent_id not in self._checked_tails:
+                self._repair_tail(fd)
+                self._checked_tails.add(agent_id)
+            meta = self._current_meta()
+            if agent_id == "main" and meta.damaged:
+                reason = meta.damaged.split(": ", 1)[-1]
+                raise SessionDamaged(path, meta.indexed_lines + 1, reason)
+            changed = created
+            for message in messages:
+                payload = to_jsonable_python(message, bytes_mode="base64")
+                line = encode_envelope(payload, utc_now_ts())
+                _write_all(fd, line)
+                if self._fsync:
+                    _sync(fd)
+                now = datetime.now(UTC)
+                if agent_id == "main":
+                    had_title = meta.title is not None
+                    meta.observe(payload, now)
+                    changed |= not had_title and meta.title is not None
+                else:
+                    meta.updated = now
+                    if agent_id not in meta.subagents:
+                        meta.subagents[agent_id] = make_title(prompt_text(payload) or "")
+                        changed = True
+            if agent_id == "main":
+                st = os.fstat(fd)
+                meta.mark_indexed(st.st_size, line, meta.indexed_lines + len(messages))
+                meta.main_size, meta.main_mtime_ns = st.st_size, st.st_mtime_ns
+        finally:
+            os.close(fd)
+        if created and self._fsync:
+            self._fsync_dir()
+        self._meta_dirty = True
+        if changed or time.monotonic() - self._meta_written >= _META_WRITE_INTERVAL:
+            self.flush_meta()
+
+    def rollback(self, count: int, agent_id: str = "main") -> None:
+        """Keep only the first ``count`` messages of a history (drop a failed turn's messages).
+
+        Raises:
+            ValueError: ``count`` is negative or larger than the number of messages.
+            SessionDamaged: a line before ``count`` is damaged.
+        """
+        path = self.history_path(agent_id)
+        if count < 0:
+            raise ValueError("count must be >= 0")
+        data = path.read_bytes() if path.exists() else b""
+        pos, kept, number = 0, 0, 0
+        while kept < count:
+            end = data.find(b"\n", pos)
+            if end == -1:
+                raise ValueError(f"Cannot keep {count} messages of {path}: it has only {kept}")
+            number += 1
+            if data[pos:end].strip():
+                try:
+                    decode_envelope(data[pos:end])
+                except EnvelopeError as exc:
+                    raise SessionDamaged(path, number, exc.reason) from None
+                kept += 1
+            pos = end + 1
+        if pos == len(data):
+            return
+        with path.open("r+b") as fh:
+            fh.truncate(pos)
+            fh.flush()
+            os.fsync(fh.fileno())
+            st = os.fstat(fh.fileno())
+        self._damage.pop(agent_id, None)
+        self._checked_tails.add(agent_id)
+        if agent_id == "main":
+            meta = self._current_meta()
+            meta.message_count, meta.damaged = count, None
+            meta.title = meta.title if count else None
+            meta.mark_indexed(pos, data[:pos], number)
+            meta.main_size, meta.main_mtime_ns = st.st_size, st.st_mtime_ns
+            self._meta_dirty = True
+            self.flush_meta()
+
+    def update_meta(
+        self,
+        *,
+        title: str | None = None,
+        cwd: str | None = None,
+        model: str | None = None,
+        subagent: tuple[str, str] | None = None,
+    ) -> None:
+        """Record listing details; ``title`` is only set if the session has none yet.
+
+        Args:
+            title: A title (made one line, at most 80 characters).
+            cwd: The working directory of the session.
+            model: The model the session talks to.
+            subagent: ``(subagent id, task)`` of a started subagent.
+        """
+        self._ensure_dir()
+        meta = self._current_meta()
+        if title is not None and meta.title is None:
+            meta.title = make_title(title)
+        if cwd is not None:
+            meta.cwd = cwd
+        if model is not None:
+            meta.model = model
+        if subagent is not None:
+            meta.subagents[validate_agent_id(subagent[0])] = make_title(subagent[1])
+        self._meta_dirty = True
+        self.flush_meta()
+
+    def flush_meta(self) -> None:
+        """Write pending metadata to ``meta.json`` now (appends write it at most once a second)."""
+        if self._meta is not None and self._meta_dirty and self.dir.is_dir():
+            write_meta(self.dir, self._meta)
+            self._meta_dirty = False
+            self._meta_written = time.monotonic()
+
+    def save_tool_result(self, content: str | bytes, ext: str = "txt") -> Path:
+        """Save a large tool result as ``tool-results/<8 hex>.<ext>`` (mode 0600) and return its path."""
+        results = self.dir / TOOL_RESULTS_DIR
+        self._ensure_dir()
+        results.mkdir(mode=0o700, exist_ok=True)
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        while True:
+            path = results / f"{uuid.uuid4().hex[:8]}.{_ext(ext)}"
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            except FileExistsError:
+                continue
+            try:
+                _write_all(fd, data)
+            finally:
+                os.close(fd)
+            return path
+
+    def info(self) -> SessionInfo:
+        """The listing entry of this session.
+
+        Raises:
+            SessionNotFound: the session has no history.
+        """
+        if not self.exists():
+            raise SessionNotFound(f"No session {self.id}")
+        return session_info(self.id, self.dir, self._current_meta(refresh=True))
+
+    def subagent_ids(self) -> list[str]:
+        """Ids of the subagents that have a history in this session, in the order they started."""
+        on_disk = {p.stem for p in self.dir.glob("sub-*.jsonl") if is_agent_id(p.stem)}
+        known = [s for s in self._current_meta().subagents if s in on_disk] if self.exists() else []
+        return known + sorted(on_disk - set(known))
+
+    def _current_meta(self, *, refresh: bool = False) -> SessionMeta:
+        # The writer's in-memory copy is authoritative; a reader refreshes from disk.
+        if self._meta is None or (refresh and not self._meta_dirty):
+            self._meta = refresh_meta(self.dir, write=False)
+        return self._meta
+
+    def _ensure_dir(self) -> bool:
+        if self.dir.is_dir():
+            return False
+        self.dir.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.dir.mkdir(mode=0o700, exist_ok=True)
+        return True
+
+    def _fsync_dir(self) -> None:
+        fd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _repair_tail(self, fd: int) -> None:
+        """Make the file end with a newline: keep a complete unterminated last line, drop a torn one."""
+        size = os.fstat(fd).st_size
+        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+            return
+        start = size
+        while start > 0:
+            chunk = os.pread(fd, min(65536, start), max(0, start - 65536))
+            newline = chunk.rfind(b"\n")
+            if newline != -1:
+                start = start - len(chunk) + newline + 1
+                break
+            start -= len(chunk)
+        try:
+            decode_envelope(os.pread(fd, size - start, start))
+        except EnvelopeError:
+            os.ftruncate(fd, start)
+        else:
+            _write_all(fd, b"\n")
+
+
+class SessionStore:
+    """All sessions under one sessions dir.
+
+    Args:
+        root: The sessions dir (``Config.resolved_sessions_dir()``).
+        fsync: Passed on to every ``Session``.
+    """
+
+    def __init__(self, root: Path, *, fsync: bool = True) -> None:
+        self.root = Path(root).expanduser()
+        self._fsync = fsync
+        self._index = SessionIndex(self.root)
+
+    def session(self, session_id: str) -> Session:
+        """The session with this full id (it need not exist yet).
+
+        Raises:
+            InvalidSessionId: ``session_id`` is not a UUID.
+        """
+        return Session(self.root, session_id, fsync=self._fsync)
+
+    def new_session(self) -> Session:
+        """A session with a fresh id (nothing is written until the first append)."""
+        return self.session(new_session_id())
+
+    def resolve(self, id_or_prefix: str) -> str:
+        """The full id of an existing session, from its id or a unique prefix of at least 4 characters.
+
+        Raises:
+            InvalidSessionId: not a UUID and not a plausible prefix (hex digits and dashes).
+            SessionNotFound: no session matches.
+            AmbiguousSessionId: the prefix matches several sessions.
+        """
+        prefix = id_or_prefix.strip().lower()
+        if len(prefix) < _MIN_PREFIX or len(prefix) > 36 or prefix.strip("0123456789abcdef-"):
+            raise InvalidSessionId(
+                f"Invalid session id {id_or_prefix!r}: expected a session id or a unique prefix of it "
+                f"(at least {_MIN_PREFIX} hex digits)"
+            )
+        matches = sorted(i for i in self._index.ids() if i.startswith(prefix) and (self.root / i).is_dir())
+        if not matches:
+            raise SessionNotFound(f"No session matches {id_or_prefix!r} in {self.root}")
+        if len(matches) > 1:
+            shown = ", ".join(matches[:5]) + (", …" if len(matches) > 5 else "")
+            raise AmbiguousSessionId(f"Session id prefix {id_or_prefix!r} is ambiguous: {shown}")
+        return matches[0]
+
+    def list(self) -> builtins.list[SessionInfo]:
+        """All sessions with a history, newest first (from metadata; histories are not parsed)."""
+        return self._index.infos()
+
+    def latest(self, cwd: Path | None = None) -> SessionInfo | None:
+        """The most recently updated session, restricted to sessions started in ``cwd`` if given."""
+        return self._index.latest(cwd)
+
+    def delete(self, session_id: str) -> None:
+        """Delete a session dir with everything in it.
+
+        Raises:
+            InvalidSessionId: ``session_id`` is not a UUID.
+            SessionNotFound: there is no such session.
+        """
+        target = self.root / validate_session_id(session_id)
+        if target.is_symlink() or not target.is_dir():
+            raise SessionNotFound(f"No session {session_id} in {self.root}")
+        shutil.rmtree(target)
