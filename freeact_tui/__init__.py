@@ -1,0 +1,82 @@
+"""freeact-tui: a terminal home for a code-action AI agent, and its SDK.
+
+Public names are imported lazily so that ``freeact-tui --version`` and the CLI start fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Agent": "freeact_tui.agent.core",
+    "AgentBusy": "freeact_tui.agent.core",
+    "Config": "freeact_tui.config",
+    "ConfigError": "freeact_tui.config",
+    "load_config": "freeact_tui.config",
+    "SessionStore": "freeact_tui.store.sessions",
+    "CodeActAgent": "freeact_tui.agent.compat",
+    "AgentEvent": "freeact_tui.agent.events",
+    "AgentError": "freeact_tui.agent.events",
+    "ApprovalRequest": "freeact_tui.agent.events",
+    "Cancelled": "freeact_tui.agent.events",
+    "CodeExecutionOutput": "freeact_tui.agent.events",
+    "CodeExecutionOutputChunk": "freeact_tui.agent.events",
+    "Response": "freeact_tui.agent.events",
+    "ResponseChunk": "freeact_tui.agent.events",
+    "Thoughts": "freeact_tui.agent.events",
+    "ThoughtsChunk": "freeact_tui.agent.events",
+    "ToolOutput": "freeact_tui.agent.events",
+}
+
+if TYPE_CHECKING:
+    from freeact_tui.agent.compat import CodeActAgent
+    from freeact_tui.agent.core import Agent, AgentBusy
+    from freeact_tui.agent.events import (
+        AgentError,
+        AgentEvent,
+        ApprovalRequest,
+        Cancelled,
+        CodeExecutionOutput,
+        CodeExecutionOutputChunk,
+        Response,
+        ResponseChunk,
+        Thoughts,
+        ThoughtsChunk,
+        ToolOutput,
+    )
+    from freeact_tui.config import Config, ConfigError, load_config
+    from freeact_tui.store.sessions import SessionStore
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'freeact_tui' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "Agent",
+    "AgentBusy",
+    "AgentError",
+    "AgentEvent",
+    "ApprovalRequest",
+    "Cancelled",
+    "CodeActAgent",
+    "CodeExecutionOutput",
+    "CodeExecutionOutputChunk",
+    "Config",
+    "ConfigError",
+    "Response",
+    "ResponseChunk",
+    "SessionStore",
+    "Thoughts",
+    "ThoughtsChunk",
+    "ToolOutput",
+    "__version__",
+    "load_config",
+]

@@ -1,7 +1,145 @@
-"""Command line entry point (placeholder until the app lands)."""
+"""Command line: ``freeact-tui [options]`` starts the app; ``freeact-tui sessions …`` manages sessions."""
 
 from __future__ import annotations
 
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from freeact_tui import __version__
+from freeact_tui.config import Config, ConfigError, load_config
+
+app = typer.Typer(
+    name="freeact-tui",
+    help="A terminal home for a code-action AI agent.",
+    add_completion=False,
+    no_args_is_help=False,
+    invoke_without_command=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+
+class ExecutionChoice(StrEnum):
+    local = "local"
+    sandbox = "sandbox"
+    docker = "docker"
+    remote = "remote"
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    typer.echo(f"freeact-tui: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"freeact-tui {__version__}")
+        raise typer.Exit()
+
+
+def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> str | None:
+    """Turn ``--session-id`` (a UUID or a unique prefix) or ``--resume`` into a session id.
+
+    Raises:
+        typer.Exit: the id is invalid, unknown or ambiguous (after printing why).
+    """
+    from freeact_tui.store.sessions import (
+        AmbiguousSessionId,
+        InvalidSessionId,
+        SessionNotFound,
+        SessionStore,
+        validate_session_id,
+    )
+
+    store = SessionStore(config.resolved_sessions_dir())
+    if resume:
+        latest = store.latest(config.resolved_working_dir())
+        if latest is None:
+            typer.echo("freeact-tui: no earlier session in this directory; starting a new one.", err=True)
+            return None
+        return latest.id
+    if session_id is None:
+        return None
+    try:
+        return store.resolve(session_id)
+    except SessionNotFound:
+        try:
+            # A full UUID that does not exist yet starts a new session with that id (as freeact does).
+            return validate_session_id(session_id)
+        except InvalidSessionId:
+            raise _fail(f"no session matches {session_id!r}.") from None
+    except (InvalidSessionId, AmbiguousSessionId) as exc:
+        raise _fail(str(exc)) from None
+
+
+@app.callback()
+def run(
+    ctx: typer.Context,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model, e.g. anthropic:claude-sonnet-4-5 or 'test'.")
+    ] = None,
+    config_path: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="A TOML config file (over the user and project files)."),
+    ] = None,
+    session_id: Annotated[
+        str | None, typer.Option("--session-id", "-s", help="Resume a session by id or unique prefix.")
+    ] = None,
+    resume: Annotated[bool, typer.Option("--resume", "-r", help="Resume the latest session here.")] = False,
+    skip_permissions: Annotated[
+        bool, typer.Option("--skip-permissions", help="Approve every action without asking (dangerous).")
+    ] = False,
+    execution: Annotated[
+        ExecutionChoice | None, typer.Option("--execution", "-e", help="Where code runs.")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="An OpenAI-compatible server (local models).")
+    ] = None,
+    version: Annotated[
+        bool | None,
+        typer.Option(
+            "--version", callback=_version_callback, is_eager=True, help="Show the version and exit."
+        ),
+    ] = None,
+) -> None:
+    """Start the app (or run a subcommand)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if session_id is not None and resume:
+        raise _fail("use either --session-id or --resume, not both.")
+    overrides = {
+        "model": model,
+        "skip_permissions": True if skip_permissions else None,
+        "execution": execution.value if execution else None,
+        "base_url": base_url,
+    }
+    try:
+        config = load_config(config_path, overrides)
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    chosen = resolve_session_id(config, session_id, resume)
+
+    from freeact_tui.tui.app import FreeactApp
+
+    FreeactApp(config, session_id=chosen).run()
+
+
+def _mount_subcommands() -> None:
+    from freeact_tui.sessions_cli import sessions_app
+
+    app.add_typer(sessions_app, name="sessions", help="List, show, export and remove sessions.")
+
+
+_mount_subcommands()
+
 
 def main() -> None:
-    raise SystemExit("freeact-tui: not built yet")
+    """Console script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -101,7 +101,7 @@ def _expand_env(value: Any) -> Any:
     return value
 
 
-def _describe_expected(error: dict[str, Any]) -> str:
+def _describe_expected(error: Any) -> str:
     kind = error.get("type", "")
     msg = str(error.get("msg", "invalid value"))
     if kind == "extra_forbidden":

@@ -170,7 +170,7 @@ class AgentError(AgentEvent):
     """The turn ended on an error the user must see (model API error, kernel failure, …)."""
 
     message: str
-    kind: Literal["model", "kernel", "config", "internal"] = "internal"
+    kind: Literal["model", "kernel", "config", "limit", "internal"] = "internal"
 
 
 KernelState = Literal["starting", "ready", "busy", "restarting", "failed", "stopped"]

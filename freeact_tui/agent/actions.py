@@ -1,0 +1,122 @@
+"""Running one approved code action in an executor, with the approvals that arise inside it."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from freeact_tui.agent.calls import ProgrammaticToolCall, ShellAction, ShellScript, ToolCall
+from freeact_tui.agent.events import AgentEvent, CodeExecutionOutput, CodeExecutionOutputChunk, Decision
+from freeact_tui.agent.shell import split_command
+from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
+
+AskFn = Callable[[ToolCall, str], Awaitable[Decision]]
+EmitFn = Callable[[AgentEvent], None]
+
+
+@dataclass
+class ActionOutcome:
+    """What the model is told about an action, and how the turn should go on."""
+
+    content: str
+    rejected: bool = False
+    is_error: bool = False
+    kernel_died: bool = False
+
+
+@dataclass
+class ActionProgress:
+    """Output seen so far, kept for the synthetic result of an interrupted action."""
+
+    chunks: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        return "".join(self.chunks)
+
+
+class CodeActionRunner:
+    """Streams one cell through an executor, asking for each shell command, script and MCP call."""
+
+    def __init__(
+        self,
+        *,
+        ask: AskFn,
+        emit: EmitFn,
+        agent_id: str,
+        parent_corr_id: str | None,
+        execution_timeout: float | None,
+        overflow: Callable[[str], tuple[str, bool]],
+    ) -> None:
+        self._ask = ask
+        self._emit = emit
+        self._agent_id = agent_id
+        self._parent = parent_corr_id
+        self._timeout = execution_timeout
+        self._overflow = overflow
+
+    def _event_ids(self, corr_id: str) -> dict[str, str | None]:
+        return {"agent_id": self._agent_id, "corr_id": corr_id, "parent_corr_id": self._parent}
+
+    async def _decide(self, item: ExecApproval, corr_id: str) -> tuple[bool, str]:
+        """Ask for every part of the request; return (approved, what was rejected)."""
+        calls: list[ToolCall]
+        if item.kind == "shell":
+            parts = split_command(item.command) or [item.command]
+            calls = [ShellAction(part, full_command=item.command) for part in parts]
+        elif item.kind == "script":
+            calls = [ShellScript(item.command.rstrip("\n"))]
+        else:
+            calls = [ProgrammaticToolCall(item.server, item.tool, dict(item.args))]
+        for call in calls:
+            decision = await self._ask(call, corr_id)
+            if not decision.approved:
+                return False, call.display_text()
+        return True, ""
+
+    async def run(
+        self, executor: Executor, code: str, corr_id: str, progress: ActionProgress
+    ) -> ActionOutcome:
+        ids = self._event_ids(corr_id)
+        rejected: str | None = None
+        result: ExecResult | None = None
+        async for item in executor.stream(code, timeout=self._timeout):
+            match item:
+                case ExecApproval():
+                    approved, what = await self._decide(item, corr_id)
+                    if approved:
+                        await item.accept()
+                    else:
+                        rejected = rejected or what
+                        await item.reject()
+                case ExecChunk(text=text):
+                    progress.chunks.append(text)
+                    self._emit(CodeExecutionOutputChunk(text, **ids))  # type: ignore[arg-type]
+                case ExecResult():
+                    result = item
+        if result is None:  # the protocol promises a result; be safe anyway
+            result = ExecResult(text=progress.text(), is_error=True)
+        content, truncated = self._overflow(result.text or "")
+        self._emit(
+            CodeExecutionOutput(
+                result.text,
+                images=list(result.images),
+                is_error=result.is_error,
+                truncated=truncated,
+                **ids,  # type: ignore[arg-type]
+            )
+        )
+        if result.images:
+            content += "".join(f"\n[image saved: {p}]" for p in result.images)
+        if rejected is not None:
+            content = (
+                f"{content}\n\nThe user rejected `{rejected}`; the action was stopped. "
+                "Wait for the user's next instruction."
+            ).strip()
+        if not content.strip():
+            content = "(no output)"
+        return ActionOutcome(
+            content=content,
+            rejected=rejected is not None,
+            is_error=result.is_error,
+            kernel_died=result.kernel_died,
+        )

@@ -1,0 +1,67 @@
+"""Helpers on pydantic-ai message lists: what is sent to the model, and keeping a history valid."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+
+INTERRUPTED = "Interrupted by user."
+
+
+def prepare_for_model(history: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """Merge adjacent requests (left by a rejected or cancelled turn) so providers that require
+    alternating roles accept the history; the stored history is never changed."""
+    out: list[ModelMessage] = []
+    for msg in history:
+        if isinstance(msg, ModelRequest) and out and isinstance(out[-1], ModelRequest):
+            prev = out[-1]
+            parts: list[ModelRequestPart] = [*prev.parts, *msg.parts]
+            out[-1] = ModelRequest(parts=parts, instructions=prev.instructions or msg.instructions)
+        else:
+            out.append(msg)
+    return out
+
+
+def partial_response(response: ModelResponse | None) -> ModelResponse | None:
+    """What of an interrupted model response is worth keeping: its text and thinking, no half tool calls."""
+    if response is None:
+        return None
+    parts = [p for p in response.parts if isinstance(p, TextPart | ThinkingPart) and p.content]
+    if not parts:
+        return None
+    return ModelResponse(parts=parts, model_name=response.model_name, timestamp=response.timestamp)
+
+
+def tool_calls(response: ModelResponse) -> list[ToolCallPart]:
+    return [p for p in response.parts if isinstance(p, ToolCallPart)]
+
+
+def unanswered_calls(history: Sequence[ModelMessage]) -> list[ToolCallPart]:
+    """Tool calls of the last response that have no return yet (a crash or kill mid-turn)."""
+    if not history or not isinstance(history[-1], ModelResponse):
+        return []
+    return tool_calls(history[-1])
+
+
+def interrupted_returns(calls: Sequence[ToolCallPart], done: dict[str, str]) -> ModelRequest:
+    """Tool returns for every call: the finished ones keep their content, the others say interrupted."""
+    return ModelRequest(
+        parts=[
+            ToolReturnPart(
+                tool_name=c.tool_name,
+                content=done.get(c.tool_call_id, INTERRUPTED),
+                tool_call_id=c.tool_call_id,
+            )
+            for c in calls
+        ]
+    )
