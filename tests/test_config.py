@@ -72,7 +72,9 @@ def test_mcp_server_needs_exactly_one_transport(tmp_path: Path) -> None:
 
 def test_env_references_are_resolved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_TOKEN", "s3cret")
-    f = write(tmp_path / "c.toml", '[mcp_servers.gh]\nurl = "http://x"\nheaders = { A = "Bearer ${MY_TOKEN}" }\n')
+    f = write(
+        tmp_path / "c.toml", '[mcp_servers.gh]\nurl = "http://x"\nheaders = { A = "Bearer ${MY_TOKEN}" }\n'
+    )
     assert load_config(f, cwd=tmp_path).mcp_servers["gh"].headers == {"A": "Bearer s3cret"}
 
 

@@ -1,0 +1,273 @@
+"""Model names to pydantic-ai models, and what a user must set before a model can be used.
+
+Public interface:
+
+- ``missing_setup(model, base_url=None, api_key_env=None) -> str | None``: ``None`` when the model can be
+  used as configured, else a short message naming exactly what to set (shown by the first-run screen).
+- ``resolve_model(model, *, base_url=None, api_key_env=None) -> Model``: ``"test"`` → ``TestModel``;
+  with ``base_url`` → an OpenAI-compatible chat model on that server (``ollama:NAME`` → pydantic-ai's
+  Ollama model); otherwise ``pydantic_ai.models.infer_model``. Raises ``ModelSetupError``.
+- ``provider_env_vars(provider) -> tuple[str, ...]``: the environment variables a provider reads its key from.
+
+Both functions only look at the environment; nothing here talks to the network.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.models import Model, infer_model, known_model_names
+from pydantic_ai.providers import infer_provider_class
+
+TEST_MODEL = "test"
+
+# Provider names freeact (pydantic-ai 1.x) used that pydantic-ai 2.x renamed.
+PROVIDER_ALIASES: dict[str, str] = {"google-gla": "google", "google-vertex": "google-cloud"}
+
+# Environment variables each provider reads (any one of a group suffices), as pydantic-ai's providers do.
+_KEY_VARS: dict[str, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "openai": ("OPENAI_API_KEY",),
+    "google": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "groq": ("GROQ_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "cohere": ("CO_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+    "cerebras": ("CEREBRAS_API_KEY",),
+    "fireworks": ("FIREWORKS_API_KEY",),
+    "together": ("TOGETHER_API_KEY",),
+    "huggingface": ("HF_TOKEN",),
+    "moonshotai": ("MOONSHOTAI_API_KEY",),
+    "nebius": ("NEBIUS_API_KEY",),
+    "ovhcloud": ("OVHCLOUD_API_KEY",),
+    "sambanova": ("SAMBANOVA_API_KEY",),
+    "zai": ("ZAI_API_KEY",),
+    "heroku": ("HEROKU_INFERENCE_KEY",),
+    "github": ("GITHUB_API_KEY",),
+    "meta": ("META_API_KEY",),
+    "alibaba": ("ALIBABA_API_KEY", "DASHSCOPE_API_KEY"),
+    "vercel": ("VERCEL_AI_GATEWAY_API_KEY", "VERCEL_OIDC_TOKEN"),
+    "crusoe": ("CRUSOE_API_KEY",),
+    "ollama": ("OLLAMA_BASE_URL",),
+    "vllm": ("VLLM_BASE_URL",),
+    "gateway": ("PYDANTIC_AI_GATEWAY_API_KEY", "PAIG_API_KEY"),
+}
+
+# Model-name prefixes that select an API flavour of a provider above.
+_FLAVOURS: dict[str, str] = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "openai-decisions": "openai",
+    "google-decisions": "google",
+}
+
+_OLLAMA_DEFAULT_URL = "http://localhost:11434/v1"
+
+
+class ModelSetupError(Exception):
+    """A model cannot be constructed; ``str(error)`` is a message meant for the user."""
+
+
+def _canonical_provider(provider: str) -> str:
+    return PROVIDER_ALIASES.get(provider, provider)
+
+
+def provider_env_vars(provider: str) -> tuple[str, ...]:
+    """The environment variables a provider reads its credentials from (any one suffices).
+
+    Args:
+        provider: A provider prefix as in ``provider:model`` (aliases such as ``google-gla`` accepted).
+
+    Returns:
+        The variable names, or ``()`` when the provider needs none we know of.
+    """
+    name = _canonical_provider(provider)
+    if name.startswith("gateway/"):
+        name = "gateway"
+    return _KEY_VARS.get(_FLAVOURS.get(name, name), ())
+
+
+def _is_set(var: str) -> bool:
+    return bool(os.environ.get(var, "").strip())
+
+
+def _known_provider(provider: str) -> bool:
+    # Names we know need no lookup; pydantic-ai's lookup imports the provider's SDK (seconds).
+    if provider in _KEY_VARS or provider in _FLAVOURS or provider == "google-cloud":
+        return True
+    try:
+        infer_provider_class(provider)
+    except ValueError:
+        return False
+    except ImportError:
+        return True  # known, but its package is not installed (resolve_model says so)
+    return True
+
+
+def _google_cloud_ready() -> bool:
+    # Vertex AI also works with gcloud's application-default credentials file.
+    adc = Path.home() / ".config" / "gcloud" / "application_default_credentials.json"
+    names = ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_API_KEY", "GEMINI_API_KEY")
+    return any(_is_set(v) for v in names) or adc.is_file()
+
+
+# Model families whose provider is unambiguous, to suggest the full "provider:name".
+_FAMILIES: tuple[tuple[str, str], ...] = (
+    ("claude", "anthropic"),
+    ("gpt", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("gemini", "google"),
+    ("mistral", "mistral"),
+    ("codestral", "mistral"),
+    ("grok", "xai"),
+    ("deepseek", "deepseek"),
+    ("command", "cohere"),
+)
+
+
+def _suggest(model: str) -> str | None:
+    for family, provider in _FAMILIES:
+        if model.lower().startswith(family):
+            return f"{provider}:{model}"
+    matches = [m for m in known_model_names() if m.split(":", 1)[-1] == model]
+    return matches[0] if matches else None
+
+
+def _either(names: tuple[str, ...]) -> str:
+    return " or ".join(names)
+
+
+def missing_setup(
+    model: str | None, base_url: str | None = None, api_key_env: str | None = None
+) -> str | None:
+    """Tell what is missing before ``model`` can be used, without contacting anyone.
+
+    Args:
+        model: The configured model (``provider:name``, ``test``), or ``None`` if none is configured.
+        base_url: An OpenAI-compatible server; a model served there needs no provider key.
+        api_key_env: The variable holding the key for ``base_url``, if that server needs one.
+
+    Returns:
+        ``None`` when the model can be used; else one or two sentences naming exactly what to set.
+    """
+    if not model or not model.strip():
+        return (
+            'No model is configured. Set `model = "provider:name"` in the config file '
+            '(e.g. "anthropic:claude-sonnet-4-5") or start with `--model`.'
+        )
+    model = model.strip()
+    if model == TEST_MODEL:
+        return None
+    if base_url:
+        if api_key_env and not _is_set(api_key_env):
+            return f"The server at {base_url} expects its key in `{api_key_env}` (api_key_env), which is not set."
+        return None
+    if ":" not in model:
+        hint = _suggest(model)
+        example = f'"{hint}"' if hint else '"openai:gpt-4o"'
+        return (
+            f'Model "{model}" has no provider: write it as "provider:name", e.g. {example}, '
+            "or set `base_url` to use a model served by an OpenAI-compatible server."
+        )
+    raw_provider = model.split(":", 1)[0]
+    provider = _canonical_provider(raw_provider)
+    if not provider.startswith("gateway/") and not _known_provider(provider):
+        return (
+            f'Unknown model provider "{raw_provider}" in "{model}". Use e.g. anthropic, openai, google, '
+            "groq, mistral, ollama, openrouter, or set `base_url` for an OpenAI-compatible server."
+        )
+    if provider == "google-cloud":
+        if _google_cloud_ready():
+            return None
+        return (
+            f'"{model}" (Vertex AI) needs Google Cloud credentials: set GOOGLE_CLOUD_PROJECT with '
+            "`gcloud auth application-default login`, or GOOGLE_APPLICATION_CREDENTIALS."
+        )
+    if provider == "openai" and _is_set("OPENAI_BASE_URL"):
+        return None
+    names = provider_env_vars(provider)
+    if not names or any(_is_set(v) for v in names):
+        return None
+    if provider == "ollama":
+        return (
+            f'"{model}" needs the Ollama server address: set OLLAMA_BASE_URL '
+            f'(e.g. {_OLLAMA_DEFAULT_URL}) or `base_url = "{_OLLAMA_DEFAULT_URL}"` in the config file.'
+        )
+    if provider == "vllm":
+        return f'"{model}" needs the vLLM server address: set VLLM_BASE_URL or `base_url` in the config file.'
+    return f'"{model}" needs an API key: set the environment variable {_either(names)}.'
+
+
+def _served_name(model: str) -> tuple[str | None, str]:
+    """Split ``provider:name`` for a ``base_url`` server; ``llama3.1:8b`` keeps its tag."""
+    if ":" in model:
+        prefix, rest = model.split(":", 1)
+        canonical = _canonical_provider(prefix)
+        if canonical.startswith("gateway/") or _known_provider(canonical):
+            return canonical, rest
+    return None, model
+
+
+def _server_model(model: str, base_url: str, api_key_env: str | None) -> Model:
+    provider, name = _served_name(model)
+    api_key = os.environ.get(api_key_env) if api_key_env else None
+    if api_key_env and not api_key:
+        raise ModelSetupError(
+            f"The server at {base_url} expects its key in `{api_key_env}`, which is not set."
+        )
+    if provider == "ollama":
+        from pydantic_ai.models.ollama import OllamaModel
+        from pydantic_ai.providers.ollama import OllamaProvider
+
+        return OllamaModel(name, provider=OllamaProvider(base_url=base_url, api_key=api_key))
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    # Local servers often need no key, but the OpenAI client insists on a non-empty one.
+    return OpenAIChatModel(name, provider=OpenAIProvider(base_url=base_url, api_key=api_key or "not-needed"))
+
+
+def resolve_model(
+    model: str | Model, *, base_url: str | None = None, api_key_env: str | None = None
+) -> Model:
+    """Build the pydantic-ai model for a configured name.
+
+    Args:
+        model: ``provider:name``, ``test``, a bare name served at ``base_url``, or a ready ``Model``.
+        base_url: An OpenAI-compatible chat-completions server (local models: Ollama, vLLM, llama.cpp …).
+        api_key_env: The environment variable holding the key for ``base_url``.
+
+    Returns:
+        The model, constructed but not contacted.
+
+    Raises:
+        ModelSetupError: no or an unknown model/provider, a missing key, or the provider's package is missing.
+    """
+    if isinstance(model, Model):
+        return model
+    if model == TEST_MODEL:
+        from pydantic_ai.models.test import TestModel
+
+        return TestModel()
+    problem = missing_setup(model, base_url=base_url, api_key_env=api_key_env)
+    if problem:
+        raise ModelSetupError(problem)
+    model = model.strip()
+    try:
+        if base_url:
+            return _server_model(model, base_url, api_key_env)
+        provider, name = model.split(":", 1)
+        return infer_model(f"{_canonical_provider(provider)}:{name}")
+    except ImportError as exc:
+        raise ModelSetupError(f'Cannot use "{model}": {exc}') from exc
+    except (UserError, ValueError) as exc:
+        raise ModelSetupError(f'Cannot use "{model}": {exc}') from exc
+
+
+__all__ = ["ModelSetupError", "PROVIDER_ALIASES", "missing_setup", "provider_env_vars", "resolve_model"]

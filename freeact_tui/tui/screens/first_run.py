@@ -1,0 +1,122 @@
+"""The first-run screen: shown when no model is configured or its provider key is missing.
+
+Public interface:
+
+- ``FirstRunScreen(problem, *, config_file=None)`` is a ``Screen[bool]``; ``problem`` is the message of
+  ``freeact_tui.agent.models.missing_setup()``. Push it with a callback (or ``push_screen_wait``):
+  the result is ``True`` for "continue anyway" (Enter, c, Esc) — the app then shows its main screen
+  without an agent — and ``False`` for quit (q); the app should then ``exit()``.
+- ``setup_guide(problem, config_file=None) -> str``: the same guidance as Markdown, for the main
+  screen to show when the user sends a prompt without a usable model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Label, Markdown
+
+from freeact_tui import paths
+
+# (model prefix, environment variables) shown in the guide; the full list is in agent/models.py.
+_PROVIDER_ROWS: tuple[tuple[str, str], ...] = (
+    ("anthropic:…", "ANTHROPIC_API_KEY"),
+    ("openai:…", "OPENAI_API_KEY"),
+    ("google:… (google-gla:…)", "GEMINI_API_KEY or GOOGLE_API_KEY"),
+    ("google-vertex:…", "GOOGLE_CLOUD_PROJECT / GOOGLE_APPLICATION_CREDENTIALS"),
+    ("groq:…", "GROQ_API_KEY"),
+    ("mistral:…", "MISTRAL_API_KEY"),
+    ("deepseek:…", "DEEPSEEK_API_KEY"),
+    ("openrouter:…", "OPENROUTER_API_KEY"),
+    ("xai:…", "XAI_API_KEY"),
+    ("ollama:…", "OLLAMA_BASE_URL (e.g. http://localhost:11434/v1)"),
+)
+
+
+def setup_guide(problem: str, config_file: Path | None = None) -> str:
+    """Explain how to set up a model, as Markdown.
+
+    Args:
+        problem: What is missing (from ``missing_setup``).
+        config_file: The user config file to name; ``paths.user_config_file()`` by default.
+
+    Returns:
+        Markdown text: the problem, then the model setting, provider keys, local servers, offline mode.
+    """
+    config_file = config_file or paths.user_config_file()
+    width = max(len(prefix) for prefix, _ in _PROVIDER_ROWS) + 3
+    rows = "\n".join(f"{prefix.ljust(width)}{env}" for prefix, env in _PROVIDER_ROWS)
+    return f"""\
+**{problem}**
+
+**Choose a model**: add this line to `{config_file}`
+
+```toml
+model = "anthropic:claude-sonnet-4-5"
+```
+
+or start with `freeact-tui --model anthropic:claude-sonnet-4-5`.
+Just trying it out? `freeact-tui --model test` runs offline with a built-in test model.
+
+**Give the provider its key** in an environment variable (never in the config file):
+
+```text
+{rows}
+```
+
+**Local or self-hosted models**: any OpenAI-compatible server works. Set
+`base_url = "http://localhost:11434/v1"` (Ollama) and `model = "llama3.1"` in the config file;
+`api_key_env` names the variable holding the server's key, if it needs one.
+"""
+
+
+class FirstRunScreen(Screen[bool]):
+    """Welcome and setup guidance; dismisses with ``True`` to continue, ``False`` to quit."""
+
+    CSS_PATH = "first_run.tcss"
+    BINDINGS = [
+        Binding("q", "quit_app", "Quit", id="first_run.quit"),
+        Binding("enter", "continue_app", "Continue anyway", id="first_run.continue"),
+        Binding("c", "continue_app", "Continue anyway", show=False),
+        Binding("escape", "continue_app", "Continue anyway", show=False),
+    ]
+
+    def __init__(self, problem: str, *, config_file: Path | None = None) -> None:
+        """Build the screen.
+
+        Args:
+            problem: What is missing, as one or two sentences.
+            config_file: The config file to name (tests pin it); ``paths.user_config_file()`` by default.
+        """
+        super().__init__()
+        self._problem = problem
+        self._config_file = config_file
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="first-run"):
+            yield Label("Welcome to freeact-tui", id="first-run-title")
+            with VerticalScroll(id="first-run-body"):
+                yield Markdown(setup_guide(self._problem, self._config_file), id="first-run-guide")
+            with Horizontal(id="first-run-buttons"):
+                yield Button("Continue anyway (Enter)", id="first-run-continue", variant="primary")
+                yield Button("Quit (q)", id="first-run-quit", variant="error")
+
+    def on_mount(self) -> None:
+        # Keys, not the scroll area, should answer Enter at once.
+        self.query_one("#first-run-continue", Button).focus()
+
+    def action_quit_app(self) -> None:
+        """Leave: the app should exit."""
+        self.dismiss(False)
+
+    def action_continue_app(self) -> None:
+        """Go on without a usable model (prompts will show the same guidance)."""
+        self.dismiss(True)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "first-run-continue")

@@ -1,0 +1,190 @@
+"""Colour themes from TOML files: ours (``themes/*.toml`` in the package) and the user's.
+
+Public interface:
+
+- ``register_themes(app) -> list[str]``: registers the bundled themes, then the user's
+  (``paths.user_themes_dir()/*.toml``; a user theme may replace a bundled one of the same name),
+  and returns warning messages, one per file that was skipped. Never raises for a bad file.
+  Textual's built-in themes stay available. Call it in ``App.__init__`` or ``on_mount`` before
+  setting ``app.theme``.
+- ``load_theme_file(path) -> Theme`` (raises ``ThemeError``) and ``load_theme_dir(dir)``.
+- ``DEFAULT_THEME`` (``"freeact-dark"``) and ``BUNDLED_THEMES`` (names shipped with the package).
+
+Persist a choice with ``freeact_tui.config.save_user_setting("theme", name)``.
+
+A theme file holds the fields of ``textual.theme.Theme``: ``name`` (defaults to the file name),
+``primary`` (required), ``secondary``, ``accent``, ``foreground``, ``background``, ``surface``,
+``panel``, ``boost``, ``success``, ``warning``, ``error``, ``dark``, ``luminosity_spread``,
+``text_alpha``, ``ansi``, and a ``[variables]`` table of Textual design variables.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+from textual.color import Color, ColorParseError
+from textual.css.constants import VALID_STYLE_FLAGS
+from textual.theme import Theme
+
+from freeact_tui import paths
+
+DEFAULT_THEME = "freeact-dark"
+BUNDLED_THEMES = ("freeact-dark", "freeact-light")
+
+_COLOUR_FIELDS = (
+    "primary",
+    "secondary",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+    "success",
+    "warning",
+    "error",
+)
+_FLOAT_FIELDS = ("luminosity_spread", "text_alpha")
+_BOOL_FIELDS = ("dark", "ansi")
+_KNOWN = {"name", "variables", *_COLOUR_FIELDS, *_FLOAT_FIELDS, *_BOOL_FIELDS}
+
+
+class ThemeError(Exception):
+    """A theme file cannot be used; ``str(error)`` names the file and the problem."""
+
+
+def _is_colour(token: str) -> bool:
+    try:
+        Color.parse(token)
+    except ColorParseError:
+        return False
+    return True
+
+
+def _valid_variable(value: str) -> bool:
+    """Design variables hold colours (``#abc 35%``, ``auto 60%``) or text styles (``bold reverse``)."""
+    tokens = value.split()
+    if not tokens:
+        return False
+    for token in tokens:
+        percent = token.endswith("%") and token[:-1].replace(".", "", 1).isdigit()
+        if not (percent or token == "auto" or token in VALID_STYLE_FLAGS or _is_colour(token)):
+            return False
+    return True
+
+
+def _theme_from_data(data: dict[str, Any], source: Path) -> Theme:
+    unknown = sorted(set(data) - _KNOWN)
+    if unknown:
+        raise ThemeError(f"Theme {source}: unknown key(s) {', '.join(unknown)}")
+    name = data.get("name", source.stem)
+    if not isinstance(name, str) or not name.strip():
+        raise ThemeError(f"Theme {source}: `name` must be a non-empty string")
+    if "primary" not in data:
+        raise ThemeError(f"Theme {source}: `primary` is required")
+    kwargs: dict[str, Any] = {"name": name.strip()}
+    for key in _COLOUR_FIELDS:
+        if key in data:
+            value = data[key]
+            if not isinstance(value, str) or not _is_colour(value):
+                raise ThemeError(f"Theme {source}: `{key}` is not a colour (got {value!r})")
+            kwargs[key] = value
+    for key in _BOOL_FIELDS:
+        if key in data:
+            if not isinstance(data[key], bool):
+                raise ThemeError(f"Theme {source}: `{key}` must be true or false")
+            kwargs[key] = data[key]
+    for key in _FLOAT_FIELDS:
+        if key in data:
+            value = data[key]
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise ThemeError(f"Theme {source}: `{key}` must be a number between 0 and 1")
+            kwargs[key] = float(value)
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict):
+        raise ThemeError(f"Theme {source}: `variables` must be a table")
+    for key, value in variables.items():
+        if not isinstance(value, str) or not _valid_variable(value):
+            raise ThemeError(f"Theme {source}: variable `{key}` has an invalid value {value!r}")
+    kwargs["variables"] = dict(variables)
+    theme = Theme(**kwargs)
+    try:
+        theme.to_color_system().generate()
+    except Exception as exc:  # any failure here would otherwise surface when the theme is applied
+        raise ThemeError(f"Theme {source}: {exc}") from exc
+    return theme
+
+
+def load_theme_file(path: Path) -> Theme:
+    """Read one theme file.
+
+    Args:
+        path: A ``.toml`` theme file.
+
+    Returns:
+        The theme, validated (its colours parse and its colour system generates).
+
+    Raises:
+        ThemeError: the file is unreadable, not TOML, or has a missing/unknown key or a bad value.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ThemeError(f"Theme {path} cannot be read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ThemeError(f"Theme {path} is not UTF-8 text") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ThemeError(f"Theme {path} is not valid TOML: {exc}") from exc
+    return _theme_from_data(data, path)
+
+
+def load_theme_dir(directory: Path) -> tuple[list[Theme], list[str]]:
+    """Read every ``*.toml`` theme in a directory (sorted by file name).
+
+    Args:
+        directory: The directory; a missing one yields no themes.
+
+    Returns:
+        The themes that loaded, and one warning per file that was skipped.
+    """
+    if not directory.is_dir():
+        return [], []
+    themes: list[Theme] = []
+    warnings: list[str] = []
+    for path in sorted(directory.glob("*.toml")):
+        try:
+            themes.append(load_theme_file(path))
+        except ThemeError as exc:
+            warnings.append(f"{exc} — skipped")
+    return themes, warnings
+
+
+def register_themes(app: App[Any]) -> list[str]:
+    """Register our bundled themes, then the user's, with ``app``.
+
+    Args:
+        app: The Textual app.
+
+    Returns:
+        Warnings about theme files that were skipped (empty when all loaded).
+    """
+    warnings: list[str] = []
+    for directory in (paths.bundled_themes_dir(), paths.user_themes_dir()):
+        themes, problems = load_theme_dir(directory)
+        warnings.extend(problems)
+        for theme in themes:
+            app.register_theme(theme)
+    return warnings
+
+
+__all__ = [
+    "BUNDLED_THEMES",
+    "DEFAULT_THEME",
+    "ThemeError",
+    "load_theme_dir",
+    "load_theme_file",
+    "register_themes",
+]
