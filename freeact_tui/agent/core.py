@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -57,8 +56,10 @@ from freeact_tui.agent.events import (
 from freeact_tui.agent.models import resolve_model
 from freeact_tui.agent.permissions import PermissionRules, PermissionsFileError
 from freeact_tui.agent.prompts import build_system_prompt
+from freeact_tui.agent.subagents import SubagentManager
 from freeact_tui.agent.tools import CODE_TOOL, SUBAGENT_TOOL, tool_definitions
 from freeact_tui.execution.base import Executor, ExecutorError
+from freeact_tui.execution.pool import ExecutorPool
 from freeact_tui.store.sessions import Session, SessionDamaged, SessionStore, new_session_id
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ class Agent:
         tool_result_inline_max_bytes: int = 32768,
         tool_result_preview_chars: int = 2048,
         parent_corr_id: str | None = None,
+        subagent_pool_size: int = 0,
     ) -> None:
         self.agent_id = agent_id
         self.model: Model = resolve_model(model, base_url=base_url, api_key_env=api_key_env)
@@ -143,6 +145,9 @@ class Agent:
         self.preview_chars = tool_result_preview_chars
         self.parent_corr_id = parent_corr_id
 
+        self.sessions_dir = sessions_dir
+        self.subagent_pool_size = subagent_pool_size
+        self._subagents: SubagentManager | None = None
         self._store = SessionStore(sessions_dir) if sessions_dir is not None else None
         self._session: Session | None = self._store.session(self.session_id) if self._store else None
         self.history: list[ModelMessage] = []
@@ -188,6 +193,7 @@ class Agent:
             "api_key_env": config.api_key_env,
             "tool_result_inline_max_bytes": config.tool_result_inline_max_bytes,
             "tool_result_preview_chars": config.tool_result_preview_chars,
+            "subagent_pool_size": config.subagent_pool_size,
         }
         kwargs.update(overrides)
         if "permissions" not in kwargs:
@@ -270,6 +276,10 @@ class Agent:
             self._executor.add_state_listener(self._on_kernel_state)
         else:
             self._kernel_task = asyncio.create_task(self._start_executor())
+        if self.enable_subagents:
+            pool = ExecutorPool(self._new_executor, self.subagent_pool_size)
+            self._subagents = SubagentManager(self, max_running=self.max_subagents, pool=pool)
+            pool.fill()
 
     async def stop(self) -> None:
         """Cancel a running turn and stop the kernel (if this agent started it)."""
@@ -280,6 +290,9 @@ class Agent:
         if self._kernel_task is not None and not self._kernel_task.done():
             self._kernel_task.cancel()
             await asyncio.gather(self._kernel_task, return_exceptions=True)
+        if self._subagents is not None:
+            await self._subagents.pool.stop()
+            self._subagents = None
         if self._owns_executor and self._executor is not None:
             try:
                 await self._executor.stop()
@@ -287,16 +300,19 @@ class Agent:
                 self._executor = None
         self._started = False
 
-    async def _start_executor(self) -> Executor:
+    def _new_executor(self) -> Executor:
         from freeact_tui.execution import create_executor
 
-        self._notify(KernelStatus("starting", agent_id=self.agent_id))
-        executor = create_executor(
+        return create_executor(
             self.execution_mode,
             working_dir=self.working_dir,
             images_dir=self.images_dir,
             kernel_env=self.kernel_env,
         )
+
+    async def _start_executor(self) -> Executor:
+        self._notify(KernelStatus("starting", agent_id=self.agent_id))
+        executor = self._new_executor()
         executor.add_state_listener(self._on_kernel_state)
         try:
             await executor.start()
@@ -649,9 +665,12 @@ class Agent:
         )
         if not decision.approved:
             return ActionOutcome("The user rejected this subagent task.", rejected=True)
-        content = "Subagents are not available in this version."
-        self._emit(ToolOutput(content, is_error=True, **self._ids(corr)))
-        return ActionOutcome(content, is_error=True)
+        if self._subagents is None:
+            return ActionOutcome("Subagents are not enabled.", is_error=True)
+        self._phase = "subagent"
+        outcome = await self._subagents.run(prompt, int(max_turns), corr, self._emit)
+        self._emit(ToolOutput(outcome.content, is_error=outcome.is_error, **self._ids(corr)))
+        return outcome
 
 
 class _TurnError(Exception):
@@ -687,8 +706,4 @@ def _describe_model_error(exc: Exception) -> str:
     return f"{prefix}: {detail}. The turn was rolled back; try again."
 
 
-def new_agent_id() -> str:
-    return f"sub-{uuid.uuid4().hex[:4]}"
-
-
-__all__ = ["Agent", "AgentBusy", "new_agent_id"]
+__all__ = ["Agent", "AgentBusy"]

@@ -1,0 +1,241 @@
+"""Subagents: parallel delegated tasks in kernels of their own, scripted model, real kernels."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import psutil
+import pytest
+import pytest_asyncio
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+from freeact_tui.agent.calls import CodeAction, SubagentTask
+from freeact_tui.agent.core import Agent
+from freeact_tui.agent.events import (
+    AgentEvent,
+    ApprovalRequest,
+    Cancelled,
+    CodeExecutionOutputChunk,
+    SubagentStatus,
+    ToolOutput,
+)
+from freeact_tui.agent.permissions import PermissionRules
+from freeact_tui.execution.kernel import KernelExecutor
+from freeact_tui.store.sessions import SessionStore
+from tests.scripted import CODE_TOOL
+
+pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
+    work = tmp_path_factory.mktemp("parent")
+    ex = KernelExecutor(working_dir=work)
+    await ex.start()
+    yield ex
+    await ex.stop()
+
+
+def first_prompt(messages: list[ModelMessage]) -> str:
+    for m in messages:
+        if isinstance(m, ModelRequest):
+            for p in m.parts:
+                if isinstance(p, UserPromptPart) and isinstance(p.content, str):
+                    return p.content
+    return ""
+
+
+def returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
+    last = messages[-1]
+    return [p for p in last.parts if isinstance(p, ToolReturnPart)] if isinstance(last, ModelRequest) else []
+
+
+def routed_model(tasks: dict[str, str], code_for: Callable[[str], str]) -> FunctionModel:
+    """The parent delegates ``tasks`` (prompt → call id); each subagent runs ``code_for(prompt)`` then answers."""
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        prompt = first_prompt(messages)
+        done = returns(messages)
+        if prompt == "delegate":
+            if not done:
+                for i, (task, call_id) in enumerate(tasks.items()):
+                    args = json.dumps({"prompt": task, "max_turns": 5})
+                    yield {i: DeltaToolCall(name="subagent_task", json_args=args, tool_call_id=call_id)}
+            else:
+                yield "parent got: " + " | ".join(sorted(str(p.content) for p in done))
+            return
+        if not done:
+            yield {
+                0: DeltaToolCall(
+                    name=CODE_TOOL, json_args=json.dumps({"code": code_for(prompt)}), tool_call_id="s1"
+                )
+            }
+        else:
+            yield f"answer for {prompt}: {done[0].content}"
+
+    return FunctionModel(stream_function=stream, model_name="routed")
+
+
+def make_parent(model: FunctionModel, executor: KernelExecutor, tmp_path: Path, **kw: object) -> Agent:
+    kw.setdefault("permissions", PermissionRules(None, defaults=False))
+    kw.setdefault("subagent_pool_size", 0)
+    return Agent(
+        model,
+        sessions_dir=tmp_path / "sessions",
+        working_dir=tmp_path,
+        executor=executor,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+async def collect(
+    agent: Agent, prompt: str, on_event: Callable[[AgentEvent], None] | None = None
+) -> list[AgentEvent]:
+    events: list[AgentEvent] = []
+    async for event in agent.stream(prompt):
+        events.append(event)
+        if on_event is not None:
+            on_event(event)
+        elif isinstance(event, ApprovalRequest) and not event.decided:
+            event.approve(True)
+    return events
+
+
+def statuses(events: list[AgentEvent]) -> list[tuple[str, str]]:
+    return [(e.task, e.state) for e in events if isinstance(e, SubagentStatus)]
+
+
+async def test_three_subagents_with_max_two_run_in_parallel(executor: KernelExecutor, tmp_path: Path) -> None:
+    tasks = {"task A": "ca", "task B": "cb", "task C": "cc"}
+    model = routed_model(tasks, lambda p: f"import time; time.sleep(1.0); print('{p} ok')")
+    async with make_parent(model, executor, tmp_path, max_subagents=2) as parent:
+        events = await collect(parent, "delegate")
+    seq = statuses(events)
+    running_order = list(dict.fromkeys(t for t, s in seq if s == "running"))
+    assert sorted(running_order) == sorted(tasks)
+    third = running_order[2]
+    # the third one only started once another had finished
+    assert seq.index((third, "running")) > min(seq.index((t, "done")) for t in running_order[:2])
+    assert {t for t, s in seq if s == "done"} == set(tasks)
+    final = [e for e in events if isinstance(e, ToolOutput) and e.agent_id == "main"]
+    assert sorted(e.content for e in final) == [f"answer for {t}: {t} ok" for t in sorted(tasks)]
+    # subagent events carry their own id and the parent's call id
+    chunks = [e for e in events if isinstance(e, CodeExecutionOutputChunk)]
+    assert {e.parent_corr_id for e in chunks} == set(tasks.values())
+    assert all(e.agent_id.startswith("sub-") for e in chunks)
+    # persisted: one sub-xxxx.jsonl per subagent, listed in the session's metadata
+    session_dir = tmp_path / "sessions" / parent.session_id
+    assert len(list(session_dir.glob("sub-*.jsonl"))) == 3
+    info = SessionStore(tmp_path / "sessions").session(parent.session_id).info()
+    assert sorted(info.subagents.values()) == sorted(tasks)
+    # resume restores the main history only: the parent's final answer is the last message
+    async with make_parent(model, executor, tmp_path, session_id=parent.session_id) as resumed:
+        assert len(resumed.history) == len(parent.history)
+        assert all(m.kind in ("request", "response") for m in resumed.history)
+
+
+async def test_approvals_from_two_subagents_queue(executor: KernelExecutor, tmp_path: Path) -> None:
+    tasks = {"task X": "cx", "task Y": "cy"}
+    model = routed_model(tasks, lambda p: f"print('{p}')")
+    pending: list[ApprovalRequest] = []
+
+    def on_event(event: AgentEvent) -> None:
+        if not isinstance(event, ApprovalRequest) or event.decided:
+            return
+        if isinstance(event.tool_call, SubagentTask):
+            event.approve(True)
+            return
+        pending.append(event)
+        if len(pending) == 2:  # both subagents wait at the same time; decide them in order
+            for request in pending:
+                request.approve(True)
+
+    async with make_parent(model, executor, tmp_path) as parent:
+        events = await collect(parent, "delegate", on_event)
+    code_requests = [
+        e for e in events if isinstance(e, ApprovalRequest) and isinstance(e.tool_call, CodeAction)
+    ]
+    assert len({e.agent_id for e in code_requests}) == 2
+    assert {e.parent_corr_id for e in code_requests} == {"cx", "cy"}
+    assert ("task X", "waiting") in statuses(events) and ("task Y", "waiting") in statuses(events)
+
+
+async def test_rejected_subagent_task_ends_turn(executor: KernelExecutor, tmp_path: Path) -> None:
+    model = routed_model({"task R": "cr"}, lambda p: "print('never')")
+
+    def reject_all(event: AgentEvent) -> None:
+        if isinstance(event, ApprovalRequest) and not event.decided:
+            event.approve(False)
+
+    async with make_parent(model, executor, tmp_path) as parent:
+        events = await collect(parent, "delegate", reject_all)
+        assert not [e for e in events if isinstance(e, SubagentStatus)]
+        last = parent.history[-1]
+        assert isinstance(last, ModelRequest)
+        assert "rejected" in str(last.parts[0].content)  # type: ignore[union-attr]
+
+
+async def test_subagent_kernel_death_returns_clear_error(executor: KernelExecutor, tmp_path: Path) -> None:
+    model = routed_model({"task D": "cd"}, lambda p: "import os; os._exit(1)")
+    async with make_parent(model, executor, tmp_path) as parent:
+        events = await collect(parent, "delegate")
+    assert ("task D", "failed") in statuses(events)
+    outputs = [e for e in events if isinstance(e, ToolOutput) and e.agent_id == "main"]
+    assert outputs[0].is_error and "failed" in outputs[0].content and "kernel" in outputs[0].content.lower()
+
+
+async def test_cancel_parent_cancels_subagents(executor: KernelExecutor, tmp_path: Path) -> None:
+    tasks = {"task S1": "c1", "task S2": "c2"}
+    model = routed_model(tasks, lambda p: "import time\nprint('sleeping', flush=True)\ntime.sleep(60)")
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    async with make_parent(model, executor, tmp_path) as parent:
+        seen = 0
+        events: list[AgentEvent] = []
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        async for event in parent.stream("delegate"):
+            events.append(event)
+            if isinstance(event, ApprovalRequest) and not event.decided:
+                event.approve(True)
+            if isinstance(event, CodeExecutionOutputChunk):
+                seen += 1
+                if seen == 2:
+                    parent.cancel()
+        assert loop.time() - start < 40
+    assert any(isinstance(e, Cancelled) and e.agent_id == "main" for e in events)
+    assert {t for t, s in statuses(events) if s == "cancelled"} == set(tasks)
+    await asyncio.sleep(0.5)
+    leftover = {p.pid for p in psutil.Process().children(recursive=True)} - before
+    assert not leftover, f"subagent kernels left running: {leftover}"
+
+
+async def test_warm_pool_hands_out_a_started_kernel(executor: KernelExecutor, tmp_path: Path) -> None:
+    model = routed_model({"task W": "cw"}, lambda p: "print('warm')")
+    async with make_parent(model, executor, tmp_path, subagent_pool_size=1) as parent:
+        manager = parent._subagents
+        assert manager is not None
+        for _ in range(100):
+            if manager.pool.ready_count == 1:
+                break
+            await asyncio.sleep(0.1)
+        assert manager.pool.ready_count == 1
+        first_action: list[float] = []
+        loop = asyncio.get_running_loop()
+        t0 = 0.0
+
+        def on_event(event: AgentEvent) -> None:
+            nonlocal t0
+            if isinstance(event, ApprovalRequest) and not event.decided:
+                if isinstance(event.tool_call, SubagentTask):
+                    t0 = loop.time()
+                event.approve(True)
+            if isinstance(event, CodeExecutionOutputChunk) and not first_action:
+                first_action.append(loop.time() - t0)
+
+        events = await collect(parent, "delegate", on_event)
+    assert ("task W", "done") in statuses(events)
+    assert first_action and first_action[0] < 2.0  # a cold kernel alone takes ~3 s here
