@@ -148,7 +148,8 @@ class Agent:
         self.sessions_dir = sessions_dir
         self.subagent_pool_size = subagent_pool_size
         self._subagents: SubagentManager | None = None
-        self._store = SessionStore(sessions_dir) if sessions_dir is not None else None
+        # Appends go straight to the OS (safe against a killed process); fsync runs once per turn, off the loop.
+        self._store = SessionStore(sessions_dir, fsync=False) if sessions_dir is not None else None
         self._session: Session | None = self._store.session(self.session_id) if self._store else None
         self.history: list[ModelMessage] = []
         self.load_damage: SessionDamaged | None = None
@@ -459,6 +460,11 @@ class Agent:
             )
         finally:
             self._phase = "idle"
+            if self._session is not None:
+                try:
+                    await asyncio.shield(asyncio.to_thread(self._session.sync))
+                except (OSError, asyncio.CancelledError):
+                    pass  # the data is with the OS already; only power-loss durability is lost
             if self._queue is not None:
                 self._queue.put_nowait(_END)
 

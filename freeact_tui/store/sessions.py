@@ -261,6 +261,22 @@ class Session:
         if changed or time.monotonic() - self._meta_written >= _META_WRITE_INTERVAL:
             self.flush_meta()
 
+    def sync(self) -> None:
+        """Write pending metadata and ``fsync`` every history of this session.
+
+        Appends reach the OS at once (a killed process loses nothing already appended); this adds
+        durability against power loss, for stores opened with ``fsync=False``, e.g. once per turn.
+        """
+        self.flush_meta()
+        if not self.dir.is_dir():
+            return
+        for path in self.dir.glob("*.jsonl"):
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                _sync(fd)
+            finally:
+                os.close(fd)
+
     def rollback(self, count: int, agent_id: str = "main") -> None:
         """Keep only the first ``count`` messages of a history (drop a failed turn's messages).
 
