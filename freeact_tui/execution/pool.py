@@ -41,6 +41,8 @@ class ExecutorPool:
         executor = self._factory()
         try:
             await executor.start()
+            async for _ in executor.stream("pass"):  # waits out the background warm-up too
+                pass
         except Exception as exc:  # a broken pool must not break subagents: they start cold
             logger.warning("warm kernel failed to start: %s", exc)
             with contextlib.suppress(Exception):
