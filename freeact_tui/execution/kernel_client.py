@@ -1,0 +1,554 @@
+"""A Jupyter Kernel Gateway process and one IPython kernel in it, reached over a websocket.
+
+ipybox's ``KernelClient.stream`` ends a cell at ``execute_reply`` (shell channel), before the
+cell's last ``stream`` message (iopub) may have arrived, so output gets lost. Here one reader task
+dispatches every message to its cell, and a cell ends only when both ``execute_reply`` and the
+iopub ``status: idle`` of its request have arrived. Kernel death is detected by watching the
+kernel process (the gateway runs with autorestart off, so we restart deliberately).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import tempfile
+from base64 import b64decode
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import aiohttp
+import psutil
+from ipybox.kernel_mgr.client import KernelClient
+from ipybox.kernel_mgr.init import build_init_code
+
+from freeact_tui.execution.base import ExecutorError
+
+_PID_POLL_INTERVAL = 0.1
+# Output the kernel sent just before dying may still be in flight through the gateway.
+_DEATH_GRACE = 0.2
+
+# The gateway's kernel websocket leaves Nagle's algorithm on: with delayed ACKs every cell then
+# takes ~45 ms instead of ~5 ms. Launch it with TCP_NODELAY set on that websocket.
+_GATEWAY_MAIN = """\
+try:
+    import jupyter_server.services.kernels.websocket as _ws
+    _open = _ws.KernelWebsocketHandler.open
+    async def _open_nodelay(self, *args, **kwargs):
+        self.set_nodelay(True)
+        return await _open(self, *args, **kwargs)
+    _ws.KernelWebsocketHandler.open = _open_nodelay
+except Exception:
+    pass
+from kernel_gateway.gatewayapp import launch_instance
+launch_instance()
+"""
+
+# Written to stdout right before each `!cmd` approval request: approvals travel on another channel
+# than output, and the marker tells where in the output the request was made.
+SYNC_MARK = "\x00freeact:approval\x00"
+
+# IPython 9 keeps unloaded magics as LazyMagic proxies that look themselves up again by name, so
+# ipybox's %%bash wrapper would call itself forever; load them before ipybox wraps them.
+_RESOLVE_SCRIPT_MAGICS = """\
+for _m in ('bash', 'sh'):
+    _m = get_ipython().magics_manager.magics['cell'].get(_m)
+    if hasattr(_m, '_resolve'):
+        _m._resolve()
+del _m
+"""
+
+# ipybox's guard raises RuntimeError on subprocess use; libraries that probe with a subprocess and
+# fall back on OSError (matplotlib's font cache runs `fc-list`) would fail. Raise something that
+# is both, so they fall back and user code catching RuntimeError still works.
+_GUARD_ERROR = """\
+class ShellEscapeError(PermissionError, RuntimeError):
+    pass
+"""
+
+# ipybox imports mcpygen at the first `!cmd`; the package __init__ pulls in the MCP SDK and code
+# generators (~2.5 s). Load only the approval client under a lazy `mcpygen` package (the rest
+# loads on first attribute access) and mark each approval request in the output (SYNC_MARK).
+WARM_UP_CODE = f"""\
+def _ipybox_warm_up():
+    import importlib.util, sys
+    if 'mcpygen' not in sys.modules:
+        spec = importlib.util.find_spec('mcpygen')
+        pkg = importlib.util.module_from_spec(spec)
+        def __getattr__(name, _pkg=pkg, _spec=spec):
+            del _pkg.__dict__['__getattr__']
+            _spec.loader.exec_module(_pkg)
+            return getattr(_pkg, name)
+        pkg.__getattr__ = __getattr__
+        sys.modules['mcpygen'] = pkg
+        try:
+            from mcpygen.tool_exec.approval.client import ApprovalRequestor
+        except BaseException:
+            del sys.modules['mcpygen']
+            raise
+        pkg.ApprovalRequestor = ApprovalRequestor
+    from mcpygen import ApprovalRequestor
+    if not getattr(ApprovalRequestor.request_sync, '_freeact_sync', False):
+        def request_sync(self, *args, _orig=ApprovalRequestor.request_sync, **kwargs):
+            sys.stdout.write({SYNC_MARK!r})
+            sys.stdout.flush()
+            return _orig(self, *args, **kwargs)
+        request_sync._freeact_sync = True
+        ApprovalRequestor.request_sync = request_sync
+_ipybox_warm_up()
+del _ipybox_warm_up
+"""
+
+
+def kernel_init_code(
+    *, working_dir: Path, approve_shell_cmds: bool, require_shell_escape: bool, host: str, port: int
+) -> str:
+    """ipybox's kernel init code (cwd restore, approval handlers, shell escape guard), made safe for IPython 9."""
+    code = build_init_code(
+        working_dir=working_dir,
+        approve_shell_cmds=approve_shell_cmds,
+        require_shell_escape=require_shell_escape,
+        tool_server_host=host,
+        tool_server_port=port,
+    )
+    return (
+        _RESOLVE_SCRIPT_MAGICS + _GUARD_ERROR + code.replace("raise RuntimeError(", "raise ShellEscapeError(")
+    )
+
+
+@dataclass
+class OutputText:
+    """Text the kernel produced; ``sync`` counts approval markers seen (see ``WARM_UP_CODE``)."""
+
+    text: str
+    sync: int = 0
+
+
+@dataclass
+class CellEnd:
+    """The cell finished: all its text, saved images, and the error text if it raised."""
+
+    text: str
+    images: list[Path]
+    error: str | None
+    reply: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class KernelGone:
+    """The kernel died (or the connection to it was lost) before the cell finished."""
+
+    text: str
+    images: list[Path]
+    reason: str
+
+
+CellEvent = OutputText | CellEnd | KernelGone
+CellSink = Callable[[CellEvent], None]
+
+
+class KernelGatewayProcess:
+    """A ``jupyter kernelgateway`` subprocess in its own process group, autorestart off.
+
+    Args:
+        host: Interface to bind.
+        port: Port to listen on.
+        working_dir: Working directory of the gateway (and so of its kernels).
+        env: The whole environment of the gateway and its kernels (nothing is inherited).
+    """
+
+    def __init__(self, *, host: str, port: int, working_dir: Path, env: dict[str, str]) -> None:
+        self.host = host
+        self.port = port
+        self.working_dir = working_dir
+        self.env = env
+        self._process: asyncio.subprocess.Process | None = None
+        self._log_path: Path | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.returncode is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    async def start(self) -> None:
+        """Spawn the gateway; it accepts requests shortly after (see ``KernelConnection.open``).
+
+        Raises:
+            ExecutorError: The gateway cannot be spawned.
+        """
+        fd, log_name = tempfile.mkstemp(prefix="freeact-tui-gateway-", suffix=".log")
+        self._log_path = Path(log_name)
+        cmd = [
+            sys.executable,
+            "-c",
+            _GATEWAY_MAIN,
+            f"--KernelGatewayApp.ip={self.host}",
+            f"--KernelGatewayApp.port={self.port}",
+            "--KernelGatewayApp.port_retries=0",
+            "--KernelGatewayApp.answer_yes=True",
+            "--KernelGatewayApp.log_level=WARN",
+            # We detect death ourselves and restart with our init code; the gateway's own restart
+            # would silently hand us a fresh kernel without it.
+            "--KernelManager.autorestart=False",
+        ]
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *cmd,
+                cwd=self.working_dir,
+                env=self.env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=fd,
+                stderr=fd,
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise ExecutorError(f"Cannot start the Jupyter kernel gateway ({sys.executable}): {e}") from e
+        finally:
+            os.close(fd)
+
+    def log_tail(self, lines: int = 15) -> str:
+        """The last lines the gateway wrote (for error messages)."""
+        if self._log_path is None or not self._log_path.exists():
+            return ""
+        text = self._log_path.read_text(errors="replace").strip().splitlines()
+        return "\n".join(text[-lines:])
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Terminate the gateway and every process below it (kernels and their children)."""
+        process, self._process = self._process, None
+        if process is not None:
+            children: list[psutil.Process] = []
+            with contextlib.suppress(psutil.Error):
+                children = psutil.Process(process.pid).children(recursive=True)
+            for proc in children:
+                with contextlib.suppress(psutil.Error):
+                    proc.terminate()
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            # The gateway itself is reaped by asyncio (reaping it here would confuse its child watcher).
+            _, alive = await asyncio.to_thread(psutil.wait_procs, children, grace)
+            try:
+                await asyncio.wait_for(process.wait(), grace)
+            except TimeoutError:
+                process.kill()
+            for proc in alive:
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
+            # Anything left in the gateway's process group (e.g. a `!sleep` started by the kernel).
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                await process.wait()
+        if self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+            self._log_path = None
+
+
+class _Cell:
+    """Collects the messages of one execute request until both its reply and its idle arrived."""
+
+    def __init__(self, sink: CellSink, images_dir: Path) -> None:
+        self.sink = sink
+        self.images_dir = images_dir
+        self.chunks: list[str] = []
+        self.images: list[Path] = []
+        self.error: str | None = None
+        self.reply: dict[str, Any] | None = None
+        self.idle = False
+
+    def out(self, text: str) -> None:
+        # `!cmd` output comes through a pty.
+        text = text.replace("\r\n", "\n")
+        sync = text.count(SYNC_MARK)
+        if sync:
+            text = text.replace(SYNC_MARK, "")
+        if text:
+            self.chunks.append(text)
+        if text or sync:
+            self.sink(OutputText(text, sync))
+
+    def text(self) -> str:
+        return "".join(self.chunks).strip("\n")
+
+    def feed(self, msg_type: str, content: dict[str, Any]) -> bool:
+        """Take one message; True when the cell is complete."""
+        if msg_type == "stream":
+            self.out(content.get("text", ""))
+        elif msg_type in ("execute_result", "display_data", "update_display_data"):
+            data = content.get("data", {})
+            if "image/png" in data:
+                self._save_png(data["image/png"])
+            if "text/plain" in data:
+                self.out(data["text/plain"] + "\n")
+        elif msg_type == "error":
+            lines = KernelClient._rewrite_traceback(content.get("traceback", []))
+            trace = "\n".join(lines).strip("\n")
+            self.error = trace or f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
+            self.out(self.error + "\n")
+        elif msg_type == "execute_reply":
+            self.reply = content
+            if content.get("status") == "error" and self.error is None:
+                self.error = f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
+                self.out(self.error + "\n")
+        elif msg_type == "status" and content.get("execution_state") == "idle":
+            self.idle = True
+        return self.reply is not None and self.idle
+
+    def _save_png(self, data: str) -> None:
+        self.images_dir.mkdir(parents=True, exist_ok=True)
+        path = self.images_dir / f"{uuid4().hex[:12]}.png"
+        # Small and synchronous on purpose: keeps images in order with the text around them.
+        path.write_bytes(b64decode(data))
+        self.images.append(path)
+
+
+class KernelConnection:
+    """One kernel created in a gateway, its websocket, and a watcher on its process.
+
+    Args:
+        gateway: The running gateway to create the kernel in.
+        images_dir: Where PNG display data is saved.
+        on_death: Called once (with a reason) when the kernel dies or the connection is lost.
+    """
+
+    def __init__(
+        self, gateway: KernelGatewayProcess, images_dir: Path, on_death: Callable[[str], None]
+    ) -> None:
+        self.gateway = gateway
+        self.images_dir = images_dir
+        self._on_death = on_death
+        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=5))
+        self._ws: aiohttp.ClientWebSocketResponse | None = None
+        self._session_id = uuid4().hex
+        self.kernel_id: str | None = None
+        self.pid: int | None = None
+        self._cells: dict[str, _Cell] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self.dead_reason: str | None = None
+        self._closed = False
+
+    @property
+    def dead(self) -> bool:
+        return self.dead_reason is not None
+
+    @property
+    def kernel_url(self) -> str:
+        return f"{self.gateway.base_url}/api/kernels/{self.kernel_id}"
+
+    async def open(self, init_code: str, init_timeout: float) -> None:
+        """Create the kernel, connect, run ``init_code`` and start watching the kernel process.
+
+        Raises:
+            ExecutorError: The gateway or kernel did not come up, or the init code failed.
+        """
+        try:
+            async with asyncio.timeout(init_timeout):
+                await self._create_kernel()
+                self._ws = await self._session.ws_connect(
+                    f"ws://{self.gateway.host}:{self.gateway.port}/api/kernels/{self.kernel_id}"
+                    f"/channels?session_id={self._session_id}",
+                    heartbeat=10,
+                    max_msg_size=0,
+                )
+                self._tasks.append(asyncio.create_task(self._read()))
+                reply = await self.run_silent(
+                    init_code, user_expressions={"pid": "__import__('os').getpid()"}
+                )
+        except TimeoutError:
+            raise ExecutorError(
+                f"The kernel did not start within {init_timeout:g}s (kernel_init_timeout). "
+                f"Gateway log:\n{self.gateway.log_tail()}".rstrip()
+            ) from None
+        pid_text = reply.get("user_expressions", {}).get("pid", {}).get("data", {}).get("text/plain")
+        if pid_text is None or not pid_text.isdigit():
+            raise ExecutorError(f"Kernel started but did not report its process id: {reply!r}")
+        self.pid = int(pid_text)
+        self._tasks.append(asyncio.create_task(self._watch_pid(self.pid)))
+
+    async def _create_kernel(self) -> None:
+        url = f"{self.gateway.base_url}/api/kernels"
+        while True:
+            if not self.gateway.alive:
+                raise ExecutorError(
+                    f"The Jupyter kernel gateway exited during startup. Gateway log:\n{self.gateway.log_tail()}"
+                )
+            try:
+                async with self._session.post(url, json={}) as resp:
+                    if resp.status in (200, 201):
+                        self.kernel_id = (await resp.json())["id"]
+                        return
+                    body = await resp.text()
+                    raise ExecutorError(
+                        f"The kernel gateway refused to start a kernel ({resp.status}): {body}"
+                    )
+            except aiohttp.ClientConnectionError:
+                await asyncio.sleep(0.05)
+
+    async def execute(
+        self,
+        code: str,
+        sink: CellSink,
+        *,
+        silent: bool = False,
+        user_expressions: dict[str, str] | None = None,
+    ) -> str:
+        """Send ``code``; ``sink`` gets OutputText events, then one CellEnd or KernelGone.
+
+        Returns:
+            The request's message id.
+        """
+        msg_id = uuid4().hex
+        cell = _Cell(sink, self.images_dir)
+        if self.dead or self._ws is None:
+            sink(KernelGone("", [], self.dead_reason or "not connected"))
+            return msg_id
+        self._cells[msg_id] = cell
+        request = {
+            "header": {
+                "msg_id": msg_id,
+                "username": "",
+                "session": self._session_id,
+                "msg_type": "execute_request",
+                "version": "5.3",
+            },
+            "parent_header": {},
+            "metadata": {},
+            "channel": "shell",
+            "buffers": [],
+            "content": {
+                "code": code,
+                "silent": silent,
+                "store_history": not silent,
+                "user_expressions": user_expressions or {},
+                "allow_stdin": False,
+                "stop_on_error": False,
+            },
+        }
+        try:
+            await self._ws.send_str(json.dumps(request))
+        except (ConnectionError, RuntimeError) as e:
+            self._mark_dead(f"cannot send to the kernel: {e}")
+        return msg_id
+
+    async def run_silent(self, code: str, user_expressions: dict[str, str] | None = None) -> dict[str, Any]:
+        """Run ``code`` without output and wait for it.
+
+        Returns:
+            The ``execute_reply`` content.
+
+        Raises:
+            ExecutorError: The code raised, or the kernel died.
+        """
+        done: asyncio.Future[CellEvent] = asyncio.get_running_loop().create_future()
+
+        def sink(event: CellEvent) -> None:
+            if not isinstance(event, OutputText) and not done.done():
+                done.set_result(event)
+
+        await self.execute(code, sink, silent=True, user_expressions=user_expressions)
+        event = await done
+        if isinstance(event, KernelGone):
+            raise ExecutorError(f"The kernel died while starting: {event.reason}")
+        assert isinstance(event, CellEnd)
+        if event.error is not None:
+            raise ExecutorError(f"Kernel initialisation code failed:\n{event.error}")
+        return event.reply
+
+    async def interrupt(self) -> None:
+        """Send SIGINT to the kernel (through the gateway)."""
+        if self.kernel_id is None or self.dead:
+            return
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+            async with asyncio.timeout(5):
+                async with self._session.post(f"{self.kernel_url}/interrupt", json={}):
+                    pass
+
+    async def _read(self) -> None:
+        assert self._ws is not None
+        reason = "the connection to the kernel gateway was closed"
+        try:
+            async for frame in self._ws:
+                if frame.type != aiohttp.WSMsgType.TEXT:
+                    continue
+                msg = json.loads(frame.data)
+                content = msg.get("content", {})
+                if msg.get("msg_type") == "status" and content.get("execution_state") in (
+                    "dead",
+                    "restarting",
+                ):
+                    reason = f"the kernel is {content['execution_state']}"
+                    break
+                self._dispatch(msg.get("parent_header", {}).get("msg_id"), msg.get("msg_type", ""), content)
+        except (aiohttp.ClientError, ConnectionError) as e:
+            reason = f"the connection to the kernel gateway failed: {e}"
+        self._mark_dead(reason)
+
+    def _dispatch(self, parent_id: str | None, msg_type: str, content: dict[str, Any]) -> None:
+        cell = self._cells.get(parent_id or "")
+        if cell is not None and cell.feed(msg_type, content):
+            del self._cells[parent_id or ""]
+            cell.sink(CellEnd(cell.text(), cell.images, cell.error, cell.reply or {}))
+
+    def check_alive(self) -> bool:
+        """Look at the kernel process now (between cells the watcher may not have noticed yet)."""
+        if not self.dead and self.pid is not None and _process_gone(self.pid):
+            self._mark_dead("the kernel process exited")
+        return not self.dead and self._ws is not None
+
+    async def _watch_pid(self, pid: int) -> None:
+        while not self.dead:
+            await asyncio.sleep(_PID_POLL_INTERVAL)
+            if _process_gone(pid):
+                await asyncio.sleep(_DEATH_GRACE)
+                self._mark_dead("the kernel process exited")
+                return
+
+    def _mark_dead(self, reason: str) -> None:
+        if self.dead or self._closed:
+            return
+        self.dead_reason = reason
+        cells, self._cells = self._cells, {}
+        for cell in cells.values():
+            cell.sink(KernelGone(cell.text(), cell.images, reason))
+        self._on_death(reason)
+
+    async def close(self) -> None:
+        """Delete the kernel in the gateway and drop the connection; pending cells get KernelGone."""
+        if self._closed:
+            return
+        self._closed = True
+        cells, self._cells = self._cells, {}
+        for cell in cells.values():
+            cell.sink(KernelGone(cell.text(), cell.images, "the kernel was shut down"))
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.kernel_id is not None and self.gateway.alive:
+            with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                async with asyncio.timeout(5):
+                    async with self._session.delete(self.kernel_url):
+                        pass
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await self._ws.close()
+        await self._session.close()
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return True
