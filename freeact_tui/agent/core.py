@@ -37,7 +37,7 @@ from pydantic_ai.settings import ModelSettings
 
 from freeact_tui.agent import history as hist
 from freeact_tui.agent.actions import ActionOutcome, ActionProgress, CodeActionRunner
-from freeact_tui.agent.calls import CodeAction, SubagentTask, ToolCall
+from freeact_tui.agent.calls import CodeAction, JsonToolCall, SubagentTask, ToolCall
 from freeact_tui.agent.events import (
     AgentError,
     AgentEvent,
@@ -53,6 +53,7 @@ from freeact_tui.agent.events import (
     ToolOutput,
     UsageUpdate,
 )
+from freeact_tui.agent.mcp_setup import McpSetup
 from freeact_tui.agent.models import resolve_model
 from freeact_tui.agent.permissions import PermissionRules, PermissionsFileError
 from freeact_tui.agent.prompts import build_system_prompt
@@ -133,6 +134,8 @@ class Agent:
         self.execution_mode = execution
         self.kernel_env = dict(kernel_env or {})
         self.mcp_servers = dict(mcp_servers or {})
+        self.mcp = McpSetup(self.mcp_servers if agent_id == "main" else {})
+        self.mcp_description: str | None = None  # subagents get the parent's
         self.execution_timeout = execution_timeout
         self.approval_timeout = approval_timeout
         self.enable_subagents = enable_subagents and agent_id == "main"
@@ -273,6 +276,7 @@ class Agent:
                 # A crash mid-turn left calls unanswered: answer them so the next request is valid.
                 returns = hist.interrupted_returns(dangling, {})
                 self._record(returns)
+        self.mcp.start()
         if self._executor is not None:
             self._executor.add_state_listener(self._on_kernel_state)
         else:
@@ -291,6 +295,7 @@ class Agent:
         if self._kernel_task is not None and not self._kernel_task.done():
             self._kernel_task.cancel()
             await asyncio.gather(self._kernel_task, return_exceptions=True)
+        await self.mcp.stop()
         if self._subagents is not None:
             await self._subagents.pool.stop()
             self._subagents = None
@@ -309,6 +314,7 @@ class Agent:
             working_dir=self.working_dir,
             images_dir=self.images_dir,
             kernel_env=self.kernel_env,
+            extra_pythonpath=self.mcp.pythonpath(),
         )
 
     async def _start_executor(self) -> Executor:
@@ -400,7 +406,9 @@ class Agent:
     def _system_prompt(self) -> str:
         if self._custom_system_prompt is not None:
             return self._custom_system_prompt
-        return build_system_prompt(self.working_dir, subagents=self.enable_subagents)
+        return build_system_prompt(
+            self.working_dir, mcp_apis=self.mcp_description, subagents=self.enable_subagents
+        )
 
     async def _run_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None) -> None:
         turn_start = len(self.history)
@@ -411,6 +419,9 @@ class Agent:
                     "config",
                     f"This session is read-only: {self.load_damage}. Start a new session to go on.",
                 )
+            for problem in await self.mcp.ready():
+                self._emit(AgentError(problem, kind="config", **self._ids()))
+            self.mcp_description = self.mcp.description() or self.mcp_description
             parts: list[Any] = []
             if not self.history:
                 parts.append(SystemPromptPart(self._system_prompt()))
@@ -489,7 +500,9 @@ class Agent:
     # -- the model phase --------------------------------------------------------------------------
 
     def _request_parameters(self) -> ModelRequestParameters:
-        return ModelRequestParameters(function_tools=tool_definitions(subagents=self.enable_subagents))
+        return ModelRequestParameters(
+            function_tools=[*tool_definitions(subagents=self.enable_subagents), *self.mcp.tool_definitions()]
+        )
 
     async def _model_step(self, state: dict[str, Any]) -> ModelResponse:
         self._phase = "model"
@@ -579,6 +592,8 @@ class Agent:
             return await self._run_code(code, corr)
         if call.tool_name == SUBAGENT_TOOL and self.enable_subagents:
             return await self._run_subagent(args, corr)
+        if self.mcp.owns(call.tool_name):
+            return await self._run_json_tool(call.tool_name, args, corr)
         content = f"Unknown tool `{call.tool_name}`. Use `{CODE_TOOL}` to run code."
         self._emit(ToolOutput(content, is_error=True, **self._ids(corr)))
         return ActionOutcome(content, is_error=True)
@@ -660,6 +675,16 @@ class Agent:
                 )
             )
         return outcome
+
+    async def _run_json_tool(self, name: str, args: dict[str, Any], corr: str) -> ActionOutcome:
+        decision = await self.ask(JsonToolCall(name, args), corr)
+        if not decision.approved:
+            return ActionOutcome(f"The user rejected the call of `{name}`.", rejected=True)
+        self._phase = "execution"
+        text, is_error = await self.mcp.call(name, args)
+        self._phase = "model"
+        self._emit(ToolOutput(text, is_error=is_error, **self._ids(corr)))
+        return ActionOutcome(self._overflow(text)[0], is_error=is_error)
 
     async def _run_subagent(self, args: dict[str, Any], corr: str) -> ActionOutcome:
         prompt = args.get("prompt")

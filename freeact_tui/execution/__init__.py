@@ -13,6 +13,7 @@ def create_executor(
     working_dir: Path,
     images_dir: Path | None = None,
     kernel_env: dict[str, str] | None = None,
+    extra_pythonpath: list[Path] | None = None,
 ) -> Executor:
     """Build the executor for an execution mode.
 
@@ -22,7 +23,12 @@ def create_executor(
     if mode == "local":
         from freeact_tui.execution.kernel import KernelExecutor
 
-        return KernelExecutor(working_dir=working_dir, images_dir=images_dir, kernel_env=kernel_env)
+        return KernelExecutor(
+            working_dir=working_dir,
+            images_dir=images_dir,
+            kernel_env=kernel_env,
+            extra_pythonpath=extra_pythonpath,
+        )
     raise ExecutorError(f"Execution mode {mode!r} is not available in this version; use --execution local.")
 
 

@@ -1,0 +1,91 @@
+"""One agent's MCP servers: generated APIs (``ptc``) and JSON tools (``json``), started in the background."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.tools import ToolDefinition
+
+from freeact_tui.agent.mcp import McpJsonTools
+from freeact_tui.agent.mcp_ptc import PtcApis, default_ptc_root, generate_ptc_sources
+from freeact_tui.config import McpServerConfig
+
+
+class McpSetup:
+    """Starts with the kernel, is awaited before the first model request, and reports problems once."""
+
+    def __init__(self, servers: dict[str, McpServerConfig], ptc_root: Path | None = None) -> None:
+        self.ptc = {n: c for n, c in servers.items() if c.enabled and c.mode == "ptc"}
+        self.json = {n: c for n, c in servers.items() if c.enabled and c.mode == "json"}
+        self.root = (ptc_root or default_ptc_root()) if self.ptc else None
+        self.json_tools = McpJsonTools(self.json) if self.json else None
+        self.apis: PtcApis | None = None
+        self._task: asyncio.Task[list[str]] | None = None
+        self._reported = False
+
+    @property
+    def empty(self) -> bool:
+        return not self.ptc and not self.json
+
+    def pythonpath(self) -> list[Path]:
+        """Paths the kernel needs; created now because Python skips a path missing at start-up."""
+        if self.root is None:
+            return []
+        self.root.mkdir(parents=True, exist_ok=True)
+        return [self.root]
+
+    def start(self) -> None:
+        if self._task is None and not self.empty:
+            self._task = asyncio.create_task(self._start())
+
+    async def _start(self) -> list[str]:
+        errors: list[str] = []
+
+        async def ptc() -> None:
+            if self.root is not None:
+                self.apis = await generate_ptc_sources(self.ptc, self.root)
+                errors.extend(str(e) for e in self.apis.errors)
+
+        async def json_tools() -> None:
+            if self.json_tools is not None:
+                errors.extend(str(e) for e in await self.json_tools.start())
+
+        await asyncio.gather(ptc(), json_tools())
+        return errors
+
+    async def ready(self) -> list[str]:
+        """Wait for the servers; return their problems the first time only (they are shown once)."""
+        if self._task is None:
+            return []
+        try:
+            errors = await asyncio.shield(self._task)
+        except Exception as exc:  # never let MCP trouble stop the agent
+            errors = [f"MCP servers could not be set up: {exc}"]
+        if self._reported:
+            return []
+        self._reported = True
+        return errors
+
+    def description(self) -> str | None:
+        return self.apis.description() or None if self.apis is not None else None
+
+    def tool_definitions(self) -> list[ToolDefinition]:
+        return self.json_tools.tool_definitions() if self.json_tools is not None else []
+
+    def owns(self, name: str) -> bool:
+        return self.json_tools is not None and self.json_tools.owns(name)
+
+    async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        assert self.json_tools is not None
+        return await self.json_tools.call(name, args)
+
+    async def stop(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+        if self.json_tools is not None:
+            await self.json_tools.stop()
