@@ -1,0 +1,272 @@
+"""The Textual application: owns the agent, handles slash commands, quits cleanly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic_ai.messages import (
+    ModelMessage,
+)
+from pydantic_ai.models import Model
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from freeact_tui import paths
+from freeact_tui.agent.core import Agent
+from freeact_tui.agent.models import missing_setup
+from freeact_tui.config import Config, save_user_setting
+from freeact_tui.execution.base import Executor
+from freeact_tui.store.export import render
+from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui.commands import (
+    SlashCommand,
+    SlashCommandProvider,
+    SlashError,
+    parse_slash,
+    unescape_prompt,
+)
+from freeact_tui.tui.screens.first_run import FirstRunScreen
+from freeact_tui.tui.screens.help import HelpScreen
+from freeact_tui.tui.screens.main import MainScreen
+from freeact_tui.tui.themes import register_themes
+
+SlashOutcome = Literal["prompt", "done", "invalid"]
+
+_NO_MODEL = (
+    "No model is configured. Start with --model PROVIDER:NAME (for example anthropic:claude-sonnet-4-5, "
+    'openai:gpt-4o, google-gla:gemini-2.5-flash or ollama:llama3.2), set `model = "…"` in {config}, '
+    "or type /model NAME here. Provider keys come from their usual environment variables "
+    "(ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …)."
+)
+
+
+class FreeactApp(App[None]):
+    """The freeact terminal app.
+
+    Args:
+        config: Validated settings.
+        model: Overrides ``config.model`` (a ``provider:name`` string or a pydantic-ai model).
+        session_id: Resume this session.
+        executor: An already started executor for the agent (tests share one kernel).
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = "freeact"
+    COMMANDS = App.COMMANDS | {SlashCommandProvider}
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
+        Binding("f2", "copy_session_id", "Copy session id", id="app.copy_session_id"),
+        Binding("f1", "slash('/help')", "Help", id="app.help"),
+    ]
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        model: str | Model | None = None,
+        session_id: str | None = None,
+        executor: Executor | None = None,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self._model: str | Model | None = model
+        self._session_id = session_id
+        self._executor = executor
+        self.agent: Agent | None = None
+        self.startup_error: str | None = None
+        self.agent_ready = False
+
+    async def on_mount(self) -> None:
+        for warning in register_themes(self):
+            self.notify(warning, severity="warning", timeout=8)
+        if self.config.theme in self.available_themes:
+            self.theme = self.config.theme
+        if self.config.keymap:
+            self.set_keymap(self.config.keymap)
+        # The screen comes first so the prompt takes keys while the agent loads its session.
+        screen = MainScreen()
+        await self.push_screen(screen)
+        problem = self._setup_problem(self._model)
+        if problem is not None:
+            self.startup_error = problem
+            self.agent_ready = True
+            await screen.show_agent()
+            await self.push_screen(
+                FirstRunScreen(problem, config_file=paths.user_config_file()), self._first_run_done
+            )
+            return
+        self.agent = await self._open_agent(session_id=self._session_id, model=self._model)
+        self.agent_ready = True
+        await screen.show_agent()
+
+    def _setup_problem(self, model: str | Model | None) -> str | None:
+        """What the user must set before the model can be used (None when it can)."""
+        if isinstance(model, Model):
+            return None
+        name = model if model is not None else self.config.model
+        problem = missing_setup(name, self.config.base_url, self.config.api_key_env)
+        if problem is not None and not name:
+            return _NO_MODEL.format(config=paths.user_config_file())
+        return problem
+
+    def _first_run_done(self, go_on: bool | None) -> None:
+        if go_on is False:
+            self.exit()
+
+    async def on_unmount(self) -> None:
+        # Any exit path (Ctrl+Q, exit(), a crash) stops the agent and the kernel it started.
+        await self._stop_agent()
+
+    async def _stop_agent(self) -> None:
+        agent, self.agent = self.agent, None
+        if agent is not None:
+            await agent.stop()
+
+    @property
+    def main_screen(self) -> MainScreen:
+        return self.get_screen_in_stack(MainScreen)
+
+    def get_screen_in_stack(self, kind: type[MainScreen]) -> MainScreen:
+        for screen in self.screen_stack:
+            if isinstance(screen, kind):
+                return screen
+        raise LookupError("the main screen is not open")
+
+    async def _open_agent(self, *, session_id: str | None, model: str | Model | None) -> Agent | None:
+        """Build and start an agent; on failure keep the message in ``startup_error``."""
+        overrides: dict[str, Any] = {}
+        if model is not None:
+            overrides["model"] = model
+        if session_id is not None:
+            overrides["session_id"] = session_id
+        if self._executor is not None:
+            overrides["executor"] = self._executor
+        self.startup_error = self._setup_problem(model)
+        if self.startup_error is not None:
+            return None
+        try:
+            agent = Agent.from_config(self.config, **overrides)
+            await agent.start()
+        except Exception as exc:  # a bad model name or missing key must not crash the app
+            self.startup_error = f"The agent could not start: {exc}"
+            return None
+        self._model = model
+        return agent
+
+    async def action_quit(self) -> None:
+        """Stop the agent (cancelling a running turn, stopping its kernel), then exit."""
+        await self._stop_agent()
+        self.exit()
+
+    def action_copy_session_id(self) -> None:
+        """Copy the full session id to the clipboard."""
+        if self.agent is None:
+            self.notify("No session yet.", severity="warning")
+            return
+        self.copy_to_clipboard(self.agent.session_id)
+        self.notify(f"Copied session id {self.agent.session_id}")
+
+    # -- slash commands ----------------------------------------------------------------------------------
+
+    def prompt_text(self, text: str) -> str:
+        """What to send for a typed prompt (``//x`` sends ``/x``)."""
+        return unescape_prompt(text)
+
+    async def action_slash(self, text: str) -> None:
+        """Run a slash command chosen in the command palette."""
+        await self.handle_slash(text)
+
+    async def handle_slash(self, text: str) -> SlashOutcome:
+        """Run ``text`` if it is a slash command.
+
+        Returns:
+            ``"prompt"`` for a normal prompt, ``"done"`` when the command ran, ``"invalid"`` when it
+            could not be parsed (the user was told why and can edit it).
+        """
+        parsed = parse_slash(text)
+        if parsed is None:
+            return "prompt"
+        if isinstance(parsed, SlashError):
+            self.notify(parsed.message, severity="error", timeout=6)
+            return "invalid"
+        try:
+            await self._dispatch(parsed)
+        except Exception as exc:  # a failing command is reported, the app and session stay intact
+            await self.main_screen.conversation.error(f"/{parsed.name} failed: {exc}")
+        return "done"
+
+    async def _dispatch(self, command: SlashCommand) -> None:
+        screen = self.main_screen
+        log = screen.conversation
+        changes_agent = command.name in ("new", "resume", "model")
+        if changes_agent and screen.turn_running:
+            self.notify(
+                f"/{command.name} must wait until the turn ends (Esc cancels it).", severity="warning"
+            )
+            return
+        match command.name:
+            case "help":
+                await self._show_help()
+            case "new":
+                await self._switch_agent(session_id=None, model=self._model)
+            case "resume":
+                store = SessionStore(self.config.resolved_sessions_dir())
+                await self._switch_agent(session_id=store.resolve(command.arg), model=self._model)
+            case "model":
+                session = self.agent.session_id if self.agent is not None else None
+                await self._switch_agent(session_id=session, model=command.arg)
+            case "theme":
+                if command.arg not in self.available_themes:
+                    names = ", ".join(sorted(self.available_themes))
+                    self.notify(f"Unknown theme {command.arg!r}. Available: {names}", severity="error")
+                    return
+                self.theme = command.arg
+                save_user_setting("theme", command.arg)
+            case "sessions":
+                await self._list_sessions()
+            case "export":
+                await self._export(command.arg)
+            case "clear":
+                await log.clear()
+
+    async def _switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None:
+        await self._stop_agent()
+        self.agent = await self._open_agent(session_id=session_id, model=model)
+        screen = self.main_screen
+        await screen.conversation.clear()
+        await screen.show_agent()
+
+    async def _show_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            await self.push_screen(HelpScreen())
+
+    async def _list_sessions(self) -> None:
+        infos = SessionStore(self.config.resolved_sessions_dir()).list()
+        if not infos:
+            await self.main_screen.conversation.notice("No sessions yet.", title="Sessions")
+            return
+        lines = [
+            f"{info.id[:8]}  {info.updated:%Y-%m-%d %H:%M}  {info.message_count:>4} msgs  {info.title or '(untitled)'}"
+            for info in infos[:30]
+        ]
+        lines.append("\n/resume ID resumes one (a unique prefix is enough).")
+        await self.main_screen.conversation.notice("\n".join(lines), title="Sessions")
+
+    async def _export(self, arg: str) -> None:
+        agent = self.agent
+        if agent is None or not agent.history:
+            self.notify("Nothing to export yet.", severity="warning")
+            return
+        target = _write_export(arg, agent.history, agent.session_id)
+        await self.main_screen.conversation.notice(f"Exported to {target}", title="Export")
+
+
+def _write_export(arg: str, messages: list[ModelMessage], session_id: str) -> Path:
+    name = f"freeact-{session_id[:8]}.md"
+    target = Path(arg).expanduser() if arg else Path.cwd() / name
+    if target.is_dir():
+        target = target / name
+    paths.atomic_write_text(target, render(messages, "md", title=f"freeact session {session_id}"), mode=0o644)
+    return target

@@ -1,0 +1,129 @@
+"""The approval dialog: shows an action in full and returns the user's ``Decision``."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Static
+
+from freeact_tui.agent.calls import ShellAction
+from freeact_tui.agent.events import ApprovalRequest, Decision, RememberScope
+from freeact_tui.tui.widgets.blocks.action import action_title, tool_call_content
+
+_GROUP = Binding.Group("Decide")
+_SCOPE_TEXT: dict[RememberScope, str] = {
+    "always": "Always allow (saved) actions matching:",
+    "session": "Allow for this session actions matching:",
+}
+
+
+class ApprovalScreen(ModalScreen[Decision]):
+    """Ask the user to approve one action.
+
+    Args:
+        request: The pending request; the dialog only reads it (the caller resolves it).
+        position: Which of the waiting requests this is (1-based).
+        total: How many requests wait in all (this one included).
+    """
+
+    CSS_PATH = "approval.tcss"
+    AUTO_FOCUS = None
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "approve", "Approve", id="approval.approve", group=_GROUP, key_display="y"),
+        Binding("n", "reject", "Reject", id="approval.reject", group=_GROUP),
+        Binding("a", "remember('always')", "Always allow", id="approval.always", group=_GROUP),
+        Binding("s", "remember('session')", "Allow for session", id="approval.session", group=_GROUP),
+        Binding("escape", "escape", "Reject", id="approval.escape", show=False),
+    ]
+
+    def __init__(self, request: ApprovalRequest, *, position: int = 1, total: int = 1) -> None:
+        super().__init__()
+        self.request = request
+        self.position = position
+        self.total = total
+        self.scope: RememberScope | None = None
+
+    def compose(self) -> ComposeResult:
+        call = self.request.tool_call
+        with Vertical(id="approval-dialog") as dialog:
+            dialog.border_title = self._title()
+            dialog.border_subtitle = self._count_text()
+            yield Label(Content(f"Agent {self.request.agent_id} asks to run:"), id="approval-who")
+            with VerticalScroll(id="approval-action"):
+                yield Static(tool_call_content(call), id="approval-body", markup=False)
+            if isinstance(call, ShellAction) and call.full_command and call.full_command != call.command:
+                yield Label(Content(f"part of: {call.full_command}"), id="approval-context")
+            with Vertical(id="approval-remember"):
+                yield Label("", id="approval-scope")
+                yield Input(call.suggested_pattern(), id="approval-pattern", select_on_focus=False)
+                yield Label("Enter saves the rule and approves · Esc goes back", classes="approval-hint")
+            yield Label(
+                "y/Enter approve · n/Esc reject · a always allow · s allow for this session",
+                id="approval-keys",
+                classes="approval-hint",
+            )
+
+    def _title(self) -> str:
+        from textual.markup import escape
+
+        return escape(f"Approve? [{self.request.agent_id}] {action_title(self.request.tool_call)}")
+
+    def _count_text(self) -> str:
+        return f"{self.position} of {self.total}" if self.total > 1 else ""
+
+    def set_count(self, position: int, total: int) -> None:
+        """Update "n of m" when more requests queue up while the dialog is open."""
+        self.position, self.total = position, total
+        dialogs = self.query("#approval-dialog")
+        if dialogs:
+            dialogs.first().border_subtitle = self._count_text()
+
+    def on_mount(self) -> None:
+        self.set_count(self.position, self.total)
+
+    @property
+    def editing_pattern(self) -> bool:
+        return self.scope is not None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # While the pattern is edited, letters type into the input instead of deciding.
+        if action in ("approve", "reject", "remember"):
+            return not self.editing_pattern
+        return True
+
+    def action_approve(self) -> None:
+        self.dismiss(Decision(True))
+
+    def action_reject(self) -> None:
+        self.dismiss(Decision(False))
+
+    def action_escape(self) -> None:
+        if self.editing_pattern:
+            self.scope = None
+            self.query_one("#approval-remember").remove_class("-open")
+            self.refresh_bindings()
+        else:
+            self.dismiss(Decision(False))
+
+    def action_remember(self, scope: RememberScope) -> None:
+        self.scope = scope
+        self.query_one("#approval-scope", Label).update(_SCOPE_TEXT[scope])
+        self.query_one("#approval-remember").add_class("-open")
+        pattern = self.query_one("#approval-pattern", Input)
+        pattern.focus()
+        pattern.cursor_position = len(pattern.value)
+        self.refresh_bindings()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        pattern = event.value.strip()
+        if self.scope is None or not pattern:
+            self.notify("Enter a pattern, or press Esc to go back.", severity="warning")
+            return
+        self.dismiss(Decision(True, remember=self.scope, pattern=pattern))

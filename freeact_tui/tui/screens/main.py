@@ -1,0 +1,403 @@
+"""The main screen: conversation log, prompt and status bar; runs turns and asks for approvals."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Collapsible, Footer
+
+from freeact_tui.agent.events import (
+    AgentError,
+    AgentEvent,
+    ApprovalRequest,
+    Cancelled,
+    CodeExecutionOutput,
+    CodeExecutionOutputChunk,
+    Decision,
+    KernelStatus,
+    Response,
+    ResponseChunk,
+    SubagentStatus,
+    Thoughts,
+    ThoughtsChunk,
+    ToolOutput,
+    UsageUpdate,
+)
+from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui.screens.approval import ApprovalScreen
+from freeact_tui.tui.widgets.blocks import ActionBlock
+from freeact_tui.tui.widgets.conversation import ConversationLog
+from freeact_tui.tui.widgets.prompt import PromptInput
+from freeact_tui.tui.widgets.side_panel import SidePanel
+from freeact_tui.tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from freeact_tui.agent.core import Agent
+    from freeact_tui.tui.app import FreeactApp
+
+_TURN = Binding.Group("Turn")
+
+
+class MainScreen(Screen[None]):
+    """The chat: one turn at a time, approvals queued in dialogs, status kept current."""
+
+    CSS_PATH = "main.tcss"
+    AUTO_FOCUS = "#prompt"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel_turn", "Cancel turn", id="main.cancel", group=_TURN),
+        Binding("ctrl+n", "new_session", "New session", id="main.new_session"),
+        Binding("ctrl+o", "toggle_details", "Expand/collapse", id="main.toggle_details"),
+        Binding("ctrl+b", "toggle_side_panel", "Side panel", id="main.side_panel"),
+        Binding("ctrl+l", "focus_log", "Scroll log", id="main.focus_log", show=False),
+    ]
+
+    app: FreeactApp
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.turn_running = False
+        self.read_only = False
+        self._approvals: deque[tuple[ApprovalRequest, ActionBlock]] = deque()
+        self._approvals_answered = 0
+        self._approval_runner: asyncio.Task[None] | None = None
+        self._dialog: ApprovalScreen | None = None
+        self._dialog_result: asyncio.Future[Decision | None] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield SidePanel(id="side-panel")
+        yield ConversationLog(id="conversation")
+        yield PromptInput(id="prompt")
+        yield StatusBar(id="status-bar")
+        yield Footer()
+
+    @property
+    def conversation(self) -> ConversationLog:
+        return self.query_one(ConversationLog)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def agent(self) -> Agent | None:
+        return self.app.agent
+
+    # -- the agent ---------------------------------------------------------------------------------------
+
+    async def show_agent(self) -> None:
+        """Render the current agent: status, past turns of a resumed session, a damaged-session warning."""
+        agent = self.agent
+        self.read_only = False
+        self.prompt.disabled = False
+        self.prompt.placeholder = "Ask anything · Enter sends · Ctrl+J newline · /help"
+        if agent is None:
+            self.status_bar.set_session(model="no model", session_id="-", mode="-", skip_permissions=False)
+            if self.app.startup_error:
+                await self.conversation.error(self.app.startup_error, title="Cannot start the agent")
+            return
+        agent.subscribe(self._on_agent_status)
+        self.query_one(SidePanel).clear_subagents()
+        if self.query_one(SidePanel).display:
+            self._refresh_sessions()
+        self.status_bar.set_session(
+            model=agent.model_name,
+            session_id=agent.session_id,
+            mode=agent.execution_mode,
+            skip_permissions=agent.skip_permissions,
+        )
+        self.status_bar.set_kernel(agent.kernel_state)
+        self.status_bar.set_usage(agent.usage)
+        if agent.history:
+            await self.conversation.show_history(agent.history)
+        if agent.load_damage is not None:
+            await self.conversation.error(
+                f"{agent.load_damage}\n\nThe session is read-only so that nothing more is lost. "
+                "Press Ctrl+N or type /new to continue in a new session (the damaged file stays as it is).",
+                title="Session file damaged",
+            )
+            self.read_only = True
+            self.prompt.placeholder = "Read-only session: Ctrl+N or /new starts a new one"
+        self.refresh_bindings()
+
+    class AgentStatus(Message):
+        """An out-of-turn status event of the agent, delivered on this screen's own task."""
+
+        def __init__(self, event: AgentEvent) -> None:
+            super().__init__()
+            self.event = event
+
+    def _on_agent_status(self, event: AgentEvent) -> None:
+        # The agent may call from a task outside the app's context (a shared kernel): hop via the queue.
+        self.post_message(self.AgentStatus(event))
+
+    def on_main_screen_agent_status(self, message: AgentStatus) -> None:
+        event = message.event
+        if self.agent is None:
+            return
+        match event:
+            case KernelStatus(state=state) if event.agent_id == self.agent.agent_id:
+                self.status_bar.set_kernel(state)
+            case UsageUpdate() if event.agent_id == self.agent.agent_id:
+                self.status_bar.set_usage(event)
+            case SubagentStatus():
+                self.conversation.subagent_status(event)
+                self.query_one(SidePanel).update_subagent(event)
+
+    # -- input -----------------------------------------------------------------------------------------
+
+    async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        text = message.text
+        if not text.strip():
+            return
+        outcome = await self.app.handle_slash(text)
+        if outcome == "invalid":
+            return
+        if outcome == "done":
+            self.prompt.remember(text)
+            self.prompt.clear_input()
+            return
+        if self.turn_running:
+            self.notify(
+                "A turn is running: wait for it to end, or press Esc to cancel it.", severity="warning"
+            )
+            return
+        if self.read_only:
+            self.notify("This session is read-only: Ctrl+N or /new starts a new one.", severity="warning")
+            return
+        if not self.app.agent_ready:
+            self.notify("The agent is still starting; try again in a moment.", severity="warning")
+            return
+        if self.agent is None:
+            self.notify("No model is set: type /model PROVIDER:NAME (see the error above).", severity="error")
+            return
+        self.prompt.remember(text)
+        self.prompt.clear_input()
+        self.start_turn(self.app.prompt_text(text))
+
+    def on_prompt_input_escaped(self) -> None:
+        if self.turn_running:
+            self.action_cancel_turn()
+        else:
+            self.prompt.clear_input()
+
+    def on_status_bar_session_clicked(self) -> None:
+        self.app.action_copy_session_id()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_turn":
+            return self.turn_running
+        if action == "new_session":
+            return not self.turn_running
+        return True
+
+    def action_cancel_turn(self) -> None:
+        if self.agent is not None and self.turn_running:
+            self.agent.cancel()
+
+    async def action_new_session(self) -> None:
+        await self.app.handle_slash("/new")
+
+    def action_toggle_side_panel(self) -> None:
+        panel = self.query_one(SidePanel)
+        panel.toggle()
+        if panel.display:
+            self._refresh_sessions()
+
+    def _refresh_sessions(self) -> None:
+        try:
+            sessions = SessionStore(self.app.config.resolved_sessions_dir()).list()
+        except Exception as exc:  # a broken sessions dir must not break the chat
+            self.notify(f"Cannot list sessions: {exc}", severity="warning")
+            return
+        self.query_one(SidePanel).set_sessions(sessions, self.agent.session_id if self.agent else None)
+
+    async def on_side_panel_session_chosen(self, message: SidePanel.SessionChosen) -> None:
+        if self.agent is None or message.session_id != self.agent.session_id:
+            await self.app.handle_slash(f"/resume {message.session_id}")
+
+    def on_side_panel_subagent_selected(self, message: SidePanel.SubagentSelected) -> None:
+        self.conversation.scroll_to_call(message.corr_id)
+
+    def action_focus_log(self) -> None:
+        self.conversation.focus()
+
+    def action_toggle_details(self) -> None:
+        collapsibles = list(self.conversation.query(Collapsible))
+        expand = any(c.collapsed for c in collapsibles)
+        for collapsible in collapsibles:
+            collapsible.collapsed = not expand
+
+    # -- turns -----------------------------------------------------------------------------------------
+
+    def start_turn(self, prompt: str) -> None:
+        """Run one turn of the agent for ``prompt`` in the exclusive turn worker."""
+        self.turn_running = True
+        self.prompt.add_class("-busy")
+        self.refresh_bindings()
+        self.run_turn(prompt)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_turn(self, prompt: str) -> None:
+        """Consume one turn's events; an agent exception becomes an error block, never a crash."""
+        agent = self.agent
+        log = self.conversation
+        assert agent is not None
+        await log.add_user(prompt)
+        self.status_bar.set_activity("thinking")
+        try:
+            async for event in agent.stream(prompt):
+                match event:
+                    case ThoughtsChunk():
+                        await log.thought_chunk(event)
+                    case Thoughts():
+                        await log.thought_end(event)
+                    case ResponseChunk():
+                        await log.response_chunk(event)
+                    case Response():
+                        await log.response_end(event)
+                    case ApprovalRequest():
+                        await self._on_approval_request(event)
+                    case CodeExecutionOutputChunk():
+                        self.status_bar.set_activity("running")
+                        await log.output_chunk(event)
+                    case CodeExecutionOutput():
+                        await log.output_end(event)
+                        self.status_bar.set_activity("thinking")
+                    case ToolOutput():
+                        await log.tool_output(event)
+                    case Cancelled(phase=phase):
+                        await log.finish_streams()
+                        await log.notice(f"Cancelled ({phase}).", title="Turn cancelled")
+                    case AgentError(message=message, kind=kind):
+                        await log.finish_streams()
+                        await log.error(
+                            message, title=f"{kind.capitalize()} error", parent_corr_id=event.parent_corr_id
+                        )
+                    case UsageUpdate():
+                        if event.agent_id == agent.agent_id:
+                            self.status_bar.set_usage(event)
+                    case KernelStatus(state=state):
+                        self.status_bar.set_kernel(state)
+                    case SubagentStatus():
+                        self.conversation.subagent_status(event)
+                        self.query_one(SidePanel).update_subagent(event)
+        except Exception as exc:  # the app must survive any agent failure
+            await log.finish_streams()
+            await log.error(f"{type(exc).__name__}: {exc}", title="Internal error")
+        finally:
+            await log.finish_streams()
+            self._drop_approvals()
+            self.turn_running = False
+            self.status_bar.set_activity("")
+            self.prompt.remove_class("-busy")
+            self.refresh_bindings()
+
+    # -- approvals --------------------------------------------------------------------------------------
+
+    async def _on_approval_request(self, request: ApprovalRequest) -> None:
+        block = await self.conversation.add_action(request)
+        if request.decided:
+            self._mark(block, request)
+            if request.decision is not None and request.decision.approved:
+                self.status_bar.set_activity("running")
+            return
+        block.set_status("waiting for approval", pending=True)
+        self._approvals.append((request, block))
+        self.status_bar.set_waiting(len(self._approvals))
+        if self._dialog is not None:
+            self._dialog.set_count(
+                self._approvals_answered + 1, self._approvals_answered + len(self._approvals)
+            )
+        if self._approval_runner is None or self._approval_runner.done():
+            self._approval_runner = asyncio.create_task(self._run_approvals())
+
+    def _mark(self, block: ActionBlock, request: ApprovalRequest) -> None:
+        decision = request.decision
+        if decision is None:
+            block.set_status("cancelled", rejected=True)
+        elif decision.by_rule:
+            skip = self.agent is not None and self.agent.skip_permissions
+            source = "--skip-permissions" if skip else "rule"
+            block.set_status(
+                f"auto-approved by {source}" if decision.approved else f"rejected by {source}",
+                rejected=not decision.approved,
+            )
+        elif decision.approved:
+            rule = f" · {decision.remember} rule: {decision.pattern}" if decision.remember else ""
+            block.set_status(f"approved{rule}")
+        else:
+            block.set_status("rejected", rejected=True)
+
+    async def _run_approvals(self) -> None:
+        """Show waiting requests one after another; the event consumer keeps running meanwhile."""
+        try:
+            while self._approvals:
+                request, block = self._approvals[0]
+                if not request.decided:
+                    decision = await self._ask(request)
+                    if decision is not None and not request.decided:
+                        request.approve(
+                            decision.approved, remember=decision.remember, pattern=decision.pattern
+                        )
+                if self._approvals and self._approvals[0][0] is request:
+                    self._approvals.popleft()
+                self._approvals_answered += 1
+                self._mark(block, request)
+                self.status_bar.set_waiting(len(self._approvals))
+                if request.decision is not None and request.decision.approved:
+                    self.status_bar.set_activity("running")
+        finally:
+            self._approvals_answered = 0
+
+    async def _ask(self, request: ApprovalRequest) -> Decision | None:
+        loop = asyncio.get_running_loop()
+        result: asyncio.Future[Decision | None] = loop.create_future()
+        self._dialog_result = result
+
+        def done(decision: Decision | None) -> None:
+            if not result.done():
+                result.set_result(decision)
+
+        self.status_bar.set_activity("waiting")
+        dialog = ApprovalScreen(
+            request,
+            position=self._approvals_answered + 1,
+            total=self._approvals_answered + len(self._approvals),
+        )
+        self._dialog = dialog
+        await self.app.push_screen(dialog, callback=done)
+        decided_elsewhere = asyncio.ensure_future(request.wait())
+        try:
+            waiters: set[asyncio.Future[Any]] = {result, decided_elsewhere}
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            decided_elsewhere.cancel()
+            self._dialog = None
+            self._dialog_result = None
+            if not result.done():
+                done(None)
+            if dialog.is_current:
+                dialog.dismiss(None)
+        return result.result()
+
+    def _drop_approvals(self) -> None:
+        """The turn ended: close the dialog and forget requests nobody will wait for."""
+        for request, block in self._approvals:
+            if not request.decided:
+                block.set_status("cancelled", rejected=True)
+        self._approvals.clear()
+        if self._dialog_result is not None and not self._dialog_result.done():
+            self._dialog_result.set_result(None)
+        self.status_bar.set_waiting(0)

@@ -1,0 +1,120 @@
+"""An action an agent wants to run: code, a shell command or script, a tool call, a subagent task."""
+
+from __future__ import annotations
+
+import json
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.highlight import highlight
+from textual.widgets import Static
+
+from freeact_tui.agent.calls import (
+    CodeAction,
+    JsonToolCall,
+    ProgrammaticToolCall,
+    ShellAction,
+    ShellScript,
+    SubagentTask,
+    ToolCall,
+)
+from freeact_tui.tui.widgets.blocks.base import Block
+
+_TITLES: dict[type[ToolCall], str] = {
+    CodeAction: "Code action",
+    ShellAction: "Shell command",
+    ShellScript: "Shell script",
+    ProgrammaticToolCall: "Tool call (from code)",
+    JsonToolCall: "Tool call",
+    SubagentTask: "Subagent task",
+}
+
+
+def action_title(tool_call: ToolCall) -> str:
+    """A short human name of the kind of action."""
+    return _TITLES.get(type(tool_call), "Action")
+
+
+def _json(args: dict[str, object]) -> str:
+    return json.dumps(args, indent=2, ensure_ascii=False, default=str)
+
+
+def tool_call_content(tool_call: ToolCall) -> Content:
+    """The action in full, verbatim: highlighted code, the shell command, tool name and JSON args."""
+    match tool_call:
+        case CodeAction(code=code):
+            return highlight(code, language="python")
+        case ShellAction(command=command):
+            return Content.assemble(("$ ", "bold $text-accent"), command)
+        case ShellScript(script=script):
+            return highlight(script, language="bash")
+        case ProgrammaticToolCall(server=server, tool=tool, args=args):
+            return Content.assemble(
+                (f"{server}.{tool}", "bold"), "\n", highlight(_json(args), language="json")
+            )
+        case JsonToolCall(tool_name=name, tool_args=args):
+            return Content.assemble((name, "bold"), "\n", highlight(_json(args), language="json"))
+        case SubagentTask(prompt=prompt, max_turns=max_turns):
+            return Content.assemble(Content(prompt), ("\n(max turns: " + str(max_turns) + ")", "$text-muted"))
+    return Content(tool_call.display_text())
+
+
+class ActionBlock(Block):
+    """An action shown in full; its border subtitle tells how it was decided.
+
+    Args:
+        tool_call: The typed call (CodeAction, ShellAction, …).
+    """
+
+    DEFAULT_CSS = """
+    ActionBlock {
+        border: round $primary 60%;
+        border-title-color: $text-primary;
+        border-subtitle-color: $text-muted;
+        padding: 0 1;
+        margin: 1 0 0 0;
+        & > .action-body { width: 1fr; }
+        &.-pending { border: round $warning; border-subtitle-color: $text-warning; }
+        &.-rejected { border: round $error 70%; border-subtitle-color: $text-error; }
+        &.-shell { border: round $accent 60%; }
+    }
+    """
+
+    def __init__(self, tool_call: ToolCall, *, agent_id: str = "main", corr_id: str = "") -> None:
+        super().__init__(agent_id=agent_id, corr_id=corr_id)
+        self.tool_call = tool_call
+        self.border_title = self.label(action_title(tool_call))
+        self.status = ""
+        if isinstance(tool_call, ShellAction | ShellScript):
+            self.add_class("-shell")
+
+    def compose(self) -> ComposeResult:
+        yield Static(tool_call_content(self.tool_call), classes="action-body", markup=False)
+
+    def set_status(self, status: str, *, pending: bool = False, rejected: bool = False) -> None:
+        """Show the decision state: ``waiting for approval``, ``approved``, ``auto-approved by rule``, …"""
+        self.status = status
+        self.border_subtitle = status
+        self.set_class(pending, "-pending")
+        self.set_class(rejected, "-rejected")
+
+
+class SubagentBlock(ActionBlock):
+    """A delegated task; the subagent's events nest inside it."""
+
+    DEFAULT_CSS = """
+    SubagentBlock {
+        border: round $secondary;
+        & > .nested { height: auto; layout: stream; padding: 0 0 0 1; }
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        yield Vertical(classes="nested")
+
+    @property
+    def nested(self) -> Vertical:
+        """The container that receives the subagent's blocks."""
+        return self.query_one(".nested", Vertical)

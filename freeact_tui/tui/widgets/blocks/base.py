@@ -1,0 +1,88 @@
+"""The base of every conversation block: which agent it belongs to and which tool call."""
+
+from __future__ import annotations
+
+from textual.containers import Vertical
+from textual.markup import escape
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownStream
+
+
+class Block(Vertical):
+    """One entry of the conversation log.
+
+    Args:
+        children: Widgets inside the block.
+        agent_id: The agent that produced it ("main" or a subagent id).
+        corr_id: The tool call it belongs to ("" for plain model text and user messages).
+    """
+
+    DEFAULT_CSS = """
+    Block {
+        height: auto;
+        layout: stream;
+    }
+    """
+
+    def __init__(
+        self,
+        *children: Widget,
+        agent_id: str = "main",
+        corr_id: str = "",
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(*children, classes=classes)
+        self.agent_id = agent_id
+        self.corr_id = corr_id
+
+    def label(self, text: str) -> str:
+        """A title naming the agent, e.g. ``[main] Code action`` (markup-escaped for titles)."""
+        return escape(f"[{self.agent_id}] {text}")
+
+
+class ThrottledMarkdown:
+    """Feeds a ``MarkdownStream`` at most every ``interval`` seconds.
+
+    Each append re-lays out the screen, so many tiny appends cost far more than a few larger ones;
+    batching keeps throughput high while the text still appears within ``interval``.
+
+    Args:
+        markdown: The widget to stream into.
+        interval: The longest time text waits before it is shown.
+    """
+
+    def __init__(self, markdown: Markdown, interval: float = 0.1) -> None:
+        self._markdown = markdown
+        self._interval = interval
+        self._stream: MarkdownStream | None = None
+        self._pending: list[str] = []
+        self._timer: Timer | None = None
+
+    def write(self, chunk: str) -> None:
+        """Queue ``chunk``; it is shown at the next flush."""
+        if not chunk:
+            return
+        self._pending.append(chunk)
+        if self._timer is None:
+            self._timer = self._markdown.set_timer(self._interval, self._flush)
+
+    async def _flush(self) -> None:
+        self._timer = None
+        if not self._pending:
+            return
+        text = "".join(self._pending)
+        self._pending.clear()
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self._markdown)
+        await self._stream.write(text)
+
+    async def stop(self) -> None:
+        """Show what is pending and end the stream."""
+        if self._timer is not None:
+            self._timer.stop()
+        await self._flush()
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None

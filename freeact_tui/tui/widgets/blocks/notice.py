@@ -1,0 +1,53 @@
+"""Errors and informational notes in the conversation (cancelled turns, damaged sessions, …)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.widgets import Static
+
+from freeact_tui.tui.widgets.blocks.base import Block
+
+
+class NoticeBlock(Block):
+    """An informational note from the app (not from the model).
+
+    Args:
+        text: Plain text, shown verbatim.
+        title: Optional border title.
+    """
+
+    DEFAULT_CSS = """
+    NoticeBlock {
+        color: $text-muted;
+        padding: 0 1;
+        margin: 1 0 0 0;
+        border-left: outer $secondary;
+    }
+    """
+
+    def __init__(self, text: str, *, title: str = "", agent_id: str = "main", corr_id: str = "") -> None:
+        super().__init__(agent_id=agent_id, corr_id=corr_id)
+        self.text = text
+        if title:
+            self.border_title = title
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content(self.text), markup=False)
+
+
+class ErrorBlock(NoticeBlock):
+    """An error the user must see; clearly marked with the theme's error colour."""
+
+    DEFAULT_CSS = """
+    ErrorBlock {
+        color: $text-error;
+        background: $error-muted;
+        border: round $error;
+        border-title-color: $text-error;
+        border-title-style: bold;
+    }
+    """
+
+    def __init__(self, text: str, *, title: str = "Error", agent_id: str = "main", corr_id: str = "") -> None:
+        super().__init__(text, title=title, agent_id=agent_id, corr_id=corr_id)

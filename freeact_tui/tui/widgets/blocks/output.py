@@ -1,0 +1,189 @@
+"""Execution output of a code action: streamed into a Log that renders ANSI colours safely."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rich.cells import cell_len
+from rich.style import Style as RichStyle
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.selection import Selection
+from textual.strip import Strip
+from textual.style import Style
+from textual.widgets import Log, Static
+
+from freeact_tui.tui.widgets.blocks.base import Block
+
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+# Any other escape sequence (cursor movement, screen clearing, OSC titles/hyperlinks, …) and C0 controls.
+_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_OSC = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
+_ESC = re.compile(r"\x1b[P^_X][^\x1b]*(?:\x1b\\)?|\x1b[ -/]*[0-~]?")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
+
+
+def sanitize_ansi(text: str) -> str:
+    """Keep text, newlines, tabs, carriage returns and SGR colour codes; drop every other control sequence.
+
+    Args:
+        text: Raw kernel output.
+
+    Returns:
+        Text that cannot move the cursor, clear the screen, set titles or ring the bell.
+    """
+    kept: list[str] = []
+    pos = 0
+    for match in _SGR.finditer(text):
+        kept.append(_strip_controls(text[pos : match.start()]))
+        kept.append(match.group())
+        pos = match.end()
+    kept.append(_strip_controls(text[pos:]))
+    return "".join(kept)
+
+
+def _strip_controls(text: str) -> str:
+    if "\x1b" in text:
+        text = _OSC.sub("", text)
+        text = _CSI.sub("", text)
+        text = _ESC.sub("", text)
+    return _CONTROL.sub("", text)
+
+
+def strip_sgr(text: str) -> str:
+    """Plain text without colour codes."""
+    return _SGR.sub("", text)
+
+
+class AnsiLog(Log):
+    """A ``Log`` that renders SGR colours; writes append to the current line, ``\\r`` rewrites it."""
+
+    DEFAULT_CSS = """
+    AnsiLog {
+        height: auto;
+        max-height: 20;
+        background: transparent;
+        overflow-x: auto;
+        overflow-y: auto;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
+    @classmethod
+    def _process_line(cls, line: str) -> str:
+        return strip_sgr(line).expandtabs()
+
+    def write(self, data: str, scroll_end: bool | None = None) -> AnsiLog:
+        """Append sanitized ``data``; a lone carriage return restarts the current line (progress bars)."""
+        data = sanitize_ansi(data).replace("\r\n", "\n")
+        if "\r" not in data:
+            super().write(data, scroll_end)
+            return self
+        for index, piece in enumerate(data.split("\r")):
+            if index and self._lines:
+                self._lines[-1] = ""
+            super().write(piece, scroll_end)
+        return self
+
+    @property
+    def plain_text(self) -> str:
+        """All output without colour codes."""
+        return "\n".join(strip_sgr(line) for line in self._lines).rstrip("\n")
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selection.extract(self.plain_text), "\n"
+
+    def _render_line_strip(self, y: int, rich_style: RichStyle) -> Strip:
+        selection = self.text_selection
+        if y in self._render_line_cache and selection is None:
+            return self._render_line_cache[y]
+        line_text = Text.from_ansi(self._lines[y].expandtabs(), no_wrap=True, end="")
+        line_text.stylize_before(rich_style)
+        if selection is not None and (span := selection.get_span(y - self._clear_y)) is not None:
+            start, end = span
+            selection_style = self.screen.get_component_rich_style("screen--selection")
+            line_text.stylize(selection_style, start, len(line_text) if end == -1 else end)
+        strip = Strip(line_text.render(self.app.console), cell_len(line_text.plain))
+        if selection is None:
+            self._render_line_cache[y] = strip
+        return strip
+
+
+class ExecutionOutputBlock(Block):
+    """Output of one code action: streamed text, then images as file links and the error state."""
+
+    DEFAULT_CSS = """
+    ExecutionOutputBlock {
+        border-left: outer $primary 40%;
+        padding: 0 0 0 1;
+        margin: 0 0 0 0;
+        &.-error { border-left: outer $error; }
+        &.-error AnsiLog { color: $text-error; }
+        & > .output-note { color: $text-muted; }
+    }
+    """
+
+    def __init__(self, *, agent_id: str = "main", corr_id: str = "", text: str = "") -> None:
+        super().__init__(agent_id=agent_id, corr_id=corr_id)
+        self._initial = text
+        self.finished = False
+        self.is_error = False
+
+    def compose(self) -> ComposeResult:
+        yield AnsiLog(max_lines=5000)
+
+    def on_mount(self) -> None:
+        if self._initial:
+            self.log_widget.write(self._initial)
+
+    @property
+    def log_widget(self) -> AnsiLog:
+        return self.query_one(AnsiLog)
+
+    @property
+    def text(self) -> str:
+        """Everything written so far, without colour codes."""
+        return self.log_widget.plain_text
+
+    def write(self, chunk: str) -> None:
+        """Append streamed output."""
+        self.log_widget.write(chunk)
+
+    async def finish(
+        self,
+        text: str | None,
+        *,
+        images: list[Path] | None = None,
+        is_error: bool = False,
+        truncated: bool = False,
+        result_path: Path | None = None,
+    ) -> None:
+        """Complete the block: the full text if nothing streamed, image links, error marker."""
+        if text and not self.log_widget.line_count:
+            self.log_widget.write(text)
+        if not self.log_widget.line_count and not images:
+            self.log_widget.write("(no output)")
+        self.finished = True
+        self.is_error = is_error
+        self.set_class(is_error, "-error")
+        if is_error:
+            self.border_title = self.label("Error output")
+        notes: list[Static] = [
+            Static(_file_link("image: ", image), classes="output-note") for image in images or []
+        ]
+        if truncated:
+            note = (
+                _file_link("output truncated; full result: ", result_path)
+                if result_path
+                else Content("output truncated")
+            )
+            notes.append(Static(note, classes="output-note"))
+        if notes:
+            await self.mount_all(notes)
+
+
+def _file_link(prefix: str, path: Path) -> Content:
+    path = path.expanduser().absolute()
+    return Content.assemble(prefix, Content(str(path)).stylize(Style(link=path.as_uri())))

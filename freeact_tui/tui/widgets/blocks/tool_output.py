@@ -1,0 +1,43 @@
+"""The result of a JSON tool call or built-in operation, collapsed by default."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.widgets import Collapsible, Static
+
+from freeact_tui.tui.widgets.blocks.base import Block
+
+_PREVIEW_LINES = 1
+
+
+class ToolOutputBlock(Block):
+    """Tool output; the title shows the first line so the user can decide to expand it.
+
+    Args:
+        content: The output text, shown verbatim.
+        is_error: The tool failed.
+    """
+
+    DEFAULT_CSS = """
+    ToolOutputBlock {
+        margin: 1 0 0 0;
+        Collapsible { border-top: none; padding-bottom: 0; background: transparent; }
+        &.-error Collapsible CollapsibleTitle { color: $text-error; }
+    }
+    """
+
+    def __init__(
+        self, content: str, *, is_error: bool = False, agent_id: str = "main", corr_id: str = ""
+    ) -> None:
+        super().__init__(agent_id=agent_id, corr_id=corr_id)
+        self.content = content
+        self.is_error = is_error
+        self.set_class(is_error, "-error")
+
+    def compose(self) -> ComposeResult:
+        first = self.content.strip().splitlines()[:_PREVIEW_LINES]
+        preview = first[0][:60] if first else "(empty)"
+        kind = "Tool error" if self.is_error else "Tool output"
+        with Collapsible(title=self.label(f"{kind}: {preview}"), collapsed=True):
+            yield Static(Content(self.content), markup=False)

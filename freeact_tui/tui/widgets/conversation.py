@@ -1,0 +1,357 @@
+"""The conversation log: a streaming, anchored list of blocks, bounded in size.
+
+Blocks of a subagent nest under the block of the ``subagent_task`` call that started it.
+Beyond ``budget`` top-level blocks the oldest are removed from the DOM (the session file keeps them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Static
+
+from freeact_tui.agent.calls import CodeAction, JsonToolCall, SubagentTask, ToolCall
+from freeact_tui.agent.events import (
+    ApprovalRequest,
+    CodeExecutionOutput,
+    CodeExecutionOutputChunk,
+    Response,
+    ResponseChunk,
+    SubagentStatus,
+    Thoughts,
+    ThoughtsChunk,
+    ToolOutput,
+)
+from freeact_tui.tui.widgets.blocks import (
+    ActionBlock,
+    Block,
+    ErrorBlock,
+    ExecutionOutputBlock,
+    NoticeBlock,
+    ResponseBlock,
+    SubagentBlock,
+    ThoughtBlock,
+    ToolOutputBlock,
+    UserMessageBlock,
+)
+
+CODE_TOOL = "ipybox_execute_ipython_cell"
+SUBAGENT_TOOL = "subagent_task"
+
+
+class ConversationLog(VerticalScroll):
+    """All blocks of the conversation; follows new output unless the user scrolled up.
+
+    Args:
+        budget: The most top-level blocks kept mounted.
+    """
+
+    DEFAULT_CSS = """
+    ConversationLog {
+        layout: stream;
+        height: 1fr;
+        padding: 0 1;
+        & > #pruned { color: $text-muted; text-align: center; }
+    }
+    """
+
+    def __init__(self, *, budget: int = 200, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.budget = budget
+        self.pruned = 0
+        self._subagents: dict[str, SubagentBlock] = {}
+        self._thoughts: dict[str, ThoughtBlock] = {}
+        self._responses: dict[str, ResponseBlock] = {}
+        self._outputs: dict[tuple[str, str], ExecutionOutputBlock] = {}
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    @property
+    def blocks(self) -> list[Block]:
+        """Every mounted block, nested ones included, in document order."""
+        return list(self.query(Block))
+
+    # -- mounting --------------------------------------------------------------------------------
+
+    async def add(self, block: Block, parent_corr_id: str | None = None) -> Block:
+        """Mount ``block`` at the end, or inside the subagent block it belongs to."""
+        parent = self._subagents.get(parent_corr_id) if parent_corr_id else None
+        if isinstance(block, SubagentBlock) and block.corr_id:
+            self._subagents[block.corr_id] = block
+        if parent is not None and parent.is_attached:
+            await parent.nested.mount(block)
+        else:
+            await self.mount(block)
+            await self._prune()
+        return block
+
+    async def add_all(self, blocks: Sequence[Block]) -> None:
+        """Mount many top-level blocks at once (history); only the newest ``budget`` are kept."""
+        for block in blocks:
+            if isinstance(block, SubagentBlock) and block.corr_id:
+                self._subagents[block.corr_id] = block
+        skipped = max(0, len(blocks) - self.budget)
+        self.pruned += skipped
+        await self.mount_all(blocks[skipped:])
+        await self._prune()
+        await self._show_pruned()
+
+    async def _prune(self) -> None:
+        blocks = [child for child in self.children if isinstance(child, Block)]
+        # Prune in batches: removing top blocks reflows everything below, so do it rarely.
+        if len(blocks) <= self.budget + max(1, self.budget // 5):
+            return
+        active = self._active_blocks()
+        victims = [b for b in blocks[: len(blocks) - self.budget] if b not in active]
+        self.pruned += len(victims)
+        for corr_id, sub in list(self._subagents.items()):
+            if sub in victims:
+                del self._subagents[corr_id]
+        await self.remove_children(victims)
+        await self._show_pruned()
+
+    async def _show_pruned(self) -> None:
+        if not self.pruned:
+            return
+        note = f"{self.pruned} earlier blocks are not shown (they are kept in the session)"
+        existing = self.query("#pruned")
+        if existing:
+            existing.first(Static).update(note)
+        else:
+            await self.mount(Static(note, id="pruned", markup=False), before=0)
+
+    def _active_blocks(self) -> set[Widget]:
+        return {*self._thoughts.values(), *self._responses.values(), *self._outputs.values()}
+
+    async def clear(self) -> None:
+        """Remove every block (the session is untouched)."""
+        await self.finish_streams()
+        self._subagents.clear()
+        self.pruned = 0
+        await self.remove_children()
+
+    # -- live events -------------------------------------------------------------------------------
+
+    async def add_user(self, text: str) -> UserMessageBlock:
+        """Show a prompt the user sent."""
+        await self.finish_streams()
+        block = UserMessageBlock(text)
+        await self.add(block)
+        return block
+
+    async def thought_chunk(self, event: ThoughtsChunk) -> None:
+        """Stream a chunk of thinking into the agent's current thought block."""
+        block = self._thoughts.get(event.agent_id)
+        if block is None:
+            await self._end_response(event.agent_id)
+            block = ThoughtBlock(agent_id=event.agent_id, corr_id=event.corr_id)
+            self._thoughts[event.agent_id] = block
+            await self.add(block, event.parent_corr_id)
+        await block.write(event.content)
+
+    async def thought_end(self, event: Thoughts) -> None:
+        """Complete (and collapse) the agent's current thought block."""
+        block = self._thoughts.pop(event.agent_id, None)
+        if block is None:
+            if not event.content.strip():
+                return
+            block = ThoughtBlock(agent_id=event.agent_id, corr_id=event.corr_id)
+            await self.add(block, event.parent_corr_id)
+        await block.finish(event.content)
+
+    async def response_chunk(self, event: ResponseChunk) -> None:
+        """Stream a chunk of text into the agent's current response block."""
+        block = self._responses.get(event.agent_id)
+        if block is None:
+            await self._end_thought(event.agent_id)
+            block = ResponseBlock(agent_id=event.agent_id, corr_id=event.corr_id)
+            self._responses[event.agent_id] = block
+            await self.add(block, event.parent_corr_id)
+        await block.write(event.content)
+
+    async def response_end(self, event: Response) -> None:
+        """Complete the agent's current response block."""
+        block = self._responses.pop(event.agent_id, None)
+        if block is None:
+            if not event.content.strip():
+                return
+            block = ResponseBlock(agent_id=event.agent_id, corr_id=event.corr_id)
+            await self.add(block, event.parent_corr_id)
+        await block.finish(event.content)
+
+    async def add_action(self, request: ApprovalRequest) -> ActionBlock:
+        """Show the action of an approval request (a subagent task gets a block its events nest in)."""
+        await self._end_streams_of(request.agent_id)
+        cls = SubagentBlock if isinstance(request.tool_call, SubagentTask) else ActionBlock
+        block = cls(request.tool_call, agent_id=request.agent_id, corr_id=request.corr_id)
+        await self.add(block, request.parent_corr_id)
+        return block
+
+    async def output_chunk(self, event: CodeExecutionOutputChunk) -> None:
+        """Stream kernel output into the output block of the action it belongs to."""
+        block = await self._output_block(event.agent_id, event.corr_id, event.parent_corr_id)
+        block.write(event.text)
+
+    async def output_end(self, event: CodeExecutionOutput) -> None:
+        """Complete an output block: full text if nothing streamed, image links, error marker."""
+        key = (event.agent_id, event.corr_id)
+        block = self._outputs.pop(key, None)
+        if block is None:
+            block = ExecutionOutputBlock(agent_id=event.agent_id, corr_id=event.corr_id)
+            await self.add(block, event.parent_corr_id)
+        await block.finish(
+            event.text,
+            images=list(event.images),
+            is_error=event.is_error,
+            truncated=event.truncated,
+            result_path=event.result_path,
+        )
+
+    async def _output_block(
+        self, agent_id: str, corr_id: str, parent_corr_id: str | None
+    ) -> ExecutionOutputBlock:
+        block = self._outputs.get((agent_id, corr_id))
+        if block is None:
+            await self._end_streams_of(agent_id)
+            block = ExecutionOutputBlock(agent_id=agent_id, corr_id=corr_id)
+            self._outputs[(agent_id, corr_id)] = block
+            await self.add(block, parent_corr_id)
+        return block
+
+    def subagent_status(self, event: SubagentStatus) -> None:
+        """Show a subagent's lifecycle state on the block of the task that started it."""
+        block = self._subagents.get(event.corr_id)
+        if block is not None:
+            detail = f": {event.detail}" if event.detail else ""
+            block.set_status(
+                f"{event.agent_id} {event.state}{detail}", rejected=event.state in ("failed", "cancelled")
+            )
+
+    def scroll_to_call(self, corr_id: str) -> None:
+        """Scroll to the block of a subagent task (chosen in the side panel)."""
+        block = self._subagents.get(corr_id)
+        if block is not None and block.is_attached:
+            self.scroll_to_widget(block, top=True)
+
+    async def tool_output(self, event: ToolOutput) -> None:
+        """Show the result of a tool call (collapsed)."""
+        await self.add(
+            ToolOutputBlock(
+                event.content, is_error=event.is_error, agent_id=event.agent_id, corr_id=event.corr_id
+            ),
+            event.parent_corr_id,
+        )
+
+    async def error(
+        self, message: str, *, title: str = "Error", parent_corr_id: str | None = None
+    ) -> ErrorBlock:
+        """Show an error, clearly marked."""
+        block = ErrorBlock(message, title=title)
+        await self.add(block, parent_corr_id)
+        return block
+
+    async def notice(self, text: str, *, title: str = "") -> NoticeBlock:
+        """Show an informational note of the app."""
+        block = NoticeBlock(text, title=title)
+        await self.add(block)
+        return block
+
+    async def _end_thought(self, agent_id: str) -> None:
+        block = self._thoughts.pop(agent_id, None)
+        if block is not None:
+            await block.finish()
+
+    async def _end_response(self, agent_id: str) -> None:
+        block = self._responses.pop(agent_id, None)
+        if block is not None:
+            await block.finish()
+
+    async def _end_streams_of(self, agent_id: str) -> None:
+        await self._end_thought(agent_id)
+        await self._end_response(agent_id)
+
+    async def finish_streams(self) -> None:
+        """Close every open stream (end of a turn, cancellation, error)."""
+        for agent_id in list({*self._thoughts, *self._responses}):
+            await self._end_streams_of(agent_id)
+        for key, block in list(self._outputs.items()):
+            del self._outputs[key]
+            if not block.finished:
+                await block.finish(None)
+
+    # -- history -------------------------------------------------------------------------------------
+
+    async def show_history(self, messages: Sequence[ModelMessage]) -> int:
+        """Render past turns of a resumed session; returns the number of blocks built."""
+        blocks = blocks_from_history(messages)
+        await self.add_all(blocks)
+        return len(blocks)
+
+
+def _tool_call(part: ToolCallPart) -> ToolCall:
+    args = part.args_as_dict()
+    if part.tool_name == CODE_TOOL and isinstance(args.get("code"), str):
+        return CodeAction(args["code"])
+    if part.tool_name == SUBAGENT_TOOL and isinstance(args.get("prompt"), str):
+        max_turns = args.get("max_turns", 100)
+        return SubagentTask(args["prompt"], max_turns if isinstance(max_turns, int) else 100)
+    return JsonToolCall(part.tool_name, args)
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence) and not isinstance(content, bytes):
+        return "\n".join(item if isinstance(item, str) else f"[{type(item).__name__}]" for item in content)
+    try:
+        return json.dumps(content, ensure_ascii=False, default=str, indent=2)
+    except (TypeError, ValueError):
+        return str(content)
+
+
+def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
+    """Blocks for past messages: prompts, thoughts (collapsed), responses, actions and their results."""
+    blocks: list[Block] = []
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, UserPromptPart):
+                    blocks.append(UserMessageBlock(_text_of(part.content)))
+                elif isinstance(part, ToolReturnPart):
+                    text = _text_of(part.content)
+                    if part.tool_name == CODE_TOOL:
+                        block = ExecutionOutputBlock(corr_id=part.tool_call_id, text=text or "(no output)")
+                        block.finished = True
+                        blocks.append(block)
+                    else:
+                        blocks.append(ToolOutputBlock(text, corr_id=part.tool_call_id))
+                elif isinstance(part, RetryPromptPart):
+                    blocks.append(
+                        ToolOutputBlock(_text_of(part.content), is_error=True, corr_id=part.tool_call_id)
+                    )
+        elif isinstance(message, ModelResponse):
+            for rpart in message.parts:
+                if isinstance(rpart, ThinkingPart) and rpart.content.strip():
+                    blocks.append(ThoughtBlock(rpart.content, collapsed=True))
+                elif isinstance(rpart, TextPart) and rpart.content.strip():
+                    blocks.append(ResponseBlock(rpart.content))
+                elif isinstance(rpart, ToolCallPart):
+                    call = _tool_call(rpart)
+                    cls = SubagentBlock if isinstance(call, SubagentTask) else ActionBlock
+                    blocks.append(cls(call, corr_id=rpart.tool_call_id))
+    return blocks

@@ -1,0 +1,96 @@
+"""The prompt: a multi-line text area where Enter sends and Up/Down at the edges browse earlier prompts."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.message import Message
+from textual.widgets import TextArea
+
+from freeact_tui.tui.history import PromptHistory
+
+_NEWLINE_KEYS = {"ctrl+j", "alt+enter", "shift+enter", "ctrl+enter"}
+
+
+class PromptInput(TextArea):
+    """Multi-line prompt. Enter sends; Ctrl+J / Alt+Enter insert a newline; Esc asks to cancel or clear.
+
+    Args:
+        history: Earlier prompts (browsed with Up/Down at the first/last line); the user's file by default.
+    """
+
+    DEFAULT_CSS = """
+    PromptInput {
+        background: transparent;
+        height: auto;
+        min-height: 3;
+        max-height: 12;
+        border: round $primary 50%;
+        &:focus { border: round $primary; }
+        &.-busy { border: round $secondary 70%; }
+        &:disabled { border: round $error 50%; }
+    }
+    """
+
+    class Submitted(Message):
+        """The user pressed Enter; ``text`` is what to send."""
+
+        def __init__(self, prompt: PromptInput, text: str) -> None:
+            super().__init__()
+            self.prompt = prompt
+            self.text = text
+
+    class Escaped(Message):
+        """The user pressed Esc in the prompt (the screen cancels the turn or clears the input)."""
+
+    def __init__(self, *, history: PromptHistory | None = None, id: str | None = None) -> None:
+        super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+        self.prompt_history = history if history is not None else PromptHistory()
+
+    def remember(self, text: str) -> None:
+        """Add a sent prompt to the history (a write failure is reported, the prompt is kept in memory)."""
+        try:
+            self.prompt_history.append(text)
+        except OSError as exc:
+            self.notify(f"Prompt history not saved: {exc}", severity="warning")
+
+    def browse(self, step: int) -> bool:
+        """Show an earlier (``step=-1``) or later (``+1``) prompt; returns False at the ends."""
+        text = self.prompt_history.previous(self.text) if step < 0 else self.prompt_history.next()
+        if text is None:
+            return False
+        self._set(text)
+        return True
+
+    def _set(self, text: str) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    def clear_input(self) -> None:
+        """Empty the prompt and stop browsing."""
+        self.prompt_history.reset()
+        self.load_text("")
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        if self.read_only:
+            return
+        if key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Submitted(self, self.text))
+        elif key in _NEWLINE_KEYS:
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+        elif key == "escape":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Escaped())
+        elif key == "up" and self.cursor_location[0] == 0 and self.browse(-1):
+            event.stop()
+            event.prevent_default()
+        elif key == "down" and self.cursor_location[0] == self.document.line_count - 1 and self.browse(+1):
+            event.stop()
+            event.prevent_default()
+        else:
+            await super()._on_key(event)

@@ -1,0 +1,123 @@
+"""The status bar: model, session, execution mode, kernel state, usage, waiting approvals, activity."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult, RenderResult
+from textual.containers import Horizontal
+from textual.events import Click
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Label
+
+from freeact_tui.agent.events import KernelState, UsageUpdate
+
+_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+class Spinner(Widget):
+    """A fixed-width activity indicator; a frame change repaints one cell and never triggers layout."""
+
+    DEFAULT_CSS = """
+    Spinner { width: 2; height: 1; color: $text-accent; }
+    """
+
+    frame: reactive[int] = reactive(0, layout=False)
+    active: reactive[bool] = reactive(False, layout=False)
+
+    def on_mount(self) -> None:
+        self._timer = self.set_interval(1 / 10, self._advance, pause=True)
+
+    def watch_active(self, active: bool) -> None:
+        if not hasattr(self, "_timer"):
+            return
+        if active and self.app.animation_level != "none":
+            self._timer.resume()
+        else:
+            self._timer.pause()
+
+    def _advance(self) -> None:
+        self.frame = (self.frame + 1) % len(_FRAMES)
+
+    def render(self) -> RenderResult:
+        return _FRAMES[self.frame] if self.active else " "
+
+
+def _tokens(count: int) -> str:
+    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+
+
+class StatusBar(Horizontal):
+    """One line of session facts; clicking the session id copies it."""
+
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 1;
+        background: $panel;
+        color: $text-muted;
+        & > Label { padding: 0 1; }
+        & > #status-activity { color: $text-accent; }
+        & > #status-session { color: $text; }
+        & > #status-session:hover { text-style: underline; }
+        & > #status-approvals { color: $text-warning; text-style: bold; }
+        & > #status-skip { background: $error; color: $text; text-style: bold; }
+        & > .-hidden { display: none; }
+        & > #status-kernel.-failed { color: $text-error; }
+    }
+    """
+
+    class SessionClicked(Message):
+        """The user clicked the session id (the app copies it)."""
+
+    def compose(self) -> ComposeResult:
+        yield Spinner(id="status-spinner")
+        yield Label("", id="status-activity", classes="-hidden")
+        yield Label("", id="status-model")
+        yield Label("", id="status-session")
+        yield Label("", id="status-mode")
+        yield Label("kernel: starting", id="status-kernel")
+        yield Label("", id="status-usage")
+        yield Label("", id="status-approvals", classes="-hidden")
+        yield Label("SKIP PERMISSIONS", id="status-skip", classes="-hidden")
+
+    def _label(self, name: str) -> Label:
+        return self.query_one(f"#status-{name}", Label)
+
+    def set_session(self, *, model: str, session_id: str, mode: str, skip_permissions: bool) -> None:
+        """Show the facts of the current agent."""
+        self._label("model").update(model)
+        self._label("session").update(f"session {session_id[:8]}")
+        self._label("session").tooltip = f"{session_id} (click or F2 to copy)"
+        self._label("mode").update(mode)
+        self._label("skip").set_class(not skip_permissions, "-hidden")
+
+    def set_kernel(self, state: KernelState) -> None:
+        """Show the kernel state (starting, ready, busy, restarting, failed, stopped)."""
+        label = self._label("kernel")
+        label.update(f"kernel: {state}")
+        label.set_class(state == "failed", "-failed")
+
+    def set_usage(self, usage: UsageUpdate) -> None:
+        """Show tokens and cost so far."""
+        text = f"↑{_tokens(usage.input_tokens)} ↓{_tokens(usage.output_tokens)} tokens"
+        if usage.cost_usd is not None:
+            text += f"  ${usage.cost_usd:.4f}"
+        self._label("usage").update(text)
+
+    def set_waiting(self, count: int) -> None:
+        """Show how many approvals wait for the user."""
+        label = self._label("approvals")
+        label.update(f"{count} approval{'s' if count != 1 else ''} waiting")
+        label.set_class(count == 0, "-hidden")
+
+    def set_activity(self, activity: str) -> None:
+        """``thinking``, ``running``, ``waiting`` or "" when idle; drives the spinner."""
+        self.query_one(Spinner).active = bool(activity)
+        label = self._label("activity")
+        if label.content != activity:
+            label.update(activity)
+        label.set_class(not activity, "-hidden")
+
+    def on_click(self, event: Click) -> None:
+        if event.widget is not None and event.widget.id == "status-session":
+            self.post_message(self.SessionClicked())

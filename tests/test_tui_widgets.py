@@ -1,0 +1,111 @@
+"""Conversation widgets on their own: ANSI safety, subagent nesting, the DOM budget, image links."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+
+from freeact_tui.agent.calls import CodeAction, SubagentTask
+from freeact_tui.agent.events import (
+    ApprovalRequest,
+    CodeExecutionOutput,
+    CodeExecutionOutputChunk,
+    ResponseChunk,
+    SubagentStatus,
+)
+from freeact_tui.tui.widgets.blocks import (
+    ActionBlock,
+    AnsiLog,
+    ExecutionOutputBlock,
+    SubagentBlock,
+    sanitize_ansi,
+)
+from freeact_tui.tui.widgets.conversation import ConversationLog
+
+
+class LogApp(App[None]):
+    def __init__(self, budget: int = 200) -> None:
+        super().__init__()
+        self.budget = budget
+
+    def compose(self) -> ComposeResult:
+        yield ConversationLog(budget=self.budget)
+
+
+def test_sanitize_keeps_colours_and_drops_terminal_control() -> None:
+    raw = "\x1b[31mred\x1b[0m \x1b[2J\x1b[H\x1b]0;evil title\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\x07\x08done\x1b[?1049h"
+    clean = sanitize_ansi(raw)
+    assert clean == "\x1b[31mred\x1b[0m linkdone"
+
+
+async def test_ansi_log_renders_colour_and_rewrites_line_on_carriage_return() -> None:
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield AnsiLog()
+
+    app = One()
+    async with app.run_test(size=(80, 10)) as pilot:
+        log = app.query_one(AnsiLog)
+        log.write("progress 10%\rprogress 100%\n\x1b[1;32mok\x1b[0m plain\x1b[2K")
+        await pilot.pause()
+        assert log.plain_text == "progress 100%\nok plain"
+        strip = log.render_line(1)
+        segments = [(seg.text, seg.style) for seg in strip if seg.text.strip()]
+        ok_style = next(style for text, style in segments if text.startswith("ok"))
+        assert ok_style is not None and ok_style.bold and ok_style.color is not None
+        assert ok_style.color.name in ("green", "color(2)") or ok_style.color.number == 2
+
+
+async def test_subagent_events_nest_under_their_task_block() -> None:
+    app = LogApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        log = app.query_one(ConversationLog)
+        task = ApprovalRequest(SubagentTask("count files"), corr_id="task-1")
+        block = await log.add_action(task)
+        assert isinstance(block, SubagentBlock)
+        sub = {"agent_id": "sub-ab12", "parent_corr_id": "task-1"}
+        await log.add_action(ApprovalRequest(CodeAction("print(3)"), corr_id="s1", **sub))  # type: ignore[arg-type]
+        await log.output_chunk(CodeExecutionOutputChunk("3\n", corr_id="s1", **sub))  # type: ignore[arg-type]
+        await log.output_end(CodeExecutionOutput("3", corr_id="s1", **sub))  # type: ignore[arg-type]
+        await log.response_chunk(ResponseChunk("There are 3.", **sub))  # type: ignore[arg-type]
+        log.subagent_status(SubagentStatus("done", "count files", agent_id="sub-ab12", corr_id="task-1"))
+        await log.finish_streams()
+        await pilot.pause()
+        nested = list(block.nested.children)
+        assert [type(b).__name__ for b in nested] == ["ActionBlock", "ExecutionOutputBlock", "ResponseBlock"]
+        assert all(b.agent_id == "sub-ab12" for b in nested)  # type: ignore[attr-defined]
+        assert "[sub-ab12] Code action" in str(nested[0].border_title)
+        assert block.status == "sub-ab12 done"
+        top_level = [type(c).__name__ for c in log.children]
+        assert top_level == ["SubagentBlock"]
+
+
+async def test_dom_is_bounded_by_the_block_budget() -> None:
+    app = LogApp(budget=10)
+    async with app.run_test(size=(100, 40)) as pilot:
+        log = app.query_one(ConversationLog)
+        for index in range(25):
+            await log.notice(f"note {index}")
+        await pilot.pause()
+        shown = [b.text for b in log.blocks]  # type: ignore[attr-defined]
+        assert shown == [f"note {i}" for i in range(15, 25)]
+        assert "15 earlier blocks" in str(log.query_one("#pruned").render())
+
+
+async def test_images_become_file_links_and_errors_are_marked(tmp_path: Path) -> None:
+    image = tmp_path / "plot one.png"
+    image.write_bytes(b"\x89PNG")
+    app = LogApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        log = app.query_one(ConversationLog)
+        await log.output_end(
+            CodeExecutionOutput("Traceback: boom", images=[image], is_error=True, corr_id="c9")
+        )
+        await pilot.pause()
+        block = log.query_one(ExecutionOutputBlock)
+        assert block.has_class("-error") and block.text == "Traceback: boom"
+        link = block.query_one(".output-note").render()
+        spans = [span.style for span in link.spans]  # type: ignore[attr-defined]
+        assert any(getattr(style, "link", None) == image.as_uri() for style in spans)
+        assert not log.query(ActionBlock)
