@@ -25,6 +25,7 @@ from freeact_tui.agent.events import (
     ResponseChunk,
     Thoughts,
     ThoughtsChunk,
+    ToolOutput,
     UsageUpdate,
 )
 from freeact_tui.agent.permissions import PermissionRules
@@ -234,6 +235,8 @@ async def test_cancel_during_approval_wait(executor: KernelExecutor, tmp_path: P
                 agent.cancel()
         assert of(events, Cancelled)[0].phase == "approval"
         assert of(events, CodeExecutionOutput) == []
+        (request,) = of(events, ApprovalRequest)
+        assert request.decision is not None and not request.decision.approved  # no dialog left waiting
 
 
 async def test_max_turns_stops_the_loop(executor: KernelExecutor, tmp_path: Path) -> None:
@@ -341,3 +344,12 @@ async def test_resume_gives_model_the_history(executor: KernelExecutor, tmp_path
         if isinstance(p, UserPromptPart)
     ]
     assert prompts == ["remember the word banana", "what was the word?"]
+
+
+async def test_approval_timeout_rejects(executor: KernelExecutor, tmp_path: Path) -> None:
+    s = script([Code("print('never')")], ["after"])
+    async with make_agent(s, executor, tmp_path, approval_timeout=0.3) as agent:
+        events = await run(agent, "nobody answers", decide=lambda r: None)
+    assert of(events, CodeExecutionOutput) == []
+    assert "No decision within 0.3 s" in of(events, ToolOutput)[0].content
+    assert len(s.requests) == 1

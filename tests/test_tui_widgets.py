@@ -109,3 +109,20 @@ async def test_images_become_file_links_and_errors_are_marked(tmp_path: Path) ->
         spans = [span.style for span in link.spans]  # type: ignore[attr-defined]
         assert any(getattr(style, "link", None) == image.as_uri() for style in spans)
         assert not log.query(ActionBlock)
+
+
+async def test_parallel_calls_keep_their_output_next_to_their_action() -> None:
+    app = LogApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        log = app.query_one(ConversationLog)
+        await log.add_action(ApprovalRequest(CodeAction("print(1)"), corr_id="c1"))
+        await log.add_action(ApprovalRequest(SubagentTask("research"), corr_id="c2"))
+        await log.output_chunk(CodeExecutionOutputChunk("one\n", corr_id="c1"))
+        await log.output_end(CodeExecutionOutput("one", corr_id="c1"))
+        await pilot.pause()
+        top = [
+            (type(b).__name__, b.corr_id)
+            for b in log.children
+            if isinstance(b, ActionBlock | ExecutionOutputBlock | SubagentBlock)
+        ]
+        assert top == [("ActionBlock", "c1"), ("ExecutionOutputBlock", "c1"), ("SubagentBlock", "c2")]

@@ -284,7 +284,10 @@ class Agent:
         if self.enable_subagents:
             pool = ExecutorPool(self._new_executor, self.subagent_pool_size)
             self._subagents = SubagentManager(self, max_running=self.max_subagents, pool=pool)
-            pool.fill()
+            if self._kernel_task is not None:  # warm subagent kernels only once ours is up: no race for the CPU
+                self._kernel_task.add_done_callback(lambda _: pool.fill())
+            else:
+                pool.fill()
 
     async def stop(self) -> None:
         """Cancel a running turn and stop the kernel (if this agent started it)."""
@@ -622,6 +625,9 @@ class Agent:
                     )
             else:
                 decision = await request.wait()
+        except BaseException:  # cancelled or failed: answer it, so no UI keeps asking
+            request.resolve(Decision(False))
+            raise
         finally:
             self._phase = previous
         if decision.remember and decision.pattern:

@@ -93,10 +93,14 @@ class ConversationLog(VerticalScroll):
         parent = self._subagents.get(parent_corr_id) if parent_corr_id else None
         if isinstance(block, SubagentBlock) and block.corr_id:
             self._subagents[block.corr_id] = block
-        if parent is not None and parent.is_attached:
-            await parent.nested.mount(block)
+        container: Widget = parent.nested if parent is not None and parent.is_attached else self
+        # Parallel calls interleave their events: keep each call's blocks together, in call order.
+        anchor = _last_block_of(container, block.agent_id, block.corr_id) if block.corr_id else None
+        if anchor is not None:
+            await container.mount(block, after=anchor)
         else:
-            await self.mount(block)
+            await container.mount(block)
+        if container is self:
             await self._prune()
         return block
 
@@ -301,6 +305,15 @@ class ConversationLog(VerticalScroll):
         blocks = blocks_from_history(messages)
         await self.add_all(blocks)
         return len(blocks)
+
+
+def _last_block_of(container: Widget, agent_id: str, corr_id: str) -> Widget | None:
+    """The last direct child of ``container`` that belongs to the same call, unless it is the last child."""
+    children = list(container.children)
+    for child in reversed(children):
+        if isinstance(child, Block) and child.agent_id == agent_id and child.corr_id == corr_id:
+            return child if child is not children[-1] else None
+    return None
 
 
 def _tool_call(part: ToolCallPart) -> ToolCall:
