@@ -353,3 +353,28 @@ async def test_approval_timeout_rejects(executor: KernelExecutor, tmp_path: Path
     assert of(events, CodeExecutionOutput) == []
     assert "No decision within 0.3 s" in of(events, ToolOutput)[0].content
     assert len(s.requests) == 1
+
+
+async def test_transient_model_error_is_retried(executor: KernelExecutor, tmp_path: Path) -> None:
+    s = script([Fail(ModelHTTPError(503, "scripted", body={"error": "overloaded"}))], ["recovered"])
+    async with make_agent(s, executor, tmp_path) as agent:
+        events = await run(agent, "flaky")
+    assert of(events, AgentError) == []
+    assert of(events, Response)[-1].content == "recovered"
+    assert len(s.requests) == 2
+
+
+async def test_unreachable_model_ends_turn_with_clear_message(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    model = OpenAIChatModel("local", provider=OpenAIProvider(base_url="http://127.0.0.1:9/v1", api_key="x"))
+    agent = Agent(model, sessions_dir=tmp_path / "s", working_dir=tmp_path, executor=executor)
+    agent.permissions = PermissionRules(None, defaults=False)
+    async with agent:
+        events = await run(agent, "hello?")
+        assert agent.history == []  # rolled back
+    (error,) = of(events, AgentError)
+    assert error.kind == "model" and "rolled back" in error.message

@@ -284,7 +284,9 @@ class Agent:
         if self.enable_subagents:
             pool = ExecutorPool(self._new_executor, self.subagent_pool_size)
             self._subagents = SubagentManager(self, max_running=self.max_subagents, pool=pool)
-            if self._kernel_task is not None:  # warm subagent kernels only once ours is up: no race for the CPU
+            if (
+                self._kernel_task is not None
+            ):  # warm subagent kernels only once ours is up: no race for the CPU
                 self._kernel_task.add_done_callback(lambda _: pool.fill())
             else:
                 pool.fill()
@@ -725,9 +727,10 @@ def _is_retryable(exc: Exception) -> bool:
         ModelUnavailableError,
     )
 
-    return isinstance(
-        exc, ModelRateLimitError | ModelServerError | ModelUnavailableError | ModelConnectionError
-    )
+    if isinstance(exc, ModelRateLimitError | ModelServerError | ModelUnavailableError | ModelConnectionError):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status in (408, 429) or status >= 500)
 
 
 def _describe_model_error(exc: Exception) -> str:

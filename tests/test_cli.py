@@ -1,0 +1,64 @@
+"""The command line: what a user sees before the app starts (version, bad config, bad session ids)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from freeact_tui.cli import app, resolve_session_id
+from freeact_tui.config import load_config
+
+runner = CliRunner()
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.startswith("freeact-tui 0.")
+
+
+def test_broken_config_is_one_clear_message_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("execution_timeout = 'soon'\n")
+    result = runner.invoke(app, ["--config", str(bad)])
+    assert result.exit_code == 2
+    assert "Invalid configuration" in result.output and "execution_timeout" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_session_id_that_is_not_a_uuid_is_refused(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["--session-id", "../../etc"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert not (tmp_path / "etc").exists()
+
+
+def test_session_id_and_resume_are_exclusive() -> None:
+    result = runner.invoke(app, ["--session-id", "abcd", "--resume"])
+    assert result.exit_code == 2 and "either" in result.output
+
+
+def test_unknown_prefix_is_refused_and_full_uuid_starts_new_session(tmp_path: Path) -> None:
+    config = load_config(overrides={"sessions_dir": tmp_path}, cwd=tmp_path)
+    result = runner.invoke(app, ["--session-id", "abcd1234"])
+    assert result.exit_code == 2 and "no session matches" in result.output
+    new_id = "3f2a1c4e-0000-4000-8000-000000000001"
+    assert resolve_session_id(config, new_id, False) == new_id
+
+
+def test_resume_without_sessions_starts_new(tmp_path: Path) -> None:
+    config = load_config(overrides={"sessions_dir": tmp_path}, cwd=tmp_path)
+    assert resolve_session_id(config, None, True) is None
+
+
+def test_sessions_subcommand_is_mounted() -> None:
+    result = runner.invoke(app, ["sessions", "list"])
+    assert result.exit_code == 0
+
+
+def test_python_dash_m_entry_point() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "freeact_tui", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0 and "freeact-tui" in out.stdout
