@@ -68,6 +68,7 @@ async def ptc(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ptc]:
     root.mkdir()
     executor = KernelExecutor(working_dir=base / "work", images_dir=base / "images", extra_pythonpath=[root])
     apis, _ = await asyncio.gather(generate_ptc_sources(calc_ptc(), root, log_dir=logs), executor.start())
+    executor.set_mcp_servers(apis.params)
     yield Ptc(apis, executor, logs)
     await executor.stop()
 
@@ -135,9 +136,11 @@ async def test_ptc_call_from_kernel_rejected(ptc: Ptc) -> None:
 
 
 async def test_ptc_tool_error_reaches_the_cell(ptc: Ptc) -> None:
-    _, result = await run_cell(
-        ptc.executor, "from mcptools.calc import fail\nfail.run(fail.Params(message='kaputt'))", True
+    # the message is assembled at run time, so "kaputt" in the output can only come from the tool's error
+    approvals, result = await run_cell(
+        ptc.executor, "from mcptools.calc import fail\nfail.run(fail.Params(message='kap' + 'utt'))", True
     )
+    assert [(a.server, a.tool) for a in approvals] == [("calc", "fail")]
     assert result.is_error
     assert "ToolRunnerError" in result.text and "kaputt" in result.text
 
@@ -237,6 +240,7 @@ async def test_http_server_json_tools_and_ptc(http_url: str, ptc: Ptc, tmp_path:
     servers = {**calc_ptc(), "remote": config.model_copy(update={"mode": "ptc"})}
     apis = await generate_ptc_sources(servers, ptc.apis.root, log_dir=ptc.logs)
     assert apis.errors == [] and apis.regenerated == ["remote"]
+    ptc.executor.set_mcp_servers(apis.params)
     code = "from mcptools.remote import add as radd\nprint(radd.run(radd.Params(a=5, b=7)).result)"
     approvals, result = await run_cell(ptc.executor, code, True)
     assert [(a.server, a.tool) for a in approvals] == [("remote", "add")]

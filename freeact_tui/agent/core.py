@@ -53,6 +53,8 @@ from freeact_tui.agent.events import (
     ToolOutput,
     UsageUpdate,
 )
+from freeact_tui.agent.mcp import McpServerError
+from freeact_tui.agent.mcp_ptc import package_name
 from freeact_tui.agent.mcp_setup import McpSetup
 from freeact_tui.agent.models import resolve_model
 from freeact_tui.agent.permissions import PermissionRules, PermissionsFileError
@@ -136,6 +138,9 @@ class Agent:
         self.mcp_servers = dict(mcp_servers or {})
         self.mcp = McpSetup(self.mcp_servers if agent_id == "main" else {})
         self.mcp_description: str | None = None  # subagents get the parent's
+        # MCP servers code in the kernel may call (package -> params + timeout), once generated;
+        # None leaves a given executor's allow-list alone. Subagents get the parent's.
+        self.ptc_servers: dict[str, dict[str, Any]] | None = None
         self.execution_timeout = execution_timeout
         self.approval_timeout = approval_timeout
         self.enable_subagents = enable_subagents and agent_id == "main"
@@ -320,6 +325,7 @@ class Agent:
             images_dir=self.images_dir,
             kernel_env=self.kernel_env,
             extra_pythonpath=self.mcp.pythonpath(),
+            mcp_servers=self.ptc_servers,
         )
 
     async def _start_executor(self) -> Executor:
@@ -334,6 +340,21 @@ class Agent:
             raise
         self._executor = executor
         return executor
+
+    def _ptc_allow_list(self) -> dict[str, dict[str, Any]]:
+        """The generated APIs' connection parameters, each with its server's call timeout."""
+        assert self.mcp.apis is not None
+        timeouts: dict[str, float] = {}
+        for name, config in self.mcp.ptc.items():
+            try:
+                timeouts[package_name(name)] = config.timeout
+            except McpServerError:
+                continue  # no package, so nothing to allow
+        return {
+            pkg: {**params, "timeout": timeouts[pkg]}
+            for pkg, params in self.mcp.apis.params.items()
+            if pkg in timeouts
+        }
 
     def _on_kernel_state(self, state: KernelState, detail: str) -> None:
         self._notify(KernelStatus(state, detail=detail, agent_id=self.agent_id))
@@ -427,6 +448,8 @@ class Agent:
             for problem in await self.mcp.ready():
                 self._emit(AgentError(problem, kind="config", **self._ids()))
             self.mcp_description = self.mcp.description() or self.mcp_description
+            if self.mcp.apis is not None:
+                self.ptc_servers = self._ptc_allow_list()
             parts: list[Any] = []
             if not self.history:
                 parts.append(SystemPromptPart(self._system_prompt()))
@@ -661,6 +684,8 @@ class Agent:
             executor = await self._ensure_executor()
         except ExecutorError as exc:
             raise _TurnError("kernel", str(exc)) from exc
+        if self.ptc_servers is not None:  # pin the kernel's tool server to the configured MCP servers
+            executor.set_mcp_servers(self.ptc_servers)
         runner = CodeActionRunner(
             ask=self.ask,
             emit=self._emit,

@@ -119,6 +119,7 @@ class SubagentManager:
             tool_result_preview_chars=parent.preview_chars,
             parent_corr_id=corr,
         )
+        sub.ptc_servers = parent.ptc_servers
         sub.mcp_description = parent.mcp_description
         answer: list[str] = []
         requests: list[ApprovalRequest] = []

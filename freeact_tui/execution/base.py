@@ -5,7 +5,7 @@ The agent drives an executor only through this protocol, so execution backends a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -103,4 +103,8 @@ class Executor(Protocol):
 
     async def reset(self) -> None:
         """Restart the kernel: all state is lost."""
+        ...
+
+    def set_mcp_servers(self, servers: Mapping[str, Mapping[str, Any]] | None) -> None:
+        """Allow code to call exactly these MCP servers (package name -> connection params)."""
         ...

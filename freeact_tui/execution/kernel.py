@@ -1,9 +1,10 @@
 """The local executor: a stateful IPython kernel (ipybox pieces) whose shell and MCP calls ask first.
 
-Parts: an in-process mcpygen ``ToolServer`` (approval channel and programmatic MCP calls), a Jupyter
-Kernel Gateway subprocess, and one kernel reached through ``KernelConnection``. Inside the kernel,
-ipybox's init code routes every ``!cmd``/``%%bash`` and MCP call through the approval channel;
-each request surfaces from ``stream()`` as an ``ExecApproval``.
+Parts: an in-process tool server (``tool_server``: approval channel, and programmatic MCP calls of
+allowed servers only), a Jupyter Kernel Gateway subprocess (``kernel_gateway``), and one kernel
+reached through ``KernelConnection``; ``cell_run`` drives one cell. Inside the kernel, ipybox's init
+code routes every ``!cmd``/``%%bash`` and MCP call through the approval channel; each request
+surfaces from ``stream()`` as an ``ExecApproval``.
 """
 
 from __future__ import annotations
@@ -11,118 +12,36 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from pathlib import Path
+from typing import Any
 
-import uvicorn
-from mcpygen import ApprovalClient, ApprovalRequest, ToolServer
+from mcpygen import ApprovalClient, ApprovalRequest
 
 from freeact_tui import paths
 from freeact_tui.agent.events import KernelState
 from freeact_tui.execution.base import (
     ApprovalKind,
     ExecApproval,
-    ExecChunk,
     ExecItem,
     ExecResult,
     ExecutorError,
     StateListener,
 )
-from freeact_tui.execution.kernel_client import (
-    WARM_UP_CODE,
-    CellEnd,
-    KernelConnection,
-    KernelGatewayProcess,
-    KernelGone,
-    OutputText,
-    kernel_init_code,
+from freeact_tui.execution.cell_run import CellRun, Stop
+from freeact_tui.execution.kernel_client import KernelConnection
+from freeact_tui.execution.kernel_gateway import KernelGatewayProcess, kernel_environment
+from freeact_tui.execution.kernel_init import WARM_UP_CODE, kernel_init_code
+from freeact_tui.execution.tool_server import (
+    DEFAULT_TOOL_TIMEOUT,
+    KernelToolServer,
+    McpServerEntry,
+    bind_socket,
+    parse_mcp_servers,
 )
 
 logger = logging.getLogger(__name__)
-
-# Variables of the parent environment a kernel needs to behave normally; nothing secret.
-_INHERITED_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
-# How long an interrupted cell may take to stop before the kernel is restarted instead.
-_INTERRUPT_GRACE = 3.0
-# How long a `!cmd` approval may wait for its marker in the output (see kernel_client.SYNC_MARK).
-_SYNC_HOLD = 0.5
-
-
-class _Wake:
-    """Queue marker: an approval was decided, recompute the time budget."""
-
-
-class _Stop:
-    """Queue marker: the user asked to interrupt the cell."""
-
-
-_Item = OutputText | CellEnd | KernelGone | ExecApproval | _Wake | _Stop
-
-
-class _Budget:
-    """Execution time of a cell, paused while any approval is pending."""
-
-    def __init__(self, timeout: float | None) -> None:
-        self.timeout = timeout
-        self.used = 0.0
-        self.since = time.monotonic()
-        self.pending = 0
-
-    def pause(self) -> None:
-        if self.pending == 0:
-            self.used += time.monotonic() - self.since
-        self.pending += 1
-
-    def resume(self) -> None:
-        self.pending -= 1
-        if self.pending == 0:
-            self.since = time.monotonic()
-
-    def remaining(self) -> float | None:
-        if self.timeout is None or self.pending:
-            return None
-        return self.timeout - self.used - (time.monotonic() - self.since)
-
-
-class _Run:
-    """One cell in flight: everything its stream yields arrives through ``queue``."""
-
-    def __init__(self, timeout: float | None, lock: asyncio.Lock) -> None:
-        self.lock = lock  # held for the cell; released when it is over
-        self.queue: asyncio.Queue[_Item] = asyncio.Queue()
-        self.budget = _Budget(timeout)
-        self.undecided: set[Callable[[bool], Awaitable[None]]] = set()
-        self.finished = False
-
-    async def reject_pending(self) -> None:
-        for respond in list(self.undecided):
-            await respond(False)
-
-
-class _QuietServer(uvicorn.Server):
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        # The host app owns SIGINT/SIGTERM; uvicorn would swallow them.
-        yield
-
-
-class _ToolServer(ToolServer):
-    """mcpygen's ToolServer on a socket bound beforehand (no port race, no ``sys.exit`` on bind errors)."""
-
-    def __init__(self, sock: socket.socket, **kwargs: object) -> None:
-        super().__init__(**kwargs)
-        self._sock = sock
-
-    async def start(self) -> None:
-        config = uvicorn.Config(
-            self.app, log_config=None, log_level="warning", access_log=False, ws="wsproto"
-        )
-        self._server = _QuietServer(config)
-        self._server_task = asyncio.create_task(self._server.serve(sockets=[self._sock]))
-        await self._ready()
 
 
 class KernelExecutor:
@@ -142,9 +61,16 @@ class KernelExecutor:
         host: Interface of the tool server and the kernel gateway.
         gateway_port: Fixed gateway port (default: a free one).
         tool_server_port: Fixed tool server port (default: a free one).
+        mcp_servers: The MCP servers code may call through generated APIs: package name ->
+            connection parameters (as ``PtcApis.params``), each optionally with ``timeout``
+            (seconds per call). Calls of any other server, or with other parameters, are refused.
+            Replace it with ``set_mcp_servers`` (generation usually finishes after the kernel starts).
+        mcp_timeout: Seconds a programmatic tool call may run when its entry gives no ``timeout``.
+        log_dir: Where MCP servers' stderr goes (default: ``logs`` in the user data dir).
 
     Raises:
-        ValueError: ``require_shell_escape`` without ``approve_shell_cmds``.
+        ValueError: ``require_shell_escape`` without ``approve_shell_cmds``, or a bad ``mcp_servers``
+            entry.
     """
 
     def __init__(
@@ -163,9 +89,15 @@ class KernelExecutor:
         host: str = "127.0.0.1",
         gateway_port: int | None = None,
         tool_server_port: int | None = None,
+        mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
+        mcp_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        log_dir: Path | None = None,
     ) -> None:
         if require_shell_escape and not approve_shell_cmds:
             raise ValueError("require_shell_escape=True requires approve_shell_cmds=True")
+        self.mcp_timeout = mcp_timeout
+        self._mcp_servers: dict[str, McpServerEntry] = parse_mcp_servers(mcp_servers, mcp_timeout)
+        self.log_dir = log_dir or paths.data_dir() / "logs"
         self.working_dir = working_dir.resolve()
         self.images_dir = images_dir or paths.data_dir() / "images"
         self.kernel_env = dict(kernel_env or {})
@@ -182,11 +114,11 @@ class KernelExecutor:
         self._detail = ""
         self._listeners: list[StateListener] = []
         self._lock = asyncio.Lock()
-        self._tool_server: _ToolServer | None = None
+        self._tool_server: KernelToolServer | None = None
         self._approvals: ApprovalClient | None = None
         self._gateway: KernelGatewayProcess | None = None
         self._conn: KernelConnection | None = None
-        self._run: _Run | None = None
+        self._run: CellRun | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
         self._synced = False  # the warm-up installed the approval markers
@@ -205,6 +137,24 @@ class KernelExecutor:
     def gateway_pid(self) -> int | None:
         """Process id of the kernel gateway (None when it does not run)."""
         return self._gateway.pid if self._gateway is not None else None
+
+    @property
+    def mcp_servers(self) -> dict[str, McpServerEntry]:
+        """The MCP servers code in the kernel may call (by package name)."""
+        return dict(self._mcp_servers)
+
+    def set_mcp_servers(self, servers: Mapping[str, Mapping[str, Any]] | None) -> None:
+        """Replace the allowed MCP servers (see ``mcp_servers`` in the class docstring).
+
+        Takes effect at once, also while the kernel runs; a started server that was removed or
+        whose parameters changed is stopped.
+
+        Raises:
+            ValueError: An entry is malformed (the allow-list is then left as it was).
+        """
+        self._mcp_servers = parse_mcp_servers(servers, self.mcp_timeout)
+        if self._tool_server is not None:
+            self._tool_server.set_servers(self._mcp_servers)
 
     def add_state_listener(self, listener: StateListener) -> None:
         """``listener(state, detail)`` is called on every state change."""
@@ -237,25 +187,27 @@ class KernelExecutor:
             if not self.working_dir.is_dir():
                 raise ExecutorError(f"Working directory does not exist: {self.working_dir}")
             gateway_port, tool_port = self._ports
-            sock = _bind(self.host, tool_port, "tool server")
-            self._tool_server = _ToolServer(
+            sock = bind_socket(self.host, tool_port, "tool server")
+            self._tool_server = KernelToolServer(
                 sock,
-                host=self.host,
-                port=sock.getsockname()[1],
+                servers=self._mcp_servers,
+                log_dir=self.log_dir,
                 approval_required=self.approve_shell_cmds or self.approve_tool_calls,
                 approval_timeout=self.approval_timeout,
             )
             await self._tool_server.start()
             self._approvals = ApprovalClient(self._on_approval, host=self.host, port=self._tool_server.port)
             await self._approvals.connect()
-            probe = _bind(self.host, gateway_port, "kernel gateway")
+            probe = bind_socket(self.host, gateway_port, "kernel gateway")
             gateway_port = probe.getsockname()[1]
             probe.close()
             self._gateway = KernelGatewayProcess(
                 host=self.host,
                 port=gateway_port,
                 working_dir=self.working_dir,
-                env=self._env(self._tool_server.port),
+                env=kernel_environment(
+                    self.kernel_env, self.extra_pythonpath, self.host, self._tool_server.port
+                ),
             )
             await self._gateway.start()
             await self._open_kernel()
@@ -269,21 +221,6 @@ class KernelExecutor:
         self._set_state("ready")
         await self._lock.acquire()
         self._spawn(self._warm_up_and_release(self._lock))
-
-    def _env(self, tool_port: int) -> dict[str, str]:
-        env = {k: os.environ[k] for k in _INHERITED_ENV if k in os.environ}
-        env.update(self.kernel_env)
-        pythonpath = [str(p.resolve()) for p in self.extra_pythonpath]
-        if env.get("PYTHONPATH"):
-            pythonpath.append(env["PYTHONPATH"])
-        if pythonpath:
-            env["PYTHONPATH"] = os.pathsep.join(pythonpath)
-        # Generated MCP APIs find the tool server through these.
-        env["TOOL_SERVER_HOST"] = self.host
-        env["TOOL_SERVER_PORT"] = str(tool_port)
-        # Silences debugpy's "frozen modules" warning that every new kernel prints.
-        env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
-        return env
 
     async def _open_kernel(self) -> None:
         assert self._gateway is not None and self._tool_server is not None
@@ -372,7 +309,7 @@ class KernelExecutor:
             raise ExecutorError("The kernel is not running (executor stopped).")
         lock = self._lock
         await lock.acquire()
-        run = _Run(timeout, lock)
+        run = CellRun(timeout, lock)
         try:
             if self._stopping:
                 raise ExecutorError("The kernel is not running (executor stopped).")
@@ -383,70 +320,15 @@ class KernelExecutor:
             self._set_state("busy")
             await self._conn.execute(code, run.queue.put_nowait)
             run.budget.since = time.monotonic()
-            seen: list[str] = []  # output so far, for a cell that has to be abandoned
-            held: list[ExecApproval] = []  # `!cmd` approvals waiting for their marker in the output
-            marks = 0  # markers that arrived before their approval
-            stopping: str | None = None  # "cancelled" or "timed_out" once the kernel was interrupted
-            hold_until = grace_until = 0.0
-            while True:
-                now = time.monotonic()
-                waits = [grace_until - now if stopping else run.budget.remaining()]
-                waits += [hold_until - now] if held else []
-                item = await _next(run.queue, min((w for w in waits if w is not None), default=None))
-                match item:
-                    case OutputText(text=text, sync=sync):
-                        if text:
-                            seen.append(text)
-                            yield ExecChunk(text)
-                        for _ in range(sync):
-                            if held:
-                                yield held.pop(0)
-                            else:
-                                marks += 1
-                    case ExecApproval() if stopping is not None:
-                        await item.reject()
-                    case ExecApproval(kind="shell" | "script") if self._synced and not marks:
-                        hold_until = hold_until if held else time.monotonic() + _SYNC_HOLD
-                        held.append(item)
-                    case ExecApproval():
-                        marks = max(0, marks - 1) if item.kind != "mcp" else marks
-                        yield item
-                    case CellEnd():
-                        result = ExecResult(item.text, item.images, is_error=item.error is not None)
-                        if stopping is not None:
-                            result = _stopped(result, stopping, timeout)
-                        self._finish(run)
-                        yield result
-                        return
-                    case KernelGone():
-                        result = _died(item, stopped=self._stopping)
-                        self._finish(run)
-                        yield result
-                        return
-                    case None if held and time.monotonic() >= hold_until:
-                        while held:
-                            yield held.pop(0)
-                    case _Stop() | None if stopping is None:
-                        left = run.budget.remaining()
-                        if isinstance(item, _Stop) or (left is not None and left <= 0):
-                            stopping = "cancelled" if isinstance(item, _Stop) else "timed_out"
-                            grace_until = time.monotonic() + _INTERRUPT_GRACE
-                            held.clear()
-                            await run.reject_pending()
-                            await self._conn.interrupt()
-                    case None if time.monotonic() >= grace_until:
-                        # The cell ignored the interrupt: only a new kernel frees it.
-                        result = _stopped(
-                            ExecResult("".join(seen).strip("\n"), is_error=True), stopping, timeout
-                        )
-                        result.text += (
-                            "\nThe cell did not stop, so the kernel was restarted: all state was lost."
-                        )
-                        with contextlib.suppress(ExecutorError):
-                            await self._restart_kernel("the cell did not stop after an interrupt")
-                        self._finish(run)
-                        yield result
-                        return
+            async for item in run.drive(
+                self._conn,
+                synced=self._synced,
+                executor_stopping=lambda: self._stopping,
+                restart=self._restart_kernel,
+            ):
+                if isinstance(item, ExecResult):
+                    self._finish(run)
+                yield item
         finally:
             if not run.finished:
                 run.finished = True
@@ -456,27 +338,16 @@ class KernelExecutor:
                 else:
                     lock.release()
 
-    def _finish(self, run: _Run) -> None:
+    def _finish(self, run: CellRun) -> None:
         run.finished = True
         self._run = None
         if self._conn is not None and not self._conn.dead and not self._stopping:
             self._set_state("ready")
         run.lock.release()
 
-    async def _abandon(self, run: _Run) -> None:
+    async def _abandon(self, run: CellRun) -> None:
         try:
-            await run.reject_pending()
-            if self._conn is not None and not self._conn.dead:
-                await self._conn.interrupt()
-                deadline = time.monotonic() + _INTERRUPT_GRACE
-                while not isinstance(
-                    item := await _next(run.queue, deadline - time.monotonic()), CellEnd | KernelGone
-                ):
-                    if item is None:
-                        await self._restart_kernel("the cell did not stop after an interrupt")
-                        break
-                    if isinstance(item, ExecApproval):
-                        await item.reject()
+            await run.abandon(self._conn, self._restart_kernel)
         except ExecutorError:
             pass
         finally:
@@ -496,34 +367,12 @@ class KernelExecutor:
         if run is None or run.finished:
             await request.reject()
             return
-        run.budget.pause()
-        decided = False
-
-        def settle() -> bool:
-            nonlocal decided
-            if decided:
-                return False
-            decided = True
-            run.undecided.discard(respond)
-            run.budget.resume()
-            run.queue.put_nowait(_Wake())
-            return True
-
-        async def respond(ok: bool) -> None:
-            if settle():
-                await (request.accept() if ok else request.reject())
-
-        if self.approval_timeout is not None:
-            # The tool server fails the call at that moment; stop pausing the budget then too.
-            asyncio.get_running_loop().call_later(self.approval_timeout, settle)
-        approval.respond = respond
-        run.undecided.add(respond)
-        run.queue.put_nowait(approval)
+        run.offer(approval, request, self.approval_timeout)
 
     async def interrupt(self) -> None:
         """Interrupt the running cell; its ``stream`` ends with ``cancelled=True``."""
         if self._run is not None and not self._run.finished:
-            self._run.queue.put_nowait(_Stop())
+            self._run.queue.put_nowait(Stop())
 
     async def reset(self) -> None:
         """Restart the kernel (all state lost, init code re-run) and stop started MCP servers.
@@ -568,46 +417,3 @@ class KernelExecutor:
             with contextlib.suppress(Exception):
                 await self._tool_server.stop()
             self._tool_server = None
-
-
-async def _next(queue: asyncio.Queue[_Item], wait: float | None) -> _Item | None:
-    """The next queue item, or None when ``wait`` seconds pass first."""
-    if wait is not None and wait <= 0:
-        return None if queue.empty() else queue.get_nowait()
-    try:
-        return await asyncio.wait_for(queue.get(), wait)
-    except TimeoutError:
-        return None
-
-
-def _stopped(result: ExecResult, why: str | None, timeout: float | None) -> ExecResult:
-    result.is_error = True
-    if why == "timed_out":
-        result.timed_out = True
-        note = (
-            f"Execution timed out after {timeout:g}s (approval waits excluded); the kernel was interrupted."
-        )
-    else:
-        result.cancelled = True
-        note = "Execution interrupted."
-    result.text = f"{result.text}\n{note}".strip()
-    return result
-
-
-def _died(gone: KernelGone, *, stopped: bool) -> ExecResult:
-    note = (
-        "The executor was stopped."
-        if stopped
-        else f"The kernel died ({gone.reason}); a new kernel is started and all state was lost."
-    )
-    return ExecResult(f"{gone.text}\n{note}".strip(), gone.images, is_error=True, kernel_died=not stopped)
-
-
-def _bind(host: str, port: int | None, what: str) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.bind((host, port or 0))
-    except OSError as e:
-        sock.close()
-        raise ExecutorError(f"Cannot listen on {host}:{port} for the {what}: {e.strerror or e}") from e
-    return sock

@@ -1,4 +1,4 @@
-"""A Jupyter Kernel Gateway process and one IPython kernel in it, reached over a websocket.
+"""One IPython kernel in a Jupyter Kernel Gateway, reached over a websocket; cells never lose output.
 
 ipybox's ``KernelClient.stream`` ends a cell at ``execute_reply`` (shell channel), before the
 cell's last ``stream`` message (iopub) may have arrived, so output gets lost. Here one reader task
@@ -12,10 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import signal
-import sys
-import tempfile
 from base64 import b64decode
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,105 +22,19 @@ from uuid import uuid4
 import aiohttp
 import psutil
 from ipybox.kernel_mgr.client import KernelClient
-from ipybox.kernel_mgr.init import build_init_code
 
 from freeact_tui.execution.base import ExecutorError
+from freeact_tui.execution.kernel_gateway import KernelGatewayProcess
+from freeact_tui.execution.kernel_init import SYNC_MARK
 
 _PID_POLL_INTERVAL = 0.1
 # Output the kernel sent just before dying may still be in flight through the gateway.
 _DEATH_GRACE = 0.2
 
-# The gateway's kernel websocket leaves Nagle's algorithm on: with delayed ACKs every cell then
-# takes ~45 ms instead of ~5 ms. Launch it with TCP_NODELAY set on that websocket.
-_GATEWAY_MAIN = """\
-try:
-    import jupyter_server.services.kernels.websocket as _ws
-    _open = _ws.KernelWebsocketHandler.open
-    async def _open_nodelay(self, *args, **kwargs):
-        self.set_nodelay(True)
-        return await _open(self, *args, **kwargs)
-    _ws.KernelWebsocketHandler.open = _open_nodelay
-except Exception:
-    pass
-from kernel_gateway.gatewayapp import launch_instance
-launch_instance()
-"""
-
-# Written to stdout right before each `!cmd` approval request: approvals travel on another channel
-# than output, and the marker tells where in the output the request was made.
-SYNC_MARK = "\x00freeact:approval\x00"
-
-# IPython 9 keeps unloaded magics as LazyMagic proxies that look themselves up again by name, so
-# ipybox's %%bash wrapper would call itself forever; load them before ipybox wraps them.
-_RESOLVE_SCRIPT_MAGICS = """\
-for _m in ('bash', 'sh'):
-    _m = get_ipython().magics_manager.magics['cell'].get(_m)
-    if hasattr(_m, '_resolve'):
-        _m._resolve()
-del _m
-"""
-
-# ipybox's guard raises RuntimeError on subprocess use; libraries that probe with a subprocess and
-# fall back on OSError (matplotlib's font cache runs `fc-list`) would fail. Raise something that
-# is both, so they fall back and user code catching RuntimeError still works.
-_GUARD_ERROR = """\
-class ShellEscapeError(PermissionError, RuntimeError):
-    pass
-"""
-
-# ipybox imports mcpygen at the first `!cmd`; the package __init__ pulls in the MCP SDK and code
-# generators (~2.5 s). Load only the approval client under a lazy `mcpygen` package (the rest
-# loads on first attribute access) and mark each approval request in the output (SYNC_MARK).
-WARM_UP_CODE = f"""\
-def _ipybox_warm_up():
-    import importlib.util, sys
-    if 'mcpygen' not in sys.modules:
-        spec = importlib.util.find_spec('mcpygen')
-        pkg = importlib.util.module_from_spec(spec)
-        def __getattr__(name, _pkg=pkg, _spec=spec):
-            del _pkg.__dict__['__getattr__']
-            _spec.loader.exec_module(_pkg)
-            return getattr(_pkg, name)
-        pkg.__getattr__ = __getattr__
-        sys.modules['mcpygen'] = pkg
-        try:
-            from mcpygen.tool_exec.approval.client import ApprovalRequestor
-        except BaseException:
-            del sys.modules['mcpygen']
-            raise
-        pkg.ApprovalRequestor = ApprovalRequestor
-    from mcpygen import ApprovalRequestor
-    if not getattr(ApprovalRequestor.request_sync, '_freeact_sync', False):
-        def request_sync(self, *args, _orig=ApprovalRequestor.request_sync, **kwargs):
-            sys.stdout.write({SYNC_MARK!r})
-            sys.stdout.flush()
-            return _orig(self, *args, **kwargs)
-        request_sync._freeact_sync = True
-        ApprovalRequestor.request_sync = request_sync
-_ipybox_warm_up()
-del _ipybox_warm_up
-"""
-
-
-def kernel_init_code(
-    *, working_dir: Path, approve_shell_cmds: bool, require_shell_escape: bool, host: str, port: int
-) -> str:
-    """ipybox's kernel init code (cwd restore, approval handlers, shell escape guard), made safe for IPython 9."""
-    code = build_init_code(
-        working_dir=working_dir,
-        approve_shell_cmds=approve_shell_cmds,
-        require_shell_escape=require_shell_escape,
-        tool_server_host=host,
-        tool_server_port=port,
-    )
-    return (
-        _RESOLVE_SCRIPT_MAGICS + _GUARD_ERROR + code.replace("raise RuntimeError(", "raise ShellEscapeError(")
-    )
-
 
 @dataclass
 class OutputText:
-    """Text the kernel produced; ``sync`` counts approval markers seen (see ``WARM_UP_CODE``)."""
+    """Text the kernel produced; ``sync`` counts approval markers seen (see ``kernel_init.WARM_UP_CODE``)."""
 
     text: str
     sync: int = 0
@@ -151,110 +61,6 @@ class KernelGone:
 
 CellEvent = OutputText | CellEnd | KernelGone
 CellSink = Callable[[CellEvent], None]
-
-
-class KernelGatewayProcess:
-    """A ``jupyter kernelgateway`` subprocess in its own process group, autorestart off.
-
-    Args:
-        host: Interface to bind.
-        port: Port to listen on.
-        working_dir: Working directory of the gateway (and so of its kernels).
-        env: The whole environment of the gateway and its kernels (nothing is inherited).
-    """
-
-    def __init__(self, *, host: str, port: int, working_dir: Path, env: dict[str, str]) -> None:
-        self.host = host
-        self.port = port
-        self.working_dir = working_dir
-        self.env = env
-        self._process: asyncio.subprocess.Process | None = None
-        self._log_path: Path | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def alive(self) -> bool:
-        return self._process is not None and self._process.returncode is None
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    async def start(self) -> None:
-        """Spawn the gateway; it accepts requests shortly after (see ``KernelConnection.open``).
-
-        Raises:
-            ExecutorError: The gateway cannot be spawned.
-        """
-        fd, log_name = tempfile.mkstemp(prefix="freeact-tui-gateway-", suffix=".log")
-        self._log_path = Path(log_name)
-        cmd = [
-            sys.executable,
-            "-c",
-            _GATEWAY_MAIN,
-            f"--KernelGatewayApp.ip={self.host}",
-            f"--KernelGatewayApp.port={self.port}",
-            "--KernelGatewayApp.port_retries=0",
-            "--KernelGatewayApp.answer_yes=True",
-            "--KernelGatewayApp.log_level=WARN",
-            # We detect death ourselves and restart with our init code; the gateway's own restart
-            # would silently hand us a fresh kernel without it.
-            "--KernelManager.autorestart=False",
-        ]
-        try:
-            self._process = await asyncio.create_subprocess_exec(
-                *cmd,
-                cwd=self.working_dir,
-                env=self.env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=fd,
-                stderr=fd,
-                start_new_session=True,
-            )
-        except OSError as e:
-            raise ExecutorError(f"Cannot start the Jupyter kernel gateway ({sys.executable}): {e}") from e
-        finally:
-            os.close(fd)
-
-    def log_tail(self, lines: int = 15) -> str:
-        """The last lines the gateway wrote (for error messages)."""
-        if self._log_path is None or not self._log_path.exists():
-            return ""
-        text = self._log_path.read_text(errors="replace").strip().splitlines()
-        return "\n".join(text[-lines:])
-
-    async def stop(self, grace: float = 5.0) -> None:
-        """Terminate the gateway and every process below it (kernels and their children)."""
-        process, self._process = self._process, None
-        if process is not None:
-            children: list[psutil.Process] = []
-            with contextlib.suppress(psutil.Error):
-                children = psutil.Process(process.pid).children(recursive=True)
-            for proc in children:
-                with contextlib.suppress(psutil.Error):
-                    proc.terminate()
-            with contextlib.suppress(ProcessLookupError):
-                process.terminate()
-            # The gateway itself is reaped by asyncio (reaping it here would confuse its child watcher).
-            _, alive = await asyncio.to_thread(psutil.wait_procs, children, grace)
-            try:
-                await asyncio.wait_for(process.wait(), grace)
-            except TimeoutError:
-                process.kill()
-            for proc in alive:
-                with contextlib.suppress(psutil.Error):
-                    proc.kill()
-            # Anything left in the gateway's process group (e.g. a `!sleep` started by the kernel).
-            with contextlib.suppress(OSError):
-                os.killpg(process.pid, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError):
-                await process.wait()
-        if self._log_path is not None:
-            self._log_path.unlink(missing_ok=True)
-            self._log_path = None
 
 
 class _Cell:

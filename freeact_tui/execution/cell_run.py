@@ -1,0 +1,241 @@
+"""One cell in flight in the local kernel: its event queue, its time budget and its pending approvals."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
+
+from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecItem, ExecResult, ExecutorError
+from freeact_tui.execution.kernel_client import CellEnd, KernelConnection, KernelGone, OutputText
+
+# How long an interrupted cell may take to stop before the kernel is restarted instead.
+INTERRUPT_GRACE = 3.0
+# How long a `!cmd` approval may wait for its marker in the output (see kernel_init.SYNC_MARK).
+_SYNC_HOLD = 0.5
+
+
+class Wake:
+    """Queue marker: an approval was decided, recompute the time budget."""
+
+
+class Stop:
+    """Queue marker: the user asked to interrupt the cell."""
+
+
+CellItem = OutputText | CellEnd | KernelGone | ExecApproval | Wake | Stop
+
+
+class PendingRequest(Protocol):
+    """An approval request of the tool server (mcpygen's ``ApprovalRequest``)."""
+
+    async def accept(self) -> None: ...
+
+    async def reject(self) -> None: ...
+
+
+class Budget:
+    """Execution time of a cell, paused while any approval is pending."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self.used = 0.0
+        self.since = time.monotonic()
+        self.pending = 0
+
+    def pause(self) -> None:
+        if self.pending == 0:
+            self.used += time.monotonic() - self.since
+        self.pending += 1
+
+    def resume(self) -> None:
+        self.pending -= 1
+        if self.pending == 0:
+            self.since = time.monotonic()
+
+    def remaining(self) -> float | None:
+        if self.timeout is None or self.pending:
+            return None
+        return self.timeout - self.used - (time.monotonic() - self.since)
+
+
+class CellRun:
+    """One cell in flight: everything its stream yields arrives through ``queue``.
+
+    Args:
+        timeout: Seconds of execution allowed (approval waits excluded), or None.
+        lock: The executor's lock, held for the cell and released when it is over.
+    """
+
+    def __init__(self, timeout: float | None, lock: asyncio.Lock) -> None:
+        self.lock = lock
+        self.queue: asyncio.Queue[CellItem] = asyncio.Queue()
+        self.budget = Budget(timeout)
+        self.undecided: set[Callable[[bool], Awaitable[None]]] = set()
+        self.finished = False
+
+    async def reject_pending(self) -> None:
+        for respond in list(self.undecided):
+            await respond(False)
+
+    def offer(self, approval: ExecApproval, request: PendingRequest, approval_timeout: float | None) -> None:
+        """Queue ``approval`` for the stream's consumer; its decision answers ``request``.
+
+        The budget is paused until the decision (or ``approval_timeout``, when the tool server
+        fails the call on its own).
+        """
+        self.budget.pause()
+        decided = False
+
+        def settle() -> bool:
+            nonlocal decided
+            if decided:
+                return False
+            decided = True
+            self.undecided.discard(respond)
+            self.budget.resume()
+            self.queue.put_nowait(Wake())
+            return True
+
+        async def respond(ok: bool) -> None:
+            if settle():
+                await (request.accept() if ok else request.reject())
+
+        if approval_timeout is not None:
+            # The tool server fails the call at that moment; stop pausing the budget then too.
+            asyncio.get_running_loop().call_later(approval_timeout, settle)
+        approval.respond = respond
+        self.undecided.add(respond)
+        self.queue.put_nowait(approval)
+
+    async def drive(
+        self,
+        conn: KernelConnection,
+        *,
+        synced: bool,
+        executor_stopping: Callable[[], bool],
+        restart: Callable[[str], Awaitable[None]],
+    ) -> AsyncIterator[ExecItem]:
+        """Turn the queue into approvals and chunks in output order; the last item is the result.
+
+        Args:
+            conn: The kernel running the cell (interrupted on timeout or ``Stop``).
+            synced: The warm-up installed the approval markers (``!cmd`` approvals wait for theirs).
+            executor_stopping: Whether the executor is being stopped (a dead kernel is then no news).
+            restart: Replaces the kernel when the cell ignores an interrupt.
+        """
+        timeout = self.budget.timeout
+        seen: list[str] = []  # output so far, for a cell that has to be abandoned
+        held: list[ExecApproval] = []  # `!cmd` approvals waiting for their marker in the output
+        marks = 0  # markers that arrived before their approval
+        stopping: str | None = None  # "cancelled" or "timed_out" once the kernel was interrupted
+        hold_until = grace_until = 0.0
+        while True:
+            now = time.monotonic()
+            waits = [grace_until - now if stopping else self.budget.remaining()]
+            waits += [hold_until - now] if held else []
+            item = await next_item(self.queue, min((w for w in waits if w is not None), default=None))
+            match item:
+                case OutputText(text=text, sync=sync):
+                    if text:
+                        seen.append(text)
+                        yield ExecChunk(text)
+                    for _ in range(sync):
+                        if held:
+                            yield held.pop(0)
+                        else:
+                            marks += 1
+                case ExecApproval() if stopping is not None:
+                    await item.reject()
+                case ExecApproval(kind="shell" | "script") if synced and not marks:
+                    hold_until = hold_until if held else time.monotonic() + _SYNC_HOLD
+                    held.append(item)
+                case ExecApproval():
+                    marks = max(0, marks - 1) if item.kind != "mcp" else marks
+                    yield item
+                case CellEnd():
+                    result = ExecResult(item.text, item.images, is_error=item.error is not None)
+                    if stopping is not None:
+                        result = stopped_result(result, stopping, timeout)
+                    yield result
+                    return
+                case KernelGone():
+                    yield died_result(item, stopped=executor_stopping())
+                    return
+                case None if held and time.monotonic() >= hold_until:
+                    while held:
+                        yield held.pop(0)
+                case Stop() | None if stopping is None:
+                    left = self.budget.remaining()
+                    if isinstance(item, Stop) or (left is not None and left <= 0):
+                        stopping = "cancelled" if isinstance(item, Stop) else "timed_out"
+                        grace_until = time.monotonic() + INTERRUPT_GRACE
+                        held.clear()
+                        await self.reject_pending()
+                        await conn.interrupt()
+                case None if time.monotonic() >= grace_until:
+                    # The cell ignored the interrupt: only a new kernel frees it.
+                    result = stopped_result(
+                        ExecResult("".join(seen).strip("\n"), is_error=True), stopping, timeout
+                    )
+                    result.text += "\nThe cell did not stop, so the kernel was restarted: all state was lost."
+                    with contextlib.suppress(ExecutorError):
+                        await restart("the cell did not stop after an interrupt")
+                    yield result
+                    return
+
+    async def abandon(self, conn: KernelConnection | None, restart: Callable[[str], Awaitable[None]]) -> None:
+        """Stop a cell nobody consumes any more: reject its approvals, interrupt, or restart the kernel.
+
+        Raises:
+            ExecutorError: The kernel had to be restarted and no new one started.
+        """
+        await self.reject_pending()
+        if conn is not None and not conn.dead:
+            await conn.interrupt()
+            deadline = time.monotonic() + INTERRUPT_GRACE
+            while not isinstance(
+                item := await next_item(self.queue, deadline - time.monotonic()), CellEnd | KernelGone
+            ):
+                if item is None:
+                    await restart("the cell did not stop after an interrupt")
+                    break
+                if isinstance(item, ExecApproval):
+                    await item.reject()
+
+
+async def next_item(queue: asyncio.Queue[CellItem], wait: float | None) -> CellItem | None:
+    """The next queue item, or None when ``wait`` seconds pass first."""
+    if wait is not None and wait <= 0:
+        return None if queue.empty() else queue.get_nowait()
+    try:
+        return await asyncio.wait_for(queue.get(), wait)
+    except TimeoutError:
+        return None
+
+
+def stopped_result(result: ExecResult, why: str | None, timeout: float | None) -> ExecResult:
+    """Mark ``result`` as ended by a timeout (``why == "timed_out"``) or by an interrupt."""
+    result.is_error = True
+    if why == "timed_out":
+        result.timed_out = True
+        note = (
+            f"Execution timed out after {timeout:g}s (approval waits excluded); the kernel was interrupted."
+        )
+    else:
+        result.cancelled = True
+        note = "Execution interrupted."
+    result.text = f"{result.text}\n{note}".strip()
+    return result
+
+
+def died_result(gone: KernelGone, *, stopped: bool) -> ExecResult:
+    """The result of a cell whose kernel died (or whose executor was stopped) before it finished."""
+    note = (
+        "The executor was stopped."
+        if stopped
+        else f"The kernel died ({gone.reason}); a new kernel is started and all state was lost."
+    )
+    return ExecResult(f"{gone.text}\n{note}".strip(), gone.images, is_error=True, kernel_died=not stopped)

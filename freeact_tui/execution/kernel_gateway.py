@@ -1,0 +1,164 @@
+"""A Jupyter Kernel Gateway subprocess that hosts the kernels (its own process group, autorestart off)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+import psutil
+
+from freeact_tui.execution.base import ExecutorError
+
+# Variables of the parent environment a kernel needs to behave normally; nothing secret.
+_INHERITED_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
+
+# The gateway's kernel websocket leaves Nagle's algorithm on: with delayed ACKs every cell then
+# takes ~45 ms instead of ~5 ms. Launch it with TCP_NODELAY set on that websocket.
+_GATEWAY_MAIN = """\
+try:
+    import jupyter_server.services.kernels.websocket as _ws
+    _open = _ws.KernelWebsocketHandler.open
+    async def _open_nodelay(self, *args, **kwargs):
+        self.set_nodelay(True)
+        return await _open(self, *args, **kwargs)
+    _ws.KernelWebsocketHandler.open = _open_nodelay
+except Exception:
+    pass
+from kernel_gateway.gatewayapp import launch_instance
+launch_instance()
+"""
+
+
+def kernel_environment(
+    kernel_env: dict[str, str], extra_pythonpath: list[Path], host: str, tool_port: int
+) -> dict[str, str]:
+    """The whole environment of the gateway and its kernels (only a few variables are inherited).
+
+    Args:
+        kernel_env: Extra variables given by the user.
+        extra_pythonpath: Directories put first on ``PYTHONPATH`` (generated MCP APIs).
+        host: Interface of the tool server.
+        tool_port: Port of the tool server.
+    """
+    env = {k: os.environ[k] for k in _INHERITED_ENV if k in os.environ}
+    env.update(kernel_env)
+    pythonpath = [str(p.resolve()) for p in extra_pythonpath]
+    if env.get("PYTHONPATH"):
+        pythonpath.append(env["PYTHONPATH"])
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(pythonpath)
+    # Generated MCP APIs find the tool server through these.
+    env["TOOL_SERVER_HOST"] = host
+    env["TOOL_SERVER_PORT"] = str(tool_port)
+    # Silences debugpy's "frozen modules" warning that every new kernel prints.
+    env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+    return env
+
+
+class KernelGatewayProcess:
+    """A ``jupyter kernelgateway`` subprocess in its own process group, autorestart off.
+
+    Args:
+        host: Interface to bind.
+        port: Port to listen on.
+        working_dir: Working directory of the gateway (and so of its kernels).
+        env: The whole environment of the gateway and its kernels (nothing is inherited).
+    """
+
+    def __init__(self, *, host: str, port: int, working_dir: Path, env: dict[str, str]) -> None:
+        self.host = host
+        self.port = port
+        self.working_dir = working_dir
+        self.env = env
+        self._process: asyncio.subprocess.Process | None = None
+        self._log_path: Path | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.returncode is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    async def start(self) -> None:
+        """Spawn the gateway; it accepts requests shortly after (see ``KernelConnection.open``).
+
+        Raises:
+            ExecutorError: The gateway cannot be spawned.
+        """
+        fd, log_name = tempfile.mkstemp(prefix="freeact-tui-gateway-", suffix=".log")
+        self._log_path = Path(log_name)
+        cmd = [
+            sys.executable,
+            "-c",
+            _GATEWAY_MAIN,
+            f"--KernelGatewayApp.ip={self.host}",
+            f"--KernelGatewayApp.port={self.port}",
+            "--KernelGatewayApp.port_retries=0",
+            "--KernelGatewayApp.answer_yes=True",
+            "--KernelGatewayApp.log_level=WARN",
+            # We detect death ourselves and restart with our init code; the gateway's own restart
+            # would silently hand us a fresh kernel without it.
+            "--KernelManager.autorestart=False",
+        ]
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *cmd,
+                cwd=self.working_dir,
+                env=self.env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=fd,
+                stderr=fd,
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise ExecutorError(f"Cannot start the Jupyter kernel gateway ({sys.executable}): {e}") from e
+        finally:
+            os.close(fd)
+
+    def log_tail(self, lines: int = 15) -> str:
+        """The last lines the gateway wrote (for error messages)."""
+        if self._log_path is None or not self._log_path.exists():
+            return ""
+        text = self._log_path.read_text(errors="replace").strip().splitlines()
+        return "\n".join(text[-lines:])
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Terminate the gateway and every process below it (kernels and their children)."""
+        process, self._process = self._process, None
+        if process is not None:
+            children: list[psutil.Process] = []
+            with contextlib.suppress(psutil.Error):
+                children = psutil.Process(process.pid).children(recursive=True)
+            for proc in children:
+                with contextlib.suppress(psutil.Error):
+                    proc.terminate()
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            # The gateway itself is reaped by asyncio (reaping it here would confuse its child watcher).
+            _, alive = await asyncio.to_thread(psutil.wait_procs, children, grace)
+            try:
+                await asyncio.wait_for(process.wait(), grace)
+            except TimeoutError:
+                process.kill()
+            for proc in alive:
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
+            # Anything left in the gateway's process group (e.g. a `!sleep` started by the kernel).
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                await process.wait()
+        if self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+            self._log_path = None

@@ -1,0 +1,283 @@
+"""The kernel's tool server: the approval channel, and programmatic MCP calls limited to an allow-list.
+
+mcpygen's ``ToolServer`` starts whatever server command a request carries, so code in the kernel
+could start any process on the host while the approval dialog shows only ``server.tool``. This one
+runs only configured servers, with the configured parameters, refuses anything else before asking
+for approval, bounds every call by the server's timeout, and logs stdio servers' stderr to files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import socket
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from mcpygen import ToolServer
+from mcpygen.tool_exec.server import ToolCall
+
+from freeact_tui.execution.base import ExecutorError
+from freeact_tui.execution.mcp_session import McpSession, McpToolError, log_file
+
+logger = logging.getLogger(__name__)
+
+# Seconds a programmatic tool call may run when the allow-list entry gives no ``timeout``.
+DEFAULT_TOOL_TIMEOUT = 30.0
+# Starting may take longer than a call (npx/uvx fetch packages first), so it gets at least this long.
+_MIN_START_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class McpServerEntry:
+    """One allowed MCP server: the only parameters it may be started with, and its call timeout."""
+
+    params: dict[str, Any]
+    timeout: float
+
+
+def parse_mcp_servers(
+    servers: Mapping[str, Mapping[str, Any]] | None, default_timeout: float = DEFAULT_TOOL_TIMEOUT
+) -> dict[str, McpServerEntry]:
+    """Validate an allow-list: server (package) name -> connection parameters.
+
+    Args:
+        servers: As in ``PtcApis.params`` (``command``/``args``/``env`` or ``url``/``headers``/
+            ``type``), each optionally with a ``timeout`` key (seconds per tool call).
+        default_timeout: The timeout of entries without one.
+
+    Returns:
+        The entries, their parameters without ``timeout``.
+
+    Raises:
+        ValueError: An entry is not a mapping, has neither ``command`` nor ``url``, or has a timeout
+            that is not a positive number.
+    """
+    entries: dict[str, McpServerEntry] = {}
+    for name, given in (servers or {}).items():
+        if not isinstance(given, Mapping):
+            raise ValueError(f"MCP server `{name}`: connection parameters must be a mapping, not {given!r}")
+        params = {k: v for k, v in given.items() if k != "timeout"}
+        if not isinstance(params.get("command"), str) and not isinstance(params.get("url"), str):
+            raise ValueError(f"MCP server `{name}`: connection parameters need a `command` or a `url`")
+        timeout = given.get("timeout", default_timeout)
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not math.isfinite(timeout)
+            or timeout <= 0
+        ):
+            raise ValueError(
+                f"MCP server `{name}`: timeout must be a positive number of seconds, not {timeout!r}"
+            )
+        entries[str(name)] = McpServerEntry(params, float(timeout))
+    return entries
+
+
+class _QuietServer(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # The host app owns SIGINT/SIGTERM; uvicorn would swallow them.
+        yield
+
+
+class KernelToolServer(ToolServer):
+    """mcpygen's ToolServer on a socket bound beforehand, running only allowed MCP servers.
+
+    Args:
+        sock: A bound socket to serve on (no port race, no ``sys.exit`` on bind errors).
+        servers: The allow-list (see ``parse_mcp_servers``); replace it with ``set_servers``.
+        log_dir: Where stdio servers' stderr goes (``mcp-<name>.log``).
+        approval_required: Ask the approval client before each call.
+        approval_timeout: Seconds an approval may stay undecided.
+    """
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        *,
+        servers: Mapping[str, McpServerEntry],
+        log_dir: Path,
+        approval_required: bool,
+        approval_timeout: float | None,
+    ) -> None:
+        host, port = sock.getsockname()[:2]
+        super().__init__(
+            host=host, port=port, approval_required=approval_required, approval_timeout=approval_timeout
+        )
+        self._sock = sock
+        self.log_dir = log_dir
+        self._servers = dict(servers)
+        self._sessions: dict[str, McpSession] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def servers(self) -> dict[str, McpServerEntry]:
+        """The current allow-list."""
+        return dict(self._servers)
+
+    def set_servers(self, servers: Mapping[str, McpServerEntry]) -> None:
+        """Replace the allow-list; running servers that left it or changed parameters are stopped."""
+        self._servers = dict(servers)
+        for name, session in list(self._sessions.items()):
+            entry = self._servers.get(name)
+            if (entry is None or entry.params != session.params) and self._loop is not None:
+                del self._sessions[name]
+                # The setter may be called outside the loop; the session lives in it.
+                self._loop.call_soon_threadsafe(self._close_soon, session)
+
+    def _close_soon(self, session: McpSession) -> None:
+        task = asyncio.create_task(session.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def start(self) -> None:
+        """Serve on the socket; returns when the server answers."""
+        self._loop = asyncio.get_running_loop()
+        config = uvicorn.Config(
+            self.app, log_config=None, log_level="warning", access_log=False, ws="wsproto"
+        )
+        self._server = _QuietServer(config)
+        self._server_task = asyncio.create_task(self._server.serve(sockets=[self._sock]))
+        await self._ready()
+
+    async def run(self, request: ToolCall) -> dict[str, Any]:
+        """``POST /run``: refuse servers not in the allow-list, then ask for approval, then call."""
+        name, tool = request.server_name, request.tool_name
+        entry = self._servers.get(name)
+        if entry is None:
+            known = ", ".join(f"`{n}`" for n in sorted(self._servers)) or "none"
+            logger.info("refused a call of unconfigured MCP server %r", name)
+            return {
+                "error": f"MCP server `{name}` is not configured (configured: {known}); the call was refused."
+            }
+        if request.server_params != entry.params:
+            logger.info("refused a call of MCP server %r with other parameters", name)
+            return {
+                "error": f"MCP server `{name}`: the call carries connection parameters that differ from "
+                "the configured ones; the call was refused."
+            }
+        if error := await self._approve(name, tool, request.tool_args):
+            return error
+        if self._servers.get(name) != entry:
+            return {
+                "error": f"MCP server `{name}` was reconfigured while the call waited; the call was refused."
+            }
+        log = log_file(self.log_dir, name) if "command" in entry.params else None
+        offset = _size(log)
+        try:
+            session = await self._session(name, entry)
+        except Exception as exc:
+            why = _describe(exc, entry, _start_timeout(entry))
+            tail = _tail(log, offset)
+            return {
+                "error": f"MCP server `{name}` could not be started: {why}.{self._log_hint(name, entry)}"
+                + (f"\nIts last words:\n{tail}" if tail else "")
+            }
+        try:
+            return {"result": await session.call(tool, request.tool_args, entry.timeout)}
+        except McpToolError as exc:
+            return {"error": str(exc)}
+        except TimeoutError:
+            return {
+                "error": f"MCP server `{name}`: tool `{tool}` did not answer within {entry.timeout:g} s; "
+                "the call was abandoned."
+            }
+        except Exception as exc:
+            return {
+                "error": f"MCP server `{name}` stopped during the call of `{tool}` ({_describe(exc, entry)}); "
+                f"it is started again on the next call.{self._log_hint(name, entry)}"
+            }
+
+    async def _session(self, name: str, entry: McpServerEntry) -> McpSession:
+        async with self._locks.setdefault(name, asyncio.Lock()):
+            session = self._sessions.get(name)
+            if session is not None and session.alive and session.params == entry.params:
+                return session
+            if session is not None:
+                del self._sessions[name]
+                await session.close()
+            session = McpSession(name, entry.params, self.log_dir)
+            await session.start(_start_timeout(entry))
+            self._sessions[name] = session
+            return session
+
+    def _log_hint(self, name: str, entry: McpServerEntry) -> str:
+        return f" Its stderr is in {log_file(self.log_dir, name)}." if "command" in entry.params else ""
+
+    async def _close_mcp_clients(self) -> None:
+        # Called by mcpygen's ``reset`` (PUT /reset) and ``stop``.
+        sessions, self._sessions = list(self._sessions.values()), {}
+        await asyncio.gather(*(s.close() for s in sessions), *self._closing, return_exceptions=True)
+
+
+def _size(log: Path | None) -> int:
+    try:
+        return log.stat().st_size if log is not None else 0
+    except OSError:
+        return 0
+
+
+def _tail(log: Path | None, offset: int, lines: int = 5) -> str:
+    """The last non-empty lines written to ``log`` after ``offset``."""
+    if log is None:
+        return ""
+    try:
+        with log.open("rb") as fh:
+            fh.seek(offset)
+            text = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
+
+
+def _start_timeout(entry: McpServerEntry) -> float:
+    return max(entry.timeout, _MIN_START_TIMEOUT)
+
+
+def _describe(exc: BaseException, entry: McpServerEntry, limit: float | None = None) -> str:
+    """The root cause of a start or connection failure, in a few words."""
+    leaves = list(_leaves(exc))
+    if any(isinstance(e, FileNotFoundError) for e in leaves):
+        return f"command not found: {entry.params.get('command')}"
+    if limit is not None and any(isinstance(e, TimeoutError) for e in leaves):
+        return f"no answer within {limit:g} s"
+    leaf = leaves[0] if leaves else exc
+    return str(leaf) or type(leaf).__name__
+
+
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and its causes, with exception groups (anyio task groups) flattened."""
+    seen = 0
+    todo = [exc]
+    while todo and seen < 50:
+        current = todo.pop(0)
+        seen += 1
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+            continue
+        yield current
+        if current.__cause__ is not None:
+            todo.append(current.__cause__)
+
+
+def bind_socket(host: str, port: int | None, what: str) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (port 0 or None: a free one).
+
+    Raises:
+        ExecutorError: The address is taken or not available.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind((host, port or 0))
+    except OSError as e:
+        sock.close()
+        raise ExecutorError(f"Cannot listen on {host}:{port} for the {what}: {e.strerror or e}") from e
+    return sock
