@@ -598,7 +598,15 @@ class Agent:
 
     async def _run_calls(self, calls: list[ToolCallPart], done: dict[str, str]) -> bool:
         """Run the calls of one response concurrently; return True when the turn must stop."""
-        outcomes = await asyncio.gather(*(self._run_call(c, done) for c in calls))
+        tasks = [asyncio.create_task(self._run_call(c, done)) for c in calls]
+        try:
+            outcomes = await asyncio.gather(*tasks)
+        except BaseException:
+            # gather gives up at the first cancelled call; wait for every call (and its subagent) to wind down
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         return any(o.rejected or o.kernel_died for o in outcomes)
 
     async def _run_call(self, call: ToolCallPart, done: dict[str, str]) -> ActionOutcome:
