@@ -122,10 +122,29 @@ def run(
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     chosen = resolve_session_id(config, session_id, resume)
+    _log_to_file()
 
     from freeact_tui.tui.app import FreeactApp
 
     FreeactApp(config, session_id=chosen).run()
+
+
+def _log_to_file() -> Path:
+    """Send library logs and warnings to a file: anything written to the terminal would tear the UI."""
+    import logging
+
+    from freeact_tui import paths
+
+    log_dir = paths.data_dir() / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_file = log_dir / "freeact-tui.log"
+    handler = logging.FileHandler(log_file, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    logging.captureWarnings(True)
+    return log_file
 
 
 def _mount_subcommands() -> None:
