@@ -107,6 +107,26 @@ async def test_text_turn_streams_thought_and_response(
         assert not main(app).turn_running
 
 
+async def test_thought_stays_open_while_the_response_streams(
+    make_app: Callable[..., FreeactApp], tmp_path: Path
+) -> None:
+    gate = asyncio.Event()
+    s = script([Think("Thinking it over."), "The answer ", Wait(gate), "is 7."])
+    app = make_app(s)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "think then answer")
+        await until(pilot, lambda: "The answer" in "".join(texts(app, ResponseBlock)))
+        await pilot.pause(0.2)
+        thought = main(app).conversation.query_one(ThoughtBlock)
+        assert not thought.query_one("Collapsible").collapsed  # type: ignore[attr-defined]
+        assert thought.query_one("Markdown").region.height > 0  # shown above the streaming answer
+        gate.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert thought.query_one("Collapsible").collapsed  # type: ignore[attr-defined]
+        assert texts(app, ResponseBlock) == ["The answer is 7."]
+
+
 async def test_prompt_keys_newline_and_history(make_app: Callable[..., FreeactApp], tmp_path: Path) -> None:
     app = make_app(script(["one"], ["two"]))
     async with app.run_test(size=SIZE) as pilot:
@@ -190,6 +210,8 @@ async def test_no_model_starts_and_says_what_to_set(
         await pilot.pause()
         assert not main(app).turn_running
         assert app.agent is None
+        guide = main(app).conversation.query(NoticeBlock).last().text
+        assert "--model" in guide and "ANTHROPIC_API_KEY" in guide and "base_url" in guide
         await send(pilot, "/model test")  # fixing the model from inside the app
         await pilot.pause()
         assert app.agent is not None and app.agent.model_name == "test"
@@ -320,3 +342,33 @@ async def test_session_file_lines_are_json(tmp_path: Path) -> None:
     session.append([ModelRequest(parts=[UserPromptPart("x")])])
     for line in session.history_path().read_text().splitlines():
         json.loads(line)
+
+
+async def test_question_mark_on_empty_prompt_and_f1_open_help(make_app: Callable[..., FreeactApp]) -> None:
+    from freeact_tui.tui.screens.help import HelpScreen
+
+    app = make_app(script(["ok"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        prompt = main(app).query_one(PromptInput)
+        prompt.focus()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen) and prompt.text == ""
+        await pilot.press("w", "h", "y", "question_mark")  # inside text, ? is just a character
+        assert prompt.text == "why?" and isinstance(app.screen, MainScreen)
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await send(pilot, "/help")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        await send(pilot, "/theme no-such-theme")
+        await pilot.pause()
+        assert app.theme != "no-such-theme" and app.is_running

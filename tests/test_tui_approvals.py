@@ -10,6 +10,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from freeact_tui import paths
 from freeact_tui.agent.calls import CodeAction, ShellAction
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
@@ -192,3 +193,51 @@ async def test_skip_permissions_runs_without_dialog(make_app: Callable[..., Free
         assert not main(app).status_bar.query_one("#status-skip").has_class("-hidden")
         assert actions(app)[0].status == "auto-approved by --skip-permissions"
         assert outputs(app) == ["green and plain"]
+
+
+async def test_always_rule_is_saved_and_pre_approves_the_next_match(
+    make_app: Callable[..., FreeactApp], tmp_path: Path
+) -> None:
+    s = script(
+        [Code(f"!touch {tmp_path}/one.txt", call_id="c1")],
+        ["first done"],
+        [Code(f"!touch {tmp_path}/two.txt", call_id="c2")],
+        ["second done"],
+        [Code("print('never')", call_id="c3")],
+        ["third done"],
+    )
+    app = make_app(s)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "touch one")
+        await dialog(pilot)
+        await pilot.press("y")
+        shell = await until_shell_dialog(pilot)
+        await pilot.press("a")
+        assert "Always allow" in str(shell.query_one("#approval-scope").render())
+        await pilot.press("escape")  # Esc while editing the pattern goes back to the choice
+        assert not shell.editing_pattern and shell.is_current
+        await pilot.press("a")
+        assert shell.query_one("#approval-pattern", Input).value == "touch *"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert (tmp_path / "one.txt").exists()
+        assert actions(app)[-1].status == "approved · always rule: touch *"
+        saved = paths.permissions_file()
+        assert saved.exists() and "touch *" in saved.read_text()
+
+        await send(pilot, "touch two")
+        await dialog(pilot)  # the code action itself is still asked
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert (tmp_path / "two.txt").exists()
+        assert actions(app)[-1].status == "auto-approved by rule"
+
+        await send(pilot, "print")
+        await dialog(pilot)
+        await pilot.press("escape")  # Esc on the main choice rejects
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert actions(app)[-1].status == "rejected"
+        assert "never" not in "".join(outputs(app))

@@ -19,7 +19,7 @@ from freeact_tui.config import Config
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.screens.main import MainScreen
-from freeact_tui.tui.widgets.blocks import ExecutionOutputBlock, ResponseBlock
+from freeact_tui.tui.widgets.blocks import ExecutionOutputBlock, ResponseBlock, ThoughtBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests.scripted import Code, Script, Think, Wait, script
 
@@ -157,5 +157,25 @@ def test_approval_dialog_shell_command(snap_compare: SnapCompare, tmp_path: Path
                 and isinstance(pilot.app.screen.request.tool_call, ShellAction)
             ),
         )
+
+    assert snap_compare(make_app(s, tmp_path), terminal_size=SIZE, run_before=before(turn))
+
+
+def test_main_screen_thought_streaming(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    """A thought still streaming: expanded, dimmed, nothing below it yet."""
+    gate = asyncio.Event()
+    s = script(
+        [
+            Think(
+                "The user asks for a **cleanup plan**. First I should list the files,\n"
+                "then check which are generated, then"
+            ),
+            Wait(gate),
+        ]
+    )
+
+    async def turn(pilot: Pilot[Any]) -> None:
+        await send(pilot, "Clean up the repo")
+        await until(pilot, lambda: "then check" in "".join(b.text for b in main(pilot).query(ThoughtBlock)))
 
     assert snap_compare(make_app(s, tmp_path), terminal_size=SIZE, run_before=before(turn))

@@ -30,6 +30,7 @@ from freeact_tui.tui.screens.first_run import FirstRunScreen
 from freeact_tui.tui.screens.help import HelpScreen
 from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.themes import register_themes
+from freeact_tui.tui.widgets.session_list import Clock
 
 SlashOutcome = Literal["prompt", "done", "invalid"]
 
@@ -49,6 +50,7 @@ class FreeactApp(App[None]):
         model: Overrides ``config.model`` (a ``provider:name`` string or a pydantic-ai model).
         session_id: Resume this session.
         executor: An already started executor for the agent (tests share one kernel).
+        clock: Returns the current time for elapsed and relative times in the side panel (tests fix it).
     """
 
     CSS_PATH = "app.tcss"
@@ -68,8 +70,10 @@ class FreeactApp(App[None]):
         model: str | Model | None = None,
         session_id: str | None = None,
         executor: Executor | None = None,
+        clock: Clock | None = None,
     ) -> None:
         super().__init__()
+        self.clock = clock
         self.config = config
         self._model: str | Model | None = model
         self._session_id = session_id

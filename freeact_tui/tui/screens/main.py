@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Collapsible, Footer
+from textual.widgets import Collapsible
 
 from freeact_tui.agent.events import (
     AgentError,
@@ -32,8 +32,10 @@ from freeact_tui.agent.events import (
 )
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.screens.approval import ApprovalScreen
+from freeact_tui.tui.screens.first_run import setup_guide
 from freeact_tui.tui.widgets.blocks import ActionBlock
 from freeact_tui.tui.widgets.conversation import ConversationLog
+from freeact_tui.tui.widgets.key_footer import KeyFooter
 from freeact_tui.tui.widgets.prompt import PromptInput
 from freeact_tui.tui.widgets.side_panel import SidePanel
 from freeact_tui.tui.widgets.status_bar import StatusBar
@@ -72,11 +74,11 @@ class MainScreen(Screen[None]):
         self._dialog_result: asyncio.Future[Decision | None] | None = None
 
     def compose(self) -> ComposeResult:
-        yield SidePanel(id="side-panel")
+        yield SidePanel(clock=self.app.clock, id="side-panel")
         yield ConversationLog(id="conversation")
         yield PromptInput(id="prompt")
         yield StatusBar(id="status-bar")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def conversation(self) -> ConversationLog:
@@ -180,11 +182,16 @@ class MainScreen(Screen[None]):
             self.notify("The agent is still starting; try again in a moment.", severity="warning")
             return
         if self.agent is None:
-            self.notify("No model is set: type /model PROVIDER:NAME (see the error above).", severity="error")
+            problem = self.app.startup_error or "No model is set."
+            await self.conversation.notice(setup_guide(problem), title="Set up a model first")
+            self.notify("No model is set: type /model PROVIDER:NAME (see the guide).", severity="error")
             return
         self.prompt.remember(text)
         self.prompt.clear_input()
         self.start_turn(self.app.prompt_text(text))
+
+    async def on_prompt_input_help_requested(self) -> None:
+        await self.app.handle_slash("/help")
 
     def on_prompt_input_escaped(self) -> None:
         if self.turn_running:
@@ -196,10 +203,11 @@ class MainScreen(Screen[None]):
         self.app.action_copy_session_id()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # None shows the key dimmed: the footer keeps its keys and only restyles them per turn.
         if action == "cancel_turn":
-            return self.turn_running
+            return True if self.turn_running else None
         if action == "new_session":
-            return not self.turn_running
+            return None if self.turn_running else True
         return True
 
     def action_cancel_turn(self) -> None:

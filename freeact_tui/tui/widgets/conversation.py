@@ -75,6 +75,8 @@ class ConversationLog(VerticalScroll):
         self.pruned = 0
         self._subagents: dict[str, SubagentBlock] = {}
         self._thoughts: dict[str, ThoughtBlock] = {}
+        # Finished thoughts stay open (dimmed) while the response below streams; collapsed once it ends.
+        self._open_thoughts: dict[str, list[ThoughtBlock]] = {}
         self._responses: dict[str, ResponseBlock] = {}
         self._outputs: dict[tuple[str, str], ExecutionOutputBlock] = {}
 
@@ -146,6 +148,7 @@ class ConversationLog(VerticalScroll):
         """Remove every block (the session is untouched)."""
         await self.finish_streams()
         self._subagents.clear()
+        self._open_thoughts.clear()
         self.pruned = 0
         await self.remove_children()
 
@@ -169,14 +172,15 @@ class ConversationLog(VerticalScroll):
         await block.write(event.content)
 
     async def thought_end(self, event: Thoughts) -> None:
-        """Complete (and collapse) the agent's current thought block."""
+        """Complete the agent's current thought block; it collapses once the agent's response ends."""
         block = self._thoughts.pop(event.agent_id, None)
         if block is None:
             if not event.content.strip():
                 return
             block = ThoughtBlock(agent_id=event.agent_id, corr_id=event.corr_id)
             await self.add(block, event.parent_corr_id)
-        await block.finish(event.content)
+        await block.finish(event.content, collapse=False)
+        self._open_thoughts.setdefault(event.agent_id, []).append(block)
 
     async def response_chunk(self, event: ResponseChunk) -> None:
         """Stream a chunk of text into the agent's current response block."""
@@ -189,8 +193,9 @@ class ConversationLog(VerticalScroll):
         await block.write(event.content)
 
     async def response_end(self, event: Response) -> None:
-        """Complete the agent's current response block."""
+        """Complete the agent's current response block (and collapse the thoughts above it)."""
         block = self._responses.pop(event.agent_id, None)
+        self._collapse_thoughts(event.agent_id)
         if block is None:
             if not event.content.strip():
                 return
@@ -250,16 +255,19 @@ class ConversationLog(VerticalScroll):
         """Scroll to the block of a subagent task (chosen in the side panel)."""
         block = self._subagents.get(corr_id)
         if block is not None and block.is_attached:
-            self.scroll_to_widget(block, top=True)
+            self.release_anchor()  # else the next layout would pull the view back to the bottom
+            self.scroll_to_widget(block, top=True, animate=False)
 
     async def tool_output(self, event: ToolOutput) -> None:
-        """Show the result of a tool call (collapsed)."""
-        await self.add(
-            ToolOutputBlock(
-                event.content, is_error=event.is_error, agent_id=event.agent_id, corr_id=event.corr_id
-            ),
-            event.parent_corr_id,
+        """Show the result of a tool call (collapsed); a subagent's answer is titled as such."""
+        task = self._subagents.get(event.corr_id)
+        kind = ""
+        if task is not None and task.agent_id == event.agent_id:
+            kind = "Subagent error" if event.is_error else "Subagent answer"
+        block = ToolOutputBlock(
+            event.content, is_error=event.is_error, kind=kind, agent_id=event.agent_id, corr_id=event.corr_id
         )
+        await self.add(block, event.parent_corr_id)
 
     async def error(
         self, message: str, *, title: str = "Error", parent_corr_id: str | None = None
@@ -278,7 +286,12 @@ class ConversationLog(VerticalScroll):
     async def _end_thought(self, agent_id: str) -> None:
         block = self._thoughts.pop(agent_id, None)
         if block is not None:
-            await block.finish()
+            await block.finish(collapse=False)
+            self._open_thoughts.setdefault(agent_id, []).append(block)
+
+    def _collapse_thoughts(self, agent_id: str) -> None:
+        for block in self._open_thoughts.pop(agent_id, []):
+            block.collapse()
 
     async def _end_response(self, agent_id: str) -> None:
         block = self._responses.pop(agent_id, None)
@@ -288,10 +301,11 @@ class ConversationLog(VerticalScroll):
     async def _end_streams_of(self, agent_id: str) -> None:
         await self._end_thought(agent_id)
         await self._end_response(agent_id)
+        self._collapse_thoughts(agent_id)
 
     async def finish_streams(self) -> None:
         """Close every open stream (end of a turn, cancellation, error)."""
-        for agent_id in list({*self._thoughts, *self._responses}):
+        for agent_id in list({*self._thoughts, *self._responses, *self._open_thoughts}):
             await self._end_streams_of(agent_id)
         for key, block in list(self._outputs.items()):
             del self._outputs[key]
@@ -340,6 +354,7 @@ def _text_of(content: object) -> str:
 def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
     """Blocks for past messages: prompts, thoughts (collapsed), responses, actions and their results."""
     blocks: list[Block] = []
+    tasks: dict[str, SubagentBlock] = {}
     for message in messages:
         if isinstance(message, ModelRequest):
             for part in message.parts:
@@ -351,6 +366,8 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
                         block = ExecutionOutputBlock(corr_id=part.tool_call_id, text=text or "(no output)")
                         block.finished = True
                         blocks.append(block)
+                    elif part.tool_call_id in tasks:
+                        blocks.append(_subagent_result(tasks[part.tool_call_id], text))
                     else:
                         blocks.append(ToolOutputBlock(text, corr_id=part.tool_call_id))
                 elif isinstance(part, RetryPromptPart):
@@ -365,6 +382,20 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
                     blocks.append(ResponseBlock(rpart.content))
                 elif isinstance(rpart, ToolCallPart):
                     call = _tool_call(rpart)
-                    cls = SubagentBlock if isinstance(call, SubagentTask) else ActionBlock
-                    blocks.append(cls(call, corr_id=rpart.tool_call_id))
+                    if isinstance(call, SubagentTask):
+                        tasks[rpart.tool_call_id] = SubagentBlock(call, corr_id=rpart.tool_call_id)
+                        blocks.append(tasks[rpart.tool_call_id])
+                    else:
+                        blocks.append(ActionBlock(call, corr_id=rpart.tool_call_id))
     return blocks
+
+
+def _subagent_result(task: SubagentBlock, text: str) -> ToolOutputBlock:
+    """The answer of a past subagent task; its outcome goes on the task's block."""
+    # The agent stores failures as text (see agent/subagents.py): recognise its wording.
+    rejected = text.startswith("The user rejected")
+    failed = text.startswith("Subagent ") and " failed" in text.split("\n", 1)[0]
+    status = "rejected" if rejected else "failed" if failed else "done"
+    task.set_status(status, rejected=rejected or failed)
+    kind = "Subagent error" if rejected or failed else "Subagent answer"
+    return ToolOutputBlock(text, is_error=rejected or failed, kind=kind, corr_id=task.corr_id)

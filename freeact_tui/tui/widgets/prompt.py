@@ -42,6 +42,9 @@ class PromptInput(TextArea):
     class Escaped(Message):
         """The user pressed Esc in the prompt (the screen cancels the turn or clears the input)."""
 
+    class HelpRequested(Message):
+        """The user typed ``?`` into an empty prompt (the screen opens the help)."""
+
     def __init__(self, *, history: PromptHistory | None = None, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.prompt_history = history if history is not None else PromptHistory()
@@ -82,6 +85,10 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             self.insert("\n")
+        elif key == "question_mark" and not self.text:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.HelpRequested())
         elif key == "escape":
             event.stop()
             event.prevent_default()

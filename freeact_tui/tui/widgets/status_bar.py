@@ -107,7 +107,10 @@ class StatusBar(Horizontal):
     def set_waiting(self, count: int) -> None:
         """Show how many approvals wait for the user."""
         label = self._label("approvals")
-        label.update(f"{count} approval{'s' if count != 1 else ''} waiting")
+        text = f"{count} approval{'s' if count != 1 else ''} waiting" if count else ""
+        # Repainting a hidden label forces a full layout pass: only touch it when it changes.
+        if label.content != text:
+            label.update(text)
         label.set_class(count == 0, "-hidden")
 
     def set_activity(self, activity: str) -> None:

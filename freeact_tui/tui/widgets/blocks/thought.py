@@ -48,12 +48,17 @@ class ThoughtBlock(Block):
         self.text += chunk
         self._stream.write(chunk)
 
-    async def finish(self, full_text: str | None = None) -> None:
-        """End the stream (rendering ``full_text`` if nothing was streamed) and collapse."""
+    async def finish(self, full_text: str | None = None, *, collapse: bool = True) -> None:
+        """End the stream (rendering ``full_text`` if nothing was streamed); collapse unless told not to."""
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
         elif full_text and not self.text:
             self.text = full_text
             await self.markdown.update(full_text)
+        if collapse:
+            self.collapse()
+
+    def collapse(self) -> None:
+        """Fold the thought away (the title still shows it)."""
         self.query_one(Collapsible).collapsed = True

@@ -17,6 +17,7 @@ class ToolOutputBlock(Block):
     Args:
         content: The output text, shown verbatim.
         is_error: The tool failed.
+        kind: What the output is, shown in the title ("Tool output" by default).
     """
 
     DEFAULT_CSS = """
@@ -28,16 +29,22 @@ class ToolOutputBlock(Block):
     """
 
     def __init__(
-        self, content: str, *, is_error: bool = False, agent_id: str = "main", corr_id: str = ""
+        self,
+        content: str,
+        *,
+        is_error: bool = False,
+        kind: str = "",
+        agent_id: str = "main",
+        corr_id: str = "",
     ) -> None:
         super().__init__(agent_id=agent_id, corr_id=corr_id)
         self.content = content
+        self.kind = kind or ("Tool error" if is_error else "Tool output")
         self.is_error = is_error
         self.set_class(is_error, "-error")
 
     def compose(self) -> ComposeResult:
         first = self.content.strip().splitlines()[:_PREVIEW_LINES]
         preview = first[0][:60] if first else "(empty)"
-        kind = "Tool error" if self.is_error else "Tool output"
-        with Collapsible(title=self.label(f"{kind}: {preview}"), collapsed=True):
+        with Collapsible(title=self.label(f"{self.kind}: {preview}"), collapsed=True):
             yield Static(Content(self.content), markup=False)
