@@ -132,6 +132,18 @@ async def test_three_subagents_with_max_two_run_in_parallel(executor: KernelExec
     assert len(list(session_dir.glob("sub-*.jsonl"))) == 3
     info = SessionStore(tmp_path / "sessions").session(parent.session_id).info()
     assert sorted(info.subagents.values()) == sorted(tasks)
+    # the outcome and the subagent's id are stored with each return (for UIs; never sent to the model)
+    returns = [
+        p
+        for m in parent.history
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, ToolReturnPart)
+    ]
+    assert {p.metadata["outcome"] for p in returns} == {"ok"}
+    assert {p.metadata["subagent_id"] for p in returns} == {
+        e.agent_id for e in events if isinstance(e, SubagentStatus)
+    }
     # resume restores the main history only: the parent's final answer is the last message
     async with make_parent(model, executor, tmp_path, session_id=parent.session_id) as resumed:
         assert len(resumed.history) == len(parent.history)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from freeact_tui.agent.calls import ProgrammaticToolCall, ShellAction, ShellScript, ToolCall
 from freeact_tui.agent.events import AgentEvent, CodeExecutionOutput, CodeExecutionOutputChunk, Decision
@@ -22,6 +23,15 @@ class ActionOutcome:
     rejected: bool = False
     is_error: bool = False
     kernel_died: bool = False
+    subagent_id: str | None = None
+
+    def metadata(self) -> dict[str, Any]:
+        """Stored with the tool return so a resumed UI can show the outcome without parsing text."""
+        outcome = "rejected" if self.rejected else "error" if self.is_error else "ok"
+        meta: dict[str, Any] = {"outcome": outcome}
+        if self.subagent_id is not None:
+            meta["subagent_id"] = self.subagent_id
+        return meta
 
 
 @dataclass

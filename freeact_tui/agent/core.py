@@ -438,7 +438,7 @@ class Agent:
 
     async def _run_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None) -> None:
         turn_start = len(self.history)
-        state: dict[str, Any] = {"response": None, "calls": [], "done": {}}
+        state: dict[str, Any] = {"response": None, "calls": [], "done": {}, "meta": {}}
         try:
             if self.load_damage is not None:
                 raise _TurnError(
@@ -470,15 +470,15 @@ class Agent:
                     )
                     break
                 steps += 1
-                state.update(response=None, calls=[], done={})
+                state.update(response=None, calls=[], done={}, meta={})
                 response = await self._model_step(state)
                 self._record(response)
                 calls = hist.tool_calls(response)
                 if not calls:
                     break
                 state["calls"] = calls
-                stop = await self._run_calls(calls, state["done"])
-                self._record(hist.interrupted_returns(calls, state["done"]))
+                stop = await self._run_calls(calls, state["done"], state["meta"])
+                self._record(hist.interrupted_returns(calls, state["done"], state["meta"]))
                 if stop:
                     break
         except asyncio.CancelledError:
@@ -523,7 +523,7 @@ class Agent:
     def _close_open_calls(self, state: dict[str, Any]) -> None:
         calls: list[ToolCallPart] = state.get("calls") or []
         if calls and self.history and isinstance(self.history[-1], ModelResponse):
-            self._record(hist.interrupted_returns(calls, state.get("done") or {}))
+            self._record(hist.interrupted_returns(calls, state.get("done") or {}, state.get("meta")))
 
     # -- the model phase --------------------------------------------------------------------------
 
@@ -596,9 +596,11 @@ class Agent:
 
     # -- the tool phase ------------------------------------------------------------------------------
 
-    async def _run_calls(self, calls: list[ToolCallPart], done: dict[str, str]) -> bool:
+    async def _run_calls(
+        self, calls: list[ToolCallPart], done: dict[str, str], meta: dict[str, dict[str, Any]]
+    ) -> bool:
         """Run the calls of one response concurrently; return True when the turn must stop."""
-        tasks = [asyncio.create_task(self._run_call(c, done)) for c in calls]
+        tasks = [asyncio.create_task(self._run_call(c, done, meta)) for c in calls]
         try:
             outcomes = await asyncio.gather(*tasks)
         except BaseException:
@@ -609,7 +611,9 @@ class Agent:
             raise
         return any(o.rejected or o.kernel_died for o in outcomes)
 
-    async def _run_call(self, call: ToolCallPart, done: dict[str, str]) -> ActionOutcome:
+    async def _run_call(
+        self, call: ToolCallPart, done: dict[str, str], meta: dict[str, dict[str, Any]]
+    ) -> ActionOutcome:
         try:
             args = call.args_as_dict(raise_if_invalid=True)
         except Exception as exc:
@@ -617,6 +621,7 @@ class Agent:
         else:
             outcome = await self._dispatch(call, args)
         done[call.tool_call_id] = outcome.content
+        meta[call.tool_call_id] = outcome.metadata()
         return outcome
 
     async def _dispatch(self, call: ToolCallPart, args: dict[str, Any]) -> ActionOutcome:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -53,14 +54,23 @@ def unanswered_calls(history: Sequence[ModelMessage]) -> list[ToolCallPart]:
     return tool_calls(history[-1])
 
 
-def interrupted_returns(calls: Sequence[ToolCallPart], done: dict[str, str]) -> ModelRequest:
-    """Tool returns for every call: the finished ones keep their content, the others say interrupted."""
+def interrupted_returns(
+    calls: Sequence[ToolCallPart],
+    done: dict[str, str],
+    metadata: dict[str, dict[str, Any]] | None = None,
+) -> ModelRequest:
+    """Tool returns for every call: the finished ones keep their content, the others say interrupted.
+
+    ``metadata`` (per call id) is stored with the return for UIs (outcome, subagent id); models never see it.
+    """
+    meta = metadata or {}
     return ModelRequest(
         parts=[
             ToolReturnPart(
                 tool_name=c.tool_name,
                 content=done.get(c.tool_call_id, INTERRUPTED),
                 tool_call_id=c.tool_call_id,
+                metadata=meta.get(c.tool_call_id, {"outcome": "interrupted"}),
             )
             for c in calls
         ]

@@ -74,7 +74,9 @@ class SubagentManager:
                     executor = await self.pool.acquire()
                 except Exception as exc:
                     detail = f"its kernel could not be started: {exc}"
-                    return ActionOutcome(f"Subagent {sub_id} failed: {detail}", is_error=True)
+                    return ActionOutcome(
+                        f"Subagent {sub_id} failed: {detail}", is_error=True, subagent_id=sub_id
+                    )
                 try:
                     outcome, state, detail = await self._drive(
                         sub_id, prompt, max_turns, corr, executor, emit, title
@@ -155,7 +157,11 @@ class SubagentManager:
         if rejected and error is None:
             what = rejected[0].tool_call.display_text()
             return (
-                ActionOutcome(f"The user rejected an action of subagent {sub_id}: {what}", rejected=True),
+                ActionOutcome(
+                    f"The user rejected an action of subagent {sub_id}: {what}",
+                    rejected=True,
+                    subagent_id=sub_id,
+                ),
                 "failed",
                 "an action was rejected",
             )
@@ -163,7 +169,7 @@ class SubagentManager:
             content = f"Subagent {sub_id} failed: {error}"
             if answer:
                 content += f"\nIts last answer:\n{answer[-1]}"
-            return ActionOutcome(content, is_error=True), "failed", error
+            return ActionOutcome(content, is_error=True, subagent_id=sub_id), "failed", error
         final = answer[-1] if answer else "(the subagent gave no answer)"
         preview, _ = parent._overflow(final)
-        return ActionOutcome(preview), "done", ""
+        return ActionOutcome(preview, subagent_id=sub_id), "done", ""

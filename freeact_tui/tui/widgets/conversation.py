@@ -367,7 +367,8 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
                         block.finished = True
                         blocks.append(block)
                     elif part.tool_call_id in tasks:
-                        blocks.append(_subagent_result(tasks[part.tool_call_id], text))
+                        outcome = part.metadata.get("outcome") if isinstance(part.metadata, dict) else None
+                        blocks.append(_subagent_result(tasks[part.tool_call_id], text, outcome))
                     else:
                         blocks.append(ToolOutputBlock(text, corr_id=part.tool_call_id))
                 elif isinstance(part, RetryPromptPart):
@@ -390,11 +391,14 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
     return blocks
 
 
-def _subagent_result(task: SubagentBlock, text: str) -> ToolOutputBlock:
+def _subagent_result(task: SubagentBlock, text: str, outcome: object = None) -> ToolOutputBlock:
     """The answer of a past subagent task; its outcome goes on the task's block."""
-    # The agent stores failures as text (see agent/subagents.py): recognise its wording.
-    rejected = text.startswith("The user rejected")
-    failed = text.startswith("Subagent ") and " failed" in text.split("\n", 1)[0]
+    if outcome in ("ok", "rejected", "error", "interrupted"):  # stored by the agent with the return
+        rejected = outcome == "rejected"
+        failed = outcome in ("error", "interrupted")
+    else:  # sessions written before outcomes were stored (or by freeact): recognise the wording
+        rejected = text.startswith("The user rejected")
+        failed = text.startswith("Subagent ") and " failed" in text.split("\n", 1)[0]
     status = "rejected" if rejected else "failed" if failed else "done"
     task.set_status(status, rejected=rejected or failed)
     kind = "Subagent error" if rejected or failed else "Subagent answer"
