@@ -22,7 +22,8 @@ def create_executor(
     """Build the executor for an execution mode.
 
     Args:
-        mode: ``local`` (the only mode of this version).
+        mode: ``local`` (a kernel on this machine) or ``sandbox`` (the same inside bubblewrap:
+            writes only to ``working_dir``, no network; Linux, needs ``bwrap`` and ``socat``).
         working_dir: The kernel's working directory.
         images_dir: Where PNG output is saved.
         kernel_env: Extra environment variables of the kernel.
@@ -32,13 +33,16 @@ def create_executor(
         log_dir: Where MCP servers' stderr goes (default: ``logs`` in the user data dir).
 
     Raises:
-        ExecutorError: the mode is not available here.
+        ExecutorError: the mode is not available in this version (a missing sandbox tool is
+            reported by ``start()``).
         ValueError: a malformed ``mcp_servers`` entry.
     """
-    if mode == "local":
+    if mode in ("local", "sandbox"):
         from freeact_tui.execution.kernel import KernelExecutor
+        from freeact_tui.execution.sandbox import SandboxExecutor
 
-        return KernelExecutor(
+        kind = KernelExecutor if mode == "local" else SandboxExecutor
+        return kind(
             working_dir=working_dir,
             images_dir=images_dir,
             kernel_env=kernel_env,
@@ -46,7 +50,9 @@ def create_executor(
             mcp_servers=mcp_servers,
             log_dir=log_dir,
         )
-    raise ExecutorError(f"Execution mode {mode!r} is not available in this version; use --execution local.")
+    raise ExecutorError(
+        f"Execution mode {mode!r} is not available in this version; use --execution local or sandbox."
+    )
 
 
 __all__ = ["Executor", "ExecutorError", "create_executor"]

@@ -201,13 +201,10 @@ class KernelExecutor:
             probe = bind_socket(self.host, gateway_port, "kernel gateway")
             gateway_port = probe.getsockname()[1]
             probe.close()
-            self._gateway = KernelGatewayProcess(
-                host=self.host,
-                port=gateway_port,
-                working_dir=self.working_dir,
-                env=kernel_environment(
-                    self.kernel_env, self.extra_pythonpath, self.host, self._tool_server.port
-                ),
+            self._gateway = self._gateway_process(
+                gateway_port,
+                self._tool_server.port,
+                kernel_environment(self.kernel_env, self.extra_pythonpath, self.host, self._tool_server.port),
             )
             await self._gateway.start()
             await self._open_kernel()
@@ -230,7 +227,7 @@ class KernelExecutor:
         if not self._gateway.alive:
             await self._gateway.stop()
             await self._gateway.start()
-        conn = KernelConnection(self._gateway, self.images_dir, self._on_kernel_death)
+        conn = self._kernel_connection(self._gateway)
         init = kernel_init_code(
             working_dir=self.working_dir,
             approve_shell_cmds=self.approve_shell_cmds,
@@ -244,6 +241,14 @@ class KernelExecutor:
             await conn.close()
             raise
         self._conn = conn
+
+    def _gateway_process(self, port: int, tool_port: int, env: dict[str, str]) -> KernelGatewayProcess:
+        """The gateway to run on ``port`` (a subclass may run it elsewhere, e.g. in a sandbox)."""
+        return KernelGatewayProcess(host=self.host, port=port, working_dir=self.working_dir, env=env)
+
+    def _kernel_connection(self, gateway: KernelGatewayProcess) -> KernelConnection:
+        """A connection to a new kernel in ``gateway`` (a subclass may map its process id)."""
+        return KernelConnection(gateway, self.images_dir, self._on_kernel_death)
 
     async def _restart_kernel(self, reason: str) -> None:
         """Replace the kernel (the caller holds the lock). Raises ExecutorError if none starts."""

@@ -96,9 +96,27 @@ class KernelGatewayProcess:
         Raises:
             ExecutorError: The gateway cannot be spawned.
         """
+        cmd = self.command()
         fd, log_name = tempfile.mkstemp(prefix="freeact-tui-gateway-", suffix=".log")
         self._log_path = Path(log_name)
-        cmd = [
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *cmd,
+                cwd=self.working_dir,
+                env=self.env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=fd,
+                stderr=fd,
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise ExecutorError(f"Cannot start the Jupyter kernel gateway ({cmd[0]}): {e}") from e
+        finally:
+            os.close(fd)
+
+    def command(self) -> list[str]:
+        """The command line that runs the gateway (a subclass may wrap it, e.g. in a sandbox)."""
+        return [
             sys.executable,
             "-c",
             _GATEWAY_MAIN,
@@ -111,20 +129,11 @@ class KernelGatewayProcess:
             # would silently hand us a fresh kernel without it.
             "--KernelManager.autorestart=False",
         ]
-        try:
-            self._process = await asyncio.create_subprocess_exec(
-                *cmd,
-                cwd=self.working_dir,
-                env=self.env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=fd,
-                stderr=fd,
-                start_new_session=True,
-            )
-        except OSError as e:
-            raise ExecutorError(f"Cannot start the Jupyter kernel gateway ({sys.executable}): {e}") from e
-        finally:
-            os.close(fd)
+
+    async def wait(self) -> None:
+        """Wait for the gateway process to exit (returns at once when none runs)."""
+        if self._process is not None:
+            await self._process.wait()
 
     def log_tail(self, lines: int = 15) -> str:
         """The last lines the gateway wrote (for error messages)."""
