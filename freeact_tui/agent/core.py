@@ -9,30 +9,20 @@ calls, subagents) merges into one ordered stream and ``cancel()`` can stop any p
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic_ai.direct import model_request_stream
-from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
-    PartDeltaEvent,
-    PartEndEvent,
-    PartStartEvent,
     SystemPromptPart,
-    TextPart,
-    TextPartDelta,
-    ThinkingPart,
-    ThinkingPartDelta,
     ToolCallPart,
     UserContent,
     UserPromptPart,
 )
-from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
 from freeact_tui.agent import history as hist
@@ -46,16 +36,13 @@ from freeact_tui.agent.events import (
     Decision,
     KernelState,
     KernelStatus,
-    Response,
-    ResponseChunk,
-    Thoughts,
-    ThoughtsChunk,
     ToolOutput,
     UsageUpdate,
 )
 from freeact_tui.agent.mcp import McpServerError
 from freeact_tui.agent.mcp_ptc import package_name
 from freeact_tui.agent.mcp_setup import McpSetup
+from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.models import resolve_model
 from freeact_tui.agent.permissions import PermissionRules, PermissionsFileError
 from freeact_tui.agent.prompts import build_system_prompt
@@ -71,7 +58,6 @@ if TYPE_CHECKING:
 Phase = Literal["model", "approval", "execution", "subagent", "idle"]
 
 _END = object()
-_RETRYABLE_DELAYS = (1.0, 3.0)
 
 
 class AgentBusy(RuntimeError):
@@ -534,53 +520,22 @@ class Agent:
 
     async def _model_step(self, state: dict[str, Any]) -> ModelResponse:
         self._phase = "model"
-        messages = hist.prepare_for_model(self.history)
-        for attempt in range(len(_RETRYABLE_DELAYS) + 1):
-            emitted = False
-            try:
-                async with model_request_stream(
-                    self.model,
-                    messages,
-                    model_settings=self.model_settings,
-                    model_request_parameters=self._request_parameters(),
-                ) as stream:
-                    async for event in stream:
-                        state["response"] = stream.get()
-                        emitted = self._handle_stream_event(event) or emitted
-                    response = stream.get()
-                self._account(stream, response)
-                return response
-            except (ModelAPIError, UnexpectedModelBehavior) as exc:
-                retryable = _is_retryable(exc) and not emitted and attempt < len(_RETRYABLE_DELAYS)
-                if not retryable:
-                    raise _TurnError("model", _describe_model_error(exc)) from exc
-                await asyncio.sleep(_RETRYABLE_DELAYS[attempt])
-            except (OSError, TimeoutError) as exc:
-                if emitted or attempt >= len(_RETRYABLE_DELAYS):
-                    raise _TurnError("model", f"Cannot reach the model: {exc}") from exc
-                await asyncio.sleep(_RETRYABLE_DELAYS[attempt])
-        raise _TurnError("model", "The model request failed.")  # pragma: no cover
+        try:
+            response = await request_response(
+                self.model,
+                hist.prepare_for_model(self.history),
+                settings=self.model_settings,
+                parameters=self._request_parameters(),
+                emit=self._emit,
+                ids=self._ids(),
+                on_progress=lambda partial: state.__setitem__("response", partial),
+            )
+        except ModelCallError as exc:
+            raise _TurnError("model", str(exc)) from exc
+        self._account(response)
+        return response
 
-    def _handle_stream_event(self, event: Any) -> bool:
-        ids = self._ids()
-        match event:
-            case PartStartEvent(part=ThinkingPart(content=content)) if content:
-                self._emit(ThoughtsChunk(content, **ids))
-            case PartStartEvent(part=TextPart(content=content)) if content:
-                self._emit(ResponseChunk(content, **ids))
-            case PartDeltaEvent(delta=ThinkingPartDelta(content_delta=delta)) if delta:
-                self._emit(ThoughtsChunk(delta, **ids))
-            case PartDeltaEvent(delta=TextPartDelta(content_delta=delta)) if delta:
-                self._emit(ResponseChunk(delta, **ids))
-            case PartEndEvent(part=ThinkingPart(content=content)):
-                self._emit(Thoughts(content, **ids))
-            case PartEndEvent(part=TextPart(content=content)):
-                self._emit(Response(content, **ids))
-            case _:
-                return False
-        return True
-
-    def _account(self, stream: StreamedResponse, response: ModelResponse) -> None:
+    def _account(self, response: ModelResponse) -> None:
         usage = response.usage
         self._input_tokens += usage.input_tokens or 0
         self._output_tokens += usage.output_tokens or 0
@@ -755,33 +710,6 @@ class _TurnError(Exception):
         super().__init__(message)
         self.kind: Literal["model", "kernel", "config", "internal"] = kind
         self.message = message
-
-
-def _is_retryable(exc: Exception) -> bool:
-    from pydantic_ai.exceptions import (
-        ModelConnectionError,
-        ModelRateLimitError,
-        ModelServerError,
-        ModelUnavailableError,
-    )
-
-    if isinstance(exc, ModelRateLimitError | ModelServerError | ModelUnavailableError | ModelConnectionError):
-        return True
-    status = getattr(exc, "status_code", None)
-    return isinstance(status, int) and (status in (408, 429) or status >= 500)
-
-
-def _describe_model_error(exc: Exception) -> str:
-    status = getattr(exc, "status_code", None)
-    body = getattr(exc, "body", None)
-    detail = str(exc)
-    if body and not isinstance(body, str):
-        try:
-            detail = json.dumps(body)[:500]
-        except (TypeError, ValueError):
-            pass
-    prefix = f"Model API error (HTTP {status})" if status else f"Model error ({type(exc).__name__})"
-    return f"{prefix}: {detail}. The turn was rolled back; try again."
 
 
 __all__ = ["Agent", "AgentBusy"]
