@@ -132,6 +132,8 @@ async def test_three_subagents_with_max_two_run_in_parallel(executor: KernelExec
     assert len(list(session_dir.glob("sub-*.jsonl"))) == 3
     info = SessionStore(tmp_path / "sessions").session(parent.session_id).info()
     assert sorted(info.subagents.values()) == sorted(tasks)
+    # the session's usage counts the subagents' requests too (1 parent request each side of the calls)
+    assert parent.usage.requests == 2 + 3 * 2
     # the outcome and the subagent's id are stored with each return (for UIs; never sent to the model)
     returns = [
         p

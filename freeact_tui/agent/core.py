@@ -537,14 +537,20 @@ class Agent:
 
     def _account(self, response: ModelResponse) -> None:
         usage = response.usage
-        self._input_tokens += usage.input_tokens or 0
-        self._output_tokens += usage.output_tokens or 0
-        self._requests += 1
+        cost: float | None = None
         try:
-            price = response.cost()
-            self._cost = (self._cost or 0.0) + float(price.total_price)
+            cost = float(response.cost().total_price)
         except Exception:  # unknown model or no usage: cost stays unknown
             pass
+        self.add_usage(UsageUpdate(usage.input_tokens or 0, usage.output_tokens or 0, 1, cost))
+
+    def add_usage(self, usage: UsageUpdate) -> None:
+        """Count tokens (this agent's, or a finished subagent's) into the session totals and report them."""
+        self._input_tokens += usage.input_tokens
+        self._output_tokens += usage.output_tokens
+        self._requests += usage.requests
+        if usage.cost_usd is not None:
+            self._cost = (self._cost or 0.0) + usage.cost_usd
         update = self.usage
         self._emit(update)
         self._notify(update)

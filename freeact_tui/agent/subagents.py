@@ -153,6 +153,7 @@ class SubagentManager:
         finally:
             for task in list(waiting):
                 task.cancel()
+            parent.add_usage(sub.usage)  # the session's tokens and cost include its subagents
         rejected = [r for r in requests if r.decision is not None and not r.decision.approved]
         if rejected and error is None:
             what = rejected[0].tool_call.display_text()
