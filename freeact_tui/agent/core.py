@@ -109,6 +109,8 @@ class Agent:
         tool_result_preview_chars: int = 2048,
         parent_corr_id: str | None = None,
         subagent_pool_size: int = 0,
+        docker_image: str | None = None,
+        remote_url: str | None = None,
     ) -> None:
         self.agent_id = agent_id
         self.model: Model = resolve_model(model, base_url=base_url, api_key_env=api_key_env)
@@ -120,6 +122,8 @@ class Agent:
         self.working_dir = (working_dir or Path.cwd()).resolve()
         self.images_dir = images_dir
         self.execution_mode = execution
+        self.docker_image = docker_image
+        self.remote_url = remote_url
         self.kernel_env = dict(kernel_env or {})
         self.mcp_servers = dict(mcp_servers or {})
         self.mcp = McpSetup(self.mcp_servers if agent_id == "main" else {})
@@ -189,6 +193,8 @@ class Agent:
             "tool_result_inline_max_bytes": config.tool_result_inline_max_bytes,
             "tool_result_preview_chars": config.tool_result_preview_chars,
             "subagent_pool_size": config.subagent_pool_size,
+            "docker_image": config.docker_image,
+            "remote_url": config.remote_url,
         }
         kwargs.update(overrides)
         if "permissions" not in kwargs:
@@ -312,6 +318,8 @@ class Agent:
             kernel_env=self.kernel_env,
             extra_pythonpath=self.mcp.pythonpath(),
             mcp_servers=self.ptc_servers,
+            docker_image=self.docker_image,
+            remote_url=self.remote_url,
         )
 
     async def _start_executor(self) -> Executor:

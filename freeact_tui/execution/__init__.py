@@ -18,12 +18,16 @@ def create_executor(
     extra_pythonpath: list[Path] | None = None,
     mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
     log_dir: Path | None = None,
+    docker_image: str | None = None,
+    remote_url: str | None = None,
 ) -> Executor:
     """Build the executor for an execution mode.
 
     Args:
-        mode: ``local`` (a kernel on this machine) or ``sandbox`` (the same inside bubblewrap:
-            writes only to ``working_dir``, no network; Linux, needs ``bwrap`` and ``socat``).
+        mode: ``local`` (a kernel on this machine), ``sandbox`` (the same inside bubblewrap:
+            writes only to ``working_dir``, no network; Linux, needs ``bwrap`` and ``socat``),
+            ``docker`` (the same in a Docker container, see ``DockerExecutor``) or ``remote`` (a
+            kernel in a running Jupyter Kernel Gateway at ``remote_url``, see ``RemoteExecutor``).
         working_dir: The kernel's working directory.
         images_dir: Where PNG output is saved.
         kernel_env: Extra environment variables of the kernel.
@@ -31,28 +35,44 @@ def create_executor(
         mcp_servers: The MCP servers code may call (package name -> connection parameters, each
             optionally with ``timeout``); anything else is refused. See ``KernelExecutor``.
         log_dir: Where MCP servers' stderr goes (default: ``logs`` in the user data dir).
+        docker_image: The image of the ``docker`` mode (default: ``freeact-tui-kernel:latest``).
+        remote_url: The gateway of the ``remote`` mode (``http://host:port``).
 
     Raises:
-        ExecutorError: the mode is not available in this version (a missing sandbox tool is
-            reported by ``start()``).
+        ExecutorError: the mode is unknown, or ``remote`` without a valid ``remote_url`` (a
+            missing sandbox tool, Docker daemon or image is reported by ``start()``).
         ValueError: a malformed ``mcp_servers`` entry.
     """
-    if mode in ("local", "sandbox"):
+    common: dict[str, Any] = {
+        "working_dir": working_dir,
+        "images_dir": images_dir,
+        "kernel_env": kernel_env,
+        "extra_pythonpath": extra_pythonpath,
+        "mcp_servers": mcp_servers,
+        "log_dir": log_dir,
+    }
+    if mode == "local":
         from freeact_tui.execution.kernel import KernelExecutor
+
+        return KernelExecutor(**common)
+    if mode == "sandbox":
         from freeact_tui.execution.sandbox import SandboxExecutor
 
-        kind = KernelExecutor if mode == "local" else SandboxExecutor
-        return kind(
-            working_dir=working_dir,
-            images_dir=images_dir,
-            kernel_env=kernel_env,
-            extra_pythonpath=extra_pythonpath,
-            mcp_servers=mcp_servers,
-            log_dir=log_dir,
-        )
-    raise ExecutorError(
-        f"Execution mode {mode!r} is not available in this version; use --execution local or sandbox."
-    )
+        return SandboxExecutor(**common)
+    if mode == "docker":
+        from freeact_tui.execution.docker import DockerExecutor
+        from freeact_tui.execution.docker_image import DEFAULT_IMAGE
+
+        return DockerExecutor(image=docker_image or DEFAULT_IMAGE, **common)
+    if mode == "remote":
+        from freeact_tui.execution.remote import RemoteExecutor
+
+        if not remote_url:
+            raise ExecutorError(
+                "The remote execution mode needs remote_url (e.g. http://127.0.0.1:8888) in the config."
+            )
+        return RemoteExecutor(remote_url=remote_url, **common)
+    raise ExecutorError(f"Unknown execution mode {mode!r}; use local, sandbox, docker or remote.")
 
 
 __all__ = ["Executor", "ExecutorError", "create_executor"]

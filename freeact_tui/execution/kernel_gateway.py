@@ -103,7 +103,7 @@ class KernelGatewayProcess:
             self._process = await asyncio.create_subprocess_exec(
                 *cmd,
                 cwd=self.working_dir,
-                env=self.env,
+                env=self.process_env(),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=fd,
                 stderr=fd,
@@ -113,6 +113,10 @@ class KernelGatewayProcess:
             raise ExecutorError(f"Cannot start the Jupyter kernel gateway ({cmd[0]}): {e}") from e
         finally:
             os.close(fd)
+
+    def process_env(self) -> dict[str, str]:
+        """The environment of the process ``command()`` starts (a wrapper may need its own)."""
+        return self.env
 
     def command(self) -> list[str]:
         """The command line that runs the gateway (a subclass may wrap it, e.g. in a sandbox)."""

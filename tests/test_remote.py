@@ -1,0 +1,206 @@
+"""RemoteExecutor against a real `jupyter kernelgateway` that the tests start as the "remote" side."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from freeact_tui.execution import create_executor
+from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor, ExecutorError
+from freeact_tui.execution.remote import RemoteExecutor
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str) -> object:
+    with urllib.request.urlopen(url, timeout=5) as resp:
+        return json.load(resp)
+
+
+def _kernel_ids(url: str) -> list[str]:
+    kernels = _get(f"{url}/api/kernels")
+    assert isinstance(kernels, list)
+    return [k["id"] for k in kernels]
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A kernel gateway with its defaults (autorestart on), as someone else would run it."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("gateway") / "gateway.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kernel_gateway", "--KernelGatewayApp.ip=127.0.0.1",
+             f"--KernelGatewayApp.port={port}", "--JupyterWebsocketPersonality.list_kernels=True",
+             "--KernelRestarter.time_to_dead=1"],
+            stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            _get(f"{url}/api")
+            break
+        except OSError:
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+    yield url
+    process.terminate()
+    process.wait(10)
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def ex(gateway: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[RemoteExecutor]:
+    root = tmp_path_factory.mktemp("remote")
+    (root / "work").mkdir()
+    executor = RemoteExecutor(
+        remote_url=gateway,
+        working_dir=root / "work",
+        images_dir=root / "images",
+        kernel_env={"GREETING": "hi there"},
+    )
+    await executor.start()
+    yield executor
+    await executor.stop()
+
+
+async def run(
+    executor: Executor, code: str, *, limit: float | None = None, decide: bool = True
+) -> tuple[list[ExecApproval | ExecChunk], ExecResult]:
+    """Run a cell, answering every approval with ``decide``."""
+    items: list[ExecApproval | ExecChunk] = []
+    async for item in executor.stream(code, timeout=limit):
+        if isinstance(item, ExecResult):
+            return items, item
+        items.append(item)
+        if isinstance(item, ExecApproval):
+            await (item.accept() if decide else item.reject())
+    raise AssertionError("stream ended without an ExecResult")
+
+
+async def test_code_runs_remotely_with_our_environment(ex: RemoteExecutor, gateway: str) -> None:
+    assert ex.kernel_id in _kernel_ids(gateway) and ex.gateway_pid is None
+    _, result = await run(
+        ex, "x = 41\nimport os\nprint(os.getcwd(), os.environ['GREETING'], os.environ['KERNEL_GATEWAY'])"
+    )
+    assert result.text == f"{ex.working_dir} hi there 1" and not result.is_error
+    _, result = await run(ex, "print(x + 1, os.environ['TOOL_SERVER_PORT'].isdigit())")
+    assert result.text == "42 True"
+
+
+async def test_output_streams_before_the_result(ex: RemoteExecutor) -> None:
+    seen: list[float] = []
+    async for item in ex.stream(
+        "import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(0.4)"
+    ):
+        if isinstance(item, ExecChunk):
+            seen.append(time.monotonic())
+        elif isinstance(item, ExecResult):
+            end = time.monotonic()
+            assert item.text == "0\n1\n2"
+    assert len(seen) >= 3 and end - seen[0] > 0.6
+
+
+async def test_shell_commands_need_approval(ex: RemoteExecutor) -> None:
+    items, result = await run(ex, "!echo hello remote")
+    [approval] = approvals(items)
+    assert (approval.kind, approval.command) == ("shell", "echo hello remote")
+    assert result.text == "hello remote"
+    items, result = await run(ex, "!touch refused.txt", decide=False)
+    assert len(approvals(items)) == 1 and not _exists(ex.working_dir / "refused.txt")
+
+
+async def test_interrupt_and_timeout(ex: RemoteExecutor) -> None:
+    await run(ex, "kept = 'yes'")
+    got: list[object] = []
+    first = asyncio.Event()
+
+    async def consume() -> None:
+        async for item in ex.stream("import time\nprint('partial', flush=True)\ntime.sleep(30)"):
+            got.append(item)
+            first.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(first.wait(), 10)
+    await ex.interrupt()
+    await asyncio.wait_for(task, 5)
+    result = got[-1]
+    assert isinstance(result, ExecResult) and result.cancelled and result.text.startswith("partial")
+    started = time.monotonic()
+    _, result = await run(ex, "import time\ntime.sleep(5)", limit=1)
+    assert result.timed_out and time.monotonic() - started < 3
+    _, after = await run(ex, "print(kept)")
+    assert after.text == "yes"
+
+
+async def test_kernel_death_restart_and_stop_delete_the_kernel(gateway: str, tmp_path: Path) -> None:
+    executor = RemoteExecutor(remote_url=gateway, working_dir=tmp_path, images_dir=tmp_path / "images")
+    try:
+        await executor.start()
+        first = executor.kernel_id
+        await run(executor, "x = 1")
+        _, died = await run(
+            executor, "print('dying', flush=True)\nimport time\ntime.sleep(0.3)\nimport os\nos._exit(1)"
+        )
+        assert died.kernel_died and died.text.startswith("dying")
+        # A fresh kernel with our init code: state gone, approvals work again.
+        items, after = await run(executor, "print('x' in dir())\n!echo again")
+        assert after.text == "False\nagain" and len(approvals(items)) == 1
+        second = executor.kernel_id
+        assert second not in (None, first)
+        ids = _kernel_ids(gateway)
+        assert second in ids and first not in ids
+    finally:
+        await executor.stop()
+    assert executor.state == "stopped" and second not in _kernel_ids(gateway)
+
+
+async def test_unreachable_gateway_is_a_clear_error(tmp_path: Path) -> None:
+    executor = RemoteExecutor(remote_url=f"http://127.0.0.1:{_free_port()}", working_dir=tmp_path)
+    with pytest.raises(
+        ExecutorError,
+        match=r"Cannot reach the Jupyter Kernel Gateway at http://127\.0\.0\.1:\d+ .*remote_url",
+    ):
+        await executor.start()
+    assert executor.state == "failed"
+
+
+@pytest.mark.parametrize(
+    "url", ["https://gw:8888", "http://gw:8888/base/", "gw:8888", "http://:80", "http://h:x"]
+)
+async def test_bad_url_is_refused(tmp_path: Path, url: str) -> None:
+    with pytest.raises(ExecutorError, match="remote_url must look like http://HOST:PORT"):
+        RemoteExecutor(remote_url=url, working_dir=tmp_path)
+    with pytest.raises(ExecutorError, match="remote_url must look like"):
+        create_executor("remote", working_dir=tmp_path, remote_url=url)
+
+
+async def test_create_executor_needs_a_remote_url(tmp_path: Path) -> None:
+    with pytest.raises(ExecutorError, match="needs remote_url"):
+        create_executor("remote", working_dir=tmp_path)
+    executor = create_executor("remote", working_dir=tmp_path, remote_url="http://127.0.0.1:8888")
+    assert isinstance(executor, RemoteExecutor) and executor.remote_url == "http://127.0.0.1:8888"
+
+
+def approvals(items: list[ExecApproval | ExecChunk]) -> list[ExecApproval]:
+    return [i for i in items if isinstance(i, ExecApproval)]
+
+
+def _exists(path: Path) -> bool:
+    return path.exists()
