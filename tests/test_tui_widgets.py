@@ -11,6 +11,7 @@ from freeact_tui.agent.events import (
     ApprovalRequest,
     CodeExecutionOutput,
     CodeExecutionOutputChunk,
+    Response,
     ResponseChunk,
     SubagentStatus,
 )
@@ -18,6 +19,7 @@ from freeact_tui.tui.widgets.blocks import (
     ActionBlock,
     AnsiLog,
     ExecutionOutputBlock,
+    ResponseBlock,
     SubagentBlock,
     sanitize_ansi,
 )
@@ -25,12 +27,13 @@ from freeact_tui.tui.widgets.conversation import ConversationLog
 
 
 class LogApp(App[None]):
-    def __init__(self, budget: int = 200) -> None:
+    def __init__(self, budget: int = 200, widget_budget: int = 800) -> None:
         super().__init__()
         self.budget = budget
+        self.widget_budget = widget_budget
 
     def compose(self) -> ComposeResult:
-        yield ConversationLog(budget=self.budget)
+        yield ConversationLog(budget=self.budget, widget_budget=self.widget_budget)
 
 
 def test_sanitize_keeps_colours_and_drops_terminal_control() -> None:
@@ -91,6 +94,24 @@ async def test_dom_is_bounded_by_the_block_budget() -> None:
         shown = [b.text for b in log.blocks]  # type: ignore[attr-defined]
         assert shown == [f"note {i}" for i in range(15, 25)]
         assert "15 earlier blocks" in str(log.query_one("#pruned").render())
+
+
+async def test_dom_is_bounded_by_the_widget_budget_and_keeps_the_newest_blocks() -> None:
+    answer = "Text with `code`:\n\n- one\n- two\n\n```python\nprint('x')\n```\n"
+    app = LogApp(widget_budget=200)
+    async with app.run_test(size=(100, 40)) as pilot:
+        log = app.query_one(ConversationLog)
+        blocks = [ResponseBlock(f"answer {index}\n\n{answer}") for index in range(20)]
+        await log.add_all(blocks)
+        for index in range(20, 30):
+            await log.response_end(Response(f"answer {index}\n\n{answer}"))
+        await pilot.pause()
+        mounted = len(log.query("*"))
+        texts = [b.text.split("\n", 1)[0] for b in log.blocks]  # type: ignore[attr-defined]
+        assert mounted <= 200 * 6 // 5, mounted
+        assert texts == [f"answer {i}" for i in range(30 - len(texts), 30)] and len(texts) >= 10
+        assert f"{log.pruned} earlier blocks" in str(log.query_one("#pruned").render())
+        assert log.pruned == 30 - len(texts)
 
 
 async def test_images_become_file_links_and_errors_are_marked(tmp_path: Path) -> None:

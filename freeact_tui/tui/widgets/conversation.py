@@ -1,7 +1,9 @@
 """The conversation log: a streaming, anchored list of blocks, bounded in size.
 
 Blocks of a subagent nest under the block of the ``subagent_task`` call that started it.
-Beyond ``budget`` top-level blocks the oldest are removed from the DOM (the session file keeps them).
+Beyond ``budget`` top-level blocks, or ``widget_budget`` widgets, the oldest blocks are removed from
+the DOM (the session file keeps them): every layout visits every mounted widget, so the widget count
+bounds the cost of each turn.
 """
 
 from __future__ import annotations
@@ -58,7 +60,11 @@ class ConversationLog(VerticalScroll):
 
     Args:
         budget: The most top-level blocks kept mounted.
+        widget_budget: The most widgets kept mounted (a markdown answer is many widgets); the newest
+            ``KEEP_NEWEST`` blocks always stay.
     """
+
+    KEEP_NEWEST = 10
 
     DEFAULT_CSS = """
     ConversationLog {
@@ -69,9 +75,13 @@ class ConversationLog(VerticalScroll):
     }
     """
 
-    def __init__(self, *, budget: int = 200, id: str | None = None) -> None:
+    # Paint only the blocks: a plain container repaints every visible line on each scroll.
+    BLANK = True
+
+    def __init__(self, *, budget: int = 200, widget_budget: int = 800, id: str | None = None) -> None:
         super().__init__(id=id)
         self.budget = budget
+        self.widget_budget = widget_budget
         self.pruned = 0
         self._subagents: dict[str, SubagentBlock] = {}
         self._thoughts: dict[str, ThoughtBlock] = {}
@@ -119,11 +129,23 @@ class ConversationLog(VerticalScroll):
 
     async def _prune(self) -> None:
         blocks = [child for child in self.children if isinstance(child, Block)]
+        weights = [len(block.walk_children(with_self=True)) for block in blocks]
+        count, weight = len(blocks), sum(weights)
         # Prune in batches: removing top blocks reflows everything below, so do it rarely.
-        if len(blocks) <= self.budget + max(1, self.budget // 5):
+        if count <= self.budget + max(1, self.budget // 5) and weight <= self.widget_budget * 6 // 5:
             return
         active = self._active_blocks()
-        victims = [b for b in blocks[: len(blocks) - self.budget] if b not in active]
+        victims: list[Block] = []
+        for index, block in enumerate(blocks):
+            over_count = count > self.budget
+            over_weight = weight > self.widget_budget and index < len(blocks) - self.KEEP_NEWEST
+            if not (over_count or over_weight):
+                break
+            if block not in active:
+                victims.append(block)
+                count, weight = count - 1, weight - weights[index]
+        if not victims:
+            return
         self.pruned += len(victims)
         for corr_id, sub in list(self._subagents.items()):
             if sub in victims:

@@ -42,6 +42,16 @@ class Block(Vertical):
         return escape(f"[{self.agent_id}] {text}")
 
 
+class BlankMarkdown(Markdown):
+    """A ``Markdown`` that paints no content of its own (its blocks do).
+
+    A plain widget renders every line of its full height whenever its size changes; a growing
+    response would re-render hundreds of blank lines per append.
+    """
+
+    BLANK = True
+
+
 class ThrottledMarkdown:
     """Feeds a ``MarkdownStream`` at most every ``interval`` seconds.
 
@@ -53,7 +63,7 @@ class ThrottledMarkdown:
         interval: The longest time text waits before it is shown.
     """
 
-    def __init__(self, markdown: Markdown, interval: float = 0.1) -> None:
+    def __init__(self, markdown: Markdown, interval: float = 0.2) -> None:
         self._markdown = markdown
         self._interval = interval
         self._stream: MarkdownStream | None = None

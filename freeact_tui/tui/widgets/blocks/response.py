@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import Markdown
 
-from freeact_tui.tui.widgets.blocks.base import Block, ThrottledMarkdown
+from freeact_tui.tui.widgets.blocks.base import BlankMarkdown, Block, ThrottledMarkdown
 
 
 class ResponseBlock(Block):
@@ -23,6 +23,8 @@ class ResponseBlock(Block):
     ResponseBlock.-subagent { border-left: solid $secondary; }
     """
 
+    BLANK = True  # margins only: skip painting its (tall) area; subagent responses have a border
+
     def __init__(self, text: str = "", *, agent_id: str = "main", corr_id: str = "") -> None:
         super().__init__(agent_id=agent_id, corr_id=corr_id)
         self._initial = text
@@ -30,9 +32,10 @@ class ResponseBlock(Block):
         self.text = text
         if agent_id != "main":
             self.add_class("-subagent")
+            self.BLANK = False  # type: ignore[misc]  # the border must be painted
 
     def compose(self) -> ComposeResult:
-        yield Markdown(self._initial)
+        yield BlankMarkdown(self._initial)
 
     @property
     def markdown(self) -> Markdown:

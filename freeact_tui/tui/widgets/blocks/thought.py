@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import Collapsible, Markdown
 
-from freeact_tui.tui.widgets.blocks.base import Block, ThrottledMarkdown
+from freeact_tui.tui.widgets.blocks.base import BlankMarkdown, Block, ThrottledMarkdown
 
 
 class ThoughtBlock(Block):
@@ -24,6 +24,8 @@ class ThoughtBlock(Block):
     }
     """
 
+    BLANK = True  # margins only: skip painting its (tall) area
+
     def __init__(
         self, text: str = "", *, collapsed: bool = False, agent_id: str = "main", corr_id: str = ""
     ) -> None:
@@ -35,7 +37,7 @@ class ThoughtBlock(Block):
 
     def compose(self) -> ComposeResult:
         with Collapsible(title=self.label("Thinking"), collapsed=self._collapsed):
-            yield Markdown(self._initial)
+            yield BlankMarkdown(self._initial)
 
     @property
     def markdown(self) -> Markdown:
