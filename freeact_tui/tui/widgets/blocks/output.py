@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
@@ -13,9 +14,11 @@ from textual.content import Content
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.style import Style
+from textual.widget import Widget
 from textual.widgets import Log, Static
 
 from freeact_tui.tui.widgets.blocks.base import Block
+from freeact_tui.tui.widgets.image_preview import ImagePreview, load_cells
 
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
 # Any other escape sequence (cursor movement, screen clearing, OSC titles/hyperlinks, …) and C0 controls.
@@ -170,9 +173,13 @@ class ExecutionOutputBlock(Block):
         self.set_class(is_error, "-error")
         if is_error:
             self.border_title = self.label("Error output")
-        notes: list[Static] = [
-            Static(_file_link("image: ", image), classes="output-note") for image in images or []
-        ]
+        notes: list[Widget] = []
+        for image in images or []:
+            notes.append(Static(_file_link("image: ", image), classes="output-note"))
+            # A preview under each link; decoding and scaling runs off the event loop.
+            strips = await asyncio.to_thread(load_cells, image)
+            if strips:
+                notes.append(ImagePreview(strips))
         if truncated:
             note = (
                 _file_link("output truncated; full result: ", result_path)
