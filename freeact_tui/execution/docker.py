@@ -22,7 +22,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -35,7 +34,7 @@ from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.execution.kernel_client import KernelConnection
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess
 from freeact_tui.execution.sandbox import host_pid
-from freeact_tui.execution.sandbox_bridge import StreamBridge
+from freeact_tui.execution.sandbox_bridge import PortBridges
 
 _BUILD_HINT = "build it with `python -m freeact_tui.execution.docker build-image`"
 _INSTALL_HINT = (
@@ -205,8 +204,7 @@ class DockerGatewayProcess(KernelGatewayProcess):
         self.pids_limit = pids_limit
         self.container_name = f"freeact-tui-{uuid4().hex[:12]}"
         self._docker: str | None = None
-        self._socket_dir: Path | None = None
-        self._bridges: list[StreamBridge] = []
+        self._ports: PortBridges | None = None
         self._root_pid: int | None = None
 
     @property
@@ -231,16 +229,8 @@ class DockerGatewayProcess(KernelGatewayProcess):
         await check_docker(self._docker, self.image)
         self.container_name = f"freeact-tui-{uuid4().hex[:12]}"
         self._root_pid = None
-        # Short, under /tmp: a Unix socket path has at most 107 bytes.
-        self._socket_dir = Path(tempfile.mkdtemp(prefix="freeact-dkr-", dir="/tmp"))
-        gateway_bridge = StreamBridge.to_unix(self._socket_dir / "gateway.sock")
-        tool_bridge = StreamBridge.to_tcp("127.0.0.1", self.tool_port)
-        self._bridges = [gateway_bridge, tool_bridge]
-        try:
-            self.port = await gateway_bridge.listen_tcp(self.host, self.port)
-            await tool_bridge.listen_unix(self._socket_dir / "tool.sock")
-        except OSError as e:
-            raise ExecutorError(f"Cannot open the container's port bridges: {e}") from e
+        self._ports = PortBridges("freeact-dkr-")
+        self.port = await self._ports.open(self.host, self.port, self.tool_port, "container")
         await super().start()
 
     def process_env(self) -> dict[str, str]:
@@ -249,14 +239,15 @@ class DockerGatewayProcess(KernelGatewayProcess):
 
     def command(self) -> list[str]:
         """``docker run … python init bridge gateway-command``."""
-        assert self._docker is not None and self._socket_dir is not None
+        assert self._docker is not None and self._ports is not None
+        socket_dir = self._ports.socket_dir
         options = [
             "--rm", "--name", self.container_name, "--label", "freeact-tui=kernel",
             "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,mode=1777",
             "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
             "--user", f"{os.getuid()}:{os.getgid()}", "--workdir", str(self.working_dir),
             "--volume", f"{self.working_dir}:{self.working_dir}:rw",
-            "--volume", f"{self._socket_dir}:{self._socket_dir}:rw",
+            "--volume", f"{socket_dir}:{socket_dir}:rw",
         ]  # fmt: skip
         for path in self.read_only:
             options += ["--volume", f"{path}:{path}:ro"]
@@ -268,7 +259,7 @@ class DockerGatewayProcess(KernelGatewayProcess):
             options += ["--env", f"{name}={self.env[name]}" if name in _CONTAINER_ENV else name]
         init = {
             "bridge": _BRIDGE,
-            "bridge_args": [str(self._socket_dir), str(self.port), str(self.tool_port)],
+            "bridge_args": [str(socket_dir), str(self.port), str(self.tool_port)],
             "gateway": super().command(),
         }
         return [self._docker, "run", *options, self.image, sys.executable, "-c", _INIT, json.dumps(init)]
@@ -296,12 +287,9 @@ class DockerGatewayProcess(KernelGatewayProcess):
                 await _docker(self._docker, "rm", "--force", self.container_name, limit=max(grace, 10))
             await super().stop(grace)
         finally:
-            bridges, self._bridges = self._bridges, []
-            for bridge in bridges:
-                await bridge.close()
-            if self._socket_dir is not None:
-                shutil.rmtree(self._socket_dir, ignore_errors=True)
-                self._socket_dir = None
+            ports, self._ports = self._ports, None
+            if ports is not None:
+                await ports.close()
 
 
 class DockerKernelConnection(KernelConnection):

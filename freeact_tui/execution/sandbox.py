@@ -18,7 +18,6 @@ import contextlib
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.execution.kernel_client import KernelConnection
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess
-from freeact_tui.execution.sandbox_bridge import StreamBridge
+from freeact_tui.execution.sandbox_bridge import PortBridges
 
 _INSTALL_HINT = "install them (Debian/Ubuntu: `apt-get install bubblewrap socat`) or use --execution local"
 
@@ -189,8 +188,7 @@ class SandboxGatewayProcess(KernelGatewayProcess):
         )
         self.tool_port = tool_port
         self._tools: tuple[str, str] | None = None
-        self._socket_dir: Path | None = None
-        self._bridges: list[StreamBridge] = []
+        self._ports: PortBridges | None = None
 
     async def start(self) -> None:
         """Check the sandbox tools, open both bridges, spawn the sandboxed gateway.
@@ -199,36 +197,30 @@ class SandboxGatewayProcess(KernelGatewayProcess):
             ExecutorError: bwrap or socat is missing or cannot work here, or a bridge cannot listen.
         """
         self._tools = sandbox_tools()
-        # Short, under /tmp: a Unix socket path has at most 107 bytes.
-        self._socket_dir = Path(tempfile.mkdtemp(prefix="freeact-sbx-", dir="/tmp"))
-        await check_bwrap(self._tools[0], self.working_dir, self._socket_dir, self.env.get("PYTHONPATH", ""))
-        gateway_bridge = StreamBridge.to_unix(self._socket_dir / "gateway.sock")
-        tool_bridge = StreamBridge.to_tcp("127.0.0.1", self.tool_port)
-        self._bridges = [gateway_bridge, tool_bridge]
-        try:
-            self.port = await gateway_bridge.listen_tcp(self.host, self.port)
-            await tool_bridge.listen_unix(self._socket_dir / "tool.sock")
-        except OSError as e:
-            raise ExecutorError(f"Cannot open the sandbox's port bridges: {e}") from e
+        self._ports = PortBridges("freeact-sbx-")
+        await check_bwrap(
+            self._tools[0], self.working_dir, self._ports.socket_dir, self.env.get("PYTHONPATH", "")
+        )
+        self.port = await self._ports.open(self.host, self.port, self.tool_port, "sandbox")
         await super().start()
 
     def command(self) -> list[str]:
         """``bwrap … sh launcher socat … gateway-command``."""
-        assert self._tools is not None and self._socket_dir is not None
+        assert self._tools is not None and self._ports is not None
         bwrap, socat = self._tools
         return [
             bwrap,
-            *bwrap_options(self.working_dir, self._socket_dir, self.env.get("PYTHONPATH", "")),
+            *bwrap_options(self.working_dir, self._ports.socket_dir, self.env.get("PYTHONPATH", "")),
             "--",
             "/bin/sh",
             "-c",
             _LAUNCHER,
             "freeact-sandbox",
             socat,
-            str(self._socket_dir / "gateway.sock"),
+            str(self._ports.gateway_socket),
             str(self.port),
             str(self.tool_port),
-            str(self._socket_dir / "tool.sock"),
+            str(self._ports.tool_socket),
             *super().command(),
         ]
 
@@ -244,12 +236,9 @@ class SandboxGatewayProcess(KernelGatewayProcess):
             await self._kill_sandbox(grace)
             await super().stop(grace)
         finally:
-            bridges, self._bridges = self._bridges, []
-            for bridge in bridges:
-                await bridge.close()
-            if self._socket_dir is not None:
-                shutil.rmtree(self._socket_dir, ignore_errors=True)
-                self._socket_dir = None
+            ports, self._ports = self._ports, None
+            if ports is not None:
+                await ports.close()
 
     async def _kill_sandbox(self, grace: float) -> None:
         """Kill the PID namespace's init (bwrap's child): every process inside ends at once.

@@ -10,9 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import socket
+import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+from freeact_tui.execution.base import ExecutorError
 
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
@@ -119,3 +123,50 @@ def _no_delay(writer: asyncio.StreamWriter) -> None:
     if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class PortBridges:
+    """The two crossings of an isolated kernel (sandbox or container) with no network of its own.
+
+    In a private directory (shared with the isolated side): ``gateway.sock``, where the isolated
+    side serves its gateway, reached from a TCP port on the host; and ``tool.sock``, which the
+    host serves, piping to the tool server's TCP port.
+
+    Args:
+        prefix: Name prefix of the socket directory (short, under /tmp: socket paths have at most 107 bytes).
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.socket_dir = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+        self._bridges: list[StreamBridge] = []
+
+    @property
+    def gateway_socket(self) -> Path:
+        return self.socket_dir / "gateway.sock"
+
+    @property
+    def tool_socket(self) -> Path:
+        return self.socket_dir / "tool.sock"
+
+    async def open(self, host: str, port: int, tool_port: int, what: str) -> int:
+        """Listen on both ends; return the host port that reaches the gateway.
+
+        Raises:
+            ExecutorError: a bridge cannot listen (``what`` names the isolation in the message).
+        """
+        gateway_bridge = StreamBridge.to_unix(self.gateway_socket)
+        tool_bridge = StreamBridge.to_tcp("127.0.0.1", tool_port)
+        self._bridges = [gateway_bridge, tool_bridge]
+        try:
+            bound = await gateway_bridge.listen_tcp(host, port)
+            await tool_bridge.listen_unix(self.tool_socket)
+        except OSError as e:
+            raise ExecutorError(f"Cannot open the {what}'s port bridges: {e}") from e
+        return bound
+
+    async def close(self) -> None:
+        """Close both bridges and remove the socket directory."""
+        bridges, self._bridges = self._bridges, []
+        for bridge in bridges:
+            await bridge.close()
+        shutil.rmtree(self.socket_dir, ignore_errors=True)
