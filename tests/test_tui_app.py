@@ -372,3 +372,22 @@ async def test_question_mark_on_empty_prompt_and_f1_open_help(make_app: Callable
         await send(pilot, "/theme no-such-theme")
         await pilot.pause()
         assert app.theme != "no-such-theme" and app.is_running
+
+
+async def test_large_paste_is_sent_whole(make_app: Callable[..., FreeactApp]) -> None:
+    from textual import events
+
+    s = script(["got it"])
+    app = make_app(s)
+    pasted = "\n".join(f"line {i}: " + "x" * 60 for i in range(3000))  # ~200 KB with newlines
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        prompt = main(app).query_one(PromptInput)
+        prompt.focus()
+        app.post_message(events.Paste(pasted))  # as the terminal driver delivers it
+        await pilot.pause()
+        assert prompt.text == pasted  # newlines in a paste do not send
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+    sent = [p.content for p in s.requests[0][0].parts if isinstance(p, UserPromptPart)]
+    assert sent == [pasted]
