@@ -378,3 +378,18 @@ async def test_unreachable_model_ends_turn_with_clear_message(
         assert agent.history == []  # rolled back
     (error,) = of(events, AgentError)
     assert error.kind == "model" and "rolled back" in error.message
+
+
+async def test_unwritable_session_file_ends_turn_with_clear_message(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    s = script(["first answer"], ["never shown"])
+    async with make_agent(s, executor, tmp_path) as agent:
+        await run(agent, "first turn writes the file")
+        history = tmp_path / "sessions" / agent.session_id / "main.jsonl"
+        history.unlink()
+        history.mkdir()  # writing now fails, even for root
+        events = await run(agent, "second")
+    (error,) = of(events, AgentError)
+    assert "could not be saved" in error.message and "Traceback" not in error.message
+    assert len(s.requests) == 1  # the turn stopped before asking the model

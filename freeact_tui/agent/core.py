@@ -487,10 +487,17 @@ class Agent:
                 self._rollback(turn_start)
             self._emit(AgentError(exc.message, kind=exc.kind, **self._ids()))
         except Exception as exc:  # never let a bug kill the UI: report it, keep the history valid
-            self._close_open_calls(state)
-            self._emit(
-                AgentError(f"Internal error: {type(exc).__name__}: {exc}", kind="internal", **self._ids())
-            )
+            if isinstance(exc, OSError | SessionDamaged):
+                message = (
+                    f"The session could not be saved: {exc}. The turn stopped; nothing after it was written."
+                )
+            else:
+                message = f"Internal error: {type(exc).__name__}: {exc}"
+            try:
+                self._close_open_calls(state)
+            except Exception:  # the same failure again (e.g. a full disk): the message above says it
+                pass
+            self._emit(AgentError(message, kind="internal", **self._ids()))
         finally:
             self._phase = "idle"
             if self._session is not None:
