@@ -712,16 +712,15 @@ class Agent:
         prompt = args.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             return ActionOutcome("Missing string argument `prompt`.", is_error=True)
-        max_turns = args.get("max_turns", 100)
-        decision = await self.ask(
-            SubagentTask(prompt, int(max_turns) if isinstance(max_turns, int) else 100), corr
-        )
+        requested = args.get("max_turns", 100)
+        max_turns = requested if isinstance(requested, int) and requested > 0 else 100
+        decision = await self.ask(SubagentTask(prompt, max_turns), corr)
         if not decision.approved:
             return ActionOutcome("The user rejected this subagent task.", rejected=True)
         if self._subagents is None:
             return ActionOutcome("Subagents are not enabled.", is_error=True)
         self._phase = "subagent"
-        outcome = await self._subagents.run(prompt, int(max_turns), corr, self._emit)
+        outcome = await self._subagents.run(prompt, max_turns, corr, self._emit)
         self._emit(ToolOutput(outcome.content, is_error=outcome.is_error, **self._ids(corr)))
         return outcome
 
