@@ -96,3 +96,36 @@ class ThrottledMarkdown:
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
+
+
+class MarkdownBlock(Block):
+    """A block around one markdown view that can be streamed into (responses and thoughts).
+
+    Subclasses compose a ``BlankMarkdown(self._initial)`` somewhere inside.
+    """
+
+    def __init__(self, text: str = "", *, agent_id: str = "main", corr_id: str = "") -> None:
+        super().__init__(agent_id=agent_id, corr_id=corr_id)
+        self._initial = text
+        self._stream: ThrottledMarkdown | None = None
+        self.text = text
+
+    @property
+    def markdown(self) -> Markdown:
+        return self.query_one(Markdown)
+
+    async def write(self, chunk: str) -> None:
+        """Append a streamed chunk."""
+        if self._stream is None:
+            self._stream = ThrottledMarkdown(self.markdown)
+        self.text += chunk
+        self._stream.write(chunk)
+
+    async def end_stream(self, full_text: str | None = None) -> None:
+        """Stop the stream; render ``full_text`` if nothing was streamed."""
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        elif full_text and not self.text:
+            self.text = full_text
+            await self.markdown.update(full_text)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.widgets import Collapsible, Markdown
+from textual.widgets import Collapsible
 
-from freeact_tui.tui.widgets.blocks.base import BlankMarkdown, Block, ThrottledMarkdown
+from freeact_tui.tui.widgets.blocks.base import BlankMarkdown, MarkdownBlock
 
 
-class ThoughtBlock(Block):
+class ThoughtBlock(MarkdownBlock):
     """Thoughts of an agent; ``write`` streams chunks, ``finish`` collapses the block.
 
     Args:
@@ -29,35 +29,16 @@ class ThoughtBlock(Block):
     def __init__(
         self, text: str = "", *, collapsed: bool = False, agent_id: str = "main", corr_id: str = ""
     ) -> None:
-        super().__init__(agent_id=agent_id, corr_id=corr_id)
-        self._initial = text
+        super().__init__(text, agent_id=agent_id, corr_id=corr_id)
         self._collapsed = collapsed
-        self._stream: ThrottledMarkdown | None = None
-        self.text = text
 
     def compose(self) -> ComposeResult:
         with Collapsible(title=self.label("Thinking"), collapsed=self._collapsed):
             yield BlankMarkdown(self._initial)
 
-    @property
-    def markdown(self) -> Markdown:
-        return self.query_one(Markdown)
-
-    async def write(self, chunk: str) -> None:
-        """Append a streamed chunk."""
-        if self._stream is None:
-            self._stream = ThrottledMarkdown(self.markdown)
-        self.text += chunk
-        self._stream.write(chunk)
-
     async def finish(self, full_text: str | None = None, *, collapse: bool = True) -> None:
         """End the stream (rendering ``full_text`` if nothing was streamed); collapse unless told not to."""
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-        elif full_text and not self.text:
-            self.text = full_text
-            await self.markdown.update(full_text)
+        await self.end_stream(full_text)
         if collapse:
             self.collapse()
 
