@@ -7,9 +7,7 @@ Run: ``python bench/subagents.py [--json]``.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import statistics
 import sys
 import tempfile
@@ -22,6 +20,8 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, Use
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
 
 from freeact_tui.agent.calls import SubagentTask  # noqa: E402
 from freeact_tui.agent.core import Agent  # noqa: E402
@@ -111,12 +111,4 @@ async def main() -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args()
-    figures = asyncio.run(main())
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        for key, value in figures.items():
-            print(f"{key:40} {value}")
+    run_bench(__doc__, main)

@@ -8,9 +8,7 @@ run live through the agent and the UI).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import os
 import statistics
 import sys
@@ -25,6 +23,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from textual import events
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
 
 from freeact_tui.config import Config  # noqa: E402
 from freeact_tui.execution.kernel import KernelExecutor  # noqa: E402
@@ -241,12 +241,4 @@ async def main() -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args()
-    figures = asyncio.run(main())
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        for key, value in figures.items():
-            print(f"{key:32} {value}")
+    run_bench(__doc__.splitlines()[0], main)
