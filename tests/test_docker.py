@@ -20,9 +20,10 @@ import pytest
 import pytest_asyncio
 
 from freeact_tui.execution import create_executor
-from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor, ExecutorError
+from freeact_tui.execution.base import ExecChunk, ExecResult, ExecutorError
 from freeact_tui.execution.docker import DockerExecutor, main
 from freeact_tui.execution.docker_image import build_image
+from tests.executor_checks import approvals, check_interrupt_and_timeout, run
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
@@ -92,24 +93,6 @@ async def ex(image: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncItera
     await executor.stop()
 
 
-async def run(
-    executor: Executor, code: str, *, limit: float | None = None, decide: bool = True
-) -> tuple[list[ExecApproval | ExecChunk], ExecResult]:
-    """Run a cell, answering every approval with ``decide``."""
-    items: list[ExecApproval | ExecChunk] = []
-    async for item in executor.stream(code, timeout=limit):
-        if isinstance(item, ExecResult):
-            return items, item
-        items.append(item)
-        if isinstance(item, ExecApproval):
-            await (item.accept() if decide else item.reject())
-    raise AssertionError("stream ended without an ExecResult")
-
-
-def approvals(items: list[ExecApproval | ExecChunk]) -> list[ExecApproval]:
-    return [i for i in items if isinstance(i, ExecApproval)]
-
-
 async def test_code_runs_in_the_container_and_keeps_state(ex: DockerExecutor) -> None:
     _, result = await run(ex, "x = 41\nimport os\nprint(os.getcwd(), os.path.exists('/.dockerenv'))")
     assert result.text == f"{ex.working_dir} True" and not result.is_error
@@ -172,29 +155,6 @@ async def test_programmatic_mcp_call_crosses_the_bridge(ex: DockerExecutor) -> N
         assert not result.is_error and "5" in result.text, result.text
     finally:
         ex.set_mcp_servers(None)
-
-
-async def test_interrupt_and_timeout(ex: DockerExecutor) -> None:
-    await run(ex, "kept = 'yes'")
-    got: list[object] = []
-    first = asyncio.Event()
-
-    async def consume() -> None:
-        async for item in ex.stream("import time\nprint('partial', flush=True)\ntime.sleep(30)"):
-            got.append(item)
-            first.set()
-
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(first.wait(), 10)
-    await ex.interrupt()
-    await asyncio.wait_for(task, 5)
-    result = got[-1]
-    assert isinstance(result, ExecResult) and result.cancelled and result.text.startswith("partial")
-    started = time.monotonic()
-    _, result = await run(ex, "import time\ntime.sleep(5)", limit=1)
-    assert result.timed_out and time.monotonic() - started < 3
-    _, after = await run(ex, "print(kept)")
-    assert after.text == "yes"
 
 
 @needs_daemon
@@ -299,3 +259,7 @@ async def test_agent_runs_its_code_actions_in_docker(image: str, tmp_path: Path)
             if isinstance(event, CodeExecutionOutput):
                 outputs.append(event.text or "")
     assert outputs == [f"True {tmp_path}"]
+
+
+async def test_interrupt_and_timeout(ex: DockerExecutor) -> None:
+    await check_interrupt_and_timeout(ex)

@@ -16,6 +16,7 @@ import pytest_asyncio
 
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor, ExecutorError
 from freeact_tui.execution.kernel import KernelExecutor
+from tests.executor_checks import approvals, run
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
@@ -39,30 +40,6 @@ async def ex(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelEx
     await executor.start()
     yield executor
     await executor.stop()
-
-
-async def run(
-    executor: KernelExecutor,
-    code: str,
-    *,
-    limit: float | None = None,
-    decide: bool = True,
-    delay: float = 0,
-) -> tuple[list[ExecApproval | ExecChunk], ExecResult]:
-    """Run a cell, answering every approval with ``decide`` after ``delay`` seconds."""
-    items: list[ExecApproval | ExecChunk] = []
-    async for item in executor.stream(code, timeout=limit):
-        if isinstance(item, ExecResult):
-            return items, item
-        items.append(item)
-        if isinstance(item, ExecApproval):
-            await asyncio.sleep(delay)
-            await (item.accept() if decide else item.reject())
-    raise AssertionError("stream ended without an ExecResult")
-
-
-def approvals(items: list[ExecApproval | ExecChunk]) -> list[ExecApproval]:
-    return [i for i in items if isinstance(i, ExecApproval)]
 
 
 async def test_is_an_executor(ex: KernelExecutor) -> None:

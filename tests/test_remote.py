@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import subprocess
@@ -16,8 +15,9 @@ import pytest
 import pytest_asyncio
 
 from freeact_tui.execution import create_executor
-from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor, ExecutorError
+from freeact_tui.execution.base import ExecChunk, ExecResult, ExecutorError
 from freeact_tui.execution.remote import RemoteExecutor
+from tests.executor_checks import approvals, check_interrupt_and_timeout, run
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
@@ -80,20 +80,6 @@ async def ex(gateway: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIte
     await executor.stop()
 
 
-async def run(
-    executor: Executor, code: str, *, limit: float | None = None, decide: bool = True
-) -> tuple[list[ExecApproval | ExecChunk], ExecResult]:
-    """Run a cell, answering every approval with ``decide``."""
-    items: list[ExecApproval | ExecChunk] = []
-    async for item in executor.stream(code, timeout=limit):
-        if isinstance(item, ExecResult):
-            return items, item
-        items.append(item)
-        if isinstance(item, ExecApproval):
-            await (item.accept() if decide else item.reject())
-    raise AssertionError("stream ended without an ExecResult")
-
-
 async def test_code_runs_remotely_with_our_environment(ex: RemoteExecutor, gateway: str) -> None:
     assert ex.kernel_id in _kernel_ids(gateway) and ex.gateway_pid is None
     _, result = await run(
@@ -124,29 +110,6 @@ async def test_shell_commands_need_approval(ex: RemoteExecutor) -> None:
     assert result.text == "hello remote"
     items, result = await run(ex, "!touch refused.txt", decide=False)
     assert len(approvals(items)) == 1 and not _exists(ex.working_dir / "refused.txt")
-
-
-async def test_interrupt_and_timeout(ex: RemoteExecutor) -> None:
-    await run(ex, "kept = 'yes'")
-    got: list[object] = []
-    first = asyncio.Event()
-
-    async def consume() -> None:
-        async for item in ex.stream("import time\nprint('partial', flush=True)\ntime.sleep(30)"):
-            got.append(item)
-            first.set()
-
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(first.wait(), 10)
-    await ex.interrupt()
-    await asyncio.wait_for(task, 5)
-    result = got[-1]
-    assert isinstance(result, ExecResult) and result.cancelled and result.text.startswith("partial")
-    started = time.monotonic()
-    _, result = await run(ex, "import time\ntime.sleep(5)", limit=1)
-    assert result.timed_out and time.monotonic() - started < 3
-    _, after = await run(ex, "print(kept)")
-    assert after.text == "yes"
 
 
 async def test_kernel_death_restart_and_stop_delete_the_kernel(gateway: str, tmp_path: Path) -> None:
@@ -198,9 +161,9 @@ async def test_create_executor_needs_a_remote_url(tmp_path: Path) -> None:
     assert isinstance(executor, RemoteExecutor) and executor.remote_url == "http://127.0.0.1:8888"
 
 
-def approvals(items: list[ExecApproval | ExecChunk]) -> list[ExecApproval]:
-    return [i for i in items if isinstance(i, ExecApproval)]
-
-
 def _exists(path: Path) -> bool:
     return path.exists()
+
+
+async def test_interrupt_and_timeout(ex: RemoteExecutor) -> None:
+    await check_interrupt_and_timeout(ex)

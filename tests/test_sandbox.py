@@ -17,8 +17,9 @@ import pytest_asyncio
 from freeact_tui.agent.core import Agent
 from freeact_tui.agent.events import ApprovalRequest, CodeExecutionOutput
 from freeact_tui.execution import create_executor
-from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor, ExecutorError
+from freeact_tui.execution.base import ExecChunk, ExecResult, Executor, ExecutorError
 from freeact_tui.execution.sandbox import SandboxExecutor
+from tests.executor_checks import approvals, check_interrupt_and_timeout, run
 from tests.scripted import Code, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
@@ -47,24 +48,6 @@ async def ex(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SandboxE
     await executor.start()
     yield executor
     await executor.stop()
-
-
-async def run(
-    executor: Executor, code: str, *, limit: float | None = None, decide: bool = True
-) -> tuple[list[ExecApproval | ExecChunk], ExecResult]:
-    """Run a cell, answering every approval with ``decide``."""
-    items: list[ExecApproval | ExecChunk] = []
-    async for item in executor.stream(code, timeout=limit):
-        if isinstance(item, ExecResult):
-            return items, item
-        items.append(item)
-        if isinstance(item, ExecApproval):
-            await (item.accept() if decide else item.reject())
-    raise AssertionError("stream ended without an ExecResult")
-
-
-def approvals(items: list[ExecApproval | ExecChunk]) -> list[ExecApproval]:
-    return [i for i in items if isinstance(i, ExecApproval)]
 
 
 def _on_host(path: Path) -> bool:
@@ -210,28 +193,6 @@ async def test_programmatic_mcp_call_crosses_the_bridge(ex: SandboxExecutor) -> 
         ex.set_mcp_servers(None)
 
 
-async def test_interrupt_and_timeout(ex: SandboxExecutor) -> None:
-    got: list[object] = []
-    first = asyncio.Event()
-
-    async def consume() -> None:
-        async for item in ex.stream("import time\nprint('partial', flush=True)\ntime.sleep(30)"):
-            got.append(item)
-            first.set()
-
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(first.wait(), 10)
-    await ex.interrupt()
-    await asyncio.wait_for(task, 5)
-    result = got[-1]
-    assert isinstance(result, ExecResult) and result.cancelled and result.text.startswith("partial")
-    started = time.monotonic()
-    _, result = await run(ex, "import time\ntime.sleep(5)", limit=1)
-    assert result.timed_out and time.monotonic() - started < 3
-    _, after = await run(ex, "print('usable')")
-    assert after.text == "usable"
-
-
 @needs_tools
 async def test_kernel_death_restart_and_stop_leave_no_process(tmp_path: Path) -> None:
     before = _descendants()
@@ -375,3 +336,7 @@ async def test_agent_runs_code_actions_in_the_sandbox(tmp_path: Path) -> None:
     assert output.is_error and "Read-only file system: '/root/escape.txt'" in (output.text or "")
     assert (work / "made.txt").read_text() == "ok" and not outside.exists()
     assert "Read-only file system" in s.last_tool_return()
+
+
+async def test_interrupt_and_timeout(ex: SandboxExecutor) -> None:
+    await check_interrupt_and_timeout(ex)
