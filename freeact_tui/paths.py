@@ -81,3 +81,16 @@ def atomic_write_text(path: Path, text: str, mode: int = 0o600) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def log_tail(log: Path | None, offset: int, lines: int = 5) -> str:
+    """The last non-empty lines written to ``log`` after byte ``offset`` ("" if unreadable)."""
+    if log is None:
+        return ""
+    try:
+        with log.open("rb") as fh:
+            fh.seek(offset)
+            text = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])

@@ -35,6 +35,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from freeact_tui import paths
 from freeact_tui.config import McpServerConfig
+from freeact_tui.paths import log_tail
 
 logger = logging.getLogger(__name__)
 
@@ -103,19 +104,6 @@ def _log_file(log_dir: Path, server: str) -> Path:
     return log_dir / f"mcp-{_sanitize(server)}.log"
 
 
-def _stderr_tail(log: Path | None, offset: int) -> str:
-    if log is None:
-        return ""
-    try:
-        with log.open("rb") as fh:
-            fh.seek(offset)
-            text = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    lines = [line for line in text.splitlines() if line.strip()][-_STDERR_TAIL_LINES:]
-    return "\n".join(lines)
-
-
 def _describe_start_error(exc: BaseException, config: McpServerConfig, limit: float) -> str:
     chain: list[BaseException] = [exc]
     while chain[-1].__cause__ is not None and len(chain) < 10:
@@ -177,7 +165,7 @@ async def connect(
     except Exception as exc:
         await close_client(client)
         message = f"failed to start: {_describe_start_error(exc, config, limit)}"
-        if tail := _stderr_tail(log, offset):
+        if tail := log_tail(log, offset, _STDERR_TAIL_LINES):
             message += f"\n{tail}"
         raise McpServerError(name, message) from exc
     return client

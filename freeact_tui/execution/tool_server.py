@@ -24,6 +24,7 @@ from mcpygen.tool_exec.server import ToolCall
 
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.mcp_session import McpSession, McpToolError, log_file
+from freeact_tui.paths import log_tail
 
 logger = logging.getLogger(__name__)
 
@@ -176,7 +177,7 @@ class KernelToolServer(ToolServer):
             session = await self._session(name, entry)
         except Exception as exc:
             why = _describe(exc, entry, _start_timeout(entry))
-            tail = _tail(log, offset)
+            tail = log_tail(log, offset)
             return {
                 "error": f"MCP server `{name}` could not be started: {why}.{self._log_hint(name, entry)}"
                 + (f"\nIts last words:\n{tail}" if tail else "")
@@ -223,19 +224,6 @@ def _size(log: Path | None) -> int:
         return log.stat().st_size if log is not None else 0
     except OSError:
         return 0
-
-
-def _tail(log: Path | None, offset: int, lines: int = 5) -> str:
-    """The last non-empty lines written to ``log`` after ``offset``."""
-    if log is None:
-        return ""
-    try:
-        with log.open("rb") as fh:
-            fh.seek(offset)
-            text = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
 
 
 def _start_timeout(entry: McpServerEntry) -> float:
