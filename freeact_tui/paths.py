@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -94,3 +95,16 @@ def log_tail(log: Path | None, offset: int, lines: int = 5) -> str:
     except OSError:
         return ""
     return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
+
+
+_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def safe_file_name(name: str) -> str:
+    """``name`` with every character outside ``[A-Za-z0-9_-]`` replaced by ``_``."""
+    return _UNSAFE_NAME_CHARS.sub("_", name)
+
+
+def mcp_log_file(log_dir: Path, server: str) -> Path:
+    """Where a stdio MCP server's stderr is appended: ``<log_dir>/mcp-<server>.log``."""
+    return log_dir / f"mcp-{safe_file_name(server)}.log"

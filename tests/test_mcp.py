@@ -17,11 +17,12 @@ import psutil
 import pytest
 import pytest_asyncio
 
-from freeact_tui.agent.mcp import McpJsonTools, McpServerError, qualified_tool_name
-from freeact_tui.agent.mcp_ptc import PtcApis, generate_ptc_sources
 from freeact_tui.config import McpServerConfig
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult
 from freeact_tui.execution.kernel import KernelExecutor
+from freeact_tui.mcp.json_tools import McpJsonTools
+from freeact_tui.mcp.ptc import PtcApis, generate_ptc_sources
+from freeact_tui.mcp.servers import McpServerError, qualified_tool_name
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 

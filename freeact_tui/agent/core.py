@@ -39,9 +39,6 @@ from freeact_tui.agent.events import (
     ToolOutput,
     UsageUpdate,
 )
-from freeact_tui.agent.mcp import McpServerError
-from freeact_tui.agent.mcp_ptc import package_name
-from freeact_tui.agent.mcp_setup import McpSetup
 from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.models import resolve_model
 from freeact_tui.agent.permissions import PermissionRules, PermissionsFileError
@@ -50,6 +47,9 @@ from freeact_tui.agent.subagents import SubagentManager
 from freeact_tui.agent.tools import CODE_TOOL, SUBAGENT_TOOL, tool_definitions
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.execution.pool import ExecutorPool
+from freeact_tui.mcp.ptc import package_name
+from freeact_tui.mcp.servers import McpServerError
+from freeact_tui.mcp.setup import McpSetup
 from freeact_tui.store.sessions import Session, SessionDamaged, SessionStore, new_session_id
 
 if TYPE_CHECKING:

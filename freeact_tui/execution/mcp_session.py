@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -25,20 +24,16 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CONNECTION_CLOSED, TextContent
 from mcpygen.vars import replace_variables
 
+from freeact_tui.paths import mcp_log_file
+
 ToolResult = dict[str, Any] | str | None
 
-_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 # Bounds a clean shutdown; the stdio client escalates to SIGTERM/SIGKILL within it.
 _CLOSE_TIMEOUT = 5.0
 
 
 class McpToolError(Exception):
     """The tool ran and reported an error (the server is fine)."""
-
-
-def log_file(log_dir: Path, server: str) -> Path:
-    """Where a stdio server's stderr is appended: ``<log_dir>/mcp-<server>.log``."""
-    return log_dir / f"mcp-{_UNSAFE_NAME_CHARS.sub('_', server)}.log"
 
 
 class McpSession:
@@ -126,7 +121,7 @@ class McpSession:
 
     @contextlib.contextmanager
     def _errlog(self) -> Iterator[TextIO]:
-        log = log_file(self.log_dir, self.name)
+        log = mcp_log_file(self.log_dir, self.name)
         try:
             log.parent.mkdir(parents=True, exist_ok=True)
             fh: TextIO = log.open("a", encoding="utf-8")

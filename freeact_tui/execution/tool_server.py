@@ -23,8 +23,8 @@ from mcpygen import ToolServer
 from mcpygen.tool_exec.server import ToolCall
 
 from freeact_tui.execution.base import ExecutorError
-from freeact_tui.execution.mcp_session import McpSession, McpToolError, log_file
-from freeact_tui.paths import log_tail
+from freeact_tui.execution.mcp_session import McpSession, McpToolError
+from freeact_tui.paths import log_tail, mcp_log_file
 
 logger = logging.getLogger(__name__)
 
@@ -171,7 +171,7 @@ class KernelToolServer(ToolServer):
             return {
                 "error": f"MCP server `{name}` was reconfigured while the call waited; the call was refused."
             }
-        log = log_file(self.log_dir, name) if "command" in entry.params else None
+        log = mcp_log_file(self.log_dir, name) if "command" in entry.params else None
         offset = _size(log)
         try:
             session = await self._session(name, entry)
@@ -211,7 +211,7 @@ class KernelToolServer(ToolServer):
             return session
 
     def _log_hint(self, name: str, entry: McpServerEntry) -> str:
-        return f" Its stderr is in {log_file(self.log_dir, name)}." if "command" in entry.params else ""
+        return f" Its stderr is in {mcp_log_file(self.log_dir, name)}." if "command" in entry.params else ""
 
     async def _close_mcp_clients(self) -> None:
         # Called by mcpygen's ``reset`` (PUT /reset) and ``stop``.

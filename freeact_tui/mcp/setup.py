@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic_ai.tools import ToolDefinition
 
-from freeact_tui.agent.mcp import McpJsonTools
-from freeact_tui.agent.mcp_ptc import PtcApis, default_ptc_root, generate_ptc_sources
 from freeact_tui.config import McpServerConfig
+from freeact_tui.mcp.json_tools import McpJsonTools
+from freeact_tui.mcp.ptc import PtcApis, default_ptc_root, generate_ptc_sources
 
 
 class McpSetup:

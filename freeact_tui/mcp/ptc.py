@@ -24,12 +24,11 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from mcp.types import Tool
+from typing import TYPE_CHECKING, Any
 
 from freeact_tui import paths
-from freeact_tui.agent.mcp import (
+from freeact_tui.config import McpServerConfig
+from freeact_tui.mcp.servers import (
     McpServerError,
     close_client,
     config_digest,
@@ -37,7 +36,9 @@ from freeact_tui.agent.mcp import (
     list_tools,
     server_params,
 )
-from freeact_tui.config import McpServerConfig
+
+if TYPE_CHECKING:
+    from mcp.types import Tool
 
 PACKAGE = "mcptools"
 # Marks a package as ours and records the config it was generated from.
@@ -139,7 +140,7 @@ async def generate_ptc_sources(
         servers: All configured servers (``json``-mode and disabled ones are skipped).
         root: The directory for ``mcptools/`` (see ``default_ptc_root``).
         log_dir: Where stdio servers' stderr goes while they are queried.
-        start_timeout: Seconds a server may take to start (see ``mcp.connect``).
+        start_timeout: Seconds a server may take to start (see ``servers.connect``).
 
     Returns:
         The package root, the tool listing, the baked-in parameters and the errors.
