@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +63,45 @@ def test_python_dash_m_entry_point() -> None:
         [sys.executable, "-m", "freeact_tui", "--version"], capture_output=True, text=True, timeout=60
     )
     assert out.returncode == 0 and "freeact-tui" in out.stdout
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real command line in a subprocess, with its own home (no user config is read)."""
+    env = {**os.environ, "FREEACT_TUI_HOME": str(tmp_path / "home")}
+    return subprocess.run(
+        [sys.executable, "-m", "freeact_tui", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
+
+
+def test_config_given_before_sessions_applies_to_it(tmp_path: Path) -> None:
+    sessions = tmp_path / "elsewhere"
+    sessions.mkdir()
+    good = tmp_path / "good.toml"
+    good.write_text(f"sessions_dir = {str(sessions)!r}\n")
+    out = _cli(tmp_path, "--config", str(good), "sessions", "list")
+    assert out.returncode == 0, out.stderr
+    assert f"No sessions in {sessions}" in out.stdout
+    # Without it, the default directory is listed.
+    default = _cli(tmp_path, "sessions", "list")
+    assert default.returncode == 0 and str(sessions) not in default.stdout
+
+
+def test_broken_config_given_before_sessions_is_the_clear_config_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("execution_timeout = 'soon'\n")
+    out = _cli(tmp_path, "--config", str(bad), "sessions", "list")
+    assert out.returncode == 2
+    assert "Invalid configuration" in out.stderr and "execution_timeout" in out.stderr
+    assert "Traceback" not in out.stderr + out.stdout
+
+
+def test_app_options_that_do_not_apply_to_sessions_are_refused(tmp_path: Path) -> None:
+    out = _cli(tmp_path, "--model", "test", "-e", "docker", "sessions", "list")
+    assert out.returncode == 2
+    assert "--model, --execution do not apply to `sessions`" in out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""

@@ -10,7 +10,7 @@ import pytest
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 from typer.testing import CliRunner
 
-from freeact_tui.sessions_cli import sessions_app
+from freeact_tui.cli.sessions import sessions_app
 from freeact_tui.store import SessionStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "freeact_sessions"

@@ -5,22 +5,13 @@ from __future__ import annotations
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from freeact_tui import paths
-from freeact_tui.config import Config, ConfigError, load_config
-from freeact_tui.store import (
-    AmbiguousSessionId,
-    InvalidSessionId,
-    SessionNotFound,
-    SessionStore,
-    validate_agent_id,
-)
-from freeact_tui.store.export import ExportFormat, render, render_text
+if TYPE_CHECKING:
+    from freeact_tui.config import Config
+    from freeact_tui.store import SessionStore
 
 sessions_app = typer.Typer(
     name="sessions",
@@ -40,6 +31,8 @@ ConfigOption = Annotated[
 IdArgument = Annotated[str, typer.Argument(help="Session id or a unique prefix of it.", show_default=False)]
 
 _SHORT_ID = 8
+# Where the app's callback leaves the Config of a ``--config`` given before ``sessions``.
+CONFIG_META_KEY = "freeact_tui.config"
 
 
 def _fail(message: str, code: int = 1) -> NoReturn:
@@ -48,10 +41,13 @@ def _fail(message: str, code: int = 1) -> NoReturn:
 
 
 def _store(ctx: typer.Context, sessions_dir: Path | None, config: Path | None) -> SessionStore:
-    """The store of ``--sessions-dir``, else of the config (a parent command may pass a Config as obj)."""
+    """The store of ``--sessions-dir``, else of ``--config`` (this command's, else the app's), else defaults."""
+    from freeact_tui.config import ConfigError, load_config
+    from freeact_tui.store import SessionStore
+
     if sessions_dir is not None:
         return SessionStore(sessions_dir)
-    parent_config = ctx.find_object(Config)
+    parent_config: Config | None = ctx.meta.get(CONFIG_META_KEY)
     try:
         cfg = parent_config if parent_config is not None and config is None else load_config(config)
     except ConfigError as exc:
@@ -60,6 +56,8 @@ def _store(ctx: typer.Context, sessions_dir: Path | None, config: Path | None) -
 
 
 def _resolve(store: SessionStore, id_or_prefix: str) -> str:
+    from freeact_tui.store import AmbiguousSessionId, InvalidSessionId, SessionNotFound
+
     try:
         return store.resolve(id_or_prefix)
     except InvalidSessionId as exc:
@@ -100,6 +98,9 @@ def list_sessions(
     config: ConfigOption = None,
 ) -> None:
     """List sessions, newest first."""
+    from rich.console import Console
+    from rich.table import Table
+
     store = _store(ctx, sessions_dir, config)
     infos = store.list()
     if not infos:
@@ -136,6 +137,9 @@ def show_session(
     config: ConfigOption = None,
 ) -> None:
     """Show a conversation as readable text."""
+    from freeact_tui.store import validate_agent_id
+    from freeact_tui.store.export import render_text
+
     store = _store(ctx, sessions_dir, config)
     session = store.session(_resolve(store, session_id))
     try:
@@ -169,6 +173,9 @@ def export_session(
     config: ConfigOption = None,
 ) -> None:
     """Export a conversation as markdown or JSON."""
+    from freeact_tui import paths
+    from freeact_tui.store.export import ExportFormat, render
+
     if fmt not in ("md", "json"):
         _fail(f"unknown format {fmt!r} (expected md or json)", 2)
     store = _store(ctx, sessions_dir, config)
@@ -198,6 +205,8 @@ def remove_session(
     config: ConfigOption = None,
 ) -> None:
     """Remove a session and everything stored with it."""
+    from freeact_tui.store import SessionNotFound
+
     store = _store(ctx, sessions_dir, config)
     full_id = _resolve(store, session_id)
     session = store.session(full_id)

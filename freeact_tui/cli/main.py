@@ -1,16 +1,24 @@
-"""Command line: ``freeact-tui [options]`` starts the app; ``freeact-tui sessions …`` manages sessions."""
+"""The app's options: ``freeact-tui [options]`` starts the app, ``freeact-tui sessions …`` manages sessions.
+
+Options given before a subcommand apply to it, or are refused with a clear error
+(``SUBCOMMAND_OPTIONS``). Only typer is imported up front, so that ``--version`` and ``--help`` are
+fast; the config, the store and the app are imported by the command that needs them.
+"""
 
 from __future__ import annotations
 
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from freeact_tui import __version__
-from freeact_tui.config import Config, ConfigError, load_config
+from freeact_tui.cli.sessions import CONFIG_META_KEY, sessions_app
+
+if TYPE_CHECKING:
+    from freeact_tui.config import Config
 
 app = typer.Typer(
     name="freeact-tui",
@@ -76,6 +84,47 @@ def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> 
         raise _fail(str(exc)) from None
 
 
+# The app options each subcommand takes (a ``run`` subcommand would take them all); any other
+# option given before a subcommand is refused rather than silently ignored.
+SUBCOMMAND_OPTIONS: dict[str, frozenset[str]] = {"sessions": frozenset({"config_path"})}
+
+
+def _given_options(ctx: typer.Context) -> list[str]:
+    """The app options set on the command line or by environment (not left at their default)."""
+    given = []
+    for param in ctx.command.params:
+        if param.name is None or param.name == "version":
+            continue
+        source = ctx.get_parameter_source(param.name)
+        # By name: typer vendors its own click, whose ParameterSource is private.
+        if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+            given.append(param.name)
+    return given
+
+
+def _option_flag(ctx: typer.Context, name: str) -> str:
+    param = next(p for p in ctx.command.params if p.name == name)
+    return max(param.opts, key=len)
+
+
+def _prepare_subcommand(ctx: typer.Context, subcommand: str, config_path: Path | None) -> None:
+    """Refuse app options the subcommand does not take; load ``--config`` for it."""
+    from freeact_tui.config import ConfigError, load_config
+
+    takes = SUBCOMMAND_OPTIONS.get(subcommand, frozenset())
+    refused = [_option_flag(ctx, name) for name in _given_options(ctx) if name not in takes]
+    if refused:
+        raise _fail(
+            f"{', '.join(refused)} {'does' if len(refused) == 1 else 'do'} not apply to "
+            f"`{subcommand}`; give only --config before it."
+        )
+    if config_path is not None:
+        try:
+            ctx.meta[CONFIG_META_KEY] = load_config(config_path)
+        except ConfigError as exc:
+            raise _fail(str(exc)) from None
+
+
 @app.callback()
 def run(
     ctx: typer.Context,
@@ -108,7 +157,10 @@ def run(
 ) -> None:
     """Start the app (or run a subcommand)."""
     if ctx.invoked_subcommand is not None:
+        _prepare_subcommand(ctx, ctx.invoked_subcommand, config_path)
         return
+    from freeact_tui.config import ConfigError, load_config
+
     if session_id is not None and resume:
         raise _fail("use either --session-id or --resume, not both.")
     overrides = {
@@ -147,13 +199,7 @@ def _log_to_file() -> Path:
     return log_file
 
 
-def _mount_subcommands() -> None:
-    from freeact_tui.sessions_cli import sessions_app
-
-    app.add_typer(sessions_app, name="sessions", help="List, show, export and remove sessions.")
-
-
-_mount_subcommands()
+app.add_typer(sessions_app, name="sessions", help="List, show, export and remove sessions.")
 
 
 def main() -> None:
