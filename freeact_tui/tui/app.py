@@ -16,7 +16,6 @@ from freeact_tui import paths
 from freeact_tui.agent.core import Agent
 from freeact_tui.agent.models import missing_setup
 from freeact_tui.config import Config, save_user_setting
-from freeact_tui.execution.base import Executor
 from freeact_tui.store.export import render
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.commands import (
@@ -49,8 +48,9 @@ class FreeactApp(App[None]):
         config: Validated settings.
         model: Overrides ``config.model`` (a ``provider:name`` string or a pydantic-ai model).
         session_id: Resume this session.
-        executor: An already started executor for the agent (tests share one kernel).
         clock: Returns the current time for elapsed and relative times in the side panel (tests fix it).
+        **agent_options: More keyword arguments of ``Agent.from_config`` for every agent this app
+            opens, e.g. ``executor=`` an already started executor (tests share one kernel).
     """
 
     CSS_PATH = "app.tcss"
@@ -69,15 +69,15 @@ class FreeactApp(App[None]):
         *,
         model: str | Model | None = None,
         session_id: str | None = None,
-        executor: Executor | None = None,
         clock: Clock | None = None,
+        **agent_options: Any,
     ) -> None:
         super().__init__()
         self.clock = clock
         self.config = config
         self._model: str | Model | None = model
         self._session_id = session_id
-        self._executor = executor
+        self._agent_options = agent_options
         self.agent: Agent | None = None
         self.startup_error: str | None = None
         self.agent_ready = False
@@ -90,7 +90,7 @@ class FreeactApp(App[None]):
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         # The screen comes first so the prompt takes keys while the agent loads its session.
-        screen = MainScreen()
+        screen = MainScreen(self)
         await self.push_screen(screen)
         problem = self._setup_problem(self._model)
         if problem is not None:
@@ -140,13 +140,11 @@ class FreeactApp(App[None]):
 
     async def _open_agent(self, *, session_id: str | None, model: str | Model | None) -> Agent | None:
         """Build and start an agent; on failure keep the message in ``startup_error``."""
-        overrides: dict[str, Any] = {}
+        overrides: dict[str, Any] = dict(self._agent_options)
         if model is not None:
             overrides["model"] = model
         if session_id is not None:
             overrides["session_id"] = session_id
-        if self._executor is not None:
-            overrides["executor"] = self._executor
         self.startup_error = self._setup_problem(model)
         if self.startup_error is not None:
             return None

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections import deque
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from textual import work
 from textual.app import ComposeResult
@@ -20,7 +18,6 @@ from freeact_tui.agent.events import (
     Cancelled,
     CodeExecutionOutput,
     CodeExecutionOutputChunk,
-    Decision,
     KernelStatus,
     Response,
     ResponseChunk,
@@ -31,7 +28,7 @@ from freeact_tui.agent.events import (
     UsageUpdate,
 )
 from freeact_tui.store.sessions import SessionStore
-from freeact_tui.tui.screens.approval import ApprovalScreen
+from freeact_tui.tui.approvals import ApprovalController
 from freeact_tui.tui.screens.first_run import setup_guide
 from freeact_tui.tui.widgets.blocks import ActionBlock
 from freeact_tui.tui.widgets.conversation import ConversationLog
@@ -42,9 +39,32 @@ from freeact_tui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from freeact_tui.agent.core import Agent
-    from freeact_tui.tui.app import FreeactApp
+    from freeact_tui.config import Config
+    from freeact_tui.tui.widgets.session_list import Clock
 
 _TURN = Binding.Group("Turn")
+
+
+class ChatHost(Protocol):
+    """What the main screen needs of its app (``FreeactApp``), so that the screen never imports it."""
+
+    @property
+    def config(self) -> Config: ...
+    @property
+    def clock(self) -> Clock | None: ...
+    @property
+    def agent(self) -> Agent | None: ...
+    @property
+    def agent_ready(self) -> bool: ...
+    @property
+    def startup_error(self) -> str | None: ...
+
+    async def handle_slash(self, text: str) -> str:
+        """Run a slash command: ``"prompt"`` (not one), ``"done"`` or ``"invalid"``."""
+        ...
+
+    def prompt_text(self, text: str) -> str: ...
+    def action_copy_session_id(self) -> None: ...
 
 
 class MainScreen(Screen[None]):
@@ -61,20 +81,20 @@ class MainScreen(Screen[None]):
         Binding("ctrl+l", "focus_log", "Scroll log", id="main.focus_log", show=False),
     ]
 
-    app: FreeactApp
-
-    def __init__(self) -> None:
+    def __init__(self, host: ChatHost) -> None:
         super().__init__()
+        self.host = host
         self.turn_running = False
         self.read_only = False
-        self._approvals: deque[tuple[ApprovalRequest, ActionBlock]] = deque()
-        self._approvals_answered = 0
-        self._approval_runner: asyncio.Task[None] | None = None
-        self._dialog: ApprovalScreen | None = None
-        self._dialog_result: asyncio.Future[Decision | None] | None = None
+        self.approvals: ApprovalController[ActionBlock] = ApprovalController(
+            self,
+            on_count=lambda count: self.status_bar.set_waiting(count),
+            on_settled=self._approval_settled,
+            on_asking=lambda: self.status_bar.set_activity("waiting"),
+        )
 
     def compose(self) -> ComposeResult:
-        yield SidePanel(clock=self.app.clock, id="side-panel")
+        yield SidePanel(clock=self.host.clock, id="side-panel")
         yield ConversationLog(id="conversation")
         yield PromptInput(id="prompt")
         yield StatusBar(id="status-bar")
@@ -94,7 +114,7 @@ class MainScreen(Screen[None]):
 
     @property
     def agent(self) -> Agent | None:
-        return self.app.agent
+        return self.host.agent
 
     # -- the agent ---------------------------------------------------------------------------------------
 
@@ -106,8 +126,8 @@ class MainScreen(Screen[None]):
         self.prompt.placeholder = "Ask anything · Enter sends · Ctrl+J newline · /help"
         if agent is None:
             self.status_bar.set_session(model="no model", session_id="-", mode="-", skip_permissions=False)
-            if self.app.startup_error:
-                await self.conversation.error(self.app.startup_error, title="Cannot start the agent")
+            if self.host.startup_error:
+                await self.conversation.error(self.host.startup_error, title="Cannot start the agent")
             return
         agent.subscribe(self._on_agent_status)
         self.query_one(SidePanel).clear_subagents()
@@ -163,7 +183,7 @@ class MainScreen(Screen[None]):
         text = message.text
         if not text.strip():
             return
-        outcome = await self.app.handle_slash(text)
+        outcome = await self.host.handle_slash(text)
         if outcome == "invalid":
             return
         if outcome == "done":
@@ -178,20 +198,20 @@ class MainScreen(Screen[None]):
         if self.read_only:
             self.notify("This session is read-only: Ctrl+N or /new starts a new one.", severity="warning")
             return
-        if not self.app.agent_ready:
+        if not self.host.agent_ready:
             self.notify("The agent is still starting; try again in a moment.", severity="warning")
             return
         if self.agent is None:
-            problem = self.app.startup_error or "No model is set."
+            problem = self.host.startup_error or "No model is set."
             await self.conversation.notice(setup_guide(problem), title="Set up a model first")
             self.notify("No model is set: type /model PROVIDER:NAME (see the guide).", severity="error")
             return
         self.prompt.remember(text)
         self.prompt.clear_input()
-        self.start_turn(self.app.prompt_text(text))
+        self.start_turn(self.host.prompt_text(text))
 
     async def on_prompt_input_help_requested(self) -> None:
-        await self.app.handle_slash("/help")
+        await self.host.handle_slash("/help")
 
     def on_prompt_input_escaped(self) -> None:
         if self.turn_running:
@@ -200,7 +220,7 @@ class MainScreen(Screen[None]):
             self.prompt.clear_input()
 
     def on_status_bar_session_clicked(self) -> None:
-        self.app.action_copy_session_id()
+        self.host.action_copy_session_id()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # None shows the key dimmed: the footer keeps its keys and only restyles them per turn.
@@ -215,7 +235,7 @@ class MainScreen(Screen[None]):
             self.agent.cancel()
 
     async def action_new_session(self) -> None:
-        await self.app.handle_slash("/new")
+        await self.host.handle_slash("/new")
 
     def action_toggle_side_panel(self) -> None:
         panel = self.query_one(SidePanel)
@@ -225,7 +245,7 @@ class MainScreen(Screen[None]):
 
     def _refresh_sessions(self) -> None:
         try:
-            sessions = SessionStore(self.app.config.resolved_sessions_dir()).list()
+            sessions = SessionStore(self.host.config.resolved_sessions_dir()).list()
         except Exception as exc:  # a broken sessions dir must not break the chat
             self.notify(f"Cannot list sessions: {exc}", severity="warning")
             return
@@ -233,7 +253,7 @@ class MainScreen(Screen[None]):
 
     async def on_side_panel_session_chosen(self, message: SidePanel.SessionChosen) -> None:
         if self.agent is None or message.session_id != self.agent.session_id:
-            await self.app.handle_slash(f"/resume {message.session_id}")
+            await self.host.handle_slash(f"/resume {message.session_id}")
 
     def on_side_panel_subagent_selected(self, message: SidePanel.SubagentSelected) -> None:
         self.conversation.scroll_to_call(message.corr_id)
@@ -306,7 +326,7 @@ class MainScreen(Screen[None]):
             await log.error(f"{type(exc).__name__}: {exc}", title="Internal error")
         finally:
             await log.finish_streams()
-            self._drop_approvals()
+            self.approvals.clear()
             self.turn_running = False
             self.status_bar.set_activity("")
             self.prompt.remove_class("-busy")
@@ -317,19 +337,15 @@ class MainScreen(Screen[None]):
     async def _on_approval_request(self, request: ApprovalRequest) -> None:
         block = await self.conversation.add_action(request)
         if request.decided:
-            self._mark(block, request)
-            if request.decision is not None and request.decision.approved:
-                self.status_bar.set_activity("running")
+            self._approval_settled(request, block)
             return
         block.set_status("waiting for approval", pending=True)
-        self._approvals.append((request, block))
-        self.status_bar.set_waiting(len(self._approvals))
-        if self._dialog is not None:
-            self._dialog.set_count(
-                self._approvals_answered + 1, self._approvals_answered + len(self._approvals)
-            )
-        if self._approval_runner is None or self._approval_runner.done():
-            self._approval_runner = asyncio.create_task(self._run_approvals())
+        self.approvals.add(request, block)
+
+    def _approval_settled(self, request: ApprovalRequest, block: ActionBlock) -> None:
+        self._mark(block, request)
+        if request.decision is not None and request.decision.approved:
+            self.status_bar.set_activity("running")
 
     def _mark(self, block: ActionBlock, request: ApprovalRequest) -> None:
         decision = request.decision
@@ -347,65 +363,3 @@ class MainScreen(Screen[None]):
             block.set_status(f"approved{rule}")
         else:
             block.set_status("rejected", rejected=True)
-
-    async def _run_approvals(self) -> None:
-        """Show waiting requests one after another; the event consumer keeps running meanwhile."""
-        try:
-            while self._approvals:
-                request, block = self._approvals[0]
-                if not request.decided:
-                    decision = await self._ask(request)
-                    if decision is not None and not request.decided:
-                        request.approve(
-                            decision.approved, remember=decision.remember, pattern=decision.pattern
-                        )
-                if self._approvals and self._approvals[0][0] is request:
-                    self._approvals.popleft()
-                self._approvals_answered += 1
-                self._mark(block, request)
-                self.status_bar.set_waiting(len(self._approvals))
-                if request.decision is not None and request.decision.approved:
-                    self.status_bar.set_activity("running")
-        finally:
-            self._approvals_answered = 0
-
-    async def _ask(self, request: ApprovalRequest) -> Decision | None:
-        loop = asyncio.get_running_loop()
-        result: asyncio.Future[Decision | None] = loop.create_future()
-        self._dialog_result = result
-
-        def done(decision: Decision | None) -> None:
-            if not result.done():
-                result.set_result(decision)
-
-        self.status_bar.set_activity("waiting")
-        dialog = ApprovalScreen(
-            request,
-            position=self._approvals_answered + 1,
-            total=self._approvals_answered + len(self._approvals),
-        )
-        self._dialog = dialog
-        await self.app.push_screen(dialog, callback=done)
-        decided_elsewhere = asyncio.ensure_future(request.wait())
-        try:
-            waiters: set[asyncio.Future[Any]] = {result, decided_elsewhere}
-            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            decided_elsewhere.cancel()
-            self._dialog = None
-            self._dialog_result = None
-            if not result.done():
-                done(None)
-            if dialog.is_current:
-                dialog.dismiss(None)
-        return result.result()
-
-    def _drop_approvals(self) -> None:
-        """The turn ended: close the dialog and forget requests nobody will wait for."""
-        for request, block in self._approvals:
-            if not request.decided:
-                block.set_status("cancelled", rejected=True)
-        self._approvals.clear()
-        if self._dialog_result is not None and not self._dialog_result.done():
-            self._dialog_result.set_result(None)
-        self.status_bar.set_waiting(0)

@@ -1,0 +1,170 @@
+"""The approval controller on its own (real Textual app under Pilot, no agent): order, count, cancellation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.screen import Screen
+from textual.widgets import Static
+
+from freeact_tui.agent.calls import CodeAction
+from freeact_tui.agent.events import ApprovalRequest, Decision
+from freeact_tui.tui.approvals import WORKER_GROUP, ApprovalController
+from freeact_tui.tui.screens.approval import ApprovalScreen
+
+pytestmark = pytest.mark.asyncio
+
+
+class Host(Screen[None]):
+    """A screen that owns a controller and records what it reports."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: list[int] = []
+        self.settled: list[tuple[str, Decision | None]] = []
+        self.asked = 0
+        self.controller: ApprovalController[str] = ApprovalController(
+            self,
+            on_count=self.counts.append,
+            on_settled=lambda request, tag: self.settled.append((tag, request.decision)),
+            on_asking=self._asking,
+        )
+
+    def _asking(self) -> None:
+        self.asked += 1
+
+    def compose(self) -> ComposeResult:
+        yield Static("host")
+
+
+class HostApp(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.host = Host()
+
+    async def on_mount(self) -> None:
+        await self.push_screen(self.host)
+
+
+def request(code: str) -> ApprovalRequest:
+    return ApprovalRequest(CodeAction(code=code), corr_id=code)
+
+
+async def until(pilot: Pilot[None], check: Callable[[], bool], limit: int = 200) -> None:
+    for _ in range(limit):
+        if check():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("condition not reached")
+
+
+async def dialog_for(pilot: Pilot[None], req: ApprovalRequest) -> ApprovalScreen:
+    await until(
+        pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen) and pilot.app.screen.request is req
+    )
+    screen = pilot.app.screen
+    assert isinstance(screen, ApprovalScreen)
+    await pilot.pause()
+    return screen
+
+
+def subtitle(screen: ApprovalScreen) -> str:
+    return str(screen.query_one("#approval-dialog").border_subtitle or "")
+
+
+def approval_workers(app: App[None]) -> list[object]:
+    return [w for w in app.workers if w.group == WORKER_GROUP and not w.is_finished]
+
+
+async def test_requests_are_asked_in_order_with_count() -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        host = app.host
+        first, second, third = request("one()"), request("two()"), request("three()")
+        for tag, req in (("one", first), ("two", second), ("three", third)):
+            host.controller.add(req, tag)
+        assert host.controller.count == 3 and host.counts == [1, 2, 3]
+        assert host.controller.requests == [first, second, third]
+        screen = await dialog_for(pilot, first)
+        assert subtitle(screen) == "1 of 3"
+        assert len(approval_workers(app)) == 1  # one managed worker, not a task per request
+        await pilot.press("y")
+        screen = await dialog_for(pilot, second)
+        assert subtitle(screen) == "2 of 3" and host.controller.count == 2
+        await pilot.press("n")
+        screen = await dialog_for(pilot, third)
+        assert subtitle(screen) == "3 of 3"
+        await pilot.press("y")
+        await until(pilot, lambda: host.controller.count == 0 and not approval_workers(app))
+        assert not isinstance(app.screen, ApprovalScreen)
+        assert [(tag, d.approved if d else None) for tag, d in host.settled] == [
+            ("one", True),
+            ("two", False),
+            ("three", True),
+        ]
+        assert first.decision == Decision(True) and second.decision == Decision(False)
+        assert host.counts[-1] == 0 and host.asked == 3
+        # A new request after the queue emptied starts again at "1 of 1" (no subtitle).
+        fourth = request("four()")
+        host.controller.add(fourth, "four")
+        screen = await dialog_for(pilot, fourth)
+        assert subtitle(screen) == ""
+        await pilot.press("y")
+        await until(pilot, lambda: fourth.decided and host.controller.count == 0)
+
+
+async def test_request_decided_elsewhere_while_queued_is_dropped_without_a_dialog() -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        host = app.host
+        first, second, third = request("one()"), request("two()"), request("three()")
+        for tag, req in (("one", first), ("two", second), ("three", third)):
+            host.controller.add(req, tag)
+        screen = await dialog_for(pilot, first)
+        # The agent gives up on the second (its timeout or cancel) while the first is shown.
+        second.resolve(Decision(False))
+        await until(pilot, lambda: host.controller.count == 2)
+        assert host.settled == [("two", Decision(False))]
+        assert host.controller.requests == [first, third]
+        assert subtitle(screen) == "1 of 2"
+        await pilot.press("y")
+        screen = await dialog_for(pilot, third)
+        assert subtitle(screen) == "2 of 2"
+        await pilot.press("y")
+        await until(pilot, lambda: host.controller.count == 0)
+        assert [tag for tag, _ in host.settled] == ["two", "one", "three"]
+        assert host.asked == 2  # the second never got a dialog
+
+
+async def test_shown_request_decided_elsewhere_closes_its_dialog() -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        host = app.host
+        first, second = request("one()"), request("two()")
+        host.controller.add(first, "one")
+        host.controller.add(second, "two")
+        await dialog_for(pilot, first)
+        first.resolve(Decision(False))
+        await dialog_for(pilot, second)
+        assert host.settled == [("one", Decision(False))]
+        await pilot.press("y")
+        await until(pilot, lambda: host.controller.count == 0 and not approval_workers(app))
+        assert second.decision == Decision(True)
+
+
+async def test_clear_drops_waiting_requests_and_closes_the_dialog() -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        host = app.host
+        first, second = request("one()"), request("two()")
+        host.controller.add(first, "one")
+        host.controller.add(second, "two")
+        await dialog_for(pilot, first)
+        host.controller.clear()  # the turn ended
+        await until(pilot, lambda: not isinstance(app.screen, ApprovalScreen) and not approval_workers(app))
+        assert host.controller.count == 0 and host.counts[-1] == 0
+        assert host.settled == [("one", None), ("two", None)]  # dropped undecided: shown as cancelled
+        assert not first.decided and not second.decided  # the UI never answers for the user
