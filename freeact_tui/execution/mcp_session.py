@@ -1,6 +1,7 @@
-"""One MCP server run by the kernel's tool server: started on first use, stderr to a log file.
+"""A connection to one MCP server (stdio or HTTP), owned by one task; stderr to a log file.
 
-mcpygen's ``MCPClient`` starts stdio servers with their stderr on the terminal (which the TUI owns)
+The kernel's tool server runs configured servers with it, and ``freeact_tui.mcp`` (JSON tools,
+generating Python APIs) connects with it too: one MCP client for the whole app. mcpygen's ``MCPClient`` starts stdio servers with their stderr on the terminal (which the TUI owns)
 and uses mcp's deprecated ``streamablehttp_client``. This session does neither, and one task owns
 the connection from start to close, because the MCP SDK's anyio scopes must exit in the task that
 entered them (the tool server calls from a new task per HTTP request).
@@ -21,7 +22,7 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.types import CONNECTION_CLOSED, TextContent
+from mcp.types import CONNECTION_CLOSED, CallToolResult, PaginatedRequestParams, TextContent, Tool
 from mcpygen.vars import replace_variables
 
 from freeact_tui.paths import mcp_log_file
@@ -130,6 +131,47 @@ class McpSession:
         with fh:
             yield fh
 
+    async def list_tools(self, timeout: float) -> list[Tool]:  # noqa: ASYNC109
+        """Every tool of the server (all pages).
+
+        Raises:
+            TimeoutError: No complete listing within ``timeout`` seconds.
+            Exception: The connection failed.
+        """
+
+        async def all_pages(session: ClientSession) -> list[Tool]:
+            tools: list[Tool] = []
+            cursor: str | None = None
+            while True:
+                page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor))
+                tools.extend(page.tools)
+                cursor = page.nextCursor
+                if not cursor:
+                    return tools
+
+        return await asyncio.wait_for(all_pages(self._live()), timeout)
+
+    async def call_tool(self, tool: str, args: dict[str, Any], timeout: float) -> CallToolResult:  # noqa: ASYNC109
+        """Run one tool; its result as the server sent it (``isError`` set if the tool failed).
+
+        Raises:
+            TimeoutError: No answer within ``timeout`` seconds (the call is abandoned, the session kept).
+            McpError: The server refused the call (the session is closed if the connection closed).
+            Exception: The connection failed (the session is then closed).
+        """
+        session = self._live()
+        try:
+            return await asyncio.wait_for(session.call_tool(tool, arguments=args), timeout)
+        except TimeoutError:
+            raise
+        except McpError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                await self.close()
+            raise
+        except Exception:
+            await self.close()
+            raise
+
     async def call(self, tool: str, args: dict[str, Any], timeout: float) -> ToolResult:  # noqa: ASYNC109
         """Run one tool; the result as mcpygen's ``ToolRunner`` returns it.
 
@@ -138,20 +180,11 @@ class McpSession:
             TimeoutError: No answer within ``timeout`` seconds (the call is abandoned).
             Exception: The connection failed (the session is then closed).
         """
-        session = self._session
-        if session is None or not self.alive:
-            raise ConnectionError("the server is not running")
         try:
-            result = await asyncio.wait_for(session.call_tool(tool, arguments=args), timeout)
-        except TimeoutError:
-            raise
+            result = await self.call_tool(tool, args, timeout)
         except McpError as exc:
             if exc.error.code != CONNECTION_CLOSED:
                 raise McpToolError(exc.error.message) from exc
-            await self.close()
-            raise
-        except Exception:
-            await self.close()
             raise
         text = "\n".join(c.text for c in result.content if isinstance(c, TextContent))
         if result.isError:
@@ -159,6 +192,12 @@ class McpSession:
         if result.structuredContent:
             return result.structuredContent
         return text or None
+
+    def _live(self) -> ClientSession:
+        session = self._session
+        if session is None or not self.alive:
+            raise ConnectionError("the server is not running")
+        return session
 
     async def close(self) -> None:
         """Close the connection and stop a stdio server (terminated if it does not exit)."""

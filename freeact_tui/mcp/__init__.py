@@ -10,5 +10,5 @@ concern and lives in ``execution/``.
 
 May import ``execution/``, ``store/`` and the shared top-level modules (``config``, ``paths``,
 ``events``, ``toolcalls``, ``permissions``); never ``agent/``, ``tui/`` or ``cli/``. Importing this
-package is cheap: the MCP client stack (fastmcp, mcp) is imported only when a server is started.
+package is cheap: the MCP client stack (the mcp SDK) is imported only when a server is started.
 """

@@ -1,6 +1,6 @@
 """MCP servers the model calls with JSON tool calls: tools offered as ``<server>__<tool>``.
 
-Each ``mode="json"`` server gets a fastmcp client (``servers.connect``). Every call is bounded by the
+Each ``mode="json"`` server gets an ``McpSession`` (``servers.connect``). Every call is bounded by the
 server's ``timeout``; a server that fails to start, hangs or dies yields a clear message that names
 it, is restarted on the next call, and never takes the others down.
 """
@@ -26,20 +26,15 @@ from freeact_tui.mcp.servers import (
 )
 
 if TYPE_CHECKING:
-    from fastmcp import Client
     from mcp.types import Tool
+
+    from freeact_tui.execution.mcp_session import McpSession
 
 logger = logging.getLogger(__name__)
 
 
 def _stopped_message(server: str, tool: str, why: str) -> str:
     return f"MCP server `{server}` stopped during the call of `{tool}` ({why}); it is restarted on the next call."
-
-
-def _session_ended(client: Client[Any]) -> bool:
-    """Whether the server went away since the last call (fastmcp keeps no public flag for it)."""
-    task = getattr(getattr(client, "_session_state", None), "session_task", None)
-    return isinstance(task, asyncio.Task) and task.done()
 
 
 @dataclass(frozen=True)
@@ -66,7 +61,7 @@ class McpJsonTools:
         self._configs = {n: c for n, c in servers.items() if c.enabled and c.mode == "json"}
         self._log_dir = log_dir
         self._start_timeout = start_timeout
-        self._clients: dict[str, Client[Any]] = {}
+        self._clients: dict[str, McpSession] = {}
         self._locks = {name: asyncio.Lock() for name in self._configs}
         self._tools: dict[str, _JsonTool] = {}
         self._started = False
@@ -152,7 +147,7 @@ class McpJsonTools:
         except McpServerError as exc:
             return str(exc), True
         try:
-            result = await asyncio.wait_for(client.call_tool_mcp(tool, args), config.timeout)
+            result = await client.call_tool(tool, args, config.timeout)
         except TimeoutError:
             return (
                 f"MCP server `{server}`: tool `{tool}` did not answer within {config.timeout:g} s; "
@@ -173,10 +168,10 @@ class McpJsonTools:
             return f"Tool `{tool}` of MCP server `{server}` reported an error: {text or '(no message)'}", True
         return text or "(no output)", False
 
-    async def _client(self, server: str) -> Client[Any]:
+    async def _client(self, server: str) -> McpSession:
         async with self._locks[server]:
             client = self._clients.get(server)
-            if client is not None and client.is_connected() and not _session_ended(client):
+            if client is not None and client.alive:
                 return client
             if client is not None:
                 await self._drop(server, client)
@@ -184,7 +179,7 @@ class McpJsonTools:
             self._clients[server] = client
             return client
 
-    async def _drop(self, server: str, client: Client[Any]) -> None:
+    async def _drop(self, server: str, client: McpSession) -> None:
         if self._clients.get(server) is client:
             del self._clients[server]
         await close_client(client)

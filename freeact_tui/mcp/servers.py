@@ -1,7 +1,8 @@
 """What every MCP server of the config shares: its error, parameters, names and connection.
 
 ``connect`` starts (stdio, stderr appended to ``mcp-<name>.log``) or reaches (streamable HTTP) one
-server with a fastmcp client, bounded in time; ``json_tools`` and ``ptc`` both use it. The MCP
+server, bounded in time, with the same ``McpSession`` the kernel's tool server uses (one MCP client
+library for the whole app); ``json_tools`` and ``ptc`` both use it. The MCP
 client stack is imported inside the functions that need it: importing it costs seconds (the mcp
 package pulls in its server side and jsonschema's format checker), and most runs configure no server.
 """
@@ -9,10 +10,10 @@ package pulls in its server side and jsonschema's format checker), and most runs
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,8 +23,9 @@ from freeact_tui.config import McpServerConfig
 from freeact_tui.paths import log_tail, mcp_log_file
 
 if TYPE_CHECKING:
-    from fastmcp import Client
     from mcp.types import CallToolResult, Tool
+
+    from freeact_tui.execution.mcp_session import McpSession
 
 logger = logging.getLogger(__name__)
 
@@ -31,8 +33,6 @@ logger = logging.getLogger(__name__)
 TOOL_NAME_SEPARATOR = "__"
 # Providers accept tool names of at most 64 characters out of [A-Za-z0-9_-].
 _MAX_TOOL_NAME = 64
-# Bounds a clean shutdown of one server (the stdio client escalates to SIGTERM/SIGKILL itself).
-_CLOSE_TIMEOUT = 5.0
 # Lines of a failed server's stderr quoted in its error message.
 _STDERR_TAIL_LINES = 5
 # Starting may take longer than a call (npx/uvx fetch packages first), so it gets at least this long.
@@ -84,101 +84,96 @@ def _module_name(name: str) -> str:
 
 
 def _describe_start_error(exc: BaseException, config: McpServerConfig, limit: float) -> str:
-    chain: list[BaseException] = [exc]
-    while chain[-1].__cause__ is not None and len(chain) < 10:
-        chain.append(chain[-1].__cause__)
-    if any(isinstance(e, FileNotFoundError) for e in chain):
+    causes = _causes(exc)
+    if any(isinstance(e, FileNotFoundError) for e in causes):
         return f"command not found: {config.command}"
-    if any(isinstance(e, TimeoutError) for e in chain):
+    if any(isinstance(e, TimeoutError) for e in causes):
         return f"no answer within {limit:g} s"
-    text = str(exc) or type(exc).__name__
-    return text.removeprefix("Client failed to connect: ")
+    # anyio wraps the real failure in exception groups: name the innermost one.
+    leaf = next((e for e in reversed(causes) if not isinstance(e, BaseExceptionGroup)), exc)
+    return str(leaf) or type(leaf).__name__
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc``, its causes and the members of exception groups among them (bounded)."""
+    seen: list[BaseException] = []
+    todo = [exc]
+    while todo and len(seen) < 20:
+        current = todo.pop(0)
+        if any(current is e for e in seen):
+            continue
+        seen.append(current)
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        if current.__cause__ is not None:
+            todo.append(current.__cause__)
+    return seen
 
 
 async def connect(
     name: str, config: McpServerConfig, log_dir: Path | None = None, start_timeout: float | None = None
-) -> Client[Any]:
+) -> McpSession:
     """Start (stdio) or reach (HTTP) one MCP server and complete the MCP handshake.
 
     Args:
         name: The server's name in the config (used in messages and the log file name).
-        config: The server's settings.
+        config: The server's settings (``${VAR}`` in them is taken from the environment).
         log_dir: Where a stdio server's stderr is appended (``mcp-<name>.log``).
         start_timeout: Seconds the start may take (default: the server's ``timeout``, at least
             ``DEFAULT_START_TIMEOUT``).
 
     Returns:
-        A connected fastmcp client; close it with ``await client.close()``.
+        A connected session; close it with ``close_client``.
 
     Raises:
         McpServerError: The server did not start or answer; the message quotes its stderr.
     """
-    from fastmcp import Client
-    from fastmcp.client.transports import ClientTransport, StdioTransport, StreamableHttpTransport
+    from freeact_tui.execution.mcp_session import McpSession
 
+    log_dir = log_dir or default_log_dir()
     log: Path | None = None
     offset = 0
-    transport: ClientTransport
     if config.command is not None:
-        log = mcp_log_file(log_dir or default_log_dir(), name)
-        try:
-            log.parent.mkdir(parents=True, exist_ok=True)
+        log = mcp_log_file(log_dir, name)
+        with contextlib.suppress(OSError):
             offset = log.stat().st_size if log.exists() else 0
-        except OSError:
-            log = None  # no log then, but never the terminal
-        transport = StdioTransport(
-            config.command,
-            list(config.args),
-            env=dict(config.env),
-            keep_alive=False,
-            log_file=log or Path(os.devnull),
-        )
-    else:
-        assert config.url is not None
-        try:
-            transport = StreamableHttpTransport(config.url, headers=dict(config.headers))
-        except ValueError as exc:
-            raise McpServerError(name, f"invalid URL {config.url!r}: {exc}") from None
     limit = start_timeout if start_timeout is not None else max(config.timeout, DEFAULT_START_TIMEOUT)
-    client: Client[Any] = Client(transport, name=f"freeact-tui:{name}", init_timeout=limit)
+    session = McpSession(name, server_params(config), log_dir)
     try:
-        # The handshake has its own deadline; this one also bounds spawning and HTTP connects.
-        await asyncio.wait_for(client.__aenter__(), limit + 5)
+        # Bounds the handshake, and with a margin also spawning and HTTP connects.
+        await session.start(limit)
     except Exception as exc:
-        await close_client(client)
         message = f"failed to start: {_describe_start_error(exc, config, limit)}"
         if tail := log_tail(log, offset, _STDERR_TAIL_LINES):
             message += f"\n{tail}"
         raise McpServerError(name, message) from exc
-    return client
+    return session
 
 
-async def list_tools(name: str, client: Client[Any], config: McpServerConfig) -> list[Tool]:
+async def list_tools(name: str, session: McpSession, config: McpServerConfig) -> list[Tool]:
     """The server's tools minus ``excluded_tools``.
 
     Raises:
         McpServerError: The server did not list its tools within its timeout.
     """
     try:
-        tools = await asyncio.wait_for(client.list_tools(), config.timeout)
+        tools = await session.list_tools(config.timeout)
     except Exception as exc:
         why = f"no answer within {config.timeout:g} s" if isinstance(exc, TimeoutError) else str(exc)
         raise McpServerError(name, f"cannot list tools: {why}") from exc
     return [tool for tool in tools if not is_excluded(config, tool.name)]
 
 
-async def close_client(client: Client[Any]) -> None:
-    """Close a client and stop its server process, bounded in time; raises only a real cancellation."""
+async def close_client(session: McpSession) -> None:
+    """Close a session and stop its server process, bounded in time; raises only a real cancellation."""
     try:
-        await asyncio.wait_for(client.close(), _CLOSE_TIMEOUT)
+        await session.close()
     except asyncio.CancelledError:
-        # fastmcp re-raises the CancelledError of its own aborted connect task; only ours counts.
         task = asyncio.current_task()
         if task is not None and task.cancelling():
             raise
     except Exception:
-        # A failed start leaves its exception in the session task, and close() raises it again.
-        logger.debug("closing MCP client %s", client.name, exc_info=True)
+        logger.debug("closing MCP session %s", session.name, exc_info=True)
 
 
 def result_text(result: CallToolResult) -> str:
