@@ -168,3 +168,31 @@ async def test_clear_drops_waiting_requests_and_closes_the_dialog() -> None:
         assert host.controller.count == 0 and host.counts[-1] == 0
         assert host.settled == [("one", None), ("two", None)]  # dropped undecided: shown as cancelled
         assert not first.decided and not second.decided  # the UI never answers for the user
+
+
+async def test_next_turn_after_clear_counts_from_one() -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        host = app.host
+        first, second = request("one()"), request("two()")
+        host.controller.add(first, "one")
+        host.controller.add(second, "two")
+        await dialog_for(pilot, first)
+        await pilot.press("y")
+        await dialog_for(pilot, second)
+        host.controller.clear()  # the turn ended with the second still waiting
+        nxt, after = request("next()"), request("after()")
+        host.controller.add(nxt, "next")
+        host.controller.add(after, "after")
+        screen = await dialog_for(pilot, nxt)
+        assert subtitle(screen) == "1 of 2"
+        await pilot.press("y")
+        await dialog_for(pilot, after)
+        await pilot.press("n")
+        await until(pilot, lambda: host.controller.count == 0 and not approval_workers(app))
+        assert [(tag, d.approved if d else None) for tag, d in host.settled] == [
+            ("one", True),
+            ("two", None),
+            ("next", True),
+            ("after", False),
+        ]

@@ -90,6 +90,7 @@ class ApprovalController(Generic[T]):
     def clear(self) -> None:
         """The turn ended: drop every waiting request and close the dialog."""
         dropped, self._queue = list(self._queue), deque()
+        self._answered = 0  # a request of the next turn is "1 of n" even before this worker ends
         for waiting in dropped:
             self._settle(waiting)
         if self._dialog_result is not None and not self._dialog_result.done():
