@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
 
-from freeact_tui.agent.core import Agent  # noqa: E402
-from freeact_tui.agent.permissions import PermissionRules  # noqa: E402
+from freeact_tui.agent.agent import Agent  # noqa: E402
 from freeact_tui.execution.base import ExecItem  # noqa: E402
 from freeact_tui.execution.kernel import KernelExecutor  # noqa: E402
+from freeact_tui.permissions import PermissionRules  # noqa: E402
 
 STEPS = 50
 RUNS = 5

@@ -23,11 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
 
-from freeact_tui.agent.calls import SubagentTask  # noqa: E402
-from freeact_tui.agent.core import Agent  # noqa: E402
-from freeact_tui.agent.events import ApprovalRequest, CodeExecutionOutput  # noqa: E402
-from freeact_tui.agent.permissions import PermissionRules  # noqa: E402
+from freeact_tui.agent.agent import Agent  # noqa: E402
+from freeact_tui.events import ApprovalRequest, CodeExecutionOutput  # noqa: E402
 from freeact_tui.execution.kernel import KernelExecutor  # noqa: E402
+from freeact_tui.permissions import PermissionRules  # noqa: E402
+from freeact_tui.toolcalls import SubagentTask  # noqa: E402
 
 RUNS = 2
 

@@ -10,30 +10,31 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "Agent": "freeact_tui.agent.core",
-    "AgentBusy": "freeact_tui.agent.core",
+    "Agent": "freeact_tui.agent.agent",
+    "AgentBusy": "freeact_tui.agent.agent",
     "Config": "freeact_tui.config",
     "ConfigError": "freeact_tui.config",
     "load_config": "freeact_tui.config",
     "SessionStore": "freeact_tui.store.sessions",
     "CodeActAgent": "freeact_tui.agent.compat",
-    "AgentEvent": "freeact_tui.agent.events",
-    "AgentError": "freeact_tui.agent.events",
-    "ApprovalRequest": "freeact_tui.agent.events",
-    "Cancelled": "freeact_tui.agent.events",
-    "CodeExecutionOutput": "freeact_tui.agent.events",
-    "CodeExecutionOutputChunk": "freeact_tui.agent.events",
-    "Response": "freeact_tui.agent.events",
-    "ResponseChunk": "freeact_tui.agent.events",
-    "Thoughts": "freeact_tui.agent.events",
-    "ThoughtsChunk": "freeact_tui.agent.events",
-    "ToolOutput": "freeact_tui.agent.events",
+    "AgentEvent": "freeact_tui.events",
+    "AgentError": "freeact_tui.events",
+    "ApprovalRequest": "freeact_tui.events",
+    "Cancelled": "freeact_tui.events",
+    "CodeExecutionOutput": "freeact_tui.events",
+    "CodeExecutionOutputChunk": "freeact_tui.events",
+    "Response": "freeact_tui.events",
+    "ResponseChunk": "freeact_tui.events",
+    "Thoughts": "freeact_tui.events",
+    "ThoughtsChunk": "freeact_tui.events",
+    "ToolOutput": "freeact_tui.events",
 }
 
 if TYPE_CHECKING:
+    from freeact_tui.agent.agent import Agent, AgentBusy
     from freeact_tui.agent.compat import CodeActAgent
-    from freeact_tui.agent.core import Agent, AgentBusy
-    from freeact_tui.agent.events import (
+    from freeact_tui.config import Config, ConfigError, load_config
+    from freeact_tui.events import (
         AgentError,
         AgentEvent,
         ApprovalRequest,
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
         ThoughtsChunk,
         ToolOutput,
     )
-    from freeact_tui.config import Config, ConfigError, load_config
     from freeact_tui.store.sessions import SessionStore
 
 

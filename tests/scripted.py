@@ -115,7 +115,7 @@ def script(*steps: Step, chunk: int = 0) -> Script:
 
 def approve_all(decide: Callable[[object], bool] | None = None) -> Callable[[object], None]:
     """An event handler that approves (or decides with ``decide``) every undecided ApprovalRequest."""
-    from freeact_tui.agent.events import ApprovalRequest
+    from freeact_tui.events import ApprovalRequest
 
     def handle(event: object) -> None:
         if isinstance(event, ApprovalRequest) and not event.decided:

@@ -12,9 +12,8 @@ import pytest_asyncio
 from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolReturnPart, UserPromptPart
 
-from freeact_tui.agent.calls import CodeAction, ShellAction, ShellScript
-from freeact_tui.agent.core import Agent
-from freeact_tui.agent.events import (
+from freeact_tui.agent.agent import Agent
+from freeact_tui.events import (
     AgentError,
     AgentEvent,
     ApprovalRequest,
@@ -28,8 +27,9 @@ from freeact_tui.agent.events import (
     ToolOutput,
     UsageUpdate,
 )
-from freeact_tui.agent.permissions import PermissionRules
 from freeact_tui.execution.kernel import KernelExecutor
+from freeact_tui.permissions import PermissionRules
+from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript
 from tests.scripted import Code, Fail, Script, Think, Wait, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
@@ -307,7 +307,40 @@ async def test_oversized_result_moves_to_file(executor: KernelExecutor, tmp_path
     assert len(seen) < 1000 and "MIDDLE" not in seen
     saved = list((tmp_path / "sessions" / agent.session_id / "tool-results").iterdir())
     assert len(saved) == 1 and "MIDDLE" in saved[0].read_text() and str(saved[0]) in seen
-    assert of(events, CodeExecutionOutput)[0].truncated
+    output = of(events, CodeExecutionOutput)[0]
+    assert output.truncated and output.result_path == saved[0]  # the log links the full result
+
+
+async def test_each_parallel_call_has_its_own_phase(executor: KernelExecutor, tmp_path: Path) -> None:
+    """Action A runs in the kernel while call B waits for approval: the turn is executing, not approving."""
+    slow = "import time\nprint('started', flush=True)\ntime.sleep(30)"
+    s = script([Code(slow, call_id="a"), Code("print('b')", call_id="b")], ["after"])
+    async with make_agent(s, executor, tmp_path) as agent:
+        events: list[AgentEvent] = []
+        phases: list[str] = []
+        async for event in agent.stream("two calls"):
+            events.append(event)
+            if isinstance(event, ApprovalRequest) and event.corr_id == "a":
+                event.approve(True)  # b stays open
+            if isinstance(event, CodeExecutionOutputChunk):
+                phases.append(agent.phase)
+                agent.cancel()
+        assert phases == ["execution"]
+        assert of(events, Cancelled)[0].phase == "execution"
+        b = next(e for e in of(events, ApprovalRequest) if e.corr_id == "b")
+        assert b.decision is not None and not b.decision.approved  # its dialog was answered
+    assert agent.phase == "idle"
+
+
+async def test_usage_is_reported_once_per_request(executor: KernelExecutor, tmp_path: Path) -> None:
+    s = script([Code("print(1)")], ["done"])
+    heard: list[AgentEvent] = []
+    async with make_agent(s, executor, tmp_path) as agent:
+        agent.subscribe(heard.append)
+        events = await run(agent, "count")
+    usage = of(events, UsageUpdate)
+    assert [u.requests for u in usage] == [1, 2]  # in the turn's stream, once per model request
+    assert not [e for e in heard if isinstance(e, UsageUpdate)]  # and not a second time to listeners
 
 
 async def test_session_rule_pre_approves_next_matching_action(

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from freeact_tui.agent.calls import JsonToolCall, ProgrammaticToolCall
-from freeact_tui.agent.core import Agent
-from freeact_tui.agent.events import AgentError, AgentEvent, ApprovalRequest, CodeExecutionOutput, ToolOutput
-from freeact_tui.agent.permissions import PermissionRules
+from freeact_tui.agent.agent import Agent
 from freeact_tui.config import McpServerConfig
+from freeact_tui.events import AgentError, AgentEvent, ApprovalRequest, CodeExecutionOutput, ToolOutput
+from freeact_tui.permissions import PermissionRules
+from freeact_tui.toolcalls import JsonToolCall, ProgrammaticToolCall
 from tests.scripted import Call, Code, script
 
 pytestmark = pytest.mark.kernel

@@ -237,9 +237,9 @@ async def test_create_executor_builds_a_docker_executor(tmp_path: Path) -> None:
 
 
 async def test_agent_runs_its_code_actions_in_docker(image: str, tmp_path: Path) -> None:
-    from freeact_tui.agent.core import Agent
-    from freeact_tui.agent.events import ApprovalRequest, CodeExecutionOutput
-    from freeact_tui.agent.permissions import PermissionRules
+    from freeact_tui.agent.agent import Agent
+    from freeact_tui.events import ApprovalRequest, CodeExecutionOutput
+    from freeact_tui.permissions import PermissionRules
     from tests.scripted import Code, script
 
     s = script([Code("import os\nprint(os.path.exists('/.dockerenv'), os.getcwd())")], ["done"])

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from freeact_tui import paths
-from freeact_tui.agent.calls import (
+from freeact_tui.permissions import PermissionRules, PermissionsFileError, RuleEntry
+from freeact_tui.toolcalls import (
     CodeAction,
     JsonToolCall,
     ProgrammaticToolCall,
@@ -17,7 +18,6 @@ from freeact_tui.agent.calls import (
     ShellScript,
     SubagentTask,
 )
-from freeact_tui.agent.permissions import PermissionRules, PermissionsFileError, RuleEntry
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ import psutil
 import pytest
 import pytest_asyncio
 
-from freeact_tui.agent.core import Agent
-from freeact_tui.agent.events import ApprovalRequest, CodeExecutionOutput
+from freeact_tui.agent.agent import Agent
+from freeact_tui.events import ApprovalRequest, CodeExecutionOutput
 from freeact_tui.execution import create_executor
 from freeact_tui.execution.base import ExecChunk, ExecResult, Executor, ExecutorError
 from freeact_tui.execution.sandbox import SandboxExecutor

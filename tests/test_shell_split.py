@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from freeact_tui.agent.shell import CommandTraits, command_words, inspect_command, split_command
+from freeact_tui.shellwords import CommandTraits, command_words, inspect_command, split_command
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,8 @@ import pytest_asyncio
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
-from freeact_tui.agent.calls import CodeAction, SubagentTask
-from freeact_tui.agent.core import Agent
-from freeact_tui.agent.events import (
+from freeact_tui.agent.agent import Agent
+from freeact_tui.events import (
     AgentEvent,
     ApprovalRequest,
     Cancelled,
@@ -23,9 +22,10 @@ from freeact_tui.agent.events import (
     SubagentStatus,
     ToolOutput,
 )
-from freeact_tui.agent.permissions import PermissionRules
 from freeact_tui.execution.kernel import KernelExecutor
+from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.sessions import SessionStore
+from freeact_tui.toolcalls import CodeAction, SubagentTask
 from tests.scripted import CODE_TOOL
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]

@@ -10,10 +10,10 @@ from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Static
 
-from freeact_tui.agent.calls import CodeAction
-from freeact_tui.agent.events import ApprovalRequest, Decision
-from freeact_tui.tui.approvals import WORKER_GROUP, ApprovalController
+from freeact_tui.events import ApprovalRequest, Decision
+from freeact_tui.toolcalls import CodeAction
 from freeact_tui.tui.screens.approval import ApprovalScreen
+from freeact_tui.tui.screens.approval_controller import WORKER_GROUP, ApprovalController
 
 pytestmark = pytest.mark.asyncio
 

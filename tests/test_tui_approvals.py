@@ -11,7 +11,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from freeact_tui import paths
-from freeact_tui.agent.calls import CodeAction, ShellAction
+from freeact_tui.toolcalls import CodeAction, ShellAction
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.widgets.blocks import ActionBlock, ExecutionOutputBlock, NoticeBlock, ResponseBlock

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from textual.app import App, ComposeResult
 from textual.widgets import Footer, Static
 
-from freeact_tui.agent.events import SubagentState, SubagentStatus
+from freeact_tui.events import SubagentState, SubagentStatus
 from freeact_tui.store import SessionInfo
 from freeact_tui.tui.widgets.session_list import SessionList, as_datetime, format_size, relative_time
 from freeact_tui.tui.widgets.side_panel import SidePanel

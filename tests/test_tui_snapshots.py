@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from freeact_tui.agent.calls import ShellAction
 from freeact_tui.config import Config
+from freeact_tui.toolcalls import ShellAction
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.screens.main import MainScreen

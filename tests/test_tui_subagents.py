@@ -16,10 +16,10 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from textual.pilot import Pilot
 
 from freeact_tui.agent import subagents
-from freeact_tui.agent.calls import CodeAction, SubagentTask
-from freeact_tui.agent.events import SubagentStatus
 from freeact_tui.config import Config
+from freeact_tui.events import SubagentStatus
 from freeact_tui.execution.kernel import KernelExecutor
+from freeact_tui.toolcalls import CodeAction, SubagentTask
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.widgets.blocks import ActionBlock, SubagentBlock, ToolOutputBlock

@@ -6,8 +6,7 @@ from pathlib import Path
 
 from textual.app import App, ComposeResult
 
-from freeact_tui.agent.calls import CodeAction, SubagentTask
-from freeact_tui.agent.events import (
+from freeact_tui.events import (
     ApprovalRequest,
     CodeExecutionOutput,
     CodeExecutionOutputChunk,
@@ -15,6 +14,7 @@ from freeact_tui.agent.events import (
     ResponseChunk,
     SubagentStatus,
 )
+from freeact_tui.toolcalls import CodeAction, SubagentTask
 from freeact_tui.tui.widgets.blocks import (
     ActionBlock,
     AnsiLog,

@@ -21,9 +21,8 @@ from pathlib import Path
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 
-from freeact_tui.agent.calls import CodeAction
-from freeact_tui.agent.core import Agent
-from freeact_tui.agent.events import (
+from freeact_tui.agent.agent import Agent
+from freeact_tui.events import (
     AgentError,
     ApprovalRequest,
     CodeExecutionOutput,
@@ -31,8 +30,9 @@ from freeact_tui.agent.events import (
     Response,
     ResponseChunk,
 )
-from freeact_tui.agent.permissions import PermissionRules
 from freeact_tui.execution.base import Executor
+from freeact_tui.permissions import PermissionRules
+from freeact_tui.toolcalls import CodeAction
 
 _DONE = object()
 

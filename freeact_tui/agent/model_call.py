@@ -30,7 +30,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
-from freeact_tui.agent.events import AgentEvent, Response, ResponseChunk, Thoughts, ThoughtsChunk
+from freeact_tui.events import AgentEvent, Response, ResponseChunk, Thoughts, ThoughtsChunk
 
 # Seconds to wait before each retry of a transient error (rate limit, overload, 5xx, connection).
 RETRY_DELAYS = (1.0, 3.0)

@@ -8,8 +8,8 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from freeact_tui.agent.actions import ActionOutcome
-from freeact_tui.agent.events import (
+from freeact_tui.actions.code import ActionOutcome, Overflow
+from freeact_tui.events import (
     AgentError,
     AgentEvent,
     ApprovalRequest,
@@ -17,11 +17,14 @@ from freeact_tui.agent.events import (
     Response,
     SubagentState,
     SubagentStatus,
+    UsageUpdate,
 )
 from freeact_tui.execution.pool import ExecutorPool
 
 if TYPE_CHECKING:
-    from freeact_tui.agent.core import Agent
+    from freeact_tui.agent.agent import Agent
+    from freeact_tui.agent.runtime import Runtime
+    from freeact_tui.store.sessions import Session
 
 
 def new_subagent_id() -> str:
@@ -32,18 +35,42 @@ class SubagentManager:
     """Runs ``subagent_task`` calls for one parent agent: at most ``max_running`` at once, warm kernels.
 
     Each subagent gets its own id (``sub-xxxx``), its own kernel, the parent's model, settings and
-    permission rules, and no subagents of its own; its history goes to ``sub-xxxx.jsonl``.
+    permission rules (``Runtime.for_subagent``), and no subagents of its own; its history goes to
+    ``sub-xxxx.jsonl``.
+
+    Args:
+        runtime: the parent's runtime (read when a task starts: it carries the current MCP APIs).
+        factory: makes an agent for a subagent's runtime.
+        publish: reports a subagent's status (into the parent's turn, or to its listeners).
+        add_usage: counts a finished subagent's usage into the parent's session totals.
+        overflow: the parent's way of keeping big results out of its history.
+        session: the parent's session (its metadata lists the subagents), if persisted.
+        pool: warm kernels for subagents.
     """
 
-    def __init__(self, parent: Agent, *, max_running: int, pool: ExecutorPool) -> None:
-        self._parent = parent
-        self._slots = asyncio.Semaphore(max_running)
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        factory: Callable[[Runtime], Agent],
+        publish: Callable[[SubagentStatus], None],
+        add_usage: Callable[[UsageUpdate], None],
+        overflow: Callable[[str], Overflow],
+        session: Session | None,
+        pool: ExecutorPool,
+    ) -> None:
+        self._runtime = runtime
+        self._factory = factory
+        self._publish = publish
+        self._add_usage = add_usage
+        self._overflow = overflow
+        self._session = session
+        self._slots = asyncio.Semaphore(runtime.settings.max_subagents)
         self.pool = pool
         self.states: dict[str, SubagentState] = {}
 
     def _status(
         self,
-        emit: Callable[[AgentEvent], None],
         sub_id: str,
         corr: str,
         state: SubagentState,
@@ -51,25 +78,22 @@ class SubagentManager:
         detail: str = "",
     ) -> None:
         self.states[sub_id] = state
-        event = SubagentStatus(state, task, detail, agent_id=sub_id, corr_id=corr, parent_corr_id=corr)
-        emit(event)
-        self._parent._notify(event)
+        self._publish(SubagentStatus(state, task, detail, agent_id=sub_id, corr_id=corr, parent_corr_id=corr))
 
     async def run(
         self, prompt: str, max_turns: int, corr: str, emit: Callable[[AgentEvent], None]
     ) -> ActionOutcome:
         """Run one delegated task to its end and return what the parent's model is told."""
-        parent = self._parent
         sub_id = new_subagent_id()
         title = prompt.strip().splitlines()[0][:80] if prompt.strip() else "(task)"
-        if parent.session is not None:
-            parent.session.update_meta(subagent=(sub_id, title))
-        self._status(emit, sub_id, corr, "queued", title)
+        if self._session is not None:
+            self._session.update_meta(subagent=(sub_id, title))
+        self._status(sub_id, corr, "queued", title)
         state: SubagentState = "failed"
         detail = ""
         try:
             async with self._slots:
-                self._status(emit, sub_id, corr, "running", title)
+                self._status(sub_id, corr, "running", title)
                 try:
                     executor = await self.pool.acquire()
                 except Exception as exc:
@@ -89,7 +113,7 @@ class SubagentManager:
             state, detail = "cancelled", "cancelled with the parent turn"
             raise
         finally:
-            self._status(emit, sub_id, corr, state, title, detail)
+            self._status(sub_id, corr, state, title, detail)
 
     async def _drive(
         self,
@@ -101,28 +125,7 @@ class SubagentManager:
         emit: Callable[[AgentEvent], None],
         title: str,
     ) -> tuple[ActionOutcome, SubagentState, str]:
-        from freeact_tui.agent.core import Agent
-
-        parent = self._parent
-        sub = Agent(
-            parent.model,
-            model_settings=parent.model_settings,
-            agent_id=sub_id,
-            session_id=parent.session_id,
-            sessions_dir=parent.sessions_dir,
-            working_dir=parent.working_dir,
-            execution_timeout=parent.execution_timeout,
-            approval_timeout=parent.approval_timeout,
-            enable_subagents=False,
-            skip_permissions=parent.skip_permissions,
-            permissions=parent.permissions,
-            executor=executor,
-            tool_result_inline_max_bytes=parent.inline_max_bytes,
-            tool_result_preview_chars=parent.preview_chars,
-            parent_corr_id=corr,
-        )
-        sub.ptc_servers = parent.ptc_servers
-        sub.mcp_description = parent.mcp_description
+        sub = self._factory(self._runtime.for_subagent(sub_id, executor, corr))
         answer: list[str] = []
         requests: list[ApprovalRequest] = []
         error: str | None = None
@@ -131,7 +134,7 @@ class SubagentManager:
         async def back_to_running(request: ApprovalRequest) -> None:
             await request.wait()
             if self.states.get(sub_id) == "waiting":
-                self._status(emit, sub_id, corr, "running", title)
+                self._status(sub_id, corr, "running", title)
 
         try:
             async with sub:
@@ -142,7 +145,7 @@ class SubagentManager:
                             answer.append(content)
                         case ApprovalRequest() if not event.decided:
                             requests.append(event)
-                            self._status(emit, sub_id, corr, "waiting", title, "waiting for approval")
+                            self._status(sub_id, corr, "waiting", title, "waiting for approval")
                             task = asyncio.create_task(back_to_running(event))
                             waiting.add(task)
                             task.add_done_callback(waiting.discard)
@@ -153,7 +156,7 @@ class SubagentManager:
         finally:
             for task in list(waiting):
                 task.cancel()
-            parent.add_usage(sub.usage)  # the session's tokens and cost include its subagents
+            self._add_usage(sub.usage)  # the session's tokens and cost include its subagents
         rejected = [r for r in requests if r.decision is not None and not r.decision.approved]
         if rejected and error is None:
             what = rejected[0].tool_call.display_text()
@@ -172,5 +175,4 @@ class SubagentManager:
                 content += f"\nIts last answer:\n{answer[-1]}"
             return ActionOutcome(content, is_error=True, subagent_id=sub_id), "failed", error
         final = answer[-1] if answer else "(the subagent gave no answer)"
-        preview, _ = parent._overflow(final)
-        return ActionOutcome(preview, subagent_id=sub_id), "done", ""
+        return ActionOutcome(self._overflow(final).content, subagent_id=sub_id), "done", ""

@@ -1,4 +1,8 @@
-"""Executors: where code actions run."""
+"""Executors: where code actions run.
+
+Backends only: local (ipybox), sandbox (bubblewrap), docker, remote gateway. Imports nothing above
+it: only the shared modules (``events``, ``config``, ``paths``).
+"""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from freeact_tui.agent.events import KernelState
+from freeact_tui.events import KernelState
 
 ApprovalKind = Literal["shell", "script", "mcp"]
 

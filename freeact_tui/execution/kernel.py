@@ -20,7 +20,7 @@ from typing import Any
 from mcpygen import ApprovalClient, ApprovalRequest
 
 from freeact_tui import paths
-from freeact_tui.agent.events import KernelState
+from freeact_tui.events import KernelState
 from freeact_tui.execution.base import (
     ApprovalKind,
     ExecApproval,

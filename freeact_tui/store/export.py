@@ -6,15 +6,14 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+
+from freeact_tui.store import transcript as tr
+from freeact_tui.toolcalls import CodeAction, SubagentTask
 
 ExportFormat = Literal["md", "json", "text"]
-
-CODE_TOOL = "ipybox_execute_ipython_cell"
-SUBAGENT_TOOL = "subagent_task"
-
 
 @dataclass(frozen=True)
 class Block:
@@ -26,67 +25,40 @@ class Block:
     lang: str | None = None
 
 
-def _size(n: int) -> str:
-    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1024 * 1024 else f"{n / 1048576:.1f} MB"
-
-
-def _content_text(content: Any) -> str:
-    """Text of a prompt or tool result; images and other files become a short placeholder."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list | tuple):
-        return "\n".join(_content_text(item) for item in content)
-    data = getattr(content, "data", None)
-    if isinstance(data, bytes):
-        return f"[{getattr(content, 'media_type', 'binary')}, {_size(len(data))}]"
-    url = getattr(content, "url", None)
-    if isinstance(url, str):
-        return f"[{getattr(content, 'kind', 'file')}: {url}]"
-    text = getattr(content, "content", None)
-    if isinstance(text, str):
-        return text
-    return json.dumps(content, indent=2, ensure_ascii=False, default=str)
-
-
-def _tool_call_block(part: Any) -> Block:
-    args: dict[str, Any] = part.args_as_dict()
-    if part.tool_name == CODE_TOOL and isinstance(args.get("code"), str):
-        return Block("code", "Code action", args["code"], "python")
-    if part.tool_name == SUBAGENT_TOOL and isinstance(args.get("prompt"), str):
-        return Block("tool_call", "Subagent task", args["prompt"])
+def _call_block(entry: tr.CallEntry) -> Block:
+    match entry.call:
+        case CodeAction(code=code):
+            return Block("code", "Code action", code, "python")
+        case SubagentTask(prompt=prompt):
+            return Block("tool_call", "Subagent task", prompt)
     return Block(
-        "tool_call", f"Tool call: {part.tool_name}", json.dumps(args, indent=2, ensure_ascii=False), "json"
+        "tool_call",
+        f"Tool call: {entry.tool_name}",
+        json.dumps(entry.args, indent=2, ensure_ascii=False),
+        "json",
     )
 
 
 def blocks(messages: Sequence[ModelMessage], *, include_system: bool = True) -> Iterator[Block]:
     """The conversation as a sequence of readable blocks, in order."""
-    for message in messages:
-        parts: Sequence[Any] = message.parts  # duck-typed: pydantic-ai has many part types
-        for part in parts:
-            kind = getattr(part, "part_kind", "")
-            if isinstance(message, ModelRequest):
-                if kind == "system-prompt":
-                    if include_system:
-                        yield Block("system", "System prompt", part.content)
-                elif kind == "user-prompt":
-                    yield Block("user", "User", _content_text(part.content))
-                elif kind in ("tool-return", "retry-prompt") and hasattr(part, "tool_name"):
-                    outcome = getattr(part, "outcome", "success")
-                    label = "Tool result" if outcome == "success" else f"Tool result ({outcome})"
-                    yield Block("tool_result", f"{label}: {part.tool_name}", _content_text(part.content))
-                elif hasattr(part, "content"):
-                    yield Block("other", kind.replace("-", " ").capitalize(), _content_text(part.content))
-            elif isinstance(message, ModelResponse):
-                if kind == "thinking":
-                    if part.content:
-                        yield Block("thinking", "Thinking", part.content)
-                elif kind == "text":
-                    yield Block("response", "Assistant", part.content)
-                elif hasattr(part, "args_as_dict"):
-                    yield _tool_call_block(part)
-                elif hasattr(part, "content"):
-                    yield Block("other", kind.replace("-", " ").capitalize(), _content_text(part.content))
+    for entry in tr.walk(messages):
+        match entry:
+            case tr.SystemEntry(text=text):
+                if include_system:
+                    yield Block("system", "System prompt", text)
+            case tr.PromptEntry(text=text):
+                yield Block("user", "User", text)
+            case tr.ResultEntry():
+                label = "Tool result" if entry.part_outcome == "success" else f"Tool result ({entry.part_outcome})"
+                yield Block("tool_result", f"{label}: {entry.tool_name}", entry.text)
+            case tr.ThoughtEntry(text=text):
+                yield Block("thinking", "Thinking", text)
+            case tr.AnswerEntry(text=text):
+                yield Block("response", "Assistant", text)
+            case tr.CallEntry():
+                yield _call_block(entry)
+            case tr.OtherEntry(kind=kind, text=text):
+                yield Block("other", kind.replace("-", " ").capitalize(), text)
 
 
 def render_text(messages: Sequence[ModelMessage], *, include_system: bool = False) -> str:

@@ -13,7 +13,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from freeact_tui import paths
-from freeact_tui.agent.core import Agent
+from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.models import missing_setup
 from freeact_tui.config import Config, save_user_setting
 from freeact_tui.store.export import render

@@ -11,8 +11,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from freeact_tui.agent.calls import ShellAction
-from freeact_tui.agent.events import ApprovalRequest, Decision, RememberScope
+from freeact_tui.events import ApprovalRequest, Decision, RememberScope
+from freeact_tui.toolcalls import ShellAction
 from freeact_tui.tui.widgets.blocks.action import action_title, tool_call_content
 
 _GROUP = Binding.Group("Decide")

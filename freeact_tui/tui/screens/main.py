@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Collapsible
 
-from freeact_tui.agent.events import (
+from freeact_tui.events import (
     AgentError,
     AgentEvent,
     ApprovalRequest,
@@ -28,7 +28,8 @@ from freeact_tui.agent.events import (
     UsageUpdate,
 )
 from freeact_tui.store.sessions import SessionStore
-from freeact_tui.tui.approvals import ApprovalController
+from freeact_tui.tui.replay import blocks_from_history
+from freeact_tui.tui.screens.approval_controller import ApprovalController
 from freeact_tui.tui.screens.first_run import setup_guide
 from freeact_tui.tui.widgets.blocks import ActionBlock
 from freeact_tui.tui.widgets.conversation import ConversationLog
@@ -38,7 +39,7 @@ from freeact_tui.tui.widgets.side_panel import SidePanel
 from freeact_tui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from freeact_tui.agent.core import Agent
+    from freeact_tui.agent.agent import Agent
     from freeact_tui.config import Config
     from freeact_tui.tui.widgets.session_list import Clock
 
@@ -142,7 +143,7 @@ class MainScreen(Screen[None]):
         self.status_bar.set_kernel(agent.kernel_state)
         self.status_bar.set_usage(agent.usage)
         if agent.history:
-            await self.conversation.show_history(agent.history)
+            await self.conversation.add_all(blocks_from_history(agent.history))
         if agent.load_damage is not None:
             await self.conversation.error(
                 f"{agent.load_damage}\n\nThe session is read-only so that nothing more is lost. "
@@ -316,7 +317,7 @@ class MainScreen(Screen[None]):
                     case UsageUpdate():
                         if event.agent_id == agent.agent_id:
                             self.status_bar.set_usage(event)
-                    case KernelStatus(state=state):
+                    case KernelStatus(state=state) if event.agent_id == agent.agent_id:
                         self.status_bar.set_kernel(state)
                     case SubagentStatus():
                         self.conversation.subagent_status(event)

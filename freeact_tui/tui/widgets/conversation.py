@@ -8,26 +8,13 @@ bounds the cost of each turn.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    RetryPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from freeact_tui.agent.calls import CodeAction, JsonToolCall, SubagentTask, ToolCall
-from freeact_tui.agent.events import (
+from freeact_tui.events import (
     ApprovalRequest,
     CodeExecutionOutput,
     CodeExecutionOutputChunk,
@@ -38,6 +25,7 @@ from freeact_tui.agent.events import (
     ThoughtsChunk,
     ToolOutput,
 )
+from freeact_tui.toolcalls import SubagentTask
 from freeact_tui.tui.widgets.blocks import (
     ActionBlock,
     Block,
@@ -50,9 +38,6 @@ from freeact_tui.tui.widgets.blocks import (
     ToolOutputBlock,
     UserMessageBlock,
 )
-
-CODE_TOOL = "ipybox_execute_ipython_cell"
-SUBAGENT_TOOL = "subagent_task"
 
 
 class ConversationLog(VerticalScroll):
@@ -336,12 +321,6 @@ class ConversationLog(VerticalScroll):
 
     # -- history -------------------------------------------------------------------------------------
 
-    async def show_history(self, messages: Sequence[ModelMessage]) -> int:
-        """Render past turns of a resumed session; returns the number of blocks built."""
-        blocks = blocks_from_history(messages)
-        await self.add_all(blocks)
-        return len(blocks)
-
 
 def _last_block_of(container: Widget, agent_id: str, corr_id: str) -> Widget | None:
     """The last direct child of ``container`` that belongs to the same call, unless it is the last child."""
@@ -350,78 +329,3 @@ def _last_block_of(container: Widget, agent_id: str, corr_id: str) -> Widget | N
         if isinstance(child, Block) and child.agent_id == agent_id and child.corr_id == corr_id:
             return child if child is not children[-1] else None
     return None
-
-
-def _tool_call(part: ToolCallPart) -> ToolCall:
-    args = part.args_as_dict()
-    if part.tool_name == CODE_TOOL and isinstance(args.get("code"), str):
-        return CodeAction(args["code"])
-    if part.tool_name == SUBAGENT_TOOL and isinstance(args.get("prompt"), str):
-        max_turns = args.get("max_turns", 100)
-        return SubagentTask(args["prompt"], max_turns if isinstance(max_turns, int) else 100)
-    return JsonToolCall(part.tool_name, args)
-
-
-def _text_of(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence) and not isinstance(content, bytes):
-        return "\n".join(item if isinstance(item, str) else f"[{type(item).__name__}]" for item in content)
-    try:
-        return json.dumps(content, ensure_ascii=False, default=str, indent=2)
-    except (TypeError, ValueError):
-        return str(content)
-
-
-def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
-    """Blocks for past messages: prompts, thoughts (collapsed), responses, actions and their results."""
-    blocks: list[Block] = []
-    tasks: dict[str, SubagentBlock] = {}
-    for message in messages:
-        if isinstance(message, ModelRequest):
-            for part in message.parts:
-                if isinstance(part, UserPromptPart):
-                    blocks.append(UserMessageBlock(_text_of(part.content)))
-                elif isinstance(part, ToolReturnPart):
-                    text = _text_of(part.content)
-                    if part.tool_name == CODE_TOOL:
-                        block = ExecutionOutputBlock(corr_id=part.tool_call_id, text=text or "(no output)")
-                        block.finished = True
-                        blocks.append(block)
-                    elif part.tool_call_id in tasks:
-                        outcome = part.metadata.get("outcome") if isinstance(part.metadata, dict) else None
-                        blocks.append(_subagent_result(tasks[part.tool_call_id], text, outcome))
-                    else:
-                        blocks.append(ToolOutputBlock(text, corr_id=part.tool_call_id))
-                elif isinstance(part, RetryPromptPart):
-                    blocks.append(
-                        ToolOutputBlock(_text_of(part.content), is_error=True, corr_id=part.tool_call_id)
-                    )
-        elif isinstance(message, ModelResponse):
-            for rpart in message.parts:
-                if isinstance(rpart, ThinkingPart) and rpart.content.strip():
-                    blocks.append(ThoughtBlock(rpart.content, collapsed=True))
-                elif isinstance(rpart, TextPart) and rpart.content.strip():
-                    blocks.append(ResponseBlock(rpart.content))
-                elif isinstance(rpart, ToolCallPart):
-                    call = _tool_call(rpart)
-                    if isinstance(call, SubagentTask):
-                        tasks[rpart.tool_call_id] = SubagentBlock(call, corr_id=rpart.tool_call_id)
-                        blocks.append(tasks[rpart.tool_call_id])
-                    else:
-                        blocks.append(ActionBlock(call, corr_id=rpart.tool_call_id))
-    return blocks
-
-
-def _subagent_result(task: SubagentBlock, text: str, outcome: object = None) -> ToolOutputBlock:
-    """The answer of a past subagent task; its outcome goes on the task's block."""
-    if outcome in ("ok", "rejected", "error", "interrupted"):  # stored by the agent with the return
-        rejected = outcome == "rejected"
-        failed = outcome in ("error", "interrupted")
-    else:  # sessions written before outcomes were stored (or by freeact): recognise the wording
-        rejected = text.startswith("The user rejected")
-        failed = text.startswith("Subagent ") and " failed" in text.split("\n", 1)[0]
-    status = "rejected" if rejected else "failed" if failed else "done"
-    task.set_status(status, rejected=rejected or failed)
-    kind = "Subagent error" if rejected or failed else "Subagent answer"
-    return ToolOutputBlock(text, is_error=rejected or failed, kind=kind, corr_id=task.corr_id)

@@ -23,7 +23,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Label, OptionList, Static
 
-from freeact_tui.agent.events import SubagentStatus
+from freeact_tui.events import SubagentStatus
 from freeact_tui.tui.widgets.session_list import Clock, SessionList, SessionRow
 from freeact_tui.tui.widgets.subagent_list import SubagentList
 

@@ -10,7 +10,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Label
 
-from freeact_tui.agent.events import KernelState, UsageUpdate
+from freeact_tui.events import KernelState, UsageUpdate
 
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 

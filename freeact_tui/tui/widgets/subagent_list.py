@@ -20,7 +20,7 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from freeact_tui.agent.events import SubagentState, SubagentStatus
+from freeact_tui.events import SubagentState, SubagentStatus
 
 Clock = Callable[[], datetime]
 

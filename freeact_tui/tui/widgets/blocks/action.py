@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.highlight import highlight
 from textual.widgets import Static
 
-from freeact_tui.agent.calls import (
+from freeact_tui.toolcalls import (
     CodeAction,
     JsonToolCall,
     ProgrammaticToolCall,

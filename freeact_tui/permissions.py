@@ -29,7 +29,9 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from freeact_tui.agent.calls import (
+from freeact_tui.paths import atomic_write_text
+from freeact_tui.shellwords import CommandTraits, command_words, inspect_command, split_command
+from freeact_tui.toolcalls import (
     CodeAction,
     JsonToolCall,
     ProgrammaticToolCall,
@@ -37,8 +39,6 @@ from freeact_tui.agent.calls import (
     ShellScript,
     ToolCall,
 )
-from freeact_tui.agent.shell import CommandTraits, command_words, inspect_command, split_command
-from freeact_tui.paths import atomic_write_text
 
 Effect = Literal["allow", "ask"]
 Scope = Literal["always", "session"]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pydantic_ai.tools import ToolDefinition
 
-CODE_TOOL = "ipybox_execute_ipython_cell"
-SUBAGENT_TOOL = "subagent_task"
+from freeact_tui.toolcalls import CODE_TOOL, SUBAGENT_TOOL
 
 _CODE = ToolDefinition(
     name=CODE_TOOL,

@@ -4,15 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
-from freeact_tui.agent.calls import ProgrammaticToolCall, ShellAction, ShellScript, ToolCall
-from freeact_tui.agent.events import AgentEvent, CodeExecutionOutput, CodeExecutionOutputChunk, Decision
-from freeact_tui.agent.shell import split_command
+from freeact_tui.events import AgentEvent, CodeExecutionOutput, CodeExecutionOutputChunk, Decision
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
+from freeact_tui.shellwords import split_command
+from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript, ToolCall
 
 AskFn = Callable[[ToolCall, str], Awaitable[Decision]]
 EmitFn = Callable[[AgentEvent], None]
+
+
+class Overflow(NamedTuple):
+    """A result as the model sees it: whole, or a head/tail preview of a result saved to ``path``."""
+
+    content: str
+    truncated: bool
+    path: Path | None
 
 
 @dataclass
@@ -55,7 +64,7 @@ class CodeActionRunner:
         agent_id: str,
         parent_corr_id: str | None,
         execution_timeout: float | None,
-        overflow: Callable[[str], tuple[str, bool]],
+        overflow: Callable[[str], Overflow],
     ) -> None:
         self._ask = ask
         self._emit = emit
@@ -105,13 +114,15 @@ class CodeActionRunner:
                     result = item
         if result is None:  # the protocol promises a result; be safe anyway
             result = ExecResult(text=progress.text(), is_error=True)
-        content, truncated = self._overflow(result.text or "")
+        kept = self._overflow(result.text or "")
+        content = kept.content
         self._emit(
             CodeExecutionOutput(
                 result.text,
                 images=list(result.images),
                 is_error=result.is_error,
-                truncated=truncated,
+                truncated=kept.truncated,
+                result_path=kept.path,
                 **ids,  # type: ignore[arg-type]
             )
         )

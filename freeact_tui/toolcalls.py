@@ -1,4 +1,9 @@
-"""Typed tool calls: what an agent wants to do, as shown to the user and matched by permission rules."""
+"""Typed tool calls: what an agent wants to do, as shown to the user and matched by permission rules.
+
+The one place that knows the model-facing tool names and how a stored tool call (name and
+arguments) becomes a typed call: the agent, the store's transcript and the UI all use
+``call_from_tool(name, args)``. Imports nothing else of freeact_tui.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,10 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+CODE_TOOL = "ipybox_execute_ipython_cell"
+"""The code action tool the model calls (freeact's name, kept so sessions move between the two)."""
+SUBAGENT_TOOL = "subagent_task"
+"""The delegation tool offered to the main agent."""
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -160,10 +169,20 @@ class SubagentTask(ToolCall):
 
     @property
     def subject(self) -> str:
-        return "subagent_task"
+        return SUBAGENT_TOOL
 
     def display_text(self) -> str:
         return self.prompt
 
     def suggested_pattern(self) -> str:
-        return "subagent_task"
+        return SUBAGENT_TOOL
+
+
+def call_from_tool(tool_name: str, args: dict[str, Any]) -> ToolCall:
+    """The typed call behind a model's tool call (as stored in history), whatever its arguments."""
+    if tool_name == CODE_TOOL and isinstance(args.get("code"), str):
+        return CodeAction(args["code"])
+    if tool_name == SUBAGENT_TOOL and isinstance(args.get("prompt"), str):
+        max_turns = args.get("max_turns", 100)
+        return SubagentTask(args["prompt"], max_turns if isinstance(max_turns, int) and max_turns > 0 else 100)
+    return JsonToolCall(tool_name, args)

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from freeact_tui.agent.calls import (
+from freeact_tui.toolcalls import (
+    CODE_TOOL,
+    SUBAGENT_TOOL,
     CodeAction,
     JsonToolCall,
     ProgrammaticToolCall,
@@ -22,6 +25,16 @@ from freeact_tui.agent.calls import (
 )
 
 RememberScope = Literal["always", "session"]
+
+
+class Phase(StrEnum):
+    """What a turn (or one of its calls) is doing; equal to its string value (``Phase.MODEL == "model"``)."""
+
+    MODEL = "model"
+    APPROVAL = "approval"
+    EXECUTION = "execution"
+    SUBAGENT = "subagent"
+    IDLE = "idle"
 
 
 @dataclass(frozen=True)
@@ -77,7 +90,7 @@ class ApprovalRequest(AgentEvent):
     def tool_name(self) -> str:
         match self.tool_call:
             case CodeAction():
-                return "ipybox_execute_ipython_cell"
+                return CODE_TOOL
             case ShellAction() | ShellScript():
                 return "shell"
             case ProgrammaticToolCall(server=server, tool=tool):
@@ -85,7 +98,7 @@ class ApprovalRequest(AgentEvent):
             case JsonToolCall(tool_name=name):
                 return name
             case SubagentTask():
-                return "subagent_task"
+                return SUBAGENT_TOOL
         return self.tool_call.kind
 
     @property
@@ -162,7 +175,7 @@ class ToolOutput(AgentEvent):
 
 @dataclass(frozen=True)
 class Cancelled(AgentEvent):
-    phase: Literal["model", "approval", "execution", "subagent", "idle"] = "model"
+    phase: Phase = Phase.MODEL
 
 
 @dataclass(frozen=True)

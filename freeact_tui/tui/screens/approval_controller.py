@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from freeact_tui.agent.events import ApprovalRequest, Decision
+from freeact_tui.events import ApprovalRequest, Decision
 from freeact_tui.tui.screens.approval import ApprovalScreen
 
 if TYPE_CHECKING:

@@ -1,0 +1,143 @@
+"""Dispatch of the model's tool calls: the code tool, subagent delegation, JSON MCP tools.
+
+Every call is approved through ``ask`` before it runs, reports its events through ``emit``, and
+records its phase (execution, subagent) through ``set_phase`` so the turn knows what each of its
+parallel calls is doing. The dispatcher knows nothing of the agent that owns it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic_ai.messages import ToolCallPart
+
+from freeact_tui.actions.code import ActionOutcome, ActionProgress, AskFn, CodeActionRunner, EmitFn, Overflow
+from freeact_tui.events import AgentError, Phase, ToolOutput
+from freeact_tui.execution.base import Executor
+from freeact_tui.toolcalls import CODE_TOOL, SUBAGENT_TOOL, CodeAction, JsonToolCall, SubagentTask
+
+
+class JsonTools(Protocol):
+    """The MCP servers whose tools the model calls as JSON tools."""
+
+    def owns(self, tool_name: str) -> bool: ...
+
+    async def call(self, tool_name: str, args: dict[str, Any]) -> tuple[str, bool]: ...
+
+
+SubagentRunner = Callable[[str, int, str], Awaitable[ActionOutcome]]
+"""Runs a delegated task (prompt, max turns, correlation id) to its end."""
+
+
+@dataclass
+class Dispatcher:
+    """Runs one agent's tool calls.
+
+    Args:
+        ask: approval of a typed call (rules may decide at once).
+        emit: puts an event into the running turn's stream.
+        ids: the event ids for a correlation id.
+        set_phase: records the phase of a running call (``None`` when it ends).
+        executor: the agent's kernel, started on first use.
+        overflow: keeps big results out of the history.
+        json_tools: the JSON MCP tools.
+        subagents: runs a subagent task, or ``None`` where subagents are off.
+        execution_timeout: seconds a code action may run (approval waits excluded).
+        prepare_executor: called with the executor before each code action (pins allowed MCP servers).
+    """
+
+    ask: AskFn
+    emit: EmitFn
+    ids: Callable[[str], dict[str, Any]]
+    set_phase: Callable[[str, Phase | None], None]
+    executor: Callable[[], Awaitable[Executor]]
+    overflow: Callable[[str], Overflow]
+    json_tools: JsonTools
+    subagents: SubagentRunner | None
+    execution_timeout: float | None
+    prepare_executor: Callable[[Executor], None] = lambda _: None
+
+    def __post_init__(self) -> None:
+        self._kernel_lock = asyncio.Lock()
+
+    async def run(self, call: ToolCallPart) -> ActionOutcome:
+        """Run one call to its end; what the model is told is the outcome's content."""
+        try:
+            args = call.args_as_dict(raise_if_invalid=True)
+        except Exception as exc:
+            return ActionOutcome(f"Invalid JSON arguments for {call.tool_name}: {exc}", is_error=True)
+        corr = call.tool_call_id
+        try:
+            if call.tool_name == CODE_TOOL:
+                code = args.get("code")
+                if not isinstance(code, str):
+                    return ActionOutcome("Missing string argument `code`.", is_error=True)
+                return await self._run_code(code, corr)
+            if call.tool_name == SUBAGENT_TOOL and self.subagents is not None:
+                return await self._run_subagent(args, corr, self.subagents)
+            if self.json_tools.owns(call.tool_name):
+                return await self._run_json_tool(call.tool_name, args, corr)
+        finally:
+            self.set_phase(corr, None)
+        content = f"Unknown tool `{call.tool_name}`. Use `{CODE_TOOL}` to run code."
+        self.emit(ToolOutput(content, is_error=True, **self.ids(corr)))
+        return ActionOutcome(content, is_error=True)
+
+    async def _run_code(self, code: str, corr: str) -> ActionOutcome:
+        decision = await self.ask(CodeAction(code), corr)
+        if not decision.approved:
+            return ActionOutcome(
+                "The user rejected this code action. Wait for new instructions.", rejected=True
+            )
+        executor = await self.executor()
+        self.prepare_executor(executor)
+        ids = self.ids(corr)
+        runner = CodeActionRunner(
+            ask=self.ask,
+            emit=self.emit,
+            agent_id=ids["agent_id"],
+            parent_corr_id=ids["parent_corr_id"],
+            execution_timeout=self.execution_timeout,
+            overflow=self.overflow,
+        )
+        async with self._kernel_lock:
+            self.set_phase(corr, Phase.EXECUTION)
+            outcome = await runner.run(executor, code, corr, ActionProgress())
+        if outcome.kernel_died:
+            self.emit(
+                AgentError(
+                    "The kernel died while running this action and was restarted; variables are lost.",
+                    kind="kernel",
+                    **ids,
+                )
+            )
+        return outcome
+
+    async def _run_json_tool(self, name: str, args: dict[str, Any], corr: str) -> ActionOutcome:
+        decision = await self.ask(JsonToolCall(name, args), corr)
+        if not decision.approved:
+            return ActionOutcome(f"The user rejected the call of `{name}`.", rejected=True)
+        self.set_phase(corr, Phase.EXECUTION)
+        text, is_error = await self.json_tools.call(name, args)
+        self.emit(ToolOutput(text, is_error=is_error, **self.ids(corr)))
+        return ActionOutcome(self.overflow(text).content, is_error=is_error)
+
+    async def _run_subagent(self, args: dict[str, Any], corr: str, run: SubagentRunner) -> ActionOutcome:
+        prompt = args.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            return ActionOutcome("Missing string argument `prompt`.", is_error=True)
+        requested = args.get("max_turns", 100)
+        max_turns = requested if isinstance(requested, int) and requested > 0 else 100
+        decision = await self.ask(SubagentTask(prompt, max_turns), corr)
+        if not decision.approved:
+            return ActionOutcome("The user rejected this subagent task.", rejected=True)
+        self.set_phase(corr, Phase.SUBAGENT)
+        outcome = await run(prompt, max_turns, corr)
+        self.emit(ToolOutput(outcome.content, is_error=outcome.is_error, **self.ids(corr)))
+        return outcome
+
+
+__all__ = ["Dispatcher", "JsonTools", "SubagentRunner"]

@@ -1,0 +1,82 @@
+"""The approval gate: every action yields an ``ApprovalRequest`` and waits for its decision.
+
+A rule that allows the action decides it at once (the request still goes out, decided, so a UI
+can show what ran). A decision with ``remember`` adds a rule. A timeout or a cancelled wait
+answers the request (rejected), so no dialog keeps asking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from freeact_tui.events import AgentEvent, ApprovalRequest, Decision, Phase, ToolOutput
+from freeact_tui.permissions import PermissionRules, PermissionsFileError
+from freeact_tui.toolcalls import ToolCall
+
+
+class ApprovalGate:
+    """Asks for decisions on behalf of one agent.
+
+    Args:
+        permissions: the rules that may decide at once, and that remembered decisions extend.
+        emit: puts an event into the running turn's stream.
+        ids: the event ids (agent, correlation, parent) for a call's correlation id.
+        timeout: seconds to wait for a decision before rejecting; ``None`` waits forever.
+        set_phase: records that a call waits for approval (and, with ``None``, that it stopped waiting).
+    """
+
+    def __init__(
+        self,
+        permissions: PermissionRules,
+        *,
+        emit: Callable[[AgentEvent], None],
+        ids: Callable[[str], dict[str, Any]],
+        timeout: float | None,
+        set_phase: Callable[[str, Phase | None], None],
+    ) -> None:
+        self.permissions = permissions
+        self._emit = emit
+        self._ids = ids
+        self._timeout = timeout
+        self._set_phase = set_phase
+
+    async def ask(self, call: ToolCall, corr_id: str) -> Decision:
+        """Yield an ApprovalRequest for ``call`` and wait for its decision (rules decide at once)."""
+        request = ApprovalRequest(call, **self._ids(corr_id))
+        if self.permissions.check(call) == "allow":
+            request.resolve(Decision(True, by_rule=True))
+        self._emit(request)
+        if not request.decided:
+            self._set_phase(corr_id, Phase.APPROVAL)
+        try:
+            decision = await self._wait(request, corr_id)
+        except BaseException:  # cancelled or failed: answer it, so no UI keeps asking
+            request.resolve(Decision(False))
+            raise
+        finally:
+            self._set_phase(corr_id, None)
+        if decision.remember and decision.pattern:
+            try:
+                self.permissions.add(call.kind, decision.pattern, scope=decision.remember)
+            except PermissionsFileError as exc:  # the decision stands; only the rule is lost
+                self._emit(ToolOutput(f"The rule was not saved: {exc}", is_error=True, **self._ids(corr_id)))
+        return decision
+
+    async def _wait(self, request: ApprovalRequest, corr_id: str) -> Decision:
+        if self._timeout is None or request.decided:
+            return await request.wait()
+        try:
+            return await asyncio.wait_for(request.wait(), self._timeout)
+        except TimeoutError:
+            request.resolve(Decision(False))
+            self._emit(
+                ToolOutput(
+                    f"No decision within {self._timeout:g} s: rejected.", is_error=True, **self._ids(corr_id)
+                )
+            )
+            return Decision(False)
+
+
+__all__ = ["ApprovalGate"]

@@ -1,0 +1,61 @@
+"""The state of one running turn: the model step in progress and the calls of its last response.
+
+Each call has a phase of its own (approval, execution, subagent), because the calls of one
+response run in parallel: while action A runs in the kernel, call B may wait for approval. The
+turn's phase is the most advanced phase of any call (execution before subagent before approval),
+or the model phase between calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+
+from freeact_tui.events import Phase
+
+_RANK = {Phase.EXECUTION: 3, Phase.SUBAGENT: 2, Phase.APPROVAL: 1}
+
+
+@dataclass
+class TurnState:
+    """Everything a cancelled or failed turn needs to leave a valid history behind."""
+
+    response: ModelResponse | None = None
+    """The response streamed so far by the running model request."""
+    calls: list[ToolCallPart] = field(default_factory=list)
+    """The tool calls of the last response, while they run."""
+    done: dict[str, str] = field(default_factory=dict)
+    """What the model is told for each finished call (by tool call id)."""
+    meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The outcome metadata stored with each finished call's return."""
+    in_model: bool = False
+    phases: dict[str, Phase] = field(default_factory=dict)
+    """The phase of each running call (by tool call id)."""
+
+    def next_step(self) -> None:
+        """Forget the previous step's response and calls."""
+        self.response = None
+        self.calls = []
+        self.done = {}
+        self.meta = {}
+        self.phases = {}
+
+    def set_phase(self, corr_id: str, phase: Phase | None) -> None:
+        """Set (or, with ``None``, clear) the phase of one call."""
+        if phase is None:
+            self.phases.pop(corr_id, None)
+        else:
+            self.phases[corr_id] = phase
+
+    @property
+    def phase(self) -> Phase:
+        if self.in_model:
+            return Phase.MODEL
+        if not self.phases:
+            return Phase.MODEL if self.calls or self.response is not None else Phase.IDLE
+        return max(self.phases.values(), key=lambda p: _RANK.get(p, 0))
+
+
+__all__ = ["TurnState"]

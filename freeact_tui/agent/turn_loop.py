@@ -1,0 +1,276 @@
+"""The turn loop of ``Agent``: model request → tool calls → results → … until an answer without calls.
+
+Kept apart from the agent's lifecycle (``agent.py``); what it needs of the agent is declared here.
+Failures end the turn with an ``AgentError`` and a valid history: a failed model request is rolled
+back, unfinished calls are answered, a cancelled turn keeps what the model had streamed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic_ai.messages import (
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    ToolCallPart,
+    UserContent,
+    UserPromptPart,
+)
+from pydantic_ai.models import ModelRequestParameters
+
+from freeact_tui.actions.code import ActionOutcome
+from freeact_tui.actions.definitions import tool_definitions
+from freeact_tui.actions.dispatch import Dispatcher
+from freeact_tui.agent import history as hist
+from freeact_tui.agent.model_call import ModelCallError, request_response
+from freeact_tui.agent.prompts import build_system_prompt
+from freeact_tui.events import AgentError, AgentEvent, Cancelled, Phase
+from freeact_tui.execution.base import Executor, ExecutorError
+from freeact_tui.mcp.ptc import package_name
+from freeact_tui.mcp.servers import McpServerError
+from freeact_tui.store.sessions import SessionDamaged
+
+if TYPE_CHECKING:
+    from freeact_tui.agent.approvals import ApprovalGate
+    from freeact_tui.agent.recorder import Recorder
+    from freeact_tui.agent.runtime import Runtime
+    from freeact_tui.agent.subagents import SubagentManager
+    from freeact_tui.agent.turn import TurnState
+    from freeact_tui.agent.usage import UsageMeter
+    from freeact_tui.events import UsageUpdate
+    from freeact_tui.mcp.setup import McpSetup
+
+
+class TurnError(Exception):
+    """Ends a turn with a message of the given kind (a failed model request is rolled back)."""
+
+    def __init__(self, kind: Literal["model", "kernel", "config", "internal"], message: str) -> None:
+        super().__init__(message)
+        self.kind: Literal["model", "kernel", "config", "internal"] = kind
+        self.message = message
+
+
+class TurnLoop:
+    """The turn loop, mixed into ``Agent``."""
+
+    runtime: Runtime
+    agent_id: str
+    recorder: Recorder
+    meter: UsageMeter
+    gate: ApprovalGate
+    mcp: McpSetup
+    enable_subagents: bool
+    _turn: TurnState
+    _subagents: SubagentManager | None
+    _cancel_requested: bool
+    _cancel_phase: Phase
+
+    def _emit(self, event: AgentEvent) -> None:
+        raise NotImplementedError
+
+    def _end_stream(self) -> None:
+        raise NotImplementedError
+
+    def add_usage(self, usage: UsageUpdate) -> None:
+        raise NotImplementedError
+
+    async def _ensure_executor(self) -> Executor:
+        raise NotImplementedError
+
+    def _ids(self, corr_id: str = "") -> dict[str, Any]:
+        return {"agent_id": self.agent_id, "corr_id": corr_id, "parent_corr_id": self.runtime.parent_corr_id}
+
+    def _system_prompt(self) -> str:
+        custom = self.runtime.settings.system_prompt
+        if custom is not None:
+            return custom
+        return build_system_prompt(
+            self.runtime.settings.working_dir,
+            mcp_apis=self.runtime.mcp_description,
+            subagents=self.enable_subagents,
+        )
+
+    def _ptc_allow_list(self) -> dict[str, dict[str, Any]]:
+        """The generated APIs' connection parameters, each with its server's call timeout."""
+        assert self.mcp.apis is not None
+        timeouts: dict[str, float] = {}
+        for name, config in self.mcp.ptc.items():
+            try:
+                timeouts[package_name(name)] = config.timeout
+            except McpServerError:
+                continue  # no package, so nothing to allow
+        return {
+            pkg: {**params, "timeout": timeouts[pkg]}
+            for pkg, params in self.mcp.apis.params.items()
+            if pkg in timeouts
+        }
+
+    async def _turn_executor(self) -> Executor:
+        try:
+            return await self._ensure_executor()
+        except ExecutorError as exc:
+            raise TurnError("kernel", str(exc)) from exc
+
+    def _pin_mcp_servers(self, executor: Executor) -> None:
+        if self.runtime.ptc_servers is not None:  # pin the kernel's tool server to the configured MCP servers
+            executor.set_mcp_servers(self.runtime.ptc_servers)
+
+    def _dispatcher(self) -> Dispatcher:
+        subagents = self._subagents
+        return Dispatcher(
+            ask=self.gate.ask,
+            emit=self._emit,
+            ids=self._ids,
+            set_phase=self._turn.set_phase,
+            executor=self._turn_executor,
+            overflow=self.recorder.overflow,
+            json_tools=self.mcp,
+            subagents=(lambda p, m, c: subagents.run(p, m, c, self._emit)) if subagents is not None else None,
+            execution_timeout=self.runtime.settings.execution_timeout,
+            prepare_executor=self._pin_mcp_servers,
+        )
+
+    async def _prepare_turn(self, prompt: str | Sequence[UserContent], turn_start: int) -> None:
+        if self.recorder.load_damage is not None:
+            raise TurnError(
+                "config",
+                f"This session is read-only: {self.recorder.load_damage}. Start a new session to go on.",
+            )
+        for problem in await self.mcp.ready():
+            self._emit(AgentError(problem, kind="config", **self._ids()))
+        self.runtime.mcp_description = self.mcp.description() or self.runtime.mcp_description
+        if self.mcp.apis is not None:
+            self.runtime.ptc_servers = self._ptc_allow_list()
+        parts: list[Any] = []
+        if not self.recorder.history:
+            parts.append(SystemPromptPart(self._system_prompt()))
+        parts.append(UserPromptPart(prompt if isinstance(prompt, str) else list(prompt)))
+        self.recorder.record(ModelRequest(parts=parts))
+        session = self.recorder.session
+        if session is not None and self.agent_id == "main" and turn_start == 0:
+            title = prompt if isinstance(prompt, str) else "(multimodal prompt)"
+            session.update_meta(
+                title=title, cwd=str(self.runtime.settings.working_dir), model=self.runtime.model.model_name
+            )
+
+    async def _run_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None) -> None:
+        turn_start = len(self.recorder.history)
+        state = self._turn
+        try:
+            await self._prepare_turn(prompt, turn_start)
+            dispatcher = self._dispatcher()
+            steps = 0
+            while True:
+                if max_turns is not None and steps >= max_turns:
+                    message = f"Stopped after {max_turns} model requests (max_turns)."
+                    self._emit(AgentError(message, kind="limit", **self._ids()))
+                    break
+                steps += 1
+                state.next_step()
+                response = await self._model_step(state)
+                self.recorder.record(response)
+                calls = hist.tool_calls(response)
+                if not calls:
+                    break
+                state.calls = calls
+                stop = await self._run_calls(dispatcher, calls, state)
+                self.recorder.record(hist.interrupted_returns(calls, state.done, state.meta))
+                if stop:
+                    break
+        except asyncio.CancelledError:
+            if not self._cancel_requested:
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            self._finish_cancelled(state)
+        except TurnError as exc:
+            if exc.kind == "model":
+                self.recorder.rollback(turn_start)
+            self._emit(AgentError(exc.message, kind=exc.kind, **self._ids()))
+        except Exception as exc:  # never let a bug kill the UI: report it, keep the history valid
+            if isinstance(exc, OSError | SessionDamaged):
+                message = (
+                    f"The session could not be saved: {exc}. The turn stopped; nothing after it was written."
+                )
+            else:
+                message = f"Internal error: {type(exc).__name__}: {exc}"
+            try:
+                self._close_open_calls(state)
+            except Exception:  # the same failure again (e.g. a full disk): the message above says it
+                pass
+            self._emit(AgentError(message, kind="internal", **self._ids()))
+        finally:
+            state.in_model = False
+            state.phases.clear()
+            await self.recorder.sync()
+            self._end_stream()
+
+    def _finish_cancelled(self, state: TurnState) -> None:
+        phase = self._cancel_phase
+        if phase == Phase.MODEL:
+            partial = hist.partial_response(state.response)
+            if partial is not None:
+                self.recorder.record(partial)
+        else:
+            self._close_open_calls(state)
+        self._emit(Cancelled(phase=phase if phase != Phase.IDLE else Phase.MODEL, **self._ids()))
+
+    def _close_open_calls(self, state: TurnState) -> None:
+        history = self.recorder.history
+        if state.calls and history and isinstance(history[-1], ModelResponse):
+            self.recorder.record(hist.interrupted_returns(state.calls, state.done, state.meta))
+
+    # -- the model phase --------------------------------------------------------------------------
+
+    def _request_parameters(self) -> ModelRequestParameters:
+        return ModelRequestParameters(
+            function_tools=[*tool_definitions(subagents=self.enable_subagents), *self.mcp.tool_definitions()]
+        )
+
+    async def _model_step(self, state: TurnState) -> ModelResponse:
+        state.in_model = True
+        try:
+            response = await request_response(
+                self.runtime.model,
+                hist.prepare_for_model(self.recorder.history),
+                settings=self.runtime.settings.model_settings,
+                parameters=self._request_parameters(),
+                emit=self._emit,
+                ids=self._ids(),
+                on_progress=lambda partial: setattr(state, "response", partial),
+            )
+        except ModelCallError as exc:
+            raise TurnError("model", str(exc)) from exc
+        finally:
+            state.in_model = False
+        self.add_usage(self.meter.of_response(response))
+        return response
+
+    # -- the tool phase ------------------------------------------------------------------------------
+
+    async def _run_calls(self, dispatcher: Dispatcher, calls: list[ToolCallPart], state: TurnState) -> bool:
+        """Run the calls of one response concurrently; return True when the turn must stop."""
+
+        async def run(call: ToolCallPart) -> ActionOutcome:
+            outcome = await dispatcher.run(call)
+            state.done[call.tool_call_id] = outcome.content
+            state.meta[call.tool_call_id] = outcome.metadata()
+            return outcome
+
+        tasks = [asyncio.create_task(run(c)) for c in calls]
+        try:
+            outcomes = await asyncio.gather(*tasks)
+        except BaseException:
+            # gather gives up at the first cancelled call; wait for every call (and its subagent) to wind down
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        return any(o.rejected or o.kernel_died for o in outcomes)
+
+
+__all__ = ["TurnError", "TurnLoop"]

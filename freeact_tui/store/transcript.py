@@ -1,0 +1,166 @@
+"""One walk of stored history: pydantic-ai messages → a flat, typed transcript.
+
+``sessions show``/``export`` and the TUI's replay of a resumed session both read this, so a
+stored tool call, its result and its outcome (kept by the agent as tool-return metadata) are
+interpreted in one place. Sessions written before outcomes were stored (or by freeact) have no
+metadata; their outcome is then ``None`` and readers show the plain result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+
+from freeact_tui.toolcalls import ToolCall, call_from_tool
+
+
+@dataclass(frozen=True)
+class SystemEntry:
+    text: str
+
+
+@dataclass(frozen=True)
+class PromptEntry:
+    text: str
+    content: Any = None
+    """The prompt as stored (a string or a list of multimodal parts)."""
+
+
+@dataclass(frozen=True)
+class ThoughtEntry:
+    text: str
+
+
+@dataclass(frozen=True)
+class AnswerEntry:
+    text: str
+
+
+@dataclass(frozen=True)
+class CallEntry:
+    """A tool call of the model, typed (a code action, a subagent task, a JSON tool call)."""
+
+    corr_id: str
+    tool_name: str
+    args: dict[str, Any]
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ResultEntry:
+    """The result of a call: its text, its outcome (``ok``/``rejected``/``error``/``interrupted``) if stored."""
+
+    corr_id: str
+    tool_name: str
+    text: str
+    outcome: str | None = None
+    retry: bool = False
+    """A retry prompt (pydantic-ai asked the model to fix a call), always an error."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    part_outcome: str = "success"
+    """pydantic-ai's own outcome of the return part (``success``, ``failed``, ``denied``)."""
+
+    @property
+    def is_error(self) -> bool:
+        return self.retry or self.outcome in ("error", "interrupted", "rejected")
+
+    @property
+    def rejected(self) -> bool:
+        return self.outcome == "rejected"
+
+
+@dataclass(frozen=True)
+class OtherEntry:
+    kind: str
+    text: str
+
+
+Entry = SystemEntry | PromptEntry | ThoughtEntry | AnswerEntry | CallEntry | ResultEntry | OtherEntry
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1024 * 1024 else f"{n / 1048576:.1f} MB"
+
+
+def content_text(content: Any) -> str:
+    """Text of a prompt or tool result; images and other files become a short placeholder."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list | tuple):
+        return "\n".join(content_text(item) for item in content)
+    data = getattr(content, "data", None)
+    if isinstance(data, bytes):
+        return f"[{getattr(content, 'media_type', 'binary')}, {_size(len(data))}]"
+    url = getattr(content, "url", None)
+    if isinstance(url, str):
+        return f"[{getattr(content, 'kind', 'file')}: {url}]"
+    text = getattr(content, "content", None)
+    if isinstance(text, str):
+        return text
+    return json.dumps(content, indent=2, ensure_ascii=False, default=str)
+
+
+def _args(part: Any) -> dict[str, Any]:
+    try:
+        args = part.args_as_dict()
+    except Exception:  # arguments the model wrote as broken JSON: keep them as text
+        return {"arguments": str(part.args)}
+    return args if isinstance(args, dict) else {"arguments": args}
+
+
+def walk(messages: Sequence[ModelMessage]) -> Iterator[Entry]:
+    """The conversation as typed entries, in order."""
+    for message in messages:
+        parts: Sequence[Any] = message.parts  # duck-typed: pydantic-ai has many part types
+        for part in parts:
+            kind = getattr(part, "part_kind", "")
+            if isinstance(message, ModelRequest):
+                if kind == "system-prompt":
+                    yield SystemEntry(part.content)
+                elif kind == "user-prompt":
+                    yield PromptEntry(content_text(part.content), part.content)
+                elif kind in ("tool-return", "retry-prompt") and hasattr(part, "tool_name"):
+                    meta = part.metadata if isinstance(getattr(part, "metadata", None), dict) else {}
+                    outcome = meta.get("outcome")
+                    yield ResultEntry(
+                        part.tool_call_id,
+                        part.tool_name or "",
+                        content_text(part.content),
+                        outcome if isinstance(outcome, str) else None,
+                        retry=kind == "retry-prompt",
+                        metadata=meta,
+                        part_outcome=str(getattr(part, "outcome", "success")),
+                    )
+                elif hasattr(part, "content"):
+                    yield OtherEntry(kind, content_text(part.content))
+            elif isinstance(message, ModelResponse):
+                if kind == "thinking":
+                    if part.content:
+                        yield ThoughtEntry(part.content)
+                elif kind == "text":
+                    yield AnswerEntry(part.content)
+                elif hasattr(part, "args_as_dict"):
+                    args = _args(part)
+                    yield CallEntry(
+                        part.tool_call_id, part.tool_name, args, call_from_tool(part.tool_name, args)
+                    )
+                elif hasattr(part, "content"):
+                    yield OtherEntry(kind, content_text(part.content))
+
+
+__all__ = [
+    "AnswerEntry",
+    "CallEntry",
+    "Entry",
+    "OtherEntry",
+    "PromptEntry",
+    "ResultEntry",
+    "SystemEntry",
+    "ThoughtEntry",
+    "content_text",
+    "walk",
+]
