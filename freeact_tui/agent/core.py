@@ -618,8 +618,13 @@ class Agent:
     async def ask(self, call: ToolCall, corr_id: str) -> Decision:
         """Yield an ApprovalRequest for ``call`` and wait for its decision (rules decide at once)."""
         request = ApprovalRequest(call, **self._ids(corr_id))
-        if self.permissions.check(call) == "allow":
+        effect = self.permissions.check(call)
+        if effect == "allow":
             request.resolve(Decision(True, by_rule=True))
+        elif effect == "deny":
+            rule = self.permissions.matching_rule(call)
+            named = f" `{rule.kind}:{rule.pattern}`" if rule else ""
+            request.resolve(Decision(False, by_rule=True, reason=f"denied by the permission rule{named}"))
         self._emit(request)
         previous = self._phase
         self._phase = "approval"
@@ -645,8 +650,9 @@ class Agent:
         finally:
             self._phase = previous
         if decision.remember and decision.pattern:
+            effect = "allow" if decision.approved else "deny"
             try:
-                self.permissions.add(call.kind, decision.pattern, scope=decision.remember)
+                self.permissions.add(call.kind, decision.pattern, scope=decision.remember, effect=effect)
             except PermissionsFileError as exc:  # the decision stands; only the rule is lost
                 self._emit(ToolOutput(f"The rule was not saved: {exc}", is_error=True, **self._ids(corr_id)))
         return decision
@@ -666,9 +672,7 @@ class Agent:
     async def _run_code(self, code: str, corr: str) -> ActionOutcome:
         decision = await self.ask(CodeAction(code), corr)
         if not decision.approved:
-            return ActionOutcome(
-                "The user rejected this code action. Wait for new instructions.", rejected=True
-            )
+            return ActionOutcome(_rejected("this code action", decision), rejected=True)
         try:
             executor = await self._ensure_executor()
         except ExecutorError as exc:
@@ -701,7 +705,7 @@ class Agent:
     async def _run_json_tool(self, name: str, args: dict[str, Any], corr: str) -> ActionOutcome:
         decision = await self.ask(JsonToolCall(name, args), corr)
         if not decision.approved:
-            return ActionOutcome(f"The user rejected the call of `{name}`.", rejected=True)
+            return ActionOutcome(_rejected(f"the call of `{name}`", decision), rejected=True)
         self._phase = "execution"
         text, is_error = await self.mcp.call(name, args)
         self._phase = "model"
@@ -716,13 +720,20 @@ class Agent:
         max_turns = requested if isinstance(requested, int) and requested > 0 else 100
         decision = await self.ask(SubagentTask(prompt, max_turns), corr)
         if not decision.approved:
-            return ActionOutcome("The user rejected this subagent task.", rejected=True)
+            return ActionOutcome(_rejected("this subagent task", decision), rejected=True)
         if self._subagents is None:
             return ActionOutcome("Subagents are not enabled.", is_error=True)
         self._phase = "subagent"
         outcome = await self._subagents.run(prompt, max_turns, corr, self._emit)
         self._emit(ToolOutput(outcome.content, is_error=outcome.is_error, **self._ids(corr)))
         return outcome
+
+
+def _rejected(what: str, decision: Decision) -> str:
+    """What the model is told about a rejected action."""
+    if decision.reason:
+        return f"Refused {what}: {decision.reason}. Wait for new instructions."
+    return f"The user rejected {what}. Wait for new instructions."
 
 
 class _TurnError(Exception):
