@@ -80,6 +80,7 @@ class Agent:
         skip_permissions: approve every action without asking.
         permissions: permission rules; by default the user's rules file plus defaults.
         executor: an already started executor to use (not stopped by the agent).
+        eager_kernel: start the kernel in ``start()`` (False: at the first code action).
     """
 
     def __init__(
@@ -111,6 +112,7 @@ class Agent:
         subagent_pool_size: int = 0,
         docker_image: str | None = None,
         remote_url: str | None = None,
+        eager_kernel: bool = True,
     ) -> None:
         self.agent_id = agent_id
         self.model: Model = resolve_model(model, base_url=base_url, api_key_env=api_key_env)
@@ -154,6 +156,7 @@ class Agent:
 
         self._executor = executor
         self._owns_executor = executor is None
+        self._eager_kernel = eager_kernel
         self._kernel_task: asyncio.Task[Executor] | None = None
         self._kernel_lock = asyncio.Lock()
         self._listeners: list[Callable[[AgentEvent], None]] = []
@@ -276,7 +279,7 @@ class Agent:
         self.mcp.start()
         if self._executor is not None:
             self._executor.add_state_listener(self._on_kernel_state)
-        else:
+        elif self._eager_kernel:
             self._kernel_task = asyncio.create_task(self._start_executor())
         if self.enable_subagents:
             pool = ExecutorPool(self._new_executor, self.subagent_pool_size)
