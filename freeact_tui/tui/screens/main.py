@@ -346,7 +346,8 @@ class MainScreen(Screen[None]):
             rule = f" · {decision.remember} rule: {decision.pattern}" if decision.remember else ""
             block.set_status(f"approved{rule}")
         else:
-            block.set_status("rejected", rejected=True)
+            rule = f" · {decision.remember} deny rule: {decision.pattern}" if decision.remember else ""
+            block.set_status(f"rejected{rule}", rejected=True)
 
     async def _run_approvals(self) -> None:
         """Show waiting requests one after another; the event consumer keeps running meanwhile."""
