@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -13,8 +14,11 @@ from typing import Any
 
 import pytest
 
-from freeact_tui.headless import STREAM_SCHEMA_VERSION, parse_rule, read_prompt
+from freeact_tui.agent.core import Agent
+from freeact_tui.agent.permissions import PermissionRules
+from freeact_tui.headless import STREAM_SCHEMA_VERSION, HeadlessRun, parse_rule, read_prompt, session_rules
 from tests.fake_openai import FakeOpenAI, HttpError, RecordedRequest, Reply, Stall, ToolCallReply
+from tests.scripted import Call, Code, Script, Think, script
 
 CODE_TOOL = "ipybox_execute_ipython_cell"
 
@@ -223,3 +227,52 @@ def test_rule_syntax_and_stdin_reading(tmp_path: Path) -> None:
         assert read_prompt("head", f) == "head\n\nbody"
     with piped.open() as f:
         assert read_prompt(None, f) == "body"
+
+
+# -- the runner in-process, with scripted models (no subprocess, no kernel) -------------------------
+
+
+def run_scripted(
+    s: Script, tmp_path: Path, output_format: str, **rules: list[str]
+) -> tuple[int, list[str], str]:
+    permissions = PermissionRules(None, working_dir=tmp_path)
+    session_rules(permissions, rules.get("allow", []), rules.get("deny", []))
+    agent = Agent(
+        s.model(),
+        sessions_dir=tmp_path / "s",
+        working_dir=tmp_path,
+        permissions=permissions,
+        eager_kernel=False,
+    )
+    out, err = io.StringIO(), io.StringIO()
+    code = HeadlessRun(agent, "go", output_format, out=out, err=err).run()  # type: ignore[arg-type]
+    return code, out.getvalue().splitlines(), err.getvalue()
+
+
+def test_stream_json_carries_thinking_and_every_line_is_versioned(tmp_path: Path) -> None:
+    s = script([Think("Let me think."), "Forty", "-two."])
+    code, lines, err = run_scripted(s, tmp_path, "stream-json")
+    events = [json.loads(line) for line in lines]
+    assert code == 0, err
+    types = [e["type"] for e in events]
+    assert types[0] == "start" and types[-1] == "result"
+    assert (
+        "thoughts_chunk" in types
+        and {"type": "thoughts", "content": "Let me think."}.items()
+        <= next(e for e in events if e["type"] == "thoughts").items()
+    )
+    assert events[-1]["answer"] == "Forty-two." and all(e["v"] == 1 for e in events)
+
+
+@pytest.mark.kernel  # the subagent gets a started kernel from its pool before it asks anything
+def test_subagent_refusal_is_named_and_exits_2(tmp_path: Path) -> None:
+    s = script(
+        [Call("subagent_task", {"prompt": "delete the logs"}, call_id="t1")],
+        [Code("import shutil; shutil.rmtree('logs')", call_id="sub-c1")],  # the subagent's first request
+    )
+    code, lines, err = run_scripted(s, tmp_path, "json", allow=["subagent:*"])
+    result = json.loads(lines[0])
+    assert code == 2 and result["status"] == "refused"
+    (refusal,) = result["refusals"]
+    assert refusal["agent_id"].startswith("sub-") and refusal["allow"] == "code:*"
+    assert f'subagent {refusal["agent_id"]}: refused code action "import shutil' in err
