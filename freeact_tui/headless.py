@@ -290,6 +290,9 @@ class HeadlessRun:
                         self._line(event_object(event))
         except asyncio.CancelledError:
             record.interrupted = True
+        except Exception as exc:  # e.g. a session that cannot be read: a message, not a traceback
+            record.errors.append({"kind": "internal", "message": f"{type(exc).__name__}: {exc}"})
+            record.error_after_answer = True
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
