@@ -66,12 +66,17 @@ class Response(AgentEvent):
 
 @dataclass(frozen=True)
 class Decision:
-    """A user's (or a rule's) answer to an approval request."""
+    """A user's (or a rule's) answer to an approval request.
+
+    ``remember`` with a ``pattern`` also adds a rule: an allow rule when approved, a deny rule when not.
+    ``reason`` says why an action was refused; the model is told it.
+    """
 
     approved: bool
     remember: RememberScope | None = None
     pattern: str | None = None
     by_rule: bool = False
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -139,7 +144,10 @@ class ApprovalRequest(AgentEvent):
         remember: RememberScope | None = None,
         pattern: str | None = None,
     ) -> None:
-        """Decide this request. ``remember`` with a ``pattern`` also adds a permission rule."""
+        """Decide this request. ``remember`` with a ``pattern`` also adds a permission rule.
+
+        The rule allows such actions when ``decision`` is True and denies them when it is False.
+        """
         self.resolve(Decision(decision, remember=remember, pattern=pattern))
 
     def resolve(self, decision: Decision) -> None:

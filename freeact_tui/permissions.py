@@ -1,4 +1,4 @@
-"""Permission rules: which actions run without asking, and which always ask.
+"""Permission rules: which actions run without asking, which always ask, and which never run.
 
 A rule is ``(kind, pattern)``. ``kind`` is a tool call's kind (``code``, ``shell``, ``script``,
 ``mcp``, ``tool``, ``subagent``) or ``*`` for any. ``pattern`` is matched fnmatch-style against the
@@ -11,8 +11,11 @@ Shell wildcards never match a command with command or process substitution, a ``
 commands or an unbalanced quote: only a rule spelling out the exact command allows those. The
 built-in defaults (read-only commands) also refuse flags that write or run something.
 
-Precedence: session-ask, always-ask, default-ask, session-allow, always-allow, default-allow. Ask beats
-allow; no match means ask.
+Three effects: ``deny`` refuses the action without asking (even with ``--skip-permissions``), ``ask``
+forces a question, ``allow`` runs it. Precedence: deny (session, always), then ask (session, always,
+default), then allow (session, always, default): deny beats allow, an explicit ask rule beats allow
+(secrets keep asking), and no match means ask. A deny rule matches as broadly as an ask rule: any
+path argument it names, and shell wildcards also match commands with substitutions or redirections.
 """
 
 from __future__ import annotations
@@ -40,13 +43,13 @@ from freeact_tui.toolcalls import (
     ToolCall,
 )
 
-Effect = Literal["allow", "ask"]
+Effect = Literal["allow", "ask", "deny"]
 Scope = Literal["always", "session"]
 RuleScope = Literal["session", "always", "default"]
 
 KINDS = ("code", "shell", "script", "mcp", "tool", "subagent")
 PATH_PREFIX = "path:"
-_EFFECTS: tuple[Effect, ...] = ("allow", "ask")
+_EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
 _WILDCARDS = frozenset("*?[")
 # Argument names of MCP / JSON tools whose values are paths.
 _PATH_ARG = re.compile(r"path|file|dir|folder|^(src|dst|source|destination|target|root|cwd)$", re.I)
@@ -111,10 +114,13 @@ _DEFAULT_FORBIDDEN: dict[str, tuple[frozenset[str], str]] = {
 # Secrets ask everywhere (inside the working dir and out), whatever allows the call.
 _SECRETS = (".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key")
 _DEFAULTS: dict[Effect, tuple[Rule, ...]] = {
+    "deny": (),
     "ask": tuple(Rule("*", PATH_PREFIX + root + p) for root in ("**/", "/**/") for p in _SECRETS),
     "allow": tuple(Rule("shell", p) for p in _DEFAULT_SHELL_ALLOW),
 }
-_ASK_FIRST: tuple[Effect, ...] = ("ask", "allow")
+_PRECEDENCE: tuple[Effect, ...] = ("deny", "ask", "allow")
+# Strictest first: the effect of a composite shell command is the strictest of its parts.
+_STRICTNESS: dict[Effect, int] = {"deny": 2, "ask": 1, "allow": 0}
 
 
 _GLOB_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|\[!?[^]]+\]|.", re.DOTALL)
@@ -252,29 +258,37 @@ def _rule_matches(entry: RuleEntry, facts: _Facts) -> bool:
         regex, absolute = _path_regex(pattern), pattern.startswith("/")
         # A relative pattern never matches a path outside the working dir, however broad it is.
         hits = [p.startswith("/") == absolute and regex.fullmatch(p) is not None for p in facts.paths]
-        return any(hits) if entry.effect == "ask" else bool(hits) and all(hits)
+        return any(hits) if entry.effect != "allow" else bool(hits) and all(hits)
     if not isinstance(call, ShellAction):
         return _glob_matches(entry.pattern, call.subject)
     if entry.pattern == call.command:
         return True  # spelled out in full: the user has seen exactly this command
+    if entry.effect == "deny":
+        return _glob_matches(entry.pattern, call.command)  # refusing is safe whatever the command hides
     if not facts.traits.simple or (entry.scope == "default" and not facts.default_safe):
         return False
     return _glob_matches(entry.pattern, call.command)
 
 
+def _no_rules() -> dict[Effect, list[Rule]]:
+    return {effect: [] for effect in _EFFECTS}
+
+
 def _parse(path: Path, text: str) -> dict[Effect, list[Rule]]:
     if not text.strip():
-        return {"allow": [], "ask": []}
+        return _no_rules()
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise PermissionsFileError(path, f"not valid JSON ({e})") from e
     if not isinstance(data, dict):
-        raise PermissionsFileError(path, 'expected an object like {"allow": [...], "ask": [...]}')
+        raise PermissionsFileError(
+            path, 'expected an object like {"allow": [...], "ask": [...], "deny": [...]}'
+        )
     unknown = sorted(set(data) - set(_EFFECTS))
     if unknown:
-        raise PermissionsFileError(path, f"unknown key {unknown[0]!r} (expected 'allow' and 'ask')")
-    result: dict[Effect, list[Rule]] = {"allow": [], "ask": []}
+        raise PermissionsFileError(path, f"unknown key {unknown[0]!r} (expected 'allow', 'ask' and 'deny')")
+    result = _no_rules()
     for effect in _EFFECTS:
         entries = data.get(effect, [])
         if not isinstance(entries, list):
@@ -301,11 +315,11 @@ def _make_rule(kind: object, pattern: object) -> Rule:
 
 
 class PermissionRules:
-    """Rules that pre-approve actions or force a question, in "always" and "session" scope.
+    """Rules that pre-approve actions, force a question or refuse them, in "always" and "session" scope.
 
     Args:
         path: JSON file of the "always" rules (read now if it exists); ``None`` keeps them in memory.
-        skip_permissions: allow every action (``--skip-permissions``).
+        skip_permissions: allow every action no deny rule refuses (``--skip-permissions``).
         defaults: apply the built-in read-only allow-list and the ``.env`` ask rules.
         working_dir: directory relative path patterns refer to (default: the current directory).
 
@@ -325,8 +339,8 @@ class PermissionRules:
         self.skip_permissions = skip_permissions
         self.defaults = defaults
         self.working_dir = Path(os.path.abspath(working_dir or Path.cwd()))
-        self._session: dict[Effect, list[Rule]] = {"allow": [], "ask": []}
-        self._always: dict[Effect, list[Rule]] = self._read() if path else {"allow": [], "ask": []}
+        self._session: dict[Effect, list[Rule]] = _no_rules()
+        self._always: dict[Effect, list[Rule]] = self._read() if path else _no_rules()
 
     @classmethod
     def load(
@@ -345,31 +359,42 @@ class PermissionRules:
         return cls(path, skip_permissions=skip_permissions, defaults=defaults, working_dir=working_dir)
 
     def check(self, call: ToolCall) -> Effect:
-        """Decide whether ``call`` may run without asking.
+        """Decide whether ``call`` may run without asking, needs a question, or is refused.
 
-        A composite shell command is allowed only when every part is allowed.
+        A composite shell command is allowed only when every part is allowed, and refused when
+        any part is refused.
 
         Args:
             call: The action.
 
         Returns:
-            ``"allow"`` or ``"ask"``.
+            ``"allow"``, ``"ask"`` or ``"deny"``.
         """
-        if self.skip_permissions:
+        entry = self.matching_rule(call)
+        effect: Effect = entry.effect if entry else "ask"
+        if self.skip_permissions and effect != "deny":
             return "allow"
+        return effect
+
+    def matching_rule(self, call: ToolCall) -> RuleEntry | None:
+        """The rule that decides ``call`` (the first in precedence order that matches), if any.
+
+        For a composite shell command: the rule of its strictest part (``None`` if a part matches none
+        and no other part is denied).
+        """
         if isinstance(call, ShellAction):
             parts = split_command(call.command)
             if not parts:
-                return "ask"
+                return None
             if len(parts) > 1:
-                each = [self.check(ShellAction(p, full_command=call.full_command)) for p in parts]
-                return "allow" if all(e == "allow" for e in each) else "ask"
+                found = [self.matching_rule(ShellAction(p, full_command=call.full_command)) for p in parts]
+                denied = [e for e in found if e is not None and e.effect == "deny"]
+                if denied:
+                    return denied[0]
+                if any(e is None for e in found):
+                    return None
+                return max(found, key=lambda e: _STRICTNESS[e.effect] if e else -1)
             call = ShellAction(parts[0], full_command=call.full_command)
-        entry = self.matching_rule(call)
-        return entry.effect if entry else "ask"
-
-    def matching_rule(self, call: ToolCall) -> RuleEntry | None:
-        """The first rule (in precedence order) that matches ``call``, if any."""
         facts = _Facts(call, self.working_dir)
         return next((entry for entry in self.rules() if _rule_matches(entry, facts)), None)
 
@@ -380,7 +405,7 @@ class PermissionRules:
             call_kind: A tool call kind or ``*``.
             pattern: See the module docstring.
             scope: ``"always"`` (persisted) or ``"session"`` (this process only).
-            effect: ``"allow"`` or ``"ask"``.
+            effect: ``"allow"``, ``"ask"`` or ``"deny"``.
 
         Raises:
             ValueError: unknown kind, scope or effect, or an empty pattern.
@@ -396,7 +421,11 @@ class PermissionRules:
         if rule not in rules[effect]:
             rules[effect].append(rule)
             if self.path:
-                data = {e: [{"kind": r.kind, "pattern": r.pattern} for r in rules[e]] for e in _EFFECTS}
+                data = {
+                    e: [{"kind": r.kind, "pattern": r.pattern} for r in rules[e]]
+                    for e in _EFFECTS
+                    if e != "deny" or rules[e]  # files without deny rules keep their old shape
+                }
                 try:
                     atomic_write_text(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
                 except OSError as e:
@@ -404,9 +433,9 @@ class PermissionRules:
         self._always = rules
 
     def rules(self) -> list[RuleEntry]:
-        """Every rule in precedence order (asks first), for display."""
+        """Every rule in precedence order (denies first, then asks), for display."""
         out: list[RuleEntry] = []
-        for effect in _ASK_FIRST:
+        for effect in _PRECEDENCE:
             out += [RuleEntry(r.kind, r.pattern, effect, "session") for r in self._session[effect]]
             out += [RuleEntry(r.kind, r.pattern, effect, "always") for r in self._always[effect]]
             if self.defaults:
@@ -417,7 +446,7 @@ class PermissionRules:
         if scope not in ("always", "session"):
             raise ValueError(f"unknown scope {scope!r} (always or session)")
         if effect not in _EFFECTS:
-            raise ValueError(f"unknown effect {effect!r} (allow or ask)")
+            raise ValueError(f"unknown effect {effect!r} (allow, ask or deny)")
         return _make_rule(kind, pattern)
 
     def _read(self) -> dict[Effect, list[Rule]]:
@@ -425,7 +454,7 @@ class PermissionRules:
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return {"allow": [], "ask": []}
+            return _no_rules()
         except (OSError, UnicodeDecodeError) as e:
             raise PermissionsFileError(self.path, f"cannot be read ({e})") from e
         return _parse(self.path, text)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_openai import FakeOpenAI
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(
@@ -17,3 +19,10 @@ def isolated_home(
     for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     yield home
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A fake OpenAI-compatible server on 127.0.0.1 (see ``tests/fake_openai.py``); script it per test."""
+    with FakeOpenAI() as server:
+        yield server

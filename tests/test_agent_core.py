@@ -170,6 +170,37 @@ async def test_rejecting_one_shell_part_stops_the_command(executor: KernelExecut
     assert len(s.requests) == 1
 
 
+async def test_deny_rule_refuses_without_asking_and_tells_the_model(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    target = tmp_path / "denied"
+    rules = PermissionRules(None, defaults=False)
+    rules.add("code", "*", scope="session")
+    rules.add("shell", "echo *", scope="session")
+    rules.add("shell", "touch *", scope="session", effect="deny")
+    s = script([Code(f"!echo one && touch {target}")], [Code("print('x')", call_id="c2")], ["ok"])
+
+    def nobody(r: ApprovalRequest) -> bool:
+        raise AssertionError(f"asked about {r.tool_call}")
+
+    async with make_agent(s, executor, tmp_path, permissions=rules) as agent:
+        events = await run(agent, "shell", decide=nobody)
+        assert not target.exists()
+        denied = [e for e in of(events, ApprovalRequest) if e.decision and not e.decision.approved]
+        assert len(denied) == 1 and denied[0].pre_approved is True  # decided by a rule, not a person
+        returns = [p for p in agent.history[-1].parts if isinstance(p, ToolReturnPart)]
+        assert "denied by the permission rule `shell:touch *`" in str(returns[0].content)
+        # "reject and remember" adds a deny rule (SDK): the next code action is refused by it
+        rules = PermissionRules(None, defaults=False)
+        agent.permissions = rules
+
+        def reject_and_remember(r: ApprovalRequest) -> None:
+            r.approve(False, remember="session", pattern="*")
+
+        await run(agent, "again", decide=reject_and_remember)
+    assert rules.check(CodeAction("anything")) == "deny"
+
+
 async def test_bash_cell_is_one_script_approval(executor: KernelExecutor, tmp_path: Path) -> None:
     s = script([Code("%%bash\necho from-bash\necho second")], ["ok"])
     async with make_agent(s, executor, tmp_path) as agent:

@@ -317,7 +317,7 @@ def test_memory_only_rules_keep_always_rules_in_memory(wd: Path) -> None:
     [
         ("{not json", "not valid JSON"),
         ("[]", "expected an object"),
-        ('{"allow": [], "deny": []}', "unknown key 'deny'"),
+        ('{"allow": [], "block": []}', "unknown key 'block'"),
         ('{"allow": {"kind": "shell"}}', "'allow' must be a list"),
         ('{"allow": [{"kind": "shell"}]}', "rule 1 of 'allow'"),
         (
@@ -382,4 +382,60 @@ def test_add_rejects_bad_input(rules: PermissionRules) -> None:
     with pytest.raises(ValueError, match="unknown scope"):
         rules.add("shell", "ls", scope="forever")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown effect"):
-        rules.add("shell", "ls", scope="session", effect="deny")  # type: ignore[arg-type]
+        rules.add("shell", "ls", scope="session", effect="block")  # type: ignore[arg-type]
+
+
+# -- the deny tier ---------------------------------------------------------------------------------
+
+
+def test_deny_beats_allow_and_ask_in_every_scope(rules: PermissionRules) -> None:
+    rules.add("shell", "git *", scope="session")
+    rules.add("shell", "git push *", scope="always", effect="deny")
+    rules.add("shell", "git push *", scope="session", effect="ask")
+    assert rules.check(sh("git status")) == "allow"
+    assert rules.check(sh("git push origin main")) == "deny"
+    entry = rules.matching_rule(sh("git push origin main"))
+    assert entry == RuleEntry("shell", "git push *", "deny", "always")
+    assert [e.effect for e in rules.rules()][:2] == ["deny", "ask"]  # listed strictest first
+
+
+def test_deny_beats_skip_permissions(wd: Path) -> None:
+    rules = PermissionRules(working_dir=wd, skip_permissions=True)
+    rules.add("*", "*rm -rf*", scope="session", effect="deny")
+    assert rules.check(sh("rm -rf build")) == "deny"
+    assert rules.check(sh("make clean")) == "allow"
+
+
+def test_deny_matches_a_part_of_a_composite_or_hidden_command(rules: PermissionRules) -> None:
+    rules.add("*", "*rm -rf*", scope="session", effect="deny")
+    rules.add("shell", "cd *", scope="session")
+    # one denied part refuses the whole command, even when the other parts are allowed
+    assert rules.check(sh("cd /tmp && rm -rf x")) == "deny"
+    # wildcards that would never *allow* a command with a substitution or $VAR still *deny* it
+    assert rules.check(sh("rm -rf $HOME")) == "deny"
+    assert rules.check(sh("echo $(rm -rf /)")) == "deny"
+    assert rules.check(sh("cd /tmp && ls")) == "allow"  # every part allowed (ls by default)
+    assert rules.check(sh("cd /tmp && make")) == "ask"  # a part no rule matches
+
+
+def test_deny_path_pattern_refuses_any_named_path(rules: PermissionRules) -> None:
+    rules.add("*", "path:secrets/**", scope="session", effect="deny")
+    rules.add("mcp", "fs.read_file", scope="session")
+    assert rules.check(fs_read("notes.txt")) == "allow"
+    assert rules.check(fs_read("secrets/db/password")) == "deny"
+    assert rules.check(sh("cat README secrets/token")) == "deny"  # one of several paths suffices
+
+
+def test_deny_rules_persist_in_the_file_and_load(wd: Path, tmp_path: Path) -> None:
+    file = tmp_path / "permissions.json"
+    rules = PermissionRules(file, working_dir=wd)
+    rules.add("tool", "delete_*", scope="always", effect="deny")
+    assert json.loads(file.read_text())["deny"] == [{"kind": "tool", "pattern": "delete_*"}]
+    again = PermissionRules.load(file, working_dir=wd)
+    assert again.check(JsonToolCall("delete_repo", {})) == "deny"
+    assert again.check(JsonToolCall("list_repos", {})) == "ask"
+    file.write_text('{"deny": [{"kind": "code", "pattern": "*"}]}')
+    assert PermissionRules.load(file, working_dir=wd).check(CodeAction("print(1)")) == "deny"
+    file.write_text('{"deny": {"kind": "code"}}')
+    with pytest.raises(PermissionsFileError, match="'deny' must be a list"):
+        PermissionRules.load(file, working_dir=wd)

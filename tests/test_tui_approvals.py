@@ -241,3 +241,37 @@ async def test_always_rule_is_saved_and_pre_approves_the_next_match(
         await pilot.pause()
         assert actions(app)[-1].status == "rejected"
         assert "never" not in "".join(outputs(app))
+
+
+async def test_always_deny_saves_a_deny_rule_that_refuses_without_asking(
+    make_app: Callable[..., FreeactApp], tmp_path: Path
+) -> None:
+    s = script(
+        [Code(f"!touch {tmp_path}/one.txt", call_id="c1")],  # rejected: the turn ends, no more requests
+        [Code(f"!touch {tmp_path}/two.txt", call_id="c2")],
+    )
+    app = make_app(s)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "touch one")
+        await dialog(pilot)
+        await pilot.press("y")
+        shell = await until_shell_dialog(pilot)
+        await pilot.press("d")
+        assert "Always deny" in str(shell.query_one("#approval-scope").render())
+        assert "rejects" in str(shell.query_one("#approval-save").render())
+        assert shell.query_one("#approval-pattern", Input).value == "touch *"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not (tmp_path / "one.txt").exists()
+        assert actions(app)[-1].status == "rejected · always deny rule: touch *"
+        assert '"deny"' in paths.permissions_file().read_text()
+
+        await send(pilot, "touch two")
+        await dialog(pilot)  # the code action itself is still asked; its touch is refused by the rule
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(app.screen, ApprovalScreen)
+        assert not (tmp_path / "two.txt").exists()
+        assert actions(app)[-1].status == "rejected by rule"

@@ -77,7 +77,7 @@ class CodeActionRunner:
         return {"agent_id": self._agent_id, "corr_id": corr_id, "parent_corr_id": self._parent}
 
     async def _decide(self, item: ExecApproval, corr_id: str) -> tuple[bool, str]:
-        """Ask for every part of the request; return (approved, what was rejected)."""
+        """Ask for every part of the request; return (approved, what was rejected and why)."""
         calls: list[ToolCall]
         if item.kind == "shell":
             parts = split_command(item.command) or [item.command]
@@ -89,7 +89,8 @@ class CodeActionRunner:
         for call in calls:
             decision = await self._ask(call, corr_id)
             if not decision.approved:
-                return False, call.display_text()
+                why = f" ({decision.reason})" if decision.reason else ""
+                return False, f"`{call.display_text()}`{why}"
         return True, ""
 
     async def run(
@@ -130,7 +131,7 @@ class CodeActionRunner:
             content += "".join(f"\n[image saved: {p}]" for p in result.images)
         if rejected is not None:
             content = (
-                f"{content}\n\nThe user rejected `{rejected}`; the action was stopped. "
+                f"{content}\n\nThe user rejected {rejected}; the action was stopped. "
                 "Wait for the user's next instruction."
             ).strip()
         if not content.strip():

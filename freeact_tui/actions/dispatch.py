@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from pydantic_ai.messages import ToolCallPart
 
 from freeact_tui.actions.code import ActionOutcome, ActionProgress, AskFn, CodeActionRunner, EmitFn, Overflow
-from freeact_tui.events import AgentError, Phase, ToolOutput
+from freeact_tui.events import AgentError, Decision, Phase, ToolOutput
 from freeact_tui.execution.base import Executor
 from freeact_tui.toolcalls import CODE_TOOL, SUBAGENT_TOOL, CodeAction, JsonToolCall, SubagentTask
 
@@ -119,7 +119,7 @@ class Dispatcher:
     async def _run_json_tool(self, name: str, args: dict[str, Any], corr: str) -> ActionOutcome:
         decision = await self.ask(JsonToolCall(name, args), corr)
         if not decision.approved:
-            return ActionOutcome(f"The user rejected the call of `{name}`.", rejected=True)
+            return ActionOutcome(_rejected(f"the call of `{name}`", decision), rejected=True)
         self.set_phase(corr, Phase.EXECUTION)
         text, is_error = await self.json_tools.call(name, args)
         self.emit(ToolOutput(text, is_error=is_error, **self.ids(corr)))
@@ -133,11 +133,18 @@ class Dispatcher:
         max_turns = requested if isinstance(requested, int) and requested > 0 else 100
         decision = await self.ask(SubagentTask(prompt, max_turns), corr)
         if not decision.approved:
-            return ActionOutcome("The user rejected this subagent task.", rejected=True)
+            return ActionOutcome(_rejected("this subagent task", decision), rejected=True)
         self.set_phase(corr, Phase.SUBAGENT)
         outcome = await run(prompt, max_turns, corr)
         self.emit(ToolOutput(outcome.content, is_error=outcome.is_error, **self.ids(corr)))
         return outcome
+
+
+def _rejected(what: str, decision: Decision) -> str:
+    """What the model is told about a rejected action."""
+    if decision.reason:
+        return f"Refused {what}: {decision.reason}. Wait for new instructions."
+    return f"The user rejected {what}. Wait for new instructions."
 
 
 __all__ = ["Dispatcher", "JsonTools", "SubagentRunner"]

@@ -60,6 +60,7 @@ class Agent(TurnLoop):
         skip_permissions: approve every action without asking.
         permissions: permission rules; by default the user's rules file plus defaults.
         executor: an already started executor to use (not stopped by the agent).
+        eager_kernel: start the kernel in ``start()`` (False: at the first code action).
 
     The other keywords are the fields of ``Settings`` (defaults: those of ``Config``).
     """
@@ -93,6 +94,7 @@ class Agent(TurnLoop):
         subagent_pool_size: int = _DEFAULTS.subagent_pool_size,
         docker_image: str | None = _DEFAULTS.docker_image,
         remote_url: str | None = None,
+        eager_kernel: bool = True,
     ) -> None:
         settings = Settings(
             model_settings=cast(ModelSettings | None, model_settings),
@@ -126,13 +128,13 @@ class Agent(TurnLoop):
             executor=executor,
             parent_corr_id=parent_corr_id,
         )
-        self._setup(runtime)
+        self._setup(runtime, eager_kernel=eager_kernel)
 
     @classmethod
-    def from_runtime(cls, runtime: Runtime) -> Agent:
+    def from_runtime(cls, runtime: Runtime, *, eager_kernel: bool = True) -> Agent:
         """An agent for an already resolved runtime (how subagents are made)."""
         agent = cls.__new__(cls)
-        agent._setup(runtime)
+        agent._setup(runtime, eager_kernel=eager_kernel)
         return agent
 
     @classmethod
@@ -143,7 +145,7 @@ class Agent(TurnLoop):
             raise ValueError("no model configured")
         own = {
             k: overrides.pop(k)
-            for k in ("agent_id", "session_id", "permissions", "executor", "parent_corr_id")
+            for k in ("agent_id", "session_id", "permissions", "executor", "parent_corr_id", "eager_kernel")
             if k in overrides
         }
         settings = Settings.from_config(config, **overrides)
@@ -165,11 +167,13 @@ class Agent(TurnLoop):
                 agent_id=own.get("agent_id", "main"),
                 executor=own.get("executor"),
                 parent_corr_id=own.get("parent_corr_id"),
-            )
+            ),
+            eager_kernel=own.get("eager_kernel", True),
         )
 
-    def _setup(self, runtime: Runtime) -> None:
+    def _setup(self, runtime: Runtime, *, eager_kernel: bool = True) -> None:
         s = runtime.settings
+        self._eager_kernel = eager_kernel
         self.runtime = runtime
         self.agent_id = runtime.agent_id
         self.model = runtime.model
@@ -293,7 +297,7 @@ class Agent(TurnLoop):
         self.mcp.start()
         if self._executor is not None:
             self._executor.add_state_listener(self._on_kernel_state)
-        else:
+        elif self._eager_kernel:
             self._kernel_task = asyncio.create_task(self._start_executor())
         if self.enable_subagents:
             pool = ExecutorPool(self._new_executor, self.runtime.settings.subagent_pool_size)
@@ -308,7 +312,7 @@ class Agent(TurnLoop):
             )
             if self._kernel_task is not None:  # warm subagent kernels only once ours is up
                 self._kernel_task.add_done_callback(lambda _: pool.fill())
-            else:
+            elif self._eager_kernel:
                 pool.fill()
 
     async def stop(self) -> None:
@@ -350,13 +354,13 @@ class Agent(TurnLoop):
         )
 
     async def _start_executor(self) -> Executor:
-        self.publish(KernelStatus("starting", agent_id=self.agent_id))
         executor = self._new_executor()
-        executor.add_state_listener(self._on_kernel_state)
+        executor.add_state_listener(self._on_kernel_state)  # it reports "starting", "ready", "failed"
         try:
             await executor.start()
         except BaseException as exc:
-            self.publish(KernelStatus("failed", detail=str(exc), agent_id=self.agent_id))
+            if executor.state != "failed":  # cancelled, or failed before it could say so
+                self.publish(KernelStatus("failed", detail=str(exc), agent_id=self.agent_id))
             await asyncio.shield(executor.stop())
             raise
         self._executor = executor

@@ -1,7 +1,7 @@
 """The approval gate: every action yields an ``ApprovalRequest`` and waits for its decision.
 
-A rule that allows the action decides it at once (the request still goes out, decided, so a UI
-can show what ran). A decision with ``remember`` adds a rule. A timeout or a cancelled wait
+A rule that allows or denies the action decides it at once (the request still goes out, decided,
+so a UI can show what ran or was refused, and why). A decision with ``remember`` adds a rule. A timeout or a cancelled wait
 answers the request (rejected), so no dialog keeps asking.
 """
 
@@ -45,8 +45,13 @@ class ApprovalGate:
     async def ask(self, call: ToolCall, corr_id: str) -> Decision:
         """Yield an ApprovalRequest for ``call`` and wait for its decision (rules decide at once)."""
         request = ApprovalRequest(call, **self._ids(corr_id))
-        if self.permissions.check(call) == "allow":
+        effect = self.permissions.check(call)
+        if effect == "allow":
             request.resolve(Decision(True, by_rule=True))
+        elif effect == "deny":
+            rule = self.permissions.matching_rule(call)
+            named = f" `{rule.kind}:{rule.pattern}`" if rule else ""
+            request.resolve(Decision(False, by_rule=True, reason=f"denied by the permission rule{named}"))
         self._emit(request)
         if not request.decided:
             self._set_phase(corr_id, Phase.APPROVAL)
@@ -57,9 +62,10 @@ class ApprovalGate:
             raise
         finally:
             self._set_phase(corr_id, None)
-        if decision.remember and decision.pattern:
+        if decision.remember and decision.pattern:  # a remembered rejection is a deny rule
+            effect = "allow" if decision.approved else "deny"
             try:
-                self.permissions.add(call.kind, decision.pattern, scope=decision.remember)
+                self.permissions.add(call.kind, decision.pattern, scope=decision.remember, effect=effect)
             except PermissionsFileError as exc:  # the decision stands; only the rule is lost
                 self._emit(ToolOutput(f"The rule was not saved: {exc}", is_error=True, **self._ids(corr_id)))
         return decision

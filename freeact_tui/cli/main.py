@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -86,7 +86,12 @@ def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> 
 
 # The app options each subcommand takes (a ``run`` subcommand would take them all); any other
 # option given before a subcommand is refused rather than silently ignored.
-SUBCOMMAND_OPTIONS: dict[str, frozenset[str]] = {"sessions": frozenset({"config_path"})}
+SUBCOMMAND_OPTIONS: dict[str, frozenset[str]] = {
+    "sessions": frozenset({"config_path"}),
+    "run": frozenset(
+        {"model", "config_path", "session_id", "resume", "skip_permissions", "execution", "base_url"}
+    ),
+}
 
 
 def _given_options(ctx: typer.Context) -> list[str]:
@@ -158,6 +163,16 @@ def run(
     """Start the app (or run a subcommand)."""
     if ctx.invoked_subcommand is not None:
         _prepare_subcommand(ctx, ctx.invoked_subcommand, config_path)
+        # Options given before a subcommand apply to it (the subcommand's own options win).
+        ctx.obj = {
+            "model": model,
+            "config_path": config_path,
+            "session_id": session_id,
+            "resume": resume,
+            "skip_permissions": skip_permissions,
+            "execution": execution,
+            "base_url": base_url,
+        }
         return
     from freeact_tui.config import ConfigError, load_config
 
@@ -197,6 +212,91 @@ def _log_to_file() -> Path:
     root.setLevel(logging.WARNING)
     logging.captureWarnings(True)
     return log_file
+
+
+class OutputChoice(StrEnum):
+    text = "text"
+    json = "json"
+    stream_json = "stream-json"
+
+
+@app.command("run")
+def run_headless(
+    ctx: typer.Context,
+    prompt: Annotated[
+        str | None, typer.Argument(help="The request; text piped into stdin is appended to it.")
+    ] = None,
+    output_format: Annotated[
+        OutputChoice,
+        typer.Option("--output-format", "-o", help="text, json or stream-json (one event per line)."),
+    ] = OutputChoice.text,
+    allow: Annotated[
+        list[str] | None,
+        typer.Option("--allow", help="Allow actions matching [KIND:]PATTERN for this run (repeatable)."),
+    ] = None,
+    deny: Annotated[
+        list[str] | None,
+        typer.Option("--deny", help="Refuse actions matching [KIND:]PATTERN (repeatable; beats --allow)."),
+    ] = None,
+    max_turns: Annotated[
+        int | None,
+        typer.Option("--max-turns", min=1, help="The most model requests (exit code 3 when reached)."),
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Model (as for the app).")] = None,
+    config_path: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML config file.")] = None,
+    session_id: Annotated[
+        str | None, typer.Option("--session-id", "-s", help="Continue a session by id or unique prefix.")
+    ] = None,
+    resume: Annotated[bool, typer.Option("--resume", "-r", help="Continue the latest session here.")] = False,
+    skip_permissions: Annotated[
+        bool,
+        typer.Option("--skip-permissions", help="Approve every action no deny rule refuses (dangerous)."),
+    ] = False,
+    execution: Annotated[
+        ExecutionChoice | None, typer.Option("--execution", "-e", help="Where code runs.")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="An OpenAI-compatible server.")] = None,
+) -> None:
+    """Run one request without the UI and print the answer (exit codes: 0 answered, 1 error,
+    2 refused for lack of approval, 3 max turns reached, 130 interrupted)."""
+    from freeact_tui.cli import run as headless
+    from freeact_tui.config import ConfigError, load_config
+
+    before: dict[str, object] = ctx.obj or {}
+    session_id = session_id or before.get("session_id")  # type: ignore[assignment]
+    resume = resume or bool(before.get("resume"))
+    if session_id is not None and resume:
+        raise _fail("use either --session-id or --resume, not both.", 1)
+    chosen_execution = execution or before.get("execution")
+    overrides = {
+        "model": model or before.get("model"),
+        "skip_permissions": True if skip_permissions or before.get("skip_permissions") else None,
+        "execution": chosen_execution.value if isinstance(chosen_execution, ExecutionChoice) else None,
+        "base_url": base_url or before.get("base_url"),
+    }
+    try:
+        config = load_config(config_path or cast("Path | None", before.get("config_path")), overrides)
+    except ConfigError as exc:
+        raise _fail(str(exc), 1) from None
+    text = headless.read_prompt(prompt, sys.stdin)
+    if not text.strip():
+        raise _fail('no prompt: give one (freeact-tui run "PROMPT") or pipe it into stdin.', 1)
+    try:
+        chosen = resolve_session_id(config, session_id, resume)
+    except typer.Exit:
+        raise typer.Exit(1) from None
+    _log_to_file()
+    raise typer.Exit(
+        headless.run_from_config(
+            config,
+            text,
+            session_id=chosen,
+            output_format=output_format.value,
+            allow=allow or [],
+            deny=deny or [],
+            max_turns=max_turns,
+        )
+    )
 
 
 app.add_typer(sessions_app, name="sessions", help="List, show, export and remove sessions.")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -16,9 +16,10 @@ from freeact_tui.toolcalls import ShellAction
 from freeact_tui.tui.widgets.blocks.action import action_title, tool_call_content
 
 _GROUP = Binding.Group("Decide")
-_SCOPE_TEXT: dict[RememberScope, str] = {
+_SCOPE_TEXT: dict[str, str] = {
     "always": "Always allow (saved) actions matching:",
     "session": "Allow for this session actions matching:",
+    "deny": "Always deny (saved) actions matching:",
 }
 
 
@@ -39,6 +40,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         Binding("n", "reject", "Reject", id="approval.reject", group=_GROUP),
         Binding("a", "remember('always')", "Always allow", id="approval.always", group=_GROUP),
         Binding("s", "remember('session')", "Allow for session", id="approval.session", group=_GROUP),
+        Binding("d", "remember('deny')", "Always deny", id="approval.deny", group=_GROUP),
         Binding("escape", "escape", "Reject", id="approval.escape", show=False),
     ]
 
@@ -48,6 +50,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         self.position = position
         self.total = total
         self.scope: RememberScope | None = None
+        self.deny = False  # the rule being edited refuses such actions instead of allowing them
 
     def compose(self) -> ComposeResult:
         call = self.request.tool_call
@@ -62,9 +65,13 @@ class ApprovalScreen(ModalScreen[Decision]):
             with Vertical(id="approval-remember"):
                 yield Label("", id="approval-scope")
                 yield Input(call.suggested_pattern(), id="approval-pattern", select_on_focus=False)
-                yield Label("Enter saves the rule and approves · Esc goes back", classes="approval-hint")
+                yield Label(
+                    "Enter saves the rule and approves · Esc goes back",
+                    id="approval-save",
+                    classes="approval-hint",
+                )
             yield Label(
-                "y/Enter approve · n/Esc reject · a always allow · s allow for this session",
+                "y/Enter approve · n/Esc reject · a always allow · s allow for this session · d always deny",
                 id="approval-keys",
                 classes="approval-hint",
             )
@@ -106,14 +113,18 @@ class ApprovalScreen(ModalScreen[Decision]):
     def action_escape(self) -> None:
         if self.editing_pattern:
             self.scope = None
+            self.deny = False
             self.query_one("#approval-remember").remove_class("-open")
             self.refresh_bindings()
         else:
             self.dismiss(Decision(False))
 
-    def action_remember(self, scope: RememberScope) -> None:
-        self.scope = scope
+    def action_remember(self, scope: RememberScope | Literal["deny"]) -> None:
+        self.deny = scope == "deny"
+        self.scope = "always" if scope == "deny" else scope
         self.query_one("#approval-scope", Label).update(_SCOPE_TEXT[scope])
+        verb = "rejects" if self.deny else "approves"
+        self.query_one("#approval-save", Label).update(f"Enter saves the rule and {verb} · Esc goes back")
         self.query_one("#approval-remember").add_class("-open")
         pattern = self.query_one("#approval-pattern", Input)
         pattern.focus()
@@ -126,4 +137,4 @@ class ApprovalScreen(ModalScreen[Decision]):
         if self.scope is None or not pattern:
             self.notify("Enter a pattern, or press Esc to go back.", severity="warning")
             return
-        self.dismiss(Decision(True, remember=self.scope, pattern=pattern))
+        self.dismiss(Decision(not self.deny, remember=self.scope, pattern=pattern))

@@ -363,4 +363,5 @@ class MainScreen(Screen[None]):
             rule = f" · {decision.remember} rule: {decision.pattern}" if decision.remember else ""
             block.set_status(f"approved{rule}")
         else:
-            block.set_status("rejected", rejected=True)
+            rule = f" · {decision.remember} deny rule: {decision.pattern}" if decision.remember else ""
+            block.set_status(f"rejected{rule}", rejected=True)

@@ -1,0 +1,411 @@
+"""Headless runs (``freeact-tui run PROMPT``): one turn without the terminal UI, for scripts, CI and pipes.
+
+Nobody is there to approve actions: an action that needs approval and that no rule allows is
+refused (the model is told why) and the run ends with exit code 2, naming the ``--allow`` pattern
+that would allow it. Output formats: ``text`` (the final answer), ``json`` (one object, see
+``result_object``) and ``stream-json`` (one object per line for every agent event, schema version
+``STREAM_SCHEMA_VERSION``, documented in ``docs/headless.md``). Nothing here imports the TUI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import signal
+import sys
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+from freeact_tui.events import (
+    AgentError,
+    AgentEvent,
+    ApprovalRequest,
+    Cancelled,
+    CodeExecutionOutput,
+    Decision,
+    KernelStatus,
+    Response,
+    ToolOutput,
+)
+from freeact_tui.permissions import KINDS, PermissionRules
+from freeact_tui.toolcalls import ToolCall
+
+if TYPE_CHECKING:
+    from freeact_tui.agent.agent import Agent
+    from freeact_tui.config import Config
+
+OutputFormat = Literal["text", "json", "stream-json"]
+Status = Literal["answered", "error", "refused", "max_turns", "interrupted"]
+
+STREAM_SCHEMA_VERSION = 1
+EXIT_CODES: dict[Status, int] = {"answered": 0, "error": 1, "refused": 2, "max_turns": 3, "interrupted": 130}
+
+
+class RuleSyntaxError(ValueError):
+    """An ``--allow``/``--deny`` value is not a valid rule; ``str(error)`` says why."""
+
+
+def parse_rule(text: str) -> tuple[str, str]:
+    """Split a command-line rule ``[KIND:]PATTERN`` into ``(kind, pattern)``.
+
+    ``KIND`` is one of the permission kinds (``code``, ``shell``, ``script``, ``mcp``, ``tool``,
+    ``subagent``) or ``*``; without it the rule applies to every kind. The pattern has the syntax of
+    saved rules (``path:`` patterns included): ``shell:git status *``, ``code:*``, ``*rm -rf*``.
+
+    Raises:
+        RuleSyntaxError: the pattern is empty.
+    """
+    kind, sep, rest = text.partition(":")
+    if sep and kind in (*KINDS, "*"):
+        pattern = rest
+    else:
+        kind, pattern = "*", text
+    if not pattern.strip():
+        raise RuleSyntaxError(f"empty pattern in rule {text!r} (expected [KIND:]PATTERN, e.g. 'shell:git *')")
+    return kind, pattern
+
+
+def allow_hint(call: ToolCall) -> str:
+    """The ``--allow`` value that would let ``call`` run."""
+    return f"{call.kind}:{call.suggested_pattern()}"
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, ToolCall):
+        return {"kind": value.kind, "subject": value.subject, "text": value.display_text()}
+    if is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _jsonable(getattr(value, f.name)) for f in fields(value) if not f.name.startswith("_")
+        }
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+def event_object(event: AgentEvent) -> dict[str, Any]:
+    """One ``stream-json`` line: ``{"v", "type", "agent_id", "corr_id", "parent_corr_id", …fields}``."""
+    out: dict[str, Any] = {"v": STREAM_SCHEMA_VERSION, "type": _snake(type(event).__name__)}
+    out.update(_jsonable(event))
+    if isinstance(event, ApprovalRequest):
+        out["tool_name"] = event.tool_name
+        out["tool_args"] = _jsonable(event.tool_args)
+        out["decision"] = _jsonable(event.decision)
+    return out
+
+
+@dataclass
+class Action:
+    """A tool call of the model (with the approvals it needed and its output), for the ``json`` result."""
+
+    agent_id: str
+    id: str
+    tool_name: str
+    args: dict[str, Any]
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    output: str | None = None
+    is_error: bool = False
+
+
+@dataclass
+class Refusal:
+    agent_id: str
+    corr_id: str
+    kind: str
+    subject: str
+    text: str  # the action as shown to a person
+    allow: str  # the --allow value that would have allowed it ("" when a deny rule refused it)
+    reason: str
+
+
+@dataclass
+class RunRecord:
+    """What a headless run saw, summed up from the events."""
+
+    session_id: str
+    answer: str = ""
+    actions: dict[tuple[str, str], Action] = field(default_factory=dict)
+    refusals: list[Refusal] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    error_after_answer: bool = False
+    limit_reached: bool = False
+    interrupted: bool = False
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    def see(self, event: AgentEvent) -> None:
+        main = event.agent_id == "main"
+        match event:
+            case Response(content=content) if main:
+                self.answer = content
+                self.error_after_answer = False
+            case ApprovalRequest():
+                key = (event.agent_id, event.corr_id)
+                if key not in self.actions:
+                    self.actions[key] = Action(
+                        event.agent_id, event.corr_id, event.tool_name, event.tool_args
+                    )
+                decision = event.decision
+                if decision is not None and decision.by_rule and not decision.approved:
+                    self.refusals.append(_refusal(event, "", decision.reason or "denied by a rule"))
+                self.actions[key].approvals.append(
+                    {
+                        "kind": event.tool_call.kind,
+                        "subject": event.tool_call.subject,
+                        "approved": bool(decision and decision.approved),
+                        "by_rule": bool(decision and decision.by_rule),
+                        "reason": decision.reason if decision else None,
+                    }
+                )
+            case (
+                CodeExecutionOutput(text=text, is_error=is_error)
+                | ToolOutput(content=text, is_error=is_error)
+            ):
+                action = self.actions.get((event.agent_id, event.corr_id))
+                if action is not None:
+                    action.output = (action.output or "") + (text or "")
+                    action.is_error = action.is_error or is_error
+            case AgentError(message=message, kind=kind) if main:
+                self.errors.append({"kind": kind, "message": message})
+                if kind == "limit":
+                    self.limit_reached = True
+                else:
+                    self.error_after_answer = True
+            case Cancelled() if main:
+                self.interrupted = True
+
+    @property
+    def status(self) -> Status:
+        if self.interrupted:
+            return "interrupted"
+        if self.refusals:
+            return "refused"
+        if self.limit_reached:
+            return "max_turns"
+        if self.error_after_answer or not self.answer:
+            return "error"
+        return "answered"
+
+    def result_object(self) -> dict[str, Any]:
+        """The ``json`` output (also the last ``stream-json`` line, with ``"type": "result"``)."""
+        return {
+            "v": STREAM_SCHEMA_VERSION,
+            "status": self.status,
+            "exit_code": EXIT_CODES[self.status],
+            "answer": self.answer,
+            "session_id": self.session_id,
+            "usage": {k: v for k, v in self.usage.items() if k != "cost_usd"},
+            "cost_usd": self.usage.get("cost_usd"),
+            "actions": [_jsonable(a) for a in self.actions.values()],
+            "refusals": [_jsonable(r) for r in self.refusals],
+            "errors": self.errors,
+        }
+
+
+def refuse_unattended(request: ApprovalRequest, record: RunRecord) -> None:
+    """Reject an undecided request: nobody is present to approve it, and no rule allows it."""
+    hint = allow_hint(request.tool_call)
+    reason = f"no rule allows it and nobody is present to approve it (headless run; allow it with --allow '{hint}')"
+    request.resolve(Decision(False, reason=reason))
+    record.refusals.append(_refusal(request, hint, "no rule allows it and nobody is present to approve it"))
+
+
+def _refusal(request: ApprovalRequest, hint: str, reason: str) -> Refusal:
+    call = request.tool_call
+    return Refusal(
+        request.agent_id, request.corr_id, call.kind, call.subject, call.display_text(), hint, reason
+    )
+
+
+@dataclass
+class HeadlessRun:
+    """One headless turn: run ``prompt`` on ``agent`` and report in ``output_format``.
+
+    Args:
+        agent: the agent, not started yet (the run starts and stops it).
+        prompt: the user's message.
+        output_format: ``text``, ``json`` or ``stream-json``.
+        max_turns: the most model requests of the turn (``None``: no limit).
+        out / err: where the result and the diagnostics go.
+    """
+
+    agent: Agent
+    prompt: str
+    output_format: OutputFormat = "text"
+    max_turns: int | None = None
+    out: IO[str] = field(default_factory=lambda: sys.stdout)
+    err: IO[str] = field(default_factory=lambda: sys.stderr)
+
+    def run(self) -> int:
+        """Run the turn to its end; return the exit code."""
+        try:
+            return asyncio.run(self._main())
+        except KeyboardInterrupt:
+            self.err.write("freeact-tui: interrupted.\n")
+            return EXIT_CODES["interrupted"]
+
+    def _line(self, payload: dict[str, Any]) -> None:
+        self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    async def _main(self) -> int:
+        agent = self.agent
+        record = RunRecord(agent.session_id)
+        streaming = self.output_format == "stream-json"
+        loop = asyncio.get_running_loop()
+        main_task = asyncio.current_task()
+
+        def interrupt() -> None:
+            record.interrupted = True
+            if agent.busy:
+                agent.cancel()
+            elif main_task is not None:
+                main_task.cancel()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, interrupt)
+        if streaming:
+            agent.subscribe(lambda e: self._line(event_object(e)) if isinstance(e, KernelStatus) else None)
+            self._line(
+                {"v": STREAM_SCHEMA_VERSION, "type": "start", "session_id": agent.session_id,
+                 "model": agent.model_name}
+            )  # fmt: skip
+        try:
+            async with agent:
+                async for event in agent.stream(self.prompt, max_turns=self.max_turns):
+                    if isinstance(event, ApprovalRequest) and not event.decided:
+                        refuse_unattended(event, record)
+                    record.see(event)
+                    if streaming:
+                        self._line(event_object(event))
+        except asyncio.CancelledError:
+            record.interrupted = True
+        except Exception as exc:  # e.g. a session that cannot be read: a message, not a traceback
+            record.errors.append({"kind": "internal", "message": f"{type(exc).__name__}: {exc}"})
+            record.error_after_answer = True
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+        record.usage = _jsonable(agent.usage)
+        for key in ("agent_id", "corr_id", "parent_corr_id"):
+            record.usage.pop(key, None)
+        self._report(record)
+        return EXIT_CODES[record.status]
+
+    def _report(self, record: RunRecord) -> None:
+        status = record.status
+        if self.output_format == "json":
+            self._line(record.result_object())
+        elif self.output_format == "stream-json":
+            self._line({**record.result_object(), "type": "result"})
+        elif status == "answered":
+            self.out.write(record.answer.rstrip("\n") + "\n")
+            self.out.flush()
+        for error in record.errors:
+            self.err.write(f"freeact-tui: {error['message']}\n")
+        for refusal in record.refusals:
+            fix = f" To allow it, run again with --allow '{refusal.allow}'." if refusal.allow else ""
+            who = "" if refusal.agent_id == "main" else f"subagent {refusal.agent_id}: "
+            self.err.write(
+                f"freeact-tui: {who}refused {refusal.kind} action {_short(refusal.text)!r}: {refusal.reason}.{fix}\n"
+            )
+        if status == "error" and not record.errors:
+            self.err.write("freeact-tui: the model gave no answer.\n")
+        if status == "interrupted":
+            self.err.write("freeact-tui: interrupted.\n")
+
+
+def _short(text: str, limit: int = 80) -> str:
+    """The first line of ``text``, cut at ``limit`` characters; "…" marks anything left out."""
+    lines = text.strip().splitlines() or [""]
+    if len(lines) == 1 and len(lines[0]) <= limit:
+        return lines[0]
+    return lines[0][: limit - 1] + "…"
+
+
+def session_rules(rules: PermissionRules, allow: list[str], deny: list[str]) -> None:
+    """Add ``--allow``/``--deny`` values as session rules.
+
+    Raises:
+        RuleSyntaxError: a value is not ``[KIND:]PATTERN``.
+    """
+    for effect, values in (("allow", allow), ("deny", deny)):
+        for value in values:
+            kind, pattern = parse_rule(value)
+            rules.add(kind, pattern, scope="session", effect=effect)  # type: ignore[arg-type]
+
+
+def run_from_config(
+    config: Config,
+    prompt: str,
+    *,
+    session_id: str | None = None,
+    output_format: OutputFormat = "text",
+    allow: list[str] | None = None,
+    deny: list[str] | None = None,
+    max_turns: int | None = None,
+) -> int:
+    """Run ``prompt`` headless with the agent ``config`` describes; return the exit code.
+
+    The saved permission rules apply, plus ``allow``/``deny`` (``[KIND:]PATTERN``) for this run only.
+    """
+    from freeact_tui import paths
+    from freeact_tui.agent.agent import Agent
+    from freeact_tui.agent.models import ModelSetupError, missing_setup
+    from freeact_tui.permissions import PermissionsFileError
+
+    problem = missing_setup(config.model, config.base_url, config.api_key_env)
+    if problem:
+        sys.stderr.write(f"freeact-tui: {problem}\n")
+        return EXIT_CODES["error"]
+    working_dir = config.resolved_working_dir()
+    try:
+        rules = PermissionRules.load(
+            paths.permissions_file(), skip_permissions=config.skip_permissions, working_dir=working_dir
+        )
+        session_rules(rules, allow or [], deny or [])
+    except (PermissionsFileError, ValueError) as exc:
+        sys.stderr.write(f"freeact-tui: {exc}\n")
+        return EXIT_CODES["error"]
+
+    try:
+        # One turn: the kernel starts at the first code action, no subagent kernel is kept warm.
+        agent = Agent.from_config(
+            config, session_id=session_id, permissions=rules, eager_kernel=False, subagent_pool_size=0
+        )
+    except ModelSetupError as exc:
+        sys.stderr.write(f"freeact-tui: {exc}\n")
+        return EXIT_CODES["error"]
+    return HeadlessRun(agent, prompt, output_format, max_turns).run()
+
+
+def read_prompt(argument: str | None, stdin: IO[str]) -> str:
+    """The prompt: the argument, followed by whatever was piped into stdin (not read from a terminal)."""
+    piped = "" if stdin.isatty() else stdin.read()
+    parts = [p for p in (argument, piped.strip("\n")) if p and p.strip()]
+    return "\n\n".join(parts)
+
+
+__all__ = [
+    "EXIT_CODES",
+    "STREAM_SCHEMA_VERSION",
+    "HeadlessRun",
+    "RuleSyntaxError",
+    "RunRecord",
+    "allow_hint",
+    "event_object",
+    "parse_rule",
+    "read_prompt",
+    "run_from_config",
+    "session_rules",
+]
