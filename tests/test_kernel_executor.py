@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import sys
 import time
@@ -16,7 +15,7 @@ import pytest_asyncio
 
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor, ExecutorError
 from freeact_tui.execution.kernel import KernelExecutor
-from tests.executor_checks import approvals, run
+from tests.executor_checks import approvals, descendants, new_descendants, no_new_descendants, run, until
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
@@ -259,12 +258,8 @@ async def test_missing_working_dir_is_a_clear_error(tmp_path: Path) -> None:
         await KernelExecutor(working_dir=tmp_path / "nope").start()
 
 
-def _descendants() -> set[int]:
-    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}
-
-
 async def test_kernel_death_restart_and_stop_without_orphans(tmp_path: Path) -> None:
-    before = _descendants()
+    before = descendants()
     executor = KernelExecutor(working_dir=tmp_path)
     try:
         await _death_restart_and_stop(executor, before)
@@ -315,13 +310,12 @@ async def _death_restart_and_stop(executor: KernelExecutor, before: set[int]) ->
         await run(executor, "!sleep 60")
 
     task = asyncio.create_task(sleeper())
-    await asyncio.sleep(1.0)
-    assert len(_descendants() - before) >= 3  # gateway, kernel, sleep (+ shell)
+    await until(lambda: "sleep" in new_descendants(before).values(), "the approved `sleep` runs")
+    assert len(new_descendants(before)) >= 3  # gateway, kernel, sleep (+ shell)
     await executor.stop()
     await asyncio.wait_for(task, 5)
     assert executor.state == "stopped"
-    leftover = [p for p in _descendants() - before if psutil.pid_exists(p)]
-    assert leftover == []
+    await no_new_descendants(before)
     with pytest.raises(ExecutorError):
         await run(executor, "print(1)")
 

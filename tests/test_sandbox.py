@@ -19,7 +19,15 @@ from freeact_tui.agent.events import ApprovalRequest, CodeExecutionOutput
 from freeact_tui.execution import create_executor
 from freeact_tui.execution.base import ExecChunk, ExecResult, Executor, ExecutorError
 from freeact_tui.execution.sandbox import SandboxExecutor
-from tests.executor_checks import approvals, check_interrupt_and_timeout, run
+from tests.executor_checks import (
+    approvals,
+    check_interrupt_and_timeout,
+    descendants,
+    new_descendants,
+    no_new_descendants,
+    run,
+    until,
+)
 from tests.scripted import Code, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
@@ -56,10 +64,6 @@ def _on_host(path: Path) -> bool:
 
 def _socket_dirs() -> set[Path]:
     return set(Path("/tmp").glob("freeact-sbx-*"))
-
-
-def _descendants() -> set[int]:
-    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}
 
 
 async def test_code_runs_and_keeps_state(ex: SandboxExecutor) -> None:
@@ -195,7 +199,7 @@ async def test_programmatic_mcp_call_crosses_the_bridge(ex: SandboxExecutor) -> 
 
 @needs_tools
 async def test_kernel_death_restart_and_stop_leave_no_process(tmp_path: Path) -> None:
-    before = _descendants()
+    before = descendants()
     sockets_before = _socket_dirs()
     executor = SandboxExecutor(working_dir=tmp_path, images_dir=tmp_path / "images")
     try:
@@ -231,13 +235,14 @@ async def test_kernel_death_restart_and_stop_leave_no_process(tmp_path: Path) ->
         assert executor.gateway_pid != old_gateway and not psutil.pid_exists(old_gateway or 0)
 
         sleeper = asyncio.create_task(run(executor, "!sleep 60"))
-        await asyncio.sleep(1.0)
-        names = {psutil.Process(p).name() for p in _descendants() - before if psutil.pid_exists(p)}
-        assert {"bwrap", "socat", "sleep"} <= names
+        await until(
+            lambda: {"bwrap", "socat", "sleep"} <= set(new_descendants(before).values()),
+            "bwrap, socat and the approved `sleep` run below the test",
+        )
     finally:
         await executor.stop()
     await asyncio.wait_for(sleeper, 5)
-    assert [p for p in _descendants() - before if psutil.pid_exists(p)] == []
+    await no_new_descendants(before)
     assert _socket_dirs() - sockets_before == set()
 
 
@@ -253,7 +258,7 @@ async def test_missing_tool_is_a_clear_error(
             pytest.skip(f"{tool} not installed")
         (bin_dir / tool).symlink_to(found)
     monkeypatch.setenv("PATH", str(bin_dir))
-    before = _descendants()
+    before = descendants()
     executor = create_executor("sandbox", working_dir=tmp_path)
     assert isinstance(executor, SandboxExecutor)
     states: list[str] = []
@@ -264,7 +269,7 @@ async def test_missing_tool_is_a_clear_error(
     assert named in message and "apt-get install bubblewrap socat" in message
     assert states == ["starting", "failed"]
     # Never a silent fallback: no kernel was started.
-    assert _descendants() - before == set()
+    assert new_descendants(before) == {}
 
 
 NO_NAMESPACES = """\
