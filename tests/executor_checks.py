@@ -7,11 +7,14 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 import psutil
+import pytest
 
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
+from freeact_tui.execution.sandbox_bridge import PortBridges
 
 T = TypeVar("T")
 
@@ -74,6 +77,22 @@ async def no_new_descendants(before: set[int], within: float = 5) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"processes left behind after {within:g}s: {left}")
         await asyncio.sleep(0.05)
+
+
+def record_socket_dirs(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The socket directories of the port bridges opened from now on, in order.
+
+    Only these may be checked: other test processes (parallel runs) make their own in ``/tmp``.
+    """
+    created: list[Path] = []
+    init = PortBridges.__init__
+
+    def recording(self: PortBridges, prefix: str) -> None:
+        init(self, prefix)
+        created.append(self.socket_dir)
+
+    monkeypatch.setattr(PortBridges, "__init__", recording)
+    return created
 
 
 def approvals(items: list[ExecApproval | ExecChunk]) -> list[ExecApproval]:
