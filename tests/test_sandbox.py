@@ -30,6 +30,7 @@ from tests.executor_checks import (
     until,
 )
 from tests.scripted import Code, script
+from tests.user_dirs import REAL_HOME
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
@@ -93,10 +94,11 @@ async def test_shell_commands_need_approval(ex: SandboxExecutor) -> None:
 
 
 async def test_writes_only_reach_the_working_dir(ex: SandboxExecutor) -> None:
-    home_file = Path.home() / f"sandbox-escape-{os.getpid()}"
+    # The user's real home (tests run with a temporary HOME, which the sandbox does not see).
+    home_file = REAL_HOME / f"sandbox-escape-{os.getpid()}"
     outside = ex.working_dir.parent / "escape.txt"
-    for target in ("/root/x", "~/" + home_file.name, "/usr/escape.txt"):
-        _, result = await run(ex, f"import os\nopen(os.path.expanduser({target!r}), 'w')")
+    for target in ("/root/x", str(home_file), "/usr/escape.txt"):
+        _, result = await run(ex, f"open({target!r}, 'w')")
         assert result.is_error and "Read-only file system" in result.text, (target, result.text)
     assert not home_file.exists()
     # The working dir's parent and /tmp exist inside, but on a private tmpfs: nothing reaches the host.
