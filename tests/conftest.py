@@ -1,4 +1,4 @@
-"""Shared test setup: every test gets its own user home, so the real config and sessions are never touched."""
+"""Shared test setup: user directories are temporary for the whole session, and each test gets its own app home."""
 
 from __future__ import annotations
 
@@ -8,6 +8,26 @@ from pathlib import Path
 import pytest
 
 from tests.fake_openai import FakeOpenAI
+from tests.user_dirs import IsolatedDirs
+
+_DIRS = pytest.StashKey[IsolatedDirs]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Before test modules are imported and module-scoped kernels start (see tests/user_dirs.py).
+    config.stash[_DIRS] = IsolatedDirs()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    dirs = config.stash.get(_DIRS, None)
+    if dirs is not None:
+        dirs.restore()
+
+
+@pytest.fixture(scope="session")
+def user_dirs(pytestconfig: pytest.Config) -> IsolatedDirs:
+    """The session's temporary user directories."""
+    return pytestconfig.stash[_DIRS]
 
 
 @pytest.fixture(autouse=True)

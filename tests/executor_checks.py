@@ -1,11 +1,22 @@
-"""What every execution backend's tests share: running a cell, and the interrupt/timeout check."""
+"""What every execution backend's tests share: running a cell, waiting for processes, the interrupt/timeout check."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import psutil
+import pytest
 
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
+from freeact_tui.execution.sandbox_bridge import PortBridges
+
+T = TypeVar("T")
 
 
 async def run(
@@ -26,6 +37,62 @@ async def run(
             await asyncio.sleep(delay)
             await (item.accept() if decide else item.reject())
     raise AssertionError("stream ended without an ExecResult")
+
+
+async def until(check: Callable[[], T], what: str, within: float = 15) -> T:
+    """Poll ``check`` until it returns a true value (returned); fail naming ``what`` after ``within`` s.
+
+    Processes start and are reaped asynchronously: on a loaded machine a fixed sleep before
+    looking at them is a race, a bounded wait is not.
+    """
+    deadline = time.monotonic() + within
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {within:g}s: {what} (last: {value!r})")
+        await asyncio.sleep(0.05)
+
+
+def new_descendants(before: set[int]) -> dict[int, str]:
+    """This process's descendants that are not in ``before`` (pid -> name; zombies count)."""
+    found: dict[int, str] = {}
+    for proc in psutil.Process(os.getpid()).children(recursive=True):
+        if proc.pid not in before:
+            with contextlib.suppress(psutil.Error):
+                found[proc.pid] = proc.name()
+    return found
+
+
+def descendants() -> set[int]:
+    """Process ids of this process's descendants now."""
+    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}
+
+
+async def no_new_descendants(before: set[int], within: float = 5) -> None:
+    """Every process started since ``before`` has ended and been reaped, within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while left := new_descendants(before):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"processes left behind after {within:g}s: {left}")
+        await asyncio.sleep(0.05)
+
+
+def record_socket_dirs(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The socket directories of the port bridges opened from now on, in order.
+
+    Only these may be checked: other test processes (parallel runs) make their own in ``/tmp``.
+    """
+    created: list[Path] = []
+    init = PortBridges.__init__
+
+    def recording(self: PortBridges, prefix: str) -> None:
+        init(self, prefix)
+        created.append(self.socket_dir)
+
+    monkeypatch.setattr(PortBridges, "__init__", recording)
+    return created
 
 
 def approvals(items: list[ExecApproval | ExecChunk]) -> list[ExecApproval]:

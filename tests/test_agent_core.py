@@ -431,10 +431,13 @@ async def test_transient_model_error_is_retried(executor: KernelExecutor, tmp_pa
 async def test_unreachable_model_ends_turn_with_clear_message(
     executor: KernelExecutor, tmp_path: Path
 ) -> None:
+    from openai import AsyncOpenAI
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    model = OpenAIChatModel("local", provider=OpenAIProvider(base_url="http://127.0.0.1:9/v1", api_key="x"))
+    # The agent's own retries are what is tested; the SDK's retries (backoff 0.5-8 s) only add time.
+    client = AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="x", max_retries=0)
+    model = OpenAIChatModel("local", provider=OpenAIProvider(openai_client=client))
     agent = Agent(model, sessions_dir=tmp_path / "s", working_dir=tmp_path, executor=executor)
     agent.permissions = PermissionRules(None, defaults=False)
     async with agent:

@@ -23,7 +23,7 @@ from freeact_tui.execution import create_executor
 from freeact_tui.execution.base import ExecChunk, ExecResult, ExecutorError
 from freeact_tui.execution.docker import DockerExecutor, main
 from freeact_tui.execution.docker_image import build_image
-from tests.executor_checks import approvals, check_interrupt_and_timeout, run
+from tests.executor_checks import approvals, check_interrupt_and_timeout, record_socket_dirs, run
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
@@ -69,10 +69,6 @@ def _limits(name: str) -> list[str]:
 
 def _exists(path: Path) -> bool:
     return path.exists()
-
-
-def _socket_dirs() -> set[Path]:
-    return set(Path("/tmp").glob("freeact-dkr-*"))
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
@@ -158,8 +154,10 @@ async def test_programmatic_mcp_call_crosses_the_bridge(ex: DockerExecutor) -> N
 
 
 @needs_daemon
-async def test_kernel_death_restart_and_stop_remove_the_container(image: str, tmp_path: Path) -> None:
-    sockets_before = _socket_dirs()
+async def test_kernel_death_restart_and_stop_remove_the_container(
+    image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    socket_dirs = record_socket_dirs(monkeypatch)
     executor = DockerExecutor(working_dir=tmp_path, images_dir=tmp_path / "images", image=image)
     names: list[str] = []
     try:
@@ -197,7 +195,7 @@ async def test_kernel_death_restart_and_stop_remove_the_container(image: str, tm
         await executor.stop()
     assert executor.state == "stopped" and executor.container_name is None
     assert [_containers(n) for n in names] == [[], []]
-    assert _socket_dirs() - sockets_before == set()
+    assert len(socket_dirs) == 2 and [d for d in socket_dirs if d.exists()] == []  # two containers ran
 
 
 @needs_daemon

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import sys
 import time
@@ -16,7 +15,8 @@ import pytest_asyncio
 
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor, ExecutorError
 from freeact_tui.execution.kernel import KernelExecutor
-from tests.executor_checks import approvals, run
+from tests.executor_checks import approvals, descendants, new_descendants, no_new_descendants, run, until
+from tests.user_dirs import REAL_HOME, IsolatedDirs
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
@@ -213,7 +213,9 @@ async def test_cancel_while_approval_pending(ex: KernelExecutor) -> None:
     assert after.text == "free again"
 
 
-async def test_programmatic_mcp_call_needs_approval(ex: KernelExecutor, tmp_path: Path) -> None:
+async def test_programmatic_mcp_call_needs_approval(
+    ex: KernelExecutor, tmp_path: Path, user_dirs: IsolatedDirs
+) -> None:
     server = tmp_path / "calc_server.py"
     server.write_text(MCP_SERVER)
     params = {"command": sys.executable, "args": [str(server)]}
@@ -235,10 +237,26 @@ async def test_programmatic_mcp_call_needs_approval(ex: KernelExecutor, tmp_path
         )
         assert not result.is_error, result.text
         assert "5" in result.text
+        # The server's stderr log lands in the test session's directories, never the user's.
+        assert (ex.log_dir / "mcp-calc.log").is_file() and ex.log_dir.is_relative_to(user_dirs.root)
         items, result = await run(ex, "runner.run_sync('add', {'a': 1, 'b': 1})", decide=False)
         assert result.is_error and "rejected" in result.text
     finally:
         ex.set_mcp_servers(None)
+
+
+async def test_kernel_files_stay_in_the_test_dirs(ex: KernelExecutor, user_dirs: IsolatedDirs) -> None:
+    code = (
+        "import ipykernel.connect, os\n"
+        "print(ipykernel.connect.get_connection_file())\n"
+        "print(get_ipython().profile_dir.location)\n"
+        "print(os.path.expanduser('~'))"
+    )
+    _, result = await run(ex, code)
+    connection_file, profile_dir, home = map(Path, result.text.splitlines())
+    assert connection_file.is_file(), result.text
+    for path in (connection_file, profile_dir, home):
+        assert path.is_relative_to(user_dirs.root) and not path.is_relative_to(REAL_HOME), path
 
 
 async def test_start_error_names_the_port_in_use(tmp_path: Path) -> None:
@@ -259,12 +277,8 @@ async def test_missing_working_dir_is_a_clear_error(tmp_path: Path) -> None:
         await KernelExecutor(working_dir=tmp_path / "nope").start()
 
 
-def _descendants() -> set[int]:
-    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}
-
-
 async def test_kernel_death_restart_and_stop_without_orphans(tmp_path: Path) -> None:
-    before = _descendants()
+    before = descendants()
     executor = KernelExecutor(working_dir=tmp_path)
     try:
         await _death_restart_and_stop(executor, before)
@@ -315,13 +329,12 @@ async def _death_restart_and_stop(executor: KernelExecutor, before: set[int]) ->
         await run(executor, "!sleep 60")
 
     task = asyncio.create_task(sleeper())
-    await asyncio.sleep(1.0)
-    assert len(_descendants() - before) >= 3  # gateway, kernel, sleep (+ shell)
+    await until(lambda: "sleep" in new_descendants(before).values(), "the approved `sleep` runs")
+    assert len(new_descendants(before)) >= 3  # gateway, kernel, sleep (+ shell)
     await executor.stop()
     await asyncio.wait_for(task, 5)
     assert executor.state == "stopped"
-    leftover = [p for p in _descendants() - before if psutil.pid_exists(p)]
-    assert leftover == []
+    await no_new_descendants(before)
     with pytest.raises(ExecutorError):
         await run(executor, "print(1)")
 

@@ -19,8 +19,18 @@ from freeact_tui.events import ApprovalRequest, CodeExecutionOutput
 from freeact_tui.execution import create_executor
 from freeact_tui.execution.base import ExecChunk, ExecResult, Executor, ExecutorError
 from freeact_tui.execution.sandbox import SandboxExecutor
-from tests.executor_checks import approvals, check_interrupt_and_timeout, run
+from tests.executor_checks import (
+    approvals,
+    check_interrupt_and_timeout,
+    descendants,
+    new_descendants,
+    no_new_descendants,
+    record_socket_dirs,
+    run,
+    until,
+)
 from tests.scripted import Code, script
+from tests.user_dirs import REAL_HOME
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
@@ -54,14 +64,6 @@ def _on_host(path: Path) -> bool:
     return path.exists()
 
 
-def _socket_dirs() -> set[Path]:
-    return set(Path("/tmp").glob("freeact-sbx-*"))
-
-
-def _descendants() -> set[int]:
-    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}
-
-
 async def test_code_runs_and_keeps_state(ex: SandboxExecutor) -> None:
     assert isinstance(ex, Executor)
     await run(ex, "counter = 40")
@@ -92,10 +94,11 @@ async def test_shell_commands_need_approval(ex: SandboxExecutor) -> None:
 
 
 async def test_writes_only_reach_the_working_dir(ex: SandboxExecutor) -> None:
-    home_file = Path.home() / f"sandbox-escape-{os.getpid()}"
+    # The user's real home (tests run with a temporary HOME, which the sandbox does not see).
+    home_file = REAL_HOME / f"sandbox-escape-{os.getpid()}"
     outside = ex.working_dir.parent / "escape.txt"
-    for target in ("/root/x", "~/" + home_file.name, "/usr/escape.txt"):
-        _, result = await run(ex, f"import os\nopen(os.path.expanduser({target!r}), 'w')")
+    for target in ("/root/x", str(home_file), "/usr/escape.txt"):
+        _, result = await run(ex, f"open({target!r}, 'w')")
         assert result.is_error and "Read-only file system" in result.text, (target, result.text)
     assert not home_file.exists()
     # The working dir's parent and /tmp exist inside, but on a private tmpfs: nothing reaches the host.
@@ -194,9 +197,11 @@ async def test_programmatic_mcp_call_crosses_the_bridge(ex: SandboxExecutor) -> 
 
 
 @needs_tools
-async def test_kernel_death_restart_and_stop_leave_no_process(tmp_path: Path) -> None:
-    before = _descendants()
-    sockets_before = _socket_dirs()
+async def test_kernel_death_restart_and_stop_leave_no_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = descendants()
+    socket_dirs = record_socket_dirs(monkeypatch)
     executor = SandboxExecutor(working_dir=tmp_path, images_dir=tmp_path / "images")
     try:
         await executor.start()
@@ -231,14 +236,15 @@ async def test_kernel_death_restart_and_stop_leave_no_process(tmp_path: Path) ->
         assert executor.gateway_pid != old_gateway and not psutil.pid_exists(old_gateway or 0)
 
         sleeper = asyncio.create_task(run(executor, "!sleep 60"))
-        await asyncio.sleep(1.0)
-        names = {psutil.Process(p).name() for p in _descendants() - before if psutil.pid_exists(p)}
-        assert {"bwrap", "socat", "sleep"} <= names
+        await until(
+            lambda: {"bwrap", "socat", "sleep"} <= set(new_descendants(before).values()),
+            "bwrap, socat and the approved `sleep` run below the test",
+        )
     finally:
         await executor.stop()
     await asyncio.wait_for(sleeper, 5)
-    assert [p for p in _descendants() - before if psutil.pid_exists(p)] == []
-    assert _socket_dirs() - sockets_before == set()
+    await no_new_descendants(before)
+    assert len(socket_dirs) == 2 and [d for d in socket_dirs if d.exists()] == []  # two sandboxes ran
 
 
 @pytest.mark.parametrize(("kept", "named"), [((), "`bwrap` and `socat` are"), (("socat",), "`bwrap` is")])
@@ -253,7 +259,7 @@ async def test_missing_tool_is_a_clear_error(
             pytest.skip(f"{tool} not installed")
         (bin_dir / tool).symlink_to(found)
     monkeypatch.setenv("PATH", str(bin_dir))
-    before = _descendants()
+    before = descendants()
     executor = create_executor("sandbox", working_dir=tmp_path)
     assert isinstance(executor, SandboxExecutor)
     states: list[str] = []
@@ -264,7 +270,7 @@ async def test_missing_tool_is_a_clear_error(
     assert named in message and "apt-get install bubblewrap socat" in message
     assert states == ["starting", "failed"]
     # Never a silent fallback: no kernel was started.
-    assert _descendants() - before == set()
+    assert new_descendants(before) == {}
 
 
 NO_NAMESPACES = """\

@@ -363,16 +363,6 @@ class DockerExecutor(KernelExecutor):
         # The working directory is bound read-write already.
         return [p for p in found if not p.is_relative_to(self.working_dir)]
 
-    async def _open_kernel(self) -> None:
-        old = self._gateway.pid if self._gateway is not None and self._gateway.alive else None
-        try:
-            await super()._open_kernel()
-        except ExecutorError:
-            if self._gateway is None or self._gateway.alive or old is None or old != self._gateway.pid:
-                raise
-            # The container was still ending when it was looked at: run a new one.
-            await super()._open_kernel()
-
     def _gateway_process(self, port: int, tool_port: int, env: dict[str, str]) -> KernelGatewayProcess:
         return DockerGatewayProcess(
             host=self.host,

@@ -207,7 +207,7 @@ class KernelExecutor:
                 kernel_environment(self.kernel_env, self.extra_pythonpath, self.host, self._tool_server.port),
             )
             await self._gateway.start()
-            await self._open_kernel()
+            await self._connect_kernel(self._gateway)
         except BaseException as e:
             detail = str(e) if isinstance(e, ExecutorError) else f"Kernel start failed: {e!r}"
             await self._teardown()
@@ -220,14 +220,32 @@ class KernelExecutor:
         self._spawn(self._warm_up_and_release(self._lock))
 
     async def _open_kernel(self) -> None:
-        assert self._gateway is not None and self._tool_server is not None
-        self._synced = False
+        """A new kernel, in a new gateway if the last one has ended (a restart)."""
+        assert self._gateway is not None
         if self._stopping:
             raise ExecutorError("The executor is stopping.")
-        if not self._gateway.alive:
-            await self._gateway.stop()
-            await self._gateway.start()
-        conn = self._kernel_connection(self._gateway)
+        gateway = self._gateway
+        was_alive = gateway.alive
+        if not was_alive:
+            await gateway.stop()
+            await gateway.start()
+        try:
+            await self._connect_kernel(gateway)
+        except ExecutorError:
+            # A gateway that dies with its kernel (the sandbox or container ends) is reaped a little
+            # after the kernel's death is seen: it looked alive above, so start a new one, once.
+            if not was_alive or gateway.alive or self._stopping:
+                raise
+            logger.info("the kernel gateway ended with its kernel; starting a new one")
+            await gateway.stop()
+            await gateway.start()
+            await self._connect_kernel(gateway)
+
+    async def _connect_kernel(self, gateway: KernelGatewayProcess) -> None:
+        """A new kernel in ``gateway``, connected and initialised (becomes ``self._conn``)."""
+        assert self._tool_server is not None
+        self._synced = False
+        conn = self._kernel_connection(gateway)
         init = kernel_init_code(
             working_dir=self.working_dir,
             approve_shell_cmds=self.approve_shell_cmds,
