@@ -1,0 +1,431 @@
+"""Checkpoints of a working directory in a shadow git repository, so that every action is undoable.
+
+The shadow repository lives in the app's data directory (one per working directory) and is used
+as ``git --git-dir=<shadow> --work-tree=<working dir>``: the user's own ``.git`` is never read
+for history nor written, and nothing is written into the working directory. The working
+directory's ``.gitignore`` files and its ``.git/info/exclude`` are honoured; files beyond the size
+limits are skipped and reported. The shadow index is kept warm, so a checkpoint stats every file
+but hashes only the changed ones. Only the working directory is covered (``root``): a write
+elsewhere cannot be seen, let alone undone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import hashlib
+import os
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from freeact_tui import paths
+from freeact_tui.execution.checkpoint_limits import (
+    NESTED_REPO_REASON,
+    CheckpointLimits,
+    SkippedFile,
+    limit_reason,
+)
+from freeact_tui.execution.checkpoint_records import (
+    LOG_FORMAT,
+    STATUS,
+    Checkpoint,
+    FileChange,
+    RestoreResult,
+    commit_message,
+    encode_paths,
+    name_status,
+    parse_log,
+    split_z,
+)
+from freeact_tui.execution.shadow_git import (
+    CheckpointError,
+    CheckpointsUnavailable,
+    ShadowGit,
+    user_exclude_file,
+)
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Linux/macOS: the in-process lock still holds
+    fcntl = None  # type: ignore[assignment]
+
+_BRANCH = "refs/heads/checkpoints"
+_EXCLUDE_HEADER = "# written by freeact-tui: the working directory's .git/info/exclude and extra excludes\n"
+
+
+def store_key(root: Path) -> str:
+    """The shadow repository's folder name for a working directory."""
+    return hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:20]
+
+
+class CheckpointStore:
+    """Checkpoints of one working directory.
+
+    Args:
+        root: The working directory (the only place covered).
+        store_dir: Where shadow repositories live (default: ``checkpoints`` in the data dir).
+        limits: Size limits; skipped files are reported in each checkpoint's ``skipped``.
+        exclude: Extra gitignore patterns never checkpointed (e.g. a sessions dir inside ``root``).
+        git: The git executable (default: found on ``PATH``).
+
+    Raises:
+        CheckpointsUnavailable: ``git`` is not installed (from construction or any call).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        store_dir: Path | None = None,
+        limits: CheckpointLimits | None = None,
+        exclude: Sequence[str] = (),
+        git: str | None = None,
+    ) -> None:
+        self.root = Path(root).expanduser().resolve()
+        self.git_dir = (store_dir or paths.checkpoints_dir()) / store_key(self.root)
+        self.limits = limits or CheckpointLimits()
+        self._exclude = [p for p in exclude if p.strip()]
+        self._git = ShadowGit(self.git_dir, self.root, git)
+        self._lock = asyncio.Lock()
+        self._ready = False
+        self._trees: dict[str, str] = {}  # commit -> tree of the newest checkpoint
+
+    def covers(self, path: str | Path) -> bool:
+        """True when ``path`` (absolute, or relative to the root) is inside the covered root."""
+        target = Path(path).expanduser()
+        target = (target if target.is_absolute() else self.root / target).resolve()
+        return target == self.root or self.root in target.parents
+
+    # --- public API ----------------------------------------------------------------------------
+
+    async def checkpoint(self, label: str, meta: Mapping[str, Any] | None = None) -> Checkpoint | None:
+        """Record the working directory's state; None when nothing changed since the last one.
+
+        Args:
+            label: One line saying what comes next (e.g. ``"before action 3: code"``).
+            meta: JSON-serialisable data kept with it (session id, turn, tool call id …).
+
+        Raises:
+            CheckpointsUnavailable: git is missing, or too many new files (see ``max_files``).
+            CheckpointError: git failed (e.g. the shadow repository is damaged).
+        """
+        async with self._locked():
+            return await self._checkpoint(label, dict(meta or {}))
+
+    async def latest(self) -> Checkpoint | None:
+        """The newest checkpoint (None before the first)."""
+        found = await self.list(limit=1)
+        return found[0] if found else None
+
+    async def list(self, limit: int | None = None) -> list[Checkpoint]:
+        """All checkpoints, newest first."""
+        async with self._locked():
+            if await self._head() is None:
+                return []
+            args = ["log", f"--format={LOG_FORMAT}", _BRANCH]
+            if limit is not None:
+                args.insert(1, f"-n{max(limit, 0)}")
+            out = await self._git.run(*args)
+        return [
+            parse_log(record) for record in out.decode("utf-8", "replace").split("\x1e") if record.strip()
+        ]
+
+    async def get(self, checkpoint_id: str) -> Checkpoint:
+        """The checkpoint with this id (a full or unique abbreviated commit id).
+
+        Raises:
+            CheckpointError: no such checkpoint.
+        """
+        async with self._locked():
+            try:
+                out = await self._git.run(
+                    "log", "-1", f"--format={LOG_FORMAT}", f"{checkpoint_id}^{{commit}}", "--"
+                )
+            except CheckpointError:
+                raise CheckpointError(f"No checkpoint {checkpoint_id!r} for {self.root}.") from None
+        return parse_log(out.decode("utf-8", "replace").rstrip("\x1e\n"))
+
+    async def changes(
+        self, since: Checkpoint | str, until: Checkpoint | str | None = None
+    ) -> builtins.list[FileChange]:
+        """The files changed from ``since`` to ``until`` (None: the working directory now)."""
+        async with self._locked():
+            a, b = await self._pair(since, until)
+            out = await self._git.run("diff-tree", "-r", "-z", "--no-renames", "--name-status", a, b)
+        return [FileChange(path, STATUS.get(code, "modified")) for code, path in name_status(out)]
+
+    async def diff(self, a: Checkpoint | str, b: Checkpoint | str | None = None) -> str:
+        """The unified diff from ``a`` to ``b`` (None: the working directory now), renames detected."""
+        async with self._locked():
+            left, right = await self._pair(a, b)
+            out = await self._git.run(
+                "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", left, right
+            )
+        return out.decode("utf-8", errors="replace")
+
+    async def restore(
+        self, checkpoint: Checkpoint | str, paths: Sequence[str | Path] | None = None
+    ) -> RestoreResult:
+        """Bring the working directory (or only ``paths`` in it) back to ``checkpoint``'s state.
+
+        Modified files get their old content, files created since are removed, deleted files are
+        recreated. The state just before is checkpointed first (``backup``), so a restore is itself
+        undoable. Files the checkpoint skipped, paths outside the root, and current files too big
+        to back up are left as they are and listed in ``not_restorable``.
+
+        Raises:
+            CheckpointError: no such checkpoint, or git failed.
+        """
+        target = checkpoint if isinstance(checkpoint, Checkpoint) else await self.get(checkpoint)
+        async with self._locked():
+            return await self._restore(target, paths)
+
+    # --- internals -----------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _locked(self) -> AsyncIterator[None]:
+        async with self._lock:
+            await self._ensure_repo()
+            fd = os.open(self.git_dir / "freeact.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                if fcntl is not None:  # another app instance in the same directory shares the store
+                    await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)  # closing releases the flock
+
+    async def _ensure_repo(self) -> None:
+        if self._ready:
+            return
+        if not self.root.is_dir():
+            raise CheckpointError(f"The working directory {self.root} does not exist.")
+        self.git_dir.mkdir(parents=True, exist_ok=True)
+        if not (self.git_dir / "HEAD").is_file():
+            await self._git.run("init", "--quiet", "--template=")
+            for key, value in (
+                ("core.untrackedCache", "true"),  # status skips unchanged untracked dirs
+                ("index.version", "4"),
+                ("gc.auto", "0"),  # never collect during an action; see gc()
+                ("core.logAllRefUpdates", "false"),
+            ):
+                await self._git.run("config", key, value)
+            await self._git.run("symbolic-ref", "HEAD", _BRANCH)
+            (self.git_dir / "freeact-root").write_text(str(self.root) + "\n", encoding="utf-8")
+        self._ready = True
+
+    def _sync_excludes(self) -> None:
+        parts = [_EXCLUDE_HEADER, *(p + "\n" for p in self._exclude)]
+        user = user_exclude_file(self.root)
+        if user is not None:
+            with suppress(OSError):
+                parts.append(user.read_text(encoding="utf-8", errors="replace") + "\n")
+        wanted = "".join(parts)
+        target = self.git_dir / "info" / "exclude"
+        with suppress(OSError):
+            if target.read_text(encoding="utf-8") == wanted:
+                return  # unchanged: keep git's untracked cache valid
+        target.parent.mkdir(exist_ok=True)
+        paths.atomic_write_text(target, wanted, mode=0o644)
+
+    def _read_ref(self) -> str | None:
+        # Our own repository: reading the ref file spares a git process per checkpoint.
+        with suppress(OSError):
+            return (self.git_dir / _BRANCH).read_text(encoding="ascii").strip() or None
+        with suppress(OSError):  # packed by gc()
+            for line in (self.git_dir / "packed-refs").read_text(encoding="ascii").splitlines():
+                if line.endswith(" " + _BRANCH):
+                    return line.split()[0]
+        return None
+
+    async def _head(self) -> tuple[str, str] | None:
+        """The newest checkpoint's (commit, tree), or None before the first."""
+        commit = self._read_ref()
+        if commit is None:
+            return None
+        tree = self._trees.get(commit)
+        if tree is None:
+            tree = await self._git.text("rev-parse", f"{commit}^{{tree}}")
+            self._trees = {commit: tree}
+        return commit, tree
+
+    async def _snapshot(self) -> tuple[str, tuple[SkippedFile, ...], bool]:
+        """Stage the working directory into the shadow index: (tree, skipped files, index was clean)."""
+        self._sync_excludes()
+        out = await self._git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+        entries = [(e[0], e[1], e[3:]) for e in split_z(out)]
+        if not entries:
+            return await self._git.text("write-tree", "--missing-ok"), (), True
+        to_update, to_drop, skipped = await asyncio.to_thread(self._sort_entries, entries)
+        if len(to_update) > self.limits.max_files:
+            raise CheckpointsUnavailable(
+                f"Checkpoints are off for {self.root}: {len(to_update)} new files exceed the limit of "
+                f"{self.limits.max_files} (add them to .gitignore or raise checkpoint_max_files)."
+            )
+        if to_update:
+            await self._git.run(
+                "update-index", "--add", "--remove", "-z", "--stdin", input=encode_paths(to_update)
+            )
+        if to_drop:
+            await self._git.run(
+                "update-index", "--force-remove", "-z", "--stdin", input=encode_paths(to_drop)
+            )
+        return await self._git.text("write-tree", "--missing-ok"), tuple(skipped), False
+
+    def _sort_entries(
+        self, entries: builtins.list[tuple[str, str, str]]
+    ) -> tuple[builtins.list[str], builtins.list[str], builtins.list[SkippedFile]]:
+        to_update: builtins.list[str] = []
+        to_drop: builtins.list[str] = []
+        skipped: builtins.list[SkippedFile] = []
+        for x, y, path in entries:
+            if x == "?" and path.endswith("/"):
+                skipped.append(SkippedFile(path.rstrip("/"), NESTED_REPO_REASON))
+                continue
+            if x != "?" and y == " ":
+                continue  # staged already (a snapshot taken by changes() or diff())
+            reason = None if y == "D" else limit_reason(self.root / path, self.limits)
+            if reason is None:
+                to_update.append(path)
+            else:
+                skipped.append(SkippedFile(path, reason))
+                if x != "?":
+                    to_drop.append(path)  # tracked before, too big now: its old content must not linger
+        return to_update, to_drop, skipped
+
+    async def _checkpoint(self, label: str, meta: dict[str, Any]) -> Checkpoint | None:
+        head = await self._head()
+        tree, skipped, clean = await self._snapshot()
+        if head is not None and tree == head[1]:
+            return None
+        created = datetime.now(UTC)
+        label = " ".join(label.split()) or "checkpoint"
+        message = commit_message(label, meta, skipped, created)
+        parents = ["-p", head[0]] if head else []
+        commit = await self._git.text("commit-tree", tree, *parents, input=message.encode("utf-8"))
+        await self._git.run("update-ref", _BRANCH, commit, *([head[0]] if head else []))
+        self._trees = {commit: tree}
+        return Checkpoint(commit, label, created, meta, skipped)
+
+    async def _pair(self, a: Checkpoint | str, b: Checkpoint | str | None) -> tuple[str, str]:
+        left = a.id if isinstance(a, Checkpoint) else a
+        if b is None:
+            right, _, _ = await self._snapshot()
+        else:
+            right = b.id if isinstance(b, Checkpoint) else b
+        return left, right
+
+    def _relative(self, path: str | Path) -> str | None:
+        target = Path(path).expanduser()
+        target = target if target.is_absolute() else self.root / target
+        target = Path(os.path.normpath(target))
+        if target != self.root and self.root not in target.parents:
+            return None
+        return target.relative_to(self.root).as_posix()
+
+    async def _restore(self, target: Checkpoint, only: Sequence[str | Path] | None) -> RestoreResult:
+        not_restorable: builtins.list[SkippedFile] = []
+        wanted: builtins.list[str] | None = None
+        if only is not None:
+            wanted = []
+            for item in only:
+                rel = self._relative(item)
+                if rel is None:
+                    not_restorable.append(
+                        SkippedFile(str(item), "outside the working directory (not covered)")
+                    )
+                else:
+                    wanted.append(rel)
+
+        def selected(path: str) -> bool:
+            if wanted is None:
+                return True
+            return any(w in (".", "") or path == w or path.startswith(w.rstrip("/") + "/") for w in wanted)
+
+        backup = await self._checkpoint(f"before restoring {target.short_id}", {"restore_of": target.id})
+        if backup is None:
+            head = await self._head()
+            assert head is not None  # target exists, so there is a branch
+            out = await self._git.run("log", "-1", f"--format={LOG_FORMAT}", head[0])
+            backup = parse_log(out.decode("utf-8", "replace").rstrip("\x1e\n"))
+        too_big_now = {s.path: s for s in backup.skipped}
+        out = await self._git.run(
+            "diff-tree", "-r", "-z", "--no-renames", "--name-status", target.id, backup.id
+        )
+        to_remove: builtins.list[str] = []
+        to_write: builtins.list[str] = []
+        for code, path in name_status(out):
+            if not selected(path):
+                continue
+            if code == "A":
+                to_remove.append(path)  # created after the checkpoint
+            elif path in too_big_now:
+                not_restorable.append(
+                    SkippedFile(
+                        path,
+                        f"left as is: its current version is {too_big_now[path].reason}, so a restore could not be undone",
+                    )
+                )
+            else:
+                to_write.append(path)
+        in_target = {s.path for s in target.skipped}
+        for s in target.skipped:
+            if selected(s.path):
+                not_restorable.append(SkippedFile(s.path, f"not in the checkpoint: {s.reason}"))
+        for s in backup.skipped:
+            if (
+                selected(s.path)
+                and s.path not in in_target
+                and s.path not in {n.path for n in not_restorable}
+            ):
+                not_restorable.append(SkippedFile(s.path, f"left as is: {s.reason}, never checkpointed"))
+        await asyncio.to_thread(self._remove_files, to_remove)
+        if to_write:
+            await self._write_from(target.id, to_write)
+        return RestoreResult(target, backup, tuple(to_write), tuple(to_remove), tuple(not_restorable))
+
+    def _remove_files(self, rel_paths: builtins.list[str]) -> None:
+        for rel in rel_paths:
+            path = self.root / rel
+            with suppress(FileNotFoundError):
+                path.unlink()
+            parent = path.parent
+            while parent != self.root and self.root in parent.parents:
+                try:
+                    parent.rmdir()  # only empty directories go, like git's own checkout
+                except OSError:
+                    break
+                parent = parent.parent
+
+    async def _write_from(self, commit: str, rel_paths: builtins.list[str]) -> None:
+        # A throwaway index keeps the shadow index (the last snapshot) as it is.
+        index = self.git_dir / f"restore-{uuid.uuid4().hex}.index"
+        env = {"GIT_INDEX_FILE": str(index)}
+        try:
+            await self._git.run("read-tree", commit, env=env)
+            await self._git.run(
+                "checkout-index", "-f", "-z", "--stdin", input=encode_paths(rel_paths), env=env
+            )
+        finally:
+            with suppress(FileNotFoundError):
+                index.unlink()
+
+    async def gc(self) -> None:
+        """Pack the shadow repository (run it when idle, never before an action)."""
+        async with self._locked():
+            await self._git.run("gc", "--quiet", "--prune=now")
+
+
+__all__ = [
+    "Checkpoint",
+    "CheckpointError",
+    "CheckpointLimits",
+    "CheckpointStore",
+    "CheckpointsUnavailable",
+    "FileChange",
+    "RestoreResult",
+    "SkippedFile",
+]
