@@ -54,6 +54,8 @@ except ImportError:  # pragma: no cover - not on Linux/macOS: the in-process loc
     fcntl = None  # type: ignore[assignment]
 
 _BRANCH = "refs/heads/checkpoints"
+_BULK_FILES = 500
+_BULK_ENV = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.bigFileThreshold", "GIT_CONFIG_VALUE_0": "1"}
 _EXCLUDE_HEADER = "# written by freeact-tui: the working directory's .git/info/exclude and extra excludes\n"
 
 
@@ -208,7 +210,6 @@ class CheckpointStore:
             await self._git.run("init", "--quiet", "--template=")
             for key, value in (
                 ("core.untrackedCache", "true"),  # status skips unchanged untracked dirs
-                ("index.version", "4"),
                 ("gc.auto", "0"),  # never collect during an action; see gc()
                 ("core.logAllRefUpdates", "false"),
             ):
@@ -252,13 +253,25 @@ class CheckpointStore:
             self._trees = {commit: tree}
         return commit, tree
 
-    async def _snapshot(self) -> tuple[str, tuple[SkippedFile, ...], bool]:
-        """Stage the working directory into the shadow index: (tree, skipped files, index was clean)."""
+    async def _snapshot(self, head_tree: str | None = None) -> tuple[str, tuple[SkippedFile, ...]]:
+        """Stage the working directory into the shadow index: (its tree, the files skipped)."""
         self._sync_excludes()
-        out = await self._git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+        # "normal" untracked mode lets git's untracked cache skip unchanged directories (it does
+        # not work with "all"); new directories are expanded below.
+        out = await self._git.run(
+            "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames"
+        )
         entries = [(e[0], e[1], e[3:]) for e in split_z(out)]
-        if not entries:
-            return await self._git.text("write-tree", "--missing-ok"), (), True
+        if not entries:  # index == worktree and index == newest checkpoint
+            return head_tree or await self._git.text("write-tree", "--missing-ok"), ()
+        new_dirs = [path for x, _, path in entries if x == "?" and path.endswith("/")]
+        if new_dirs:
+            entries = [e for e in entries if not (e[0] == "?" and e[2].endswith("/"))]
+            for start in range(0, len(new_dirs), 500):
+                listed = await self._git.run(
+                    "ls-files", "-z", "--others", "--exclude-standard", "--", *new_dirs[start : start + 500]
+                )
+                entries.extend(("?", "?", path) for path in split_z(listed))
         to_update, to_drop, skipped = await asyncio.to_thread(self._sort_entries, entries)
         if len(to_update) > self.limits.max_files:
             raise CheckpointsUnavailable(
@@ -266,14 +279,17 @@ class CheckpointStore:
                 f"{self.limits.max_files} (add them to .gitignore or raise checkpoint_max_files)."
             )
         if to_update:
+            # Many new files (the first checkpoint): one pack instead of a loose object per file,
+            # several times faster; the few files of an action stay loose (no pack per action).
+            bulk = _BULK_ENV if len(to_update) > _BULK_FILES else None
             await self._git.run(
-                "update-index", "--add", "--remove", "-z", "--stdin", input=encode_paths(to_update)
+                "update-index", "--add", "--remove", "-z", "--stdin", input=encode_paths(to_update), env=bulk
             )
         if to_drop:
             await self._git.run(
                 "update-index", "--force-remove", "-z", "--stdin", input=encode_paths(to_drop)
             )
-        return await self._git.text("write-tree", "--missing-ok"), tuple(skipped), False
+        return await self._git.text("write-tree", "--missing-ok"), tuple(skipped)
 
     def _sort_entries(
         self, entries: builtins.list[tuple[str, str, str]]
@@ -298,7 +314,7 @@ class CheckpointStore:
 
     async def _checkpoint(self, label: str, meta: dict[str, Any]) -> Checkpoint | None:
         head = await self._head()
-        tree, skipped, clean = await self._snapshot()
+        tree, skipped = await self._snapshot(head[1] if head else None)
         if head is not None and tree == head[1]:
             return None
         created = datetime.now(UTC)
@@ -313,7 +329,7 @@ class CheckpointStore:
     async def _pair(self, a: Checkpoint | str, b: Checkpoint | str | None) -> tuple[str, str]:
         left = a.id if isinstance(a, Checkpoint) else a
         if b is None:
-            right, _, _ = await self._snapshot()
+            right, _ = await self._snapshot()
         else:
             right = b.id if isinstance(b, Checkpoint) else b
         return left, right
@@ -413,10 +429,17 @@ class CheckpointStore:
             with suppress(FileNotFoundError):
                 index.unlink()
 
-    async def gc(self) -> None:
-        """Pack the shadow repository (run it when idle, never before an action)."""
+    async def gc(self, *, now: bool = False) -> None:
+        """Pack the shadow repository's loose objects (run it when idle, never before an action).
+
+        Args:
+            now: Pack everything now; by default only past git's usual thresholds (``gc --auto``).
+        """
         async with self._locked():
-            await self._git.run("gc", "--quiet", "--prune=now")
+            if now:
+                await self._git.run("gc", "--quiet", "--prune=now")
+            else:
+                await self._git.run("-c", "gc.auto=6700", "gc", "--auto", "--quiet")
 
 
 __all__ = [
