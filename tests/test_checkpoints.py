@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from freeact_tui import paths
+from freeact_tui.config import Config, read_toml
+from freeact_tui.execution.action_checkpoints import ActionCheckpoints
 from freeact_tui.execution.checkpoints import (
     CheckpointError,
     CheckpointLimits,
@@ -359,3 +361,46 @@ async def test_concurrent_checkpoints_are_serialised(work: Path, store: Checkpoi
     made = await asyncio.gather(store.checkpoint("a"), other.checkpoint("b"), store.changes("HEAD"))
     assert sum(c is not None for c in made[:2]) == 1  # one records the change, the other sees none
     assert len(await store.list()) == 2
+
+
+def test_the_example_config_documents_the_checkpoint_keys_with_their_defaults() -> None:
+    example = read_toml(Path(__file__).resolve().parent.parent / "config.example.toml")
+    keys = [k for k in Config.model_fields if k.startswith("checkpoint")]
+    assert keys == [
+        "checkpoints",
+        "checkpoint_max_file_bytes",
+        "checkpoint_max_binary_bytes",
+        "checkpoint_max_files",
+    ]
+    assert {k: example[k] for k in keys} == {k: Config.model_fields[k].default for k in keys}
+
+
+async def test_the_action_hook_follows_the_config(tmp_path: Path, work: Path) -> None:
+    config = Config(working_dir=work, sessions_dir=work / "sessions", checkpoint_max_file_bytes=100)
+    hook = ActionCheckpoints.from_config(config)
+    assert hook.enabled and hook.root == work
+    (work / "sessions").mkdir()
+    (work / "sessions" / "s.jsonl").write_text("{}\n")
+    (work / "big.txt").write_text("x" * 500)
+    first = await hook.before_action("before action 1", {"tool_call_id": "c1"})
+    assert first is not None and first.meta == {"tool_call_id": "c1"}
+    assert [s.path for s in first.skipped] == ["big.txt"]
+    # Nothing changed: the newest checkpoint still holds the state before the next action.
+    assert (await hook.before_action("before action 2")) == first
+    (work / "sessions" / "s.jsonl").write_text("{}\n{}\n")  # the session history is never rewound
+    assert hook.store is not None and await hook.store.changes(first) == []
+
+    off = ActionCheckpoints.from_config(config.model_copy(update={"checkpoints": False}))
+    assert not off.enabled and off.disabled_reason and "checkpoints = false" in off.disabled_reason
+    assert await off.before_action("x") is None
+    remote = ActionCheckpoints.from_config(config, execution="remote")
+    assert remote.root is None and "remote mode" in (remote.disabled_reason or "")
+
+
+async def test_the_action_hook_turns_itself_off_instead_of_failing_an_action(work: Path) -> None:
+    hook = ActionCheckpoints.from_config(Config(working_dir=work, checkpoint_max_files=2))
+    for i in range(5):
+        (work / f"f{i}.txt").write_text(str(i))
+    assert await hook.before_action("before action 1") is None
+    assert not hook.enabled and "exceed the limit of 2" in (hook.disabled_reason or "")
+    assert await hook.before_action("before action 2") is None
