@@ -404,3 +404,46 @@ async def test_the_action_hook_turns_itself_off_instead_of_failing_an_action(wor
     assert await hook.before_action("before action 1") is None
     assert not hook.enabled and "exceed the limit of 2" in (hook.disabled_reason or "")
     assert await hook.before_action("before action 2") is None
+
+
+async def test_odd_names_modes_symlinks_and_a_file_turned_directory(
+    work: Path, store: CheckpointStore
+) -> None:
+    names = ["with space.txt", "ünïcödé.txt", "new\nline.txt", "*star?.txt", "-dash.txt"]
+    for name in names:
+        (work / name).write_text(name)
+    (work / "run.sh").write_text("#!/bin/sh\n")
+    (work / "run.sh").chmod(0o755)
+    (work / "link").symlink_to("run.sh")
+    (work / "thing").write_text("a file\n")
+    first = await store.checkpoint("first")
+    assert first is not None
+
+    for name in names:
+        (work / name).unlink()
+    (work / "run.sh").chmod(0o644)
+    (work / "link").unlink()
+    (work / "link").symlink_to("README.md")
+    (work / "thing").unlink()
+    (work / "thing").mkdir()
+    (work / "thing" / "inside.txt").write_text("now a directory\n")
+    changes = dict(await store.changes(first))
+    assert changes["thing"] == "deleted" and changes["thing/inside.txt"] == "added"
+    assert changes["run.sh"] == changes["link"] == "modified"
+
+    await store.restore(first)
+    assert all((work / name).read_text() == name for name in names)
+    assert (work / "run.sh").stat().st_mode & 0o777 == 0o755
+    assert os.readlink(work / "link") == "run.sh"
+    assert (work / "thing").read_text() == "a file\n"
+
+
+async def test_rewrites_of_the_same_size_in_quick_succession_are_all_seen(
+    work: Path, store: CheckpointStore
+) -> None:
+    made = []
+    for letter in "abcdefgh":  # same size, well within one second: git's racy-clean case
+        (work / "README.md").write_text(letter * 8)
+        made.append(await store.checkpoint(letter))
+    assert all(c is not None for c in made)
+    assert [c.label for c in await store.list()] == list("hgfedcba")

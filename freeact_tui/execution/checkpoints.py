@@ -265,6 +265,8 @@ class CheckpointStore:
         if not entries:  # index == worktree and index == newest checkpoint
             return head_tree or await self._git.text("write-tree", "--missing-ok"), ()
         new_dirs = [path for x, _, path in entries if x == "?" and path.endswith("/")]
+        # A file that became a directory: "normal" mode does not list the directory's files.
+        new_dirs += [path + "/" for _, y, path in entries if y in "DT" and self._is_real_dir(path)]
         if new_dirs:
             entries = [e for e in entries if not (e[0] == "?" and e[2].endswith("/"))]
             for start in range(0, len(new_dirs), 500):
@@ -290,6 +292,10 @@ class CheckpointStore:
                 "update-index", "--force-remove", "-z", "--stdin", input=encode_paths(to_drop)
             )
         return await self._git.text("write-tree", "--missing-ok"), tuple(skipped)
+
+    def _is_real_dir(self, rel: str) -> bool:
+        path = self.root / rel
+        return path.is_dir() and not path.is_symlink()
 
     def _sort_entries(
         self, entries: builtins.list[tuple[str, str, str]]
