@@ -41,6 +41,7 @@ from freeact_tui.execution.checkpoint_records import (
     parse_log,
     split_z,
 )
+from freeact_tui.execution.checkpoint_restore import RestorePlan, remove_files
 from freeact_tui.execution.shadow_git import (
     CheckpointError,
     CheckpointsUnavailable,
@@ -340,87 +341,24 @@ class CheckpointStore:
             right = b.id if isinstance(b, Checkpoint) else b
         return left, right
 
-    def _relative(self, path: str | Path) -> str | None:
-        target = Path(path).expanduser()
-        target = target if target.is_absolute() else self.root / target
-        target = Path(os.path.normpath(target))
-        if target != self.root and self.root not in target.parents:
-            return None
-        return target.relative_to(self.root).as_posix()
-
     async def _restore(self, target: Checkpoint, only: Sequence[str | Path] | None) -> RestoreResult:
-        not_restorable: builtins.list[SkippedFile] = []
-        wanted: builtins.list[str] | None = None
-        if only is not None:
-            wanted = []
-            for item in only:
-                rel = self._relative(item)
-                if rel is None:
-                    not_restorable.append(
-                        SkippedFile(str(item), "outside the working directory (not covered)")
-                    )
-                else:
-                    wanted.append(rel)
-
-        def selected(path: str) -> bool:
-            if wanted is None:
-                return True
-            return any(w in (".", "") or path == w or path.startswith(w.rstrip("/") + "/") for w in wanted)
-
+        plan = RestorePlan.for_paths(self.root, only)
         backup = await self._checkpoint(f"before restoring {target.short_id}", {"restore_of": target.id})
-        if backup is None:
+        if backup is None:  # nothing changed since the newest checkpoint: that is the state now
             head = await self._head()
             assert head is not None  # target exists, so there is a branch
             out = await self._git.run("log", "-1", f"--format={LOG_FORMAT}", head[0])
             backup = parse_log(out.decode("utf-8", "replace").rstrip("\x1e\n"))
-        too_big_now = {s.path: s for s in backup.skipped}
         out = await self._git.run(
             "diff-tree", "-r", "-z", "--no-renames", "--name-status", target.id, backup.id
         )
-        to_remove: builtins.list[str] = []
-        to_write: builtins.list[str] = []
-        for code, path in name_status(out):
-            if not selected(path):
-                continue
-            if code == "A":
-                to_remove.append(path)  # created after the checkpoint
-            elif path in too_big_now:
-                not_restorable.append(
-                    SkippedFile(
-                        path,
-                        f"left as is: its current version is {too_big_now[path].reason}, so a restore could not be undone",
-                    )
-                )
-            else:
-                to_write.append(path)
-        in_target = {s.path for s in target.skipped}
-        for s in target.skipped:
-            if selected(s.path):
-                not_restorable.append(SkippedFile(s.path, f"not in the checkpoint: {s.reason}"))
-        for s in backup.skipped:
-            if (
-                selected(s.path)
-                and s.path not in in_target
-                and s.path not in {n.path for n in not_restorable}
-            ):
-                not_restorable.append(SkippedFile(s.path, f"left as is: {s.reason}, never checkpointed"))
-        await asyncio.to_thread(self._remove_files, to_remove)
-        if to_write:
-            await self._write_from(target.id, to_write)
-        return RestoreResult(target, backup, tuple(to_write), tuple(to_remove), tuple(not_restorable))
-
-    def _remove_files(self, rel_paths: builtins.list[str]) -> None:
-        for rel in rel_paths:
-            path = self.root / rel
-            with suppress(FileNotFoundError):
-                path.unlink()
-            parent = path.parent
-            while parent != self.root and self.root in parent.parents:
-                try:
-                    parent.rmdir()  # only empty directories go, like git's own checkout
-                except OSError:
-                    break
-                parent = parent.parent
+        plan.decide(target, backup, name_status(out))
+        await asyncio.to_thread(remove_files, self.root, plan.to_remove)
+        if plan.to_write:
+            await self._write_from(target.id, plan.to_write)
+        return RestoreResult(
+            target, backup, tuple(plan.to_write), tuple(plan.to_remove), tuple(plan.not_restorable)
+        )
 
     async def _write_from(self, commit: str, rel_paths: builtins.list[str]) -> None:
         # A throwaway index keeps the shadow index (the last snapshot) as it is.
