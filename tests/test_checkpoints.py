@@ -14,6 +14,7 @@ import pytest
 from freeact_tui import paths
 from freeact_tui.config import Config, read_toml
 from freeact_tui.execution.action_checkpoints import ActionCheckpoints
+from freeact_tui.execution.checkpoint_restore import remove_files
 from freeact_tui.execution.checkpoints import (
     CheckpointError,
     CheckpointLimits,
@@ -447,3 +448,15 @@ async def test_rewrites_of_the_same_size_in_quick_succession_are_all_seen(
         made.append(await store.checkpoint(letter))
     assert all(c is not None for c in made)
     assert [c.label for c in await store.list()] == list("hgfedcba")
+
+
+def test_removing_created_files_never_follows_a_symlink_out_of_the_root(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "made").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "x.txt").write_text("not ours\n")
+    (root / "d").symlink_to(outside)
+    (root / "made" / "new.txt").write_text("created by an action\n")
+    remove_files(root, ["d/x.txt", "made/new.txt"])
+    assert (outside / "x.txt").read_text() == "not ours\n"
+    assert not (root / "made").exists()  # the created file went, and its emptied directory

@@ -75,8 +75,12 @@ class RestorePlan:
 
 def remove_files(root: Path, rel_paths: list[str]) -> None:
     """Remove files created after a checkpoint, and the directories they leave empty."""
+    real_root = os.path.realpath(root)
     for rel in rel_paths:
         path = root / rel
+        parent_real = os.path.realpath(path.parent)
+        if parent_real != real_root and not parent_real.startswith(real_root + os.sep):
+            continue  # a directory on the way became a symlink out of the root: never follow it
         with suppress(FileNotFoundError):
             path.unlink()
         parent = path.parent
