@@ -96,6 +96,9 @@ class ShadowGit:
             "-c", "core.autocrlf=false",
             "-c", "core.safecrlf=false",
             "-c", "core.hooksPath=" + os.devnull,
+            # The git dir is always ours; a working dir owned by someone else (files a Docker
+            # kernel wrote as root) must not make git refuse it.
+            "-c", "safe.directory=*",
             *args,
         ]  # fmt: skip
         try:
