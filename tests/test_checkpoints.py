@@ -460,3 +460,19 @@ def test_removing_created_files_never_follows_a_symlink_out_of_the_root(tmp_path
     remove_files(root, ["d/x.txt", "made/new.txt"])
     assert (outside / "x.txt").read_text() == "not ours\n"
     assert not (root / "made").exists()  # the created file went, and its emptied directory
+
+
+async def test_a_cancelled_checkpoint_leaves_the_store_usable(work: Path, store: CheckpointStore) -> None:
+    for d in range(20):
+        (work / f"d{d}").mkdir()
+        for f in range(100):
+            (work / f"d{d}" / f"f{f}.txt").write_text(f"{d}/{f}\n")
+    for delay in (0.005, 0.02, 0.05, 0.1):  # cancelled somewhere in status, update-index or commit
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(store.checkpoint("cancelled"), delay)
+    assert not (store.git_dir / "index.lock").exists()
+    first = await store.checkpoint("after the cancellations")
+    latest = await store.latest()
+    assert latest is not None and (first is None or latest == first)
+    (work / "d3" / "f7.txt").write_text("changed\n")
+    assert await store.changes(latest) == [FileChange("d3/f7.txt", "modified")]

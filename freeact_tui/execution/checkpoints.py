@@ -15,6 +15,7 @@ import asyncio
 import builtins
 import hashlib
 import os
+import shutil
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -192,11 +193,12 @@ class CheckpointStore:
     @asynccontextmanager
     async def _locked(self) -> AsyncIterator[None]:
         async with self._lock:
-            await self._ensure_repo()
-            fd = os.open(self.git_dir / "freeact.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.git_dir.with_name(self.git_dir.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 if fcntl is not None:  # another app instance in the same directory shares the store
                     await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
+                await self._ensure_repo()
                 yield
             finally:
                 os.close(fd)  # closing releases the flock
@@ -206,17 +208,25 @@ class CheckpointStore:
             return
         if not self.root.is_dir():
             raise CheckpointError(f"The working directory {self.root} does not exist.")
-        self.git_dir.mkdir(parents=True, exist_ok=True)
         if not (self.git_dir / "HEAD").is_file():
-            await self._git.run("init", "--quiet", "--template=")
-            for key, value in (
-                ("core.untrackedCache", "true"),  # status skips unchanged untracked dirs
-                ("gc.auto", "0"),  # never collect during an action; see gc()
-                ("core.logAllRefUpdates", "false"),
-            ):
-                await self._git.run("config", key, value)
-            await self._git.run("symbolic-ref", "HEAD", _BRANCH)
-            (self.git_dir / "freeact-root").write_text(str(self.root) + "\n", encoding="utf-8")
+            # Built aside and renamed into place: an interrupted start leaves no half repository.
+            building = self.git_dir.with_name(f"{self.git_dir.name}.new-{uuid.uuid4().hex[:8]}")
+            git = ShadowGit(building, self.root, self._git.git)
+            try:
+                await git.run("init", "--quiet", "--template=")
+                for key, value in (
+                    ("core.untrackedCache", "true"),  # status skips unchanged untracked dirs
+                    ("gc.auto", "0"),  # never collect during an action; see gc()
+                    ("core.logAllRefUpdates", "false"),
+                ):
+                    await git.run("config", key, value)
+                await git.run("symbolic-ref", "HEAD", _BRANCH)
+                (building / "freeact-root").write_text(str(self.root) + "\n", encoding="utf-8")
+                if self.git_dir.exists():  # an empty or broken leftover: no checkpoint lives there
+                    shutil.rmtree(self.git_dir)
+                building.rename(self.git_dir)
+            finally:
+                shutil.rmtree(building, ignore_errors=True)
         self._ready = True
 
     def _sync_excludes(self) -> None:

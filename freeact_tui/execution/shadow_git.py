@@ -70,7 +70,7 @@ class ShadowGit:
     def __init__(self, git_dir: Path, work_tree: Path, git: str | None = None) -> None:
         self.git_dir = git_dir
         self.work_tree = work_tree
-        self._git = git or find_git()
+        self.git = git or find_git()
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         env.update(_FIXED_ENV)
         self._env = env
@@ -89,7 +89,7 @@ class ShadowGit:
             CheckpointError: git failed (its stderr is in the message).
         """
         argv = [
-            self._git,
+            self.git,
             f"--git-dir={self.git_dir}",
             f"--work-tree={self.work_tree}",
             "-c", "core.quotepath=false",
@@ -116,7 +116,16 @@ class ShadowGit:
             raise CheckpointsUnavailable(
                 "Checkpoints are off: `git` is not installed (install git to make actions undoable)."
             ) from exc
-        stdout, stderr = await proc.communicate(input)
+        try:
+            stdout, stderr = await proc.communicate(input)
+        except asyncio.CancelledError:
+            # A cancelled turn must not leave git running with index.lock held: git removes its
+            # lock files when terminated, and waiting for that is short.
+            if proc.returncode is None:
+                with suppress(ProcessLookupError):
+                    proc.terminate()
+                await proc.wait()
+            raise
         if proc.returncode not in ok_codes:
             message = stderr.decode("utf-8", errors="replace").strip() or f"exit code {proc.returncode}"
             raise CheckpointError(f"git {args[0]} failed in the checkpoint store {self.git_dir}: {message}")
