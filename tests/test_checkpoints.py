@@ -476,3 +476,17 @@ async def test_a_cancelled_checkpoint_leaves_the_store_usable(work: Path, store:
     assert latest is not None and (first is None or latest == first)
     (work / "d3" / "f7.txt").write_text("changed\n")
     assert await store.changes(latest) == [FileChange("d3/f7.txt", "modified")]
+
+
+async def test_checkpoints_chain_on_after_the_store_is_packed(work: Path, store: CheckpointStore) -> None:
+    first = await store.checkpoint("first")
+    assert first is not None
+    await store.gc(now=True)
+    assert not (store.git_dir / "refs" / "heads" / "checkpoints").exists()  # the ref is packed now
+    assert await store.checkpoint("unchanged") is None
+    (work / "README.md").write_text("after gc\n")
+    second = await store.checkpoint("second")
+    assert second is not None
+    assert [c.id for c in await store.list()] == [second.id, first.id]
+    await store.restore(first)
+    assert (work / "README.md").read_text() == "# project\n"

@@ -393,7 +393,8 @@ class CheckpointStore:
             if now:
                 await self._git.run("gc", "--quiet", "--prune=now")
             else:
-                await self._git.run("-c", "gc.auto=6700", "gc", "--auto", "--quiet")
+                auto = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "gc.auto", "GIT_CONFIG_VALUE_0": "6700"}
+                await self._git.run("gc", "--auto", "--quiet", env=auto)
 
 
 __all__ = [
