@@ -74,6 +74,12 @@ class Config(BaseModel):
     max_subagents: int = Field(default=5, ge=1)
     subagent_pool_size: int = Field(default=1, ge=0)
 
+    # Undo: a checkpoint of the working directory before each approved action that can write.
+    checkpoints: bool = True
+    checkpoint_max_file_bytes: int = Field(default=5 * 1024 * 1024, ge=0)
+    checkpoint_max_binary_bytes: int = Field(default=1024 * 1024, ge=0)
+    checkpoint_max_files: int = Field(default=50_000, ge=1)
+
     skip_permissions: bool = False
     theme: str = "freeact-dark"
     keymap: dict[str, str] = Field(default_factory=dict)

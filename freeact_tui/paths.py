@@ -56,6 +56,11 @@ def default_sessions_dir() -> Path:
     return data_dir() / "sessions"
 
 
+def checkpoints_dir() -> Path:
+    """Shadow git repositories of checkpoints, one per working directory."""
+    return data_dir() / "checkpoints"
+
+
 def bundled_themes_dir() -> Path:
     """Themes shipped with the package (``themes/`` in a checkout)."""
     here = Path(__file__).resolve().parent

@@ -1,0 +1,137 @@
+"""Run git on a shadow repository: its own git dir, the user's working directory as work tree.
+
+Every call is isolated from the user's git setup (no system or global config, no hooks, no
+``GIT_*`` variables leaking in), so a shadow repository never reads or writes the user's ``.git``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Sequence
+from contextlib import suppress
+from pathlib import Path
+
+# Identity and determinism for commits in the shadow repository; nothing of the user's config.
+_FIXED_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "freeact-tui",
+    "GIT_AUTHOR_EMAIL": "checkpoints@freeact-tui.invalid",
+    "GIT_COMMITTER_NAME": "freeact-tui",
+    "GIT_COMMITTER_EMAIL": "checkpoints@freeact-tui.invalid",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_LITERAL_PATHSPECS": "1",
+    "LC_ALL": "C",
+}
+
+
+class CheckpointError(Exception):
+    """A checkpoint operation failed; ``str(error)`` is a message meant for the user."""
+
+
+class CheckpointsUnavailable(CheckpointError):
+    """Checkpoints cannot work here (``git`` is missing, or the directory is too big)."""
+
+
+def find_git() -> str:
+    """The path of the ``git`` executable.
+
+    Raises:
+        CheckpointsUnavailable: git is not installed (checkpoints are then off).
+    """
+    git = shutil.which("git")
+    if git is None:
+        raise CheckpointsUnavailable(
+            "Checkpoints are off: `git` is not installed (install git to make actions undoable)."
+        )
+    return git
+
+
+def user_exclude_file(root: Path) -> Path | None:
+    """The ``info/exclude`` of the user's repository at ``root`` (also for worktrees), if any."""
+    dot_git = root / ".git"
+    git_dir = dot_git
+    if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
+        with suppress(OSError, ValueError, IndexError):
+            text = dot_git.read_text(encoding="utf-8").strip()
+            git_dir = (root / text.split(":", 1)[1].strip()).resolve()
+            common = git_dir / "commondir"
+            if common.is_file():
+                git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+    exclude = git_dir / "info" / "exclude"
+    return exclude if exclude.is_file() else None
+
+
+class ShadowGit:
+    """``git --git-dir=<git_dir> --work-tree=<work_tree>`` run in a subprocess, off the event loop."""
+
+    def __init__(self, git_dir: Path, work_tree: Path, git: str | None = None) -> None:
+        self.git_dir = git_dir
+        self.work_tree = work_tree
+        self.git = git or find_git()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(_FIXED_ENV)
+        self._env = env
+
+    async def run(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        env: dict[str, str] | None = None,
+        ok_codes: Sequence[int] = (0,),
+    ) -> bytes:
+        """Run one git command in the work tree and return its stdout.
+
+        Raises:
+            CheckpointsUnavailable: git vanished since start.
+            CheckpointError: git failed (its stderr is in the message).
+        """
+        argv = [
+            self.git,
+            f"--git-dir={self.git_dir}",
+            f"--work-tree={self.work_tree}",
+            "-c", "core.quotepath=false",
+            "-c", "core.autocrlf=false",
+            "-c", "core.safecrlf=false",
+            "-c", "core.hooksPath=" + os.devnull,
+            # The git dir is always ours; a working dir owned by someone else (files a Docker
+            # kernel wrote as root) must not make git refuse it.
+            "-c", "safe.directory=*",
+            *args,
+        ]  # fmt: skip
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=self.work_tree,
+                env={**self._env, **(env or {})},
+                stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        except FileNotFoundError as exc:
+            if not self.work_tree.is_dir():
+                raise CheckpointError(f"The working directory {self.work_tree} is gone.") from exc
+            raise CheckpointsUnavailable(
+                "Checkpoints are off: `git` is not installed (install git to make actions undoable)."
+            ) from exc
+        try:
+            stdout, stderr = await proc.communicate(input)
+        except asyncio.CancelledError:
+            # A cancelled turn must not leave git running with index.lock held: git removes its
+            # lock files when terminated, and waiting for that is short.
+            if proc.returncode is None:
+                with suppress(ProcessLookupError):
+                    proc.terminate()
+                await proc.wait()
+            raise
+        if proc.returncode not in ok_codes:
+            message = stderr.decode("utf-8", errors="replace").strip() or f"exit code {proc.returncode}"
+            raise CheckpointError(f"git {args[0]} failed in the checkpoint store {self.git_dir}: {message}")
+        return stdout
+
+    async def text(self, *args: str, input: bytes | None = None) -> str:
+        """Like ``run``, decoded and stripped."""
+        out = await self.run(*args, input=input)
+        return out.decode("utf-8", errors="replace").strip()
