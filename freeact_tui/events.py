@@ -194,6 +194,16 @@ class AgentError(AgentEvent):
     kind: Literal["model", "kernel", "config", "limit", "internal"] = "internal"
 
 
+@dataclass(frozen=True)
+class ModelRetry(AgentEvent):
+    """A transient model error (rate limit, overload, dropped connection): retry ``attempt`` of ``attempts`` follows in ``delay`` s."""
+
+    reason: str
+    attempt: int
+    attempts: int
+    delay: float
+
+
 KernelState = Literal["starting", "ready", "busy", "restarting", "failed", "stopped"]
 
 
@@ -235,6 +245,7 @@ __all__ = [
     "Decision",
     "KernelState",
     "KernelStatus",
+    "ModelRetry",
     "RememberScope",
     "Response",
     "ResponseChunk",

@@ -33,6 +33,8 @@ class ActionOutcome:
     is_error: bool = False
     kernel_died: bool = False
     subagent_id: str | None = None
+    malformed: bool = False
+    """The call itself was broken (invalid JSON arguments, a missing argument, an unknown tool)."""
 
     def metadata(self) -> dict[str, Any]:
         """Stored with the tool return so a resumed UI can show the outcome without parsing text."""

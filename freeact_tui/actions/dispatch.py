@@ -68,13 +68,17 @@ class Dispatcher:
         try:
             args = call.args_as_dict(raise_if_invalid=True)
         except Exception as exc:
-            return ActionOutcome(f"Invalid JSON arguments for {call.tool_name}: {exc}", is_error=True)
+            return ActionOutcome(
+                f"Invalid JSON arguments for `{call.tool_name}`: {exc}. Call it again with valid JSON arguments.",
+                is_error=True,
+                malformed=True,
+            )
         corr = call.tool_call_id
         try:
             if call.tool_name == CODE_TOOL:
                 code = args.get("code")
                 if not isinstance(code, str):
-                    return ActionOutcome("Missing string argument `code`.", is_error=True)
+                    return ActionOutcome("Missing string argument `code`.", is_error=True, malformed=True)
                 return await self._run_code(code, corr)
             if call.tool_name == SUBAGENT_TOOL and self.subagents is not None:
                 return await self._run_subagent(args, corr, self.subagents)
@@ -84,7 +88,7 @@ class Dispatcher:
             self.set_phase(corr, None)
         content = f"Unknown tool `{call.tool_name}`. Use `{CODE_TOOL}` to run code."
         self.emit(ToolOutput(content, is_error=True, **self.ids(corr)))
-        return ActionOutcome(content, is_error=True)
+        return ActionOutcome(content, is_error=True, malformed=True)
 
     async def _run_code(self, code: str, corr: str) -> ActionOutcome:
         decision = await self.ask(CodeAction(code), corr)
@@ -128,7 +132,7 @@ class Dispatcher:
     async def _run_subagent(self, args: dict[str, Any], corr: str, run: SubagentRunner) -> ActionOutcome:
         prompt = args.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
-            return ActionOutcome("Missing string argument `prompt`.", is_error=True)
+            return ActionOutcome("Missing string argument `prompt`.", is_error=True, malformed=True)
         requested = args.get("max_turns", 100)
         max_turns = requested if isinstance(requested, int) and requested > 0 else 100
         decision = await self.ask(SubagentTask(prompt, max_turns), corr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from pydantic_ai.messages import (
@@ -75,3 +76,20 @@ def interrupted_returns(
             for c in calls
         ]
     )
+
+
+INCOMPLETE_MARK = "\n\n[incomplete: the reply was cut off]"
+
+
+def incomplete_response(partial: ModelResponse) -> ModelResponse | None:
+    """What to keep of a reply that broke off mid-stream: its thoughts and text, marked incomplete.
+
+    Tool calls are dropped (their arguments may be cut too, and they never ran). ``None`` when
+    there is no text to keep.
+    """
+    parts = [p for p in partial.parts if isinstance(p, TextPart | ThinkingPart) and p.content]
+    if not any(isinstance(p, TextPart) for p in parts):
+        return None
+    last = max(i for i, p in enumerate(parts) if isinstance(p, TextPart))
+    parts[last] = TextPart(parts[last].content + INCOMPLETE_MARK)
+    return replace(partial, parts=parts)

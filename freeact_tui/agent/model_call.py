@@ -30,14 +30,21 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
-from freeact_tui.events import AgentEvent, Response, ResponseChunk, Thoughts, ThoughtsChunk
+from freeact_tui.events import AgentEvent, ModelRetry, Response, ResponseChunk, Thoughts, ThoughtsChunk
 
 # Seconds to wait before each retry of a transient error (rate limit, overload, 5xx, connection).
 RETRY_DELAYS = (1.0, 3.0)
 
 
 class ModelCallError(Exception):
-    """The request failed for good; ``str(error)`` is the message for the user."""
+    """The request failed for good; ``str(error)`` is the message for the user.
+
+    ``partial`` is what the model had streamed (and the user had seen) before it failed, if anything.
+    """
+
+    def __init__(self, message: str, partial: ModelResponse | None = None) -> None:
+        super().__init__(message)
+        self.partial = partial
 
 
 def event_for(part_event: Any, ids: dict[str, Any]) -> AgentEvent | None:
@@ -76,29 +83,45 @@ async def request_response(
     Raises:
         ModelCallError: the request failed and will not be retried.
     """
-    for attempt in range(len(RETRY_DELAYS) + 1):
+    attempts = len(RETRY_DELAYS)
+    for attempt in range(attempts + 1):
         emitted = False
+        partial: ModelResponse | None = None
         try:
             async with model_request_stream(
                 model, list(messages), model_settings=settings, model_request_parameters=parameters
             ) as stream:
                 async for part_event in stream:
-                    on_progress(stream.get())
+                    partial = stream.get()
+                    on_progress(partial)
                     event = event_for(part_event, ids)
                     if event is not None:
                         emit(event)
                         emitted = True
                 return stream.get()
         except (ModelAPIError, UnexpectedModelBehavior) as exc:
-            if not is_retryable(exc) or emitted or attempt >= len(RETRY_DELAYS):
+            if emitted:
+                raise ModelCallError(
+                    _cut_message(describe_model_error(exc, rolled_back=False)), partial
+                ) from exc
+            if not is_retryable(exc) or attempt >= attempts:
                 raise ModelCallError(describe_model_error(exc)) from exc
+            reason = describe_model_error(exc, rolled_back=False)
         except (OSError, TimeoutError) as exc:
-            if emitted or attempt >= len(RETRY_DELAYS):
+            if emitted:
+                raise ModelCallError(_cut_message(f"Connection lost: {exc}"), partial) from exc
+            if attempt >= attempts:
                 raise ModelCallError(
                     f"Cannot reach the model: {exc}. The turn was rolled back; try again."
                 ) from exc
+            reason = f"Cannot reach the model: {exc}"
+        emit(ModelRetry(reason, attempt + 1, attempts, RETRY_DELAYS[attempt], **ids))
         await asyncio.sleep(RETRY_DELAYS[attempt])
     raise ModelCallError("The model request failed.")  # pragma: no cover - the loop always returns or raises
+
+
+def _cut_message(cause: str) -> str:
+    return f"The model's reply was cut off ({cause}). The partial reply is kept, marked incomplete."
 
 
 def is_retryable(exc: Exception) -> bool:
@@ -109,7 +132,7 @@ def is_retryable(exc: Exception) -> bool:
     return isinstance(status, int) and (status in (408, 429) or status >= 500)
 
 
-def describe_model_error(exc: Exception) -> str:
+def describe_model_error(exc: Exception, *, rolled_back: bool = True) -> str:
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     detail = str(exc)
@@ -119,4 +142,6 @@ def describe_model_error(exc: Exception) -> str:
         except (TypeError, ValueError):
             pass
     prefix = f"Model API error (HTTP {status})" if status else f"Model error ({type(exc).__name__})"
+    if not rolled_back:
+        return f"{prefix}: {detail}"
     return f"{prefix}: {detail}. The turn was rolled back; try again."

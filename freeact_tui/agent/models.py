@@ -226,11 +226,21 @@ def _server_model(model: str, base_url: str, api_key_env: str | None) -> Model:
         from pydantic_ai.providers.ollama import OllamaProvider
 
         return OllamaModel(name, provider=OllamaProvider(base_url=base_url, api_key=api_key))
+    # Local servers often need no key, but the OpenAI client insists on a non-empty one. A stream that
+    # ends without a finish reason was cut off: an error, never a complete answer.
+    from openai import AsyncOpenAI
     from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.profiles.openai import OpenAIModelProfile
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    # Local servers often need no key, but the OpenAI client insists on a non-empty one.
-    return OpenAIChatModel(name, provider=OpenAIProvider(base_url=base_url, api_key=api_key or "not-needed"))
+    # The agent retries transient errors itself, visibly and a bounded number of times: no hidden
+    # retries of the OpenAI client on top of them.
+    client = AsyncOpenAI(base_url=base_url, api_key=api_key or "not-needed", max_retries=0)
+    return OpenAIChatModel(
+        name,
+        provider=OpenAIProvider(openai_client=client),
+        profile=OpenAIModelProfile(openai_chat_streaming_requires_finish_reason=True),
+    )
 
 
 def resolve_model(

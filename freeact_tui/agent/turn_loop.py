@@ -44,13 +44,23 @@ if TYPE_CHECKING:
     from freeact_tui.mcp.setup import McpSetup
 
 
+MAX_MALFORMED_STEPS = 3
+"""Responses in a row whose tool calls are all broken before the turn stops (each got a corrective return)."""
+
+
 class TurnError(Exception):
     """Ends a turn with a message of the given kind (a failed model request is rolled back)."""
 
-    def __init__(self, kind: Literal["model", "kernel", "config", "internal"], message: str) -> None:
+    def __init__(
+        self,
+        kind: Literal["model", "kernel", "config", "internal"],
+        message: str,
+        partial: ModelResponse | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind: Literal["model", "kernel", "config", "internal"] = kind
         self.message = message
+        self.partial = partial
 
 
 class TurnLoop:
@@ -163,6 +173,7 @@ class TurnLoop:
             await self._prepare_turn(prompt, turn_start)
             dispatcher = self._dispatcher()
             steps = 0
+            malformed = 0
             while True:
                 if max_turns is not None and steps >= max_turns:
                     message = f"Stopped after {max_turns} model requests (max_turns)."
@@ -176,9 +187,18 @@ class TurnLoop:
                 if not calls:
                     break
                 state.calls = calls
-                stop = await self._run_calls(dispatcher, calls, state)
+                stop, all_malformed = await self._run_calls(dispatcher, calls, state)
                 self.recorder.record(hist.interrupted_returns(calls, state.done, state.meta))
                 if stop:
+                    break
+                malformed = malformed + 1 if all_malformed else 0
+                if malformed >= MAX_MALFORMED_STEPS:
+                    message = (
+                        f"The model sent broken tool calls {malformed} times in a row "
+                        f"({next(iter(state.done.values()), '')[:200]}); the turn stopped. "
+                        "Try again, rephrase, or use a model that is better at tool calls."
+                    )
+                    self._emit(AgentError(message, kind="model", **self._ids()))
                     break
         except asyncio.CancelledError:
             if not self._cancel_requested:
@@ -188,7 +208,10 @@ class TurnLoop:
                 current.uncancel()
             self._finish_cancelled(state)
         except TurnError as exc:
-            if exc.kind == "model":
+            kept = hist.incomplete_response(exc.partial) if exc.partial is not None else None
+            if kept is not None:  # the user saw part of a reply: keep it, marked incomplete
+                self.recorder.record(kept)
+            elif exc.kind == "model":
                 self.recorder.rollback(turn_start)
             self._emit(AgentError(exc.message, kind=exc.kind, **self._ids()))
         except Exception as exc:  # never let a bug kill the UI: report it, keep the history valid
@@ -244,7 +267,7 @@ class TurnLoop:
                 on_progress=lambda partial: setattr(state, "response", partial),
             )
         except ModelCallError as exc:
-            raise TurnError("model", str(exc)) from exc
+            raise TurnError("model", str(exc), exc.partial) from exc
         finally:
             state.in_model = False
         self.add_usage(self.meter.of_response(response))
@@ -252,8 +275,10 @@ class TurnLoop:
 
     # -- the tool phase ------------------------------------------------------------------------------
 
-    async def _run_calls(self, dispatcher: Dispatcher, calls: list[ToolCallPart], state: TurnState) -> bool:
-        """Run the calls of one response concurrently; return True when the turn must stop."""
+    async def _run_calls(
+        self, dispatcher: Dispatcher, calls: list[ToolCallPart], state: TurnState
+    ) -> tuple[bool, bool]:
+        """Run the calls of one response concurrently; return (the turn must stop, every call was broken)."""
 
         async def run(call: ToolCallPart) -> ActionOutcome:
             outcome = await dispatcher.run(call)
@@ -270,7 +295,7 @@ class TurnLoop:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
-        return any(o.rejected or o.kernel_died for o in outcomes)
+        return any(o.rejected or o.kernel_died for o in outcomes), all(o.malformed for o in outcomes)
 
 
 __all__ = ["TurnError", "TurnLoop"]

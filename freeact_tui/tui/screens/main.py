@@ -19,6 +19,7 @@ from freeact_tui.events import (
     CodeExecutionOutput,
     CodeExecutionOutputChunk,
     KernelStatus,
+    ModelRetry,
     Response,
     ResponseChunk,
     SubagentStatus,
@@ -306,6 +307,11 @@ class MainScreen(Screen[None]):
                         self.status_bar.set_activity("thinking")
                     case ToolOutput():
                         await log.tool_output(event)
+                    case ModelRetry():
+                        await log.notice(
+                            f"{event.reason}. Retry {event.attempt} of {event.attempts} in {event.delay:g} s.",
+                            title="Model busy: retrying",
+                        )
                     case Cancelled(phase=phase):
                         await log.finish_streams()
                         await log.notice(f"Cancelled ({phase}).", title="Turn cancelled")
