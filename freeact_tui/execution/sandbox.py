@@ -204,6 +204,11 @@ class SandboxGatewayProcess(KernelGatewayProcess):
         self.port = await self._ports.open(self.host, self.port, self.tool_port, "sandbox")
         await super().start()
 
+    def process_env(self) -> dict[str, str]:
+        # Inside, the gateway's parent is the sandbox's init, whose end (with bwrap, which dies with
+        # us: --die-with-parent) ends every process of the sandbox; the gateway watches that parent.
+        return self.env
+
     def command(self) -> list[str]:
         """``bwrap … sh launcher socat … gateway-command``."""
         assert self._tools is not None and self._ports is not None
