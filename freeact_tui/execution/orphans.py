@@ -28,7 +28,7 @@ from pathlib import Path
 OWNER_ENV = "FREEACT_TUI_OWNER_PID"
 
 # Polls 4 times a second: an orphaned gateway and its kernels are gone well within a second.
-OWNER_WATCH = """\
+OWNER_WATCH = r"""
 def _freeact_watch_owner():
     import os, signal, threading, time
     owner = int(os.environ.pop("FREEACT_TUI_OWNER_PID", "0") or 0) or os.getppid()
