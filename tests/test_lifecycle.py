@@ -43,7 +43,12 @@ class TerminalApp:
         work = tmp_path / "work"
         home.mkdir()
         work.mkdir()
-        env = {**os.environ, "HOME": str(home), "FREEACT_TUI_HOME": str(home / "app"), "TERM": "xterm-256color"}
+        env = {
+            **os.environ,
+            "HOME": str(home),
+            "FREEACT_TUI_HOME": str(home / "app"),
+            "TERM": "xterm-256color",
+        }
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         cmd = [sys.executable, "-m", "freeact_tui", "--model", "test", "--execution", execution]
@@ -163,13 +168,15 @@ def check_signal(tmp_path: Path, execution: str, kernels: int, signum: signal.Si
         _kill(alive(recorded))
 
 
-@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize(
+    "signum", [signal.SIGHUP, signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=lambda s: s.name
+)
 def test_local_app_leaves_no_process(tmp_path: Path, signum: signal.Signals) -> None:
     # Two kernels with --model test: the main agent's and a warm one for subagents.
     check_signal(tmp_path, "local", 2, signum)
 
 
 @needs_sandbox
-@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGKILL])
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGKILL], ids=lambda s: s.name)
 def test_sandboxed_app_leaves_no_process(tmp_path: Path, signum: signal.Signals) -> None:
     check_signal(tmp_path, "sandbox", 2, signum)
