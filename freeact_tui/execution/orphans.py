@@ -120,6 +120,26 @@ def die_with_parent(command: str, args: list[str]) -> tuple[str, list[str]]:
     return sys.executable, ["-I", "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), command, *args]
 
 
+def _start_ticks(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rindex(b")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def owner_label() -> str:
+    """This process as ``pid:start-time`` (a pid alone may be reused), for labels of what it starts."""
+    return f"{os.getpid()}:{_start_ticks(os.getpid())}"
+
+
+def owner_dead(label: str) -> bool:
+    """Whether ``label`` is an ``owner_label()`` whose process is gone (False for anything else)."""
+    pid, _, ticks = label.partition(":")
+    return pid.isdigit() and ticks.isdigit() and _start_ticks(int(pid)) != int(ticks)
+
+
 class OwnerLock:
     """An exclusive ``flock`` on ``path``, held by this process until ``release()``.
 
