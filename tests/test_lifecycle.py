@@ -7,6 +7,7 @@ recorded processes still alive.
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import pty
@@ -23,6 +24,11 @@ from pathlib import Path
 import psutil
 import pytest
 
+from freeact_tui.execution.docker import reap_orphaned_containers
+from freeact_tui.execution.docker_image import build_image
+from freeact_tui.execution.orphans import owner_label
+from tests.test_docker import DAEMON_PROBLEM, IMAGE
+
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
 START_LIMIT = 150.0  # seconds until the kernels run (a loaded machine is slow)
@@ -38,11 +44,12 @@ needs_sandbox = pytest.mark.skipif(
 class TerminalApp:
     """``freeact-tui`` running in a pseudo-terminal (its output drained in a thread)."""
 
-    def __init__(self, tmp_path: Path, execution: str) -> None:
+    def __init__(self, tmp_path: Path, execution: str, project_config: str = "") -> None:
         home = tmp_path / "home"
         work = tmp_path / "work"
         home.mkdir()
         work.mkdir()
+        (work / ".freeact-tui.toml").write_text(project_config)
         env = {
             **os.environ,
             "HOME": str(home),
@@ -85,6 +92,10 @@ class TerminalApp:
                 pass
         return found
 
+    def kernels(self, below: dict[int, float]) -> int:
+        """How many kernels run below the app."""
+        return sum("ipykernel" in _cmdline(pid) for pid in below)
+
     def wait_for_kernels(self, count: int) -> dict[int, float]:
         """Wait until ``count`` kernels run and nothing new starts for a second; the descendants then."""
         deadline = time.monotonic() + START_LIMIT
@@ -95,7 +106,7 @@ class TerminalApp:
             now = self.descendants()
             if set(now) != set(last):
                 last, steady_since = now, time.monotonic()
-            elif sum("ipykernel" in _cmdline(pid) for pid in now) >= count:
+            elif self.kernels(now) >= count:
                 if time.monotonic() - steady_since >= 1.0:
                     return now
             time.sleep(0.2)
@@ -151,7 +162,8 @@ def _kill(pids: list[int]) -> None:
 
 
 def check_signal(tmp_path: Path, execution: str, kernels: int, signum: signal.Signals) -> None:
-    app = TerminalApp(tmp_path, execution)
+    # Without a warm pool the app runs one kernel (the main agent's), with one two.
+    app = TerminalApp(tmp_path, execution, "subagent_pool_size = 0\n" if kernels == 1 else "")
     recorded: dict[int, float] = {}
     try:
         recorded = app.wait_for_kernels(kernels)
@@ -172,11 +184,88 @@ def check_signal(tmp_path: Path, execution: str, kernels: int, signum: signal.Si
     "signum", [signal.SIGHUP, signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=lambda s: s.name
 )
 def test_local_app_leaves_no_process(tmp_path: Path, signum: signal.Signals) -> None:
-    # Two kernels with --model test: the main agent's and a warm one for subagents.
-    check_signal(tmp_path, "local", 2, signum)
+    # SIGTERM and SIGINT take the path SIGHUP takes: one kernel is enough there.
+    check_signal(tmp_path, "local", 1 if signum in (signal.SIGTERM, signal.SIGINT) else 2, signum)
 
 
 @needs_sandbox
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGKILL], ids=lambda s: s.name)
 def test_sandboxed_app_leaves_no_process(tmp_path: Path, signum: signal.Signals) -> None:
     check_signal(tmp_path, "sandbox", 2, signum)
+
+
+class DockerTerminalApp(TerminalApp):
+    """The app in docker mode: its kernels run in containers, outside its process tree."""
+
+    def containers(self) -> list[str]:
+        """Names of the running kernel containers this app started (by their owner label)."""
+        done = subprocess.run(
+            ["docker", "ps", "--filter", "label=freeact-tui=kernel",
+             "--format", '{{.Names}} {{.Label "freeact-tui.owner"}}'],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        lines = (line.partition(" ") for line in done.stdout.splitlines())
+        return [name for name, _, owner in lines if owner.startswith(f"{self.process.pid}:")]
+
+    def kernels(self, below: dict[int, float]) -> int:
+        return len(self.containers())
+
+
+@pytest.fixture(scope="module")
+def docker_image() -> str:
+    if DAEMON_PROBLEM is not None and not os.environ.get("CI"):
+        pytest.skip(f"Docker unavailable: {DAEMON_PROBLEM}")
+    asyncio.run(build_image(IMAGE))
+    return IMAGE
+
+
+def _remove_containers(names: list[str]) -> None:
+    if names:
+        subprocess.run(["docker", "rm", "--force", *names], capture_output=True, timeout=60)
+
+
+def test_docker_kernels_end_after_sigkill(tmp_path: Path, docker_image: str) -> None:
+    app = DockerTerminalApp(tmp_path, "docker", f'docker_image = "{docker_image}"\n')
+    recorded: dict[int, float] = {}
+    containers: list[str] = []
+    try:
+        recorded = app.wait_for_kernels(2)
+        containers = app.containers()
+        os.kill(app.process.pid, signal.SIGKILL)
+        started = time.monotonic()
+        while app.containers() and time.monotonic() - started < ORPHAN_LIMIT:
+            time.sleep(0.2)
+        assert not app.containers(), f"containers still running after {ORPHAN_LIMIT:g}s"
+        left, took = wait_gone(recorded, ORPHAN_LIMIT)
+        assert not left, f"left {len(left)} of {len(recorded)} after {took:.1f}s: {_describe(left)}"
+    finally:
+        app.stop()
+        _kill(alive(recorded))
+        _remove_containers(containers)
+
+
+def test_next_start_removes_the_containers_of_dead_owners(docker_image: str) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    owners = {"dead": f"{gone.pid}:1", "alive": owner_label(), "unlabelled": ""}
+    names = {what: f"freeact-tui-reap-{what}-{os.getpid()}" for what in owners}
+    for what, owner in owners.items():
+        labels = ["--label", "freeact-tui=kernel"] + (
+            ["--label", f"freeact-tui.owner={owner}"] if owner else []
+        )
+        subprocess.run(
+            ["docker", "run", "--detach", "--rm", "--name", names[what], *labels, docker_image, "sleep", "120"],
+            check=True, capture_output=True, timeout=60,
+        )  # fmt: skip
+    try:
+        removed = asyncio.run(reap_orphaned_containers(shutil.which("docker") or "docker"))
+        assert names["dead"] in removed
+        assert names["alive"] not in removed and names["unlabelled"] not in removed
+        done = subprocess.run(
+            ["docker", "ps", "--all", "--format", "{{.Names}}"], capture_output=True, text=True, timeout=30
+        )
+        running = set(done.stdout.split())
+        assert names["dead"] not in running
+        assert {names["alive"], names["unlabelled"]} <= running
+    finally:
+        _remove_containers(list(names.values()))
