@@ -25,6 +25,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CONNECTION_CLOSED, TextContent
 from mcpygen.vars import replace_variables
 
+from freeact_tui.execution.orphans import die_with_parent
+
 ToolResult = dict[str, Any] | str | None
 
 _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -102,8 +104,11 @@ class McpSession:
     async def _connect(self) -> AsyncIterator[tuple[Any, Any]]:
         params = replace_variables(self.params, os.environ).replaced
         if "command" in params:
+            # The server ends with the app even if the app is killed (and its pipes stay open elsewhere).
+            command, args = die_with_parent(params["command"], list(params.get("args") or []))
+            server = StdioServerParameters(**{**params, "command": command, "args": args})
             with self._errlog() as errlog:
-                async with stdio_client(StdioServerParameters(**params), errlog=errlog) as (read, write):
+                async with stdio_client(server, errlog=errlog) as (read, write):
                     yield read, write
             return
         url = params.get("url")

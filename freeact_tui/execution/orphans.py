@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -115,8 +116,8 @@ def die_with_parent(command: str, args: list[str]) -> tuple[str, list[str]]:
     Returns:
         The command and arguments to spawn instead.
     """
-    if not sys.platform.startswith("linux"):
-        return command, args
+    if not sys.platform.startswith("linux") or shutil.which(command) is None:
+        return command, args  # a missing command fails to spawn as it would unwrapped
     return sys.executable, ["-I", "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), command, *args]
 
 
