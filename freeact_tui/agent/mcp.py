@@ -35,6 +35,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from freeact_tui import paths
 from freeact_tui.config import McpServerConfig
+from freeact_tui.execution.orphans import die_with_parent
 from freeact_tui.paths import log_tail
 
 logger = logging.getLogger(__name__)
@@ -144,9 +145,11 @@ async def connect(
             offset = log.stat().st_size if log.exists() else 0
         except OSError:
             log = None  # no log then, but never the terminal
+        # The server ends with the app even if the app is killed.
+        command, args = die_with_parent(config.command, list(config.args))
         transport = StdioTransport(
-            config.command,
-            list(config.args),
+            command,
+            args,
             env=dict(config.env),
             keep_alive=False,
             log_file=log or Path(os.devnull),
