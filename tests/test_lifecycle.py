@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import json
 import os
 import pty
 import shutil
@@ -96,8 +97,9 @@ class TerminalApp:
         """How many kernels run below the app."""
         return sum("ipykernel" in _cmdline(pid) for pid in below)
 
-    def wait_for_kernels(self, count: int) -> dict[int, float]:
-        """Wait until ``count`` kernels run and nothing new starts for a second; the descendants then."""
+    def wait_for_kernels(self, count: int, also: str = "") -> dict[int, float]:
+        """Wait until ``count`` kernels (and a process whose command line has ``also``) run and nothing
+        new starts for a second; the descendants then."""
         deadline = time.monotonic() + START_LIMIT
         last: dict[int, float] = {}
         steady_since = time.monotonic()
@@ -106,7 +108,7 @@ class TerminalApp:
             now = self.descendants()
             if set(now) != set(last):
                 last, steady_since = now, time.monotonic()
-            elif self.kernels(now) >= count:
+            elif self.kernels(now) >= count and any(also in _cmdline(pid) for pid in now):
                 if time.monotonic() - steady_since >= 1.0:
                     return now
             time.sleep(0.2)
@@ -161,12 +163,22 @@ def _kill(pids: list[int]) -> None:
             pass
 
 
+# An MCP server for JSON tool calls: the app starts it at launch.
+CALC_SERVER = f"""
+[mcp_servers.calc]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(Path(__file__).parent / "mcp_servers" / "calc.py"))}]
+mode = "json"
+"""
+
+
 def check_signal(tmp_path: Path, execution: str, kernels: int, signum: signal.Signals) -> None:
     # Without a warm pool the app runs one kernel (the main agent's), with one two.
-    app = TerminalApp(tmp_path, execution, "subagent_pool_size = 0\n" if kernels == 1 else "")
+    config = "subagent_pool_size = 0\n" if kernels == 1 else ""
+    app = TerminalApp(tmp_path, execution, config + CALC_SERVER)
     recorded: dict[int, float] = {}
     try:
-        recorded = app.wait_for_kernels(kernels)
+        recorded = app.wait_for_kernels(kernels, also="calc.py")
         os.kill(app.process.pid, signum)
         if signum == signal.SIGHUP:
             app.close_terminal()  # the terminal is gone, as when its window closes
