@@ -25,14 +25,16 @@ import shutil
 import sys
 from pathlib import Path
 
-# The pid the gateway's watchdog compares ``getppid()`` with (None: its parent at start).
+# The pid the gateway's watchdog compares ``getppid()`` with (unset: no watchdog).
 OWNER_ENV = "FREEACT_TUI_OWNER_PID"
 
 # Polls 4 times a second: an orphaned gateway and its kernels are gone well within a second.
 OWNER_WATCH = r"""
 def _freeact_watch_owner():
     import os, signal, threading, time
-    owner = int(os.environ.pop("FREEACT_TUI_OWNER_PID", "0") or 0) or os.getppid()
+    owner = int(os.environ.pop("FREEACT_TUI_OWNER_PID", "0") or 0)
+    if not owner:  # in a sandbox or container: the parent is its init, whose end ends us all
+        return
 
     def descendants():
         children = {}

@@ -205,8 +205,8 @@ class SandboxGatewayProcess(KernelGatewayProcess):
         await super().start()
 
     def process_env(self) -> dict[str, str]:
-        # Inside, the gateway's parent is the sandbox's init, whose end (with bwrap, which dies with
-        # us: --die-with-parent) ends every process of the sandbox; the gateway watches that parent.
+        # No owner watchdog: bwrap (--die-with-parent) ends the sandbox's init, and with it every
+        # process inside, when we die.
         return self.env
 
     def command(self) -> list[str]:
