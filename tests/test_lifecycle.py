@@ -27,7 +27,7 @@ import pytest
 
 from freeact_tui.execution.docker import reap_orphaned_containers
 from freeact_tui.execution.docker_image import build_image
-from freeact_tui.execution.orphans import owner_label
+from freeact_tui.execution.orphans import OwnerLock, die_with_parent, owner_gone, owner_label
 from tests.test_docker import DAEMON_PROBLEM, IMAGE
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
@@ -281,3 +281,42 @@ def test_next_start_removes_the_containers_of_dead_owners(docker_image: str) -> 
         assert {names["alive"], names["unlabelled"]} <= running
     finally:
         _remove_containers(list(names.values()))
+
+
+def test_owner_lock_is_free_once_its_holder_dies(tmp_path: Path) -> None:
+    path = tmp_path / "owner.lock"
+    lock = OwnerLock(path)
+    assert not owner_gone(path)
+    lock.release()
+    assert owner_gone(path)
+    code = "import pathlib, sys, time\nfrom freeact_tui.execution.orphans import OwnerLock\n"
+    code += "lock = OwnerLock(pathlib.Path(sys.argv[1]))\nprint('held', flush=True)\ntime.sleep(60)"
+    holder = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        assert not owner_gone(path)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert owner_gone(path)  # released by the kernel, though the holder never let go
+
+
+def test_a_wrapped_command_ends_when_its_parent_is_killed() -> None:
+    code = "import subprocess, sys, time\nfrom freeact_tui.execution.orphans import die_with_parent\n"
+    code += "command, args = die_with_parent('sleep', ['60'])\n"
+    code += "print(subprocess.Popen([command, *args]).pid, flush=True)\ntime.sleep(60)"
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        deadline = time.monotonic() + 10
+        while _cmdline(child) != "sleep 60" and time.monotonic() < deadline:
+            time.sleep(0.05)  # the wrapper becomes `sleep` once it has set the signal
+        recorded = {child: psutil.Process(child).create_time()}
+    finally:
+        parent.kill()
+        parent.wait()
+    left, _ = wait_gone(recorded, ORPHAN_LIMIT)
+    _kill(left)
+    assert not left
+    assert die_with_parent("/nonexistent/server", ["x"]) == ("/nonexistent/server", ["x"])
