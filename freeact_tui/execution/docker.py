@@ -33,6 +33,7 @@ from freeact_tui.execution.docker_image import DEFAULT_IMAGE, build_image, outer
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.execution.kernel_client import KernelConnection
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess
+from freeact_tui.execution.orphans import OWNER_LOCK_WATCH, OwnerLock, owner_dead, owner_label
 from freeact_tui.execution.sandbox import host_pid
 from freeact_tui.execution.sandbox_bridge import PortBridges
 
@@ -94,10 +95,18 @@ asyncio.run(main())
 """
 
 # PID 1 of the container: starts the bridge and the gateway, forwards signals, reaps orphans,
-# and exits (ending the container) when the gateway does.
-_INIT = """\
-import json, os, signal, subprocess, sys
+# and exits (ending the container) when the gateway does, or when the app that holds the owner
+# lock is gone (it cannot see our pids, nor we its).
+_INIT = (
+    OWNER_LOCK_WATCH
+    + """\
+import json, os, signal, subprocess, sys, threading, time
 cfg = json.loads(sys.argv[1])
+def watch_owner():
+    while not _freeact_owner_gone(cfg['owner_lock']):
+        time.sleep(0.5)
+    os._exit(1)
+threading.Thread(target=watch_owner, daemon=True).start()
 bridge = subprocess.Popen([sys.executable, '-c', cfg['bridge'], *cfg['bridge_args']])
 gateway = subprocess.Popen(cfg['gateway'])
 for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -109,6 +118,7 @@ while True:
         code = os.waitstatus_to_exitcode(status)
         sys.exit(code if code >= 0 else 128 - code)
 """
+)
 
 
 def docker_cli() -> str:
@@ -168,6 +178,19 @@ async def check_docker(docker: str, image: str) -> None:
         )
 
 
+async def reap_orphaned_containers(docker: str) -> list[str]:
+    """Remove kernel containers whose app is gone (one killed by SIGKILL, say); their names."""
+    status, out = await _docker(
+        docker, "ps", "--all", "--filter", "label=freeact-tui=kernel",
+        "--format", '{{.Names}} {{.Label "freeact-tui.owner"}}',
+    )  # fmt: skip
+    # Containers of other versions have no owner label: they are not ours to judge.
+    orphans = [n for n, _, owner in (x.partition(" ") for x in out.splitlines()) if owner_dead(owner)]
+    if status == 0 and orphans:
+        await _docker(docker, "rm", "--force", *orphans)
+    return orphans if status == 0 else []
+
+
 class DockerGatewayProcess(KernelGatewayProcess):
     """The kernel gateway in a Docker container, reachable at ``host:port`` through a socket bridge.
 
@@ -205,6 +228,7 @@ class DockerGatewayProcess(KernelGatewayProcess):
         self.container_name = f"freeact-tui-{uuid4().hex[:12]}"
         self._docker: str | None = None
         self._ports: PortBridges | None = None
+        self._owner_lock: OwnerLock | None = None
         self._root_pid: int | None = None
 
     @property
@@ -227,9 +251,12 @@ class DockerGatewayProcess(KernelGatewayProcess):
         """
         self._docker = docker_cli()
         await check_docker(self._docker, self.image)
+        await reap_orphaned_containers(self._docker)
         self.container_name = f"freeact-tui-{uuid4().hex[:12]}"
         self._root_pid = None
         self._ports = PortBridges("freeact-dkr-")
+        # Held while the container runs; the container ends when it can take it (we are gone).
+        self._owner_lock = OwnerLock(self._ports.socket_dir / "owner.lock")
         self.port = await self._ports.open(self.host, self.port, self.tool_port, "container")
         await super().start()
 
@@ -243,6 +270,7 @@ class DockerGatewayProcess(KernelGatewayProcess):
         socket_dir = self._ports.socket_dir
         options = [
             "--rm", "--name", self.container_name, "--label", "freeact-tui=kernel",
+            "--label", f"freeact-tui.owner={owner_label()}",
             "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,mode=1777",
             "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
             "--user", f"{os.getuid()}:{os.getgid()}", "--workdir", str(self.working_dir),
@@ -260,6 +288,7 @@ class DockerGatewayProcess(KernelGatewayProcess):
         init = {
             "bridge": _BRIDGE,
             "bridge_args": [str(socket_dir), str(self.port), str(self.tool_port)],
+            "owner_lock": str(socket_dir / "owner.lock"),
             "gateway": super().command(),
         }
         return [self._docker, "run", *options, self.image, sys.executable, "-c", _INIT, json.dumps(init)]
@@ -287,6 +316,9 @@ class DockerGatewayProcess(KernelGatewayProcess):
                 await _docker(self._docker, "rm", "--force", self.container_name, limit=max(grace, 10))
             await super().stop(grace)
         finally:
+            lock, self._owner_lock = self._owner_lock, None
+            if lock is not None:
+                lock.release()
             ports, self._ports = self._ports, None
             if ports is not None:
                 await ports.close()

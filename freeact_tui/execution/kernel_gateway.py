@@ -13,13 +13,17 @@ from pathlib import Path
 import psutil
 
 from freeact_tui.execution.base import ExecutorError
+from freeact_tui.execution.orphans import OWNER_ENV, OWNER_WATCH
 
 # Variables of the parent environment a kernel needs to behave normally; nothing secret.
 _INHERITED_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 
 # The gateway's kernel websocket leaves Nagle's algorithm on: with delayed ACKs every cell then
 # takes ~45 ms instead of ~5 ms. Launch it with TCP_NODELAY set on that websocket.
-_GATEWAY_MAIN = """\
+# It first starts a watchdog: orphaned (the app died, even by SIGKILL), it kills its kernels and exits.
+_GATEWAY_MAIN = (
+    OWNER_WATCH
+    + """\
 try:
     import jupyter_server.services.kernels.websocket as _ws
     _open = _ws.KernelWebsocketHandler.open
@@ -32,6 +36,7 @@ except Exception:
 from kernel_gateway.gatewayapp import launch_instance
 launch_instance()
 """
+)
 
 
 def kernel_environment(
@@ -115,8 +120,11 @@ class KernelGatewayProcess:
             os.close(fd)
 
     def process_env(self) -> dict[str, str]:
-        """The environment of the process ``command()`` starts (a wrapper may need its own)."""
-        return self.env
+        """The environment of the process ``command()`` starts (a wrapper may need its own).
+
+        It names this process as the gateway's owner: the gateway ends when its parent is another.
+        """
+        return {**self.env, OWNER_ENV: str(os.getpid())}
 
     def command(self) -> list[str]:
         """The command line that runs the gateway (a subclass may wrap it, e.g. in a sandbox)."""

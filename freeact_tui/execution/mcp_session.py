@@ -25,6 +25,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CONNECTION_CLOSED, CallToolResult, PaginatedRequestParams, TextContent, Tool
 from mcpygen.vars import replace_variables
 
+from freeact_tui.execution.orphans import die_with_parent
 from freeact_tui.paths import mcp_log_file
 
 ToolResult = dict[str, Any] | str | None
@@ -98,8 +99,11 @@ class McpSession:
     async def _connect(self) -> AsyncIterator[tuple[Any, Any]]:
         params = replace_variables(self.params, os.environ).replaced
         if "command" in params:
+            # The server ends with the app even if the app is killed (and its pipes stay open elsewhere).
+            command, args = die_with_parent(params["command"], list(params.get("args") or []))
+            server = StdioServerParameters(**{**params, "command": command, "args": args})
             with self._errlog() as errlog:
-                async with stdio_client(StdioServerParameters(**params), errlog=errlog) as (read, write):
+                async with stdio_client(server, errlog=errlog) as (read, write):
                     yield read, write
             return
         url = params.get("url")

@@ -204,6 +204,11 @@ class SandboxGatewayProcess(KernelGatewayProcess):
         self.port = await self._ports.open(self.host, self.port, self.tool_port, "sandbox")
         await super().start()
 
+    def process_env(self) -> dict[str, str]:
+        # No owner watchdog: bwrap (--die-with-parent) ends the sandbox's init, and with it every
+        # process inside, when we die.
+        return self.env
+
     def command(self) -> list[str]:
         """``bwrap … sh launcher socat … gateway-command``."""
         assert self._tools is not None and self._ports is not None

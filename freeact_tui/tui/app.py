@@ -25,6 +25,7 @@ from freeact_tui.tui.commands import (
     parse_slash,
     unescape_prompt,
 )
+from freeact_tui.tui.exit_signals import ExitSignals
 from freeact_tui.tui.screens.first_run import FirstRunScreen
 from freeact_tui.tui.screens.help import HelpScreen
 from freeact_tui.tui.screens.main import MainScreen
@@ -81,8 +82,11 @@ class FreeactApp(App[None]):
         self.agent: Agent | None = None
         self.startup_error: str | None = None
         self.agent_ready = False
+        self._exit_signals = ExitSignals(self.action_quit)
 
     async def on_mount(self) -> None:
+        if not self.is_headless:  # SIGHUP/SIGTERM/SIGINT quit as Ctrl+Q does (tests run headless)
+            self._exit_signals.install()
         for warning in register_themes(self):
             self.notify(warning, severity="warning", timeout=8)
         if self.config.theme in self.available_themes:
@@ -120,8 +124,9 @@ class FreeactApp(App[None]):
             self.exit()
 
     async def on_unmount(self) -> None:
-        # Any exit path (Ctrl+Q, exit(), a crash) stops the agent and the kernel it started.
+        # Any exit path (Ctrl+Q, exit(), a crash, a signal) stops the agent and the kernel it started.
         await self._stop_agent()
+        self._exit_signals.remove()
 
     async def _stop_agent(self) -> None:
         agent, self.agent = self.agent, None
