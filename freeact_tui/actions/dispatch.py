@@ -93,9 +93,7 @@ class Dispatcher:
     async def _run_code(self, code: str, corr: str) -> ActionOutcome:
         decision = await self.ask(CodeAction(code), corr)
         if not decision.approved:
-            return ActionOutcome(
-                "The user rejected this code action. Wait for new instructions.", rejected=True
-            )
+            return ActionOutcome(_rejected("this code action", decision), rejected=True)
         executor = await self.executor()
         self.prepare_executor(executor)
         ids = self.ids(corr)

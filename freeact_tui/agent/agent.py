@@ -185,7 +185,6 @@ class Agent(TurnLoop):
         self.execution_timeout = s.execution_timeout
         self.approval_timeout = s.approval_timeout
         self.skip_permissions = s.skip_permissions
-        self.permissions = runtime.permissions
         self.parent_corr_id = runtime.parent_corr_id
         self.enable_subagents = runtime.subagents_enabled
         self.mcp = McpSetup(s.mcp_servers if runtime.is_main else {})
@@ -225,6 +224,16 @@ class Agent(TurnLoop):
     @history.setter
     def history(self, messages: list[ModelMessage]) -> None:
         self.recorder.history = messages
+
+    @property
+    def permissions(self) -> PermissionRules:
+        """The rules that decide actions at once (and that remembered decisions extend)."""
+        return self.gate.permissions
+
+    @permissions.setter
+    def permissions(self, rules: PermissionRules) -> None:
+        self.runtime.permissions = rules
+        self.gate.permissions = rules
 
     @property
     def load_damage(self) -> SessionDamaged | None:
