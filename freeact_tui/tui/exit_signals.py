@@ -15,6 +15,7 @@ import os
 import signal
 import threading
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -34,35 +35,45 @@ class ExitSignals:
         self.grace = grace
         self.received: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._task: asyncio.Future[None] | None = None
+        self._previous: dict[int, Any] = {}
 
     def install(self) -> None:
-        """Handle the signals in the running loop (only possible in the main thread)."""
+        """Handle the signals (only possible in the main thread).
+
+        Plain ``signal.signal`` handlers, not the loop's: they also run when the loop is stuck (a
+        write to a closed terminal can block it), and then the deadline still ends the process.
+        """
         loop = asyncio.get_running_loop()
         try:
             for signum in EXIT_SIGNALS:
-                loop.add_signal_handler(signum, self._on_signal, signum)
-        except (ValueError, RuntimeError) as exc:  # not the main thread: leave signals alone
+                self._previous[signum] = signal.signal(signum, self._on_signal)
+        except ValueError as exc:  # not the main thread: leave signals alone
             logger.warning("exit signals not handled: %s", exc)
             return
         self._loop = loop
 
     def remove(self) -> None:
-        """Restore the default handling."""
-        loop, self._loop = self._loop, None
-        if loop is not None and not loop.is_closed():
-            for signum in EXIT_SIGNALS:
-                loop.remove_signal_handler(signum)
+        """Restore the handling there was before ``install``."""
+        previous, self._previous = self._previous, {}
+        self._loop = None
+        with contextlib.suppress(ValueError):
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
-    def _on_signal(self, signum: int) -> None:
-        if self.received is not None or self._loop is None:
+    def _on_signal(self, signum: int, frame: object = None) -> None:
+        loop = self._loop
+        if self.received is not None or loop is None or loop.is_closed():
             os._exit(128 + signum)
         self.received = signum
-        logger.warning("%s received: quitting", signal.Signals(signum).name)
         deadline = threading.Timer(self.grace, os._exit, args=(128 + signum,))
         deadline.daemon = True
         deadline.start()
-        self._task = self._loop.create_task(self._run_quit())
+        loop.call_soon_threadsafe(self._start_quit, signum)
+
+    def _start_quit(self, signum: int) -> None:
+        logger.warning("%s received: quitting", signal.Signals(signum).name)
+        self._task = asyncio.ensure_future(self._run_quit())
 
     async def _run_quit(self) -> None:
         with contextlib.suppress(Exception):
