@@ -15,6 +15,7 @@ import pytest_asyncio
 
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor, ExecutorError
 from freeact_tui.execution.kernel import KernelExecutor
+from freeact_tui.execution.tool_server import bind_socket
 from tests.executor_checks import approvals, descendants, new_descendants, no_new_descendants, run, until
 from tests.user_dirs import REAL_HOME, IsolatedDirs
 
@@ -270,6 +271,39 @@ async def test_start_error_names_the_port_in_use(tmp_path: Path) -> None:
         with pytest.raises(ExecutorError, match=f"127.0.0.1:{port}"):
             await executor.start()
         assert states == ["starting", "failed"]
+
+
+async def test_a_fixed_port_can_be_bound_again_right_after_its_connections_closed() -> None:
+    # The server side closing first leaves a TIME_WAIT on the port: without SO_REUSEADDR the
+    # next bind would fail for ~60 s.
+    first = bind_socket("127.0.0.1", 0, "tool server")
+    port = first.getsockname()[1]
+    first.listen()
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = first.accept()
+    accepted.close()
+    client.recv(1)
+    client.close()
+    first.close()
+    again = bind_socket("127.0.0.1", port, "tool server")
+    assert again.getsockname()[1] == port
+    again.close()
+
+
+async def test_executor_with_fixed_tool_server_port_restarts_at_once(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for attempt in range(2):
+        executor = KernelExecutor(working_dir=tmp_path, tool_server_port=port)
+        started = time.monotonic()
+        await executor.start()
+        try:
+            _, result = await run(executor, f"print({attempt} + 1)")
+            assert result.text == str(attempt + 1)
+        finally:
+            await executor.stop()
+        assert time.monotonic() - started < 60
 
 
 async def test_missing_working_dir_is_a_clear_error(tmp_path: Path) -> None:

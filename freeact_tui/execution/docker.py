@@ -89,7 +89,7 @@ async def main():
     os.chmod(gateway_sock, 0o600)
     await asyncio.start_server(
         handler(lambda: asyncio.open_unix_connection(os.path.join(sock_dir, 'tool.sock'))),
-        '127.0.0.1', tool_port)
+        '127.0.0.1', tool_port, reuse_address=True)
     await asyncio.Event().wait()
 asyncio.run(main())
 """

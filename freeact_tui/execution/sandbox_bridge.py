@@ -58,7 +58,7 @@ class StreamBridge:
         Raises:
             OSError: The address cannot be bound.
         """
-        self._server = await asyncio.start_server(self._handle, host, port)
+        self._server = await asyncio.start_server(self._handle, host, port, reuse_address=True)
         return int(self._server.sockets[0].getsockname()[1])
 
     async def listen_unix(self, path: Path) -> None:

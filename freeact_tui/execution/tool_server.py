@@ -259,10 +259,14 @@ def _leaves(exc: BaseException) -> Iterator[BaseException]:
 def bind_socket(host: str, port: int | None, what: str) -> socket.socket:
     """A TCP socket bound to ``host:port`` (port 0 or None: a free one).
 
+    ``SO_REUSEADDR`` is set, so a fixed port can be bound again at once after a stop (its old
+    connections in TIME_WAIT do not block it); a port another socket listens on is still refused.
+
     Raises:
         ExecutorError: The address is taken or not available.
     """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port or 0))
     except OSError as e:
