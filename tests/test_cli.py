@@ -40,12 +40,20 @@ def test_session_id_and_resume_are_exclusive() -> None:
     assert result.exit_code == 2 and "either" in result.output
 
 
-def test_unknown_prefix_is_refused_and_full_uuid_starts_new_session(tmp_path: Path) -> None:
-    config = load_config(overrides={"sessions_dir": tmp_path}, cwd=tmp_path)
+def test_unknown_prefix_and_unknown_full_id_are_refused(tmp_path: Path) -> None:
     result = runner.invoke(app, ["--session-id", "abcd1234"])
     assert result.exit_code == 2 and "no session matches" in result.output
-    new_id = "3f2a1c4e-0000-4000-8000-000000000001"
-    assert resolve_session_id(config, new_id, False) == new_id
+    unknown = "3f2a1c4e-0000-4000-8000-000000000001"
+    result = runner.invoke(app, ["--config", str(_sessions_config(tmp_path)), "--session-id", unknown])
+    assert result.exit_code == 2 and f"no session {unknown} in {tmp_path}" in result.output
+    assert ".freeact/sessions" in result.output and "sessions_dir" in result.output
+    assert not any(tmp_path.iterdir())  # no empty session was made under that id
+
+
+def _sessions_config(sessions_dir: Path) -> Path:
+    path = sessions_dir.parent / f"{sessions_dir.name}.toml"
+    path.write_text(f"sessions_dir = {str(sessions_dir)!r}\n")
+    return path
 
 
 def test_resume_without_sessions_starts_new(tmp_path: Path) -> None:

@@ -75,11 +75,18 @@ def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> 
     try:
         return store.resolve(session_id)
     except SessionNotFound:
+        where = config.resolved_sessions_dir()
         try:
-            # A full UUID that does not exist yet starts a new session with that id (as freeact does).
-            return validate_session_id(session_id)
+            validate_session_id(session_id)
         except InvalidSessionId:
-            raise _fail(f"no session matches {session_id!r}.") from None
+            raise _fail(f"no session matches {session_id!r} in {where}.") from None
+        # A full id that is not here is an error too: opening an empty session under it would hide
+        # that the session lives elsewhere (e.g. a freeact project's .freeact/sessions).
+        raise _fail(
+            f"no session {session_id} in {where}. If it was written elsewhere (a freeact project keeps "
+            "its sessions in .freeact/sessions), set `sessions_dir` to that directory; start without "
+            "--session-id for a new session."
+        ) from None
     except (InvalidSessionId, AmbiguousSessionId) as exc:
         raise _fail(str(exc)) from None
 
