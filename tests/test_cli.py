@@ -113,3 +113,9 @@ def test_app_options_that_do_not_apply_to_sessions_are_refused(tmp_path: Path) -
     assert out.returncode == 2
     assert "--model, --execution do not apply to `sessions`" in out.stderr
     assert "Traceback" not in out.stderr and out.stdout == ""
+
+
+def test_short_help_option() -> None:
+    for args in (["-h"], ["run", "-h"], ["sessions", "-h"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0 and "Usage: freeact-tui" in result.output, args

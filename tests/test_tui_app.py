@@ -391,3 +391,26 @@ async def test_large_paste_is_sent_whole(make_app: Callable[..., FreeactApp]) ->
         await app.workers.wait_for_complete()
     sent = [p.content for p in s.requests[0][0].parts if isinstance(p, UserPromptPart)]
     assert sent == [pasted]
+
+
+async def test_quit_and_exit_commands_leave_a_resume_hint(make_app: Callable[..., FreeactApp]) -> None:
+    for command in ("/quit", "/exit"):
+        app = make_app(script(["hello"]))
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, "hi")
+            await app.workers.wait_for_complete()
+            session_id = app.agent.session_id if app.agent else ""
+            await send(pilot, command)
+            await pilot.pause()
+            assert app.agent is None  # stopped
+        assert app.return_code == 0
+        assert app.resume_hint == f"Resume this session with: freeact-tui --session-id {session_id[:8]}"
+
+
+async def test_quit_before_any_message_prints_no_hint(make_app: Callable[..., FreeactApp]) -> None:
+    app = make_app(script(["unused"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, "/quit")
+        await pilot.pause()
+    assert app.resume_hint is None

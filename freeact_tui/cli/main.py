@@ -28,6 +28,7 @@ app = typer.Typer(
     invoke_without_command=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -200,7 +201,10 @@ def run(
 
     from freeact_tui.tui.app import FreeactApp
 
-    FreeactApp(config, session_id=chosen).run()
+    tui = FreeactApp(config, session_id=chosen)
+    tui.run()
+    if tui.resume_hint:
+        typer.echo(tui.resume_hint)
 
 
 def _log_to_file() -> Path:

@@ -82,6 +82,8 @@ class FreeactApp(App[None]):
         self.agent: Agent | None = None
         self.startup_error: str | None = None
         self.agent_ready = False
+        self.resume_hint: str | None = None
+        """How to come back to the session, printed by the command line after the app exits."""
         self._exit_signals = ExitSignals(self.action_quit)
 
     async def on_mount(self) -> None:
@@ -131,6 +133,8 @@ class FreeactApp(App[None]):
     async def _stop_agent(self) -> None:
         agent, self.agent = self.agent, None
         if agent is not None:
+            if agent.history and agent.agent_id == "main" and agent.session is not None:
+                self.resume_hint = f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
             await agent.stop()
 
     @property
@@ -237,6 +241,8 @@ class FreeactApp(App[None]):
                 await self._export(command.arg)
             case "clear":
                 await log.clear()
+            case "quit" | "exit":
+                await self.action_quit()
 
     async def _switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None:
         await self._stop_agent()

@@ -51,6 +51,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("theme", "Switch the colour theme (the choice is saved)", "NAME", True),
     CommandSpec("export", "Export this session as Markdown", "PATH", False),
     CommandSpec("clear", "Clear the conversation view (the session is kept)"),
+    CommandSpec("quit", "Quit (the session is kept; the command to resume it is printed)"),
+    CommandSpec("exit", "Quit, as /quit"),
 )
 
 _BY_NAME = {spec.name: spec for spec in COMMANDS}
