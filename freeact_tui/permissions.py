@@ -20,18 +20,21 @@ path argument it names, and shell wildcards also match commands with substitutio
 
 from __future__ import annotations
 
-import ast
-import glob
 import json
 import os
-import posixpath
-import re
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from freeact_tui.pathglobs import (
+    code_strings,
+    expand_path,
+    glob_matches,
+    json_path_values,
+    path_regex,
+    shell_path_words,
+)
 from freeact_tui.paths import atomic_write_text
 from freeact_tui.shellwords import CommandTraits, command_words, inspect_command, split_command
 from freeact_tui.toolcalls import (
@@ -50,10 +53,7 @@ RuleScope = Literal["session", "always", "default"]
 KINDS = ("code", "shell", "script", "mcp", "tool", "subagent")
 PATH_PREFIX = "path:"
 _EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
-_WILDCARDS = frozenset("*?[")
 # Argument names of MCP / JSON tools whose values are paths.
-_PATH_ARG = re.compile(r"path|file|dir|folder|^(src|dst|source|destination|target|root|cwd)$", re.I)
-_MAX_GLOB_MATCHES = 1000
 
 
 class PermissionsFileError(Exception):
@@ -123,94 +123,6 @@ _PRECEDENCE: tuple[Effect, ...] = ("deny", "ask", "allow")
 _STRICTNESS: dict[Effect, int] = {"deny": 2, "ask": 1, "allow": 0}
 
 
-_GLOB_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|\[!?[^]]+\]|.", re.DOTALL)
-_GLOB_REGEX = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
-
-
-@lru_cache(maxsize=512)
-def _path_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a path glob: ``**`` crosses ``/``, ``*`` and ``?`` stay within one segment."""
-    out: list[str] = []
-    for tok in _GLOB_TOKEN.findall(pattern):
-        if tok in _GLOB_REGEX:
-            out.append(_GLOB_REGEX[tok])
-        elif tok.startswith("[") and len(tok) > 2:
-            body = "^" + tok[2:-1] if tok[1] == "!" else tok[1:-1].replace("^", "\\^", 1)
-            out.append("[" + body.replace("\\", "\\\\") + "]")
-        else:
-            out.append(re.escape(tok))
-    return re.compile("".join(out), re.DOTALL)
-
-
-def _glob_matches(pattern: str, subject: str) -> bool:
-    if fnmatchcase(subject, pattern):
-        return True
-    return pattern.endswith(" *") and fnmatchcase(subject, pattern[:-2])
-
-
-def _normalize_path(raw: str, working_dir: Path) -> str:
-    """Relative (POSIX) when inside the working dir, absolute otherwise."""
-    full = posixpath.normpath(posixpath.join(working_dir.as_posix(), os.path.expanduser(raw)))
-    root = posixpath.normpath(working_dir.as_posix())
-    if full == root:
-        return "."
-    if full.startswith(root.rstrip("/") + "/"):
-        return full[len(root.rstrip("/")) + 1 :]
-    return full
-
-
-def _expand(raw: str, working_dir: Path) -> list[str]:
-    """A path argument, plus what the shell would expand its glob to and where a symlink points."""
-    found = [raw]
-    if any(c in raw for c in _WILDCARDS):
-        pattern = os.path.expanduser(raw)
-        root = None if os.path.isabs(pattern) else working_dir
-        for k, match in enumerate(glob.iglob(pattern, root_dir=root)):
-            if k >= _MAX_GLOB_MATCHES:
-                break
-            found.append(match)
-    paths = [_normalize_path(p, working_dir) for p in found]
-    for p in list(paths):
-        try:
-            if (working_dir / p).is_symlink():
-                paths.append(_normalize_path(os.path.realpath(working_dir / p), working_dir))
-        except (OSError, ValueError):
-            pass  # a name too long or with a NUL byte names no file
-    return paths
-
-
-def _shell_path_words(command: str) -> list[str]:
-    """Words of a simple command that may name files: arguments, option values, redirect targets."""
-    out: list[str] = []
-    for w in command_words(command)[1:]:
-        if not w or not w.strip(";&|<>()"):
-            continue  # an operator such as ``<`` or ``>&``
-        if not w.startswith("-"):
-            out.append(w)
-        # ``--file=.env``, ``HEAD:.env``: the value may be a path as well
-        out += [w.split(sep, 1)[1] for sep in "=:" if sep in w]
-    return out
-
-
-def _code_strings(code: str) -> list[str]:
-    """String literals of a code action (best effort: IPython syntax falls back to a regex)."""
-    try:
-        found = [n.value for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Constant)]
-    except (SyntaxError, ValueError):
-        found = [m.group(2) for m in re.finditer(r"(['\"])([^'\"\n]*)\1", code)]
-    return [v for v in found if isinstance(v, str) and v and "\n" not in v and len(v) < 4096]
-
-
-def _json_path_values(args: dict[str, Any]) -> list[str]:
-    out: list[str] = []
-    for key, value in args.items():
-        if not _PATH_ARG.search(str(key)):
-            continue
-        values = value if isinstance(value, list | tuple) else [value]
-        out.extend(v for v in values if isinstance(v, str))
-    return out
-
-
 class _Facts:
     """What rules look at in one call, computed once however many rules are tried."""
 
@@ -222,14 +134,14 @@ class _Facts:
     def paths(self) -> list[str]:
         match self.call:
             case ShellAction(command=text) | ShellScript(script=text):
-                raw = [w for part in split_command(text) for w in _shell_path_words(part)]
+                raw = [w for part in split_command(text) for w in shell_path_words(part)]
             case ProgrammaticToolCall(args=args) | JsonToolCall(tool_args=args):
-                raw = _json_path_values(args)
+                raw = json_path_values(args)
             case CodeAction(code=code):
-                raw = _code_strings(code)
+                raw = code_strings(code)
             case _:
                 raw = []
-        return [p for r in raw for p in _expand(r, self.working_dir)]
+        return [p for r in raw for p in expand_path(r, self.working_dir)]
 
     @cached_property
     def traits(self) -> CommandTraits:
@@ -255,19 +167,19 @@ def _rule_matches(entry: RuleEntry, facts: _Facts) -> bool:
         return False
     if entry.pattern.startswith(PATH_PREFIX):
         pattern = os.path.expanduser(entry.pattern[len(PATH_PREFIX) :])
-        regex, absolute = _path_regex(pattern), pattern.startswith("/")
+        regex, absolute = path_regex(pattern), pattern.startswith("/")
         # A relative pattern never matches a path outside the working dir, however broad it is.
         hits = [p.startswith("/") == absolute and regex.fullmatch(p) is not None for p in facts.paths]
         return any(hits) if entry.effect != "allow" else bool(hits) and all(hits)
     if not isinstance(call, ShellAction):
-        return _glob_matches(entry.pattern, call.subject)
+        return glob_matches(entry.pattern, call.subject)
     if entry.pattern == call.command:
         return True  # spelled out in full: the user has seen exactly this command
     if entry.effect == "deny":
-        return _glob_matches(entry.pattern, call.command)  # refusing is safe whatever the command hides
+        return glob_matches(entry.pattern, call.command)  # refusing is safe whatever the command hides
     if not facts.traits.simple or (entry.scope == "default" and not facts.default_safe):
         return False
-    return _glob_matches(entry.pattern, call.command)
+    return glob_matches(entry.pattern, call.command)
 
 
 def _no_rules() -> dict[Effect, list[Rule]]:

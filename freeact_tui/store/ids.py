@@ -1,0 +1,81 @@
+"""Session and agent ids, and the errors of the session store.
+
+Ids are validated before any path is built from them: a session id is a UUID, an agent id is
+``main`` or ``sub-…``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic_ai.messages import ModelMessage
+
+from freeact_tui.store.index import is_agent_id, is_session_id
+
+
+class InvalidSessionId(ValueError):
+    """A session id (or prefix) that is not a UUID; refused before any path is built from it."""
+
+
+class SessionNotFound(LookupError):
+    """No session has this id (or prefix)."""
+
+
+class AmbiguousSessionId(LookupError):
+    """A prefix that matches more than one session."""
+
+
+class SessionDamaged(Exception):
+    """A history line that cannot be loaded; ``str(error)`` names the file and the line.
+
+    Attributes:
+        path: The history file.
+        line: The 1-based line number.
+        reason: What is wrong with the line.
+    """
+
+    def __init__(self, path: Path, line: int, reason: str) -> None:
+        super().__init__(f"{path}, line {line}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+@dataclass
+class LoadedHistory:
+    """A loaded history. With ``damage`` set, ``messages`` holds everything before the damaged line;
+    ``truncated_tail`` says an unfinished last line (a crash mid-write) was ignored."""
+
+    messages: list[ModelMessage]
+    damage: SessionDamaged | None = None
+    truncated_tail: bool = False
+
+
+def validate_session_id(raw: str) -> str:
+    """Return the canonical (lowercase) form of a full session id.
+
+    Raises:
+        InvalidSessionId: ``raw`` is not a UUID in the usual 8-4-4-4-12 form.
+    """
+    candidate = raw.strip().lower() if isinstance(raw, str) else ""
+    if not is_session_id(candidate):
+        raise InvalidSessionId(f"Invalid session id {raw!r}: expected a UUID like {uuid.UUID(int=0)}")
+    return candidate
+
+
+def new_session_id() -> str:
+    """A fresh random session id."""
+    return str(uuid.uuid4())
+
+
+def validate_agent_id(raw: str) -> str:
+    """Return ``raw`` if it names a history file (``main`` or ``sub-…``).
+
+    Raises:
+        ValueError: anything else (it would be used as a file name).
+    """
+    if not isinstance(raw, str) or not is_agent_id(raw):
+        raise ValueError(f"Invalid agent id {raw!r}: expected 'main' or 'sub-<id>'")
+    return raw
