@@ -414,3 +414,12 @@ async def test_quit_before_any_message_prints_no_hint(make_app: Callable[..., Fr
         await send(pilot, "/quit")
         await pilot.pause()
     assert app.resume_hint is None
+
+
+async def test_unknown_theme_in_config_is_said(make_app: Callable[..., FreeactApp]) -> None:
+    app = make_app(script(["unused"]), config_kw={"theme": "no-such-theme"})
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        messages = [n.message for n in app._notifications]
+        assert any("Unknown theme 'no-such-theme'" in m and "freeact-dark" in m for m in messages), messages
+        assert app.theme != "no-such-theme"

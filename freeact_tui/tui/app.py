@@ -93,6 +93,13 @@ class FreeactApp(App[None]):
             self.notify(warning, severity="warning", timeout=8)
         if self.config.theme in self.available_themes:
             self.theme = self.config.theme
+        else:
+            names = ", ".join(sorted(self.available_themes))
+            self.notify(
+                f"Unknown theme {self.config.theme!r} in the config; using {self.theme!r}. Available: {names}",
+                severity="warning",
+                timeout=10,
+            )
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         # The screen comes first so the prompt takes keys while the agent loads its session.
