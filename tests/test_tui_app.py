@@ -149,7 +149,11 @@ async def test_prompt_keys_newline_and_history(make_app: Callable[..., FreeactAp
         await pilot.press("down")
         assert prompt.text == "draft"
         await pilot.press("escape")
+        assert prompt.text == "draft"  # one Esc never loses a draft: it says how to clear
+        await pilot.press("escape")
         assert prompt.text == ""
+        await pilot.press("up")
+        assert prompt.text == "draft"  # and a cleared draft comes back
 
 
 async def test_escape_cancels_mid_stream_and_prompt_stays_usable(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from textual import work
@@ -47,6 +48,10 @@ if TYPE_CHECKING:
 _TURN = Binding.Group("Turn")
 
 
+_CLEAR_WINDOW = 2.0
+"""Seconds within which a second Esc clears the prompt's draft."""
+
+
 class ChatHost(Protocol):
     """What the main screen needs of its app (``FreeactApp``), so that the screen never imports it."""
 
@@ -88,6 +93,7 @@ class MainScreen(Screen[None]):
         self.host = host
         self.turn_running = False
         self.read_only = False
+        self._escaped_at = 0.0
         self.approvals: ApprovalController[ActionBlock] = ApprovalController(
             self,
             on_count=lambda count: self.status_bar.set_waiting(count),
@@ -218,8 +224,18 @@ class MainScreen(Screen[None]):
     def on_prompt_input_escaped(self) -> None:
         if self.turn_running:
             self.action_cancel_turn()
-        else:
-            self.prompt.clear_input()
+            return
+        draft = self.prompt.text
+        if not draft.strip():
+            return
+        now = time.monotonic()
+        if now - self._escaped_at > _CLEAR_WINDOW:  # one Esc never loses a draft
+            self._escaped_at = now
+            self.notify("Press Esc again to clear the draft (Up brings it back).", timeout=_CLEAR_WINDOW)
+            return
+        self._escaped_at = 0.0
+        self.prompt.remember(draft)
+        self.prompt.clear_input()
 
     def on_status_bar_session_clicked(self) -> None:
         self.host.action_copy_session_id()
