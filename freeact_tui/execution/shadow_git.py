@@ -101,8 +101,8 @@ class ShadowGit:
             "-c", "safe.directory=*",
             *args,
         ]  # fmt: skip
-        try:
-            proc = await asyncio.create_subprocess_exec(
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 *argv,
                 cwd=self.work_tree,
                 env={**self._env, **(env or {})},
@@ -110,6 +110,14 @@ class ShadowGit:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
             )
+        )
+        try:
+            # Shielded: a cancellation while git is being started must still reach that git process.
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            with suppress(Exception):
+                await _stop(await spawn)
+            raise
         except FileNotFoundError as exc:
             if not self.work_tree.is_dir():
                 raise CheckpointError(f"The working directory {self.work_tree} is gone.") from exc
@@ -119,12 +127,7 @@ class ShadowGit:
         try:
             stdout, stderr = await proc.communicate(input)
         except asyncio.CancelledError:
-            # A cancelled turn must not leave git running with index.lock held: git removes its
-            # lock files when terminated, and waiting for that is short.
-            if proc.returncode is None:
-                with suppress(ProcessLookupError):
-                    proc.terminate()
-                await proc.wait()
+            await _stop(proc)
             raise
         if proc.returncode not in ok_codes:
             message = stderr.decode("utf-8", errors="replace").strip() or f"exit code {proc.returncode}"
@@ -135,3 +138,15 @@ class ShadowGit:
         """Like ``run``, decoded and stripped."""
         out = await self.run(*args, input=input)
         return out.decode("utf-8", errors="replace").strip()
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    """End a git process of a cancelled call and wait for it.
+
+    A cancelled turn must not leave git running with ``index.lock`` held: git removes its lock
+    files when terminated, and waiting for that is short.
+    """
+    if proc.returncode is None:
+        with suppress(ProcessLookupError):
+            proc.terminate()
+        await proc.wait()
