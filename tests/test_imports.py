@@ -29,3 +29,11 @@ def test_version_and_help_load_only_the_command_line() -> None:
             "try:\n    main()\nexcept SystemExit:\n    pass"
         )
         assert loaded_after(code) == []
+
+
+def test_sessions_list_loads_neither_the_agent_stack_nor_the_ui() -> None:
+    code = (
+        "import sys\nsys.argv = ['freeact-tui', 'sessions', 'list']\nfrom freeact_tui.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    assert loaded_after(code) == ["freeact_tui.store"]  # the store, without pydantic-ai or textual

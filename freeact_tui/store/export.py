@@ -15,6 +15,7 @@ from freeact_tui.toolcalls import CodeAction, SubagentTask
 
 ExportFormat = Literal["md", "json", "text"]
 
+
 @dataclass(frozen=True)
 class Block:
     """One readable piece of a conversation: a heading and a body (``lang`` set for code)."""
@@ -49,7 +50,11 @@ def blocks(messages: Sequence[ModelMessage], *, include_system: bool = True) -> 
             case tr.PromptEntry(text=text):
                 yield Block("user", "User", text)
             case tr.ResultEntry():
-                label = "Tool result" if entry.part_outcome == "success" else f"Tool result ({entry.part_outcome})"
+                label = (
+                    "Tool result"
+                    if entry.part_outcome == "success"
+                    else f"Tool result ({entry.part_outcome})"
+                )
                 yield Block("tool_result", f"{label}: {entry.tool_name}", entry.text)
             case tr.ThoughtEntry(text=text):
                 yield Block("thinking", "Thinking", text)

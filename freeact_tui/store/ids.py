@@ -9,10 +9,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-
-from pydantic_ai.messages import ModelMessage
+from typing import TYPE_CHECKING
 
 from freeact_tui.store.index import is_agent_id, is_session_id
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 
 class InvalidSessionId(ValueError):

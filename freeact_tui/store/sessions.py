@@ -20,11 +20,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import pydantic
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
-from pydantic_core import to_jsonable_python
+from typing import TYPE_CHECKING, Any
 
 from freeact_tui.store.ids import (  # also the names importers use from here
     AmbiguousSessionId,
@@ -54,6 +50,9 @@ from freeact_tui.store.index import (
     write_meta,
 )
 
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
 _META_WRITE_INTERVAL = 1.0  # seconds; meta.json is a cache that readers bring up to date themselves
 _MIN_PREFIX = 4
 
@@ -63,6 +62,10 @@ def read_history(path: Path) -> LoadedHistory:
 
     Damage is returned (in ``LoadedHistory.damage``), not raised, so that callers can show what loaded.
     """
+    # pydantic-ai is imported here, not at module level: listing sessions never needs it.
+    import pydantic
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -159,6 +162,8 @@ class Session:
             SessionDamaged: this history was loaded with damage (appending would bury it).
             OSError: the file cannot be written.
         """
+        from pydantic_core import to_jsonable_python
+
         path = self.history_path(agent_id)
         if agent_id in self._damage:
             raise self._damage[agent_id]
