@@ -63,20 +63,15 @@ class CodeActionRunner:
         *,
         ask: AskFn,
         emit: EmitFn,
-        agent_id: str,
-        parent_corr_id: str | None,
+        ids: Callable[[str], dict[str, Any]],
         execution_timeout: float | None,
         overflow: Callable[[str], Overflow],
     ) -> None:
         self._ask = ask
         self._emit = emit
-        self._agent_id = agent_id
-        self._parent = parent_corr_id
+        self._ids = ids
         self._timeout = execution_timeout
         self._overflow = overflow
-
-    def _event_ids(self, corr_id: str) -> dict[str, str | None]:
-        return {"agent_id": self._agent_id, "corr_id": corr_id, "parent_corr_id": self._parent}
 
     async def _decide(self, item: ExecApproval, corr_id: str) -> tuple[bool, str]:
         """Ask for every part of the request; return (approved, what was rejected and why)."""
@@ -98,7 +93,7 @@ class CodeActionRunner:
     async def run(
         self, executor: Executor, code: str, corr_id: str, progress: ActionProgress
     ) -> ActionOutcome:
-        ids = self._event_ids(corr_id)
+        ids = self._ids(corr_id)
         rejected: str | None = None
         result: ExecResult | None = None
         async for item in executor.stream(code, timeout=self._timeout):
@@ -112,7 +107,7 @@ class CodeActionRunner:
                         await item.reject()
                 case ExecChunk(text=text):
                     progress.chunks.append(text)
-                    self._emit(CodeExecutionOutputChunk(text, **ids))  # type: ignore[arg-type]
+                    self._emit(CodeExecutionOutputChunk(text, **ids))
                 case ExecResult():
                     result = item
         if result is None:  # the protocol promises a result; be safe anyway
@@ -126,7 +121,7 @@ class CodeActionRunner:
                 is_error=result.is_error,
                 truncated=kept.truncated,
                 result_path=kept.path,
-                **ids,  # type: ignore[arg-type]
+                **ids,
             )
         )
         if result.images:

@@ -96,12 +96,10 @@ class Dispatcher:
             return ActionOutcome(_rejected("this code action", decision), rejected=True)
         executor = await self.executor()
         self.prepare_executor(executor)
-        ids = self.ids(corr)
         runner = CodeActionRunner(
             ask=self.ask,
             emit=self.emit,
-            agent_id=ids["agent_id"],
-            parent_corr_id=ids["parent_corr_id"],
+            ids=self.ids,
             execution_timeout=self.execution_timeout,
             overflow=self.overflow,
         )
@@ -113,7 +111,7 @@ class Dispatcher:
                 AgentError(
                     "The kernel died while running this action and was restarted; variables are lost.",
                     kind="kernel",
-                    **ids,
+                    **self.ids(corr),
                 )
             )
         return outcome

@@ -26,7 +26,7 @@ from freeact_tui.agent.subagents import SubagentManager
 from freeact_tui.agent.turn import TurnState
 from freeact_tui.agent.turn_loop import TurnLoop
 from freeact_tui.agent.usage import UsageMeter
-from freeact_tui.events import AgentEvent, KernelState, KernelStatus, Phase, SubagentStatus, UsageUpdate
+from freeact_tui.events import AgentEvent, KernelState, KernelStatus, Phase, UsageUpdate
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.execution.pool import ExecutorPool
 from freeact_tui.mcp.setup import McpSetup
@@ -313,7 +313,7 @@ class Agent(TurnLoop):
             self._subagents = SubagentManager(
                 self.runtime,
                 factory=Agent.from_runtime,
-                publish=self._publish_subagent,
+                publish=self.publish,
                 add_usage=self.add_usage,
                 overflow=self.recorder.overflow,
                 session=self.recorder.session,
@@ -343,9 +343,6 @@ class Agent(TurnLoop):
             finally:
                 self._executor = None
         self._started = False
-
-    def _publish_subagent(self, event: SubagentStatus) -> None:
-        self.publish(event)
 
     def _new_executor(self) -> Executor:
         from freeact_tui.execution import create_executor

@@ -87,9 +87,10 @@ def incomplete_response(partial: ModelResponse) -> ModelResponse | None:
     Tool calls are dropped (their arguments may be cut too, and they never ran). ``None`` when
     there is no text to keep.
     """
-    parts = [p for p in partial.parts if isinstance(p, TextPart | ThinkingPart) and p.content]
-    if not any(isinstance(p, TextPart) for p in parts):
+    kept = partial_response(partial)
+    if kept is None or not any(isinstance(p, TextPart) for p in kept.parts):
         return None
+    parts = [p for p in kept.parts if isinstance(p, TextPart | ThinkingPart)]  # all of them: for the type
     last = max(i for i, p in enumerate(parts) if isinstance(p, TextPart))
     parts[last] = TextPart(parts[last].content + INCOMPLETE_MARK)
-    return replace(partial, parts=parts)
+    return replace(kept, parts=parts)
