@@ -87,7 +87,14 @@ class Config(BaseModel):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
 
     def resolved_sessions_dir(self) -> Path:
-        return (self.sessions_dir or paths.default_sessions_dir()).expanduser()
+        """Where sessions live: ``sessions_dir`` if set, else a freeact project's
+        ``.freeact/sessions`` (so both apps list and resume the same sessions), else the data dir."""
+        if self.sessions_dir is not None:
+            return self.sessions_dir.expanduser().absolute()
+        project = paths.find_freeact_project(self.resolved_working_dir())
+        if project is not None:
+            return project / paths.FREEACT_DIR_NAME / "sessions"
+        return paths.default_sessions_dir().expanduser().absolute()
 
     def resolved_working_dir(self) -> Path:
         return (self.working_dir or Path.cwd()).expanduser().resolve()
@@ -148,6 +155,20 @@ def read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
+# Keys holding paths: a relative value in a config file means relative to that file's directory.
+_PATH_KEYS = ("sessions_dir", "working_dir", "images_dir")
+
+
+def _anchor_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    out = dict(data)
+    for key in _PATH_KEYS:
+        value = out.get(key)
+        if isinstance(value, str | Path) and str(value):
+            path = Path(value).expanduser()
+            out[key] = str(path if path.is_absolute() else (base / path).absolute())
+    return out
+
+
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in override.items():
@@ -186,10 +207,11 @@ def load_config(
     """
     merged: dict[str, Any] = {}
     for source in config_sources(config_path, cwd):
-        merged = _merge(merged, read_toml(source))
+        merged = _merge(merged, _anchor_paths(read_toml(source), source.parent))
     merged = _expand_env(merged)
     if overrides:
-        merged = _merge(merged, {k: v for k, v in overrides.items() if v is not None})
+        given = {k: v for k, v in overrides.items() if v is not None}
+        merged = _merge(merged, _anchor_paths(given, Path.cwd()))
     try:
         return Config.model_validate(merged)
     except ValidationError as exc:

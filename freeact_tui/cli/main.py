@@ -313,9 +313,27 @@ def run_headless(
 app.add_typer(sessions_app, name="sessions", help="List, show, export and remove sessions.")
 
 
+def load_env_file() -> Path | None:
+    """Load the nearest ``.env`` from the working directory up, as freeact does.
+
+    Variables already set in the environment win; nothing is written anywhere.
+
+    Returns:
+        The file that was read, if any.
+    """
+    from dotenv import find_dotenv, load_dotenv
+
+    found = find_dotenv(usecwd=True)
+    if not found:
+        return None
+    load_dotenv(found, override=False)
+    return Path(found)
+
+
 def main() -> None:
     """Console script entry point."""
     try:
+        load_env_file()
         app()
     except KeyboardInterrupt:
         sys.exit(130)
