@@ -62,6 +62,9 @@ class Config(BaseModel):
 
     execution: ExecutionMode = "local"
     execution_timeout: float = Field(default=300.0, gt=0)
+    # Seconds a model request may go without sending anything (headers or a stream chunk) before it
+    # counts as stalled: retried if nothing was shown yet, else an error keeping the partial reply.
+    model_idle_timeout: float = Field(default=180.0, gt=0)
     approval_timeout: float | None = Field(default=None, gt=0)
     kernel_env: dict[str, str] = Field(default_factory=dict)
     remote_url: str | None = None

@@ -265,6 +265,7 @@ class TurnLoop:
                 emit=self._emit,
                 ids=self._ids(),
                 on_progress=lambda partial: setattr(state, "response", partial),
+                idle_timeout=self.runtime.settings.model_idle_timeout,
             )
         except ModelCallError as exc:
             raise TurnError("model", str(exc), exc.partial) from exc
