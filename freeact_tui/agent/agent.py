@@ -362,6 +362,10 @@ class Agent(TurnLoop):
         )
 
     async def _start_executor(self) -> Executor:
+        from freeact_tui.execution import preload_backend
+
+        # The backend's imports take seconds: off the event loop, so a UI draws and takes keys meanwhile.
+        await asyncio.to_thread(preload_backend, self.runtime.settings.execution)
         executor = self._new_executor()
         executor.add_state_listener(self._on_kernel_state)  # it reports "starting", "ready", "failed"
         try:

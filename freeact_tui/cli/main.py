@@ -332,6 +332,10 @@ def load_env_file() -> Path | None:
 
 def main() -> None:
     """Console script entry point."""
+    # jsonschema (imported with the mcp package) builds an IRI grammar at import time (~0.9 s of
+    # CPU) only to check the "iri" formats, which nothing in this process asserts (format checks are
+    # off unless a checker is passed): skip that optional import in the app's own process.
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     try:
         load_env_file()
         app()
