@@ -1,8 +1,9 @@
 """Configuration: a validated pydantic model loaded from TOML files.
 
 Precedence (highest first): command line > ``--config`` file > project ``.freeact-tui.toml`` in the
-working directory > user config file > defaults. Secrets never live here: provider keys come from
-the providers' usual environment variables.
+working directory > user config file > a freeact project's ``.freeact/config.toml`` (see
+``freeact_project``) > defaults. Secrets never live here: provider keys come from the providers'
+usual environment variables.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from freeact_tui import paths
+from freeact_tui.freeact_project import FreeactConfigError, read_freeact_config
 
 ExecutionMode = Literal["local", "sandbox", "docker", "remote"]
 
@@ -88,6 +90,13 @@ class Config(BaseModel):
     keymap: dict[str, str] = Field(default_factory=dict)
 
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+
+    _notices: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notices(self) -> list[str]:
+        """What loading noticed and the user should read (e.g. freeact settings that do not apply)."""
+        return self._notices
 
     def resolved_sessions_dir(self) -> Path:
         """Where sessions live: ``sessions_dir`` if set, else a freeact project's
@@ -209,6 +218,20 @@ def load_config(
         ConfigError: a file is missing, unreadable, not TOML, or has an unknown key or a wrong type.
     """
     merged: dict[str, Any] = {}
+    notices: list[str] = []
+    project = paths.find_freeact_project(cwd or Path.cwd())
+    if project is not None:
+        # A freeact project's own config is the lowest source: freeact-tui's settings win.
+        try:
+            freeact = read_freeact_config(project)
+        except FreeactConfigError as exc:
+            raise ConfigError(str(exc)) from None
+        if freeact is not None:
+            try:
+                Config.model_validate(_expand_env(freeact.values))
+            except ValidationError as exc:
+                raise ConfigError(_format_validation_error(str(freeact.path), exc, freeact.values)) from None
+            merged, notices = dict(freeact.values), list(freeact.notices)
     for source in config_sources(config_path, cwd):
         merged = _merge(merged, _anchor_paths(read_toml(source), source.parent))
     merged = _expand_env(merged)
@@ -216,9 +239,11 @@ def load_config(
         given = {k: v for k, v in overrides.items() if v is not None}
         merged = _merge(merged, _anchor_paths(given, Path.cwd()))
     try:
-        return Config.model_validate(merged)
+        config = Config.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_format_validation_error("the command line", exc, merged)) from None
+    config.notices.extend(notices)
+    return config
 
 
 def save_user_setting(key: str, value: Any) -> None:

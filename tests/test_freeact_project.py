@@ -143,3 +143,94 @@ def test_cli_lists_and_refuses_unknown_ids_in_a_freeact_project(project: Path) -
     assert refused.returncode != 0
     assert f"no session {unknown}" in refused.stderr
     assert str(project / ".freeact" / "sessions") in refused.stderr
+
+
+FREEACT_CONFIG = """\
+[agent]
+model = "openai:gpt-4o-mini"
+execution_timeout = 0
+approval_timeout = 0
+max_subagents = 2
+images_dir = "pics"
+tool_result_inline_max_bytes = 10
+
+[agent.model_settings]
+temperature = 0.2
+
+[agent.provider_settings]
+base_url = "http://127.0.0.1:9/v1"
+api_key = "${MY_PROVIDER_KEY}"
+
+[agent.tools]
+search = true
+
+[agent.kernel_env]
+GREETING = "hi"
+
+[agent.mcp_servers.calc]
+command = "python"
+args = ["-m", "calc"]
+exclude_tools = ["divide"]
+
+[agent.ptc_servers.github]
+command = "docker"
+args = ["run", "-i", "--rm"]
+env = { GITHUB_TOKEN = "${GITHUB_TOKEN}" }
+
+[terminal]
+collapse_tool_outputs = false
+"""
+
+
+def test_a_freeact_projects_config_is_read_and_own_settings_win(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / ".freeact" / "config.toml").write_text(FREEACT_CONFIG)
+    monkeypatch.setenv("GITHUB_TOKEN", "t0k")
+    config = load_config(cwd=project / "src")  # found from a subdirectory, like the sessions
+    assert config.model == "openai:gpt-4o-mini"
+    assert config.model_settings == {"temperature": 0.2}
+    assert (config.base_url, config.api_key_env) == ("http://127.0.0.1:9/v1", "MY_PROVIDER_KEY")
+    assert config.execution_timeout >= 1e9 and config.approval_timeout is None  # freeact's 0: no limit
+    assert (config.max_subagents, config.images_dir) == (2, project / "pics")
+    assert config.tool_result_inline_max_bytes == 256  # freeact allows smaller; ours has a floor
+    assert config.kernel_env == {"GREETING": "hi"}
+    calc, github = config.mcp_servers["calc"], config.mcp_servers["github"]
+    assert (calc.mode, calc.excluded_tools) == ("json", ["divide"])
+    assert (github.mode, github.env) == ("ptc", {"GITHUB_TOKEN": "t0k"})
+    assert any("search/fetch" in n for n in config.notices)  # said, not silently dropped
+
+    own = project / "own.toml"
+    own.write_text('model = "anthropic:claude-sonnet-4-5"\nmax_subagents = 4\n')
+    config = load_config(own, {"execution": "local"}, cwd=project)
+    assert (config.model, config.max_subagents) == ("anthropic:claude-sonnet-4-5", 4)
+    assert config.kernel_env == {"GREETING": "hi"}  # what freeact-tui does not set still comes from freeact
+
+
+def test_a_broken_freeact_config_is_a_clear_error(project: Path) -> None:
+    from freeact_tui.config import ConfigError
+
+    path = project / ".freeact" / "config.toml"
+    path.write_text("[agent\nmodel = 1\n")
+    with pytest.raises(ConfigError, match=r"freeact config .*config\.toml is not valid TOML"):
+        load_config(cwd=project)
+    path.write_text("[agent]\nmax_subagents = 0\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=project)
+    assert str(path) in str(info.value) and "max_subagents" in str(info.value)
+
+
+def test_headless_run_prints_freeact_notices(project: Path) -> None:
+    (project / ".freeact" / "config.toml").write_text('[agent]\nenable_persistence = false\nmodel = "test"\n')
+    env = {**os.environ, "NO_COLOR": "1"}
+    cli = [sys.executable, "-c", "from freeact_tui.cli import main; main()"]
+    done = subprocess.run(
+        [*cli, "run", "--output-format", "json", "hello"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "enable_persistence = false is ignored" in done.stderr
+    assert "Traceback" not in done.stderr

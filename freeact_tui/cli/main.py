@@ -289,6 +289,8 @@ def run_headless(
         config = load_config(config_path or cast("Path | None", before.get("config_path")), overrides)
     except ConfigError as exc:
         raise _fail(str(exc), 1) from None
+    for notice in config.notices:
+        typer.echo(f"freeact-tui: {notice}", err=True)
     text = headless.read_prompt(prompt, sys.stdin)
     if not text.strip():
         raise _fail('no prompt: give one (freeact-tui run "PROMPT") or pipe it into stdin.', 1)

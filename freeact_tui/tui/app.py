@@ -99,8 +99,8 @@ class FreeactApp(App[None]):
     async def on_mount(self) -> None:
         if not self.is_headless:  # SIGHUP/SIGTERM/SIGINT quit as Ctrl+Q does (tests run headless)
             self._exit_signals.install()
-        for warning in register_themes(self):
-            self.notify(warning, severity="warning", timeout=8)
+        for warning in [*self.config.notices, *register_themes(self)]:
+            self.notify(warning, severity="warning", timeout=10)
         if self.config.theme in self.available_themes:
             self.theme = self.config.theme
         else:
