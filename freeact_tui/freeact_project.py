@@ -63,12 +63,12 @@ def read_freeact_config(project: Path) -> FreeactSettings | None:
     agent = data.get("agent", {})
     if not isinstance(agent, dict):
         raise FreeactConfigError(f"The freeact config {path}: [agent] must be a table.")
+    return map_agent_section(agent, project, path)
+
+
+def map_agent_section(agent: dict[str, Any], project: Path, path: Path) -> FreeactSettings:
+    """Map freeact's ``[agent]`` table (as a dict) onto ``Config`` keys; ``path`` names it in notices."""
     out = FreeactSettings(path)
-    _map_agent(agent, project, out)
-    return out
-
-
-def _map_agent(agent: dict[str, Any], project: Path, out: FreeactSettings) -> None:
     values, notices = out.values, out.notices
     for key in ("model", "model_settings", "kernel_env", "enable_subagents", "max_subagents"):
         if key in agent:
@@ -117,6 +117,7 @@ def _map_agent(agent: dict[str, Any], project: Path, out: FreeactSettings) -> No
             f"{out.path}: freeact's bundled search/fetch tool servers are not part of freeact-tui; "
             "configure an MCP server for them instead."
         )
+    return out
 
 
 def _server(spec: dict[str, Any], mode: str, where: str, notices: list[str]) -> dict[str, Any]:
