@@ -266,8 +266,24 @@ class FreeactApp(App[None]):
                 await self._export(command.arg)
             case "clear":
                 await log.clear()
+            case "skills":
+                await self._list_skills()
             case "quit" | "exit":
                 await self.action_quit()
+
+    async def _list_skills(self) -> None:
+        from freeact_tui.skills import find_skills
+
+        working_dir = self.config.resolved_working_dir()
+        skills = find_skills(working_dir)
+        if not skills:
+            text = (
+                f"No skills in {working_dir}. A skill is a directory in .freeact/skills/ or "
+                ".agents/skills/ with a SKILL.md whose front matter has `name:` and `description:`."
+            )
+        else:
+            text = "\n".join(f"- **{s.name}** — {s.description or 'no description'}  \n  `{s.path}`" for s in skills)
+        await self.main_screen.conversation.notice(text, title=f"Skills ({len(skills)})")
 
     async def _switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None:
         await self._stop_agent()
