@@ -91,9 +91,9 @@ def is_escaped(text: str) -> bool:
 
 
 def unescape_prompt(text: str) -> str:
-    """The prompt to send for ``//text`` (one slash removed); other text unchanged."""
+    """The prompt to send for ``//text`` or ``!!text`` (one character removed); other text unchanged."""
     stripped = text.lstrip()
-    return stripped[1:] if stripped.startswith("//") else text
+    return stripped[1:] if stripped.startswith(("//", "!!")) else text
 
 
 def parse_slash(text: str) -> SlashCommand | SlashError | None:
