@@ -87,6 +87,11 @@ class Config(BaseModel):
 
     skip_permissions: bool = False
     theme: str = "freeact-dark"
+    # While the terminal is not focused: a bell and a desktop notification (OSC 9/777) when an
+    # approval waits, or when a turn longer than notify_after seconds ends.
+    notify_bell: bool = True
+    notify_desktop: bool = True
+    notify_after: float = Field(default=30.0, ge=0)
     keymap: dict[str, str] = Field(default_factory=dict)
 
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)

@@ -30,6 +30,7 @@ from freeact_tui.events import (
     UsageUpdate,
 )
 from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui.notify import Notifier
 from freeact_tui.tui.replay import blocks_from_history
 from freeact_tui.tui.screens.approval_controller import ApprovalController
 from freeact_tui.tui.screens.first_run import setup_guide
@@ -109,6 +110,19 @@ class MainScreen(Screen[None]):
             on_settled=self._approval_settled,
             on_asking=lambda: self.status_bar.set_activity("waiting"),
         )
+        config = host.config
+        self.notifier = Notifier(
+            write=self._write_terminal,
+            focused=lambda: self.app.app_focus,
+            bell=config.notify_bell,
+            desktop=config.notify_desktop,
+            after=config.notify_after,
+        )
+
+    def _write_terminal(self, text: str) -> None:
+        driver = getattr(self.app, "_driver", None)
+        if driver is not None and not self.app.is_headless:
+            driver.write(text)
 
     def compose(self) -> ComposeResult:
         yield SidePanel(clock=self.host.clock, id="side-panel")
@@ -344,6 +358,8 @@ class MainScreen(Screen[None]):
         assert agent is not None
         await log.add_user(prompt)
         self.status_bar.set_activity("thinking")
+        started = time.monotonic()
+        outcome = "The turn ended"
         try:
             async for event in agent.stream(prompt):
                 match event:
@@ -371,9 +387,11 @@ class MainScreen(Screen[None]):
                             title="Model busy: retrying",
                         )
                     case Cancelled(phase=phase):
+                        outcome = "The turn was cancelled"
                         await log.finish_streams()
                         await log.notice(f"Cancelled ({phase}).", title="Turn cancelled")
                     case AgentError(message=message, kind=kind):
+                        outcome = f"The turn failed ({kind} error)"
                         await log.finish_streams()
                         await log.error(
                             message, title=f"{kind.capitalize()} error", parent_corr_id=event.parent_corr_id
@@ -392,6 +410,7 @@ class MainScreen(Screen[None]):
         finally:
             await log.finish_streams()
             self.approvals.clear()
+            self.notifier.turn_finished(time.monotonic() - started, outcome)
             self.turn_running = False
             self.status_bar.set_activity("")
             self.prompt.remove_class("-busy")
@@ -406,6 +425,8 @@ class MainScreen(Screen[None]):
             return
         block.set_status("waiting for approval", pending=True)
         self.approvals.add(request, block)
+        first_line = request.tool_call.display_text().strip().splitlines()[:1]
+        self.notifier.approval_waiting(f"[{request.agent_id}] {first_line[0] if first_line else request.tool_name}")
 
     def _approval_settled(self, request: ApprovalRequest, block: ActionBlock) -> None:
         self._mark(block, request)
