@@ -1,0 +1,363 @@
+"""The file tools end to end: scripted tool calls, the real agent, a real ipybox kernel, real files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from pydantic_ai.messages import BinaryContent, ModelRequest, ToolReturnPart, UserPromptPart
+from pydantic_ai.models.function import FunctionModel
+
+from freeact_tui.agent.agent import Agent
+from freeact_tui.events import AgentEvent, ApprovalRequest, ToolOutput
+from freeact_tui.execution.kernel import KernelExecutor
+from freeact_tui.permissions import PermissionRules
+from freeact_tui.toolcalls import (
+    EDIT_TEXT_TOOL,
+    READ_MEDIA_TOOL,
+    READ_TEXT_TOOL,
+    WRITE_TEXT_TOOL,
+    FileEdit,
+    FileRead,
+    FileWrite,
+)
+from tests.scripted import Call, Script, script
+
+pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
+
+# The smallest valid PNG (1x1, transparent).
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000100e221bc330000000049454e44ae426082"
+)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
+    work = tmp_path_factory.mktemp("kernel-home")
+    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
+    await ex.start()
+    yield ex
+    await ex.stop()
+
+
+def make_agent(s: Script | FunctionModel, executor: KernelExecutor, work: Path, **kw: object) -> Agent:
+    kw.setdefault("permissions", PermissionRules(None, working_dir=work))  # the defaults: reads allowed
+    return Agent(
+        s.model() if isinstance(s, Script) else s,
+        sessions_dir=work.parent / "sessions",
+        working_dir=work,
+        executor=executor,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+async def run(
+    agent: Agent, prompt: str, decide: Callable[[ApprovalRequest], bool | None] = lambda r: True
+) -> list[AgentEvent]:
+    events: list[AgentEvent] = []
+    async for event in agent.stream(prompt):
+        events.append(event)
+        if isinstance(event, ApprovalRequest) and not event.decided:
+            answer = decide(event)
+            if answer is not None:
+                event.approve(answer)
+    return events
+
+
+def requests(events: list[AgentEvent]) -> list[ApprovalRequest]:
+    return [e for e in events if isinstance(e, ApprovalRequest)]
+
+
+def returns(agent: Agent) -> list[ToolReturnPart]:
+    """Every tool return of the agent's history."""
+    return [
+        p
+        for m in agent.history
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, ToolReturnPart)
+    ]
+
+
+async def test_read_text_pages_and_ranges_without_asking(executor: KernelExecutor, work: Path) -> None:
+    (work / "big.txt").write_text("".join(f"line {n}\n" for n in range(1, 5001)))
+    s = script(
+        [Call(READ_TEXT_TOOL, {"path": "big.txt"}, "c1")],
+        [Call(READ_TEXT_TOOL, {"path": "big.txt", "offset": 2001, "limit": 3}, "c2")],
+        [Call(READ_TEXT_TOOL, {"path": "big.txt", "offset": 4999}, "c3")],
+        [Call(READ_TEXT_TOOL, {"path": "big.txt", "offset": 6000}, "c4")],
+        ["done"],
+    )
+    async with make_agent(s, executor, work) as agent:
+        events = await run(agent, "read", decide=lambda r: None)
+    asked = requests(events)
+    assert [type(r.tool_call) for r in asked] == [FileRead] * 4
+    assert all(r.pre_approved for r in asked)  # reads inside the working dir: allowed by the default rule
+    first, second, third, fourth = (str(r.content) for r in returns(agent))
+    assert first.startswith("line 1\nline 2\n") and "line 2000\n" in first and "line 2001" not in first
+    assert first.rstrip().endswith("[more: lines 2001-5000 of 5000; call again with offset=2001]")
+    assert (
+        second
+        == "line 2001\nline 2002\nline 2003\n[more: lines 2004-5000 of 5000; call again with offset=2004]"
+    )
+    assert third == "line 4999\nline 5000\n"
+    assert "5000 lines; offset 6000 is past its end" in fourth
+
+
+async def test_a_50_mb_file_is_read_in_pages(executor: KernelExecutor, work: Path) -> None:
+    line = "x" * 99 + "\n"
+    with (work / "huge.log").open("w") as f:
+        for _ in range(5):
+            f.write(line * 100_000)  # 50 MB, 500,000 lines
+    s = script(
+        [Call(READ_TEXT_TOOL, {"path": "huge.log"}, "c1")],
+        [Call(READ_TEXT_TOOL, {"path": "huge.log", "offset": 499_999}, "c2")],
+        ["done"],
+    )
+    async with make_agent(s, executor, work) as agent:
+        await run(agent, "read")
+    first, last = (str(r.content) for r in returns(agent))
+    # A page is cut by size (24,000 characters) before its 2,000 lines.
+    assert first.count("\n" + "x") == 239 and len(first) < 25_000
+    assert "[more: lines 241-500000 of 500000; call again with offset=241]" in first
+    assert last == line * 2
+
+
+async def test_binary_and_missing_files_are_clear_errors(executor: KernelExecutor, work: Path) -> None:
+    (work / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
+    (work / "sub").mkdir()
+    s = script(
+        [
+            Call(READ_TEXT_TOOL, {"path": "blob.bin"}, "c1"),
+            Call(READ_TEXT_TOOL, {"path": "nope.txt"}, "c2"),
+            Call(READ_TEXT_TOOL, {"path": "sub"}, "c3"),
+        ],
+        ["done"],
+    )
+    async with make_agent(s, executor, work) as agent:
+        events = await run(agent, "read")
+    texts = {r.tool_call_id: str(r.content) for r in returns(agent)}
+    assert "blob.bin is a binary file" in texts["c1"] and READ_MEDIA_TOOL in texts["c1"]
+    assert texts["c2"] == "nope.txt does not exist."
+    assert "sub is a directory" in texts["c3"]
+    assert all(e.is_error for e in events if isinstance(e, ToolOutput))
+
+
+async def test_media_is_attached_as_binary_content(executor: KernelExecutor, work: Path) -> None:
+    (work / "dot.png").write_bytes(PNG)
+    s = script([Call(READ_MEDIA_TOOL, {"path": "dot.png"}, "c1")], ["a dot"])
+    async with make_agent(s, executor, work) as agent:
+        await run(agent, "look")
+        stored = agent.session.load("main").messages if agent.session else []
+    (part,) = returns(agent)
+    assert isinstance(part.content, list)
+    text, attached = part.content
+    assert text == "dot.png (image/png, 67 bytes) is attached."
+    assert isinstance(attached, BinaryContent) and attached.data == PNG and attached.media_type == "image/png"
+    # The session keeps it (freeact loads it as a normal tool return with an attachment).
+    kept = [
+        p for m in stored if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)
+    ]
+    assert isinstance(kept[0].content, list) and kept[0].content[1].data == PNG
+
+
+async def test_media_for_a_model_without_image_input_is_a_clear_message(
+    executor: KernelExecutor, work: Path
+) -> None:
+    (work / "dot.png").write_bytes(PNG)
+    s = script([Call(READ_MEDIA_TOOL, {"path": "dot.png"}, "c1")], ["ok"])
+    model = FunctionModel(
+        stream_function=s._stream, model_name="text-only", profile={"supports_image_input": False}
+    )
+    async with make_agent(model, executor, work) as agent:
+        await run(agent, "look")
+    (part,) = returns(agent)
+    assert part.content == "This model does not accept images; the file was not attached."
+
+
+async def test_write_new_file_shows_all_lines_added(executor: KernelExecutor, work: Path) -> None:
+    s = script(
+        [Call(WRITE_TEXT_TOOL, {"path": "pkg/new.py", "content": "a = 1\nb = 2\n"}, "c1")], ["written"]
+    )
+    async with make_agent(s, executor, work) as agent:
+        events = await run(agent, "write")
+        path = work.parent / "sessions" / agent.session_id / "main.jsonl"
+        lines = [json.loads(x)["message"] for x in path.open()]
+    (request,) = requests(events)
+    call = request.tool_call
+    assert isinstance(call, FileWrite) and not request.pre_approved and not call.outside
+    assert call.diff == "--- /dev/null\n+++ b/pkg/new.py\n@@ -0,0 +1,2 @@\n+a = 1\n+b = 2\n"
+    assert (work / "pkg" / "new.py").read_text() == "a = 1\nb = 2\n"
+    assert str(returns(agent)[0].content) == "Created pkg/new.py (2 lines, 12 bytes)."
+    # Stored as a normal tool call; the diff goes with the return's metadata for a resumed UI.
+    call_part = next(
+        p for m in lines if m["kind"] == "response" for p in m["parts"] if p["part_kind"] == "tool-call"
+    )
+    assert call_part["tool_name"] == WRITE_TEXT_TOOL
+    ret = next(
+        p for m in lines if m["kind"] == "request" for p in m["parts"] if p["part_kind"] == "tool-return"
+    )
+    assert ret["metadata"] == {"diff": call.diff, "outcome": "ok"}
+
+
+async def test_rejected_write_writes_nothing(executor: KernelExecutor, work: Path) -> None:
+    (work / "keep.txt").write_text("old\n")
+    s = script([Call(WRITE_TEXT_TOOL, {"path": "keep.txt", "content": "new\n"}, "c1")], ["no"])
+    async with make_agent(s, executor, work) as agent:
+        events = await run(agent, "write", decide=lambda r: False)
+    (request,) = requests(events)
+    assert isinstance(request.tool_call, FileWrite)
+    assert request.tool_call.diff.splitlines()[2:] == ["@@ -1 +1 @@", "-old", "+new"]
+    assert (work / "keep.txt").read_text() == "old\n"
+    assert str(returns(agent)[0].content) == "The user rejected writing keep.txt. Wait for new instructions."
+
+
+async def test_edit_exact_missing_and_ambiguous(executor: KernelExecutor, work: Path) -> None:
+    target = work / "app.py"
+    target.write_text("def f():\n    return 1\n\nx = 1\ny = 1\n")
+    s = script(
+        [Call(EDIT_TEXT_TOOL, {"path": "app.py", "old_text": "return 1", "new_text": "return 2"}, "c1")],
+        [Call(EDIT_TEXT_TOOL, {"path": "app.py", "old_text": "return 3", "new_text": "return 4"}, "c2")],
+        [Call(EDIT_TEXT_TOOL, {"path": "app.py", "old_text": " = 1", "new_text": " = 5"}, "c3")],
+        [
+            Call(
+                EDIT_TEXT_TOOL,
+                {
+                    "path": "app.py",
+                    "edits": [
+                        {"old_text": "x = 1", "new_text": "x = 10"},
+                        {"old_text": "y = 1", "new_text": "y = 20"},
+                    ],
+                },
+                "c4",
+            )
+        ],
+        ["done"],
+    )
+    async with make_agent(s, executor, work) as agent:
+        events = await run(agent, "edit")
+    asked = requests(events)
+    # Only the two edits that apply are asked for; the broken ones never reach the user.
+    assert [r.corr_id for r in asked] == ["c1", "c4"]
+    first = asked[0].tool_call
+    assert isinstance(first, FileEdit)
+    assert "-    return 1\n+    return 2\n" in first.diff and first.diff.startswith(
+        "--- a/app.py\n+++ b/app.py\n"
+    )
+    texts = [str(r.content) for r in returns(agent)]
+    assert texts[0] == "Edited app.py: 1 replacement(s), +1 -1 lines."
+    assert texts[1].startswith("app.py was not changed: old_text was not found")
+    assert texts[2] == (
+        "app.py was not changed: old_text occurs 2 times; include more surrounding lines so it is unique."
+    )
+    assert texts[3] == "Edited app.py: 2 replacement(s), +2 -2 lines."
+    assert target.read_text() == "def f():\n    return 2\n\nx = 10\ny = 20\n"
+
+
+async def test_edit_of_a_missing_old_text_in_a_batch_changes_nothing(
+    executor: KernelExecutor, work: Path
+) -> None:
+    target = work / "a.txt"
+    target.write_text("one\ntwo\n")
+    edits = [{"old_text": "one", "new_text": "1"}, {"old_text": "three", "new_text": "3"}]
+    s = script([Call(EDIT_TEXT_TOOL, {"path": "a.txt", "edits": edits}, "c1")], ["ok"])
+    async with make_agent(s, executor, work) as agent:
+        events = await run(agent, "edit")
+    assert requests(events) == []
+    assert str(returns(agent)[0].content).startswith("a.txt was not changed: edit 2: old_text was not found")
+    assert target.read_text() == "one\ntwo\n"
+
+
+async def test_paths_leaving_the_working_dir_ask_and_say_so(executor: KernelExecutor, work: Path) -> None:
+    outside = work.parent / "secret.txt"
+    outside.write_text("outside\n")
+    (work / "link.txt").symlink_to(outside)
+    s = script(
+        [
+            Call(READ_TEXT_TOOL, {"path": "../secret.txt"}, "c1"),
+            Call(READ_TEXT_TOOL, {"path": "link.txt"}, "c2"),
+            Call(READ_TEXT_TOOL, {"path": str(outside)}, "c3"),
+        ],
+        ["done"],
+    )
+    async with make_agent(s, executor, work) as agent:
+        events = await run(agent, "read", decide=lambda r: r.corr_id != "c3")
+    asked = {r.corr_id: r for r in requests(events)}
+    real = str(outside.resolve())
+    for corr in ("c1", "c2", "c3"):
+        call = asked[corr].tool_call
+        assert isinstance(call, FileRead) and call.outside and call.resolved == real
+        assert not asked[corr].pre_approved
+    texts = {r.tool_call_id: str(r.content) for r in returns(agent)}
+    assert texts["c1"] == texts["c2"] == "outside\n"
+    assert texts["c3"] == f"The user rejected reading {outside}. Wait for new instructions."
+
+
+async def test_secrets_inside_the_working_dir_still_ask(executor: KernelExecutor, work: Path) -> None:
+    (work / ".env").write_text("KEY=1\n")
+    s = script([Call(READ_TEXT_TOOL, {"path": ".env"}, "c1")], ["done"])
+    async with make_agent(s, executor, work) as agent:
+        events = await run(agent, "read", decide=lambda r: False)
+    (request,) = requests(events)
+    assert not request.pre_approved and not request.tool_call.outside  # type: ignore[attr-defined]
+
+
+async def test_before_write_hook_runs_after_approval(executor: KernelExecutor, work: Path) -> None:
+    from freeact_tui.actions.dispatch import Dispatcher
+
+    seen: list[tuple[str, dict[str, object], bool]] = []
+
+    async def hook(label: str, meta: object) -> None:
+        seen.append((label, dict(meta), (work / "h.txt").exists()))  # type: ignore[call-overload]
+
+    s = script([Call(WRITE_TEXT_TOOL, {"path": "h.txt", "content": "x\n"}, "c1")], ["ok"])
+    async with make_agent(s, executor, work) as agent:
+        original = agent._dispatcher
+
+        def with_hook() -> Dispatcher:
+            dispatcher = original()
+            assert dispatcher._files is not None
+            dispatcher._files.options.before_write = hook
+            return dispatcher
+
+        agent._dispatcher = with_hook  # type: ignore[method-assign]
+        await run(agent, "write")
+    assert seen == [
+        (f"{WRITE_TEXT_TOOL} h.txt", {"tool": "write", "path": str((work / "h.txt").resolve())}, False)
+    ]
+    assert (work / "h.txt").read_text() == "x\n"
+
+
+async def test_file_tools_are_offered_to_the_model(executor: KernelExecutor, work: Path) -> None:
+    s = script(["hi"])
+    async with make_agent(s, executor, work) as agent:
+        await run(agent, "hi")
+    names = [t.name for t in s.infos[0].function_tools]
+    assert names[:5] == [
+        "ipybox_execute_ipython_cell",
+        READ_TEXT_TOOL,
+        READ_MEDIA_TOOL,
+        WRITE_TEXT_TOOL,
+        EDIT_TEXT_TOOL,
+    ]
+    schema_chars = sum(
+        len(t.description or "") + len(json.dumps(t.parameters_json_schema))
+        for t in s.infos[0].function_tools[1:5]
+    )
+    assert schema_chars < 1800  # the four file tools stay small in every request
+    assert not any(
+        isinstance(p, UserPromptPart) and "filesystem" in str(p.content)
+        for m in s.requests[0]
+        for p in getattr(m, "parts", [])
+    )
