@@ -223,13 +223,15 @@ class FileRead(FileCall):
     def kind(self) -> str:
         return "read"
 
+    def line_range(self) -> str:
+        """`` (lines 10-19)``, `` (from line 10)`` or nothing (the whole file)."""
+        if self.offset is None and self.limit is None:
+            return ""
+        start = self.offset or 1
+        return f" (lines {start}-{start + self.limit - 1})" if self.limit else f" (from line {start})"
+
     def display_text(self) -> str:
-        what = "media file" if self.media else "text file"
-        lines = ""
-        if self.offset is not None or self.limit is not None:
-            start = self.offset or 1
-            lines = f" (lines {start}-{start + self.limit - 1})" if self.limit else f" (from line {start})"
-        return f"read {what} {self.path}{lines}"
+        return f"read {'media file' if self.media else 'text file'} {self.path}{self.line_range()}"
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -10,8 +11,13 @@ import pytest
 import pytest_asyncio
 from pydantic_ai.messages import BinaryContent, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import FunctionModel
+from textual.content import Content
+from textual.pilot import Pilot
+from textual.widgets import Collapsible, Static
+from textual.widgets._collapsible import CollapsibleTitle
 
 from freeact_tui.agent.agent import Agent
+from freeact_tui.config import Config
 from freeact_tui.events import AgentEvent, ApprovalRequest, ToolOutput
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.permissions import PermissionRules
@@ -24,9 +30,14 @@ from freeact_tui.toolcalls import (
     FileRead,
     FileWrite,
 )
+from freeact_tui.tui.app import FreeactApp
+from freeact_tui.tui.screens.approval import ApprovalScreen
+from freeact_tui.tui.widgets.blocks import ActionBlock
+from freeact_tui.tui.widgets.prompt import PromptInput
 from tests.scripted import Call, Script, script
 
-pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = pytest.mark.kernel
+in_module_loop = pytest.mark.asyncio(loop_scope="module")  # the module's kernel lives in that loop
 
 # The smallest valid PNG (1x1, transparent).
 PNG = bytes.fromhex(
@@ -90,6 +101,7 @@ def returns(agent: Agent) -> list[ToolReturnPart]:
     ]
 
 
+@in_module_loop
 async def test_read_text_pages_and_ranges_without_asking(executor: KernelExecutor, work: Path) -> None:
     (work / "big.txt").write_text("".join(f"line {n}\n" for n in range(1, 5001)))
     s = script(
@@ -115,6 +127,7 @@ async def test_read_text_pages_and_ranges_without_asking(executor: KernelExecuto
     assert "5000 lines; offset 6000 is past its end" in fourth
 
 
+@in_module_loop
 async def test_a_50_mb_file_is_read_in_pages(executor: KernelExecutor, work: Path) -> None:
     line = "x" * 99 + "\n"
     with (work / "huge.log").open("w") as f:
@@ -134,6 +147,7 @@ async def test_a_50_mb_file_is_read_in_pages(executor: KernelExecutor, work: Pat
     assert last == line * 2
 
 
+@in_module_loop
 async def test_binary_and_missing_files_are_clear_errors(executor: KernelExecutor, work: Path) -> None:
     (work / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
     (work / "sub").mkdir()
@@ -154,6 +168,7 @@ async def test_binary_and_missing_files_are_clear_errors(executor: KernelExecuto
     assert all(e.is_error for e in events if isinstance(e, ToolOutput))
 
 
+@in_module_loop
 async def test_media_is_attached_as_binary_content(executor: KernelExecutor, work: Path) -> None:
     (work / "dot.png").write_bytes(PNG)
     s = script([Call(READ_MEDIA_TOOL, {"path": "dot.png"}, "c1")], ["a dot"])
@@ -172,6 +187,7 @@ async def test_media_is_attached_as_binary_content(executor: KernelExecutor, wor
     assert isinstance(kept[0].content, list) and kept[0].content[1].data == PNG
 
 
+@in_module_loop
 async def test_media_for_a_model_without_image_input_is_a_clear_message(
     executor: KernelExecutor, work: Path
 ) -> None:
@@ -186,6 +202,7 @@ async def test_media_for_a_model_without_image_input_is_a_clear_message(
     assert part.content == "This model does not accept images; the file was not attached."
 
 
+@in_module_loop
 async def test_write_new_file_shows_all_lines_added(executor: KernelExecutor, work: Path) -> None:
     s = script(
         [Call(WRITE_TEXT_TOOL, {"path": "pkg/new.py", "content": "a = 1\nb = 2\n"}, "c1")], ["written"]
@@ -211,6 +228,7 @@ async def test_write_new_file_shows_all_lines_added(executor: KernelExecutor, wo
     assert ret["metadata"] == {"diff": call.diff, "outcome": "ok"}
 
 
+@in_module_loop
 async def test_rejected_write_writes_nothing(executor: KernelExecutor, work: Path) -> None:
     (work / "keep.txt").write_text("old\n")
     s = script([Call(WRITE_TEXT_TOOL, {"path": "keep.txt", "content": "new\n"}, "c1")], ["no"])
@@ -223,6 +241,7 @@ async def test_rejected_write_writes_nothing(executor: KernelExecutor, work: Pat
     assert str(returns(agent)[0].content) == "The user rejected writing keep.txt. Wait for new instructions."
 
 
+@in_module_loop
 async def test_edit_exact_missing_and_ambiguous(executor: KernelExecutor, work: Path) -> None:
     target = work / "app.py"
     target.write_text("def f():\n    return 1\n\nx = 1\ny = 1\n")
@@ -265,6 +284,7 @@ async def test_edit_exact_missing_and_ambiguous(executor: KernelExecutor, work: 
     assert target.read_text() == "def f():\n    return 2\n\nx = 10\ny = 20\n"
 
 
+@in_module_loop
 async def test_edit_of_a_missing_old_text_in_a_batch_changes_nothing(
     executor: KernelExecutor, work: Path
 ) -> None:
@@ -279,6 +299,7 @@ async def test_edit_of_a_missing_old_text_in_a_batch_changes_nothing(
     assert target.read_text() == "one\ntwo\n"
 
 
+@in_module_loop
 async def test_paths_leaving_the_working_dir_ask_and_say_so(executor: KernelExecutor, work: Path) -> None:
     outside = work.parent / "secret.txt"
     outside.write_text("outside\n")
@@ -304,6 +325,7 @@ async def test_paths_leaving_the_working_dir_ask_and_say_so(executor: KernelExec
     assert texts["c3"] == f"The user rejected reading {outside}. Wait for new instructions."
 
 
+@in_module_loop
 async def test_secrets_inside_the_working_dir_still_ask(executor: KernelExecutor, work: Path) -> None:
     (work / ".env").write_text("KEY=1\n")
     s = script([Call(READ_TEXT_TOOL, {"path": ".env"}, "c1")], ["done"])
@@ -313,6 +335,7 @@ async def test_secrets_inside_the_working_dir_still_ask(executor: KernelExecutor
     assert not request.pre_approved and not request.tool_call.outside  # type: ignore[attr-defined]
 
 
+@in_module_loop
 async def test_before_write_hook_runs_after_approval(executor: KernelExecutor, work: Path) -> None:
     from freeact_tui.actions.dispatch import Dispatcher
 
@@ -339,6 +362,7 @@ async def test_before_write_hook_runs_after_approval(executor: KernelExecutor, w
     assert (work / "h.txt").read_text() == "x\n"
 
 
+@in_module_loop
 async def test_file_tools_are_offered_to_the_model(executor: KernelExecutor, work: Path) -> None:
     s = script(["hi"])
     async with make_agent(s, executor, work) as agent:
@@ -361,3 +385,137 @@ async def test_file_tools_are_offered_to_the_model(executor: KernelExecutor, wor
         for m in s.requests[0]
         for p in getattr(m, "parts", [])
     )
+
+
+# -- the app: the approval dialog shows the diff; the log keeps it, collapsible; a resumed session shows it --
+
+SIZE = (120, 40)
+
+
+def make_app(s: Script, executor: KernelExecutor, work: Path, **kw: object) -> FreeactApp:
+    config = Config(sessions_dir=work.parent / "sessions", working_dir=work, subagent_pool_size=0)
+    return FreeactApp(config, model=s.model(), executor=executor, **kw)  # type: ignore[arg-type]
+
+
+async def until(pilot: Pilot[None], condition: Callable[[], bool], limit: float = 20.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
+
+
+async def send(pilot: Pilot[None], app: FreeactApp, text: str) -> None:
+    await until(pilot, lambda: app.agent_ready)
+    prompt = app.main_screen.query_one(PromptInput)
+    prompt.load_text(text)
+    prompt.focus()
+    await pilot.press("enter")
+
+
+EDIT = {"path": "notes.md", "old_text": "- milk\n", "new_text": "- oat milk\n- coffee\n"}
+
+
+@in_module_loop
+async def test_approval_dialog_shows_the_diff_and_the_log_keeps_it(
+    executor: KernelExecutor, work: Path
+) -> None:
+    (work / "notes.md").write_text("# Shopping\n\n- bread\n- milk\n")
+    s = script(["I'll update the list.", Call(EDIT_TEXT_TOOL, EDIT, "c1")], ["Updated."])
+    app = make_app(s, executor, work)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "add coffee")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        screen = app.screen
+        assert isinstance(screen, ApprovalScreen)
+        await pilot.pause()
+        body = screen.query_one("#approval-body", Static).render()
+        assert isinstance(body, Content)
+        assert str(body).splitlines() == [
+            "Edit notes.md  +2 -1",
+            "--- a/notes.md",
+            "+++ b/notes.md",
+            "@@ -1,4 +1,5 @@",
+            " # Shopping",
+            " ",
+            " - bread",
+            "-- milk",
+            "+- oat milk",
+            "+- coffee",
+        ]
+        styles = {span.style for span in body.spans if str(body)[span.start : span.end].startswith("+- ")}
+        assert styles == {"$text-success on $success 10%"}  # added lines are coloured
+        assert "Approve? \\[main] Edit file" in str(screen.query_one("#approval-dialog").border_title)
+        await pilot.press("y")
+        await until(pilot, lambda: app.agent is not None and not app.agent.busy)
+        await pilot.pause()
+        assert (work / "notes.md").read_text() == "# Shopping\n\n- bread\n- oat milk\n- coffee\n"
+        (block,) = app.main_screen.conversation.query(ActionBlock)
+        assert block.status == "approved"
+        diff = block.query_one(Collapsible)
+        assert not diff.collapsed and diff.title == "Diff +2 -1"
+        title = diff.query_one(CollapsibleTitle)
+        title.focus()
+        await pilot.press("enter")  # the diff folds away by keyboard
+        assert diff.collapsed
+
+
+@in_module_loop
+async def test_outside_path_is_said_in_the_dialog(executor: KernelExecutor, work: Path) -> None:
+    outside = work.parent / "elsewhere.txt"
+    s = script([Call(WRITE_TEXT_TOOL, {"path": "../elsewhere.txt", "content": "hi\n"}, "c1")], ["ok"])
+    app = make_app(s, executor, work)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "write outside")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.pause()
+        text = str(app.screen.query_one("#approval-body", Static).render())
+        assert text.splitlines()[:2] == [
+            "Create ../elsewhere.txt  +1 -0",
+            f"⚠ outside the working directory: {outside.resolve()}",
+        ]
+        await pilot.press("n")
+        await app.workers.wait_for_complete()
+    assert not outside.exists()
+
+
+@in_module_loop
+async def test_a_resumed_session_shows_file_calls_and_the_diff(executor: KernelExecutor, work: Path) -> None:
+    (work / "notes.md").write_text("# Shopping\n\n- bread\n- milk\n")
+    s = script(
+        [Call(EDIT_TEXT_TOOL, EDIT, "c1")], [Call(READ_TEXT_TOOL, {"path": "notes.md"}, "c2")], ["Done."]
+    )
+    async with make_agent(s, executor, work, permissions=PermissionRules(None, working_dir=work)) as agent:
+        await run(agent, "edit")
+    app = make_app(script(), executor, work, session_id=agent.session_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: len(app.main_screen.conversation.query(ActionBlock)) == 2)
+        edit, read = app.main_screen.conversation.query(ActionBlock)
+        assert isinstance(edit.tool_call, FileEdit) and isinstance(read.tool_call, FileRead)
+        diff = edit.query_one(Collapsible)
+        assert diff.collapsed and diff.title == "Diff +2 -1"  # replayed diffs start folded
+        assert "+- coffee" in str(diff.query(Static).last().render())
+        assert str(read.query_one(Static).render()) == "Read notes.md"
+
+
+def test_snapshot_approval_dialog_with_a_diff(snap_compare: Callable[..., bool], tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.md").write_text("# Shopping\n\n- bread\n- milk\n- eggs\n\nBuy on Friday.\n")
+    s = script(["I'll update the list.", Call(EDIT_TEXT_TOOL, EDIT, "c1")])
+    config = Config(sessions_dir=tmp_path / "sessions", working_dir=work, subagent_pool_size=0)
+    app = FreeactApp(config, model=s.model(), session_id="0b5848f8-89e8-4b08-a784-da134d221ea8")
+
+    async def turn(pilot: Pilot[None]) -> None:
+        app.animation_level = "none"
+        await until(
+            pilot, lambda: app.agent_ready and app.agent is not None and app.agent.kernel_state == "ready", 60
+        )
+        await until(pilot, lambda: "ready" in str(app.main_screen.query_one("#status-kernel").render()))
+        app.main_screen.query_one(PromptInput).cursor_blink = False
+        await send(pilot, app, "Add coffee to my list")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), 60)
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=turn)

@@ -7,11 +7,12 @@ the agent stores with each tool return, never from the wording of the result.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from pydantic_ai.messages import ModelMessage
 
 from freeact_tui.store import transcript as tr
-from freeact_tui.toolcalls import CODE_TOOL, SubagentTask
+from freeact_tui.toolcalls import CODE_TOOL, FileEdit, FileWrite, SubagentTask
 from freeact_tui.tui.widgets.blocks import (
     ActionBlock,
     Block,
@@ -28,6 +29,7 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
     """Blocks for past messages: prompts, thoughts (collapsed), responses, actions and their results."""
     blocks: list[Block] = []
     tasks: dict[str, SubagentBlock] = {}
+    actions: dict[str, ActionBlock] = {}
     for entry in tr.walk(messages):
         match entry:
             case tr.PromptEntry(text=text):
@@ -40,7 +42,8 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
                 tasks[corr] = SubagentBlock(call, corr_id=corr)
                 blocks.append(tasks[corr])
             case tr.CallEntry(corr_id=corr, call=call):
-                blocks.append(ActionBlock(call, corr_id=corr))
+                actions[corr] = ActionBlock(call, corr_id=corr, collapse_diff=True)
+                blocks.append(actions[corr])
             case tr.ResultEntry(retry=True):
                 blocks.append(ToolOutputBlock(entry.text, is_error=True, corr_id=entry.corr_id))
             case tr.ResultEntry(tool_name=name) if name == CODE_TOOL:
@@ -50,6 +53,7 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
             case tr.ResultEntry(corr_id=corr) if corr in tasks:
                 blocks.append(_subagent_result(tasks[corr], entry))
             case tr.ResultEntry():
+                _restore_diff(actions.get(entry.corr_id), entry)
                 blocks.append(ToolOutputBlock(entry.text, is_error=entry.is_error, corr_id=entry.corr_id))
     return blocks
 
@@ -66,3 +70,10 @@ def _subagent_result(task: SubagentBlock, entry: tr.ResultEntry) -> ToolOutputBl
     task.set_status(status, rejected=rejected or failed)
     kind = "Subagent error" if rejected or failed else "Subagent answer"
     return ToolOutputBlock(text, is_error=rejected or failed, kind=kind, corr_id=task.corr_id)
+
+
+def _restore_diff(block: ActionBlock | None, entry: tr.ResultEntry) -> None:
+    """A file write's diff, kept with its result, goes back on its action block (collapsed)."""
+    diff = entry.metadata.get("diff")
+    if block is not None and isinstance(diff, str) and isinstance(block.tool_call, FileWrite | FileEdit):
+        block.tool_call = replace(block.tool_call, diff=diff)
