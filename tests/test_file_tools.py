@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -19,7 +22,9 @@ from textual.widgets._collapsible import CollapsibleTitle
 from freeact_tui.agent.agent import Agent
 from freeact_tui.config import Config
 from freeact_tui.events import AgentEvent, ApprovalRequest, ToolOutput
+from freeact_tui.execution.base import Executor
 from freeact_tui.execution.kernel import KernelExecutor
+from freeact_tui.execution.sandbox import SandboxExecutor
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.toolcalls import (
     EDIT_TEXT_TOOL,
@@ -55,7 +60,7 @@ async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ke
     await ex.stop()
 
 
-def make_agent(s: Script | FunctionModel, executor: KernelExecutor, work: Path, **kw: object) -> Agent:
+def make_agent(s: Script | FunctionModel, executor: Executor, work: Path, **kw: object) -> Agent:
     kw.setdefault("permissions", PermissionRules(None, working_dir=work))  # the defaults: reads allowed
     return Agent(
         s.model() if isinstance(s, Script) else s,
@@ -519,3 +524,46 @@ def test_snapshot_approval_dialog_with_a_diff(snap_compare: Callable[..., bool],
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=turn)
+
+
+# -- sandbox mode: the file tools act inside the sandbox, as code does --
+
+SANDBOX_TOOLS_MISSING = (
+    shutil.which("bwrap") is None or shutil.which("socat") is None
+) and not os.environ.get("CI")
+
+
+@pytest.mark.skipif(SANDBOX_TOOLS_MISSING, reason="bwrap or socat not installed (Debian: bubblewrap, socat)")
+@pytest.mark.timeout(180)
+@in_module_loop
+async def test_in_sandbox_mode_files_are_read_and_written_inside_the_sandbox(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "in.txt").write_text("inside\n")
+    host_only = Path(sys.prefix) / f"freeact-file-tools-{os.getpid()}.txt"  # read-only in the sandbox
+    private = tmp_path / "private" / "t.txt"  # /tmp is the sandbox's own
+    sandbox = SandboxExecutor(working_dir=work, images_dir=tmp_path / "images")
+    s = script(
+        [
+            Call(READ_TEXT_TOOL, {"path": "in.txt"}, "c1"),
+            Call(WRITE_TEXT_TOOL, {"path": "out.txt", "content": "made in the sandbox\n"}, "c2"),
+            Call(WRITE_TEXT_TOOL, {"path": str(host_only), "content": "x"}, "c3"),
+            Call(WRITE_TEXT_TOOL, {"path": str(private), "content": "x"}, "c4"),
+        ],
+        ["done"],
+    )
+    await sandbox.start()
+    try:
+        async with make_agent(s, sandbox, work) as agent:
+            events = await run(agent, "files")
+    finally:
+        await sandbox.stop()
+        host_only.unlink(missing_ok=True)
+    texts = {r.tool_call_id: str(r.content) for r in returns(agent)}
+    assert texts["c1"] == "inside\n"
+    assert (work / "out.txt").read_text() == "made in the sandbox\n"  # the working dir is shared
+    assert "Read-only file system" in texts["c3"]
+    assert texts["c4"].startswith("Created ")  # inside the sandbox's private /tmp …
+    assert not private.exists()  # … never on the host behind its back
+    outside = {r.corr_id for r in requests(events) if getattr(r.tool_call, "outside", False)}
+    assert outside == {"c3", "c4"}
