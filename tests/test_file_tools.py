@@ -230,7 +230,8 @@ async def test_write_new_file_shows_all_lines_added(executor: KernelExecutor, wo
     ret = next(
         p for m in lines if m["kind"] == "request" for p in m["parts"] if p["part_kind"] == "tool-return"
     )
-    assert ret["metadata"] == {"diff": call.diff, "outcome": "ok"}
+    resolved = str((work / "pkg" / "new.py").resolve())
+    assert ret["metadata"] == {"diff": call.diff, "outcome": "ok", "resolved": resolved, "outside": False}
 
 
 @in_module_loop
@@ -489,19 +490,27 @@ async def test_outside_path_is_said_in_the_dialog(executor: KernelExecutor, work
 async def test_a_resumed_session_shows_file_calls_and_the_diff(executor: KernelExecutor, work: Path) -> None:
     (work / "notes.md").write_text("# Shopping\n\n- bread\n- milk\n")
     s = script(
-        [Call(EDIT_TEXT_TOOL, EDIT, "c1")], [Call(READ_TEXT_TOOL, {"path": "notes.md"}, "c2")], ["Done."]
+        [Call(EDIT_TEXT_TOOL, EDIT, "c1")],
+        [Call(READ_TEXT_TOOL, {"path": "notes.md"}, "c2")],
+        [Call(WRITE_TEXT_TOOL, {"path": "../out.txt", "content": "hi\n"}, "c3")],
     )
-    async with make_agent(s, executor, work, permissions=PermissionRules(None, working_dir=work)) as agent:
-        await run(agent, "edit")
+    async with make_agent(s, executor, work) as agent:
+        await run(agent, "edit", decide=lambda r: r.corr_id != "c3")
     app = make_app(script(), executor, work, session_id=agent.session_id)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: len(app.main_screen.conversation.query(ActionBlock)) == 2)
-        edit, read = app.main_screen.conversation.query(ActionBlock)
+        await until(pilot, lambda: len(app.main_screen.conversation.query(ActionBlock)) == 3)
+        edit, read, write = app.main_screen.conversation.query(ActionBlock)
         assert isinstance(edit.tool_call, FileEdit) and isinstance(read.tool_call, FileRead)
         diff = edit.query_one(Collapsible)
         assert diff.collapsed and diff.title == "Diff +2 -1"  # replayed diffs start folded
         assert "+- coffee" in str(diff.query(Static).last().render())
         assert str(read.query_one(Static).render()) == "Read notes.md"
+        # A rejected write keeps its diff and the warning that it pointed outside.
+        assert str(write.query(Static).first().render()).splitlines() == [
+            "Create ../out.txt  +1 -0",
+            f"⚠ outside the working directory: {(work.parent / 'out.txt').resolve()}",
+        ]
+        assert write.query_one(Collapsible).title == "Diff +1 -0"
 
 
 def test_snapshot_approval_dialog_with_a_diff(snap_compare: Callable[..., bool], tmp_path: Path) -> None:

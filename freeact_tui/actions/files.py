@@ -27,6 +27,7 @@ from freeact_tui.toolcalls import (
     READ_MEDIA_TOOL,
     READ_TEXT_TOOL,
     WRITE_TEXT_TOOL,
+    FileCall,
     FileEdit,
     FileRead,
     FileWrite,
@@ -126,7 +127,7 @@ class FileTools:
         call = FileRead(path, offset, limit, resolved=probe["resolved"], outside=not probe["inside"])
         decision = await self._ask(call, corr)
         if not decision.approved:
-            return _rejected(f"reading {path}", decision)
+            return _rejected(f"reading {path}", decision, _where(call))
         result = await self._op(
             corr,
             "read_text",
@@ -154,7 +155,7 @@ class FileTools:
         content = text + ("\n" if notes and not text.endswith("\n") else "") + "\n".join(notes)
         kept = self._overflow(content)
         self._emit(ToolOutput(content, **self._ids(corr)))
-        return ActionOutcome(kept.content)
+        return ActionOutcome(kept.content, extra_meta=_where(call))
 
     async def _read_media(self, path: str, corr: str) -> ActionOutcome:
         probe = await self._op(corr, "load", path=path, max_bytes=0)
@@ -163,7 +164,7 @@ class FileTools:
         call = FileRead(path, media=True, resolved=probe["resolved"], outside=not probe["inside"])
         decision = await self._ask(call, corr)
         if not decision.approved:
-            return _rejected(f"reading {path}", decision)
+            return _rejected(f"reading {path}", decision, _where(call))
         result = await self._op(corr, "read_media", path=path, max_bytes=ops.MAX_MEDIA_BYTES)
         _check_file(path, result)
         media_type = str(result.get("media_type") or "")
@@ -183,7 +184,8 @@ class FileTools:
         data = base64.b64decode(result["data"])
         note = f"{path} ({media_type}, {size:,} bytes) is attached."
         self._emit(ToolOutput(note, **self._ids(corr)))
-        return ActionOutcome(note, attachments=[BinaryContent(data, media_type=media_type, identifier=path)])
+        attached = BinaryContent(data, media_type=media_type, identifier=path)
+        return ActionOutcome(note, attachments=[attached], extra_meta=_where(call))
 
     async def _write(
         self, path: str, content: str | None, edits: list[Any] | None, corr: str
@@ -219,7 +221,8 @@ class FileTools:
         )
         decision = await self._ask(call, corr)
         if not decision.approved:
-            return _rejected(f"{'editing' if edits is not None else 'writing'} {path}", decision)
+            what = f"{'editing' if edits is not None else 'writing'} {path}"
+            return _rejected(what, decision, {**_where(call), "diff": diff})
         if self.options.before_write is not None:
             label = f"{EDIT_TEXT_TOOL if edits is not None else WRITE_TEXT_TOOL} {path}"
             await self.options.before_write(label, {"tool": call.kind, "path": current["resolved"]})
@@ -240,7 +243,7 @@ class FileTools:
         else:
             summary = f"Wrote {path} ({int(result['written']):,} bytes), +{added} -{removed} lines."
         self._emit(ToolOutput(summary, **self._ids(corr)))
-        return ActionOutcome(summary, extra_meta={"diff": diff})
+        return ActionOutcome(summary, extra_meta={**_where(call), "diff": diff})
 
     # -- the kernel ---------------------------------------------------------------------------------
 
@@ -282,10 +285,17 @@ def _check_file(path: str, result: Mapping[str, Any]) -> None:
         raise FileOpError(f"{path} does not exist.")
 
 
-def _rejected(what: str, decision: Decision) -> ActionOutcome:
+def _where(call: FileCall) -> dict[str, Any]:
+    """Stored with the result, so a resumed session shows where the path pointed (and the warning)."""
+    return {"resolved": call.resolved, "outside": call.outside}
+
+
+def _rejected(what: str, decision: Decision, meta: dict[str, Any]) -> ActionOutcome:
     if decision.reason:
-        return ActionOutcome(f"Refused {what}: {decision.reason}. Wait for new instructions.", rejected=True)
-    return ActionOutcome(f"The user rejected {what}. Wait for new instructions.", rejected=True)
+        text = f"Refused {what}: {decision.reason}. Wait for new instructions."
+    else:
+        text = f"The user rejected {what}. Wait for new instructions."
+    return ActionOutcome(text, rejected=True, extra_meta=meta)
 
 
 __all__ = ["BeforeWrite", "FileToolOptions", "FileTools"]

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pydantic_ai.messages import ModelMessage
 
 from freeact_tui.store import transcript as tr
-from freeact_tui.toolcalls import CODE_TOOL, FileEdit, FileWrite, SubagentTask
+from freeact_tui.toolcalls import CODE_TOOL, FileCall, FileEdit, FileWrite, SubagentTask
 from freeact_tui.tui.widgets.blocks import (
     ActionBlock,
     Block,
@@ -53,7 +53,7 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
             case tr.ResultEntry(corr_id=corr) if corr in tasks:
                 blocks.append(_subagent_result(tasks[corr], entry))
             case tr.ResultEntry():
-                _restore_diff(actions.get(entry.corr_id), entry)
+                _restore_file_call(actions.get(entry.corr_id), entry)
                 blocks.append(ToolOutputBlock(entry.text, is_error=entry.is_error, corr_id=entry.corr_id))
     return blocks
 
@@ -72,8 +72,13 @@ def _subagent_result(task: SubagentBlock, entry: tr.ResultEntry) -> ToolOutputBl
     return ToolOutputBlock(text, is_error=rejected or failed, kind=kind, corr_id=task.corr_id)
 
 
-def _restore_diff(block: ActionBlock | None, entry: tr.ResultEntry) -> None:
-    """A file write's diff, kept with its result, goes back on its action block (collapsed)."""
-    diff = entry.metadata.get("diff")
-    if block is not None and isinstance(diff, str) and isinstance(block.tool_call, FileWrite | FileEdit):
-        block.tool_call = replace(block.tool_call, diff=diff)
+def _restore_file_call(block: ActionBlock | None, entry: tr.ResultEntry) -> None:
+    """What a file call's result keeps (the diff, where the path pointed) goes back on its block."""
+    if block is None or not isinstance(block.tool_call, FileCall):
+        return
+    meta, call = entry.metadata, block.tool_call
+    if isinstance(meta.get("resolved"), str) and isinstance(meta.get("outside"), bool):
+        call = replace(call, resolved=meta["resolved"], outside=meta["outside"])
+    if isinstance(call, FileWrite | FileEdit) and isinstance(meta.get("diff"), str):
+        call = replace(call, diff=meta["diff"])
+    block.tool_call = call

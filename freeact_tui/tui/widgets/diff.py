@@ -71,7 +71,7 @@ def file_call_content(call: FileCall) -> Content:
         case FileWrite(diff=diff) | FileEdit(diff=diff) if diff:
             return Content.assemble(head, "\n", diff_content(diff))
         case FileWrite(content=content):
-            return Content.assemble(head, "\n", Content(content))
+            return Content.assemble(head, "\n", Content(content.rstrip("\n")))
         case FileEdit(edits=edits):
             lines = [
                 f"{sign}{line}\n"
