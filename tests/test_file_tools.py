@@ -6,8 +6,9 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,8 @@ from freeact_tui.agent.agent import Agent
 from freeact_tui.config import Config
 from freeact_tui.events import AgentEvent, ApprovalRequest, ToolOutput
 from freeact_tui.execution.base import Executor
+from freeact_tui.execution.docker import DockerExecutor
+from freeact_tui.execution.docker_image import build_image
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.execution.sandbox import SandboxExecutor
 from freeact_tui.permissions import PermissionRules
@@ -535,44 +538,70 @@ def test_snapshot_approval_dialog_with_a_diff(snap_compare: Callable[..., bool],
     assert snap_compare(app, terminal_size=SIZE, run_before=turn)
 
 
-# -- sandbox mode: the file tools act inside the sandbox, as code does --
+# -- sandbox and docker modes: the file tools act inside the same boundary as code --
 
-SANDBOX_TOOLS_MISSING = (
-    shutil.which("bwrap") is None or shutil.which("socat") is None
-) and not os.environ.get("CI")
+SANDBOX_MISSING = (shutil.which("bwrap") is None or shutil.which("socat") is None) and not os.environ.get(
+    "CI"
+)
 
 
-@pytest.mark.skipif(SANDBOX_TOOLS_MISSING, reason="bwrap or socat not installed (Debian: bubblewrap, socat)")
-@pytest.mark.timeout(180)
+def _docker_problem() -> str | None:
+    if shutil.which("docker") is None:
+        return "the docker CLI is not installed"
+    done = subprocess.run(["docker", "version"], capture_output=True, text=True, timeout=30)
+    return None if done.returncode == 0 else "no Docker daemon answers"
+
+
+async def _sandbox(work: Path, images: Path) -> Executor:
+    if SANDBOX_MISSING:
+        pytest.skip("bwrap or socat not installed (Debian: bubblewrap, socat)")
+    return SandboxExecutor(working_dir=work, images_dir=images)
+
+
+async def _docker(work: Path, images: Path) -> Executor:
+    problem = _docker_problem()
+    if problem is not None and not os.environ.get("CI"):
+        pytest.skip(f"Docker unavailable: {problem}")
+    await build_image(DOCKER_IMAGE)  # cached after the first build
+    return DockerExecutor(working_dir=work, images_dir=images, image=DOCKER_IMAGE)
+
+
+DOCKER_IMAGE = "freeact-tui-kernel:pytest"  # the image tests/test_docker.py builds
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("make_executor", [_sandbox, _docker], ids=["sandbox", "docker"])
 @in_module_loop
-async def test_in_sandbox_mode_files_are_read_and_written_inside_the_sandbox(tmp_path: Path) -> None:
+async def test_file_tools_act_inside_the_boundary_of_code(
+    make_executor: Callable[[Path, Path], Awaitable[Executor]], tmp_path: Path
+) -> None:
     work = tmp_path / "work"
     work.mkdir()
     (work / "in.txt").write_text("inside\n")
-    host_only = Path(sys.prefix) / f"freeact-file-tools-{os.getpid()}.txt"  # read-only in the sandbox
-    private = tmp_path / "private" / "t.txt"  # /tmp is the sandbox's own
-    sandbox = SandboxExecutor(working_dir=work, images_dir=tmp_path / "images")
+    host_only = Path(sys.prefix) / f"freeact-file-tools-{os.getpid()}.txt"  # read-only in the boundary
+    private = tmp_path / "private" / "t.txt"  # /tmp is the boundary's own
+    executor = await make_executor(work, tmp_path / "images")
     s = script(
         [
             Call(READ_TEXT_TOOL, {"path": "in.txt"}, "c1"),
-            Call(WRITE_TEXT_TOOL, {"path": "out.txt", "content": "made in the sandbox\n"}, "c2"),
+            Call(WRITE_TEXT_TOOL, {"path": "out.txt", "content": "made inside\n"}, "c2"),
             Call(WRITE_TEXT_TOOL, {"path": str(host_only), "content": "x"}, "c3"),
             Call(WRITE_TEXT_TOOL, {"path": str(private), "content": "x"}, "c4"),
         ],
         ["done"],
     )
-    await sandbox.start()
+    await executor.start()
     try:
-        async with make_agent(s, sandbox, work) as agent:
+        async with make_agent(s, executor, work) as agent:
             events = await run(agent, "files")
     finally:
-        await sandbox.stop()
+        await executor.stop()
         host_only.unlink(missing_ok=True)
     texts = {r.tool_call_id: str(r.content) for r in returns(agent)}
     assert texts["c1"] == "inside\n"
-    assert (work / "out.txt").read_text() == "made in the sandbox\n"  # the working dir is shared
+    assert (work / "out.txt").read_text() == "made inside\n"  # the working dir is shared
     assert "Read-only file system" in texts["c3"]
-    assert texts["c4"].startswith("Created ")  # inside the sandbox's private /tmp …
+    assert texts["c4"].startswith("Created ")  # inside the boundary's private /tmp …
     assert not private.exists()  # … never on the host behind its back
     outside = {r.corr_id for r in requests(events) if getattr(r.tool_call, "outside", False)}
     assert outside == {"c3", "c4"}
