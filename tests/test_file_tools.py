@@ -20,6 +20,7 @@ from textual.pilot import Pilot
 from textual.widgets import Collapsible, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
+from freeact_tui.actions.file_ops import EditError, apply_edits, unified_diff
 from freeact_tui.agent.agent import Agent
 from freeact_tui.config import Config
 from freeact_tui.events import AgentEvent, ApprovalRequest, ToolOutput
@@ -37,6 +38,7 @@ from freeact_tui.toolcalls import (
     FileEdit,
     FileRead,
     FileWrite,
+    TextEdit,
 )
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
@@ -159,11 +161,15 @@ async def test_a_50_mb_file_is_read_in_pages(executor: KernelExecutor, work: Pat
 async def test_binary_and_missing_files_are_clear_errors(executor: KernelExecutor, work: Path) -> None:
     (work / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
     (work / "sub").mkdir()
+    (work / "latin.txt").write_bytes("caf\xe9\n".encode("latin-1"))
     s = script(
         [
             Call(READ_TEXT_TOOL, {"path": "blob.bin"}, "c1"),
             Call(READ_TEXT_TOOL, {"path": "nope.txt"}, "c2"),
             Call(READ_TEXT_TOOL, {"path": "sub"}, "c3"),
+            Call(READ_TEXT_TOOL, {"path": "latin.txt"}, "c4"),
+            Call(READ_TEXT_TOOL, {"path": "latin.txt", "offset": 0}, "c5"),
+            Call(EDIT_TEXT_TOOL, {"path": "latin.txt", "old_text": "caf", "new_text": "tea"}, "c6"),
         ],
         ["done"],
     )
@@ -173,7 +179,13 @@ async def test_binary_and_missing_files_are_clear_errors(executor: KernelExecuto
     assert "blob.bin is a binary file" in texts["c1"] and READ_MEDIA_TOOL in texts["c1"]
     assert texts["c2"] == "nope.txt does not exist."
     assert "sub is a directory" in texts["c3"]
-    assert all(e.is_error for e in events if isinstance(e, ToolOutput))
+    assert texts["c4"] == "caf\ufffd\n[not UTF-8: undecodable bytes are shown as \ufffd]"
+    assert texts["c5"] == "`offset` must be a positive integer (lines count from 1)."
+    assert texts["c6"] == "latin.txt is not a UTF-8 text file; the file tools change only text files."
+    errors = [e.corr_id for e in events if isinstance(e, ToolOutput) and e.is_error]
+    assert sorted(errors) == ["c1", "c2", "c3", "c5", "c6"]
+    # Missing files, directories and bad arguments are answered before anything is asked.
+    assert sorted(r.corr_id for r in requests(events)) == ["c1", "c4"]
 
 
 @in_module_loop
@@ -235,6 +247,33 @@ async def test_write_new_file_shows_all_lines_added(executor: KernelExecutor, wo
     )
     resolved = str((work / "pkg" / "new.py").resolve())
     assert ret["metadata"] == {"diff": call.diff, "outcome": "ok", "resolved": resolved, "outside": False}
+
+
+@in_module_loop
+async def test_writing_the_same_content_asks_nothing(executor: KernelExecutor, work: Path) -> None:
+    (work / "same.txt").write_text("same\n")
+    s = script(
+        [
+            Call(WRITE_TEXT_TOOL, {"path": "same.txt", "content": "same\n"}, "c1"),
+            Call(EDIT_TEXT_TOOL, {"path": "same.txt", "old_text": "same", "new_text": "same"}, "c2"),
+        ],
+        ["ok"],
+    )
+    async with make_agent(s, executor, work) as agent:
+        events = await run(agent, "write", decide=lambda r: False)
+    assert requests(events) == []
+    assert [str(r.content) for r in returns(agent)] == [
+        "same.txt already has this content; nothing was written."
+    ] * 2
+
+
+def test_edits_tolerate_crlf_files_and_diffs_mark_a_missing_final_newline() -> None:
+    text, count = apply_edits("a\r\nb\r\nc\r\n", [TextEdit("a\nb\n", "x\ny\n")])
+    assert (text, count) == ("x\r\ny\r\nc\r\n", 1)
+    missing = "\\ No newline at end of file"
+    assert unified_diff("f", "a\nb", "a\nc").splitlines()[-4:] == ["-b", missing, "+c", missing]
+    with pytest.raises(EditError, match="old_text is empty"):
+        apply_edits("abc", [TextEdit("", "x")])
 
 
 @in_module_loop

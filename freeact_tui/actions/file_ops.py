@@ -36,14 +36,12 @@ def _resolve(a):
     inside = full == root or full.startswith(root.rstrip("/") + "/")
     return full, inside
 
-def _binary(head):
-    if b"\0" in head:
-        return True
+def _utf8(head, whole):
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as e:
-        return e.start < len(head) - 4  # a character cut at the end of the sample is fine
-    return False
+        return not whole and e.start >= len(head) - 4  # a character cut at the end of the sample is fine
+    return True
 
 def _stat(a):
     full, inside = _resolve(a)
@@ -71,9 +69,11 @@ def _read_text(a):
     if not out["is_file"]:
         return out
     with open(out["resolved"], "rb") as f:
-        if _binary(f.read(8192)):
-            out["binary"] = True
-            return out
+        head = f.read(8192)
+    if b"\0" in head:
+        out["binary"] = True
+        return out
+    out["utf8"] = _utf8(head, len(head) < 8192)
     start, limit = a["offset"], a["limit"]
     lines, chars, total, cut, long_lines = [], 0, 0, None, 0
     with open(out["resolved"], encoding="utf-8", errors="replace", newline="") as f:

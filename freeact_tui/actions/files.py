@@ -148,6 +148,8 @@ class FileTools:
         notes = []
         if cut is not None:
             notes.append(f"[more: lines {cut}-{total} of {total}; call again with offset={cut}]")
+        if not result.get("utf8", True):
+            notes.append("[not UTF-8: undecodable bytes are shown as \ufffd]")
         if result.get("long_lines"):
             notes.append(f"[{result['long_lines']} long line(s) cut at {ops.MAX_LINE_CHARS} characters]")
         if not text and total == 0:
@@ -212,6 +214,10 @@ class FileTools:
         else:
             assert content is not None
             new, count = content, 0
+        if new == old:  # nothing to approve, nothing to write
+            summary = f"{path} already has this content; nothing was written."
+            self._emit(ToolOutput(summary, **self._ids(corr)))
+            return ActionOutcome(summary)
         diff = ops.unified_diff(path, old, new)
         where = {"resolved": current["resolved"], "outside": not current["inside"]}
         call: FileWrite | FileEdit = (
@@ -238,8 +244,6 @@ class FileTools:
             summary = f"Edited {path}: {count} replacement(s), +{added} -{removed} lines."
         elif old is None:
             summary = f"Created {path} ({added} lines, {int(result['written']):,} bytes)."
-        elif old == new:
-            summary = f"Wrote {path}: the content is unchanged."
         else:
             summary = f"Wrote {path} ({int(result['written']):,} bytes), +{added} -{removed} lines."
         self._emit(ToolOutput(summary, **self._ids(corr)))
