@@ -644,3 +644,46 @@ async def test_file_tools_act_inside_the_boundary_of_code(
     assert not private.exists()  # … never on the host behind its back
     outside = {r.corr_id for r in requests(events) if getattr(r.tool_call, "outside", False)}
     assert outside == {"c3", "c4"}
+
+
+# -- headless runs use the same tools and rules --
+
+
+def test_headless_run_reads_without_a_rule_and_writes_only_with_one(tmp_path: Path) -> None:
+    from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.md").write_text("- milk\n")
+    edit = ToolCallReply(EDIT_TEXT_TOOL, {"path": "notes.md", "old_text": "milk", "new_text": "coffee"})
+
+    def headless(server: FakeOpenAI, *rules: str) -> dict[str, object]:
+        done = subprocess.run(
+            [sys.executable, "-m", "freeact_tui", "run", "--base-url", server.url, "--model", "fake-model"]
+            + [a for rule in rules for a in ("--allow", rule)]
+            + ["-o", "json", "add coffee"],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+        )
+        assert done.stdout, done.stderr
+        result: dict[str, object] = json.loads(done.stdout)
+        return result
+
+    with FakeOpenAI() as server:
+        server.script(
+            Reply(tool_calls=[ToolCallReply(READ_TEXT_TOOL, {"path": "notes.md"}, call_id="r1")]),
+            Reply(tool_calls=[edit]),
+        )
+        refused = headless(server)
+        assert server.requests[1].tool_results() == ["- milk\n"]  # the read needed no rule
+    assert refused["status"] == "refused" and (work / "notes.md").read_text() == "- milk\n"
+    (refusal,) = refused["refusals"]  # type: ignore[misc]
+    assert refusal["allow"] == "write:notes.md" and refusal["text"].startswith("--- a/notes.md")
+
+    with FakeOpenAI() as server:
+        server.script(Reply(tool_calls=[edit]), Reply("Done."))
+        allowed = headless(server, "write:notes.md")
+    assert allowed["status"] == "answered" and (work / "notes.md").read_text() == "- coffee\n"
