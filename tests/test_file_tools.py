@@ -687,3 +687,24 @@ def test_headless_run_reads_without_a_rule_and_writes_only_with_one(tmp_path: Pa
         server.script(Reply(tool_calls=[edit]), Reply("Done."))
         allowed = headless(server, "write:notes.md")
     assert allowed["status"] == "answered" and (work / "notes.md").read_text() == "- coffee\n"
+
+
+def test_rules_for_file_calls(tmp_path: Path) -> None:
+    rules = PermissionRules(None, working_dir=tmp_path)
+    inside = str(tmp_path / "a.txt")
+    assert rules.check(FileRead("a.txt", resolved=inside)) == "allow"  # the default read rule
+    assert rules.check(FileRead("src/../a.txt", resolved=inside)) == "allow"
+    assert rules.check(FileRead("link.txt", resolved="/etc/passwd", outside=True)) == "ask"  # a symlink out
+    assert rules.check(FileRead("/etc/passwd", resolved="/etc/passwd", outside=True)) == "ask"
+    assert rules.check(FileRead(".env", resolved=str(tmp_path / ".env"))) == "ask"  # secrets ask
+    assert rules.check(FileWrite("a.txt", "x", resolved=inside)) == "ask"  # writes ask
+    rules.add("write", "path:docs/**", scope="session")
+    assert (
+        rules.check(FileEdit("docs/x.md", (TextEdit("a", "b"),), resolved=str(tmp_path / "docs/x.md")))
+        == "allow"
+    )
+    assert rules.check(FileWrite("docs/../a.txt", "x", resolved=inside)) == "ask"
+    rules.add("read", "path:private/**", scope="session", effect="ask")  # reads can be made to ask
+    assert rules.check(FileRead("private/k", resolved=str(tmp_path / "private/k"))) == "ask"
+    rules.add("read", "*.log", scope="session", effect="deny")  # or refused, by the path as written
+    assert rules.check(FileRead("x.log", resolved=str(tmp_path / "x.log"))) == "deny"

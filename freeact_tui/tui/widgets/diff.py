@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from freeact_tui.actions.file_ops import diff_stats
 from freeact_tui.toolcalls import FileCall, FileEdit, FileRead, FileWrite
 
 DIFF_COLLAPSE_LINES = 60
@@ -27,14 +28,6 @@ def diff_content(diff: str) -> Content:
         else:
             parts.append(line)
     return Content.assemble(*parts).rstrip("\n") if parts else Content("(no changes)")
-
-
-def diff_stats(diff: str) -> tuple[int, int]:
-    """Lines added and removed."""
-    lines = diff.splitlines()
-    added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
-    removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
-    return added, removed
 
 
 def file_call_header(call: FileCall) -> Content:
