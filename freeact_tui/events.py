@@ -205,6 +205,8 @@ class CodeExecutionOutput(AgentEvent):
 class ToolOutput(AgentEvent):
     content: str
     is_error: bool = False
+    image: bytes | None = field(default=None, repr=False)
+    """An image the tool gave the model (a file tool's media read), for a preview."""
 
 
 @dataclass(frozen=True)

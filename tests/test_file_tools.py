@@ -42,7 +42,8 @@ from freeact_tui.toolcalls import (
 )
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
-from freeact_tui.tui.widgets.blocks import ActionBlock
+from freeact_tui.tui.widgets.blocks import ActionBlock, ToolOutputBlock
+from freeact_tui.tui.widgets.image_preview import ImagePreview
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests.scripted import Call, Script, script
 
@@ -507,6 +508,26 @@ async def test_approval_dialog_shows_the_diff_and_the_log_keeps_it(
         title.focus()
         await pilot.press("enter")  # the diff folds away by keyboard
         assert diff.collapsed
+
+
+@in_module_loop
+async def test_an_image_read_is_previewed_in_the_log(executor: KernelExecutor, work: Path) -> None:
+    from PIL import Image
+
+    picture = Image.new("RGB", (40, 20), (200, 30, 30))
+    picture.paste((30, 30, 200), (20, 0, 40, 20))  # red left half, blue right half
+    picture.save(work / "flag.png")
+    s = script([Call(READ_MEDIA_TOOL, {"path": "flag.png"}, "c1")], ["A red and blue flag."])
+    app = make_app(s, executor, work)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "what is in flag.png?")
+        await until(pilot, lambda: bool(app.main_screen.conversation.query(ImagePreview)))
+        (block,) = app.main_screen.conversation.query(ToolOutputBlock)
+        assert block.content.startswith("flag.png (image/png, ")
+        preview = block.query_one(ImagePreview)
+        first = preview.render_line(0)
+        colours = [seg.style.color.triplet for seg in first if seg.style and seg.style.color]  # type: ignore[union-attr]
+        assert len(colours) == 40 and colours[0] == (200, 30, 30) and colours[-1] == (30, 30, 200)
 
 
 @in_module_loop

@@ -185,7 +185,8 @@ class FileTools:
             raise FileOpError(refusal)
         data = base64.b64decode(result["data"])
         note = f"{path} ({media_type}, {size:,} bytes) is attached."
-        self._emit(ToolOutput(note, **self._ids(corr)))
+        image = data if media_type.startswith("image/") else None
+        self._emit(ToolOutput(note, image=image, **self._ids(corr)))
         attached = BinaryContent(data, media_type=media_type, identifier=path)
         return ActionOutcome(note, attachments=[attached], extra_meta=_where(call))
 
