@@ -14,8 +14,15 @@ from typing import Any, Literal
 
 from freeact_tui.toolcalls import (
     CODE_TOOL,
+    EDIT_TEXT_TOOL,
+    READ_MEDIA_TOOL,
+    READ_TEXT_TOOL,
     SUBAGENT_TOOL,
+    WRITE_TEXT_TOOL,
     CodeAction,
+    FileEdit,
+    FileRead,
+    FileWrite,
     JsonToolCall,
     ProgrammaticToolCall,
     ShellAction,
@@ -104,6 +111,12 @@ class ApprovalRequest(AgentEvent):
                 return name
             case SubagentTask():
                 return SUBAGENT_TOOL
+            case FileRead(media=media):
+                return READ_MEDIA_TOOL if media else READ_TEXT_TOOL
+            case FileWrite():
+                return WRITE_TEXT_TOOL
+            case FileEdit():
+                return EDIT_TEXT_TOOL
         return self.tool_call.kind
 
     @property
@@ -119,6 +132,19 @@ class ApprovalRequest(AgentEvent):
                 return dict(args)
             case SubagentTask(prompt=prompt, max_turns=max_turns):
                 return {"prompt": prompt, "max_turns": max_turns}
+            case FileRead(path=path, offset=offset, limit=limit):
+                return {
+                    "path": path,
+                    **({"offset": offset} if offset else {}),
+                    **({"limit": limit} if limit else {}),
+                }
+            case FileWrite(path=path, content=content):
+                return {"path": path, "content": content}
+            case FileEdit(path=path, edits=edits):
+                return {
+                    "path": path,
+                    "edits": [{"old_text": e.old_text, "new_text": e.new_text} for e in edits],
+                }
         return {}
 
     @property
@@ -179,6 +205,8 @@ class CodeExecutionOutput(AgentEvent):
 class ToolOutput(AgentEvent):
     content: str
     is_error: bool = False
+    image: bytes | None = field(default=None, repr=False)
+    """An image the tool gave the model (a file tool's media read), for a preview."""
 
 
 @dataclass(frozen=True)
@@ -237,6 +265,9 @@ class SubagentStatus(AgentEvent):
 
 __all__ = [
     "AgentEvent",
+    "FileEdit",
+    "FileRead",
+    "FileWrite",
     "AgentError",
     "ApprovalRequest",
     "Cancelled",

@@ -35,11 +35,19 @@ class ActionOutcome:
     subagent_id: str | None = None
     malformed: bool = False
     """The call itself was broken (invalid JSON arguments, a missing argument, an unknown tool)."""
+    attachments: list[Any] = field(default_factory=list)
+    """Multimodal content sent with the result (pydantic-ai ``BinaryContent``: a file tool's image or PDF)."""
+    extra_meta: dict[str, Any] = field(default_factory=dict)
+    """More metadata stored with the return for UIs (a file write's diff)."""
+
+    def tool_content(self) -> Any:
+        """The tool return's content: the text, followed by any attachments."""
+        return [self.content, *self.attachments] if self.attachments else self.content
 
     def metadata(self) -> dict[str, Any]:
         """Stored with the tool return so a resumed UI can show the outcome without parsing text."""
         outcome = "rejected" if self.rejected else "error" if self.is_error else "ok"
-        meta: dict[str, Any] = {"outcome": outcome}
+        meta: dict[str, Any] = {**self.extra_meta, "outcome": outcome}
         if self.subagent_id is not None:
             meta["subagent_id"] = self.subagent_id
         return meta

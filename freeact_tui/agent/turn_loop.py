@@ -24,6 +24,7 @@ from pydantic_ai.models import ModelRequestParameters
 from freeact_tui.actions.code import ActionOutcome
 from freeact_tui.actions.definitions import tool_definitions
 from freeact_tui.actions.dispatch import Dispatcher
+from freeact_tui.actions.files import FileToolOptions
 from freeact_tui.agent import history as hist
 from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.prompts import build_system_prompt
@@ -141,6 +142,7 @@ class TurnLoop:
             subagents=(lambda p, m, c: subagents.run(p, m, c, self._emit)) if subagents is not None else None,
             execution_timeout=self.runtime.settings.execution_timeout,
             prepare_executor=self._pin_mcp_servers,
+            files=FileToolOptions(self.runtime.settings.working_dir, lambda: self.runtime.model.profile),
         )
 
     async def _prepare_turn(self, prompt: str | Sequence[UserContent], turn_start: int) -> None:
@@ -195,7 +197,7 @@ class TurnLoop:
                 if malformed >= MAX_MALFORMED_STEPS:
                     message = (
                         f"The model sent broken tool calls {malformed} times in a row "
-                        f"({next(iter(state.done.values()), '')[:200]}); the turn stopped. "
+                        f"({str(next(iter(state.done.values()), ''))[:200]}); the turn stopped. "
                         "Try again, rephrase, or use a model that is better at tool calls."
                     )
                     self._emit(AgentError(message, kind="model", **self._ids()))
@@ -283,7 +285,7 @@ class TurnLoop:
 
         async def run(call: ToolCallPart) -> ActionOutcome:
             outcome = await dispatcher.run(call)
-            state.done[call.tool_call_id] = outcome.content
+            state.done[call.tool_call_id] = outcome.tool_content()
             state.meta[call.tool_call_id] = outcome.metadata()
             return outcome
 

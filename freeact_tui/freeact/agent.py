@@ -33,7 +33,7 @@ from freeact_tui.freeact.events import (
 )
 from freeact_tui.freeact.toolcalls import from_ours
 from freeact_tui.permissions import PermissionRules
-from freeact_tui.toolcalls import CODE_TOOL, SUBAGENT_TOOL
+from freeact_tui.toolcalls import CODE_TOOL, FILE_TOOLS, SUBAGENT_TOOL
 
 
 class AgentTurnError(RuntimeError):
@@ -129,7 +129,7 @@ class Agent:
 
     @property
     def tool_names(self) -> list[str]:
-        names = [CODE_TOOL]
+        names = [CODE_TOOL, *FILE_TOOLS]
         if self._runtime.enable_subagents:
             names.append(SUBAGENT_TOOL)
         return names + sorted(self._runtime.mcp_servers)

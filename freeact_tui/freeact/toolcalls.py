@@ -147,25 +147,15 @@ def from_ours(call: ours.ToolCall) -> ToolCall:
             return GenericCall(tool_name=name, tool_args=dict(args), ptc=False)
         case ours.SubagentTask(prompt=prompt, max_turns=max_turns):
             return GenericCall(tool_name=ours.SUBAGENT_TOOL, tool_args={"prompt": prompt, "max_turns": max_turns})
-    return _file_call(call) or GenericCall(tool_name=call.kind, tool_args={}, ptc=False)
-
-
-def _file_call(call: ours.ToolCall) -> ToolCall | None:
-    """File tool calls, by their fields (the file tools' own types live with them)."""
-    fields = getattr(call, "__dict__", {})
-    path = fields.get("path")
-    if not isinstance(path, str):
-        return None
-    name = str(fields.get("tool_name") or call.kind)
-    if "old_text" in fields or "edits" in fields:
-        edits = fields.get("edits") or [(fields.get("old_text", ""), fields.get("new_text", ""))]
-        old, new = edits[0] if edits else ("", "")
-        return FileEdit(tool_name=name, path=path, old_text=str(old), new_text=str(new))
-    if "content" in fields:
-        return FileWrite(tool_name=name, path=path, content=str(fields["content"]))
-    start, end = fields.get("start_line"), fields.get("end_line")
-    limit = end - start + 1 if isinstance(start, int) and isinstance(end, int) else None
-    return FileRead(tool_name=name, path=path, offset=start if isinstance(start, int) else None, limit=limit)
+        case ours.FileRead(path=path, offset=offset, limit=limit, media=media):
+            name = "filesystem_read_media_file" if media else "filesystem_read_text_file"
+            return FileRead(tool_name=name, path=path, offset=offset, limit=limit)
+        case ours.FileWrite(path=path, content=content):
+            return FileWrite(tool_name="filesystem_write_text_file", path=path, content=content)
+        case ours.FileEdit(path=path, edits=edits):
+            old, new = (edits[0].old_text, edits[0].new_text) if edits else ("", "")
+            return FileEdit(tool_name="filesystem_edit_text_file", path=path, old_text=old, new_text=new)
+    return GenericCall(tool_name=call.kind, tool_args={}, ptc=False)
 
 
 def suggest_pattern(tool_call: ToolCall) -> str:

@@ -7,9 +7,10 @@ the agent stores with each tool return, never from the wording of the result.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from freeact_tui.toolcalls import CODE_TOOL, SubagentTask
+from freeact_tui.toolcalls import CODE_TOOL, FileCall, FileEdit, FileWrite, SubagentTask
 from freeact_tui.tui.widgets.blocks import (
     ActionBlock,
     Block,
@@ -33,6 +34,7 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
 
     blocks: list[Block] = []
     tasks: dict[str, SubagentBlock] = {}
+    actions: dict[str, ActionBlock] = {}
     for entry in tr.walk(messages):
         match entry:
             case tr.PromptEntry(text=text):
@@ -45,7 +47,8 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
                 tasks[corr] = SubagentBlock(call, corr_id=corr)
                 blocks.append(tasks[corr])
             case tr.CallEntry(corr_id=corr, call=call):
-                blocks.append(ActionBlock(call, corr_id=corr))
+                actions[corr] = ActionBlock(call, corr_id=corr, collapse_diff=True)
+                blocks.append(actions[corr])
             case tr.ResultEntry(retry=True):
                 blocks.append(ToolOutputBlock(entry.text, is_error=True, corr_id=entry.corr_id))
             case tr.ResultEntry(tool_name=name) if name == CODE_TOOL:
@@ -55,6 +58,7 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
             case tr.ResultEntry(corr_id=corr) if corr in tasks:
                 blocks.append(_subagent_result(tasks[corr], entry))
             case tr.ResultEntry():
+                _restore_file_call(actions.get(entry.corr_id), entry)
                 blocks.append(ToolOutputBlock(entry.text, is_error=entry.is_error, corr_id=entry.corr_id))
     return blocks
 
@@ -71,3 +75,15 @@ def _subagent_result(task: SubagentBlock, entry: tr.ResultEntry) -> ToolOutputBl
     task.set_status(status, rejected=rejected or failed)
     kind = "Subagent error" if rejected or failed else "Subagent answer"
     return ToolOutputBlock(text, is_error=rejected or failed, kind=kind, corr_id=task.corr_id)
+
+
+def _restore_file_call(block: ActionBlock | None, entry: tr.ResultEntry) -> None:
+    """What a file call's result keeps (the diff, where the path pointed) goes back on its block."""
+    if block is None or not isinstance(block.tool_call, FileCall):
+        return
+    meta, call = entry.metadata, block.tool_call
+    if isinstance(meta.get("resolved"), str) and isinstance(meta.get("outside"), bool):
+        call = replace(call, resolved=meta["resolved"], outside=meta["outside"])
+    if isinstance(call, FileWrite | FileEdit) and isinstance(meta.get("diff"), str):
+        call = replace(call, diff=meta["diff"])
+    block.tool_call = call
