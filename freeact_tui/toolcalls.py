@@ -15,6 +15,8 @@ from typing import Any
 CODE_TOOL = "ipybox_execute_ipython_cell"
 """The code action tool the model calls (freeact's name, kept so sessions move between the two)."""
 SUBAGENT_TOOL = "subagent_task"
+RESET_TOOL = "ipybox_reset"
+"""A fresh kernel on the model's request (freeact's name): asked like a JSON tool call."""
 """The delegation tool offered to the main agent."""
 READ_TEXT_TOOL = "filesystem_read_text_file"
 READ_MEDIA_TOOL = "filesystem_read_media_file"

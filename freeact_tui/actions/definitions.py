@@ -9,6 +9,7 @@ from freeact_tui.toolcalls import (
     EDIT_TEXT_TOOL,
     READ_MEDIA_TOOL,
     READ_TEXT_TOOL,
+    RESET_TOOL,
     SUBAGENT_TOOL,
     WRITE_TEXT_TOOL,
 )
@@ -106,6 +107,14 @@ FILE_TOOL_DEFINITIONS = [
 """The file tools (freeact 0.11's names and arguments; ``edits`` adds several replacements in one call)."""
 
 
+_RESET = _tool(
+    RESET_TOOL,
+    "Restart the kernel: all variables and imports are lost; files and installed packages stay.",
+    {},
+    [],
+)
+
+
 def tool_definitions(*, subagents: bool) -> list[ToolDefinition]:
-    base = [_CODE, *FILE_TOOL_DEFINITIONS]
+    base = [_CODE, *FILE_TOOL_DEFINITIONS, _RESET]
     return [*base, _SUBAGENT] if subagents else base

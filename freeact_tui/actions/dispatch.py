@@ -18,7 +18,14 @@ from freeact_tui.actions.code import ActionOutcome, ActionProgress, AskFn, CodeA
 from freeact_tui.actions.files import FileToolOptions, FileTools
 from freeact_tui.events import AgentError, Decision, Phase, ToolOutput
 from freeact_tui.execution.base import Executor
-from freeact_tui.toolcalls import CODE_TOOL, SUBAGENT_TOOL, CodeAction, JsonToolCall, SubagentTask
+from freeact_tui.toolcalls import (
+    CODE_TOOL,
+    RESET_TOOL,
+    SUBAGENT_TOOL,
+    CodeAction,
+    JsonToolCall,
+    SubagentTask,
+)
 
 
 class JsonTools(Protocol):
@@ -98,6 +105,8 @@ class Dispatcher:
                 if not isinstance(code, str):
                     return ActionOutcome("Missing string argument `code`.", is_error=True, malformed=True)
                 return await self._run_code(code, corr)
+            if call.tool_name == RESET_TOOL:
+                return await self._run_reset(corr)
             if self._files is not None and self._files.owns(call.tool_name):
                 return await self._files.run(call.tool_name, args, corr)
             if call.tool_name == SUBAGENT_TOOL and self.subagents is not None:
@@ -135,6 +144,24 @@ class Dispatcher:
                 )
             )
         return outcome
+
+    async def _run_reset(self, corr: str) -> ActionOutcome:
+        decision = await self.ask(JsonToolCall(RESET_TOOL, {}), corr)
+        if not decision.approved:
+            return ActionOutcome(_rejected("the kernel reset", decision), rejected=True)
+        executor = await self.executor()
+        async with self._kernel_lock:
+            self.set_phase(corr, Phase.EXECUTION)
+            try:
+                await executor.reset()
+            except Exception as exc:  # the model is told; the turn goes on
+                text = f"The kernel could not be reset: {exc}"
+                self.emit(ToolOutput(text, is_error=True, **self.ids(corr)))
+                return ActionOutcome(text, is_error=True)
+            self.prepare_executor(executor)
+        text = "The kernel was reset: variables, imports and definitions are gone; files and packages stay."
+        self.emit(ToolOutput(text, **self.ids(corr)))
+        return ActionOutcome(text)
 
     async def _run_json_tool(self, name: str, args: dict[str, Any], corr: str) -> ActionOutcome:
         decision = await self.ask(JsonToolCall(name, args), corr)
