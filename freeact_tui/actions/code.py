@@ -74,12 +74,14 @@ class CodeActionRunner:
         ids: Callable[[str], dict[str, Any]],
         execution_timeout: float | None,
         overflow: Callable[[str], Overflow],
+        model_profile: Callable[[], Any] | None = None,
     ) -> None:
         self._ask = ask
         self._emit = emit
         self._ids = ids
         self._timeout = execution_timeout
         self._overflow = overflow
+        self._model_profile = model_profile
 
     async def _decide(self, item: ExecApproval, corr_id: str) -> tuple[bool, str]:
         """Ask for every part of the request; return (approved, what was rejected and why)."""
@@ -132,8 +134,11 @@ class CodeActionRunner:
                 **ids,
             )
         )
+        attachments: list[Any] = []
         if result.images:
             content += "".join(f"\n[image saved: {p}]" for p in result.images)
+            attachments, note = image_attachments(list(result.images), self._model_profile)
+            content += note
         if rejected is not None:
             content = (
                 f"{content}\n\nThe user rejected {rejected}; the action was stopped. "
@@ -146,4 +151,41 @@ class CodeActionRunner:
             rejected=rejected is not None,
             is_error=result.is_error,
             kernel_died=result.kernel_died,
+            attachments=attachments,
         )
+
+
+MAX_IMAGES = 4  # attached per action (the first ones; the rest are named by path)
+MAX_IMAGE_BYTES = 2 * 1024 * 1024
+
+
+def image_attachments(images: list[Path], model_profile: Callable[[], Any] | None) -> tuple[list[Any], str]:
+    """The images a code action made, as content for a model that takes images, and a note for the text.
+
+    A model whose profile refuses images gets only their paths (and is told why); images beyond
+    ``MAX_IMAGES`` or bigger than ``MAX_IMAGE_BYTES`` are named, not attached.
+    """
+    from pydantic_ai.messages import BinaryContent
+
+    from freeact_tui.actions.file_ops import media_refusal
+
+    if model_profile is None:
+        return [], ""
+    refusal = media_refusal(model_profile(), "image/png")
+    if refusal is not None:
+        return [], "\n(This model does not take images: only their paths are given.)"
+    attached: list[Any] = []
+    skipped: list[str] = []
+    for path in images:
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        if len(attached) >= MAX_IMAGES or size > MAX_IMAGE_BYTES:
+            skipped.append(path.name)
+            continue
+        attached.append(BinaryContent(path.read_bytes(), media_type="image/png", identifier=path.name))
+    note = f"\n({len(attached)} image(s) attached below.)" if attached else ""
+    if skipped:
+        note += f"\n(Not attached, too many or too big: {', '.join(skipped)}.)"
+    return attached, note

@@ -131,6 +131,7 @@ class Dispatcher:
             ids=self.ids,
             execution_timeout=self.execution_timeout,
             overflow=self.overflow,
+            model_profile=self.files.model_profile if self.files is not None else None,
         )
         async with self._kernel_lock:
             self.set_phase(corr, Phase.EXECUTION)
