@@ -15,6 +15,7 @@ and paths go into the prompt; the model reads a skill's file when a task matches
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,26 +60,26 @@ def front_matter(text: str) -> dict[str, str]:
     return values
 
 
-def find_skills(working_dir: Path) -> list[Skill]:
-    """The skills of ``working_dir`` (and of its freeact project), first found wins per name."""
+def find_skills(working_dir: Path, extra_dirs: Sequence[Path] = ()) -> list[Skill]:
+    """The skills of ``working_dir`` (and of its freeact project), then those in ``extra_dirs``
+    (e.g. the app's bundled skills); the first found wins per name."""
     roots = [working_dir]
     project = paths.find_freeact_project(working_dir)
     if project is not None and project != working_dir:
         roots.append(project)
+    directories = [root / skills_dir for root in roots for skills_dir in SKILL_DIRS] + list(extra_dirs)
     found: dict[str, Skill] = {}
-    for root in roots:
-        for skills_dir in SKILL_DIRS:
-            directory = root / skills_dir
-            if not directory.is_dir():
+    for directory in directories:
+        if not directory.is_dir():
+            continue
+        for skill_file in sorted(directory.glob(f"*/{SKILL_FILE}")):
+            try:
+                meta = front_matter(skill_file.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
                 continue
-            for skill_file in sorted(directory.glob(f"*/{SKILL_FILE}")):
-                try:
-                    meta = front_matter(skill_file.read_text(encoding="utf-8", errors="replace"))
-                except OSError:
-                    continue
-                name = meta.get("name") or skill_file.parent.name
-                description = " ".join(meta.get("description", "").split())[:_MAX_DESCRIPTION]
-                found.setdefault(name, Skill(name, description, skill_file))
+            name = meta.get("name") or skill_file.parent.name
+            description = " ".join(meta.get("description", "").split())[:_MAX_DESCRIPTION]
+            found.setdefault(name, Skill(name, description, skill_file))
     return list(found.values())
 
 

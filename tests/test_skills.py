@@ -58,8 +58,11 @@ def test_skills_are_found_in_freeact_and_project_dirs(tmp_path: Path) -> None:
     assert "Long instructions" not in prompt  # read on demand, never listed whole
 
 
-def test_no_skills_no_section(tmp_path: Path) -> None:
-    assert "## Skills" not in build_system_prompt(tmp_path)
+def test_without_project_skills_only_the_bundled_one_is_listed(tmp_path: Path) -> None:
+    section = build_system_prompt(tmp_path).split("## Skills", 1)[1].split("\n## ", 1)[0]
+    assert [line.split("**")[1] for line in section.splitlines() if line.startswith("- **")] == [
+        "saving-code-actions"
+    ]
 
 
 @pytest_asyncio.fixture

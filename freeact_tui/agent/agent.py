@@ -30,6 +30,7 @@ from freeact_tui.agent.user_shell import UserShell
 from freeact_tui.events import AgentEvent, KernelState, KernelStatus, Phase, UsageUpdate
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.execution.pool import ExecutorPool
+from freeact_tui.mcp.gentools import gentools_root
 from freeact_tui.mcp.setup import McpSetup
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.sessions import Session, SessionDamaged, new_session_id
@@ -358,7 +359,7 @@ class Agent(TurnLoop):
             working_dir=s.working_dir,
             images_dir=s.images_dir,
             kernel_env=s.kernel_env,
-            extra_pythonpath=self.mcp.pythonpath(),
+            extra_pythonpath=[*self.mcp.pythonpath(), gentools_root(s.working_dir)],
             mcp_servers=self.runtime.ptc_servers,
             docker_image=s.docker_image,
             remote_url=s.remote_url,

@@ -30,6 +30,7 @@ from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.prompts import build_system_prompt
 from freeact_tui.events import AgentError, AgentEvent, Cancelled, Phase
 from freeact_tui.execution.base import Executor, ExecutorError
+from freeact_tui.mcp.gentools import gentools_root, gentools_section
 from freeact_tui.mcp.ptc import package_name
 from freeact_tui.mcp.servers import McpServerError
 from freeact_tui.store.sessions import SessionDamaged
@@ -98,10 +99,12 @@ class TurnLoop:
         custom = self.runtime.settings.system_prompt
         if custom is not None:
             return custom
+        working_dir = self.runtime.settings.working_dir
         return build_system_prompt(
-            self.runtime.settings.working_dir,
+            working_dir,
             mcp_apis=self.runtime.mcp_description,
             subagents=self.enable_subagents,
+            gentools=gentools_section(gentools_root(working_dir)),
         )
 
     def _ptc_allow_list(self) -> dict[str, dict[str, Any]]:

@@ -272,10 +272,11 @@ class FreeactApp(App[None]):
                 await self.action_quit()
 
     async def _list_skills(self) -> None:
+        from freeact_tui.agent.prompts import bundled_skills_dir
         from freeact_tui.skills import find_skills
 
         working_dir = self.config.resolved_working_dir()
-        skills = find_skills(working_dir)
+        skills = find_skills(working_dir, [bundled_skills_dir()])
         if not skills:
             text = (
                 f"No skills in {working_dir}. A skill is a directory in .freeact/skills/ or "
