@@ -178,6 +178,12 @@ class ContextKeeper:
         return f"the full text is in {path}"
 
     @property
+    def transcript(self) -> list[ModelMessage]:
+        """Every message of the session, compaction records included (the history the model sees is shorter)."""
+        stored, history = self.recorder.stored, self.recorder.history
+        return stored if len(stored) >= len(history) else history
+
+    @property
     def context_window(self) -> tuple[int, str]:
         """The model's window in tokens and where the figure comes from."""
         return resolve_window(self.runtime.model, self.runtime.settings.context_window)
