@@ -76,7 +76,9 @@ async def test_gauge_colours_and_auto_compaction_marker(tmp_path: Path) -> None:
             assert g.usage is not None and f"{g.usage.fraction:.0%}" in str(g.content)
         assert "-warning" in seen  # it passed 70 % before compacting at 85 %
         marks = notices(app, "Context compacted")
-        assert marks and "Compacted automatically" in marks[0] and "FACT: the code of item0 is c0." in marks[0]
+        assert (
+            marks and "Compacted automatically" in marks[0] and "FACT: the code of item0 is c0." in marks[0]
+        )
         # The earlier turns stay visible in the log.
         prompts = [b.text for b in app.main_screen.conversation.query(UserMessageBlock)]
         assert prompts[0].startswith("FACT: the code of item0 is c0.") and len(prompts) == 12

@@ -42,7 +42,9 @@ def context_report(agent: Agent) -> str:
 
 def compacted_note(event: Compacted) -> str:
     """The log's marker where a compaction happened (live, as the replay of a resumed session shows it)."""
-    note = compaction_note(tr.CompactionEntry(event.summary, event.replaced, event.tokens_before, event.tokens_after))
+    note = compaction_note(
+        tr.CompactionEntry(event.summary, event.replaced, event.tokens_before, event.tokens_after)
+    )
     how = "automatically" if event.reason == "auto" else "by /compact"
     return (
         f"Compacted {how} in {event.seconds:.1f} s (summary request: {event.summary_input_tokens:,} tokens in, "

@@ -1,0 +1,99 @@
+"""The loop's own cost per model request as the history grows: 100, 1,000 and 10,000 messages.
+
+A session with N messages of realistic turns (prompt, thinking + code action, output, answer) is
+resumed, then the agent runs turns against a scripted model that answers at once; the time spent
+inside the model's stream function is subtracted, and what remains is the loop's cost per request
+(preparing the history, pydantic-ai's handling of it, events, appending to the session file).
+The median over the turns after the first is reported (the first resumes and prepares the whole
+history once). For comparison, ``rebuild_ms`` is what rebuilding the prepared history from scratch
+costs at that size (what every request paid before it was kept incrementally).
+Target: flat within 2x from 100 to 10,000 messages. Run: ``python bench/history_cost.py [--json]``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
+from sessions import turn  # noqa: E402
+
+from freeact_tui.agent.agent import Agent  # noqa: E402
+from freeact_tui.agent.context import PreparedHistory  # noqa: E402
+from freeact_tui.permissions import PermissionRules  # noqa: E402
+from freeact_tui.store import SessionStore  # noqa: E402
+
+SIZES = (100, 1_000, 10_000)
+TURNS = 30
+
+
+def write_session(root: Path, messages: int) -> str:
+    session = SessionStore(root, fsync=False).new_session()
+    history: list[ModelMessage] = []
+    i = 0
+    while len(history) < messages:
+        history.extend(turn(i))
+        i += 1
+    session.append(history[:messages])
+    return session.id
+
+
+async def per_request_ms(root: Path, messages: int) -> tuple[float, float]:
+    session_id = write_session(root, messages)
+    spent = 0.0
+
+    async def stream(history: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        nonlocal spent
+        t0 = time.perf_counter()
+        text = "done"
+        spent += time.perf_counter() - t0
+        yield text
+
+    agent = Agent(
+        FunctionModel(stream_function=stream, model_name="bench"),
+        sessions_dir=root,
+        session_id=session_id,
+        permissions=PermissionRules(None, skip_permissions=True),
+        enable_subagents=False,
+        eager_kernel=False,
+        context_window=10_000_000,  # this bench measures the loop, not compaction
+    )
+    costs: list[float] = []
+    async with agent:
+        for n in range(TURNS):
+            spent = 0.0
+            t0 = time.perf_counter()
+            async for _ in agent.stream(f"question {n}"):
+                pass
+            costs.append(time.perf_counter() - t0 - spent)
+        t0 = time.perf_counter()
+        PreparedHistory(trim_chars=2000).update(agent.history)
+        rebuild = time.perf_counter() - t0
+    return statistics.median(costs[1:]) * 1000, rebuild * 1000
+
+
+async def main() -> dict[str, float]:
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        await per_request_ms(Path(tmp) / "warmup", 100)
+        for size in SIZES:
+            cost, rebuild = await per_request_ms(Path(tmp) / f"s{size}", size)
+            figures[f"ms_per_request_at_{size}"] = round(cost, 3)
+            figures[f"rebuild_ms_at_{size}"] = round(rebuild, 3)
+    figures["growth_100_to_10000"] = round(
+        figures["ms_per_request_at_10000"] / figures["ms_per_request_at_100"], 2
+    )
+    return figures
+
+
+if __name__ == "__main__":
+    run_bench(__doc__, main)
