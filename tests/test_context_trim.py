@@ -44,6 +44,10 @@ async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ke
     await ex.stop()
 
 
+def read(path: str) -> str:
+    return Path(path).read_text()
+
+
 def tool_returns(messages: list[ModelMessage]) -> list[str]:
     return [
         str(p.content)
@@ -88,7 +92,7 @@ async def test_old_results_and_images_are_trimmed_in_requests_only(
     assert "MIDDLE" not in old and old.startswith("AAAA") and old.rstrip().endswith("BBBB")
     assert len(old) < 1000 and "characters of this old result trimmed from the context" in old
     saved = re.search(r"the full text is in (\S+) …", old)
-    assert saved and "MIDDLE" in Path(saved.group(1)).read_text()
+    assert saved and "MIDDLE" in read(saved.group(1))
     first_prompt = s.requests[-1][0].parts[-1]
     assert isinstance(first_prompt, UserPromptPart)
     assert "image (image/png" in str(first_prompt.content) and "removed from the context" in str(
