@@ -6,7 +6,9 @@ inside the model's stream function is subtracted, and what remains is the loop's
 (preparing the history, pydantic-ai's handling of it, events, appending to the session file).
 The median over the turns after the first is reported (the first resumes and prepares the whole
 history once). For comparison, ``rebuild_ms`` is what rebuilding the prepared history from scratch
-costs at that size (what every request paid before it was kept incrementally).
+costs at that size (what every request paid before it was kept incrementally), and
+``public_route_ms`` the cost per request when pydantic-ai's ``model_request_stream`` rescans the
+history itself (agent/model_stream.py skips those scans for a plain prepared history).
 Target: flat within 2x from 100 to 10,000 messages. Run: ``python bench/history_cost.py [--json]``.
 """
 
@@ -27,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
 from sessions import turn  # noqa: E402
 
+from freeact_tui.agent import model_stream  # noqa: E402
 from freeact_tui.agent.agent import Agent  # noqa: E402
 from freeact_tui.agent.context import PreparedHistory  # noqa: E402
 from freeact_tui.permissions import PermissionRules  # noqa: E402
@@ -89,6 +92,14 @@ async def main() -> dict[str, float]:
             cost, rebuild = await per_request_ms(Path(tmp) / f"s{size}", size)
             figures[f"ms_per_request_at_{size}"] = round(cost, 3)
             figures[f"rebuild_ms_at_{size}"] = round(rebuild, 3)
+        fast = model_stream.FAST_PATH
+        model_stream.FAST_PATH = False
+        try:
+            for size in SIZES:
+                cost, _ = await per_request_ms(Path(tmp) / f"p{size}", size)
+                figures[f"public_route_ms_at_{size}"] = round(cost, 3)
+        finally:
+            model_stream.FAST_PATH = fast
     figures["growth_100_to_10000"] = round(
         figures["ms_per_request_at_10000"] / figures["ms_per_request_at_100"], 2
     )

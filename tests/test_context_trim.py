@@ -16,6 +16,7 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    RetryPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
@@ -25,6 +26,7 @@ from pydantic_ai.messages import (
 from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.compaction import choose_cut, is_cut_point
 from freeact_tui.agent.context import PreparedHistory, breakdown
+from freeact_tui.agent.model_stream import FAST_PATH, PreparedMessages
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.permissions import PermissionRules
 from tests.scripted import Code, script
@@ -119,8 +121,15 @@ def test_prepared_history_is_incremental_and_merges_adjacent_requests() -> None:
     merged = again[-1]
     assert isinstance(merged, ModelRequest) and [p.content for p in merged.parts] == ["rejected turn", "next"]  # type: ignore[union-attr]
     assert prepared.total.total == breakdown(again).total  # the running estimate equals a full count
+    assert isinstance(again, PreparedMessages) and again.plain and again.instructions is None
+    history.append(ModelResponse(parts=[TextPart("x")]))
+    history.append(ModelRequest(parts=[RetryPromptPart("fix it", tool_name="t")], instructions="be brief"))
+    again = prepared.update(history)
+    assert not again.plain and again.instructions == "be brief"  # pydantic-ai must prepare this one itself
     history[:] = history[:2]
-    assert len(prepared.update(history, generation=1)) == 2  # a rewrite (rollback, compaction) starts over
+    again = prepared.update(history, generation=1)
+    assert len(again) == 2 and again.plain  # a rewrite (rollback, compaction) starts over
+    assert FAST_PATH  # pydantic-ai's internals the fast route uses are where it expects them
 
 
 def test_cut_never_parts_a_call_from_its_return() -> None:

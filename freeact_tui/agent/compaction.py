@@ -102,6 +102,8 @@ def render_for_summary(messages: Sequence[ModelMessage]) -> str:
         match entry:
             case tr.SystemEntry():
                 continue
+            case tr.CompactionEntry(summary=summary):  # an earlier compaction: its summary goes on
+                lines.append(f"SUMMARY OF THE CONVERSATION BEFORE:\n{summary}")
             case tr.PromptEntry(text=text):
                 lines.append(f"USER: {text}")
             case tr.ThoughtEntry():

@@ -25,6 +25,8 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelRequestPart,
     ModelResponse,
+    ModelSettingsDeltaPart,
+    RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
@@ -35,6 +37,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
+
+from freeact_tui.agent.model_stream import PreparedMessages
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_600
@@ -229,6 +233,9 @@ def _trimmable(content: Any, keep: int) -> bool:
 # -- the prepared history ----------------------------------------------------------------------------------
 
 
+_SPECIAL = (RetryPromptPart, RetryFeedbackPart, ModelSettingsDeltaPart)
+
+
 class PreparedHistory:
     """The history as sent to the model, brought up to date with only what changed since the last request.
 
@@ -244,7 +251,8 @@ class PreparedHistory:
         self.trim_chars = trim_chars
         self.trim_age = trim_age
         self._where = where or (lambda part: "the full text stays in the session")
-        self.messages: list[ModelMessage] = []
+        self.messages = PreparedMessages()
+        self._special = 0  # messages with parts that make pydantic-ai prepare the whole history
         self._tokens: list[ContextBreakdown] = []
         self.total = ContextBreakdown()
         self._source_len = 0
@@ -255,13 +263,19 @@ class PreparedHistory:
     def rebuild(self) -> None:
         self._generation = -1
 
-    def update(self, history: list[ModelMessage], generation: int = 0) -> list[ModelMessage]:
+    def update(self, history: list[ModelMessage], generation: int = 0) -> PreparedMessages:
         """The prepared messages for ``history`` (the same list object, updated in place)."""
         if generation != self._generation or history is not self._source or len(history) < self._source_len:
-            self.messages, self._tokens, self.total = [], [], ContextBreakdown()
+            self.messages, self._tokens, self.total = PreparedMessages(), [], ContextBreakdown()
+            self._special = 0
             self._source, self._source_len, self._trimmed = history, 0, 0
             self._generation = generation
         for msg in history[self._source_len :]:
+            if isinstance(msg, ModelRequest):
+                if msg.instructions is not None:
+                    self.messages.instructions = msg.instructions
+                if any(isinstance(p, _SPECIAL) for p in msg.parts):
+                    self._special += 1
             if (
                 isinstance(msg, ModelRequest)
                 and self.messages
@@ -278,6 +292,7 @@ class PreparedHistory:
                 self._tokens.append(tokens)
                 self.total.add(tokens)
         self._source_len = len(history)
+        self.messages.plain = self._special == 0
         if self.trim_chars > 0:
             limit = len(self.messages) - self.trim_age
             while self._trimmed < limit:

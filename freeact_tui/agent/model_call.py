@@ -7,7 +7,6 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pydantic_ai.direct import model_request_stream
 from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelConnectionError,
@@ -30,6 +29,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
+from freeact_tui.agent.model_stream import open_model_stream
 from freeact_tui.events import AgentEvent, ModelRetry, Response, ResponseChunk, Thoughts, ThoughtsChunk
 
 # Seconds to wait before each retry of a transient error (rate limit, overload, 5xx, connection).
@@ -88,9 +88,7 @@ async def request_response(
         emitted = False
         partial: ModelResponse | None = None
         try:
-            async with model_request_stream(
-                model, list(messages), model_settings=settings, model_request_parameters=parameters
-            ) as stream:
+            async with open_model_stream(model, messages, settings=settings, parameters=parameters) as stream:
                 async for part_event in stream:
                     partial = stream.get()
                     on_progress(partial)
