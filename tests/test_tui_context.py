@@ -119,3 +119,5 @@ async def test_context_and_compact_commands(tmp_path: Path) -> None:
         assert app.agent is not None and len(app.agent.history) < before
         await pilot.pause()
         assert str(gauge(app).content).startswith("ctx ")
+        activity = app.main_screen.status_bar.query_one("#status-activity")
+        assert activity.has_class("-hidden")  # the progress indicator is gone once it is done

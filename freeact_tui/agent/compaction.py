@@ -92,7 +92,7 @@ def choose_cut(messages: Sequence[ModelMessage], keep_tokens: int) -> int:
                 turn_start = index
     if turn_start and turn_start > 1:
         return turn_start
-    return best if best > 1 or (best == 1 and len(messages) > 2) else 0
+    return best if best > 1 else 0  # replacing only the first message by a summary gains nothing
 
 
 def render_for_summary(messages: Sequence[ModelMessage]) -> str:

@@ -30,7 +30,7 @@ def context_report(agent: Agent) -> str:
         f"Window: {usage.window:,} tokens (from the {usage.source}).",
         f"In use: {usage.used:,} tokens, {usage.fraction:.0%} ({counted}).",
         "",
-        f"Breakdown of the next request (estimates: ~4 characters a token, ~{IMAGE_TOKENS:,} a image):",
+        f"Breakdown of the next request (estimates: ~4 characters a token, ~{IMAGE_TOKENS:,} per image):",
         *(f"  {name:<{width}}  {tokens:>9,}" for name, tokens in rows),
         f"  {'total':<{width}}  {parts.total:>9,}",
         "",

@@ -376,11 +376,12 @@ class MainScreen(Screen[None]):
         match event:
             case ContextUpdate():
                 self.status_bar.set_context(event)
-            case Compacting():
+            case Compacting() if self.turn_running:  # (a late event of a failed /compact changes nothing)
                 self.status_bar.set_activity("compacting")
             case Compacted():
                 await self.conversation.notice(compacted_note(event), title="Context compacted")
-                self.status_bar.set_activity("thinking" if self._compaction is None else "compacting")
+                # Auto-compaction: the turn goes on; by hand: the worker clears the activity when it ends.
+                self.status_bar.set_activity("thinking" if self.turn_running and self._compaction is None else "")
 
     def start_compaction(self, focus: str) -> None:
         """``/compact [focus]``: summarise the older turns now (Esc cancels; nothing changes then)."""
