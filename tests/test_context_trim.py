@@ -123,7 +123,7 @@ def test_prepared_history_is_incremental_and_merges_adjacent_requests() -> None:
     assert prepared.total.total == breakdown(again).total  # the running estimate equals a full count
     assert isinstance(again, PreparedMessages) and again.plain and again.instructions is None
     history.append(ModelResponse(parts=[TextPart("x")]))
-    with pytest.warns(DeprecationWarning):  # the legacy part older sessions hold
+    with pytest.warns(UserWarning, match="RetryPromptPart"):  # the legacy part older sessions hold
         retry = RetryPromptPart("fix it", tool_name="t")
     history.append(ModelRequest(parts=[retry], instructions="be brief"))
     again = prepared.update(history)
