@@ -121,3 +121,27 @@ async def test_context_and_compact_commands(tmp_path: Path) -> None:
         assert str(gauge(app).content).startswith("ctx ")
         activity = app.main_screen.status_bar.query_one("#status-activity")
         assert activity.has_class("-hidden")  # the progress indicator is gone once it is done
+
+
+async def test_escape_cancels_a_compaction_and_nothing_changes(tmp_path: Path) -> None:
+    model = WindowedModel(WINDOW, hold=asyncio.Event())
+    app = make_app(model, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        for i in range(3):
+            await send(pilot, app, f"FACT: the code of item{i} is c{i}. {FILLER}")
+        assert app.agent is not None and app.agent.session is not None
+        history = list(app.agent.history)
+        path = app.agent.session.history_path()
+        lines = path.read_text().splitlines()
+        prompt = app.main_screen.query_one(PromptInput)
+        prompt.load_text("/compact")
+        await pilot.press("enter")
+        await until(pilot, lambda: model.summaries == 1)
+        activity = app.main_screen.status_bar.query_one("#status-activity")
+        assert "compacting" in str(activity.content) and not activity.has_class("-hidden")
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.main_screen.turn_running)
+        await pilot.pause()
+        assert app.agent.history == history and path.read_text().splitlines() == lines
+        assert not notices(app, "Context compacted") and activity.has_class("-hidden")
+        assert not list(app.main_screen.conversation.query(ErrorBlock))

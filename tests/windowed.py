@@ -9,6 +9,7 @@ code of NAME?`` is answered from the facts the model can see; anything else gets
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ class WindowedModel:
     window: int
     fail_on: str | None = None
     """A prompt containing this text makes the (non-summary) request fail with HTTP 400."""
+    hold: asyncio.Event | None = None
+    """Summaries wait for this event (to see a compaction in progress)."""
     requests: list[list[ModelMessage]] = field(default_factory=list)
     summaries: int = 0
     largest: int = 0
@@ -59,6 +62,8 @@ class WindowedModel:
             )
         if "You compact the history" in text:
             self.summaries += 1
+            if self.hold is not None:
+                await self.hold.wait()
             facts = dict.fromkeys(m.group(0) for m in FACT.finditer(text))
             focus = re.search(r"Focus the summary on: (.*)", text)
             yield "We talked about facts. " + " ".join(facts)
