@@ -167,3 +167,16 @@ async def test_failed_request_after_compaction_rolls_back_the_turn_and_the_recor
         events = await turn(agent, "What is the code of item0?")
     assert of(events, AgentError) == []
     assert answers(agent.history)[-1] == f"The code of item0 is c{0}."
+
+
+async def test_export_and_show_mark_the_compaction(tmp_path: Path) -> None:
+    from freeact_tui.store.export import render
+
+    model = WindowedModel(WINDOW)
+    async with make_agent(model, tmp_path) as agent:
+        await chat(agent, 4)
+        await agent.compact()
+        transcript = agent.transcript
+    text = render(transcript, "md", title="t")
+    assert "Context compacted (" in text and "earlier messages summarised for the model" in text
+    assert text.count("FACT: the code of item0") >= 2  # the turn itself, and the summary that keeps it

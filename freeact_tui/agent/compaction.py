@@ -277,24 +277,22 @@ class ContextKeeper:
         ids: dict[str, Any] = {"agent_id": self.agent_id}
         self.publish(Compacting(reason, cut, before, **ids))
         started = time.perf_counter()
+        length = len(history)
         summary, tokens_in, tokens_out = await self._summarise(history[:cut], focus, window)
-        record = ModelRequest(
-            parts=[UserPromptPart(f"{SUMMARY_HEADER}\n\n{summary}")],
-            metadata=CompactionInfo(
-                kept_from=self.recorder.positions[cut]
-                if len(self.recorder.positions) == len(history)
-                else cut,
-                replaced=cut,
-                tokens_before=before,
-                tokens_after=0,
-                focus=focus,
-            ).as_metadata(),
+        if self.recorder.history is not history or len(history) != length:
+            raise CompactionError("The history changed while it was being compacted; nothing was changed.")
+        part = UserPromptPart(f"{SUMMARY_HEADER}\n\n{summary}")
+        positions = self.recorder.positions
+        info = CompactionInfo(
+            kept_from=positions[cut] if len(positions) == len(history) else cut,
+            replaced=cut,
+            tokens_before=before,
+            tokens_after=message_tokens(head_message(history[0], ModelRequest(parts=[part])))
+            + sum(message_tokens(m) for m in history[cut:]),
+            focus=focus,
         )
+        record = ModelRequest(parts=[part], metadata=info.as_metadata())
         head = head_message(history[0], record)
-        after_estimate = message_tokens(head) + sum(message_tokens(m) for m in history[cut:])
-        info = record.metadata or {}
-        for value in info.values():
-            value["tokens_after"] = after_estimate
         self.recorder.compact(record, head, cut)
         self._prepared.rebuild()
         after = self.context_usage().used
