@@ -20,8 +20,6 @@ from freeact_tui.store.compaction import SUMMARY_HEADER, compaction_info
 from tests.test_store_compat import freeact_load
 from tests.windowed import WindowedModel, answers
 
-pytestmark = pytest.mark.asyncio
-
 WINDOW = 3000
 FILLER = "Some notes that take room in the context but carry no facts. " * 12
 
@@ -180,3 +178,21 @@ async def test_export_and_show_mark_the_compaction(tmp_path: Path) -> None:
     text = render(transcript, "md", title="t")
     assert "Context compacted (" in text and "earlier messages summarised for the model" in text
     assert text.count("FACT: the code of item0") >= 2  # the turn itself, and the summary that keeps it
+
+
+def test_window_setting_wins_then_provider_then_table_then_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic_ai.models import infer_model
+    from pydantic_ai.models.function import FunctionModel
+
+    from freeact_tui.agent.context import DEFAULT_WINDOW, resolve_window
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # building the model only; nothing is sent
+    openai = infer_model("openai:gpt-4o")
+    assert resolve_window(openai, 50_000) == (50_000, "setting")
+    assert resolve_window(openai) == (128_000, "provider")
+
+    def function(messages: object, info: object) -> object:
+        raise AssertionError("never called")
+
+    assert resolve_window(FunctionModel(function, model_name="gemini-2.5-flash-lite")) == (1_048_576, "table")
+    assert resolve_window(FunctionModel(function, model_name="my-local-model")) == (DEFAULT_WINDOW, "default")

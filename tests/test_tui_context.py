@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
 from textual.pilot import Pilot
 
 from freeact_tui.config import Config
@@ -14,8 +13,6 @@ from freeact_tui.tui.widgets.blocks import ErrorBlock, NoticeBlock, UserMessageB
 from freeact_tui.tui.widgets.context_gauge import ContextGauge
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests.windowed import WindowedModel
-
-pytestmark = pytest.mark.asyncio
 
 SIZE = (120, 40)
 WINDOW = 3000
