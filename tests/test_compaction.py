@@ -33,8 +33,7 @@ def make_agent(model: WindowedModel, tmp_path: Path, session_id: str | None = No
         permissions=PermissionRules(None, defaults=False),
         enable_subagents=False,
         eager_kernel=False,
-        context_window=WINDOW,
-        **kw,  # type: ignore[arg-type]
+        **{"context_window": WINDOW, **kw},  # type: ignore[arg-type]
     )
 
 
@@ -81,10 +80,7 @@ async def test_past_the_window_compaction_keeps_facts_and_no_provider_error(tmp_
 async def test_without_compaction_the_provider_error_happens(tmp_path: Path) -> None:
     """The same chat with compaction out of reach fails: the scenario above really needs it."""
     model = WindowedModel(WINDOW)
-    async with make_agent(model, tmp_path, compact_threshold=1.0, trim_result_chars=0) as agent:
-        agent.runtime.settings = type(agent.runtime.settings)(
-            **{**agent.runtime.settings.__dict__, "context_window": WINDOW * 10}
-        )
+    async with make_agent(model, tmp_path, context_window=WINDOW * 10, trim_result_chars=0) as agent:
         events = await chat(agent, 20)
     errors = of(events, AgentError)
     assert errors and "context_length_exceeded" in errors[0].message
