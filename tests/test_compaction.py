@@ -192,3 +192,24 @@ def test_window_setting_wins_then_provider_then_table_then_default(monkeypatch: 
 
     assert resolve_window(FunctionModel(function, model_name="gemini-2.5-flash-lite")) == (1_048_576, "table")
     assert resolve_window(FunctionModel(function, model_name="my-local-model")) == (DEFAULT_WINDOW, "default")
+
+
+def test_gauge_uses_the_providers_count_until_the_history_is_rewritten(tmp_path: Path) -> None:
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.usage import RequestUsage
+
+    from freeact_tui.store.compaction import head_message
+
+    agent = make_agent(WindowedModel(WINDOW), tmp_path)
+    counted = ModelResponse(
+        parts=[TextPart("an answer")], usage=RequestUsage(input_tokens=2_000, output_tokens=10)
+    )
+    for message in (ModelRequest(parts=[UserPromptPart("x " * 200)]), counted):
+        agent.recorder.record(message)
+    agent.recorder.record(ModelRequest(parts=[UserPromptPart("next")]))
+    usage = agent.context_usage()
+    assert not usage.estimated and usage.used == 2_010 + 1  # the count, plus the estimate of what came after
+    record = ModelRequest(parts=[UserPromptPart(f"{SUMMARY_HEADER}\n\nshort")])
+    agent.recorder.compact(record, head_message(agent.history[0], record), 1)
+    usage = agent.context_usage()  # the kept answer's count describes the history before the compaction
+    assert usage.estimated and usage.used < 2_000

@@ -215,11 +215,8 @@ class ContextKeeper:
         return ContextUpdate(estimate, window, estimated=True, source=source, agent_id=self.agent_id)
 
     def _index_is_fresh(self, prepared_index: int) -> bool:
-        # Prepared messages map to history messages one-to-one except for merged requests (never responses);
-        # a response recorded since the last rewrite is one of the last len(history) - fresh_from messages.
-        recorder = self.recorder
-        newer = len(self._prepared.messages) - prepared_index
-        return newer <= len(recorder.history) - recorder.fresh_from
+        """Whether a prepared message was recorded since the history was last rewritten (its usage is current)."""
+        return self._prepared.sources[prepared_index] >= self.recorder.fresh_from
 
     def context_breakdown(self) -> ContextBreakdown:
         """Estimated tokens of the next request by kind: system prompt, tools, history, tool results, images."""

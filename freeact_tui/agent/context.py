@@ -254,6 +254,8 @@ class PreparedHistory:
         self.messages = PreparedMessages()
         self._special = 0  # messages with parts that make pydantic-ai prepare the whole history
         self._tokens: list[ContextBreakdown] = []
+        self.sources: list[int] = []
+        """For each prepared message, the index in the history of the (first) message it comes from."""
         self.total = ContextBreakdown()
         self._source_len = 0
         self._source: list[ModelMessage] | None = None
@@ -267,10 +269,11 @@ class PreparedHistory:
         """The prepared messages for ``history`` (the same list object, updated in place)."""
         if generation != self._generation or history is not self._source or len(history) < self._source_len:
             self.messages, self._tokens, self.total = PreparedMessages(), [], ContextBreakdown()
+            self.sources = []
             self._special = 0
             self._source, self._source_len, self._trimmed = history, 0, 0
             self._generation = generation
-        for msg in history[self._source_len :]:
+        for source, msg in enumerate(history[self._source_len :], start=self._source_len):
             if isinstance(msg, ModelRequest):
                 if msg.instructions is not None:
                     self.messages.instructions = msg.instructions
@@ -288,6 +291,7 @@ class PreparedHistory:
                 self._set(len(self.messages) - 1, merged)
             else:
                 self.messages.append(msg)
+                self.sources.append(source)
                 tokens = message_breakdown(msg)
                 self._tokens.append(tokens)
                 self.total.add(tokens)
