@@ -7,6 +7,8 @@ import re
 from importlib import resources
 from pathlib import Path
 
+from freeact_tui.skills import find_skills, skills_section
+
 log = logging.getLogger(__name__)
 
 AGENTS_FILE = "AGENTS.md"
@@ -51,6 +53,9 @@ def build_system_prompt(
         + tail.replace("{working_dir}", str(working_dir))
     )
     sections = [text.strip()]
+    skills = skills_section(find_skills(working_dir), working_dir)
+    if skills:
+        sections.append(skills)
     project = _project_instructions(working_dir)
     if project:
         sections.append(f"## Project instructions ({AGENTS_FILE})\n\n{project}")

@@ -41,6 +41,7 @@ class Settings:
     execution: str = _default("execution")
     images_dir: Path | None = None
     execution_timeout: float = _default("execution_timeout")
+    model_idle_timeout: float = _default("model_idle_timeout")
     approval_timeout: float | None = _default("approval_timeout")
     enable_subagents: bool = _default("enable_subagents")
     max_subagents: int = _default("max_subagents")

@@ -266,6 +266,7 @@ class TurnLoop(ContextKeeper):
                 emit=self._emit,
                 ids=self._ids(),
                 on_progress=lambda partial: setattr(state, "response", partial),
+                idle_timeout=self.runtime.settings.model_idle_timeout,
             )
         except ModelCallError as exc:
             raise TurnError("model", str(exc), exc.partial) from exc

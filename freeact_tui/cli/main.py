@@ -289,6 +289,8 @@ def run_headless(
         config = load_config(config_path or cast("Path | None", before.get("config_path")), overrides)
     except ConfigError as exc:
         raise _fail(str(exc), 1) from None
+    for notice in config.notices:
+        typer.echo(f"freeact-tui: {notice}", err=True)
     text = headless.read_prompt(prompt, sys.stdin)
     if not text.strip():
         raise _fail('no prompt: give one (freeact-tui run "PROMPT") or pipe it into stdin.', 1)
@@ -313,9 +315,31 @@ def run_headless(
 app.add_typer(sessions_app, name="sessions", help="List, show, export and remove sessions.")
 
 
+def load_env_file() -> Path | None:
+    """Load the nearest ``.env`` from the working directory up, as freeact does.
+
+    Variables already set in the environment win; nothing is written anywhere.
+
+    Returns:
+        The file that was read, if any.
+    """
+    from dotenv import find_dotenv, load_dotenv
+
+    found = find_dotenv(usecwd=True)
+    if not found:
+        return None
+    load_dotenv(found, override=False)
+    return Path(found)
+
+
 def main() -> None:
     """Console script entry point."""
+    # jsonschema (imported with the mcp package) builds an IRI grammar at import time (~0.9 s of
+    # CPU) only to check the "iri" formats, which nothing in this process asserts (format checks are
+    # off unless a checker is passed): skip that optional import in the app's own process.
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     try:
+        load_env_file()
         app()
     except KeyboardInterrupt:
         sys.exit(130)

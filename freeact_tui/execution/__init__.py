@@ -12,6 +12,26 @@ from typing import Any
 
 from freeact_tui.execution.base import Executor, ExecutorError
 
+_BACKENDS = {
+    "local": ("freeact_tui.execution.kernel",),
+    "sandbox": ("freeact_tui.execution.sandbox",),
+    "docker": ("freeact_tui.execution.docker", "freeact_tui.execution.docker_image"),
+    "remote": ("freeact_tui.execution.remote",),
+}
+
+
+def preload_backend(mode: str) -> None:
+    """Import the modules of an execution mode (ipybox, mcpygen and the mcp stack: ~1-2 s).
+
+    Blocking; an app calls it in a thread (``asyncio.to_thread``) so its event loop keeps drawing
+    the screen and taking keys while the kernel's code loads. Unknown modes do nothing here
+    (``create_executor`` reports them).
+    """
+    import importlib
+
+    for module in _BACKENDS.get(mode, ()):
+        importlib.import_module(module)
+
 
 def create_executor(
     mode: str,
@@ -79,4 +99,4 @@ def create_executor(
     raise ExecutorError(f"Unknown execution mode {mode!r}; use local, sandbox, docker or remote.")
 
 
-__all__ = ["Executor", "ExecutorError", "create_executor"]
+__all__ = ["Executor", "ExecutorError", "create_executor", "preload_backend"]

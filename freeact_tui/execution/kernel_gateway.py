@@ -140,6 +140,11 @@ class KernelGatewayProcess:
             # We detect death ourselves and restart with our init code; the gateway's own restart
             # would silently hand us a fresh kernel without it.
             "--KernelManager.autorestart=False",
+            # The server's IOPub rate limits drop output past 1 MB/s and tell the kernel's user to
+            # restart it with other settings: output is ours to bound (the result keeps head and tail,
+            # the whole text goes to tool-results/), so nothing is dropped on the way.
+            "--ZMQChannelsWebsocketConnection.iopub_data_rate_limit=0",
+            "--ZMQChannelsWebsocketConnection.iopub_msg_rate_limit=0",
         ]
 
     async def wait(self) -> None:

@@ -53,6 +53,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("context", "Show what fills the model's context window"),
     CommandSpec("compact", "Summarise the older turns now to free context", "FOCUS", False),
     CommandSpec("clear", "Clear the conversation view (the session is kept)"),
+    CommandSpec("skills", "List the skills the agent can read (.freeact/skills, .agents/skills)"),
     CommandSpec("quit", "Quit (the session is kept; the command to resume it is printed)"),
     CommandSpec("exit", "Quit, as /quit"),
 )
@@ -92,9 +93,9 @@ def is_escaped(text: str) -> bool:
 
 
 def unescape_prompt(text: str) -> str:
-    """The prompt to send for ``//text`` (one slash removed); other text unchanged."""
+    """The prompt to send for ``//text`` or ``!!text`` (one character removed); other text unchanged."""
     stripped = text.lstrip()
-    return stripped[1:] if stripped.startswith("//") else text
+    return stripped[1:] if stripped.startswith(("//", "!!")) else text
 
 
 def parse_slash(text: str) -> SlashCommand | SlashError | None:

@@ -7,10 +7,8 @@ the agent stores with each tool return, never from the wording of the result.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from pydantic_ai.messages import ModelMessage
-
-from freeact_tui.store import transcript as tr
 from freeact_tui.toolcalls import CODE_TOOL, SubagentTask
 from freeact_tui.tui.widgets.blocks import (
     ActionBlock,
@@ -24,9 +22,16 @@ from freeact_tui.tui.widgets.blocks import (
     UserMessageBlock,
 )
 
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+    from freeact_tui.store import transcript as tr
+
 
 def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
     """Blocks for past messages: prompts, thoughts (collapsed), responses, actions and their results."""
+    from freeact_tui.store import transcript as tr  # pydantic-ai: not needed for the first screen
+
     blocks: list[Block] = []
     tasks: dict[str, SubagentBlock] = {}
     for entry in tr.walk(messages):

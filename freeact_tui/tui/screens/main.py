@@ -79,6 +79,15 @@ class ChatHost(Protocol):
     def action_copy_session_id(self) -> None: ...
 
 
+def shell_command(text: str) -> str | None:
+    """The command of a ``!command`` prompt (``None`` for other prompts; ``!!x`` sends ``!x`` to the model)."""
+    stripped = text.strip()
+    if not stripped.startswith("!") or stripped.startswith("!!"):
+        return None
+    command = stripped[1:].strip()
+    return command or None
+
+
 class MainScreen(Screen[None]):
     """The chat: one turn at a time, approvals queued in dialogs, status kept current."""
 
@@ -225,7 +234,40 @@ class MainScreen(Screen[None]):
             return
         self.prompt.remember(text)
         self.prompt.clear_input()
+        command = shell_command(text)
+        if command is not None:
+            self.start_user_shell(command)
+            return
         self.start_turn(self.host.prompt_text(text))
+
+    def start_user_shell(self, command: str) -> None:
+        """Run the user's own ``!command`` in the kernel (no approval); the next prompt carries it."""
+        self.turn_running = True
+        self.prompt.add_class("-busy")
+        self.refresh_bindings()
+        self.run_user_shell(command)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_user_shell(self, command: str) -> None:
+        agent = self.agent
+        log = self.conversation
+        assert agent is not None
+        await log.add_user(f"!{command}")
+        self.status_bar.set_activity("running")
+        try:
+            async for event in agent.run_user_shell(command):
+                match event:
+                    case CodeExecutionOutputChunk():
+                        await log.output_chunk(event)
+                    case CodeExecutionOutput():
+                        await log.output_end(event)
+        except Exception as exc:  # a kernel that cannot start must not crash the app
+            await log.error(str(exc) or type(exc).__name__, title="The command could not run")
+        finally:
+            self.turn_running = False
+            self.prompt.remove_class("-busy")
+            self.status_bar.set_activity("")
+            self.refresh_bindings()
 
     async def on_prompt_input_help_requested(self) -> None:
         await self.host.handle_slash("/help")
