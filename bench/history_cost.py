@@ -47,7 +47,7 @@ from freeact_tui.permissions import PermissionRules  # noqa: E402
 from freeact_tui.store import SessionStore  # noqa: E402
 
 SIZES = (100, 1_000, 10_000)
-TURNS = 30
+TURNS = 60
 
 
 class TimedAdapter(WrapperModel):
