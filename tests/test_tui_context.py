@@ -142,3 +142,29 @@ async def test_escape_cancels_a_compaction_and_nothing_changes(tmp_path: Path) -
         assert app.agent.history == history and path.read_text().splitlines() == lines
         assert not notices(app, "Context compacted") and activity.has_class("-hidden")
         assert not list(app.main_screen.conversation.query(ErrorBlock))
+
+
+def test_snapshot_context_report_with_the_gauge_in_warning(snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The gauge past 70 % (warning colour) and the /context report (reviewed as a picture)."""
+    config = Config(
+        sessions_dir=tmp_path / "sessions",
+        working_dir=tmp_path,
+        context_window=WINDOW,
+        enable_subagents=False,
+        system_prompt="You are a test agent.",  # the built-in one names the (temporary) working dir
+    )
+    model = WindowedModel(WINDOW)
+    app = FreeactApp(
+        config, model=model.model(), session_id="6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b", eager_kernel=False
+    )
+
+    async def before(pilot: Pilot[None]) -> None:
+        app.animation_level = "none"
+        for i in range(11):
+            await send(pilot, app, f"FACT: the code of item{i} is c{i}. {FILLER}")
+        await send(pilot, app, "/context")
+        app.main_screen.query_one(PromptInput).cursor_blink = False
+        assert gauge(app).has_class("-warning")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
