@@ -196,6 +196,16 @@ class ContextKeeper:
         except Exception:  # MCP tools not ready: the gauge counts what it can
             return []
 
+    def _tools_tokens(self) -> int:
+        """Estimated tokens of the tool definitions (counted again only when the set of tools changes)."""
+        tools = self._tool_definitions()
+        key = tuple(t.name for t in tools)
+        cached: tuple[tuple[str, ...], int] | None = getattr(self, "_tools_tokens_cache", None)
+        if cached is None or cached[0] != key:
+            cached = (key, tools_tokens(tools))
+            self._tools_tokens_cache = cached
+        return cached[1]
+
     def prepared_history(self) -> list[ModelMessage]:
         """The history as the next request sends it (trimmed, adjacent requests merged)."""
         return self._prepared.update(self.recorder.history, self.recorder.generation)
@@ -208,7 +218,7 @@ class ContextKeeper:
         last = prepared.last_response_index()
         response = messages[last] if last >= 0 else None
         fresh = last >= 0 and self._index_is_fresh(last)
-        estimate = prepared.total.total + tools_tokens(self._tool_definitions())
+        estimate = prepared.total.total + self._tools_tokens()
         if isinstance(response, ModelResponse) and fresh and _plausible(response, estimate):
             used = response.usage.input_tokens + response.usage.output_tokens + prepared.tokens_after(last)
             return ContextUpdate(used, window, estimated=False, source=source, agent_id=self.agent_id)
@@ -222,7 +232,7 @@ class ContextKeeper:
         """Estimated tokens of the next request by kind: system prompt, tools, history, tool results, images."""
         prepared = self._prepared
         prepared.update(self.recorder.history, self.recorder.generation)
-        out = ContextBreakdown(tools=tools_tokens(self._tool_definitions()))
+        out = ContextBreakdown(tools=self._tools_tokens())
         out.add(prepared.total)
         return out
 
