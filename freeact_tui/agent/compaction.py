@@ -158,6 +158,9 @@ class ContextKeeper:
     def _request_parameters(self) -> ModelRequestParameters:
         raise NotImplementedError
 
+    def _system_prompt(self) -> str:
+        raise NotImplementedError
+
     # -- state ----------------------------------------------------------------------------------------
 
     @property
@@ -218,7 +221,7 @@ class ContextKeeper:
         last = prepared.last_response_index()
         response = messages[last] if last >= 0 else None
         fresh = last >= 0 and self._index_is_fresh(last)
-        estimate = prepared.total.total + self._tools_tokens()
+        estimate = prepared.total.total + self._tools_tokens() + self._pending_system_tokens()
         if isinstance(response, ModelResponse) and fresh and _plausible(response, estimate):
             used = response.usage.input_tokens + response.usage.output_tokens + prepared.tokens_after(last)
             return ContextUpdate(used, window, estimated=False, source=source, agent_id=self.agent_id)
@@ -232,9 +235,18 @@ class ContextKeeper:
         """Estimated tokens of the next request by kind: system prompt, tools, history, tool results, images."""
         prepared = self._prepared
         prepared.update(self.recorder.history, self.recorder.generation)
-        out = ContextBreakdown(tools=self._tools_tokens())
+        out = ContextBreakdown(tools=self._tools_tokens(), system=self._pending_system_tokens())
         out.add(prepared.total)
         return out
+
+    def _pending_system_tokens(self) -> int:
+        """Before the first turn the system prompt is not in the history yet; the first request sends it."""
+        if self.recorder.history:
+            return 0
+        try:
+            return estimate_tokens(self._system_prompt())
+        except Exception:  # the prompt cannot be built yet (e.g. MCP APIs still being generated)
+            return 0
 
     # -- hooks of the turn loop ------------------------------------------------------------------------
 
