@@ -382,7 +382,6 @@ __all__ = [
     "ContextKeeper",
     "choose_cut",
     "chunks",
-    "estimate_tokens",
     "is_cut_point",
     "render_for_summary",
 ]
