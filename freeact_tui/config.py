@@ -75,6 +75,12 @@ class Config(BaseModel):
     tool_result_inline_max_bytes: int = Field(default=32768, ge=256)
     tool_result_preview_chars: int = Field(default=2048, ge=64)
 
+    # Long sessions: the model's window (None: the provider's figure or a table), when to compact, and
+    # how many characters of an old tool result are sent (0: never trim).
+    context_window: int | None = Field(default=None, ge=1024)
+    compact_threshold: float = Field(default=0.85, gt=0.1, le=1.0)
+    trim_result_chars: int = Field(default=2000, ge=0)
+
     enable_subagents: bool = True
     max_subagents: int = Field(default=5, ge=1)
     subagent_pool_size: int = Field(default=1, ge=0)

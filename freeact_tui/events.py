@@ -251,6 +251,49 @@ class UsageUpdate(AgentEvent):
     cost_usd: float | None = None
 
 
+@dataclass(frozen=True)
+class ContextUpdate(AgentEvent):
+    """How full the model's context window is: ``used`` of ``window`` tokens.
+
+    ``estimated`` is true when ``used`` is not the provider's own count (before the first answer,
+    or right after a compaction); ``source`` says where ``window`` comes from (``setting``,
+    ``provider``, ``table`` or ``default``).
+    """
+
+    used: int
+    window: int
+    estimated: bool = True
+    source: str = "default"
+
+    @property
+    def fraction(self) -> float:
+        return self.used / self.window if self.window > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Compacting(AgentEvent):
+    """A compaction started: the model is summarising the older turns (``auto`` or by hand)."""
+
+    reason: Literal["auto", "manual"]
+    messages: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Compacted(AgentEvent):
+    """A compaction ended: ``replaced`` messages became one summary; tokens are estimates."""
+
+    reason: Literal["auto", "manual"]
+    replaced: int
+    kept: int
+    tokens_before: int
+    tokens_after: int
+    seconds: float
+    summary: str
+    summary_input_tokens: int = 0
+    summary_output_tokens: int = 0
+
+
 SubagentState = Literal["queued", "running", "waiting", "done", "failed", "cancelled"]
 
 
@@ -273,6 +316,9 @@ __all__ = [
     "Cancelled",
     "CodeExecutionOutput",
     "CodeExecutionOutputChunk",
+    "Compacted",
+    "Compacting",
+    "ContextUpdate",
     "Decision",
     "KernelState",
     "KernelStatus",

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from pydantic_ai.direct import model_request_stream
 from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelConnectionError,
@@ -32,6 +31,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
+from freeact_tui.agent.model_stream import open_model_stream
 from freeact_tui.events import AgentEvent, ModelRetry, Response, ResponseChunk, Thoughts, ThoughtsChunk
 
 # Seconds to wait before each retry of a transient error (rate limit, overload, 5xx, connection).
@@ -104,9 +104,7 @@ async def request_response(
         delay = RETRY_DELAYS[attempt] if attempt < attempts else 0.0
         try:
             async with _idle_guard(idle_timeout) as guard:
-                async with model_request_stream(
-                    model, list(messages), model_settings=settings, model_request_parameters=parameters
-                ) as stream:
+                async with open_model_stream(model, messages, settings=settings, parameters=parameters) as stream:
                     guard.touch()
                     async for part_event in stream:
                         guard.touch()

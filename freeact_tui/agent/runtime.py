@@ -50,6 +50,9 @@ class Settings:
     api_key_env: str | None = None
     tool_result_inline_max_bytes: int = _default("tool_result_inline_max_bytes")
     tool_result_preview_chars: int = _default("tool_result_preview_chars")
+    context_window: int | None = _default("context_window")
+    compact_threshold: float = _default("compact_threshold")
+    trim_result_chars: int = _default("trim_result_chars")
     subagent_pool_size: int = _default("subagent_pool_size")
     docker_image: str | None = _default("docker_image")
     remote_url: str | None = None

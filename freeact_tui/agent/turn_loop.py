@@ -26,6 +26,7 @@ from freeact_tui.actions.definitions import tool_definitions
 from freeact_tui.actions.dispatch import Dispatcher
 from freeact_tui.actions.files import FileToolOptions
 from freeact_tui.agent import history as hist
+from freeact_tui.agent.compaction import ContextKeeper
 from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.prompts import build_system_prompt
 from freeact_tui.events import AgentError, AgentEvent, Cancelled, Phase
@@ -65,7 +66,7 @@ class TurnError(Exception):
         self.partial = partial
 
 
-class TurnLoop:
+class TurnLoop(ContextKeeper):
     """The turn loop, mixed into ``Agent``."""
 
     runtime: Runtime
@@ -264,7 +265,7 @@ class TurnLoop:
         try:
             response = await request_response(
                 self.runtime.model,
-                hist.prepare_for_model(self.recorder.history),
+                await self._prepared_history(),  # may compact first (agent/compaction.py)
                 settings=self.runtime.settings.model_settings,
                 parameters=self._request_parameters(),
                 emit=self._emit,
@@ -277,6 +278,7 @@ class TurnLoop:
         finally:
             state.in_model = False
         self.add_usage(self.meter.of_response(response))
+        self._report_context(response)
         return response
 
     # -- the tool phase ------------------------------------------------------------------------------

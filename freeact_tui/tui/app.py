@@ -20,6 +20,7 @@ from freeact_tui.tui.commands import (
     parse_slash,
     unescape_prompt,
 )
+from freeact_tui.tui.context_report import context_report
 from freeact_tui.tui.exit_signals import ExitSignals
 from freeact_tui.tui.screens.first_run import FirstRunScreen
 from freeact_tui.tui.screens.help import HelpScreen
@@ -266,10 +267,20 @@ class FreeactApp(App[None]):
                 await self._export(command.arg)
             case "clear":
                 await log.clear()
+            case "context" | "compact":
+                await self._context_command(command)
             case "skills":
                 await self._list_skills()
             case "quit" | "exit":
                 await self.action_quit()
+
+    async def _context_command(self, command: SlashCommand) -> None:
+        if self.agent is None:
+            self.notify("No agent yet: set a model first.", severity="warning")
+        elif command.name == "context":
+            await self.main_screen.conversation.notice(context_report(self.agent), title="Context")
+        else:
+            self.main_screen.start_compaction(command.arg)
 
     async def _list_skills(self) -> None:
         from freeact_tui.agent.prompts import bundled_skills_dir
@@ -314,7 +325,7 @@ class FreeactApp(App[None]):
         if agent is None or not agent.history:
             self.notify("Nothing to export yet.", severity="warning")
             return
-        target = _write_export(arg, agent.history, agent.session_id)
+        target = _write_export(arg, agent.transcript, agent.session_id)
         await self.main_screen.conversation.notice(f"Exported to {target}", title="Export")
 
 

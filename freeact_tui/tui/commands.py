@@ -50,6 +50,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("model", "Switch the model, e.g. anthropic:claude-sonnet-4-5", "NAME", True),
     CommandSpec("theme", "Switch the colour theme (the choice is saved)", "NAME", True),
     CommandSpec("export", "Export this session as Markdown", "PATH", False),
+    CommandSpec("context", "Show what fills the model's context window"),
+    CommandSpec("compact", "Summarise the older turns now to free context", "FOCUS", False),
     CommandSpec("clear", "Clear the conversation view (the session is kept)"),
     CommandSpec("skills", "List the skills the agent can read (.freeact/skills, .agents/skills)"),
     CommandSpec("quit", "Quit (the session is kept; the command to resume it is printed)"),

@@ -15,6 +15,7 @@ from freeact_tui.tui.widgets.blocks import (
     ActionBlock,
     Block,
     ExecutionOutputBlock,
+    NoticeBlock,
     ResponseBlock,
     SubagentBlock,
     ThoughtBlock,
@@ -39,6 +40,8 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
         match entry:
             case tr.PromptEntry(text=text):
                 blocks.append(UserMessageBlock(text))
+            case tr.CompactionEntry():
+                blocks.append(NoticeBlock(compaction_note(entry), title="Context compacted"))
             case tr.ThoughtEntry(text=text) if text.strip():
                 blocks.append(ThoughtBlock(text, collapsed=True))
             case tr.AnswerEntry(text=text) if text.strip():
@@ -61,6 +64,15 @@ def blocks_from_history(messages: Sequence[ModelMessage]) -> list[Block]:
                 _restore_file_call(actions.get(entry.corr_id), entry)
                 blocks.append(ToolOutputBlock(entry.text, is_error=entry.is_error, corr_id=entry.corr_id))
     return blocks
+
+
+def compaction_note(entry: tr.CompactionEntry) -> str:
+    """What the log says where the context was compacted (the turns above stay visible)."""
+    return (
+        f"The {entry.replaced} messages before this point were summarised for the model "
+        f"(~{entry.tokens_before:,} → ~{entry.tokens_after:,} tokens, estimated); they stay above and in "
+        f"the session file.\n\nSummary:\n{entry.summary}"
+    )
 
 
 def _subagent_result(task: SubagentBlock, entry: tr.ResultEntry) -> ToolOutputBlock:

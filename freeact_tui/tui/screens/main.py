@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Collapsible
+from textual.worker import Worker
 
 from freeact_tui.events import (
     AgentError,
@@ -19,6 +20,9 @@ from freeact_tui.events import (
     Cancelled,
     CodeExecutionOutput,
     CodeExecutionOutputChunk,
+    Compacted,
+    Compacting,
+    ContextUpdate,
     KernelStatus,
     ModelRetry,
     Response,
@@ -30,6 +34,7 @@ from freeact_tui.events import (
     UsageUpdate,
 )
 from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui.context_report import compacted_note
 from freeact_tui.tui.notify import Notifier
 from freeact_tui.tui.replay import blocks_from_history
 from freeact_tui.tui.screens.approval_controller import ApprovalController
@@ -104,6 +109,7 @@ class MainScreen(Screen[None]):
         self.turn_running = False
         self.read_only = False
         self._escaped_at = 0.0
+        self._compaction: Worker[None] | None = None
         self.approvals: ApprovalController[ActionBlock] = ApprovalController(
             self,
             on_count=lambda count: self.status_bar.set_waiting(count),
@@ -172,8 +178,9 @@ class MainScreen(Screen[None]):
         )
         self.status_bar.set_kernel(agent.kernel_state)
         self.status_bar.set_usage(agent.usage)
-        if agent.history:
-            await self.conversation.add_all(blocks_from_history(agent.history))
+        self.status_bar.set_context(agent.context_usage())
+        if agent.history:  # the whole transcript: turns before a compaction stay visible
+            await self.conversation.add_all(blocks_from_history(agent.transcript))
         if agent.load_damage is not None:
             await self.conversation.error(
                 f"{agent.load_damage}\n\nThe session is read-only so that nothing more is lost. "
@@ -195,11 +202,13 @@ class MainScreen(Screen[None]):
         # The agent may call from a task outside the app's context (a shared kernel): hop via the queue.
         self.post_message(self.AgentStatus(event))
 
-    def on_main_screen_agent_status(self, message: AgentStatus) -> None:
+    async def on_main_screen_agent_status(self, message: AgentStatus) -> None:
         event = message.event
         if self.agent is None:
             return
         match event:
+            case ContextUpdate() | Compacting() | Compacted():
+                await self._context_event(event)
             case KernelStatus(state=state) if event.agent_id == self.agent.agent_id:
                 self.status_bar.set_kernel(state)
             case UsageUpdate() if event.agent_id == self.agent.agent_id:
@@ -305,7 +314,9 @@ class MainScreen(Screen[None]):
         return True
 
     def action_cancel_turn(self) -> None:
-        if self.agent is not None and self.turn_running:
+        if self._compaction is not None and not self._compaction.is_finished:
+            self._compaction.cancel()  # nothing is written until the summary is complete
+        elif self.agent is not None and self.turn_running:
             self.agent.cancel()
 
     async def action_new_session(self) -> None:
@@ -399,6 +410,8 @@ class MainScreen(Screen[None]):
                     case UsageUpdate():
                         if event.agent_id == agent.agent_id:
                             self.status_bar.set_usage(event)
+                    case ContextUpdate() | Compacting() | Compacted():
+                        await self._context_event(event)
                     case KernelStatus(state=state) if event.agent_id == agent.agent_id:
                         self.status_bar.set_kernel(state)
                     case SubagentStatus():
@@ -411,6 +424,50 @@ class MainScreen(Screen[None]):
             await log.finish_streams()
             self.approvals.clear()
             self.notifier.turn_finished(time.monotonic() - started, outcome)
+            self.turn_running = False
+            self.status_bar.set_activity("")
+            self.prompt.remove_class("-busy")
+            self.refresh_bindings()
+
+    # -- context ---------------------------------------------------------------------------------------
+
+    async def _context_event(self, event: ContextUpdate | Compacting | Compacted) -> None:
+        if self.agent is None or event.agent_id != self.agent.agent_id:
+            return
+        match event:
+            case ContextUpdate():
+                self.status_bar.set_context(event)
+            case Compacting() if self.turn_running:  # (a late event of a failed /compact changes nothing)
+                self.status_bar.set_activity("compacting")
+            case Compacted():
+                await self.conversation.notice(compacted_note(event), title="Context compacted")
+                # Auto-compaction: the turn goes on; by hand: the worker clears the activity when it ends.
+                self.status_bar.set_activity("thinking" if self.turn_running and self._compaction is None else "")
+
+    def start_compaction(self, focus: str) -> None:
+        """``/compact [focus]``: summarise the older turns now (Esc cancels; nothing changes then)."""
+        if self.turn_running:
+            self.notify("A turn is running: /compact must wait until it ends.", severity="warning")
+            return
+        self.turn_running = True
+        self.prompt.add_class("-busy")
+        self.refresh_bindings()
+        self._compaction = self.run_compaction(focus)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_compaction(self, focus: str) -> None:
+        agent = self.agent
+        assert agent is not None
+        self.status_bar.set_activity("compacting")
+        try:
+            if await agent.compact(focus or None) is None:
+                await self.conversation.notice(
+                    "Nothing to compact yet: the recent turns are kept verbatim.", title="Compact"
+                )
+        except Exception as exc:  # the history is unchanged; say why
+            await self.conversation.error(str(exc), title="Compaction failed")
+        finally:
+            self._compaction = None
             self.turn_running = False
             self.status_bar.set_activity("")
             self.prompt.remove_class("-busy")
