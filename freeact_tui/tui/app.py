@@ -141,7 +141,9 @@ class FreeactApp(App[None]):
         agent, self.agent = self.agent, None
         if agent is not None:
             if agent.history and agent.agent_id == "main" and agent.session is not None:
-                self.resume_hint = f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                self.resume_hint = (
+                    f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                )
             await agent.stop()
 
     @property
