@@ -12,6 +12,7 @@ import datetime
 import ipaddress
 import json
 import logging
+import os
 import socket
 import ssl
 import subprocess
@@ -34,6 +35,7 @@ from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.gateway_endpoint import resolve_endpoint
 from freeact_tui.execution.remote import RemoteExecutor
 from tests.executor_checks import approvals, run
+from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180), pytest.mark.asyncio(loop_scope="module")]
 
@@ -442,3 +444,72 @@ async def test_token_is_not_in_repr_or_kernel_env(ex: RemoteExecutor) -> None:
     assert ex.endpoint.token == TOKEN and TOKEN not in repr(ex.endpoint)
     _, result = await run(ex, "import os\nprint(any('s3cret' in v for v in os.environ.values()))")
     assert result.text == "False"
+
+
+async def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return await asyncio.to_thread(
+        subprocess.run, args, cwd=cwd, capture_output=True, text=True, timeout=150, env=os.environ.copy()
+    )
+
+
+def _files_containing(root: Path, needle: bytes) -> list[Path]:
+    found = []
+    for path in root.rglob("*"):
+        with contextlib.suppress(OSError):
+            if path.is_file() and not path.is_symlink() and needle in path.read_bytes():
+                found.append(path)
+    return found
+
+
+async def test_headless_run_over_tls_writes_the_token_nowhere(
+    gateway_env: Gateway, fake_openai: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real CLI in remote mode: code and an approved `!cmd` run; the token is in no file it wrote."""
+    monkeypatch.setenv("JUPYTER_GATEWAY_URL", gateway_env.url)
+    code = "print('remote says', 6 * 7)\n!echo shell over tls"
+    fake_openai.script(
+        Reply(tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": code}, call_id="c1")]),
+        lambda request: Reply(f"Done: {request.tool_results()[-1].strip()}"),
+    )
+    done = await _cli(
+        [sys.executable, "-m", "freeact_tui", "run", "-e", "remote", "--skip-permissions",
+         "--base-url", fake_openai.url, "--model", "fake-model", "-o", "json", "go"],
+        tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["status"] == "answered", answer
+    assert "remote says 42" in answer["answer"] and "shell over tls" in answer["answer"]
+    home = Path(os.environ["FREEACT_TUI_HOME"])
+    assert _files_containing(home, b"remote says 42"), "the session was saved"
+    assert _files_containing(home, TOKEN.encode()) == []
+    assert _files_containing(tmp_path, TOKEN.encode()) == []
+    assert TOKEN not in done.stdout + done.stderr
+
+
+async def test_cli_insecure_switch_warns_and_works(
+    gateway_env: Gateway, fake_openai: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUPYTER_GATEWAY_URL", gateway_env.url)
+    monkeypatch.delenv("JUPYTER_GATEWAY_CA_CERTS")
+    fake_openai.script(
+        Reply(
+            tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": "print(7 * 6)"}, call_id="c1")]
+        ),
+        lambda request: Reply(f"Got {request.tool_results()[-1].strip()}"),
+    )
+    args = [sys.executable, "-m", "freeact_tui", "run", "-e", "remote", "--base-url", fake_openai.url,
+            "--model", "fake-model", "--allow", "code:*", "go"]  # fmt: skip
+    done = await _cli([*args[:4], "--remote-insecure", *args[4:]], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Got 42" in done.stdout and "are NOT verified" in done.stderr
+    # Without the switch: the untrusted certificate is the error, naming what to set.
+    fake_openai.script(
+        Reply(tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": "print(1)"}, call_id="c2")]),
+        Reply("never"),
+    )
+    done = await _cli(args, tmp_path)
+    output = done.stdout + done.stderr
+    assert "is not trusted" in output and "JUPYTER_GATEWAY_CA_CERTS" in output, output
+    assert "NOT verified" not in output, output
+    assert done.returncode == 1  # no fallback to local execution: the run fails
