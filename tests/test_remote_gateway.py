@@ -8,27 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
-import ipaddress
 import json
 import logging
 import os
-import socket
 import ssl
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from freeact_tui.execution import create_executor
 from freeact_tui.execution.base import ExecutorError
@@ -36,129 +28,18 @@ from freeact_tui.execution.gateway_endpoint import resolve_endpoint
 from freeact_tui.execution.remote import RemoteExecutor
 from tests.executor_checks import approvals, run
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.tls_gateway import Gateway, free_port, tls_gateway
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180), pytest.mark.asyncio(loop_scope="module")]
 
 TOKEN = "s3cret-gateway-token-5d1f"  # noqa: S105 - a test token
 
 
-@dataclass
-class Gateway:
-    url: str  # https://127.0.0.1:PORT/kg/
-    port: int
-    ca: Path  # the CA bundle that signed the gateway's certificate
-    log: Path
-
-    def get(self, path: str) -> object:
-        """GET ``path`` under the base path, with the token, verifying with the CA."""
-        request = urllib.request.Request(self.url + path, headers={"Authorization": f"token {TOKEN}"})
-        context = ssl.create_default_context(cafile=str(self.ca))
-        with urllib.request.urlopen(request, timeout=10, context=context) as resp:
-            return json.load(resp)
-
-    def kernel_ids(self) -> list[str]:
-        kernels = self.get("api/kernels")
-        assert isinstance(kernels, list)
-        return [k["id"] for k in kernels]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _make_certs(directory: Path) -> tuple[Path, Path, Path]:
-    """A CA, and a certificate for 127.0.0.1/localhost signed by it: (ca.pem, cert.pem, key.pem)."""
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "freeact test CA")])
-    ca_cert = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )  # fmt: skip
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    paths = directory / "ca.pem", directory / "cert.pem", directory / "key.pem"
-    paths[0].write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
-    paths[1].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    paths[2].write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return paths
-
-
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     """A kernel gateway with TLS, a token and a base path, as an operator would run it."""
-    directory = tmp_path_factory.mktemp("tls-gateway")
-    ca, cert, key = _make_certs(directory)
-    port = _free_port()
-    log = directory / "gateway.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "kernel_gateway", "--KernelGatewayApp.ip=127.0.0.1",
-             f"--KernelGatewayApp.port={port}", f"--KernelGatewayApp.auth_token={TOKEN}",
-             f"--KernelGatewayApp.certfile={cert}", f"--KernelGatewayApp.keyfile={key}",
-             "--KernelGatewayApp.base_url=/kg/", "--JupyterWebsocketPersonality.list_kernels=True"],
-            stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    gw = Gateway(f"https://127.0.0.1:{port}/kg/", port, ca, log)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            gw.get("api")
-            break
-        except OSError:
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
-    yield gw
-    process.terminate()
-    process.wait(10)
+    with tls_gateway(tmp_path_factory.mktemp("tls-gateway"), TOKEN) as gw:
+        yield gw
 
 
 @pytest.fixture
@@ -230,6 +111,32 @@ async def test_unknown_tool_server_call_is_refused_in_band(ex: RemoteExecutor) -
     assert result.text.startswith("ToolRunnerError MCP server `nosuch` is not configured")
 
 
+async def test_programmatic_tool_call_runs_in_band_after_approval(ex: RemoteExecutor) -> None:
+    # As a generated MCP API calls it: ToolRunner with the default address (nothing listens there).
+    server = Path(__file__).parent / "mcp_servers" / "calc.py"
+    params = {"command": sys.executable, "args": [str(server)]}
+    ex.set_mcp_servers({"calc": params})
+    code = (
+        "from mcpygen.tool_exec.client import ToolRunner\n"
+        f"runner = ToolRunner('calc', {params!r})\n"
+        "print(runner.run_sync('add', {'a': 2, 'b': 3}))"
+    )
+    try:
+        items, result = await run(ex, code)
+        [approval] = approvals(items)
+        assert (approval.kind, approval.server, approval.tool, approval.args) == (
+            "mcp",
+            "calc",
+            "add",
+            {"a": 2, "b": 3},
+        )
+        assert not result.is_error and "5" in result.text, result.text
+        _, result = await run(ex, "runner.run_sync('add', {'a': 1, 'b': 1})", decide=False)
+        assert result.is_error and "ApprovalRejectedError" in result.text and "rejected" in result.text
+    finally:
+        ex.set_mcp_servers(None)
+
+
 async def test_wrong_or_missing_token_is_a_clear_error(
     gateway_env: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -291,7 +198,7 @@ async def test_wrong_base_path_is_a_clear_error(gateway_env: Gateway, tmp_path: 
 
 async def test_unreachable_gateway_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("JUPYTER_GATEWAY_URL", raising=False)
-    executor = RemoteExecutor(remote_url=f"https://127.0.0.1:{_free_port()}/", working_dir=tmp_path)
+    executor = RemoteExecutor(remote_url=f"https://127.0.0.1:{free_port()}/", working_dir=tmp_path)
     with pytest.raises(
         ExecutorError,
         match=r"Cannot reach the Jupyter gateway at https://127\.0\.0\.1:\d+ .*JUPYTER_GATEWAY_URL",
