@@ -420,3 +420,39 @@ async def test_cli_insecure_switch_warns_and_works(
     assert "is not trusted" in output and "JUPYTER_GATEWAY_CA_CERTS" in output, output
     assert "NOT verified" not in output, output
     assert done.returncode == 1  # no fallback to local execution: the run fails
+
+
+async def test_subagents_each_get_a_kernel_from_the_gateway(gateway_env: Gateway, tmp_path: Path) -> None:
+    """A parent agent in remote mode delegates two tasks: two subagent kernels, in parallel, deleted after."""
+    from freeact_tui.agent.agent import Agent
+    from freeact_tui.permissions import PermissionRules
+    from tests.test_subagents import collect, routed_model, statuses
+
+    tasks = {"task A": "ca", "task B": "cb"}
+    code = "import os, time; time.sleep(1.0); print(os.environ['KERNEL_GATEWAY'], os.getpid())"
+    model = routed_model(tasks, lambda p: code)
+    before = set(gateway_env.kernel_ids())
+    seen: set[str] = set()
+
+    def watch(event: object) -> None:
+        seen.update(set(gateway_env.kernel_ids()) - before)
+        if getattr(event, "decided", True) is False:
+            event.approve(True)  # type: ignore[attr-defined]
+
+    agent = Agent(
+        model, sessions_dir=tmp_path / "sessions", working_dir=tmp_path, execution="remote",
+        remote_url=gateway_env.url, permissions=PermissionRules(None, defaults=False),
+        subagent_pool_size=0, max_subagents=2,
+    )  # fmt: skip
+    async with agent as parent:
+        events = await collect(parent, "delegate", on_event=watch)
+    seq = statuses(events)
+    # Both ran at once: the second started before the first was done.
+    first_done = min(seq.index((t, "done")) for t in tasks)
+    assert all(seq.index((t, "running")) < first_done for t in tasks), seq
+    outputs = [str(e.content) for e in events if type(e).__name__ == "ToolOutput" and e.agent_id == "main"]  # type: ignore[attr-defined]
+    pids = {line.rsplit(" ", 1)[1] for line in outputs}
+    assert len(outputs) == 2 and all(": 1 " in line for line in outputs), outputs  # KERNEL_GATEWAY=1
+    assert len(pids) == 2  # two kernels, not one shared
+    assert len(seen) >= 3  # the gateway listed them (and the parent's) while they ran
+    assert not set(gateway_env.kernel_ids()) - before  # every kernel, the parent's too, was deleted
