@@ -67,15 +67,6 @@ del _os, _sys
 """
 
 
-def parse_remote_url(url: str) -> GatewayEndpoint:
-    """Check a gateway URL (``http(s)://host[:port][/prefix/]``); the rest comes from the environment.
-
-    Raises:
-        ExecutorError: Another scheme, no host, a bad port.
-    """
-    return resolve_endpoint(url)
-
-
 class RemoteGateway(KernelGatewayProcess):
     """A Jupyter gateway run by someone else: checked on start, never spawned or stopped.
 
@@ -252,7 +243,9 @@ class RemoteKernelConnection(KernelConnection):
                 continue
             self._ws = ws
             self.reconnects += 1
-            self._note("[freeact: re-attached; output sent meanwhile was replayed by the gateway]\n")
+            self._note(
+                "[freeact: re-attached to the same kernel; output printed while disconnected may be missing]\n"
+            )
             return True
         self._note(f"[freeact: could not re-attach after {self.endpoint.retry_max} attempts]\n")
         return False
