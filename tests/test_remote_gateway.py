@@ -456,3 +456,26 @@ async def test_subagents_each_get_a_kernel_from_the_gateway(gateway_env: Gateway
     assert len(pids) == 2  # two kernels, not one shared
     assert len(seen) >= 3  # the gateway listed them (and the parent's) while they ran
     assert not set(gateway_env.kernel_ids()) - before  # every kernel, the parent's too, was deleted
+
+
+async def test_app_says_certificates_are_not_verified(
+    gateway_env: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The TUI shows the insecure warning (stderr is hidden behind the app's screen)."""
+    from freeact_tui.config import Config
+    from freeact_tui.tui.app import FreeactApp
+    from tests.scripted import script
+
+    monkeypatch.delenv("JUPYTER_GATEWAY_CA_CERTS")
+    config = Config(
+        sessions_dir=tmp_path / "sessions", working_dir=tmp_path, subagent_pool_size=0,
+        execution="remote", remote_url=gateway_env.url, remote_insecure=True,
+    )  # fmt: skip
+    app = FreeactApp(config, model=script(["unused"]).model())
+    async with app.run_test(size=(110, 34)) as pilot:
+        deadline = time.monotonic() + 60
+        while not app.agent_ready:
+            assert time.monotonic() < deadline, "the agent did not get ready"
+            await pilot.pause(0.05)
+        messages = [n.message for n in app._notifications]
+        assert any("are NOT verified" in m and gateway_env.url.rstrip("/") in m for m in messages), messages

@@ -227,14 +227,9 @@ def _warn_if_insecure(config: Config) -> None:
     """Say on stderr that the remote gateway's certificate is not verified (if so)."""
     if config.execution != "remote":
         return
-    from freeact_tui.execution.base import ExecutorError
-    from freeact_tui.execution.gateway_endpoint import insecure_warning, resolve_endpoint
+    from freeact_tui.execution.gateway_endpoint import config_warning
 
-    try:
-        endpoint = resolve_endpoint(config.remote_url, insecure=config.remote_insecure)
-    except ExecutorError:
-        return  # reported when the kernel starts
-    if warning := insecure_warning(endpoint):
+    if warning := config_warning(config.execution, config.remote_url, config.remote_insecure):
         typer.echo(warning, err=True)
 
 

@@ -278,3 +278,20 @@ def insecure_warning(endpoint: GatewayEndpoint) -> str | None:
         f"Warning: TLS certificates of the gateway at {endpoint.url} are NOT verified "
         f"({INSECURE_HINT} / {VALIDATE_CERT_ENV}=false)."
     )
+
+
+def config_warning(execution: str, remote_url: str | None, insecure: bool) -> str | None:
+    """The warning for settings that turn certificate checks off (None: nothing to warn about).
+
+    Args:
+        execution: The execution mode (only ``remote`` can warn).
+        remote_url: The configured gateway URL (None: ``JUPYTER_GATEWAY_URL``).
+        insecure: ``remote_insecure``.
+    """
+    if execution != "remote":
+        return None
+    try:
+        endpoint = resolve_endpoint(remote_url, insecure=insecure)
+    except ExecutorError:
+        return None  # reported when the kernel starts
+    return insecure_warning(endpoint)

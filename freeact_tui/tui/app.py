@@ -100,6 +100,12 @@ class FreeactApp(App[None]):
                 severity="warning",
                 timeout=10,
             )
+        if self.config.execution == "remote":
+            from freeact_tui.execution.gateway_endpoint import config_warning
+
+            insecure = config_warning("remote", self.config.remote_url, self.config.remote_insecure)
+            if insecure is not None:
+                self.notify(insecure, severity="warning", timeout=15)
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         # The screen comes first so the prompt takes keys while the agent loads its session.
