@@ -218,6 +218,20 @@ async def test_gateway_url_from_the_environment(
         create_executor("remote", working_dir=tmp_path)
 
 
+async def test_token_over_plain_http_to_another_host_warns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from freeact_tui.execution.gateway_endpoint import config_warning
+
+    monkeypatch.setenv("JUPYTER_GATEWAY_AUTH_TOKEN", TOKEN)
+    monkeypatch.delenv("JUPYTER_GATEWAY_VALIDATE_CERT", raising=False)
+    warning = config_warning("remote", "http://10.1.2.3:8888/", False)
+    assert warning is not None and "UNENCRYPTED to http://10.1.2.3:8888" in warning and TOKEN not in warning
+    assert config_warning("remote", "http://127.0.0.1:8888", False) is None  # stays on this machine
+    assert config_warning("remote", "https://10.1.2.3:8888", False) is None
+    assert config_warning("local", "http://10.1.2.3:8888/", False) is None
+    monkeypatch.delenv("JUPYTER_GATEWAY_AUTH_TOKEN")
+    assert config_warning("remote", "http://10.1.2.3:8888/", False) is None  # nothing secret to send
+
+
 @pytest.mark.parametrize(
     "url", ["ftp://gw:8888", "gw:8888", "http://:80", "http://h:x", "https://u:p@h/", "http://h/?a=1"]
 )

@@ -13,6 +13,7 @@ passed to the kernel: it exists in this process's memory and in the request head
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import ssl
@@ -254,6 +255,8 @@ def resolve_endpoint(
             VALIDATE_CERT_ENV,
         )
     token = env.get(TOKEN_ENV) or None
+    if token and scheme == "http" and not _loopback(host):
+        logger.warning("the gateway token is sent unencrypted to %s: use https://", url)
     return GatewayEndpoint(
         url=url.rstrip("/"),
         scheme=scheme,
@@ -270,14 +273,30 @@ def resolve_endpoint(
     )
 
 
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def insecure_warning(endpoint: GatewayEndpoint) -> str | None:
-    """The warning to show the user when certificates are not verified (None when they are)."""
-    if not (endpoint.insecure and endpoint.tls):
-        return None
-    return (
-        f"Warning: TLS certificates of the gateway at {endpoint.url} are NOT verified "
-        f"({INSECURE_HINT} / {VALIDATE_CERT_ENV}=false)."
-    )
+    """The warning to show the user when certificates are not verified, or the token would travel
+    unencrypted to another machine (None when neither).
+    """
+    if endpoint.insecure and endpoint.tls:
+        return (
+            f"Warning: TLS certificates of the gateway at {endpoint.url} are NOT verified "
+            f"({INSECURE_HINT} / {VALIDATE_CERT_ENV}=false)."
+        )
+    if endpoint.token and not endpoint.tls and not _loopback(endpoint.host):
+        return (
+            f"Warning: the token in {TOKEN_ENV} is sent UNENCRYPTED to {endpoint.url}: "
+            "use https:// (the gateway's certfile/keyfile, or TLS at a proxy in front of it)."
+        )
+    return None
 
 
 def config_warning(execution: str, remote_url: str | None, insecure: bool) -> str | None:
