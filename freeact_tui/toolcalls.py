@@ -17,7 +17,6 @@ CODE_TOOL = "ipybox_execute_ipython_cell"
 SUBAGENT_TOOL = "subagent_task"
 """The delegation tool offered to the main agent."""
 
-
 @dataclass(frozen=True)
 class ToolCall:
     """Base of every action that needs a decision."""
@@ -185,7 +184,5 @@ def call_from_tool(tool_name: str, args: dict[str, Any]) -> ToolCall:
         return CodeAction(args["code"])
     if tool_name == SUBAGENT_TOOL and isinstance(args.get("prompt"), str):
         max_turns = args.get("max_turns", 100)
-        return SubagentTask(
-            args["prompt"], max_turns if isinstance(max_turns, int) and max_turns > 0 else 100
-        )
+        return SubagentTask(args["prompt"], max_turns if isinstance(max_turns, int) and max_turns > 0 else 100)
     return JsonToolCall(tool_name, args)
