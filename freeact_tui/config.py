@@ -70,6 +70,7 @@ class Config(BaseModel):
     approval_timeout: float | None = Field(default=None, gt=0)
     kernel_env: dict[str, str] = Field(default_factory=dict)
     remote_url: str | None = None
+    remote_insecure: bool = False
     docker_image: str = "freeact-tui-kernel:latest"
 
     tool_result_inline_max_bytes: int = Field(default=32768, ge=256)

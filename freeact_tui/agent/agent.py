@@ -100,6 +100,7 @@ class Agent(TurnLoop):
         subagent_pool_size: int = _DEFAULTS.subagent_pool_size,
         docker_image: str | None = _DEFAULTS.docker_image,
         remote_url: str | None = None,
+        remote_insecure: bool = _DEFAULTS.remote_insecure,
         eager_kernel: bool = True,
     ) -> None:
         settings = Settings(
@@ -127,6 +128,7 @@ class Agent(TurnLoop):
             subagent_pool_size=subagent_pool_size,
             docker_image=docker_image,
             remote_url=remote_url,
+            remote_insecure=remote_insecure,
         )
         runtime = Runtime(
             model=resolve_model(model, base_url=base_url, api_key_env=api_key_env),
@@ -369,6 +371,7 @@ class Agent(TurnLoop):
             mcp_servers=self.runtime.ptc_servers,
             docker_image=s.docker_image,
             remote_url=s.remote_url,
+            remote_insecure=s.remote_insecure,
         )
 
     async def _start_executor(self) -> Executor:

@@ -56,6 +56,7 @@ class Settings:
     subagent_pool_size: int = _default("subagent_pool_size")
     docker_image: str | None = _default("docker_image")
     remote_url: str | None = None
+    remote_insecure: bool = _default("remote_insecure")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "working_dir", Path(self.working_dir).resolve())

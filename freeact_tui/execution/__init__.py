@@ -44,6 +44,7 @@ def create_executor(
     log_dir: Path | None = None,
     docker_image: str | None = None,
     remote_url: str | None = None,
+    remote_insecure: bool = False,
 ) -> Executor:
     """Build the executor for an execution mode.
 
@@ -60,10 +61,13 @@ def create_executor(
             optionally with ``timeout``); anything else is refused. See ``KernelExecutor``.
         log_dir: Where MCP servers' stderr goes (default: ``logs`` in the user data dir).
         docker_image: The image of the ``docker`` mode (default: ``freeact-tui-kernel:latest``).
-        remote_url: The gateway of the ``remote`` mode (``http://host:port``).
+        remote_url: The gateway of the ``remote`` mode (``http(s)://host[:port][/prefix/]``; None:
+            ``JUPYTER_GATEWAY_URL``). Token and CA bundle come from the environment (see
+            ``gateway_endpoint``).
+        remote_insecure: Do not verify the remote gateway's TLS certificate.
 
     Raises:
-        ExecutorError: the mode is unknown, or ``remote`` without a valid ``remote_url`` (a
+        ExecutorError: the mode is unknown, or ``remote`` without a valid gateway URL (a
             missing sandbox tool, Docker daemon or image is reported by ``start()``).
         ValueError: a malformed ``mcp_servers`` entry.
     """
@@ -91,11 +95,7 @@ def create_executor(
     if mode == "remote":
         from freeact_tui.execution.remote import RemoteExecutor
 
-        if not remote_url:
-            raise ExecutorError(
-                "The remote execution mode needs remote_url (e.g. http://127.0.0.1:8888) in the config."
-            )
-        return RemoteExecutor(remote_url=remote_url, **common)
+        return RemoteExecutor(remote_url=remote_url, remote_insecure=remote_insecure, **common)
     raise ExecutorError(f"Unknown execution mode {mode!r}; use local, sandbox, docker or remote.")
 
 

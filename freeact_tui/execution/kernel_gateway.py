@@ -10,6 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import aiohttp
 import psutil
 
 from freeact_tui.execution.base import ExecutorError
@@ -85,7 +86,17 @@ class KernelGatewayProcess:
 
     @property
     def base_url(self) -> str:
+        """Where the REST API is (``<base_url>/api/...``)."""
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        """``base_url`` for websockets."""
+        return f"ws://{self.host}:{self.port}"
+
+    def client_session(self, timeout: aiohttp.ClientTimeout) -> aiohttp.ClientSession:
+        """An HTTP session for this gateway (a remote one adds its token and TLS settings)."""
+        return aiohttp.ClientSession(timeout=timeout)
 
     @property
     def alive(self) -> bool:

@@ -111,6 +111,12 @@ class FreeactApp(App[None]):
                 severity="warning",
                 timeout=10,
             )
+        if self.config.execution == "remote":
+            from freeact_tui.execution.gateway_endpoint import config_warning
+
+            insecure = config_warning("remote", self.config.remote_url, self.config.remote_insecure)
+            if insecure is not None:
+                self.notify(insecure, severity="warning", timeout=15)
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         # The screen comes first so the prompt takes keys while the agent loads (in a worker).
@@ -158,7 +164,9 @@ class FreeactApp(App[None]):
         agent, self.agent = self.agent, None
         if agent is not None:
             if agent.history and agent.agent_id == "main" and agent.session is not None:
-                self.resume_hint = f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                self.resume_hint = (
+                    f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                )
             await agent.stop()
 
     @property
