@@ -19,6 +19,7 @@ from pydantic_ai.settings import ModelSettings
 
 from freeact_tui.agent import history as hist
 from freeact_tui.agent.approvals import ApprovalGate
+from freeact_tui.agent.checkpointing import Checkpointing
 from freeact_tui.agent.models import resolve_model
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.runtime import Runtime, Settings
@@ -61,6 +62,7 @@ class Agent(TurnLoop):
         permissions: permission rules; by default the user's rules file plus defaults.
         executor: an already started executor to use (not stopped by the agent).
         eager_kernel: start the kernel in ``start()`` (False: at the first code action).
+        checkpoints: checkpoint the working directory before each action that can write (undo).
 
     The other keywords are the fields of ``Settings`` (defaults: those of ``Config``).
     """
@@ -95,6 +97,7 @@ class Agent(TurnLoop):
         docker_image: str | None = _DEFAULTS.docker_image,
         remote_url: str | None = None,
         eager_kernel: bool = True,
+        checkpoints: bool = _DEFAULTS.checkpoints,
     ) -> None:
         settings = Settings(
             model_settings=cast(ModelSettings | None, model_settings),
@@ -117,6 +120,7 @@ class Agent(TurnLoop):
             subagent_pool_size=subagent_pool_size,
             docker_image=docker_image,
             remote_url=remote_url,
+            checkpoints=checkpoints,
         )
         runtime = Runtime(
             model=resolve_model(model, base_url=base_url, api_key_env=api_key_env),
@@ -196,6 +200,11 @@ class Agent(TurnLoop):
             preview_chars=s.tool_result_preview_chars,
         )
         self.meter = UsageMeter(runtime.agent_id)
+        if runtime.checkpointing is None:  # the main agent's; its subagents share it
+            runtime.checkpointing = Checkpointing.create(
+                s, self.recorder.session, lambda: self.recorder.history
+            )
+        self.checkpointing = runtime.checkpointing
         self._subagents: SubagentManager | None = None
         self._executor = runtime.executor
         self._owns_executor = runtime.executor is None
@@ -299,6 +308,8 @@ class Agent(TurnLoop):
             return
         self._started = True
         self.recorder.load()
+        if self.recorder.rewind_note and self.runtime.is_main:
+            self.checkpointing.tell_model(self.recorder.rewind_note)
         dangling = hist.unanswered_calls(self.history)
         if dangling and self.load_damage is None:
             # A crash mid-turn left calls unanswered: answer them so the next request is valid.
@@ -387,6 +398,11 @@ class Agent(TurnLoop):
         except Exception as exc:
             raise ExecutorError(f"The kernel could not be started: {exc}") from exc
 
+    async def restart_kernel(self) -> None:
+        """Restart the kernel (after a rewind): all its state is lost; a kernel not started stays so."""
+        if self._executor is not None:
+            await self._executor.reset()
+
     # -- turns ----------------------------------------------------------------------------------
 
     def cancel(self) -> None:
@@ -412,6 +428,8 @@ class Agent(TurnLoop):
             raise AgentBusy("a turn is already running")
         if not self._started:
             await self.start()
+        if self.runtime.is_main:
+            prompt = self.checkpointing.take_note(prompt)  # after an undo or a rewind
         queue: asyncio.Queue[Any] = asyncio.Queue()
         self._queue = queue
         self._cancel_requested = False

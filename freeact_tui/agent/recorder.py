@@ -36,6 +36,8 @@ class Recorder:
         self.session: Session | None = self._store.session(session_id) if self._store else None
         self.history: list[ModelMessage] = []
         self.load_damage: SessionDamaged | None = None
+        self.rewind_note: str | None = None
+        """The note of a rewind the model has not been told of yet (the file ends with the marker)."""
 
     def load(self) -> None:
         """Load the stored history of this agent (a damaged file leaves the session read-only)."""
@@ -43,6 +45,7 @@ class Recorder:
             loaded = self.session.load(self.agent_id)
             self.history = list(loaded.messages)
             self.load_damage = loaded.damage
+            self.rewind_note = loaded.rewind_note
 
     def record(self, message: ModelMessage) -> None:
         self.history.append(message)

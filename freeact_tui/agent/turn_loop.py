@@ -35,6 +35,7 @@ from freeact_tui.store.sessions import SessionDamaged
 
 if TYPE_CHECKING:
     from freeact_tui.agent.approvals import ApprovalGate
+    from freeact_tui.agent.checkpointing import Checkpointing
     from freeact_tui.agent.recorder import Recorder
     from freeact_tui.agent.runtime import Runtime
     from freeact_tui.agent.subagents import SubagentManager
@@ -71,6 +72,7 @@ class TurnLoop:
     recorder: Recorder
     meter: UsageMeter
     gate: ApprovalGate
+    checkpointing: Checkpointing
     mcp: McpSetup
     enable_subagents: bool
     _turn: TurnState
@@ -141,6 +143,7 @@ class TurnLoop:
             subagents=(lambda p, m, c: subagents.run(p, m, c, self._emit)) if subagents is not None else None,
             execution_timeout=self.runtime.settings.execution_timeout,
             prepare_executor=self._pin_mcp_servers,
+            checkpoint=self.checkpointing.hook(self.agent_id),
         )
 
     async def _prepare_turn(self, prompt: str | Sequence[UserContent], turn_start: int) -> None:
