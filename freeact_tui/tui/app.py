@@ -18,6 +18,7 @@ from freeact_tui.agent.models import missing_setup
 from freeact_tui.config import Config, save_user_setting
 from freeact_tui.store.export import render
 from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui import checkpoint_commands
 from freeact_tui.tui.commands import (
     SlashCommand,
     SlashCommandProvider,
@@ -30,6 +31,7 @@ from freeact_tui.tui.screens.first_run import FirstRunScreen
 from freeact_tui.tui.screens.help import HelpScreen
 from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.themes import register_themes
+from freeact_tui.tui.widgets.blocks import ActionBlock
 from freeact_tui.tui.widgets.session_list import Clock
 
 SlashOutcome = Literal["prompt", "done", "invalid"]
@@ -141,7 +143,9 @@ class FreeactApp(App[None]):
         agent, self.agent = self.agent, None
         if agent is not None:
             if agent.history and agent.agent_id == "main" and agent.session is not None:
-                self.resume_hint = f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                self.resume_hint = (
+                    f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                )
             await agent.stop()
 
     @property
@@ -177,6 +181,10 @@ class FreeactApp(App[None]):
         """Stop the agent (cancelling a running turn, stopping its kernel), then exit."""
         await self._stop_agent()
         self.exit()
+
+    async def on_action_block_diff_requested(self, event: ActionBlock.DiffRequested) -> None:
+        """A key on an action block: show what that action changed."""
+        await checkpoint_commands.run_diff(self, corr_id=event.corr_id)
 
     def action_copy_session_id(self) -> None:
         """Copy the full session id to the clipboard."""
@@ -246,6 +254,8 @@ class FreeactApp(App[None]):
                 await self._list_sessions()
             case "export":
                 await self._export(command.arg)
+            case "undo" | "diff" | "rewind":
+                await checkpoint_commands.run(self, command.name, command.arg)
             case "clear":
                 await log.clear()
             case "quit" | "exit":

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.highlight import highlight
+from textual.message import Message
 from textual.widgets import Static
 
 from freeact_tui.toolcalls import (
@@ -78,8 +81,21 @@ class ActionBlock(Block):
         &.-pending { border: round $warning; border-subtitle-color: $text-warning; }
         &.-rejected { border: round $error 70%; border-subtitle-color: $text-error; }
         &.-shell { border: round $accent 60%; }
+        &:focus { border: round $accent; background: $boost; }
     }
     """
+    HELP_GROUP = "Action block (focused)"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("d", "show_diff", "Diff", id="action.diff"),
+    ]
+    can_focus = True
+
+    class DiffRequested(Message):
+        """The user asked for what this action changed (``d`` on a focused block)."""
+
+        def __init__(self, corr_id: str) -> None:
+            super().__init__()
+            self.corr_id = corr_id
 
     def __init__(self, tool_call: ToolCall, *, agent_id: str = "main", corr_id: str = "") -> None:
         super().__init__(agent_id=agent_id, corr_id=corr_id)
@@ -91,6 +107,11 @@ class ActionBlock(Block):
 
     def compose(self) -> ComposeResult:
         yield Static(tool_call_content(self.tool_call), classes="action-body", markup=False)
+
+    def action_show_diff(self) -> None:
+        """Ask the app to show what this action changed in the files."""
+        if self.corr_id:
+            self.post_message(self.DiffRequested(self.corr_id))
 
     def set_status(self, status: str, *, pending: bool = False, rejected: bool = False) -> None:
         """Show the decision state: ``waiting for approval``, ``approved``, ``auto-approved by rule``, …"""
