@@ -50,7 +50,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("model", "Switch the model, e.g. anthropic:claude-sonnet-4-5", "NAME", True),
     CommandSpec("theme", "Switch the colour theme (the choice is saved)", "NAME", True),
     CommandSpec("export", "Export this session as Markdown", "PATH", False),
-    CommandSpec("undo", "Undo the file changes of the last action (/undo turn: of the last turn)", "turn"),
+    CommandSpec("undo", "Undo the last action's file changes (/undo turn: the last turn)", "turn"),
     CommandSpec("rewind", "Rewind files and/or the conversation to before a past message"),
     CommandSpec("diff", "Show what the last action changed (/diff N: N actions back)", "N"),
     CommandSpec("clear", "Clear the conversation view (the session is kept)"),
