@@ -9,14 +9,17 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from pydantic_ai.messages import ModelRequest, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.checkpointing import ACTION_LOG, CheckpointsUnavailableHere
+from freeact_tui.agent.checkpointing import ACTION_LOG, ActionLog, Checkpointing, CheckpointsUnavailableHere
 from freeact_tui.agent.rewind import rewind
+from freeact_tui.execution.action_checkpoints import ActionCheckpoints
+from freeact_tui.execution.checkpoints import CheckpointStore
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.sessions import SessionStore
+from freeact_tui.toolcalls import CodeAction
 from tests.scripted import Code, Script, script
 from tests.test_agent_core import run
 from tests.test_store_compat import freeact_load
@@ -192,3 +195,25 @@ async def test_remote_mode_and_config_off_say_why_nothing_can_be_undone(
     remote = Agent(script(["x"]).model(), working_dir=work, execution="remote", remote_url="http://x")
     with pytest.raises(CheckpointsUnavailableHere, match="remote mode"):
         await remote.checkpointing.action_diff()
+
+
+async def test_tool_call_ids_need_not_be_unique(tmp_path: Path, work: Path) -> None:
+    """Some models reuse one tool call id: an undo takes only the last action's run of records."""
+    history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart("one")])]
+    cp = Checkpointing(
+        ActionCheckpoints(CheckpointStore(work)), ActionLog(tmp_path / "log.jsonl"), lambda: history
+    )
+    await cp.before_action([CodeAction("write 1")], "same-id")
+    (work / "a.txt").write_text("one\n")
+    history += [ModelResponse(parts=[TextPart("ok")]), ModelRequest(parts=[UserPromptPart("two")])]
+    await cp.before_action([CodeAction("write 2")], "same-id")
+    (work / "a.txt").write_text("two\n")
+    plan = await cp.plan_undo("action")
+    assert [r.seq for r in plan.records] == [1] and plan.records[0].msg_index == 2
+    await cp.undo(plan)
+    assert (work / "a.txt").read_text() == "one\n"
+    plan = await cp.plan_undo("action")  # the first action is still there to undo
+    assert [r.seq for r in plan.records] == [0]
+    assert [(t.text, t.actions) for t in cp.turns()] == [("one", 1), ("two", 1)]
+    reloaded = ActionLog(tmp_path / "log.jsonl")  # the log survives a restart
+    assert [r.seq for r in reloaded.live()] == [0]

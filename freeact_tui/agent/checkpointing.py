@@ -62,6 +62,8 @@ class ActionRecord:
     """Paths outside the working directory that the action names (writes there are not covered)."""
     error: str | None = None
     ts: str = ""
+    seq: int = 0
+    """The action's position in the log (ids of tool calls need not be unique)."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ActionRecord:
@@ -75,6 +77,7 @@ class ActionRecord:
             outside=tuple(str(p) for p in data.get("outside", ())),
             error=data.get("error"),
             ts=str(data.get("ts", "")),
+            seq=int(data.get("seq", 0)),
         )
 
 
@@ -98,6 +101,8 @@ class ActionLog:
 
     def add(self, entry: dict[str, Any]) -> None:
         entry = {**entry, "ts": datetime.now(UTC).isoformat()}
+        if entry.get("type") == "action":
+            entry["seq"] = sum(1 for e in self.entries if e.get("type") == "action")
         self.entries.append(entry)
         if self.path is None:
             return
@@ -112,16 +117,16 @@ class ActionLog:
         """Every action ever logged, oldest first."""
         return [ActionRecord.from_json(e) for e in self.entries if e.get("type") == "action"]
 
-    def live(self) -> list[ActionRecord]:
+    def live(self, *, with_undone: bool = False) -> list[ActionRecord]:
         """The actions of the current conversation whose changes were not undone, oldest first."""
         live: list[ActionRecord] = []
         for entry in self.entries:
             match entry.get("type"):
                 case "action":
                     live.append(ActionRecord.from_json(entry))
-                case "undo":
-                    undone = set(entry.get("corr_ids", ()))
-                    live = [r for r in live if r.corr_id not in undone]
+                case "undo" if not with_undone:
+                    undone = set(entry.get("seqs", ()))
+                    live = [r for r in live if r.seq not in undone]
                 case "cut":
                     keep = int(entry.get("keep", 0))
                     live = [r for r in live if r.msg_index < keep]
@@ -286,10 +291,11 @@ class Checkpointing:
         if not live:
             raise CheckpointsUnavailableHere("Nothing to undo: no action of this session changed files.")
         last = live[-1]
-        if scope == "action":
-            records = [r for r in live if r.corr_id == last.corr_id]
-        else:
-            records = [r for r in live if r.msg_index == last.msg_index]
+        records: list[ActionRecord] = []
+        for record in reversed(live):  # the trailing run of the same action (or turn)
+            if record.msg_index != last.msg_index or (scope == "action" and record.corr_id != last.corr_id):
+                break
+            records.insert(0, record)
         first = records[0]
         if first.checkpoint is None:
             raise CheckpointsUnavailableHere(
@@ -312,8 +318,7 @@ class Checkpointing:
             CheckpointError: git failed (nothing is logged then).
         """
         result = await self._store().restore(plan.target)
-        corr_ids = list(dict.fromkeys(r.corr_id for r in plan.records))
-        self.log.add({"type": "undo", "corr_ids": corr_ids, "restored_to": plan.target})
+        self.log.add({"type": "undo", "seqs": [r.seq for r in plan.records], "restored_to": plan.target})
         changed = len(result.restored) + len(result.removed)
         self.tell_model(
             f"[Note: the user undid the file changes of {plan.title} ({changed} file(s) restored or removed "
@@ -361,7 +366,7 @@ class Checkpointing:
 
     def turns(self) -> list[UserTurn]:
         """The user messages of the conversation, oldest first."""
-        live = self.log.live()
+        live = self.log.live(with_undone=True)
         found = []
         for index, message in enumerate(self.history()):
             text = _user_text(message)
@@ -392,10 +397,8 @@ class Checkpointing:
         if plan.target is None:
             return None
         result = await self._store().restore(plan.target)
-        corr_ids = list(
-            dict.fromkeys(r.corr_id for r in self.log.live() if r.msg_index >= plan.turn.msg_index)
-        )
-        self.log.add({"type": "undo", "corr_ids": corr_ids, "restored_to": plan.target})
+        seqs = [r.seq for r in self.log.live() if r.msg_index >= plan.turn.msg_index]
+        self.log.add({"type": "undo", "seqs": seqs, "restored_to": plan.target})
         return result
 
     def cut(self, keep: int) -> None:

@@ -30,6 +30,7 @@ class RewindOutcome:
     restored: RestoreResult | None
     conversation_cut: bool
     kernel_restarted: bool
+    files: bool = True
 
     def summary(self) -> str:
         lines = []
@@ -44,9 +45,11 @@ class RewindOutcome:
             r = self.restored
             lines.append(f"Files: {len(r.restored)} restored, {len(r.removed)} removed.")
             lines.extend(f"  not restored: {s.path} ({s.reason})" for s in r.not_restorable)
-        elif self.plan.target is None:
+        elif self.files:
             lines.append("Files: no action changed files since that point; nothing to restore.")
-        for path in self.plan.outside:
+        else:
+            lines.append("Files were left as they are.")
+        for path in self.plan.outside if self.files else ():
             lines.append(f"  not covered (outside the working directory): {path}")
         return "\n".join(lines)
 
@@ -76,7 +79,7 @@ async def rewind(agent: Agent, plan: RewindPlan, *, files: bool, conversation: b
         kernel_restarted = agent.kernel_state == "ready"
         await agent.restart_kernel()
     checkpointing.tell_model(note)
-    return RewindOutcome(plan, restored, conversation, kernel_restarted)
+    return RewindOutcome(plan, restored, conversation, kernel_restarted, files)
 
 
 __all__ = ["RewindOutcome", "RewindRefused", "rewind"]

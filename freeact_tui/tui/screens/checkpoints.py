@@ -103,6 +103,8 @@ def undo_summary(plan: UndoPlan) -> str:
         lines.append("Not covered (left as they are):")
         lines.extend(notes)
     lines.append("Only files in the working directory are covered; the kernel's variables are not changed.")
+    if plan.diff:
+        lines.append("The diff below shows what changed since; the undo reverses it.")
     return "\n".join(lines)
 
 
