@@ -13,7 +13,10 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Static
 
+from freeact_tui.agent.checkpointing import ActionRecord, UndoPlan, UndoScope, UserTurn
 from freeact_tui.config import Config
+from freeact_tui.execution.checkpoint_limits import SkippedFile
+from freeact_tui.execution.checkpoint_records import FileChange
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.checkpoints import DiffScreen, RewindScreen, UndoScreen
@@ -215,3 +218,52 @@ class DiffApp(App[None]):
 
 def test_diff_view_snapshot(snap_compare: SnapCompare) -> None:
     assert snap_compare(DiffApp(), terminal_size=(90, 24))
+
+
+def sample_plan() -> UndoPlan:
+    record = ActionRecord("c0ffee", "call-1", "main", 0, "code", "open('src/app.py', 'w')", ("/etc/motd",))
+    return UndoPlan(
+        "action",
+        (record,),
+        "c0ffee",
+        (
+            FileChange("src/app.py", "modified"),
+            FileChange("data.bin", "added"),
+            FileChange("old.txt", "deleted"),
+        ),
+        SAMPLE_DIFF,
+        ("/etc/motd",),
+        (SkippedFile("big.iso", "larger than the limit of 5.0 MiB (700.0 MiB)"),),
+    )
+
+
+class UndoApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Static("log behind the dialog")
+
+    def on_mount(self) -> None:
+        async def load(scope: UndoScope) -> UndoPlan:
+            return sample_plan()
+
+        self.push_screen(UndoScreen(sample_plan(), load))
+
+
+class RewindApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Static("log behind the dialog")
+
+    def on_mount(self) -> None:
+        turns = [
+            UserTurn(0, "Plot a sine wave and save it as sine.png", 2),
+            UserTurn(4, "Now make the line red\nand add a title", 1),
+            UserTurn(9, "Explain what you did " + "in detail " * 10, 0),
+        ]
+        self.push_screen(RewindScreen(turns))
+
+
+def test_undo_dialog_snapshot(snap_compare: SnapCompare) -> None:
+    assert snap_compare(UndoApp(), terminal_size=(100, 40))
+
+
+def test_rewind_picker_snapshot(snap_compare: SnapCompare) -> None:
+    assert snap_compare(RewindApp(), terminal_size=(100, 20))

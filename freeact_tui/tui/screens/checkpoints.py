@@ -97,8 +97,8 @@ def undo_summary(plan: UndoPlan) -> str:
             lines.append(f"  {_STATUS_WORDS[change.status]}{change.path}  — {_STATUS_EFFECT[change.status]}")
     else:
         lines.append("  no file in the working directory changed since; nothing to restore")
-    notes = [f"  {path} (outside the working directory, named by the action)" for path in plan.outside]
-    notes += [f"  {s.path} ({s.reason})" for s in plan.skipped]
+    notes = [f"  {path}  — outside the working directory (named by the action)" for path in plan.outside]
+    notes += [f"  {s.path}  — skipped by the checkpoint: {s.reason}" for s in plan.skipped]
     if notes:
         lines.append("Not covered (left as they are):")
         lines.extend(notes)
@@ -134,6 +134,7 @@ class UndoScreen(ModalScreen[UndoPlan | None]):
 
     def on_mount(self) -> None:
         self._show()
+        self.query_one("#undo-diff").focus()  # arrows and PgUp/PgDn scroll a long diff
 
     def _show(self) -> None:
         plan = self.plan
@@ -209,7 +210,7 @@ class RewindScreen(ModalScreen[tuple[UserTurn, RewindChoice] | None]):
             options = []
             for number, turn in enumerate(self.turns, start=1):
                 text = " ".join(turn.text.split())
-                text = text if len(text) <= 70 else text[:69] + "…"
+                text = text if len(text) <= 60 else text[:59] + "…"
                 actions = f"{turn.actions} action{'s' * (turn.actions != 1)}"
                 options.append(
                     Option(
