@@ -19,8 +19,10 @@ from freeact_tui.execution.checkpoint_limits import SkippedFile
 from freeact_tui.execution.checkpoint_records import FileChange
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.tui.app import FreeactApp
-from freeact_tui.tui.screens.checkpoints import DiffScreen, RewindScreen, UndoScreen
 from freeact_tui.tui.screens.confirm import ConfirmScreen
+from freeact_tui.tui.screens.diff import DiffScreen
+from freeact_tui.tui.screens.rewind import RewindScreen
+from freeact_tui.tui.screens.undo import UndoScreen
 from freeact_tui.tui.widgets.blocks import ActionBlock, NoticeBlock, UserMessageBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests.scripted import Code, script

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 from freeact_tui.agent.checkpointing import CheckpointsUnavailableHere, UndoPlan, UndoScope, UserTurn
 from freeact_tui.agent.rewind import RewindRefused, rewind
 from freeact_tui.execution.shadow_git import CheckpointError
-from freeact_tui.tui.screens.checkpoints import DiffScreen, RewindChoice, RewindScreen, UndoScreen
 from freeact_tui.tui.screens.confirm import ConfirmScreen
+from freeact_tui.tui.screens.diff import DiffScreen
+from freeact_tui.tui.screens.rewind import RewindChoice, RewindScreen
+from freeact_tui.tui.screens.undo import UndoScreen
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
