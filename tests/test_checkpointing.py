@@ -215,5 +215,9 @@ async def test_tool_call_ids_need_not_be_unique(tmp_path: Path, work: Path) -> N
     plan = await cp.plan_undo("action")  # the first action is still there to undo
     assert [r.seq for r in plan.records] == [0]
     assert [(t.text, t.actions) for t in cp.turns()] == [("one", 1), ("two", 1)]
+    record, diff = await cp.action_diff(seq=0)
+    assert record.summary == "write 1" and "+one" in diff and "two" not in diff
+    record, diff = await cp.action_diff("same-id")  # the latest action with that id: undone, no change now
+    assert record.seq == 1 and diff == ""
     reloaded = ActionLog(tmp_path / "log.jsonl")  # the log survives a restart
     assert [r.seq for r in reloaded.live()] == [0]

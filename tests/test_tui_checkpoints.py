@@ -191,6 +191,12 @@ async def test_diff_key_on_a_focused_action_block_and_the_diff_command(
         await until(pilot, lambda: isinstance(app.screen, DiffScreen))
         text = str(app.screen.query_one("#diff-text", Static).render())
         assert "b.txt" in text and "+b" in text and "a.txt" not in text
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, DiffScreen))
+        await send(pilot, "/diff 2")  # the action before
+        await until(pilot, lambda: isinstance(app.screen, DiffScreen))
+        text = str(app.screen.query_one("#diff-text", Static).render())
+        assert "+first" in text and "b.txt" not in text
 
 
 SAMPLE_DIFF = """diff --git a/src/app.py b/src/app.py

@@ -328,8 +328,24 @@ class Checkpointing:
 
     # -- diff -----------------------------------------------------------------------------------
 
-    async def action_diff(self, corr_id: str | None = None) -> tuple[ActionRecord, str]:
-        """The unified diff of what one action changed (default: the last action of this session).
+    def action_starts(self) -> list[ActionRecord]:
+        """The first record of each action (its checkpoints in a row), oldest first."""
+        starts: list[ActionRecord] = []
+        previous: ActionRecord | None = None
+        for record in self.log.actions():
+            if previous is None or (record.corr_id, record.msg_index) != (
+                previous.corr_id,
+                previous.msg_index,
+            ):
+                starts.append(record)
+            previous = record
+        return starts
+
+    async def action_diff(
+        self, corr_id: str | None = None, *, seq: int | None = None
+    ) -> tuple[ActionRecord, str]:
+        """The unified diff of what one action changed: the action with tool call id ``corr_id``
+        (its latest run), or whose first record is ``seq``, or by default the last action not undone.
 
         It runs from the checkpoint before the action to the next checkpoint taken after it (or the
         working directory now, for the newest action).
@@ -338,23 +354,31 @@ class Checkpointing:
             CheckpointsUnavailableHere: checkpoints are off, or no checkpoint for that action.
         """
         self._require()
-        actions = self.log.actions()
-        if corr_id is None:
+        starts = self.action_starts()
+        if corr_id is None and seq is None:
             live = self.log.live()
             if not live:
                 raise CheckpointsUnavailableHere("No action of this session has a checkpoint yet.")
-            corr_id = live[-1].corr_id
-        index = next((i for i, r in enumerate(actions) if r.corr_id == corr_id), None)
-        if index is None:
+            seq = max(r.seq for r in starts if r.seq <= live[-1].seq)
+        found = [
+            n for n, r in enumerate(starts) if (r.seq == seq if seq is not None else r.corr_id == corr_id)
+        ]
+        if not found:
             raise CheckpointsUnavailableHere(
                 "No checkpoint was taken before this action (it may not write files, or it ran "
                 "before checkpoints were on)."
             )
-        record = actions[index]
+        n = found[-1]
+        record = starts[n]
         if record.checkpoint is None:
             raise CheckpointsUnavailableHere(f"The checkpoint before this action failed: {record.error}")
+        later = starts[n + 1].seq if n + 1 < len(starts) else None
         after = next(
-            (r.checkpoint for r in actions[index + 1 :] if r.corr_id != corr_id and r.checkpoint is not None),
+            (
+                r.checkpoint
+                for r in self.log.actions()
+                if later is not None and r.seq >= later and r.checkpoint
+            ),
             None,
         )
         try:

@@ -82,17 +82,18 @@ async def run_diff(app: FreeactApp, arg: str = "", corr_id: str | None = None) -
     if agent is None:
         return
     checkpointing = agent.checkpointing
+    seq: int | None = None
     if corr_id is None and arg.strip():
         if not arg.strip().isdigit() or int(arg) < 1:
             app.notify("/diff takes a number: 1 is the last action, 2 the one before, …", severity="error")
             return
-        ids = list(dict.fromkeys(r.corr_id for r in reversed(checkpointing.log.actions())))
-        if int(arg) > len(ids):
-            app.notify(f"This session has {len(ids)} action(s) with a checkpoint.", severity="warning")
+        starts = checkpointing.action_starts()
+        if int(arg) > len(starts):
+            app.notify(f"This session has {len(starts)} action(s) with a checkpoint.", severity="warning")
             return
-        corr_id = ids[int(arg) - 1]
+        seq = starts[-int(arg)].seq
     try:
-        record, diff = await checkpointing.action_diff(corr_id)
+        record, diff = await checkpointing.action_diff(corr_id, seq=seq)
     except CheckpointsUnavailableHere as exc:
         app.notify(f"No diff: {exc}", severity="warning", timeout=6)
         return
