@@ -3,7 +3,7 @@ and diff do with them.
 
 The engine (``execution/checkpoints.py``) records states of the working directory; this module
 ties them to the conversation. Every checkpoint taken before an action is logged in the session's
-``checkpoints.jsonl`` (append-only, next to ``main.jsonl``; freeact ignores it) with the tool call
+``checkpoints.log`` (append-only, next to ``main.jsonl``; freeact ignores it) with the tool call
 and the user turn it belongs to, so ``/undo``, ``/rewind`` and ``/diff`` work after a resume too.
 
 The hook is ``Checkpointing.before_action(calls, corr_id, agent_id)``: call it after approval and
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from freeact_tui.agent.runtime import Settings
     from freeact_tui.store.sessions import Session
 
-ACTION_LOG = "checkpoints.jsonl"
+ACTION_LOG = "checkpoints.log"  # one JSON object a line; not .jsonl: not a history, not counted in its size
 UndoScope = Literal["action", "turn"]
 
 # A path literal in code or a command: absolute, home-relative or leading out of the directory.
@@ -82,7 +82,7 @@ class ActionRecord:
 
 
 class ActionLog:
-    """The session's ``checkpoints.jsonl``: actions, undos and conversation cuts, in order.
+    """The session's ``checkpoints.log``: actions, undos and conversation cuts, in order.
 
     Without a session (persistence off) the log lives in memory only.
     """
