@@ -14,6 +14,7 @@ file tool). It never raises; when checkpoints are off (config, remote mode, no g
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from freeact_tui.agent.runtime import Settings
     from freeact_tui.store.sessions import Session
 
+_logger = logging.getLogger(__name__)
 ACTION_LOG = "checkpoints.log"  # one JSON object a line; not .jsonl: not a history, not counted in its size
 UndoScope = Literal["action", "turn"]
 
@@ -227,7 +229,12 @@ class Checkpointing:
         summary = " · ".join(_one_line(c.display_text()) for c in calls)
         kind = calls[0].kind
         meta = {"corr_id": corr_id, "agent_id": agent_id, "kind": kind}
-        made = await self.checkpoints.before_action(f"before {kind}: {summary[:100]}", meta)
+        failure: str | None = None
+        try:
+            made = await self.checkpoints.before_action(f"before {kind}: {summary[:100]}", meta)
+        except OSError as exc:  # e.g. the data directory is not writable: the action still runs
+            made, failure = None, f"the checkpoint store could not be written: {exc}"
+            _logger.warning("%s", failure)
         root = self.checkpoints.root
         if made is None and not self.checkpoints.enabled:
             return  # turned itself off (e.g. too many files); disabled_reason says why
@@ -243,7 +250,7 @@ class Checkpointing:
             "outside": outside,
         }
         if made is None:
-            entry["error"] = self.checkpoints.last_error or "the checkpoint failed"
+            entry["error"] = failure or self.checkpoints.last_error or "the checkpoint failed"
         try:
             self.log.add(entry)
         except OSError:

@@ -60,7 +60,7 @@ async def run_undo(app: FreeactApp, arg: str) -> None:
             return
         try:
             result = await checkpointing.undo(chosen)
-        except CheckpointError as exc:
+        except (CheckpointError, OSError) as exc:  # OSError: a file it may not write (e.g. root-owned)
             await app.main_screen.conversation.error(f"The undo failed: {exc}", title="Undo")
             return
         lines = [
@@ -132,7 +132,7 @@ async def run_rewind(app: FreeactApp) -> None:
                 return
             try:
                 outcome = await rewind(agent, plan, files=files, conversation=conversation)
-            except (RewindRefused, CheckpointError) as exc:
+            except (RewindRefused, CheckpointError, OSError) as exc:
                 await app.main_screen.conversation.error(f"The rewind failed: {exc}", title="Rewind")
                 return
             screen = app.main_screen
