@@ -221,3 +221,25 @@ async def test_tool_call_ids_need_not_be_unique(tmp_path: Path, work: Path) -> N
     assert record.seq == 1 and diff == ""
     reloaded = ActionLog(tmp_path / "log.jsonl")  # the log survives a restart
     assert [r.seq for r in reloaded.live()] == [0]
+
+
+async def test_subagents_share_the_sessions_checkpoints(executor: KernelExecutor, tmp_path: Path) -> None:
+    """Subagents' actions are checkpointed in the parent's log, under the parent's turn."""
+    from tests.test_subagents import collect, make_parent, routed_model
+
+    tasks = {"task A": "ca", "task B": "cb"}  # both subagents' code actions have the call id "s1"
+    model = routed_model(
+        tasks, lambda p: f"open({str(tmp_path / p.replace(' ', '_'))!r} + '.txt', 'w').write('x')"
+    )
+    async with make_parent(model, executor, tmp_path, max_subagents=1) as parent:
+        await collect(parent, "delegate")
+        records = parent.checkpointing.log.actions()
+        assert len(records) == 2 and all(r.agent_id.startswith("sub-") and r.msg_index == 0 for r in records)
+        assert records[0].agent_id != records[1].agent_id
+        assert (tmp_path / "task_A.txt").exists() and (tmp_path / "task_B.txt").exists()
+        plan = await parent.checkpointing.plan_undo("action")  # only the last subagent's action
+        assert [r.agent_id for r in plan.records] == [records[1].agent_id]
+        plan = await parent.checkpointing.plan_undo("turn")
+        assert len(plan.records) == 2
+        await parent.checkpointing.undo(plan)
+    assert not (tmp_path / "task_A.txt").exists() and not (tmp_path / "task_B.txt").exists()

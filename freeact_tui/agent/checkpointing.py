@@ -300,7 +300,7 @@ class Checkpointing:
         last = live[-1]
         records: list[ActionRecord] = []
         for record in reversed(live):  # the trailing run of the same action (or turn)
-            if record.msg_index != last.msg_index or (scope == "action" and record.corr_id != last.corr_id):
+            if record.msg_index != last.msg_index or (scope == "action" and _key(record) != _key(last)):
                 break
             records.insert(0, record)
         first = records[0]
@@ -340,10 +340,7 @@ class Checkpointing:
         starts: list[ActionRecord] = []
         previous: ActionRecord | None = None
         for record in self.log.actions():
-            if previous is None or (record.corr_id, record.msg_index) != (
-                previous.corr_id,
-                previous.msg_index,
-            ):
+            if previous is None or _key(record) != _key(previous):
                 starts.append(record)
             previous = record
         return starts
@@ -484,6 +481,11 @@ def named_paths_outside(calls: Sequence[ToolCall], root: Path) -> list[str]:
             if path != root and root not in path.parents and shown not in found:
                 found.append(shown)
     return found[:20]
+
+
+def _key(record: ActionRecord) -> tuple[str, str, int]:
+    """What tells one action from the next: ids of tool calls repeat across agents and turns."""
+    return record.agent_id, record.corr_id, record.msg_index
 
 
 def _one_line(text: str) -> str:
