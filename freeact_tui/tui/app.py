@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -18,7 +18,6 @@ from freeact_tui.agent.models import missing_setup
 from freeact_tui.config import Config, save_user_setting
 from freeact_tui.store.export import render
 from freeact_tui.store.sessions import SessionStore
-from freeact_tui.tui import checkpoint_commands
 from freeact_tui.tui.commands import (
     SlashCommand,
     SlashCommandProvider,
@@ -31,8 +30,10 @@ from freeact_tui.tui.screens.first_run import FirstRunScreen
 from freeact_tui.tui.screens.help import HelpScreen
 from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.themes import register_themes
-from freeact_tui.tui.widgets.blocks import ActionBlock
 from freeact_tui.tui.widgets.session_list import Clock
+
+if TYPE_CHECKING:
+    from freeact_tui.tui.widgets.blocks import ActionBlock
 
 SlashOutcome = Literal["prompt", "done", "invalid"]
 
@@ -184,6 +185,8 @@ class FreeactApp(App[None]):
 
     async def on_action_block_diff_requested(self, event: ActionBlock.DiffRequested) -> None:
         """A key on an action block: show what that action changed."""
+        from freeact_tui.tui import checkpoint_commands  # loaded on use: not before the first screen
+
         await checkpoint_commands.run_diff(self, corr_id=event.corr_id)
 
     def action_copy_session_id(self) -> None:
@@ -255,6 +258,8 @@ class FreeactApp(App[None]):
             case "export":
                 await self._export(command.arg)
             case "undo" | "diff" | "rewind":
+                from freeact_tui.tui import checkpoint_commands  # loaded on use: not before the first screen
+
                 await checkpoint_commands.run(self, command.name, command.arg)
             case "clear":
                 await log.clear()
