@@ -243,3 +243,14 @@ async def test_subagents_share_the_sessions_checkpoints(executor: KernelExecutor
         assert len(plan.records) == 2
         await parent.checkpointing.undo(plan)
     assert not (tmp_path / "task_A.txt").exists() and not (tmp_path / "task_B.txt").exists()
+
+
+async def test_a_note_for_the_model_survives_a_rolled_back_message(work: Path) -> None:
+    history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart("one")])]
+    cp = Checkpointing(ActionCheckpoints(None, "off"), ActionLog(None), lambda: history)
+    cp.tell_model("[Note: rewound]")
+    assert cp.take_note("two") == "[Note: rewound]\n\ntwo"
+    # the request failed: the turn's messages were rolled back, so the note was never seen
+    assert cp.take_note("two again") == "[Note: rewound]\n\ntwo again"
+    history += [ModelRequest(parts=[UserPromptPart("two again")]), ModelResponse(parts=[TextPart("ok")])]
+    assert cp.take_note(["three"]) == ["three"]  # delivered: not repeated

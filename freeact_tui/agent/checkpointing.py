@@ -18,7 +18,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -188,6 +188,8 @@ class Checkpointing:
     history: Callable[[], list[ModelMessage]]
     pending_note: str | None = None
     """Told to the model with the next user message (after an undo or a rewind)."""
+    _delivered: tuple[str, int] | None = field(default=None, init=False, repr=False)
+    """The last note given, and the history's length before the message that carried it."""
 
     @classmethod
     def create(
@@ -271,10 +273,17 @@ class Checkpointing:
         self.pending_note = f"{self.pending_note}\n{note}" if self.pending_note else note
 
     def take_note(self, prompt: str | Sequence[UserContent]) -> str | Sequence[UserContent]:
-        """``prompt`` with the pending note in front of it (the note is then cleared)."""
-        note, self.pending_note = self.pending_note, None
+        """``prompt`` with the pending note in front of it (the note is then cleared).
+
+        A note whose message was rolled back since (a failed model request) is given again.
+        """
+        history_len = len(self.history())
+        lost = self._delivered[0] if self._delivered and history_len <= self._delivered[1] else None
+        note = "\n".join(n for n in (lost, self.pending_note) if n) or None
+        self.pending_note, self._delivered = None, None
         if not note:
             return prompt
+        self._delivered = (note, history_len)
         if isinstance(prompt, str):
             return f"{note}\n\n{prompt}"
         return [note, *prompt]
