@@ -21,8 +21,8 @@ from freeact_tui.tui.commands import (
 def test_registry_has_every_command_with_description() -> None:
     names = [spec.name for spec in COMMANDS]
     assert names == [
-        "help", "new", "sessions", "resume", "model", "theme", "export", "context", "compact", "clear", "skills",
-        "quit", "exit",
+        "help", "new", "sessions", "resume", "model", "theme", "export", "context", "compact", "undo", "rewind",
+        "diff", "clear", "skills", "quit", "exit",
     ]  # fmt: skip
     assert get_command("compact").usage == "/compact [FOCUS]"  # type: ignore[union-attr]
     assert all(spec.description for spec in COMMANDS)
@@ -116,6 +116,7 @@ async def test_palette_discovery_lists_argument_free_commands() -> None:
         provider = SlashCommandProvider(app.screen)
         shown = [hit.text async for hit in provider.discover()]
         assert shown == [
-            "/help", "/new", "/sessions", "/export", "/context", "/compact", "/clear", "/skills", "/quit", "/exit"
+            "/help", "/new", "/sessions", "/export", "/context", "/compact", "/undo", "/rewind", "/diff", "/clear",
+            "/skills", "/quit", "/exit",
         ]  # fmt: skip
         await pilot.pause()

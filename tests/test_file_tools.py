@@ -388,10 +388,10 @@ async def test_secrets_inside_the_working_dir_still_ask(executor: KernelExecutor
 async def test_before_write_hook_runs_after_approval(executor: KernelExecutor, work: Path) -> None:
     from freeact_tui.actions.dispatch import Dispatcher
 
-    seen: list[tuple[str, dict[str, object], bool]] = []
+    seen: list[tuple[object, str, bool]] = []
 
-    async def hook(label: str, meta: object) -> None:
-        seen.append((label, dict(meta), (work / "h.txt").exists()))  # type: ignore[call-overload]
+    async def hook(call: object, corr: str) -> None:
+        seen.append((call, corr, (work / "h.txt").exists()))
 
     s = script([Call(WRITE_TEXT_TOOL, {"path": "h.txt", "content": "x\n"}, "c1")], ["ok"])
     async with make_agent(s, executor, work) as agent:
@@ -405,9 +405,10 @@ async def test_before_write_hook_runs_after_approval(executor: KernelExecutor, w
 
         agent._dispatcher = with_hook  # type: ignore[method-assign]
         await run(agent, "write")
-    assert seen == [
-        (f"{WRITE_TEXT_TOOL} h.txt", {"tool": "write", "path": str((work / "h.txt").resolve())}, False)
-    ]
+    assert len(seen) == 1
+    call, corr, existed = seen[0]
+    assert isinstance(call, FileWrite) and call.path == "h.txt" and call.resolved == str((work / "h.txt").resolve())
+    assert (corr, existed) == ("c1", False)  # called after approval, before the write
     assert (work / "h.txt").read_text() == "x\n"
 
 

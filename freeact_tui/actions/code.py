@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -14,6 +14,8 @@ from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript
 
 AskFn = Callable[[ToolCall, str], Awaitable[Decision]]
 EmitFn = Callable[[AgentEvent], None]
+CheckpointFn = Callable[[Sequence[ToolCall], str], Awaitable[None]]
+"""Called with an approved action's calls and its tool call id just before it runs (may write files)."""
 
 
 class Overflow(NamedTuple):
@@ -75,7 +77,9 @@ class CodeActionRunner:
         execution_timeout: float | None,
         overflow: Callable[[str], Overflow],
         model_profile: Callable[[], Any] | None = None,
+        checkpoint: CheckpointFn | None = None,
     ) -> None:
+        self._checkpoint = checkpoint
         self._ask = ask
         self._emit = emit
         self._ids = ids
@@ -98,6 +102,8 @@ class CodeActionRunner:
             if not decision.approved:
                 why = f" ({decision.reason})" if decision.reason else ""
                 return False, f"`{call.display_text()}`{why}"
+        if self._checkpoint is not None:  # the cell waits here: files are as they are before it runs
+            await self._checkpoint(calls, corr_id)
         return True, ""
 
     async def run(

@@ -14,7 +14,15 @@ from typing import Any, Protocol
 
 from pydantic_ai.messages import ToolCallPart
 
-from freeact_tui.actions.code import ActionOutcome, ActionProgress, AskFn, CodeActionRunner, EmitFn, Overflow
+from freeact_tui.actions.code import (
+    ActionOutcome,
+    ActionProgress,
+    AskFn,
+    CheckpointFn,
+    CodeActionRunner,
+    EmitFn,
+    Overflow,
+)
 from freeact_tui.actions.files import FileToolOptions, FileTools
 from freeact_tui.events import AgentError, Decision, Phase, ToolOutput
 from freeact_tui.execution.base import Executor
@@ -56,6 +64,7 @@ class Dispatcher:
         execution_timeout: seconds a code action may run (approval waits excluded).
         prepare_executor: called with the executor before each code action (pins allowed MCP servers).
         files: the file tools' options (working dir, model profile, checkpoint hook); ``None``: no file tools.
+        checkpoint: called before each approved action that can write (undo), or ``None``.
     """
 
     ask: AskFn
@@ -69,6 +78,7 @@ class Dispatcher:
     execution_timeout: float | None
     prepare_executor: Callable[[Executor], None] = lambda _: None
     files: FileToolOptions | None = None
+    checkpoint: CheckpointFn | None = None
 
     def __post_init__(self) -> None:
         self._kernel_lock = asyncio.Lock()
@@ -132,9 +142,12 @@ class Dispatcher:
             execution_timeout=self.execution_timeout,
             overflow=self.overflow,
             model_profile=self.files.model_profile if self.files is not None else None,
+            checkpoint=self.checkpoint,
         )
         async with self._kernel_lock:
             self.set_phase(corr, Phase.EXECUTION)
+            if self.checkpoint is not None:
+                await self.checkpoint([CodeAction(code)], corr)
             outcome = await runner.run(executor, code, corr, ActionProgress())
         if outcome.kernel_died:
             self.emit(
@@ -169,6 +182,8 @@ class Dispatcher:
         if not decision.approved:
             return ActionOutcome(_rejected(f"the call of `{name}`", decision), rejected=True)
         self.set_phase(corr, Phase.EXECUTION)
+        if self.checkpoint is not None:
+            await self.checkpoint([JsonToolCall(name, args)], corr)
         text, is_error = await self.json_tools.call(name, args)
         self.emit(ToolOutput(text, is_error=is_error, **self.ids(corr)))
         return ActionOutcome(self.overflow(text).content, is_error=is_error)

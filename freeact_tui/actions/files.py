@@ -22,7 +22,6 @@ from freeact_tui.actions.code import ActionOutcome, AskFn, EmitFn, Overflow
 from freeact_tui.events import Decision, Phase, ToolOutput
 from freeact_tui.execution.base import ExecApproval, ExecResult, Executor
 from freeact_tui.toolcalls import (
-    EDIT_TEXT_TOOL,
     FILE_TOOLS,
     READ_MEDIA_TOOL,
     READ_TEXT_TOOL,
@@ -34,8 +33,8 @@ from freeact_tui.toolcalls import (
     file_edits,
 )
 
-BeforeWrite = Callable[[str, Mapping[str, Any]], Awaitable[object]]
-"""The checkpoint hook: ``ActionCheckpoints.before_action(label, meta)`` fits."""
+BeforeWrite = Callable[[FileWrite | FileEdit, str], Awaitable[object]]
+"""Called with the approved write or edit and its correlation id (the agent's checkpoint hook)."""
 
 
 @dataclass
@@ -231,8 +230,7 @@ class FileTools:
             what = f"{'editing' if edits is not None else 'writing'} {path}"
             return _rejected(what, decision, {**_where(call), "diff": diff})
         if self.options.before_write is not None:
-            label = f"{EDIT_TEXT_TOOL if edits is not None else WRITE_TEXT_TOOL} {path}"
-            await self.options.before_write(label, {"tool": call.kind, "path": current["resolved"]})
+            await self.options.before_write(call, corr)
         result = await self._op(corr, "write", path=path, content=new, expect_sha=current.get("sha"))
         if result.get("changed"):
             raise FileOpError(

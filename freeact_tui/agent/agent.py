@@ -19,6 +19,7 @@ from pydantic_ai.settings import ModelSettings
 
 from freeact_tui.agent import history as hist
 from freeact_tui.agent.approvals import ApprovalGate
+from freeact_tui.agent.checkpointing import Checkpointing
 from freeact_tui.agent.models import resolve_model
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.runtime import Runtime, Settings
@@ -63,6 +64,7 @@ class Agent(TurnLoop):
         permissions: permission rules; by default the user's rules file plus defaults.
         executor: an already started executor to use (not stopped by the agent).
         eager_kernel: start the kernel in ``start()`` (False: at the first code action).
+        checkpoints: checkpoint the working directory before each action that can write (undo).
 
     The other keywords are the fields of ``Settings`` (defaults: those of ``Config``).
     """
@@ -102,6 +104,7 @@ class Agent(TurnLoop):
         remote_url: str | None = None,
         remote_insecure: bool = _DEFAULTS.remote_insecure,
         eager_kernel: bool = True,
+        checkpoints: bool = _DEFAULTS.checkpoints,
     ) -> None:
         settings = Settings(
             model_settings=cast(ModelSettings | None, model_settings),
@@ -129,6 +132,7 @@ class Agent(TurnLoop):
             docker_image=docker_image,
             remote_url=remote_url,
             remote_insecure=remote_insecure,
+            checkpoints=checkpoints,
         )
         runtime = Runtime(
             model=resolve_model(model, base_url=base_url, api_key_env=api_key_env),
@@ -208,6 +212,11 @@ class Agent(TurnLoop):
             preview_chars=s.tool_result_preview_chars,
         )
         self.meter = UsageMeter(runtime.agent_id)
+        if runtime.checkpointing is None:  # the main agent's; its subagents share it
+            runtime.checkpointing = Checkpointing.create(
+                s, self.recorder.session, lambda: self.recorder.history
+            )
+        self.checkpointing = runtime.checkpointing
         self._subagents: SubagentManager | None = None
         self._executor = runtime.executor
         self._owns_executor = runtime.executor is None
@@ -313,6 +322,8 @@ class Agent(TurnLoop):
             return
         self._started = True
         self.recorder.load()
+        if self.recorder.rewind_note and self.runtime.is_main:
+            self.checkpointing.tell_model(self.recorder.rewind_note)
         dangling = hist.unanswered_calls(self.history)
         if dangling and self.load_damage is None:
             # A crash mid-turn left calls unanswered: answer them so the next request is valid.
@@ -406,6 +417,11 @@ class Agent(TurnLoop):
         except Exception as exc:
             raise ExecutorError(f"The kernel could not be started: {exc}") from exc
 
+    async def restart_kernel(self) -> None:
+        """Restart the kernel (after a rewind): all its state is lost; a kernel not started stays so."""
+        if self._executor is not None:
+            await self._executor.reset()
+
     # -- turns ----------------------------------------------------------------------------------
 
     def cancel(self) -> None:
@@ -436,6 +452,8 @@ class Agent(TurnLoop):
             prompt = f"{context}\n\n{prompt}"
         elif context:
             prompt = [context, *prompt]
+        if self.runtime.is_main:
+            prompt = self.checkpointing.take_note(prompt)  # after an undo or a rewind
         queue: asyncio.Queue[Any] = asyncio.Queue()
         self._queue = queue
         self._cancel_requested = False

@@ -48,6 +48,8 @@ class Recorder:
         """Index of the first message recorded since the history was last rewritten (usage figures are current)."""
         self.load_damage: SessionDamaged | None = None
         self._undo: tuple[list[ModelMessage], list[int]] | None = None
+        self.rewind_note: str | None = None
+        """The note of a rewind the model has not been told of yet (the file ends with the marker)."""
 
     def load(self) -> None:
         """Load the stored history of this agent (a damaged file leaves the session read-only)."""
@@ -58,6 +60,7 @@ class Recorder:
             self.fresh_from = len(self.history) if len(self.history) != len(self.stored) else 0
             self.generation += 1
             self.load_damage = loaded.damage
+            self.rewind_note = loaded.rewind_note
 
     def record(self, message: ModelMessage) -> None:
         if len(self.positions) != len(self.history):  # the history was set from outside (SDK users, tests)
@@ -68,6 +71,23 @@ class Recorder:
         self.stored.append(message)
         if self.session is not None:
             self.session.append([message], agent_id=self.agent_id)
+
+    def cut(self, keep: int) -> int:
+        """Drop the history from message ``keep`` on (a rewind); return how many file lines stay.
+
+        After a compaction the history's indices are not the file's lines: the cut is mapped through
+        ``positions``, and the file's messages (what the log shows) are cut at the same point.
+        """
+        if len(self.positions) != len(self.history):
+            self.positions = list(range(len(self.history)))
+            self.stored = list(self.history)
+        lines = self.positions[keep] if keep < len(self.positions) else len(self.stored)
+        del self.history[keep:]
+        del self.positions[keep:]
+        del self.stored[lines:]
+        self.fresh_from = min(self.fresh_from, keep)
+        self.generation += 1
+        return lines
 
     def compact(self, record: ModelRequest, head: ModelRequest, cut: int) -> None:
         """Replace the messages before ``cut`` by ``head`` and append the compaction ``record`` to the file.

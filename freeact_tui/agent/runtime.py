@@ -20,6 +20,7 @@ from freeact_tui.config import Config
 from freeact_tui.permissions import PermissionRules
 
 if TYPE_CHECKING:
+    from freeact_tui.agent.checkpointing import Checkpointing
     from freeact_tui.execution.base import Executor
 
 
@@ -57,6 +58,10 @@ class Settings:
     docker_image: str | None = _default("docker_image")
     remote_url: str | None = None
     remote_insecure: bool = _default("remote_insecure")
+    checkpoints: bool = _default("checkpoints")
+    checkpoint_max_file_bytes: int = _default("checkpoint_max_file_bytes")
+    checkpoint_max_binary_bytes: int = _default("checkpoint_max_binary_bytes")
+    checkpoint_max_files: int = _default("checkpoint_max_files")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "working_dir", Path(self.working_dir).resolve())
@@ -105,6 +110,8 @@ class Runtime:
     """MCP servers code in the kernel may call (package -> params + timeout), once generated."""
     mcp_description: str | None = None
     """The generated APIs as described in the system prompt."""
+    checkpointing: Checkpointing | None = None
+    """The session's checkpoints (made by the main agent, shared with its subagents)."""
 
     @property
     def is_main(self) -> bool:
@@ -126,6 +133,7 @@ class Runtime:
             parent_corr_id=corr_id,
             ptc_servers=self.ptc_servers,
             mcp_description=self.mcp_description,
+            checkpointing=self.checkpointing,
         )
 
 

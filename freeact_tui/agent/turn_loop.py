@@ -38,6 +38,7 @@ from freeact_tui.store.sessions import SessionDamaged
 
 if TYPE_CHECKING:
     from freeact_tui.agent.approvals import ApprovalGate
+    from freeact_tui.agent.checkpointing import Checkpointing
     from freeact_tui.agent.recorder import Recorder
     from freeact_tui.agent.runtime import Runtime
     from freeact_tui.agent.subagents import SubagentManager
@@ -74,6 +75,7 @@ class TurnLoop(ContextKeeper):
     recorder: Recorder
     meter: UsageMeter
     gate: ApprovalGate
+    checkpointing: Checkpointing
     mcp: McpSetup
     enable_subagents: bool
     _turn: TurnState
@@ -135,6 +137,7 @@ class TurnLoop(ContextKeeper):
 
     def _dispatcher(self) -> Dispatcher:
         subagents = self._subagents
+        checkpoint = self.checkpointing.hook(self.agent_id)
         return Dispatcher(
             ask=self.gate.ask,
             emit=self._emit,
@@ -146,7 +149,12 @@ class TurnLoop(ContextKeeper):
             subagents=(lambda p, m, c: subagents.run(p, m, c, self._emit)) if subagents is not None else None,
             execution_timeout=self.runtime.settings.execution_timeout,
             prepare_executor=self._pin_mcp_servers,
-            files=FileToolOptions(self.runtime.settings.working_dir, lambda: self.runtime.model.profile),
+            files=FileToolOptions(
+                self.runtime.settings.working_dir,
+                lambda: self.runtime.model.profile,
+                before_write=(lambda call, corr: checkpoint([call], corr)) if checkpoint is not None else None,
+            ),
+            checkpoint=checkpoint,
         )
 
     async def _prepare_turn(self, prompt: str | Sequence[UserContent], turn_start: int) -> None:

@@ -38,23 +38,42 @@ class ActionCheckpoints:
         cls, config: Config, *, working_dir: Path | None = None, execution: str | None = None
     ) -> ActionCheckpoints:
         """The checkpoints the config asks for (``checkpoints``, the limits, the execution mode)."""
-        mode = execution or config.execution
-        if not config.checkpoints:
-            return cls(None, "Checkpoints are off (checkpoints = false in the config).")
-        if mode == "remote":
-            return cls(None, "Checkpoints are off in remote mode: the kernel's files are on another machine.")
-        root = (working_dir or config.resolved_working_dir()).expanduser().resolve()
-        exclude = []
-        sessions = config.resolved_sessions_dir().resolve()
-        if sessions == root or root in sessions.parents:  # never rewind the session history itself
-            exclude.append("/" + sessions.relative_to(root).as_posix() + "/")
-        limits = CheckpointLimits(
-            max_file_bytes=config.checkpoint_max_file_bytes,
-            max_binary_bytes=config.checkpoint_max_binary_bytes,
-            max_files=config.checkpoint_max_files,
+        return cls.create(
+            enabled=config.checkpoints,
+            execution=execution or config.execution,
+            working_dir=working_dir or config.resolved_working_dir(),
+            sessions_dir=config.resolved_sessions_dir(),
+            limits=CheckpointLimits(
+                max_file_bytes=config.checkpoint_max_file_bytes,
+                max_binary_bytes=config.checkpoint_max_binary_bytes,
+                max_files=config.checkpoint_max_files,
+            ),
         )
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        enabled: bool,
+        execution: str,
+        working_dir: Path,
+        sessions_dir: Path | None,
+        limits: CheckpointLimits,
+        store_dir: Path | None = None,
+    ) -> ActionCheckpoints:
+        """Checkpoints of ``working_dir`` (off when not ``enabled`` or in remote mode)."""
+        if not enabled:
+            return cls(None, "Checkpoints are off (checkpoints = false in the config).")
+        if execution == "remote":
+            return cls(None, "Checkpoints are off in remote mode: the kernel's files are on another machine.")
+        root = working_dir.expanduser().resolve()
+        exclude = []
+        if sessions_dir is not None:
+            sessions = sessions_dir.expanduser().resolve()
+            if sessions == root or root in sessions.parents:  # never rewind the session history itself
+                exclude.append("/" + sessions.relative_to(root).as_posix() + "/")
         try:
-            return cls(CheckpointStore(root, limits=limits, exclude=exclude))
+            return cls(CheckpointStore(root, store_dir=store_dir, limits=limits, exclude=exclude))
         except CheckpointsUnavailable as exc:
             return cls(None, str(exc))
 

@@ -58,6 +58,10 @@ except ImportError:  # pragma: no cover - not on Linux/macOS: the in-process loc
 _BRANCH = "refs/heads/checkpoints"
 _BULK_FILES = 500
 _BULK_ENV = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.bigFileThreshold", "GIT_CONFIG_VALUE_0": "1"}
+# A split index: each checkpoint writes only the entries that changed, not the whole index (on a
+# 10,000-file tree this halves the cost of update-index and write-tree); a shared index that is
+# no longer used is deleted at once instead of lingering for two weeks.
+_SPLIT_INDEX = (("core.splitIndex", "true"), ("splitIndex.sharedIndexExpire", "now"))
 _EXCLUDE_HEADER = "# written by freeact-tui: the working directory's .git/info/exclude and extra excludes\n"
 
 
@@ -218,6 +222,7 @@ class CheckpointStore:
                     ("core.untrackedCache", "true"),  # status skips unchanged untracked dirs
                     ("gc.auto", "0"),  # never collect during an action; see gc()
                     ("core.logAllRefUpdates", "false"),
+                    *_SPLIT_INDEX,
                 ):
                     await git.run("config", key, value)
                 await git.run("symbolic-ref", "HEAD", _BRANCH)
@@ -227,7 +232,18 @@ class CheckpointStore:
                 building.rename(self.git_dir)
             finally:
                 shutil.rmtree(building, ignore_errors=True)
+        elif not self._has_split_index():
+            for key, value in _SPLIT_INDEX:  # a store made before the split index: upgrade it once
+                await self._git.run("config", key, value)
         self._ready = True
+
+    def _has_split_index(self) -> bool:
+        with suppress(OSError):
+            return (
+                "splitindex"
+                in (self.git_dir / "config").read_text(encoding="utf-8", errors="replace").lower()
+            )
+        return False
 
     def _sync_excludes(self) -> None:
         parts = [_EXCLUDE_HEADER, *(p + "\n" for p in self._exclude)]
@@ -252,6 +268,19 @@ class CheckpointStore:
                 if line.endswith(" " + _BRANCH):
                     return line.split()[0]
         return None
+
+    def _write_ref(self, commit: str) -> None:
+        # Our own repository, under our lock: the loose ref written as git does (temp file, rename),
+        # which spares a git process per checkpoint. A loose ref wins over a packed one.
+        ref = self.git_dir / _BRANCH
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        tmp = ref.with_name(f"{ref.name}.{uuid.uuid4().hex[:8]}.tmp")
+        try:
+            tmp.write_text(commit + "\n", encoding="ascii")
+            os.replace(tmp, ref)
+        finally:
+            with suppress(FileNotFoundError):
+                tmp.unlink()
 
     async def _head(self) -> tuple[str, str] | None:
         """The newest checkpoint's (commit, tree), or None before the first."""
@@ -339,7 +368,7 @@ class CheckpointStore:
         message = commit_message(label, meta, skipped, created)
         parents = ["-p", head[0]] if head else []
         commit = await self._git.text("commit-tree", tree, *parents, input=message.encode("utf-8"))
-        await self._git.run("update-ref", _BRANCH, commit, *([head[0]] if head else []))
+        self._write_ref(commit)
         self._trees = {commit: tree}
         return Checkpoint(commit, label, created, meta, skipped)
 

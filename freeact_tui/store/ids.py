@@ -53,6 +53,8 @@ class LoadedHistory:
     messages: list[ModelMessage]
     damage: SessionDamaged | None = None
     truncated_tail: bool = False
+    rewind_note: str | None = None
+    """The note of a rewind marker that is the history's last record (the model has not seen it yet)."""
 
 
 def validate_session_id(raw: str) -> str:

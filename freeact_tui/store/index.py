@@ -53,9 +53,13 @@ def utc_now_ts() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
-def encode_envelope(message: Any, ts: str) -> bytes:
-    """One history line: ``message`` must already be JSON-able (``to_jsonable_python``)."""
-    return (json.dumps({"v": 1, "message": message, "meta": {"ts": ts}}) + "\n").encode("utf-8")
+def encode_envelope(message: Any, ts: str, extra_meta: dict[str, Any] | None = None) -> bytes:
+    """One history line: ``message`` must already be JSON-able (``to_jsonable_python``).
+
+    ``extra_meta`` adds keys to the envelope's ``meta`` (freeact reads only ``ts``), e.g. a rewind marker.
+    """
+    meta = {"ts": ts, **(extra_meta or {})}
+    return (json.dumps({"v": 1, "message": message, "meta": meta}) + "\n").encode("utf-8")
 
 
 def decode_envelope(line: bytes | str) -> dict[str, Any]:
@@ -235,7 +239,11 @@ def scan_lines(meta: SessionMeta, data: bytes, offset: int) -> None:
                     return
                 meta.damaged = f"line {lines + 1}: {exc.reason}"
                 return
-            meta.observe(envelope["message"], _parse_ts(envelope["meta"].get("ts")))
+            marker = envelope["meta"].get("rewind")
+            if isinstance(marker, dict) and isinstance(marker.get("keep"), int):
+                meta.message_count = min(meta.message_count, max(marker["keep"], 0))  # a rewind cut
+            else:
+                meta.observe(envelope["message"], _parse_ts(envelope["meta"].get("ts")))
         lines += 1
         pos = stop
         meta.mark_indexed(offset + pos, data[max(0, pos - _TAIL_BYTES) : pos], lines)

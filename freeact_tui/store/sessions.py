@@ -76,6 +76,7 @@ def read_history(path: Path) -> LoadedHistory:
     last = max((i for i, raw in enumerate(lines) if raw.strip()), default=-1)
     damage: SessionDamaged | None = None
     truncated = False
+    note: str | None = None
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -87,6 +88,12 @@ def read_history(path: Path) -> LoadedHistory:
             else:
                 damage = SessionDamaged(path, number, exc.reason)
             break
+        keep = rewind_keep(envelope)
+        if keep is not None:  # a rewind marker: the history is cut back to its first `keep` messages
+            del payloads[keep:], line_numbers[keep:]
+            note = marker_note(envelope["message"])
+            continue
+        note = None
         payloads.append(envelope["message"])
         line_numbers.append(number)
     try:
@@ -100,7 +107,40 @@ def read_history(path: Path) -> LoadedHistory:
         damage = SessionDamaged(path, line_numbers[bad], reason)
         messages = ModelMessagesTypeAdapter.validate_python(payloads[:bad])
         truncated = False
-    return LoadedHistory(messages=messages, damage=damage, truncated_tail=truncated)
+    return LoadedHistory(messages=messages, damage=damage, truncated_tail=truncated, rewind_note=note)
+
+
+REWIND_KEY = "rewind"
+"""The envelope ``meta`` key of a rewind marker: ``{"keep": n}`` cuts the history to its first n messages.
+
+The marker's ``message`` is a valid user request that says what was withdrawn, so freeact (which
+reads only ``meta.ts``) still loads the file; this store honours the cut."""
+
+
+def rewind_keep(envelope: dict[str, Any]) -> int | None:
+    """The number of messages a rewind marker keeps, or None when the envelope is a message."""
+    marker = envelope["meta"].get(REWIND_KEY)
+    if not isinstance(marker, dict):
+        return None
+    keep = marker.get("keep")
+    return keep if isinstance(keep, int) and keep >= 0 else 0
+
+
+def marker_note(message: Any) -> str | None:
+    """The text of a rewind marker's message (its user prompt)."""
+    try:
+        return str(message["parts"][0]["content"])
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
+def rewind_marker(keep: int, note: str) -> tuple[Any, dict[str, Any]]:
+    """A rewind marker's (JSON-able message, extra envelope meta)."""
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+    from pydantic_core import to_jsonable_python
+
+    message = ModelRequest(parts=[UserPromptPart(note)])
+    return to_jsonable_python(message, bytes_mode="base64"), {REWIND_KEY: {"keep": keep}}
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -208,6 +248,44 @@ class Session:
         if changed or time.monotonic() - self._meta_written >= _META_WRITE_INTERVAL:
             self.flush_meta()
 
+    def append_rewind(self, keep: int, note: str, agent_id: str = "main") -> None:
+        """Cut the history back to its first ``keep`` messages by appending a rewind marker.
+
+        The file stays append-only: the marker is a valid message (a user request holding ``note``)
+        so freeact still loads the file; ``read_history`` honours the cut. ``keep`` counts the
+        messages as loaded now (earlier markers applied).
+
+        Raises:
+            SessionDamaged: this history was loaded with damage.
+            OSError: the file cannot be written.
+        """
+        path = self.history_path(agent_id)
+        if agent_id in self._damage:
+            raise self._damage[agent_id]
+        payload, extra = rewind_marker(keep, note)
+        line = encode_envelope(payload, utc_now_ts(), extra)
+        created = self._ensure_dir() or not path.exists()
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            if agent_id not in self._checked_tails:
+                self._repair_tail(fd)
+                self._checked_tails.add(agent_id)
+            _write_all(fd, line)
+            _sync(fd)
+            if agent_id == "main":
+                meta = self._current_meta()
+                st = os.fstat(fd)
+                meta.message_count = min(meta.message_count, keep)
+                meta.updated = datetime.now(UTC)
+                meta.mark_indexed(st.st_size, line, meta.indexed_lines + 1)
+                meta.main_size, meta.main_mtime_ns = st.st_size, st.st_mtime_ns
+        finally:
+            os.close(fd)
+        if created:
+            self._fsync_dir()
+        self._meta_dirty = True
+        self.flush_meta()
+
     def sync(self) -> None:
         """Write pending metadata and ``fsync`` every history of this session.
 
@@ -235,19 +313,30 @@ class Session:
         if count < 0:
             raise ValueError("count must be >= 0")
         data = path.read_bytes() if path.exists() else b""
+        # The cut goes after the last line at which the loaded history (rewind markers applied)
+        # holds exactly `count` messages; messages appended since a marker are the ones dropped.
         pos, kept, number = 0, 0, 0
-        while kept < count:
+        cut: tuple[int, int] | None = (0, 0) if count == 0 else None
+        while True:
             end = data.find(b"\n", pos)
             if end == -1:
-                raise ValueError(f"Cannot keep {count} messages of {path}: it has only {kept}")
+                break
             number += 1
             if data[pos:end].strip():
                 try:
-                    decode_envelope(data[pos:end])
+                    envelope = decode_envelope(data[pos:end])
                 except EnvelopeError as exc:
+                    if cut is not None:
+                        break  # damage after the cut is cut off with the rest
                     raise SessionDamaged(path, number, exc.reason) from None
-                kept += 1
+                keep = rewind_keep(envelope)
+                kept = min(kept, keep) if keep is not None else kept + 1
             pos = end + 1
+            if kept == count:
+                cut = (pos, number)
+        if cut is None:
+            raise ValueError(f"Cannot keep {count} messages of {path}: it has only {kept}")
+        pos, number = cut
         if pos == len(data):
             return
         with path.open("r+b") as fh:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from freeact_tui.agent.agent import Agent
+    from freeact_tui.tui.widgets.blocks import ActionBlock
 
 SlashOutcome = Literal["prompt", "done", "invalid"]
 
@@ -205,6 +206,12 @@ class FreeactApp(App[None]):
         await self._stop_agent()
         self.exit()
 
+    async def on_action_block_diff_requested(self, event: ActionBlock.DiffRequested) -> None:
+        """A key on an action block: show what that action changed."""
+        from freeact_tui.tui import checkpoint_commands  # loaded on use: not before the first screen
+
+        await checkpoint_commands.run_diff(self, corr_id=event.corr_id)
+
     def action_copy_session_id(self) -> None:
         """Copy the full session id to the clipboard."""
         if self.agent is None:
@@ -273,6 +280,10 @@ class FreeactApp(App[None]):
                 await self._list_sessions()
             case "export":
                 await self._export(command.arg)
+            case "undo" | "diff" | "rewind":
+                from freeact_tui.tui import checkpoint_commands  # loaded on use: not before the first screen
+
+                await checkpoint_commands.run(self, command.name, command.arg)
             case "clear":
                 await log.clear()
             case "context" | "compact":

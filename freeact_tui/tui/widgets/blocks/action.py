@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.highlight import highlight
+from textual.message import Message
 from textual.widgets import Collapsible, Static
 
 from freeact_tui.toolcalls import (
@@ -96,8 +99,21 @@ class ActionBlock(Block):
         &.-shell { border: round $accent 60%; }
         & > .action-diff { border-top: none; padding: 0; background: transparent; }
         & > .action-diff > Contents { padding: 0; }
+        &:focus { border: round $accent; background: $boost; }
     }
     """
+    HELP_GROUP = "Action block (focused)"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("d", "show_diff", "Diff", id="action.diff"),
+    ]
+    can_focus = True
+
+    class DiffRequested(Message):
+        """The user asked for what this action changed (``d`` on a focused block)."""
+
+        def __init__(self, corr_id: str) -> None:
+            super().__init__()
+            self.corr_id = corr_id
 
     def __init__(
         self, tool_call: ToolCall, *, agent_id: str = "main", corr_id: str = "", collapse_diff: bool = False
@@ -121,6 +137,11 @@ class ActionBlock(Block):
                 yield Static(diff_content(call.diff), markup=False)
             return
         yield Static(tool_call_content(call), classes="action-body", markup=False)
+
+    def action_show_diff(self) -> None:
+        """Ask the app to show what this action changed in the files."""
+        if self.corr_id:
+            self.post_message(self.DiffRequested(self.corr_id))
 
     def set_status(self, status: str, *, pending: bool = False, rejected: bool = False) -> None:
         """Show the decision state: ``waiting for approval``, ``approved``, ``auto-approved by rule``, …"""

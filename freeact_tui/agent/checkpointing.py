@@ -1,0 +1,409 @@
+"""Checkpoints of a session: one before each approved action that can write, and what undo, rewind
+and diff do with them.
+
+The engine (``execution/checkpoints.py``) records states of the working directory; this module
+ties them to the conversation. Every checkpoint taken before an action is logged in the session's
+``checkpoints.log`` (append-only, next to ``main.jsonl``; freeact ignores it) with the tool call
+and the user turn it belongs to, so ``/undo``, ``/rewind`` and ``/diff`` work after a resume too.
+
+The hook is ``Checkpointing.before_action(calls, corr_id, agent_id)``: call it after approval and
+before the action runs (the code tool, each shell command or script inside a cell, an MCP call, a
+file tool). It never raises; when checkpoints are off (config, remote mode, no git) it does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic_ai.messages import ModelMessage, ModelRequest, UserContent, UserPromptPart
+
+from freeact_tui.actions.code import CheckpointFn
+from freeact_tui.agent.action_log import ACTION_LOG, ActionLog, ActionRecord, named_paths_outside
+from freeact_tui.execution.action_checkpoints import ActionCheckpoints
+from freeact_tui.execution.checkpoint_limits import CheckpointLimits, SkippedFile
+from freeact_tui.execution.checkpoint_records import FileChange, RestoreResult
+from freeact_tui.execution.shadow_git import CheckpointError
+from freeact_tui.toolcalls import ToolCall
+
+if TYPE_CHECKING:
+    from freeact_tui.agent.runtime import Settings
+    from freeact_tui.store.sessions import Session
+
+_logger = logging.getLogger(__name__)
+UndoScope = Literal["action", "turn"]
+
+
+class CheckpointsUnavailableHere(Exception):
+    """``/undo``, ``/rewind`` or ``/diff`` cannot work now; ``str(error)`` tells the user why."""
+
+
+@dataclass(frozen=True)
+class UndoPlan:
+    """What an undo would do: restore ``target`` (the state before ``records``), changing ``changes``."""
+
+    scope: UndoScope
+    records: tuple[ActionRecord, ...]
+    target: str
+    changes: tuple[FileChange, ...]
+    diff: str
+    outside: tuple[str, ...]
+    skipped: tuple[SkippedFile, ...]
+
+    @property
+    def title(self) -> str:
+        what = "the last action" if self.scope == "action" else "the last turn"
+        count = len({r.corr_id for r in self.records})
+        return what if self.scope == "action" else f"{what} ({count} action{'s' * (count != 1)})"
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """A user message of the conversation, a point to rewind to."""
+
+    msg_index: int
+    text: str
+    actions: int
+
+
+@dataclass(frozen=True)
+class RewindPlan:
+    """What a rewind to ``turn`` would do to the files (``target`` None: no action changed them since)."""
+
+    turn: UserTurn
+    target: str | None
+    changes: tuple[FileChange, ...]
+    outside: tuple[str, ...]
+
+
+@dataclass
+class Checkpointing:
+    """A session's checkpoints and its action log.
+
+    Args:
+        checkpoints: The working directory's checkpoint store (maybe off, with the reason).
+        log: The session's action log.
+        history: The main agent's history now (for the turn an action belongs to).
+    """
+
+    checkpoints: ActionCheckpoints
+    log: ActionLog
+    history: Callable[[], list[ModelMessage]]
+    pending_note: str | None = None
+    """Told to the model with the next user message (after an undo or a rewind)."""
+    _delivered: tuple[str, int] | None = field(default=None, init=False, repr=False)
+    """The last note given, and the history's length before the message that carried it."""
+
+    @classmethod
+    def create(
+        cls, settings: Settings, session: Session | None, history: Callable[[], list[ModelMessage]]
+    ) -> Checkpointing:
+        checkpoints = ActionCheckpoints.create(
+            enabled=settings.checkpoints,
+            execution=settings.execution,
+            working_dir=settings.working_dir,
+            sessions_dir=settings.sessions_dir,
+            limits=CheckpointLimits(
+                max_file_bytes=settings.checkpoint_max_file_bytes,
+                max_binary_bytes=settings.checkpoint_max_binary_bytes,
+                max_files=settings.checkpoint_max_files,
+            ),
+        )
+        return cls(checkpoints, ActionLog(session.dir / ACTION_LOG if session is not None else None), history)
+
+    @property
+    def enabled(self) -> bool:
+        return self.checkpoints.enabled
+
+    # -- the hook ------------------------------------------------------------------------------
+
+    def hook(self, agent_id: str) -> CheckpointFn | None:
+        """The callable the dispatcher calls before each approved action of ``agent_id``."""
+        if not self.checkpoints.enabled:
+            return None
+
+        async def before(calls: Sequence[ToolCall], corr_id: str) -> None:
+            await self.before_action(calls, corr_id, agent_id)
+
+        return before
+
+    async def before_action(self, calls: Sequence[ToolCall], corr_id: str, agent_id: str = "main") -> None:
+        """Checkpoint the working directory before an approved action that can write, and log it."""
+        if not self.checkpoints.enabled or not calls:
+            return
+        summary = " · ".join(_one_line(c.display_text()) for c in calls)
+        kind = calls[0].kind
+        meta = {"corr_id": corr_id, "agent_id": agent_id, "kind": kind}
+        failure: str | None = None
+        try:
+            made = await self.checkpoints.before_action(f"before {kind}: {summary[:100]}", meta)
+        except OSError as exc:  # e.g. the data directory is not writable: the action still runs
+            made, failure = None, f"the checkpoint store could not be written: {exc}"
+            _logger.warning("%s", failure)
+        root = self.checkpoints.root
+        if made is None and not self.checkpoints.enabled:
+            return  # turned itself off (e.g. too many files); disabled_reason says why
+        outside = named_paths_outside(calls, root) if root is not None else []
+        entry: dict[str, Any] = {
+            "type": "action",
+            "checkpoint": made.id if made is not None else None,
+            "corr_id": corr_id,
+            "agent_id": agent_id,
+            "msg_index": self.turn_start(),
+            "kind": kind,
+            "summary": summary[:300],
+            "outside": outside,
+        }
+        if made is None:
+            entry["error"] = failure or self.checkpoints.last_error or "the checkpoint failed"
+        try:
+            self.log.add(entry)
+        except OSError:
+            pass  # the checkpoint exists; only its link to this action is lost
+
+    def turn_start(self) -> int:
+        """Index of the user request that started the current (or last) turn."""
+        history = self.history()
+        for index in range(len(history) - 1, -1, -1):
+            if _user_text(history[index]) is not None:
+                return index
+        return 0
+
+    # -- notes for the model --------------------------------------------------------------------
+
+    def tell_model(self, note: str) -> None:
+        """Queue a note that goes to the model with the next user message."""
+        self.pending_note = f"{self.pending_note}\n{note}" if self.pending_note else note
+
+    def take_note(self, prompt: str | Sequence[UserContent]) -> str | Sequence[UserContent]:
+        """``prompt`` with the pending note in front of it (the note is then cleared).
+
+        A note whose message was rolled back since (a failed model request) is given again.
+        """
+        history_len = len(self.history())
+        lost = self._delivered[0] if self._delivered and history_len <= self._delivered[1] else None
+        note = "\n".join(n for n in (lost, self.pending_note) if n) or None
+        self.pending_note, self._delivered = None, None
+        if not note:
+            return prompt
+        self._delivered = (note, history_len)
+        if isinstance(prompt, str):
+            return f"{note}\n\n{prompt}"
+        return [note, *prompt]
+
+    # -- undo -----------------------------------------------------------------------------------
+
+    def _require(self) -> None:
+        if not self.checkpoints.enabled:
+            raise CheckpointsUnavailableHere(
+                self.checkpoints.disabled_reason or "Checkpoints are off, so nothing can be undone."
+            )
+
+    async def plan_undo(self, scope: UndoScope = "action") -> UndoPlan:
+        """What undoing the last action (or every action of the last turn) would change.
+
+        Raises:
+            CheckpointsUnavailableHere: checkpoints are off, or there is nothing to undo.
+        """
+        self._require()
+        live = self.log.live()
+        if not live:
+            raise CheckpointsUnavailableHere("Nothing to undo: no action of this session changed files.")
+        last = live[-1]
+        records: list[ActionRecord] = []
+        for record in reversed(live):  # the trailing run of the same action (or turn)
+            if record.msg_index != last.msg_index or (scope == "action" and _key(record) != _key(last)):
+                break
+            records.insert(0, record)
+        first = records[0]
+        if first.checkpoint is None:
+            raise CheckpointsUnavailableHere(
+                f"No checkpoint was taken before that action, so it cannot be undone: {first.error}"
+            )
+        store = self._store()
+        try:
+            target = await store.get(first.checkpoint)
+            changes = await store.changes(target)
+            diff = await store.diff(target) if changes else ""
+        except CheckpointError as exc:
+            raise CheckpointsUnavailableHere(str(exc)) from exc
+        outside = tuple(dict.fromkeys(p for r in records for p in r.outside))
+        return UndoPlan(scope, tuple(records), target.id, tuple(changes), diff, outside, target.skipped)
+
+    async def undo(self, plan: UndoPlan) -> RestoreResult:
+        """Restore the files to ``plan.target`` and log it (a second undo goes one action further back).
+
+        Raises:
+            CheckpointError: git failed (nothing is logged then).
+        """
+        result = await self._store().restore(plan.target)
+        self.log.add({"type": "undo", "seqs": [r.seq for r in plan.records], "restored_to": plan.target})
+        changed = len(result.restored) + len(result.removed)
+        self.tell_model(
+            f"[Note: the user undid the file changes of {plan.title} ({changed} file(s) restored or removed "
+            "in the working directory). The kernel's variables were not changed.]"
+        )
+        return result
+
+    # -- diff -----------------------------------------------------------------------------------
+
+    def action_starts(self) -> list[ActionRecord]:
+        """The first record of each action (its checkpoints in a row), oldest first."""
+        starts: list[ActionRecord] = []
+        previous: ActionRecord | None = None
+        for record in self.log.actions():
+            if previous is None or _key(record) != _key(previous):
+                starts.append(record)
+            previous = record
+        return starts
+
+    async def action_diff(
+        self, corr_id: str | None = None, *, seq: int | None = None
+    ) -> tuple[ActionRecord, str]:
+        """The unified diff of what one action changed: the action with tool call id ``corr_id``
+        (its latest run), or whose first record is ``seq``, or by default the last action not undone.
+
+        It runs from the checkpoint before the action to the next checkpoint taken after it (or the
+        working directory now, for the newest action).
+
+        Raises:
+            CheckpointsUnavailableHere: checkpoints are off, or no checkpoint for that action.
+        """
+        self._require()
+        starts = self.action_starts()
+        if corr_id is None and seq is None:
+            live = self.log.live()
+            if not live:
+                raise CheckpointsUnavailableHere("No action of this session has a checkpoint yet.")
+            seq = max(r.seq for r in starts if r.seq <= live[-1].seq)
+        found = [
+            n for n, r in enumerate(starts) if (r.seq == seq if seq is not None else r.corr_id == corr_id)
+        ]
+        if not found:
+            raise CheckpointsUnavailableHere(
+                "No checkpoint was taken before this action (it may not write files, or it ran "
+                "before checkpoints were on)."
+            )
+        n = found[-1]
+        record = starts[n]
+        if record.checkpoint is None:
+            raise CheckpointsUnavailableHere(f"The checkpoint before this action failed: {record.error}")
+        later = starts[n + 1].seq if n + 1 < len(starts) else None
+        after = next(
+            (
+                r.checkpoint
+                for r in self.log.actions()
+                if later is not None and r.seq >= later and r.checkpoint
+            ),
+            None,
+        )
+        try:
+            return record, await self._store().diff(record.checkpoint, after)
+        except CheckpointError as exc:
+            raise CheckpointsUnavailableHere(str(exc)) from exc
+
+    # -- rewind ---------------------------------------------------------------------------------
+
+    def turns(self) -> list[UserTurn]:
+        """The user messages of the conversation, oldest first."""
+        live = self.log.live(with_undone=True)
+        found = []
+        for index, message in enumerate(self.history()):
+            text = _user_text(message)
+            if text is not None:
+                found.append(UserTurn(index, text, 0))
+        counted = []
+        for n, turn in enumerate(found):
+            end = found[n + 1].msg_index if n + 1 < len(found) else 1 << 62
+            actions = len({r.corr_id for r in live if turn.msg_index <= r.msg_index < end})
+            counted.append(UserTurn(turn.msg_index, turn.text, actions))
+        return counted
+
+    async def plan_rewind(self, turn: UserTurn) -> RewindPlan:
+        """What restoring the files to the point before ``turn`` would change."""
+        records = [r for r in self.log.live() if r.msg_index >= turn.msg_index]
+        outside = tuple(dict.fromkeys(p for r in records for p in r.outside))
+        if not self.checkpoints.enabled or not records or records[0].checkpoint is None:
+            return RewindPlan(turn, None, (), outside)
+        target = records[0].checkpoint
+        try:
+            changes = await self._store().changes(target)
+        except CheckpointError:
+            changes = []
+        return RewindPlan(turn, target, tuple(changes), outside)
+
+    async def restore_files(self, plan: RewindPlan) -> RestoreResult | None:
+        """Bring the files back to the point before ``plan.turn`` (None: nothing to restore)."""
+        if plan.target is None:
+            return None
+        result = await self._store().restore(plan.target)
+        seqs = [r.seq for r in self.log.live() if r.msg_index >= plan.turn.msg_index]
+        self.log.add({"type": "undo", "seqs": seqs, "restored_to": plan.target})
+        return result
+
+    def cut(self, keep: int) -> None:
+        """Log that the conversation was cut to its first ``keep`` messages."""
+        self.log.add({"type": "cut", "keep": keep})
+
+    def _store(self) -> Any:
+        store = self.checkpoints.store
+        if store is None:
+            raise CheckpointsUnavailableHere(self.checkpoints.disabled_reason or "Checkpoints are off.")
+        return store
+
+
+def rewind_note(turn: UserTurn, *, files: bool, conversation: bool) -> str:
+    """What the model is told after a rewind."""
+    quoted = _one_line(turn.text)[:80]
+    parts = []
+    if conversation:
+        parts.append(
+            f"[Note: the user rewound the conversation to before their message “{quoted}”; the later "
+            "messages were withdrawn. The Python kernel was restarted: variables, imports and "
+            "definitions from earlier code actions are gone."
+        )
+    else:
+        parts.append(f"[Note: the user rewound the files to the point before their message “{quoted}”.")
+    if files:
+        parts.append("Files in the working directory were restored to their state at that point.]")
+    else:
+        parts.append("Files in the working directory were not restored.]")
+    return " ".join(parts)
+
+
+def _key(record: ActionRecord) -> tuple[str, str, int]:
+    """What tells one action from the next: ids of tool calls repeat across agents and turns."""
+    return record.agent_id, record.corr_id, record.msg_index
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _user_text(message: ModelMessage) -> str | None:
+    """The user's text of a request that starts a turn, or None for other messages."""
+    if not isinstance(message, ModelRequest):
+        return None
+    for part in message.parts:
+        if isinstance(part, UserPromptPart):
+            if isinstance(part.content, str):
+                return part.content
+            return " ".join(c for c in part.content if isinstance(c, str)) or "(multimodal message)"
+    return None
+
+
+__all__ = [
+    "ACTION_LOG",
+    "ActionLog",
+    "ActionRecord",
+    "Checkpointing",
+    "CheckpointsUnavailableHere",
+    "RewindPlan",
+    "UndoPlan",
+    "UndoScope",
+    "UserTurn",
+    "named_paths_outside",
+    "rewind_note",
+]

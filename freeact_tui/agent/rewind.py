@@ -1,0 +1,85 @@
+"""Rewind a session to the point before one of the user's messages: its files, its conversation, or both.
+
+The conversation is cut by appending a rewind marker to the session file (it stays append-only;
+see ``Session.append_rewind``), the kernel is restarted (its state cannot be rewound), and the model
+is told with the next user message. Files come back from the checkpoint taken before the first
+action at or after that point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from freeact_tui.agent.checkpointing import RewindPlan, rewind_note
+from freeact_tui.execution.checkpoint_records import RestoreResult
+
+if TYPE_CHECKING:
+    from freeact_tui.agent.agent import Agent
+
+
+class RewindRefused(Exception):
+    """The rewind cannot run now; ``str(error)`` says why."""
+
+
+@dataclass(frozen=True)
+class RewindOutcome:
+    """What a rewind did."""
+
+    plan: RewindPlan
+    restored: RestoreResult | None
+    conversation_cut: bool
+    kernel_restarted: bool
+    files: bool = True
+
+    def summary(self) -> str:
+        lines = []
+        if self.conversation_cut:
+            lines.append(f"The conversation was rewound to before “{self.plan.turn.text[:60]}”.")
+            lines.append(
+                "The kernel was restarted (its state cannot be rewound)."
+                if self.kernel_restarted
+                else "The kernel was not running; the next action starts a fresh one."
+            )
+        if self.restored is not None:
+            r = self.restored
+            lines.append(f"Files: {len(r.restored)} restored, {len(r.removed)} removed.")
+            lines.extend(f"  not restored: {s.path} ({s.reason})" for s in r.not_restorable)
+        elif self.files:
+            lines.append("Files: no action changed files since that point; nothing to restore.")
+        else:
+            lines.append("Files were left as they are.")
+        for path in self.plan.outside if self.files else ():
+            lines.append(f"  not covered (outside the working directory): {path}")
+        return "\n".join(lines)
+
+
+async def rewind(agent: Agent, plan: RewindPlan, *, files: bool, conversation: bool) -> RewindOutcome:
+    """Rewind ``agent``'s session to the point before ``plan.turn``.
+
+    Raises:
+        RewindRefused: a turn is running, or there is nothing to do.
+        CheckpointError: restoring the files failed (the conversation is then left as it was).
+    """
+    if agent.busy:
+        raise RewindRefused("A turn is running; rewind when it ends (Esc cancels it).")
+    if not files and not conversation:
+        raise RewindRefused("Choose files, conversation or both.")
+    checkpointing = agent.checkpointing
+    restored = await checkpointing.restore_files(plan) if files else None
+    keep = plan.turn.msg_index
+    note = rewind_note(plan.turn, files=files, conversation=conversation)
+    kernel_restarted = False
+    if conversation:
+        session = agent.session
+        lines = agent.recorder.cut(keep)
+        if session is not None:
+            session.append_rewind(lines, note)
+        checkpointing.cut(keep)
+        kernel_restarted = agent.kernel_state == "ready"
+        await agent.restart_kernel()
+    checkpointing.tell_model(note)
+    return RewindOutcome(plan, restored, conversation, kernel_restarted, files)
+
+
+__all__ = ["RewindOutcome", "RewindRefused", "rewind"]

@@ -1,0 +1,168 @@
+"""``/undo``, ``/diff`` and ``/rewind``: the app's side (dialogs and notices) of the session's checkpoints.
+
+Each function takes the app, checks that the command can run now, opens its dialog and, once the
+user confirms, does the work and reports it in the conversation log.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from freeact_tui.agent.checkpointing import CheckpointsUnavailableHere, UndoPlan, UndoScope, UserTurn
+from freeact_tui.agent.rewind import RewindRefused, rewind
+from freeact_tui.execution.shadow_git import CheckpointError
+from freeact_tui.tui.screens.confirm import ConfirmScreen
+from freeact_tui.tui.screens.diff import DiffScreen
+from freeact_tui.tui.screens.rewind import RewindChoice, RewindScreen
+from freeact_tui.tui.screens.undo import UndoScreen
+
+if TYPE_CHECKING:
+    from freeact_tui.agent.agent import Agent
+    from freeact_tui.tui.app import FreeactApp
+
+
+async def run(app: FreeactApp, name: str, arg: str) -> None:
+    """Run ``/undo``, ``/diff`` or ``/rewind``."""
+    if name == "undo":
+        await run_undo(app, arg)
+    elif name == "diff":
+        await run_diff(app, arg)
+    else:
+        await run_rewind(app)
+
+
+def _agent(app: FreeactApp, command: str, *, idle: bool) -> Agent | None:
+    agent = app.agent
+    if agent is None:
+        app.notify(f"/{command}: no session yet.", severity="warning")
+        return None
+    if idle and app.main_screen.turn_running:
+        app.notify(f"/{command} must wait until the turn ends (Esc cancels it).", severity="warning")
+        return None
+    return agent
+
+
+async def run_undo(app: FreeactApp, arg: str) -> None:
+    """``/undo`` (the last action) or ``/undo turn``: show the files and diff, undo on confirm."""
+    agent = _agent(app, "undo", idle=True)
+    if agent is None:
+        return
+    scope: UndoScope = "turn" if arg.strip().lower() in ("turn", "t") else "action"
+    checkpointing = agent.checkpointing
+    try:
+        plan = await checkpointing.plan_undo(scope)
+    except CheckpointsUnavailableHere as exc:
+        await app.main_screen.conversation.notice(f"Cannot undo: {exc}", title="Undo")
+        return
+
+    async def done(chosen: UndoPlan | None) -> None:
+        if chosen is None:
+            return
+        try:
+            result = await checkpointing.undo(chosen)
+        except (CheckpointError, OSError) as exc:  # OSError: a file it may not write (e.g. root-owned)
+            await app.main_screen.conversation.error(f"The undo failed: {exc}", title="Undo")
+            return
+        lines = [
+            f"Undid {chosen.title}: {len(result.restored)} file(s) restored, {len(result.removed)} removed."
+        ]
+        lines += [f"  not restored: {s.path} ({s.reason})" for s in result.not_restorable]
+        lines += [f"  not covered (outside the working directory): {p}" for p in chosen.outside]
+        lines.append(
+            f"/undo again goes further back; the state before this undo is checkpoint {result.backup.short_id}."
+        )
+        await app.main_screen.conversation.notice("\n".join(lines), title="Undo")
+
+    await app.push_screen(UndoScreen(plan, checkpointing.plan_undo), done)
+
+
+async def run_diff(app: FreeactApp, arg: str = "", corr_id: str | None = None) -> None:
+    """``/diff``: what the last action changed (or the action ``corr_id``, or ``/diff N``: N actions back)."""
+    agent = _agent(app, "diff", idle=False)
+    if agent is None:
+        return
+    checkpointing = agent.checkpointing
+    seq: int | None = None
+    if corr_id is None and arg.strip():
+        if not arg.strip().isdigit() or int(arg) < 1:
+            app.notify("/diff takes a number: 1 is the last action, 2 the one before, …", severity="error")
+            return
+        starts = checkpointing.action_starts()
+        if int(arg) > len(starts):
+            app.notify(f"This session has {len(starts)} action(s) with a checkpoint.", severity="warning")
+            return
+        seq = starts[-int(arg)].seq
+    try:
+        record, diff = await checkpointing.action_diff(corr_id, seq=seq)
+    except CheckpointsUnavailableHere as exc:
+        app.notify(f"No diff: {exc}", severity="warning", timeout=6)
+        return
+    summary = " ".join(record.summary.split())
+    title = f"Changes of {record.kind} action: {summary[:60]}{'…' if len(summary) > 60 else ''}"
+    await app.push_screen(DiffScreen(title, diff))
+
+
+async def run_rewind(app: FreeactApp) -> None:
+    """``/rewind``: pick a user message; restore files, conversation or both to the point before it."""
+    agent = _agent(app, "rewind", idle=True)
+    if agent is None:
+        return
+    turns = agent.checkpointing.turns()
+    if not turns:
+        await app.main_screen.conversation.notice("Nothing to rewind: no message yet.", title="Rewind")
+        return
+
+    async def picked(choice: tuple[UserTurn, RewindChoice] | None) -> None:
+        if choice is None:
+            return
+        turn, what = choice
+        files, conversation = what in ("both", "files"), what in ("both", "conversation")
+        if files and not agent.checkpointing.enabled:
+            await app.main_screen.conversation.notice(
+                f"Cannot rewind files: {agent.checkpointing.checkpoints.disabled_reason}", title="Rewind"
+            )
+            if not conversation:
+                return
+            files = False
+        plan = await agent.checkpointing.plan_rewind(turn)
+        message = _rewind_question(plan.changes, plan.outside, files=files, conversation=conversation)
+
+        async def confirmed(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                outcome = await rewind(agent, plan, files=files, conversation=conversation)
+            except (RewindRefused, CheckpointError, OSError) as exc:
+                await app.main_screen.conversation.error(f"The rewind failed: {exc}", title="Rewind")
+                return
+            screen = app.main_screen
+            if conversation:
+                await screen.conversation.clear()
+                await screen.show_agent()
+                screen.prompt.text = turn.text  # the withdrawn message, ready to edit and send again
+            await screen.conversation.notice(outcome.summary(), title="Rewind")
+
+        await app.push_screen(
+            ConfirmScreen(f"Rewind to before “{turn.text[:40]}”?", message, yes_label="Rewind"), confirmed
+        )
+
+    await app.push_screen(RewindScreen(turns), picked)
+
+
+def _rewind_question(changes: object, outside: tuple[str, ...], *, files: bool, conversation: bool) -> str:
+    parts = []
+    if conversation:
+        parts.append("The conversation is cut before this message and the kernel restarts.")
+    if files:
+        paths = [c.path for c in changes] if isinstance(changes, tuple) else []
+        if paths:
+            shown = ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
+            parts.append(f"Files restored: {shown}.")
+        else:
+            parts.append("No file changed since that point.")
+        if outside:
+            parts.append("Not covered (outside the working directory): " + ", ".join(outside[:5]) + ".")
+    return " ".join(parts)
+
+
+__all__ = ["run", "run_diff", "run_rewind", "run_undo"]

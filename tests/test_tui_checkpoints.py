@@ -1,0 +1,277 @@
+"""/undo, /rewind and /diff in the app, driven by Pilot with a real agent, a real kernel and real files."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from freeact_tui.agent.checkpointing import ActionRecord, UndoPlan, UndoScope, UserTurn
+from freeact_tui.config import Config
+from freeact_tui.execution.checkpoint_limits import SkippedFile
+from freeact_tui.execution.checkpoint_records import FileChange
+from freeact_tui.execution.kernel import KernelExecutor
+from freeact_tui.tui.app import FreeactApp
+from freeact_tui.tui.screens.confirm import ConfirmScreen
+from freeact_tui.tui.screens.diff import DiffScreen
+from freeact_tui.tui.screens.rewind import RewindScreen
+from freeact_tui.tui.screens.undo import UndoScreen
+from freeact_tui.tui.widgets.blocks import ActionBlock, NoticeBlock, UserMessageBlock
+from freeact_tui.tui.widgets.prompt import PromptInput
+from tests.scripted import Code, script
+
+pytestmark = pytest.mark.kernel
+async_test = pytest.mark.asyncio(loop_scope="module")
+
+SIZE = (110, 40)
+SnapCompare = Callable[..., bool]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
+    work = tmp_path_factory.mktemp("kernel")
+    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
+    await ex.start()
+    yield ex
+    await ex.stop()
+
+
+def make_app(executor: KernelExecutor, work: Path, tmp_path: Path, *steps: Any, **config: Any) -> FreeactApp:
+    cfg = Config(
+        sessions_dir=tmp_path / "sessions",
+        working_dir=work,
+        skip_permissions=True,
+        subagent_pool_size=0,
+        **config,
+    )
+    return FreeactApp(cfg, model=script(*steps).model(), executor=executor)
+
+
+async def until(pilot: Pilot[Any], condition: Callable[[], object], limit: float = 20.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
+
+
+async def send(pilot: Pilot[Any], text: str) -> None:
+    app = pilot.app
+    assert isinstance(app, FreeactApp)
+    await until(pilot, lambda: app.agent_ready)
+    await until(pilot, lambda: not app.main_screen.turn_running)
+    prompt = app.main_screen.query_one(PromptInput)
+    prompt.load_text(text)
+    prompt.focus()
+    await pilot.press("enter")
+    await pilot.pause(0.05)
+    await until(pilot, lambda: not app.main_screen.turn_running)
+
+
+def notices(app: FreeactApp) -> list[str]:
+    return [str(b.text) for b in app.main_screen.conversation.query(NoticeBlock)]
+
+
+def write(path: Path, text: str, call_id: str) -> Code:
+    return Code(f"open({str(path)!r}, 'w').write({text!r})", call_id)
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "a.txt").write_text("original\n")
+    return root
+
+
+@async_test
+async def test_undo_shows_the_files_and_diff_and_restores_on_confirm(
+    executor: KernelExecutor, tmp_path: Path, work: Path
+) -> None:
+    app = make_app(executor, work, tmp_path, [write(work / "a.txt", "changed\n", "c1")], ["ok"])
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "change a.txt")
+        assert (work / "a.txt").read_text() == "changed\n"
+        await send(pilot, "/undo")
+        await until(pilot, lambda: isinstance(app.screen, UndoScreen))
+        screen = app.screen
+        summary = str(screen.query_one("#undo-summary", Static).render())
+        assert "a.txt" in summary and "old content back" in summary
+        assert "+changed" in str(screen.query_one("#undo-diff-text", Static).render())
+        await pilot.press("n")  # cancel: nothing changes
+        await until(pilot, lambda: not isinstance(app.screen, UndoScreen))
+        assert (work / "a.txt").read_text() == "changed\n"
+        await send(pilot, "/undo")
+        await until(pilot, lambda: isinstance(app.screen, UndoScreen))
+        await pilot.press("t")  # the whole turn: the same single action here
+        await until(pilot, lambda: "last turn" in str(app.screen.query_one("#undo-title", Static).render()))
+        await pilot.press("y")
+        await until(pilot, lambda: any("Undid" in n for n in notices(app)))
+    assert (work / "a.txt").read_text() == "original\n"
+
+
+@async_test
+async def test_undo_in_remote_mode_says_it_cannot(
+    executor: KernelExecutor, tmp_path: Path, work: Path
+) -> None:
+    cfg = Config(
+        sessions_dir=tmp_path / "sessions",
+        working_dir=work,
+        execution="remote",
+        remote_url="http://127.0.0.1:9",
+    )
+    app = FreeactApp(cfg, model=script(["x"]).model(), executor=executor)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "/undo")
+        await until(pilot, lambda: any("remote mode" in n for n in notices(app)))
+
+
+@async_test
+async def test_rewind_picker_cuts_the_conversation_and_restores_files(
+    executor: KernelExecutor, tmp_path: Path, work: Path
+) -> None:
+    f = work / "a.txt"
+    app = make_app(
+        executor,
+        work,
+        tmp_path,
+        [write(f, "one\n", "c1")],
+        ["first done"],
+        [write(f, "two\n", "c2")],
+        ["second done"],
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "first")
+        await send(pilot, "second")
+        assert f.read_text() == "two\n"
+        await send(pilot, "/rewind")
+        await until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        await pilot.press("b")  # the newest message is highlighted: rewind both to before "second"
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: any("rewound" in n for n in notices(app)))
+        assert f.read_text() == "one\n"
+        shown = [str(b.text) for b in app.main_screen.conversation.query(UserMessageBlock)]
+        assert shown == ["first"]
+        assert app.main_screen.query_one(PromptInput).text == "second"
+        assert app.agent is not None and app.agent.checkpointing.pending_note is not None
+
+
+@async_test
+async def test_diff_key_on_a_focused_action_block_and_the_diff_command(
+    executor: KernelExecutor, tmp_path: Path, work: Path
+) -> None:
+    app = make_app(
+        executor,
+        work,
+        tmp_path,
+        [write(work / "a.txt", "first\n", "c1")],
+        [write(work / "b.txt", "b\n", "c2")],
+        ["ok"],
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "two writes")
+        first = app.main_screen.conversation.query(ActionBlock).first()
+        first.focus()
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, DiffScreen))
+        text = str(app.screen.query_one("#diff-text", Static).render())
+        assert "+first" in text and "-original" in text and "b.txt" not in text
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, DiffScreen))
+        await send(pilot, "/diff")  # the last action
+        await until(pilot, lambda: isinstance(app.screen, DiffScreen))
+        text = str(app.screen.query_one("#diff-text", Static).render())
+        assert "b.txt" in text and "+b" in text and "a.txt" not in text
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, DiffScreen))
+        await send(pilot, "/diff 2")  # the action before
+        await until(pilot, lambda: isinstance(app.screen, DiffScreen))
+        text = str(app.screen.query_one("#diff-text", Static).render())
+        assert "+first" in text and "b.txt" not in text
+
+
+SAMPLE_DIFF = """diff --git a/src/app.py b/src/app.py
+index 3b18e51..a9c3f2d 100644
+--- a/src/app.py
++++ b/src/app.py
+@@ -1,4 +1,5 @@
+ import sys
+-print("hello")
++print("hello, world")
++sys.exit(0)
+ # end
+diff --git a/data.bin b/data.bin
+new file mode 100644
+index 0000000..e69de29
+Binary files /dev/null and b/data.bin differ
+"""
+
+
+class DiffApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Static("log behind the dialog")
+
+    def on_mount(self) -> None:
+        self.push_screen(DiffScreen("Changes of code action: open('src/app.py', 'w')…", SAMPLE_DIFF))
+
+
+def test_diff_view_snapshot(snap_compare: SnapCompare) -> None:
+    assert snap_compare(DiffApp(), terminal_size=(90, 24))
+
+
+def sample_plan() -> UndoPlan:
+    record = ActionRecord("c0ffee", "call-1", "main", 0, "code", "open('src/app.py', 'w')", ("/etc/motd",))
+    return UndoPlan(
+        "action",
+        (record,),
+        "c0ffee",
+        (
+            FileChange("src/app.py", "modified"),
+            FileChange("data.bin", "added"),
+            FileChange("old.txt", "deleted"),
+        ),
+        SAMPLE_DIFF,
+        ("/etc/motd",),
+        (SkippedFile("big.iso", "larger than the limit of 5.0 MiB (700.0 MiB)"),),
+    )
+
+
+class UndoApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Static("log behind the dialog")
+
+    def on_mount(self) -> None:
+        async def load(scope: UndoScope) -> UndoPlan:
+            return sample_plan()
+
+        self.push_screen(UndoScreen(sample_plan(), load))
+
+
+class RewindApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Static("log behind the dialog")
+
+    def on_mount(self) -> None:
+        turns = [
+            UserTurn(0, "Plot a sine wave and save it as sine.png", 2),
+            UserTurn(4, "Now make the line red\nand add a title", 1),
+            UserTurn(9, "Explain what you did " + "in detail " * 10, 0),
+        ]
+        self.push_screen(RewindScreen(turns))
+
+
+def test_undo_dialog_snapshot(snap_compare: SnapCompare) -> None:
+    assert snap_compare(UndoApp(), terminal_size=(100, 40))
+
+
+def test_rewind_picker_snapshot(snap_compare: SnapCompare) -> None:
+    assert snap_compare(RewindApp(), terminal_size=(100, 20))
