@@ -274,6 +274,12 @@ async def test_tour_for_anything_else(make_app: Callable[..., FreeactApp]) -> No
             "ANTHROPIC_API_KEY",
         ):
             assert needle in answer, needle
+        # The log follows to the end of a long answer: folding the thought above it must not scroll back up.
+        log = main(app).conversation
+        await pilot.pause(0.3)
+        thought = log.query(ThoughtBlock).last().query_one("Collapsible")
+        assert thought.collapsed  # type: ignore[attr-defined]
+        assert log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y
 
 
 @pytest.mark.kernel
@@ -304,3 +310,20 @@ def test_setup_guide_offers_the_demo_and_names_keys_found(monkeypatch: pytest.Mo
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     guide = setup_guide("No model is configured.")
     assert "Found in your environment**: `OPENAI_API_KEY`" in guide and "--model openai:gpt-4o" in guide
+
+
+def test_rejections_are_acknowledged_in_their_own_words() -> None:
+    from freeact_tui.agent.demo_model import _polite_rejection
+
+    assert _polite_rejection("The user rejected this code action. Wait for new instructions.").startswith(
+        "You rejected my last action, so I did not run it."
+    )
+    by_rule = _polite_rejection(
+        "Refused this code action: denied by the permission rule code:*. Wait for new instructions."
+    )
+    assert by_rule.startswith("My last action was refused (denied by the permission rule code:*)")
+    mid_cell = _polite_rejection(
+        "partial output\n\nThe user rejected `rm -rf build`; the action was stopped. "
+        "Wait for the user's next instruction."
+    )
+    assert mid_cell.startswith("You rejected `rm -rf build` in my last action, so I stopped it there.")

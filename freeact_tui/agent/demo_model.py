@@ -368,11 +368,13 @@ def demo_model(*, delay: float = 0.012) -> FunctionModel:
 
 
 def _polite_rejection(rejection: str) -> str:
-    m = re.search(r"(?:Refused [^:]*|rejected [^;.]*)[:;]?\s*(.*?)(?:\. Wait for|$)", rejection, re.S)
-    reason = ""
-    if rejection.startswith("Refused") and m and m.group(1):
-        reason = f" ({m.group(1).strip()})"
-    return f"You rejected my last action{reason}, so I did not run it — no problem, nothing was changed.\n\n"
+    refused = re.match(r"Refused [^:]*:\s*(.*?)\.? Wait for new instructions\.?$", rejection, re.S)
+    if refused:
+        return f"My last action was refused ({refused.group(1)}), so it did not run. No problem.\n\n"
+    stopped = re.search(r"The user rejected (`.*?`).*?; the action was stopped", rejection, re.S)
+    if stopped:
+        return f"You rejected {stopped.group(1)} in my last action, so I stopped it there. No problem.\n\n"
+    return "You rejected my last action, so I did not run it. No problem.\n\n"
 
 
 def _reply(turn: _Turn, tools: set[str]) -> Iterator[_Step]:
@@ -487,8 +489,9 @@ def _after_return(intent: Intent, ret: ToolReturnPart) -> Iterator[_Step]:
             )
         case "count_files":
             yield _Think(f"`wc -l` printed {last}.")
+            found = "no files" if last == "0" else f"**{last}** file" + ("" if last == "1" else "s")
             yield _Say(
-                f"`find` and `wc -l` found **{last}** files under the working directory "
+                f"`find` and `wc -l` found {found} under the working directory "
                 "(hidden files and folders not counted)."
             )
         case "list_files":
