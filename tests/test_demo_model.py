@@ -173,7 +173,8 @@ async def test_rejected_action_is_acknowledged_politely(make_app: Callable[..., 
         assert outputs(app) == []  # nothing ran
         await run_turn(pilot, "factorial of 10")
         answer = texts(app, ResponseBlock)
-        assert "You rejected my last action" in "".join(answer)
+        assert any(a.startswith("You rejected my last action, so I did not run it.") for a in answer)
+        assert len(texts(app, ThoughtBlock)) == 3  # one per model response: the thought comes first
         assert outputs(app)[-1].strip() == "3628800"
         assert "**3628800**" in answer[-1]
 

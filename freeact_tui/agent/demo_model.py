@@ -382,9 +382,11 @@ def _reply(turn: _Turn, tools: set[str]) -> Iterator[_Step]:
     if turn.returns:
         yield from _after_return(intent, turn.returns[-1])
         return
-    if turn.previous_rejection is not None:
-        yield _Say(_polite_rejection(turn.previous_rejection))
-    yield from _first_step(intent, tools)
+    steps = list(_first_step(intent, tools))
+    if turn.previous_rejection is not None:  # after the thought, as the answer's first words
+        at = 1 if steps and isinstance(steps[0], _Think) else 0
+        steps.insert(at, _Say(_polite_rejection(turn.previous_rejection)))
+    yield from steps
 
 
 def _code_call(code: str) -> _Call:
