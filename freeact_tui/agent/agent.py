@@ -360,6 +360,9 @@ class Agent(TurnLoop):
         )
 
     async def _start_executor(self) -> Executor:
+        from freeact_tui.execution import preload
+
+        await asyncio.to_thread(preload, self.runtime.settings.execution)  # keeps the UI drawing
         executor = self._new_executor()
         executor.add_state_listener(self._on_kernel_state)  # it reports "starting", "ready", "failed"
         try:

@@ -6,11 +6,27 @@ it: only the shared modules (``events``, ``config``, ``paths``).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from freeact_tui.execution.base import Executor, ExecutorError
+
+_MODULES = {
+    "local": "freeact_tui.execution.kernel",
+    "sandbox": "freeact_tui.execution.sandbox",
+    "docker": "freeact_tui.execution.docker",
+    "remote": "freeact_tui.execution.remote",
+}
+
+
+def preload(mode: str) -> None:
+    """Import the backend of ``mode`` (seconds: it pulls in ipybox and mcp); call it in a thread
+    (``asyncio.to_thread``) so the first kernel start does not freeze an event loop that draws a UI."""
+    name = _MODULES.get(mode)
+    if name is not None:
+        importlib.import_module(name)
 
 
 def create_executor(
