@@ -224,7 +224,7 @@ async def test_create_file_writes_it_and_confirms_from_disk(
         assert target.read_text() == "Hello from the demo\n"
         assert "Hello from the demo" in outputs(app)[-1]
         answer = texts(app, ResponseBlock)[-1]
-        assert str(target) in answer and "Hello from the demo" in answer
+        assert f"Created `{target}` (20 bytes)." in answer and "Hello from the demo" in answer
 
 
 @pytest.mark.kernel

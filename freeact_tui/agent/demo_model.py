@@ -214,7 +214,15 @@ def parse_intent(prompt: str) -> Intent:
     if m:
         path = _unquote(m.group(1)).rstrip(",:")
         content = _unquote(m.group(2).strip())
-        return Intent("create_file", path=path, content=content, what=f"`{path}`")
+        code = (
+            "from pathlib import Path\n\n"
+            f"path = Path({path!r})\n"
+            "path.parent.mkdir(parents=True, exist_ok=True)\n"
+            f"path.write_text({content + chr(10)!r})\n"
+            'print(f"{path.resolve()} ({path.stat().st_size} bytes):")\n'
+            "print(path.read_text(), end='')"
+        )
+        return Intent("create_file", path=path, content=content, what=f"`{path}`", code=code)
     if re.search(r"\bfiles?\b", text) and re.search(r"\b(?:count|how many|number of)\b", text):
         return Intent(
             "count_files",
@@ -419,15 +427,7 @@ def _first_step(intent: Intent, tools: set[str]) -> Iterator[_Step]:
                 "so the answer rests on what is really on disk."
             )
             yield _Say(f"I'll write {intent.what} and read it back to check.\n")
-            code = (
-                "from pathlib import Path\n\n"
-                f"path = Path({intent.path!r})\n"
-                "path.parent.mkdir(parents=True, exist_ok=True)\n"
-                f"path.write_text({(intent.content + chr(10))!r})\n"
-                'print(f"{path.resolve()} ({path.stat().st_size} bytes):")\n'
-                "print(path.read_text(), end='')"
-            )
-            yield _code_call(code)
+            yield _code_call(intent.code)
         case "table":
             yield _Think(
                 f"A table of {intent.what}. I'll let Python produce the numbers and format them as a "
@@ -510,12 +510,13 @@ def _after_return(intent: Intent, ret: ToolReturnPart) -> Iterator[_Step]:
             )
         case "create_file":
             lines = output.splitlines()
-            where = lines[0].rstrip(":") if lines else intent.path
+            head = re.fullmatch(r"(.*) \((\d+) bytes\):", lines[0]) if lines else None
+            where, size = (head.group(1), f" ({head.group(2)} bytes)") if head else (intent.path, "")
             body = "\n".join(lines[1:])
             yield _Think(
                 "The file is written; reading it back returned the text. Confirm with the real bytes."
             )
-            yield _Say(f"Created `{where}`. Reading it back gives:\n\n{_quoted(body)}\n")
+            yield _Say(f"Created `{where}`{size}. Reading it back gives:\n\n{_quoted(body)}\n")
         case "table":
             rows = [line.split(",") for line in output.splitlines() if line.count(",") == 3]
             table = "| n | n² | n³ | 2ⁿ |\n|---:|---:|---:|---:|\n" + "\n".join(
