@@ -28,6 +28,7 @@ from freeact_tui.tui.widgets.blocks import ResponseBlock, ThoughtBlock, UserMess
 from freeact_tui.tui.widgets.blocks.output import ExecutionOutputBlock
 from freeact_tui.tui.widgets.blocks.tool_output import ToolOutputBlock
 from tests import test_tui_app as shared
+from tests.scripted import Think, script
 from tests.test_tui_app import main, send, texts, until
 
 SIZE = (110, 34)
@@ -119,8 +120,11 @@ async def run_turn(pilot: Pilot[Any], prompt: str, answers: str = "y", limit: fl
     """
     app = pilot.app
     asked: list[Any] = []
+    await shared.ready(pilot)
+    sent = len(main(app).conversation.query(UserMessageBlock))
     await send(pilot, prompt)
-    await until(pilot, lambda: main(app).turn_running or isinstance(app.screen, ApprovalScreen), limit=limit)
+    # The turn has started once its prompt is in the log (it may already have ended: no approvals).
+    await until(pilot, lambda: len(main(app).conversation.query(UserMessageBlock)) > sent, limit=limit)
 
     def settled() -> bool:
         return isinstance(app.screen, ApprovalScreen) or not main(app).turn_running
@@ -328,3 +332,16 @@ def test_rejections_are_acknowledged_in_their_own_words() -> None:
         "Wait for the user's next instruction."
     )
     assert mid_cell.startswith("You rejected `rm -rf build` in my last action, so I stopped it there.")
+
+
+@pytest.mark.kernel
+@pytest.mark.asyncio(loop_scope="module")
+async def test_thought_between_two_texts_is_shown_once(executor: KernelExecutor, tmp_path: Path) -> None:
+    """Text, a thought, more text in one response (the text part resumed after the thought ends it)."""
+    s = script(["Intro text. ", Think("a thought"), "more text."])
+    config = Config(sessions_dir=tmp_path / "sessions", working_dir=tmp_path, subagent_pool_size=0)
+    app = FreeactApp(config, model=s.model(), executor=executor)
+    async with app.run_test(size=SIZE) as pilot:
+        await run_turn(pilot, "hi")
+        assert texts(app, ThoughtBlock) == ["a thought"]
+        assert "".join(texts(app, ResponseBlock)) == "Intro text. more text."
