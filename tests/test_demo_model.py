@@ -7,6 +7,8 @@ stand-in is the model itself, which here is the product (``freeact_tui.agent.dem
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -345,3 +347,34 @@ async def test_thought_between_two_texts_is_shown_once(executor: KernelExecutor,
         await run_turn(pilot, "hi")
         assert texts(app, ThoughtBlock) == ["a thought"]
         assert "".join(texts(app, ResponseBlock)) == "Intro text. more text."
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "freeact_tui", *args],
+        cwd=cwd,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+    )
+
+
+@pytest.mark.kernel
+def test_headless_run_with_the_demo(tmp_path: Path) -> None:
+    done = _cli(
+        "run",
+        "--model",
+        "demo",
+        "--allow",
+        "code:*",
+        "compute the sum of the squares of 1..100",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        done.stdout == "The kernel printed `338350`, so the sum of the squares of 1 to 100 is **338350**.\n"
+    )
+    without = _cli("run", "hello", cwd=tmp_path)  # no model configured: the error names the demo
+    assert without.returncode != 0 and "--model demo" in without.stderr
