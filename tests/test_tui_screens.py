@@ -174,7 +174,7 @@ def test_setup_guide_says_exactly_what_to_set() -> None:
         "MISTRAL_API_KEY",
         "OLLAMA_BASE_URL",
         'base_url = "http://localhost:11434/v1"',
-        "--model test",
+        "--model demo",
     ):
         assert needle in guide, needle
 

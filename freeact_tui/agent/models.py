@@ -5,9 +5,11 @@ Public interface:
 - ``missing_setup(model, base_url=None, api_key_env=None) -> str | None``: ``None`` when the model can be
   used as configured, else a short message naming exactly what to set (shown by the first-run screen).
 - ``resolve_model(model, *, base_url=None, api_key_env=None) -> Model``: ``"test"`` → ``TestModel``;
+  ``"demo"`` → the offline demo model (``agent/demo_model.py``);
   with ``base_url`` → an OpenAI-compatible chat model on that server (``ollama:NAME`` → pydantic-ai's
   Ollama model); otherwise ``pydantic_ai.models.infer_model``. Raises ``ModelSetupError``.
 - ``provider_env_vars(provider) -> tuple[str, ...]``: the environment variables a provider reads its key from.
+- ``keys_found() -> list[tuple[str, str]]``: the (provider, variable) pairs set in the environment.
 
 Both functions only look at the environment; nothing here talks to the network.
 """
@@ -21,7 +23,11 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model, infer_model, known_model_names
 from pydantic_ai.providers import infer_provider_class
 
+from freeact_tui.agent.demo_model import DEMO_MODEL
+
 TEST_MODEL = "test"
+OFFLINE_MODELS = (TEST_MODEL, DEMO_MODEL)
+"""Built-in models that need no key, server or network."""
 
 # Provider names freeact (pydantic-ai 1.x) used that pydantic-ai 2.x renamed.
 PROVIDER_ALIASES: dict[str, str] = {"google-gla": "google", "google-vertex": "google-cloud"}
@@ -95,6 +101,11 @@ def _is_set(var: str) -> bool:
     return bool(os.environ.get(var, "").strip())
 
 
+def keys_found() -> list[tuple[str, str]]:
+    """Providers whose key (or server address) is set in the environment, as (provider, variable)."""
+    return [(provider, var) for provider, names in _KEY_VARS.items() for var in names if _is_set(var)]
+
+
 def _known_provider(provider: str) -> bool:
     # Names we know need no lookup; pydantic-ai's lookup imports the provider's SDK (seconds).
     if provider in _KEY_VARS or provider in _FLAVOURS or provider == "google-cloud":
@@ -149,7 +160,7 @@ def missing_setup(
     """Tell what is missing before ``model`` can be used, without contacting anyone.
 
     Args:
-        model: The configured model (``provider:name``, ``test``), or ``None`` if none is configured.
+        model: The configured model (``provider:name``, ``test``, ``demo``), or ``None`` if none is configured.
         base_url: An OpenAI-compatible server; a model served there needs no provider key.
         api_key_env: The variable holding the key for ``base_url``, if that server needs one.
 
@@ -159,10 +170,10 @@ def missing_setup(
     if not model or not model.strip():
         return (
             'No model is configured. Set `model = "provider:name"` in the config file '
-            '(e.g. "anthropic:claude-sonnet-4-5") or start with `--model`.'
+            '(e.g. "anthropic:claude-sonnet-4-5") or start with `--model`; `--model demo` runs an offline demo.'
         )
     model = model.strip()
-    if model == TEST_MODEL:
+    if model in OFFLINE_MODELS:
         return None
     if base_url:
         if api_key_env and not _is_set(api_key_env):
@@ -249,7 +260,7 @@ def resolve_model(
     """Build the pydantic-ai model for a configured name.
 
     Args:
-        model: ``provider:name``, ``test``, a bare name served at ``base_url``, or a ready ``Model``.
+        model: ``provider:name``, ``test``, ``demo``, a bare name served at ``base_url``, or a ready ``Model``.
         base_url: An OpenAI-compatible chat-completions server (local models: Ollama, vLLM, llama.cpp …).
         api_key_env: The environment variable holding the key for ``base_url``.
 
@@ -265,6 +276,10 @@ def resolve_model(
         from pydantic_ai.models.test import TestModel
 
         return TestModel()
+    if model.strip() == DEMO_MODEL:
+        from freeact_tui.agent.demo_model import demo_model
+
+        return demo_model()
     problem = missing_setup(model, base_url=base_url, api_key_env=api_key_env)
     if problem:
         raise ModelSetupError(problem)
@@ -280,4 +295,12 @@ def resolve_model(
         raise ModelSetupError(f'Cannot use "{model}": {exc}') from exc
 
 
-__all__ = ["ModelSetupError", "PROVIDER_ALIASES", "missing_setup", "provider_env_vars", "resolve_model"]
+__all__ = [
+    "DEMO_MODEL",
+    "ModelSetupError",
+    "PROVIDER_ALIASES",
+    "keys_found",
+    "missing_setup",
+    "provider_env_vars",
+    "resolve_model",
+]

@@ -154,7 +154,10 @@ def _prepare_subcommand(ctx: typer.Context, subcommand: str, config_path: Path |
 def run(
     ctx: typer.Context,
     model: Annotated[
-        str | None, typer.Option("--model", "-m", help="Model, e.g. anthropic:claude-sonnet-4-5 or 'test'.")
+        str | None,
+        typer.Option(
+            "--model", "-m", help="Model, e.g. anthropic:claude-sonnet-4-5, or 'demo' (offline demo)."
+        ),
     ] = None,
     config_path: Annotated[
         Path | None,

@@ -6,6 +6,7 @@ it: only the shared modules (``events``, ``config``, ``paths``).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,6 @@ def preload_backend(mode: str) -> None:
     the screen and taking keys while the kernel's code loads. Unknown modes do nothing here
     (``create_executor`` reports them).
     """
-    import importlib
-
     for module in _BACKENDS.get(mode, ()):
         importlib.import_module(module)
 

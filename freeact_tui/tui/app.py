@@ -22,7 +22,7 @@ from freeact_tui.tui.commands import (
 )
 from freeact_tui.tui.context_report import context_report
 from freeact_tui.tui.exit_signals import ExitSignals
-from freeact_tui.tui.screens.first_run import FirstRunScreen
+from freeact_tui.tui.screens.first_run import START_DEMO, FirstRunScreen
 from freeact_tui.tui.screens.help import HelpScreen
 from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.themes import register_themes
@@ -50,7 +50,7 @@ _NO_MODEL = (
     "No model is configured. Start with --model PROVIDER:NAME (for example anthropic:claude-sonnet-4-5, "
     'openai:gpt-4o, google-gla:gemini-2.5-flash or ollama:llama3.2), set `model = "…"` in {config}, '
     "or type /model NAME here. Provider keys come from their usual environment variables "
-    "(ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …)."
+    "(ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …). To try the app offline: /model demo."
 )
 
 
@@ -152,9 +152,13 @@ class FreeactApp(App[None]):
             return _NO_MODEL.format(config=paths.user_config_file())
         return problem
 
-    def _first_run_done(self, go_on: bool | None) -> None:
-        if go_on is False:
+    async def _first_run_done(self, choice: bool | str | None) -> None:
+        if choice is False:
             self.exit()
+        elif choice == START_DEMO:
+            from freeact_tui.agent.models import DEMO_MODEL
+
+            await self._switch_agent(session_id=self._session_id, model=DEMO_MODEL)
 
     async def on_unmount(self) -> None:
         # Any exit path (Ctrl+Q, exit(), a crash, a signal) stops the agent and the kernel it started.

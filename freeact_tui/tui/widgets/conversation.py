@@ -184,6 +184,9 @@ class ConversationLog(VerticalScroll):
         if block is None:
             if not event.content.strip():
                 return
+            shown = self._open_thoughts.get(event.agent_id, [])
+            if shown and shown[-1].text == event.content:
+                return  # text that came after it ended its stream; the part itself ends only now
             block = ThoughtBlock(agent_id=event.agent_id, corr_id=event.corr_id)
             await self.add(block, event.parent_corr_id)
         await block.finish(event.content, collapse=False)

@@ -8,6 +8,22 @@ from textual.widgets import Collapsible
 from freeact_tui.tui.widgets.blocks.base import BlankMarkdown, MarkdownBlock
 
 
+class _FoldingCollapsible(Collapsible):
+    """A Collapsible that does not scroll itself into view when it folds.
+
+    Textual's scrolls every toggled Collapsible into view; for a thought folded at the end of a long
+    answer that scrolls the log back up to the thought and releases its anchor, so the end of the
+    answer stays off screen and the log stops following new output.
+    """
+
+    def _watch_collapsed(self, collapsed: bool) -> None:
+        if not collapsed:
+            super()._watch_collapsed(collapsed)
+            return
+        self._update_collapsed(collapsed)
+        self.post_message(self.Collapsed(self))
+
+
 class ThoughtBlock(MarkdownBlock):
     """Thoughts of an agent; ``write`` streams chunks, ``finish`` collapses the block.
 
@@ -33,7 +49,7 @@ class ThoughtBlock(MarkdownBlock):
         self._collapsed = collapsed
 
     def compose(self) -> ComposeResult:
-        with Collapsible(title=self.label("Thinking"), collapsed=self._collapsed):
+        with _FoldingCollapsible(title=self.label("Thinking"), collapsed=self._collapsed):
             yield BlankMarkdown(self._initial)
 
     async def finish(self, full_text: str | None = None, *, collapse: bool = True) -> None:
