@@ -11,13 +11,15 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.theme import Theme
 
 from freeact_tui import paths
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.models import missing_setup
+from freeact_tui.agent.models import ModelSetupError, missing_setup, resolve_model
 from freeact_tui.config import Config, save_user_setting
 from freeact_tui.store.export import render
 from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui import terminal_keys
 from freeact_tui.tui.commands import (
     SlashCommand,
     SlashCommandProvider,
@@ -85,6 +87,8 @@ class FreeactApp(App[None]):
         self.resume_hint: str | None = None
         """How to come back to the session, printed by the command line after the app exits."""
         self._exit_signals = ExitSignals(self.action_quit)
+        self._saved_theme = config.theme
+        terminal_keys.install()  # Alt+Enter as tmux/xterm send it
 
     async def on_mount(self) -> None:
         if not self.is_headless:  # SIGHUP/SIGTERM/SIGINT quit as Ctrl+Q does (tests run headless)
@@ -100,6 +104,7 @@ class FreeactApp(App[None]):
                 severity="warning",
                 timeout=10,
             )
+        self.theme_changed_signal.subscribe(self, self._save_theme)  # the palette's choice is kept too
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         # The screen comes first so the prompt takes keys while the agent loads its session.
@@ -128,6 +133,15 @@ class FreeactApp(App[None]):
             return _NO_MODEL.format(config=paths.user_config_file())
         return problem
 
+    def _save_theme(self, theme: Theme) -> None:
+        if theme.name == self._saved_theme:
+            return
+        self._saved_theme = theme.name
+        try:
+            save_user_setting("theme", theme.name)
+        except OSError as exc:
+            self.notify(f"Theme not saved: {exc}", severity="warning")
+
     def _first_run_done(self, go_on: bool | None) -> None:
         if go_on is False:
             self.exit()
@@ -141,7 +155,9 @@ class FreeactApp(App[None]):
         agent, self.agent = self.agent, None
         if agent is not None:
             if agent.history and agent.agent_id == "main" and agent.session is not None:
-                self.resume_hint = f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                self.resume_hint = (
+                    f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                )
             await agent.stop()
 
     @property
@@ -233,6 +249,11 @@ class FreeactApp(App[None]):
                 store = SessionStore(self.config.resolved_sessions_dir())
                 await self._switch_agent(session_id=store.resolve(command.arg), model=self._model)
             case "model":
+                if self.agent is not None and (problem := self._model_problem(command.arg)):
+                    # The current session, kernel and view stay as they are.
+                    self.notify(f"Model not changed: {problem}", severity="error", timeout=10)
+                    await log.error(problem, title=f"Cannot switch to {command.arg}")
+                    return
                 session = self.agent.session_id if self.agent is not None else None
                 await self._switch_agent(session_id=session, model=command.arg)
             case "theme":
@@ -241,6 +262,7 @@ class FreeactApp(App[None]):
                     self.notify(f"Unknown theme {command.arg!r}. Available: {names}", severity="error")
                     return
                 self.theme = command.arg
+                self._saved_theme = command.arg
                 save_user_setting("theme", command.arg)
             case "sessions":
                 await self._list_sessions()
@@ -250,6 +272,14 @@ class FreeactApp(App[None]):
                 await log.clear()
             case "quit" | "exit":
                 await self.action_quit()
+
+    def _model_problem(self, model: str) -> str | None:
+        """What keeps ``model`` from being used (a missing key, an unknown provider), found offline."""
+        try:
+            resolve_model(model, base_url=self.config.base_url, api_key_env=self.config.api_key_env)
+        except ModelSetupError as exc:
+            return str(exc)
+        return None
 
     async def _switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None:
         await self._stop_agent()

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from textual import work
+from textual import events, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Collapsible
+from textual.widgets import Collapsible, Input, TextArea
 
 from freeact_tui.events import (
     AgentError,
@@ -35,6 +37,7 @@ from freeact_tui.tui.screens.approval_controller import ApprovalController
 from freeact_tui.tui.screens.first_run import setup_guide
 from freeact_tui.tui.widgets.blocks import ActionBlock
 from freeact_tui.tui.widgets.conversation import ConversationLog
+from freeact_tui.tui.widgets.follow_marker import NewOutputMarker
 from freeact_tui.tui.widgets.key_footer import KeyFooter
 from freeact_tui.tui.widgets.prompt import PromptInput
 from freeact_tui.tui.widgets.side_panel import SidePanel
@@ -50,6 +53,15 @@ _TURN = Binding.Group("Turn")
 
 _CLEAR_WINDOW = 2.0
 """Seconds within which a second Esc clears the prompt's draft."""
+
+
+def welcome_text(model: str, working_dir: Path) -> str:
+    """The first screen's lines: what runs where, and the keys that matter."""
+    place = str(working_dir)
+    home = str(Path.home())
+    if place == home or place.startswith(home + "/"):
+        place = "~" + place[len(home) :]
+    return f"freeact · {model} · {place}\nEnter sends · Esc cancels a turn · Ctrl+P commands · ? help"
 
 
 class ChatHost(Protocol):
@@ -86,6 +98,9 @@ class MainScreen(Screen[None]):
         Binding("ctrl+o", "toggle_details", "Expand/collapse", id="main.toggle_details"),
         Binding("ctrl+b", "toggle_side_panel", "Side panel", id="main.side_panel"),
         Binding("ctrl+l", "focus_log", "Scroll log", id="main.focus_log", show=False),
+        Binding("ctrl+g", "follow_log", "Latest output", id="main.follow_log", show=False),
+        # Before the prompt's copy: a running turn is cancelled; else the key goes on (copy, quit hint).
+        Binding("ctrl+c", "interrupt", "Cancel turn", id="main.interrupt", show=False, priority=True),
     ]
 
     def __init__(self, host: ChatHost) -> None:
@@ -104,6 +119,7 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield SidePanel(clock=self.host.clock, id="side-panel")
         yield ConversationLog(id="conversation")
+        yield NewOutputMarker("Ctrl+G", id="output-below")
         yield PromptInput(id="prompt")
         yield StatusBar(id="status-bar")
         yield KeyFooter()
@@ -151,6 +167,8 @@ class MainScreen(Screen[None]):
         self.status_bar.set_usage(agent.usage)
         if agent.history:
             await self.conversation.add_all(blocks_from_history(agent.history))
+        else:
+            await self.conversation.welcome(welcome_text(agent.model_name, agent.working_dir))
         if agent.load_damage is not None:
             await self.conversation.error(
                 f"{agent.load_damage}\n\nThe session is read-only so that nothing more is lost. "
@@ -278,6 +296,34 @@ class MainScreen(Screen[None]):
 
     def action_focus_log(self) -> None:
         self.conversation.focus()
+
+    def action_follow_log(self) -> None:
+        """Jump to the latest output and follow it again."""
+        self.conversation.follow()
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C: cancel a running turn; on an idle prompt the key does what it did (copy, quit hint)."""
+        if not self.turn_running:
+            raise SkipAction()
+        self.action_cancel_turn()
+
+    def on_conversation_log_output_below(self, message: ConversationLog.OutputBelow) -> None:
+        self.query_one(NewOutputMarker).show(message.below)
+
+    def on_new_output_marker_clicked(self) -> None:
+        self.action_follow_log()
+
+    def on_key(self, event: events.Key) -> None:
+        """Printable keys typed while the log (or another non-input widget) has focus go to the prompt."""
+        focused = self.focused
+        if not event.is_printable or event.character is None or isinstance(focused, (TextArea, Input)):
+            return
+        if event.key in self.app.active_bindings or self.prompt.disabled:
+            return
+        event.stop()
+        event.prevent_default()
+        self.prompt.focus()
+        self.prompt.insert(event.character)
 
     def action_toggle_details(self) -> None:
         collapsibles = list(self.conversation.query(Collapsible))
