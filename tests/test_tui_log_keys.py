@@ -294,3 +294,35 @@ async def test_first_screen_welcomes_with_model_dir_and_keys(
         assert str(tmp_path) in welcome or "~" in welcome
         for key in ("Enter", "Esc", "Ctrl+P"):
             assert key in welcome
+
+
+async def test_long_output_lines_wrap_instead_of_being_cut() -> None:
+    from textual.app import App, ComposeResult
+
+    from freeact_tui.tui.widgets.blocks import AnsiLog
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield AnsiLog()
+
+    app = One()
+    async with app.run_test(size=(40, 12)) as pilot:
+        log = app.query_one(AnsiLog)
+        long = "".join(f"{i:02d}-" for i in range(30))  # 90 cells, coloured in part
+        log.write(f"short\n\x1b[32m{long[:45]}\x1b[0m{long[45:]}\nend")
+        await pilot.pause()
+        width = log.scrollable_content_region.width
+        assert log.virtual_size.width == width and log.max_scroll_x == 0  # nothing to scroll sideways
+        rows = [log.render_line(y).text.rstrip() for y in range(log.size.height)]
+        assert rows[0] == "short"
+        # The long line continues on the next rows, every character kept, in order.
+        wrapped = rows[1 : 1 + -(-len(long) // width)]
+        assert len(wrapped) == 3 and "".join(wrapped) == long
+        assert rows[1 + len(wrapped)] == "end"
+        assert log.plain_text == f"short\n{long}\nend"
+        # Narrower: more rows, still nothing lost.
+        await pilot.resize_terminal(25, 12)
+        await pilot.pause()
+        width = log.scrollable_content_region.width
+        rows = [log.render_line(y).text.rstrip() for y in range(log.size.height)]
+        assert "".join(rows[1 : 1 + -(-len(long) // width)]) == long

@@ -28,6 +28,7 @@ from freeact_tui.tui.commands import (
     unescape_prompt,
 )
 from freeact_tui.tui.exit_signals import ExitSignals
+from freeact_tui.tui.quitting import settle_for_exit
 from freeact_tui.tui.screens.first_run import FirstRunScreen
 from freeact_tui.tui.screens.help import HelpScreen
 from freeact_tui.tui.screens.main import MainScreen
@@ -52,6 +53,8 @@ class FreeactApp(App[None]):
         model: Overrides ``config.model`` (a ``provider:name`` string or a pydantic-ai model).
         session_id: Resume this session.
         clock: Returns the current time for elapsed and relative times in the side panel (tests fix it).
+        fast_exit: The process ends right after the app (the command line): quitting then only ends the
+            turn and writes the session; the kernels end by themselves once the process is gone.
         **agent_options: More keyword arguments of ``Agent.from_config`` for every agent this app
             opens, e.g. ``executor=`` an already started executor (tests share one kernel).
     """
@@ -73,10 +76,12 @@ class FreeactApp(App[None]):
         model: str | Model | None = None,
         session_id: str | None = None,
         clock: Clock | None = None,
+        fast_exit: bool = False,
         **agent_options: Any,
     ) -> None:
         super().__init__()
         self.clock = clock
+        self.fast_exit = fast_exit
         self.config = config
         self._model: str | Model | None = model
         self._session_id = session_id
@@ -151,14 +156,15 @@ class FreeactApp(App[None]):
         await self._stop_agent()
         self._exit_signals.remove()
 
-    async def _stop_agent(self) -> None:
+    async def _stop_agent(self, *, leave: bool = False) -> None:
         agent, self.agent = self.agent, None
         if agent is not None:
             if agent.history and agent.agent_id == "main" and agent.session is not None:
-                self.resume_hint = (
-                    f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
-                )
-            await agent.stop()
+                self.resume_hint = f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+            if leave:  # the process ends next: its kernels end without being waited for
+                await settle_for_exit(agent)
+            else:
+                await agent.stop()
 
     @property
     def main_screen(self) -> MainScreen:
@@ -191,7 +197,7 @@ class FreeactApp(App[None]):
 
     async def action_quit(self) -> None:
         """Stop the agent (cancelling a running turn, stopping its kernel), then exit."""
-        await self._stop_agent()
+        await self._stop_agent(leave=self.fast_exit)
         self.exit()
 
     def action_copy_session_id(self) -> None:
