@@ -51,3 +51,28 @@ def test_ctrl_q_during_a_turn_exits_fast_and_leaves_nothing(tmp_path: Path) -> N
     assert loaded.damage is None and info.damaged is None
     assert info.message_count == len(loaded.messages) >= 2
     assert "hello there" in repr(loaded.messages[0])
+
+
+def test_alt_enter_as_a_terminal_sends_it_adds_a_line(tmp_path: Path) -> None:
+    """ESC CR (what xterm and tmux send for Alt+Enter) reaches the real app as a newline, not as Enter."""
+    app = TerminalApp(tmp_path, "local", "subagent_pool_size = 0\n")
+    recorded: dict[int, float] = {}
+    try:
+        recorded = app.wait_for_kernels(1)
+        os.write(app.master, b"first line\x1b\rsecond line")
+        time.sleep(1.0)
+        assert not _sessions(tmp_path), "Alt+Enter sent the prompt"
+        os.write(app.master, b"\r")
+        deadline = time.monotonic() + 60
+        while not any("second line" in p.read_text() for p in _sessions(tmp_path)):
+            assert time.monotonic() < deadline, "the prompt never reached the session file"
+            time.sleep(0.1)
+        os.write(app.master, b"\x11")
+        assert app.process.wait(30) == 0
+    finally:
+        app.stop()
+        _kill(alive(recorded))
+    [history] = _sessions(tmp_path)
+    store = SessionStore(history.parent.parent)
+    loaded = store.session(store.list()[0].id).load()
+    assert "first line\\nsecond line" in repr(loaded.messages[0])

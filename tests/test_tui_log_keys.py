@@ -19,7 +19,7 @@ from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.widgets.blocks import ErrorBlock, ResponseBlock, UserMessageBlock
 from freeact_tui.tui.widgets.conversation import ConversationLog
 from freeact_tui.tui.widgets.follow_marker import NewOutputMarker
-from tests.scripted import Script, Wait, script
+from tests.scripted import Code, Script, Wait, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 
@@ -326,3 +326,22 @@ async def test_long_output_lines_wrap_instead_of_being_cut() -> None:
         width = log.scrollable_content_region.width
         rows = [log.render_line(y).text.rstrip() for y in range(log.size.height)]
         assert "".join(rows[1 : 1 + -(-len(long) // width)]) == long
+
+
+async def test_ctrl_c_cancels_a_turn_waiting_in_an_approval_dialog(
+    make_app: Callable[..., FreeactApp],
+) -> None:
+    from freeact_tui.tui.screens.approval import ApprovalScreen
+
+    app = make_app(script([Code("print('never run')")], ["never shown"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "run something")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.pause(0.6)  # past any arming delay of the dialog: Ctrl+C is no approval key anyway
+        await pilot.press("ctrl+c")
+        await app.workers.wait_for_complete()
+        await until(pilot, lambda: not isinstance(app.screen, ApprovalScreen))
+        screen = app.main_screen
+        assert not screen.turn_running and app.is_running
+        assert not screen.conversation.query(ResponseBlock)
+        assert "never run" not in "".join(b.text for b in screen.conversation.blocks if hasattr(b, "text"))

@@ -9,6 +9,7 @@ from pydantic_ai.messages import (
     ModelMessage,
 )
 from pydantic_ai.models import Model
+from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.theme import Theme
@@ -67,6 +68,9 @@ class FreeactApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
         Binding("f2", "copy_session_id", "Copy session id", id="app.copy_session_id"),
         Binding("f1", "slash('/help')", "Help", id="app.help"),
+        # Before copy and dialogs: a running turn is cancelled; idle, the key goes on (copy, quit hint).
+        Binding("ctrl+c", "interrupt", "Cancel turn", priority=True, show=False, id="app.interrupt"),
+        Binding("ctrl+c", "help_quit", show=False, system=True),  # Textual's, which the line above hides
     ]
 
     def __init__(
@@ -199,6 +203,14 @@ class FreeactApp(App[None]):
         """Stop the agent (cancelling a running turn, stopping its kernel), then exit."""
         await self._stop_agent(leave=self.fast_exit)
         self.exit()
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C: cancel a running turn (an open approval dialog too); idle, the key does what it did."""
+        try:
+            screen = self.main_screen
+        except LookupError:
+            raise SkipAction() from None
+        screen.action_interrupt()
 
     def action_copy_session_id(self) -> None:
         """Copy the full session id to the clipboard."""

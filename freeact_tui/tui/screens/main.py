@@ -99,8 +99,6 @@ class MainScreen(Screen[None]):
         Binding("ctrl+b", "toggle_side_panel", "Side panel", id="main.side_panel"),
         Binding("ctrl+l", "focus_log", "Scroll log", id="main.focus_log", show=False),
         Binding("ctrl+g", "follow_log", "Latest output", id="main.follow_log", show=False),
-        # Before the prompt's copy: a running turn is cancelled; else the key goes on (copy, quit hint).
-        Binding("ctrl+c", "interrupt", "Cancel turn", id="main.interrupt", show=False, priority=True),
     ]
 
     def __init__(self, host: ChatHost) -> None:
