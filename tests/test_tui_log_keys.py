@@ -188,6 +188,16 @@ async def test_typing_while_the_log_has_focus_goes_to_the_prompt(
         screen.conversation.focus()
         await pilot.press("end")
         assert screen.prompt.text == "hi there!"
+        # Backspace edits the prompt and Enter sends it, also while the log has focus.
+        await pilot.press(away, "question_mark", "question_mark")
+        await pilot.press(away, "backspace")
+        assert screen.prompt.text == "hi there!?"
+        await pilot.press(away)
+        assert app.focused is not screen.prompt
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [b.text for b in screen.conversation.query(UserMessageBlock)] == ["hi there!?"]
 
 
 async def test_alt_enter_inserts_a_newline_and_enter_sends(make_app: Callable[..., FreeactApp]) -> None:

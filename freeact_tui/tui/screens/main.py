@@ -312,16 +312,23 @@ class MainScreen(Screen[None]):
         self.action_follow_log()
 
     def on_key(self, event: events.Key) -> None:
-        """Printable keys typed while the log (or another non-input widget) has focus go to the prompt."""
-        focused = self.focused
-        if not event.is_printable or event.character is None or isinstance(focused, (TextArea, Input)):
+        """Typing while the log (or another non-input widget) has focus goes to the prompt: printable
+        keys, Backspace and Enter (which sends), unless the focused widget binds the key."""
+        prompt = self.prompt
+        typed = event.is_printable and event.character is not None
+        if isinstance(self.focused, (TextArea, Input)) or prompt.disabled or prompt.read_only:
             return
-        if event.key in self.app.active_bindings or self.prompt.disabled:
+        if not (typed or event.key in ("enter", "backspace")) or event.key in self.app.active_bindings:
             return
         event.stop()
         event.prevent_default()
-        self.prompt.focus()
-        self.prompt.insert(event.character)
+        prompt.focus()
+        if event.key == "enter":
+            prompt.post_message(PromptInput.Submitted(prompt, prompt.text))
+        elif event.key == "backspace":
+            prompt.action_delete_left()
+        elif event.character is not None:
+            prompt.insert(event.character)
 
     def action_toggle_details(self) -> None:
         collapsibles = list(self.conversation.query(Collapsible))
