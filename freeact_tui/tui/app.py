@@ -16,7 +16,7 @@ from textual.theme import Theme
 
 from freeact_tui import paths
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.models import ModelSetupError, missing_setup, resolve_model
+from freeact_tui.agent.models import missing_setup
 from freeact_tui.config import Config, save_user_setting
 from freeact_tui.store.export import render
 from freeact_tui.store.sessions import SessionStore
@@ -293,6 +293,8 @@ class FreeactApp(App[None]):
 
     def _model_problem(self, model: str) -> str | None:
         """What keeps ``model`` from being used (a missing key, an unknown provider), found offline."""
+        from freeact_tui.agent.models import ModelSetupError, resolve_model
+
         try:
             resolve_model(model, base_url=self.config.base_url, api_key_env=self.config.api_key_env)
         except ModelSetupError as exc:
