@@ -30,6 +30,12 @@ SESSION_ID = "0b5848f8-89e8-4b08-a784-da134d221ea8"
 SnapCompare = Callable[..., bool]
 
 
+@pytest.fixture(autouse=True)
+def home_is_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The welcome line shows the working dir as ``~/work`` (a temporary path would differ each run)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
 def make_app(s: Script, tmp_path: Path) -> FreeactApp:
     (tmp_path / "work").mkdir(exist_ok=True)
     config = Config(sessions_dir=tmp_path / "sessions", working_dir=tmp_path / "work")

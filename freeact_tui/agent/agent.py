@@ -431,6 +431,13 @@ class Agent(TurnLoop):
             self._cancel_phase = self._turn.phase  # unwinding clears the calls' phases
             self._turn_task.cancel()
 
+    async def cancel_and_wait(self) -> None:
+        """Cancel a running turn and wait until it has unwound (what it did is in the history)."""
+        task = self._turn_task
+        if task is not None and not task.done():
+            self.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
     async def stream(
         self, prompt: str | Sequence[UserContent], max_turns: int | None = None
     ) -> AsyncIterator[AgentEvent]:

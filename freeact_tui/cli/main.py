@@ -218,12 +218,19 @@ def run(
     _log_to_file()
     _warn_if_insecure(config)
 
-    from freeact_tui.tui.app import FreeactApp
+    import asyncio
 
-    tui = FreeactApp(config, session_id=chosen)
-    tui.run()
+    from freeact_tui.tui.app import FreeactApp
+    from freeact_tui.tui.quitting import exit_now
+
+    tui = FreeactApp(config, session_id=chosen, fast_exit=True)
+    # Our own loop, never closed: closing it would wait for tasks and threads of kernels being left.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    tui.run(loop=loop)
     if tui.resume_hint:
         typer.echo(tui.resume_hint)
+    exit_now(tui.return_code or 0)  # the kernels end by themselves once we are gone
 
 
 def _warn_if_insecure(config: Config) -> None:

@@ -7,12 +7,15 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.theme import Theme
 
 from freeact_tui import paths
 from freeact_tui.config import Config, save_user_setting
 from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui import terminal_keys
 from freeact_tui.tui.commands import (
     SlashCommand,
     SlashCommandProvider,
@@ -22,6 +25,7 @@ from freeact_tui.tui.commands import (
 )
 from freeact_tui.tui.context_report import context_report
 from freeact_tui.tui.exit_signals import ExitSignals
+from freeact_tui.tui.quitting import settle_for_exit
 from freeact_tui.tui.screens.first_run import START_DEMO, FirstRunScreen
 from freeact_tui.tui.screens.help import HelpScreen
 from freeact_tui.tui.screens.main import MainScreen
@@ -62,6 +66,8 @@ class FreeactApp(App[None]):
         model: Overrides ``config.model`` (a ``provider:name`` string or a pydantic-ai model).
         session_id: Resume this session.
         clock: Returns the current time for elapsed and relative times in the side panel (tests fix it).
+        fast_exit: The process ends right after the app (the command line): quitting then only ends the
+            turn and writes the session; the kernels end by themselves once the process is gone.
         **agent_options: More keyword arguments of ``Agent.from_config`` for every agent this app
             opens, e.g. ``executor=`` an already started executor (tests share one kernel).
     """
@@ -74,6 +80,9 @@ class FreeactApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
         Binding("f2", "copy_session_id", "Copy session id", id="app.copy_session_id"),
         Binding("f1", "slash('/help')", "Help", id="app.help"),
+        # Before copy and dialogs: a running turn is cancelled; idle, the key goes on (copy, quit hint).
+        Binding("ctrl+c", "interrupt", "Cancel turn", priority=True, show=False, id="app.interrupt"),
+        Binding("ctrl+c", "help_quit", show=False, system=True),  # Textual's, which the line above hides
     ]
 
     def __init__(
@@ -83,10 +92,12 @@ class FreeactApp(App[None]):
         model: str | Model | None = None,
         session_id: str | None = None,
         clock: Clock | None = None,
+        fast_exit: bool = False,
         **agent_options: Any,
     ) -> None:
         super().__init__()
         self.clock = clock
+        self.fast_exit = fast_exit
         self.config = config
         self._model: str | Model | None = model
         self._session_id = session_id
@@ -97,6 +108,8 @@ class FreeactApp(App[None]):
         self.resume_hint: str | None = None
         """How to come back to the session, printed by the command line after the app exits."""
         self._exit_signals = ExitSignals(self.action_quit)
+        self._saved_theme = config.theme
+        terminal_keys.install()  # Alt+Enter as tmux/xterm send it
 
     async def on_mount(self) -> None:
         if not self.is_headless:  # SIGHUP/SIGTERM/SIGINT quit as Ctrl+Q does (tests run headless)
@@ -118,6 +131,7 @@ class FreeactApp(App[None]):
             insecure = config_warning("remote", self.config.remote_url, self.config.remote_insecure)
             if insecure is not None:
                 self.notify(insecure, severity="warning", timeout=15)
+        self.theme_changed_signal.subscribe(self, self._save_theme)  # the palette's choice is kept too
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         # The screen comes first so the prompt takes keys while the agent loads (in a worker).
@@ -152,6 +166,15 @@ class FreeactApp(App[None]):
             return _NO_MODEL.format(config=paths.user_config_file())
         return problem
 
+    def _save_theme(self, theme: Theme) -> None:
+        if theme.name == self._saved_theme:
+            return
+        self._saved_theme = theme.name
+        try:
+            save_user_setting("theme", theme.name)
+        except OSError as exc:
+            self.notify(f"Theme not saved: {exc}", severity="warning")
+
     async def _first_run_done(self, choice: bool | str | None) -> None:
         if choice is False:
             self.exit()
@@ -165,14 +188,15 @@ class FreeactApp(App[None]):
         await self._stop_agent()
         self._exit_signals.remove()
 
-    async def _stop_agent(self) -> None:
+    async def _stop_agent(self, *, leave: bool = False) -> None:
         agent, self.agent = self.agent, None
         if agent is not None:
             if agent.history and agent.agent_id == "main" and agent.session is not None:
-                self.resume_hint = (
-                    f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
-                )
-            await agent.stop()
+                self.resume_hint = f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+            if leave:  # the process ends next: its kernels end without being waited for
+                await settle_for_exit(agent)
+            else:
+                await agent.stop()
 
     @property
     def main_screen(self) -> MainScreen:
@@ -207,7 +231,7 @@ class FreeactApp(App[None]):
 
     async def action_quit(self) -> None:
         """Stop the agent (cancelling a running turn, stopping its kernel), then exit."""
-        await self._stop_agent()
+        await self._stop_agent(leave=self.fast_exit)
         self.exit()
 
     async def on_action_block_diff_requested(self, event: ActionBlock.DiffRequested) -> None:
@@ -215,6 +239,14 @@ class FreeactApp(App[None]):
         from freeact_tui.tui import checkpoint_commands  # loaded on use: not before the first screen
 
         await checkpoint_commands.run_diff(self, corr_id=event.corr_id)
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C: cancel a running turn (an open approval dialog too); idle, the key does what it did."""
+        try:
+            screen = self.main_screen
+        except LookupError:
+            raise SkipAction() from None
+        screen.action_interrupt()
 
     def action_copy_session_id(self) -> None:
         """Copy the full session id to the clipboard."""
@@ -271,6 +303,11 @@ class FreeactApp(App[None]):
                 store = SessionStore(self.config.resolved_sessions_dir())
                 await self._switch_agent(session_id=store.resolve(command.arg), model=self._model)
             case "model":
+                if self.agent is not None and (problem := self._model_problem(command.arg)):
+                    # The current session, kernel and view stay as they are.
+                    self.notify(f"Model not changed: {problem}", severity="error", timeout=10)
+                    await log.error(problem, title=f"Cannot switch to {command.arg}")
+                    return
                 session = self.agent.session_id if self.agent is not None else None
                 await self._switch_agent(session_id=session, model=command.arg)
             case "theme":
@@ -279,6 +316,7 @@ class FreeactApp(App[None]):
                     self.notify(f"Unknown theme {command.arg!r}. Available: {names}", severity="error")
                     return
                 self.theme = command.arg
+                self._saved_theme = command.arg
                 save_user_setting("theme", command.arg)
             case "sessions":
                 await self._list_sessions()
@@ -319,6 +357,16 @@ class FreeactApp(App[None]):
         else:
             text = "\n".join(f"- **{s.name}** — {s.description or 'no description'}  \n  `{s.path}`" for s in skills)
         await self.main_screen.conversation.notice(text, title=f"Skills ({len(skills)})")
+
+    def _model_problem(self, model: str) -> str | None:
+        """What keeps ``model`` from being used (a missing key, an unknown provider), found offline."""
+        from freeact_tui.agent.models import ModelSetupError, resolve_model
+
+        try:
+            resolve_model(model, base_url=self.config.base_url, api_key_env=self.config.api_key_env)
+        except ModelSetupError as exc:
+            return str(exc)
+        return None
 
     async def _switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None:
         await self._stop_agent()

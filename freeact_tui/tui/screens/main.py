@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from textual import work
+from textual import events, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Collapsible
+from textual.widgets import Collapsible, Input, TextArea
 from textual.worker import Worker
 
 from freeact_tui.events import (
@@ -41,6 +43,7 @@ from freeact_tui.tui.screens.approval_controller import ApprovalController
 from freeact_tui.tui.screens.first_run import setup_guide
 from freeact_tui.tui.widgets.blocks import ActionBlock
 from freeact_tui.tui.widgets.conversation import ConversationLog
+from freeact_tui.tui.widgets.follow_marker import NewOutputMarker
 from freeact_tui.tui.widgets.key_footer import KeyFooter
 from freeact_tui.tui.widgets.prompt import PromptInput
 from freeact_tui.tui.widgets.side_panel import SidePanel
@@ -56,6 +59,15 @@ _TURN = Binding.Group("Turn")
 
 _CLEAR_WINDOW = 2.0
 """Seconds within which a second Esc clears the prompt's draft."""
+
+
+def welcome_text(model: str, working_dir: Path) -> str:
+    """The first screen's lines: what runs where, and the keys that matter."""
+    place = str(working_dir)
+    home = str(Path.home())
+    if place == home or place.startswith(home + "/"):
+        place = "~" + place[len(home) :]
+    return f"freeact · {model} · {place}\nEnter sends · Esc cancels a turn · Ctrl+P commands · ? help"
 
 
 class ChatHost(Protocol):
@@ -101,6 +113,7 @@ class MainScreen(Screen[None]):
         Binding("ctrl+o", "toggle_details", "Expand/collapse", id="main.toggle_details"),
         Binding("ctrl+b", "toggle_side_panel", "Side panel", id="main.side_panel"),
         Binding("ctrl+l", "focus_log", "Scroll log", id="main.focus_log", show=False),
+        Binding("ctrl+g", "follow_log", "Latest output", id="main.follow_log", show=False),
     ]
 
     def __init__(self, host: ChatHost) -> None:
@@ -133,6 +146,7 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield SidePanel(clock=self.host.clock, id="side-panel")
         yield ConversationLog(id="conversation")
+        yield NewOutputMarker("Ctrl+G", id="output-below")
         yield PromptInput(id="prompt")
         yield StatusBar(id="status-bar")
         yield KeyFooter()
@@ -181,6 +195,8 @@ class MainScreen(Screen[None]):
         self.status_bar.set_context(agent.context_usage())
         if agent.history:  # the whole transcript: turns before a compaction stay visible
             await self.conversation.add_all(blocks_from_history(agent.transcript))
+        else:
+            await self.conversation.welcome(welcome_text(agent.model_name, agent.working_dir))
         if agent.load_damage is not None:
             await self.conversation.error(
                 f"{agent.load_damage}\n\nThe session is read-only so that nothing more is lost. "
@@ -345,6 +361,41 @@ class MainScreen(Screen[None]):
 
     def action_focus_log(self) -> None:
         self.conversation.focus()
+
+    def action_follow_log(self) -> None:
+        """Jump to the latest output and follow it again."""
+        self.conversation.follow()
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C: cancel a running turn; on an idle prompt the key does what it did (copy, quit hint)."""
+        if not self.turn_running:
+            raise SkipAction()
+        self.action_cancel_turn()
+
+    def on_conversation_log_output_below(self, message: ConversationLog.OutputBelow) -> None:
+        self.query_one(NewOutputMarker).show(message.below)
+
+    def on_new_output_marker_clicked(self) -> None:
+        self.action_follow_log()
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing while the log (or another non-input widget) has focus goes to the prompt: printable
+        keys, Backspace and Enter (which sends), unless the focused widget binds the key."""
+        prompt = self.prompt
+        typed = event.is_printable and event.character is not None
+        if isinstance(self.focused, (TextArea, Input)) or prompt.disabled or prompt.read_only:
+            return
+        if not (typed or event.key in ("enter", "backspace")) or event.key in self.app.active_bindings:
+            return
+        event.stop()
+        event.prevent_default()
+        prompt.focus()
+        if event.key == "enter":
+            prompt.post_message(PromptInput.Submitted(prompt, prompt.text))
+        elif event.key == "backspace":
+            prompt.action_delete_left()
+        elif event.character is not None:
+            prompt.insert(event.character)
 
     def action_toggle_details(self) -> None:
         collapsibles = list(self.conversation.query(Collapsible))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -57,6 +58,7 @@ class ConversationLog(VerticalScroll):
         height: 1fr;
         padding: 0 1;
         & > #pruned { color: $text-muted; text-align: center; }
+        & > #welcome { color: $text-muted; padding: 0 1; margin: 1 0 0 0; }
     }
     """
 
@@ -74,9 +76,42 @@ class ConversationLog(VerticalScroll):
         self._open_thoughts: dict[str, list[ThoughtBlock]] = {}
         self._responses: dict[str, ResponseBlock] = {}
         self._outputs: dict[tuple[str, str], ExecutionOutputBlock] = {}
+        self._output_below = False
+
+    class OutputBelow(Message):
+        """New output arrived below the viewport while the user is scrolled up (``below``), or the
+        log follows the latest output again (``not below``)."""
+
+        def __init__(self, below: bool) -> None:
+            super().__init__()
+            self.below = below
 
     def on_mount(self) -> None:
         self.anchor()
+
+    @property
+    def following(self) -> bool:
+        """Whether the view stays on the latest output (the user has not scrolled away from it)."""
+        return self.is_anchored and not self._anchor_released
+
+    def follow(self) -> None:
+        """Jump to the latest output and keep following it."""
+        self.anchor()
+        self._set_output_below(False)
+
+    def _output_added(self) -> None:
+        if not self.following:
+            self._set_output_below(True)
+
+    def _set_output_below(self, below: bool) -> None:
+        if below != self._output_below:
+            self._output_below = below
+            self.post_message(self.OutputBelow(below))
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._output_below and self.following:  # scrolled back down to the end
+            self._set_output_below(False)
 
     @property
     def blocks(self) -> list[Block]:
@@ -99,6 +134,7 @@ class ConversationLog(VerticalScroll):
             await container.mount(block)
         if container is self:
             await self._prune()
+        self._output_added()
         return block
 
     async def add_all(self, blocks: Sequence[Block]) -> None:
@@ -158,12 +194,21 @@ class ConversationLog(VerticalScroll):
         self._open_thoughts.clear()
         self.pruned = 0
         await self.remove_children()
+        self.follow()
+
+    async def welcome(self, text: str) -> Static:
+        """Show the first screen's welcome lines (replacing an earlier one)."""
+        await self.query("#welcome").remove()
+        note = Static(text, id="welcome", markup=False)
+        await self.mount(note)
+        return note
 
     # -- live events -------------------------------------------------------------------------------
 
     async def add_user(self, text: str) -> UserMessageBlock:
         """Show a prompt the user sent."""
         await self.finish_streams()
+        self.follow()  # a new prompt always brings the view back to the end
         block = UserMessageBlock(text)
         await self.add(block)
         return block
@@ -177,6 +222,7 @@ class ConversationLog(VerticalScroll):
             self._thoughts[event.agent_id] = block
             await self.add(block, event.parent_corr_id)
         await block.write(event.content)
+        self._output_added()
 
     async def thought_end(self, event: Thoughts) -> None:
         """Complete the agent's current thought block; it collapses once the agent's response ends."""
@@ -201,6 +247,7 @@ class ConversationLog(VerticalScroll):
             self._responses[event.agent_id] = block
             await self.add(block, event.parent_corr_id)
         await block.write(event.content)
+        self._output_added()
 
     async def response_end(self, event: Response) -> None:
         """Complete the agent's current response block (and collapse the thoughts above it)."""
@@ -225,6 +272,7 @@ class ConversationLog(VerticalScroll):
         """Stream kernel output into the output block of the action it belongs to."""
         block = await self._output_block(event.agent_id, event.corr_id, event.parent_corr_id)
         block.write(event.text)
+        self._output_added()
 
     async def output_end(self, event: CodeExecutionOutput) -> None:
         """Complete an output block: full text if nothing streamed, image links, error marker."""

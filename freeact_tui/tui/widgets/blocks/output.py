@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from bisect import bisect_right
 from pathlib import Path
 
 from rich.cells import cell_len
@@ -11,6 +12,7 @@ from rich.style import Style as RichStyle
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.content import Content
+from textual.geometry import Size
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.style import Style
@@ -61,14 +63,17 @@ def strip_sgr(text: str) -> str:
 
 
 class AnsiLog(Log):
-    """A ``Log`` that renders SGR colours; writes append to the current line, ``\\r`` rewrites it."""
+    """A ``Log`` that renders SGR colours; writes append to the current line, ``\\r`` rewrites it.
+
+    Long lines wrap at the widget's width (a terminal folds them too) instead of being cut.
+    """
 
     DEFAULT_CSS = """
     AnsiLog {
         height: auto;
         max-height: 20;
         background: transparent;
-        overflow-x: auto;
+        overflow-x: hidden;
         overflow-y: auto;
         scrollbar-size-vertical: 1;
     }
@@ -78,17 +83,68 @@ class AnsiLog(Log):
     def _process_line(cls, line: str) -> str:
         return strip_sgr(line).expandtabs()
 
+    def __init__(self, *, max_lines: int | None = None) -> None:
+        super().__init__(max_lines=max_lines)
+        self._row_starts: list[int] = []  # the first visual row of each line (wrapped)
+        self._rows = 0
+        self._wrap_width = 0
+        # Cells of a line's text, by the text (str hashes are cached: a rewrap is cheap).
+        self._cells: dict[str, int] = {}
+
     def write(self, data: str, scroll_end: bool | None = None) -> AnsiLog:
         """Append sanitized ``data``; a lone carriage return restarts the current line (progress bars)."""
         data = sanitize_ansi(data).replace("\r\n", "\n")
         if "\r" not in data:
             super().write(data, scroll_end)
-            return self
-        for index, piece in enumerate(data.split("\r")):
-            if index and self._lines:
-                self._lines[-1] = ""
-            super().write(piece, scroll_end)
+        else:
+            for index, piece in enumerate(data.split("\r")):
+                if index and self._lines:
+                    self._lines[-1] = ""
+                super().write(piece, scroll_end)
+        self._rewrap()
+        if self.auto_scroll if scroll_end is None else scroll_end:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
         return self
+
+    def clear(self) -> AnsiLog:
+        super().clear()
+        self._rewrap()
+        return self
+
+    def on_resize(self) -> None:
+        self._rewrap()
+
+    def _rewrap(self) -> None:
+        """Count the visual rows of every line at the current width; the virtual size follows."""
+        width = self.scrollable_content_region.width
+        self._wrap_width = width
+        starts: list[int] = []
+        rows = 0
+        known = self._cells
+        if len(known) > 2 * len(self._lines) + 64:
+            known.clear()
+        for index in range(self.line_count):
+            starts.append(rows)
+            line = self._lines[index]
+            cells = known.get(line)
+            if cells is None:
+                cells = known[line] = cell_len(self._process_line(line))
+            rows += max(1, -(-cells // width)) if width > 0 else 1
+        self._row_starts, self._rows = starts, rows
+        self._render_line_cache.clear()
+        self.virtual_size = Size(max(width, 0), rows)
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        row = self.scroll_offset.y + y
+        rich_style = self.rich_style
+        if not self._row_starts or row >= self._rows or self._wrap_width <= 0:
+            return super().render_line(y) if self._wrap_width <= 0 else Strip.blank(width, rich_style)
+        index = bisect_right(self._row_starts, row) - 1
+        start = (row - self._row_starts[index]) * self._wrap_width
+        strip = self._render_line_strip(index, rich_style)
+        return strip.crop_extend(start, start + width, rich_style).apply_offsets(start, index)
 
     @property
     def plain_text(self) -> str:
