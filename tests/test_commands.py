@@ -21,7 +21,7 @@ from freeact_tui.tui.commands import (
 def test_registry_has_every_command_with_description() -> None:
     names = [spec.name for spec in COMMANDS]
     assert names == [
-        "help", "new", "sessions", "resume", "model", "theme", "export", "clear", "skills", "quit", "exit"
+        "help", "new", "sessions", "resume", "model", "theme", "export", "clear", "copy", "skills", "quit", "exit"
     ]
     assert all(spec.description for spec in COMMANDS)
     assert get_command("/resume") is not None and get_command("resume").usage == "/resume ID"  # type: ignore[union-attr]
@@ -113,5 +113,5 @@ async def test_palette_discovery_lists_argument_free_commands() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         provider = SlashCommandProvider(app.screen)
         shown = [hit.text async for hit in provider.discover()]
-        assert shown == ["/help", "/new", "/sessions", "/export", "/clear", "/skills", "/quit", "/exit"]
+        assert shown == ["/help", "/new", "/sessions", "/export", "/clear", "/copy", "/skills", "/quit", "/exit"]
         await pilot.pause()

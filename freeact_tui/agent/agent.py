@@ -211,6 +211,7 @@ class Agent(TurnLoop):
         self._turn: TurnState = TurnState()
         self._cancel_requested = False
         self._cancel_phase: Phase = Phase.IDLE
+        self._steering: list[str] = []
         self._started = False
         self.gate = ApprovalGate(
             runtime.permissions,
@@ -405,6 +406,20 @@ class Agent(TurnLoop):
             self._cancel_phase = self._turn.phase  # unwinding clears the calls' phases
             self._turn_task.cancel()
 
+    def steer(self, text: str) -> bool:
+        """Send ``text`` into the running turn: the model gets it before its next request (after the
+        current tool calls). Returns False when no turn runs. What a turn that ends first did not take
+        is returned by ``take_steering()``."""
+        if not self.busy:
+            return False
+        self._steering.append(text)
+        return True
+
+    def take_steering(self) -> list[str]:
+        """Messages given to ``steer()`` that the turn ended without sending (cleared)."""
+        left, self._steering = self._steering, []
+        return left
+
     async def stream(
         self, prompt: str | Sequence[UserContent], max_turns: int | None = None
     ) -> AsyncIterator[AgentEvent]:
@@ -429,6 +444,7 @@ class Agent(TurnLoop):
         queue: asyncio.Queue[Any] = asyncio.Queue()
         self._queue = queue
         self._cancel_requested = False
+        self._steering = []
         self._turn = TurnState()
         task = asyncio.create_task(self._run_turn(prompt, max_turns))
         self._turn_task = task

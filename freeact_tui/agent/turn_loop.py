@@ -78,6 +78,7 @@ class TurnLoop:
     _subagents: SubagentManager | None
     _cancel_requested: bool
     _cancel_phase: Phase
+    _steering: list[str]
 
     def _emit(self, event: AgentEvent) -> None:
         raise NotImplementedError
@@ -202,6 +203,7 @@ class TurnLoop:
                     )
                     self._emit(AgentError(message, kind="model", **self._ids()))
                     break
+                self._take_steering()
         except asyncio.CancelledError:
             if not self._cancel_requested:
                 raise
@@ -233,6 +235,12 @@ class TurnLoop:
             state.phases.clear()
             await self.recorder.sync()
             self._end_stream()
+
+    def _take_steering(self) -> None:
+        """Messages the user sent into the running turn go to the model with its next request."""
+        if self._steering:
+            texts, self._steering = self._steering, []
+            self.recorder.record(ModelRequest(parts=[UserPromptPart(t) for t in texts]))
 
     def _finish_cancelled(self, state: TurnState) -> None:
         phase = self._cancel_phase

@@ -266,6 +266,8 @@ class FreeactApp(App[None]):
                 await self._export(command.arg)
             case "clear":
                 await log.clear()
+            case "copy":
+                screen.action_copy_block()
             case "skills":
                 await self._list_skills()
             case "quit" | "exit":

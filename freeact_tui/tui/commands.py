@@ -51,6 +51,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("theme", "Switch the colour theme (the choice is saved)", "NAME", True),
     CommandSpec("export", "Export this session as Markdown", "PATH", False),
     CommandSpec("clear", "Clear the conversation view (the session is kept)"),
+    CommandSpec("copy", "Copy last answer to the clipboard (Alt+C: the block found)"),
     CommandSpec("skills", "List the skills the agent can read (.freeact/skills, .agents/skills)"),
     CommandSpec("quit", "Quit (the session is kept; the command to resume it is printed)"),
     CommandSpec("exit", "Quit, as /quit"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from textual import work
@@ -30,14 +31,18 @@ from freeact_tui.events import (
     UsageUpdate,
 )
 from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui.mentions import attach_mentions
 from freeact_tui.tui.notify import Notifier
 from freeact_tui.tui.replay import blocks_from_history
 from freeact_tui.tui.screens.approval_controller import ApprovalController
+from freeact_tui.tui.screens.file_picker import FileIndexCache, FilePicker
 from freeact_tui.tui.screens.first_run import setup_guide
-from freeact_tui.tui.widgets.blocks import ActionBlock
+from freeact_tui.tui.widgets.blocks import ActionBlock, Block, ResponseBlock
 from freeact_tui.tui.widgets.conversation import ConversationLog
+from freeact_tui.tui.widgets.find_bar import FindBar, block_text
 from freeact_tui.tui.widgets.key_footer import KeyFooter
 from freeact_tui.tui.widgets.prompt import PromptInput
+from freeact_tui.tui.widgets.queued import QueuedMessages
 from freeact_tui.tui.widgets.side_panel import SidePanel
 from freeact_tui.tui.widgets.status_bar import StatusBar
 
@@ -96,6 +101,9 @@ class MainScreen(Screen[None]):
         Binding("ctrl+o", "toggle_details", "Expand/collapse", id="main.toggle_details"),
         Binding("ctrl+b", "toggle_side_panel", "Side panel", id="main.side_panel"),
         Binding("ctrl+l", "focus_log", "Scroll log", id="main.focus_log", show=False),
+        Binding("ctrl+g", "steer", "Send into the running turn", id="main.steer", group=_TURN, show=False),
+        Binding("ctrl+f", "find", "Find", id="main.find", show=False),
+        Binding("alt+c", "copy_block", "Copy block", id="main.copy_block", show=False),
     ]
 
     def __init__(self, host: ChatHost) -> None:
@@ -104,6 +112,8 @@ class MainScreen(Screen[None]):
         self.turn_running = False
         self.read_only = False
         self._escaped_at = 0.0
+        self.work_dir = host.config.working_dir or Path.cwd()
+        self.files = FileIndexCache(self.work_dir)
         self.approvals: ApprovalController[ActionBlock] = ApprovalController(
             self,
             on_count=lambda count: self.status_bar.set_waiting(count),
@@ -127,6 +137,8 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield SidePanel(clock=self.host.clock, id="side-panel")
         yield ConversationLog(id="conversation")
+        yield FindBar(id="find-bar")
+        yield QueuedMessages(id="queued")
         yield PromptInput(id="prompt")
         yield StatusBar(id="status-bar")
         yield KeyFooter()
@@ -221,10 +233,11 @@ class MainScreen(Screen[None]):
             self.prompt.remember(text)
             self.prompt.clear_input()
             return
-        if self.turn_running:
-            self.notify(
-                "A turn is running: wait for it to end, or press Esc to cancel it.", severity="warning"
-            )
+        if self.turn_running:  # sent when the turn ends
+            self.prompt.remember(text)
+            self.prompt.clear_input()
+            self.query_one(QueuedMessages).push(text)
+            self.notify("Queued: sent when the turn ends (Ctrl+G sends a message into the running turn).")
             return
         if self.read_only:
             self.notify("This session is read-only: Ctrl+N or /new starts a new one.", severity="warning")
@@ -243,7 +256,89 @@ class MainScreen(Screen[None]):
         if command is not None:
             self.start_user_shell(command)
             return
-        self.start_turn(self.host.prompt_text(text))
+        self.start_turn(self._with_files(self.host.prompt_text(text)))
+
+    def _with_files(self, prompt: str) -> str:
+        """The prompt with the files its ``@path`` tokens name attached (within the size limits)."""
+        try:
+            return attach_mentions(prompt, self.work_dir)
+        except OSError as exc:  # an unreadable working dir: send the prompt as typed
+            self.notify(f"Mentioned files not attached: {exc}", severity="warning")
+            return prompt
+
+    def on_prompt_input_mention_requested(self) -> None:
+        def insert(path: str | None) -> None:
+            self.prompt.focus()
+            if path:
+                self.prompt.insert(path + " ")
+
+        self.app.push_screen(FilePicker(self.files), insert)
+
+    async def action_steer(self) -> None:
+        """Send the typed message into the running turn (the model gets it at its next step)."""
+        text = self.prompt.text
+        if not text.strip():
+            return
+        if not self.turn_running or self.agent is None or not self.agent.busy:
+            await self.on_prompt_input_submitted(PromptInput.Submitted(self.prompt, text))
+            return
+        self.agent.steer(self._with_files(self.host.prompt_text(text)))
+        self.prompt.remember(text)
+        self.prompt.clear_input()
+        await self.conversation.add_user(text)
+        self.notify("Sent into the running turn: the model gets it after the current step.")
+
+    def on_queued_messages_edit_requested(self, message: QueuedMessages.EditRequested) -> None:
+        draft = self.prompt.text.strip()
+        if draft:  # never lose a draft: it goes back to the queue
+            self.query_one(QueuedMessages).push(draft)
+        self.prompt.load_text(message.text)
+        self.prompt.move_cursor(self.prompt.document.end)
+        self.prompt.focus()
+
+    def _send_queued(self) -> None:
+        """After a turn: a message the turn did not take, else the next queued one, starts a turn."""
+        queue = self.query_one(QueuedMessages)
+        if self.agent is not None:
+            for left in reversed(self.agent.take_steering()):
+                queue.push(left, first=True)
+        if self.turn_running or self.read_only or self.agent is None:
+            return
+        text = queue.pop_next()
+        if text is None:
+            return
+        command = shell_command(text)
+        if command is not None:
+            self.start_user_shell(command)
+        else:
+            self.start_turn(self._with_files(self.host.prompt_text(text)))
+
+    def action_find(self) -> None:
+        self.query_one(FindBar).open(self.conversation.blocks)
+
+    def on_find_bar_jump(self, message: FindBar.Jump) -> None:
+        if message.block is not None and message.block.is_attached:
+            self.conversation.release_anchor()
+            self.conversation.scroll_to_widget(message.block, top=True, animate=False)
+
+    def on_find_bar_closed(self) -> None:
+        self.prompt.focus()
+
+    def action_copy_block(self) -> None:
+        """Copy the block the find bar shows, else the last answer."""
+        block: Block | None = self.query_one(FindBar).found
+        if block is None:
+            answers = list(self.conversation.query(ResponseBlock))
+            block = answers[-1] if answers else None
+        self.copy_block(block)
+
+    def copy_block(self, block: Block | None) -> None:
+        text = block_text(block) if block is not None else ""
+        if not text:
+            self.notify("Nothing to copy yet.", severity="warning")
+            return
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {len(text):,} characters")
 
     def start_user_shell(self, command: str) -> None:
         """Run the user's own ``!command`` in the kernel (no approval); the next prompt carries it."""
@@ -273,6 +368,7 @@ class MainScreen(Screen[None]):
             self.prompt.remove_class("-busy")
             self.status_bar.set_activity("")
             self.refresh_bindings()
+            self.call_later(self._send_queued)
 
     async def on_prompt_input_help_requested(self) -> None:
         await self.host.handle_slash("/help")
@@ -302,6 +398,8 @@ class MainScreen(Screen[None]):
             return True if self.turn_running else None
         if action == "new_session":
             return None if self.turn_running else True
+        if action == "steer":
+            return True if self.turn_running else None
         return True
 
     def action_cancel_turn(self) -> None:
@@ -415,6 +513,7 @@ class MainScreen(Screen[None]):
             self.status_bar.set_activity("")
             self.prompt.remove_class("-busy")
             self.refresh_bindings()
+            self.call_later(self._send_queued)
 
     # -- approvals --------------------------------------------------------------------------------------
 
