@@ -232,7 +232,7 @@ async def test_messages_typed_during_a_turn_queue_edit_remove_and_send_after(
 
 @pytest.mark.kernel
 @pytest.mark.asyncio(loop_scope="module")
-async def test_ctrl_g_sends_into_the_running_turn_at_the_next_step(
+async def test_alt_s_sends_into_the_running_turn_at_the_next_step(
     make_app: Callable[[Script], FreeactApp],
 ) -> None:
     gate = asyncio.Event()
@@ -243,7 +243,7 @@ async def test_ctrl_g_sends_into_the_running_turn_at_the_next_step(
         await pilot.press("enter")
         await until(pilot, lambda: s.requests)
         await type_prompt(pilot, "also: use tabs")
-        await pilot.press("ctrl+g")
+        await pilot.press("alt+s")
         assert screen(app).query_one(PromptInput).text == ""
         assert not screen(app).query_one(QueuedMessages).items
         gate.set()
@@ -271,7 +271,7 @@ async def test_steer_left_over_when_the_turn_ends_is_queued(make_app: Callable[[
         await pilot.press("enter")
         await until(pilot, lambda: s.requests)
         await type_prompt(pilot, "late steer")
-        await pilot.press("ctrl+g")
+        await pilot.press("alt+s")
         gate.set()
         await until(pilot, lambda: len(s.requests) == 2 and not screen(app).turn_running)
         await app.workers.wait_for_complete()

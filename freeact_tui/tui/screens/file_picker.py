@@ -47,25 +47,7 @@ class FileIndexCache:
 class FilePicker(ModalScreen[str | None]):
     """Pick a file of the working directory; dismisses with its relative path, or ``None``."""
 
-    DEFAULT_CSS = """
-    FilePicker {
-        align: center bottom;
-        background: $background 40%;
-    }
-    FilePicker > #picker {
-        width: 90%;
-        max-width: 100;
-        height: auto;
-        max-height: 20;
-        margin-bottom: 5;
-        border: round $primary;
-        background: $surface;
-        padding: 0 1;
-    }
-    FilePicker #picker-input { border: none; height: 1; padding: 0; background: $surface; }
-    FilePicker OptionList { height: auto; max-height: 14; border: none; padding: 0; background: $surface; }
-    FilePicker #picker-status { color: $text-muted; height: 1; }
-    """
+    CSS_PATH = "file_picker.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close", show=False),

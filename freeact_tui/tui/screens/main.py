@@ -101,7 +101,7 @@ class MainScreen(Screen[None]):
         Binding("ctrl+o", "toggle_details", "Expand/collapse", id="main.toggle_details"),
         Binding("ctrl+b", "toggle_side_panel", "Side panel", id="main.side_panel"),
         Binding("ctrl+l", "focus_log", "Scroll log", id="main.focus_log", show=False),
-        Binding("ctrl+g", "steer", "Send into the running turn", id="main.steer", group=_TURN, show=False),
+        Binding("alt+s", "steer", "Send into the running turn", id="main.steer", group=_TURN, show=False),
         Binding("ctrl+f", "find", "Find", id="main.find", show=False),
         Binding("alt+c", "copy_block", "Copy block", id="main.copy_block", show=False),
     ]
@@ -237,7 +237,7 @@ class MainScreen(Screen[None]):
             self.prompt.remember(text)
             self.prompt.clear_input()
             self.query_one(QueuedMessages).push(text)
-            self.notify("Queued: sent when the turn ends (Ctrl+G sends a message into the running turn).")
+            self.notify("Queued: sent when the turn ends (Alt+S sends a message into the running turn).")
             return
         if self.read_only:
             self.notify("This session is read-only: Ctrl+N or /new starts a new one.", severity="warning")

@@ -88,7 +88,7 @@ class QueuedMessages(Vertical):
         self.display = bool(self.items)
         self.query_one("#queued-title", Static).update(
             f"Queued ({len(self.items)}) · sent when the turn ends · Enter edits · Del removes · "
-            "Ctrl+G in the prompt sends into the turn"
+            "Alt+S in the prompt sends into the turn"
         )
         options = self.query_one(QueuedList)
         highlighted = options.highlighted
