@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from pydantic_ai.messages import ModelRequest, ToolReturnPart, UserPromptPart
+from textual import events
 from textual.pilot import Pilot
-from textual.widgets import OptionList
+from textual.widgets import Input, OptionList
 
 from freeact_tui.config import Config
 from freeact_tui.execution.kernel import KernelExecutor
@@ -137,6 +138,15 @@ async def type_prompt(pilot: Pilot[None], text: str) -> None:
     prompt.focus()
 
 
+async def alt(pilot: Pilot[None], letter: str) -> None:
+    """Press Alt+letter as a terminal sends it: a key that also carries its printable character."""
+    event = events.Key(f"alt+{letter}", letter)
+    event.set_sender(pilot.app)
+    pilot.app.post_message(event)
+    await pilot.pause()
+    await pilot.pause()
+
+
 def user_prompts(s: Script, request: int) -> list[str]:
     return [
         str(p.content)
@@ -183,6 +193,8 @@ async def test_at_opens_picker_inserts_path_and_send_attaches_file(
         sent = user_prompts(s, 0)[-1]
         assert sent.startswith("explain @src/widgets/conversation.py")
         assert "[@src/widgets/conversation.py]\n```py\n# src/widgets/conversation.py\n```" in sent
+        shown = [b.text.strip() for b in screen(app).conversation.query(UserMessageBlock)]
+        assert shown == ["explain @src/widgets/conversation.py"]  # the attachment goes to the model only
 
 
 @pytest.mark.kernel
@@ -243,7 +255,7 @@ async def test_alt_s_sends_into_the_running_turn_at_the_next_step(
         await pilot.press("enter")
         await until(pilot, lambda: s.requests)
         await type_prompt(pilot, "also: use tabs")
-        await pilot.press("alt+s")
+        await alt(pilot, "s")
         assert screen(app).query_one(PromptInput).text == ""
         assert not screen(app).query_one(QueuedMessages).items
         gate.set()
@@ -271,7 +283,7 @@ async def test_steer_left_over_when_the_turn_ends_is_queued(make_app: Callable[[
         await pilot.press("enter")
         await until(pilot, lambda: s.requests)
         await type_prompt(pilot, "late steer")
-        await pilot.press("alt+s")
+        await alt(pilot, "s")
         gate.set()
         await until(pilot, lambda: len(s.requests) == 2 and not screen(app).turn_running)
         await app.workers.wait_for_complete()
@@ -291,7 +303,7 @@ async def test_ctrl_f_finds_blocks_and_alt_c_copies(make_app: Callable[[Script],
             await app.workers.wait_for_complete()
         answers = list(screen(app).conversation.query(ResponseBlock))
         assert [a.text for a in answers] == ["Apples are red.", "Bananas are yellow.", "More apples here."]
-        await pilot.press("alt+c")  # nothing found yet: the last answer
+        await alt(pilot, "c")  # nothing found yet: the last answer
         assert app.clipboard == "More apples here."
         await pilot.press("ctrl+f")
         bar = screen(app).query_one(FindBar)
@@ -303,8 +315,9 @@ async def test_ctrl_f_finds_blocks_and_alt_c_copies(make_app: Callable[[Script],
         assert bar.found is answers[2] and not answers[0].has_class(FOUND)
         await pilot.press("shift+enter")
         assert bar.found is answers[0]
-        await pilot.press("alt+c")
+        await alt(pilot, "c")
         assert app.clipboard == "Apples are red."
+        assert bar.query_one(Input).value == "APPLE"  # the key did not type a "c" into the find field
         await pilot.press("f3", "f3")
         assert bar.found is answers[0]
         await pilot.press("backspace", "backspace", "backspace", "backspace", "backspace", *"fruit t")

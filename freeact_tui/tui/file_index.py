@@ -127,10 +127,28 @@ class FileIndex:
         matches = [m.group(0) for m in line.finditer(blob)]
         self._last_query, self._last_matches = query, matches
         q = query.lower()
-        return heapq.nsmallest(limit, matches, key=lambda p: _score(p, q))
+        # A cheap ranking over all matches picks candidates; the finer one orders those.
+        candidates = heapq.nsmallest(max(limit * 10, 500), matches, key=lambda p: _quick_score(p, q))
+        return sorted(candidates, key=lambda p: _score(p, q))[:limit]
 
 
-def _score(path: str, query: str) -> tuple[bool, bool, int]:
+def _quick_score(path: str, query: str) -> tuple[bool, bool, int]:
     """Lower is better: the query inside the file name, then anywhere as is, then the shorter path."""
     lower = path.lower()
     return (query not in lower[lower.rfind("/") + 1 :], query not in lower, len(path))
+
+
+def _score(path: str, query: str) -> tuple[bool, bool, int, int]:
+    """As ``_quick_score``, then the tightest match nearest the end (the file name) before the length."""
+    lower = path.lower()
+    return (query not in lower[lower.rfind("/") + 1 :], query not in lower, _span(lower, query), len(path))
+
+
+def _span(text: str, query: str) -> int:
+    """The width of the match of ``query`` found backwards from the end of ``text`` (small: tight, late)."""
+    end = pos = len(text)
+    for c in reversed(query):
+        pos = text.rfind(c, 0, pos)
+        if pos < 0:
+            return len(text) + 1
+    return end - pos

@@ -101,9 +101,12 @@ class MainScreen(Screen[None]):
         Binding("ctrl+o", "toggle_details", "Expand/collapse", id="main.toggle_details"),
         Binding("ctrl+b", "toggle_side_panel", "Side panel", id="main.side_panel"),
         Binding("ctrl+l", "focus_log", "Scroll log", id="main.focus_log", show=False),
-        Binding("alt+s", "steer", "Send into the running turn", id="main.steer", group=_TURN, show=False),
+        # Alt+letter keys arrive as printable characters: priority, or a focused input would insert them.
+        Binding(
+            "alt+s", "steer", "Send into the running turn", id="main.steer", group=_TURN, show=False, priority=True
+        ),
         Binding("ctrl+f", "find", "Find", id="main.find", show=False),
-        Binding("alt+c", "copy_block", "Copy block", id="main.copy_block", show=False),
+        Binding("alt+c", "copy_block", "Copy block", id="main.copy_block", show=False, priority=True),
     ]
 
     def __init__(self, host: ChatHost) -> None:
@@ -256,7 +259,8 @@ class MainScreen(Screen[None]):
         if command is not None:
             self.start_user_shell(command)
             return
-        self.start_turn(self._with_files(self.host.prompt_text(text)))
+        prompt = self.host.prompt_text(text)
+        self.start_turn(self._with_files(prompt), shown=prompt)
 
     def _with_files(self, prompt: str) -> str:
         """The prompt with the files its ``@path`` tokens name attached (within the size limits)."""
@@ -311,7 +315,8 @@ class MainScreen(Screen[None]):
         if command is not None:
             self.start_user_shell(command)
         else:
-            self.start_turn(self._with_files(self.host.prompt_text(text)))
+            prompt = self.host.prompt_text(text)
+            self.start_turn(self._with_files(prompt), shown=prompt)
 
     def action_find(self) -> None:
         self.query_one(FindBar).open(self.conversation.blocks)
@@ -441,20 +446,20 @@ class MainScreen(Screen[None]):
 
     # -- turns -----------------------------------------------------------------------------------------
 
-    def start_turn(self, prompt: str) -> None:
+    def start_turn(self, prompt: str, shown: str | None = None) -> None:
         """Run one turn of the agent for ``prompt`` in the exclusive turn worker."""
         self.turn_running = True
         self.prompt.add_class("-busy")
         self.refresh_bindings()
-        self.run_turn(prompt)
+        self.run_turn(prompt, shown)
 
     @work(exclusive=True, group="turn", exit_on_error=False)
-    async def run_turn(self, prompt: str) -> None:
+    async def run_turn(self, prompt: str, shown: str | None = None) -> None:
         """Consume one turn's events; an agent exception becomes an error block, never a crash."""
         agent = self.agent
         log = self.conversation
         assert agent is not None
-        await log.add_user(prompt)
+        await log.add_user(prompt if shown is None else shown)  # attached files go to the model only
         self.status_bar.set_activity("thinking")
         started = time.monotonic()
         outcome = "The turn ended"

@@ -61,7 +61,7 @@ class FindBar(Horizontal):
         margin: 0 1;
         display: none;
         background: $boost;
-        & > Input { border: none; height: 1; padding: 0 1; width: 1fr; background: $boost; }
+        & > #find-input { border: none; height: 1; padding: 0 1; width: 1fr; background: $boost; }
         & > #find-count { width: auto; color: $text-muted; padding: 0 1; }
     }
     """
@@ -87,7 +87,9 @@ class FindBar(Horizontal):
         self._blocks: list[Block] = []
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="Find in the log · Enter/F3 next · Shift+Enter previous · Esc close")
+        yield Input(
+            placeholder="Find in the log · Enter/F3 next · Shift+Enter previous · Esc close", id="find-input"
+        )
         yield Static("", id="find-count")
 
     def open(self, blocks: list[Block]) -> None:
