@@ -327,3 +327,44 @@ async def test_ctrl_f_finds_blocks_and_alt_c_copies(make_app: Callable[[Script],
         await pilot.press("escape")
         assert not bar.display and screen(app).query_one(PromptInput).has_focus
         assert not any(b.has_class(FOUND) for b in screen(app).conversation.blocks)
+
+
+@pytest.mark.kernel
+@pytest.mark.asyncio(loop_scope="module")
+async def test_agent_steer_reaches_the_next_model_request_and_the_session(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    from freeact_tui.agent.agent import Agent
+
+    gate = asyncio.Event()
+    s = script([Wait(gate), Code("print('step one')")], ["Done, and noted."])
+    agent = Agent(s.model(), executor=executor, skip_permissions=True, sessions_dir=tmp_path / "sessions")
+    async with agent:
+        assert not agent.steer("too early")  # no turn runs
+        events = []
+
+        async def consume() -> None:
+            async for event in agent.stream("do the thing"):
+                events.append(event)
+
+        task = asyncio.create_task(consume())
+        while not s.requests:  # noqa: ASYNC110  (the script records the request; nothing to await)
+            await asyncio.sleep(0.01)
+        assert agent.steer("prefer metric units")
+        gate.set()
+        await task
+        assert agent.take_steering() == []  # taken by the turn
+    assert len(s.requests) == 2
+    sent = s.requests[1][-1]
+    assert isinstance(sent, ModelRequest)
+    assert [type(p).__name__ for p in sent.parts] == ["ToolReturnPart", "UserPromptPart"]
+    assert sent.parts[1].content == "prefer metric units"
+    assert "step one" in str(sent.parts[0].content)
+    stored = [
+        p.content
+        for m in agent.history
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, UserPromptPart)
+    ]
+    assert stored == ["do the thing", "prefer metric units"]

@@ -289,7 +289,9 @@ class MainScreen(Screen[None]):
         self.agent.steer(self._with_files(self.host.prompt_text(text)))
         self.prompt.remember(text)
         self.prompt.clear_input()
-        await self.conversation.add_user(text)
+        # Shown from a worker like the turn's own blocks: closing the open streams here, in the screen's
+        # handler, would wait on the screen itself (a hang while an answer streams).
+        self.run_worker(self.conversation.add_user(text), group="steer", exit_on_error=False)
         self.notify("Sent into the running turn: the model gets it after the current step.")
 
     def on_queued_messages_edit_requested(self, message: QueuedMessages.EditRequested) -> None:
