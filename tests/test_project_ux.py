@@ -217,7 +217,8 @@ async def test_messages_typed_during_a_turn_queue_edit_remove_and_send_after(
         assert queue.display
         assert "Queued (3)" in str(queue.query_one("#queued-title").render())
         options = queue.query_one(OptionList)
-        options.focus()
+        await pilot.press("shift+tab")  # from the prompt to the queue
+        assert options.has_focus
         options.highlighted = 1
         await pilot.press("delete")  # "third" removed
         assert queue.items == ["second", "fourth"]
@@ -368,3 +369,29 @@ async def test_agent_steer_reaches_the_next_model_request_and_the_session(
         if isinstance(p, UserPromptPart)
     ]
     assert stored == ["do the thing", "prefer metric units"]
+
+
+@pytest.mark.kernel
+@pytest.mark.asyncio(loop_scope="module")
+async def test_cancelling_a_turn_keeps_the_queue_waiting(make_app: Callable[[Script], FreeactApp]) -> None:
+    gate = asyncio.Event()
+    s = script(["working ", Wait(gate)], ["later answer"])
+    app = make_app(s)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_prompt(pilot, "long task")
+        await pilot.press("enter")
+        await until(pilot, lambda: s.requests)
+        await type_prompt(pilot, "follow-up")
+        await pilot.press("enter")
+        queue = screen(app).query_one(QueuedMessages)
+        assert queue.items == ["follow-up"]
+        await pilot.press("escape")  # cancels the turn
+        await until(pilot, lambda: not screen(app).turn_running)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert queue.items == ["follow-up"] and len(s.requests) == 1  # nothing sent after a cancel
+        await pilot.press("shift+tab", "enter")
+        assert screen(app).query_one(PromptInput).text == "follow-up"
+        await pilot.press("enter")
+        await until(pilot, lambda: len(s.requests) == 2 and not screen(app).turn_running)
+        assert user_prompts(s, 1)[-1] == "follow-up"

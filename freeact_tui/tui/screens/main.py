@@ -115,6 +115,7 @@ class MainScreen(Screen[None]):
         self.turn_running = False
         self.read_only = False
         self._escaped_at = 0.0
+        self._hold_queue = False
         self.work_dir = host.config.working_dir or Path.cwd()
         self.files = FileIndexCache(self.work_dir)
         self.approvals: ApprovalController[ActionBlock] = ApprovalController(
@@ -310,6 +311,11 @@ class MainScreen(Screen[None]):
                 queue.push(left, first=True)
         if self.turn_running or self.read_only or self.agent is None:
             return
+        if self._hold_queue:
+            self._hold_queue = False
+            if queue.items:
+                self.notify("The turn was cancelled: queued messages wait (Shift+Tab, Enter to edit and send one).")
+            return
         text = queue.pop_next()
         if text is None:
             return
@@ -411,6 +417,7 @@ class MainScreen(Screen[None]):
 
     def action_cancel_turn(self) -> None:
         if self.agent is not None and self.turn_running:
+            self._hold_queue = True  # the user stopped: queued messages wait to be sent or edited
             self.agent.cancel()
 
     async def action_new_session(self) -> None:
