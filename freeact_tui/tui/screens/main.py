@@ -105,8 +105,8 @@ class MainScreen(Screen[None]):
         Binding(
             "alt+s", "steer", "Send into the running turn", id="main.steer", group=_TURN, show=False, priority=True
         ),
-        Binding("ctrl+f", "find", "Find", id="main.find", show=False),
-        Binding("alt+c", "copy_block", "Copy block", id="main.copy_block", show=False, priority=True),
+        Binding("ctrl+f", "find", "Find in the log", id="main.find", show=False),
+        Binding("alt+c", "copy_block", "Copy found block, else last answer", id="main.copy_block", show=False, priority=True),
     ]
 
     def __init__(self, host: ChatHost) -> None:
