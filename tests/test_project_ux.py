@@ -395,3 +395,29 @@ async def test_cancelling_a_turn_keeps_the_queue_waiting(make_app: Callable[[Scr
         await pilot.press("enter")
         await until(pilot, lambda: len(s.requests) == 2 and not screen(app).turn_running)
         assert user_prompts(s, 1)[-1] == "follow-up"
+
+
+@pytest.mark.kernel
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_queued_shell_command_runs_then_the_next_message_goes(
+    make_app: Callable[[Script], FreeactApp],
+) -> None:
+    from freeact_tui.tui.widgets.blocks import ExecutionOutputBlock
+
+    gate = asyncio.Event()
+    s = script(["busy ", Wait(gate)], ["seen it"])
+    app = make_app(s)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_prompt(pilot, "start")
+        await pilot.press("enter")
+        await until(pilot, lambda: s.requests)
+        for text in ("!echo queued-$((6*7))", "what did it print?"):
+            await type_prompt(pilot, text)
+            await pilot.press("enter")
+        gate.set()
+        await until(pilot, lambda: len(s.requests) == 2 and not screen(app).turn_running, limit=30)
+        await app.workers.wait_for_complete()
+        outputs = [b.text for b in screen(app).conversation.query(ExecutionOutputBlock)]
+        assert any("queued-42" in o for o in outputs)
+        sent = user_prompts(s, 1)[-1]
+        assert "queued-42" in sent and sent.endswith("what did it print?")
