@@ -26,6 +26,7 @@ from freeact_tui.tui.widgets.blocks import (
     UserMessageBlock,
 )
 from freeact_tui.tui.widgets.prompt import PromptInput
+from freeact_tui.tui.widgets.queued import QueuedMessages
 from tests.scripted import Fail, Script, Think, Wait, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
@@ -165,10 +166,10 @@ async def test_escape_cancels_mid_stream_and_prompt_stays_usable(
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
         await until(pilot, lambda: "Partial" in "".join(texts(app, ResponseBlock)))
-        # typing while the turn runs is allowed; sending is refused with a hint
+        # typing while the turn runs is allowed; sending queues the message
         await pilot.press(*"next")
         await pilot.press("enter")
-        assert main(app).query_one(PromptInput).text == "next"
+        assert main(app).query_one(QueuedMessages).items == ["next"]
         await pilot.press("escape")
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -176,6 +177,9 @@ async def test_escape_cancels_mid_stream_and_prompt_stays_usable(
         assert any("Cancelled (model)" in n for n in notices)
         assert "never shown" not in "".join(texts(app, ResponseBlock))
         assert not main(app).turn_running
+        assert main(app).query_one(QueuedMessages).items == ["next"]  # a cancel keeps the queue waiting
+        await pilot.press("shift+tab", "enter")  # the queued message back in the prompt
+        assert main(app).query_one(PromptInput).text == "next"
         await pilot.press("enter")  # the typed prompt is sent now
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -229,6 +229,7 @@ class Agent(TurnLoop):
         self._turn: TurnState = TurnState()
         self._cancel_requested = False
         self._cancel_phase: Phase = Phase.IDLE
+        self._steering: list[str] = []
         self._started = False
         self.gate = ApprovalGate(
             runtime.permissions,
@@ -438,6 +439,20 @@ class Agent(TurnLoop):
             self.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
+    def steer(self, text: str) -> bool:
+        """Send ``text`` into the running turn: the model gets it before its next request (after the
+        current tool calls). Returns False when no turn runs. What a turn that ends first did not take
+        is returned by ``take_steering()``."""
+        if not self.busy:
+            return False
+        self._steering.append(text)
+        return True
+
+    def take_steering(self) -> list[str]:
+        """Messages given to ``steer()`` that the turn ended without sending (cleared)."""
+        left, self._steering = self._steering, []
+        return left
+
     async def stream(
         self, prompt: str | Sequence[UserContent], max_turns: int | None = None
     ) -> AsyncIterator[AgentEvent]:
@@ -464,6 +479,7 @@ class Agent(TurnLoop):
         queue: asyncio.Queue[Any] = asyncio.Queue()
         self._queue = queue
         self._cancel_requested = False
+        self._steering = []
         self._turn = TurnState()
         task = asyncio.create_task(self._run_turn(prompt, max_turns))
         self._turn_task = task

@@ -82,6 +82,7 @@ class TurnLoop(ContextKeeper):
     _subagents: SubagentManager | None
     _cancel_requested: bool
     _cancel_phase: Phase
+    _steering: list[str]
 
     def _emit(self, event: AgentEvent) -> None:
         raise NotImplementedError
@@ -214,6 +215,7 @@ class TurnLoop(ContextKeeper):
                     )
                     self._emit(AgentError(message, kind="model", **self._ids()))
                     break
+                self._take_steering()
         except asyncio.CancelledError:
             if not self._cancel_requested:
                 raise
@@ -245,6 +247,12 @@ class TurnLoop(ContextKeeper):
             state.phases.clear()
             await self.recorder.sync()
             self._end_stream()
+
+    def _take_steering(self) -> None:
+        """Messages the user sent into the running turn go to the model with its next request."""
+        if self._steering:
+            texts, self._steering = self._steering, []
+            self.recorder.record(ModelRequest(parts=[UserPromptPart(t) for t in texts]))
 
     def _finish_cancelled(self, state: TurnState) -> None:
         phase = self._cancel_phase

@@ -330,6 +330,8 @@ class FreeactApp(App[None]):
                 await log.clear()
             case "context" | "compact":
                 await self._context_command(command)
+            case "copy":
+                screen.action_copy_block()
             case "skills":
                 await self._list_skills()
             case "quit" | "exit":

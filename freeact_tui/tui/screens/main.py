@@ -37,15 +37,19 @@ from freeact_tui.events import (
 )
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.context_report import compacted_note
+from freeact_tui.tui.mentions import attach_mentions
 from freeact_tui.tui.notify import Notifier
 from freeact_tui.tui.replay import blocks_from_history
 from freeact_tui.tui.screens.approval_controller import ApprovalController
+from freeact_tui.tui.screens.file_picker import FileIndexCache, FilePicker
 from freeact_tui.tui.screens.first_run import setup_guide
-from freeact_tui.tui.widgets.blocks import ActionBlock
+from freeact_tui.tui.widgets.blocks import ActionBlock, Block, ResponseBlock
 from freeact_tui.tui.widgets.conversation import ConversationLog
+from freeact_tui.tui.widgets.find_bar import FindBar, block_text
 from freeact_tui.tui.widgets.follow_marker import NewOutputMarker
 from freeact_tui.tui.widgets.key_footer import KeyFooter
 from freeact_tui.tui.widgets.prompt import PromptInput
+from freeact_tui.tui.widgets.queued import QueuedMessages
 from freeact_tui.tui.widgets.side_panel import SidePanel
 from freeact_tui.tui.widgets.status_bar import StatusBar
 
@@ -114,6 +118,12 @@ class MainScreen(Screen[None]):
         Binding("ctrl+b", "toggle_side_panel", "Side panel", id="main.side_panel"),
         Binding("ctrl+l", "focus_log", "Scroll log", id="main.focus_log", show=False),
         Binding("ctrl+g", "follow_log", "Latest output", id="main.follow_log", show=False),
+        # Alt+letter keys arrive as printable characters: priority, or a focused input would insert them.
+        Binding(
+            "alt+s", "steer", "Send into the running turn", id="main.steer", group=_TURN, show=False, priority=True
+        ),
+        Binding("ctrl+f", "find", "Find in the log", id="main.find", show=False),
+        Binding("alt+c", "copy_block", "Copy found block, else last answer", id="main.copy_block", show=False, priority=True),
     ]
 
     def __init__(self, host: ChatHost) -> None:
@@ -123,6 +133,9 @@ class MainScreen(Screen[None]):
         self.read_only = False
         self._escaped_at = 0.0
         self._compaction: Worker[None] | None = None
+        self._hold_queue = False
+        self.work_dir = host.config.working_dir or Path.cwd()
+        self.files = FileIndexCache(self.work_dir)
         self.approvals: ApprovalController[ActionBlock] = ApprovalController(
             self,
             on_count=lambda count: self.status_bar.set_waiting(count),
@@ -147,6 +160,8 @@ class MainScreen(Screen[None]):
         yield SidePanel(clock=self.host.clock, id="side-panel")
         yield ConversationLog(id="conversation")
         yield NewOutputMarker("Ctrl+G", id="output-below")
+        yield FindBar(id="find-bar")
+        yield QueuedMessages(id="queued")
         yield PromptInput(id="prompt")
         yield StatusBar(id="status-bar")
         yield KeyFooter()
@@ -246,10 +261,11 @@ class MainScreen(Screen[None]):
             self.prompt.remember(text)
             self.prompt.clear_input()
             return
-        if self.turn_running:
-            self.notify(
-                "A turn is running: wait for it to end, or press Esc to cancel it.", severity="warning"
-            )
+        if self.turn_running:  # sent when the turn ends
+            self.prompt.remember(text)
+            self.prompt.clear_input()
+            self.query_one(QueuedMessages).push(text)
+            self.notify("Queued: sent when the turn ends (Alt+S sends a message into the running turn).")
             return
         if self.read_only:
             self.notify("This session is read-only: Ctrl+N or /new starts a new one.", severity="warning")
@@ -268,7 +284,98 @@ class MainScreen(Screen[None]):
         if command is not None:
             self.start_user_shell(command)
             return
-        self.start_turn(self.host.prompt_text(text))
+        prompt = self.host.prompt_text(text)
+        self.start_turn(self._with_files(prompt), shown=prompt)
+
+    def _with_files(self, prompt: str) -> str:
+        """The prompt with the files its ``@path`` tokens name attached (within the size limits)."""
+        try:
+            return attach_mentions(prompt, self.work_dir)
+        except OSError as exc:  # an unreadable working dir: send the prompt as typed
+            self.notify(f"Mentioned files not attached: {exc}", severity="warning")
+            return prompt
+
+    def on_prompt_input_mention_requested(self) -> None:
+        def insert(path: str | None) -> None:
+            self.prompt.focus()
+            if path:
+                self.prompt.insert(path + " ")
+
+        self.app.push_screen(FilePicker(self.files), insert)
+
+    async def action_steer(self) -> None:
+        """Send the typed message into the running turn (the model gets it at its next step)."""
+        text = self.prompt.text
+        if not text.strip():
+            return
+        if not self.turn_running or self.agent is None or not self.agent.busy:
+            await self.on_prompt_input_submitted(PromptInput.Submitted(self.prompt, text))
+            return
+        self.agent.steer(self._with_files(self.host.prompt_text(text)))
+        self.prompt.remember(text)
+        self.prompt.clear_input()
+        # Shown from a worker like the turn's own blocks: closing the open streams here, in the screen's
+        # handler, would wait on the screen itself (a hang while an answer streams).
+        self.run_worker(self.conversation.add_user(text), group="steer", exit_on_error=False)
+        self.notify("Sent into the running turn: the model gets it after the current step.")
+
+    def on_queued_messages_edit_requested(self, message: QueuedMessages.EditRequested) -> None:
+        draft = self.prompt.text.strip()
+        if draft:  # never lose a draft: it goes back to the queue
+            self.query_one(QueuedMessages).push(draft)
+        self.prompt.load_text(message.text)
+        self.prompt.move_cursor(self.prompt.document.end)
+        self.prompt.focus()
+
+    def _send_queued(self) -> None:
+        """After a turn: a message the turn did not take, else the next queued one, starts a turn."""
+        queue = self.query_one(QueuedMessages)
+        if self.agent is not None:
+            for left in reversed(self.agent.take_steering()):
+                queue.push(left, first=True)
+        if self.turn_running or self.read_only or self.agent is None:
+            return
+        if self._hold_queue:
+            self._hold_queue = False
+            if queue.items:
+                self.notify("The turn was cancelled: queued messages wait (Shift+Tab, Enter to edit and send one).")
+            return
+        text = queue.pop_next()
+        if text is None:
+            return
+        command = shell_command(text)
+        if command is not None:
+            self.start_user_shell(command)
+        else:
+            prompt = self.host.prompt_text(text)
+            self.start_turn(self._with_files(prompt), shown=prompt)
+
+    def action_find(self) -> None:
+        self.query_one(FindBar).open(self.conversation.blocks)
+
+    def on_find_bar_jump(self, message: FindBar.Jump) -> None:
+        if message.block is not None and message.block.is_attached:
+            self.conversation.release_anchor()
+            self.conversation.scroll_to_widget(message.block, top=True, animate=False)
+
+    def on_find_bar_closed(self) -> None:
+        self.prompt.focus()
+
+    def action_copy_block(self) -> None:
+        """Copy the block the find bar shows, else the last answer."""
+        block: Block | None = self.query_one(FindBar).found
+        if block is None:
+            answers = list(self.conversation.query(ResponseBlock))
+            block = answers[-1] if answers else None
+        self.copy_block(block)
+
+    def copy_block(self, block: Block | None) -> None:
+        text = block_text(block) if block is not None else ""
+        if not text:
+            self.notify("Nothing to copy yet.", severity="warning")
+            return
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {len(text):,} characters")
 
     def start_user_shell(self, command: str) -> None:
         """Run the user's own ``!command`` in the kernel (no approval); the next prompt carries it."""
@@ -298,6 +405,7 @@ class MainScreen(Screen[None]):
             self.prompt.remove_class("-busy")
             self.status_bar.set_activity("")
             self.refresh_bindings()
+            self.call_later(self._send_queued)
 
     async def on_prompt_input_help_requested(self) -> None:
         await self.host.handle_slash("/help")
@@ -327,12 +435,15 @@ class MainScreen(Screen[None]):
             return True if self.turn_running else None
         if action == "new_session":
             return None if self.turn_running else True
+        if action == "steer":
+            return True if self.turn_running else None
         return True
 
     def action_cancel_turn(self) -> None:
         if self._compaction is not None and not self._compaction.is_finished:
             self._compaction.cancel()  # nothing is written until the summary is complete
         elif self.agent is not None and self.turn_running:
+            self._hold_queue = True  # the user stopped: queued messages wait to be sent or edited
             self.agent.cancel()
 
     async def action_new_session(self) -> None:
@@ -405,20 +516,20 @@ class MainScreen(Screen[None]):
 
     # -- turns -----------------------------------------------------------------------------------------
 
-    def start_turn(self, prompt: str) -> None:
+    def start_turn(self, prompt: str, shown: str | None = None) -> None:
         """Run one turn of the agent for ``prompt`` in the exclusive turn worker."""
         self.turn_running = True
         self.prompt.add_class("-busy")
         self.refresh_bindings()
-        self.run_turn(prompt)
+        self.run_turn(prompt, shown)
 
     @work(exclusive=True, group="turn", exit_on_error=False)
-    async def run_turn(self, prompt: str) -> None:
+    async def run_turn(self, prompt: str, shown: str | None = None) -> None:
         """Consume one turn's events; an agent exception becomes an error block, never a crash."""
         agent = self.agent
         log = self.conversation
         assert agent is not None
-        await log.add_user(prompt)
+        await log.add_user(prompt if shown is None else shown)  # attached files go to the model only
         self.status_bar.set_activity("thinking")
         started = time.monotonic()
         outcome = "The turn ended"
@@ -479,6 +590,7 @@ class MainScreen(Screen[None]):
             self.status_bar.set_activity("")
             self.prompt.remove_class("-busy")
             self.refresh_bindings()
+            self.call_later(self._send_queued)
 
     # -- context ---------------------------------------------------------------------------------------
 

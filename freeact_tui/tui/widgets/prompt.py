@@ -42,6 +42,9 @@ class PromptInput(TextArea):
     class Escaped(Message):
         """The user pressed Esc in the prompt (the screen cancels the turn or clears the input)."""
 
+    class MentionRequested(Message):
+        """The user typed ``@`` at the start of a word (the screen opens the file picker)."""
+
     class HelpRequested(Message):
         """The user typed ``?`` into an empty prompt (the screen opens the help)."""
 
@@ -73,6 +76,10 @@ class PromptInput(TextArea):
         self.prompt_history.reset()
         self.load_text("")
 
+    def _at_word_start(self) -> bool:
+        row, column = self.cursor_location
+        return column == 0 or self.document.get_line(row)[column - 1 : column].isspace()
+
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
         if self.read_only:
@@ -89,6 +96,11 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             self.post_message(self.HelpRequested())
+        elif event.character == "@" and self._at_word_start():
+            event.stop()
+            event.prevent_default()
+            self.insert("@")
+            self.post_message(self.MentionRequested())
         elif key == "escape":
             event.stop()
             event.prevent_default()

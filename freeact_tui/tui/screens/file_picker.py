@@ -1,0 +1,142 @@
+"""The ``@`` file picker: a small dialog above the prompt listing the working directory's files.
+
+Typing filters fuzzily, Up/Down choose, Enter picks (the path is inserted after the ``@``), Esc closes.
+The index is built once per app in a thread (``FileIndexCache``); until it is ready the dialog says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from freeact_tui.tui.file_index import FileIndex, list_files
+
+SHOWN = 50
+
+
+class FileIndexCache:
+    """Lists the files of ``root`` once, in a thread; ``refresh()`` lists them again next time."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._task: asyncio.Task[FileIndex] | None = None
+
+    async def get(self) -> FileIndex:
+        if self._task is None or (self._task.done() and self._task.exception() is not None):
+            self._task = asyncio.create_task(self._build())
+        return await asyncio.shield(self._task)
+
+    async def _build(self) -> FileIndex:
+        return FileIndex(await asyncio.to_thread(list_files, self.root))
+
+    def refresh(self) -> None:
+        if self._task is not None and self._task.done():
+            self._task = None
+
+
+class FilePicker(ModalScreen[str | None]):
+    """Pick a file of the working directory; dismisses with its relative path, or ``None``."""
+
+    CSS_PATH = "file_picker.tcss"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close", show=False),
+        Binding("down", "move(1)", show=False),
+        Binding("up", "move(-1)", show=False),
+        Binding("pagedown", "move(10)", show=False),
+        Binding("pageup", "move(-10)", show=False),
+    ]
+
+    def __init__(self, cache: FileIndexCache, query: str = "") -> None:
+        super().__init__()
+        self.cache = cache
+        self.index: FileIndex | None = None
+        self._query = query
+        self.shown: str | None = None
+        """The query whose matches are listed (``None`` until the index is ready)."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="picker") as box:
+            box.border_title = "@ file"
+            box.border_subtitle = "↑↓ choose · Enter insert · Esc close"
+            yield Input(self._query, placeholder="Type to filter files", id="picker-input")
+            yield OptionList(id="picker-list")
+            yield Static("Indexing files…", id="picker-status")
+
+    async def on_mount(self) -> None:
+        self.query_one(Input).focus()
+        self.run_worker(self._load(), exclusive=True, exit_on_error=False)
+
+    async def _load(self) -> None:
+        try:
+            self.index = await self.cache.get()
+        except Exception as exc:  # an unreadable directory is said, not a crash
+            self.query_one("#picker-status", Static).update(f"Cannot list files: {exc}")
+            return
+        self._show(self.query_one(Input).value)
+
+    @on(Input.Changed, "#picker-input")
+    def _changed(self, event: Input.Changed) -> None:
+        self._show(event.value)
+
+    def _show(self, query: str) -> None:
+        """Filter in a thread (the UI keeps taking keys); only the newest query's result is shown."""
+        if self.index is None:
+            return
+        self._query = query
+        self.run_worker(
+            partial(self._filter, self.index, query), thread=True, group="filter", exit_on_error=False
+        )
+
+    def _filter(self, index: FileIndex, query: str) -> None:
+        found = index.filter(query, SHOWN)
+        matched = index.matched
+        if self.is_attached:
+            self.app.call_from_thread(self._apply, index, query, found, matched)
+
+    def _apply(self, index: FileIndex, query: str, found: list[str], matched: int) -> None:
+        if query != self._query or not self.is_attached:
+            return
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options([Option(path, id=path) for path in found])
+        if found:
+            options.highlighted = 0
+        if not found:
+            status = f"No file matches {query!r}" if query.strip() else "No files here"
+        elif query.strip():
+            status = f"{matched:,} of {len(index):,} files"
+        else:
+            status = f"{len(index):,} files"
+        self.query_one("#picker-status", Static).update(status)
+        self.shown = query
+
+    def action_move(self, step: int) -> None:
+        options = self.query_one(OptionList)
+        if options.option_count:
+            current = options.highlighted or 0
+            options.highlighted = max(0, min(options.option_count - 1, current + step))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    @on(Input.Submitted, "#picker-input")
+    def _submitted(self) -> None:
+        options = self.query_one(OptionList)
+        if options.highlighted is None:
+            return
+        self.dismiss(options.get_option_at_index(options.highlighted).id)
+
+    @on(OptionList.OptionSelected)
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)

@@ -1,0 +1,63 @@
+"""Snapshots of the @ file picker and the queue of messages typed during a turn (reviewed as pictures)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from freeact_tui.tui.screens.file_picker import FilePicker
+from freeact_tui.tui.widgets.blocks import ResponseBlock
+from freeact_tui.tui.widgets.queued import QueuedMessages
+from tests.scripted import Wait, script
+from tests.test_tui_snapshots import SIZE, SnapCompare, before, main, make_app, send, until
+
+pytestmark = pytest.mark.kernel
+
+
+def test_file_picker_filtered(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    for rel in (
+        "README.md",
+        "src/app.py",
+        "src/widgets/conversation.py",
+        "src/widgets/prompt.py",
+        "tests/test_conversation.py",
+        "docs/conventions.md",
+        "node_modules/conv/index.js",
+    ):
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text("x\n")
+    s = script(["unused"])
+
+    async def pick(pilot: Pilot[Any]) -> None:
+        prompt = main(pilot).prompt
+        prompt.load_text("Explain ")
+        prompt.move_cursor(prompt.document.end)
+        await pilot.press("@")
+        await until(pilot, lambda: isinstance(pilot.app.screen, FilePicker) and pilot.app.screen.shown == "")
+        await pilot.press(*"conv")
+        await until(pilot, lambda: getattr(pilot.app.screen, "shown", None) == "conv")
+
+    assert snap_compare(make_app(s, tmp_path), terminal_size=SIZE, run_before=before(pick))
+
+
+def test_queued_messages_during_a_turn(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    gate = asyncio.Event()  # never set: the turn stays running
+    s = script(["Working on the first request", Wait(gate)])
+
+    async def queue(pilot: Pilot[Any]) -> None:
+        await send(pilot, "Summarise the data")
+        await until(
+            pilot, lambda: "first request" in "".join(b.text for b in main(pilot).query(ResponseBlock))
+        )
+        await send(pilot, "Then plot it as a bar chart")
+        await send(pilot, "And write the plot to plot.png, with a title and axis labels for every series")
+        queued = main(pilot).query_one(QueuedMessages)
+        await until(pilot, lambda: len(queued.items) == 2)
+        pilot.app.clear_notifications()
+
+    assert snap_compare(make_app(s, tmp_path), terminal_size=SIZE, run_before=before(queue))
