@@ -8,7 +8,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import Static
+from textual.widgets import Label, Static
 
 from freeact_tui.events import ApprovalRequest, Decision
 from freeact_tui.toolcalls import CodeAction
@@ -196,3 +196,43 @@ async def test_next_turn_after_clear_counts_from_one() -> None:
             ("next", True),
             ("after", False),
         ]
+
+
+async def test_keys_typed_before_the_dialog_is_armed_decide_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ApprovalScreen, "ARMING_SECONDS", 0.4)
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        host = app.host
+        first = request("one()")
+        host.controller.add(first, "one")
+        screen = await dialog_for(pilot, first)
+        assert not screen.armed and screen.has_class("-unarmed")
+        assert str(screen.query_one("#approval-keys", Label).render()).endswith("…")
+        # "yes please" typed ahead as the dialog opens: y, s (allow for session), Enter, Esc.
+        await pilot.press("y", "e", "s", "enter", "a", "d", "n", "escape")
+        assert not first.decided and app.screen is screen and screen.scope is None
+        await until(pilot, lambda: screen.armed)
+        assert not screen.has_class("-unarmed")
+        assert not str(screen.query_one("#approval-keys", Label).render()).endswith("…")
+        await pilot.press("y")
+        await until(pilot, lambda: first.decided)
+        assert first.decision == Decision(True)
+
+
+async def test_every_new_dialog_is_armed_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ApprovalScreen, "ARMING_SECONDS", 0.3)
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        host = app.host
+        first, second = request("one()"), request("two()")
+        host.controller.add(first, "one")
+        host.controller.add(second, "two")
+        screen = await dialog_for(pilot, first)
+        await until(pilot, lambda: screen.armed)
+        await pilot.press("y", "y")  # the second y lands on the second dialog before it is armed
+        screen = await dialog_for(pilot, second)
+        assert first.decision == Decision(True) and not second.decided
+        await until(pilot, lambda: screen.armed)
+        await pilot.press("n")
+        await until(pilot, lambda: second.decided)
+        assert second.decision == Decision(False)

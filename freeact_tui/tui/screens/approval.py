@@ -34,6 +34,8 @@ class ApprovalScreen(ModalScreen[Decision]):
 
     CSS_PATH = "approval.tcss"
     AUTO_FOCUS = None
+    ARMING_SECONDS: ClassVar[float] = 0.45
+    """Keys are ignored this long after the dialog is shown, so that typing ahead never decides."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y,enter", "approve", "Approve", id="approval.approve", group=_GROUP, key_display="y"),
@@ -51,6 +53,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         self.total = total
         self.scope: RememberScope | None = None
         self.deny = False  # the rule being edited refuses such actions instead of allowing them
+        self.armed = self.ARMING_SECONDS <= 0
 
     def compose(self) -> ComposeResult:
         call = self.request.tool_call
@@ -70,11 +73,7 @@ class ApprovalScreen(ModalScreen[Decision]):
                     id="approval-save",
                     classes="approval-hint",
                 )
-            yield Label(
-                "y/Enter approve · n/Esc reject · a always allow · s allow for this session · d always deny",
-                id="approval-keys",
-                classes="approval-hint",
-            )
+            yield Label(_keys_text(self.armed), id="approval-keys", classes="approval-hint")
 
     def _title(self) -> str:
         from textual.markup import escape
@@ -93,12 +92,24 @@ class ApprovalScreen(ModalScreen[Decision]):
 
     def on_mount(self) -> None:
         self.set_count(self.position, self.total)
+        if not self.armed:
+            self.add_class("-unarmed")
+            # Counted from the first paint: keys typed before the user could see the dialog do nothing.
+            self.call_after_refresh(self.set_timer, self.ARMING_SECONDS, self._arm)
+
+    def _arm(self) -> None:
+        self.armed = True
+        self.remove_class("-unarmed")
+        self.query_one("#approval-keys", Label).update(_keys_text(True))
+        self.refresh_bindings()
 
     @property
     def editing_pattern(self) -> bool:
         return self.scope is not None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not self.armed:
+            return None  # shown dimmed; the key is swallowed (the dialog is modal)
         # While the pattern is edited, letters type into the input instead of deciding.
         if action in ("approve", "reject", "remember"):
             return not self.editing_pattern
@@ -138,3 +149,8 @@ class ApprovalScreen(ModalScreen[Decision]):
             self.notify("Enter a pattern, or press Esc to go back.", severity="warning")
             return
         self.dismiss(Decision(not self.deny, remember=self.scope, pattern=pattern))
+
+
+def _keys_text(armed: bool) -> str:
+    keys = "y/Enter approve · n/Esc reject · a always allow · s allow for this session · d always deny"
+    return keys if armed else f"{keys} …"
