@@ -51,7 +51,7 @@ class CodeAction(ToolCall):
 
     @property
     def subject(self) -> str:
-        return "code"
+        return self.code.strip()  # rules match the cell's text (``*`` for any code)
 
     def display_text(self) -> str:
         return self.code

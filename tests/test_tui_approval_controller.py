@@ -8,7 +8,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import Label, Static
+from textual.widgets import Input, Label, Static
 
 from freeact_tui.events import ApprovalRequest, Decision
 from freeact_tui.toolcalls import CodeAction
@@ -236,3 +236,88 @@ async def test_every_new_dialog_is_armed_anew(monkeypatch: pytest.MonkeyPatch) -
         await pilot.press("n")
         await until(pilot, lambda: second.decided)
         assert second.decision == Decision(False)
+
+
+async def open_rule(pilot: Pilot[None], code: str, key: str) -> tuple[ApprovalRequest, ApprovalScreen]:
+    app = pilot.app
+    assert isinstance(app, HostApp)
+    req = request(code)
+    app.host.controller.add(req, code)
+    screen = await dialog_for(pilot, req)
+    await pilot.press(key)
+    return req, screen
+
+
+async def test_always_allow_proposes_a_narrow_pattern_and_a_broad_one_needs_a_second_enter() -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        req, screen = await open_rule(pilot, "import json\nprint(json.dumps({'a': 1}))", "a")
+        pattern = screen.query_one("#approval-pattern", Input)
+        breadth = screen.query_one("#approval-breadth", Label)
+        assert pattern.value == "import json*"
+        assert not breadth.has_class("-broad") and "starts with `import json`" in str(breadth.render())
+        pattern.value = "*"
+        await pilot.pause()
+        assert breadth.has_class("-broad") and breadth.display
+        assert "every code action (any Python)" in str(breadth.render())
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not req.decided and screen.is_current
+        assert "press Enter again" in str(screen.query_one("#approval-save", Label).render())
+        await pilot.press("enter")
+        await until(pilot, lambda: req.decided)
+        assert req.decision == Decision(True, remember="always", pattern="*")
+
+
+async def test_editing_a_broad_pattern_asks_for_the_second_enter_again() -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        req, screen = await open_rule(pilot, "print(1)", "a")
+        pattern = screen.query_one("#approval-pattern", Input)
+        assert pattern.value == "print(1)"
+        assert not screen.query_one("#approval-breadth", Label).display  # exact: nothing to warn about
+        pattern.value = "*"
+        await pilot.press("enter")
+        pattern.value = "print*"  # still broad, but not the pattern confirmed
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not req.decided
+        await pilot.press("enter")
+        await until(pilot, lambda: req.decided)
+        assert req.decision == Decision(True, remember="always", pattern="print*")
+
+
+async def test_broad_session_and_deny_rules_need_one_enter() -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        req, screen = await open_rule(pilot, "print(1)", "s")
+        screen.query_one("#approval-pattern", Input).value = "*"
+        await pilot.pause()
+        assert screen.query_one("#approval-breadth", Label).has_class("-broad")  # warned all the same
+        await pilot.press("enter")
+        await until(pilot, lambda: req.decided)
+        assert req.decision == Decision(True, remember="session", pattern="*")
+        req, screen = await open_rule(pilot, "print(2)", "d")
+        screen.query_one("#approval-pattern", Input).value = "*"
+        await pilot.pause()
+        assert not screen.query_one("#approval-breadth", Label).display  # refusing more is safe
+        await pilot.press("enter")
+        await until(pilot, lambda: req.decided)
+        assert req.decision == Decision(False, remember="always", pattern="*")
+
+
+async def test_a_second_enter_typed_at_once_does_not_confirm_a_broad_rule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        req, screen = await open_rule(pilot, "print(1)", "a")
+        monkeypatch.setattr(ApprovalScreen, "ARMING_SECONDS", 0.5)
+        screen.query_one("#approval-pattern", Input).value = "*"
+        await pilot.press("enter", "enter")
+        await pilot.pause()
+        assert not req.decided
+        await pilot.pause(0.6)
+        await pilot.press("enter")
+        await until(pilot, lambda: req.decided)
+        assert req.decision == Decision(True, remember="always", pattern="*")
