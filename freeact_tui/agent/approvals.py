@@ -1,8 +1,10 @@
 """The approval gate: every action yields an ``ApprovalRequest`` and waits for its decision.
 
-A rule that allows or denies the action decides it at once (the request still goes out, decided,
-so a UI can show what ran or was refused, and why). A decision with ``remember`` adds a rule. A timeout or a cancelled wait
-answers the request (rejected), so no dialog keeps asking.
+A code action that is nothing but shell (``!cmd`` lines, a ``%%bash`` cell) is not asked itself:
+its shell parts are, one by one. A rule that allows or denies the action decides it at once (the
+request still goes out, decided, so a UI can show what ran or was refused, and why). A decision
+with ``remember`` adds a rule. A timeout or a cancelled wait answers the request (rejected), so no
+dialog keeps asking.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Any
 
 from freeact_tui.events import AgentEvent, ApprovalRequest, Decision, Phase, ToolOutput
 from freeact_tui.permissions import PermissionRules, PermissionsFileError
-from freeact_tui.toolcalls import ToolCall
+from freeact_tui.shellwords import shell_only_cell
+from freeact_tui.toolcalls import CodeAction, ToolCall
 
 
 class ApprovalGate:
@@ -48,6 +51,8 @@ class ApprovalGate:
         effect = self.permissions.check(call)
         if effect == "allow":
             request.resolve(Decision(True, by_rule=True))
+        elif effect == "ask" and isinstance(call, CodeAction) and shell_only_cell(call.code):
+            request.resolve(Decision(True, per_part=True))  # one question per shell part, not two
         elif effect == "deny":
             rule = self.permissions.matching_rule(call)
             named = f" `{rule.kind}:{rule.pattern}`" if rule else ""

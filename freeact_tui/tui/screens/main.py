@@ -374,6 +374,8 @@ class MainScreen(Screen[None]):
         decision = request.decision
         if decision is None:
             block.set_status("cancelled", rejected=True)
+        elif decision.per_part:
+            block.set_status("shell commands asked one by one")
         elif decision.by_rule:
             skip = self.agent is not None and self.agent.skip_permissions
             source = "--skip-permissions" if skip else "rule"
