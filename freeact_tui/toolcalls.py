@@ -17,6 +17,7 @@ CODE_TOOL = "ipybox_execute_ipython_cell"
 SUBAGENT_TOOL = "subagent_task"
 """The delegation tool offered to the main agent."""
 
+
 @dataclass(frozen=True)
 class ToolCall:
     """Base of every action that needs a decision."""
@@ -178,11 +179,45 @@ class SubagentTask(ToolCall):
         return SUBAGENT_TOOL
 
 
+def call_record(call: ToolCall) -> dict[str, Any]:
+    """A JSON-able record of a call that is not a model's tool call itself (a shell part, a script, an
+    MCP call from code), for the session file; ``{"kind": ...}`` alone for the others."""
+    match call:
+        case ShellAction(command=command, full_command=full):
+            return {"kind": "shell", "command": command, "full_command": full}
+        case ShellScript(script=script):
+            return {"kind": "script", "script": script}
+        case ProgrammaticToolCall(server=server, tool=tool, args=args):
+            return {
+                "kind": "mcp",
+                "server": server,
+                "tool": tool,
+                "args": json.loads(json.dumps(args, default=str)),
+            }
+    return {"kind": call.kind}
+
+
+def call_from_record(record: dict[str, Any]) -> ToolCall | None:
+    """The call behind a ``call_record``; ``None`` for a record of another kind or a malformed one."""
+    kind = record.get("kind")
+    if kind == "shell" and isinstance(record.get("command"), str):
+        full = record.get("full_command")
+        return ShellAction(record["command"], full if isinstance(full, str) else "")
+    if kind == "script" and isinstance(record.get("script"), str):
+        return ShellScript(record["script"])
+    if kind == "mcp" and isinstance(record.get("server"), str) and isinstance(record.get("tool"), str):
+        args = record.get("args")
+        return ProgrammaticToolCall(record["server"], record["tool"], args if isinstance(args, dict) else {})
+    return None
+
+
 def call_from_tool(tool_name: str, args: dict[str, Any]) -> ToolCall:
     """The typed call behind a model's tool call (as stored in history), whatever its arguments."""
     if tool_name == CODE_TOOL and isinstance(args.get("code"), str):
         return CodeAction(args["code"])
     if tool_name == SUBAGENT_TOOL and isinstance(args.get("prompt"), str):
         max_turns = args.get("max_turns", 100)
-        return SubagentTask(args["prompt"], max_turns if isinstance(max_turns, int) and max_turns > 0 else 100)
+        return SubagentTask(
+            args["prompt"], max_turns if isinstance(max_turns, int) and max_turns > 0 else 100
+        )
     return JsonToolCall(tool_name, args)

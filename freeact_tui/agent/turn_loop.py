@@ -283,7 +283,7 @@ class TurnLoop:
         async def run(call: ToolCallPart) -> ActionOutcome:
             outcome = await dispatcher.run(call)
             state.done[call.tool_call_id] = outcome.content
-            state.meta[call.tool_call_id] = outcome.metadata()
+            state.meta[call.tool_call_id] = outcome.metadata() | self.gate.take_records(call.tool_call_id)
             return outcome
 
         tasks = [asyncio.create_task(run(c)) for c in calls]

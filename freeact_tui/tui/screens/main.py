@@ -30,7 +30,8 @@ from freeact_tui.events import (
     UsageUpdate,
 )
 from freeact_tui.store.sessions import SessionStore
-from freeact_tui.tui.replay import blocks_from_history
+from freeact_tui.tui.decisions import decision_status
+from freeact_tui.tui.replay import replay_history, subagent_loader
 from freeact_tui.tui.screens.approval_controller import ApprovalController
 from freeact_tui.tui.screens.first_run import setup_guide
 from freeact_tui.tui.widgets.blocks import ActionBlock
@@ -150,7 +151,10 @@ class MainScreen(Screen[None]):
         self.status_bar.set_kernel(agent.kernel_state)
         self.status_bar.set_usage(agent.usage)
         if agent.history:
-            await self.conversation.add_all(blocks_from_history(agent.history))
+            past = replay_history(agent.history, subagent_loader(agent))
+            await self.conversation.add_all(past.blocks)
+            for status in past.subagents:  # the side panel lists the session's subagents, as live
+                self.query_one(SidePanel).update_subagent(status)
         if agent.load_damage is not None:
             await self.conversation.error(
                 f"{agent.load_damage}\n\nThe session is read-only so that nothing more is lost. "
@@ -371,21 +375,6 @@ class MainScreen(Screen[None]):
             self.status_bar.set_activity("running")
 
     def _mark(self, block: ActionBlock, request: ApprovalRequest) -> None:
-        decision = request.decision
-        if decision is None:
-            block.set_status("cancelled", rejected=True)
-        elif decision.per_part:
-            block.set_status("shell commands asked one by one")
-        elif decision.by_rule:
-            skip = self.agent is not None and self.agent.skip_permissions
-            source = "--skip-permissions" if skip else "rule"
-            block.set_status(
-                f"auto-approved by {source}" if decision.approved else f"rejected by {source}",
-                rejected=not decision.approved,
-            )
-        elif decision.approved:
-            rule = f" · {decision.remember} rule: {decision.pattern}" if decision.remember else ""
-            block.set_status(f"approved{rule}")
-        else:
-            rule = f" · {decision.remember} deny rule: {decision.pattern}" if decision.remember else ""
-            block.set_status(f"rejected{rule}", rejected=True)
+        skip = self.agent is not None and self.agent.skip_permissions
+        status, rejected = decision_status(request.decision, skip_permissions=skip)
+        block.set_status(status, rejected=rejected)
