@@ -140,3 +140,25 @@ async def test_decisions_are_stored_as_metadata_freeact_ignores(
     assert len(freeact_load(tmp_path / "sessions" / session_id / "main.jsonl")) == len(
         lines
     )  # freeact's rules
+
+
+async def test_export_names_the_full_path_it_wrote(
+    make_app: Callable[..., FreeactApp], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    app = make_app(script(["an answer"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "a question")
+        await until(pilot, lambda: not main(app).turn_running and bool(app.agent and app.agent.history))
+        assert app.agent is not None
+        await send(pilot, "/export out/chat.md")
+        await pilot.pause()
+        target = tmp_path / "out" / "chat.md"
+        assert "an answer" in target.read_text()
+        messages = [n.message for n in app._notifications]
+        assert f"Exported to {target}" in messages  # the full path, not "out/chat.md"
+        await send(pilot, "/export out/chat.md/inside.md")
+        await pilot.pause()
+        failed = [n for n in app._notifications if n.message.startswith("Export failed")]
+        assert failed and "chat.md" in failed[0].message and failed[0].severity == "error"
