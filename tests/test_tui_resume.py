@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,14 +14,22 @@ from freeact_tui.store.sessions import SessionStore
 from freeact_tui.toolcalls import ShellAction
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
-from freeact_tui.tui.widgets.blocks import ActionBlock, Block, ExecutionOutputBlock
+from freeact_tui.tui.widgets.blocks import (
+    ActionBlock,
+    Block,
+    ErrorBlock,
+    ExecutionOutputBlock,
+    UserMessageBlock,
+)
 from tests import test_tui_app as shared
 from tests.scripted import Code, script
 from tests.test_store_compat import freeact_load
+from tests.test_store_lock import other_writer
 from tests.test_tui_app import main, ready, send, until
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 executor = shared.executor
+other_writer = other_writer  # the fixture: another process holding a session open
 make_app = shared.make_app
 SIZE = (120, 40)
 
@@ -162,3 +171,25 @@ async def test_export_names_the_full_path_it_wrote(
         await pilot.pause()
         failed = [n for n in app._notifications if n.message.startswith("Export failed")]
         assert failed and "chat.md" in failed[0].message and failed[0].severity == "error"
+
+
+async def test_a_session_open_in_another_process_is_read_only_here(
+    make_app: Callable[..., FreeactApp], tmp_path: Path, other_writer: Callable[[str], subprocess.Popen[str]]
+) -> None:
+    session_id = SessionStore(tmp_path / "sessions").new_session().id
+    other = other_writer(session_id)  # another freeact-tui has this session open
+    s = script(["never asked"])
+    app = make_app(s, session_id=session_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.pause()
+        assert [b.text for b in main(app).conversation.query(UserMessageBlock)] == ["from the other window"]
+        errors = [b.text for b in main(app).conversation.query(ErrorBlock)]
+        assert any(f"open in another freeact-tui (pid {other.pid})" in e for e in errors), errors
+        assert main(app).read_only
+        await send(pilot, "hello")
+        await pilot.pause()
+        assert not main(app).turn_running and not s.requests
+    history = (tmp_path / "sessions" / session_id / "main.jsonl").read_text()
+    assert "hello" not in history and history.count("\n") == 1
+    assert (tmp_path / "sessions" / session_id / "lock").read_text().strip() == str(other.pid)

@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic_ai.messages import ModelMessage
 
 from freeact_tui.actions.code import Overflow
+from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.sessions import Session, SessionDamaged, SessionStore
 
 
@@ -36,15 +37,24 @@ class Recorder:
         self.session: Session | None = self._store.session(session_id) if self._store else None
         self.history: list[ModelMessage] = []
         self.load_damage: SessionDamaged | None = None
+        self.locked: SessionLocked | None = None
+        """Another process writes this session: it is read-only here."""
 
     def load(self) -> None:
-        """Load the stored history of this agent (a damaged file leaves the session read-only)."""
+        """Load the stored history of this agent (a damaged file, or a session another process
+        writes, leaves the session read-only)."""
         if self.session is not None and self.session.exists():
+            try:
+                self.session.lock()
+            except SessionLocked as exc:
+                self.locked = exc
             loaded = self.session.load(self.agent_id)
             self.history = list(loaded.messages)
             self.load_damage = loaded.damage
 
     def record(self, message: ModelMessage) -> None:
+        if self.locked is not None:
+            raise self.locked
         self.history.append(message)
         if self.session is not None:
             self.session.append([message], agent_id=self.agent_id)
@@ -54,6 +64,11 @@ class Recorder:
         del self.history[count:]
         if self.session is not None:
             self.session.rollback(count, agent_id=self.agent_id)
+
+    def close(self) -> None:
+        """Release the session's writer lock (if this recorder's session took it)."""
+        if self.session is not None:
+            self.session.unlock()
 
     async def sync(self) -> None:
         """Flush the session file to disk (off the event loop); a failure loses only power-loss safety."""

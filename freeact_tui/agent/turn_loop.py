@@ -144,10 +144,11 @@ class TurnLoop:
         )
 
     async def _prepare_turn(self, prompt: str | Sequence[UserContent], turn_start: int) -> None:
-        if self.recorder.load_damage is not None:
+        if self.recorder.load_damage is not None or self.recorder.locked is not None:
             raise TurnError(
                 "config",
-                f"This session is read-only: {self.recorder.load_damage}. Start a new session to go on.",
+                f"This session is read-only: {self.recorder.load_damage or self.recorder.locked}. "
+                "Start a new session to go on.",
             )
         for problem in await self.mcp.ready():
             self._emit(AgentError(problem, kind="config", **self._ids()))

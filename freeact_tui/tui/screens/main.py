@@ -155,7 +155,17 @@ class MainScreen(Screen[None]):
             await self.conversation.add_all(past.blocks)
             for status in past.subagents:  # the side panel lists the session's subagents, as live
                 self.query_one(SidePanel).update_subagent(status)
-        if agent.load_damage is not None:
+        if agent.session_locked is not None:
+            locked = agent.session_locked
+            await self.conversation.error(
+                f"This session is open in another freeact-tui (pid {locked.pid}), so it is read-only here: "
+                "two windows writing one session would mix their turns.\n\nClose the other one and resume "
+                "again, or press Ctrl+N or type /new to start a new session.",
+                title="Session open elsewhere",
+            )
+            self.read_only = True
+            self.prompt.placeholder = f"Read-only: open in pid {locked.pid} · Ctrl+N or /new starts a new one"
+        elif agent.load_damage is not None:
             await self.conversation.error(
                 f"{agent.load_damage}\n\nThe session is read-only so that nothing more is lost. "
                 "Press Ctrl+N or type /new to continue in a new session (the damaged file stays as it is).",
