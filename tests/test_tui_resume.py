@@ -53,7 +53,7 @@ def look(app: FreeactApp) -> list[tuple[str, str, str]]:
         if isinstance(block, ActionBlock):
             rows.append((type(block).__name__, block.corr_id, block.status))
         elif isinstance(block, ExecutionOutputBlock):
-            rows.append(("output", block.corr_id, block.text.split("\n\nThe user rejected")[0]))
+            rows.append(("output", block.corr_id, block.text))
         else:
             rows.append((type(block).__name__, block.corr_id, ""))
     return rows

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from pydantic_ai.messages import ModelMessage
 
+from freeact_tui.actions.code import REJECTED_PART_NOTE
 from freeact_tui.events import SubagentState, SubagentStatus
 from freeact_tui.store import transcript as tr
 from freeact_tui.store.sessions import Session, read_history
@@ -138,7 +139,10 @@ class _Replayer:
         if isinstance(block, SubagentBlock):
             new.append(self._subagent_result(block, entry))
         elif entry.tool_name == CODE_TOOL:
-            output = ExecutionOutputBlock(text=entry.text or "(no output)", **ids)
+            text = entry.text
+            if any(not r.decision.approved for r in records if r.call is not None):
+                text = _kernel_output(text)  # live, the note to the model was not shown
+            output = ExecutionOutputBlock(text=text or "(no output)", **ids)
             output.finished = True
             new.append(output)
         else:
@@ -171,6 +175,12 @@ class _Replayer:
             task.set_status(status, rejected=rejected or failed)
         kind = "Subagent error" if rejected or failed else "Subagent answer"
         return ToolOutputBlock(text, is_error=rejected or failed, kind=kind, corr_id=task.corr_id)
+
+
+def _kernel_output(text: str) -> str:
+    """A code action's result without the note that tells the model a shell part was rejected."""
+    at = text.rfind(REJECTED_PART_NOTE)
+    return text[:at].rstrip() if at >= 0 else text
 
 
 __all__ = ["Replay", "SubagentLoader", "blocks_from_history", "replay_history", "subagent_loader"]
