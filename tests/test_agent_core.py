@@ -122,7 +122,11 @@ async def test_rejection_ends_turn_and_next_turn_works(executor: KernelExecutor,
         assert of(events, CodeExecutionOutput) == []
         assert len(s.requests) == 1  # the model is not called again after a rejection
         returns = [p for p in agent.history[-1].parts if isinstance(p, ToolReturnPart)]
-        assert "rejected" in str(returns[0].content) and returns[0].metadata == {"outcome": "rejected"}
+        assert "rejected" in str(returns[0].content)
+        assert returns[0].metadata == {  # the outcome and the decision, for a resumed UI
+            "outcome": "rejected",
+            "approvals": [{"call": {"kind": "code"}, "approved": False, "by": "user"}],
+        }
         events = await run(agent, "just answer")
     assert of(events, Response)[-1].content == "Fine, here is text."
     # the model got a valid history: the rejected call has its return before the new prompt
