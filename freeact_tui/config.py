@@ -1,8 +1,9 @@
 """Configuration: a validated pydantic model loaded from TOML files.
 
 Precedence (highest first): command line > ``--config`` file > project ``.freeact-tui.toml`` in the
-working directory > user config file > defaults. Secrets never live here: provider keys come from
-the providers' usual environment variables.
+working directory > user config file > a freeact project's ``.freeact/config.toml`` (see
+``freeact_project``) > defaults. Secrets never live here: provider keys come from the providers'
+usual environment variables.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from freeact_tui import paths
+from freeact_tui.freeact_project import FreeactConfigError, read_freeact_config
 
 ExecutionMode = Literal["local", "sandbox", "docker", "remote"]
 
@@ -62,13 +64,23 @@ class Config(BaseModel):
 
     execution: ExecutionMode = "local"
     execution_timeout: float = Field(default=300.0, gt=0)
+    # Seconds a model request may go without sending anything (headers or a stream chunk) before it
+    # counts as stalled: retried if nothing was shown yet, else an error keeping the partial reply.
+    model_idle_timeout: float = Field(default=180.0, gt=0)
     approval_timeout: float | None = Field(default=None, gt=0)
     kernel_env: dict[str, str] = Field(default_factory=dict)
     remote_url: str | None = None
+    remote_insecure: bool = False
     docker_image: str = "freeact-tui-kernel:latest"
 
     tool_result_inline_max_bytes: int = Field(default=32768, ge=256)
     tool_result_preview_chars: int = Field(default=2048, ge=64)
+
+    # Long sessions: the model's window (None: the provider's figure or a table), when to compact, and
+    # how many characters of an old tool result are sent (0: never trim).
+    context_window: int | None = Field(default=None, ge=1024)
+    compact_threshold: float = Field(default=0.85, gt=0.1, le=1.0)
+    trim_result_chars: int = Field(default=2000, ge=0)
 
     enable_subagents: bool = True
     max_subagents: int = Field(default=5, ge=1)
@@ -82,12 +94,31 @@ class Config(BaseModel):
 
     skip_permissions: bool = False
     theme: str = "freeact-dark"
+    # While the terminal is not focused: a bell and a desktop notification (OSC 9/777) when an
+    # approval waits, or when a turn longer than notify_after seconds ends.
+    notify_bell: bool = True
+    notify_desktop: bool = True
+    notify_after: float = Field(default=30.0, ge=0)
     keymap: dict[str, str] = Field(default_factory=dict)
 
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
 
+    _notices: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notices(self) -> list[str]:
+        """What loading noticed and the user should read (e.g. freeact settings that do not apply)."""
+        return self._notices
+
     def resolved_sessions_dir(self) -> Path:
-        return (self.sessions_dir or paths.default_sessions_dir()).expanduser()
+        """Where sessions live: ``sessions_dir`` if set, else a freeact project's
+        ``.freeact/sessions`` (so both apps list and resume the same sessions), else the data dir."""
+        if self.sessions_dir is not None:
+            return self.sessions_dir.expanduser().absolute()
+        project = paths.find_freeact_project(self.resolved_working_dir())
+        if project is not None:
+            return project / paths.FREEACT_DIR_NAME / "sessions"
+        return paths.default_sessions_dir().expanduser().absolute()
 
     def resolved_working_dir(self) -> Path:
         return (self.working_dir or Path.cwd()).expanduser().resolve()
@@ -148,6 +179,20 @@ def read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
+# Keys holding paths: a relative value in a config file means relative to that file's directory.
+_PATH_KEYS = ("sessions_dir", "working_dir", "images_dir")
+
+
+def _anchor_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    out = dict(data)
+    for key in _PATH_KEYS:
+        value = out.get(key)
+        if isinstance(value, str | Path) and str(value):
+            path = Path(value).expanduser()
+            out[key] = str(path if path.is_absolute() else (base / path).absolute())
+    return out
+
+
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in override.items():
@@ -185,15 +230,32 @@ def load_config(
         ConfigError: a file is missing, unreadable, not TOML, or has an unknown key or a wrong type.
     """
     merged: dict[str, Any] = {}
+    notices: list[str] = []
+    project = paths.find_freeact_project(cwd or Path.cwd())
+    if project is not None:
+        # A freeact project's own config is the lowest source: freeact-tui's settings win.
+        try:
+            freeact = read_freeact_config(project)
+        except FreeactConfigError as exc:
+            raise ConfigError(str(exc)) from None
+        if freeact is not None:
+            try:
+                Config.model_validate(_expand_env(freeact.values))
+            except ValidationError as exc:
+                raise ConfigError(_format_validation_error(str(freeact.path), exc, freeact.values)) from None
+            merged, notices = dict(freeact.values), list(freeact.notices)
     for source in config_sources(config_path, cwd):
-        merged = _merge(merged, read_toml(source))
+        merged = _merge(merged, _anchor_paths(read_toml(source), source.parent))
     merged = _expand_env(merged)
     if overrides:
-        merged = _merge(merged, {k: v for k, v in overrides.items() if v is not None})
+        given = {k: v for k, v in overrides.items() if v is not None}
+        merged = _merge(merged, _anchor_paths(given, Path.cwd()))
     try:
-        return Config.model_validate(merged)
+        config = Config.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_format_validation_error("the command line", exc, merged)) from None
+    config.notices.extend(notices)
+    return config
 
 
 def save_user_setting(key: str, value: Any) -> None:

@@ -14,8 +14,15 @@ from typing import Any, Literal
 
 from freeact_tui.toolcalls import (
     CODE_TOOL,
+    EDIT_TEXT_TOOL,
+    READ_MEDIA_TOOL,
+    READ_TEXT_TOOL,
     SUBAGENT_TOOL,
+    WRITE_TEXT_TOOL,
     CodeAction,
+    FileEdit,
+    FileRead,
+    FileWrite,
     JsonToolCall,
     ProgrammaticToolCall,
     ShellAction,
@@ -106,6 +113,12 @@ class ApprovalRequest(AgentEvent):
                 return name
             case SubagentTask():
                 return SUBAGENT_TOOL
+            case FileRead(media=media):
+                return READ_MEDIA_TOOL if media else READ_TEXT_TOOL
+            case FileWrite():
+                return WRITE_TEXT_TOOL
+            case FileEdit():
+                return EDIT_TEXT_TOOL
         return self.tool_call.kind
 
     @property
@@ -121,6 +134,19 @@ class ApprovalRequest(AgentEvent):
                 return dict(args)
             case SubagentTask(prompt=prompt, max_turns=max_turns):
                 return {"prompt": prompt, "max_turns": max_turns}
+            case FileRead(path=path, offset=offset, limit=limit):
+                return {
+                    "path": path,
+                    **({"offset": offset} if offset else {}),
+                    **({"limit": limit} if limit else {}),
+                }
+            case FileWrite(path=path, content=content):
+                return {"path": path, "content": content}
+            case FileEdit(path=path, edits=edits):
+                return {
+                    "path": path,
+                    "edits": [{"old_text": e.old_text, "new_text": e.new_text} for e in edits],
+                }
         return {}
 
     @property
@@ -181,6 +207,8 @@ class CodeExecutionOutput(AgentEvent):
 class ToolOutput(AgentEvent):
     content: str
     is_error: bool = False
+    image: bytes | None = field(default=None, repr=False)
+    """An image the tool gave the model (a file tool's media read), for a preview."""
 
 
 @dataclass(frozen=True)
@@ -225,6 +253,49 @@ class UsageUpdate(AgentEvent):
     cost_usd: float | None = None
 
 
+@dataclass(frozen=True)
+class ContextUpdate(AgentEvent):
+    """How full the model's context window is: ``used`` of ``window`` tokens.
+
+    ``estimated`` is true when ``used`` is not the provider's own count (before the first answer,
+    or right after a compaction); ``source`` says where ``window`` comes from (``setting``,
+    ``provider``, ``table`` or ``default``).
+    """
+
+    used: int
+    window: int
+    estimated: bool = True
+    source: str = "default"
+
+    @property
+    def fraction(self) -> float:
+        return self.used / self.window if self.window > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Compacting(AgentEvent):
+    """A compaction started: the model is summarising the older turns (``auto`` or by hand)."""
+
+    reason: Literal["auto", "manual"]
+    messages: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Compacted(AgentEvent):
+    """A compaction ended: ``replaced`` messages became one summary; tokens are estimates."""
+
+    reason: Literal["auto", "manual"]
+    replaced: int
+    kept: int
+    tokens_before: int
+    tokens_after: int
+    seconds: float
+    summary: str
+    summary_input_tokens: int = 0
+    summary_output_tokens: int = 0
+
+
 SubagentState = Literal["queued", "running", "waiting", "done", "failed", "cancelled"]
 
 
@@ -239,11 +310,17 @@ class SubagentStatus(AgentEvent):
 
 __all__ = [
     "AgentEvent",
+    "FileEdit",
+    "FileRead",
+    "FileWrite",
     "AgentError",
     "ApprovalRequest",
     "Cancelled",
     "CodeExecutionOutput",
     "CodeExecutionOutputChunk",
+    "Compacted",
+    "Compacting",
+    "ContextUpdate",
     "Decision",
     "KernelState",
     "KernelStatus",

@@ -16,6 +16,7 @@ _dirs = PlatformDirs(APP_NAME, appauthor=False)
 _HOME_ENV = "FREEACT_TUI_HOME"
 
 PROJECT_CONFIG_NAME = ".freeact-tui.toml"
+FREEACT_DIR_NAME = ".freeact"  # a freeact project keeps config, skills and sessions here
 
 
 def _home() -> Path | None:
@@ -54,6 +55,22 @@ def state_file() -> Path:
 
 def default_sessions_dir() -> Path:
     return data_dir() / "sessions"
+
+
+def find_freeact_project(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` that holds a freeact project (``.freeact/``).
+
+    The search stops below the home directory: a ``~/.freeact`` counts only when ``start`` is home
+    itself, so a user-level freeact dir does not capture every project under home.
+    """
+    start = start.expanduser().absolute()
+    home = Path.home().absolute()
+    for directory in (start, *start.parents):
+        if directory == home and directory != start:
+            return None
+        if (directory / FREEACT_DIR_NAME).is_dir():
+            return directory
+    return None
 
 
 def checkpoints_dir() -> Path:

@@ -1,9 +1,11 @@
 """Permission rules: which actions run without asking, which always ask, and which never run.
 
 A rule is ``(kind, pattern)``. ``kind`` is a tool call's kind (``code``, ``shell``, ``script``,
-``mcp``, ``tool``, ``subagent``) or ``*`` for any. ``pattern`` is matched fnmatch-style against the
-call's ``subject`` (a command, ``server.tool``, a tool name, a code action's text; a pattern equal to
-the subject matches too); ``"git status *"`` also matches the bare ``git status``. A pattern starting with ``path:`` matches the call's path arguments instead: ``**``
+``mcp``, ``tool``, ``subagent``; ``read`` and ``write`` for the file tools) or ``*`` for any.
+``pattern`` is matched fnmatch-style against the call's ``subject`` (a command, ``server.tool``,
+a tool name, a file tool's path, a code action's text; a pattern equal to the subject matches too);
+``"git status *"`` also matches the bare
+``git status``. A pattern starting with ``path:`` matches the call's path arguments instead: ``**``
 crosses ``/``, ``*`` and ``?`` do not, and relative patterns match paths inside the working directory.
 
 Shell wildcards never match a command with command or process substitution, a ``$VAR`` expansion
@@ -39,6 +41,7 @@ from freeact_tui.paths import atomic_write_text
 from freeact_tui.shellwords import CommandTraits, command_words, inspect_command, split_command
 from freeact_tui.toolcalls import (
     CodeAction,
+    FileCall,
     JsonToolCall,
     ProgrammaticToolCall,
     ShellAction,
@@ -50,7 +53,7 @@ Effect = Literal["allow", "ask", "deny"]
 Scope = Literal["always", "session"]
 RuleScope = Literal["session", "always", "default"]
 
-KINDS = ("code", "shell", "script", "mcp", "tool", "subagent")
+KINDS = ("code", "shell", "script", "mcp", "tool", "subagent", "read", "write")
 PATH_PREFIX = "path:"
 _EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
 # Argument names of MCP / JSON tools whose values are paths.
@@ -116,7 +119,8 @@ _SECRETS = (".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-c
 _DEFAULTS: dict[Effect, tuple[Rule, ...]] = {
     "deny": (),
     "ask": tuple(Rule("*", PATH_PREFIX + root + p) for root in ("**/", "/**/") for p in _SECRETS),
-    "allow": tuple(Rule("shell", p) for p in _DEFAULT_SHELL_ALLOW),
+    # File tools: reads inside the working directory (symlinks followed) run without asking.
+    "allow": (*(Rule("shell", p) for p in _DEFAULT_SHELL_ALLOW), Rule("read", PATH_PREFIX + "**")),
 }
 _PRECEDENCE: tuple[Effect, ...] = ("deny", "ask", "allow")
 # Strictest first: the effect of a composite shell command is the strictest of its parts.
@@ -139,6 +143,8 @@ class _Facts:
                 raw = json_path_values(args)
             case CodeAction(code=code):
                 raw = code_strings(code)
+            case FileCall():
+                raw = self.call.paths
             case _:
                 raw = []
         return [p for r in raw for p in expand_path(r, self.working_dir)]

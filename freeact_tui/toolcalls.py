@@ -15,7 +15,15 @@ from typing import Any
 CODE_TOOL = "ipybox_execute_ipython_cell"
 """The code action tool the model calls (freeact's name, kept so sessions move between the two)."""
 SUBAGENT_TOOL = "subagent_task"
+RESET_TOOL = "ipybox_reset"
+"""A fresh kernel on the model's request (freeact's name): asked like a JSON tool call."""
 """The delegation tool offered to the main agent."""
+READ_TEXT_TOOL = "filesystem_read_text_file"
+READ_MEDIA_TOOL = "filesystem_read_media_file"
+WRITE_TEXT_TOOL = "filesystem_write_text_file"
+EDIT_TEXT_TOOL = "filesystem_edit_text_file"
+FILE_TOOLS = (READ_TEXT_TOOL, READ_MEDIA_TOOL, WRITE_TEXT_TOOL, EDIT_TEXT_TOOL)
+"""The file tools, named as freeact 0.11 names them so sessions move between the two."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +187,123 @@ class SubagentTask(ToolCall):
         return SUBAGENT_TOOL
 
 
+@dataclass(frozen=True)
+class FileCall(ToolCall):
+    """A file tool call: ``path`` as the model wrote it.
+
+    ``resolved`` is where it points (symlinks followed, as the kernel sees it) and ``outside`` says
+    that this is outside the working directory; both are filled in before the call is approved
+    (a call rebuilt from a stored session has neither).
+    """
+
+    path: str
+    resolved: str = field(default="", kw_only=True)
+    outside: bool = field(default=False, kw_only=True)
+
+    @property
+    def subject(self) -> str:
+        return self.path
+
+    @property
+    def paths(self) -> list[str]:
+        """What ``path:`` rules look at: the path as written and where it really points."""
+        return [p for p in (self.path, self.resolved) if p]
+
+    def suggested_pattern(self) -> str:
+        return self.path
+
+
+@dataclass(frozen=True)
+class FileRead(FileCall):
+    """Reading a text file (a line range) or a media file (``media``)."""
+
+    offset: int | None = None
+    limit: int | None = None
+    media: bool = False
+
+    @property
+    def kind(self) -> str:
+        return "read"
+
+    def line_range(self) -> str:
+        """`` (lines 10-19)``, `` (from line 10)`` or nothing (the whole file)."""
+        if self.offset is None and self.limit is None:
+            return ""
+        start = self.offset or 1
+        return f" (lines {start}-{start + self.limit - 1})" if self.limit else f" (from line {start})"
+
+    def display_text(self) -> str:
+        return f"read {'media file' if self.media else 'text file'} {self.path}{self.line_range()}"
+
+
+@dataclass(frozen=True)
+class FileWrite(FileCall):
+    """Writing a whole text file; ``diff`` is the unified diff against what is there (computed before approval)."""
+
+    content: str = field(default="", hash=False, compare=False)
+    diff: str = field(default="", kw_only=True, hash=False, compare=False)
+
+    @property
+    def kind(self) -> str:
+        return "write"
+
+    def display_text(self) -> str:
+        return self.diff or f"write {self.path}\n{self.content}"
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """One exact replacement of an edit."""
+
+    old_text: str
+    new_text: str
+
+
+@dataclass(frozen=True)
+class FileEdit(FileCall):
+    """Exact replacements in a text file; ``diff`` is what they change (computed before approval)."""
+
+    edits: tuple[TextEdit, ...] = field(default=(), hash=False, compare=False)
+    diff: str = field(default="", kw_only=True, hash=False, compare=False)
+
+    @property
+    def kind(self) -> str:
+        return "write"
+
+    def display_text(self) -> str:
+        if self.diff:
+            return self.diff
+        return f"edit {self.path}\n" + "\n".join(f"- {e.old_text}\n+ {e.new_text}" for e in self.edits)
+
+
+def file_edits(args: dict[str, Any]) -> list[TextEdit] | None:
+    """The replacements of an edit call: ``edits`` [{old_text, new_text}] and/or ``old_text``/``new_text``.
+
+    ``None`` when they are malformed (not strings, an empty list).
+    """
+    raw: list[Any] = []
+    if "old_text" in args or "new_text" in args:
+        raw.append({"old_text": args.get("old_text"), "new_text": args.get("new_text", "")})
+    extra = args.get("edits")
+    if extra is not None:
+        if not isinstance(extra, list):
+            return None
+        raw.extend(extra)
+    edits: list[TextEdit] = []
+    for item in raw:
+        if not isinstance(item, dict):
+            return None
+        old, new = item.get("old_text"), item.get("new_text", "")
+        if not isinstance(old, str) or not isinstance(new, str):
+            return None
+        edits.append(TextEdit(old, new))
+    return edits or None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def call_record(call: ToolCall) -> dict[str, Any]:
     """A JSON-able record of a call that is not a model's tool call itself (a shell part, a script, an
     MCP call from code), for the session file; ``{"kind": ...}`` alone for the others."""
@@ -220,4 +345,18 @@ def call_from_tool(tool_name: str, args: dict[str, Any]) -> ToolCall:
         return SubagentTask(
             args["prompt"], max_turns if isinstance(max_turns, int) and max_turns > 0 else 100
         )
+    path = args.get("path")
+    if tool_name in FILE_TOOLS and isinstance(path, str):
+        if tool_name in (READ_TEXT_TOOL, READ_MEDIA_TOOL):
+            return FileRead(
+                path,
+                _int_or_none(args.get("offset")),
+                _int_or_none(args.get("limit")),
+                media=tool_name == READ_MEDIA_TOOL,
+            )
+        if tool_name == WRITE_TEXT_TOOL and isinstance(args.get("content"), str):
+            return FileWrite(path, args["content"])
+        edits = file_edits(args) if tool_name == EDIT_TEXT_TOOL else None
+        if edits is not None:
+            return FileEdit(path, tuple(edits))
     return JsonToolCall(tool_name, args)

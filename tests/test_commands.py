@@ -20,7 +20,11 @@ from freeact_tui.tui.commands import (
 
 def test_registry_has_every_command_with_description() -> None:
     names = [spec.name for spec in COMMANDS]
-    assert names == ["help", "new", "sessions", "resume", "model", "theme", "export", "clear", "quit", "exit"]
+    assert names == [
+        "help", "new", "sessions", "resume", "model", "theme", "export", "context", "compact", "clear", "skills",
+        "quit", "exit",
+    ]  # fmt: skip
+    assert get_command("compact").usage == "/compact [FOCUS]"  # type: ignore[union-attr]
     assert all(spec.description for spec in COMMANDS)
     assert get_command("/resume") is not None and get_command("resume").usage == "/resume ID"  # type: ignore[union-attr]
     assert get_command("export").usage == "/export [PATH]"  # type: ignore[union-attr]
@@ -111,5 +115,7 @@ async def test_palette_discovery_lists_argument_free_commands() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         provider = SlashCommandProvider(app.screen)
         shown = [hit.text async for hit in provider.discover()]
-        assert shown == ["/help", "/new", "/sessions", "/export", "/clear", "/quit", "/exit"]
+        assert shown == [
+            "/help", "/new", "/sessions", "/export", "/context", "/compact", "/clear", "/skills", "/quit", "/exit"
+        ]  # fmt: skip
         await pilot.pause()

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from freeact_tui.agent.history import INCOMPLETE_MARK
-from tests.fake_openai import Cut, FakeOpenAI, HttpError, Malformed, RateLimited, Reply, ToolCallReply
+from tests.fake_openai import Cut, FakeOpenAI, HttpError, Malformed, RateLimited, Reply, Stall, ToolCallReply
 from tests.test_headless import CODE_TOOL, cli, fake_args
 
 
@@ -102,3 +102,40 @@ def test_persistent_faults_give_a_clear_error_after_a_few_requests(
         assert words in result["errors"][0]["message"]
         assert fake_openai.count - before <= 3
         assert session_lines(isolated_home, result["session_id"]) == []  # rolled back: nothing half-written
+
+
+def test_retry_after_is_honoured_and_a_long_one_ends_the_turn_clearly(
+    fake_openai: FakeOpenAI, tmp_path: Path, isolated_home: Path
+) -> None:
+    fake_openai.script(RateLimited(retry_after=1.5), Reply("after waiting"))
+    code, stream = events(fake_openai, tmp_path)
+    assert code == 0 and stream[-1]["answer"] == "after waiting"
+    retries = [e for e in stream if e["type"] == "model_retry"]
+    assert [e["delay"] for e in retries] == [1.5]  # the provider's wait, longer than the first backoff (1 s)
+    first, second = fake_openai.requests[0], fake_openai.requests[1]
+    assert second.at - first.at >= 1.4
+
+    fake_openai.script(RateLimited(retry_after=600), Reply("never asked"))
+    code, result = run_json(fake_openai, tmp_path)
+    assert code == 1
+    assert "asks to wait 600 s" in result["errors"][0]["message"]
+    assert fake_openai.pending == 1  # not re-asked while the provider said to wait
+
+
+def test_a_stalled_request_is_retried_and_a_stall_mid_reply_keeps_the_text(
+    fake_openai: FakeOpenAI, tmp_path: Path, isolated_home: Path
+) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("model_idle_timeout = 1.0\n")
+    fake_openai.script(Stall(30), Reply("after a stall"))
+    code, result = run_json(fake_openai, tmp_path, "--config", str(config))
+    assert (code, result["answer"], fake_openai.count) == (0, "after a stall", 2)
+
+    fake_openai.script(Stall(30, text_before="Half an ans"), Reply("not asked"))
+    code, result = run_json(fake_openai, tmp_path, "--config", str(config))
+    assert code == 1
+    message = result["errors"][0]["message"]
+    assert "sent nothing for 1 s" in message and "cut off" in message
+    last = session_lines(isolated_home, result["session_id"])[-1]["message"]
+    assert last["parts"][-1]["content"] == "Half an ans" + INCOMPLETE_MARK
+    assert fake_openai.pending == 1

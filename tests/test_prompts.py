@@ -30,6 +30,8 @@ def test_prompt_tells_the_model_how_to_act(tmp_path: Path) -> None:
         "answer in Markdown without calling a tool",
         "Keep each action small",
         "`subagent_task(prompt, max_turns)`",
+        "`filesystem_edit_text_file`",
+        "`filesystem_read_media_file`",
     ):
         assert needle in prompt, needle
     # Nothing of the template machinery leaks into the prompt.

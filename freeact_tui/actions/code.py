@@ -38,11 +38,19 @@ class ActionOutcome:
     subagent_id: str | None = None
     malformed: bool = False
     """The call itself was broken (invalid JSON arguments, a missing argument, an unknown tool)."""
+    attachments: list[Any] = field(default_factory=list)
+    """Multimodal content sent with the result (pydantic-ai ``BinaryContent``: a file tool's image or PDF)."""
+    extra_meta: dict[str, Any] = field(default_factory=dict)
+    """More metadata stored with the return for UIs (a file write's diff)."""
+
+    def tool_content(self) -> Any:
+        """The tool return's content: the text, followed by any attachments."""
+        return [self.content, *self.attachments] if self.attachments else self.content
 
     def metadata(self) -> dict[str, Any]:
         """Stored with the tool return so a resumed UI can show the outcome without parsing text."""
         outcome = "rejected" if self.rejected else "error" if self.is_error else "ok"
-        meta: dict[str, Any] = {"outcome": outcome}
+        meta: dict[str, Any] = {**self.extra_meta, "outcome": outcome}
         if self.subagent_id is not None:
             meta["subagent_id"] = self.subagent_id
         return meta
@@ -69,12 +77,14 @@ class CodeActionRunner:
         ids: Callable[[str], dict[str, Any]],
         execution_timeout: float | None,
         overflow: Callable[[str], Overflow],
+        model_profile: Callable[[], Any] | None = None,
     ) -> None:
         self._ask = ask
         self._emit = emit
         self._ids = ids
         self._timeout = execution_timeout
         self._overflow = overflow
+        self._model_profile = model_profile
 
     async def _decide(self, item: ExecApproval, corr_id: str) -> tuple[bool, str]:
         """Ask for every part of the request; return (approved, what was rejected and why)."""
@@ -127,8 +137,11 @@ class CodeActionRunner:
                 **ids,
             )
         )
+        attachments: list[Any] = []
         if result.images:
             content += "".join(f"\n[image saved: {p}]" for p in result.images)
+            attachments, note = image_attachments(list(result.images), self._model_profile)
+            content += note
         if rejected is not None:
             content = (
                 f"{content}\n\n{REJECTED_PART_NOTE}{rejected}; the action was stopped. "
@@ -141,4 +154,41 @@ class CodeActionRunner:
             rejected=rejected is not None,
             is_error=result.is_error,
             kernel_died=result.kernel_died,
+            attachments=attachments,
         )
+
+
+MAX_IMAGES = 4  # attached per action (the first ones; the rest are named by path)
+MAX_IMAGE_BYTES = 2 * 1024 * 1024
+
+
+def image_attachments(images: list[Path], model_profile: Callable[[], Any] | None) -> tuple[list[Any], str]:
+    """The images a code action made, as content for a model that takes images, and a note for the text.
+
+    A model whose profile refuses images gets only their paths (and is told why); images beyond
+    ``MAX_IMAGES`` or bigger than ``MAX_IMAGE_BYTES`` are named, not attached.
+    """
+    from pydantic_ai.messages import BinaryContent
+
+    from freeact_tui.actions.file_ops import media_refusal
+
+    if model_profile is None:
+        return [], ""
+    refusal = media_refusal(model_profile(), "image/png")
+    if refusal is not None:
+        return [], "\n(This model does not take images: only their paths are given.)"
+    attached: list[Any] = []
+    skipped: list[str] = []
+    for path in images:
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        if len(attached) >= MAX_IMAGES or size > MAX_IMAGE_BYTES:
+            skipped.append(path.name)
+            continue
+        attached.append(BinaryContent(path.read_bytes(), media_type="image/png", identifier=path.name))
+    note = f"\n({len(attached)} image(s) attached below.)" if attached else ""
+    if skipped:
+        note += f"\n(Not attached, too many or too big: {', '.join(skipped)}.)"
+    return attached, note

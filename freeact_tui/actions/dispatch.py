@@ -1,4 +1,4 @@
-"""Dispatch of the model's tool calls: the code tool, subagent delegation, JSON MCP tools.
+"""Dispatch of the model's tool calls: the code tool, the file tools, subagent delegation, JSON MCP tools.
 
 Every call is approved through ``ask`` before it runs, reports its events through ``emit``, and
 records its phase (execution, subagent) through ``set_phase`` so the turn knows what each of its
@@ -15,9 +15,17 @@ from typing import Any, Protocol
 from pydantic_ai.messages import ToolCallPart
 
 from freeact_tui.actions.code import ActionOutcome, ActionProgress, AskFn, CodeActionRunner, EmitFn, Overflow
+from freeact_tui.actions.files import FileToolOptions, FileTools
 from freeact_tui.events import AgentError, Decision, Phase, ToolOutput
 from freeact_tui.execution.base import Executor
-from freeact_tui.toolcalls import CODE_TOOL, SUBAGENT_TOOL, CodeAction, JsonToolCall, SubagentTask
+from freeact_tui.toolcalls import (
+    CODE_TOOL,
+    RESET_TOOL,
+    SUBAGENT_TOOL,
+    CodeAction,
+    JsonToolCall,
+    SubagentTask,
+)
 
 
 class JsonTools(Protocol):
@@ -47,6 +55,7 @@ class Dispatcher:
         subagents: runs a subagent task, or ``None`` where subagents are off.
         execution_timeout: seconds a code action may run (approval waits excluded).
         prepare_executor: called with the executor before each code action (pins allowed MCP servers).
+        files: the file tools' options (working dir, model profile, checkpoint hook); ``None``: no file tools.
     """
 
     ask: AskFn
@@ -59,9 +68,25 @@ class Dispatcher:
     subagents: SubagentRunner | None
     execution_timeout: float | None
     prepare_executor: Callable[[Executor], None] = lambda _: None
+    files: FileToolOptions | None = None
 
     def __post_init__(self) -> None:
         self._kernel_lock = asyncio.Lock()
+        self._files = (
+            FileTools(
+                self.files,
+                ask=self.ask,
+                emit=self.emit,
+                ids=self.ids,
+                set_phase=self.set_phase,
+                executor=self.executor,
+                overflow=self.overflow,
+                lock=self._kernel_lock,
+                timeout=self.execution_timeout,
+            )
+            if self.files is not None
+            else None
+        )
 
     async def run(self, call: ToolCallPart) -> ActionOutcome:
         """Run one call to its end; what the model is told is the outcome's content."""
@@ -80,6 +105,10 @@ class Dispatcher:
                 if not isinstance(code, str):
                     return ActionOutcome("Missing string argument `code`.", is_error=True, malformed=True)
                 return await self._run_code(code, corr)
+            if call.tool_name == RESET_TOOL:
+                return await self._run_reset(corr)
+            if self._files is not None and self._files.owns(call.tool_name):
+                return await self._files.run(call.tool_name, args, corr)
             if call.tool_name == SUBAGENT_TOOL and self.subagents is not None:
                 return await self._run_subagent(args, corr, self.subagents)
             if self.json_tools.owns(call.tool_name):
@@ -102,6 +131,7 @@ class Dispatcher:
             ids=self.ids,
             execution_timeout=self.execution_timeout,
             overflow=self.overflow,
+            model_profile=self.files.model_profile if self.files is not None else None,
         )
         async with self._kernel_lock:
             self.set_phase(corr, Phase.EXECUTION)
@@ -115,6 +145,24 @@ class Dispatcher:
                 )
             )
         return outcome
+
+    async def _run_reset(self, corr: str) -> ActionOutcome:
+        decision = await self.ask(JsonToolCall(RESET_TOOL, {}), corr)
+        if not decision.approved:
+            return ActionOutcome(_rejected("the kernel reset", decision), rejected=True)
+        executor = await self.executor()
+        async with self._kernel_lock:
+            self.set_phase(corr, Phase.EXECUTION)
+            try:
+                await executor.reset()
+            except Exception as exc:  # the model is told; the turn goes on
+                text = f"The kernel could not be reset: {exc}"
+                self.emit(ToolOutput(text, is_error=True, **self.ids(corr)))
+                return ActionOutcome(text, is_error=True)
+            self.prepare_executor(executor)
+        text = "The kernel was reset: variables, imports and definitions are gone; files and packages stay."
+        self.emit(ToolOutput(text, **self.ids(corr)))
+        return ActionOutcome(text)
 
     async def _run_json_tool(self, name: str, args: dict[str, Any], corr: str) -> ActionOutcome:
         decision = await self.ask(JsonToolCall(name, args), corr)

@@ -26,9 +26,11 @@ from freeact_tui.agent.subagents import SubagentManager
 from freeact_tui.agent.turn import TurnState
 from freeact_tui.agent.turn_loop import TurnLoop
 from freeact_tui.agent.usage import UsageMeter
+from freeact_tui.agent.user_shell import UserShell
 from freeact_tui.events import AgentEvent, KernelState, KernelStatus, Phase, UsageUpdate
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.execution.pool import ExecutorPool
+from freeact_tui.mcp.gentools import gentools_root
 from freeact_tui.mcp.setup import McpSetup
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.lock import SessionLocked
@@ -81,6 +83,7 @@ class Agent(TurnLoop):
         execution: str = _DEFAULTS.execution,
         images_dir: Path | None = None,
         execution_timeout: float = _DEFAULTS.execution_timeout,
+        model_idle_timeout: float = _DEFAULTS.model_idle_timeout,
         approval_timeout: float | None = _DEFAULTS.approval_timeout,
         enable_subagents: bool = _DEFAULTS.enable_subagents,
         max_subagents: int = _DEFAULTS.max_subagents,
@@ -91,10 +94,14 @@ class Agent(TurnLoop):
         api_key_env: str | None = None,
         tool_result_inline_max_bytes: int = _DEFAULTS.tool_result_inline_max_bytes,
         tool_result_preview_chars: int = _DEFAULTS.tool_result_preview_chars,
+        context_window: int | None = _DEFAULTS.context_window,
+        compact_threshold: float = _DEFAULTS.compact_threshold,
+        trim_result_chars: int = _DEFAULTS.trim_result_chars,
         parent_corr_id: str | None = None,
         subagent_pool_size: int = _DEFAULTS.subagent_pool_size,
         docker_image: str | None = _DEFAULTS.docker_image,
         remote_url: str | None = None,
+        remote_insecure: bool = _DEFAULTS.remote_insecure,
         eager_kernel: bool = True,
     ) -> None:
         settings = Settings(
@@ -107,6 +114,7 @@ class Agent(TurnLoop):
             execution=execution,
             images_dir=images_dir,
             execution_timeout=execution_timeout,
+            model_idle_timeout=model_idle_timeout,
             approval_timeout=approval_timeout,
             enable_subagents=enable_subagents,
             max_subagents=max_subagents,
@@ -115,9 +123,13 @@ class Agent(TurnLoop):
             api_key_env=api_key_env,
             tool_result_inline_max_bytes=tool_result_inline_max_bytes,
             tool_result_preview_chars=tool_result_preview_chars,
+            context_window=context_window,
+            compact_threshold=compact_threshold,
+            trim_result_chars=trim_result_chars,
             subagent_pool_size=subagent_pool_size,
             docker_image=docker_image,
             remote_url=remote_url,
+            remote_insecure=remote_insecure,
         )
         runtime = Runtime(
             model=resolve_model(model, base_url=base_url, api_key_env=api_key_env),
@@ -201,6 +213,8 @@ class Agent(TurnLoop):
         self._executor = runtime.executor
         self._owns_executor = runtime.executor is None
         self._kernel_task: asyncio.Task[Executor] | None = None
+        self._user_shell = UserShell()
+        self._shell_running = False
         self._listeners: list[Callable[[AgentEvent], None]] = []
         self._queue: asyncio.Queue[Any] | None = None
         self._turn_task: asyncio.Task[None] | None = None
@@ -360,13 +374,18 @@ class Agent(TurnLoop):
             working_dir=s.working_dir,
             images_dir=s.images_dir,
             kernel_env=s.kernel_env,
-            extra_pythonpath=self.mcp.pythonpath(),
+            extra_pythonpath=[*self.mcp.pythonpath(), gentools_root(s.working_dir)],
             mcp_servers=self.runtime.ptc_servers,
             docker_image=s.docker_image,
             remote_url=s.remote_url,
+            remote_insecure=s.remote_insecure,
         )
 
     async def _start_executor(self) -> Executor:
+        from freeact_tui.execution import preload_backend
+
+        # The backend's imports take seconds: off the event loop, so a UI draws and takes keys meanwhile.
+        await asyncio.to_thread(preload_backend, self.runtime.settings.execution)
         executor = self._new_executor()
         executor.add_state_listener(self._on_kernel_state)  # it reports "starting", "ready", "failed"
         try:
@@ -415,10 +434,15 @@ class Agent(TurnLoop):
         Raises:
             AgentBusy: a turn is already running.
         """
-        if self.busy:
+        if self.busy or self._shell_running:
             raise AgentBusy("a turn is already running")
         if not self._started:
             await self.start()
+        context = self._user_shell.take_context()
+        if context and isinstance(prompt, str):
+            prompt = f"{context}\n\n{prompt}"
+        elif context:
+            prompt = [context, *prompt]
         queue: asyncio.Queue[Any] = asyncio.Queue()
         self._queue = queue
         self._cancel_requested = False
@@ -436,6 +460,28 @@ class Agent(TurnLoop):
                 self.cancel()
                 await asyncio.gather(task, return_exceptions=True)
             self._queue = None
+
+    async def run_user_shell(self, command: str) -> AsyncIterator[AgentEvent]:
+        """Run the user's own shell command in the kernel at once (no approval) and yield its output.
+
+        The command and its output are put before the next prompt, so the model sees what the user saw.
+
+        Raises:
+            AgentBusy: a turn or another command is running.
+            ExecutorError: the kernel could not be started.
+        """
+        if self.busy or self._shell_running:
+            raise AgentBusy("a turn is already running")
+        if not self._started:
+            await self.start()
+        self._shell_running = True
+        try:
+            executor = await self._ensure_executor()
+            timeout = self.runtime.settings.execution_timeout
+            async for event in self._user_shell.run(executor, command, agent_id=self.agent_id, limit=timeout):
+                yield event
+        finally:
+            self._shell_running = False
 
     def _emit(self, event: AgentEvent) -> None:
         if self._queue is not None:

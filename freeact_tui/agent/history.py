@@ -57,7 +57,7 @@ def unanswered_calls(history: Sequence[ModelMessage]) -> list[ToolCallPart]:
 
 def interrupted_returns(
     calls: Sequence[ToolCallPart],
-    done: dict[str, str],
+    done: dict[str, Any],
     metadata: dict[str, dict[str, Any]] | None = None,
 ) -> ModelRequest:
     """Tool returns for every call: the finished ones keep their content, the others say interrupted.

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
-from pydantic_ai.direct import model_request_stream
 from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelConnectionError,
@@ -30,10 +31,20 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
+from freeact_tui.agent.model_stream import open_model_stream
 from freeact_tui.events import AgentEvent, ModelRetry, Response, ResponseChunk, Thoughts, ThoughtsChunk
 
 # Seconds to wait before each retry of a transient error (rate limit, overload, 5xx, connection).
 RETRY_DELAYS = (1.0, 3.0)
+# A provider's Retry-After is honoured up to this many seconds; asking for longer ends the turn with
+# a message saying when to try again, rather than a silent wait.
+MAX_RETRY_AFTER = 60.0
+# Seconds without any stream event before a request counts as stalled (``Config.model_idle_timeout``).
+IDLE_TIMEOUT = 180.0
+
+
+class _Stalled(Exception):
+    """The model sent nothing for the idle timeout."""
 
 
 class ModelCallError(Exception):
@@ -74,11 +85,14 @@ async def request_response(
     emit: Callable[[AgentEvent], None],
     ids: dict[str, Any],
     on_progress: Callable[[ModelResponse], None],
+    idle_timeout: float = IDLE_TIMEOUT,
 ) -> ModelResponse:
     """Stream one model response, emitting thoughts and text as they come.
 
     ``on_progress`` sees the response so far (kept if the turn is cancelled mid-stream). A
-    transient error is retried only if nothing was shown yet.
+    transient error is retried only if nothing was shown yet, after the delay of ``RETRY_DELAYS``
+    or the provider's Retry-After, whichever is longer. A request that sends nothing for
+    ``idle_timeout`` seconds counts as a dropped connection.
 
     Raises:
         ModelCallError: the request failed and will not be retried.
@@ -87,18 +101,27 @@ async def request_response(
     for attempt in range(attempts + 1):
         emitted = False
         partial: ModelResponse | None = None
+        delay = RETRY_DELAYS[attempt] if attempt < attempts else 0.0
         try:
-            async with model_request_stream(
-                model, list(messages), model_settings=settings, model_request_parameters=parameters
-            ) as stream:
-                async for part_event in stream:
-                    partial = stream.get()
-                    on_progress(partial)
-                    event = event_for(part_event, ids)
-                    if event is not None:
-                        emit(event)
-                        emitted = True
-                return stream.get()
+            async with _idle_guard(idle_timeout) as guard:
+                async with open_model_stream(model, messages, settings=settings, parameters=parameters) as stream:
+                    guard.touch()
+                    async for part_event in stream:
+                        guard.touch()
+                        partial = stream.get()
+                        on_progress(partial)
+                        event = event_for(part_event, ids)
+                        if event is not None:
+                            emit(event)
+                            emitted = True
+                    return stream.get()
+        except _Stalled:
+            stalled = f"The model sent nothing for {idle_timeout:g} s (model_idle_timeout)"
+            if emitted:
+                raise ModelCallError(_cut_message(stalled), partial) from None
+            if attempt >= attempts:
+                raise ModelCallError(f"{stalled}. The turn was rolled back; try again.") from None
+            reason = stalled
         except (ModelAPIError, UnexpectedModelBehavior) as exc:
             if emitted:
                 raise ModelCallError(
@@ -107,6 +130,14 @@ async def request_response(
             if not is_retryable(exc) or attempt >= attempts:
                 raise ModelCallError(describe_model_error(exc)) from exc
             reason = describe_model_error(exc, rolled_back=False)
+            asked = retry_after(exc)
+            if asked is not None and asked > delay:
+                if asked > MAX_RETRY_AFTER:
+                    raise ModelCallError(
+                        f"{reason}. The provider asks to wait {asked:g} s before trying again; "
+                        "the turn was rolled back."
+                    ) from exc
+                delay = float(asked)
         except (OSError, TimeoutError) as exc:
             if emitted:
                 raise ModelCallError(_cut_message(f"Connection lost: {exc}"), partial) from exc
@@ -115,13 +146,71 @@ async def request_response(
                     f"Cannot reach the model: {exc}. The turn was rolled back; try again."
                 ) from exc
             reason = f"Cannot reach the model: {exc}"
-        emit(ModelRetry(reason, attempt + 1, attempts, RETRY_DELAYS[attempt], **ids))
-        await asyncio.sleep(RETRY_DELAYS[attempt])
+        emit(ModelRetry(reason, attempt + 1, attempts, delay, **ids))
+        await asyncio.sleep(delay)
     raise ModelCallError("The model request failed.")  # pragma: no cover - the loop always returns or raises
+
+
+class _IdleGuard:
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self._cm: asyncio.Timeout | None = None
+
+    def touch(self) -> None:
+        if self._cm is not None:
+            self._cm.reschedule(asyncio.get_running_loop().time() + self.timeout)
+
+
+class _idle_guard:  # noqa: N801 - used like a function in ``async with``
+    """Raise ``_Stalled`` when the block sees no ``touch()`` for ``timeout`` seconds."""
+
+    def __init__(self, timeout: float) -> None:
+        self._guard = _IdleGuard(timeout)
+        self._cm = asyncio.timeout(timeout)
+
+    async def __aenter__(self) -> _IdleGuard:
+        self._guard._cm = await self._cm.__aenter__()
+        return self._guard
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        try:
+            await self._cm.__aexit__(exc_type, exc, tb)
+        except TimeoutError:
+            if self._cm.expired():
+                raise _Stalled from None
+            raise
 
 
 def _cut_message(cause: str) -> str:
     return f"The model's reply was cut off ({cause}). The partial reply is kept, marked incomplete."
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the provider asked to wait: pydantic-ai's ``retry_after``, else the response headers
+    (``retry-after-ms``, ``Retry-After`` in seconds or as an HTTP date) of the error or its cause."""
+    asked = getattr(exc, "retry_after", None)
+    if isinstance(asked, int | float):
+        return float(asked)
+    for source in (exc, exc.__cause__):
+        headers = getattr(source, "headers", None)
+        if headers is None:
+            headers = getattr(getattr(source, "response", None), "headers", None)
+        if not headers:
+            continue
+        lowered = {str(k).lower(): str(v) for k, v in dict(headers).items()}
+        try:
+            if "retry-after-ms" in lowered:
+                return float(lowered["retry-after-ms"]) / 1000
+            if "retry-after" in lowered:
+                value = lowered["retry-after"]
+                try:
+                    return max(0.0, float(value))
+                except ValueError:
+                    when = parsedate_to_datetime(value)
+                    return max(0.0, (when - datetime.now(when.tzinfo or UTC)).total_seconds())
+        except (TypeError, ValueError, IndexError):
+            continue
+    return None
 
 
 def is_retryable(exc: Exception) -> bool:

@@ -7,6 +7,8 @@ import re
 from importlib import resources
 from pathlib import Path
 
+from freeact_tui.skills import find_skills, skills_section
+
 log = logging.getLogger(__name__)
 
 AGENTS_FILE = "AGENTS.md"
@@ -26,6 +28,7 @@ def build_system_prompt(
     extra: str | None = None,
     mcp_apis: str | None = None,
     subagents: bool = True,
+    gentools: str | None = None,
 ) -> str:
     """Build the system prompt for an agent working in ``working_dir``.
 
@@ -34,6 +37,7 @@ def build_system_prompt(
         extra: Further instructions (e.g. from the config), appended at the end.
         mcp_apis: Description of the generated MCP tool modules; the MCP section is left out without it.
         subagents: Whether to describe the ``subagent_task`` tool.
+        gentools: The note on saved tools (``mcp.gentools.gentools_section``); left out without it.
 
     Returns:
         The prompt as Markdown.
@@ -51,12 +55,22 @@ def build_system_prompt(
         + tail.replace("{working_dir}", str(working_dir))
     )
     sections = [text.strip()]
+    skills = skills_section(find_skills(working_dir, [bundled_skills_dir()]), working_dir)
+    if skills:
+        sections.append(skills)
+    if gentools:
+        sections.append(gentools.strip())
     project = _project_instructions(working_dir)
     if project:
         sections.append(f"## Project instructions ({AGENTS_FILE})\n\n{project}")
     if extra and extra.strip():
         sections.append(f"## Additional instructions\n\n{extra.strip()}")
     return "\n\n".join(sections) + "\n"
+
+
+def bundled_skills_dir() -> Path:
+    """Skills shipped with the app (e.g. ``saving-code-actions``)."""
+    return Path(__file__).resolve().parent / "prompts" / "skills"
 
 
 def _project_instructions(working_dir: Path) -> str | None:

@@ -3,6 +3,10 @@
 Every message goes to memory and (with persistence on) to the session's JSONL file at once.
 A failed model request rolls both back. Results over ``inline_max_bytes`` are saved under the
 session's ``tool-results/`` and replaced by a head/tail preview that names the file.
+
+After a compaction the history in memory (what the model sees) differs from the file (everything,
+plus the compaction record): ``stored`` is the file's messages, ``positions`` maps each message in
+memory to its line in the file, and ``generation`` changes whenever the history is rewritten.
 """
 
 from __future__ import annotations
@@ -10,9 +14,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelRequest
 
 from freeact_tui.actions.code import Overflow
+from freeact_tui.store.compaction import compacted_view
 from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.sessions import Session, SessionDamaged, SessionStore
 
@@ -36,9 +41,16 @@ class Recorder:
         self._store = SessionStore(sessions_dir, fsync=False) if sessions_dir is not None else None
         self.session: Session | None = self._store.session(session_id) if self._store else None
         self.history: list[ModelMessage] = []
+        self.stored: list[ModelMessage] = []
+        """Every message of the file, compaction records included (what the log shows)."""
+        self.positions: list[int] = []
+        self.generation = 0
+        self.fresh_from = 0
+        """Index of the first message recorded since the history was last rewritten (usage figures are current)."""
         self.load_damage: SessionDamaged | None = None
         self.locked: SessionLocked | None = None
         """Another process writes this session: it is read-only here."""
+        self._undo: tuple[list[ModelMessage], list[int]] | None = None
 
     def load(self) -> None:
         """Load the stored history of this agent (a damaged file, or a session another process
@@ -49,21 +61,72 @@ class Recorder:
             except SessionLocked as exc:
                 self.locked = exc
             loaded = self.session.load(self.agent_id)
-            self.history = list(loaded.messages)
+            self.stored = list(loaded.messages)
+            self.history, self.positions = compacted_view(self.stored)
+            self.fresh_from = len(self.history) if len(self.history) != len(self.stored) else 0
+            self.generation += 1
             self.load_damage = loaded.damage
 
     def record(self, message: ModelMessage) -> None:
         if self.locked is not None:
             raise self.locked
+        if len(self.positions) != len(self.history):  # the history was set from outside (SDK users, tests)
+            self.positions = list(range(len(self.history)))
+            self.stored = list(self.history)
         self.history.append(message)
+        self.positions.append(len(self.stored))
+        self.stored.append(message)
         if self.session is not None:
             self.session.append([message], agent_id=self.agent_id)
 
-    def rollback(self, count: int) -> None:
-        """Keep the first ``count`` messages, in memory and in the file."""
-        del self.history[count:]
+    def compact(self, record: ModelRequest, head: ModelRequest, cut: int) -> None:
+        """Replace the messages before ``cut`` by ``head`` and append the compaction ``record`` to the file.
+
+        A rollback in the same turn restores the history as it was before (see ``rollback``).
+        """
+        if len(self.positions) != len(self.history):
+            self.positions = list(range(len(self.history)))
+            self.stored = list(self.history)
+        if self._undo is None:
+            self._undo = (list(self.history), list(self.positions))
         if self.session is not None:
-            self.session.rollback(count, agent_id=self.agent_id)
+            self.session.append([record], agent_id=self.agent_id)
+        position = len(self.stored)
+        self.stored.append(record)
+        self.history = [head, *self.history[cut:]]
+        self.positions = [position, *self.positions[cut:]]
+        self.fresh_from = len(self.history)
+        self.generation += 1
+
+    def settle(self) -> None:
+        """The turn is over: its compactions can no longer be rolled back."""
+        self._undo = None
+
+    def rollback(self, count: int) -> None:
+        """Keep the first ``count`` messages, in memory and in the file.
+
+        ``count`` refers to the history as it was when the turn began: a compaction during the turn is
+        undone too.
+        """
+        if self._undo is not None:
+            self.history, self.positions = self._undo
+            self._undo = None
+            self.fresh_from = 0
+        if len(self.positions) != len(self.history):
+            self.positions = list(range(len(self.history)))
+            self.stored = list(self.history)
+        dropped = self.positions[count:]
+        kept = self.positions[:count]
+        keep_lines = min(dropped) if dropped else (max(kept) + 1 if kept else 0)
+        if kept and max(kept) >= keep_lines:  # never cut a compaction record the kept messages rely on
+            keep_lines = max(kept) + 1
+        del self.history[count:]
+        del self.positions[count:]
+        del self.stored[keep_lines:]
+        self.fresh_from = min(self.fresh_from, len(self.history))
+        self.generation += 1
+        if self.session is not None:
+            self.session.rollback(keep_lines, agent_id=self.agent_id)
 
     def close(self) -> None:
         """Release the session's writer lock (if this recorder's session took it)."""
@@ -72,6 +135,7 @@ class Recorder:
 
     async def sync(self) -> None:
         """Flush the session file to disk (off the event loop); a failure loses only power-loss safety."""
+        self.settle()
         if self.session is None:
             return
         try:

@@ -41,6 +41,7 @@ class Settings:
     execution: str = _default("execution")
     images_dir: Path | None = None
     execution_timeout: float = _default("execution_timeout")
+    model_idle_timeout: float = _default("model_idle_timeout")
     approval_timeout: float | None = _default("approval_timeout")
     enable_subagents: bool = _default("enable_subagents")
     max_subagents: int = _default("max_subagents")
@@ -49,9 +50,13 @@ class Settings:
     api_key_env: str | None = None
     tool_result_inline_max_bytes: int = _default("tool_result_inline_max_bytes")
     tool_result_preview_chars: int = _default("tool_result_preview_chars")
+    context_window: int | None = _default("context_window")
+    compact_threshold: float = _default("compact_threshold")
+    trim_result_chars: int = _default("trim_result_chars")
     subagent_pool_size: int = _default("subagent_pool_size")
     docker_image: str | None = _default("docker_image")
     remote_url: str | None = None
+    remote_insecure: bool = _default("remote_insecure")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "working_dir", Path(self.working_dir).resolve())

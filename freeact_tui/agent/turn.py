@@ -26,7 +26,7 @@ class TurnState:
     """The response streamed so far by the running model request."""
     calls: list[ToolCallPart] = field(default_factory=list)
     """The tool calls of the last response, while they run."""
-    done: dict[str, str] = field(default_factory=dict)
+    done: dict[str, Any] = field(default_factory=dict)
     """What the model is told for each finished call (by tool call id)."""
     meta: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The outcome metadata stored with each finished call's return."""

@@ -24,11 +24,14 @@ from pydantic_ai.models import ModelRequestParameters
 from freeact_tui.actions.code import ActionOutcome
 from freeact_tui.actions.definitions import tool_definitions
 from freeact_tui.actions.dispatch import Dispatcher
+from freeact_tui.actions.files import FileToolOptions
 from freeact_tui.agent import history as hist
+from freeact_tui.agent.compaction import ContextKeeper
 from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.prompts import build_system_prompt
 from freeact_tui.events import AgentError, AgentEvent, Cancelled, Phase
 from freeact_tui.execution.base import Executor, ExecutorError
+from freeact_tui.mcp.gentools import gentools_root, gentools_section
 from freeact_tui.mcp.ptc import package_name
 from freeact_tui.mcp.servers import McpServerError
 from freeact_tui.store.sessions import SessionDamaged
@@ -63,7 +66,7 @@ class TurnError(Exception):
         self.partial = partial
 
 
-class TurnLoop:
+class TurnLoop(ContextKeeper):
     """The turn loop, mixed into ``Agent``."""
 
     runtime: Runtime
@@ -97,10 +100,12 @@ class TurnLoop:
         custom = self.runtime.settings.system_prompt
         if custom is not None:
             return custom
+        working_dir = self.runtime.settings.working_dir
         return build_system_prompt(
-            self.runtime.settings.working_dir,
+            working_dir,
             mcp_apis=self.runtime.mcp_description,
             subagents=self.enable_subagents,
+            gentools=gentools_section(gentools_root(working_dir)),
         )
 
     def _ptc_allow_list(self) -> dict[str, dict[str, Any]]:
@@ -141,6 +146,7 @@ class TurnLoop:
             subagents=(lambda p, m, c: subagents.run(p, m, c, self._emit)) if subagents is not None else None,
             execution_timeout=self.runtime.settings.execution_timeout,
             prepare_executor=self._pin_mcp_servers,
+            files=FileToolOptions(self.runtime.settings.working_dir, lambda: self.runtime.model.profile),
         )
 
     async def _prepare_turn(self, prompt: str | Sequence[UserContent], turn_start: int) -> None:
@@ -196,7 +202,7 @@ class TurnLoop:
                 if malformed >= MAX_MALFORMED_STEPS:
                     message = (
                         f"The model sent broken tool calls {malformed} times in a row "
-                        f"({next(iter(state.done.values()), '')[:200]}); the turn stopped. "
+                        f"({str(next(iter(state.done.values()), ''))[:200]}); the turn stopped. "
                         "Try again, rephrase, or use a model that is better at tool calls."
                     )
                     self._emit(AgentError(message, kind="model", **self._ids()))
@@ -260,18 +266,20 @@ class TurnLoop:
         try:
             response = await request_response(
                 self.runtime.model,
-                hist.prepare_for_model(self.recorder.history),
+                await self._prepared_history(),  # may compact first (agent/compaction.py)
                 settings=self.runtime.settings.model_settings,
                 parameters=self._request_parameters(),
                 emit=self._emit,
                 ids=self._ids(),
                 on_progress=lambda partial: setattr(state, "response", partial),
+                idle_timeout=self.runtime.settings.model_idle_timeout,
             )
         except ModelCallError as exc:
             raise TurnError("model", str(exc), exc.partial) from exc
         finally:
             state.in_model = False
         self.add_usage(self.meter.of_response(response))
+        self._report_context(response)
         return response
 
     # -- the tool phase ------------------------------------------------------------------------------
@@ -283,7 +291,7 @@ class TurnLoop:
 
         async def run(call: ToolCallPart) -> ActionOutcome:
             outcome = await dispatcher.run(call)
-            state.done[call.tool_call_id] = outcome.content
+            state.done[call.tool_call_id] = outcome.tool_content()
             state.meta[call.tool_call_id] = outcome.metadata() | self.gate.take_records(call.tool_call_id)
             return outcome
 

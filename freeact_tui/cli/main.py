@@ -50,6 +50,9 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit()
 
 
+_REMOTE_INSECURE_HELP = "Do not verify the remote gateway's TLS certificate (trusted networks only)."
+
+
 def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> str | None:
     """Turn ``--session-id`` (a UUID or a unique prefix) or ``--resume`` into a session id.
 
@@ -97,7 +100,16 @@ def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> 
 SUBCOMMAND_OPTIONS: dict[str, frozenset[str]] = {
     "sessions": frozenset({"config_path"}),
     "run": frozenset(
-        {"model", "config_path", "session_id", "resume", "skip_permissions", "execution", "base_url"}
+        {
+            "model",
+            "config_path",
+            "session_id",
+            "resume",
+            "skip_permissions",
+            "execution",
+            "base_url",
+            "remote_insecure",
+        }
     ),
 }
 
@@ -161,6 +173,7 @@ def run(
     base_url: Annotated[
         str | None, typer.Option("--base-url", help="An OpenAI-compatible server (local models).")
     ] = None,
+    remote_insecure: Annotated[bool, typer.Option("--remote-insecure", help=_REMOTE_INSECURE_HELP)] = False,
     version: Annotated[
         bool | None,
         typer.Option(
@@ -180,6 +193,7 @@ def run(
             "skip_permissions": skip_permissions,
             "execution": execution,
             "base_url": base_url,
+            "remote_insecure": remote_insecure,
         }
         return
     from freeact_tui.config import ConfigError, load_config
@@ -191,6 +205,7 @@ def run(
         "skip_permissions": True if skip_permissions else None,
         "execution": execution.value if execution else None,
         "base_url": base_url,
+        "remote_insecure": True if remote_insecure else None,
     }
     try:
         config = load_config(config_path, overrides)
@@ -198,6 +213,7 @@ def run(
         raise _fail(str(exc)) from None
     chosen = resolve_session_id(config, session_id, resume)
     _log_to_file()
+    _warn_if_insecure(config)
 
     from freeact_tui.tui.app import FreeactApp
 
@@ -205,6 +221,16 @@ def run(
     tui.run()
     if tui.resume_hint:
         typer.echo(tui.resume_hint)
+
+
+def _warn_if_insecure(config: Config) -> None:
+    """Say on stderr that the remote gateway's certificate is not verified (if so)."""
+    if config.execution != "remote":
+        return
+    from freeact_tui.execution.gateway_endpoint import config_warning
+
+    if warning := config_warning(config.execution, config.remote_url, config.remote_insecure):
+        typer.echo(warning, err=True)
 
 
 def _log_to_file() -> Path:
@@ -267,6 +293,7 @@ def run_headless(
         ExecutionChoice | None, typer.Option("--execution", "-e", help="Where code runs.")
     ] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="An OpenAI-compatible server.")] = None,
+    remote_insecure: Annotated[bool, typer.Option("--remote-insecure", help=_REMOTE_INSECURE_HELP)] = False,
 ) -> None:
     """Run one request without the UI and print the answer (exit codes: 0 answered, 1 error,
     2 refused for lack of approval, 3 max turns reached, 130 interrupted)."""
@@ -284,11 +311,14 @@ def run_headless(
         "skip_permissions": True if skip_permissions or before.get("skip_permissions") else None,
         "execution": chosen_execution.value if isinstance(chosen_execution, ExecutionChoice) else None,
         "base_url": base_url or before.get("base_url"),
+        "remote_insecure": True if remote_insecure or before.get("remote_insecure") else None,
     }
     try:
         config = load_config(config_path or cast("Path | None", before.get("config_path")), overrides)
     except ConfigError as exc:
         raise _fail(str(exc), 1) from None
+    for notice in config.notices:
+        typer.echo(f"freeact-tui: {notice}", err=True)
     text = headless.read_prompt(prompt, sys.stdin)
     if not text.strip():
         raise _fail('no prompt: give one (freeact-tui run "PROMPT") or pipe it into stdin.', 1)
@@ -297,6 +327,7 @@ def run_headless(
     except typer.Exit:
         raise typer.Exit(1) from None
     _log_to_file()
+    _warn_if_insecure(config)
     raise typer.Exit(
         headless.run_from_config(
             config,
@@ -313,9 +344,31 @@ def run_headless(
 app.add_typer(sessions_app, name="sessions", help="List, show, export and remove sessions.")
 
 
+def load_env_file() -> Path | None:
+    """Load the nearest ``.env`` from the working directory up, as freeact does.
+
+    Variables already set in the environment win; nothing is written anywhere.
+
+    Returns:
+        The file that was read, if any.
+    """
+    from dotenv import find_dotenv, load_dotenv
+
+    found = find_dotenv(usecwd=True)
+    if not found:
+        return None
+    load_dotenv(found, override=False)
+    return Path(found)
+
+
 def main() -> None:
     """Console script entry point."""
+    # jsonschema (imported with the mcp package) builds an IRI grammar at import time (~0.9 s of
+    # CPU) only to check the "iri" formats, which nothing in this process asserts (format checks are
+    # off unless a checker is passed): skip that optional import in the app's own process.
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     try:
+        load_env_file()
         app()
     except KeyboardInterrupt:
         sys.exit(130)

@@ -51,8 +51,9 @@ def parse_rule(text: str) -> tuple[str, str]:
     """Split a command-line rule ``[KIND:]PATTERN`` into ``(kind, pattern)``.
 
     ``KIND`` is one of the permission kinds (``code``, ``shell``, ``script``, ``mcp``, ``tool``,
-    ``subagent``) or ``*``; without it the rule applies to every kind. The pattern has the syntax of
-    saved rules (``path:`` patterns included): ``shell:git status *``, ``code:*``, ``*rm -rf*``.
+    ``subagent``, ``read``, ``write``) or ``*``; without it the rule applies to every kind. The
+    pattern has the syntax of saved rules (``path:`` patterns included): ``shell:git status *``,
+    ``code:*``, ``*rm -rf*``.
 
     Raises:
         RuleSyntaxError: the pattern is empty.

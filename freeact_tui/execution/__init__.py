@@ -12,6 +12,26 @@ from typing import Any
 
 from freeact_tui.execution.base import Executor, ExecutorError
 
+_BACKENDS = {
+    "local": ("freeact_tui.execution.kernel",),
+    "sandbox": ("freeact_tui.execution.sandbox",),
+    "docker": ("freeact_tui.execution.docker", "freeact_tui.execution.docker_image"),
+    "remote": ("freeact_tui.execution.remote",),
+}
+
+
+def preload_backend(mode: str) -> None:
+    """Import the modules of an execution mode (ipybox, mcpygen and the mcp stack: ~1-2 s).
+
+    Blocking; an app calls it in a thread (``asyncio.to_thread``) so its event loop keeps drawing
+    the screen and taking keys while the kernel's code loads. Unknown modes do nothing here
+    (``create_executor`` reports them).
+    """
+    import importlib
+
+    for module in _BACKENDS.get(mode, ()):
+        importlib.import_module(module)
+
 
 def create_executor(
     mode: str,
@@ -24,6 +44,7 @@ def create_executor(
     log_dir: Path | None = None,
     docker_image: str | None = None,
     remote_url: str | None = None,
+    remote_insecure: bool = False,
 ) -> Executor:
     """Build the executor for an execution mode.
 
@@ -40,10 +61,13 @@ def create_executor(
             optionally with ``timeout``); anything else is refused. See ``KernelExecutor``.
         log_dir: Where MCP servers' stderr goes (default: ``logs`` in the user data dir).
         docker_image: The image of the ``docker`` mode (default: ``freeact-tui-kernel:latest``).
-        remote_url: The gateway of the ``remote`` mode (``http://host:port``).
+        remote_url: The gateway of the ``remote`` mode (``http(s)://host[:port][/prefix/]``; None:
+            ``JUPYTER_GATEWAY_URL``). Token and CA bundle come from the environment (see
+            ``gateway_endpoint``).
+        remote_insecure: Do not verify the remote gateway's TLS certificate.
 
     Raises:
-        ExecutorError: the mode is unknown, or ``remote`` without a valid ``remote_url`` (a
+        ExecutorError: the mode is unknown, or ``remote`` without a valid gateway URL (a
             missing sandbox tool, Docker daemon or image is reported by ``start()``).
         ValueError: a malformed ``mcp_servers`` entry.
     """
@@ -71,12 +95,8 @@ def create_executor(
     if mode == "remote":
         from freeact_tui.execution.remote import RemoteExecutor
 
-        if not remote_url:
-            raise ExecutorError(
-                "The remote execution mode needs remote_url (e.g. http://127.0.0.1:8888) in the config."
-            )
-        return RemoteExecutor(remote_url=remote_url, **common)
+        return RemoteExecutor(remote_url=remote_url, remote_insecure=remote_insecure, **common)
     raise ExecutorError(f"Unknown execution mode {mode!r}; use local, sandbox, docker or remote.")
 
 
-__all__ = ["Executor", "ExecutorError", "create_executor"]
+__all__ = ["Executor", "ExecutorError", "create_executor", "preload_backend"]

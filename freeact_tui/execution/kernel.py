@@ -246,12 +246,13 @@ class KernelExecutor:
         assert self._tool_server is not None
         self._synced = False
         conn = self._kernel_connection(gateway)
+        host, port = self._tool_server_address()
         init = kernel_init_code(
             working_dir=self.working_dir,
             approve_shell_cmds=self.approve_shell_cmds,
             require_shell_escape=self.require_shell_escape,
-            host=self.host,
-            port=self._tool_server.port,
+            host=host,
+            port=port,
         )
         try:
             await conn.open(init, self.kernel_init_timeout)
@@ -259,6 +260,11 @@ class KernelExecutor:
             await conn.close()
             raise
         self._conn = conn
+
+    def _tool_server_address(self) -> tuple[str, int]:
+        """Where code in the kernel sends approval requests (a remote kernel asks in-band instead)."""
+        assert self._tool_server is not None
+        return self.host, self._tool_server.port
 
     def _gateway_process(self, port: int, tool_port: int, env: dict[str, str]) -> KernelGatewayProcess:
         """The gateway to run on ``port`` (a subclass may run it elsewhere, e.g. in a sandbox)."""

@@ -30,6 +30,8 @@ from freeact_tui.execution.kernel_init import SYNC_MARK
 _PID_POLL_INTERVAL = 0.1
 # Output the kernel sent just before dying may still be in flight through the gateway.
 _DEATH_GRACE = 0.2
+# Seconds between websocket pings; a pong missing for half of it closes the socket.
+_HEARTBEAT = 10.0
 
 
 @dataclass
@@ -136,7 +138,7 @@ class KernelConnection:
         self.gateway = gateway
         self.images_dir = images_dir
         self._on_death = on_death
-        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=5))
+        self._session = gateway.client_session(aiohttp.ClientTimeout(total=None, sock_connect=5))
         self._ws: aiohttp.ClientWebSocketResponse | None = None
         self._session_id = uuid4().hex
         self.kernel_id: str | None = None
@@ -163,12 +165,7 @@ class KernelConnection:
         try:
             async with asyncio.timeout(init_timeout):
                 await self._create_kernel()
-                self._ws = await self._session.ws_connect(
-                    f"ws://{self.gateway.host}:{self.gateway.port}/api/kernels/{self.kernel_id}"
-                    f"/channels?session_id={self._session_id}",
-                    heartbeat=10,
-                    max_msg_size=0,
-                )
+                self._ws = await self._connect_ws()
                 self._tasks.append(asyncio.create_task(self._read()))
                 reply = await self.run_silent(
                     init_code, user_expressions={"pid": "__import__('os').getpid()"}
@@ -183,6 +180,14 @@ class KernelConnection:
             raise ExecutorError(f"Kernel started but did not report its process id: {reply!r}")
         self.pid = int(pid_text)
         self._tasks.append(asyncio.create_task(self._watch_pid(self.pid)))
+
+    async def _connect_ws(self) -> aiohttp.ClientWebSocketResponse:
+        """The kernel's channels websocket (pinged every ``_HEARTBEAT`` s: a dead peer is noticed)."""
+        return await self._session.ws_connect(
+            f"{self.gateway.ws_url}/api/kernels/{self.kernel_id}/channels?session_id={self._session_id}",
+            heartbeat=_HEARTBEAT,
+            max_msg_size=0,
+        )
 
     async def _create_kernel(self) -> None:
         url = f"{self.gateway.base_url}/api/kernels"
@@ -284,9 +289,17 @@ class KernelConnection:
 
     async def _read(self) -> None:
         assert self._ws is not None
-        reason = "the connection to the kernel gateway was closed"
+        reason, _ = await self._pump(self._ws)
+        self._mark_dead(reason)
+
+    async def _pump(self, ws: aiohttp.ClientWebSocketResponse) -> tuple[str, bool]:
+        """Dispatch the socket's messages until it closes.
+
+        Returns:
+            Why it ended, and whether the kernel itself said it died (rather than the socket).
+        """
         try:
-            async for frame in self._ws:
+            async for frame in ws:
                 if frame.type != aiohttp.WSMsgType.TEXT:
                     continue
                 msg = json.loads(frame.data)
@@ -295,12 +308,17 @@ class KernelConnection:
                     "dead",
                     "restarting",
                 ):
-                    reason = f"the kernel is {content['execution_state']}"
-                    break
-                self._dispatch(msg.get("parent_header", {}).get("msg_id"), msg.get("msg_type", ""), content)
+                    return f"the kernel is {content['execution_state']}", True
+                self._handle(msg)
         except (aiohttp.ClientError, ConnectionError) as e:
-            reason = f"the connection to the kernel gateway failed: {e}"
-        self._mark_dead(reason)
+            return f"the connection to the kernel gateway failed: {e}", False
+        return "the connection to the kernel gateway was closed", False
+
+    def _handle(self, msg: dict[str, Any]) -> None:
+        """One message from the kernel (a subclass may take some itself)."""
+        self._dispatch(
+            msg.get("parent_header", {}).get("msg_id"), msg.get("msg_type", ""), msg.get("content", {})
+        )
 
     def _dispatch(self, parent_id: str | None, msg_type: str, content: dict[str, Any]) -> None:
         cell = self._cells.get(parent_id or "")

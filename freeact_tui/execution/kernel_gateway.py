@@ -10,6 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import aiohttp
 import psutil
 
 from freeact_tui.execution.base import ExecutorError
@@ -85,7 +86,17 @@ class KernelGatewayProcess:
 
     @property
     def base_url(self) -> str:
+        """Where the REST API is (``<base_url>/api/...``)."""
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        """``base_url`` for websockets."""
+        return f"ws://{self.host}:{self.port}"
+
+    def client_session(self, timeout: aiohttp.ClientTimeout) -> aiohttp.ClientSession:
+        """An HTTP session for this gateway (a remote one adds its token and TLS settings)."""
+        return aiohttp.ClientSession(timeout=timeout)
 
     @property
     def alive(self) -> bool:
@@ -140,6 +151,11 @@ class KernelGatewayProcess:
             # We detect death ourselves and restart with our init code; the gateway's own restart
             # would silently hand us a fresh kernel without it.
             "--KernelManager.autorestart=False",
+            # The server's IOPub rate limits drop output past 1 MB/s and tell the kernel's user to
+            # restart it with other settings: output is ours to bound (the result keeps head and tail,
+            # the whole text goes to tool-results/), so nothing is dropped on the way.
+            "--ZMQChannelsWebsocketConnection.iopub_data_rate_limit=0",
+            "--ZMQChannelsWebsocketConnection.iopub_msg_rate_limit=0",
         ]
 
     async def wait(self) -> None:

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
     from mcp.types import Tool
 
 PACKAGE = "mcptools"
+# Past this many characters the generated APIs are not listed in the system prompt; the model
+# discovers them from code instead (freeact's tool discovery).
+LISTING_BUDGET = 4000
 # Marks a package as ours and records the config it was generated from.
 _DIGEST_FILE = ".freeact-tui-digest"
 # Bump when the generated layout changes, so that caches are rebuilt.
@@ -92,10 +95,34 @@ class PtcApis:
     errors: list[McpServerError] = field(default_factory=list)
     regenerated: list[str] = field(default_factory=list)
 
-    def description(self) -> str:
-        """A short listing of the modules and their signatures, for the system prompt (empty if none)."""
+    def description(self, budget: int | None = None) -> str:
+        """A listing of the modules and their signatures, for the system prompt (empty if none).
+
+        Past ``budget`` characters (default ``LISTING_BUDGET``) the listing gives way to discovery:
+        the servers with their tool counts, and how to list and read their modules from code.
+        """
         if not self.tools:
             return ""
+        full = self._listing()
+        if len(full) <= (LISTING_BUDGET if budget is None else budget):
+            return full
+        return self._discovery()
+
+    def _discovery(self) -> str:
+        counts: dict[str, int] = {}
+        for tool in self.tools:
+            counts[tool.server] = counts.get(tool.server, 0) + 1
+        servers = ", ".join(f"`{PACKAGE}.{server}` ({n} tools)" for server, n in counts.items())
+        example = next(iter(counts))
+        return (
+            f"Package `{PACKAGE}`, one module per tool, in {servers}. There are too many to list here: "
+            "discover what you need from code. List a server's tools with "
+            f"`import pkgutil, {PACKAGE}.{example} as s; print([m.name for m in pkgutil.iter_modules(s.__path__)])`, "
+            f"and read a tool's module (its `Params`, `run` and docstring) with `!cat` on `s.__path__[0]/<tool>.py` "
+            "before you call `<tool>.run(<tool>.Params(...))`."
+        )
+
+    def _listing(self) -> str:
         first = self.tools[0]
         lines = [
             f"Package `{PACKAGE}`, one module per tool. Call a tool with its module's `run` and `Params`, "

@@ -62,6 +62,9 @@ def blocks(messages: Sequence[ModelMessage], *, include_system: bool = True) -> 
                 yield Block("response", "Assistant", text)
             case tr.CallEntry():
                 yield _call_block(entry)
+            case tr.CompactionEntry(summary=summary, replaced=replaced):
+                heading = f"Context compacted ({replaced} earlier messages summarised for the model)"
+                yield Block("other", heading, summary)
             case tr.OtherEntry(kind=kind, text=text):
                 yield Block("other", kind.replace("-", " ").capitalize(), text)
 

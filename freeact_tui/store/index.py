@@ -267,8 +267,13 @@ def refresh_meta(session_dir: Path, *, write: bool = True) -> SessionMeta:
         session_dir: The session's directory.
         write: Store refreshed metadata back to ``meta.json``.
     """
+    session_dir = session_dir.absolute()
     main = session_dir / MAIN_FILE
     meta = read_meta(session_dir)
+    if meta is not None and meta.cwd is not None and not os.path.isabs(meta.cwd):
+        # Written by an earlier version from a relative sessions dir: derive the cwd again.
+        meta.cwd = _freeact_project_dir(session_dir)
+        meta.main_size = -1  # forces the rescan below, which writes the corrected entry back
     try:
         st = main.stat()
         size, mtime_ns = st.st_size, st.st_mtime_ns

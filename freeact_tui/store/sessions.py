@@ -408,7 +408,9 @@ class SessionStore:
     """
 
     def __init__(self, root: Path, *, fsync: bool = True) -> None:
-        self.root = Path(root).expanduser()
+        # Absolute: the index derives a freeact session's cwd from this path, and a relative one
+        # (".freeact/sessions") would be cached as "." and never match a working dir again.
+        self.root = Path(root).expanduser().absolute()
         self._fsync = fsync
         self._index = SessionIndex(self.root)
 

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from freeact_tui.events import Decision
+from freeact_tui.store.compaction import compaction_info, summary_text
 from freeact_tui.toolcalls import ToolCall, call_from_record, call_from_tool
 
 
@@ -114,12 +115,31 @@ class ApprovalRecord:
 
 
 @dataclass(frozen=True)
+class CompactionEntry:
+    """Where the context was compacted: the messages before were summarised for the model (they stay here)."""
+
+    summary: str
+    replaced: int
+    tokens_before: int
+    tokens_after: int
+
+
+@dataclass(frozen=True)
 class OtherEntry:
     kind: str
     text: str
 
 
-Entry = SystemEntry | PromptEntry | ThoughtEntry | AnswerEntry | CallEntry | ResultEntry | OtherEntry
+Entry = (
+    SystemEntry
+    | PromptEntry
+    | ThoughtEntry
+    | AnswerEntry
+    | CallEntry
+    | ResultEntry
+    | CompactionEntry
+    | OtherEntry
+)
 
 
 def _size(n: int) -> str:
@@ -155,6 +175,10 @@ def _args(part: Any) -> dict[str, Any]:
 def walk(messages: Sequence[ModelMessage]) -> Iterator[Entry]:
     """The conversation as typed entries, in order."""
     for message in messages:
+        info = compaction_info(message)
+        if info is not None:
+            yield CompactionEntry(summary_text(message), info.replaced, info.tokens_before, info.tokens_after)
+            continue
         parts: Sequence[Any] = message.parts  # duck-typed: pydantic-ai has many part types
         for part in parts:
             kind = getattr(part, "part_kind", "")
@@ -196,6 +220,7 @@ __all__ = [
     "AnswerEntry",
     "ApprovalRecord",
     "CallEntry",
+    "CompactionEntry",
     "Entry",
     "OtherEntry",
     "PromptEntry",

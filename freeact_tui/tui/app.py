@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic_ai.messages import (
-    ModelMessage,
-)
-from pydantic_ai.models import Model
 from textual.app import App
 from textual.binding import Binding, BindingType
 
 from freeact_tui import paths
-from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.models import missing_setup
 from freeact_tui.config import Config, save_user_setting
-from freeact_tui.store.export import render
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.commands import (
     SlashCommand,
@@ -25,6 +20,7 @@ from freeact_tui.tui.commands import (
     parse_slash,
     unescape_prompt,
 )
+from freeact_tui.tui.context_report import context_report
 from freeact_tui.tui.exit_signals import ExitSignals
 from freeact_tui.tui.screens.first_run import FirstRunScreen
 from freeact_tui.tui.screens.help import HelpScreen
@@ -32,7 +28,22 @@ from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.themes import register_themes
 from freeact_tui.tui.widgets.session_list import Clock
 
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.models import Model
+
+    from freeact_tui.agent.agent import Agent
+
 SlashOutcome = Literal["prompt", "done", "invalid"]
+
+# What the agent needs (pydantic-ai and its providers: ~0.5 s of imports). The first screen does not:
+# the app draws it and takes keys first, and imports these in a thread.
+_AGENT_MODULES = ("freeact_tui.agent.agent", "freeact_tui.agent.models")
+
+
+def _import_agent_modules() -> None:
+    for module in _AGENT_MODULES:
+        importlib.import_module(module)
 
 _NO_MODEL = (
     "No model is configured. Start with --model PROVIDER:NAME (for example anthropic:claude-sonnet-4-5, "
@@ -89,8 +100,8 @@ class FreeactApp(App[None]):
     async def on_mount(self) -> None:
         if not self.is_headless:  # SIGHUP/SIGTERM/SIGINT quit as Ctrl+Q does (tests run headless)
             self._exit_signals.install()
-        for warning in register_themes(self):
-            self.notify(warning, severity="warning", timeout=8)
+        for warning in [*self.config.notices, *register_themes(self)]:
+            self.notify(warning, severity="warning", timeout=10)
         if self.config.theme in self.available_themes:
             self.theme = self.config.theme
         else:
@@ -100,27 +111,39 @@ class FreeactApp(App[None]):
                 severity="warning",
                 timeout=10,
             )
+        if self.config.execution == "remote":
+            from freeact_tui.execution.gateway_endpoint import config_warning
+
+            insecure = config_warning("remote", self.config.remote_url, self.config.remote_insecure)
+            if insecure is not None:
+                self.notify(insecure, severity="warning", timeout=15)
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
-        # The screen comes first so the prompt takes keys while the agent loads its session.
+        # The screen comes first so the prompt takes keys while the agent loads (in a worker).
         screen = MainScreen(self)
         await self.push_screen(screen)
+        self.run_worker(self._boot(screen), name="boot", group="boot")
+
+    async def _boot(self, screen: MainScreen) -> None:
+        await asyncio.to_thread(_import_agent_modules)
         problem = self._setup_problem(self._model)
         if problem is not None:
             self.startup_error = problem
-            self.agent_ready = True
             await screen.show_agent()
+            self.agent_ready = True
             await self.push_screen(
                 FirstRunScreen(problem, config_file=paths.user_config_file()), self._first_run_done
             )
             return
         self.agent = await self._open_agent(session_id=self._session_id, model=self._model)
-        self.agent_ready = True
         await screen.show_agent()
+        self.agent_ready = True  # after the view is drawn: tests and prompts see a finished start
 
     def _setup_problem(self, model: str | Model | None) -> str | None:
         """What the user must set before the model can be used (None when it can)."""
-        if isinstance(model, Model):
+        from freeact_tui.agent.models import missing_setup
+
+        if model is not None and not isinstance(model, str):  # a pydantic-ai Model object
             return None
         name = model if model is not None else self.config.model
         problem = missing_setup(name, self.config.base_url, self.config.api_key_env)
@@ -141,7 +164,9 @@ class FreeactApp(App[None]):
         agent, self.agent = self.agent, None
         if agent is not None:
             if agent.history and agent.agent_id == "main" and agent.session is not None:
-                self.resume_hint = f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                self.resume_hint = (
+                    f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                )
             await agent.stop()
 
     @property
@@ -164,6 +189,8 @@ class FreeactApp(App[None]):
         self.startup_error = self._setup_problem(model)
         if self.startup_error is not None:
             return None
+        from freeact_tui.agent.agent import Agent
+
         try:
             agent = Agent.from_config(self.config, **overrides)
             await agent.start()
@@ -248,8 +275,35 @@ class FreeactApp(App[None]):
                 await self._export(command.arg)
             case "clear":
                 await log.clear()
+            case "context" | "compact":
+                await self._context_command(command)
+            case "skills":
+                await self._list_skills()
             case "quit" | "exit":
                 await self.action_quit()
+
+    async def _context_command(self, command: SlashCommand) -> None:
+        if self.agent is None:
+            self.notify("No agent yet: set a model first.", severity="warning")
+        elif command.name == "context":
+            await self.main_screen.conversation.notice(context_report(self.agent), title="Context")
+        else:
+            self.main_screen.start_compaction(command.arg)
+
+    async def _list_skills(self) -> None:
+        from freeact_tui.agent.prompts import bundled_skills_dir
+        from freeact_tui.skills import find_skills
+
+        working_dir = self.config.resolved_working_dir()
+        skills = find_skills(working_dir, [bundled_skills_dir()])
+        if not skills:
+            text = (
+                f"No skills in {working_dir}. A skill is a directory in .freeact/skills/ or "
+                ".agents/skills/ with a SKILL.md whose front matter has `name:` and `description:`."
+            )
+        else:
+            text = "\n".join(f"- **{s.name}** — {s.description or 'no description'}  \n  `{s.path}`" for s in skills)
+        await self.main_screen.conversation.notice(text, title=f"Skills ({len(skills)})")
 
     async def _switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None:
         await self._stop_agent()
@@ -280,7 +334,7 @@ class FreeactApp(App[None]):
             self.notify("Nothing to export yet.", severity="warning")
             return
         try:
-            target = _write_export(arg, agent.history, agent.session_id)
+            target = _write_export(arg, agent.transcript, agent.session_id)
         except OSError as exc:
             self.notify(f"Export failed: {exc}", severity="error", timeout=10)
             return
@@ -293,6 +347,8 @@ def _write_export(arg: str, messages: list[ModelMessage], session_id: str) -> Pa
     target = Path(arg).expanduser() if arg else Path.cwd() / name
     if target.is_dir():
         target = target / name
+    from freeact_tui.store.export import render
+
     target = target.absolute()  # the notice names the full path, wherever the app was started
     paths.atomic_write_text(target, render(messages, "md", title=f"freeact session {session_id}"), mode=0o644)
     return target

@@ -50,7 +50,10 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("model", "Switch the model, e.g. anthropic:claude-sonnet-4-5", "NAME", True),
     CommandSpec("theme", "Switch the colour theme (the choice is saved)", "NAME", True),
     CommandSpec("export", "Export this session as Markdown", "PATH", False),
+    CommandSpec("context", "Show what fills the model's context window"),
+    CommandSpec("compact", "Summarise the older turns now to free context", "FOCUS", False),
     CommandSpec("clear", "Clear the conversation view (the session is kept)"),
+    CommandSpec("skills", "List the skills the agent can read (.freeact/skills, .agents/skills)"),
     CommandSpec("quit", "Quit (the session is kept; the command to resume it is printed)"),
     CommandSpec("exit", "Quit, as /quit"),
 )
@@ -90,9 +93,9 @@ def is_escaped(text: str) -> bool:
 
 
 def unescape_prompt(text: str) -> str:
-    """The prompt to send for ``//text`` (one slash removed); other text unchanged."""
+    """The prompt to send for ``//text`` or ``!!text`` (one character removed); other text unchanged."""
     stripped = text.lstrip()
-    return stripped[1:] if stripped.startswith("//") else text
+    return stripped[1:] if stripped.startswith(("//", "!!")) else text
 
 
 def parse_slash(text: str) -> SlashCommand | SlashError | None:

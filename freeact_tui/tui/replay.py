@@ -10,27 +10,30 @@ the result; sessions without it (written by freeact, or before it was stored) sh
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
-
-from pydantic_ai.messages import ModelMessage
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Protocol
 
 from freeact_tui.actions.code import REJECTED_PART_NOTE
 from freeact_tui.events import SubagentState, SubagentStatus
-from freeact_tui.store import transcript as tr
-from freeact_tui.store.sessions import Session, read_history
-from freeact_tui.toolcalls import CODE_TOOL, SubagentTask
+from freeact_tui.toolcalls import CODE_TOOL, FileCall, FileEdit, FileWrite, SubagentTask
 from freeact_tui.tui.decisions import decision_status
 from freeact_tui.tui.widgets.blocks import (
     ActionBlock,
     Block,
     ExecutionOutputBlock,
+    NoticeBlock,
     ResponseBlock,
     SubagentBlock,
     ThoughtBlock,
     ToolOutputBlock,
     UserMessageBlock,
 )
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+    from freeact_tui.store import transcript as tr
+    from freeact_tui.store.sessions import Session
 
 SubagentLoader = Callable[[str], Sequence[ModelMessage]]
 """The stored history of a subagent, by its id (empty if there is none)."""
@@ -43,6 +46,8 @@ def subagent_loader(agent: _HasSession) -> SubagentLoader | None:
         return None
 
     def load(sub_id: str) -> Sequence[ModelMessage]:
+        from freeact_tui.store.sessions import read_history
+
         try:
             return read_history(session.history_path(sub_id)).messages
         except (ValueError, OSError):  # an id that names no file of ours, an unreadable file
@@ -86,23 +91,33 @@ class _Replayer:
         self.calls: dict[str, ActionBlock] = {}
 
     def run(self, messages: Sequence[ModelMessage]) -> Replay:
+        from freeact_tui.store import transcript as tr  # pydantic-ai: not needed for the first screen
+
         ids = {"agent_id": self.agent_id}
         for entry in tr.walk(messages):
             match entry:
                 case tr.PromptEntry(text=text) if self.agent_id == "main":  # a subagent's is its task
                     self.out.blocks.append(UserMessageBlock(text))
+                case tr.CompactionEntry():
+                    self.out.blocks.append(NoticeBlock(compaction_note(entry), title="Context compacted"))
                 case tr.ThoughtEntry(text=text) if text.strip():
                     self.out.blocks.append(ThoughtBlock(text, collapsed=True, **ids))
                 case tr.AnswerEntry(text=text) if text.strip():
                     self.out.blocks.append(ResponseBlock(text, **ids))
                 case tr.CallEntry(corr_id=corr, call=call):
-                    cls = SubagentBlock if isinstance(call, SubagentTask) else ActionBlock
-                    self.calls[corr] = cls(call, corr_id=corr, **ids)
+                    if isinstance(call, SubagentTask):
+                        self.calls[corr] = SubagentBlock(call, corr_id=corr, **ids)
+                    else:
+                        self.calls[corr] = ActionBlock(call, corr_id=corr, collapse_diff=True, **ids)
                     self.out.blocks.append(self.calls[corr])
                 case tr.ResultEntry(retry=True):
                     self._after(
                         entry.corr_id,
-                        [ToolOutputBlock(entry.text, is_error=True, corr_id=entry.corr_id, **ids)],
+                        [
+                            ToolOutputBlock(
+                                entry.text, is_error=True, agent_id=self.agent_id, corr_id=entry.corr_id
+                            )
+                        ],
                     )
                 case tr.ResultEntry():
                     self._result(entry)
@@ -118,7 +133,7 @@ class _Replayer:
             blocks[at + 1 : at + 1] = new
 
     def _result(self, entry: tr.ResultEntry) -> None:
-        corr, ids = entry.corr_id, {"agent_id": self.agent_id, "corr_id": entry.corr_id}
+        corr, agent = entry.corr_id, self.agent_id
         block = self.calls.get(corr)
         records = entry.approvals
         own = records[0] if records and records[0].call is None else None
@@ -129,7 +144,7 @@ class _Replayer:
         for record in records:
             if record.call is None:
                 continue
-            part = ActionBlock(record.call, **ids)
+            part = ActionBlock(record.call, agent_id=agent, corr_id=corr)
             status, rejected = decision_status(record.decision, skip_permissions=record.skip_permissions)
             part.set_status(status, rejected=rejected)
             new.append(part)
@@ -142,11 +157,12 @@ class _Replayer:
             text = entry.text
             if any(not r.decision.approved for r in records if r.call is not None):
                 text = _kernel_output(text)  # live, the note to the model was not shown
-            output = ExecutionOutputBlock(text=text or "(no output)", **ids)
+            output = ExecutionOutputBlock(text=text or "(no output)", agent_id=agent, corr_id=corr)
             output.finished = True
             new.append(output)
         else:
-            new.append(ToolOutputBlock(entry.text, is_error=entry.is_error, **ids))
+            _restore_file_call(block, entry)
+            new.append(ToolOutputBlock(entry.text, is_error=entry.is_error, agent_id=agent, corr_id=corr))
         self._after(corr, new)
 
     def _subagent_result(self, task: SubagentBlock, entry: tr.ResultEntry) -> ToolOutputBlock:
@@ -177,10 +193,38 @@ class _Replayer:
         return ToolOutputBlock(text, is_error=rejected or failed, kind=kind, corr_id=task.corr_id)
 
 
+def compaction_note(entry: tr.CompactionEntry) -> str:
+    """What the log says where the context was compacted (the turns above stay visible)."""
+    return (
+        f"The {entry.replaced} messages before this point were summarised for the model "
+        f"(~{entry.tokens_before:,} → ~{entry.tokens_after:,} tokens, estimated); they stay above and in "
+        f"the session file.\n\nSummary:\n{entry.summary}"
+    )
+
+
+def _restore_file_call(block: ActionBlock | None, entry: tr.ResultEntry) -> None:
+    """What a file call's result keeps (the diff, where the path pointed) goes back on its block."""
+    if block is None or not isinstance(block.tool_call, FileCall):
+        return
+    meta, call = entry.metadata, block.tool_call
+    if isinstance(meta.get("resolved"), str) and isinstance(meta.get("outside"), bool):
+        call = replace(call, resolved=meta["resolved"], outside=meta["outside"])
+    if isinstance(call, FileWrite | FileEdit) and isinstance(meta.get("diff"), str):
+        call = replace(call, diff=meta["diff"])
+    block.tool_call = call
+
+
 def _kernel_output(text: str) -> str:
     """A code action's result without the note that tells the model a shell part was rejected."""
     at = text.rfind(REJECTED_PART_NOTE)
     return text[:at].rstrip() if at >= 0 else text
 
 
-__all__ = ["Replay", "SubagentLoader", "blocks_from_history", "replay_history", "subagent_loader"]
+__all__ = [
+    "Replay",
+    "SubagentLoader",
+    "blocks_from_history",
+    "compaction_note",
+    "replay_history",
+    "subagent_loader",
+]

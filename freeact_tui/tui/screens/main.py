@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Collapsible
+from textual.worker import Worker
 
 from freeact_tui.events import (
     AgentError,
@@ -19,6 +20,9 @@ from freeact_tui.events import (
     Cancelled,
     CodeExecutionOutput,
     CodeExecutionOutputChunk,
+    Compacted,
+    Compacting,
+    ContextUpdate,
     KernelStatus,
     ModelRetry,
     Response,
@@ -30,7 +34,9 @@ from freeact_tui.events import (
     UsageUpdate,
 )
 from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui.context_report import compacted_note
 from freeact_tui.tui.decisions import decision_status
+from freeact_tui.tui.notify import Notifier
 from freeact_tui.tui.replay import replay_history, subagent_loader
 from freeact_tui.tui.screens.approval_controller import ApprovalController
 from freeact_tui.tui.screens.first_run import setup_guide
@@ -75,6 +81,15 @@ class ChatHost(Protocol):
     def action_copy_session_id(self) -> None: ...
 
 
+def shell_command(text: str) -> str | None:
+    """The command of a ``!command`` prompt (``None`` for other prompts; ``!!x`` sends ``!x`` to the model)."""
+    stripped = text.strip()
+    if not stripped.startswith("!") or stripped.startswith("!!"):
+        return None
+    command = stripped[1:].strip()
+    return command or None
+
+
 class MainScreen(Screen[None]):
     """The chat: one turn at a time, approvals queued in dialogs, status kept current."""
 
@@ -95,12 +110,26 @@ class MainScreen(Screen[None]):
         self.turn_running = False
         self.read_only = False
         self._escaped_at = 0.0
+        self._compaction: Worker[None] | None = None
         self.approvals: ApprovalController[ActionBlock] = ApprovalController(
             self,
             on_count=lambda count: self.status_bar.set_waiting(count),
             on_settled=self._approval_settled,
             on_asking=lambda: self.status_bar.set_activity("waiting"),
         )
+        config = host.config
+        self.notifier = Notifier(
+            write=self._write_terminal,
+            focused=lambda: self.app.app_focus,
+            bell=config.notify_bell,
+            desktop=config.notify_desktop,
+            after=config.notify_after,
+        )
+
+    def _write_terminal(self, text: str) -> None:
+        driver = getattr(self.app, "_driver", None)
+        if driver is not None and not self.app.is_headless:
+            driver.write(text)
 
     def compose(self) -> ComposeResult:
         yield SidePanel(clock=self.host.clock, id="side-panel")
@@ -150,8 +179,9 @@ class MainScreen(Screen[None]):
         )
         self.status_bar.set_kernel(agent.kernel_state)
         self.status_bar.set_usage(agent.usage)
-        if agent.history:
-            past = replay_history(agent.history, subagent_loader(agent))
+        self.status_bar.set_context(agent.context_usage())
+        if agent.history:  # the whole transcript: turns before a compaction stay visible
+            past = replay_history(agent.transcript, subagent_loader(agent))
             await self.conversation.add_all(past.blocks)
             for status in past.subagents:  # the side panel lists the session's subagents, as live
                 self.query_one(SidePanel).update_subagent(status)
@@ -186,11 +216,13 @@ class MainScreen(Screen[None]):
         # The agent may call from a task outside the app's context (a shared kernel): hop via the queue.
         self.post_message(self.AgentStatus(event))
 
-    def on_main_screen_agent_status(self, message: AgentStatus) -> None:
+    async def on_main_screen_agent_status(self, message: AgentStatus) -> None:
         event = message.event
         if self.agent is None:
             return
         match event:
+            case ContextUpdate() | Compacting() | Compacted():
+                await self._context_event(event)
             case KernelStatus(state=state) if event.agent_id == self.agent.agent_id:
                 self.status_bar.set_kernel(state)
             case UsageUpdate() if event.agent_id == self.agent.agent_id:
@@ -230,7 +262,40 @@ class MainScreen(Screen[None]):
             return
         self.prompt.remember(text)
         self.prompt.clear_input()
+        command = shell_command(text)
+        if command is not None:
+            self.start_user_shell(command)
+            return
         self.start_turn(self.host.prompt_text(text))
+
+    def start_user_shell(self, command: str) -> None:
+        """Run the user's own ``!command`` in the kernel (no approval); the next prompt carries it."""
+        self.turn_running = True
+        self.prompt.add_class("-busy")
+        self.refresh_bindings()
+        self.run_user_shell(command)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_user_shell(self, command: str) -> None:
+        agent = self.agent
+        log = self.conversation
+        assert agent is not None
+        await log.add_user(f"!{command}")
+        self.status_bar.set_activity("running")
+        try:
+            async for event in agent.run_user_shell(command):
+                match event:
+                    case CodeExecutionOutputChunk():
+                        await log.output_chunk(event)
+                    case CodeExecutionOutput():
+                        await log.output_end(event)
+        except Exception as exc:  # a kernel that cannot start must not crash the app
+            await log.error(str(exc) or type(exc).__name__, title="The command could not run")
+        finally:
+            self.turn_running = False
+            self.prompt.remove_class("-busy")
+            self.status_bar.set_activity("")
+            self.refresh_bindings()
 
     async def on_prompt_input_help_requested(self) -> None:
         await self.host.handle_slash("/help")
@@ -263,7 +328,9 @@ class MainScreen(Screen[None]):
         return True
 
     def action_cancel_turn(self) -> None:
-        if self.agent is not None and self.turn_running:
+        if self._compaction is not None and not self._compaction.is_finished:
+            self._compaction.cancel()  # nothing is written until the summary is complete
+        elif self.agent is not None and self.turn_running:
             self.agent.cancel()
 
     async def action_new_session(self) -> None:
@@ -316,6 +383,8 @@ class MainScreen(Screen[None]):
         assert agent is not None
         await log.add_user(prompt)
         self.status_bar.set_activity("thinking")
+        started = time.monotonic()
+        outcome = "The turn ended"
         try:
             async for event in agent.stream(prompt):
                 match event:
@@ -343,9 +412,11 @@ class MainScreen(Screen[None]):
                             title="Model busy: retrying",
                         )
                     case Cancelled(phase=phase):
+                        outcome = "The turn was cancelled"
                         await log.finish_streams()
                         await log.notice(f"Cancelled ({phase}).", title="Turn cancelled")
                     case AgentError(message=message, kind=kind):
+                        outcome = f"The turn failed ({kind} error)"
                         await log.finish_streams()
                         await log.error(
                             message, title=f"{kind.capitalize()} error", parent_corr_id=event.parent_corr_id
@@ -353,6 +424,8 @@ class MainScreen(Screen[None]):
                     case UsageUpdate():
                         if event.agent_id == agent.agent_id:
                             self.status_bar.set_usage(event)
+                    case ContextUpdate() | Compacting() | Compacted():
+                        await self._context_event(event)
                     case KernelStatus(state=state) if event.agent_id == agent.agent_id:
                         self.status_bar.set_kernel(state)
                     case SubagentStatus():
@@ -364,6 +437,51 @@ class MainScreen(Screen[None]):
         finally:
             await log.finish_streams()
             self.approvals.clear()
+            self.notifier.turn_finished(time.monotonic() - started, outcome)
+            self.turn_running = False
+            self.status_bar.set_activity("")
+            self.prompt.remove_class("-busy")
+            self.refresh_bindings()
+
+    # -- context ---------------------------------------------------------------------------------------
+
+    async def _context_event(self, event: ContextUpdate | Compacting | Compacted) -> None:
+        if self.agent is None or event.agent_id != self.agent.agent_id:
+            return
+        match event:
+            case ContextUpdate():
+                self.status_bar.set_context(event)
+            case Compacting() if self.turn_running:  # (a late event of a failed /compact changes nothing)
+                self.status_bar.set_activity("compacting")
+            case Compacted():
+                await self.conversation.notice(compacted_note(event), title="Context compacted")
+                # Auto-compaction: the turn goes on; by hand: the worker clears the activity when it ends.
+                self.status_bar.set_activity("thinking" if self.turn_running and self._compaction is None else "")
+
+    def start_compaction(self, focus: str) -> None:
+        """``/compact [focus]``: summarise the older turns now (Esc cancels; nothing changes then)."""
+        if self.turn_running:
+            self.notify("A turn is running: /compact must wait until it ends.", severity="warning")
+            return
+        self.turn_running = True
+        self.prompt.add_class("-busy")
+        self.refresh_bindings()
+        self._compaction = self.run_compaction(focus)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_compaction(self, focus: str) -> None:
+        agent = self.agent
+        assert agent is not None
+        self.status_bar.set_activity("compacting")
+        try:
+            if await agent.compact(focus or None) is None:
+                await self.conversation.notice(
+                    "Nothing to compact yet: the recent turns are kept verbatim.", title="Compact"
+                )
+        except Exception as exc:  # the history is unchanged; say why
+            await self.conversation.error(str(exc), title="Compaction failed")
+        finally:
+            self._compaction = None
             self.turn_running = False
             self.status_bar.set_activity("")
             self.prompt.remove_class("-busy")
@@ -378,6 +496,8 @@ class MainScreen(Screen[None]):
             return
         block.set_status("waiting for approval", pending=True)
         self.approvals.add(request, block)
+        first_line = request.tool_call.display_text().strip().splitlines()[:1]
+        self.notifier.approval_waiting(f"[{request.agent_id}] {first_line[0] if first_line else request.tool_name}")
 
     def _approval_settled(self, request: ApprovalRequest, block: ActionBlock) -> None:
         self._mark(block, request)

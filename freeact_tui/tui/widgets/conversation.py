@@ -272,7 +272,12 @@ class ConversationLog(VerticalScroll):
         if task is not None and task.agent_id == event.agent_id:
             kind = "Subagent error" if event.is_error else "Subagent answer"
         block = ToolOutputBlock(
-            event.content, is_error=event.is_error, kind=kind, agent_id=event.agent_id, corr_id=event.corr_id
+            event.content,
+            is_error=event.is_error,
+            kind=kind,
+            agent_id=event.agent_id,
+            corr_id=event.corr_id,
+            image=event.image,
         )
         await self.add(block, event.parent_corr_id)
 

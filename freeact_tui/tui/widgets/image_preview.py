@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from rich.segment import Segment
@@ -15,14 +16,16 @@ MAX_COLUMNS = 60
 MAX_ROWS = 20
 
 
-def load_cells(path: Path, max_columns: int = MAX_COLUMNS, max_rows: int = MAX_ROWS) -> list[Strip] | None:
-    """The image scaled to fit ``max_columns`` × ``max_rows`` cells, or None if it cannot be read."""
+def load_cells(
+    path: Path | bytes, max_columns: int = MAX_COLUMNS, max_rows: int = MAX_ROWS
+) -> list[Strip] | None:
+    """The image (a file, or its bytes) scaled to fit ``max_columns`` × ``max_rows`` cells, or None if it cannot be read."""
     try:
         from PIL import Image
     except ImportError:  # pillow is optional for the app: without it, images stay file links
         return None
     try:
-        with Image.open(path) as image:
+        with Image.open(io.BytesIO(path) if isinstance(path, bytes) else path) as image:
             rgb = image.convert("RGB")
     except (OSError, ValueError):
         return None

@@ -10,7 +10,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Label
 
-from freeact_tui.events import KernelState, UsageUpdate
+from freeact_tui.events import ContextUpdate, KernelState, UsageUpdate
+from freeact_tui.tui.widgets.context_gauge import ContextGauge
 
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -77,6 +78,7 @@ class StatusBar(Horizontal):
         yield Label("", id="status-mode")
         yield Label("kernel: starting", id="status-kernel")
         yield Label("", id="status-usage")
+        yield ContextGauge(id="status-context")
         yield Label("", id="status-approvals", classes="-hidden")
         yield Label("SKIP PERMISSIONS", id="status-skip", classes="-hidden")
 
@@ -103,6 +105,10 @@ class StatusBar(Horizontal):
         if usage.cost_usd is not None:
             text += f"  ${usage.cost_usd:.4f}"
         self._label("usage").update(text)
+
+    def set_context(self, usage: ContextUpdate) -> None:
+        """Show how full the model's context window is."""
+        self.query_one(ContextGauge).show(usage)
 
     def set_waiting(self, count: int) -> None:
         """Show how many approvals wait for the user."""

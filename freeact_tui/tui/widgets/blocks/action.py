@@ -8,10 +8,14 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.highlight import highlight
-from textual.widgets import Static
+from textual.widgets import Collapsible, Static
 
 from freeact_tui.toolcalls import (
     CodeAction,
+    FileCall,
+    FileEdit,
+    FileRead,
+    FileWrite,
     JsonToolCall,
     ProgrammaticToolCall,
     ShellAction,
@@ -20,6 +24,13 @@ from freeact_tui.toolcalls import (
     ToolCall,
 )
 from freeact_tui.tui.widgets.blocks.base import Block
+from freeact_tui.tui.widgets.diff import (
+    DIFF_COLLAPSE_LINES,
+    diff_content,
+    diff_stats,
+    file_call_content,
+    file_call_header,
+)
 
 _TITLES: dict[type[ToolCall], str] = {
     CodeAction: "Code action",
@@ -28,6 +39,9 @@ _TITLES: dict[type[ToolCall], str] = {
     ProgrammaticToolCall: "Tool call (from code)",
     JsonToolCall: "Tool call",
     SubagentTask: "Subagent task",
+    FileRead: "Read file",
+    FileWrite: "Write file",
+    FileEdit: "Edit file",
 }
 
 
@@ -57,6 +71,8 @@ def tool_call_content(tool_call: ToolCall) -> Content:
             return Content.assemble((name, "bold"), "\n", highlight(_json(args), language="json"))
         case SubagentTask(prompt=prompt, max_turns=max_turns):
             return Content.assemble(Content(prompt), ("\n(max turns: " + str(max_turns) + ")", "$text-muted"))
+        case FileCall():
+            return file_call_content(tool_call)
     return Content(tool_call.display_text())
 
 
@@ -78,19 +94,33 @@ class ActionBlock(Block):
         &.-pending { border: round $warning; border-subtitle-color: $text-warning; }
         &.-rejected { border: round $error 70%; border-subtitle-color: $text-error; }
         &.-shell { border: round $accent 60%; }
+        & > .action-diff { border-top: none; padding: 0; background: transparent; }
+        & > .action-diff > Contents { padding: 0; }
     }
     """
 
-    def __init__(self, tool_call: ToolCall, *, agent_id: str = "main", corr_id: str = "") -> None:
+    def __init__(
+        self, tool_call: ToolCall, *, agent_id: str = "main", corr_id: str = "", collapse_diff: bool = False
+    ) -> None:
         super().__init__(agent_id=agent_id, corr_id=corr_id)
         self.tool_call = tool_call
+        self.collapse_diff = collapse_diff
         self.border_title = self.label(action_title(tool_call))
         self.status = ""
         if isinstance(tool_call, ShellAction | ShellScript):
             self.add_class("-shell")
 
     def compose(self) -> ComposeResult:
-        yield Static(tool_call_content(self.tool_call), classes="action-body", markup=False)
+        call = self.tool_call
+        if isinstance(call, FileWrite | FileEdit) and call.diff:
+            # The diff stays in the log after the decision, collapsible (Enter on its title).
+            yield Static(file_call_header(call), classes="action-body", markup=False)
+            added, removed = diff_stats(call.diff)
+            collapsed = self.collapse_diff or call.diff.count("\n") > DIFF_COLLAPSE_LINES
+            with Collapsible(title=f"Diff +{added} -{removed}", collapsed=collapsed, classes="action-diff"):
+                yield Static(diff_content(call.diff), markup=False)
+            return
+        yield Static(tool_call_content(call), classes="action-body", markup=False)
 
     def set_status(self, status: str, *, pending: bool = False, rejected: bool = False) -> None:
         """Show the decision state: ``waiting for approval``, ``approved``, ``auto-approved by rule``, …"""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
 from freeact_tui.tui.widgets.blocks.base import Block
+from freeact_tui.tui.widgets.image_preview import ImagePreview, load_cells
 
 _PREVIEW_LINES = 1
 
@@ -16,6 +19,7 @@ class ToolOutputBlock(Block):
 
     Args:
         content: The output text, shown verbatim.
+        image: An image the tool gave the model, previewed under the output.
         is_error: The tool failed.
         kind: What the output is, shown in the title ("Tool output" by default).
     """
@@ -36,9 +40,11 @@ class ToolOutputBlock(Block):
         kind: str = "",
         agent_id: str = "main",
         corr_id: str = "",
+        image: bytes | None = None,
     ) -> None:
         super().__init__(agent_id=agent_id, corr_id=corr_id)
         self.content = content
+        self.image = image
         self.kind = kind or ("Tool error" if is_error else "Tool output")
         self.is_error = is_error
         self.set_class(is_error, "-error")
@@ -48,3 +54,9 @@ class ToolOutputBlock(Block):
         preview = first[0][:60] if first else "(empty)"
         with Collapsible(title=self.label(f"{self.kind}: {preview}"), collapsed=True):
             yield Static(Content(self.content), markup=False)
+
+    async def on_mount(self) -> None:
+        if self.image is not None:  # what the model was shown; decoding and scaling runs off the event loop
+            strips = await asyncio.to_thread(load_cells, self.image)
+            if strips:
+                await self.mount(ImagePreview(strips))

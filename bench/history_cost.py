@@ -1,0 +1,146 @@
+"""The loop's own cost per model request as the history grows: 100, 1,000 and 10,000 messages.
+
+A session with N messages of realistic turns (prompt, thinking + code action, output, answer) is
+resumed, then the agent runs turns against a scripted model that answers at once; the time spent
+inside the model's stream function is subtracted, and what remains is the loop's cost per request
+(preparing the history, pydantic-ai's handling of it, events, appending to the session file).
+Time is the event loop thread's CPU time (``time.thread_time``), so that waiting for the per-turn
+fsync (in a worker thread) and other processes on a loaded machine do not blur the figures.
+``ms_per_request`` also leaves out the model adapter's own handling of the messages (timed around
+``Model.request_stream``): every adapter turns the whole history into its API's format per request
+(the APIs are stateless), which is the provider's cost, not the loop's; ``with_adapter_ms`` keeps
+it in (here pydantic-ai's FunctionModel, which checks every message once).
+The median over the turns after the first is reported (the first resumes and prepares the whole
+history once). For comparison, ``rebuild_ms`` is what rebuilding the prepared history from scratch
+costs at that size (what every request paid before it was kept incrementally), and
+``public_route_ms`` the cost per request when pydantic-ai's ``model_request_stream`` rescans the
+history itself (agent/model_stream.py skips those scans for a plain prepared history).
+Target: flat within 2x from 100 to 10,000 messages. Run: ``python bench/history_cost.py [--json]``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import ModelRequestParameters, StreamedResponse
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
+from sessions import turn  # noqa: E402
+
+from freeact_tui.agent import model_stream  # noqa: E402
+from freeact_tui.agent.agent import Agent  # noqa: E402
+from freeact_tui.agent.context import PreparedHistory  # noqa: E402
+from freeact_tui.permissions import PermissionRules  # noqa: E402
+from freeact_tui.store import SessionStore  # noqa: E402
+
+SIZES = (100, 1_000, 10_000)
+TURNS = 60
+
+
+class TimedAdapter(WrapperModel):
+    """Adds up the CPU time the wrapped model spends opening its stream (its handling of the messages)."""
+
+    spent = 0.0
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        t0 = time.thread_time()
+        async with self.wrapped.request_stream(
+            messages, model_settings, model_request_parameters, run_context
+        ) as s:
+            self.spent += time.thread_time() - t0
+            yield s
+
+
+def write_session(root: Path, messages: int) -> str:
+    session = SessionStore(root, fsync=False).new_session()
+    history: list[ModelMessage] = []
+    i = 0
+    while len(history) < messages:
+        history.extend(turn(i))
+        i += 1
+    session.append(history[:messages])
+    return session.id
+
+
+async def per_request_ms(root: Path, messages: int) -> tuple[float, float, float]:
+    session_id = write_session(root, messages)
+    spent = 0.0
+
+    async def stream(history: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        nonlocal spent
+        t0 = time.thread_time()
+        text = "done"
+        spent += time.thread_time() - t0
+        yield text
+
+    model = TimedAdapter(FunctionModel(stream_function=stream, model_name="bench"))
+    agent = Agent(
+        model,
+        sessions_dir=root,
+        session_id=session_id,
+        permissions=PermissionRules(None, skip_permissions=True),
+        enable_subagents=False,
+        eager_kernel=False,
+        context_window=10_000_000,  # this bench measures the loop, not compaction
+    )
+    costs: list[float] = []
+    with_adapter: list[float] = []
+    async with agent:
+        for n in range(TURNS):
+            spent = model.spent = 0.0
+            t0 = time.thread_time()
+            async for _ in agent.stream(f"question {n}"):
+                pass
+            with_adapter.append(time.thread_time() - t0 - spent)
+            costs.append(with_adapter[-1] - (model.spent - spent))
+        t0 = time.thread_time()
+        PreparedHistory(trim_chars=2000).update(agent.history)
+        rebuild = time.thread_time() - t0
+    return statistics.median(costs[1:]) * 1000, statistics.median(with_adapter[1:]) * 1000, rebuild * 1000
+
+
+async def main() -> dict[str, float]:
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        await per_request_ms(Path(tmp) / "warmup", 100)
+        for size in SIZES:
+            cost, adapter, rebuild = await per_request_ms(Path(tmp) / f"s{size}", size)
+            figures[f"ms_per_request_at_{size}"] = round(cost, 3)
+            figures[f"with_adapter_ms_at_{size}"] = round(adapter, 3)
+            figures[f"rebuild_ms_at_{size}"] = round(rebuild, 3)
+        fast = model_stream.FAST_PATH
+        model_stream.FAST_PATH = False
+        try:
+            for size in SIZES:
+                cost, _, _ = await per_request_ms(Path(tmp) / f"p{size}", size)
+                figures[f"public_route_ms_at_{size}"] = round(cost, 3)
+        finally:
+            model_stream.FAST_PATH = fast
+    figures["growth_100_to_10000"] = round(
+        figures["ms_per_request_at_10000"] / figures["ms_per_request_at_100"], 2
+    )
+    return figures
+
+
+if __name__ == "__main__":
+    run_bench(__doc__, main)

@@ -1,0 +1,306 @@
+"""The file tools: read a text file (paged), read a media file (attached), write a file, edit one.
+
+Each call is resolved in the kernel first (where the path really points, whether that is inside
+the working directory), then approved as a typed ``FileRead``/``FileWrite``/``FileEdit`` (a write
+or edit carries the unified diff the user sees), then carried out in the kernel (``file_ops``).
+Before a write, ``before_write`` (the checkpoint hook, when the agent passes one) runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.messages import BinaryContent
+
+from freeact_tui.actions import file_ops as ops
+from freeact_tui.actions.code import ActionOutcome, AskFn, EmitFn, Overflow
+from freeact_tui.events import Decision, Phase, ToolOutput
+from freeact_tui.execution.base import ExecApproval, ExecResult, Executor
+from freeact_tui.toolcalls import (
+    EDIT_TEXT_TOOL,
+    FILE_TOOLS,
+    READ_MEDIA_TOOL,
+    READ_TEXT_TOOL,
+    WRITE_TEXT_TOOL,
+    FileCall,
+    FileEdit,
+    FileRead,
+    FileWrite,
+    file_edits,
+)
+
+BeforeWrite = Callable[[str, Mapping[str, Any]], Awaitable[object]]
+"""The checkpoint hook: ``ActionCheckpoints.before_action(label, meta)`` fits."""
+
+
+@dataclass
+class FileToolOptions:
+    """What the agent gives the file tools.
+
+    Args:
+        working_dir: relative paths resolve here; paths outside it always ask.
+        model_profile: the model's pydantic-ai profile (which files it accepts), read per call.
+        before_write: called after a write or edit is approved and before it happens (checkpoints).
+    """
+
+    working_dir: Path
+    model_profile: Callable[[], Any] = lambda: {}
+    before_write: BeforeWrite | None = None
+
+
+class FileOpError(Exception):
+    """A file operation failed; the message is for the model."""
+
+
+class FileTools:
+    """Runs the file tool calls of one agent (through its dispatcher)."""
+
+    def __init__(
+        self,
+        options: FileToolOptions,
+        *,
+        ask: AskFn,
+        emit: EmitFn,
+        ids: Callable[[str], dict[str, Any]],
+        set_phase: Callable[[str, Phase | None], None],
+        executor: Callable[[], Awaitable[Executor]],
+        overflow: Callable[[str], Overflow],
+        lock: asyncio.Lock,
+        timeout: float | None,
+    ) -> None:
+        self.options = options
+        self._ask = ask
+        self._emit = emit
+        self._ids = ids
+        self._set_phase = set_phase
+        self._executor = executor
+        self._overflow = overflow
+        self._lock = lock
+        self._timeout = timeout
+
+    @staticmethod
+    def owns(tool_name: str) -> bool:
+        return tool_name in FILE_TOOLS
+
+    async def run(self, tool_name: str, args: dict[str, Any], corr: str) -> ActionOutcome:
+        path = args.get("path")
+        if not isinstance(path, str) or not path.strip():
+            return self._fail("Missing string argument `path`.", corr, malformed=True)
+        try:
+            if tool_name == READ_TEXT_TOOL:
+                return await self._read_text(path, args, corr)
+            if tool_name == READ_MEDIA_TOOL:
+                return await self._read_media(path, corr)
+            if tool_name == WRITE_TEXT_TOOL:
+                content = args.get("content")
+                if not isinstance(content, str):
+                    return self._fail("Missing string argument `content`.", corr, malformed=True)
+                return await self._write(path, content, None, corr)
+            edits = file_edits(args)
+            if edits is None:
+                return self._fail(
+                    "Give `old_text` and `new_text` (strings), or `edits`: a list of {old_text, new_text}.",
+                    corr,
+                    malformed=True,
+                )
+            return await self._write(path, None, edits, corr)
+        except FileOpError as exc:
+            return self._fail(str(exc), corr)
+
+    # -- the tools ------------------------------------------------------------------------------
+
+    async def _read_text(self, path: str, args: dict[str, Any], corr: str) -> ActionOutcome:
+        offset, limit = args.get("offset"), args.get("limit")
+        for name, value in (("offset", offset), ("limit", limit)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                return self._fail(f"`{name}` must be a positive integer (lines count from 1).", corr)
+        start = offset or 1
+        page = min(limit or ops.MAX_PAGE_LINES, ops.MAX_PAGE_LINES)
+        probe = await self._op(corr, "load", path=path, max_bytes=0)
+        if probe["inside"]:  # outside the working dir, not even whether it exists is told unasked
+            _check_file(path, probe)
+        call = FileRead(path, offset, limit, resolved=probe["resolved"], outside=not probe["inside"])
+        decision = await self._ask(call, corr)
+        if not decision.approved:
+            return _rejected(f"reading {path}", decision, _where(call))
+        result = await self._op(
+            corr,
+            "read_text",
+            path=path,
+            offset=start,
+            limit=page,
+            max_chars=ops.MAX_PAGE_CHARS,
+            max_line=ops.MAX_LINE_CHARS,
+        )
+        _check_file(path, result)
+        if result.get("binary"):
+            raise FileOpError(
+                f"{path} is a binary file; use `{READ_MEDIA_TOOL}` for images, audio and PDFs, or code."
+            )
+        total, text, cut = int(result["total"]), str(result["text"]), result.get("next")
+        if start > max(total, 1):
+            raise FileOpError(f"{path} has {total} lines; offset {start} is past its end.")
+        notes = []
+        if cut is not None:
+            notes.append(f"[more: lines {cut}-{total} of {total}; call again with offset={cut}]")
+        if not result.get("utf8", True):
+            notes.append("[not UTF-8: undecodable bytes are shown as \ufffd]")
+        if result.get("long_lines"):
+            notes.append(f"[{result['long_lines']} long line(s) cut at {ops.MAX_LINE_CHARS} characters]")
+        if not text and total == 0:
+            text = "(empty file)"
+        content = text + ("\n" if notes and not text.endswith("\n") else "") + "\n".join(notes)
+        kept = self._overflow(content)
+        self._emit(ToolOutput(content, **self._ids(corr)))
+        return ActionOutcome(kept.content, extra_meta=_where(call))
+
+    async def _read_media(self, path: str, corr: str) -> ActionOutcome:
+        probe = await self._op(corr, "load", path=path, max_bytes=0)
+        if probe["inside"]:
+            _check_file(path, probe)
+        call = FileRead(path, media=True, resolved=probe["resolved"], outside=not probe["inside"])
+        decision = await self._ask(call, corr)
+        if not decision.approved:
+            return _rejected(f"reading {path}", decision, _where(call))
+        result = await self._op(corr, "read_media", path=path, max_bytes=ops.MAX_MEDIA_BYTES)
+        _check_file(path, result)
+        media_type = str(result.get("media_type") or "")
+        if not media_type or media_type.split("/")[0] not in ("image", "audio", "video", "application"):
+            raise FileOpError(
+                f"{path} is not a media file this tool knows (image, audio, video, PDF); "
+                f"use `{READ_TEXT_TOOL}` for text."
+            )
+        size = int(result["size"])
+        if "data" not in result:
+            raise FileOpError(
+                f"{path} is {size:,} bytes; files over {ops.MAX_MEDIA_BYTES:,} bytes are not attached."
+            )
+        refusal = ops.media_refusal(self.options.model_profile(), media_type)
+        if refusal is not None:
+            raise FileOpError(refusal)
+        data = base64.b64decode(result["data"])
+        note = f"{path} ({media_type}, {size:,} bytes) is attached."
+        image = data if media_type.startswith("image/") else None
+        self._emit(ToolOutput(note, image=image, **self._ids(corr)))
+        attached = BinaryContent(data, media_type=media_type, identifier=path)
+        return ActionOutcome(note, attachments=[attached], extra_meta=_where(call))
+
+    async def _write(
+        self, path: str, content: str | None, edits: list[Any] | None, corr: str
+    ) -> ActionOutcome:
+        current = await self._op(corr, "load", path=path, max_bytes=ops.MAX_EDIT_BYTES)
+        if current["is_dir"]:
+            raise FileOpError(f"{path} is a directory.")
+        exists = bool(current["is_file"])
+        if exists and "sha" not in current:
+            raise FileOpError(
+                f"{path} is {int(current['size']):,} bytes; the file tools change files up to "
+                f"{ops.MAX_EDIT_BYTES:,} bytes (use code for larger ones)."
+            )
+        if current.get("binary"):
+            raise FileOpError(f"{path} is not a UTF-8 text file; the file tools change only text files.")
+        old: str | None = current.get("text") if exists else None
+        if edits is not None:
+            if old is None:
+                raise FileOpError(f"{path} does not exist; use `{WRITE_TEXT_TOOL}` to create it.")
+            try:
+                new, count = ops.apply_edits(old, edits)
+            except ops.EditError as exc:
+                raise FileOpError(f"{path} was not changed: {exc}") from exc
+        else:
+            assert content is not None
+            new, count = content, 0
+        if new == old:  # nothing to approve, nothing to write
+            summary = f"{path} already has this content; nothing was written."
+            self._emit(ToolOutput(summary, **self._ids(corr)))
+            return ActionOutcome(summary)
+        diff = ops.unified_diff(path, old, new)
+        where = {"resolved": current["resolved"], "outside": not current["inside"]}
+        call: FileWrite | FileEdit = (
+            FileEdit(path, tuple(edits), diff=diff, **where)
+            if edits is not None
+            else FileWrite(path, new, diff=diff, **where)
+        )
+        decision = await self._ask(call, corr)
+        if not decision.approved:
+            what = f"{'editing' if edits is not None else 'writing'} {path}"
+            return _rejected(what, decision, {**_where(call), "diff": diff})
+        if self.options.before_write is not None:
+            label = f"{EDIT_TEXT_TOOL if edits is not None else WRITE_TEXT_TOOL} {path}"
+            await self.options.before_write(label, {"tool": call.kind, "path": current["resolved"]})
+        result = await self._op(corr, "write", path=path, content=new, expect_sha=current.get("sha"))
+        if result.get("changed"):
+            raise FileOpError(
+                f"{path} changed while waiting for approval; nothing was written. Read it again."
+            )
+        if "written" not in result:
+            raise FileOpError(f"{path} could not be written.")
+        added, removed = ops.diff_stats(diff)
+        if edits is not None:
+            summary = f"Edited {path}: {count} replacement(s), +{added} -{removed} lines."
+        elif old is None:
+            summary = f"Created {path} ({added} lines, {int(result['written']):,} bytes)."
+        else:
+            summary = f"Wrote {path} ({int(result['written']):,} bytes), +{added} -{removed} lines."
+        self._emit(ToolOutput(summary, **self._ids(corr)))
+        return ActionOutcome(summary, extra_meta={**_where(call), "diff": diff})
+
+    # -- the kernel ---------------------------------------------------------------------------------
+
+    async def _op(self, corr: str, op: str, **args: Any) -> dict[str, Any]:
+        """Run one file operation in the kernel and return its result (errors raise FileOpError)."""
+        code = ops.kernel_code(op, root=str(self.options.working_dir), **args)
+        executor = await self._executor()
+        result: ExecResult | None = None
+        async with self._lock:
+            self._set_phase(corr, Phase.EXECUTION)
+            try:
+                async for item in executor.stream(code, timeout=self._timeout):
+                    if isinstance(item, ExecApproval):  # the snippet asks for nothing; refuse anything
+                        await item.reject()
+                    elif isinstance(item, ExecResult):
+                        result = item
+            finally:
+                self._set_phase(corr, None)
+        if result is None or result.kernel_died or result.timed_out or result.cancelled:
+            raise FileOpError("The file operation did not finish in the kernel.")
+        parsed = ops.parse_result(result.text or "")
+        if parsed is None:
+            raise FileOpError(
+                f"The file operation failed in the kernel: {(result.text or '').strip()[-500:]}"
+            )
+        if "error" in parsed:
+            raise FileOpError(f"{args.get('path', '')}: {parsed['error']}")
+        return parsed
+
+    def _fail(self, message: str, corr: str, *, malformed: bool = False) -> ActionOutcome:
+        self._emit(ToolOutput(message, is_error=True, **self._ids(corr)))
+        return ActionOutcome(message, is_error=True, malformed=malformed)
+
+
+def _check_file(path: str, result: Mapping[str, Any]) -> None:
+    if result.get("is_dir"):
+        raise FileOpError(f"{path} is a directory; list it with code (e.g. `!ls {path}`).")
+    if not result.get("is_file"):
+        raise FileOpError(f"{path} does not exist.")
+
+
+def _where(call: FileCall) -> dict[str, Any]:
+    """Stored with the result, so a resumed session shows where the path pointed (and the warning)."""
+    return {"resolved": call.resolved, "outside": call.outside}
+
+
+def _rejected(what: str, decision: Decision, meta: dict[str, Any]) -> ActionOutcome:
+    if decision.reason:
+        text = f"Refused {what}: {decision.reason}. Wait for new instructions."
+    else:
+        text = f"The user rejected {what}. Wait for new instructions."
+    return ActionOutcome(text, rejected=True, extra_meta=meta)
+
+
+__all__ = ["BeforeWrite", "FileToolOptions", "FileTools"]

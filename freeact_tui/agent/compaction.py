@@ -1,0 +1,387 @@
+"""Compaction: older turns summarised by the model into one message, recent turns kept verbatim.
+
+``ContextKeeper`` is mixed into the agent (through ``TurnLoop``). Before every model request it
+brings the prepared history up to date (``PreparedHistory``), reports how full the window is
+(``ContextUpdate``) and, past ``compact_threshold`` of the window, compacts first. ``compact()``
+does the same by hand (``/compact [focus]``). The summary is written to the session file as a
+compaction record (see ``store/compaction.py``); the earlier messages stay in the file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import ModelRequestParameters
+
+from freeact_tui.agent.context import (
+    ContextBreakdown,
+    PreparedHistory,
+    estimate_tokens,
+    message_tokens,
+    resolve_window,
+    tools_tokens,
+    trim_text,
+)
+from freeact_tui.agent.model_call import ModelCallError, request_response
+from freeact_tui.events import AgentEvent, Compacted, Compacting, ContextUpdate, ModelRetry
+from freeact_tui.store import transcript as tr
+from freeact_tui.store.compaction import SUMMARY_HEADER, CompactionInfo, head_message
+
+if TYPE_CHECKING:
+    from pydantic_ai.tools import ToolDefinition
+
+    from freeact_tui.agent.recorder import Recorder
+    from freeact_tui.agent.runtime import Runtime
+    from freeact_tui.events import UsageUpdate
+
+SUMMARY_INSTRUCTION = """\
+You compact the history of a conversation between a user and a coding agent that acts by running \
+Python code. Write a summary that lets the agent continue the work without the original messages. \
+Keep: the user's goals and requests, every fact, name, number, path and decision established so \
+far, files created or changed, what was tried and what failed, the current state, and open tasks. \
+Write it as compact notes in the first person plural ("we found …"). Do not invent anything."""
+
+KEEP_FRACTION = 0.3
+"""At most this share of the window is kept verbatim (the most recent turns)."""
+CHUNK_FRACTION = 0.5
+"""The summariser reads at most this share of the window per request (longer histories: several passes)."""
+RESULT_CHARS = 4000
+"""A tool result is shown to the summariser with at most this many characters (head and tail)."""
+
+
+class CompactionError(ModelCallError):
+    """The history could not be compacted (it is unchanged); ``str(error)`` is meant for the user."""
+
+
+def is_cut_point(messages: Sequence[ModelMessage], index: int) -> bool:
+    """Whether the history can be cut before ``messages[index]`` without parting a tool call from its return."""
+    if index <= 0 or index >= len(messages):
+        return False
+    msg = messages[index]
+    if isinstance(msg, ModelResponse):
+        return True
+    return any(isinstance(p, UserPromptPart) for p in msg.parts) and not any(
+        isinstance(p, ToolReturnPart) for p in msg.parts
+    )
+
+
+def choose_cut(messages: Sequence[ModelMessage], keep_tokens: int) -> int:
+    """The index from which messages are kept verbatim: as many recent ones as fit ``keep_tokens``,
+    at a turn start where possible, never between a tool call and its return. 0: nothing to compact."""
+    suffix = 0
+    best = 0
+    turn_start = 0
+    for index in range(len(messages) - 1, 0, -1):
+        suffix += message_tokens(messages[index])
+        if suffix > keep_tokens and best:
+            break
+        if is_cut_point(messages, index):
+            if best == 0 or suffix <= keep_tokens:
+                best = index
+            if isinstance(messages[index], ModelRequest) and suffix <= keep_tokens:
+                turn_start = index
+    if turn_start and turn_start > 1:
+        return turn_start
+    return best if best > 1 else 0  # replacing only the first message by a summary gains nothing
+
+
+def render_for_summary(messages: Sequence[ModelMessage]) -> str:
+    """The conversation as plain text for the summariser (results cut to a head and tail)."""
+    lines: list[str] = []
+    for entry in tr.walk(messages):
+        match entry:
+            case tr.SystemEntry():
+                continue
+            case tr.CompactionEntry(summary=summary):  # an earlier compaction: its summary goes on
+                lines.append(f"SUMMARY OF THE CONVERSATION BEFORE:\n{summary}")
+            case tr.PromptEntry(text=text):
+                lines.append(f"USER: {text}")
+            case tr.ThoughtEntry():
+                continue
+            case tr.AnswerEntry(text=text):
+                lines.append(f"AGENT: {text}")
+            case tr.CallEntry(tool_name=name, args=args):
+                code = args.get("code") if isinstance(args.get("code"), str) else None
+                shown = code if code is not None else ", ".join(f"{k}={v!r}" for k, v in args.items())
+                lines.append(
+                    f"AGENT ACTION ({name}):\n{trim_text(shown, RESULT_CHARS, 'cut for the summary')}"
+                )
+            case tr.ResultEntry(text=text):
+                lines.append(f"RESULT:\n{trim_text(text, RESULT_CHARS, 'cut for the summary')}")
+            case tr.OtherEntry(text=text):
+                lines.append(text)
+    return "\n\n".join(lines)
+
+
+def chunks(text: str, max_chars: int) -> list[str]:
+    """``text`` in pieces of at most ``max_chars``, split at blank lines where possible."""
+    out: list[str] = []
+    while len(text) > max_chars:
+        split = text.rfind("\n\n", 0, max_chars)
+        split = split if split > max_chars // 2 else max_chars
+        out.append(text[:split])
+        text = text[split:].lstrip("\n")
+    if text:
+        out.append(text)
+    return out
+
+
+def _plausible(response: ModelResponse, estimate: int) -> bool:
+    """Whether a response's usage counts its whole context (some servers report none, or a placeholder)."""
+    tokens = response.usage.input_tokens or 0
+    return tokens > 0 and tokens >= estimate // 2
+
+
+class ContextKeeper:
+    """Context gauge, trimming and compaction of one agent (mixed into ``TurnLoop``)."""
+
+    runtime: Runtime
+    agent_id: str
+    recorder: Recorder
+
+    def publish(self, event: AgentEvent) -> None:
+        raise NotImplementedError
+
+    def add_usage(self, usage: UsageUpdate) -> None:
+        raise NotImplementedError
+
+    def _request_parameters(self) -> ModelRequestParameters:
+        raise NotImplementedError
+
+    def _system_prompt(self) -> str:
+        raise NotImplementedError
+
+    # -- state ----------------------------------------------------------------------------------------
+
+    @property
+    def _prepared(self) -> PreparedHistory:
+        prepared: PreparedHistory | None = getattr(self, "_prepared_state", None)
+        if prepared is None:
+            s = self.runtime.settings
+            prepared = PreparedHistory(trim_chars=s.trim_result_chars, where=self._trim_where)
+            self._prepared_state = prepared
+        return prepared
+
+    def _trim_where(self, part: ToolReturnPart) -> str:
+        text = part.content if isinstance(part.content, str) else ""
+        if "the full output is in " in text:  # already saved as a file by the recorder's overflow
+            return "the full output is in the file named above"
+        session = self.recorder.session
+        if session is None or not isinstance(part.content, str):
+            return "the full text stays in the session"
+        path = session.save_tool_result(part.content, "txt")
+        return f"the full text is in {path}"
+
+    @property
+    def transcript(self) -> list[ModelMessage]:
+        """Every message of the session, compaction records included (the history the model sees is shorter)."""
+        stored, history = self.recorder.stored, self.recorder.history
+        return stored if len(stored) >= len(history) else history
+
+    @property
+    def context_window(self) -> tuple[int, str]:
+        """The model's window in tokens and where the figure comes from."""
+        return resolve_window(self.runtime.model, self.runtime.settings.context_window)
+
+    def _tool_definitions(self) -> list[ToolDefinition]:
+        try:
+            return list(self._request_parameters().function_tools)
+        except Exception:  # MCP tools not ready: the gauge counts what it can
+            return []
+
+    def _tools_tokens(self) -> int:
+        """Estimated tokens of the tool definitions (counted again only when the set of tools changes)."""
+        tools = self._tool_definitions()
+        key = tuple(t.name for t in tools)
+        cached: tuple[tuple[str, ...], int] | None = getattr(self, "_tools_tokens_cache", None)
+        if cached is None or cached[0] != key:
+            cached = (key, tools_tokens(tools))
+            self._tools_tokens_cache = cached
+        return cached[1]
+
+    def prepared_history(self) -> list[ModelMessage]:
+        """The history as the next request sends it (trimmed, adjacent requests merged)."""
+        return self._prepared.update(self.recorder.history, self.recorder.generation)
+
+    def context_usage(self) -> ContextUpdate:
+        """How full the window is: the provider's count of the last answer plus estimates of what came after."""
+        prepared = self._prepared
+        messages = prepared.update(self.recorder.history, self.recorder.generation)
+        window, source = self.context_window
+        last = prepared.last_response_index()
+        response = messages[last] if last >= 0 else None
+        fresh = last >= 0 and self._index_is_fresh(last)
+        estimate = prepared.total.total + self._tools_tokens() + self._pending_system_tokens()
+        if isinstance(response, ModelResponse) and fresh and _plausible(response, estimate):
+            used = response.usage.input_tokens + response.usage.output_tokens + prepared.tokens_after(last)
+            return ContextUpdate(used, window, estimated=False, source=source, agent_id=self.agent_id)
+        return ContextUpdate(estimate, window, estimated=True, source=source, agent_id=self.agent_id)
+
+    def _index_is_fresh(self, prepared_index: int) -> bool:
+        """Whether a prepared message was recorded since the history was last rewritten (its usage is current)."""
+        return self._prepared.sources[prepared_index] >= self.recorder.fresh_from
+
+    def context_breakdown(self) -> ContextBreakdown:
+        """Estimated tokens of the next request by kind: system prompt, tools, history, tool results, images."""
+        prepared = self._prepared
+        prepared.update(self.recorder.history, self.recorder.generation)
+        out = ContextBreakdown(tools=self._tools_tokens(), system=self._pending_system_tokens())
+        out.add(prepared.total)
+        return out
+
+    def _pending_system_tokens(self) -> int:
+        """Before the first turn the system prompt is not in the history yet; the first request sends it."""
+        if self.recorder.history:
+            return 0
+        try:
+            return estimate_tokens(self._system_prompt())
+        except Exception:  # the prompt cannot be built yet (e.g. MCP APIs still being generated)
+            return 0
+
+    # -- hooks of the turn loop ------------------------------------------------------------------------
+
+    async def _prepared_history(self) -> list[ModelMessage]:
+        """Before a model request: compact if the window is full enough, report the gauge, return the history."""
+        usage = self.context_usage()
+        threshold = self.runtime.settings.compact_threshold
+        if usage.fraction >= threshold:
+            await self._compact("auto", None)
+            usage = self.context_usage()
+        self.publish(usage)
+        return self._prepared.messages
+
+    def _report_context(self, response: ModelResponse) -> None:
+        """After a model response (not yet recorded): its own count is the context's size now."""
+        window, source = self.context_window
+        before = self.context_usage()
+        if _plausible(response, before.used if before.estimated else 0):
+            used, estimated = response.usage.input_tokens + response.usage.output_tokens, False
+        else:
+            used, estimated = before.used + message_tokens(response), True
+        self.publish(ContextUpdate(used, window, estimated=estimated, source=source, agent_id=self.agent_id))
+
+    # -- compaction ------------------------------------------------------------------------------------
+
+    async def compact(self, focus: str | None = None) -> Compacted | None:
+        """Summarise the older turns now (``/compact``); ``None`` when there is too little to compact.
+
+        Raises:
+            CompactionError: the model could not summarise (the history is unchanged).
+        """
+        if getattr(self, "busy", False):
+            raise CompactionError("A turn is running: compact when it has ended.")
+        try:
+            return await self._compact("manual", focus)
+        finally:
+            self.recorder.settle()
+            self.publish(self.context_usage())
+
+    async def _compact(self, reason: Literal["auto", "manual"], focus: str | None) -> Compacted | None:
+        history = self.recorder.history
+        window, _ = self.context_window
+        cut = choose_cut(history, int(window * KEEP_FRACTION))
+        if cut <= 0:
+            return None
+        before = self.context_usage().used
+        ids: dict[str, Any] = {"agent_id": self.agent_id}
+        self.publish(Compacting(reason, cut, before, **ids))
+        started = time.perf_counter()
+        length = len(history)
+        summary, tokens_in, tokens_out = await self._summarise(history[:cut], focus, window)
+        if self.recorder.history is not history or len(history) != length:
+            raise CompactionError("The history changed while it was being compacted; nothing was changed.")
+        part = UserPromptPart(f"{SUMMARY_HEADER}\n\n{summary}")
+        positions = self.recorder.positions
+        info = CompactionInfo(
+            kept_from=positions[cut] if len(positions) == len(history) else cut,
+            replaced=cut,
+            tokens_before=before,
+            tokens_after=message_tokens(head_message(history[0], ModelRequest(parts=[part])))
+            + sum(message_tokens(m) for m in history[cut:]),
+            focus=focus,
+        )
+        record = ModelRequest(parts=[part], metadata=info.as_metadata())
+        head = head_message(history[0], record)
+        self.recorder.compact(record, head, cut)
+        self._prepared.rebuild()
+        after = self.context_usage().used
+        event = Compacted(
+            reason,
+            replaced=cut,
+            kept=len(history) - cut,
+            tokens_before=before,
+            tokens_after=after,
+            seconds=time.perf_counter() - started,
+            summary=summary,
+            summary_input_tokens=tokens_in,
+            summary_output_tokens=tokens_out,
+            **ids,
+        )
+        self.publish(event)
+        return event
+
+    async def _summarise(
+        self, older: Sequence[ModelMessage], focus: str | None, window: int
+    ) -> tuple[str, int, int]:
+        """The model's summary of ``older`` (in several passes when it is longer than half the window)."""
+        from freeact_tui.agent.usage import UsageMeter
+
+        text = render_for_summary(older)
+        max_chars = max(2000, int(window * CHUNK_FRACTION) * 4)
+        summary = ""
+        tokens_in = tokens_out = 0
+        pieces = chunks(text, max_chars)
+        for number, piece in enumerate(pieces, start=1):
+            ask = f"Conversation to summarise (part {number} of {len(pieces)}):\n\n{piece}"
+            if summary:
+                ask = f"Summary of the parts before:\n\n{summary}\n\n{ask}"
+            if focus:
+                ask += f"\n\nFocus the summary on: {focus}"
+            messages: list[ModelMessage] = [
+                ModelRequest(parts=[SystemPromptPart(SUMMARY_INSTRUCTION), UserPromptPart(ask)])
+            ]
+            try:
+                response = await request_response(
+                    self.runtime.model,
+                    messages,
+                    settings=self.runtime.settings.model_settings,
+                    parameters=ModelRequestParameters(),
+                    emit=self._forward_retry,
+                    ids={"agent_id": self.agent_id},
+                    on_progress=lambda _: None,
+                )
+            except ModelCallError as exc:
+                raise CompactionError(f"The context could not be compacted: {exc}") from exc
+            usage = UsageMeter.of_response(response)
+            self.add_usage(usage)
+            tokens_in += usage.input_tokens
+            tokens_out += usage.output_tokens
+            summary = response.text or ""
+        if not summary.strip():
+            raise CompactionError("The context could not be compacted: the model returned an empty summary.")
+        return summary.strip(), tokens_in, tokens_out
+
+    def _forward_retry(self, event: AgentEvent) -> None:
+        if isinstance(event, ModelRetry):
+            self.publish(event)
+
+
+__all__ = [
+    "SUMMARY_INSTRUCTION",
+    "CompactionError",
+    "ContextKeeper",
+    "choose_cut",
+    "chunks",
+    "is_cut_point",
+    "render_for_summary",
+]

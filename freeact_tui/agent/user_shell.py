@@ -1,0 +1,56 @@
+"""The user's own shell commands (a prompt starting with ``!``): run at once, shown, kept for the model.
+
+The command runs verbatim as a ``%%bash`` cell in the agent's kernel (same working dir and
+environment as the model's actions), with no approval: the user typed it. Its output is shown as it
+comes and is added to the next prompt sent to the model, so the model knows what the user saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from freeact_tui.events import AgentEvent, CodeExecutionOutput, CodeExecutionOutputChunk
+from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
+
+CONTEXT_MAX_CHARS = 4000  # of one command's output in the next prompt (head and tail kept)
+
+
+@dataclass
+class UserShell:
+    """Runs the user's commands and remembers them until the next prompt takes them."""
+
+    pending: list[str] = field(default_factory=list)
+    _count: int = 0
+
+    async def run(
+        self, executor: Executor, command: str, *, agent_id: str, limit: float | None
+    ) -> AsyncIterator[AgentEvent]:
+        self._count += 1
+        corr_id = f"user-shell-{self._count}"
+        result: ExecResult | None = None
+        async for item in executor.stream(f"%%bash\n{command}\n", timeout=limit):
+            match item:
+                case ExecApproval():
+                    await item.accept()  # the user's own command: nothing to ask
+                case ExecChunk(text=text):
+                    yield CodeExecutionOutputChunk(text, agent_id=agent_id, corr_id=corr_id)
+                case ExecResult():
+                    result = item
+        text = result.text if result is not None else ""
+        failed = result is None or result.is_error or result.timed_out or result.cancelled
+        yield CodeExecutionOutput(text, is_error=failed, agent_id=agent_id, corr_id=corr_id)
+        self.pending.append(context_entry(command, text, failed))
+
+    def take_context(self) -> str:
+        """The commands run since the last prompt, as text to put before it ("" when none)."""
+        entries, self.pending = self.pending, []
+        return "\n\n".join(entries)
+
+
+def context_entry(command: str, output: str, failed: bool) -> str:
+    if len(output) > CONTEXT_MAX_CHARS:
+        half = CONTEXT_MAX_CHARS // 2
+        output = f"{output[:half]}\n[… {len(output) - CONTEXT_MAX_CHARS} characters left out …]\n{output[-half:]}"
+    status = " (it failed)" if failed else ""
+    return f"[I ran `{command}` in the kernel's shell{status}; its output:]\n```\n{output.rstrip()}\n```"

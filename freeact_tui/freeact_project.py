@@ -1,0 +1,132 @@
+"""A freeact project's own config (``.freeact/config.toml``), read as settings of this app.
+
+freeact 0.11 keeps its settings in the ``[agent]`` table of ``.freeact/config.toml``. This module maps
+what has a meaning here onto ``Config`` keys; ``load_config`` reads it as the lowest source, so
+freeact-tui's own files and the command line win where both set something. What has no meaning
+here (freeact's bundled tool presets, its terminal section, ``enable_persistence = false``) is
+named in ``notices`` rather than dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from freeact_tui import paths
+
+CONFIG_FILENAME = "config.toml"
+
+# freeact MCP server keys → ours (freeact spells the tool filter ``exclude_tools``).
+_SERVER_KEYS = {"command": "command", "args": "args", "env": "env", "url": "url", "headers": "headers"}
+_SERVER_RENAMED = {"exclude_tools": "excluded_tools", "excluded_tools": "excluded_tools", "timeout": "timeout"}
+_ENV_ONLY = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_NO_TIMEOUT = 1e9  # freeact's 0 means "no timeout"; ours must be positive
+
+
+class FreeactConfigError(Exception):
+    """``.freeact/config.toml`` cannot be read; ``str(error)`` names the file and the problem."""
+
+
+@dataclass
+class FreeactSettings:
+    """What a freeact project's config contributes: ``Config`` keys, and notes for the user."""
+
+    path: Path
+    values: dict[str, Any] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+
+
+def config_file(project: Path) -> Path:
+    return project / paths.FREEACT_DIR_NAME / CONFIG_FILENAME
+
+
+def read_freeact_config(project: Path) -> FreeactSettings | None:
+    """Map ``<project>/.freeact/config.toml`` onto ``Config`` keys (``None`` when there is no file).
+
+    Raises:
+        FreeactConfigError: the file is not readable, not UTF-8, not TOML, or ``[agent]`` is not a table.
+    """
+    path = config_file(project)
+    if not path.is_file():
+        return None
+    try:
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise FreeactConfigError(f"Cannot read the freeact config {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise FreeactConfigError(f"The freeact config {path} is not UTF-8 text.") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise FreeactConfigError(f"The freeact config {path} is not valid TOML: {exc}.") from exc
+    agent = data.get("agent", {})
+    if not isinstance(agent, dict):
+        raise FreeactConfigError(f"The freeact config {path}: [agent] must be a table.")
+    return map_agent_section(agent, project, path)
+
+
+def map_agent_section(agent: dict[str, Any], project: Path, path: Path) -> FreeactSettings:
+    """Map freeact's ``[agent]`` table (as a dict) onto ``Config`` keys; ``path`` names it in notices."""
+    out = FreeactSettings(path)
+    values, notices = out.values, out.notices
+    for key in ("model", "model_settings", "kernel_env", "enable_subagents", "max_subagents"):
+        if key in agent:
+            values[key] = agent[key]
+    provider = agent.get("provider_settings")
+    if isinstance(provider, dict):
+        if "base_url" in provider:
+            values["base_url"] = provider["base_url"]
+        api_key = provider.get("api_key")
+        if isinstance(api_key, str):
+            ref = _ENV_ONLY.fullmatch(api_key.strip())
+            if ref:
+                values["api_key_env"] = ref.group(1)
+            else:
+                notices.append(
+                    f"{out.path}: provider_settings.api_key holds a literal key, which freeact-tui never "
+                    "reads from a file; put it in an environment variable and write api_key = \"${VAR}\"."
+                )
+        for other in sorted(set(provider) - {"base_url", "api_key"}):
+            notices.append(f"{out.path}: provider_settings.{other} is not used by freeact-tui.")
+    if "execution_timeout" in agent:
+        timeout = float(agent["execution_timeout"])
+        values["execution_timeout"] = timeout if timeout > 0 else _NO_TIMEOUT
+    if "approval_timeout" in agent:
+        timeout = float(agent["approval_timeout"])
+        values["approval_timeout"] = timeout if timeout > 0 else None
+    if "tool_result_inline_max_bytes" in agent:
+        values["tool_result_inline_max_bytes"] = max(256, int(agent["tool_result_inline_max_bytes"]))
+    if "tool_result_preview_chars" in agent:
+        values["tool_result_preview_chars"] = max(64, int(agent["tool_result_preview_chars"]))
+    if isinstance(agent.get("images_dir"), str):
+        images = Path(agent["images_dir"]).expanduser()
+        values["images_dir"] = str(images if images.is_absolute() else project / images)
+    servers: dict[str, dict[str, Any]] = {}
+    for table, mode in (("mcp_servers", "json"), ("ptc_servers", "ptc")):
+        for name, spec in (agent.get(table) or {}).items():
+            if isinstance(spec, dict):
+                servers[name] = _server(spec, mode, f"{out.path}: [agent.{table}.{name}]", notices)
+    if servers:
+        values["mcp_servers"] = servers
+    if agent.get("enable_persistence") is False:
+        notices.append(f"{out.path}: enable_persistence = false is ignored; freeact-tui always keeps sessions.")
+    tools = agent.get("tools")
+    if isinstance(tools, dict) and (tools.get("search") or tools.get("fetch")):
+        notices.append(
+            f"{out.path}: freeact's bundled search/fetch tool servers are not part of freeact-tui; "
+            "configure an MCP server for them instead."
+        )
+    return out
+
+
+def _server(spec: dict[str, Any], mode: str, where: str, notices: list[str]) -> dict[str, Any]:
+    server: dict[str, Any] = {"mode": mode}
+    for key, value in spec.items():
+        if key in _SERVER_KEYS:
+            server[_SERVER_KEYS[key]] = value
+        elif key in _SERVER_RENAMED:
+            server[_SERVER_RENAMED[key]] = value
+        else:
+            notices.append(f"{where}: key {key!r} is not used by freeact-tui.")
+    return server

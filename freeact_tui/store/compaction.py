@@ -1,0 +1,116 @@
+"""The compaction record in a session file, and the history a resumed session continues from.
+
+A compaction appends one ordinary message to the JSONL file: a ``ModelRequest`` whose user prompt
+is the summary of the earlier conversation, with ``metadata[COMPACTION_KEY]`` saying from which
+line the history is kept verbatim. freeact (and any pydantic-ai reader) sees a valid history: all
+earlier messages, then the summary as a user message (pydantic-ai merges it with an adjacent
+request). This package reads the record to rebuild the compacted history:
+
+    [system prompt + summary] + lines kept_from .. record-1 + lines after the record
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ModelRequest
+
+COMPACTION_KEY = "freeact_tui_compaction"
+SUMMARY_HEADER = (
+    "[Context compacted] The earlier part of this conversation was summarised to save context; "
+    "the full text stays in the session file. Summary of the earlier conversation:"
+)
+
+
+@dataclass(frozen=True)
+class CompactionInfo:
+    """What a compaction record says: ``kept_from`` is the first file line kept verbatim."""
+
+    kept_from: int
+    replaced: int
+    tokens_before: int
+    tokens_after: int
+    focus: str | None = None
+
+    def as_metadata(self) -> dict[str, Any]:
+        return {
+            COMPACTION_KEY: {
+                "kept_from": self.kept_from,
+                "replaced": self.replaced,
+                "tokens_before": self.tokens_before,
+                "tokens_after": self.tokens_after,
+                "focus": self.focus,
+            }
+        }
+
+
+def compaction_info(message: ModelMessage) -> CompactionInfo | None:
+    """The compaction a message records, or ``None`` for any other message."""
+    meta = getattr(message, "metadata", None)
+    if getattr(message, "kind", "") != "request" or not isinstance(meta, dict):
+        return None
+    raw = meta.get(COMPACTION_KEY)
+    if not isinstance(raw, dict) or not isinstance(raw.get("kept_from"), int):
+        return None
+    focus = raw.get("focus")
+    return CompactionInfo(
+        kept_from=raw["kept_from"],
+        replaced=int(raw.get("replaced") or 0),
+        tokens_before=int(raw.get("tokens_before") or 0),
+        tokens_after=int(raw.get("tokens_after") or 0),
+        focus=focus if isinstance(focus, str) else None,
+    )
+
+
+def summary_text(record: ModelMessage) -> str:
+    """The summary a compaction record carries (without its header)."""
+    for part in record.parts:
+        content = getattr(part, "content", None)
+        if getattr(part, "part_kind", "") == "user-prompt" and isinstance(content, str):
+            return content.removeprefix(SUMMARY_HEADER).strip()
+    return ""
+
+
+def head_message(first: ModelMessage | None, record: ModelRequest) -> ModelRequest:
+    """The first message of a compacted history: the session's system prompt, then the summary."""
+    from dataclasses import replace
+
+    from pydantic_ai.messages import SystemPromptPart
+
+    system = [p for p in (first.parts if first is not None else []) if isinstance(p, SystemPromptPart)]
+    return replace(record, parts=[*system, *record.parts])
+
+
+def compacted_view(stored: Sequence[ModelMessage]) -> tuple[list[ModelMessage], list[int]]:
+    """The history to continue from and, for each of its messages, its line in the file."""
+    last = -1
+    for index in range(len(stored) - 1, -1, -1):
+        if compaction_info(stored[index]) is not None:
+            last = index
+            break
+    if last < 0:
+        return list(stored), list(range(len(stored)))
+    info = compaction_info(stored[last])
+    assert info is not None
+    record = stored[last]
+    kept_from = min(max(info.kept_from, 1), last)
+    head = head_message(stored[0], record)  # type: ignore[arg-type]  # a record is a request
+    # Earlier records inside the kept range are summarised by this one: skip them.
+    kept = [i for i in range(kept_from, last) if compaction_info(stored[i]) is None]
+    positions = [last, *kept, *range(last + 1, len(stored))]
+    history = [head, *(stored[i] for i in kept), *stored[last + 1 :]]
+    return history, positions
+
+
+__all__ = [
+    "COMPACTION_KEY",
+    "SUMMARY_HEADER",
+    "CompactionInfo",
+    "compacted_view",
+    "compaction_info",
+    "head_message",
+    "summary_text",
+]
