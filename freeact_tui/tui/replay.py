@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from freeact_tui.store import transcript as tr
     from freeact_tui.store.sessions import Session
 
-SubagentLoader = Callable[[str], Sequence[ModelMessage]]
+SubagentLoader = Callable[[str], "Sequence[ModelMessage]"]
 """The stored history of a subagent, by its id (empty if there is none)."""
 
 
