@@ -148,6 +148,7 @@ class _Replayer:
             status, rejected = decision_status(record.decision, skip_permissions=record.skip_permissions)
             part.set_status(status, rejected=rejected)
             new.append(part)
+        _restore_file_call(block, entry)
         if own is not None and not own.decision.approved:
             self._after(corr, new)  # refused before it ran: live, nothing more was shown
             return
@@ -161,7 +162,6 @@ class _Replayer:
             output.finished = True
             new.append(output)
         else:
-            _restore_file_call(block, entry)
             new.append(ToolOutputBlock(entry.text, is_error=entry.is_error, agent_id=agent, corr_id=corr))
         self._after(corr, new)
 
