@@ -84,6 +84,8 @@ class Decision:
     pattern: str | None = None
     by_rule: bool = False
     reason: str | None = None
+    per_part: bool = False
+    """A code action that is only shell parts: not asked itself, each part is asked instead."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 A rule is ``(kind, pattern)``. ``kind`` is a tool call's kind (``code``, ``shell``, ``script``,
 ``mcp``, ``tool``, ``subagent``; ``read`` and ``write`` for the file tools) or ``*`` for any.
 ``pattern`` is matched fnmatch-style against the call's ``subject`` (a command, ``server.tool``,
-a tool name, a file tool's path); ``"git status *"`` also matches the bare
+a tool name, a file tool's path, a code action's text; a pattern equal to the subject matches too);
+``"git status *"`` also matches the bare
 ``git status``. A pattern starting with ``path:`` matches the call's path arguments instead: ``**``
 crosses ``/``, ``*`` and ``?`` do not, and relative patterns match paths inside the working directory.
 
@@ -177,7 +178,8 @@ def _rule_matches(entry: RuleEntry, facts: _Facts) -> bool:
         hits = [p.startswith("/") == absolute and regex.fullmatch(p) is not None for p in facts.paths]
         return any(hits) if entry.effect != "allow" else bool(hits) and all(hits)
     if not isinstance(call, ShellAction):
-        return glob_matches(entry.pattern, call.subject)
+        # Spelled out in full (a one-line code action), glob characters and all, or a glob.
+        return entry.pattern == call.subject or glob_matches(entry.pattern, call.subject)
     if entry.pattern == call.command:
         return True  # spelled out in full: the user has seen exactly this command
     if entry.effect == "deny":

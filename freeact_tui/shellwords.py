@@ -318,3 +318,27 @@ def command_words(cmd: str) -> list[str]:
         return list(lexer)
     except ValueError:
         return text.split()
+
+
+_SHELL_CELL_MAGIC = re.compile(r"^%%(bash|sh)\s*$")
+
+
+def shell_only_cell(code: str) -> bool:
+    """True for a code action that is nothing but shell: ``!cmd`` lines (comments and blank lines
+    aside) or a bare ``%%bash``/``%%sh`` cell.
+
+    Such a cell is judged by its shell parts alone, each asked on its own. A line with ``{`` (IPython
+    fills ``{expr}`` from Python before the command runs), a continued line, a magic with arguments
+    or any Python line makes it code, asked as a whole first.
+    """
+    lines = [line.strip() for line in code.splitlines()]
+    lines = [line for line in lines if line and not line.startswith("#")]
+    if not lines:
+        return False
+    if _SHELL_CELL_MAGIC.match(lines[0]):
+        first = next(line for line in code.splitlines() if line.strip())
+        return first.startswith("%%")  # the magic must open the cell, unindented
+    return all(
+        _IPYTHON_ESCAPE.match(line) is not None and "{" not in line and not line.endswith("\\")
+        for line in lines
+    )

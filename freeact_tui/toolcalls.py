@@ -60,7 +60,7 @@ class CodeAction(ToolCall):
 
     @property
     def subject(self) -> str:
-        return "code"
+        return self.code.strip()  # rules match the cell's text (``*`` for any code)
 
     def display_text(self) -> str:
         return self.code
@@ -302,6 +302,38 @@ def file_edits(args: dict[str, Any]) -> list[TextEdit] | None:
 
 def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def call_record(call: ToolCall) -> dict[str, Any]:
+    """A JSON-able record of a call that is not a model's tool call itself (a shell part, a script, an
+    MCP call from code), for the session file; ``{"kind": ...}`` alone for the others."""
+    match call:
+        case ShellAction(command=command, full_command=full):
+            return {"kind": "shell", "command": command, "full_command": full}
+        case ShellScript(script=script):
+            return {"kind": "script", "script": script}
+        case ProgrammaticToolCall(server=server, tool=tool, args=args):
+            return {
+                "kind": "mcp",
+                "server": server,
+                "tool": tool,
+                "args": json.loads(json.dumps(args, default=str)),
+            }
+    return {"kind": call.kind}
+
+
+def call_from_record(record: dict[str, Any]) -> ToolCall | None:
+    """The call behind a ``call_record``; ``None`` for a record of another kind or a malformed one."""
+    kind = record.get("kind")
+    if kind == "shell" and isinstance(record.get("command"), str):
+        full = record.get("full_command")
+        return ShellAction(record["command"], full if isinstance(full, str) else "")
+    if kind == "script" and isinstance(record.get("script"), str):
+        return ShellScript(record["script"])
+    if kind == "mcp" and isinstance(record.get("server"), str) and isinstance(record.get("tool"), str):
+        args = record.get("args")
+        return ProgrammaticToolCall(record["server"], record["tool"], args if isinstance(args, dict) else {})
+    return None
 
 
 def call_from_tool(tool_name: str, args: dict[str, Any]) -> ToolCall:

@@ -41,6 +41,14 @@ def isolated_home(
     yield home
 
 
+@pytest.fixture(autouse=True)
+def approvals_armed_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Approval dialogs take keys at once; tests of the arming delay set it back themselves."""
+    from freeact_tui.tui.screens.approval import ApprovalScreen
+
+    monkeypatch.setattr(ApprovalScreen, "ARMING_SECONDS", 0.0)
+
+
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAI]:
     """A fake OpenAI-compatible server on 127.0.0.1 (see ``tests/fake_openai.py``); script it per test."""

@@ -122,7 +122,11 @@ async def test_rejection_ends_turn_and_next_turn_works(executor: KernelExecutor,
         assert of(events, CodeExecutionOutput) == []
         assert len(s.requests) == 1  # the model is not called again after a rejection
         returns = [p for p in agent.history[-1].parts if isinstance(p, ToolReturnPart)]
-        assert "rejected" in str(returns[0].content) and returns[0].metadata == {"outcome": "rejected"}
+        assert "rejected" in str(returns[0].content)
+        assert returns[0].metadata == {  # the outcome and the decision, for a resumed UI
+            "outcome": "rejected",
+            "approvals": [{"call": {"kind": "code"}, "approved": False, "by": "user"}],
+        }
         events = await run(agent, "just answer")
     assert of(events, Response)[-1].content == "Fine, here is text."
     # the model got a valid history: the rejected call has its return before the new prompt
@@ -208,6 +212,55 @@ async def test_bash_cell_is_one_script_approval(executor: KernelExecutor, tmp_pa
     scripts = [e.tool_call for e in of(events, ApprovalRequest) if isinstance(e.tool_call, ShellScript)]
     assert scripts == [ShellScript("echo from-bash\necho second")]
     assert "from-bash" in (of(events, CodeExecutionOutput)[0].text or "")
+
+
+async def test_a_cell_of_only_shell_is_asked_once_per_part(executor: KernelExecutor, tmp_path: Path) -> None:
+    s = script(
+        [Code("# list\n!echo one && echo two\n\n!echo three")],
+        [Code("%%bash\necho four", call_id="c2")],
+        [Code("n = 5\n!echo five", call_id="c3")],  # Python too: the code is asked, then its shell part
+        ["ok"],
+    )
+    asked: list[str] = []
+
+    def decide(r: ApprovalRequest) -> bool:
+        asked.append(f"{r.tool_call.kind}: {r.tool_call.display_text()}")
+        return True
+
+    async with make_agent(s, executor, tmp_path) as agent:
+        events = await run(agent, "shell", decide=decide)
+    assert asked == [
+        "shell: echo one",
+        "shell: echo two",
+        "shell: echo three",
+        "script: echo four",
+        "code: n = 5\n!echo five",
+        "shell: echo five",
+    ]
+    codes = [e for e in of(events, ApprovalRequest) if isinstance(e.tool_call, CodeAction)]
+    assert [(c.decision.approved, c.decision.per_part) for c in codes] == [
+        (True, True),
+        (True, True),
+        (True, False),
+    ]
+    text = "".join(o.text or "" for o in of(events, CodeExecutionOutput))
+    assert all(word in text for word in ("one", "two", "three", "four", "five"))
+
+
+async def test_a_shell_only_cell_still_obeys_code_rules(executor: KernelExecutor, tmp_path: Path) -> None:
+    target = tmp_path / "never"
+    rules = PermissionRules(None, defaults=False)
+    rules.add("code", "*", scope="session", effect="deny")
+    s = script([Code(f"!touch {target}")], ["ok"])
+
+    def nobody(r: ApprovalRequest) -> bool:
+        raise AssertionError(f"asked about {r.tool_call}")
+
+    async with make_agent(s, executor, tmp_path, permissions=rules) as agent:
+        events = await run(agent, "touch", decide=nobody)
+    (request,) = of(events, ApprovalRequest)
+    assert request.decision is not None and request.decision.by_rule and not request.decision.approved
+    assert not target.exists()
 
 
 async def test_subprocess_is_refused(executor: KernelExecutor, tmp_path: Path) -> None:

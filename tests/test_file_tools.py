@@ -247,7 +247,13 @@ async def test_write_new_file_shows_all_lines_added(executor: KernelExecutor, wo
         p for m in lines if m["kind"] == "request" for p in m["parts"] if p["part_kind"] == "tool-return"
     )
     resolved = str((work / "pkg" / "new.py").resolve())
-    assert ret["metadata"] == {"diff": call.diff, "outcome": "ok", "resolved": resolved, "outside": False}
+    assert ret["metadata"] == {
+        "diff": call.diff,
+        "outcome": "ok",
+        "resolved": resolved,
+        "outside": False,
+        "approvals": [{"call": {"kind": "write"}, "approved": True, "by": "user"}],  # the decision, for replay
+    }
 
 
 @in_module_loop
@@ -565,6 +571,8 @@ async def test_a_resumed_session_shows_file_calls_and_the_diff(executor: KernelE
         await until(pilot, lambda: len(app.main_screen.conversation.query(ActionBlock)) == 3)
         edit, read, write = app.main_screen.conversation.query(ActionBlock)
         assert isinstance(edit.tool_call, FileEdit) and isinstance(read.tool_call, FileRead)
+        # The folded diff's body is mounted a moment after its block: wait for it, not for time.
+        await until(pilot, lambda: len(edit.query(Collapsible).first().query(Static)) > 1)
         diff = edit.query_one(Collapsible)
         assert diff.collapsed and diff.title == "Diff +2 -1"  # replayed diffs start folded
         assert "+- coffee" in str(diff.query(Static).last().render())

@@ -8,7 +8,13 @@ import subprocess
 
 import pytest
 
-from freeact_tui.shellwords import CommandTraits, command_words, inspect_command, split_command
+from freeact_tui.shellwords import (
+    CommandTraits,
+    command_words,
+    inspect_command,
+    shell_only_cell,
+    split_command,
+)
 
 
 @pytest.mark.parametrize(
@@ -204,3 +210,26 @@ def test_split_agrees_with_bash() -> None:
         trace = subprocess.run(["bash", "-c", f"set -x\n{text}"], capture_output=True, text=True, timeout=10)
         ran = [line for line in trace.stderr.splitlines() if line.startswith("+ ")]
         assert len(ran) == len(split_command(text)) == 4, (text, trace.stderr)
+
+
+@pytest.mark.parametrize(
+    ("code", "only_shell"),
+    [
+        ("!rm -rf build", True),
+        ("!!ls", True),
+        ("# tidy up\n!rm a\n\n!rm b\n", True),
+        ("%%bash\necho one\necho two", True),
+        ("\n%%sh\nls", True),
+        ("%%bash --out x\nls", False),  # the magic's arguments are Python's
+        ("  %%bash\nls", False),
+        ("x = 1\n!echo x", False),
+        ("files = !ls", False),
+        ("!echo {open('f').read()}", False),  # IPython evaluates {…} before the command runs
+        ("!echo a \\\nb", False),
+        ("print(1)", False),
+        ("", False),
+        ("# only a comment", False),
+    ],
+)
+def test_shell_only_cell(code: str, only_shell: bool) -> None:
+    assert shell_only_cell(code) is only_shell

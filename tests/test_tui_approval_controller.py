@@ -8,7 +8,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import Static
+from textual.widgets import Input, Label, Static
 
 from freeact_tui.events import ApprovalRequest, Decision
 from freeact_tui.toolcalls import CodeAction
@@ -196,3 +196,128 @@ async def test_next_turn_after_clear_counts_from_one() -> None:
             ("next", True),
             ("after", False),
         ]
+
+
+async def test_keys_typed_before_the_dialog_is_armed_decide_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ApprovalScreen, "ARMING_SECONDS", 0.4)
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        host = app.host
+        first = request("one()")
+        host.controller.add(first, "one")
+        screen = await dialog_for(pilot, first)
+        assert not screen.armed and screen.has_class("-unarmed")
+        assert str(screen.query_one("#approval-keys", Label).render()).endswith("…")
+        # "yes please" typed ahead as the dialog opens: y, s (allow for session), Enter, Esc.
+        await pilot.press("y", "e", "s", "enter", "a", "d", "n", "escape")
+        assert not first.decided and app.screen is screen and screen.scope is None
+        await until(pilot, lambda: screen.armed)
+        assert not screen.has_class("-unarmed")
+        assert not str(screen.query_one("#approval-keys", Label).render()).endswith("…")
+        await pilot.press("y")
+        await until(pilot, lambda: first.decided)
+        assert first.decision == Decision(True)
+
+
+async def test_every_new_dialog_is_armed_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ApprovalScreen, "ARMING_SECONDS", 0.3)
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        host = app.host
+        first, second = request("one()"), request("two()")
+        host.controller.add(first, "one")
+        host.controller.add(second, "two")
+        screen = await dialog_for(pilot, first)
+        await until(pilot, lambda: screen.armed)
+        await pilot.press("y", "y")  # the second y lands on the second dialog before it is armed
+        screen = await dialog_for(pilot, second)
+        assert first.decision == Decision(True) and not second.decided
+        await until(pilot, lambda: screen.armed)
+        await pilot.press("n")
+        await until(pilot, lambda: second.decided)
+        assert second.decision == Decision(False)
+
+
+async def open_rule(pilot: Pilot[None], code: str, key: str) -> tuple[ApprovalRequest, ApprovalScreen]:
+    app = pilot.app
+    assert isinstance(app, HostApp)
+    req = request(code)
+    app.host.controller.add(req, code)
+    screen = await dialog_for(pilot, req)
+    await pilot.press(key)
+    return req, screen
+
+
+async def test_always_allow_proposes_a_narrow_pattern_and_a_broad_one_needs_a_second_enter() -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        req, screen = await open_rule(pilot, "import json\nprint(json.dumps({'a': 1}))", "a")
+        pattern = screen.query_one("#approval-pattern", Input)
+        breadth = screen.query_one("#approval-breadth", Label)
+        assert pattern.value == "import json*"
+        assert not breadth.has_class("-broad") and "starts with `import json`" in str(breadth.render())
+        pattern.value = "*"
+        await pilot.pause()
+        assert breadth.has_class("-broad") and breadth.display
+        assert "every code action (any Python)" in str(breadth.render())
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not req.decided and screen.is_current
+        assert "press Enter again" in str(screen.query_one("#approval-save", Label).render())
+        await pilot.press("enter")
+        await until(pilot, lambda: req.decided)
+        assert req.decision == Decision(True, remember="always", pattern="*")
+
+
+async def test_editing_a_broad_pattern_asks_for_the_second_enter_again() -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        req, screen = await open_rule(pilot, "print(1)", "a")
+        pattern = screen.query_one("#approval-pattern", Input)
+        assert pattern.value == "print(1)"
+        assert not screen.query_one("#approval-breadth", Label).display  # exact: nothing to warn about
+        pattern.value = "*"
+        await pilot.press("enter")
+        pattern.value = "print*"  # still broad, but not the pattern confirmed
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not req.decided
+        await pilot.press("enter")
+        await until(pilot, lambda: req.decided)
+        assert req.decision == Decision(True, remember="always", pattern="print*")
+
+
+async def test_broad_session_and_deny_rules_need_one_enter() -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        req, screen = await open_rule(pilot, "print(1)", "s")
+        screen.query_one("#approval-pattern", Input).value = "*"
+        await pilot.pause()
+        assert screen.query_one("#approval-breadth", Label).has_class("-broad")  # warned all the same
+        await pilot.press("enter")
+        await until(pilot, lambda: req.decided)
+        assert req.decision == Decision(True, remember="session", pattern="*")
+        req, screen = await open_rule(pilot, "print(2)", "d")
+        screen.query_one("#approval-pattern", Input).value = "*"
+        await pilot.pause()
+        assert not screen.query_one("#approval-breadth", Label).display  # refusing more is safe
+        await pilot.press("enter")
+        await until(pilot, lambda: req.decided)
+        assert req.decision == Decision(False, remember="always", pattern="*")
+
+
+async def test_a_second_enter_typed_at_once_does_not_confirm_a_broad_rule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        req, screen = await open_rule(pilot, "print(1)", "a")
+        monkeypatch.setattr(ApprovalScreen, "ARMING_SECONDS", 0.5)
+        screen.query_one("#approval-pattern", Input).value = "*"
+        await pilot.press("enter", "enter")
+        await pilot.pause()
+        assert not req.decided
+        await pilot.pause(0.6)
+        await pilot.press("enter")
+        await until(pilot, lambda: req.decided)
+        assert req.decision == Decision(True, remember="always", pattern="*")

@@ -95,10 +95,9 @@ async def test_session_rule_with_edited_pattern(make_app: Callable[..., FreeactA
     app = make_app(s)  # the working dir is tmp_path
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "touch alpha")
-        code_dialog = await dialog(pilot)
-        assert isinstance(code_dialog.request.tool_call, CodeAction)
-        await pilot.press("y")
-        shell_dialog = await until_shell_dialog(pilot)
+        shell_dialog = await until_shell_dialog(pilot)  # a cell of only shell: its command alone is asked
+        assert actions(app)[0].status == "shell commands asked one by one"
+        assert isinstance(actions(app)[0].tool_call, CodeAction)
         assert isinstance(shell_dialog.request.tool_call, ShellAction)
         assert f"touch {tmp_path}/alpha.txt" in str(shell_dialog.query_one("#approval-body").render())
         await pilot.press("s")
@@ -112,16 +111,12 @@ async def test_session_rule_with_edited_pattern(make_app: Callable[..., FreeactA
         assert actions(app)[-1].status == f"approved · session rule: touch {tmp_path}/a*"
 
         await send(pilot, "touch another")
-        await dialog(pilot)  # the code action is still asked
-        await pilot.press("y")
-        await app.workers.wait_for_complete()
+        await app.workers.wait_for_complete()  # nothing asked at all
         await pilot.pause()
         assert (tmp_path / "another.txt").exists()
         assert actions(app)[-1].status == "auto-approved by rule"
 
         await send(pilot, "touch zulu")
-        await dialog(pilot)
-        await pilot.press("y")
         zulu = await until_shell_dialog(pilot)  # outside the edited pattern: asked again
         assert f"touch {tmp_path}/zulu.txt" in str(zulu.query_one("#approval-body").render())
         await pilot.press("escape")
@@ -209,8 +204,6 @@ async def test_always_rule_is_saved_and_pre_approves_the_next_match(
     app = make_app(s)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "touch one")
-        await dialog(pilot)
-        await pilot.press("y")
         shell = await until_shell_dialog(pilot)
         await pilot.press("a")
         assert "Always allow" in str(shell.query_one("#approval-scope").render())
@@ -227,9 +220,7 @@ async def test_always_rule_is_saved_and_pre_approves_the_next_match(
         assert saved.exists() and "touch *" in saved.read_text()
 
         await send(pilot, "touch two")
-        await dialog(pilot)  # the code action itself is still asked
-        await pilot.press("y")
-        await app.workers.wait_for_complete()
+        await app.workers.wait_for_complete()  # nothing asked: the rule allows the only shell part
         await pilot.pause()
         assert (tmp_path / "two.txt").exists()
         assert actions(app)[-1].status == "auto-approved by rule"
@@ -253,8 +244,6 @@ async def test_always_deny_saves_a_deny_rule_that_refuses_without_asking(
     app = make_app(s)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "touch one")
-        await dialog(pilot)
-        await pilot.press("y")
         shell = await until_shell_dialog(pilot)
         await pilot.press("d")
         assert "Always deny" in str(shell.query_one("#approval-scope").render())
@@ -268,9 +257,7 @@ async def test_always_deny_saves_a_deny_rule_that_refuses_without_asking(
         assert '"deny"' in paths.permissions_file().read_text()
 
         await send(pilot, "touch two")
-        await dialog(pilot)  # the code action itself is still asked; its touch is refused by the rule
-        await pilot.press("y")
-        await app.workers.wait_for_complete()
+        await app.workers.wait_for_complete()  # nothing asked: the rule refuses the only shell part
         await pilot.pause()
         assert not isinstance(app.screen, ApprovalScreen)
         assert not (tmp_path / "two.txt").exists()

@@ -154,8 +154,6 @@ def test_approval_dialog_shell_command(snap_compare: SnapCompare, tmp_path: Path
 
     async def turn(pilot: Pilot[Any]) -> None:
         await send(pilot, "Prepare the build dir")
-        await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
-        await pilot.press("y")
         await until(
             pilot,
             lambda: (

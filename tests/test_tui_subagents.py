@@ -190,10 +190,18 @@ async def test_subagents_live_in_panel_dialogs_and_resume(
         done_call = "call-a" if first.request.parent_corr_id == "call-a" else "call-b"
         failed_call = "call-b" if done_call == "call-a" else "call-a"
         assert results[done_call].kind == "Subagent answer" and "ran" in results[done_call].content
-        assert tasks[done_call].status == "done"
-        assert results[failed_call].is_error and tasks[failed_call].status == "rejected"
+        assert tasks[done_call].status == f"{first_id} done"  # as live
+        assert results[failed_call].is_error
+        assert tasks[failed_call].status == f"{second_id} failed: an action was rejected"
         assert "rejected" in results[failed_call].content
         assert not log.query(ActionBlock).filter(".-pending")
+        # The subagents' own actions are back, inside their tasks, with their decisions.
+        own = {b.agent_id: b for b in log.query(ActionBlock) if b.agent_id != "main"}
+        assert own[first_id].parent is not None and own[first_id] in tasks[done_call].nested.children
+        assert own[first_id].status == "approved" and own[second_id].status == "rejected"
+        # The side panel lists the session's subagents instead of "No subagents".
+        listing = main(resumed).query_one(SidePanel).query_one(SubagentList)
+        assert {e.agent_id: e.state for e in listing.entries} == {first_id: "done", second_id: "failed"}
 
 
 def test_snapshot_side_panel_with_running_subagents(

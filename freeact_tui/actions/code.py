@@ -12,6 +12,9 @@ from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Exec
 from freeact_tui.shellwords import split_command
 from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript, ToolCall
 
+REJECTED_PART_NOTE = "The user rejected "
+"""Starts the note that tells the model which shell part or MCP call was rejected (after the output)."""
+
 AskFn = Callable[[ToolCall, str], Awaitable[Decision]]
 EmitFn = Callable[[AgentEvent], None]
 CheckpointFn = Callable[[Sequence[ToolCall], str], Awaitable[None]]
@@ -147,7 +150,7 @@ class CodeActionRunner:
             content += note
         if rejected is not None:
             content = (
-                f"{content}\n\nThe user rejected {rejected}; the action was stopped. "
+                f"{content}\n\n{REJECTED_PART_NOTE}{rejected}; the action was stopped. "
                 "Wait for the user's next instruction."
             ).strip()
         if not content.strip():

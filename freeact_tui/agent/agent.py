@@ -34,6 +34,7 @@ from freeact_tui.execution.pool import ExecutorPool
 from freeact_tui.mcp.gentools import gentools_root
 from freeact_tui.mcp.setup import McpSetup
 from freeact_tui.permissions import PermissionRules
+from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.sessions import Session, SessionDamaged, new_session_id
 
 if TYPE_CHECKING:
@@ -289,6 +290,11 @@ class Agent(TurnLoop):
         return self.meter.totals
 
     @property
+    def session_locked(self) -> SessionLocked | None:
+        """Another process writes this session: its history is shown, but no turn can run."""
+        return self.recorder.locked
+
+    @property
     def session(self) -> Session | None:
         return self.recorder.session
 
@@ -326,7 +332,7 @@ class Agent(TurnLoop):
         if self.recorder.rewind_note and self.runtime.is_main:
             self.checkpointing.tell_model(self.recorder.rewind_note)
         dangling = hist.unanswered_calls(self.history)
-        if dangling and self.load_damage is None:
+        if dangling and self.load_damage is None and self.recorder.locked is None:
             # A crash mid-turn left calls unanswered: answer them so the next request is valid.
             self.recorder.record(hist.interrupted_returns(dangling, {}))
         self.mcp.start()
@@ -368,6 +374,7 @@ class Agent(TurnLoop):
                 await self._executor.stop()
             finally:
                 self._executor = None
+        self.recorder.close()
         self._started = False
 
     def _new_executor(self) -> Executor:

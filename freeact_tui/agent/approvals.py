@@ -1,8 +1,10 @@
 """The approval gate: every action yields an ``ApprovalRequest`` and waits for its decision.
 
-A rule that allows or denies the action decides it at once (the request still goes out, decided,
-so a UI can show what ran or was refused, and why). A decision with ``remember`` adds a rule. A timeout or a cancelled wait
-answers the request (rejected), so no dialog keeps asking.
+A code action that is nothing but shell (``!cmd`` lines, a ``%%bash`` cell) is not asked itself:
+its shell parts are, one by one. A rule that allows or denies the action decides it at once (the
+request still goes out, decided, so a UI can show what ran or was refused, and why). A decision
+with ``remember`` adds a rule. A timeout or a cancelled wait answers the request (rejected), so no
+dialog keeps asking.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Any
 
 from freeact_tui.events import AgentEvent, ApprovalRequest, Decision, Phase, ToolOutput
 from freeact_tui.permissions import PermissionRules, PermissionsFileError
-from freeact_tui.toolcalls import ToolCall
+from freeact_tui.shellwords import shell_only_cell
+from freeact_tui.toolcalls import CodeAction, ToolCall, call_record
 
 
 class ApprovalGate:
@@ -41,6 +44,7 @@ class ApprovalGate:
         self._ids = ids
         self._timeout = timeout
         self._set_phase = set_phase
+        self._records: dict[str, list[dict[str, Any]]] = {}
 
     async def ask(self, call: ToolCall, corr_id: str) -> Decision:
         """Yield an ApprovalRequest for ``call`` and wait for its decision (rules decide at once)."""
@@ -48,6 +52,8 @@ class ApprovalGate:
         effect = self.permissions.check(call)
         if effect == "allow":
             request.resolve(Decision(True, by_rule=True))
+        elif effect == "ask" and isinstance(call, CodeAction) and shell_only_cell(call.code):
+            request.resolve(Decision(True, per_part=True))  # one question per shell part, not two
         elif effect == "deny":
             rule = self.permissions.matching_rule(call)
             named = f" `{rule.kind}:{rule.pattern}`" if rule else ""
@@ -62,6 +68,7 @@ class ApprovalGate:
             raise
         finally:
             self._set_phase(corr_id, None)
+        self._record(corr_id, call, decision)
         if decision.remember and decision.pattern:  # a remembered rejection is a deny rule
             effect = "allow" if decision.approved else "deny"
             try:
@@ -69,6 +76,26 @@ class ApprovalGate:
             except PermissionsFileError as exc:  # the decision stands; only the rule is lost
                 self._emit(ToolOutput(f"The rule was not saved: {exc}", is_error=True, **self._ids(corr_id)))
         return decision
+
+    def _record(self, corr_id: str, call: ToolCall, decision: Decision) -> None:
+        record: dict[str, Any] = {"call": call_record(call), "approved": decision.approved}
+        if decision.by_rule:
+            record["by"] = "skip" if self.permissions.skip_permissions and decision.approved else "rule"
+        elif decision.per_part:
+            record["by"] = "parts"
+        else:
+            record["by"] = "user"
+        if decision.remember and decision.pattern:
+            record |= {"remember": decision.remember, "pattern": decision.pattern}
+        if decision.reason:
+            record["reason"] = decision.reason
+        self._records.setdefault(corr_id, []).append(record)
+
+    def take_records(self, corr_id: str) -> dict[str, Any]:
+        """The decisions on a finished call (the call itself, then its shell parts and MCP calls) as tool-return
+        metadata (``{"approvals": [...]}``), so that a resumed session shows them; forgotten here."""
+        records = self._records.pop(corr_id, None)
+        return {"approvals": records} if records else {}
 
     async def _wait(self, request: ApprovalRequest, corr_id: str) -> Decision:
         if self._timeout is None or request.decided:

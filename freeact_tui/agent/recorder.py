@@ -18,6 +18,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest
 
 from freeact_tui.actions.code import Overflow
 from freeact_tui.store.compaction import compacted_view
+from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.sessions import Session, SessionDamaged, SessionStore
 
 
@@ -47,13 +48,20 @@ class Recorder:
         self.fresh_from = 0
         """Index of the first message recorded since the history was last rewritten (usage figures are current)."""
         self.load_damage: SessionDamaged | None = None
+        self.locked: SessionLocked | None = None
+        """Another process writes this session: it is read-only here."""
         self._undo: tuple[list[ModelMessage], list[int]] | None = None
         self.rewind_note: str | None = None
         """The note of a rewind the model has not been told of yet (the file ends with the marker)."""
 
     def load(self) -> None:
-        """Load the stored history of this agent (a damaged file leaves the session read-only)."""
+        """Load the stored history of this agent (a damaged file, or a session another process
+        writes, leaves the session read-only)."""
         if self.session is not None and self.session.exists():
+            try:
+                self.session.lock()
+            except SessionLocked as exc:
+                self.locked = exc
             loaded = self.session.load(self.agent_id)
             self.stored = list(loaded.messages)
             self.history, self.positions = compacted_view(self.stored)
@@ -63,6 +71,8 @@ class Recorder:
             self.rewind_note = loaded.rewind_note
 
     def record(self, message: ModelMessage) -> None:
+        if self.locked is not None:
+            raise self.locked
         if len(self.positions) != len(self.history):  # the history was set from outside (SDK users, tests)
             self.positions = list(range(len(self.history)))
             self.stored = list(self.history)
@@ -137,6 +147,11 @@ class Recorder:
         self.generation += 1
         if self.session is not None:
             self.session.rollback(keep_lines, agent_id=self.agent_id)
+
+    def close(self) -> None:
+        """Release the session's writer lock (if this recorder's session took it)."""
+        if self.session is not None:
+            self.session.unlock()
 
     async def sync(self) -> None:
         """Flush the session file to disk (off the event loop); a failure loses only power-loss safety."""

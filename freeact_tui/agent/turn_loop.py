@@ -159,10 +159,11 @@ class TurnLoop(ContextKeeper):
         )
 
     async def _prepare_turn(self, prompt: str | Sequence[UserContent], turn_start: int) -> None:
-        if self.recorder.load_damage is not None:
+        if self.recorder.load_damage is not None or self.recorder.locked is not None:
             raise TurnError(
                 "config",
-                f"This session is read-only: {self.recorder.load_damage}. Start a new session to go on.",
+                f"This session is read-only: {self.recorder.load_damage or self.recorder.locked}. "
+                "Start a new session to go on.",
             )
         for problem in await self.mcp.ready():
             self._emit(AgentError(problem, kind="config", **self._ids()))
@@ -307,7 +308,7 @@ class TurnLoop(ContextKeeper):
         async def run(call: ToolCallPart) -> ActionOutcome:
             outcome = await dispatcher.run(call)
             state.done[call.tool_call_id] = outcome.tool_content()
-            state.meta[call.tool_call_id] = outcome.metadata()
+            state.meta[call.tool_call_id] = outcome.metadata() | self.gate.take_records(call.tool_call_id)
             return outcome
 
         tasks = [asyncio.create_task(run(c)) for c in calls]

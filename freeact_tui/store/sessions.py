@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from freeact_tui.store import lock as session_lock
 from freeact_tui.store.ids import (  # also the names importers use from here
     AmbiguousSessionId,
     InvalidSessionId,
@@ -179,6 +180,8 @@ class Session:
         self._meta_written = 0.0
         self._checked_tails: set[str] = set()
         self._damage: dict[str, SessionDamaged] = {}
+        self._locked = False  # this object took the session's lock (and releases it)
+        self._lock_checked = False
 
     def history_path(self, agent_id: str = "main") -> Path:
         """The JSONL file of one agent (``main`` or a subagent id)."""
@@ -187,6 +190,23 @@ class Session:
     def exists(self) -> bool:
         """Whether the session has a main history."""
         return (self.dir / MAIN_FILE).is_file()
+
+    def lock(self) -> None:
+        """Take the session's writer lock (see ``store.lock``); a session with no files yet needs none.
+
+        Raises:
+            SessionLocked: another live process writes this session.
+        """
+        if self._lock_checked or not self.dir.is_dir():
+            return
+        self._locked = session_lock.acquire(self.dir)
+        self._lock_checked = True
+
+    def unlock(self) -> None:
+        """Release the writer lock if this object took it."""
+        if self._locked:
+            session_lock.release(self.dir)
+        self._locked = self._lock_checked = False
 
     def load(self, agent_id: str = "main") -> LoadedHistory:
         """Load the history of ``agent_id``. A damaged history makes later appends to it fail."""
@@ -200,6 +220,7 @@ class Session:
 
         Raises:
             SessionDamaged: this history was loaded with damage (appending would bury it).
+            SessionLocked: another live process writes this session.
             OSError: the file cannot be written.
         """
         from pydantic_core import to_jsonable_python
@@ -210,6 +231,7 @@ class Session:
         if not messages:
             return
         created = self._ensure_dir() or not path.exists()
+        self.lock()  # a new session is locked when its directory appears
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             if agent_id not in self._checked_tails:

@@ -15,8 +15,9 @@ from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
+from freeact_tui.events import Decision
 from freeact_tui.store.compaction import compaction_info, summary_text
-from freeact_tui.toolcalls import ToolCall, call_from_tool
+from freeact_tui.toolcalls import ToolCall, call_from_record, call_from_tool
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,47 @@ class ResultEntry:
         return self.retry or self.outcome in ("error", "interrupted", "rejected")
 
     @property
+    def approvals(self) -> list[ApprovalRecord]:
+        """How the call and its parts were decided, in order (stored by this app; freeact stores none)."""
+        raw = self.metadata.get("approvals")
+        if not isinstance(raw, list):
+            return []
+        return [r for r in (ApprovalRecord.parse(item) for item in raw) if r is not None]
+
+    @property
     def rejected(self) -> bool:
         return self.outcome == "rejected"
+
+
+@dataclass(frozen=True)
+class ApprovalRecord:
+    """One decision on a call or on a part of it: ``call`` is ``None`` for the model's call itself."""
+
+    kind: str
+    call: ToolCall | None
+    decision: Decision
+    skip_permissions: bool = False
+    """Allowed by ``--skip-permissions`` rather than by a rule."""
+
+    @classmethod
+    def parse(cls, item: Any) -> ApprovalRecord | None:
+        if not isinstance(item, dict) or not isinstance(item.get("call"), dict):
+            return None
+        kind = item["call"].get("kind")
+        if not isinstance(kind, str) or not isinstance(item.get("approved"), bool):
+            return None
+        by = item.get("by")
+        remember = item.get("remember") if item.get("remember") in ("always", "session") else None
+        pattern, reason = item.get("pattern"), item.get("reason")
+        decision = Decision(
+            item["approved"],
+            remember=remember,
+            pattern=pattern if isinstance(pattern, str) else None,
+            by_rule=by in ("rule", "skip"),
+            reason=reason if isinstance(reason, str) else None,
+            per_part=by == "parts",
+        )
+        return cls(kind, call_from_record(item["call"]), decision, skip_permissions=by == "skip")
 
 
 @dataclass(frozen=True)
@@ -91,7 +131,14 @@ class OtherEntry:
 
 
 Entry = (
-    SystemEntry | PromptEntry | ThoughtEntry | AnswerEntry | CallEntry | ResultEntry | CompactionEntry | OtherEntry
+    SystemEntry
+    | PromptEntry
+    | ThoughtEntry
+    | AnswerEntry
+    | CallEntry
+    | ResultEntry
+    | CompactionEntry
+    | OtherEntry
 )
 
 
@@ -171,6 +218,7 @@ def walk(messages: Sequence[ModelMessage]) -> Iterator[Entry]:
 
 __all__ = [
     "AnswerEntry",
+    "ApprovalRecord",
     "CallEntry",
     "CompactionEntry",
     "Entry",

@@ -398,7 +398,12 @@ class FreeactApp(App[None]):
         if agent is None or not agent.history:
             self.notify("Nothing to export yet.", severity="warning")
             return
-        target = _write_export(arg, agent.transcript, agent.session_id)
+        try:
+            target = _write_export(arg, agent.transcript, agent.session_id)
+        except OSError as exc:
+            self.notify(f"Export failed: {exc}", severity="error", timeout=10)
+            return
+        self.notify(f"Exported to {target}", title="Export", timeout=10)
         await self.main_screen.conversation.notice(f"Exported to {target}", title="Export")
 
 
@@ -409,5 +414,6 @@ def _write_export(arg: str, messages: list[ModelMessage], session_id: str) -> Pa
         target = target / name
     from freeact_tui.store.export import render
 
+    target = target.absolute()  # the notice names the full path, wherever the app was started
     paths.atomic_write_text(target, render(messages, "md", title=f"freeact session {session_id}"), mode=0o644)
     return target

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar, Literal
 
 from textual.app import ComposeResult
@@ -12,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from freeact_tui.events import ApprovalRequest, Decision, RememberScope
+from freeact_tui.rulepatterns import broad_reason, pattern_note, proposed_pattern
 from freeact_tui.toolcalls import ShellAction
 from freeact_tui.tui.widgets.blocks.action import action_title, tool_call_content
 
@@ -34,6 +36,8 @@ class ApprovalScreen(ModalScreen[Decision]):
 
     CSS_PATH = "approval.tcss"
     AUTO_FOCUS = None
+    ARMING_SECONDS: ClassVar[float] = 0.45
+    """Keys are ignored this long after the dialog is shown, so that typing ahead never decides."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y,enter", "approve", "Approve", id="approval.approve", group=_GROUP, key_display="y"),
@@ -51,6 +55,8 @@ class ApprovalScreen(ModalScreen[Decision]):
         self.total = total
         self.scope: RememberScope | None = None
         self.deny = False  # the rule being edited refuses such actions instead of allowing them
+        self.armed = self.ARMING_SECONDS <= 0
+        self._broad_confirm: tuple[str, float] | None = None  # (pattern, when) after the first Enter
 
     def compose(self) -> ComposeResult:
         call = self.request.tool_call
@@ -64,17 +70,14 @@ class ApprovalScreen(ModalScreen[Decision]):
                 yield Label(Content(f"part of: {call.full_command}"), id="approval-context")
             with Vertical(id="approval-remember"):
                 yield Label("", id="approval-scope")
-                yield Input(call.suggested_pattern(), id="approval-pattern", select_on_focus=False)
+                yield Input(proposed_pattern(call), id="approval-pattern", select_on_focus=False)
+                yield Label("", id="approval-breadth")
                 yield Label(
                     "Enter saves the rule and approves · Esc goes back",
                     id="approval-save",
                     classes="approval-hint",
                 )
-            yield Label(
-                "y/Enter approve · n/Esc reject · a always allow · s allow for this session · d always deny",
-                id="approval-keys",
-                classes="approval-hint",
-            )
+            yield Label(_keys_text(self.armed), id="approval-keys", classes="approval-hint")
 
     def _title(self) -> str:
         from textual.markup import escape
@@ -93,12 +96,24 @@ class ApprovalScreen(ModalScreen[Decision]):
 
     def on_mount(self) -> None:
         self.set_count(self.position, self.total)
+        if not self.armed:
+            self.add_class("-unarmed")
+            # Counted from the first paint: keys typed before the user could see the dialog do nothing.
+            self.call_after_refresh(self.set_timer, self.ARMING_SECONDS, self._arm)
+
+    def _arm(self) -> None:
+        self.armed = True
+        self.remove_class("-unarmed")
+        self.query_one("#approval-keys", Label).update(_keys_text(True))
+        self.refresh_bindings()
 
     @property
     def editing_pattern(self) -> bool:
         return self.scope is not None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not self.armed:
+            return None  # shown dimmed; the key is swallowed (the dialog is modal)
         # While the pattern is edited, letters type into the input instead of deciding.
         if action in ("approve", "reject", "remember"):
             return not self.editing_pattern
@@ -114,6 +129,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         if self.editing_pattern:
             self.scope = None
             self.deny = False
+            self._broad_confirm = None
             self.query_one("#approval-remember").remove_class("-open")
             self.refresh_bindings()
         else:
@@ -123,13 +139,40 @@ class ApprovalScreen(ModalScreen[Decision]):
         self.deny = scope == "deny"
         self.scope = "always" if scope == "deny" else scope
         self.query_one("#approval-scope", Label).update(_SCOPE_TEXT[scope])
-        verb = "rejects" if self.deny else "approves"
-        self.query_one("#approval-save", Label).update(f"Enter saves the rule and {verb} · Esc goes back")
+        self._broad_confirm = None
         self.query_one("#approval-remember").add_class("-open")
         pattern = self.query_one("#approval-pattern", Input)
+        self._show_breadth(pattern.value.strip())
         pattern.focus()
         pattern.cursor_position = len(pattern.value)
         self.refresh_bindings()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._broad_confirm = None
+        self._show_breadth(event.value.strip())
+
+    def _show_breadth(self, pattern: str) -> None:
+        label = self.query_one("#approval-breadth", Label)
+        kind = self.request.tool_call.kind
+        reason = broad_reason(kind, pattern) if pattern else None
+        broad = reason is not None and not self.deny  # a broad deny rule refuses more: no warning
+        if broad:
+            text = f"⚠ Broad rule: {reason}."
+        else:
+            text = (pattern_note(kind, pattern) or "") if pattern and not self.deny else ""
+        label.set_class(broad, "-broad")
+        label.update(Content(text))
+        label.display = bool(text)
+        self._update_save_hint()
+
+    def _update_save_hint(self) -> None:
+        verb = "rejects" if self.deny else "approves"
+        if self._broad_confirm is not None:
+            text = "This rule is broad: press Enter again to save it anyway and approve · Esc goes back"
+        else:
+            text = f"Enter saves the rule and {verb} · Esc goes back"
+        self.query_one("#approval-save", Label).update(text)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -137,4 +180,27 @@ class ApprovalScreen(ModalScreen[Decision]):
         if self.scope is None or not pattern:
             self.notify("Enter a pattern, or press Esc to go back.", severity="warning")
             return
+        needs_second = (
+            self.scope == "always"
+            and not self.deny
+            and broad_reason(self.request.tool_call.kind, pattern) is not None
+        )
+        if needs_second:
+            now = time.monotonic()
+            first = self._broad_confirm
+            # A second Enter typed right after the first does not count: it must follow the warning.
+            if first is None or first[0] != pattern or now - first[1] < self.ARMING_SECONDS:
+                if first is None or first[0] != pattern:
+                    self._broad_confirm = (pattern, now)
+                self._update_save_hint()
+                self.notify(
+                    "This always-rule is broad. Press Enter again to save it, or narrow the pattern.",
+                    severity="warning",
+                )
+                return
         self.dismiss(Decision(not self.deny, remember=self.scope, pattern=pattern))
+
+
+def _keys_text(armed: bool) -> str:
+    keys = "y/Enter approve · n/Esc reject · a always allow · s allow for this session · d always deny"
+    return keys if armed else f"{keys} …"

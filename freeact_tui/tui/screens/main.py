@@ -37,9 +37,10 @@ from freeact_tui.events import (
 )
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.context_report import compacted_note
+from freeact_tui.tui.decisions import decision_status
 from freeact_tui.tui.mentions import attach_mentions
 from freeact_tui.tui.notify import Notifier
-from freeact_tui.tui.replay import blocks_from_history
+from freeact_tui.tui.replay import replay_history, subagent_loader
 from freeact_tui.tui.screens.approval_controller import ApprovalController
 from freeact_tui.tui.screens.file_picker import FileIndexCache, FilePicker
 from freeact_tui.tui.screens.first_run import setup_guide
@@ -209,10 +210,23 @@ class MainScreen(Screen[None]):
         self.status_bar.set_usage(agent.usage)
         self.status_bar.set_context(agent.context_usage())
         if agent.history:  # the whole transcript: turns before a compaction stay visible
-            await self.conversation.add_all(blocks_from_history(agent.transcript))
+            past = replay_history(agent.transcript, subagent_loader(agent))
+            await self.conversation.add_all(past.blocks)
+            for status in past.subagents:  # the side panel lists the session's subagents, as live
+                self.query_one(SidePanel).update_subagent(status)
         else:
             await self.conversation.welcome(welcome_text(agent.model_name, agent.working_dir))
-        if agent.load_damage is not None:
+        if agent.session_locked is not None:
+            locked = agent.session_locked
+            await self.conversation.error(
+                f"This session is open in another freeact-tui (pid {locked.pid}), so it is read-only here: "
+                "two windows writing one session would mix their turns.\n\nClose the other one and resume "
+                "again, or press Ctrl+N or type /new to start a new session.",
+                title="Session open elsewhere",
+            )
+            self.read_only = True
+            self.prompt.placeholder = f"Read-only: open in pid {locked.pid} · Ctrl+N or /new starts a new one"
+        elif agent.load_damage is not None:
             await self.conversation.error(
                 f"{agent.load_damage}\n\nThe session is read-only so that nothing more is lost. "
                 "Press Ctrl+N or type /new to continue in a new session (the damaged file stays as it is).",
@@ -654,19 +668,6 @@ class MainScreen(Screen[None]):
             self.status_bar.set_activity("running")
 
     def _mark(self, block: ActionBlock, request: ApprovalRequest) -> None:
-        decision = request.decision
-        if decision is None:
-            block.set_status("cancelled", rejected=True)
-        elif decision.by_rule:
-            skip = self.agent is not None and self.agent.skip_permissions
-            source = "--skip-permissions" if skip else "rule"
-            block.set_status(
-                f"auto-approved by {source}" if decision.approved else f"rejected by {source}",
-                rejected=not decision.approved,
-            )
-        elif decision.approved:
-            rule = f" · {decision.remember} rule: {decision.pattern}" if decision.remember else ""
-            block.set_status(f"approved{rule}")
-        else:
-            rule = f" · {decision.remember} deny rule: {decision.pattern}" if decision.remember else ""
-            block.set_status(f"rejected{rule}", rejected=True)
+        skip = self.agent is not None and self.agent.skip_permissions
+        status, rejected = decision_status(request.decision, skip_permissions=skip)
+        block.set_status(status, rejected=rejected)

@@ -161,9 +161,17 @@ class SubagentBlock(ActionBlock):
     }
     """
 
+    def __init__(self, tool_call: ToolCall, *, agent_id: str = "main", corr_id: str = "") -> None:
+        super().__init__(tool_call, agent_id=agent_id, corr_id=corr_id)
+        self._adopted: list[Block] = []
+
+    def adopt(self, blocks: list[Block]) -> None:
+        """Blocks of the subagent's own turn, mounted inside this one (a resumed session)."""
+        self._adopted = blocks
+
     def compose(self) -> ComposeResult:
         yield from super().compose()
-        yield Vertical(classes="nested")
+        yield Vertical(*self._adopted, classes="nested")
 
     @property
     def nested(self) -> Vertical:

@@ -1,0 +1,169 @@
+"""Patterns for remembered decisions: a narrow proposal for a call, and a warning for a broad pattern.
+
+The approval dialog proposes ``proposed_pattern(call)`` for an "always" or "session" rule, and
+``broad_reason(kind, pattern)`` says, in words for the user, why a pattern reaches much further than
+the action at hand (``*`` for code is all Python in every future session). A broad "always" rule is
+saved only after a second confirmation.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
+
+_WILDCARD = re.compile(r"[*?\[]")
+_ESCAPED = re.compile(r"\[([*?\[])\]")
+# Programs that run whatever their arguments say: allowing them by name allows any code.
+_RUNS_ANYTHING = frozenset(
+    "python python2 python3 py pypy pypy3 ipython bash sh zsh fish dash ksh csh tcsh node deno bun perl ruby "
+    "php lua Rscript R julia osascript pwsh powershell sudo su doas env xargs exec eval nohup nice timeout "
+    "time watch ssh npx uvx pipx bunx docker podman kubectl uv poetry pip pip3 npm make".split()
+)
+# Programs that delete, overwrite or send anything they are given.
+_TOUCHES_ANY_FILE = frozenset(
+    "rm rmdir dd mkfs shred chmod chown chgrp mv cp truncate tee kill pkill killall curl wget scp rsync "
+    "git".split()
+)
+_NOUN = {
+    "code": "code action (any Python)",
+    "script": "shell script",
+    "shell": "shell command",
+    "mcp": "MCP tool call",
+    "tool": "tool call",
+    "subagent": "subagent task",
+}
+
+
+def proposed_pattern(call: ToolCall) -> str:
+    """A narrow pattern that matches ``call`` (and actions very much like it), for the dialog to propose.
+
+    A one-line code action or script: the line itself (matches exactly that). A longer one: its first
+    line followed by ``*``. A shell command: the program (and subcommand) with ``*``, or, for programs
+    that run or delete anything, the program with its first argument.
+    """
+    match call:
+        case CodeAction(code=text) | ShellScript(script=text):
+            return _first_line_pattern(text)
+        case ShellAction(command=command):
+            return _shell_pattern(command)
+    return call.suggested_pattern()
+
+
+def broad_reason(kind: str, pattern: str) -> str | None:
+    """Why ``pattern`` (for actions of ``kind``) reaches far beyond one action, or ``None`` if it does not."""
+    text = pattern.strip()
+    if text.startswith("path:"):
+        rest = text[len("path:") :].strip()
+        if not rest.strip("*/.~ "):
+            return f"`{text}` matches every path, inside and outside the working directory"
+        return None
+    noun = _NOUN.get(kind, "action")
+    if not text.strip("*?. "):
+        return f"`{text}` matches every {noun}, in every future session"
+    if kind in ("code", "script"):
+        return _code_breadth(text, noun)
+    if kind == "shell":
+        return _shell_breadth(text)
+    return None
+
+
+def pattern_note(kind: str, pattern: str) -> str | None:
+    """What a narrow but wildcard pattern still lets through (code is only matched on its start)."""
+    if kind in ("code", "script") and _has_wildcard(pattern):
+        prefix = _literal_prefix(pattern).rstrip()
+        return f"Matches every cell that starts with `{prefix}`; the rest of such a cell is not checked."
+    return None
+
+
+def _first_line_pattern(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return "*"
+    if len(lines) == 1:
+        return _escape(lines[0].strip())  # the rule matches exactly this one-liner
+    return _escape(lines[0].rstrip()) + "*"
+
+
+def _escape(text: str) -> str:
+    """A glob that matches ``text`` literally."""
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+def _has_wildcard(pattern: str) -> bool:
+    return _WILDCARD.search(_ESCAPED.sub("", pattern)) is not None
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The text a glob must start with (``[*]``-style escapes undone)."""
+    out: list[str] = []
+    k = 0
+    while k < len(pattern):
+        escaped = _ESCAPED.match(pattern, k)
+        if escaped:
+            out.append(escaped.group(1))
+            k += 3
+            continue
+        if pattern[k] in "*?[":
+            break
+        out.append(pattern[k])
+        k += 1
+    return "".join(out)
+
+
+def _code_breadth(pattern: str, noun: str) -> str | None:
+    if not _has_wildcard(pattern):
+        return None
+    prefix = _literal_prefix(pattern).strip()
+    # A single word ("import", "print(", "os.") starts a large share of all Python.
+    if len(re.findall(r"\w+", prefix)) < 2 or len(prefix) < 6:
+        return f"`{pattern}` matches almost every {noun}: anything that starts with `{prefix or '…'}`"
+    return None
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def _shell_breadth(pattern: str) -> str | None:
+    words = pattern.split()
+    if not words or _has_wildcard(words[0]):
+        return f"`{pattern}` matches any program"
+    program = words[0].rsplit("/", 1)[-1]
+    literal = [w for w in words[1:] if not _has_wildcard(w)]
+    wild = len(literal) < len(words) - 1
+    has_argument = any(not w.startswith("-") for w in literal)
+    if has_argument or (not wild and len(words) > 1):
+        return None
+    if program in _RUNS_ANYTHING:
+        return f"`{pattern}` lets `{program}` run any code or program"
+    if program in _TOUCHES_ANY_FILE and wild:
+        return f"`{pattern}` lets `{program}` act on any file or address"
+    return None
+
+
+def _shell_pattern(command: str) -> str:
+    words = _words(command)
+    if not words:
+        return command
+    base = ShellAction(command).suggested_pattern()
+    if broad_reason("shell", base) is None:
+        return base
+    # The program with its options up to the first argument: ``python script.py *``, ``rm -rf build *``.
+    for k, word in enumerate(words[1:], 1):
+        if not word.startswith("-"):
+            if any(shlex.quote(w) != w for w in words[: k + 1]):
+                break  # quoted words: only the command as written matches it
+            head = " ".join(words[: k + 1])
+            narrow = f"{_escape(head)} *" if k + 1 < len(words) else head
+            if broad_reason("shell", narrow) is None:
+                return narrow
+            break
+    return command  # spelled out in full
+
+
+__all__ = ["broad_reason", "pattern_note", "proposed_pattern"]

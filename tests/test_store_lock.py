@@ -1,0 +1,105 @@
+"""One writer per session: a second process is refused (naming the pid), a dead one's lock is taken over."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+from freeact_tui.store.lock import LOCK_FILE, SessionLocked
+from freeact_tui.store.sessions import SessionStore
+
+
+def message(text: str) -> ModelRequest:
+    return ModelRequest(parts=[UserPromptPart(text)])
+
+
+@pytest.fixture
+def other_writer(tmp_path: Path) -> Iterator[Callable[[str], subprocess.Popen[str]]]:
+    """Another process that appends to a session and keeps it open until its stdin closes."""
+    procs: list[subprocess.Popen[str]] = []
+    root = Path(__file__).resolve().parent.parent
+
+    def start(session_id: str) -> subprocess.Popen[str]:
+        code = textwrap.dedent(
+            f"""
+            import sys
+            from pydantic_ai.messages import ModelRequest, UserPromptPart
+            from freeact_tui.store.sessions import SessionStore
+            session = SessionStore({str(tmp_path / "sessions")!r}).session({session_id!r})
+            session.append([ModelRequest(parts=[UserPromptPart("from the other window")])])
+            print("ready", flush=True)
+            sys.stdin.read()
+            session.unlock()
+            """
+        )
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+        )
+        procs.append(proc)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        return proc
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_second_process_is_refused_with_the_pid(
+    tmp_path: Path, other_writer: Callable[[str], subprocess.Popen[str]]
+) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    session_id = store.new_session().id
+    other = other_writer(session_id)
+    mine = store.session(session_id)
+    with pytest.raises(SessionLocked) as caught:
+        mine.lock()
+    assert caught.value.pid == other.pid and f"pid {other.pid}" in str(caught.value)
+    with pytest.raises(SessionLocked):
+        mine.append([message("from this window")])
+    assert "from this window" not in mine.history_path().read_text()  # nothing interleaved
+    assert other.stdin is not None
+    other.stdin.close()  # the other window quits and releases the lock
+    other.wait()
+    assert not (mine.dir / LOCK_FILE).exists()
+    mine.append([message("from this window")])
+    assert (mine.dir / LOCK_FILE).read_text().strip() == str(os.getpid())
+    mine.unlock()
+    assert not (mine.dir / LOCK_FILE).exists()
+
+
+def test_the_lock_of_a_dead_process_is_taken_over(
+    tmp_path: Path, other_writer: Callable[[str], subprocess.Popen[str]]
+) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    session_id = store.new_session().id
+    other = other_writer(session_id)
+    other.kill()  # a crash: the lock file stays behind with a dead pid
+    other.wait()
+    lock = store.session(session_id).dir / LOCK_FILE
+    assert lock.read_text().strip() == str(other.pid)
+    mine = store.session(session_id)
+    mine.append([message("after the crash")])
+    assert lock.read_text().strip() == str(os.getpid())
+    assert len(mine.load().messages) == 2
+
+
+def test_one_process_shares_its_lock(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    first = store.new_session()
+    first.append([message("main")])
+    second = store.session(first.id)  # e.g. a subagent's recorder in the same process
+    second.append([message("sub")], agent_id="sub-0001")
+    second.unlock()  # it did not take the lock: it leaves it
+    assert (first.dir / LOCK_FILE).exists()
+    first.unlock()
+    assert not (first.dir / LOCK_FILE).exists()
