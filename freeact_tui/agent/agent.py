@@ -34,7 +34,7 @@ from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.sessions import Session, SessionDamaged, new_session_id
 
 if TYPE_CHECKING:
-    from freeact_tui.config import Config
+    from freeact_tui.config import ActionProtocolName, Config
 
 _END = object()
 _DEFAULTS = Settings()
@@ -61,6 +61,7 @@ class Agent(TurnLoop):
         permissions: permission rules; by default the user's rules file plus defaults.
         executor: an already started executor to use (not stopped by the agent).
         eager_kernel: start the kernel in ``start()`` (False: at the first code action).
+        action_protocol: ``tools``, ``text`` (code blocks in the reply are the actions) or ``auto``.
 
     The other keywords are the fields of ``Settings`` (defaults: those of ``Config``).
     """
@@ -94,6 +95,7 @@ class Agent(TurnLoop):
         subagent_pool_size: int = _DEFAULTS.subagent_pool_size,
         docker_image: str | None = _DEFAULTS.docker_image,
         remote_url: str | None = None,
+        action_protocol: ActionProtocolName = _DEFAULTS.action_protocol,
         eager_kernel: bool = True,
     ) -> None:
         settings = Settings(
@@ -117,6 +119,7 @@ class Agent(TurnLoop):
             subagent_pool_size=subagent_pool_size,
             docker_image=docker_image,
             remote_url=remote_url,
+            action_protocol=action_protocol,
         )
         runtime = Runtime(
             model=resolve_model(model, base_url=base_url, api_key_env=api_key_env),

@@ -26,6 +26,7 @@ def build_system_prompt(
     extra: str | None = None,
     mcp_apis: str | None = None,
     subagents: bool = True,
+    protocol: str = "tools",
 ) -> str:
     """Build the system prompt for an agent working in ``working_dir``.
 
@@ -33,12 +34,20 @@ def build_system_prompt(
         working_dir: The kernel's working directory; its ``AGENTS.md``, if any, is appended.
         extra: Further instructions (e.g. from the config), appended at the end.
         mcp_apis: Description of the generated MCP tool modules; the MCP section is left out without it.
-        subagents: Whether to describe the ``subagent_task`` tool.
+        subagents: Whether to describe the ``subagent_task`` tool (never in the ``text`` protocol).
+        protocol: The action protocol: ``tools`` (call the code tool), ``text`` (code blocks in the
+            reply are the actions) or ``auto`` (tools, with code blocks as the fallback).
 
     Returns:
         The prompt as Markdown.
     """
-    enabled = {"mcp_apis": bool(mcp_apis and mcp_apis.strip()), "subagents": subagents}
+    enabled = {
+        "mcp_apis": bool(mcp_apis and mcp_apis.strip()),
+        "subagents": subagents and protocol != "text",
+        "tools": protocol != "text",
+        "text": protocol == "text",
+        "auto": protocol == "auto",
+    }
     text = _SECTION.sub(
         lambda m: m.group(2) if enabled.get(m.group(1), False) else "", system_prompt_template()
     )

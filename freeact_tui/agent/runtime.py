@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
-from freeact_tui.config import Config
+from freeact_tui.config import ActionProtocolName, Config
 from freeact_tui.permissions import PermissionRules
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ class Settings:
     subagent_pool_size: int = _default("subagent_pool_size")
     docker_image: str | None = _default("docker_image")
     remote_url: str | None = None
+    action_protocol: ActionProtocolName = _default("action_protocol")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "working_dir", Path(self.working_dir).resolve())

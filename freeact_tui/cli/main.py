@@ -32,6 +32,12 @@ app = typer.Typer(
 )
 
 
+class ProtocolChoice(StrEnum):
+    tools = "tools"
+    text = "text"
+    auto = "auto"
+
+
 class ExecutionChoice(StrEnum):
     local = "local"
     sandbox = "sandbox"
@@ -97,7 +103,16 @@ def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> 
 SUBCOMMAND_OPTIONS: dict[str, frozenset[str]] = {
     "sessions": frozenset({"config_path"}),
     "run": frozenset(
-        {"model", "config_path", "session_id", "resume", "skip_permissions", "execution", "base_url"}
+        {
+            "model",
+            "config_path",
+            "session_id",
+            "resume",
+            "skip_permissions",
+            "execution",
+            "base_url",
+            "action_protocol",
+        }
     ),
 }
 
@@ -161,6 +176,13 @@ def run(
     base_url: Annotated[
         str | None, typer.Option("--base-url", help="An OpenAI-compatible server (local models).")
     ] = None,
+    action_protocol: Annotated[
+        ProtocolChoice | None,
+        typer.Option(
+            "--action-protocol",
+            help="How the model acts: tools (tool calls), text (code blocks in its reply) or auto.",
+        ),
+    ] = None,
     version: Annotated[
         bool | None,
         typer.Option(
@@ -180,6 +202,7 @@ def run(
             "skip_permissions": skip_permissions,
             "execution": execution,
             "base_url": base_url,
+            "action_protocol": action_protocol,
         }
         return
     from freeact_tui.config import ConfigError, load_config
@@ -191,6 +214,7 @@ def run(
         "skip_permissions": True if skip_permissions else None,
         "execution": execution.value if execution else None,
         "base_url": base_url,
+        "action_protocol": action_protocol.value if action_protocol else None,
     }
     try:
         config = load_config(config_path, overrides)
@@ -267,6 +291,10 @@ def run_headless(
         ExecutionChoice | None, typer.Option("--execution", "-e", help="Where code runs.")
     ] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="An OpenAI-compatible server.")] = None,
+    action_protocol: Annotated[
+        ProtocolChoice | None,
+        typer.Option("--action-protocol", help="tools, text (code blocks in the reply) or auto."),
+    ] = None,
 ) -> None:
     """Run one request without the UI and print the answer (exit codes: 0 answered, 1 error,
     2 refused for lack of approval, 3 max turns reached, 130 interrupted)."""
@@ -279,11 +307,13 @@ def run_headless(
     if session_id is not None and resume:
         raise _fail("use either --session-id or --resume, not both.", 1)
     chosen_execution = execution or before.get("execution")
+    chosen_protocol = action_protocol or before.get("action_protocol")
     overrides = {
         "model": model or before.get("model"),
         "skip_permissions": True if skip_permissions or before.get("skip_permissions") else None,
         "execution": chosen_execution.value if isinstance(chosen_execution, ExecutionChoice) else None,
         "base_url": base_url or before.get("base_url"),
+        "action_protocol": chosen_protocol.value if isinstance(chosen_protocol, ProtocolChoice) else None,
     }
     try:
         config = load_config(config_path or cast("Path | None", before.get("config_path")), overrides)
