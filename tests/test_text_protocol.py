@@ -266,3 +266,14 @@ async def test_usage_is_estimated_where_the_model_reports_none(
         events = [e async for e in agent.stream("hi")]
     usage = of(events, UsageUpdate)[-1]
     assert usage.output_tokens > 0 and not usage.estimated  # FunctionModel reports usage of its own
+
+
+@pytest.mark.parametrize("protocol", ["tools", "text", "auto"])
+async def test_system_prompt_and_tool_schemas_fit_the_budget(protocol: str) -> None:
+    from bench.prompt_budget import BUDGET, prompt_parts
+    from freeact_tui.agent.usage import estimate_tokens
+
+    system, schemas = prompt_parts(protocol)
+    assert estimate_tokens(system) + estimate_tokens(schemas) <= BUDGET
+    assert ("```python" in system) == (protocol != "tools")
+    assert (schemas == "") == (protocol == "text")
