@@ -11,7 +11,7 @@ import pytest_asyncio
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.text_protocol import RESULTS_KEY, SWITCH_KEY, TextAction, code_blocks
+from freeact_tui.agent.text_protocol import RESULTS_KEY, SWITCH_KEY, TextAction, code_blocks, text_actions
 from freeact_tui.events import (
     AgentError,
     ApprovalRequest,
@@ -75,6 +75,15 @@ async def test_code_blocks_are_the_closed_python_and_shell_fences_in_order() -> 
     ]
     assert TextAction("bash", "echo hi").code == "%%bash\necho hi"
     assert code_blocks("no code here, `inline` only") == []
+
+
+async def test_tool_calls_written_as_text_are_actions_when_there_is_no_code_block() -> None:
+    text = (
+        'Calling: <tool_call>{"name": "python", "arguments": {"code": "print(1)"}}</tool_call> and '
+        '<tools>{"name": "x", "arguments": "{\\"code\\": \\"print(2)\\"}"}</tools> <tools>{broken</tools>'
+    )
+    assert text_actions(text) == [TextAction("python", "print(1)"), TextAction("python", "print(2)")]
+    assert text_actions(text + "\n```python\nprint(3)\n```") == [TextAction("python", "print(3)")]
 
 
 async def test_blocks_are_approved_run_and_fed_back_until_a_reply_without_one(

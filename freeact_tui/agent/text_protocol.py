@@ -16,6 +16,7 @@ cannot call tools (see ``ActionProtocol.switch_reason``); the switch is an event
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Callable, Sequence
@@ -108,6 +109,35 @@ def code_blocks(text: str) -> list[TextAction]:
                 actions.append(TextAction("bash", source))
         i = j + 1
     return actions
+
+
+_TAGGED_CALL = re.compile(r"<(tool_call|tools|function_call)>\s*(\{.*?\})\s*</\1>", re.DOTALL)
+
+
+def tagged_calls(text: str) -> list[TextAction]:
+    """Code from tool calls a model wrote as text (``<tool_call>{"name": …, "arguments": {"code": …}}</tool_call>``).
+
+    Small models often write Hermes/Qwen-style calls into their reply instead of making them; any
+    such call with a ``code`` argument is taken as a Python block.
+    """
+    actions: list[TextAction] = []
+    for match in _TAGGED_CALL.finditer(text):
+        try:
+            call = json.loads(match.group(2))
+            args = call.get("arguments", call.get("parameters", {}))
+            if isinstance(args, str):
+                args = json.loads(args)
+        except (ValueError, AttributeError):
+            continue
+        code = args.get("code") if isinstance(args, dict) else None
+        if isinstance(code, str) and code.strip():
+            actions.append(TextAction("python", code.strip("\n")))
+    return actions
+
+
+def text_actions(text: str) -> list[TextAction]:
+    """The actions of a reply: its fenced code blocks, or else the code of tool calls written as text."""
+    return code_blocks(text) or tagged_calls(text)
 
 
 def reply_text(response: ModelResponse) -> str:
@@ -221,7 +251,7 @@ class ActionProtocol:
         """
         if self.configured != "auto" or self.text:
             return None
-        if not code_blocks(reply_text(response)) or _had_working_tool_call(history):
+        if not text_actions(reply_text(response)) or _had_working_tool_call(history):
             return None
         return "the model wrote its code in a code block instead of calling the tool"
 
@@ -274,6 +304,8 @@ __all__ = [
     "ProtocolName",
     "TextAction",
     "code_blocks",
+    "tagged_calls",
+    "text_actions",
     "is_text_session",
     "reply_text",
     "results_request",

@@ -27,7 +27,7 @@ from freeact_tui.actions.dispatch import Dispatcher
 from freeact_tui.agent import history as hist
 from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.prompts import build_system_prompt
-from freeact_tui.agent.text_protocol import ActionProtocol, code_blocks, reply_text, switch_request
+from freeact_tui.agent.text_protocol import ActionProtocol, reply_text, switch_request, text_actions
 from freeact_tui.agent.usage import estimate_request
 from freeact_tui.events import AgentError, AgentEvent, Cancelled, Phase
 from freeact_tui.execution.base import Executor, ExecutorError
@@ -276,7 +276,7 @@ class TurnLoop:
             protocol.switch(switched)
         if not protocol.text:
             return False
-        actions = code_blocks(reply_text(response))
+        actions = text_actions(reply_text(response))
         if not actions:
             return False
         stop = await protocol.run(dispatcher, actions, self.recorder.record, switched=switched)
