@@ -206,7 +206,8 @@ class TurnLoop:
                     message = (
                         f"The model sent broken tool calls {malformed} times in a row "
                         f"({next(iter(state.done.values()), '')[:200]}); the turn stopped. "
-                        "Try again, rephrase, or use a model that is better at tool calls."
+                        "Try again, rephrase, use a model that is better at tool calls, "
+                        "or let it write code blocks instead (--action-protocol auto or text)."
                     )
                     self._emit(AgentError(message, kind="model", **self._ids()))
                     break
