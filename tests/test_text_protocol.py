@@ -286,3 +286,31 @@ async def test_system_prompt_and_tool_schemas_fit_the_budget(protocol: str) -> N
     assert estimate_tokens(system) + estimate_tokens(schemas) <= BUDGET
     assert ("```python" in system) == (protocol != "tools")
     assert (schemas == "") == (protocol == "text")
+
+
+async def test_cancel_while_a_block_runs_keeps_a_valid_history(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    from freeact_tui.events import Cancelled, CodeExecutionOutputChunk
+
+    s = script(
+        [
+            "```python\nprint('first')\n```\n```python\nimport time\nprint('started', flush=True)\ntime.sleep(60)\n```"
+        ],
+        ["Fine."],
+    )
+    async with make_agent(s, executor, tmp_path) as agent:
+        events = []
+        async for event in agent.stream("slow"):
+            events.append(event)
+            if isinstance(event, ApprovalRequest) and not event.decided:
+                event.approve(True)
+            if isinstance(event, CodeExecutionOutputChunk) and "started" in event.text:
+                agent.cancel()
+        assert of(events, Cancelled)
+        last = agent.history[-1]
+        assert isinstance(last, ModelRequest) and last.metadata is not None
+        assert [a["outcome"] for a in last.metadata[RESULTS_KEY]] == ["ok", "interrupted"]
+        assert "interrupted by the user" in user_texts([last])[0]
+        after = await run(agent, "go on")
+    assert of(after, Response)[-1].content == "Fine."
