@@ -65,6 +65,7 @@ class Context:
     sessions: Path
     make: Callable[..., Agent]
     switched: bool = False
+    last: Turn | None = None
 
     async def turn(
         self,
@@ -75,6 +76,7 @@ class Context:
         cancel_on: Callable[[AgentEvent], bool] | None = None,
     ) -> Turn:
         turn = Turn()
+        self.last = turn
         async for event in agent.stream(prompt, max_turns=8):
             turn.events.append(event)
             if isinstance(event, ProtocolSwitch):
@@ -258,7 +260,8 @@ async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit
             solved, error = False, f"{type(exc).__name__}: {exc}"
         seconds = time.monotonic() - started
     return {"task": name, "protocol": protocol, "solved": solved, "seconds": round(seconds, 1),
-            "switched": context.switched, "error": error}  # fmt: skip
+            "switched": context.switched, "error": error,
+            "last_answer": context.last.answer[-300:] if context.last else ""}  # fmt: skip
 
 
 def table(results: list[dict[str, Any]], protocols: list[str]) -> str:
@@ -291,6 +294,8 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
                     f"{protocol:5} {name:12} {mark} {result['seconds']:6.1f} s{extra} {result['error']}",
                     flush=True,
                 )
+                if not result["solved"] and args.verbose:
+                    print(f"      last answer: {result['last_answer']!r}", flush=True)
     if args.json:
         print(json.dumps(results))
     else:
@@ -308,4 +313,5 @@ if __name__ == "__main__":
     parser.add_argument("--tasks", default="", help=f"comma-separated subset of: {', '.join(TASKS)}")
     parser.add_argument("--timeout", type=float, default=300, help="seconds a task may take")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--verbose", action="store_true", help="print the last answer of a failed task")
     asyncio.run(main(parser.parse_args()))
