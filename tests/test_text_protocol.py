@@ -314,3 +314,25 @@ async def test_cancel_while_a_block_runs_keeps_a_valid_history(
         assert "interrupted by the user" in user_texts([last])[0]
         after = await run(agent, "go on")
     assert of(after, Response)[-1].content == "Fine."
+
+
+async def test_the_auto_rule_counts_only_tool_calls_that_ran() -> None:
+    from pydantic_ai.messages import ToolReturnPart
+
+    from freeact_tui.agent.text_protocol import ActionProtocol
+
+    def history(metadata: dict[str, object] | None) -> list[ModelRequest]:
+        part = ToolReturnPart(CODE_TOOL, "out", tool_call_id="c1", metadata=metadata)
+        return [ModelRequest(parts=[part])]
+
+    reply = ModelResponse(parts=[TextPart("```python\nprint(1)\n```")])
+    protocol = ActionProtocol("auto", lambda _: None, lambda _: {})
+    for meta in (
+        {"outcome": "interrupted"},
+        {"outcome": "rejected"},
+        {"outcome": "error", "malformed": True},
+    ):
+        assert protocol.switch_reason(reply, history(meta)) is not None, meta
+    for meta in ({"outcome": "ok"}, {"outcome": "error"}, None):  # None: a freeact session stores no outcome
+        assert protocol.switch_reason(reply, history(meta)) is None, meta
+    assert ActionProtocol("tools", lambda _: None, lambda _: {}).switch_reason(reply, []) is None

@@ -200,13 +200,13 @@ def is_text_session(history: Sequence[ModelMessage]) -> bool:
 
 
 def _had_working_tool_call(history: Sequence[ModelMessage]) -> bool:
-    """The model made at least one tool call that was not broken (its return is not marked malformed)."""
+    """The model made a code tool call that ran (not broken, rejected or interrupted; freeact stores no outcome)."""
     for message in history:
         if isinstance(message, ModelRequest):
             for part in message.parts:
                 if isinstance(part, ToolReturnPart) and part.tool_name == CODE_TOOL:
                     meta = part.metadata if isinstance(part.metadata, dict) else {}
-                    if not meta.get("malformed"):
+                    if meta.get("outcome") in (None, "ok", "error") and not meta.get("malformed"):
                         return True
     return False
 
