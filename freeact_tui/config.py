@@ -20,6 +20,7 @@ from freeact_tui import paths
 from freeact_tui.freeact_project import FreeactConfigError, read_freeact_config
 
 ExecutionMode = Literal["local", "sandbox", "docker", "remote"]
+ActionProtocolName = Literal["tools", "text", "auto"]
 
 
 class ConfigError(Exception):
@@ -57,6 +58,10 @@ class Config(BaseModel):
     api_key_env: str | None = None
     model_settings: dict[str, Any] = Field(default_factory=dict)
     system_prompt: str | None = None
+    # How the model acts: "tools" (calls the code tool), "text" (fenced python/bash blocks in its
+    # reply are the actions: for models weak at tool calls), "auto" (tools; switches to text when
+    # the model shows it cannot call tools).
+    action_protocol: ActionProtocolName = "tools"
 
     sessions_dir: Path | None = None
     working_dir: Path | None = None

@@ -251,6 +251,16 @@ class UsageUpdate(AgentEvent):
     output_tokens: int
     requests: int
     cost_usd: float | None = None
+    estimated: bool = False
+    """Some of the counts are estimates: the server reported no usage for a response."""
+
+
+@dataclass(frozen=True)
+class ProtocolSwitch(AgentEvent):
+    """The session's action protocol changed (``auto``: the model cannot call tools, so it writes code blocks)."""
+
+    protocol: Literal["tools", "text"]
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -325,6 +335,7 @@ __all__ = [
     "KernelState",
     "KernelStatus",
     "ModelRetry",
+    "ProtocolSwitch",
     "RememberScope",
     "Response",
     "ResponseChunk",

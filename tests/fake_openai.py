@@ -77,7 +77,7 @@ class Reply:
 
     text: str = ""
     tool_calls: Sequence[ToolCallReply] = ()
-    usage: tuple[int, int] = (10, 5)  # (prompt tokens, completion tokens)
+    usage: tuple[int, int] | None = (10, 5)  # (prompt tokens, completion tokens); None: none sent (llama.cpp)
     chunk: int = 4  # characters of text per delta
     delay: float = 0.0  # seconds between chunks
 
@@ -362,7 +362,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._event(self._chunk({"tool_calls": [{"index": k, "function": {"arguments": piece}}]}))
         finish = "tool_calls" if reply.tool_calls else "stop"
         self._event(self._chunk({}, finish_reason=finish))
-        if request.wants_usage:
+        if request.wants_usage and reply.usage is not None:
             usage = {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1],
                      "total_tokens": sum(reply.usage)}  # fmt: skip
             self._event({**self._chunk({}), "choices": [], "usage": usage})
@@ -384,8 +384,9 @@ class _Handler(BaseHTTPRequestHandler):
             "model": self.server_fake.model,
             "choices": [{"index": 0, "message": message,
                          "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
-            "usage": {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1],
-                      "total_tokens": sum(reply.usage)},
+            **({} if reply.usage is None else {"usage": {
+                "prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1],
+                "total_tokens": sum(reply.usage)}}),
         }  # fmt: skip
 
     def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:

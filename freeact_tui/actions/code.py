@@ -55,6 +55,8 @@ class ActionOutcome:
         meta: dict[str, Any] = {**self.extra_meta, "outcome": outcome}
         if self.subagent_id is not None:
             meta["subagent_id"] = self.subagent_id
+        if self.malformed:
+            meta["malformed"] = True
         return meta
 
 

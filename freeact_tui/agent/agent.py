@@ -38,7 +38,7 @@ from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.sessions import Session, SessionDamaged, new_session_id
 
 if TYPE_CHECKING:
-    from freeact_tui.config import Config
+    from freeact_tui.config import ActionProtocolName, Config
 
 _END = object()
 _DEFAULTS = Settings()
@@ -66,6 +66,7 @@ class Agent(TurnLoop):
         executor: an already started executor to use (not stopped by the agent).
         eager_kernel: start the kernel in ``start()`` (False: at the first code action).
         checkpoints: checkpoint the working directory before each action that can write (undo).
+        action_protocol: ``tools``, ``text`` (code blocks in the reply are the actions) or ``auto``.
 
     The other keywords are the fields of ``Settings`` (defaults: those of ``Config``).
     """
@@ -104,6 +105,7 @@ class Agent(TurnLoop):
         docker_image: str | None = _DEFAULTS.docker_image,
         remote_url: str | None = None,
         remote_insecure: bool = _DEFAULTS.remote_insecure,
+        action_protocol: ActionProtocolName = _DEFAULTS.action_protocol,
         eager_kernel: bool = True,
         checkpoints: bool = _DEFAULTS.checkpoints,
     ) -> None:
@@ -134,6 +136,7 @@ class Agent(TurnLoop):
             remote_url=remote_url,
             remote_insecure=remote_insecure,
             checkpoints=checkpoints,
+            action_protocol=action_protocol,
         )
         runtime = Runtime(
             model=resolve_model(model, base_url=base_url, api_key_env=api_key_env),

@@ -29,6 +29,7 @@ def build_system_prompt(
     mcp_apis: str | None = None,
     subagents: bool = True,
     gentools: str | None = None,
+    protocol: str = "tools",
 ) -> str:
     """Build the system prompt for an agent working in ``working_dir``.
 
@@ -38,11 +39,20 @@ def build_system_prompt(
         mcp_apis: Description of the generated MCP tool modules; the MCP section is left out without it.
         subagents: Whether to describe the ``subagent_task`` tool.
         gentools: The note on saved tools (``mcp.gentools.gentools_section``); left out without it.
+        subagents: Whether to describe the ``subagent_task`` tool (never in the ``text`` protocol).
+        protocol: The action protocol: ``tools`` (call the code tool), ``text`` (code blocks in the
+            reply are the actions) or ``auto`` (tools, with code blocks as the fallback).
 
     Returns:
         The prompt as Markdown.
     """
-    enabled = {"mcp_apis": bool(mcp_apis and mcp_apis.strip()), "subagents": subagents}
+    enabled = {
+        "mcp_apis": bool(mcp_apis and mcp_apis.strip()),
+        "subagents": subagents and protocol != "text",
+        "tools": protocol != "text",
+        "text": protocol == "text",
+        "auto": protocol == "auto",
+    }
     text = _SECTION.sub(
         lambda m: m.group(2) if enabled.get(m.group(1), False) else "", system_prompt_template()
     )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
-from freeact_tui.config import Config
+from freeact_tui.config import ActionProtocolName, Config
 from freeact_tui.permissions import PermissionRules
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ class Settings:
     checkpoint_max_file_bytes: int = _default("checkpoint_max_file_bytes")
     checkpoint_max_binary_bytes: int = _default("checkpoint_max_binary_bytes")
     checkpoint_max_files: int = _default("checkpoint_max_files")
+    action_protocol: ActionProtocolName = _default("action_protocol")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "working_dir", Path(self.working_dir).resolve())

@@ -29,6 +29,8 @@ from freeact_tui.agent import history as hist
 from freeact_tui.agent.compaction import ContextKeeper
 from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.prompts import build_system_prompt
+from freeact_tui.agent.text_protocol import ActionProtocol, reply_text, switch_request, text_actions
+from freeact_tui.agent.usage import estimate_request
 from freeact_tui.events import AgentError, AgentEvent, Cancelled, Phase
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.mcp.gentools import gentools_root, gentools_section
@@ -109,6 +111,7 @@ class TurnLoop(ContextKeeper):
             mcp_apis=self.runtime.mcp_description,
             subagents=self.enable_subagents,
             gentools=gentools_section(gentools_root(working_dir)),
+            protocol=self.runtime.settings.action_protocol,
         )
 
     def _ptc_allow_list(self) -> dict[str, dict[str, Any]]:
@@ -201,6 +204,8 @@ class TurnLoop(ContextKeeper):
                 self.recorder.record(response)
                 calls = hist.tool_calls(response)
                 if not calls:
+                    if await self._text_actions(dispatcher, response):
+                        continue
                     break
                 state.calls = calls
                 stop, all_malformed = await self._run_calls(dispatcher, calls, state)
@@ -208,11 +213,17 @@ class TurnLoop(ContextKeeper):
                 if stop:
                     break
                 malformed = malformed + 1 if all_malformed else 0
+                reason = self.protocol.switch_after_malformed(malformed)
+                if reason is not None:  # auto: the model cannot call tools; it acts in code blocks now
+                    self.protocol.switch(reason)
+                    self.recorder.record(switch_request(reason))
+                    continue
                 if malformed >= MAX_MALFORMED_STEPS:
                     message = (
                         f"The model sent broken tool calls {malformed} times in a row "
                         f"({str(next(iter(state.done.values()), ''))[:200]}); the turn stopped. "
-                        "Try again, rephrase, or use a model that is better at tool calls."
+                        "Try again, rephrase, use a model that is better at tool calls, "
+                        "or let it write code blocks instead (--action-protocol auto or text)."
                     )
                     self._emit(AgentError(message, kind="model", **self._ids()))
                     break
@@ -270,21 +281,50 @@ class TurnLoop(ContextKeeper):
         if state.calls and history and isinstance(history[-1], ModelResponse):
             self.recorder.record(hist.interrupted_returns(state.calls, state.done, state.meta))
 
+    # -- the text protocol (code blocks in the reply are the actions) -------------------------------
+
+    @property
+    def protocol(self) -> ActionProtocol:
+        protocol: ActionProtocol | None = self.__dict__.get("_action_protocol")
+        if protocol is None:
+            protocol = ActionProtocol(self.runtime.settings.action_protocol, self._emit, self._ids)
+            self.__dict__["_action_protocol"] = protocol
+        protocol.resume(self.recorder.history)
+        return protocol
+
+    async def _text_actions(self, dispatcher: Dispatcher, response: ModelResponse) -> bool:
+        """Run the code blocks of a reply without tool calls; False: it is the final answer (or a rejection)."""
+        protocol = self.protocol
+        switched = protocol.switch_reason(response, self.recorder.history)
+        if switched is not None:
+            protocol.switch(switched)
+        if not protocol.text:
+            return False
+        actions = text_actions(reply_text(response))
+        if not actions:
+            return False
+        stop = await protocol.run(dispatcher, actions, self.recorder.record, switched=switched)
+        return not stop
+
     # -- the model phase --------------------------------------------------------------------------
 
     def _request_parameters(self) -> ModelRequestParameters:
+        if self.protocol.text:  # the actions are code blocks in the reply: no tool schemas
+            return ModelRequestParameters(function_tools=[])
         return ModelRequestParameters(
             function_tools=[*tool_definitions(subagents=self.enable_subagents), *self.mcp.tool_definitions()]
         )
 
     async def _model_step(self, state: TurnState) -> ModelResponse:
         state.in_model = True
+        messages = await self._prepared_history()  # may compact first (agent/compaction.py)
+        parameters = self._request_parameters()
         try:
             response = await request_response(
                 self.runtime.model,
-                await self._prepared_history(),  # may compact first (agent/compaction.py)
+                messages,
                 settings=self.runtime.settings.model_settings,
-                parameters=self._request_parameters(),
+                parameters=parameters,
                 emit=self._emit,
                 ids=self._ids(),
                 on_progress=lambda partial: setattr(state, "response", partial),
@@ -294,7 +334,8 @@ class TurnLoop(ContextKeeper):
             raise TurnError("model", str(exc), exc.partial) from exc
         finally:
             state.in_model = False
-        self.add_usage(self.meter.of_response(response))
+        estimate = estimate_request(messages, parameters.function_tools)  # used if the server reports none
+        self.add_usage(self.meter.of_response(response, estimate))
         self._report_context(response)
         return response
 

@@ -2,9 +2,46 @@
 
 from __future__ import annotations
 
-from pydantic_ai.messages import ModelResponse
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.tools import ToolDefinition
 
 from freeact_tui.events import UsageUpdate
+
+CHARS_PER_TOKEN = 4
+"""The estimate where a server reports no usage: about four characters a token (English and code)."""
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of ``text``, estimated (no tokenizer: the model's is unknown, and none is downloaded)."""
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def _part_text(part: Any) -> str:
+    content = getattr(part, "content", None)
+    if isinstance(content, str):
+        return content
+    args = getattr(part, "args", None)
+    if args is not None:
+        return (args if isinstance(args, str) else json.dumps(args)) + str(getattr(part, "tool_name", ""))
+    if content is not None:
+        return json.dumps(content, default=lambda _: "")
+    return ""
+
+
+def estimate_request(messages: Sequence[ModelMessage], tools: Sequence[ToolDefinition] = ()) -> int:
+    """Input tokens of a request, estimated from its messages and the tool schemas sent with it."""
+    text = "".join(_part_text(part) for message in messages for part in message.parts)
+    text += "".join(json.dumps(asdict(tool), default=str) for tool in tools)
+    return estimate_tokens(text)
+
+
+def estimate_response(response: ModelResponse) -> int:
+    return estimate_tokens("".join(_part_text(part) for part in response.parts))
 
 
 class UsageMeter:
@@ -16,11 +53,18 @@ class UsageMeter:
         self.output_tokens = 0
         self.requests = 0
         self.cost: float | None = None
+        self.estimated = False
 
     @staticmethod
-    def of_response(response: ModelResponse) -> UsageUpdate:
-        """The usage of one model response (its cost when the model's prices are known)."""
+    def of_response(response: ModelResponse, estimated_input: int | None = None) -> UsageUpdate:
+        """The usage of one model response (its cost when the model's prices are known).
+
+        When the server reported none (no ``usage`` in the stream), the counts are estimates:
+        ``estimated_input`` for the request, the response's own text for the output.
+        """
         usage = response.usage
+        if not usage.input_tokens and not usage.output_tokens and estimated_input is not None:
+            return UsageUpdate(estimated_input, estimate_response(response), 1, None, estimated=True)
         cost: float | None = None
         try:
             cost = float(response.cost().total_price)
@@ -35,13 +79,19 @@ class UsageMeter:
         self.requests += usage.requests
         if usage.cost_usd is not None:
             self.cost = (self.cost or 0.0) + usage.cost_usd
+        self.estimated = self.estimated or usage.estimated
         return self.totals
 
     @property
     def totals(self) -> UsageUpdate:
         return UsageUpdate(
-            self.input_tokens, self.output_tokens, self.requests, self.cost, agent_id=self.agent_id
+            self.input_tokens,
+            self.output_tokens,
+            self.requests,
+            self.cost,
+            estimated=self.estimated,
+            agent_id=self.agent_id,
         )
 
 
-__all__ = ["UsageMeter"]
+__all__ = ["UsageMeter", "estimate_request", "estimate_response", "estimate_tokens"]

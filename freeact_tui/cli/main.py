@@ -32,6 +32,12 @@ app = typer.Typer(
 )
 
 
+class ProtocolChoice(StrEnum):
+    tools = "tools"
+    text = "text"
+    auto = "auto"
+
+
 class ExecutionChoice(StrEnum):
     local = "local"
     sandbox = "sandbox"
@@ -109,6 +115,7 @@ SUBCOMMAND_OPTIONS: dict[str, frozenset[str]] = {
             "execution",
             "base_url",
             "remote_insecure",
+            "action_protocol",
         }
     ),
 }
@@ -177,6 +184,13 @@ def run(
         str | None, typer.Option("--base-url", help="An OpenAI-compatible server (local models).")
     ] = None,
     remote_insecure: Annotated[bool, typer.Option("--remote-insecure", help=_REMOTE_INSECURE_HELP)] = False,
+    action_protocol: Annotated[
+        ProtocolChoice | None,
+        typer.Option(
+            "--action-protocol",
+            help="How the model acts: tools (tool calls), text (code blocks in its reply) or auto.",
+        ),
+    ] = None,
     version: Annotated[
         bool | None,
         typer.Option(
@@ -197,6 +211,7 @@ def run(
             "execution": execution,
             "base_url": base_url,
             "remote_insecure": remote_insecure,
+            "action_protocol": action_protocol,
         }
         return
     from freeact_tui.config import ConfigError, load_config
@@ -209,6 +224,7 @@ def run(
         "execution": execution.value if execution else None,
         "base_url": base_url,
         "remote_insecure": True if remote_insecure else None,
+        "action_protocol": action_protocol.value if action_protocol else None,
     }
     try:
         config = load_config(config_path, overrides)
@@ -304,6 +320,10 @@ def run_headless(
     ] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="An OpenAI-compatible server.")] = None,
     remote_insecure: Annotated[bool, typer.Option("--remote-insecure", help=_REMOTE_INSECURE_HELP)] = False,
+    action_protocol: Annotated[
+        ProtocolChoice | None,
+        typer.Option("--action-protocol", help="tools, text (code blocks in the reply) or auto."),
+    ] = None,
 ) -> None:
     """Run one request without the UI and print the answer (exit codes: 0 answered, 1 error,
     2 refused for lack of approval, 3 max turns reached, 130 interrupted)."""
@@ -316,12 +336,14 @@ def run_headless(
     if session_id is not None and resume:
         raise _fail("use either --session-id or --resume, not both.", 1)
     chosen_execution = execution or before.get("execution")
+    chosen_protocol = action_protocol or before.get("action_protocol")
     overrides = {
         "model": model or before.get("model"),
         "skip_permissions": True if skip_permissions or before.get("skip_permissions") else None,
         "execution": chosen_execution.value if isinstance(chosen_execution, ExecutionChoice) else None,
         "base_url": base_url or before.get("base_url"),
         "remote_insecure": True if remote_insecure or before.get("remote_insecure") else None,
+        "action_protocol": chosen_protocol.value if isinstance(chosen_protocol, ProtocolChoice) else None,
     }
     try:
         config = load_config(config_path or cast("Path | None", before.get("config_path")), overrides)

@@ -300,6 +300,8 @@ class HeadlessRun:
         record.usage = _jsonable(agent.usage)
         for key in ("agent_id", "corr_id", "parent_corr_id"):
             record.usage.pop(key, None)
+        if not record.usage.get("estimated"):  # only said when the server reported no usage
+            record.usage.pop("estimated", None)
         self._report(record)
         return EXIT_CODES[record.status]
 

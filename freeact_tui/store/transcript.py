@@ -17,7 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from freeact_tui.events import Decision
 from freeact_tui.store.compaction import compaction_info, summary_text
-from freeact_tui.toolcalls import ToolCall, call_from_record, call_from_tool
+from freeact_tui.toolcalls import CODE_TOOL, ToolCall, call_from_record, call_from_tool
 
 
 @dataclass(frozen=True)
@@ -172,13 +172,41 @@ def _args(part: Any) -> dict[str, Any]:
     return args if isinstance(args, dict) else {"arguments": args}
 
 
+TEXT_ACTIONS_KEY = "freeact_tui_text_actions"
+"""Request metadata of a text-protocol results message (``agent/text_protocol.py`` writes it)."""
+
+
+def _text_actions(message: ModelMessage) -> Iterator[Entry]:
+    """The code blocks a text-protocol results message reports, as calls with their results."""
+    meta = getattr(message, "metadata", None)
+    actions = meta.get(TEXT_ACTIONS_KEY) if isinstance(meta, dict) else None
+    for action in actions if isinstance(actions, list) else []:
+        if not isinstance(action, dict) or not isinstance(action.get("code"), str):
+            continue
+        corr = str(action.get("id", ""))
+        args = {"code": action["code"]}
+        yield CallEntry(corr, CODE_TOOL, args, call_from_tool(CODE_TOOL, args))
+        outcome = action.get("outcome")
+        yield ResultEntry(
+            corr, CODE_TOOL, str(action.get("output", "")), outcome if isinstance(outcome, str) else None
+        )
+
+
 def walk(messages: Sequence[ModelMessage]) -> Iterator[Entry]:
-    """The conversation as typed entries, in order."""
+    """The conversation as typed entries, in order.
+
+    A text-protocol results message (a user message to the model) becomes the calls and results it
+    reports, as a tool-call session's would.
+    """
     for message in messages:
         info = compaction_info(message)
         if info is not None:
             yield CompactionEntry(summary_text(message), info.replaced, info.tokens_before, info.tokens_after)
             continue
+        if isinstance(message, ModelRequest) and isinstance(message.metadata, dict):
+            if TEXT_ACTIONS_KEY in message.metadata:
+                yield from _text_actions(message)
+                continue
         parts: Sequence[Any] = message.parts  # duck-typed: pydantic-ai has many part types
         for part in parts:
             kind = getattr(part, "part_kind", "")

@@ -27,6 +27,7 @@ from freeact_tui.events import (
     ContextUpdate,
     KernelStatus,
     ModelRetry,
+    ProtocolSwitch,
     Response,
     ResponseChunk,
     SubagentStatus,
@@ -568,6 +569,8 @@ class MainScreen(Screen[None]):
                         self.status_bar.set_activity("thinking")
                     case ToolOutput():
                         await log.tool_output(event)
+                    case ProtocolSwitch(reason=reason):
+                        await log.notice(reason, title="Text actions")
                     case ModelRetry():
                         await log.notice(
                             f"{event.reason}. Retry {event.attempt} of {event.attempts} in {event.delay:g} s.",

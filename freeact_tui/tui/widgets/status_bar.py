@@ -102,6 +102,8 @@ class StatusBar(Horizontal):
     def set_usage(self, usage: UsageUpdate) -> None:
         """Show tokens and cost so far."""
         text = f"↑{_tokens(usage.input_tokens)} ↓{_tokens(usage.output_tokens)} tokens"
+        if usage.estimated:  # the server reported no usage for some requests: counted by characters
+            text = "~" + text
         if usage.cost_usd is not None:
             text += f"  ${usage.cost_usd:.4f}"
         self._label("usage").update(text)

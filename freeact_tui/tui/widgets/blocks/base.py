@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from markdown_it import MarkdownIt
 from textual.containers import Vertical
 from textual.markup import escape
 from textual.timer import Timer
@@ -42,14 +43,26 @@ class Block(Vertical):
         return escape(f"[{self.agent_id}] {text}")
 
 
+def literal_parser() -> MarkdownIt:
+    """Textual's "gfm-like" markdown without raw HTML and entities: such text is shown as written.
+
+    With HTML on, a reply like ``<tools>{…}</tools>`` is an HTML block that renders as nothing, and
+    inline tags vanish from their paragraph; a model's reply must never lose characters.
+    """
+    return MarkdownIt("gfm-like", {"html": False}).disable("entity")
+
+
 class BlankMarkdown(Markdown):
-    """A ``Markdown`` that paints no content of its own (its blocks do).
+    """A ``Markdown`` that paints no content of its own (its blocks do); HTML-like text is shown literally.
 
     A plain widget renders every line of its full height whenever its size changes; a growing
     response would re-render hundreds of blank lines per append.
     """
 
     BLANK = True
+
+    def __init__(self, markdown: str | None = None) -> None:
+        super().__init__(markdown, parser_factory=literal_parser)
 
 
 class ThrottledMarkdown:

@@ -1,0 +1,317 @@
+"""A real model in the loop: a task set run through the agent (real kernel) for each action protocol.
+
+Each task gives a prompt (or several turns), approves actions like a user would (or rejects, or
+cancels), and checks the outcome in the working directory, the answer or the events — never what
+the model claims. Prints solved/total and the median seconds of a task per protocol.
+
+    python bench/real_model.py --base-url http://127.0.0.1:8011/v1 --model local \
+        [--protocols auto,tools,text] [--tasks compute,shell_count] [--json] [--timeout 300]
+
+Meant for a local OpenAI-compatible server (``../shared/local-llm/``); never run in CI. On a
+shared 2-core machine a task takes minutes: pick a few tasks per run with ``--tasks``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from freeact_tui.agent.agent import Agent
+from freeact_tui.events import (
+    AgentError,
+    AgentEvent,
+    ApprovalRequest,
+    Cancelled,
+    CodeExecutionOutput,
+    ProtocolSwitch,
+    Response,
+    SubagentStatus,
+)
+from freeact_tui.permissions import PermissionRules
+
+
+@dataclass
+class Turn:
+    """What one turn saw."""
+
+    events: list[AgentEvent] = field(default_factory=list)
+
+    @property
+    def answer(self) -> str:
+        responses = [e.content for e in self.events if isinstance(e, Response) and e.agent_id == "main"]
+        return responses[-1] if responses else ""
+
+    @property
+    def outputs(self) -> str:
+        return "\n".join(e.text or "" for e in self.events if isinstance(e, CodeExecutionOutput))
+
+    def of(self, kind: type) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+@dataclass
+class Context:
+    """What a task runs with: a fresh working directory and a way to run turns."""
+
+    work: Path
+    sessions: Path
+    make: Callable[..., Agent]
+    switched: bool = False
+    last: Turn | None = None
+
+    async def turn(
+        self,
+        agent: Agent,
+        prompt: str,
+        *,
+        decide: Callable[[ApprovalRequest], bool] = lambda _: True,
+        cancel_on: Callable[[AgentEvent], bool] | None = None,
+    ) -> Turn:
+        turn = Turn()
+        self.last = turn
+        async for event in agent.stream(prompt, max_turns=8):
+            turn.events.append(event)
+            if isinstance(event, ProtocolSwitch):
+                self.switched = True
+            if isinstance(event, ApprovalRequest) and not event.decided:
+                event.approve(decide(event))
+            if cancel_on is not None and cancel_on(event):
+                agent.cancel()
+        return turn
+
+
+def _has(text: str, *needles: str) -> bool:
+    return all(n in text for n in needles)
+
+
+async def t_compute(c: Context) -> bool:
+    async with c.make() as agent:
+        t = await c.turn(agent, "What is 1234 * 5678? Compute it by running Python code.")
+    return "7006652" in t.outputs.replace(",", "") and "7006652" in t.answer.replace(",", "")
+
+
+async def t_primes(c: Context) -> bool:
+    async with c.make() as agent:
+        t = await c.turn(agent, "How many prime numbers are there below 10000? Run code to count them.")
+    return "1229" in t.outputs and "1229" in t.answer
+
+
+async def t_create_file(c: Context) -> bool:
+    async with c.make() as agent:
+        await c.turn(agent, "Create a file named hello.txt containing exactly the text: hello world")
+    path = c.work / "hello.txt"
+    return path.is_file() and path.read_text().strip() == "hello world"
+
+
+async def t_edit_file(c: Context) -> bool:
+    (c.work / "config.ini").write_text("[main]\ncolor = red\nsize = 3\n")
+    async with c.make() as agent:
+        await c.turn(
+            agent, "In the file config.ini, change the color from red to blue. Keep the other lines."
+        )
+    text = (c.work / "config.ini").read_text()
+    return "color = blue" in text and "size = 3" in text and "red" not in text
+
+
+async def t_json_file(c: Context) -> bool:
+    async with c.make() as agent:
+        t = await c.turn(
+            agent,
+            'Write a JSON file data.json with the object {"a": 1, "b": 2, "c": 4}, then read it back '
+            "and tell me the sum of its values.",
+        )
+    path = c.work / "data.json"
+    return path.is_file() and json.loads(path.read_text()) == {"a": 1, "b": 2, "c": 4} and "7" in t.answer
+
+
+async def t_shell_count(c: Context) -> bool:
+    (c.work / "rows.csv").write_text("".join(f"{i},{i * i}\n" for i in range(37)))
+    async with c.make() as agent:
+        t = await c.turn(
+            agent, "Use the shell command wc -l to count the lines of rows.csv and tell me the number."
+        )
+    return "37" in t.outputs and "37" in t.answer
+
+
+async def t_shell_find(c: Context) -> bool:
+    for name in ("alpha.py", "beta.py", "notes.md"):
+        (c.work / name).write_text("# x\n")
+    async with c.make() as agent:
+        t = await c.turn(
+            agent, "Run a shell command to list the .py files in the current directory, then name them."
+        )
+    return (
+        _has(t.outputs, "alpha.py", "beta.py") and _has(t.answer, "alpha", "beta") and "notes" not in t.answer
+    )
+
+
+async def t_state(c: Context) -> bool:
+    async with c.make() as agent:
+        await c.turn(agent, "Run Python code that sets the variable secret = 41 in the kernel.")
+        t = await c.turn(agent, "Now run code that prints the value of secret + 1 (reuse the variable).")
+    return "42" in t.outputs and "42" in t.answer
+
+
+async def t_resume(c: Context) -> bool:
+    async with c.make() as agent:
+        await c.turn(agent, "Remember the code word: pelican-7431. Just acknowledge it, do not run code.")
+        session_id = agent.session_id
+    async with c.make(session_id=session_id) as agent:
+        t = await c.turn(agent, "What was the code word I gave you? Answer with it only.")
+    return "7431" in t.answer
+
+
+async def t_reject(c: Context) -> bool:
+    (c.work / "keep.txt").write_text("important\n")
+    async with c.make() as agent:
+        t = await c.turn(agent, "Delete the file keep.txt.", decide=lambda _: False)
+        asked = len(t.of(ApprovalRequest))
+        follow = await c.turn(agent, "Then just say OK.", decide=lambda _: False)
+    intact = (c.work / "keep.txt").read_text() == "important\n"
+    return intact and asked >= 1 and not t.of(AgentError) and bool(follow.answer.strip())
+
+
+async def t_cancel(c: Context) -> bool:
+    async with c.make() as agent:
+        t = await c.turn(
+            agent,
+            "Run Python code that sleeps 60 seconds (time.sleep(60)) and then prints done.",
+            cancel_on=lambda e: isinstance(e, ApprovalRequest),
+        )
+        follow = await c.turn(agent, "Never mind. Compute 3 * 14 with Python and tell me the result.")
+    return bool(t.of(Cancelled)) and "42" in follow.outputs and "42" in follow.answer
+
+
+async def t_subagent(c: Context) -> bool:
+    async with c.make(enable_subagents=True) as agent:
+        t = await c.turn(
+            agent,
+            "Use the subagent_task tool to delegate this task to a subagent: compute 12 * 12 + 1 with Python. "
+            "Then report the subagent's result.",
+        )
+    done = [e for e in t.of(SubagentStatus) if e.state == "done"]
+    return bool(done) and "145" in t.answer
+
+
+async def t_recover(c: Context) -> bool:
+    async with c.make() as agent:
+        await c.turn(
+            agent,
+            "Read the file missing.txt. If it does not exist, create it containing the word: created",
+        )
+    path = c.work / "missing.txt"
+    return path.is_file() and path.read_text().strip() == "created"
+
+
+TASKS: dict[str, Callable[[Context], Awaitable[bool]]] = {
+    "compute": t_compute,
+    "primes": t_primes,
+    "create_file": t_create_file,
+    "edit_file": t_edit_file,
+    "json_file": t_json_file,
+    "shell_count": t_shell_count,
+    "shell_find": t_shell_find,
+    "state": t_state,
+    "resume": t_resume,
+    "reject": t_reject,
+    "cancel": t_cancel,
+    "subagent": t_subagent,
+    "recover": t_recover,
+}
+
+
+async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit: float) -> dict[str, Any]:
+    """One task in a fresh working directory and session store; a timeout or crash is unsolved."""
+    with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as tmp:
+        work, sessions = Path(tmp) / "work", Path(tmp) / "sessions"
+        work.mkdir()
+
+        def make(**kw: Any) -> Agent:
+            kw.setdefault("enable_subagents", False)
+            return Agent(
+                model,
+                base_url=base_url,
+                working_dir=work,
+                sessions_dir=sessions,
+                action_protocol=protocol,  # type: ignore[arg-type]
+                permissions=PermissionRules(None, defaults=False),
+                model_settings={"temperature": 0.0, "max_tokens": 700},
+                execution_timeout=90,
+                subagent_pool_size=0,
+                **kw,
+            )
+
+        context = Context(work, sessions, make)
+        started = time.monotonic()
+        error = ""
+        try:
+            solved = await asyncio.wait_for(TASKS[name](context), limit)
+        except TimeoutError:
+            solved, error = False, f"timeout {limit:g} s"
+        except Exception as exc:  # a bench reports, it does not stop
+            solved, error = False, f"{type(exc).__name__}: {exc}"
+        seconds = time.monotonic() - started
+    return {"task": name, "protocol": protocol, "solved": solved, "seconds": round(seconds, 1),
+            "switched": context.switched, "error": error,
+            "last_answer": context.last.answer[-300:] if context.last else ""}  # fmt: skip
+
+
+def table(results: list[dict[str, Any]], protocols: list[str]) -> str:
+    lines = ["| protocol | solved | median s |", "|---|---|---|"]
+    for protocol in protocols:
+        rows = [r for r in results if r["protocol"] == protocol]
+        solved = sum(r["solved"] for r in rows)
+        median = statistics.median(r["seconds"] for r in rows) if rows else 0
+        lines.append(f"| {protocol} | {solved}/{len(rows)} | {median:.0f} |")
+    return "\n".join(lines)
+
+
+async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
+    protocols = args.protocols.split(",")
+    names = args.tasks.split(",") if args.tasks else list(TASKS)
+    unknown = [n for n in names if n not in TASKS]
+    if unknown:
+        raise SystemExit(f"unknown tasks: {', '.join(unknown)} (known: {', '.join(TASKS)})")
+    results = []
+    for protocol in protocols:
+        for name in names:
+            result = await run_task(
+                name, protocol, base_url=args.base_url, model=args.model, limit=args.timeout
+            )
+            results.append(result)
+            if not args.json:
+                mark = "solved" if result["solved"] else "FAILED"
+                extra = " (switched to text)" if result["switched"] else ""
+                print(
+                    f"{protocol:5} {name:12} {mark} {result['seconds']:6.1f} s{extra} {result['error']}",
+                    flush=True,
+                )
+                if not result["solved"] and args.verbose:
+                    print(f"      last answer: {result['last_answer']!r}", flush=True)
+    if args.json:
+        print(json.dumps(results))
+    else:
+        print(table(results, protocols))
+    return results
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--base-url", required=True, help="an OpenAI-compatible server, e.g. http://127.0.0.1:8011/v1"
+    )
+    parser.add_argument("--model", default="local", help="the model name the server knows")
+    parser.add_argument("--protocols", default="auto,tools,text", help="comma-separated: tools, text, auto")
+    parser.add_argument("--tasks", default="", help=f"comma-separated subset of: {', '.join(TASKS)}")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds a task may take")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--verbose", action="store_true", help="print the last answer of a failed task")
+    asyncio.run(main(parser.parse_args()))

@@ -1,0 +1,317 @@
+"""The text action protocol: code blocks in the model's reply are the actions (freeact's original protocol).
+
+For models that are weak at tool calls but good at writing code. In ``text`` mode no tool schemas
+are sent; every fenced ``python`` block of a reply (and ``bash``/``sh`` blocks, run as ``%%bash``
+cells) is a code action. The blocks run in order through the same dispatcher as the code tool
+(same events, approval dialog and per-shell-part approvals); their outputs go back to the model as
+the next user message; a reply without such a block is the final answer.
+
+Stored, a text-mode session is plain user and assistant messages (freeact loads it); the user
+message with the results carries the actions in its request ``metadata`` under ``RESULTS_KEY`` so
+the transcript can show them as actions and a resumed session knows its protocol.
+
+``auto`` starts with tool calls and switches the session to ``text`` when the model shows it
+cannot call tools (see ``ActionProtocol.switch_reason``); the switch is an event and is stored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from freeact_tui.actions.code import ActionOutcome
+from freeact_tui.actions.dispatch import Dispatcher
+from freeact_tui.events import AgentEvent, ProtocolSwitch
+from freeact_tui.store.transcript import TEXT_ACTIONS_KEY
+from freeact_tui.toolcalls import CODE_TOOL
+
+ProtocolName = Literal["tools", "text", "auto"]
+
+RESULTS_KEY = TEXT_ACTIONS_KEY
+"""Request metadata of a results message: the list of actions it reports (id, code, outcome, output)."""
+SWITCH_KEY = "freeact_tui_protocol_switch"
+"""Request metadata of the message that told the model about a switch to text actions."""
+
+AUTO_SWITCH_MALFORMED = 2
+"""In ``auto``: responses in a row whose tool calls were all broken before the session switches to text."""
+
+PYTHON_LANGS = frozenset({"python", "py", "python3", "ipython"})
+SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh"})
+
+CONVENTION = (
+    "To run code, write it in a fenced ```python block (shell scripts in a ```bash block). "
+    "Every such block in your reply runs, in order, in a stateful IPython kernel after the user "
+    "approves it; its output comes back in the next message. Write no such block when the task is "
+    "done: that reply is your final answer."
+)
+
+_FENCE_OPEN = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*)$")
+
+
+@dataclass(frozen=True)
+class TextAction:
+    """One runnable code block of a reply."""
+
+    language: Literal["python", "bash"]
+    source: str
+    """The block as written."""
+
+    @property
+    def code(self) -> str:
+        """The cell that runs: a shell block becomes a ``%%bash`` cell."""
+        if self.language == "bash":
+            return "%%bash\n" + self.source
+        return self.source
+
+
+def code_blocks(text: str) -> list[TextAction]:
+    """The closed fenced ``python``/``bash`` blocks of ``text``, in order (CommonMark fences).
+
+    An unclosed fence at the end (a cut-off reply) is not an action: it may be incomplete.
+    """
+    lines = text.split("\n")
+    actions: list[TextAction] = []
+    i = 0
+    while i < len(lines):
+        opening = _FENCE_OPEN.match(lines[i])
+        if opening is None or (opening["fence"][0] == "`" and "`" in opening["info"]):
+            i += 1
+            continue
+        fence, indent = opening["fence"], len(opening["indent"])
+        closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        body: list[str] = []
+        j = i + 1
+        while j < len(lines) and closing.match(lines[j]) is None:
+            line = lines[j]
+            body.append(line[min(indent, len(line) - len(line.lstrip(" "))) :])
+            j += 1
+        if j < len(lines):  # closed
+            words = opening["info"].strip().split()
+            language = words[0].lower().strip("{}.") if words else ""
+            source = "\n".join(body).strip("\n")
+            if source.strip() and language in PYTHON_LANGS:
+                actions.append(TextAction("python", source))
+            elif source.strip() and language in SHELL_LANGS:
+                actions.append(TextAction("bash", source))
+        i = j + 1
+    return actions
+
+
+_TAGGED_CALL = re.compile(r"<(tool_call|tools|function_call)>\s*(\{.*?\})\s*</\1>", re.DOTALL)
+
+
+def tagged_calls(text: str) -> list[TextAction]:
+    """Code from tool calls a model wrote as text (``<tool_call>{"name": …, "arguments": {"code": …}}</tool_call>``).
+
+    Small models often write Hermes/Qwen-style calls into their reply instead of making them; any
+    such call with a ``code`` argument is taken as a Python block.
+    """
+    actions: list[TextAction] = []
+    for match in _TAGGED_CALL.finditer(text):
+        try:
+            call = json.loads(match.group(2))
+            args = call.get("arguments", call.get("parameters", {}))
+            if isinstance(args, str):
+                args = json.loads(args)
+        except (ValueError, AttributeError):
+            continue
+        code = args.get("code") if isinstance(args, dict) else None
+        if isinstance(code, str) and code.strip():
+            actions.append(TextAction("python", code.strip("\n")))
+    return actions
+
+
+def text_actions(text: str) -> list[TextAction]:
+    """The actions of a reply: its fenced code blocks, or else the code of tool calls written as text."""
+    return code_blocks(text) or tagged_calls(text)
+
+
+def reply_text(response: ModelResponse) -> str:
+    return "".join(p.content for p in response.parts if isinstance(p, TextPart))
+
+
+@dataclass
+class _Done:
+    action: TextAction
+    corr_id: str
+    outcome: ActionOutcome | None = None
+    """``None``: interrupted (cancelled or failed) before it finished."""
+
+
+def results_request(done: Sequence[_Done], skipped: int, *, switched: str | None = None) -> ModelRequest:
+    """The user message that reports the actions' outputs to the model (stored with their metadata)."""
+    sections: list[str] = []
+    if switched is not None:
+        sections.append(f"(Tool calls are off from now on: {CONVENTION})")
+    many = len(done) + skipped > 1
+    for number, item in enumerate(done, 1):
+        label = f"code block {number}" if many else "your code block"
+        if item.outcome is None:
+            sections.append(f"Output of {label} (interrupted by the user):\n(no result)")
+        elif item.outcome.rejected:
+            sections.append(f"{label.capitalize()} did not run: {item.outcome.content}")
+        else:
+            error = " (error)" if item.outcome.is_error else ""
+            sections.append(f"Output of {label}{error}:\n{item.outcome.content}")
+    if skipped:
+        sections.append(f"The {skipped} code block(s) after it did not run.")
+    metadata: dict[str, Any] = {
+        RESULTS_KEY: [
+            {
+                "id": item.corr_id,
+                "code": item.action.code,
+                "outcome": "interrupted" if item.outcome is None else item.outcome.metadata()["outcome"],
+                "output": "Interrupted by user." if item.outcome is None else item.outcome.content,
+            }
+            for item in done
+        ]
+    }
+    if switched is not None:
+        metadata[SWITCH_KEY] = switched
+    text = "\n\n".join(sections)
+    # Images the blocks made go to the model as they do with tool returns.
+    attachments = [a for item in done if item.outcome is not None for a in item.outcome.attachments]
+    content: str | list[Any] = [text, *attachments] if attachments else text
+    return ModelRequest(parts=[UserPromptPart(content)], metadata=metadata)
+
+
+def switch_request(reason: str) -> ModelRequest:
+    """Tells the model that tool calls are off and how to act instead (after broken tool calls)."""
+    text = f"Your tool calls did not work, so tool calls are off from now on. {CONVENTION}"
+    return ModelRequest(parts=[UserPromptPart(text)], metadata={SWITCH_KEY: reason})
+
+
+def is_text_session(history: Sequence[ModelMessage]) -> bool:
+    """A stored session that ran text actions or was switched to text (``auto`` resumes in text)."""
+    return any(
+        isinstance(m, ModelRequest) and m.metadata and (RESULTS_KEY in m.metadata or SWITCH_KEY in m.metadata)
+        for m in history
+    )
+
+
+def _had_working_tool_call(history: Sequence[ModelMessage]) -> bool:
+    """The model made a code tool call that ran (not broken, rejected or interrupted; freeact stores no outcome)."""
+    for message in history:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart) and part.tool_name == CODE_TOOL:
+                    meta = part.metadata if isinstance(part.metadata, dict) else {}
+                    if meta.get("outcome") in (None, "ok", "error") and not meta.get("malformed"):
+                        return True
+    return False
+
+
+@dataclass
+class ActionProtocol:
+    """One agent's action protocol: ``tools`` or ``text`` now, and (``auto``) when to switch.
+
+    Args:
+        configured: the configured protocol.
+        emit: puts an event into the running turn's stream.
+        ids: the event ids for a correlation id.
+    """
+
+    configured: ProtocolName
+    emit: Callable[[AgentEvent], None]
+    ids: Callable[[str], dict[str, Any]]
+    current: Literal["tools", "text"] = "tools"
+    _resumed: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.current = "text" if self.configured == "text" else "tools"
+
+    @property
+    def text(self) -> bool:
+        return self.current == "text"
+
+    def resume(self, history: Sequence[ModelMessage]) -> None:
+        """Once per agent: an ``auto`` session that had switched to text stays in text."""
+        if self._resumed:
+            return
+        self._resumed = True
+        if self.configured == "auto" and is_text_session(history):
+            self.current = "text"
+
+    def switch_reason(self, response: ModelResponse, history: Sequence[ModelMessage]) -> str | None:
+        """Why an ``auto`` session switches to text on this reply without tool calls, if it does.
+
+        The rule: the reply has a runnable code block but no tool call, and the model has never
+        made a working tool call in this session (a model that can call tools and shows code in
+        its answer is not switched).
+        """
+        if self.configured != "auto" or self.text:
+            return None
+        if not text_actions(reply_text(response)) or _had_working_tool_call(history):
+            return None
+        return "the model wrote its code in a code block instead of calling the tool"
+
+    def switch_after_malformed(self, malformed_steps: int) -> str | None:
+        """In ``auto``: switch after ``AUTO_SWITCH_MALFORMED`` responses in a row of only broken tool calls."""
+        if self.configured != "auto" or self.text or malformed_steps < AUTO_SWITCH_MALFORMED:
+            return None
+        return f"the model sent broken tool calls {malformed_steps} times in a row"
+
+    def switch(self, reason: str) -> None:
+        self.current = "text"
+        self.emit(ProtocolSwitch("text", f"Switched to text actions: {reason}.", **self.ids("")))
+
+    async def run(
+        self,
+        dispatcher: Dispatcher,
+        actions: Sequence[TextAction],
+        record: Callable[[ModelMessage], None],
+        *,
+        switched: str | None = None,
+    ) -> bool:
+        """Run the blocks in order, each approved like a code tool call; record the results message.
+
+        Stops at the first block that is rejected, fails or kills the kernel (the later ones did not
+        run and the model is told so). Returns whether the turn must stop (rejected, kernel died).
+        A cancellation records what finished, the running block as interrupted, and propagates.
+        """
+        done: list[_Done] = []
+        try:
+            for action in actions:
+                item = _Done(action, f"text_{uuid.uuid4().hex[:16]}")
+                done.append(item)
+                call = ToolCallPart(CODE_TOOL, {"code": action.code}, tool_call_id=item.corr_id)
+                item.outcome = await dispatcher.run(call)
+                if item.outcome.rejected or item.outcome.kernel_died or item.outcome.is_error:
+                    break
+        finally:
+            if done:
+                record(results_request(done, len(actions) - len(done), switched=switched))
+        last = done[-1].outcome
+        return last is not None and (last.rejected or last.kernel_died)
+
+
+__all__ = [
+    "AUTO_SWITCH_MALFORMED",
+    "CONVENTION",
+    "RESULTS_KEY",
+    "SWITCH_KEY",
+    "ActionProtocol",
+    "ProtocolName",
+    "TextAction",
+    "code_blocks",
+    "tagged_calls",
+    "text_actions",
+    "is_text_session",
+    "reply_text",
+    "results_request",
+    "switch_request",
+]

@@ -1,0 +1,44 @@
+"""The text protocol in the app (Pilot, real kernel): the switch is shown, blocks go through the dialog."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from freeact_tui.events import UsageUpdate
+from freeact_tui.tui.app import FreeactApp
+from freeact_tui.tui.widgets.blocks import NoticeBlock
+from tests import test_tui_app as shared
+from tests.scripted import script
+from tests.test_tui_app import main, send, until
+from tests.test_tui_approvals import actions, dialog, outputs
+
+pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
+executor = shared.executor
+make_app = shared.make_app
+SIZE = (120, 40)
+
+
+async def test_auto_switch_is_shown_and_a_code_block_is_approved_in_the_dialog(
+    make_app: Callable[..., FreeactApp],
+) -> None:
+    s = script(["I would run:\n\n```python\nprint('from a block')\n```\n"], ["It printed **from a block**."])
+    app = make_app(s, {"action_protocol": "auto"})
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "print something")
+        screen = await dialog(pilot)
+        assert "print('from a block')" in str(screen.query_one("#approval-body").render())
+        notices = [b for b in main(app).conversation.query(NoticeBlock) if b.border_title == "Text actions"]
+        assert len(notices) == 1 and "code block instead of calling the tool" in notices[0].text
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert outputs(app) == ["from a block"]
+        assert actions(app)[0].status == "approved"
+        await until(pilot, lambda: "It printed" in shared.texts(app, shared.ResponseBlock)[-1])
+        usage = str(main(app).status_bar.query_one("#status-usage").render())
+        assert usage.startswith("↑") and "tokens" in usage  # FunctionModel reports usage: no estimate mark
+        main(app).status_bar.set_usage(UsageUpdate(1200, 300, 2, estimated=True))  # as from llama.cpp
+        await pilot.pause()
+        assert str(main(app).status_bar.query_one("#status-usage").render()) == "~↑1.2k ↓300 tokens"
