@@ -90,8 +90,7 @@ def skills_section(skills: list[Skill], working_dir: Path) -> str:
     lines = [
         "## Skills",
         "",
-        "Skills hold instructions for particular tasks. When a request matches a skill's description, "
-        "read its file (e.g. `print(open(path).read())`) before you proceed, and follow it.",
+        "When a request matches a skill, read its file first and follow it.",
         "",
     ]
     for skill in skills:

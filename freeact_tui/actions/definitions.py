@@ -16,14 +16,10 @@ from freeact_tui.toolcalls import (
 
 _CODE = ToolDefinition(
     name=CODE_TOOL,
-    description=(
-        "Execute Python code in a stateful IPython kernel and return its output. Variables, imports and "
-        "definitions persist between calls. Use `!cmd` for shell commands and `%%bash` cells for scripts; "
-        "`subprocess` and `os.system` are blocked. Each action is approved by the user before it runs."
-    ),
+    description="Run Python in the stateful IPython kernel (`!cmd` and `%%bash` for shell); returns the output.",
     parameters_json_schema={
         "type": "object",
-        "properties": {"code": {"type": "string", "description": "The Python code to execute."}},
+        "properties": {"code": {"type": "string"}},
         "required": ["code"],
         "additionalProperties": False,
     },
@@ -31,27 +27,17 @@ _CODE = ToolDefinition(
 
 _SUBAGENT = ToolDefinition(
     name=SUBAGENT_TOOL,
-    description=(
-        "Delegate an independent task to a subagent that works in its own kernel and returns its final "
-        "answer. Several subagent tasks in one response run in parallel."
-    ),
+    description="Delegate a self-contained task to a subagent (own kernel); returns its answer.",
     parameters_json_schema={
         "type": "object",
-        "properties": {
-            "prompt": {"type": "string", "description": "The complete task for the subagent."},
-            "max_turns": {
-                "type": "integer",
-                "description": "The most model requests it may make.",
-                "default": 100,
-            },
-        },
+        "properties": {"prompt": {"type": "string"}, "max_turns": {"type": "integer"}},
         "required": ["prompt"],
         "additionalProperties": False,
     },
 )
 
 
-_PATH = {"type": "string", "description": "Relative to the working directory, or absolute."}
+_PATH = {"type": "string"}
 
 
 def _tool(name: str, description: str, properties: dict[str, object], required: list[str]) -> ToolDefinition:
@@ -75,26 +61,25 @@ _EDIT = {
 FILE_TOOL_DEFINITIONS = [
     _tool(
         READ_TEXT_TOOL,
-        "Read a text file, or `limit` lines from line `offset` (1-based). Long files come in pages.",
+        "Read a text file (paged), or `limit` lines from line `offset` (1-based).",
         {"path": _PATH, "offset": {"type": "integer"}, "limit": {"type": "integer"}},
         ["path"],
     ),
     _tool(
         READ_MEDIA_TOOL,
-        "Read an image, audio file or PDF; its content is attached to the result.",
+        "Read an image, audio file or PDF (attached to the result).",
         {"path": _PATH},
         ["path"],
     ),
     _tool(
         WRITE_TEXT_TOOL,
-        "Create or overwrite a text file (parent directories are created).",
+        "Create or overwrite a text file.",
         {"path": _PATH, "content": {"type": "string"}},
         ["path", "content"],
     ),
     _tool(
         EDIT_TEXT_TOOL,
-        "Replace exact text in a file: `old_text` with `new_text`, or several `edits` in order. "
-        "Each old text must occur exactly once.",
+        "Replace `old_text` (must occur once) with `new_text` in a file, or several `edits` in order.",
         {
             "path": _PATH,
             "old_text": {"type": "string"},
@@ -109,7 +94,7 @@ FILE_TOOL_DEFINITIONS = [
 
 _RESET = _tool(
     RESET_TOOL,
-    "Restart the kernel: all variables and imports are lost; files and installed packages stay.",
+    "Restart the kernel (all variables lost; files stay).",
     {},
     [],
 )

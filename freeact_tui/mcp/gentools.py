@@ -64,8 +64,7 @@ def gentools_section(root: Path) -> str:
     lines = [
         "## Saved tools",
         "",
-        f"Code worth keeping can be saved as a tool in the `{PACKAGE}` package at `{root / PACKAGE}` "
-        "(on the kernel's path); read the skill `saving-code-actions` first.",
+        f"Code worth keeping can be saved as a tool in `{root / PACKAGE}` (skill `saving-code-actions`).",
     ]
     tools = saved_tools(root)
     if tools:
