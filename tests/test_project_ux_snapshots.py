@@ -14,6 +14,7 @@ from freeact_tui.tui.widgets.blocks import ResponseBlock
 from freeact_tui.tui.widgets.queued import QueuedMessages
 from tests.scripted import Wait, script
 from tests.test_tui_snapshots import SIZE, SnapCompare, before, main, make_app, send, until
+from tests.test_tui_snapshots import home_is_tmp as home_is_tmp  # noqa: F401 - autouse: ~/work in the welcome line
 
 pytestmark = pytest.mark.kernel
 
