@@ -18,6 +18,7 @@ from typing import Any
 from freeact_tui import paths
 
 CONFIG_FILENAME = "config.toml"
+PERMISSIONS_FILENAME = "permissions.toml"
 
 # freeact MCP server keys → ours (freeact spells the tool filter ``exclude_tools``).
 _SERVER_KEYS = {"command": "command", "args": "args", "env": "env", "url": "url", "headers": "headers"}
@@ -130,3 +131,41 @@ def _server(spec: dict[str, Any], mode: str, where: str, notices: list[str]) -> 
         else:
             notices.append(f"{where}: key {key!r} is not used by freeact-tui.")
     return server
+
+
+# freeact rule types → this app's rule kinds (a pattern maker for each; ``None``: no counterpart).
+_RULE_KINDS = {
+    "ShellAction": lambda rule: ("shell", rule.get("command")),
+    "CodeAction": lambda rule: ("code", "*"),
+    "GenericCall": lambda rule: ("tool", rule.get("tool_name")),
+    "FileRead": lambda rule: ("read", f"path:{rule['path']}" if rule.get("path") else None),
+    "FileWrite": lambda rule: ("write", f"path:{rule['path']}" if rule.get("path") else None),
+    "FileEdit": lambda rule: ("write", f"path:{rule['path']}" if rule.get("path") else None),
+}
+
+
+def read_freeact_permissions(project: Path) -> list[tuple[str, str, str]]:
+    """The rules of ``<project>/.freeact/permissions.toml`` as ``(effect, kind, pattern)`` of this app.
+
+    freeact's ``ask`` and ``allow`` tiers map to the same effects; a rule type with no counterpart is
+    skipped. A file that is not TOML is an error (never ignored silently).
+
+    Raises:
+        FreeactConfigError: the file cannot be read or is not TOML.
+    """
+    path = project / paths.FREEACT_DIR_NAME / PERMISSIONS_FILENAME
+    if not path.is_file():
+        return []
+    try:
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise FreeactConfigError(f"The freeact permissions file {path} cannot be read: {exc}") from exc
+    rules: list[tuple[str, str, str]] = []
+    for effect in ("ask", "allow"):
+        for rule in data.get(effect, []) or []:
+            if not isinstance(rule, dict) or rule.get("type") not in _RULE_KINDS:
+                continue
+            kind, pattern = _RULE_KINDS[rule["type"]](rule)
+            if isinstance(pattern, str) and pattern.strip():
+                rules.append((effect, kind, pattern))
+    return rules

@@ -234,3 +234,34 @@ def test_headless_run_prints_freeact_notices(project: Path) -> None:
     )
     assert "enable_persistence = false is ignored" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_freeact_projects_permissions_apply_in_the_app(project: Path) -> None:
+    from freeact_tui.agent.agent import Agent
+    from freeact_tui.toolcalls import CodeAction, FileWrite, ShellAction
+
+    (project / ".freeact" / "permissions.toml").write_text(
+        'ask = [{type = "FileRead", tool_name = "filesystem_*", path = "**/.env"}]\n'
+        "allow = [\n"
+        '  {type = "ShellAction", tool_name = "bash", command = "make *"},\n'
+        '  {type = "FileWrite", tool_name = "filesystem_*", path = "docs/**"},\n'
+        '  {type = "Teleport", tool_name = "x"},\n'
+        "]\n"
+    )
+    agent = Agent.from_config(Config(working_dir=project), model="test", eager_kernel=False)
+    rules = agent.permissions
+    assert rules.check(ShellAction("make test")) == "allow"
+    assert rules.check(FileWrite("docs/guide.md", "x")) == "allow"
+    assert rules.check(ShellAction("rm -rf build")) == "ask"
+    assert rules.check(CodeAction("print(1)")) == "ask"  # freeact's file allows no code: asked
+    assert (project / ".freeact" / "permissions.toml").read_text().count("make *") == 1  # never rewritten
+
+
+def test_a_broken_freeact_permissions_file_stops_the_agent_with_its_name(project: Path) -> None:
+    from freeact_tui.agent.agent import Agent
+    from freeact_tui.freeact_project import FreeactConfigError
+
+    path = project / ".freeact" / "permissions.toml"
+    path.write_text("allow = [\n")
+    with pytest.raises(FreeactConfigError, match="permissions.toml"):
+        Agent.from_config(Config(working_dir=project), model="test", eager_kernel=False)

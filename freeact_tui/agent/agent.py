@@ -178,6 +178,7 @@ class Agent(TurnLoop):
                 skip_permissions=settings.skip_permissions,
                 working_dir=settings.working_dir,
             )
+            _add_freeact_rules(permissions, settings.working_dir)
         return cls.from_runtime(
             Runtime(
                 model=resolve_model(model, base_url=settings.base_url, api_key_env=settings.api_key_env),
@@ -534,6 +535,21 @@ class Agent(TurnLoop):
     def _end_stream(self) -> None:
         if self._queue is not None:
             self._queue.put_nowait(_END)
+
+
+def _add_freeact_rules(permissions: PermissionRules, working_dir: Path) -> None:
+    """A freeact project's ``.freeact/permissions.toml`` applies too (for this process, never rewritten)."""
+    from freeact_tui import paths
+    from freeact_tui.freeact_project import read_freeact_permissions
+
+    project = paths.find_freeact_project(working_dir)
+    if project is None:
+        return
+    for effect, kind, pattern in read_freeact_permissions(project):
+        try:
+            permissions.add(kind, pattern, scope="session", effect=effect)  # type: ignore[arg-type]
+        except ValueError:
+            continue  # a pattern this app's rules cannot hold is left to freeact
 
 
 __all__ = ["Agent", "AgentBusy"]
