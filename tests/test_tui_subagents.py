@@ -82,10 +82,19 @@ def fixed_sub_ids(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def make_app(
-    model: FunctionModel, tmp_path: Path, executor: KernelExecutor | None = None, **kw: Any
+    model: FunctionModel,
+    tmp_path: Path,
+    executor: KernelExecutor | None = None,
+    system_prompt: str | None = None,
+    **kw: Any,
 ) -> FreeactApp:
     (tmp_path / "work").mkdir(exist_ok=True)
-    config = Config(sessions_dir=tmp_path / "sessions", working_dir=tmp_path / "work", subagent_pool_size=0)
+    config = Config(
+        sessions_dir=tmp_path / "sessions",
+        working_dir=tmp_path / "work",
+        subagent_pool_size=0,
+        system_prompt=system_prompt,
+    )
     return FreeactApp(config, model=model, executor=executor, clock=lambda: NOW, **kw)
 
 
@@ -209,7 +218,10 @@ def test_snapshot_side_panel_with_running_subagents(
 ) -> None:
     """The real app, side panel open: two subagents running their actions, the session listed."""
     model = routed_model(lambda p: f"import time\nprint('{p} working', flush=True)\ntime.sleep(120)")
-    app = make_app(model, tmp_path, session_id="0b5848f8-89e8-4b08-a784-da134d221ea8")
+    # A fixed system prompt: the built-in one names temporary paths, and the panel shows the session's size.
+    app = make_app(
+        model, tmp_path, session_id="0b5848f8-89e8-4b08-a784-da134d221ea8", system_prompt="You are a test agent."
+    )
 
     async def run(pilot: Pilot[Any]) -> None:
         app.animation_level = "none"
