@@ -50,6 +50,13 @@ def approvals_armed_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def home_is_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HOME is the test's temporary dir, so the welcome line shows ``~/work``: a temporary path differs
+    in length from machine to machine and would wrap (and move a snapshot's scrollbar) differently."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+@pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAI]:
     """A fake OpenAI-compatible server on 127.0.0.1 (see ``tests/fake_openai.py``); script it per test."""
     with FakeOpenAI() as server:

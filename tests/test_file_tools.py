@@ -585,6 +585,7 @@ async def test_a_resumed_session_shows_file_calls_and_the_diff(executor: KernelE
         assert write.query_one(Collapsible).title == "Diff +1 -0"
 
 
+@pytest.mark.usefixtures("home_is_tmp")
 def test_snapshot_approval_dialog_with_a_diff(snap_compare: Callable[..., bool], tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()

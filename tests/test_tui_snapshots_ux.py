@@ -25,7 +25,7 @@ from freeact_tui.tui.screens.approval import ApprovalScreen
 from tests.scripted import CODE_TOOL, Code, script
 from tests.test_tui_snapshots import SESSION_ID, SIZE, SnapCompare, before, main, make_app, send, until
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.usefixtures("home_is_tmp")]
 
 CODE = "import json\n\nwith open('notes.txt') as fh:\n    words = fh.read().split()\nprint(json.dumps({'words': len(words)}))"
 

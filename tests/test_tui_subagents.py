@@ -213,6 +213,7 @@ async def test_subagents_live_in_panel_dialogs_and_resume(
         assert {e.agent_id: e.state for e in listing.entries} == {first_id: "done", second_id: "failed"}
 
 
+@pytest.mark.usefixtures("home_is_tmp")
 def test_snapshot_side_panel_with_running_subagents(
     snap_compare: Callable[..., bool], tmp_path: Path, fixed_sub_ids: None
 ) -> None:
