@@ -103,3 +103,22 @@ def test_one_process_shares_its_lock(tmp_path: Path) -> None:
     assert (first.dir / LOCK_FILE).exists()
     first.unlock()
     assert not (first.dir / LOCK_FILE).exists()
+
+
+def test_rm_refuses_a_session_open_in_another_process(
+    tmp_path: Path, other_writer: Callable[[str], subprocess.Popen[str]]
+) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    session_id = store.new_session().id
+    other = other_writer(session_id)
+    cli = [str(Path(sys.executable).parent / "freeact-tui"), "sessions", "rm", session_id, "--yes"]
+    cli += ["--sessions-dir", str(tmp_path / "sessions")]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    done = subprocess.run(cli, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 1 and f"pid {other.pid}" in done.stderr and "Traceback" not in done.stderr
+    assert store.session(session_id).history_path().is_file()  # nothing removed under its writer
+    assert other.stdin is not None
+    other.stdin.close()
+    other.wait()
+    done = subprocess.run(cli, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and not store.session(session_id).dir.exists()

@@ -206,6 +206,7 @@ def remove_session(
 ) -> None:
     """Remove a session and everything stored with it."""
     from freeact_tui.store import SessionNotFound
+    from freeact_tui.store.lock import SessionLocked
 
     store = _store(ctx, sessions_dir, config)
     full_id = _resolve(store, session_id)
@@ -216,6 +217,6 @@ def remove_session(
         raise typer.Exit(1)
     try:
         store.delete(full_id)
-    except (SessionNotFound, OSError) as exc:
+    except (SessionNotFound, SessionLocked, OSError) as exc:
         _fail(str(exc))
     typer.echo(f"Removed session {full_id}")

@@ -551,8 +551,12 @@ class SessionStore:
         Raises:
             InvalidSessionId: ``session_id`` is not a UUID.
             SessionNotFound: there is no such session.
+            SessionLocked: the session is open in another live process (nothing is removed).
         """
         target = self.root / validate_session_id(session_id)
         if target.is_symlink() or not target.is_dir():
             raise SessionNotFound(f"No session {session_id} in {self.root}")
+        # Taking the lock first means a session open in another terminal is never pulled from
+        # under its writer; a stale lock (its process gone) is taken over and removed with the dir.
+        session_lock.acquire(target)
         shutil.rmtree(target)
