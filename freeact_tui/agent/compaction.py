@@ -199,9 +199,9 @@ class ContextKeeper:
         except Exception:  # MCP tools not ready: the gauge counts what it can
             return []
 
-    def _tools_tokens(self) -> int:
+    def _tools_tokens(self, tools: Sequence[ToolDefinition] | None = None) -> int:
         """Estimated tokens of the tool definitions (counted again only when the set of tools changes)."""
-        tools = self._tool_definitions()
+        tools = self._tool_definitions() if tools is None else tools
         key = tuple(t.name for t in tools)
         cached: tuple[tuple[str, ...], int] | None = getattr(self, "_tools_tokens_cache", None)
         if cached is None or cached[0] != key:
@@ -226,6 +226,11 @@ class ContextKeeper:
             used = response.usage.input_tokens + response.usage.output_tokens + prepared.tokens_after(last)
             return ContextUpdate(used, window, estimated=False, source=source, agent_id=self.agent_id)
         return ContextUpdate(estimate, window, estimated=True, source=source, agent_id=self.agent_id)
+
+    def _request_estimate(self, tools: Sequence[ToolDefinition]) -> int:
+        """Estimated input tokens of the request just sent (the prepared history's running total and
+        ``tools``): O(1) in the history's length, unlike counting the messages again."""
+        return self._prepared.total.total + self._tools_tokens(tools)
 
     def _index_is_fresh(self, prepared_index: int) -> bool:
         """Whether a prepared message was recorded since the history was last rewritten (its usage is current)."""
