@@ -48,10 +48,14 @@ from freeact_tui.agent.agent import Agent  # noqa: E402
 from freeact_tui.agent.context import PreparedHistory  # noqa: E402
 from freeact_tui.permissions import PermissionRules  # noqa: E402
 from freeact_tui.store import SessionStore  # noqa: E402
+from tests.fake_openai import FakeOpenAI, Reply  # noqa: E402
 
 SIZES = (100, 1_000, 10_000)
 TURNS = 60
 RUNS = 3
+SERVER_TURNS = 15
+OPEN_MODEL = "qwen3-coder"  # a name pydantic-ai treats as an open model: chat-template tokens are broken
+CLOSED_MODEL = "gpt-4o"
 
 
 class TimedAdapter(WrapperModel):
@@ -151,6 +155,37 @@ async def per_request_ms(root: Path, messages: int, *, open_model: bool = False)
     }
 
 
+async def server_request_ms(root: Path, messages: int, model: str) -> float:
+    """The loop thread's CPU ms per request through the real OpenAI chat adapter and HTTP client, against
+    the fake OpenAI-compatible server of the tests (on loopback; its own thread's CPU is not counted).
+
+    This is what a request costs the app's event loop with a model served at ``base_url`` (Ollama, vLLM,
+    …): the loop's own work plus the adapter turning every message into the API's JSON (the API is
+    stateless) and streaming the answer. Median over the turns after the first.
+    """
+    session_id = write_session(root, messages)
+    costs: list[float] = []
+    with FakeOpenAI(default=Reply("done", usage=(100 + 300 * messages, 5))) as server:
+        agent = Agent(
+            model,
+            base_url=server.url,
+            sessions_dir=root,
+            session_id=session_id,
+            permissions=PermissionRules(None, skip_permissions=True),
+            enable_subagents=False,
+            eager_kernel=False,
+            context_window=10_000_000,
+        )
+        async with agent:
+            for n in range(SERVER_TURNS):
+                t0 = time.thread_time()
+                async for _ in agent.stream(f"question {n}"):
+                    pass
+                costs.append(time.thread_time() - t0)
+                server.requests.clear()  # the server's record of each request would fill this process's heap
+    return statistics.median(costs[1:]) * 1000
+
+
 async def main() -> dict[str, float]:
     runs: dict[str, list[float]] = {}
 
@@ -169,9 +204,22 @@ async def main() -> dict[str, float]:
             for size in SIZES:
                 figures = await per_request_ms(Path(tmp) / f"o{size}-{run}", size, open_model=True)
                 note(f"open_model_ms_at_{size}", figures["ms"])
+            for size in SIZES:
+                note(
+                    f"server_open_model_ms_at_{size}",
+                    await server_request_ms(Path(tmp) / f"so{size}-{run}", size, OPEN_MODEL),
+                )
+            note(
+                f"server_closed_model_ms_at_{SIZES[-1]}",
+                await server_request_ms(Path(tmp) / f"sc-{run}", SIZES[-1], CLOSED_MODEL),
+            )
             fast = model_stream.FAST_PATH
             model_stream.FAST_PATH = False
             try:
+                note(
+                    f"server_open_model_public_route_ms_at_{SIZES[-1]}",
+                    await server_request_ms(Path(tmp) / f"sp-{run}", SIZES[-1], OPEN_MODEL),
+                )
                 for size in SIZES:
                     figures = await per_request_ms(Path(tmp) / f"p{size}-{run}", size)
                     note(f"public_route_ms_at_{size}", figures["ms"])

@@ -181,3 +181,91 @@ def test_replaced_messages_are_broken_again() -> None:
     assert wire[0] is messages[0]  # a message without tokens is sent as it is
     closed = FlatModel()
     assert messages.wire(closed, closed) == list(messages)  # a closed model's profile: nothing to break
+
+
+# -- the openai SDK's walk of the conversation (agent/openai_body.py) -------------------------------------
+
+
+async def sent_bytes(model_name: str, history: list[ModelMessage], *, light: bool) -> bytes:
+    """The body pydantic-ai's OpenAI chat model sends for ``history`` (captured by an httpx mock transport)."""
+    import httpx
+    from openai import AsyncOpenAI
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from freeact_tui.agent.openai_body import without_sdk_walk
+
+    bodies: list[bytes] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        bodies.append(request.content)
+        return httpx.Response(400, json={"error": {"message": "captured"}})
+
+    client = AsyncOpenAI(
+        base_url="http://test/v1",
+        api_key="k",
+        max_retries=0,
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+    )
+    model = OpenAIChatModel(model_name, provider=OpenAIProvider(openai_client=client))
+    if light:
+        without_sdk_walk(model)
+    with pytest.raises(Exception, match="captured"):
+        await model.request(history, None, ModelRequestParameters())
+    return bodies[0]
+
+
+@pytest.mark.parametrize("model_name", ["qwen3-coder", "gpt-4o"])
+async def test_messages_skip_the_sdk_transform_with_the_same_bytes(model_name: str) -> None:
+    history: list[ModelMessage] = [
+        ModelRequest(
+            parts=[SystemPromptPart("You are a test agent."), UserPromptPart(f"Say {TOKEN} ünïcode")]
+        )
+    ]
+    for i in range(1, 6):
+        history.extend(turn(i))
+    history.append(ModelRequest(parts=[UserPromptPart("last")]))
+    assert await sent_bytes(model_name, history, light=True) == await sent_bytes(
+        model_name, history, light=False
+    )
+
+
+async def test_the_sdk_never_walks_the_conversation(
+    fake_openai: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openai.resources.chat.completions import completions as sdk
+
+    from tests.fake_openai import Reply
+
+    walked: list[int] = []
+    transform = sdk.async_maybe_transform
+
+    async def spy(data: Any, expected_type: Any) -> Any:
+        if isinstance(data, dict) and "messages" in data:
+            walked.append(len(data["messages"]))
+        return await transform(data, expected_type)
+
+    monkeypatch.setattr(sdk, "async_maybe_transform", spy)  # observes the SDK's transform; changes nothing
+    fake_openai.default = Reply("done")
+    agent = Agent(
+        "qwen3-coder",
+        base_url=fake_openai.url,
+        sessions_dir=tmp_path,
+        session_id=write_session(tmp_path, 202, first_prompt=f"Say {TOKEN} please"),
+        permissions=PermissionRules(None, skip_permissions=True),
+        enable_subagents=False,
+        eager_kernel=False,
+    )
+    async with agent:
+        for prompt in ("one", "two"):
+            async for _ in agent.stream(prompt):
+                pass
+    assert walked == [0, 0]  # the SDK transformed the request without its messages …
+    sent = fake_openai.requests[-1].messages
+    assert len(sent) >= 200 and sent[-1] == {
+        "role": "user",
+        "content": "two",
+    }  # … which went out all the same
+    assert (
+        f"{TOKEN[0]}{JOINER}{TOKEN[1:]}" in sent[1]["content"]
+    )  # broken for an open model, as pydantic-ai does
