@@ -183,40 +183,54 @@ def test_replaced_messages_are_broken_again() -> None:
     assert messages.wire(closed, closed) == list(messages)  # a closed model's profile: nothing to break
 
 
-# -- the openai SDK's walk of the conversation (agent/openai_body.py) -------------------------------------
+# -- the openai SDK's walk of the conversation (agent/sdk_body.py) ------------------------------------------
 
 
-async def sent_bytes(model_name: str, history: list[ModelMessage], *, light: bool) -> bytes:
-    """The body pydantic-ai's OpenAI chat model sends for ``history`` (captured by an httpx mock transport)."""
+CAPTURED = {"error": {"type": "invalid_request_error", "message": "captured"}}
+
+
+def captured_model(route: str, model_name: str, bodies: list[bytes]) -> Any:
+    """A pydantic-ai model of ``route`` whose SDK client sends to a mock transport (bodies kept, an error answered)."""
     import httpx
     from openai import AsyncOpenAI
-    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    from freeact_tui.agent.openai_body import without_sdk_walk
+    def keep(request: httpx.Request) -> httpx.Response:
+        bodies.append(request.content)
+        return httpx.Response(400, json=CAPTURED)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(keep))
+    openai_client = AsyncOpenAI(base_url="http://test/v1", api_key="k", max_retries=0, http_client=http)
+    model_class = OpenAIResponsesModel if route == "responses" else OpenAIChatModel
+    return model_class(model_name, provider=OpenAIProvider(openai_client=openai_client))
+
+
+async def sent_bytes(route: str, model_name: str, history: list[ModelMessage], *, light: bool) -> bytes:
+    """The body pydantic-ai's model sends for ``history``."""
+    from freeact_tui.agent.sdk_body import without_sdk_walk
 
     bodies: list[bytes] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        bodies.append(request.content)
-        return httpx.Response(400, json={"error": {"message": "captured"}})
-
-    client = AsyncOpenAI(
-        base_url="http://test/v1",
-        api_key="k",
-        max_retries=0,
-        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
-    )
-    model = OpenAIChatModel(model_name, provider=OpenAIProvider(openai_client=client))
+    model = captured_model(route, model_name, bodies)
     if light:
-        without_sdk_walk(model)
+        assert without_sdk_walk(model) is model
+        resource = {
+            "chat": lambda: model.client.chat.completions,
+            "responses": lambda: model.client.responses,
+        }[route]()
+        assert getattr(resource.create, "_freeact_tui_without_sdk_walk", False)  # installed on this client
     with pytest.raises(Exception, match="captured"):
         await model.request(history, None, ModelRequestParameters())
     return bodies[0]
 
 
-@pytest.mark.parametrize("model_name", ["qwen3-coder", "gpt-4o"])
-async def test_messages_skip_the_sdk_transform_with_the_same_bytes(model_name: str) -> None:
+@pytest.mark.parametrize(
+    ("route", "model_name"),
+    [("chat", "qwen3-coder"), ("chat", "gpt-4o"), ("responses", "gpt-5")],
+)
+async def test_the_conversation_skips_the_sdk_transform_as_the_same_bytes(
+    route: str, model_name: str
+) -> None:
     history: list[ModelMessage] = [
         ModelRequest(
             parts=[SystemPromptPart("You are a test agent."), UserPromptPart(f"Say {TOKEN} ünïcode")]
@@ -225,9 +239,9 @@ async def test_messages_skip_the_sdk_transform_with_the_same_bytes(model_name: s
     for i in range(1, 6):
         history.extend(turn(i))
     history.append(ModelRequest(parts=[UserPromptPart("last")]))
-    assert await sent_bytes(model_name, history, light=True) == await sent_bytes(
-        model_name, history, light=False
-    )
+    light = await sent_bytes(route, model_name, history, light=True)
+    assert b"Step 3" in light and b"last" in light
+    assert light == await sent_bytes(route, model_name, history, light=False)
 
 
 async def test_the_sdk_never_walks_the_conversation(

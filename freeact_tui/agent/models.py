@@ -24,7 +24,7 @@ from pydantic_ai.models import Model, infer_model, known_model_names
 from pydantic_ai.providers import infer_provider_class
 
 from freeact_tui.agent.demo_model import DEMO_MODEL
-from freeact_tui.agent.openai_body import without_sdk_walk
+from freeact_tui.agent.sdk_body import without_sdk_walk
 
 TEST_MODEL = "test"
 OFFLINE_MODELS = (TEST_MODEL, DEMO_MODEL)
