@@ -24,6 +24,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import ModelRequestParameters
 
 from freeact_tui.agent.context import (
+    CHARS_PER_TOKEN,
     ContextBreakdown,
     PreparedHistory,
     estimate_tokens,
@@ -57,6 +58,11 @@ CHUNK_FRACTION = 0.5
 """The summariser reads at most this share of the window per request (longer histories: several passes)."""
 RESULT_CHARS = 4000
 """A tool result is shown to the summariser with at most this many characters (head and tail)."""
+
+
+SQUEEZE_CHARS = 2000
+"""Characters a recent result keeps when the current turn alone would overfill the window and
+trimming of old results is off (``trim_result_chars = 0``); at most an eighth of the window."""
 
 
 class CompactionError(ModelCallError):
@@ -262,6 +268,11 @@ class ContextKeeper:
         if usage.fraction >= threshold:
             await self._compact("auto", None)
             usage = self.context_usage()
+        if usage.fraction >= threshold:  # the recent turns alone fill it: cut their large results too
+            limit = int(usage.window * threshold)
+            keep = min(self.runtime.settings.trim_result_chars or SQUEEZE_CHARS, limit * CHARS_PER_TOKEN // 8)
+            if self._prepared.squeeze(usage.used - limit, keep):
+                usage = self.context_usage()
         self.publish(usage)
         return self._prepared.messages
 
