@@ -15,6 +15,14 @@ history once). For comparison, ``rebuild_ms`` is what rebuilding the prepared hi
 costs at that size (what every request paid before it was kept incrementally), and
 ``public_route_ms`` the cost per request when pydantic-ai's ``model_request_stream`` rescans the
 history itself (agent/model_stream.py skips those scans for a plain prepared history).
+``open_model_ms`` is ``ms_per_request`` for a model whose profile asks for chat-template tokens to
+be broken (what pydantic-ai assumes for open models: local servers, Ollama, vLLM …);
+``gc_ms_per_request`` is the cyclic garbage collector's share (mean over the turns, via
+``gc.callbacks``). ``server_*`` is the whole cost of a request to the loop thread through the real
+OpenAI chat adapter and HTTP client, against the fake OpenAI-compatible server of the tests on
+loopback (its thread's CPU is not counted): the loop's work plus the adapter's mapping of every
+message and the JSON encoding. Each figure is the median of RUNS runs (sizes interleaved); the
+1-minute load average at the end is printed, as the machine may be shared.
 Target: flat within 2x from 100 to 10,000 messages. Run: ``python bench/history_cost.py [--json]``.
 """
 
