@@ -86,8 +86,9 @@ class PreparedMessages(list[ModelMessage]):
         try:
             profile = instance.profile
         except NotImplementedError:  # a router prepares the messages for each model it sends them to
-            return self.copy()
-        if not profile.get("may_tokenize_special_tokens_in_content", False):
+            profile = None
+        if profile is None or not profile.get("may_tokenize_special_tokens_in_content", False):
+            self._replaced.clear()
             return self.copy()
         if self._wire_model is not model or len(self._wire) > len(self):
             self._wire, self._replaced, self._wire_model = [], set(), model
