@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import (
     BinaryContent,
     ModelMessage,
@@ -22,14 +23,17 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.compaction import choose_cut, is_cut_point
 from freeact_tui.agent.context import PreparedHistory, breakdown
 from freeact_tui.agent.model_stream import FAST_PATH, PreparedMessages
+from freeact_tui.events import AgentError, ContextUpdate
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.permissions import PermissionRules
 from tests.scripted import Code, script
+from tests.windowed import sent_text
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8cf"
@@ -156,3 +160,75 @@ def test_cut_never_parts_a_call_from_its_return() -> None:
         returns = {p.tool_call_id for m in kept for p in m.parts if isinstance(p, ToolReturnPart)}
         assert returns <= calls  # no return without its call
     assert choose_cut(history, 2000) == 22  # prefers the start of the last user turn when it fits
+
+
+@pytest.mark.kernel
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("window", [3_000, 300_000], ids=["small-window", "large-window"])
+async def test_a_turn_too_large_for_the_window_has_its_own_results_cut(
+    executor: KernelExecutor, tmp_path: Path, window: int
+) -> None:
+    """A result of the current turn larger than the window is cut (head and tail, full text in a file)
+    before the next request; with room enough it is sent whole. The model refuses a request larger than
+    the window (as providers do), so a turn that is not cut fails."""
+    s = script([Code("print('A' * 7000 + 'MIDDLE' + 'B' * 7000)")], ["printed"])
+    largest = 0
+
+    async def windowed(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        nonlocal largest
+        largest = max(largest, len(sent_text(messages)) // 4)
+        if len(sent_text(messages)) // 4 > window:
+            raise ModelHTTPError(400, "windowed", {"error": {"code": "context_length_exceeded"}})
+        async for item in s._stream(messages, info):
+            yield item
+
+    agent = Agent(
+        FunctionModel(stream_function=windowed, model_name="windowed"),
+        sessions_dir=tmp_path / "sessions",
+        working_dir=tmp_path,
+        executor=executor,
+        permissions=PermissionRules(None, skip_permissions=True),
+        enable_subagents=False,
+        system_prompt="You are a test agent.",
+        context_window=window,
+    )
+    async with agent:
+        events = [e async for e in agent.stream("print a lot")]
+    assert not [e for e in events if isinstance(e, AgentError)]
+    assert len(s.requests) == 2 and largest <= window
+    sent = tool_returns(s.requests[1])[0]
+    stored = agent.session.load().messages if agent.session else []
+    assert any("MIDDLE" in r for r in tool_returns(stored))  # the session keeps the whole result
+    if window > 100_000:
+        assert "MIDDLE" in sent and len(sent) > 14_000  # room enough: sent whole
+        return
+    assert "MIDDLE" not in sent and sent.startswith("AAAA") and sent.rstrip().endswith("BBBB")
+    assert "characters of this result trimmed from the context" in sent and len(sent) < 2_000
+    saved = re.search(r"the full text is in (\S+) …", sent)
+    assert saved and "MIDDLE" in read(saved.group(1))
+    gauges = [e for e in events if isinstance(e, ContextUpdate)]
+    assert gauges and all(g.fraction < 1 for g in gauges)  # the gauge never showed it overfull
+
+
+def test_a_squeezed_result_is_not_cut_again_when_it_ages() -> None:
+    saved: list[str] = []
+
+    def where(part: ToolReturnPart) -> str:
+        saved.append(str(part.content))
+        return f"the full text is in file{len(saved)}"
+
+    prepared = PreparedHistory(trim_chars=300, trim_age=2, where=where)
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("run it")]),
+        ModelResponse(parts=[ToolCallPart("ipybox_execute_ipython_cell", {"code": "1"}, "c1")]),
+        ModelRequest(parts=[ToolReturnPart("ipybox_execute_ipython_cell", "A" * 5000 + "B" * 5000, "c1")]),
+    ]
+    prepared.update(history)
+    before = prepared.total.total
+    assert prepared.squeeze(excess=1000, keep=1000) > 1000  # the recent result is cut (once: enough saved)
+    assert prepared.total.total == breakdown(prepared.messages).total < before
+    history += [ModelResponse(parts=[TextPart("done")]), ModelRequest(parts=[UserPromptPart("next")])]
+    history += [ModelResponse(parts=[TextPart("ok")])]
+    out = tool_returns(prepared.update(history))[0]  # now old enough to be trimmed by age: left as it is
+    assert out.count("trimmed from the context") == 1 and "this result trimmed" in out and len(saved) == 1
+    assert out.startswith("A" * 500) and out.rstrip().endswith("B" * 500)

@@ -24,6 +24,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import ModelRequestParameters
 
 from freeact_tui.agent.context import (
+    CHARS_PER_TOKEN,
     ContextBreakdown,
     PreparedHistory,
     estimate_tokens,
@@ -57,6 +58,11 @@ CHUNK_FRACTION = 0.5
 """The summariser reads at most this share of the window per request (longer histories: several passes)."""
 RESULT_CHARS = 4000
 """A tool result is shown to the summariser with at most this many characters (head and tail)."""
+
+
+SQUEEZE_CHARS = 2000
+"""Characters a recent result keeps when the current turn alone would overfill the window and
+trimming of old results is off (``trim_result_chars = 0``); at most an eighth of the window."""
 
 
 class CompactionError(ModelCallError):
@@ -199,9 +205,9 @@ class ContextKeeper:
         except Exception:  # MCP tools not ready: the gauge counts what it can
             return []
 
-    def _tools_tokens(self) -> int:
+    def _tools_tokens(self, tools: Sequence[ToolDefinition] | None = None) -> int:
         """Estimated tokens of the tool definitions (counted again only when the set of tools changes)."""
-        tools = self._tool_definitions()
+        tools = self._tool_definitions() if tools is None else tools
         key = tuple(t.name for t in tools)
         cached: tuple[tuple[str, ...], int] | None = getattr(self, "_tools_tokens_cache", None)
         if cached is None or cached[0] != key:
@@ -226,6 +232,11 @@ class ContextKeeper:
             used = response.usage.input_tokens + response.usage.output_tokens + prepared.tokens_after(last)
             return ContextUpdate(used, window, estimated=False, source=source, agent_id=self.agent_id)
         return ContextUpdate(estimate, window, estimated=True, source=source, agent_id=self.agent_id)
+
+    def _request_estimate(self, tools: Sequence[ToolDefinition]) -> int:
+        """Estimated input tokens of the request just sent (the prepared history's running total and
+        ``tools``): O(1) in the history's length, unlike counting the messages again."""
+        return self._prepared.total.total + self._tools_tokens(tools)
 
     def _index_is_fresh(self, prepared_index: int) -> bool:
         """Whether a prepared message was recorded since the history was last rewritten (its usage is current)."""
@@ -257,6 +268,11 @@ class ContextKeeper:
         if usage.fraction >= threshold:
             await self._compact("auto", None)
             usage = self.context_usage()
+        if usage.fraction >= threshold:  # the recent turns alone fill it: cut their large results too
+            limit = int(usage.window * threshold)
+            keep = min(self.runtime.settings.trim_result_chars or SQUEEZE_CHARS, limit * CHARS_PER_TOKEN // 8)
+            if self._prepared.squeeze(usage.used - limit, keep):
+                usage = self.context_usage()
         self.publish(usage)
         return self._prepared.messages
 

@@ -14,6 +14,7 @@ Public interface:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -181,15 +182,17 @@ def breakdown(messages: Sequence[ModelMessage], tools: Sequence[ToolDefinition] 
 
 # -- trimming old results ---------------------------------------------------------------------------------
 
-TRIM_MARK = "[… {cut} characters of this old result trimmed from the context; {where} …]"
+TRIM_MARK = "[… {cut} characters of this {what} trimmed from the context; {where} …]"
+_TRIMMED = re.compile(r"\[… \d+ characters of this [^\]]* trimmed from the context;")
 
 
-def trim_text(text: str, keep: int, where: str) -> str:
-    """``text`` cut to its head and tail (``keep`` characters together) around a marker."""
-    if len(text) <= keep + 200:  # trimming must save something worth the marker
+def trim_text(text: str, keep: int, where: str, what: str = "old result") -> str:
+    """``text`` cut to its head and tail (``keep`` characters together) around a marker (a text cut
+    before is left as it is: its marker names where the whole text is)."""
+    if len(text) <= keep + 200 or _TRIMMED.search(text):  # trimming must save something worth the marker
         return text
     half = keep // 2
-    marker = TRIM_MARK.format(cut=len(text) - 2 * half, where=where)
+    marker = TRIM_MARK.format(cut=len(text) - 2 * half, where=where, what=what)
     return f"{text[:half]}\n\n{marker}\n\n{text[-half:]}"
 
 
@@ -222,7 +225,7 @@ def trim_request(message: ModelRequest, keep: int, where: Callable[[ToolReturnPa
 
 def _trimmable(content: Any, keep: int) -> bool:
     if isinstance(content, str):
-        return len(content) > keep + 200
+        return len(content) > keep + 200 and not _TRIMMED.search(content)
     if isinstance(content, BinaryContent):
         return content.is_image
     if isinstance(content, list | tuple):
@@ -307,6 +310,32 @@ class PreparedHistory:
                         self._set(self._trimmed, trimmed)
                 self._trimmed += 1
         return self.messages
+
+    def squeeze(self, excess: int, keep: int) -> int:
+        """Cut the tool results that are not trimmed yet (the recent ones: the current turn's), largest
+        first, to ``keep`` characters each until about ``excess`` estimated tokens are saved; return the
+        tokens saved. For a turn that alone would overfill the window; the full texts stay in the session."""
+        saved = 0
+        recent = range(self._trimmed, len(self.messages))
+        for index in sorted(recent, key=lambda i: self._tokens[i].tool_results, reverse=True):
+            message = self.messages[index]
+            if saved >= excess or self._tokens[index].tool_results == 0:
+                break
+            if not isinstance(message, ModelRequest):
+                continue
+            parts: list[ModelRequestPart] = []
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart) and isinstance(part.content, str):
+                    if _trimmable(part.content, keep):
+                        cut: Any = trim_text(part.content, keep, self._where(part), what="result")
+                        part = replace(part, content=cut)
+                parts.append(part)
+            if parts == message.parts:
+                continue
+            before = self._tokens[index].total
+            self._set(index, replace(message, parts=parts))
+            saved += before - self._tokens[index].total
+        return saved
 
     def _set(self, index: int, message: ModelMessage) -> None:
         self.total.add(self._tokens[index], -1)

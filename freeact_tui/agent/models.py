@@ -24,6 +24,7 @@ from pydantic_ai.models import Model, infer_model, known_model_names
 from pydantic_ai.providers import infer_provider_class
 
 from freeact_tui.agent.demo_model import DEMO_MODEL
+from freeact_tui.agent.sdk_body import without_sdk_walk
 
 TEST_MODEL = "test"
 OFFLINE_MODELS = (TEST_MODEL, DEMO_MODEL)
@@ -286,9 +287,9 @@ def resolve_model(
     model = model.strip()
     try:
         if base_url:
-            return _server_model(model, base_url, api_key_env)
+            return without_sdk_walk(_server_model(model, base_url, api_key_env))
         provider, name = model.split(":", 1)
-        return infer_model(f"{_canonical_provider(provider)}:{name}")
+        return without_sdk_walk(infer_model(f"{_canonical_provider(provider)}:{name}"))
     except ImportError as exc:
         raise ModelSetupError(f'Cannot use "{model}": {exc}') from exc
     except (UserError, ValueError) as exc:

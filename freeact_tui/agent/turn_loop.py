@@ -30,7 +30,6 @@ from freeact_tui.agent.compaction import ContextKeeper
 from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.prompts import build_system_prompt
 from freeact_tui.agent.text_protocol import ActionProtocol, reply_text, switch_request, text_actions
-from freeact_tui.agent.usage import estimate_request
 from freeact_tui.events import AgentError, AgentEvent, Cancelled, Phase
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.mcp.gentools import gentools_root, gentools_section
@@ -334,7 +333,7 @@ class TurnLoop(ContextKeeper):
             raise TurnError("model", str(exc), exc.partial) from exc
         finally:
             state.in_model = False
-        estimate = estimate_request(messages, parameters.function_tools)  # used if the server reports none
+        estimate = self._request_estimate(parameters.function_tools)  # used if the server reports none
         self.add_usage(self.meter.of_response(response, estimate))
         self._report_context(response)
         return response

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.messages import ModelResponse
 
 from freeact_tui.events import UsageUpdate
 
@@ -31,13 +28,6 @@ def _part_text(part: Any) -> str:
     if content is not None:
         return json.dumps(content, default=lambda _: "")
     return ""
-
-
-def estimate_request(messages: Sequence[ModelMessage], tools: Sequence[ToolDefinition] = ()) -> int:
-    """Input tokens of a request, estimated from its messages and the tool schemas sent with it."""
-    text = "".join(_part_text(part) for message in messages for part in message.parts)
-    text += "".join(json.dumps(asdict(tool), default=str) for tool in tools)
-    return estimate_tokens(text)
 
 
 def estimate_response(response: ModelResponse) -> int:
@@ -94,4 +84,4 @@ class UsageMeter:
         )
 
 
-__all__ = ["UsageMeter", "estimate_request", "estimate_response", "estimate_tokens"]
+__all__ = ["UsageMeter", "estimate_response", "estimate_tokens"]
