@@ -211,7 +211,7 @@ class MainScreen(Screen[None]):
         self.status_bar.set_usage(agent.usage)
         self.status_bar.set_context(agent.context_usage())
         if agent.history:  # the whole transcript: turns before a compaction stay visible
-            past = replay_history(agent.transcript, subagent_loader(agent))
+            past = replay_history(agent.transcript, subagent_loader(agent), rewinds=agent.recorder.rewinds)
             await self.conversation.add_all(past.blocks)
             for status in past.subagents:  # the side panel lists the session's subagents, as live
                 self.query_one(SidePanel).update_subagent(status)
