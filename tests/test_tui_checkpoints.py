@@ -163,6 +163,34 @@ async def test_rewind_picker_cuts_the_conversation_and_restores_files(
         assert shown == ["first"]
         assert app.main_screen.query_one(PromptInput).text == "second"
         assert app.agent is not None and app.agent.checkpointing.pending_note is not None
+        session_id = app.agent.session_id
+        archive = tmp_path / "sessions" / session_id / "rewound" / "main.1.jsonl"
+        marked = [n for n in notices(app) if n.startswith("The conversation was rewound here")]
+        assert marked == [
+            f"The conversation was rewound here: 1 turn (4 messages) withdrawn; kept in {archive}."
+        ]
+        assert "second done" in archive.read_text()
+
+    # Resumed: the cut history, the rewind marked where it happened, nothing of the withdrawn turn.
+    resumed = FreeactApp(
+        Config(
+            sessions_dir=tmp_path / "sessions", working_dir=work, skip_permissions=True, subagent_pool_size=0
+        ),
+        model=script(["x"]).model(),
+        executor=executor,
+        session_id=session_id,
+    )
+    async with resumed.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: resumed.agent_ready)
+        await until(pilot, lambda: bool(resumed.main_screen.conversation.query(UserMessageBlock)))
+        log = resumed.main_screen.conversation
+        shown = [str(b.text) for b in log.query(UserMessageBlock)]
+        assert shown == ["first"]
+        blocks = list(log.query(NoticeBlock))
+        (mark,) = [b for b in blocks if b.border_title == "Rewound"]
+        assert str(mark.text) == marked[0]
+        assert not [b for b in log.query(Static) if "second done" in str(b.render())]
+        assert list(log.children).index(mark) > list(log.children).index(log.query(UserMessageBlock).first())
 
 
 @async_test

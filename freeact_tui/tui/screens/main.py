@@ -210,7 +210,7 @@ class MainScreen(Screen[None]):
         self.status_bar.set_kernel(agent.kernel_state)
         self.status_bar.set_usage(agent.usage)
         self.status_bar.set_context(agent.context_usage())
-        if agent.history:  # the whole transcript: turns before a compaction stay visible
+        if agent.history or agent.recorder.rewinds:  # the whole transcript (turns before a compaction too)
             past = replay_history(agent.transcript, subagent_loader(agent), rewinds=agent.recorder.rewinds)
             await self.conversation.add_all(past.blocks)
             for status in past.subagents:  # the side panel lists the session's subagents, as live
