@@ -378,6 +378,8 @@ class Agent(TurnLoop):
                 await self._executor.stop()
             finally:
                 self._executor = None
+        if self.runtime.is_main:
+            await self.checkpointing.close()  # a background `git gc` of the checkpoint store
         self.recorder.close()
         self._started = False
 

@@ -13,6 +13,7 @@ file tool). It never raises; when checkpoints are off (config, remote mode, no g
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
 _logger = logging.getLogger(__name__)
 UndoScope = Literal["action", "turn"]
+HOUSEKEEP_EVERY = 20
+"""Checkpoints between two housekeeping runs of the shadow repository (``git gc --auto``)."""
 
 
 class CheckpointsUnavailableHere(Exception):
@@ -95,6 +98,9 @@ class Checkpointing:
     """Told to the model with the next user message (after an undo or a rewind)."""
     _delivered: tuple[str, int] | None = field(default=None, init=False, repr=False)
     """The last note given, and the history's length before the message that carried it."""
+    housekeep_every: int = HOUSEKEEP_EVERY
+    _since_housekeeping: int = field(default=0, init=False, repr=False)
+    _housekeeping: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def create(
@@ -162,6 +168,38 @@ class Checkpointing:
             self.log.add(entry)
         except OSError:
             pass  # the checkpoint exists; only its link to this action is lost
+        self._since_housekeeping += 1
+        if self._since_housekeeping >= self.housekeep_every:
+            self.housekeep_soon()
+
+    # -- housekeeping ----------------------------------------------------------------------------
+
+    def housekeep_soon(self) -> None:
+        """Start a housekeeping run of the shadow repository in the background (one at a time).
+
+        ``git gc --auto`` runs as a subprocess, off the event loop: the UI and approvals go on; a
+        checkpoint that comes meanwhile waits for it (it holds the store's lock), which at most
+        costs the time of one pack (see ``CheckpointStore.gc``).
+        """
+        store = self.checkpoints.store
+        if store is None or (self._housekeeping is not None and not self._housekeeping.done()):
+            return
+        self._since_housekeeping = 0
+        self._housekeeping = asyncio.get_running_loop().create_task(self._housekeep(store))
+
+    @staticmethod
+    async def _housekeep(store: Any) -> None:
+        try:
+            await store.gc()
+        except (CheckpointError, OSError) as exc:  # the next run tries again; checkpoints go on
+            _logger.warning("housekeeping of the checkpoint store failed: %s", exc)
+
+    async def close(self) -> None:
+        """Stop a housekeeping run that is still going (git cleans up after itself; the next one redoes it)."""
+        task, self._housekeeping = self._housekeeping, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     def turn_start(self) -> int:
         """Index of the user request that started the current (or last) turn."""
@@ -240,6 +278,7 @@ class Checkpointing:
         """
         result = await self._store().restore(plan.target)
         self.log.add({"type": "undo", "seqs": [r.seq for r in plan.records], "restored_to": plan.target})
+        self.housekeep_soon()
         changed = len(result.restored) + len(result.removed)
         self.tell_model(
             f"[Note: the user undid the file changes of {plan.title} ({changed} file(s) restored or removed "
@@ -341,6 +380,7 @@ class Checkpointing:
         result = await self._store().restore(plan.target)
         seqs = [r.seq for r in self.log.live() if r.msg_index >= plan.turn.msg_index]
         self.log.add({"type": "undo", "seqs": seqs, "restored_to": plan.target})
+        self.housekeep_soon()
         return result
 
     def cut(self, keep: int) -> None:

@@ -412,21 +412,63 @@ class CheckpointStore:
             with suppress(FileNotFoundError):
                 index.unlink()
 
-    async def gc(self, *, now: bool = False) -> None:
-        """Pack the shadow repository's loose objects (run it when idle, never before an action).
+    async def gc(self, *, now: bool = False) -> bool:
+        """Housekeeping: pack the shadow repository's loose objects once enough have piled up.
+
+        Bounded by ``HOUSEKEEPING``: past ``loose_objects`` loose objects (~30 per action on a big
+        tree) they are packed into one new pack (``git repack -d``: only the loose objects, so its
+        cost does not grow with the store; ~10× smaller on disk); past ``packs`` packs, everything
+        is packed into one and unreachable loose objects older than ``prune_expire`` are pruned.
+        The store's lock is held meanwhile (a checkpoint waits; nothing runs detached). Below the
+        thresholds it costs a directory listing and no git process.
 
         Args:
-            now: Pack everything now; by default only past git's usual thresholds (``gc --auto``).
+            now: Pack everything and prune every unreachable object now (``gc --prune=now``).
+
+        Returns:
+            Whether anything was packed.
         """
         async with self._locked():
             if now:
                 await self._git.run("gc", "--quiet", "--prune=now")
-            else:
-                auto = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "gc.auto", "GIT_CONFIG_VALUE_0": "6700"}
-                await self._git.run("gc", "--auto", "--quiet", env=auto)
+                return True
+            limits = HOUSEKEEPING
+            packs = self._pack_count()
+            if packs >= int(limits["packs"]):
+                await self._git.run("repack", "-a", "-d", "-l", "-q")
+                await self._git.run("prune", f"--expire={limits['prune_expire']}")
+                return True
+            if await asyncio.to_thread(self.loose_objects) >= int(limits["loose_objects"]):
+                await self._git.run("repack", "-d", "-l", "-q")
+                return True
+            return False
+
+    def _pack_count(self) -> int:
+        with suppress(OSError):
+            return sum(1 for p in (self.git_dir / "objects" / "pack").iterdir() if p.suffix == ".pack")
+        return 0
+
+    def loose_objects(self) -> int:
+        """The number of loose objects in the shadow repository (what ``gc`` packs)."""
+        count = 0
+        objects = self.git_dir / "objects"
+        with suppress(OSError):
+            for folder in objects.iterdir():
+                if len(folder.name) == 2 and folder.is_dir():
+                    count += sum(1 for _ in folder.iterdir())
+        return count
+
+
+HOUSEKEEPING = {
+    "loose_objects": "1000",  # loose objects before they are packed (git's own gc.auto is 6700)
+    "packs": "20",  # packs before they are merged into one
+    "prune_expire": "2.weeks.ago",  # unreachable loose objects younger than this are kept (git's default)
+}
+"""Thresholds of ``CheckpointStore.gc``."""
 
 
 __all__ = [
+    "HOUSEKEEPING",
     "Checkpoint",
     "CheckpointError",
     "CheckpointLimits",
