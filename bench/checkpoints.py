@@ -1,6 +1,7 @@
 """Checkpoint cost: one checkpoint per action on a 10,000-file tree where each action changed 10
 files, the cost when nothing changed, the first (cold) checkpoint, and the shadow repository's
-disk growth per 100 actions.
+disk growth per 100 actions — without housekeeping, and with it on the app's schedule
+(``Checkpointing``: ``CheckpointStore.gc`` in the background every 20 checkpoints) over 300 actions.
 
 Target: <= 50 ms median per action (wall time; the CPU time is printed too, since a busy machine
 stretches the wall time). Run: ``python bench/checkpoints.py [--json]``.
@@ -20,12 +21,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
 
+from freeact_tui.agent.checkpointing import ActionLog, Checkpointing  # noqa: E402
+from freeact_tui.execution.action_checkpoints import ActionCheckpoints  # noqa: E402
 from freeact_tui.execution.checkpoints import CheckpointStore  # noqa: E402
+from freeact_tui.toolcalls import CodeAction  # noqa: E402
 
 FILES = 10_000
 DIRS = 100
 CHANGED = 10
 ACTIONS = 100
+HOUSEKEPT_ACTIONS = 300
 
 
 def make_tree(root: Path) -> list[Path]:
@@ -55,6 +60,53 @@ def disk_usage(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+def edit(files: list[Path], action: int) -> None:
+    for k in range(CHANGED):  # a realistic action: 10 files edited somewhere in the tree
+        path = files[(action * 997 + k * 1009) % len(files)]
+        with path.open("a") as fh:
+            fh.write(f"# edited by action {action}\n")
+
+
+async def with_housekeeping(root: Path, files: list[Path], store_dir: Path) -> dict[str, float | int]:
+    """HOUSEKEPT_ACTIONS actions through the app's ``Checkpointing`` (housekeeping on its schedule)."""
+    store = CheckpointStore(root, store_dir=store_dir)
+    await store.checkpoint("initial")
+    cp = Checkpointing(ActionCheckpoints(store), ActionLog(store_dir / "log"), lambda: [])
+    runs: list[float] = []
+    real_gc = store.gc
+
+    async def timed_gc(*, now: bool = False) -> bool:
+        started = time.perf_counter()
+        packed = await real_gc(now=now)
+        if packed:
+            runs.append((time.perf_counter() - started) * 1000)
+        return packed
+
+    store.gc = timed_gc  # type: ignore[method-assign]
+    size_before = disk_usage(store.git_dir)
+    sizes, per_action_ms = [], []
+    for action in range(HOUSEKEPT_ACTIONS):
+        edit(files, 10_000 + action)
+        started = time.perf_counter()
+        await cp.before_action([CodeAction(f"action {action}")], f"c{action}")
+        per_action_ms.append((time.perf_counter() - started) * 1000)
+        if (action + 1) % 100 == 0:
+            if cp._housekeeping is not None:
+                await cp._housekeeping
+            sizes.append(disk_usage(store.git_dir) - size_before)
+    await cp.close()
+    growth = [b - a for a, b in zip([0, *sizes], sizes, strict=False)]
+    return {
+        "housekept_disk_growth_per_100_actions_kib": [round(g / 1024, 1) for g in growth],  # type: ignore[dict-item]
+        "housekept_loose_objects_after": store.loose_objects(),
+        "housekeeping_runs_that_packed": len(runs),
+        "housekeeping_ms_median": round(statistics.median(runs), 1) if runs else 0,
+        "housekeeping_ms_max": round(max(runs), 1) if runs else 0,
+        "housekept_checkpoint_ms_median": round(statistics.median(per_action_ms), 1),
+        "housekept_checkpoint_ms_max": round(max(per_action_ms), 1),
+    }
+
+
 async def main() -> dict[str, float | int]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "work"
@@ -76,10 +128,7 @@ async def main() -> dict[str, float | int]:
         per_action_ms = []
         per_action_cpu_ms = []
         for action in range(ACTIONS):
-            for k in range(CHANGED):  # a realistic action: 10 files edited somewhere in the tree
-                path = files[(action * 997 + k * 1009) % len(files)]
-                with path.open("a") as fh:
-                    fh.write(f"# edited by action {action}\n")
+            edit(files, action)
             started, cpu = time.perf_counter(), cpu_s()
             made = await store.checkpoint(f"action {action}", {"action": action})
             per_action_ms.append((time.perf_counter() - started) * 1000)
@@ -92,6 +141,7 @@ async def main() -> dict[str, float | int]:
         gc_s = time.perf_counter() - started
         packed = disk_usage(store.git_dir)
         checkpoints = len(await store.list())
+        housekept = await with_housekeeping(root, files, Path(tmp) / "store2")
 
     return {
         "files": FILES,
@@ -105,6 +155,7 @@ async def main() -> dict[str, float | int]:
         "store_after_gc_kib": round(packed / 1024, 1),
         "gc_s": round(gc_s, 2),
         "checkpoints": checkpoints,
+        **housekept,
         "load_average_1min": round(os.getloadavg()[0], 2),
     }
 

@@ -154,3 +154,31 @@ async def test_a_housekeeping_run_cancelled_at_quit_leaves_a_sound_store(
     edit(work, 99)
     assert await store.checkpoint("after") is not None
     fsck(store)
+
+
+async def test_packs_are_merged_past_the_limit_and_checkpoints_beside_packing_stay_sound(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checkpoints taken while git packs (no lock between them) and a merge of the packs: every
+    checkpoint restores its exact state afterwards."""
+    monkeypatch.setitem(checkpoints_module.HOUSEKEEPING, "loose_objects", "20")
+    monkeypatch.setitem(checkpoints_module.HOUSEKEEPING, "packs", "6")
+    store = CheckpointStore(work)
+    await store.checkpoint("initial")
+    states: list[dict[str, bytes]] = []
+    packed, counts = 0, []
+    for action in range(16):
+        edit(work, action)
+        states.append(snapshot(work))
+        made, did_pack = await asyncio.gather(store.checkpoint(f"action {action}"), store.gc())
+        assert made is not None
+        packed += did_pack
+        counts.append(store._pack_count())
+    peak = counts.index(max(counts))
+    assert packed >= 6 and max(counts) == 6 and min(counts[peak:]) <= 2  # merged once at 6 packs
+    fsck(store)
+    checkpoints = list(reversed(await store.list()))[1:]
+    assert len(checkpoints) == 16
+    for checkpoint, state in list(zip(checkpoints, states, strict=True))[::3]:
+        await store.restore(checkpoint)
+        assert snapshot(work) == state

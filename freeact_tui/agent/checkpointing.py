@@ -177,9 +177,8 @@ class Checkpointing:
     def housekeep_soon(self) -> None:
         """Start a housekeeping run of the shadow repository in the background (one at a time).
 
-        ``git gc --auto`` runs as a subprocess, off the event loop: the UI and approvals go on; a
-        checkpoint that comes meanwhile waits for it (it holds the store's lock), which at most
-        costs the time of one pack (see ``CheckpointStore.gc``).
+        git runs as a subprocess, off the event loop: the UI and approvals go on, and checkpoints
+        taken meanwhile do not wait for it (see ``CheckpointStore.gc``).
         """
         store = self.checkpoints.store
         if store is None or (self._housekeeping is not None and not self._housekeeping.done()):
