@@ -221,6 +221,7 @@ class Agent(TurnLoop):
             runtime.checkpointing = Checkpointing.create(
                 s, self.recorder.session, lambda: self.recorder.history
             )
+            runtime.checkpointing.notify = self.publish  # skipped files, failed checkpoints
         self.checkpointing = runtime.checkpointing
         self._subagents: SubagentManager | None = None
         self._executor = runtime.executor

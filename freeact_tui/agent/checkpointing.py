@@ -23,6 +23,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, UserContent, UserPr
 
 from freeact_tui.actions.code import CheckpointFn
 from freeact_tui.agent.action_log import ACTION_LOG, ActionLog, ActionRecord, named_paths_outside
+from freeact_tui.events import AgentEvent, CheckpointNotice
 from freeact_tui.execution.action_checkpoints import ActionCheckpoints
 from freeact_tui.execution.checkpoint_limits import CheckpointLimits, SkippedFile
 from freeact_tui.execution.checkpoint_records import FileChange, RestoreResult
@@ -79,6 +80,8 @@ class RewindPlan:
     target: str | None
     changes: tuple[FileChange, ...]
     outside: tuple[str, ...]
+    skipped: tuple[SkippedFile, ...] = ()
+    """Files the checkpoints left out (size limits), at that point or now: a rewind leaves them as they are."""
 
 
 @dataclass
@@ -99,6 +102,9 @@ class Checkpointing:
     _delivered: tuple[str, int] | None = field(default=None, init=False, repr=False)
     """The last note given, and the history's length before the message that carried it."""
     housekeep_every: int = HOUSEKEEP_EVERY
+    notify: Callable[[AgentEvent], None] | None = None
+    """Where the user is told what a checkpoint left out or why it failed (``Agent.publish``)."""
+    _told: set[str] = field(default_factory=set, init=False, repr=False)
     _since_housekeeping: int = field(default=0, init=False, repr=False)
     _housekeeping: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
@@ -149,8 +155,9 @@ class Checkpointing:
             made, failure = None, f"the checkpoint store could not be written: {exc}"
             _logger.warning("%s", failure)
         root = self.checkpoints.root
-        if made is None and not self.checkpoints.enabled:
-            return  # turned itself off (e.g. too many files); disabled_reason says why
+        if made is None and not self.checkpoints.enabled:  # turned itself off (e.g. too many files)
+            self._tell(self.checkpoints.disabled_reason or "Checkpoints are off.", agent_id, corr_id)
+            return
         outside = named_paths_outside(calls, root) if root is not None else []
         entry: dict[str, Any] = {
             "type": "action",
@@ -164,6 +171,13 @@ class Checkpointing:
         }
         if made is None:
             entry["error"] = failure or self.checkpoints.last_error or "the checkpoint failed"
+            self._tell(
+                f"No checkpoint before this action ({entry['error']}): /undo cannot revert it.",
+                agent_id,
+                corr_id,
+            )
+        else:
+            self._tell_skipped(made.skipped, agent_id, corr_id)
         try:
             self.log.add(entry)
         except OSError:
@@ -171,6 +185,27 @@ class Checkpointing:
         self._since_housekeeping += 1
         if self._since_housekeeping >= self.housekeep_every:
             self.housekeep_soon()
+
+    def _tell(self, text: str, agent_id: str, corr_id: str) -> None:
+        if self.notify is not None:
+            self.notify(CheckpointNotice(text, agent_id=agent_id, corr_id=corr_id))
+
+    def _tell_skipped(self, skipped: Sequence[SkippedFile], agent_id: str, corr_id: str) -> None:
+        """Name the files a checkpoint left out, each once a session (they are skipped every time)."""
+        new = [s for s in skipped if s.path not in self._told]
+        if not new:
+            return
+        self._told.update(s.path for s in new)
+        lines = [f"  {s.path} — {s.reason}" for s in new[:10]]
+        if len(new) > 10:
+            lines.append(f"  … and {len(new) - 10} more")
+        self._tell(
+            "Not in the checkpoint before this action, so /undo and /rewind cannot restore them:\n"
+            + "\n".join(lines)
+            + "\n(limits: checkpoint_max_file_bytes, checkpoint_max_binary_bytes in the config)",
+            agent_id,
+            corr_id,
+        )
 
     # -- housekeeping ----------------------------------------------------------------------------
 
@@ -366,11 +401,15 @@ class Checkpointing:
         if not self.checkpoints.enabled or not records or records[0].checkpoint is None:
             return RewindPlan(turn, None, (), outside)
         target = records[0].checkpoint
+        skipped: tuple[SkippedFile, ...] = ()
         try:
             changes = await self._store().changes(target)
+            latest = await self._store().latest()
+            found = [*(await self._store().get(target)).skipped, *(latest.skipped if latest else ())]
+            skipped = tuple({s.path: s for s in found}.values())  # then, or now: either way left as is
         except CheckpointError:
             changes = []
-        return RewindPlan(turn, target, tuple(changes), outside)
+        return RewindPlan(turn, target, tuple(changes), outside, skipped)
 
     async def restore_files(self, plan: RewindPlan) -> RestoreResult | None:
         """Bring the files back to the point before ``plan.turn`` (None: nothing to restore)."""

@@ -20,6 +20,7 @@ from freeact_tui.events import (
     AgentEvent,
     ApprovalRequest,
     Cancelled,
+    CheckpointNotice,
     CodeExecutionOutput,
     CodeExecutionOutputChunk,
     Compacted,
@@ -257,6 +258,8 @@ class MainScreen(Screen[None]):
                 await self._context_event(event)
             case KernelStatus(state=state) if event.agent_id == self.agent.agent_id:
                 self.status_bar.set_kernel(state)
+            case CheckpointNotice(text=text):
+                await self.conversation.notice(text, title="Checkpoint")
             case UsageUpdate() if event.agent_id == self.agent.agent_id:
                 self.status_bar.set_usage(event)
             case SubagentStatus():
@@ -571,6 +574,8 @@ class MainScreen(Screen[None]):
                         await log.tool_output(event)
                     case ProtocolSwitch(reason=reason):
                         await log.notice(reason, title="Text actions")
+                    case CheckpointNotice(text=text):
+                        await log.notice(text, title="Checkpoint")
                     case ModelRetry():
                         await log.notice(
                             f"{event.reason}. Retry {event.attempt} of {event.attempts} in {event.delay:g} s.",
