@@ -41,8 +41,6 @@ class RewindOutcome:
         lines = []
         if self.conversation_cut:
             lines.append(f"The conversation was rewound to before “{self.plan.turn.text[:60]}”.")
-            if self.mark is not None:
-                lines.append(self.mark.summary()[:1].upper() + self.mark.summary()[1:] + ".")
             lines.append(
                 "The kernel was restarted (its state cannot be rewound)."
                 if self.kernel_restarted

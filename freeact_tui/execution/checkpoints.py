@@ -455,6 +455,7 @@ class CheckpointStore:
                 "--local", "--non-empty", "--keep-true-parents", "--delta-base-offset", "-q",
                 str(self.git_dir / "objects" / "pack" / "pack"),
                 input=b"",
+                env=_ONE_THREAD,  # in the background: leave the other cores to the action and the UI
             )  # fmt: skip
             async with self._locked():
                 await self._git.run("prune-packed", "-q")
@@ -476,6 +477,7 @@ class CheckpointStore:
         return count
 
 
+_ONE_THREAD = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "pack.threads", "GIT_CONFIG_VALUE_0": "1"}
 HOUSEKEEPING = {
     "loose_objects": "1000",  # loose objects before they are packed (git's own gc.auto is 6700)
     "packs": "20",  # packs before they are merged into one

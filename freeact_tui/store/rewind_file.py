@@ -66,7 +66,7 @@ class RewindMark:
         turns = f"{self.withdrawn_turns} turn{'s' * (self.withdrawn_turns != 1)}"
         what = f"{turns} ({self.withdrawn_messages} message{'s' * (self.withdrawn_messages != 1)}) withdrawn"
         if self.archive is not None:
-            return f"{what}; kept in {self.archive}"
+            return f"{what}; kept in {_shown(self.archive)}"
         if self.in_file:
             return f"{what}; they stay earlier in {history_file} (rewound by an earlier version)"
         return f"{what}; not kept (this session is not stored)"
@@ -74,6 +74,14 @@ class RewindMark:
     def describe(self, history_file: str = "main.jsonl") -> str:
         """The line a log or a transcript shows where the rewind happened."""
         return f"The conversation was rewound here: {self.summary(history_file)}."
+
+
+def _shown(path: Path) -> str:
+    """``path`` with the home directory as ``~`` (shorter in a log)."""
+    try:
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def is_user_turn(message: Any) -> bool:
