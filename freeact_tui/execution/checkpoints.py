@@ -418,10 +418,10 @@ class CheckpointStore:
 
         Bounded by ``HOUSEKEEPING``: past ``loose_objects`` loose objects (~30 per action on a big
         tree) they are packed into one new pack (what ``git repack -d -l`` does, ~7× smaller on
-        disk). The pack is written beside checkpoints, without the store's lock (it only adds
-        files; no ref is touched, nothing unreachable is dropped), so a checkpoint does not wait
-        for it; only the removal of the packed loose copies (milliseconds) takes the lock, since a
-        checkpoint writing an object may be creating its directory. Past ``packs`` packs, everything is
+        disk). It runs beside checkpoints, without the store's lock, so a checkpoint never waits
+        for it: it only adds a pack and then removes loose objects that pack holds (nothing
+        unreachable is dropped, no ref is touched, and unlike ``git prune-packed`` no object
+        directory is removed, since a checkpoint may be creating a file in it). Past ``packs`` packs, everything is
         packed into one and unreachable loose objects older than ``prune_expire`` are pruned —
         under the store's lock, so no checkpoint can reuse an object meanwhile (rare: every ~20
         packs). Below the thresholds it costs a directory listing and no git process.
@@ -447,9 +447,8 @@ class CheckpointStore:
         async with self._gc_lock:
             if await asyncio.to_thread(self.loose_objects) < int(limits["loose_objects"]):
                 return False
-            # What `git repack -d -l` does, in two steps: the pack is written beside checkpoints
-            # (it only adds files); the loose copies (and their emptied directories, which a
-            # concurrent write would be creating a file in) are removed under the lock.
+            # What `git repack -d -l` does, beside checkpoints and without the lock: a pack is
+            # added, then the loose copies of what it holds are removed (readers fall back to it).
             await self._git.run(
                 "pack-objects", "--all", "--reflog", "--indexed-objects", "--unpacked", "--incremental",
                 "--local", "--non-empty", "--keep-true-parents", "--delta-base-offset", "-q",
@@ -457,8 +456,10 @@ class CheckpointStore:
                 input=b"",
                 env=_ONE_THREAD,  # in the background: leave the other cores to the action and the UI
             )  # fmt: skip
-            async with self._locked():
-                await self._git.run("prune-packed", "-q")
+            # `git prune-packed` would also remove emptied object directories, in which a concurrent
+            # checkpoint may be creating a file: list what it would remove, remove only the files.
+            listed = await self._git.run("prune-packed", "-n")
+            await asyncio.to_thread(_remove_listed, listed, self.git_dir / "objects", self.root)
             return True
 
     def _pack_count(self) -> int:
@@ -484,6 +485,18 @@ HOUSEKEEPING = {
     "prune_expire": "2.weeks.ago",  # unreachable loose objects younger than this are kept (git's default)
 }
 """Thresholds of ``CheckpointStore.gc``."""
+
+
+def _remove_listed(listed: bytes, objects: Path, cwd: Path) -> None:
+    """Remove the loose objects ``git prune-packed -n`` lists (``rm -f <path>`` lines, relative to
+    git's ``cwd``); only files directly in ``objects/xx/``, never the directories."""
+    for line in listed.decode("utf-8", "surrogateescape").splitlines():
+        if not line.startswith("rm -f "):
+            continue
+        path = cwd / line[len("rm -f ") :]  # an absolute path stays as it is
+        if path.parent.parent == objects and len(path.parent.name) == 2:
+            with suppress(FileNotFoundError):
+                os.unlink(path)
 
 
 __all__ = [
