@@ -303,3 +303,28 @@ def test_no_kept_line_changes_when_the_file_is_rewritten(tmp_path: Path) -> None
     assert lines_of(path)[0] == first_line
     by_freeact = freeact_load(path)
     assert dumped(by_freeact[:1]) == dumped(odd) and len(by_freeact) == 2
+
+
+def test_sessions_show_and_export_mark_the_rewind(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from freeact_tui.cli import app
+
+    sessions = tmp_path / "sessions"
+    config = tmp_path / "config.toml"
+    config.write_text(f"sessions_dir = {str(sessions)!r}\n")
+    session = SessionStore(sessions).new_session()
+    session.append(conversation("first") + conversation("second"))
+    session.rewind(4, NOTE)
+    session.unlock()
+    archive = session.dir / "rewound" / "main.1.jsonl"
+    runner = CliRunner()
+    shown = runner.invoke(app, ["sessions", "show", session.id, "--config", str(config)])
+    assert shown.exit_code == 0, shown.output
+    assert "first" in shown.output and "second" not in shown.output
+    assert (
+        "── Rewound" in shown.output and f"1 turn (4 messages) withdrawn; kept in {archive}" in shown.output
+    )
+    exported = runner.invoke(app, ["sessions", "export", session.id, "--config", str(config)])
+    assert exported.exit_code == 0, exported.output
+    assert "## Rewound" in exported.output and str(archive) in exported.output
