@@ -380,7 +380,7 @@ class Agent(TurnLoop):
             finally:
                 self._executor = None
         if self.runtime.is_main:
-            await self.checkpointing.close()  # a background `git gc` of the checkpoint store
+            await self.checkpointing.close()  # a background packing run of the checkpoint store
         self.recorder.close()
         self._started = False
 
