@@ -264,6 +264,13 @@ class ProtocolSwitch(AgentEvent):
 
 
 @dataclass(frozen=True)
+class CheckpointNotice(AgentEvent):
+    """What the checkpoint before an action left out (files over the size limits) or why it failed."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class ContextUpdate(AgentEvent):
     """How full the model's context window is: ``used`` of ``window`` tokens.
 
@@ -326,6 +333,7 @@ __all__ = [
     "AgentError",
     "ApprovalRequest",
     "Cancelled",
+    "CheckpointNotice",
     "CodeExecutionOutput",
     "CodeExecutionOutputChunk",
     "Compacted",

@@ -162,11 +162,27 @@ async def test_rewind_cuts_the_conversation_restores_files_restarts_the_kernel_a
         assert len(agent.history) == turns[1].msg_index
         session_id = agent.session_id
         main = tmp_path / "sessions" / session_id / "main.jsonl"
+        archive = main.parent / "rewound" / "main.1.jsonl"
         lines = [json.loads(line) for line in main.read_text().splitlines()]
-        assert lines[-1]["meta"]["rewind"] == {"keep": turns[1].msg_index}
-        # freeact reads the file as before (every line a valid message); ours honours the cut.
-        assert len(freeact_load(main)) == len(lines)
-        assert SessionStore(tmp_path / "sessions").session(session_id).load().messages == agent.history
+        withdrawn = len(freeact_load(archive)) - turns[1].msg_index
+        assert lines[-1]["meta"]["rewind"] == {
+            "keep": turns[1].msg_index,
+            "withdrawn": {"messages": withdrawn, "turns": 1},
+            "archive": "rewound/main.1.jsonl",
+        }
+        assert archive.read_bytes().startswith(b"".join(main.read_bytes().splitlines(keepends=True)[:-1]))
+        # freeact loads the cut history (then the marker, a user request saying what was withdrawn) …
+        by_freeact = freeact_load(main)
+        assert by_freeact[:-1] == agent.history and len(lines) == len(agent.history) + 1
+        assert "second done" not in main.read_text() and "second done" in archive.read_text()
+        # … and ours the cut history, marked with what was withdrawn and where it is kept.
+        loaded = SessionStore(tmp_path / "sessions").session(session_id).load()
+        assert loaded.messages == agent.history
+        assert [(m.at, m.withdrawn_turns, m.archive) for m in loaded.rewinds] == [
+            (turns[1].msg_index, 1, archive)
+        ]
+        assert outcome.mark is not None and outcome.mark.archive == archive
+        assert f"1 turn ({withdrawn} messages) withdrawn; kept in " in outcome.mark.describe()
     # The kernel's state is gone.
     check = script([Code("print('rewind_var' in globals())", "c3")], ["ok"])
     resumed = make_agent(check, executor, tmp_path, work, session_id=session_id)

@@ -163,6 +163,71 @@ async def test_rewind_picker_cuts_the_conversation_and_restores_files(
         assert shown == ["first"]
         assert app.main_screen.query_one(PromptInput).text == "second"
         assert app.agent is not None and app.agent.checkpointing.pending_note is not None
+        session_id = app.agent.session_id
+        archive = tmp_path / "sessions" / session_id / "rewound" / "main.1.jsonl"
+        marked = [n for n in notices(app) if n.startswith("The conversation was rewound here")]
+        assert marked == [
+            f"The conversation was rewound here: 1 turn (4 messages) withdrawn; kept in {archive}."
+        ]
+        assert "second done" in archive.read_text()
+
+    # Resumed: the cut history, the rewind marked where it happened, nothing of the withdrawn turn.
+    resumed = FreeactApp(
+        Config(
+            sessions_dir=tmp_path / "sessions", working_dir=work, skip_permissions=True, subagent_pool_size=0
+        ),
+        model=script(["x"]).model(),
+        executor=executor,
+        session_id=session_id,
+    )
+    async with resumed.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: resumed.agent_ready)
+        await until(pilot, lambda: bool(resumed.main_screen.conversation.query(UserMessageBlock)))
+        log = resumed.main_screen.conversation
+        shown = [str(b.text) for b in log.query(UserMessageBlock)]
+        assert shown == ["first"]
+        blocks = list(log.query(NoticeBlock))
+        (mark,) = [b for b in blocks if b.border_title == "Rewound"]
+        assert str(mark.text) == marked[0]
+        assert not [b for b in log.query(Static) if "second done" in str(b.render())]
+        assert list(log.children).index(mark) > list(log.children).index(log.query(UserMessageBlock).first())
+
+
+@async_test
+async def test_files_a_checkpoint_skips_are_named_at_action_time_and_in_the_rewind_dialog(
+    executor: KernelExecutor, tmp_path: Path, work: Path
+) -> None:
+    big = work / "big.bin"
+    make_big = Code(f"open({str(big)!r}, 'wb').write(bytes(range(256)) * 40)", "c1")  # 10 KiB, binary
+    app = make_app(
+        executor,
+        work,
+        tmp_path,
+        [make_big],
+        ["made"],
+        [write(work / "a.txt", "two\n", "c2")],
+        [write(work / "a.txt", "three\n", "c3")],
+        ["changed"],
+        checkpoint_max_binary_bytes=4096,
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "make a big binary file")
+        assert not [n for n in notices(app) if "Not in the checkpoint" in n]  # it did not exist yet
+        await send(pilot, "change a.txt twice")
+        told = [n for n in notices(app) if "Not in the checkpoint" in n]
+        assert len(told) == 1  # named once, at the first checkpoint that skipped it
+        assert "big.bin — a binary file larger than the limit of 4.0 KiB (10.0 KiB)" in told[0]
+        assert "checkpoint_max_binary_bytes" in told[0]
+        await send(pilot, "/rewind")
+        await until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        await pilot.press("f")  # the newest message: files only
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        question = " ".join(str(w.render()) for w in app.screen.query(Static))
+        assert "Left as they are (checkpoints skip them): big.bin (a binary file larger" in question
+        assert "a.txt" in question
+        await pilot.press("y")
+        await until(pilot, lambda: (work / "a.txt").read_text() == "original\n")
+        assert big.exists()  # left as it is
 
 
 @async_test

@@ -221,6 +221,7 @@ class Agent(TurnLoop):
             runtime.checkpointing = Checkpointing.create(
                 s, self.recorder.session, lambda: self.recorder.history
             )
+            runtime.checkpointing.notify = self.publish  # skipped files, failed checkpoints
         self.checkpointing = runtime.checkpointing
         self._subagents: SubagentManager | None = None
         self._executor = runtime.executor
@@ -378,6 +379,8 @@ class Agent(TurnLoop):
                 await self._executor.stop()
             finally:
                 self._executor = None
+        if self.runtime.is_main:
+            await self.checkpointing.close()  # a background packing run of the checkpoint store
         self.recorder.close()
         self._started = False
 

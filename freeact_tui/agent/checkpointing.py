@@ -13,6 +13,7 @@ file tool). It never raises; when checkpoints are off (config, remote mode, no g
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, UserContent, UserPr
 
 from freeact_tui.actions.code import CheckpointFn
 from freeact_tui.agent.action_log import ACTION_LOG, ActionLog, ActionRecord, named_paths_outside
+from freeact_tui.events import AgentEvent, CheckpointNotice
 from freeact_tui.execution.action_checkpoints import ActionCheckpoints
 from freeact_tui.execution.checkpoint_limits import CheckpointLimits, SkippedFile
 from freeact_tui.execution.checkpoint_records import FileChange, RestoreResult
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
 
 _logger = logging.getLogger(__name__)
 UndoScope = Literal["action", "turn"]
+HOUSEKEEP_EVERY = 20
+"""Checkpoints between two housekeeping runs of the shadow repository (``git gc --auto``)."""
 
 
 class CheckpointsUnavailableHere(Exception):
@@ -76,6 +80,8 @@ class RewindPlan:
     target: str | None
     changes: tuple[FileChange, ...]
     outside: tuple[str, ...]
+    skipped: tuple[SkippedFile, ...] = ()
+    """Files the checkpoints left out (size limits), at that point or now: a rewind leaves them as they are."""
 
 
 @dataclass
@@ -95,6 +101,12 @@ class Checkpointing:
     """Told to the model with the next user message (after an undo or a rewind)."""
     _delivered: tuple[str, int] | None = field(default=None, init=False, repr=False)
     """The last note given, and the history's length before the message that carried it."""
+    housekeep_every: int = HOUSEKEEP_EVERY
+    notify: Callable[[AgentEvent], None] | None = None
+    """Where the user is told what a checkpoint left out or why it failed (``Agent.publish``)."""
+    _told: set[str] = field(default_factory=set, init=False, repr=False)
+    _since_housekeeping: int = field(default=0, init=False, repr=False)
+    _housekeeping: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def create(
@@ -143,8 +155,9 @@ class Checkpointing:
             made, failure = None, f"the checkpoint store could not be written: {exc}"
             _logger.warning("%s", failure)
         root = self.checkpoints.root
-        if made is None and not self.checkpoints.enabled:
-            return  # turned itself off (e.g. too many files); disabled_reason says why
+        if made is None and not self.checkpoints.enabled:  # turned itself off (e.g. too many files)
+            self._tell(self.checkpoints.disabled_reason or "Checkpoints are off.", agent_id, corr_id)
+            return
         outside = named_paths_outside(calls, root) if root is not None else []
         entry: dict[str, Any] = {
             "type": "action",
@@ -158,10 +171,69 @@ class Checkpointing:
         }
         if made is None:
             entry["error"] = failure or self.checkpoints.last_error or "the checkpoint failed"
+            self._tell(
+                f"No checkpoint before this action ({entry['error']}): /undo cannot revert it.",
+                agent_id,
+                corr_id,
+            )
+        else:
+            self._tell_skipped(made.skipped, agent_id, corr_id)
         try:
             self.log.add(entry)
         except OSError:
             pass  # the checkpoint exists; only its link to this action is lost
+        self._since_housekeeping += 1
+        if self._since_housekeeping >= self.housekeep_every:
+            self.housekeep_soon()
+
+    def _tell(self, text: str, agent_id: str, corr_id: str) -> None:
+        if self.notify is not None:
+            self.notify(CheckpointNotice(text, agent_id=agent_id, corr_id=corr_id))
+
+    def _tell_skipped(self, skipped: Sequence[SkippedFile], agent_id: str, corr_id: str) -> None:
+        """Name the files a checkpoint left out, each once a session (they are skipped every time)."""
+        new = [s for s in skipped if s.path not in self._told]
+        if not new:
+            return
+        self._told.update(s.path for s in new)
+        lines = [f"  {s.path} — {s.reason}" for s in new[:10]]
+        if len(new) > 10:
+            lines.append(f"  … and {len(new) - 10} more")
+        self._tell(
+            "Not in the checkpoint before this action, so /undo and /rewind cannot restore them:\n"
+            + "\n".join(lines)
+            + "\n(limits: checkpoint_max_file_bytes, checkpoint_max_binary_bytes in the config)",
+            agent_id,
+            corr_id,
+        )
+
+    # -- housekeeping ----------------------------------------------------------------------------
+
+    def housekeep_soon(self) -> None:
+        """Start a housekeeping run of the shadow repository in the background (one at a time).
+
+        git runs as a subprocess, off the event loop: the UI and approvals go on, and checkpoints
+        taken meanwhile do not wait for it (see ``CheckpointStore.gc``).
+        """
+        store = self.checkpoints.store
+        if store is None or (self._housekeeping is not None and not self._housekeeping.done()):
+            return
+        self._since_housekeeping = 0
+        self._housekeeping = asyncio.get_running_loop().create_task(self._housekeep(store))
+
+    @staticmethod
+    async def _housekeep(store: Any) -> None:
+        try:
+            await store.gc()
+        except (CheckpointError, OSError) as exc:  # the next run tries again; checkpoints go on
+            _logger.warning("housekeeping of the checkpoint store failed: %s", exc)
+
+    async def close(self) -> None:
+        """Stop a housekeeping run that is still going (git cleans up after itself; the next one redoes it)."""
+        task, self._housekeeping = self._housekeeping, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     def turn_start(self) -> int:
         """Index of the user request that started the current (or last) turn."""
@@ -240,6 +312,7 @@ class Checkpointing:
         """
         result = await self._store().restore(plan.target)
         self.log.add({"type": "undo", "seqs": [r.seq for r in plan.records], "restored_to": plan.target})
+        self.housekeep_soon()
         changed = len(result.restored) + len(result.removed)
         self.tell_model(
             f"[Note: the user undid the file changes of {plan.title} ({changed} file(s) restored or removed "
@@ -328,11 +401,15 @@ class Checkpointing:
         if not self.checkpoints.enabled or not records or records[0].checkpoint is None:
             return RewindPlan(turn, None, (), outside)
         target = records[0].checkpoint
+        skipped: tuple[SkippedFile, ...] = ()
         try:
             changes = await self._store().changes(target)
+            latest = await self._store().latest()
+            found = [*(await self._store().get(target)).skipped, *(latest.skipped if latest else ())]
+            skipped = tuple({s.path: s for s in found}.values())  # then, or now: either way left as is
         except CheckpointError:
             changes = []
-        return RewindPlan(turn, target, tuple(changes), outside)
+        return RewindPlan(turn, target, tuple(changes), outside, skipped)
 
     async def restore_files(self, plan: RewindPlan) -> RestoreResult | None:
         """Bring the files back to the point before ``plan.turn`` (None: nothing to restore)."""
@@ -341,6 +418,7 @@ class Checkpointing:
         result = await self._store().restore(plan.target)
         seqs = [r.seq for r in self.log.live() if r.msg_index >= plan.turn.msg_index]
         self.log.add({"type": "undo", "seqs": seqs, "restored_to": plan.target})
+        self.housekeep_soon()
         return result
 
     def cut(self, keep: int) -> None:

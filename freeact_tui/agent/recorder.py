@@ -19,6 +19,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest
 from freeact_tui.actions.code import Overflow
 from freeact_tui.store.compaction import compacted_view
 from freeact_tui.store.lock import SessionLocked
+from freeact_tui.store.rewind_file import RewindMark
 from freeact_tui.store.sessions import Session, SessionDamaged, SessionStore
 
 
@@ -53,6 +54,8 @@ class Recorder:
         self._undo: tuple[list[ModelMessage], list[int]] | None = None
         self.rewind_note: str | None = None
         """The note of a rewind the model has not been told of yet (the file ends with the marker)."""
+        self.rewinds: list[RewindMark] = []
+        """Where the conversation was rewound: marks at positions in ``stored``, oldest first."""
 
     def load(self) -> None:
         """Load the stored history of this agent (a damaged file, or a session another process
@@ -69,6 +72,7 @@ class Recorder:
             self.generation += 1
             self.load_damage = loaded.damage
             self.rewind_note = loaded.rewind_note
+            self.rewinds = list(loaded.rewinds)
 
     def record(self, message: ModelMessage) -> None:
         if self.locked is not None:
@@ -82,19 +86,30 @@ class Recorder:
         if self.session is not None:
             self.session.append([message], agent_id=self.agent_id)
 
-    def cut(self, keep: int) -> int:
-        """Drop the history from message ``keep`` on (a rewind); return how many file lines stay.
+    def cut_lines(self, keep: int) -> int:
+        """How many of the file's messages stay when the history is cut to its first ``keep`` messages.
 
         After a compaction the history's indices are not the file's lines: the cut is mapped through
-        ``positions``, and the file's messages (what the log shows) are cut at the same point.
+        ``positions``.
         """
         if len(self.positions) != len(self.history):
             self.positions = list(range(len(self.history)))
             self.stored = list(self.history)
-        lines = self.positions[keep] if keep < len(self.positions) else len(self.stored)
+        return self.positions[keep] if keep < len(self.positions) else len(self.stored)
+
+    def cut(self, keep: int, mark: RewindMark | None = None) -> int:
+        """Drop the history from message ``keep`` on (a rewind); return how many file lines stay.
+
+        The file's messages (what the log shows) are cut at the same point (``cut_lines``); ``mark``
+        records the rewind for the log.
+        """
+        lines = self.cut_lines(keep)
         del self.history[keep:]
         del self.positions[keep:]
         del self.stored[lines:]
+        self.rewinds = [m for m in self.rewinds if m.at <= lines]
+        if mark is not None:
+            self.rewinds.append(mark)
         self.fresh_from = min(self.fresh_from, keep)
         self.generation += 1
         return lines
@@ -143,6 +158,7 @@ class Recorder:
         del self.history[count:]
         del self.positions[count:]
         del self.stored[keep_lines:]
+        self.rewinds = [m for m in self.rewinds if m.at <= keep_lines]
         self.fresh_from = min(self.fresh_from, len(self.history))
         self.generation += 1
         if self.session is not None:

@@ -1,18 +1,22 @@
 """Rewind a session to the point before one of the user's messages: its files, its conversation, or both.
 
-The conversation is cut by appending a rewind marker to the session file (it stays append-only;
-see ``Session.append_rewind``), the kernel is restarted (its state cannot be rewound), and the model
-is told with the next user message. Files come back from the checkpoint taken before the first
-action at or after that point.
+The conversation is cut in the session file as well as in memory: the whole file is archived in
+the session's ``rewound/`` folder, then replaced atomically by the kept lines and a rewind marker
+(see ``Session.rewind``), so freeact loads the cut history too. The kernel is restarted (its state
+cannot be rewound), and the model is told with the next user message. Files come back from the
+checkpoint taken before the first action at or after that point.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from freeact_tui.agent.checkpointing import RewindPlan, rewind_note
 from freeact_tui.execution.checkpoint_records import RestoreResult
+from freeact_tui.store.rewind_file import RewindMark
+from freeact_tui.store.sessions import SessionDamaged
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
@@ -31,6 +35,7 @@ class RewindOutcome:
     conversation_cut: bool
     kernel_restarted: bool
     files: bool = True
+    mark: RewindMark | None = None
 
     def summary(self) -> str:
         lines = []
@@ -65,21 +70,45 @@ async def rewind(agent: Agent, plan: RewindPlan, *, files: bool, conversation: b
         raise RewindRefused("A turn is running; rewind when it ends (Esc cancels it).")
     if not files and not conversation:
         raise RewindRefused("Choose files, conversation or both.")
+    if conversation and agent.session_locked is not None:
+        raise RewindRefused(
+            f"This session is open in another freeact-tui (pid {agent.session_locked.pid}); it is read-only here."
+        )
     checkpointing = agent.checkpointing
     restored = await checkpointing.restore_files(plan) if files else None
     keep = plan.turn.msg_index
     note = rewind_note(plan.turn, files=files, conversation=conversation)
     kernel_restarted = False
+    mark: RewindMark | None = None
     if conversation:
-        session = agent.session
-        lines = agent.recorder.cut(keep)
-        if session is not None:
-            session.append_rewind(lines, note)
+        recorder, session = agent.recorder, agent.session
+        lines = recorder.cut_lines(keep)
+        if session is not None:  # the file first: if it cannot be rewritten, nothing is cut
+            try:
+                mark = await asyncio.to_thread(session.rewind, lines, note)
+            except (OSError, SessionDamaged, ValueError) as exc:
+                done = "The files were restored, but the" if restored is not None else "The"
+                raise RewindRefused(
+                    f"{done} conversation could not be rewound (it is unchanged): {exc}"
+                ) from exc
+        else:
+            dropped = recorder.stored[lines:]
+            turns = sum(1 for m in dropped if _starts_turn(m))
+            mark = RewindMark(lines, len(dropped), turns, None, note)
+        recorder.cut(keep, mark)
         checkpointing.cut(keep)
         kernel_restarted = agent.kernel_state == "ready"
         await agent.restart_kernel()
     checkpointing.tell_model(note)
-    return RewindOutcome(plan, restored, conversation, kernel_restarted, files)
+    return RewindOutcome(plan, restored, conversation, kernel_restarted, files, mark)
+
+
+def _starts_turn(message: object) -> bool:
+    from pydantic_core import to_jsonable_python
+
+    from freeact_tui.store.rewind_file import is_user_turn
+
+    return is_user_turn(to_jsonable_python(message, bytes_mode="base64"))
 
 
 __all__ = ["RewindOutcome", "RewindRefused", "rewind"]

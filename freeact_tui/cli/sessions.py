@@ -153,7 +153,7 @@ def show_session(
     if info.subagents:
         typer.echo("Subagents: " + ", ".join(f"{k} ({v})" for k, v in info.subagents.items()))
     typer.echo("")
-    sys.stdout.write(render_text(history.messages, include_system=system))
+    sys.stdout.write(render_text(history.messages, include_system=system, rewinds=history.rewinds))
     sys.stdout.flush()
     if history.damage is not None:
         _fail(
@@ -184,7 +184,7 @@ def export_session(
     if history.damage is not None:
         _fail(f"session is damaged: {history.damage}; nothing exported (`sessions show` shows what loads)")
     fmt_: ExportFormat = "md" if fmt == "md" else "json"
-    text = render(history.messages, fmt_, title=session.info().title)
+    text = render(history.messages, fmt_, title=session.info().title, rewinds=history.rewinds)
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()

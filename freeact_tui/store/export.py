@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
 from freeact_tui.store import transcript as tr
+from freeact_tui.store.rewind_file import RewindMark
 from freeact_tui.toolcalls import CodeAction, SubagentTask
 
 ExportFormat = Literal["md", "json", "text"]
@@ -40,9 +41,11 @@ def _call_block(entry: tr.CallEntry) -> Block:
     )
 
 
-def blocks(messages: Sequence[ModelMessage], *, include_system: bool = True) -> Iterator[Block]:
-    """The conversation as a sequence of readable blocks, in order."""
-    for entry in tr.walk(messages):
+def blocks(
+    messages: Sequence[ModelMessage], *, include_system: bool = True, rewinds: Sequence[RewindMark] = ()
+) -> Iterator[Block]:
+    """The conversation as a sequence of readable blocks, in order (``rewinds`` marked where they happened)."""
+    for entry in tr.walk(messages, rewinds):
         match entry:
             case tr.SystemEntry(text=text):
                 if include_system:
@@ -65,14 +68,18 @@ def blocks(messages: Sequence[ModelMessage], *, include_system: bool = True) -> 
             case tr.CompactionEntry(summary=summary, replaced=replaced):
                 heading = f"Context compacted ({replaced} earlier messages summarised for the model)"
                 yield Block("other", heading, summary)
+            case tr.RewindEntry(mark=mark):
+                yield Block("other", "Rewound", mark.describe())
             case tr.OtherEntry(kind=kind, text=text):
                 yield Block("other", kind.replace("-", " ").capitalize(), text)
 
 
-def render_text(messages: Sequence[ModelMessage], *, include_system: bool = False) -> str:
+def render_text(
+    messages: Sequence[ModelMessage], *, include_system: bool = False, rewinds: Sequence[RewindMark] = ()
+) -> str:
     """Plain text for a terminal: a ``── Heading`` rule before each block, bodies as they are."""
     out = []
-    for block in blocks(messages, include_system=include_system):
+    for block in blocks(messages, include_system=include_system, rewinds=rewinds):
         body = block.body if block.kind not in ("code", "tool_result") else _indent(block.body)
         out.append(f"── {block.heading} " + "─" * max(3, 60 - len(block.heading)) + f"\n{body.rstrip()}\n")
     return "\n".join(out)
@@ -89,11 +96,15 @@ def _fence(body: str, lang: str | None) -> str:
 
 
 def render_markdown(
-    messages: Sequence[ModelMessage], *, title: str | None = None, include_system: bool = True
+    messages: Sequence[ModelMessage],
+    *,
+    title: str | None = None,
+    include_system: bool = True,
+    rewinds: Sequence[RewindMark] = (),
 ) -> str:
     """Markdown: a section per block; code, tool calls and tool results fenced, thinking quoted."""
     out = [f"# {title}\n"] if title else []
-    for block in blocks(messages, include_system=include_system):
+    for block in blocks(messages, include_system=include_system, rewinds=rewinds):
         if block.kind in ("code", "tool_call", "tool_result", "system"):
             body = _fence(block.body, block.lang)
         elif block.kind == "thinking":
@@ -109,16 +120,22 @@ def render_json(messages: Sequence[ModelMessage]) -> str:
     return ModelMessagesTypeAdapter.dump_json(list(messages), indent=2).decode("utf-8") + "\n"
 
 
-def render(messages: Sequence[ModelMessage], fmt: ExportFormat, *, title: str | None = None) -> str:
-    """Render in one of the export formats.
+def render(
+    messages: Sequence[ModelMessage],
+    fmt: ExportFormat,
+    *,
+    title: str | None = None,
+    rewinds: Sequence[RewindMark] = (),
+) -> str:
+    """Render in one of the export formats (JSON holds the messages only: the cut history).
 
     Raises:
         ValueError: an unknown format.
     """
     if fmt == "md":
-        return render_markdown(messages, title=title)
+        return render_markdown(messages, title=title, rewinds=rewinds)
     if fmt == "json":
         return render_json(messages)
     if fmt == "text":
-        return render_text(messages, include_system=True)
+        return render_text(messages, include_system=True, rewinds=rewinds)
     raise ValueError(f"Unknown export format {fmt!r} (expected md, json or text)")

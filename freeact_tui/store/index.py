@@ -21,6 +21,7 @@ from freeact_tui import paths
 MAIN_FILE = "main.jsonl"
 META_FILE = "meta.json"
 TOOL_RESULTS_DIR = "tool-results"
+REWOUND_DIR = "rewound"  # histories before each rewind (store.rewind_file)
 TITLE_MAX = 80
 _META_VERSION = 1
 _TAIL_BYTES = 32  # enough to include a line's microsecond timestamp, so a rewritten prefix is noticed
@@ -130,8 +131,8 @@ def _parse_ts(value: Any) -> datetime | None:
 class SessionInfo:
     """What a session list shows about one session.
 
-    ``subagents`` maps a subagent id to its task; ``size_bytes`` counts history files and saved tool
-    results; ``damaged`` is the first damage found in ``main.jsonl`` (``None`` when it loads cleanly).
+    ``subagents`` maps a subagent id to its task; ``size_bytes`` counts history files (with the
+    archives kept by rewinds) and saved tool results; ``damaged`` is the first damage found in ``main.jsonl`` (``None`` when it loads cleanly).
     """
 
     id: str
@@ -327,7 +328,7 @@ def _size_of(session_dir: Path) -> int:
         for entry in entries:
             if entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
                 total += entry.stat(follow_symlinks=False).st_size
-            elif entry.name == TOOL_RESULTS_DIR and entry.is_dir(follow_symlinks=False):
+            elif entry.name in (TOOL_RESULTS_DIR, REWOUND_DIR) and entry.is_dir(follow_symlinks=False):
                 with os.scandir(entry.path) as results:
                     total += sum(r.stat(follow_symlinks=False).st_size for r in results if r.is_file())
     return total

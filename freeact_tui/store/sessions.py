@@ -5,6 +5,7 @@
 <sessions_dir>/<session-id>/sub-xxxx.jsonl    one file per subagent
 <sessions_dir>/<session-id>/tool-results/     large results moved out of the history
 <sessions_dir>/<session-id>/meta.json         our listing cache (freeact ignores it)
+<sessions_dir>/<session-id>/rewound/          histories as they were before each rewind (``rewind_file``)
 ```
 
 One process writes a session at a time; any number may read it.
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from freeact_tui.store import lock as session_lock
+from freeact_tui.store import rewind_file
 from freeact_tui.store.ids import (  # also the names importers use from here
     AmbiguousSessionId,
     InvalidSessionId,
@@ -49,6 +51,13 @@ from freeact_tui.store.index import (
     session_info,
     utc_now_ts,
     write_meta,
+)
+from freeact_tui.store.rewind_file import (
+    REWIND_KEY,
+    REWOUND_DIR,
+    RewindMark,
+    mark_of,
+    marker_keep,
 )
 
 if TYPE_CHECKING:
@@ -78,6 +87,7 @@ def read_history(path: Path) -> LoadedHistory:
     damage: SessionDamaged | None = None
     truncated = False
     note: str | None = None
+    marks: list[RewindMark] = []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -89,10 +99,12 @@ def read_history(path: Path) -> LoadedHistory:
             else:
                 damage = SessionDamaged(path, number, exc.reason)
             break
-        keep = rewind_keep(envelope)
+        keep = marker_keep(envelope)
         if keep is not None:  # a rewind marker: the history is cut back to its first `keep` messages
+            mark = mark_of(envelope, payloads[keep:], path.parent)
             del payloads[keep:], line_numbers[keep:]
-            note = marker_note(envelope["message"])
+            marks = [m for m in marks if m.at <= keep] + [mark]
+            note = mark.note
             continue
         note = None
         payloads.append(envelope["message"])
@@ -108,40 +120,23 @@ def read_history(path: Path) -> LoadedHistory:
         damage = SessionDamaged(path, line_numbers[bad], reason)
         messages = ModelMessagesTypeAdapter.validate_python(payloads[:bad])
         truncated = False
-    return LoadedHistory(messages=messages, damage=damage, truncated_tail=truncated, rewind_note=note)
+    marks = [m for m in marks if m.at <= len(messages)]
+    return LoadedHistory(
+        messages=messages, damage=damage, truncated_tail=truncated, rewind_note=note, rewinds=marks
+    )
 
 
-REWIND_KEY = "rewind"
-"""The envelope ``meta`` key of a rewind marker: ``{"keep": n}`` cuts the history to its first n messages.
+def rewind_marker(keep: int, note: str, extra: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    """A rewind marker's (JSON-able message, extra envelope meta).
 
-The marker's ``message`` is a valid user request that says what was withdrawn, so freeact (which
-reads only ``meta.ts``) still loads the file; this store honours the cut."""
-
-
-def rewind_keep(envelope: dict[str, Any]) -> int | None:
-    """The number of messages a rewind marker keeps, or None when the envelope is a message."""
-    marker = envelope["meta"].get(REWIND_KEY)
-    if not isinstance(marker, dict):
-        return None
-    keep = marker.get("keep")
-    return keep if isinstance(keep, int) and keep >= 0 else 0
-
-
-def marker_note(message: Any) -> str | None:
-    """The text of a rewind marker's message (its user prompt)."""
-    try:
-        return str(message["parts"][0]["content"])
-    except (KeyError, IndexError, TypeError):
-        return None
-
-
-def rewind_marker(keep: int, note: str) -> tuple[Any, dict[str, Any]]:
-    """A rewind marker's (JSON-able message, extra envelope meta)."""
+    The message is a valid user request holding ``note``, so freeact loads the file; ``extra`` adds
+    to ``meta["rewind"]`` (what was withdrawn, where it is kept).
+    """
     from pydantic_ai.messages import ModelRequest, UserPromptPart
     from pydantic_core import to_jsonable_python
 
     message = ModelRequest(parts=[UserPromptPart(note)])
-    return to_jsonable_python(message, bytes_mode="base64"), {REWIND_KEY: {"keep": keep}}
+    return to_jsonable_python(message, bytes_mode="base64"), {REWIND_KEY: {"keep": keep, **(extra or {})}}
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -270,43 +265,51 @@ class Session:
         if changed or time.monotonic() - self._meta_written >= _META_WRITE_INTERVAL:
             self.flush_meta()
 
-    def append_rewind(self, keep: int, note: str, agent_id: str = "main") -> None:
-        """Cut the history back to its first ``keep`` messages by appending a rewind marker.
+    def rewind(self, keep: int, note: str, agent_id: str = "main") -> RewindMark:
+        """Cut the history back to its first ``keep`` messages (as loaded now, earlier markers applied).
 
-        The file stays append-only: the marker is a valid message (a user request holding ``note``)
-        so freeact still loads the file; ``read_history`` honours the cut. ``keep`` counts the
-        messages as loaded now (earlier markers applied).
+        The whole file is first archived byte for byte as ``rewound/<agent>.<n>.jsonl``; then the kept
+        lines (byte-identical) and a rewind marker replace it atomically (see ``store.rewind_file``),
+        so any reader of the file, freeact included, loads the cut history. The marker is a valid
+        user request holding ``note``; it says how much was withdrawn and where it is kept.
 
         Raises:
-            SessionDamaged: this history was loaded with damage.
-            OSError: the file cannot be written.
+            SessionDamaged: this history was loaded with damage, or a line before the cut is damaged.
+            SessionLocked: another live process writes this session.
+            ValueError: the history has fewer than ``keep`` messages.
+            OSError: a file cannot be written (the history is then unchanged).
         """
         path = self.history_path(agent_id)
         if agent_id in self._damage:
             raise self._damage[agent_id]
-        payload, extra = rewind_marker(keep, note)
-        line = encode_envelope(payload, utc_now_ts(), extra)
-        created = self._ensure_dir() or not path.exists()
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            if agent_id not in self._checked_tails:
-                self._repair_tail(fd)
-                self._checked_tails.add(agent_id)
-            _write_all(fd, line)
-            _sync(fd)
-            if agent_id == "main":
-                meta = self._current_meta()
-                st = os.fstat(fd)
-                meta.message_count = min(meta.message_count, keep)
-                meta.updated = datetime.now(UTC)
-                meta.mark_indexed(st.st_size, line, meta.indexed_lines + 1)
-                meta.main_size, meta.main_mtime_ns = st.st_size, st.st_mtime_ns
-        finally:
-            os.close(fd)
-        if created:
-            self._fsync_dir()
-        self._meta_dirty = True
-        self.flush_meta()
+        self._ensure_dir()
+        self.lock()
+        rewind_file.remove_leftovers(self.dir, path.stem)
+        data = path.read_bytes() if path.exists() else b""
+        kept, dropped = rewind_file.plan_cut(data, keep, path)
+        archive = rewind_file.archive_path(self.dir, path.stem)
+        withdrawn = {"messages": len(dropped), "turns": sum(map(rewind_file.is_user_turn, dropped))}
+        extra = {"withdrawn": withdrawn, "archive": f"{REWOUND_DIR}/{archive.name}"}
+        payload, meta_extra = rewind_marker(keep, note, extra)
+        line = encode_envelope(payload, utc_now_ts(), meta_extra)
+        if not archive.parent.is_dir():
+            archive.parent.mkdir(mode=0o700, exist_ok=True)
+            rewind_file.fsync_dir(self.dir)
+        rewind_file.write_durably(archive, data)
+        new = kept + line
+        rewind_file.write_durably(path, new, strict_dir_sync=False)  # renamed: the rewind is done
+        self._checked_tails.add(agent_id)
+        if agent_id == "main":
+            meta = self._current_meta()
+            st = path.stat()
+            meta.message_count = keep
+            meta.title = meta.title if keep else None
+            meta.updated = datetime.now(UTC)
+            meta.mark_indexed(len(new), new, new.count(b"\n"))
+            meta.main_size, meta.main_mtime_ns = st.st_size, st.st_mtime_ns
+            self._meta_dirty = True
+            self.flush_meta()
+        return RewindMark(keep, withdrawn["messages"], withdrawn["turns"], archive, note)
 
     def sync(self) -> None:
         """Write pending metadata and ``fsync`` every history of this session.
@@ -351,7 +354,7 @@ class Session:
                     if cut is not None:
                         break  # damage after the cut is cut off with the rest
                     raise SessionDamaged(path, number, exc.reason) from None
-                keep = rewind_keep(envelope)
+                keep = marker_keep(envelope)
                 kept = min(kept, keep) if keep is not None else kept + 1
             pos = end + 1
             if kept == count:

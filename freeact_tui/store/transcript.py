@@ -17,6 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from freeact_tui.events import Decision
 from freeact_tui.store.compaction import compaction_info, summary_text
+from freeact_tui.store.rewind_file import RewindMark
 from freeact_tui.toolcalls import CODE_TOOL, ToolCall, call_from_record, call_from_tool
 
 
@@ -125,6 +126,17 @@ class CompactionEntry:
 
 
 @dataclass(frozen=True)
+class RewindEntry:
+    """Where the conversation was rewound: what was withdrawn there, and where it is kept."""
+
+    mark: RewindMark
+
+    @property
+    def text(self) -> str:
+        return self.mark.describe()
+
+
+@dataclass(frozen=True)
 class OtherEntry:
     kind: str
     text: str
@@ -138,6 +150,7 @@ Entry = (
     | CallEntry
     | ResultEntry
     | CompactionEntry
+    | RewindEntry
     | OtherEntry
 )
 
@@ -192,56 +205,64 @@ def _text_actions(message: ModelMessage) -> Iterator[Entry]:
         )
 
 
-def walk(messages: Sequence[ModelMessage]) -> Iterator[Entry]:
-    """The conversation as typed entries, in order.
+def walk(messages: Sequence[ModelMessage], rewinds: Sequence[RewindMark] = ()) -> Iterator[Entry]:
+    """The conversation as typed entries, in order; ``rewinds`` (``LoadedHistory.rewinds``) are
+    placed where they happened.
 
     A text-protocol results message (a user message to the model) becomes the calls and results it
     reports, as a tool-call session's would.
     """
-    for message in messages:
-        info = compaction_info(message)
-        if info is not None:
-            yield CompactionEntry(summary_text(message), info.replaced, info.tokens_before, info.tokens_after)
-            continue
-        if isinstance(message, ModelRequest) and isinstance(message.metadata, dict):
-            if TEXT_ACTIONS_KEY in message.metadata:
-                yield from _text_actions(message)
-                continue
-        parts: Sequence[Any] = message.parts  # duck-typed: pydantic-ai has many part types
-        for part in parts:
-            kind = getattr(part, "part_kind", "")
-            if isinstance(message, ModelRequest):
-                if kind == "system-prompt":
-                    yield SystemEntry(part.content)
-                elif kind == "user-prompt":
-                    yield PromptEntry(content_text(part.content), part.content)
-                elif kind in ("tool-return", "retry-prompt") and hasattr(part, "tool_name"):
-                    meta = part.metadata if isinstance(getattr(part, "metadata", None), dict) else {}
-                    outcome = meta.get("outcome")
-                    yield ResultEntry(
-                        part.tool_call_id,
-                        part.tool_name or "",
-                        content_text(part.content),
-                        outcome if isinstance(outcome, str) else None,
-                        retry=kind == "retry-prompt",
-                        metadata=meta,
-                        part_outcome=str(getattr(part, "outcome", "success")),
-                    )
-                elif hasattr(part, "content"):
-                    yield OtherEntry(kind, content_text(part.content))
-            elif isinstance(message, ModelResponse):
-                if kind == "thinking":
-                    if part.content:
-                        yield ThoughtEntry(part.content)
-                elif kind == "text":
-                    yield AnswerEntry(part.content)
-                elif hasattr(part, "args_as_dict"):
-                    args = _args(part)
-                    yield CallEntry(
-                        part.tool_call_id, part.tool_name, args, call_from_tool(part.tool_name, args)
-                    )
-                elif hasattr(part, "content"):
-                    yield OtherEntry(kind, content_text(part.content))
+    marks = sorted(rewinds, key=lambda m: m.at)
+    for index, message in enumerate(messages):
+        while marks and marks[0].at <= index:
+            yield RewindEntry(marks.pop(0))
+        yield from _entries(message)
+    yield from (RewindEntry(m) for m in marks)
+
+
+def _entries(message: ModelMessage) -> Iterator[Entry]:
+    """The entries of one message."""
+    info = compaction_info(message)
+    if info is not None:
+        yield CompactionEntry(summary_text(message), info.replaced, info.tokens_before, info.tokens_after)
+        return
+    if isinstance(message, ModelRequest) and isinstance(message.metadata, dict):
+        if TEXT_ACTIONS_KEY in message.metadata:
+            yield from _text_actions(message)
+            return
+    parts: Sequence[Any] = message.parts  # duck-typed: pydantic-ai has many part types
+    for part in parts:
+        kind = getattr(part, "part_kind", "")
+        if isinstance(message, ModelRequest):
+            if kind == "system-prompt":
+                yield SystemEntry(part.content)
+            elif kind == "user-prompt":
+                yield PromptEntry(content_text(part.content), part.content)
+            elif kind in ("tool-return", "retry-prompt") and hasattr(part, "tool_name"):
+                meta = part.metadata if isinstance(getattr(part, "metadata", None), dict) else {}
+                outcome = meta.get("outcome")
+                yield ResultEntry(
+                    part.tool_call_id,
+                    part.tool_name or "",
+                    content_text(part.content),
+                    outcome if isinstance(outcome, str) else None,
+                    retry=kind == "retry-prompt",
+                    metadata=meta,
+                    part_outcome=str(getattr(part, "outcome", "success")),
+                )
+            elif hasattr(part, "content"):
+                yield OtherEntry(kind, content_text(part.content))
+        elif isinstance(message, ModelResponse):
+            if kind == "thinking":
+                if part.content:
+                    yield ThoughtEntry(part.content)
+            elif kind == "text":
+                yield AnswerEntry(part.content)
+            elif hasattr(part, "args_as_dict"):
+                args = _args(part)
+                yield CallEntry(part.tool_call_id, part.tool_name, args, call_from_tool(part.tool_name, args))
+            elif hasattr(part, "content"):
+                yield OtherEntry(kind, content_text(part.content))
 
 
 __all__ = [
@@ -253,6 +274,7 @@ __all__ = [
     "OtherEntry",
     "PromptEntry",
     "ResultEntry",
+    "RewindEntry",
     "SystemEntry",
     "ThoughtEntry",
     "content_text",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from freeact_tui.agent.checkpointing import CheckpointsUnavailableHere, UndoPlan, UndoScope, UserTurn
 from freeact_tui.agent.rewind import RewindRefused, rewind
+from freeact_tui.execution.checkpoint_limits import SkippedFile
 from freeact_tui.execution.shadow_git import CheckpointError
 from freeact_tui.tui.screens.confirm import ConfirmScreen
 from freeact_tui.tui.screens.diff import DiffScreen
@@ -125,7 +126,9 @@ async def run_rewind(app: FreeactApp) -> None:
                 return
             files = False
         plan = await agent.checkpointing.plan_rewind(turn)
-        message = _rewind_question(plan.changes, plan.outside, files=files, conversation=conversation)
+        message = _rewind_question(
+            plan.changes, plan.outside, files=files, conversation=conversation, skipped=plan.skipped
+        )
 
         async def confirmed(yes: bool | None) -> None:
             if not yes:
@@ -149,7 +152,14 @@ async def run_rewind(app: FreeactApp) -> None:
     await app.push_screen(RewindScreen(turns), picked)
 
 
-def _rewind_question(changes: object, outside: tuple[str, ...], *, files: bool, conversation: bool) -> str:
+def _rewind_question(
+    changes: object,
+    outside: tuple[str, ...],
+    *,
+    files: bool,
+    conversation: bool,
+    skipped: tuple[SkippedFile, ...] = (),
+) -> str:
     parts = []
     if conversation:
         parts.append("The conversation is cut before this message and the kernel restarts.")
@@ -162,6 +172,10 @@ def _rewind_question(changes: object, outside: tuple[str, ...], *, files: bool, 
             parts.append("No file changed since that point.")
         if outside:
             parts.append("Not covered (outside the working directory): " + ", ".join(outside[:5]) + ".")
+        if skipped:
+            shown = ", ".join(f"{s.path} ({s.reason})" for s in skipped[:5])
+            more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+            parts.append(f"Left as they are (checkpoints skip them): {shown}{more}.")
     return " ".join(parts)
 
 

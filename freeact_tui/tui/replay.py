@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
     from freeact_tui.store import transcript as tr
+    from freeact_tui.store.rewind_file import RewindMark
     from freeact_tui.store.sessions import Session
 
 SubagentLoader = Callable[[str], "Sequence[ModelMessage]"]
@@ -77,10 +78,15 @@ def blocks_from_history(
 
 
 def replay_history(
-    messages: Sequence[ModelMessage], load_subagent: SubagentLoader | None = None, *, agent_id: str = "main"
+    messages: Sequence[ModelMessage],
+    load_subagent: SubagentLoader | None = None,
+    *,
+    agent_id: str = "main",
+    rewinds: Sequence[RewindMark] = (),
 ) -> Replay:
-    """Blocks and subagents of an agent's stored history; ``load_subagent`` fills in the subagents' own."""
-    return _Replayer(agent_id, load_subagent).run(messages)
+    """Blocks and subagents of an agent's stored history; ``load_subagent`` fills in the subagents' own,
+    ``rewinds`` are marked where they happened."""
+    return _Replayer(agent_id, load_subagent).run(messages, rewinds)
 
 
 class _Replayer:
@@ -90,16 +96,18 @@ class _Replayer:
         self.out = Replay()
         self.calls: dict[str, ActionBlock] = {}
 
-    def run(self, messages: Sequence[ModelMessage]) -> Replay:
+    def run(self, messages: Sequence[ModelMessage], rewinds: Sequence[RewindMark] = ()) -> Replay:
         from freeact_tui.store import transcript as tr  # pydantic-ai: not needed for the first screen
 
         ids = {"agent_id": self.agent_id}
-        for entry in tr.walk(messages):
+        for entry in tr.walk(messages, rewinds):
             match entry:
                 case tr.PromptEntry(text=text) if self.agent_id == "main":  # a subagent's is its task
                     self.out.blocks.append(UserMessageBlock(text))
                 case tr.CompactionEntry():
                     self.out.blocks.append(NoticeBlock(compaction_note(entry), title="Context compacted"))
+                case tr.RewindEntry(mark=mark):
+                    self.out.blocks.append(NoticeBlock(mark.describe(), title="Rewound"))
                 case tr.ThoughtEntry(text=text) if text.strip():
                     self.out.blocks.append(ThoughtBlock(text, collapsed=True, **ids))
                 case tr.AnswerEntry(text=text) if text.strip():

@@ -20,6 +20,7 @@ from freeact_tui.events import (
     AgentEvent,
     ApprovalRequest,
     Cancelled,
+    CheckpointNotice,
     CodeExecutionOutput,
     CodeExecutionOutputChunk,
     Compacted,
@@ -210,8 +211,8 @@ class MainScreen(Screen[None]):
         self.status_bar.set_kernel(agent.kernel_state)
         self.status_bar.set_usage(agent.usage)
         self.status_bar.set_context(agent.context_usage())
-        if agent.history:  # the whole transcript: turns before a compaction stay visible
-            past = replay_history(agent.transcript, subagent_loader(agent))
+        if agent.history or agent.recorder.rewinds:  # the whole transcript (turns before a compaction too)
+            past = replay_history(agent.transcript, subagent_loader(agent), rewinds=agent.recorder.rewinds)
             await self.conversation.add_all(past.blocks)
             for status in past.subagents:  # the side panel lists the session's subagents, as live
                 self.query_one(SidePanel).update_subagent(status)
@@ -257,6 +258,8 @@ class MainScreen(Screen[None]):
                 await self._context_event(event)
             case KernelStatus(state=state) if event.agent_id == self.agent.agent_id:
                 self.status_bar.set_kernel(state)
+            case CheckpointNotice(text=text):
+                await self.conversation.notice(text, title="Checkpoint")
             case UsageUpdate() if event.agent_id == self.agent.agent_id:
                 self.status_bar.set_usage(event)
             case SubagentStatus():
@@ -571,6 +574,8 @@ class MainScreen(Screen[None]):
                         await log.tool_output(event)
                     case ProtocolSwitch(reason=reason):
                         await log.notice(reason, title="Text actions")
+                    case CheckpointNotice(text=text):
+                        await log.notice(text, title="Checkpoint")
                     case ModelRetry():
                         await log.notice(
                             f"{event.reason}. Retry {event.attempt} of {event.attempts} in {event.delay:g} s.",
