@@ -148,7 +148,11 @@ def code(source: str, call_id: str) -> tuple[str, dict[str, Any], str]:
 
 STEPS: dict[str, list[list[Any]]] = {
     "compute": [
-        ["Computing.", code("x = 6 * 7\nprint(x)\n!echo shell-part-$((6*7))", "c-compute")],
+        # U+2028 in the output: freeact splits lines with str.splitlines, so it must stay escaped
+        [
+            "Computing.",
+            code("x = 6 * 7\nprint(x, 'naïve 😀\\u2028after')\n!echo shell-part-$((6*7))", "c-compute"),
+        ],
         ["x is 42"],
     ],
     "reject this": [[code("print('REJECT me')", "c-reject")], ["Not run, then."]],
@@ -295,6 +299,11 @@ async def test_the_tool_session_holds_every_kind_of_record(tools_session: Writte
     approvals = [e.tool_call for e in tools_session.events if isinstance(e, ApprovalRequest)]
     assert [a for a in approvals if isinstance(a, ShellAction)], "a shell part was approved"
     assert "shell-part-42" in text and "user-shell-output" in text
+    raw = (d / "main.jsonl").read_text(encoding="utf-8")
+    outputs = [
+        str(p.content) for m in store.load().messages for p in m.parts if isinstance(p, ToolReturnPart)
+    ]
+    assert "\u2028" not in raw and [o for o in outputs if "42 naïve 😀\u2028after" in o]
     assert '"outcome": "rejected"' in text
     assert '"media_type": "image/png"' in text  # the plot, as BinaryContent in the tool return
     assert "diff" in text and "+gamma" in text  # the edit's diff in the return's metadata
