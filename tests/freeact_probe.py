@@ -6,6 +6,7 @@ differ between the two environments; the normal form keeps what a model is sent)
 
     load <sessions_root> <session_id> <agent_id>...   print {agent_id: normal form} as JSON, and under
                                                        "resumed main" what freeact's Session.load() restores
+    continue <sessions_root> <session_id>              resume with freeact's Session and append a turn
     write <sessions_root> <session_id>                 append a conversation with freeact's own store
 """
 
@@ -104,6 +105,19 @@ def main(argv: list[str]) -> None:
         asyncio.run(session.load())
         loaded["resumed main"] = normalize(session.messages)
         print(json.dumps(loaded))
+    elif command == "continue":  # freeact resumes the session and adds a turn, as its agent would
+        from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+        session = Session(
+            agent_id="main", store=store, working_dir=Path(root), inline_max_bytes=1, preview_chars=0
+        )
+        asyncio.run(session.load())
+        turn = [
+            ModelRequest(parts=[UserPromptPart("asked in freeact")]),
+            ModelResponse(parts=[TextPart("freeact answers")]),
+        ]
+        asyncio.run(session.append(turn))
+        print(json.dumps(normalize(turn)))
     elif command == "write":
         messages = conversation()
         store.append_messages("main", messages[:2])  # freeact appends as a turn goes on

@@ -352,6 +352,36 @@ async def test_real_freeact_loads_the_tool_session_and_its_subagent_like_we_do(
     assert [c for c in images if isinstance(c, dict) and c.get("binary") == "image/png"]
 
 
+async def test_a_session_continued_in_real_freeact_resumes_here(
+    tools_session: Written, executor: KernelExecutor, freeact_python: str
+) -> None:
+    """Our session, resumed in freeact (a turn appended after our rewind marker), then here again.
+
+    It changes the tool session, so it comes after the tests that read it (pytest keeps file order)."""
+    root, sid = tools_session.root, tools_session.session_id
+    store = SessionStore(root)
+    before = store.session(sid).load().messages
+    listed = store.session(sid).info().message_count
+    added = freeact(freeact_python, "continue", root, sid)
+    after = store.session(sid).load()
+    assert after.damage is None and normalize(after.messages) == normalize(before) + added
+    assert store.session(sid).info().message_count == listed + 2  # the listing sees freeact's lines
+    async with Agent(
+        routed({"next": [["Back here."]]}),
+        sessions_dir=root,
+        working_dir=executor.working_dir,
+        executor=executor,
+        session_id=sid,
+        permissions=PermissionRules(None, defaults=False),
+        checkpoints=False,
+    ) as agent:
+        assert normalize(agent.history[-2:]) == added
+        events = await run(agent, "next")
+    assert not [e for e in events if isinstance(e, AgentError)]
+    by_freeact = freeact_load(freeact_python, root, sid, "main")["main"]
+    assert by_freeact[-4:-2] == added and by_freeact[-1]["parts"][0]["content"] == "Back here."
+
+
 async def test_real_freeact_loads_the_text_protocol_session_like_we_do(
     text_session: Written, freeact_python: str
 ) -> None:
