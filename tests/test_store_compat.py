@@ -30,7 +30,10 @@ PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEh
 
 
 def freeact_load(path: Path) -> list[ModelMessage]:
-    """The rules freeact's ``SessionStore.load_messages`` enforces (freeact 0.10, agent/store.py)."""
+    """The rules freeact's ``SessionStore.load_messages`` enforces (freeact 0.11, agent/session.py).
+
+    A fast stand-in that always runs; tests/test_freeact_interop.py checks with the real freeact.
+    """
     lines = path.read_text(encoding="utf-8").splitlines()
     payloads: list[Any] = []
     for index, line in enumerate(lines):
