@@ -1,13 +1,17 @@
-"""RemoteExecutor against a real `jupyter kernelgateway` over https, with a token and a base path.
+"""RemoteExecutor against real Jupyter gateways over https, with a token and a base path.
 
 The tests make a CA and a server certificate for 127.0.0.1 (``cryptography``), start the gateway
-with them, an auth token and ``--KernelGatewayApp.base_url=/kg/``, and run kernels in it.
+with them, an auth token and a base path, and run kernels in it. The tests of what a gateway does
+run against both a stock `jupyter kernelgateway` (``/kg/``) and a stock `jupyter enterprisegateway`
+3.3.0 (``/eg/``, kernels as local processes, see ``tests/enterprise_gateway.py``); those of the
+client alone (the CLI, the app) against the kernel gateway only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import getpass
 import json
 import logging
 import os
@@ -35,10 +39,16 @@ pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180), pytest.mark.asyncio(
 TOKEN = "s3cret-gateway-token-5d1f"  # noqa: S105 - a test token
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    """A kernel gateway with TLS, a token and a base path, as an operator would run it."""
-    with tls_gateway(tmp_path_factory.mktemp("tls-gateway"), TOKEN) as gw:
+GATEWAYS = ["kernel-gateway", "enterprise-gateway"]
+# Tests of the client alone: one gateway is enough.
+kernel_gateway_only = pytest.mark.parametrize("gateway", ["kernel-gateway"], indirect=True)
+
+
+@pytest.fixture(scope="module", params=GATEWAYS)
+def gateway(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """A gateway with TLS, a token and a base path, as an operator would run it."""
+    kind = request.param
+    with tls_gateway(tmp_path_factory.mktemp(kind), TOKEN, kind=kind) as gw:
         yield gw
 
 
@@ -69,9 +79,11 @@ async def ex(gateway: Gateway, tmp_path_factory: pytest.TempPathFactory) -> Asyn
 
 
 async def test_code_runs_over_https_with_token_and_base_path(ex: RemoteExecutor, gateway: Gateway) -> None:
-    assert ex.endpoint.tls and ex.endpoint.base_path == "/kg" and ex.kernel_id in gateway.kernel_ids()
-    _, result = await run(ex, "x = 41\nimport os\nprint(os.getcwd(), os.environ['GREETING'])")
-    assert result.text == f"{ex.working_dir} hi" and not result.is_error
+    assert ex.endpoint.tls and ex.endpoint.base_path == gateway.base_path and ex.kernel_id in gateway.kernel_ids()
+    code = "x = 41\nimport os\nprint(os.getcwd(), os.environ['GREETING'], os.environ.get('KERNEL_USERNAME'))"
+    _, result = await run(ex, code)
+    # KERNEL_USERNAME is sent as Jupyter's gateway client does (EG names pods after it).
+    assert result.text == f"{ex.working_dir} hi {getpass.getuser()}" and not result.is_error
     _, result = await run(ex, "print(x + 1)")
     assert result.text == "42"
 
@@ -151,6 +163,24 @@ async def test_wrong_or_missing_token_is_a_clear_error(
         await executor.start()
 
 
+@pytest.mark.parametrize("gateway", ["enterprise-gateway"], indirect=True)
+async def test_user_refused_by_enterprise_gateway_is_a_clear_error(
+    gateway_env: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.enterprise_gateway import REFUSED_USER
+
+    monkeypatch.setenv("KERNEL_USERNAME", REFUSED_USER)  # in EG's unauthorized_users (root is, by default)
+    before = gateway_env.kernel_ids()
+    executor = RemoteExecutor(remote_url=gateway_env.url, working_dir=tmp_path)
+    with pytest.raises(
+        ExecutorError,
+        match=rf"does not let this user start a kernel: User '{REFUSED_USER}' is not authorized .*"
+        r"sent as KERNEL_USERNAME; set it in the environment",
+    ):
+        await executor.start()
+    assert executor.state == "failed" and gateway_env.kernel_ids() == before
+
+
 async def test_untrusted_certificate_is_a_clear_error(
     gateway_env: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -158,7 +188,7 @@ async def test_untrusted_certificate_is_a_clear_error(
     executor = RemoteExecutor(remote_url=gateway_env.url, working_dir=tmp_path)
     with pytest.raises(
         ExecutorError,
-        match=r"certificate of the gateway at https://127\.0\.0\.1:\d+/kg is not trusted .*"
+        match=rf"certificate of the gateway at https://127\.0\.0\.1:\d+{gateway_env.base_path} is not trusted .*"
         r"Set JUPYTER_GATEWAY_CA_CERTS .*--remote-insecure",
     ):
         await executor.start()
@@ -166,8 +196,9 @@ async def test_untrusted_certificate_is_a_clear_error(
 
 
 async def test_plain_http_to_a_tls_gateway_is_a_clear_error(gateway_env: Gateway, tmp_path: Path) -> None:
-    executor = RemoteExecutor(remote_url=f"http://127.0.0.1:{gateway_env.port}/kg/", working_dir=tmp_path)
-    with pytest.raises(ExecutorError, match=r"http://127\.0\.0\.1:\d+/kg"):
+    url = f"http://127.0.0.1:{gateway_env.port}{gateway_env.base_path}/"
+    executor = RemoteExecutor(remote_url=url, working_dir=tmp_path)
+    with pytest.raises(ExecutorError, match=rf"http://127\.0\.0\.1:\d+{gateway_env.base_path}"):
         await executor.start()
 
 
@@ -190,7 +221,7 @@ async def test_insecure_switch_skips_verification_with_a_warning(
 
 
 async def test_wrong_base_path_is_a_clear_error(gateway_env: Gateway, tmp_path: Path) -> None:
-    url = gateway_env.url.replace("/kg/", "/nope/")
+    url = gateway_env.url.replace(gateway_env.base_path + "/", "/nope/")
     executor = RemoteExecutor(remote_url=url, working_dir=tmp_path)
     with pytest.raises(ExecutorError, match=r"404 .*check the base path in remote_url"):
         await executor.start()
@@ -303,7 +334,8 @@ async def test_dropped_connection_mid_cell_is_reported_and_reattached(
     monkeypatch.setenv("JUPYTER_GATEWAY_RETRY_INTERVAL", "0.2")
     proxy = _Proxy(gateway_env.port)
     await proxy.start()
-    executor = RemoteExecutor(remote_url=f"https://127.0.0.1:{proxy.port}/kg/", working_dir=tmp_path)
+    url = f"https://127.0.0.1:{proxy.port}{gateway_env.base_path}/"
+    executor = RemoteExecutor(remote_url=url, working_dir=tmp_path)
     try:
         await executor.start()
         first = executor.kernel_id
@@ -382,6 +414,7 @@ def _files_containing(root: Path, needle: bytes) -> list[Path]:
     return found
 
 
+@kernel_gateway_only
 async def test_headless_run_over_tls_writes_the_token_nowhere(
     gateway_env: Gateway, fake_openai: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -408,6 +441,7 @@ async def test_headless_run_over_tls_writes_the_token_nowhere(
     assert TOKEN not in done.stdout + done.stderr
 
 
+@kernel_gateway_only
 async def test_cli_insecure_switch_warns_and_works(
     gateway_env: Gateway, fake_openai: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -472,6 +506,7 @@ async def test_subagents_each_get_a_kernel_from_the_gateway(gateway_env: Gateway
     assert not set(gateway_env.kernel_ids()) - before  # every kernel, the parent's too, was deleted
 
 
+@kernel_gateway_only
 async def test_app_says_certificates_are_not_verified(
     gateway_env: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,9 @@ Follows the conventions of Jupyter's own gateway client (``jupyter_server/gatewa
 default), ``JUPYTER_GATEWAY_CA_CERTS`` (a CA bundle to verify the gateway's certificate with) and
 ``JUPYTER_GATEWAY_VALIDATE_CERT`` (``false`` turns verification off, like ``remote_insecure``), and
 the reconnect schedule ``JUPYTER_GATEWAY_RETRY_INTERVAL`` / ``_RETRY_INTERVAL_MAX`` / ``_RETRY_MAX``.
+Like that client, a new kernel gets the ``KERNEL_*`` variables of this environment (Enterprise
+Gateway reads ``KERNEL_USERNAME``, ``KERNEL_NAMESPACE``, ``KERNEL_IMAGE``, …), and ``KERNEL_USERNAME``
+is this machine's user name unless set.
 
 The token is read from the environment only, kept out of ``repr`` and every message, and never
 passed to the kernel: it exists in this process's memory and in the request headers, nowhere else.
@@ -13,7 +16,9 @@ passed to the kernel: it exists in this process's memory and in the request head
 
 from __future__ import annotations
 
+import getpass
 import ipaddress
+import json
 import logging
 import os
 import ssl
@@ -153,7 +158,14 @@ class GatewayEndpoint:
         )
 
     def explain_status(self, status: int, body: str, doing: str) -> str:
-        """A message for an HTTP error answer (401/403: the token; 404: the base path)."""
+        """A message for an HTTP error answer (401/403: the token or the user; 404: the base path)."""
+        detail = gateway_message(body)
+        if status == 403 and "KERNEL_USERNAME" in detail:
+            # Enterprise Gateway's authorized_users/unauthorized_users (root is refused by default).
+            return (
+                f"The Jupyter gateway at {self.url} does not let this user {doing}: {detail.rstrip('.')} "
+                f"(the user name is sent as KERNEL_USERNAME; set it in the environment to send another)."
+            )
         if status in (401, 403):
             if self.token:
                 what = f"refused the token in {TOKEN_ENV}: set it to the gateway's auth token"
@@ -166,10 +178,39 @@ class GatewayEndpoint:
                 "check the base path in remote_url (e.g. https://host/prefix/ when the gateway runs "
                 "with --KernelGatewayApp.base_url=/prefix/)."
             )
-        body = body.strip()
         return f"The Jupyter gateway at {self.url} answered {status} while trying to {doing}" + (
-            f": {body[:500]}" if body else "."
+            f": {detail[:1000]}" if detail else "."
         )
+
+
+def gateway_message(body: str) -> str:
+    """The ``message`` (or ``reason``) of a gateway's JSON error answer, else the body itself."""
+    body = body.strip()
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body
+    if isinstance(data, dict):
+        for key in ("message", "reason"):
+            if isinstance(data.get(key), str) and data[key].strip():
+                return str(data[key]).strip()
+    return body
+
+
+def kernel_request_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The ``KERNEL_*`` variables a new kernel is requested with, as Jupyter's gateway client sends them.
+
+    ``KERNEL_USERNAME`` defaults to this machine's user name (Enterprise Gateway names kernel pods
+    after it and checks it against its authorized/unauthorized users).
+    """
+    environ = os.environ if environ is None else environ
+    env = {k: v for k, v in environ.items() if k.startswith("KERNEL_")}
+    if not env.get("KERNEL_USERNAME"):
+        try:
+            env["KERNEL_USERNAME"] = getpass.getuser()
+        except (KeyError, OSError):  # no name for this uid (a container without /etc/passwd entry)
+            pass
+    return env
 
 
 def _env_bool(value: str | None, default: bool) -> bool:

@@ -36,7 +36,7 @@ from uuid import uuid4
 import aiohttp
 
 from freeact_tui.execution.base import ExecutorError
-from freeact_tui.execution.gateway_endpoint import GatewayEndpoint, resolve_endpoint
+from freeact_tui.execution.gateway_endpoint import GatewayEndpoint, kernel_request_env, resolve_endpoint
 from freeact_tui.execution.inband import INBAND_CODE, INBAND_PREFIX, InbandHandler, answer_inband
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.execution.kernel_client import CellSink, KernelConnection
@@ -167,7 +167,8 @@ class RemoteKernelConnection(KernelConnection):
         await super().open(_ENV_PRELUDE + init_code + "\n" + WARM_UP_CODE + INBAND_CODE, init_timeout)
 
     async def _create_kernel(self) -> None:
-        env = {ENV_PREFIX + name: value for name, value in self.gateway.env.items()}
+        env = kernel_request_env()
+        env.update({ENV_PREFIX + name: value for name, value in self.gateway.env.items()})
         try:
             async with self._session.post(f"{self.gateway.base_url}/api/kernels", json={"env": env}) as resp:
                 if resp.status not in (200, 201):
