@@ -17,15 +17,22 @@ streamed into ``docker import`` (no registry is needed):
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from freeact_tui.execution.docker_image import COMMANDS, _add_text, _elf_files, shared_libraries
 from tests.enterprise_gateway import _locked, _unavailable, cache_dir, launchers
+
+if TYPE_CHECKING:
+    from tests.tls_gateway import Gateway
 
 # mcpygen 0.1.4 asks for mcp>=1.26 but fails to import with mcp 2: pinned as in pyproject.toml.
 KERNEL_PACKAGES = ("ipykernel", "mcpygen>=0.1.4", "mcp>=1.26,<2", "pycryptodomex")
@@ -173,3 +180,71 @@ def build_kernel_image(tag: str) -> None:
 def _image_id(tag: str) -> str | None:
     done = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", tag], capture_output=True, text=True)
     return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+DOCKER_KERNEL = "freeact_docker"
+
+
+def kernel_containers() -> list[dict[str, str]]:
+    """The containers EG's launcher started (``docker ps`` rows as dicts)."""
+    done = subprocess.run(
+        ["docker", "ps", "--all", "--filter", "label=app=enterprise-gateway", "--format", "{{json .}}"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def _bridge_gateway() -> str:
+    """The host's address on Docker's default bridge: where kernels in containers reach EG."""
+    done = subprocess.run(
+        ["docker", "network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+@contextmanager
+def docker_enterprise_gateway(directory: Path, token: str, image: str) -> Iterator[Gateway]:
+    """EG (TLS, ``token``, ``/eg/``) whose only kernel spec starts kernels as containers of ``image``.
+
+    The kernel spec is EG's ``python_docker`` one with ``DockerProcessProxy`` (not swarm) and EG's own
+    ``launch_docker.py``; ``image`` is built first (``build_kernel_image``). Containers still there
+    when EG has stopped are removed.
+    """
+    from tests.enterprise_gateway import enterprise_gateway_python, gateway_env, write_kernelspec
+    from tests.tls_gateway import tls_gateway
+
+    build_kernel_image(image)
+    write_kernelspec(
+        directory,
+        DOCKER_KERNEL,
+        {
+            "display_name": "freeact (Docker)",
+            "language": "python",
+            "metadata": {
+                "process_proxy": {
+                    "class_name": "enterprise_gateway.services.processproxies.docker_swarm.DockerProcessProxy",
+                    "config": {"image_name": image},
+                }
+            },
+            "env": {},
+            "argv": [str(enterprise_gateway_python()), str(launchers() / "docker" / "scripts" / "launch_docker.py"),
+                     "--RemoteProcessProxy.kernel-id", "{kernel_id}",
+                     "--RemoteProcessProxy.port-range", "{port_range}",
+                     "--RemoteProcessProxy.response-address", "{response_address}",
+                     "--RemoteProcessProxy.public-key", "{public_key}"],
+        },
+    )  # fmt: skip
+    env = gateway_env(directory)
+    env.update(
+        EG_DOCKER_NETWORK="bridge",
+        EG_RESPONSE_IP=_bridge_gateway(),  # the container's way back to EG
+        EG_KERNEL_LAUNCH_TIMEOUT="120",
+        EG_INHERITED_ENVS="PATH",  # launch_docker.py needs it (EG's Helm chart sets the same)
+    )
+    try:
+        with tls_gateway(directory, token, kind="enterprise-gateway", env=env, kernel=DOCKER_KERNEL) as gw:
+            yield gw
+    finally:
+        for container in kernel_containers():
+            subprocess.run(["docker", "rm", "-f", container["ID"]], capture_output=True)

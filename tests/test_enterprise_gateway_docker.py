@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-import json
 import os
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -25,15 +23,16 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.remote import RemoteExecutor
+from tests.eg_kernel_image import kernel_containers as _kernel_containers
 from tests.executor_checks import approvals, run
-from tests.tls_gateway import Gateway, tls_gateway
+from tests.tls_gateway import Gateway
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(600), pytest.mark.asyncio(loop_scope="module")]
 
 TOKEN = "eg-docker-token-8c2a"  # noqa: S105 - a test token
 IMAGE = "freeact-eg-kernel:pytest"
-KERNEL = "freeact_docker"
 # The kernel's working directory must exist in the container (as in a pod).
 WORK = Path("/tmp")
 
@@ -44,66 +43,15 @@ def _daemon_problem() -> str | None:
     return DAEMON_PROBLEM
 
 
-def _kernel_containers() -> list[dict[str, str]]:
-    done = subprocess.run(
-        ["docker", "ps", "--all", "--filter", "label=app=enterprise-gateway", "--format", "{{json .}}"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return [json.loads(line) for line in done.stdout.splitlines()]
-
-
-def _bridge_gateway() -> str:
-    """The host's address on Docker's default bridge: where kernels in containers reach EG."""
-    done = subprocess.run(
-        ["docker", "network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return done.stdout.strip()
-
-
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     problem = _daemon_problem()
     if problem is not None and not os.environ.get("CI"):
         pytest.skip(f"Docker unavailable: {problem}")
-    from tests.eg_kernel_image import build_kernel_image
-    from tests.enterprise_gateway import enterprise_gateway_python, gateway_env, launchers, write_kernelspec
+    from tests.eg_kernel_image import docker_enterprise_gateway
 
-    build_kernel_image(IMAGE)
-    directory = tmp_path_factory.mktemp("eg-docker")
-    # EG's python_docker kernel spec, with DockerProcessProxy (not swarm) and our image.
-    write_kernelspec(
-        directory,
-        KERNEL,
-        {
-            "display_name": "freeact (Docker)",
-            "language": "python",
-            "metadata": {
-                "process_proxy": {
-                    "class_name": "enterprise_gateway.services.processproxies.docker_swarm.DockerProcessProxy",
-                    "config": {"image_name": IMAGE},
-                }
-            },
-            "env": {},
-            "argv": [str(enterprise_gateway_python()), str(launchers() / "docker" / "scripts" / "launch_docker.py"),
-                     "--RemoteProcessProxy.kernel-id", "{kernel_id}",
-                     "--RemoteProcessProxy.port-range", "{port_range}",
-                     "--RemoteProcessProxy.response-address", "{response_address}",
-                     "--RemoteProcessProxy.public-key", "{public_key}"],
-        },
-    )  # fmt: skip
-    env = gateway_env(directory)
-    env.update(
-        EG_DOCKER_NETWORK="bridge",
-        EG_RESPONSE_IP=_bridge_gateway(),  # the container's way back to EG
-        EG_KERNEL_LAUNCH_TIMEOUT="120",
-        EG_INHERITED_ENVS="PATH",  # launch_docker.py needs it (EG's Helm chart sets the same)
-    )
-    with tls_gateway(directory, TOKEN, kind="enterprise-gateway", env=env, kernel=KERNEL) as gw:
+    with docker_enterprise_gateway(tmp_path_factory.mktemp("eg-docker"), TOKEN, IMAGE) as gw:
         yield gw
-    # Kernels still running when EG stops are its to end; leave no container behind either way.
-    for container in _kernel_containers():
-        subprocess.run(["docker", "rm", "-f", container["ID"]], capture_output=True)
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
@@ -183,3 +131,46 @@ async def test_parallel_kernels_get_their_own_containers_and_are_removed(
         await asyncio.gather(*(e.stop() for e in executors))
     left = [c["Names"] for c in _kernel_containers() if any(i and i in c["Names"] for i in ids)]
     assert left == [] and not set(ids) & set(gateway.kernel_ids())
+
+
+async def test_a_kernel_that_cannot_be_launched_is_a_clear_error(
+    gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # KERNEL_* variables of this environment go with the request (as Jupyter's gateway client
+    # sends them): EG takes KERNEL_IMAGE as the image, and there is no such image here.
+    monkeypatch.setenv("KERNEL_IMAGE", "freeact-eg-kernel:absent")
+    monkeypatch.setenv("JUPYTER_GATEWAY_AUTH_TOKEN", TOKEN)
+    monkeypatch.setenv("JUPYTER_GATEWAY_CA_CERTS", str(gateway.ca))
+    before = gateway.kernel_ids()
+    executor = RemoteExecutor(remote_url=gateway.url, working_dir=WORK)
+    with pytest.raises(
+        ExecutorError,
+        match=r"answered 500 while trying to start a kernel: Error occurred during launch of KernelID: .*"
+        r"On Enterprise Gateway, check the kernel spec, its image and EG_KERNEL_LAUNCH_TIMEOUT",
+    ):
+        await executor.start()
+    assert executor.state == "failed" and gateway.kernel_ids() == before
+
+
+async def test_a_kernel_launch_that_takes_too_long_is_a_clear_error_and_given_up(
+    gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A container takes a second or more to launch and the kernel to start; the client waits 1 s and
+    # tells EG (KERNEL_LAUNCH_TIMEOUT) to stop trying after as long. A kernel EG started all the same
+    # is deleted once EG names it: none is left running for nobody.
+    monkeypatch.setenv("JUPYTER_GATEWAY_REQUEST_TIMEOUT", "1")
+    monkeypatch.setenv("JUPYTER_GATEWAY_AUTH_TOKEN", TOKEN)
+    monkeypatch.setenv("JUPYTER_GATEWAY_CA_CERTS", str(gateway.ca))
+    before, containers = gateway.kernel_ids(), {c["ID"] for c in _kernel_containers()}
+    executor = RemoteExecutor(remote_url=gateway.url, working_dir=WORK)
+    with pytest.raises(
+        ExecutorError,
+        match=r"did not start in the Jupyter gateway at https://127\.0\.0\.1:\d+/eg within 1s: "
+        r"set JUPYTER_GATEWAY_REQUEST_TIMEOUT to wait longer .*EG_KERNEL_LAUNCH_TIMEOUT",
+    ):
+        await executor.start()
+    await executor.stop()
+    deadline = asyncio.get_running_loop().time() + 60
+    while gateway.kernel_ids() != before or {c["ID"] for c in _kernel_containers()} - containers:
+        assert asyncio.get_running_loop().time() < deadline, (gateway.kernel_ids(), _kernel_containers())
+        await asyncio.sleep(0.5)

@@ -80,10 +80,11 @@ async def ex(gateway: Gateway, tmp_path_factory: pytest.TempPathFactory) -> Asyn
 
 async def test_code_runs_over_https_with_token_and_base_path(ex: RemoteExecutor, gateway: Gateway) -> None:
     assert ex.endpoint.tls and ex.endpoint.base_path == gateway.base_path and ex.kernel_id in gateway.kernel_ids()
-    code = "x = 41\nimport os\nprint(os.getcwd(), os.environ['GREETING'], os.environ.get('KERNEL_USERNAME'))"
+    code = "x = 41\nimport os\nprint(os.getcwd(), os.environ['GREETING'], *(os.environ.get(f'KERNEL_{n}') for n in ('USERNAME', 'LAUNCH_TIMEOUT')))"
     _, result = await run(ex, code)
-    # KERNEL_USERNAME is sent as Jupyter's gateway client does (EG names pods after it).
-    assert result.text == f"{ex.working_dir} hi {getpass.getuser()}" and not result.is_error
+    # KERNEL_USERNAME and KERNEL_LAUNCH_TIMEOUT are sent as Jupyter's gateway client does (EG names
+    # pods after the user and gives up a launch the client no longer waits for).
+    assert result.text == f"{ex.working_dir} hi {getpass.getuser()} 120" and not result.is_error
     _, result = await run(ex, "print(x + 1)")
     assert result.text == "42"
 

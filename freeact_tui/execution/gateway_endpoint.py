@@ -40,6 +40,10 @@ VALIDATE_CERT_ENV = "JUPYTER_GATEWAY_VALIDATE_CERT"
 RETRY_INTERVAL_ENV = "JUPYTER_GATEWAY_RETRY_INTERVAL"
 RETRY_INTERVAL_MAX_ENV = "JUPYTER_GATEWAY_RETRY_INTERVAL_MAX"
 RETRY_MAX_ENV = "JUPYTER_GATEWAY_RETRY_MAX"
+REQUEST_TIMEOUT_ENV = "JUPYTER_GATEWAY_REQUEST_TIMEOUT"
+# Kernel start on a gateway: Enterprise Gateway on Kubernetes schedules a pod and may pull its image
+# first (Jupyter's own client waits 42 s; EG's Helm chart gives a launch 60 s by default).
+DEFAULT_REQUEST_TIMEOUT = 120.0
 
 INSECURE_HINT = "remote_insecure = true in the config or --remote-insecure"
 
@@ -59,6 +63,8 @@ class GatewayEndpoint:
         retry_interval: First wait before reconnecting a dropped websocket (doubles each attempt).
         retry_interval_max: Longest wait between reconnect attempts.
         retry_max: Reconnect attempts before the kernel counts as lost.
+        request_timeout: Seconds a new kernel may take to start (``JUPYTER_GATEWAY_REQUEST_TIMEOUT``),
+            also sent as ``KERNEL_LAUNCH_TIMEOUT`` so that Enterprise Gateway gives up at the same time.
     """
 
     url: str
@@ -71,6 +77,7 @@ class GatewayEndpoint:
     retry_interval: float = 1.0
     retry_interval_max: float = 30.0
     retry_max: int = 5
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     token: str | None = field(default=None, repr=False)
     auth_scheme: str = field(default="token", repr=False)
 
@@ -178,9 +185,12 @@ class GatewayEndpoint:
                 "check the base path in remote_url (e.g. https://host/prefix/ when the gateway runs "
                 "with --KernelGatewayApp.base_url=/prefix/)."
             )
-        return f"The Jupyter gateway at {self.url} answered {status} while trying to {doing}" + (
+        message = f"The Jupyter gateway at {self.url} answered {status} while trying to {doing}" + (
             f": {detail[:1000]}" if detail else "."
         )
+        if status >= 500 and doing == "start a kernel":
+            message += " On Enterprise Gateway, check the kernel spec, its image and EG_KERNEL_LAUNCH_TIMEOUT."
+        return message
 
 
 def gateway_message(body: str) -> str:
@@ -197,14 +207,19 @@ def gateway_message(body: str) -> str:
     return body
 
 
-def kernel_request_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def kernel_request_env(
+    environ: Mapping[str, str] | None = None, launch_timeout: float | None = None
+) -> dict[str, str]:
     """The ``KERNEL_*`` variables a new kernel is requested with, as Jupyter's gateway client sends them.
 
     ``KERNEL_USERNAME`` defaults to this machine's user name (Enterprise Gateway names kernel pods
-    after it and checks it against its authorized/unauthorized users).
+    after it and checks it against its authorized/unauthorized users); ``KERNEL_LAUNCH_TIMEOUT``
+    to ``launch_timeout`` (EG stops launching a kernel the client no longer waits for).
     """
     environ = os.environ if environ is None else environ
     env = {k: v for k, v in environ.items() if k.startswith("KERNEL_")}
+    if launch_timeout and not env.get("KERNEL_LAUNCH_TIMEOUT"):
+        env["KERNEL_LAUNCH_TIMEOUT"] = str(max(1, int(launch_timeout)))
     if not env.get("KERNEL_USERNAME"):
         try:
             env["KERNEL_USERNAME"] = getpass.getuser()
@@ -309,6 +324,7 @@ def resolve_endpoint(
         retry_interval=_env_number(env, RETRY_INTERVAL_ENV, 1.0),
         retry_interval_max=_env_number(env, RETRY_INTERVAL_MAX_ENV, 30.0),
         retry_max=int(_env_number(env, RETRY_MAX_ENV, 5)),
+        request_timeout=_env_number(env, REQUEST_TIMEOUT_ENV, DEFAULT_REQUEST_TIMEOUT) or DEFAULT_REQUEST_TIMEOUT,
         token=token,
         auth_scheme=env.get(SCHEME_ENV, "token"),
     )
