@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -185,13 +186,20 @@ def _image_id(tag: str) -> str | None:
 DOCKER_KERNEL = "freeact_docker"
 
 
-def kernel_containers() -> list[dict[str, str]]:
-    """The containers EG's launcher started (``docker ps`` rows as dicts)."""
+def kernel_containers(gateway: Gateway) -> list[dict[str, str]]:
+    """The containers of kernels that ``gateway`` launched (``docker ps`` rows as dicts).
+
+    Only this gateway's: other EG instances (another test run, a bench) may be launching their own.
+    EG's launcher labels each container with its kernel id; the gateway's log names the ids it launched.
+    """
+    launched = set(re.findall(r"KernelID: ([0-9a-f-]{36})", gateway.log.read_text(errors="replace")))
     done = subprocess.run(
-        ["docker", "ps", "--all", "--filter", "label=app=enterprise-gateway", "--format", "{{json .}}"],
+        ["docker", "ps", "--all", "--filter", "label=app=enterprise-gateway",
+         "--format", '{{json .}}\t{{.Label "kernel_id"}}'],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    return [json.loads(line) for line in done.stdout.splitlines()]
+    rows = [line.rsplit("\t", 1) for line in done.stdout.splitlines()]
+    return [json.loads(row) for row, kernel_id in rows if kernel_id in launched]
 
 
 def _bridge_gateway() -> str:
@@ -209,7 +217,7 @@ def docker_enterprise_gateway(directory: Path, token: str, image: str) -> Iterat
 
     The kernel spec is EG's ``python_docker`` one with ``DockerProcessProxy`` (not swarm) and EG's own
     ``launch_docker.py``; ``image`` is built first (``build_kernel_image``). Containers still there
-    when EG has stopped are removed.
+    when the caller is done are removed (only this EG's: see ``kernel_containers``).
     """
     from tests.enterprise_gateway import enterprise_gateway_python, gateway_env, write_kernelspec
     from tests.tls_gateway import tls_gateway
@@ -242,9 +250,9 @@ def docker_enterprise_gateway(directory: Path, token: str, image: str) -> Iterat
         EG_KERNEL_LAUNCH_TIMEOUT="120",
         EG_INHERITED_ENVS="PATH",  # launch_docker.py needs it (EG's Helm chart sets the same)
     )
-    try:
-        with tls_gateway(directory, token, kind="enterprise-gateway", env=env, kernel=DOCKER_KERNEL) as gw:
+    with tls_gateway(directory, token, kind="enterprise-gateway", env=env, kernel=DOCKER_KERNEL) as gw:
+        try:
             yield gw
-    finally:
-        for container in kernel_containers():
-            subprocess.run(["docker", "rm", "-f", container["ID"]], capture_output=True)
+        finally:
+            for container in kernel_containers(gw):
+                subprocess.run(["docker", "rm", "-f", container["ID"]], capture_output=True)

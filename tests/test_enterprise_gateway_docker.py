@@ -68,7 +68,7 @@ async def ex(gateway: Gateway) -> AsyncIterator[RemoteExecutor]:
 
 async def test_code_runs_in_a_kernel_container_started_by_eg(ex: RemoteExecutor, gateway: Gateway) -> None:
     assert ex.kernel_id in gateway.kernel_ids()
-    [container] = [c for c in _kernel_containers() if ex.kernel_id and ex.kernel_id in c["Names"]]
+    [container] = [c for c in _kernel_containers(gateway) if ex.kernel_id and ex.kernel_id in c["Names"]]
     assert container["Image"] == IMAGE and container["State"] == "running"
     code = (
         "import os, socket, sys\n"
@@ -129,7 +129,7 @@ async def test_parallel_kernels_get_their_own_containers_and_are_removed(
         assert hosts == [f"{getpass.getuser()}-{i}" for i in ids]
     finally:
         await asyncio.gather(*(e.stop() for e in executors))
-    left = [c["Names"] for c in _kernel_containers() if any(i and i in c["Names"] for i in ids)]
+    left = [c["Names"] for c in _kernel_containers(gateway) if any(i and i in c["Names"] for i in ids)]
     assert left == [] and not set(ids) & set(gateway.kernel_ids())
 
 
@@ -161,7 +161,7 @@ async def test_a_kernel_launch_that_takes_too_long_is_a_clear_error_and_given_up
     monkeypatch.setenv("JUPYTER_GATEWAY_REQUEST_TIMEOUT", "1")
     monkeypatch.setenv("JUPYTER_GATEWAY_AUTH_TOKEN", TOKEN)
     monkeypatch.setenv("JUPYTER_GATEWAY_CA_CERTS", str(gateway.ca))
-    before, containers = gateway.kernel_ids(), {c["ID"] for c in _kernel_containers()}
+    before, containers = gateway.kernel_ids(), {c["ID"] for c in _kernel_containers(gateway)}
     executor = RemoteExecutor(remote_url=gateway.url, working_dir=WORK)
     with pytest.raises(
         ExecutorError,
@@ -171,6 +171,6 @@ async def test_a_kernel_launch_that_takes_too_long_is_a_clear_error_and_given_up
         await executor.start()
     await executor.stop()
     deadline = asyncio.get_running_loop().time() + 60
-    while gateway.kernel_ids() != before or {c["ID"] for c in _kernel_containers()} - containers:
-        assert asyncio.get_running_loop().time() < deadline, (gateway.kernel_ids(), _kernel_containers())
+    while gateway.kernel_ids() != before or {c["ID"] for c in _kernel_containers(gateway)} - containers:
+        assert asyncio.get_running_loop().time() < deadline, (gateway.kernel_ids(), _kernel_containers(gateway))
         await asyncio.sleep(0.5)

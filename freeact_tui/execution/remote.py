@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,30 @@ del _os, _sys
 
 # Deletions of kernels whose start was given up (kept referenced until done).
 _ABANDONED: set[asyncio.Task[None]] = set()
+# Connections whose kernel lives in a gateway, for ``release_remote_kernels``.
+_LIVE: weakref.WeakSet[RemoteKernelConnection] = weakref.WeakSet()
+
+
+async def release_remote_kernels(limit: float = 3.0) -> int:
+    """Delete every gateway kernel this process still holds, all at once, within ``limit`` seconds.
+
+    For a process that ends without stopping its agents (the app's quick quit): local kernels end by
+    their watchdogs once we are gone, a gateway's would run on (on Enterprise Gateway, a pod until
+    culled). Returns how many kernels were asked to go.
+    """
+    conns = [c for c in list(_LIVE) if c.kernel_id is not None and not c._closed]
+
+    async def delete(conn: RemoteKernelConnection) -> None:
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError, OSError):
+            async with conn.gateway.client_session(aiohttp.ClientTimeout(total=limit)) as session:
+                async with session.delete(conn.kernel_url):
+                    pass
+
+    if conns:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(limit):
+                await asyncio.gather(*(delete(c) for c in conns))
+    return len(conns)
 
 
 def _delete_when_started(post: asyncio.Task[str], gateway: RemoteGateway, wait: float) -> None:
@@ -213,6 +238,7 @@ class RemoteKernelConnection(KernelConnection):
         post = asyncio.create_task(self._post_kernel(env))
         try:
             self.kernel_id = await asyncio.shield(post)
+            _LIVE.add(self)
         except asyncio.CancelledError:
             # Timed out (or the executor stopped) while the gateway was still starting the kernel:
             # it would run for nobody. Delete it once the gateway says which it is.
@@ -350,6 +376,7 @@ class RemoteKernelConnection(KernelConnection):
 
         A kernel the gateway is restarting fails the first delete (500, a jupyter_client race).
         """
+        _LIVE.discard(self)
         await super().close()
         if self.kernel_id is None or not self.gateway.alive:
             return
