@@ -16,7 +16,6 @@ streamed into ``docker import`` (no registry is needed):
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -24,10 +23,11 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from freeact_tui.execution.docker_image import COMMANDS, _add_text, _elf_files, shared_libraries
 from tests.enterprise_gateway import _locked, _unavailable, cache_dir, launchers
@@ -124,7 +124,7 @@ class _Rootfs:
         self.tar.addfile(info)
 
 
-def write_kernel_rootfs(out: io.BufferedIOBase) -> None:
+def write_kernel_rootfs(out: IO[bytes]) -> None:
     venv, eg_launchers = kernel_venv(), launchers()
     base = Path(sys.base_prefix)
     python = _stdlib_files(base)
@@ -156,8 +156,6 @@ def write_kernel_rootfs(out: io.BufferedIOBase) -> None:
 def build_kernel_image(tag: str) -> None:
     """Build ``tag`` with ``docker import`` (see the module doc)."""
     venv = kernel_venv()
-    buffer = io.BytesIO()
-    write_kernel_rootfs(buffer)
     changes = [
         f"ENV PATH={venv}/bin:/usr/local/bin:/usr/bin:/bin",
         "ENV KERNEL_LANGUAGE=python",
@@ -169,9 +167,10 @@ def build_kernel_image(tag: str) -> None:
     ]
     args = [a for change in changes for a in ("--change", change)]
     old = _image_id(tag)
-    done = subprocess.run(
-        ["docker", "import", *args, "-", tag], input=buffer.getvalue(), capture_output=True, timeout=600
-    )
+    with tempfile.TemporaryFile() as rootfs:  # ~300 MB: on disk, not in memory
+        write_kernel_rootfs(rootfs)
+        rootfs.seek(0)
+        done = subprocess.run(["docker", "import", *args, "-", tag], stdin=rootfs, capture_output=True, timeout=600)
     if done.returncode != 0:
         raise RuntimeError(f"docker import failed: {(done.stdout + done.stderr).decode(errors='replace')}")
     if old and old != _image_id(tag):  # the previous build is left untagged: remove it (~300 MB)
