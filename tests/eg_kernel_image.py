@@ -4,7 +4,7 @@ It holds what docs/remote.md's Kubernetes kernel image holds, made from this mac
 streamed into ``docker import`` (no registry is needed):
 
 - Python (this machine's interpreter and its standard library, at the same path);
-- a virtual environment with the kernel side of the agent: ipykernel, mcpygen (the approval and
+- a virtual environment with the kernel side of the agent: ipykernel 6 (as EG's images), mcpygen (the approval and
   tool-call client that ipybox's init code imports) with ``mcp<2``, and pycryptodomex (EG's launcher
   encrypts the connection info it sends back to EG with it); made once under
   ``~/.cache/freeact-tui-tests/``;
@@ -36,7 +36,10 @@ if TYPE_CHECKING:
     from tests.tls_gateway import Gateway
 
 # mcpygen 0.1.4 asks for mcp>=1.26 but fails to import with mcp 2: pinned as in pyproject.toml.
-KERNEL_PACKAGES = ("ipykernel", "mcpygen>=0.1.4", "mcp>=1.26,<2", "pycryptodomex")
+# ipykernel<7: EG's own kernel images pin it ("ipykernel 7.x rewrote the asyncio integration in a way
+# that prevents kernels from transitioning to the idle state under Enterprise Gateway's process-proxy
+# model", etc/docker/kernel-py/README.md).
+KERNEL_PACKAGES = ("ipykernel>=6.29,<7", "mcpygen>=0.1.4", "mcp>=1.26,<2", "pycryptodomex")
 LAUNCHERS_DIR = "/usr/local/bin/kernel-launchers"
 HOME = "/home/jovyan"
 UID, GID = 1000, 100

@@ -117,18 +117,23 @@ def gateway_env(directory: Path) -> dict[str, str]:
 
 
 def local_kernel_env(directory: Path) -> dict[str, str]:
-    """EG's environment with one kernel spec: an ipykernel of this environment as a local process.
+    """EG's environment with one kernel spec: the kernel image's environment as a local process.
 
     That is EG's ``LocalProcessProxy`` (no ``process_proxy`` in the spec): what EG runs for a plain
-    kernel spec, with its own REST API, websocket, token and TLS handling in front.
+    kernel spec, with its own REST API, websocket, token and TLS handling in front. The kernel's
+    environment is the one the kernel image gets (``tests/eg_kernel_image.py``: ipykernel 6, as EG's
+    images pin it; mcpygen).
     """
+    from tests.eg_kernel_image import kernel_venv
+
+    python = kernel_venv() / "bin" / "python"
     write_kernelspec(
         directory,
         LOCAL_KERNEL,
         {
             "display_name": "freeact (local process)",
             "language": "python",
-            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         },
     )
     return gateway_env(directory)

@@ -387,8 +387,14 @@ async def test_lost_gateway_mid_cell_is_reported_and_the_kernel_restarted(
         deleter = asyncio.create_task(delete_soon())
         _, result = await run(executor, "import time\nprint('start', flush=True)\ntime.sleep(5)")
         await deleter
-        assert result.kernel_died and result.text.startswith("start")
+        # Enterprise Gateway interrupts a kernel before it shuts it down; an ipykernel 6 kernel (EG's
+        # recommended) answers the interrupt before it goes, the cell then ends as interrupted.
+        assert result.text.startswith("start")
+        assert result.kernel_died or (gateway_env.kind == "enterprise-gateway" and "KeyboardInterrupt" in result.text)
         _, after = await run(executor, "print('fresh')")
+        if not result.kernel_died:  # then the next cell is told, and nothing of it runs in the old kernel
+            assert after.text.startswith("The kernel died (the kernel is gone from the remote gateway)")
+            _, after = await run(executor, "print('fresh')")
         assert after.text == "fresh" and executor.kernel_id not in (None, first)
     finally:
         await executor.stop()
