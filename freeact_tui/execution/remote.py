@@ -75,8 +75,9 @@ del _os, _sys
 
 # Deletions of kernels whose start was given up (kept referenced until done).
 _ABANDONED: set[asyncio.Task[None]] = set()
-# Connections whose kernel lives in a gateway, for ``release_remote_kernels``.
+# Connections whose kernel lives in a gateway, and kernel starts under way, for ``release_remote_kernels``.
 _LIVE: weakref.WeakSet[RemoteKernelConnection] = weakref.WeakSet()
+_STARTING: dict[asyncio.Task[str], RemoteGateway] = {}
 
 
 async def release_remote_kernels(limit: float = 3.0) -> int:
@@ -87,18 +88,25 @@ async def release_remote_kernels(limit: float = 3.0) -> int:
     culled). Returns how many kernels were asked to go.
     """
     conns = [c for c in list(_LIVE) if c.kernel_id is not None and not c._closed]
+    starting = list(_STARTING.items())  # the gateway may have made these already: wait for their ids
 
-    async def delete(conn: RemoteKernelConnection) -> None:
+    async def delete(gateway: KernelGatewayProcess, kernel_id: str) -> None:
         with contextlib.suppress(aiohttp.ClientError, TimeoutError, OSError):
-            async with conn.gateway.client_session(aiohttp.ClientTimeout(total=limit)) as session:
-                async with session.delete(conn.kernel_url):
+            async with gateway.client_session(aiohttp.ClientTimeout(total=limit)) as session:
+                async with session.delete(f"{gateway.base_url}/api/kernels/{kernel_id}"):
                     pass
 
-    if conns:
+    async def delete_started(post: asyncio.Task[str], gateway: RemoteGateway) -> None:
+        with contextlib.suppress(Exception):
+            await delete(gateway, await asyncio.shield(post))
+
+    jobs = [delete(c.gateway, c.kernel_id) for c in conns if c.kernel_id is not None]
+    jobs += [delete_started(post, gateway) for post, gateway in starting]
+    if jobs:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(limit):
-                await asyncio.gather(*(delete(c) for c in conns))
-    return len(conns)
+                await asyncio.gather(*jobs)
+    return len(jobs)
 
 
 def _delete_when_started(post: asyncio.Task[str], gateway: RemoteGateway, wait: float) -> None:
@@ -236,13 +244,15 @@ class RemoteKernelConnection(KernelConnection):
         env = kernel_request_env(launch_timeout=self.endpoint.request_timeout)
         env.update({ENV_PREFIX + name: value for name, value in self.gateway.env.items()})
         post = asyncio.create_task(self._post_kernel(env))
+        assert isinstance(self.gateway, RemoteGateway)
+        _STARTING[post] = self.gateway
+        post.add_done_callback(lambda task: _STARTING.pop(task, None))
         try:
             self.kernel_id = await asyncio.shield(post)
             _LIVE.add(self)
         except asyncio.CancelledError:
             # Timed out (or the executor stopped) while the gateway was still starting the kernel:
             # it would run for nobody. Delete it once the gateway says which it is.
-            assert isinstance(self.gateway, RemoteGateway)
             _delete_when_started(post, self.gateway, self.endpoint.request_timeout)
             raise
         except aiohttp.ClientError as e:
