@@ -1,13 +1,17 @@
-"""RemoteExecutor against a real `jupyter kernelgateway` over https, with a token and a base path.
+"""RemoteExecutor against real Jupyter gateways over https, with a token and a base path.
 
 The tests make a CA and a server certificate for 127.0.0.1 (``cryptography``), start the gateway
-with them, an auth token and ``--KernelGatewayApp.base_url=/kg/``, and run kernels in it.
+with them, an auth token and a base path, and run kernels in it. The tests of what a gateway does
+run against both a stock `jupyter kernelgateway` (``/kg/``) and a stock `jupyter enterprisegateway`
+3.3.0 (``/eg/``, kernels as local processes, see ``tests/enterprise_gateway.py``); those of the
+client alone (the CLI, the app) against the kernel gateway only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import getpass
 import json
 import logging
 import os
@@ -35,10 +39,16 @@ pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180), pytest.mark.asyncio(
 TOKEN = "s3cret-gateway-token-5d1f"  # noqa: S105 - a test token
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    """A kernel gateway with TLS, a token and a base path, as an operator would run it."""
-    with tls_gateway(tmp_path_factory.mktemp("tls-gateway"), TOKEN) as gw:
+GATEWAYS = ["kernel-gateway", "enterprise-gateway"]
+# Tests of the client alone: one gateway is enough.
+kernel_gateway_only = pytest.mark.parametrize("gateway", ["kernel-gateway"], indirect=True)
+
+
+@pytest.fixture(scope="module", params=GATEWAYS)
+def gateway(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """A gateway with TLS, a token and a base path, as an operator would run it."""
+    kind = request.param
+    with tls_gateway(tmp_path_factory.mktemp(kind), TOKEN, kind=kind) as gw:
         yield gw
 
 
@@ -69,9 +79,12 @@ async def ex(gateway: Gateway, tmp_path_factory: pytest.TempPathFactory) -> Asyn
 
 
 async def test_code_runs_over_https_with_token_and_base_path(ex: RemoteExecutor, gateway: Gateway) -> None:
-    assert ex.endpoint.tls and ex.endpoint.base_path == "/kg" and ex.kernel_id in gateway.kernel_ids()
-    _, result = await run(ex, "x = 41\nimport os\nprint(os.getcwd(), os.environ['GREETING'])")
-    assert result.text == f"{ex.working_dir} hi" and not result.is_error
+    assert ex.endpoint.tls and ex.endpoint.base_path == gateway.base_path and ex.kernel_id in gateway.kernel_ids()
+    code = "x = 41\nimport os\nprint(os.getcwd(), os.environ['GREETING'], *(os.environ.get(f'KERNEL_{n}') for n in ('USERNAME', 'LAUNCH_TIMEOUT')))"
+    _, result = await run(ex, code)
+    # KERNEL_USERNAME and KERNEL_LAUNCH_TIMEOUT are sent as Jupyter's gateway client does (EG names
+    # pods after the user and gives up a launch the client no longer waits for).
+    assert result.text == f"{ex.working_dir} hi {getpass.getuser()} 120" and not result.is_error
     _, result = await run(ex, "print(x + 1)")
     assert result.text == "42"
 
@@ -151,6 +164,24 @@ async def test_wrong_or_missing_token_is_a_clear_error(
         await executor.start()
 
 
+@pytest.mark.parametrize("gateway", ["enterprise-gateway"], indirect=True)
+async def test_user_refused_by_enterprise_gateway_is_a_clear_error(
+    gateway_env: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.enterprise_gateway import REFUSED_USER
+
+    monkeypatch.setenv("KERNEL_USERNAME", REFUSED_USER)  # in EG's unauthorized_users (root is, by default)
+    before = gateway_env.kernel_ids()
+    executor = RemoteExecutor(remote_url=gateway_env.url, working_dir=tmp_path)
+    with pytest.raises(
+        ExecutorError,
+        match=rf"does not let this user start a kernel: User '{REFUSED_USER}' is not authorized .*"
+        r"sent as KERNEL_USERNAME; set it in the environment",
+    ):
+        await executor.start()
+    assert executor.state == "failed" and gateway_env.kernel_ids() == before
+
+
 async def test_untrusted_certificate_is_a_clear_error(
     gateway_env: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -158,7 +189,7 @@ async def test_untrusted_certificate_is_a_clear_error(
     executor = RemoteExecutor(remote_url=gateway_env.url, working_dir=tmp_path)
     with pytest.raises(
         ExecutorError,
-        match=r"certificate of the gateway at https://127\.0\.0\.1:\d+/kg is not trusted .*"
+        match=rf"certificate of the gateway at https://127\.0\.0\.1:\d+{gateway_env.base_path} is not trusted .*"
         r"Set JUPYTER_GATEWAY_CA_CERTS .*--remote-insecure",
     ):
         await executor.start()
@@ -166,8 +197,9 @@ async def test_untrusted_certificate_is_a_clear_error(
 
 
 async def test_plain_http_to_a_tls_gateway_is_a_clear_error(gateway_env: Gateway, tmp_path: Path) -> None:
-    executor = RemoteExecutor(remote_url=f"http://127.0.0.1:{gateway_env.port}/kg/", working_dir=tmp_path)
-    with pytest.raises(ExecutorError, match=r"http://127\.0\.0\.1:\d+/kg"):
+    url = f"http://127.0.0.1:{gateway_env.port}{gateway_env.base_path}/"
+    executor = RemoteExecutor(remote_url=url, working_dir=tmp_path)
+    with pytest.raises(ExecutorError, match=rf"http://127\.0\.0\.1:\d+{gateway_env.base_path}"):
         await executor.start()
 
 
@@ -190,7 +222,7 @@ async def test_insecure_switch_skips_verification_with_a_warning(
 
 
 async def test_wrong_base_path_is_a_clear_error(gateway_env: Gateway, tmp_path: Path) -> None:
-    url = gateway_env.url.replace("/kg/", "/nope/")
+    url = gateway_env.url.replace(gateway_env.base_path + "/", "/nope/")
     executor = RemoteExecutor(remote_url=url, working_dir=tmp_path)
     with pytest.raises(ExecutorError, match=r"404 .*check the base path in remote_url"):
         await executor.start()
@@ -303,7 +335,8 @@ async def test_dropped_connection_mid_cell_is_reported_and_reattached(
     monkeypatch.setenv("JUPYTER_GATEWAY_RETRY_INTERVAL", "0.2")
     proxy = _Proxy(gateway_env.port)
     await proxy.start()
-    executor = RemoteExecutor(remote_url=f"https://127.0.0.1:{proxy.port}/kg/", working_dir=tmp_path)
+    url = f"https://127.0.0.1:{proxy.port}{gateway_env.base_path}/"
+    executor = RemoteExecutor(remote_url=url, working_dir=tmp_path)
     try:
         await executor.start()
         first = executor.kernel_id
@@ -354,8 +387,14 @@ async def test_lost_gateway_mid_cell_is_reported_and_the_kernel_restarted(
         deleter = asyncio.create_task(delete_soon())
         _, result = await run(executor, "import time\nprint('start', flush=True)\ntime.sleep(5)")
         await deleter
-        assert result.kernel_died and result.text.startswith("start")
+        # Enterprise Gateway interrupts a kernel before it shuts it down; an ipykernel 6 kernel (EG's
+        # recommended) answers the interrupt before it goes, the cell then ends as interrupted.
+        assert result.text.startswith("start")
+        assert result.kernel_died or (gateway_env.kind == "enterprise-gateway" and "KeyboardInterrupt" in result.text)
         _, after = await run(executor, "print('fresh')")
+        if not result.kernel_died:  # then the next cell is told, and nothing of it runs in the old kernel
+            assert after.text.startswith("The kernel died (the kernel is gone from the remote gateway)")
+            _, after = await run(executor, "print('fresh')")
         assert after.text == "fresh" and executor.kernel_id not in (None, first)
     finally:
         await executor.stop()
@@ -382,6 +421,7 @@ def _files_containing(root: Path, needle: bytes) -> list[Path]:
     return found
 
 
+@kernel_gateway_only
 async def test_headless_run_over_tls_writes_the_token_nowhere(
     gateway_env: Gateway, fake_openai: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -408,6 +448,7 @@ async def test_headless_run_over_tls_writes_the_token_nowhere(
     assert TOKEN not in done.stdout + done.stderr
 
 
+@kernel_gateway_only
 async def test_cli_insecure_switch_warns_and_works(
     gateway_env: Gateway, fake_openai: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -472,6 +513,7 @@ async def test_subagents_each_get_a_kernel_from_the_gateway(gateway_env: Gateway
     assert not set(gateway_env.kernel_ids()) - before  # every kernel, the parent's too, was deleted
 
 
+@kernel_gateway_only
 async def test_app_says_certificates_are_not_verified(
     gateway_env: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -493,3 +535,34 @@ async def test_app_says_certificates_are_not_verified(
             await pilot.pause(0.05)
         messages = [n.message for n in app._notifications]
         assert any("are NOT verified" in m and gateway_env.url.rstrip("/") in m for m in messages), messages
+
+
+async def test_quick_quit_deletes_the_gateway_kernels(
+    gateway_env: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command line's app quits without stopping kernels (they end by their watchdogs); a
+    gateway's kernels have none, so quitting deletes them: the agent's and the warm subagent pool's."""
+    import weakref
+
+    from freeact_tui.config import Config
+    from freeact_tui.execution import remote
+    from freeact_tui.tui.app import FreeactApp
+    from tests.scripted import script
+
+    # The quick quit deletes every gateway kernel of the process (it ends next); here the process
+    # goes on and holds other tests' kernels (the module's executor): keep those out of its reach.
+    monkeypatch.setattr(remote, "_LIVE", weakref.WeakSet())
+    before = set(gateway_env.kernel_ids())
+    config = Config(
+        sessions_dir=tmp_path / "sessions", working_dir=tmp_path, subagent_pool_size=1,
+        execution="remote", remote_url=gateway_env.url,
+    )  # fmt: skip
+    app = FreeactApp(config, model=script(["unused"]).model(), fast_exit=True)
+    async with app.run_test(size=(110, 34)) as pilot:
+        deadline = time.monotonic() + 90
+        while len(started := set(gateway_env.kernel_ids()) - before) < 2:  # the agent's and the pool's
+            assert time.monotonic() < deadline, "the kernels did not start"
+            await pilot.pause(0.1)
+        await pilot.press("ctrl+q")
+        await pilot.pause(0.1)
+    assert not started & set(gateway_env.kernel_ids())

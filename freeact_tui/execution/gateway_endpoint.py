@@ -6,6 +6,9 @@ Follows the conventions of Jupyter's own gateway client (``jupyter_server/gatewa
 default), ``JUPYTER_GATEWAY_CA_CERTS`` (a CA bundle to verify the gateway's certificate with) and
 ``JUPYTER_GATEWAY_VALIDATE_CERT`` (``false`` turns verification off, like ``remote_insecure``), and
 the reconnect schedule ``JUPYTER_GATEWAY_RETRY_INTERVAL`` / ``_RETRY_INTERVAL_MAX`` / ``_RETRY_MAX``.
+Like that client, a new kernel gets the ``KERNEL_*`` variables of this environment (Enterprise
+Gateway reads ``KERNEL_USERNAME``, ``KERNEL_NAMESPACE``, ``KERNEL_IMAGE``, …), and ``KERNEL_USERNAME``
+is this machine's user name unless set.
 
 The token is read from the environment only, kept out of ``repr`` and every message, and never
 passed to the kernel: it exists in this process's memory and in the request headers, nowhere else.
@@ -13,7 +16,9 @@ passed to the kernel: it exists in this process's memory and in the request head
 
 from __future__ import annotations
 
+import getpass
 import ipaddress
+import json
 import logging
 import os
 import ssl
@@ -35,6 +40,10 @@ VALIDATE_CERT_ENV = "JUPYTER_GATEWAY_VALIDATE_CERT"
 RETRY_INTERVAL_ENV = "JUPYTER_GATEWAY_RETRY_INTERVAL"
 RETRY_INTERVAL_MAX_ENV = "JUPYTER_GATEWAY_RETRY_INTERVAL_MAX"
 RETRY_MAX_ENV = "JUPYTER_GATEWAY_RETRY_MAX"
+REQUEST_TIMEOUT_ENV = "JUPYTER_GATEWAY_REQUEST_TIMEOUT"
+# Kernel start on a gateway: Enterprise Gateway on Kubernetes schedules a pod and may pull its image
+# first (Jupyter's own client waits 42 s; EG's Helm chart gives a launch 60 s by default).
+DEFAULT_REQUEST_TIMEOUT = 120.0
 
 INSECURE_HINT = "remote_insecure = true in the config or --remote-insecure"
 
@@ -54,6 +63,8 @@ class GatewayEndpoint:
         retry_interval: First wait before reconnecting a dropped websocket (doubles each attempt).
         retry_interval_max: Longest wait between reconnect attempts.
         retry_max: Reconnect attempts before the kernel counts as lost.
+        request_timeout: Seconds a new kernel may take to start (``JUPYTER_GATEWAY_REQUEST_TIMEOUT``),
+            also sent as ``KERNEL_LAUNCH_TIMEOUT`` so that Enterprise Gateway gives up at the same time.
     """
 
     url: str
@@ -66,6 +77,7 @@ class GatewayEndpoint:
     retry_interval: float = 1.0
     retry_interval_max: float = 30.0
     retry_max: int = 5
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     token: str | None = field(default=None, repr=False)
     auth_scheme: str = field(default="token", repr=False)
 
@@ -153,7 +165,14 @@ class GatewayEndpoint:
         )
 
     def explain_status(self, status: int, body: str, doing: str) -> str:
-        """A message for an HTTP error answer (401/403: the token; 404: the base path)."""
+        """A message for an HTTP error answer (401/403: the token or the user; 404: the base path)."""
+        detail = gateway_message(body)
+        if status == 403 and "KERNEL_USERNAME" in detail:
+            # Enterprise Gateway's authorized_users/unauthorized_users (root is refused by default).
+            return (
+                f"The Jupyter gateway at {self.url} does not let this user {doing}: {detail.rstrip('.')} "
+                f"(the user name is sent as KERNEL_USERNAME; set it in the environment to send another)."
+            )
         if status in (401, 403):
             if self.token:
                 what = f"refused the token in {TOKEN_ENV}: set it to the gateway's auth token"
@@ -166,10 +185,47 @@ class GatewayEndpoint:
                 "check the base path in remote_url (e.g. https://host/prefix/ when the gateway runs "
                 "with --KernelGatewayApp.base_url=/prefix/)."
             )
-        body = body.strip()
-        return f"The Jupyter gateway at {self.url} answered {status} while trying to {doing}" + (
-            f": {body[:500]}" if body else "."
+        message = f"The Jupyter gateway at {self.url} answered {status} while trying to {doing}" + (
+            f": {detail[:1000]}" if detail else "."
         )
+        if status >= 500 and doing == "start a kernel":
+            message += " On Enterprise Gateway, check the kernel spec, its image and EG_KERNEL_LAUNCH_TIMEOUT."
+        return message
+
+
+def gateway_message(body: str) -> str:
+    """The ``message`` (or ``reason``) of a gateway's JSON error answer, else the body itself."""
+    body = body.strip()
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body
+    if isinstance(data, dict):
+        for key in ("message", "reason"):
+            if isinstance(data.get(key), str) and data[key].strip():
+                return str(data[key]).strip()
+    return body
+
+
+def kernel_request_env(
+    environ: Mapping[str, str] | None = None, launch_timeout: float | None = None
+) -> dict[str, str]:
+    """The ``KERNEL_*`` variables a new kernel is requested with, as Jupyter's gateway client sends them.
+
+    ``KERNEL_USERNAME`` defaults to this machine's user name (Enterprise Gateway names kernel pods
+    after it and checks it against its authorized/unauthorized users); ``KERNEL_LAUNCH_TIMEOUT``
+    to ``launch_timeout`` (EG stops launching a kernel the client no longer waits for).
+    """
+    environ = os.environ if environ is None else environ
+    env = {k: v for k, v in environ.items() if k.startswith("KERNEL_")}
+    if launch_timeout and not env.get("KERNEL_LAUNCH_TIMEOUT"):
+        env["KERNEL_LAUNCH_TIMEOUT"] = str(max(1, int(launch_timeout)))
+    if not env.get("KERNEL_USERNAME"):
+        try:
+            env["KERNEL_USERNAME"] = getpass.getuser()
+        except (KeyError, OSError):  # no name for this uid (a container without /etc/passwd entry)
+            pass
+    return env
 
 
 def _env_bool(value: str | None, default: bool) -> bool:
@@ -268,6 +324,7 @@ def resolve_endpoint(
         retry_interval=_env_number(env, RETRY_INTERVAL_ENV, 1.0),
         retry_interval_max=_env_number(env, RETRY_INTERVAL_MAX_ENV, 30.0),
         retry_max=int(_env_number(env, RETRY_MAX_ENV, 5)),
+        request_timeout=_env_number(env, REQUEST_TIMEOUT_ENV, DEFAULT_REQUEST_TIMEOUT) or DEFAULT_REQUEST_TIMEOUT,
         token=token,
         auth_scheme=env.get(SCHEME_ENV, "token"),
     )

@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,12 @@ from uuid import uuid4
 import aiohttp
 
 from freeact_tui.execution.base import ExecutorError
-from freeact_tui.execution.gateway_endpoint import GatewayEndpoint, resolve_endpoint
+from freeact_tui.execution.gateway_endpoint import (
+    REQUEST_TIMEOUT_ENV,
+    GatewayEndpoint,
+    kernel_request_env,
+    resolve_endpoint,
+)
 from freeact_tui.execution.inband import INBAND_CODE, INBAND_PREFIX, InbandHandler, answer_inband
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.execution.kernel_client import CellSink, KernelConnection
@@ -65,6 +71,65 @@ for _p in reversed(_os.environ.get('PYTHONPATH', '').split(_os.pathsep)):
         _sys.path.insert(0, _p)
 del _os, _sys
 """
+
+
+# Deletions of kernels whose start was given up (kept referenced until done).
+_ABANDONED: set[asyncio.Task[None]] = set()
+# Connections whose kernel lives in a gateway, and kernel starts under way, for ``release_remote_kernels``.
+_LIVE: weakref.WeakSet[RemoteKernelConnection] = weakref.WeakSet()
+_STARTING: dict[asyncio.Task[str], RemoteGateway] = {}
+
+
+async def release_remote_kernels(limit: float = 3.0) -> int:
+    """Delete every gateway kernel this process still holds, all at once, within ``limit`` seconds.
+
+    For a process that ends without stopping its agents (the app's quick quit): local kernels end by
+    their watchdogs once we are gone, a gateway's would run on (on Enterprise Gateway, a pod until
+    culled). Returns how many kernels were asked to go.
+    """
+    conns = [c for c in list(_LIVE) if c.kernel_id is not None and not c._closed]
+    starting = list(_STARTING.items())  # the gateway may have made these already: wait for their ids
+
+    async def delete(gateway: KernelGatewayProcess, kernel_id: str) -> None:
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError, OSError):
+            async with gateway.client_session(aiohttp.ClientTimeout(total=limit)) as session:
+                async with session.delete(f"{gateway.base_url}/api/kernels/{kernel_id}"):
+                    pass
+
+    async def delete_started(post: asyncio.Task[str], gateway: RemoteGateway) -> None:
+        with contextlib.suppress(Exception):
+            await delete(gateway, await asyncio.shield(post))
+
+    jobs = [delete(c.gateway, c.kernel_id) for c in conns if c.kernel_id is not None]
+    jobs += [delete_started(post, gateway) for post, gateway in starting]
+    if jobs:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(limit):
+                await asyncio.gather(*jobs)
+    return len(jobs)
+
+
+def _delete_when_started(post: asyncio.Task[str], gateway: RemoteGateway, wait: float) -> None:
+    """Once ``post`` (a kernel start given up) returns the kernel's id, delete that kernel."""
+
+    async def delete() -> None:
+        try:
+            async with asyncio.timeout(wait + 30):
+                kernel_id = await post
+        except (ExecutorError, aiohttp.ClientError, TimeoutError, KeyError, ValueError):
+            return  # it never started
+        async with gateway.client_session(aiohttp.ClientTimeout(total=5)) as session:
+            for _ in range(_DELETE_ATTEMPTS):
+                with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                    async with session.delete(f"{gateway.base_url}/api/kernels/{kernel_id}") as resp:
+                        if resp.status in (204, 404):
+                            logger.info("deleted kernel %s: its start had been given up", kernel_id)
+                            return
+                await asyncio.sleep(0.5)
+
+    task = asyncio.create_task(delete())
+    _ABANDONED.add(task)
+    task.add_done_callback(_ABANDONED.discard)
 
 
 class RemoteGateway(KernelGatewayProcess):
@@ -164,19 +229,45 @@ class RemoteKernelConnection(KernelConnection):
         Raises:
             ExecutorError: The gateway refused or lost the kernel, or the init code failed.
         """
-        await super().open(_ENV_PRELUDE + init_code + "\n" + WARM_UP_CODE + INBAND_CODE, init_timeout)
+        code = _ENV_PRELUDE + init_code + "\n" + WARM_UP_CODE + INBAND_CODE
+        try:
+            async with asyncio.timeout(init_timeout):
+                await super().open(code, init_timeout + 30)  # ours fires first: the message names the fix
+        except TimeoutError:
+            raise ExecutorError(
+                f"The kernel did not start in the Jupyter gateway at {self.endpoint.url} within "
+                f"{init_timeout:g}s: set {REQUEST_TIMEOUT_ENV} to wait longer (on Enterprise Gateway, "
+                "also EG_KERNEL_LAUNCH_TIMEOUT, e.g. while nodes pull the kernel image)."
+            ) from None
 
     async def _create_kernel(self) -> None:
-        env = {ENV_PREFIX + name: value for name, value in self.gateway.env.items()}
+        env = kernel_request_env(launch_timeout=self.endpoint.request_timeout)
+        env.update({ENV_PREFIX + name: value for name, value in self.gateway.env.items()})
+        post = asyncio.create_task(self._post_kernel(env))
+        assert isinstance(self.gateway, RemoteGateway)
+        _STARTING[post] = self.gateway
+        post.add_done_callback(lambda task: _STARTING.pop(task, None))
         try:
-            async with self._session.post(f"{self.gateway.base_url}/api/kernels", json={"env": env}) as resp:
+            self.kernel_id = await asyncio.shield(post)
+            _LIVE.add(self)
+        except asyncio.CancelledError:
+            # Timed out (or the executor stopped) while the gateway was still starting the kernel:
+            # it would run for nobody. Delete it once the gateway says which it is.
+            _delete_when_started(post, self.gateway, self.endpoint.request_timeout)
+            raise
+        except aiohttp.ClientError as e:
+            raise ExecutorError(self.endpoint.explain(e, "start a kernel in")) from e
+
+    async def _post_kernel(self, env: dict[str, str]) -> str:
+        """``POST …/api/kernels`` on a session of its own: it may outlive this connection."""
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=_CHECK_TIMEOUT)
+        async with self.gateway.client_session(timeout) as session:
+            async with session.post(f"{self.gateway.base_url}/api/kernels", json={"env": env}) as resp:
                 if resp.status not in (200, 201):
                     raise ExecutorError(
                         self.endpoint.explain_status(resp.status, await resp.text(), "start a kernel")
                     )
-                self.kernel_id = (await resp.json())["id"]
-        except aiohttp.ClientError as e:
-            raise ExecutorError(self.endpoint.explain(e, "start a kernel in")) from e
+                return str((await resp.json())["id"])
 
     async def _connect_ws(self) -> aiohttp.ClientWebSocketResponse:
         try:
@@ -295,6 +386,7 @@ class RemoteKernelConnection(KernelConnection):
 
         A kernel the gateway is restarting fails the first delete (500, a jupyter_client race).
         """
+        _LIVE.discard(self)
         await super().close()
         if self.kernel_id is None or not self.gateway.alive:
             return
@@ -361,6 +453,8 @@ class RemoteExecutor(KernelExecutor):
         **kwargs: Any,
     ) -> None:
         self.endpoint = resolve_endpoint(remote_url, insecure=remote_insecure)
+        # A gateway's kernel may take long to start (a pod, an image pull): JUPYTER_GATEWAY_REQUEST_TIMEOUT.
+        kwargs.setdefault("kernel_init_timeout", self.endpoint.request_timeout)
         super().__init__(working_dir=working_dir, **kwargs)
         self.remote_url = self.endpoint.url
 

@@ -4,6 +4,7 @@ A graceful stop of every kernel (the main agent's, the warm subagent pool's) tak
 the process ends right after the app (the command line calls ``exit_now``), the children end
 without us: the kernel gateway's watchdog kills its kernels when its owner is gone, MCP servers get
 SIGTERM from ``die_with_parent`` and containers end when the owner lock frees (``execution/orphans.py``).
+Kernels in a remote gateway have no such watchdog: they are deleted (one request each, all at once).
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ async def settle_for_exit(agent: Agent, *, limit: float = TURN_LIMIT) -> None:
             await asyncio.wait_for(asyncio.to_thread(session.sync), limit)
         except (OSError, TimeoutError) as exc:  # the messages are with the OS already
             logging.getLogger(__name__).warning("session not synced at exit: %s", exc)
+    from freeact_tui.execution.remote import release_remote_kernels
+
+    await release_remote_kernels(limit)
 
 
 def exit_now(code: int = 0) -> NoReturn:
