@@ -264,6 +264,16 @@ class ProtocolSwitch(AgentEvent):
 
 
 @dataclass(frozen=True)
+class Nudge(AgentEvent):
+    """The agent told the model to act instead of ending the turn (``auto``/``text``: at most once a turn)."""
+
+    reason: str
+    """Why, for the log ("the reply claims results, but nothing ran in this turn")."""
+    message: str
+    """What the model was told."""
+
+
+@dataclass(frozen=True)
 class ContextUpdate(AgentEvent):
     """How full the model's context window is: ``used`` of ``window`` tokens.
 
@@ -335,6 +345,7 @@ __all__ = [
     "KernelState",
     "KernelStatus",
     "ModelRetry",
+    "Nudge",
     "ProtocolSwitch",
     "RememberScope",
     "Response",

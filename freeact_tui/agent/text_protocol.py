@@ -16,6 +16,7 @@ cannot call tools (see ``ActionProtocol.switch_reason``); the switch is an event
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import uuid
@@ -78,13 +79,22 @@ class TextAction:
         return self.source
 
 
-def code_blocks(text: str) -> list[TextAction]:
-    """The closed fenced ``python``/``bash`` blocks of ``text``, in order (CommonMark fences).
+@dataclass(frozen=True)
+class Fence:
+    """A closed fenced block of a reply."""
 
-    An unclosed fence at the end (a cut-off reply) is not an action: it may be incomplete.
+    language: str
+    """The first word of its info string, lower case ("" if it has none)."""
+    source: str
+
+
+def fences(text: str) -> list[Fence]:
+    """The closed fenced blocks of ``text``, in order (CommonMark fences).
+
+    An unclosed fence at the end (a cut-off reply) is left out: it may be incomplete.
     """
     lines = text.split("\n")
-    actions: list[TextAction] = []
+    found: list[Fence] = []
     i = 0
     while i < len(lines):
         opening = _FENCE_OPEN.match(lines[i])
@@ -103,12 +113,52 @@ def code_blocks(text: str) -> list[TextAction]:
             words = opening["info"].strip().split()
             language = words[0].lower().strip("{}.") if words else ""
             source = "\n".join(body).strip("\n")
-            if source.strip() and language in PYTHON_LANGS:
-                actions.append(TextAction("python", source))
-            elif source.strip() and language in SHELL_LANGS:
-                actions.append(TextAction("bash", source))
+            if source.strip():
+                found.append(Fence(language, source))
         i = j + 1
-    return actions
+    return found
+
+
+def is_python_code(source: str) -> bool:
+    """Whether an unlabelled block is Python to run rather than output or prose shown in a fence.
+
+    It must parse (IPython ``!cmd``/``%magic`` lines included) and do something: a statement
+    other than a bare expression, a call, or a ``!``/``%`` line. ``42``, ``hello.txt``,
+    ``[1, 2]`` or a traceback are not code; ``print(x)``, ``x = 41`` and ``!ls`` are.
+    """
+    lines = source.split("\n")
+    magic = False
+    for k, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith(("!", "%")) and len(stripped) > 1 and not stripped[1].isspace():
+            magic = True
+            lines[k] = line[: len(line) - len(stripped)] + "pass"
+    try:
+        tree = ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError):
+        return False
+    return magic or any(_acts(statement) for statement in tree.body)
+
+
+def _acts(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Expr):
+        return isinstance(statement.value, ast.Call | ast.Await)
+    return not isinstance(statement, ast.Pass)
+
+
+def fence_action(fence: Fence) -> TextAction | None:
+    """The action a fenced block is: ``python``/``bash`` (and aliases), or an unlabelled block of Python code."""
+    if fence.language in PYTHON_LANGS or (fence.language == "" and is_python_code(fence.source)):
+        return TextAction("python", fence.source)
+    if fence.language in SHELL_LANGS:
+        return TextAction("bash", fence.source)
+    return None
+
+
+def code_blocks(text: str) -> list[TextAction]:
+    """The runnable fenced blocks of ``text``, in order: ``python``/``bash`` blocks, and unlabelled
+    blocks of Python code (small models often leave out the language)."""
+    return [action for fence in fences(text) if (action := fence_action(fence)) is not None]
 
 
 _TAGGED_CALL = re.compile(r"<(tool_call|tools|function_call)>\s*(\{.*?\})\s*</\1>", re.DOTALL)
@@ -215,6 +265,19 @@ def _had_working_tool_call(history: Sequence[ModelMessage]) -> bool:
     return False
 
 
+def _failing(turn: Sequence[ModelMessage]) -> bool:
+    """The turn's last code tool call that ran ended in an error (code blocks run since do not change that)."""
+    outcome: object = None
+    for message in turn:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart) and part.tool_name == CODE_TOOL:
+                    meta = part.metadata if isinstance(part.metadata, dict) else {}
+                    if not meta.get("malformed"):
+                        outcome = meta.get("outcome")
+    return outcome == "error"
+
+
 @dataclass
 class ActionProtocol:
     """One agent's action protocol: ``tools`` or ``text`` now, and (``auto``) when to switch.
@@ -258,6 +321,19 @@ class ActionProtocol:
         if not text_actions(reply_text(response)) or _had_working_tool_call(history):
             return None
         return "the model wrote its code in a code block instead of calling the tool"
+
+    def runs_blocks_to_repair(self, response: ModelResponse, turn: Sequence[ModelMessage]) -> bool:
+        """In ``auto`` (still on tool calls): whether this reply's code blocks run although it has no tool call.
+
+        The rule: they run when the last code tool call of this turn (``turn``: its messages) ended
+        in an error. The task is then not done, and a block in the reply is the model's next step
+        (``!pip install sympy`` after an ``ImportError``), written instead of called: the user
+        approves it like any action. After a tool call that worked, a reply's blocks are examples
+        in an answer and never run.
+        """
+        if self.configured != "auto" or self.text:
+            return False
+        return bool(text_actions(reply_text(response))) and _failing(turn)
 
     def switch_after_malformed(self, malformed_steps: int) -> str | None:
         """In ``auto``: switch after ``AUTO_SWITCH_MALFORMED`` responses in a row of only broken tool calls."""
@@ -307,7 +383,11 @@ __all__ = [
     "ActionProtocol",
     "ProtocolName",
     "TextAction",
+    "Fence",
     "code_blocks",
+    "fence_action",
+    "fences",
+    "is_python_code",
     "tagged_calls",
     "text_actions",
     "is_text_session",

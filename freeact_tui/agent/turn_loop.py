@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_ai.messages import (
+    ModelMessage,
     ModelRequest,
     ModelResponse,
     SystemPromptPart,
@@ -28,10 +29,11 @@ from freeact_tui.actions.files import FileToolOptions
 from freeact_tui.agent import history as hist
 from freeact_tui.agent.compaction import ContextKeeper
 from freeact_tui.agent.model_call import ModelCallError, request_response
+from freeact_tui.agent.nudge import nudge_for
 from freeact_tui.agent.prompts import build_system_prompt
 from freeact_tui.agent.text_protocol import ActionProtocol, reply_text, switch_request, text_actions
 from freeact_tui.agent.usage import estimate_request
-from freeact_tui.events import AgentError, AgentEvent, Cancelled, Phase
+from freeact_tui.events import AgentError, AgentEvent, Cancelled, Nudge, Phase
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.mcp.gentools import gentools_root, gentools_section
 from freeact_tui.mcp.ptc import package_name
@@ -187,6 +189,7 @@ class TurnLoop(ContextKeeper):
 
     async def _run_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None) -> None:
         turn_start = len(self.recorder.history)
+        generation = self.recorder.generation
         state = self._turn
         try:
             await self._prepare_turn(prompt, turn_start)
@@ -204,7 +207,12 @@ class TurnLoop(ContextKeeper):
                 self.recorder.record(response)
                 calls = hist.tool_calls(response)
                 if not calls:
-                    if await self._text_actions(dispatcher, response):
+                    turn = (
+                        self.recorder.history[turn_start:] if self.recorder.generation == generation else None
+                    )
+                    if await self._text_actions(dispatcher, response, turn):
+                        continue
+                    if turn is not None and self._nudge(response, turn):
                         continue
                     break
                 state.calls = calls
@@ -292,19 +300,40 @@ class TurnLoop(ContextKeeper):
         protocol.resume(self.recorder.history)
         return protocol
 
-    async def _text_actions(self, dispatcher: Dispatcher, response: ModelResponse) -> bool:
-        """Run the code blocks of a reply without tool calls; False: it is the final answer (or a rejection)."""
+    async def _text_actions(
+        self, dispatcher: Dispatcher, response: ModelResponse, turn: Sequence[ModelMessage] | None
+    ) -> bool:
+        """Run the code blocks of a reply without tool calls; False: it is the final answer (or a rejection).
+
+        ``turn``: the turn's messages (``None`` if a compaction rewrote them).
+        """
         protocol = self.protocol
         switched = protocol.switch_reason(response, self.recorder.history)
         if switched is not None:
             protocol.switch(switched)
-        if not protocol.text:
+        if not protocol.text and not (turn is not None and protocol.runs_blocks_to_repair(response, turn)):
             return False
         actions = text_actions(reply_text(response))
         if not actions:
             return False
         stop = await protocol.run(dispatcher, actions, self.recorder.record, switched=switched)
         return not stop
+
+    def _nudge(self, response: ModelResponse, turn: Sequence[ModelMessage]) -> bool:
+        """``auto``/``text``: once a turn, tell a model that would end a turn in which nothing ran to act."""
+        found = nudge_for(
+            response,
+            self.recorder.history,
+            turn,
+            protocol=self.runtime.settings.action_protocol,
+            text_mode=self.protocol.text,
+        )
+        if found is None:
+            return False
+        reason, told, request = found
+        self._emit(Nudge(reason.log, told, **self._ids()))
+        self.recorder.record(request)
+        return True
 
     # -- the model phase --------------------------------------------------------------------------
 

@@ -65,6 +65,8 @@ def blocks(messages: Sequence[ModelMessage], *, include_system: bool = True) -> 
             case tr.CompactionEntry(summary=summary, replaced=replaced):
                 heading = f"Context compacted ({replaced} earlier messages summarised for the model)"
                 yield Block("other", heading, summary)
+            case tr.NudgeEntry(reason=reason, text=text):
+                yield Block("other", f"Nudge ({reason})", text)
             case tr.OtherEntry(kind=kind, text=text):
                 yield Block("other", kind.replace("-", " ").capitalize(), text)
 

@@ -43,6 +43,15 @@ class AnswerEntry:
 
 
 @dataclass(frozen=True)
+class NudgeEntry:
+    """The agent told the model to act instead of ending the turn (a user message the user did not write)."""
+
+    reason: str
+    text: str
+    """What the model was told."""
+
+
+@dataclass(frozen=True)
 class CallEntry:
     """A tool call of the model, typed (a code action, a subagent task, a JSON tool call)."""
 
@@ -138,6 +147,7 @@ Entry = (
     | CallEntry
     | ResultEntry
     | CompactionEntry
+    | NudgeEntry
     | OtherEntry
 )
 
@@ -174,6 +184,8 @@ def _args(part: Any) -> dict[str, Any]:
 
 TEXT_ACTIONS_KEY = "freeact_tui_text_actions"
 """Request metadata of a text-protocol results message (``agent/text_protocol.py`` writes it)."""
+NUDGE_KEY = "freeact_tui_nudge"
+"""Request metadata of a nudge: the agent told the model to act (``agent/nudge.py`` writes it; the value says why)."""
 
 
 def _text_actions(message: ModelMessage) -> Iterator[Entry]:
@@ -206,6 +218,10 @@ def walk(messages: Sequence[ModelMessage]) -> Iterator[Entry]:
         if isinstance(message, ModelRequest) and isinstance(message.metadata, dict):
             if TEXT_ACTIONS_KEY in message.metadata:
                 yield from _text_actions(message)
+                continue
+            if NUDGE_KEY in message.metadata:
+                told = "\n".join(content_text(getattr(p, "content", "")) for p in message.parts)
+                yield NudgeEntry(str(message.metadata[NUDGE_KEY]), told)
                 continue
         parts: Sequence[Any] = message.parts  # duck-typed: pydantic-ai has many part types
         for part in parts:
@@ -250,6 +266,8 @@ __all__ = [
     "CallEntry",
     "CompactionEntry",
     "Entry",
+    "NUDGE_KEY",
+    "NudgeEntry",
     "OtherEntry",
     "PromptEntry",
     "ResultEntry",

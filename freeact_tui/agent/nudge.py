@@ -1,0 +1,176 @@
+"""One corrective nudge when a small model would end a turn without acting (``auto``/``text`` only).
+
+Small models often answer a task they were asked to *do* without doing it: they claim results
+no code produced ("The file has been created", "1234 * 5678 = 7006652"), show a block that does
+not run (output in a bare fence), or send an empty reply. When such a reply would end a turn in
+which nothing ran, the agent tells the model once what happened and lets it act; the turn then
+ends with whatever it does next. A model that needs no action can just answer again.
+
+Bounded: at most one nudge per turn, never after something ran in the turn (an action, even a
+rejected one), never in ``tools`` (the default, for models that call tools well: their
+answers without actions are answers). The nudge is a plain user message (freeact loads the
+session) whose request ``metadata`` says it is a nudge (``NUDGE_KEY``), and an event for the log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from freeact_tui.agent.text_protocol import RESULTS_KEY, fence_action, fences, reply_text
+from freeact_tui.store.transcript import NUDGE_KEY, content_text
+from freeact_tui.toolcalls import CODE_TOOL
+
+_CLAIM = re.compile(
+    r"""
+    \b(?:has|have|had)\s+(?:now\s+)?been\s+(?:successfully\s+)?
+        (?:created|written|saved|updated|changed|modified|edited|deleted|removed|renamed|replaced|added|
+           set|assigned|stored|run|executed|computed|calculated|counted|installed|printed)\b
+    | \bI(?:'ve|\s+have)?\s+(?:now\s+|successfully\s+|already\s+)?
+        (?:created|wrote|written|saved|updated|changed|modified|edited|deleted|removed|renamed|replaced|
+           added|set|assigned|stored|ran|executed|computed|calculated|counted|installed|printed|listed)\b
+    | \b(?:output|result)s?\s+(?:is|are|was|were|of|shows?)\b
+    | \b(?:output|result)s?\s*:
+    | \bthere\s+(?:are|is|were|was)\s+\d
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,_]*\d(?:\.\d+)?(?![\w])")
+
+
+@dataclass(frozen=True)
+class NudgeReason:
+    """Why a reply gets a nudge: ``log`` for the user's log, ``told`` for the model."""
+
+    log: str
+    told: str
+
+
+def _turn_requests(turn: Sequence[ModelMessage]) -> Iterator[ModelRequest]:
+    return (m for m in turn if isinstance(m, ModelRequest))
+
+
+def acted(turn: Sequence[ModelMessage]) -> bool:
+    """Whether anything ran (or was tried and decided on) in these messages of a turn.
+
+    A tool return counts unless it answered a broken call (nothing ran then); a text-protocol
+    results message counts (its blocks ran, or were rejected or interrupted).
+    """
+    for message in _turn_requests(turn):
+        if isinstance(message.metadata, dict) and RESULTS_KEY in message.metadata:
+            return True
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart):
+                meta = part.metadata if isinstance(part.metadata, dict) else {}
+                if not meta.get("malformed"):
+                    return True
+    return False
+
+
+def nudged(turn: Sequence[ModelMessage]) -> bool:
+    return any(isinstance(m.metadata, dict) and NUDGE_KEY in m.metadata for m in _turn_requests(turn))
+
+
+def _known_numbers(history: Sequence[ModelMessage]) -> set[str]:
+    """Numbers the session already knows: in the user's messages and in outputs (not the system prompt)."""
+    known: set[str] = set()
+    for message in _turn_requests(history):
+        for part in message.parts:
+            if isinstance(part, UserPromptPart | ToolReturnPart):
+                known.update(_digits(n) for n in _NUMBER.findall(content_text(part.content)))
+    return known
+
+
+def _digits(number: str) -> str:
+    return number.replace(",", "").replace("_", "")
+
+
+def reason_for(response: ModelResponse, history: Sequence[ModelMessage]) -> NudgeReason | None:
+    """Why this reply, ending a turn in which nothing ran, should not end it (``None``: it may).
+
+    - it is empty;
+    - it has a fenced block that does not run (output shown as if it had been produced, or code
+      in a language that is not run);
+    - it claims results or changes ("has been created", "the output is", "there are 12 …");
+    - it states a number (two or more digits) that is in no user message and no output.
+    """
+    if any(isinstance(p, ToolCallPart) for p in response.parts):
+        return None
+    text = reply_text(response).strip()
+    if not text:
+        return NudgeReason("the reply was empty", "your reply was empty")
+    shown = [f for f in fences(text) if fence_action(f) is None]
+    if shown:
+        return NudgeReason(
+            "the reply shows a code block that did not run",
+            "the fenced block in your reply did not run (only Python code runs)",
+        )
+    if _CLAIM.search(text):
+        return NudgeReason(
+            "the reply claims results, but nothing ran",
+            "your reply states results or changes, but no code ran, so they did not happen",
+        )
+    known = _known_numbers(history)
+    if any(_digits(n) not in known for n in _NUMBER.findall(text)):
+        return NudgeReason(
+            "the reply states a result that no code computed",
+            "your reply states a result, but no code ran to get it",
+        )
+    return None
+
+
+def nudge_text(reason: NudgeReason, *, text_mode: bool) -> str:
+    """What the model is told (stored as a user message whose request metadata marks it as a nudge)."""
+    act = (
+        "write the code in a ```python block (a shell command as `!cmd` in it)"
+        if text_mode
+        else f"call `{CODE_TOOL}` with the code"
+    )
+    return (
+        f"Nothing has run in this turn: {reason.told}. If my request needs code, a command or a file "
+        f"change, do it now: {act}, and you will see its output. If it needs none, give your final "
+        "answer again, without results you have not seen."
+    )
+
+
+def nudge_for(
+    response: ModelResponse,
+    history: Sequence[ModelMessage],
+    turn: Sequence[ModelMessage],
+    *,
+    protocol: str,
+    text_mode: bool,
+) -> tuple[NudgeReason, str, ModelRequest] | None:
+    """The nudge for a reply that would end the turn (recorded as ``history[-1]``), if it gets one.
+
+    Only in ``auto`` and ``text``; at most once a turn; never after something ran in the turn.
+    ``turn``: the turn's messages (the end of ``history``).
+    """
+    if protocol not in ("auto", "text") or acted(turn) or nudged(turn):
+        return None
+    reason = reason_for(response, history)
+    if reason is None:
+        return None
+    told = nudge_text(reason, text_mode=text_mode)
+    return reason, told, ModelRequest(parts=[UserPromptPart(told)], metadata={NUDGE_KEY: reason.log})
+
+
+__all__ = [
+    "NUDGE_KEY",
+    "NudgeReason",
+    "acted",
+    "nudge_for",
+    "nudge_text",
+    "nudged",
+    "reason_for",
+]

@@ -1,0 +1,301 @@
+"""Serving small models (``auto``/``text``): unlabelled code blocks run, and a turn that would end
+without anything having run gets one corrective nudge. Real kernel; only the LLM is scripted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+
+from freeact_tui.agent.agent import Agent
+from freeact_tui.agent.nudge import NUDGE_KEY, reason_for
+from freeact_tui.agent.text_protocol import TextAction, code_blocks, is_python_code
+from freeact_tui.events import (
+    AgentError,
+    ApprovalRequest,
+    CodeExecutionOutput,
+    Nudge,
+    ProtocolSwitch,
+    Response,
+)
+from freeact_tui.execution.kernel import KernelExecutor
+from freeact_tui.permissions import PermissionRules
+from freeact_tui.store import transcript as tr
+from freeact_tui.store.export import render_text
+from freeact_tui.tui.replay import blocks_from_history
+from freeact_tui.tui.widgets.blocks import NoticeBlock
+from tests.scripted import Code, Script, script
+from tests.test_agent_core import of, run
+from tests.test_store_compat import freeact_load
+
+pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
+    work = tmp_path_factory.mktemp("work")
+    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
+    await ex.start()
+    yield ex
+    await ex.stop()
+
+
+def make_agent(s: Script, executor: KernelExecutor, tmp_path: Path, protocol: str, **kw: object) -> Agent:
+    return Agent(
+        s.model(),
+        sessions_dir=tmp_path / "sessions",
+        working_dir=tmp_path,
+        executor=executor,
+        permissions=PermissionRules(None, defaults=False),
+        action_protocol=protocol,  # type: ignore[arg-type]
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def last_user_text(messages: list[object]) -> str:
+    request = messages[-1]
+    assert isinstance(request, ModelRequest)
+    return "\n".join(str(p.content) for p in request.parts if isinstance(p, UserPromptPart))
+
+
+def outputs(events: list[object]) -> list[str]:
+    return [(o.text or "").strip() for o in of(events, CodeExecutionOutput)]  # type: ignore[arg-type]
+
+
+# -- unlabelled fences ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "print(secret + 1)",
+        "secret = 41",
+        "import math\nmath.sqrt(2)",
+        "!wc -l rows.csv",
+        "%%bash\nls",
+        "await f()",
+    ],
+)
+async def test_an_unlabelled_block_of_python_code_is_code(source: str) -> None:
+    assert is_python_code(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "42",
+        "7006652",
+        "hello world",
+        "alpha.py\nbeta.py",
+        "hello.txt",
+        "[1, 2, 3]",
+        "{'a': 1}",
+        "Traceback (most recent call last):\n  File x\nNameError: name 'x' is not defined",
+        "$ wc -l rows.csv\n37 rows.csv",
+        "37 rows.csv",
+        "! important",
+        "100% done",
+    ],
+)
+async def test_output_or_prose_in_an_unlabelled_block_is_not_code(source: str) -> None:
+    assert not is_python_code(source)
+
+
+async def test_code_blocks_take_unlabelled_python_code_but_not_output_or_other_languages() -> None:
+    text = (
+        "```\nprint(6 * 7)\n```\nOutput:\n```\n42\n```\n```text\nprint('no')\n```\n```js\nconsole.log(1)\n```"
+    )
+    assert code_blocks(text) == [TextAction("python", "print(6 * 7)")]
+
+
+async def test_text_mode_runs_an_unlabelled_block_of_code(executor: KernelExecutor, tmp_path: Path) -> None:
+    s = script(["Let me compute it:\n```\nprint(6 * 7)\n```"], ["It is 42."])
+    async with make_agent(s, executor, tmp_path, "text") as agent:
+        events = await run(agent, "6*7?")
+    assert [r.tool_call.code for r in of(events, ApprovalRequest)] == ["print(6 * 7)"]
+    assert outputs(events) == ["42"]
+    assert of(events, Response)[-1].content == "It is 42."
+
+
+async def test_auto_switches_on_an_unlabelled_block_of_code(executor: KernelExecutor, tmp_path: Path) -> None:
+    s = script(["```\nprint(2 ** 10)\n```"], ["1024"])
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "2**10?")
+    assert len(of(events, ProtocolSwitch)) == 1
+    assert outputs(events) == ["1024"]
+
+
+# -- the nudge ------------------------------------------------------------------------------------
+
+
+async def test_auto_nudges_a_reply_that_claims_a_result_and_the_model_then_acts(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    s = script(
+        ["The result of 1234 * 5678 is 7006652."],
+        [Code("print(1234 * 5678)")],
+        ["1234 * 5678 = 7006652."],
+    )
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "What is 1234 * 5678? Run code.")
+        history = list(agent.history)
+        session_id = agent.session_id
+    nudges = of(events, Nudge)
+    assert len(nudges) == 1 and "claims results" in nudges[0].reason
+    told = last_user_text(s.requests[1])
+    assert told == nudges[0].message and "Nothing has run in this turn" in told
+    assert "ipybox_execute_ipython_cell" in told  # still in tools: it is told to call the tool
+    assert outputs(events) == ["7006652"]
+    assert [r.content for r in of(events, Response)] == [
+        "The result of 1234 * 5678 is 7006652.",
+        "1234 * 5678 = 7006652.",
+    ]
+    assert not of(events, ProtocolSwitch) and not of(events, AgentError)
+    # stored as a plain user message marked in its metadata; freeact loads the session
+    nudge_messages = [
+        m for m in history if isinstance(m, ModelRequest) and m.metadata and NUDGE_KEY in m.metadata
+    ]
+    assert len(nudge_messages) == 1 and nudge_messages[0].metadata == {NUDGE_KEY: nudges[0].reason}
+    path = tmp_path / "sessions" / session_id / "main.jsonl"
+    loaded = freeact_load(path)
+    assert [type(m) for m in loaded] == [
+        ModelRequest,
+        ModelResponse,
+        ModelRequest,
+        ModelResponse,
+        ModelRequest,
+        ModelResponse,
+    ]
+    kinds = [
+        {p["part_kind"] for p in json.loads(line)["message"]["parts"]}
+        for line in path.read_text().splitlines()
+    ]
+    assert kinds[2] == {"user-prompt"}
+    # the transcript, the replayed log and the export show it as a nudge, not as a user message
+    entries = list(tr.walk(loaded))
+    assert [e for e in entries if isinstance(e, tr.NudgeEntry)] == [tr.NudgeEntry(nudges[0].reason, told)]
+    assert [e.text for e in entries if isinstance(e, tr.PromptEntry)] == ["What is 1234 * 5678? Run code."]
+    notices = [b for b in blocks_from_history(loaded) if isinstance(b, NoticeBlock)]
+    assert len(notices) == 1 and "claims results" in str(notices[0].text)
+    assert "── Nudge (the reply claims results, but nothing ran)" in render_text(loaded)
+
+
+async def test_at_most_one_nudge_per_turn(executor: KernelExecutor, tmp_path: Path) -> None:
+    s = script(["The file has been created."], ["I have created the file."], ["Done: 12345."])
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "Create a file.")
+        requests = len(s.requests)
+        second = await run(agent, "And another.")
+    assert len(of(events, Nudge)) == 1 and requests == 2  # the 2nd claim ends the turn
+    assert of(events, Response)[-1].content == "I have created the file."
+    assert len(of(second, Nudge)) == 1  # a new turn may get its own nudge
+
+
+async def test_no_nudge_after_something_ran_in_the_turn(executor: KernelExecutor, tmp_path: Path) -> None:
+    s = script([Code("x = 99")], ["The result is 99, and I have set x."])
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "Set x.")
+    assert not of(events, Nudge) and len(s.requests) == 2
+
+
+async def test_no_nudge_after_a_rejected_action(executor: KernelExecutor, tmp_path: Path) -> None:
+    s = script(["```python\nprint('rm')\n```"], ["OK."])
+    async with make_agent(s, executor, tmp_path, "text") as agent:
+        events = await run(agent, "Delete it.", decide=lambda _: False)
+        follow = await run(agent, "Then say OK.", decide=lambda _: False)
+    assert len(of(events, ApprovalRequest)) == 1 and not of(events, Nudge)  # the rejection ended the turn
+    assert not of(follow, Nudge) and of(follow, Response)[-1].content == "OK."
+    assert len(s.requests) == 2
+
+
+async def test_tools_mode_never_nudges(executor: KernelExecutor, tmp_path: Path) -> None:
+    s = script(["The result of 1234 * 5678 is 7006652."], [""])
+    async with make_agent(s, executor, tmp_path, "tools") as agent:
+        events = await run(agent, "What is 1234 * 5678?")
+        empty = await run(agent, "again")
+    assert not of(events, Nudge) and not of(empty, Nudge) and len(s.requests) == 2
+
+
+async def test_a_conversational_reply_is_not_nudged(executor: KernelExecutor, tmp_path: Path) -> None:
+    s = script(
+        ["Got it: the code word is pelican-7431. I will remember it."],
+        ["pelican-7431"],
+        ["Hello! How can I help you today?"],
+    )
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        first = await run(agent, "Remember the code word: pelican-7431. Just acknowledge it.")
+        second = await run(agent, "What was the code word?")  # the number is in an earlier message
+        third = await run(agent, "hi")
+    assert not of(first, Nudge) and not of(second, Nudge) and not of(third, Nudge)
+    assert len(s.requests) == 3
+
+
+async def test_text_mode_nudges_an_empty_reply_and_a_shown_output(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    s = script(
+        [""],
+        ["```python\nsecret = 41\n```"],
+        ["Set."],
+        ["```\n42\n```"],
+        ["```python\nprint(secret + 1)\n```"],
+        ["It prints 42."],
+    )
+    async with make_agent(s, executor, tmp_path, "text") as agent:
+        first = await run(agent, "Set secret = 41 in the kernel.")
+        second = await run(agent, "Print secret + 1.")
+    assert [n.reason for n in of(first, Nudge)] == ["the reply was empty"]
+    assert [n.reason for n in of(second, Nudge)] == ["the reply shows a code block that did not run"]
+    told = last_user_text(s.requests[4])
+    assert "```python block" in told and "ipybox_execute_ipython_cell" not in told
+    assert outputs(second) == ["42"]  # the kernel's output, after the nudge; the shown "42" never ran
+    assert of(second, Response)[-1].content == "It prints 42."
+
+
+async def test_a_number_no_code_computed_gets_a_nudge() -> None:
+    history = [ModelRequest(parts=[UserPromptPart("How many primes are below 10000?")])]
+
+    def reply(text: str) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(text)])
+
+    assert reason_for(reply("There are 1229 primes below 10000."), history) is not None
+    assert reason_for(reply("1229"), history) is not None
+    assert reason_for(reply("Below 10000, as you asked? Sure."), history) is None
+    assert reason_for(reply("I can count them with a sieve."), history) is None
+    assert reason_for(ModelResponse(parts=[TextPart("1229"), ToolCallPart("x", {})]), history) is None
+
+
+# -- auto: a reply's blocks run while the turn's last tool call failed ----------------------------
+
+
+async def test_auto_runs_the_blocks_a_model_proposes_after_its_tool_call_failed(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    s = script(
+        [Code("import not_installed_module_xyz")],
+        ["You need to install it first:\n```python\nprint('installing')\n```\nThen try again."],
+        ["Now the count:\n```python\nprint(1229)\n```"],
+        [Code("print('via tool again')", call_id="c2")],
+        ["Done. Run this yourself if you like:\n```python\nprint('example')\n```"],
+    )
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "Count the primes below 10000.")
+    assert outputs(events)[1:] == ["installing", "1229", "via tool again"]  # the example never ran
+    assert "ModuleNotFoundError" in outputs(events)[0]
+    assert not of(events, ProtocolSwitch) and not of(events, Nudge)
+    assert s.infos[-1].function_tools  # still on tool calls: the session did not switch
+    assert "Output of your code block:\ninstalling" in last_user_text(s.requests[2])
+    assert len(s.requests) == 5
+
+
+async def test_auto_does_not_run_blocks_after_a_tool_call_that_worked(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    s = script([Code("print('ok')")], ["You could also:\n```python\nprint('example')\n```"])
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "go")
+    assert outputs(events) == ["ok"] and len(s.requests) == 2
