@@ -147,7 +147,7 @@ async def test_auto_nudges_a_reply_that_claims_a_result_and_the_model_then_acts(
     nudges = of(events, Nudge)
     assert len(nudges) == 1 and "claims results" in nudges[0].reason
     told = last_user_text(s.requests[1])
-    assert told == nudges[0].message and "Nothing has run in this turn" in told
+    assert told == nudges[0].message and "No code has run for my request yet" in told
     assert "ipybox_execute_ipython_cell" in told  # still in tools: it is told to call the tool
     assert outputs(events) == ["7006652"]
     assert [r.content for r in of(events, Response)] == [
@@ -299,3 +299,13 @@ async def test_auto_does_not_run_blocks_after_a_tool_call_that_worked(
     async with make_agent(s, executor, tmp_path, "auto") as agent:
         events = await run(agent, "go")
     assert outputs(events) == ["ok"] and len(s.requests) == 2
+
+
+async def test_tools_mode_never_runs_blocks_after_a_failed_tool_call(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    s = script([Code("1 / 0")], ["It failed. You could try:\n```python\nprint('suggested')\n```"])
+    async with make_agent(s, executor, tmp_path, "tools") as agent:
+        events = await run(agent, "divide")
+    assert len(outputs(events)) == 1 and "ZeroDivisionError" in outputs(events)[0]
+    assert len(s.requests) == 2 and not of(events, Nudge)

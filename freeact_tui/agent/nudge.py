@@ -113,18 +113,18 @@ def reason_for(response: ModelResponse, history: Sequence[ModelMessage]) -> Nudg
     if shown:
         return NudgeReason(
             "the reply shows a code block that did not run",
-            "the fenced block in your reply did not run (only Python code runs)",
+            "the block in your reply did not run (only Python code runs)",
         )
     if _CLAIM.search(text):
         return NudgeReason(
             "the reply claims results, but nothing ran",
-            "your reply states results or changes, but no code ran, so they did not happen",
+            "the results or changes your reply states did not happen",
         )
     known = _known_numbers(history)
     if any(_digits(n) not in known for n in _NUMBER.findall(text)):
         return NudgeReason(
             "the reply states a result that no code computed",
-            "your reply states a result, but no code ran to get it",
+            "no code computed the result in your reply",
         )
     return None
 
@@ -137,9 +137,8 @@ def nudge_text(reason: NudgeReason, *, text_mode: bool) -> str:
         else f"call `{CODE_TOOL}` with the code"
     )
     return (
-        f"Nothing has run in this turn: {reason.told}. If my request needs code, a command or a file "
-        f"change, do it now: {act}, and you will see its output. If it needs none, give your final "
-        "answer again, without results you have not seen."
+        f"No code has run for my request yet: {reason.told}. Do it now: {act}, and you will see "
+        "its output. (Answer without code only if my request needs none.)"
     )
 
 
