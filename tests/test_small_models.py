@@ -309,3 +309,61 @@ async def test_tools_mode_never_runs_blocks_after_a_failed_tool_call(
         events = await run(agent, "divide")
     assert len(outputs(events)) == 1 and "ZeroDivisionError" in outputs(events)[0]
     assert len(s.requests) == 2 and not of(events, Nudge)
+
+
+async def test_auto_counts_any_tool_call_that_worked_and_repairs_after_any_that_failed(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    from tests.scripted import Call
+
+    (tmp_path / "config.ini").write_text("color = red\n")
+    s = script(
+        [Call("filesystem_write_text_file", {"path": "notes.txt", "content": "hi"})],
+        ["Written. The code I would use:\n```python\nprint('example')\n```"],  # an answer: not run
+    )
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "write notes.txt")
+    assert (tmp_path / "notes.txt").read_text() == "hi"
+    assert not of(events, ProtocolSwitch) and not outputs(events) and len(s.requests) == 2
+
+    s = script(
+        [
+            Call(
+                "filesystem_edit_text_file",
+                {"path": "config.ini", "old_text": "colour = red", "new_text": "x"},
+            )
+        ],
+        [
+            f"Let me do it with code:\n```python\nopen({str(tmp_path / 'config.ini')!r}, 'w').write('color = blue\\n')\n```"
+        ],
+        ["Changed."],
+    )
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "make it blue")
+    assert (tmp_path / "config.ini").read_text() == "color = blue\n"
+    assert not of(events, ProtocolSwitch) and of(events, Response)[-1].content == "Changed."
+
+
+async def test_a_reply_that_restates_the_code_that_just_ran_is_the_answer(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    block = "```python\nresult = 12 * 12 + 1\nprint(result)\n```"
+    s = script(
+        [f"Computing:\n{block}"],
+        [f"I ran:\n{block}\nThe result is 145."],
+        [f"I ran:\n{block}\nThe result is 145."],
+    )
+    async with make_agent(s, executor, tmp_path, "text") as agent:
+        events = await run(agent, "12*12+1?")
+    assert outputs(events) == ["145"] and len(s.requests) == 2
+    assert of(events, Response)[-1].content.endswith("The result is 145.")
+    # code that ran before, with another step since, runs again (the import after an install)
+    s = script(
+        ["```python\nimport json\n```"],
+        ["```python\nprint('installed')\n```"],
+        ["```python\nimport json\n```"],
+        ["ok"],
+    )
+    async with make_agent(s, executor, tmp_path, "text") as agent:
+        events = await run(agent, "go")
+    assert len(of(events, ApprovalRequest)) == 3 and len(s.requests) == 4

@@ -20,7 +20,7 @@ import ast
 import json
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -253,29 +253,62 @@ def is_text_session(history: Sequence[ModelMessage]) -> bool:
     )
 
 
-def _had_working_tool_call(history: Sequence[ModelMessage]) -> bool:
-    """The model made a code tool call that ran (not broken, rejected or interrupted; freeact stores no outcome)."""
-    for message in history:
+def _ran(part: ToolReturnPart) -> str | None:
+    """The outcome of a tool call that ran (``ok``/``error``; ``""``: a freeact session stores none), else ``None``."""
+    meta = part.metadata if isinstance(part.metadata, dict) else {}
+    outcome = meta.get("outcome")
+    if meta.get("malformed") or outcome not in (None, "ok", "error"):
+        return None  # broken, rejected or interrupted
+    return outcome or ""
+
+
+def _tool_returns(messages: Sequence[ModelMessage]) -> Iterator[ToolReturnPart]:
+    for message in messages:
         if isinstance(message, ModelRequest):
-            for part in message.parts:
-                if isinstance(part, ToolReturnPart) and part.tool_name == CODE_TOOL:
-                    meta = part.metadata if isinstance(part.metadata, dict) else {}
-                    if meta.get("outcome") in (None, "ok", "error") and not meta.get("malformed"):
-                        return True
-    return False
+            yield from (p for p in message.parts if isinstance(p, ToolReturnPart))
+
+
+def _had_working_tool_call(history: Sequence[ModelMessage]) -> bool:
+    """The model made a tool call that ran (any tool: code, file, subagent; not broken, rejected or interrupted)."""
+    return any(_ran(part) is not None for part in _tool_returns(history))
 
 
 def _failing(turn: Sequence[ModelMessage]) -> bool:
-    """The turn's last code tool call that ran ended in an error (code blocks run since do not change that)."""
-    outcome: object = None
-    for message in turn:
-        if isinstance(message, ModelRequest):
-            for part in message.parts:
-                if isinstance(part, ToolReturnPart) and part.tool_name == CODE_TOOL:
-                    meta = part.metadata if isinstance(part.metadata, dict) else {}
-                    if not meta.get("malformed"):
-                        outcome = meta.get("outcome")
-    return outcome == "error"
+    """The turn's last tool call that ran ended in an error (code blocks run since do not change that)."""
+    outcomes = [o for o in map(_ran, _tool_returns(turn)) if o is not None]
+    return bool(outcomes) and outcomes[-1] == "error"
+
+
+def repeats_last_actions(actions: Sequence[TextAction], turn: Sequence[ModelMessage]) -> bool:
+    """Whether ``actions`` are exactly the code of the turn's previous step (its blocks or code tool calls).
+
+    Such a reply repeats itself (small models restate the code they ran in their answer): it is the
+    answer, and its blocks do not run again. Code that ran earlier, with other steps since, may
+    run again (the same import after a ``pip install``).
+    """
+    codes = [a.code for a in actions]
+    for message in reversed(turn[:-1]):  # turn[-1] is the reply itself
+        if (
+            isinstance(message, ModelRequest)
+            and isinstance(message.metadata, dict)
+            and RESULTS_KEY in message.metadata
+        ):
+            ran = message.metadata[RESULTS_KEY]
+            return isinstance(ran, list) and codes == [a.get("code") for a in ran if isinstance(a, dict)]
+        if isinstance(message, ModelResponse):
+            calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
+            if calls:
+                return codes == [_code_arg(c) for c in calls]
+    return False
+
+
+def _code_arg(call: ToolCallPart) -> object:
+    if call.tool_name != CODE_TOOL:
+        return None
+    try:
+        return call.args_as_dict().get("code")
+    except ValueError:
+        return None
 
 
 @dataclass
@@ -325,8 +358,8 @@ class ActionProtocol:
     def runs_blocks_to_repair(self, response: ModelResponse, turn: Sequence[ModelMessage]) -> bool:
         """In ``auto`` (still on tool calls): whether this reply's code blocks run although it has no tool call.
 
-        The rule: they run when the last code tool call of this turn (``turn``: its messages) ended
-        in an error. The task is then not done, and a block in the reply is the model's next step
+        The rule: they run when the last tool call of this turn (``turn``: its messages) that ran
+        ended in an error. The task is then not done, and a block in the reply is the model's next step
         (``!pip install sympy`` after an ``ImportError``), written instead of called: the user
         approves it like any action. After a tool call that worked, a reply's blocks are examples
         in an answer and never run.
@@ -391,6 +424,7 @@ __all__ = [
     "tagged_calls",
     "text_actions",
     "is_text_session",
+    "repeats_last_actions",
     "reply_text",
     "results_request",
     "switch_request",

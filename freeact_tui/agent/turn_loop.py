@@ -31,7 +31,13 @@ from freeact_tui.agent.compaction import ContextKeeper
 from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.nudge import nudge_for
 from freeact_tui.agent.prompts import build_system_prompt
-from freeact_tui.agent.text_protocol import ActionProtocol, reply_text, switch_request, text_actions
+from freeact_tui.agent.text_protocol import (
+    ActionProtocol,
+    repeats_last_actions,
+    reply_text,
+    switch_request,
+    text_actions,
+)
 from freeact_tui.agent.usage import estimate_request
 from freeact_tui.events import AgentError, AgentEvent, Cancelled, Nudge, Phase
 from freeact_tui.execution.base import Executor, ExecutorError
@@ -314,8 +320,8 @@ class TurnLoop(ContextKeeper):
         if not protocol.text and not (turn is not None and protocol.runs_blocks_to_repair(response, turn)):
             return False
         actions = text_actions(reply_text(response))
-        if not actions:
-            return False
+        if not actions or (turn is not None and repeats_last_actions(actions, turn)):
+            return False  # no blocks, or the code that just ran, restated in the answer
         stop = await protocol.run(dispatcher, actions, self.recorder.record, switched=switched)
         return not stop
 
