@@ -367,3 +367,79 @@ async def test_a_reply_that_restates_the_code_that_just_ran_is_the_answer(
     async with make_agent(s, executor, tmp_path, "text") as agent:
         events = await run(agent, "go")
     assert len(of(events, ApprovalRequest)) == 3 and len(s.requests) == 4
+
+
+# -- auto: tool calls written as text -------------------------------------------------------------
+
+WRITTEN = (
+    '```json\n{\n  "name": "filesystem_write_text_file",\n  "arguments": {\n    "path": "data.json",\n'
+    '    "content": \'{"a": 1, "b": 2, "c": 4}\'\n  }\n}\n```\n\n'
+    '```json\n{\n  "name": "filesystem_read_text_file",\n  "arguments": {\n    "path": "data.json"\n  }\n}\n```\n\n'
+    '```json\n{\n  "name": "ipybox_execute_ipython_cell",\n  "arguments": {\n    "code": """\n'
+    'import json\nprint(sum(json.load(open(PATH)).values()))\n"""\n  }\n}\n```'
+)
+
+
+async def test_written_tool_calls_are_decoded_tolerantly_and_only_for_offered_tools() -> None:
+    from freeact_tui.agent.written_calls import written_tool_calls
+
+    tools = {"filesystem_write_text_file", "filesystem_read_text_file", "ipybox_execute_ipython_cell"}
+    calls = written_tool_calls(WRITTEN, tools)
+    assert [(c.tool_name, c.args) for c in calls] == [
+        ("filesystem_write_text_file", {"path": "data.json", "content": '{"a": 1, "b": 2, "c": 4}'}),
+        ("filesystem_read_text_file", {"path": "data.json"}),
+        ("ipybox_execute_ipython_cell", {"code": "import json\nprint(sum(json.load(open(PATH)).values()))"}),
+    ]
+    assert written_tool_calls(WRITTEN, {"filesystem_read_text_file"})[0].args == {"path": "data.json"}
+    text = (
+        'Tagged: <tool_call>{"name": "t", "arguments": "{\\"x\\": true}"}</tool_call> '
+        '{"type": "function", "function": {"name": "t", "parameters": {"y": null}}} '
+        '{"name": "t"} {"name": "other", "arguments": {}} {"name": "t", "arguments": {broken'
+    )
+    assert [c.args for c in written_tool_calls(text, {"t"})] == [{"x": True}, {"y": None}]
+    assert written_tool_calls("The result is {'a': 1}.", {"t"}) == []
+
+
+async def test_auto_runs_tool_calls_written_as_text_in_order(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    data = tmp_path / "data.json"
+    s = script([WRITTEN.replace("PATH", repr(str(data)))], ["The sum is 7."])
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "Write data.json and sum its values.")
+        history = list(agent.history)
+    assert json.loads(data.read_text()) == {"a": 1, "b": 2, "c": 4}
+    assert outputs(events) == ["7"]  # the read and the code ran after the write
+    names = [r.tool_call.__class__.__name__ for r in of(events, ApprovalRequest)]
+    assert names == ["FileWrite", "FileRead", "CodeAction"]
+    assert not of(events, ProtocolSwitch) and not of(events, Nudge) and not of(events, AgentError)
+    # stored as the calls they were meant to be: freeact's rules hold (calls answered by returns)
+    calls = [
+        p for m in history if isinstance(m, ModelResponse) for p in m.parts if isinstance(p, ToolCallPart)
+    ]
+    assert [c.tool_name for c in calls] == [
+        "filesystem_write_text_file",
+        "filesystem_read_text_file",
+        "ipybox_execute_ipython_cell",
+    ]
+    assert s.infos[1].function_tools and of(events, Response)[-1].content == "The sum is 7."
+
+
+async def test_tools_mode_leaves_calls_written_as_text_alone(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    s = script([WRITTEN])
+    async with make_agent(s, executor, tmp_path, "tools") as agent:
+        events = await run(agent, "Show how you would call the tools.")
+    assert not of(events, ApprovalRequest) and len(s.requests) == 1
+
+
+async def test_an_empty_reply_after_an_action_gets_a_nudge_too(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    s = script([Code("1 / 0")], [""], [Code("print(1 / 1)", call_id="c2")], ["1.0"])
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "divide")
+    assert [n.reason for n in of(events, Nudge)] == ["the reply was empty"]
+    assert last_user_text(s.requests[2]).startswith("Your reply was empty. Go on with my request")
+    assert outputs(events)[-1] == "1.0" and of(events, Response)[-1].content == "1.0"

@@ -3,11 +3,10 @@
 Small models often answer a task they were asked to *do* without doing it: they claim results
 no code produced ("The file has been created", "1234 * 5678 = 7006652"), show a block that does
 not run (output in a bare fence), or send an empty reply. When such a reply would end a turn in
-which nothing ran, the agent tells the model once what happened and lets it act; the turn then
-ends with whatever it does next. A model that needs no action can just answer again.
+which nothing ran (an empty one: any turn), the agent tells the model once what happened and lets
+it act; the turn then ends with whatever it does next. A model that needs no action can answer.
 
-Bounded: at most one nudge per turn, never after something ran in the turn (an action, even a
-rejected one), never in ``tools`` (the default, for models that call tools well: their
+Bounded: at most one nudge per turn, only an empty reply after something ran in the turn, never in ``tools`` (the default, for models that call tools well: their
 answers without actions are answers). The nudge is a plain user message (freeact loads the
 session) whose request ``metadata`` says it is a nudge (``NUDGE_KEY``), and an event for the log.
 """
@@ -131,15 +130,16 @@ def reason_for(response: ModelResponse, history: Sequence[ModelMessage]) -> Nudg
 
 def nudge_text(reason: NudgeReason, *, text_mode: bool) -> str:
     """What the model is told (stored as a user message whose request metadata marks it as a nudge)."""
-    act = (
-        "write the code in a ```python block (a shell command as `!cmd` in it)"
-        if text_mode
-        else f"call `{CODE_TOOL}` with the code"
-    )
     return (
-        f"No code has run for my request yet: {reason.told}. Do it now: {act}, and you will see "
-        "its output. (Answer without code only if my request needs none.)"
+        f"No code has run for my request yet: {reason.told}. Do it now: {_act(text_mode)}, and you "
+        "will see its output. (Answer without code only if my request needs none.)"
     )
+
+
+def _act(text_mode: bool) -> str:
+    if text_mode:
+        return "write the code in a ```python block (a shell command as `!cmd` in it)"
+    return f"call `{CODE_TOOL}` with the code"
 
 
 def nudge_for(
@@ -152,16 +152,26 @@ def nudge_for(
 ) -> tuple[NudgeReason, str, ModelRequest] | None:
     """The nudge for a reply that would end the turn (recorded as ``history[-1]``), if it gets one.
 
-    Only in ``auto`` and ``text``; at most once a turn; never after something ran in the turn.
-    ``turn``: the turn's messages (the end of ``history``).
+    Only in ``auto`` and ``text``; at most once a turn; an empty reply always, the others only
+    if nothing ran in the turn. ``turn``: the turn's messages (the end of ``history``).
     """
-    if protocol not in ("auto", "text") or acted(turn) or nudged(turn):
+    if protocol not in ("auto", "text") or nudged(turn):
         return None
-    reason = reason_for(response, history)
+    if not reply_text(response).strip() and not any(isinstance(p, ToolCallPart) for p in response.parts):
+        empty = NudgeReason("the reply was empty", "your reply was empty")
+        return empty, *_request(empty, _empty_text(text_mode=text_mode))
+    reason = None if acted(turn) else reason_for(response, history)
     if reason is None:
         return None
-    told = nudge_text(reason, text_mode=text_mode)
-    return reason, told, ModelRequest(parts=[UserPromptPart(told)], metadata={NUDGE_KEY: reason.log})
+    return reason, *_request(reason, nudge_text(reason, text_mode=text_mode))
+
+
+def _request(reason: NudgeReason, told: str) -> tuple[str, ModelRequest]:
+    return told, ModelRequest(parts=[UserPromptPart(told)], metadata={NUDGE_KEY: reason.log})
+
+
+def _empty_text(*, text_mode: bool) -> str:
+    return f"Your reply was empty. Go on with my request ({_act(text_mode)}), or answer it if it is done."
 
 
 __all__ = [

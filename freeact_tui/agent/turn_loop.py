@@ -39,6 +39,7 @@ from freeact_tui.agent.text_protocol import (
     text_actions,
 )
 from freeact_tui.agent.usage import estimate_request
+from freeact_tui.agent.written_calls import with_written_calls
 from freeact_tui.events import AgentError, AgentEvent, Cancelled, Nudge, Phase
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.mcp.gentools import gentools_root, gentools_section
@@ -210,6 +211,8 @@ class TurnLoop(ContextKeeper):
                 steps += 1
                 state.next_step()
                 response = await self._model_step(state)
+                written = self._written_calls(response)
+                response = written or response
                 self.recorder.record(response)
                 calls = hist.tool_calls(response)
                 if not calls:
@@ -222,7 +225,7 @@ class TurnLoop(ContextKeeper):
                         continue
                     break
                 state.calls = calls
-                stop, all_malformed = await self._run_calls(dispatcher, calls, state)
+                stop, all_malformed = await self._run_calls(dispatcher, calls, state, in_order=written is not None)
                 self.recorder.record(hist.interrupted_returns(calls, state.done, state.meta))
                 if stop:
                     break
@@ -341,6 +344,12 @@ class TurnLoop(ContextKeeper):
         self.recorder.record(request)
         return True
 
+    def _written_calls(self, response: ModelResponse) -> ModelResponse | None:
+        """``auto`` on tool calls: calls of offered tools the model wrote as text become calls (``written_calls.py``)."""
+        if self.runtime.settings.action_protocol != "auto" or self.protocol.text:
+            return None
+        return with_written_calls(response, {t.name for t in self._request_parameters().function_tools})
+
     # -- the model phase --------------------------------------------------------------------------
 
     def _request_parameters(self) -> ModelRequestParameters:
@@ -377,9 +386,10 @@ class TurnLoop(ContextKeeper):
     # -- the tool phase ------------------------------------------------------------------------------
 
     async def _run_calls(
-        self, dispatcher: Dispatcher, calls: list[ToolCallPart], state: TurnState
+        self, dispatcher: Dispatcher, calls: list[ToolCallPart], state: TurnState, *, in_order: bool = False
     ) -> tuple[bool, bool]:
-        """Run the calls of one response concurrently; return (the turn must stop, every call was broken)."""
+        """Run the calls of one response concurrently (``in_order``: one after the other, as calls
+        written as text are meant); return (the turn must stop, every call was broken)."""
 
         async def run(call: ToolCallPart) -> ActionOutcome:
             outcome = await dispatcher.run(call)
@@ -387,6 +397,9 @@ class TurnLoop(ContextKeeper):
             state.meta[call.tool_call_id] = outcome.metadata() | self.gate.take_records(call.tool_call_id)
             return outcome
 
+        if in_order:
+            outcomes = [await run(c) for c in calls]
+            return any(o.rejected or o.kernel_died for o in outcomes), all(o.malformed for o in outcomes)
         tasks = [asyncio.create_task(run(c)) for c in calls]
         try:
             outcomes = await asyncio.gather(*tasks)
