@@ -268,7 +268,7 @@ class Nudge(AgentEvent):
     """The agent told the model to act instead of ending the turn (``auto``/``text``: at most once a turn)."""
 
     reason: str
-    """Why, for the log ("the reply claims results, but nothing ran in this turn")."""
+    """Why, for the log ("the reply claims results no action produced")."""
     message: str
     """What the model was told."""
 

@@ -181,7 +181,7 @@ async def test_auto_nudges_a_reply_that_claims_a_result_and_the_model_then_acts(
     assert [e.text for e in entries if isinstance(e, tr.PromptEntry)] == ["What is 1234 * 5678? Run code."]
     notices = [b for b in blocks_from_history(loaded) if isinstance(b, NoticeBlock)]
     assert len(notices) == 1 and "claims results" in str(notices[0].text)
-    assert "── Nudge (the reply claims results, but nothing ran)" in render_text(loaded)
+    assert "── Nudge (the reply claims results no action produced)" in render_text(loaded)
 
 
 async def test_at_most_one_nudge_per_turn(executor: KernelExecutor, tmp_path: Path) -> None:
@@ -443,3 +443,25 @@ async def test_an_empty_reply_after_an_action_gets_a_nudge_too(
     assert [n.reason for n in of(events, Nudge)] == ["the reply was empty"]
     assert last_user_text(s.requests[2]).startswith("Your reply was empty. Go on with my request")
     assert outputs(events)[-1] == "1.0" and of(events, Response)[-1].content == "1.0"
+
+
+async def test_a_claim_after_a_failed_action_gets_a_nudge(executor: KernelExecutor, tmp_path: Path) -> None:
+    from tests.scripted import Call
+
+    target = tmp_path / "missing.txt"
+    s = script(
+        [Call("filesystem_read_text_file", {"path": "missing.txt"})],
+        ["<tool_response>\nCreated the file missing.txt.\n</tool_response>"],
+        [Call("filesystem_write_text_file", {"path": "missing.txt", "content": "created"}, call_id="c2")],
+        ["Created missing.txt."],
+    )
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "Read missing.txt; if it does not exist, create it containing: created")
+    assert [n.reason for n in of(events, Nudge)] == ["the reply claims results no action produced"]
+    assert last_user_text(s.requests[2]).startswith("Your last action failed, so the results or changes")
+    assert target.read_text() == "created"
+    # after an action that worked, the same words end the turn
+    s = script([Call("filesystem_read_text_file", {"path": "missing.txt"})], ["The file has been read."])
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "Read missing.txt")
+    assert not of(events, Nudge) and len(s.requests) == 2

@@ -6,7 +6,9 @@ not run (output in a bare fence), or send an empty reply. When such a reply woul
 which nothing ran (an empty one: any turn), the agent tells the model once what happened and lets
 it act; the turn then ends with whatever it does next. A model that needs no action can answer.
 
-Bounded: at most one nudge per turn, only an empty reply after something ran in the turn, never in ``tools`` (the default, for models that call tools well: their
+The same holds after the turn's last action failed: what the reply then claims did not happen.
+
+Bounded: at most one nudge per turn; after an action that worked only an empty reply gets one; never in ``tools`` (the default, for models that call tools well: their
 answers without actions are answers). The nudge is a plain user message (freeact loads the
 session) whose request ``metadata`` says it is a nudge (``NUDGE_KEY``), and an event for the log.
 """
@@ -41,6 +43,7 @@ _CLAIM = re.compile(
     | \b(?:output|result)s?\s+(?:is|are|was|were|of|shows?)\b
     | \b(?:output|result)s?\s*:
     | \bthere\s+(?:are|is|were|was)\s+\d
+    | <tool_(?:response|result|output)>
     """,
     re.IGNORECASE | re.VERBOSE,
 )
@@ -59,21 +62,33 @@ def _turn_requests(turn: Sequence[ModelMessage]) -> Iterator[ModelRequest]:
     return (m for m in turn if isinstance(m, ModelRequest))
 
 
+def _outcomes(turn: Sequence[ModelMessage]) -> list[str]:
+    """The outcomes of the turn's actions in order (a tool return of a broken call is none: nothing ran)."""
+    found: list[str] = []
+    for message in _turn_requests(turn):
+        if isinstance(message.metadata, dict) and isinstance(message.metadata.get(RESULTS_KEY), list):
+            found.extend(str(a.get("outcome")) for a in message.metadata[RESULTS_KEY] if isinstance(a, dict))
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart):
+                meta = part.metadata if isinstance(part.metadata, dict) else {}
+                if not meta.get("malformed"):
+                    found.append(str(meta.get("outcome", "ok")))
+    return found
+
+
 def acted(turn: Sequence[ModelMessage]) -> bool:
     """Whether anything ran (or was tried and decided on) in these messages of a turn.
 
     A tool return counts unless it answered a broken call (nothing ran then); a text-protocol
     results message counts (its blocks ran, or were rejected or interrupted).
     """
-    for message in _turn_requests(turn):
-        if isinstance(message.metadata, dict) and RESULTS_KEY in message.metadata:
-            return True
-        for part in message.parts:
-            if isinstance(part, ToolReturnPart):
-                meta = part.metadata if isinstance(part.metadata, dict) else {}
-                if not meta.get("malformed"):
-                    return True
-    return False
+    return bool(_outcomes(turn))
+
+
+def last_action_failed(turn: Sequence[ModelMessage]) -> bool:
+    """Whether the turn's last action ended in an error (what a reply claims after it did not happen)."""
+    outcomes = _outcomes(turn)
+    return bool(outcomes) and outcomes[-1] == "error"
 
 
 def nudged(turn: Sequence[ModelMessage]) -> bool:
@@ -95,7 +110,9 @@ def _digits(number: str) -> str:
 
 
 def reason_for(response: ModelResponse, history: Sequence[ModelMessage]) -> NudgeReason | None:
-    """Why this reply, ending a turn in which nothing ran, should not end it (``None``: it may).
+    """Why this reply, ending a turn in which nothing ran (or the last action failed), should not end it.
+
+    ``None``: it may end it.
 
     - it is empty;
     - it has a fenced block that does not run (output shown as if it had been produced, or code
@@ -116,7 +133,7 @@ def reason_for(response: ModelResponse, history: Sequence[ModelMessage]) -> Nudg
         )
     if _CLAIM.search(text):
         return NudgeReason(
-            "the reply claims results, but nothing ran",
+            "the reply claims results no action produced",
             "the results or changes your reply states did not happen",
         )
     known = _known_numbers(history)
@@ -128,8 +145,13 @@ def reason_for(response: ModelResponse, history: Sequence[ModelMessage]) -> Nudg
     return None
 
 
-def nudge_text(reason: NudgeReason, *, text_mode: bool) -> str:
+def nudge_text(reason: NudgeReason, *, text_mode: bool, failed: bool = False) -> str:
     """What the model is told (stored as a user message whose request metadata marks it as a nudge)."""
+    if failed:
+        return (
+            f"Your last action failed, so {reason.told}. Go on with my request: {_act(text_mode)}, "
+            "and you will see its output. (If it cannot be done, say so.)"
+        )
     return (
         f"No code has run for my request yet: {reason.told}. Do it now: {_act(text_mode)}, and you "
         "will see its output. (Answer without code only if my request needs none.)"
@@ -160,10 +182,11 @@ def nudge_for(
     if not reply_text(response).strip() and not any(isinstance(p, ToolCallPart) for p in response.parts):
         empty = NudgeReason("the reply was empty", "your reply was empty")
         return empty, *_request(empty, _empty_text(text_mode=text_mode))
-    reason = None if acted(turn) else reason_for(response, history)
+    failed = last_action_failed(turn)
+    reason = reason_for(response, history) if failed or not acted(turn) else None
     if reason is None:
         return None
-    return reason, *_request(reason, nudge_text(reason, text_mode=text_mode))
+    return reason, *_request(reason, nudge_text(reason, text_mode=text_mode, failed=failed))
 
 
 def _request(reason: NudgeReason, told: str) -> tuple[str, ModelRequest]:
