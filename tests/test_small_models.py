@@ -465,3 +465,13 @@ async def test_a_claim_after_a_failed_action_gets_a_nudge(executor: KernelExecut
     async with make_agent(s, executor, tmp_path, "auto") as agent:
         events = await run(agent, "Read missing.txt")
     assert not of(events, Nudge) and len(s.requests) == 2
+
+
+async def test_the_text_prompt_names_no_tool_it_does_not_send(tmp_path: Path) -> None:
+    from freeact_tui.agent.prompts import build_system_prompt
+
+    text = build_system_prompt(tmp_path, protocol="text")
+    assert "filesystem_" not in text and "ipybox_" not in text and "## Files" not in text
+    assert "\n\n\n" not in text
+    for protocol in ("tools", "auto"):  # the tool protocols still describe the file tools
+        assert "`filesystem_edit_text_file`" in build_system_prompt(tmp_path, protocol=protocol)
