@@ -147,7 +147,9 @@ async def test_auto_nudges_a_reply_that_claims_a_result_and_the_model_then_acts(
     nudges = of(events, Nudge)
     assert len(nudges) == 1 and "claims results" in nudges[0].reason
     told = last_user_text(s.requests[1])
-    assert told == nudges[0].message and "No code has run for my request yet" in told
+    assert told == nudges[0].message and told.startswith(
+        "You did not run any code for my last request, so what your reply states did not happen."
+    )
     assert "ipybox_execute_ipython_cell" in told  # still in tools: it is told to call the tool
     assert outputs(events) == ["7006652"]
     assert [r.content for r in of(events, Response)] == [
@@ -441,7 +443,7 @@ async def test_an_empty_reply_after_an_action_gets_a_nudge_too(
     async with make_agent(s, executor, tmp_path, "auto") as agent:
         events = await run(agent, "divide")
     assert [n.reason for n in of(events, Nudge)] == ["the reply was empty"]
-    assert last_user_text(s.requests[2]).startswith("Your reply was empty. Go on with my request")
+    assert last_user_text(s.requests[2]).startswith("Your reply was empty. If my request is not done, go on")
     assert outputs(events)[-1] == "1.0" and of(events, Response)[-1].content == "1.0"
 
 
@@ -458,7 +460,9 @@ async def test_a_claim_after_a_failed_action_gets_a_nudge(executor: KernelExecut
     async with make_agent(s, executor, tmp_path, "auto") as agent:
         events = await run(agent, "Read missing.txt; if it does not exist, create it containing: created")
     assert [n.reason for n in of(events, Nudge)] == ["the reply claims results no action produced"]
-    assert last_user_text(s.requests[2]).startswith("Your last action failed, so the results or changes")
+    assert last_user_text(s.requests[2]).startswith(
+        "Your last action failed, so what your reply states did not happen."
+    )
     assert target.read_text() == "created"
     # after an action that worked, the same words end the turn
     s = script([Call("filesystem_read_text_file", {"path": "missing.txt"})], ["The file has been read."])
@@ -475,3 +479,25 @@ async def test_the_text_prompt_names_no_tool_it_does_not_send(tmp_path: Path) ->
     assert "\n\n\n" not in text
     for protocol in ("tools", "auto"):  # the tool protocols still describe the file tools
         assert "`filesystem_edit_text_file`" in build_system_prompt(tmp_path, protocol=protocol)
+
+
+async def test_auto_runs_the_block_a_model_writes_when_nudged(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    s = script(
+        [Code("secret = 41")],
+        ["Set."],
+        ["The value of `secret + 1` is 42."],
+        ["```python\nprint(secret + 1)\n```"],
+        ["It printed 42."],
+    )
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        await run(agent, "Set secret = 41.")
+        events = await run(agent, "Print secret + 1.")
+    assert [n.reason for n in of(events, Nudge)] == ["the reply states a result that no code computed"]
+    assert last_user_text(s.requests[3]) == (
+        "You did not run any code for my last request, so you do not know the result. "
+        "Call `ipybox_execute_ipython_cell` now with the code."
+    )
+    assert outputs(events) == ["42"] and not of(events, ProtocolSwitch)
+    assert of(events, Response)[-1].content == "It printed 42."

@@ -128,40 +128,34 @@ def reason_for(response: ModelResponse, history: Sequence[ModelMessage]) -> Nudg
     shown = [f for f in fences(text) if fence_action(f) is None]
     if shown:
         return NudgeReason(
-            "the reply shows a code block that did not run",
-            "the block in your reply did not run (only Python code runs)",
+            "the reply shows a code block that did not run", "the block in your reply did not run"
         )
     if _CLAIM.search(text):
         return NudgeReason(
             "the reply claims results no action produced",
-            "the results or changes your reply states did not happen",
+            "what your reply states did not happen",
         )
     known = _known_numbers(history)
     if any(_digits(n) not in known for n in _NUMBER.findall(text)):
         return NudgeReason(
             "the reply states a result that no code computed",
-            "no code computed the result in your reply",
+            "you do not know the result",
         )
     return None
 
 
 def nudge_text(reason: NudgeReason, *, text_mode: bool, failed: bool = False) -> str:
     """What the model is told (stored as a user message whose request metadata marks it as a nudge)."""
+    # Short and direct: offered a way out ("answer if no code is needed"), small models take it.
     if failed:
-        return (
-            f"Your last action failed, so {reason.told}. Go on with my request: {_act(text_mode)}, "
-            "and you will see its output. (If it cannot be done, say so.)"
-        )
-    return (
-        f"No code has run for my request yet: {reason.told}. Do it now: {_act(text_mode)}, and you "
-        "will see its output. (Answer without code only if my request needs none.)"
-    )
+        return f"Your last action failed, so {reason.told}. {_act(text_mode)}"
+    return f"You did not run any code for my last request, so {reason.told}. {_act(text_mode)}"
 
 
 def _act(text_mode: bool) -> str:
     if text_mode:
-        return "write the code in a ```python block (a shell command as `!cmd` in it)"
-    return f"call `{CODE_TOOL}` with the code"
+        return "Write the code in a ```python block now: it will run."
+    return f"Call `{CODE_TOOL}` now with the code."
 
 
 def nudge_for(
@@ -194,7 +188,7 @@ def _request(reason: NudgeReason, told: str) -> tuple[str, ModelRequest]:
 
 
 def _empty_text(*, text_mode: bool) -> str:
-    return f"Your reply was empty. Go on with my request ({_act(text_mode)}), or answer it if it is done."
+    return f"Your reply was empty. If my request is not done, go on: {_act(text_mode)} Else answer it."
 
 
 __all__ = [

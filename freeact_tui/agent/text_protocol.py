@@ -37,7 +37,7 @@ from pydantic_ai.messages import (
 from freeact_tui.actions.code import ActionOutcome
 from freeact_tui.actions.dispatch import Dispatcher
 from freeact_tui.events import AgentEvent, ProtocolSwitch
-from freeact_tui.store.transcript import TEXT_ACTIONS_KEY
+from freeact_tui.store.transcript import NUDGE_KEY, TEXT_ACTIONS_KEY
 from freeact_tui.toolcalls import CODE_TOOL
 
 ProtocolName = Literal["tools", "text", "auto"]
@@ -279,6 +279,16 @@ def _failing(turn: Sequence[ModelMessage]) -> bool:
     return bool(outcomes) and outcomes[-1] == "error"
 
 
+def _answers_nudge(turn: Sequence[ModelMessage]) -> bool:
+    """The reply (``turn[-1]``) answers a nudge: the agent told the model to act."""
+    before = turn[-2] if len(turn) >= 2 else None
+    return (
+        isinstance(before, ModelRequest)
+        and isinstance(before.metadata, dict)
+        and NUDGE_KEY in before.metadata
+    )
+
+
 def repeats_last_actions(actions: Sequence[TextAction], turn: Sequence[ModelMessage]) -> bool:
     """Whether ``actions`` are exactly the code of the turn's previous step (its blocks or code tool calls).
 
@@ -361,12 +371,13 @@ class ActionProtocol:
         The rule: they run when the last tool call of this turn (``turn``: its messages) that ran
         ended in an error. The task is then not done, and a block in the reply is the model's next step
         (``!pip install sympy`` after an ``ImportError``), written instead of called: the user
-        approves it like any action. After a tool call that worked, a reply's blocks are examples
-        in an answer and never run.
+        approves it like any action. The same holds for the reply to a nudge (``agent/nudge.py``):
+        the model was just told to act. Otherwise, after a tool call that worked, a reply's blocks
+        are examples in an answer and never run.
         """
         if self.configured != "auto" or self.text:
             return False
-        return bool(text_actions(reply_text(response))) and _failing(turn)
+        return bool(text_actions(reply_text(response))) and (_failing(turn) or _answers_nudge(turn))
 
     def switch_after_malformed(self, malformed_steps: int) -> str | None:
         """In ``auto``: switch after ``AUTO_SWITCH_MALFORMED`` responses in a row of only broken tool calls."""
