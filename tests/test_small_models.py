@@ -501,3 +501,48 @@ async def test_auto_runs_the_block_a_model_writes_when_nudged(
     )
     assert outputs(events) == ["42"] and not of(events, ProtocolSwitch)
     assert of(events, Response)[-1].content == "It printed 42."
+
+
+async def test_a_block_that_calls_the_code_tool_as_a_function_runs_its_code() -> None:
+    text = "```python\nipybox_execute_ipython_cell('!rm keep.txt')\n```\n```\nipybox_execute_ipython_cell(code=\"x = 1\")\n```"
+    assert code_blocks(text) == [TextAction("python", "!rm keep.txt"), TextAction("python", "x = 1")]
+    kept = "```python\nipybox_execute_ipython_cell(f'{x}')\nprint(1)\n```"
+    assert code_blocks(kept) == [TextAction("python", "ipybox_execute_ipython_cell(f'{x}')\nprint(1)")]
+
+
+async def test_auto_does_not_run_the_call_that_just_failed_again(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    from tests.scripted import Call
+
+    (tmp_path / "keep.txt").write_text("important\n")
+    empty_edit = {"path": "keep.txt", "old_text": "", "new_text": ""}
+    s = script(
+        [Call("filesystem_edit_text_file", empty_edit)],
+        [Call("filesystem_edit_text_file", empty_edit, call_id="c2")],
+        ["```python\n!rm keep.txt\n```"],
+    )
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "Delete keep.txt", decide=lambda _: False)
+    returns = list({r.tool_call_id: str(r.content) for r in s.tool_returns()}.values())
+    assert "old_text is empty" in returns[0]
+    assert returns[1].startswith("This `filesystem_edit_text_file` call just failed the same way (")
+    assert "with Python code in `ipybox_execute_ipython_cell`" in returns[1]
+    # the block written after the failure is the next step: it is asked for, and the user says no
+    assert [r.tool_call.command for r in of(events, ApprovalRequest) if hasattr(r.tool_call, "command")] == [
+        "rm keep.txt"
+    ]
+    assert (tmp_path / "keep.txt").read_text() == "important\n" and len(s.requests) == 3
+    # the same call after another step runs again
+    s = script(
+        [Code("1 / 0")],
+        [Code("print('between')", call_id="c2")],
+        [Code("1 / 0", call_id="c3")],
+        [Code("1 / 0", call_id="c4")],
+        ["Gave up."],
+    )
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "divide")
+    assert len(of(events, ApprovalRequest)) == 3  # c1, c2, c3 ran; c4 repeats c3's failure
+    last = list({r.tool_call_id: str(r.content) for r in s.tool_returns()}.values())[-1]
+    assert last.startswith("This is the code that just failed (")

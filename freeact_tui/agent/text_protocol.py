@@ -149,10 +149,28 @@ def _acts(statement: ast.stmt) -> bool:
 def fence_action(fence: Fence) -> TextAction | None:
     """The action a fenced block is: ``python``/``bash`` (and aliases), or an unlabelled block of Python code."""
     if fence.language in PYTHON_LANGS or (fence.language == "" and is_python_code(fence.source)):
-        return TextAction("python", fence.source)
+        return TextAction("python", unwrap_code_tool(fence.source))
     if fence.language in SHELL_LANGS:
         return TextAction("bash", fence.source)
     return None
+
+
+def unwrap_code_tool(source: str) -> str:
+    """The code of a block that calls the code tool as a function (``ipybox_execute_ipython_cell("!rm x")``,
+    as small models write); any other block as it is."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return source
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return source
+    call = tree.body[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == CODE_TOOL):
+        return source
+    given = [*call.args, *(k.value for k in call.keywords if k.arg == "code")]
+    if len(given) == 1 and isinstance(given[0], ast.Constant) and isinstance(given[0].value, str):
+        return given[0].value.strip("\n")
+    return source
 
 
 def code_blocks(text: str) -> list[TextAction]:
@@ -432,6 +450,7 @@ __all__ = [
     "fence_action",
     "fences",
     "is_python_code",
+    "unwrap_code_tool",
     "tagged_calls",
     "text_actions",
     "is_text_session",

@@ -31,6 +31,7 @@ from freeact_tui.agent.compaction import ContextKeeper
 from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.nudge import nudge_for
 from freeact_tui.agent.prompts import build_system_prompt
+from freeact_tui.agent.repeat_guard import failed_before, repeat_message
 from freeact_tui.agent.text_protocol import (
     ActionProtocol,
     repeats_last_actions,
@@ -40,7 +41,7 @@ from freeact_tui.agent.text_protocol import (
 )
 from freeact_tui.agent.usage import estimate_request
 from freeact_tui.agent.written_calls import with_written_calls
-from freeact_tui.events import AgentError, AgentEvent, Cancelled, Nudge, Phase
+from freeact_tui.events import AgentError, AgentEvent, Cancelled, Nudge, Phase, ToolOutput
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.mcp.gentools import gentools_root, gentools_section
 from freeact_tui.mcp.ptc import package_name
@@ -344,6 +345,17 @@ class TurnLoop(ContextKeeper):
         self.recorder.record(request)
         return True
 
+    def _repeat_guard(self, call: ToolCallPart) -> ActionOutcome | None:
+        """``auto``: the call that failed in the step before is not run again (``repeat_guard.py``)."""
+        if self.runtime.settings.action_protocol != "auto":
+            return None
+        error = failed_before(call, self.recorder.history)
+        if error is None:
+            return None
+        message = repeat_message(call, error)
+        self._emit(ToolOutput(message, is_error=True, **self._ids(call.tool_call_id)))
+        return ActionOutcome(message, is_error=True)
+
     def _written_calls(self, response: ModelResponse) -> ModelResponse | None:
         """``auto`` on tool calls: calls of offered tools the model wrote as text become calls (``written_calls.py``)."""
         if self.runtime.settings.action_protocol != "auto" or self.protocol.text:
@@ -392,7 +404,7 @@ class TurnLoop(ContextKeeper):
         written as text are meant); return (the turn must stop, every call was broken)."""
 
         async def run(call: ToolCallPart) -> ActionOutcome:
-            outcome = await dispatcher.run(call)
+            outcome = self._repeat_guard(call) or await dispatcher.run(call)
             state.done[call.tool_call_id] = outcome.tool_content()
             state.meta[call.tool_call_id] = outcome.metadata() | self.gate.take_records(call.tool_call_id)
             return outcome
