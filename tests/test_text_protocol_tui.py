@@ -63,6 +63,6 @@ async def test_a_nudge_is_shown_in_the_log_between_the_claim_and_the_action(
         assert len(nudges) == 1
         assert (
             nudges[0].text
-            == "The reply claims results no action produced: the model was told to act now, or to answer again."
+            == "The reply claims results no action produced: the model was told so and asked to act."
         )
         assert shared.texts(app, shared.ResponseBlock) == ["The result is 7006652.", "It is 7006652."]

@@ -197,7 +197,7 @@ class _Replayer:
 
 def nudge_note(reason: str) -> str:
     """The log's notice of a nudge (live and replayed)."""
-    return f"{reason.capitalize()}: the model was told to act now, or to answer again."
+    return f"{reason.capitalize()}: the model was told so and asked to act."
 
 
 def compaction_note(entry: tr.CompactionEntry) -> str:
