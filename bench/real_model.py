@@ -31,9 +31,12 @@ from freeact_tui.events import (
     ApprovalRequest,
     Cancelled,
     CodeExecutionOutput,
+    ModelRetry,
+    Nudge,
     ProtocolSwitch,
     Response,
     SubagentStatus,
+    ToolOutput,
 )
 from freeact_tui.permissions import PermissionRules
 
@@ -66,6 +69,8 @@ class Context:
     make: Callable[..., Agent]
     switched: bool = False
     last: Turn | None = None
+    trace: list[str] = field(default_factory=list)
+    """What happened, one line per event of interest (``--trace`` prints it)."""
 
     async def turn(
         self,
@@ -77,8 +82,12 @@ class Context:
     ) -> Turn:
         turn = Turn()
         self.last = turn
+        self.trace.append(f"user: {prompt}")
         async for event in agent.stream(prompt, max_turns=8):
             turn.events.append(event)
+            line = _trace_line(event)
+            if line:
+                self.trace.append(line)
             if isinstance(event, ProtocolSwitch):
                 self.switched = True
             if isinstance(event, ApprovalRequest) and not event.decided:
@@ -86,6 +95,27 @@ class Context:
             if cancel_on is not None and cancel_on(event):
                 agent.cancel()
         return turn
+
+
+def _trace_line(event: AgentEvent) -> str:
+    """One line (or a few) for the events that show what the model did; "" for the rest."""
+    who = "" if event.agent_id == "main" else f"[{event.agent_id}] "
+    match event:
+        case Response(content=content):
+            return f"{who}model: {content!r}"
+        case ApprovalRequest(tool_call=call):
+            return f"{who}action: {call!r}"[:600]
+        case CodeExecutionOutput(text=text, is_error=error):
+            return f"{who}output{' (error)' if error else ''}: {(text or '')[:300]!r}"
+        case ToolOutput(content=content, is_error=error):
+            return f"{who}tool output{' (error)' if error else ''}: {content[:300]!r}"
+        case ProtocolSwitch(reason=reason) | Nudge(reason=reason):
+            return f"{who}{type(event).__name__}: {reason}"
+        case AgentError(message=message) | Cancelled(phase=message) | ModelRetry(reason=message):
+            return f"{who}{type(event).__name__}: {message}"
+        case SubagentStatus(state=state, task=task):
+            return f"{who}subagent {state}: {task[:80]!r}"
+    return ""
 
 
 def _has(text: str, *needles: str) -> bool:
@@ -231,8 +261,11 @@ TASKS: dict[str, Callable[[Context], Awaitable[bool]]] = {
 async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit: float) -> dict[str, Any]:
     """One task in a fresh working directory and session store; a timeout or crash is unsolved."""
     with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as tmp:
-        work, sessions = Path(tmp) / "work", Path(tmp) / "sessions"
+        work, sessions, site = Path(tmp) / "work", Path(tmp) / "sessions", Path(tmp) / "site"
         work.mkdir()
+        site.mkdir()
+        # A package the model installs (``!pip install sympy``) goes to the task's directory, not the venv.
+        kernel_env = {"PIP_TARGET": str(site), "PYTHONPATH": str(site), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
 
         def make(**kw: Any) -> Agent:
             kw.setdefault("enable_subagents", False)
@@ -246,6 +279,7 @@ async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit
                 model_settings={"temperature": 0.0, "max_tokens": 700},
                 execution_timeout=90,
                 subagent_pool_size=0,
+                kernel_env=kernel_env,
                 **kw,
             )
 
@@ -261,7 +295,8 @@ async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit
         seconds = time.monotonic() - started
     return {"task": name, "protocol": protocol, "solved": solved, "seconds": round(seconds, 1),
             "switched": context.switched, "error": error,
-            "last_answer": context.last.answer[-300:] if context.last else ""}  # fmt: skip
+            "last_answer": context.last.answer[-300:] if context.last else "",
+            "trace": context.trace}  # fmt: skip
 
 
 def table(results: list[dict[str, Any]], protocols: list[str]) -> str:
@@ -296,6 +331,8 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
                 )
                 if not result["solved"] and args.verbose:
                     print(f"      last answer: {result['last_answer']!r}", flush=True)
+                if args.trace:
+                    print("\n".join(f"      | {line}" for line in result["trace"]), flush=True)
     if args.json:
         print(json.dumps(results))
     else:
@@ -314,4 +351,5 @@ if __name__ == "__main__":
     parser.add_argument("--timeout", type=float, default=300, help="seconds a task may take")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--verbose", action="store_true", help="print the last answer of a failed task")
+    parser.add_argument("--trace", action="store_true", help="print what the model did in every task")
     asyncio.run(main(parser.parse_args()))

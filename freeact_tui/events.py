@@ -271,6 +271,16 @@ class CheckpointNotice(AgentEvent):
 
 
 @dataclass(frozen=True)
+class Nudge(AgentEvent):
+    """The agent told the model to act instead of ending the turn (``auto``/``text``: at most once a turn)."""
+
+    reason: str
+    """Why, for the log ("the reply claims results no action produced")."""
+    message: str
+    """What the model was told."""
+
+
+@dataclass(frozen=True)
 class ContextUpdate(AgentEvent):
     """How full the model's context window is: ``used`` of ``window`` tokens.
 
@@ -343,6 +353,7 @@ __all__ = [
     "KernelState",
     "KernelStatus",
     "ModelRetry",
+    "Nudge",
     "ProtocolSwitch",
     "RememberScope",
     "Response",

@@ -42,3 +42,27 @@ async def test_auto_switch_is_shown_and_a_code_block_is_approved_in_the_dialog(
         main(app).status_bar.set_usage(UsageUpdate(1200, 300, 2, estimated=True))  # as from llama.cpp
         await pilot.pause()
         assert str(main(app).status_bar.query_one("#status-usage").render()) == "~↑1.2k ↓300 tokens"
+
+
+async def test_a_nudge_is_shown_in_the_log_between_the_claim_and_the_action(
+    make_app: Callable[..., FreeactApp],
+) -> None:
+    from tests.scripted import Code
+
+    s = script(["The result is 7006652."], [Code("print(1234 * 5678)")], ["It is 7006652."])
+    app = make_app(s, {"action_protocol": "auto"})
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "1234 * 5678?")
+        await dialog(pilot)
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert outputs(app) == ["7006652"]
+        blocks = list(main(app).conversation.query(NoticeBlock))
+        nudges = [b for b in blocks if b.border_title == "Nudged the model"]
+        assert len(nudges) == 1
+        assert (
+            nudges[0].text
+            == "The reply claims results no action produced: the model was told so and asked to act."
+        )
+        assert shared.texts(app, shared.ResponseBlock) == ["The result is 7006652.", "It is 7006652."]

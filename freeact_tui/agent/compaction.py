@@ -110,7 +110,7 @@ def render_for_summary(messages: Sequence[ModelMessage]) -> str:
                 continue
             case tr.CompactionEntry(summary=summary):  # an earlier compaction: its summary goes on
                 lines.append(f"SUMMARY OF THE CONVERSATION BEFORE:\n{summary}")
-            case tr.PromptEntry(text=text):
+            case tr.PromptEntry(text=text) | tr.NudgeEntry(text=text):
                 lines.append(f"USER: {text}")
             case tr.ThoughtEntry():
                 continue

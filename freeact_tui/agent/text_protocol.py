@@ -16,10 +16,11 @@ cannot call tools (see ``ActionProtocol.switch_reason``); the switch is an event
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,7 +37,7 @@ from pydantic_ai.messages import (
 from freeact_tui.actions.code import ActionOutcome
 from freeact_tui.actions.dispatch import Dispatcher
 from freeact_tui.events import AgentEvent, ProtocolSwitch
-from freeact_tui.store.transcript import TEXT_ACTIONS_KEY
+from freeact_tui.store.transcript import NUDGE_KEY, TEXT_ACTIONS_KEY
 from freeact_tui.toolcalls import CODE_TOOL
 
 ProtocolName = Literal["tools", "text", "auto"]
@@ -78,13 +79,22 @@ class TextAction:
         return self.source
 
 
-def code_blocks(text: str) -> list[TextAction]:
-    """The closed fenced ``python``/``bash`` blocks of ``text``, in order (CommonMark fences).
+@dataclass(frozen=True)
+class Fence:
+    """A closed fenced block of a reply."""
 
-    An unclosed fence at the end (a cut-off reply) is not an action: it may be incomplete.
+    language: str
+    """The first word of its info string, lower case ("" if it has none)."""
+    source: str
+
+
+def fences(text: str) -> list[Fence]:
+    """The closed fenced blocks of ``text``, in order (CommonMark fences).
+
+    An unclosed fence at the end (a cut-off reply) is left out: it may be incomplete.
     """
     lines = text.split("\n")
-    actions: list[TextAction] = []
+    found: list[Fence] = []
     i = 0
     while i < len(lines):
         opening = _FENCE_OPEN.match(lines[i])
@@ -103,12 +113,70 @@ def code_blocks(text: str) -> list[TextAction]:
             words = opening["info"].strip().split()
             language = words[0].lower().strip("{}.") if words else ""
             source = "\n".join(body).strip("\n")
-            if source.strip() and language in PYTHON_LANGS:
-                actions.append(TextAction("python", source))
-            elif source.strip() and language in SHELL_LANGS:
-                actions.append(TextAction("bash", source))
+            if source.strip():
+                found.append(Fence(language, source))
         i = j + 1
-    return actions
+    return found
+
+
+def is_python_code(source: str) -> bool:
+    """Whether an unlabelled block is Python to run rather than output or prose shown in a fence.
+
+    It must parse (IPython ``!cmd``/``%magic`` lines included) and do something: a statement
+    other than a bare expression, a call, or a ``!``/``%`` line. ``42``, ``hello.txt``,
+    ``[1, 2]`` or a traceback are not code; ``print(x)``, ``x = 41`` and ``!ls`` are.
+    """
+    lines = source.split("\n")
+    magic = False
+    for k, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith(("!", "%")) and len(stripped) > 1 and not stripped[1].isspace():
+            magic = True
+            lines[k] = line[: len(line) - len(stripped)] + "pass"
+    try:
+        tree = ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError):
+        return False
+    return magic or any(_acts(statement) for statement in tree.body)
+
+
+def _acts(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Expr):
+        return isinstance(statement.value, ast.Call | ast.Await)
+    return not isinstance(statement, ast.Pass)
+
+
+def fence_action(fence: Fence) -> TextAction | None:
+    """The action a fenced block is: ``python``/``bash`` (and aliases), or an unlabelled block of Python code."""
+    if fence.language in PYTHON_LANGS or (fence.language == "" and is_python_code(fence.source)):
+        return TextAction("python", unwrap_code_tool(fence.source))
+    if fence.language in SHELL_LANGS:
+        return TextAction("bash", fence.source)
+    return None
+
+
+def unwrap_code_tool(source: str) -> str:
+    """The code of a block that calls the code tool as a function (``ipybox_execute_ipython_cell("!rm x")``,
+    as small models write); any other block as it is."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return source
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return source
+    call = tree.body[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == CODE_TOOL):
+        return source
+    given = [*call.args, *(k.value for k in call.keywords if k.arg == "code")]
+    if len(given) == 1 and isinstance(given[0], ast.Constant) and isinstance(given[0].value, str):
+        return given[0].value.strip("\n")
+    return source
+
+
+def code_blocks(text: str) -> list[TextAction]:
+    """The runnable fenced blocks of ``text``, in order: ``python``/``bash`` blocks, and unlabelled
+    blocks of Python code (small models often leave out the language)."""
+    return [action for fence in fences(text) if (action := fence_action(fence)) is not None]
 
 
 _TAGGED_CALL = re.compile(r"<(tool_call|tools|function_call)>\s*(\{.*?\})\s*</\1>", re.DOTALL)
@@ -203,16 +271,72 @@ def is_text_session(history: Sequence[ModelMessage]) -> bool:
     )
 
 
-def _had_working_tool_call(history: Sequence[ModelMessage]) -> bool:
-    """The model made a code tool call that ran (not broken, rejected or interrupted; freeact stores no outcome)."""
-    for message in history:
+def _ran(part: ToolReturnPart) -> str | None:
+    """The outcome of a tool call that ran (``ok``/``error``; ``""``: a freeact session stores none), else ``None``."""
+    meta = part.metadata if isinstance(part.metadata, dict) else {}
+    outcome = meta.get("outcome")
+    if meta.get("malformed") or outcome not in (None, "ok", "error"):
+        return None  # broken, rejected or interrupted
+    return outcome or ""
+
+
+def _tool_returns(messages: Sequence[ModelMessage]) -> Iterator[ToolReturnPart]:
+    for message in messages:
         if isinstance(message, ModelRequest):
-            for part in message.parts:
-                if isinstance(part, ToolReturnPart) and part.tool_name == CODE_TOOL:
-                    meta = part.metadata if isinstance(part.metadata, dict) else {}
-                    if meta.get("outcome") in (None, "ok", "error") and not meta.get("malformed"):
-                        return True
+            yield from (p for p in message.parts if isinstance(p, ToolReturnPart))
+
+
+def _had_working_tool_call(history: Sequence[ModelMessage]) -> bool:
+    """The model made a tool call that ran (any tool: code, file, subagent; not broken, rejected or interrupted)."""
+    return any(_ran(part) is not None for part in _tool_returns(history))
+
+
+def _failing(turn: Sequence[ModelMessage]) -> bool:
+    """The turn's last tool call that ran ended in an error (code blocks run since do not change that)."""
+    outcomes = [o for o in map(_ran, _tool_returns(turn)) if o is not None]
+    return bool(outcomes) and outcomes[-1] == "error"
+
+
+def _answers_nudge(turn: Sequence[ModelMessage]) -> bool:
+    """The reply (``turn[-1]``) answers a nudge: the agent told the model to act."""
+    before = turn[-2] if len(turn) >= 2 else None
+    return (
+        isinstance(before, ModelRequest)
+        and isinstance(before.metadata, dict)
+        and NUDGE_KEY in before.metadata
+    )
+
+
+def repeats_last_actions(actions: Sequence[TextAction], turn: Sequence[ModelMessage]) -> bool:
+    """Whether ``actions`` are exactly the code of the turn's previous step (its blocks or code tool calls).
+
+    Such a reply repeats itself (small models restate the code they ran in their answer): it is the
+    answer, and its blocks do not run again. Code that ran earlier, with other steps since, may
+    run again (the same import after a ``pip install``).
+    """
+    codes = [a.code for a in actions]
+    for message in reversed(turn[:-1]):  # turn[-1] is the reply itself
+        if (
+            isinstance(message, ModelRequest)
+            and isinstance(message.metadata, dict)
+            and RESULTS_KEY in message.metadata
+        ):
+            ran = message.metadata[RESULTS_KEY]
+            return isinstance(ran, list) and codes == [a.get("code") for a in ran if isinstance(a, dict)]
+        if isinstance(message, ModelResponse):
+            calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
+            if calls:
+                return codes == [_code_arg(c) for c in calls]
     return False
+
+
+def _code_arg(call: ToolCallPart) -> object:
+    if call.tool_name != CODE_TOOL:
+        return None
+    try:
+        return call.args_as_dict().get("code")
+    except ValueError:
+        return None
 
 
 @dataclass
@@ -258,6 +382,20 @@ class ActionProtocol:
         if not text_actions(reply_text(response)) or _had_working_tool_call(history):
             return None
         return "the model wrote its code in a code block instead of calling the tool"
+
+    def runs_blocks_to_repair(self, response: ModelResponse, turn: Sequence[ModelMessage]) -> bool:
+        """In ``auto`` (still on tool calls): whether this reply's code blocks run although it has no tool call.
+
+        The rule: they run when the last tool call of this turn (``turn``: its messages) that ran
+        ended in an error. The task is then not done, and a block in the reply is the model's next step
+        (``!pip install sympy`` after an ``ImportError``), written instead of called: the user
+        approves it like any action. The same holds for the reply to a nudge (``agent/nudge.py``):
+        the model was just told to act. Otherwise, after a tool call that worked, a reply's blocks
+        are examples in an answer and never run.
+        """
+        if self.configured != "auto" or self.text:
+            return False
+        return bool(text_actions(reply_text(response))) and (_failing(turn) or _answers_nudge(turn))
 
     def switch_after_malformed(self, malformed_steps: int) -> str | None:
         """In ``auto``: switch after ``AUTO_SWITCH_MALFORMED`` responses in a row of only broken tool calls."""
@@ -307,10 +445,16 @@ __all__ = [
     "ActionProtocol",
     "ProtocolName",
     "TextAction",
+    "Fence",
     "code_blocks",
+    "fence_action",
+    "fences",
+    "is_python_code",
+    "unwrap_code_tool",
     "tagged_calls",
     "text_actions",
     "is_text_session",
+    "repeats_last_actions",
     "reply_text",
     "results_request",
     "switch_request",

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_ai.messages import (
+    ModelMessage,
     ModelRequest,
     ModelResponse,
     SystemPromptPart,
@@ -28,9 +29,18 @@ from freeact_tui.actions.files import FileToolOptions
 from freeact_tui.agent import history as hist
 from freeact_tui.agent.compaction import ContextKeeper
 from freeact_tui.agent.model_call import ModelCallError, request_response
+from freeact_tui.agent.nudge import nudge_for
 from freeact_tui.agent.prompts import build_system_prompt
-from freeact_tui.agent.text_protocol import ActionProtocol, reply_text, switch_request, text_actions
-from freeact_tui.events import AgentError, AgentEvent, Cancelled, Phase
+from freeact_tui.agent.repeat_guard import failed_before, repeat_message
+from freeact_tui.agent.text_protocol import (
+    ActionProtocol,
+    repeats_last_actions,
+    reply_text,
+    switch_request,
+    text_actions,
+)
+from freeact_tui.agent.written_calls import with_written_calls
+from freeact_tui.events import AgentError, AgentEvent, Cancelled, Nudge, Phase, ToolOutput
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.mcp.gentools import gentools_root, gentools_section
 from freeact_tui.mcp.ptc import package_name
@@ -186,6 +196,7 @@ class TurnLoop(ContextKeeper):
 
     async def _run_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None) -> None:
         turn_start = len(self.recorder.history)
+        generation = self.recorder.generation
         state = self._turn
         try:
             await self._prepare_turn(prompt, turn_start)
@@ -200,14 +211,21 @@ class TurnLoop(ContextKeeper):
                 steps += 1
                 state.next_step()
                 response = await self._model_step(state)
+                written = self._written_calls(response)
+                response = written or response
                 self.recorder.record(response)
                 calls = hist.tool_calls(response)
                 if not calls:
-                    if await self._text_actions(dispatcher, response):
+                    turn = (
+                        self.recorder.history[turn_start:] if self.recorder.generation == generation else None
+                    )
+                    if await self._text_actions(dispatcher, response, turn):
+                        continue
+                    if turn is not None and self._nudge(response, turn):
                         continue
                     break
                 state.calls = calls
-                stop, all_malformed = await self._run_calls(dispatcher, calls, state)
+                stop, all_malformed = await self._run_calls(dispatcher, calls, state, in_order=written is not None)
                 self.recorder.record(hist.interrupted_returns(calls, state.done, state.meta))
                 if stop:
                     break
@@ -291,19 +309,57 @@ class TurnLoop(ContextKeeper):
         protocol.resume(self.recorder.history)
         return protocol
 
-    async def _text_actions(self, dispatcher: Dispatcher, response: ModelResponse) -> bool:
-        """Run the code blocks of a reply without tool calls; False: it is the final answer (or a rejection)."""
+    async def _text_actions(
+        self, dispatcher: Dispatcher, response: ModelResponse, turn: Sequence[ModelMessage] | None
+    ) -> bool:
+        """Run the code blocks of a reply without tool calls; False: it is the final answer (or a rejection).
+
+        ``turn``: the turn's messages (``None`` if a compaction rewrote them).
+        """
         protocol = self.protocol
         switched = protocol.switch_reason(response, self.recorder.history)
         if switched is not None:
             protocol.switch(switched)
-        if not protocol.text:
+        if not protocol.text and not (turn is not None and protocol.runs_blocks_to_repair(response, turn)):
             return False
         actions = text_actions(reply_text(response))
-        if not actions:
-            return False
+        if not actions or (turn is not None and repeats_last_actions(actions, turn)):
+            return False  # no blocks, or the code that just ran, restated in the answer
         stop = await protocol.run(dispatcher, actions, self.recorder.record, switched=switched)
         return not stop
+
+    def _nudge(self, response: ModelResponse, turn: Sequence[ModelMessage]) -> bool:
+        """``auto``/``text``: once a turn, tell a model that would end a turn in which nothing ran to act."""
+        found = nudge_for(
+            response,
+            self.recorder.history,
+            turn,
+            protocol=self.runtime.settings.action_protocol,
+            text_mode=self.protocol.text,
+        )
+        if found is None:
+            return False
+        reason, told, request = found
+        self._emit(Nudge(reason.log, told, **self._ids()))
+        self.recorder.record(request)
+        return True
+
+    def _repeat_guard(self, call: ToolCallPart) -> ActionOutcome | None:
+        """``auto``: the call that failed in the step before is not run again (``repeat_guard.py``)."""
+        if self.runtime.settings.action_protocol != "auto":
+            return None
+        error = failed_before(call, self.recorder.history)
+        if error is None:
+            return None
+        message = repeat_message(call, error)
+        self._emit(ToolOutput(message, is_error=True, **self._ids(call.tool_call_id)))
+        return ActionOutcome(message, is_error=True)
+
+    def _written_calls(self, response: ModelResponse) -> ModelResponse | None:
+        """``auto`` on tool calls: calls of offered tools the model wrote as text become calls (``written_calls.py``)."""
+        if self.runtime.settings.action_protocol != "auto" or self.protocol.text:
+            return None
+        return with_written_calls(response, {t.name for t in self._request_parameters().function_tools})
 
     # -- the model phase --------------------------------------------------------------------------
 
@@ -341,16 +397,20 @@ class TurnLoop(ContextKeeper):
     # -- the tool phase ------------------------------------------------------------------------------
 
     async def _run_calls(
-        self, dispatcher: Dispatcher, calls: list[ToolCallPart], state: TurnState
+        self, dispatcher: Dispatcher, calls: list[ToolCallPart], state: TurnState, *, in_order: bool = False
     ) -> tuple[bool, bool]:
-        """Run the calls of one response concurrently; return (the turn must stop, every call was broken)."""
+        """Run the calls of one response concurrently (``in_order``: one after the other, as calls
+        written as text are meant); return (the turn must stop, every call was broken)."""
 
         async def run(call: ToolCallPart) -> ActionOutcome:
-            outcome = await dispatcher.run(call)
+            outcome = self._repeat_guard(call) or await dispatcher.run(call)
             state.done[call.tool_call_id] = outcome.tool_content()
             state.meta[call.tool_call_id] = outcome.metadata() | self.gate.take_records(call.tool_call_id)
             return outcome
 
+        if in_order:
+            outcomes = [await run(c) for c in calls]
+            return any(o.rejected or o.kernel_died for o in outcomes), all(o.malformed for o in outcomes)
         tasks = [asyncio.create_task(run(c)) for c in calls]
         try:
             outcomes = await asyncio.gather(*tasks)

@@ -70,6 +70,8 @@ def blocks(
                 yield Block("other", heading, summary)
             case tr.RewindEntry(mark=mark):
                 yield Block("other", "Rewound", mark.describe())
+            case tr.NudgeEntry(reason=reason, text=text):
+                yield Block("other", f"Nudge ({reason})", text)
             case tr.OtherEntry(kind=kind, text=text):
                 yield Block("other", kind.replace("-", " ").capitalize(), text)
 

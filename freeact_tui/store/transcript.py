@@ -44,6 +44,15 @@ class AnswerEntry:
 
 
 @dataclass(frozen=True)
+class NudgeEntry:
+    """The agent told the model to act instead of ending the turn (a user message the user did not write)."""
+
+    reason: str
+    text: str
+    """What the model was told."""
+
+
+@dataclass(frozen=True)
 class CallEntry:
     """A tool call of the model, typed (a code action, a subagent task, a JSON tool call)."""
 
@@ -151,6 +160,7 @@ Entry = (
     | ResultEntry
     | CompactionEntry
     | RewindEntry
+    | NudgeEntry
     | OtherEntry
 )
 
@@ -187,6 +197,8 @@ def _args(part: Any) -> dict[str, Any]:
 
 TEXT_ACTIONS_KEY = "freeact_tui_text_actions"
 """Request metadata of a text-protocol results message (``agent/text_protocol.py`` writes it)."""
+NUDGE_KEY = "freeact_tui_nudge"
+"""Request metadata of a nudge: the agent told the model to act (``agent/nudge.py`` writes it; the value says why)."""
 
 
 def _text_actions(message: ModelMessage) -> Iterator[Entry]:
@@ -230,6 +242,10 @@ def _entries(message: ModelMessage) -> Iterator[Entry]:
         if TEXT_ACTIONS_KEY in message.metadata:
             yield from _text_actions(message)
             return
+        if NUDGE_KEY in message.metadata:
+            told = "\n".join(content_text(getattr(p, "content", "")) for p in message.parts)
+            yield NudgeEntry(str(message.metadata[NUDGE_KEY]), told)
+            return
     parts: Sequence[Any] = message.parts  # duck-typed: pydantic-ai has many part types
     for part in parts:
         kind = getattr(part, "part_kind", "")
@@ -271,6 +287,8 @@ __all__ = [
     "CallEntry",
     "CompactionEntry",
     "Entry",
+    "NUDGE_KEY",
+    "NudgeEntry",
     "OtherEntry",
     "PromptEntry",
     "ResultEntry",

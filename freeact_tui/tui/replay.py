@@ -108,6 +108,8 @@ class _Replayer:
                     self.out.blocks.append(NoticeBlock(compaction_note(entry), title="Context compacted"))
                 case tr.RewindEntry(mark=mark):
                     self.out.blocks.append(NoticeBlock(mark.describe(), title="Rewound"))
+                case tr.NudgeEntry(reason=reason):
+                    self.out.blocks.append(NoticeBlock(nudge_note(reason), title="Nudged the model"))
                 case tr.ThoughtEntry(text=text) if text.strip():
                     self.out.blocks.append(ThoughtBlock(text, collapsed=True, **ids))
                 case tr.AnswerEntry(text=text) if text.strip():
@@ -201,6 +203,11 @@ class _Replayer:
         return ToolOutputBlock(text, is_error=rejected or failed, kind=kind, corr_id=task.corr_id)
 
 
+def nudge_note(reason: str) -> str:
+    """The log's notice of a nudge (live and replayed)."""
+    return f"{reason.capitalize()}: the model was told so and asked to act."
+
+
 def compaction_note(entry: tr.CompactionEntry) -> str:
     """What the log says where the context was compacted (the turns above stay visible)."""
     return (
@@ -233,6 +240,7 @@ __all__ = [
     "SubagentLoader",
     "blocks_from_history",
     "compaction_note",
+    "nudge_note",
     "replay_history",
     "subagent_loader",
 ]

@@ -28,6 +28,7 @@ from freeact_tui.events import (
     ContextUpdate,
     KernelStatus,
     ModelRetry,
+    Nudge,
     ProtocolSwitch,
     Response,
     ResponseChunk,
@@ -42,7 +43,7 @@ from freeact_tui.tui.context_report import compacted_note
 from freeact_tui.tui.decisions import decision_status
 from freeact_tui.tui.mentions import attach_mentions
 from freeact_tui.tui.notify import Notifier
-from freeact_tui.tui.replay import replay_history, subagent_loader
+from freeact_tui.tui.replay import nudge_note, replay_history, subagent_loader
 from freeact_tui.tui.screens.approval_controller import ApprovalController
 from freeact_tui.tui.screens.file_picker import FileIndexCache, FilePicker
 from freeact_tui.tui.screens.first_run import setup_guide
@@ -576,6 +577,8 @@ class MainScreen(Screen[None]):
                         await log.notice(reason, title="Text actions")
                     case CheckpointNotice(text=text):
                         await log.notice(text, title="Checkpoint")
+                    case Nudge():
+                        await log.notice(nudge_note(event.reason), title="Nudged the model")
                     case ModelRetry():
                         await log.notice(
                             f"{event.reason}. Retry {event.attempt} of {event.attempts} in {event.delay:g} s.",

@@ -1,0 +1,202 @@
+"""One corrective nudge when a small model would end a turn without acting (``auto``/``text`` only).
+
+Small models often answer a task they were asked to *do* without doing it: they claim results
+no code produced ("The file has been created", "1234 * 5678 = 7006652"), show a block that does
+not run (output in a bare fence), or send an empty reply. When such a reply would end a turn in
+which nothing ran (an empty one: any turn), the agent tells the model once what happened and lets
+it act; the turn then ends with whatever it does next. A model that needs no action can answer.
+
+The same holds after the turn's last action failed: what the reply then claims did not happen.
+
+Bounded: at most one nudge per turn; after an action that worked only an empty reply gets one; never in ``tools`` (the default, for models that call tools well: their
+answers without actions are answers). The nudge is a plain user message (freeact loads the
+session) whose request ``metadata`` says it is a nudge (``NUDGE_KEY``), and an event for the log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from freeact_tui.agent.text_protocol import RESULTS_KEY, fence_action, fences, reply_text
+from freeact_tui.store.transcript import NUDGE_KEY, content_text
+from freeact_tui.toolcalls import CODE_TOOL
+
+_CLAIM = re.compile(
+    r"""
+    \b(?:has|have|had)\s+(?:now\s+)?been\s+(?:successfully\s+)?
+        (?:created|written|saved|updated|changed|modified|edited|deleted|removed|renamed|replaced|added|
+           set|assigned|stored|run|executed|computed|calculated|counted|installed|printed)\b
+    | \bI(?:'ve|\s+have)?\s+(?:now\s+|successfully\s+|already\s+)?
+        (?:created|wrote|written|saved|updated|changed|modified|edited|deleted|removed|renamed|replaced|
+           added|set|assigned|stored|ran|executed|computed|calculated|counted|installed|printed|listed)\b
+    | \b(?:output|result)s?\s+(?:is|are|was|were|of|shows?)\b
+    | \b(?:output|result)s?\s*:
+    | \bthere\s+(?:are|is|were|was)\s+\d
+    | <tool_(?:response|result|output)>
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,_]*\d(?:\.\d+)?(?![\w])")
+
+
+@dataclass(frozen=True)
+class NudgeReason:
+    """Why a reply gets a nudge: ``log`` for the user's log, ``told`` for the model."""
+
+    log: str
+    told: str
+
+
+def _turn_requests(turn: Sequence[ModelMessage]) -> Iterator[ModelRequest]:
+    return (m for m in turn if isinstance(m, ModelRequest))
+
+
+def _outcomes(turn: Sequence[ModelMessage]) -> list[str]:
+    """The outcomes of the turn's actions in order (a tool return of a broken call is none: nothing ran)."""
+    found: list[str] = []
+    for message in _turn_requests(turn):
+        if isinstance(message.metadata, dict) and isinstance(message.metadata.get(RESULTS_KEY), list):
+            found.extend(str(a.get("outcome")) for a in message.metadata[RESULTS_KEY] if isinstance(a, dict))
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart):
+                meta = part.metadata if isinstance(part.metadata, dict) else {}
+                if not meta.get("malformed"):
+                    found.append(str(meta.get("outcome", "ok")))
+    return found
+
+
+def acted(turn: Sequence[ModelMessage]) -> bool:
+    """Whether anything ran (or was tried and decided on) in these messages of a turn.
+
+    A tool return counts unless it answered a broken call (nothing ran then); a text-protocol
+    results message counts (its blocks ran, or were rejected or interrupted).
+    """
+    return bool(_outcomes(turn))
+
+
+def last_action_failed(turn: Sequence[ModelMessage]) -> bool:
+    """Whether the turn's last action ended in an error (what a reply claims after it did not happen)."""
+    outcomes = _outcomes(turn)
+    return bool(outcomes) and outcomes[-1] == "error"
+
+
+def nudged(turn: Sequence[ModelMessage]) -> bool:
+    return any(isinstance(m.metadata, dict) and NUDGE_KEY in m.metadata for m in _turn_requests(turn))
+
+
+def _known_numbers(history: Sequence[ModelMessage]) -> set[str]:
+    """Numbers the session already knows: in the user's messages and in outputs (not the system prompt)."""
+    known: set[str] = set()
+    for message in _turn_requests(history):
+        for part in message.parts:
+            if isinstance(part, UserPromptPart | ToolReturnPart):
+                known.update(_digits(n) for n in _NUMBER.findall(content_text(part.content)))
+    return known
+
+
+def _digits(number: str) -> str:
+    return number.replace(",", "").replace("_", "")
+
+
+def reason_for(response: ModelResponse, history: Sequence[ModelMessage]) -> NudgeReason | None:
+    """Why this reply, ending a turn in which nothing ran (or the last action failed), should not end it.
+
+    ``None``: it may end it.
+
+    - it is empty;
+    - it has a fenced block that does not run (output shown as if it had been produced, or code
+      in a language that is not run);
+    - it claims results or changes ("has been created", "the output is", "there are 12 …");
+    - it states a number (two or more digits) that is in no user message and no output.
+    """
+    if any(isinstance(p, ToolCallPart) for p in response.parts):
+        return None
+    text = reply_text(response).strip()
+    if not text:
+        return NudgeReason("the reply was empty", "your reply was empty")
+    shown = [f for f in fences(text) if fence_action(f) is None]
+    if shown:
+        return NudgeReason(
+            "the reply shows a code block that did not run", "the block in your reply did not run"
+        )
+    if _CLAIM.search(text):
+        return NudgeReason(
+            "the reply claims results no action produced",
+            "what your reply states did not happen",
+        )
+    known = _known_numbers(history)
+    if any(_digits(n) not in known for n in _NUMBER.findall(text)):
+        return NudgeReason(
+            "the reply states a result that no code computed",
+            "you do not know the result",
+        )
+    return None
+
+
+def nudge_text(reason: NudgeReason, *, text_mode: bool, failed: bool = False) -> str:
+    """What the model is told (stored as a user message whose request metadata marks it as a nudge)."""
+    # Short and direct: offered a way out ("answer if no code is needed"), small models take it.
+    if failed:
+        return f"Your last action failed, so {reason.told}. {_act(text_mode)}"
+    return f"You did not run any code for my last request, so {reason.told}. {_act(text_mode)}"
+
+
+def _act(text_mode: bool) -> str:
+    if text_mode:
+        return "Write the code in a ```python block now: it will run."
+    return f"Call `{CODE_TOOL}` now with the code."
+
+
+def nudge_for(
+    response: ModelResponse,
+    history: Sequence[ModelMessage],
+    turn: Sequence[ModelMessage],
+    *,
+    protocol: str,
+    text_mode: bool,
+) -> tuple[NudgeReason, str, ModelRequest] | None:
+    """The nudge for a reply that would end the turn (recorded as ``history[-1]``), if it gets one.
+
+    Only in ``auto`` and ``text``; at most once a turn; an empty reply always, the others only
+    if nothing ran in the turn. ``turn``: the turn's messages (the end of ``history``).
+    """
+    if protocol not in ("auto", "text") or nudged(turn):
+        return None
+    if not reply_text(response).strip() and not any(isinstance(p, ToolCallPart) for p in response.parts):
+        empty = NudgeReason("the reply was empty", "your reply was empty")
+        return empty, *_request(empty, _empty_text(text_mode=text_mode))
+    failed = last_action_failed(turn)
+    reason = reason_for(response, history) if failed or not acted(turn) else None
+    if reason is None:
+        return None
+    return reason, *_request(reason, nudge_text(reason, text_mode=text_mode, failed=failed))
+
+
+def _request(reason: NudgeReason, told: str) -> tuple[str, ModelRequest]:
+    return told, ModelRequest(parts=[UserPromptPart(told)], metadata={NUDGE_KEY: reason.log})
+
+
+def _empty_text(*, text_mode: bool) -> str:
+    return f"Your reply was empty. If my request is not done, go on: {_act(text_mode)} Else answer it."
+
+
+__all__ = [
+    "NUDGE_KEY",
+    "NudgeReason",
+    "acted",
+    "nudge_for",
+    "nudge_text",
+    "nudged",
+    "reason_for",
+]
