@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+import pytest_asyncio
 
 from tests.fake_openai import FakeOpenAI
 from tests.user_dirs import IsolatedDirs
+
+if TYPE_CHECKING:
+    from freeact_tui.execution.kernel import KernelExecutor
 
 _DIRS = pytest.StashKey[IsolatedDirs]()
 
@@ -61,3 +66,15 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     """A fake OpenAI-compatible server on 127.0.0.1 (see ``tests/fake_openai.py``); script it per test."""
     with FakeOpenAI() as server:
         yield server
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
+    """One real kernel per test module (modules that need another kind define their own ``executor``)."""
+    from freeact_tui.execution.kernel import KernelExecutor
+
+    work = tmp_path_factory.mktemp("work")
+    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
+    await ex.start()
+    yield ex
+    await ex.stop()

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolReturnPart, UserPromptPart
 
@@ -33,15 +32,6 @@ from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript
 from tests.scripted import Code, Fail, Script, Think, Wait, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
-    work = tmp_path_factory.mktemp("work")
-    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
-    await ex.start()
-    yield ex
-    await ex.stop()
 
 
 def make_agent(s: Script, executor: KernelExecutor, tmp_path: Path, **kw: object) -> Agent:

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
 from freeact_tui.agent.agent import Agent
@@ -29,15 +28,6 @@ from tests.test_agent_core import of, run
 from tests.test_store_compat import freeact_load
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
-    work = tmp_path_factory.mktemp("work")
-    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
-    await ex.start()
-    yield ex
-    await ex.stop()
 
 
 def make_agent(s: Script, executor: KernelExecutor, tmp_path: Path, **kw: object) -> Agent:
