@@ -5,7 +5,7 @@ cancels), and checks the outcome in the working directory, the answer or the eve
 the model claims. Prints solved/total and the median seconds of a task per protocol.
 
     python bench/real_model.py --base-url http://127.0.0.1:8011/v1 --model local \
-        [--protocols auto,tools,text] [--tasks compute,shell_count] [--json] [--timeout 300]
+        [--protocols auto,tools,text] [--tasks compute,shell_count] [--json] [--timeout 300] [--repeat 3]
 
 Meant for a local OpenAI-compatible server (``../shared/local-llm/``); never run in CI. On a
 shared 2-core machine a task takes minutes: pick a few tasks per run with ``--tasks``.
@@ -300,12 +300,33 @@ async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit
 
 
 def table(results: list[dict[str, Any]], protocols: list[str]) -> str:
-    lines = ["| protocol | solved | median s |", "|---|---|---|"]
+    """Solved/total per protocol over every attempt (with each round's count when there were several)."""
+    rounds = sorted({r.get("round", 1) for r in results})
+    head = "| protocol | solved | median s |" + (" per round |" if len(rounds) > 1 else "")
+    lines = [head, "|---|---|---|" + ("---|" if len(rounds) > 1 else "")]
     for protocol in protocols:
         rows = [r for r in results if r["protocol"] == protocol]
         solved = sum(r["solved"] for r in rows)
         median = statistics.median(r["seconds"] for r in rows) if rows else 0
-        lines.append(f"| {protocol} | {solved}/{len(rows)} | {median:.0f} |")
+        share = f" ({100 * solved / len(rows):.0f} %)" if rows else ""
+        line = f"| {protocol} | {solved}/{len(rows)}{share} | {median:.0f} |"
+        if len(rounds) > 1:
+            each = [sum(r["solved"] for r in rows if r.get("round", 1) == n) for n in rounds]
+            line += f" {', '.join(map(str, each))} |"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def per_task(results: list[dict[str, Any]], protocols: list[str]) -> str:
+    """Solved attempts per task and protocol (after several rounds)."""
+    names = list(dict.fromkeys(r["task"] for r in results))
+    lines = ["| task | " + " | ".join(protocols) + " |", "|---|" + "---|" * len(protocols)]
+    for name in names:
+        cells = []
+        for protocol in protocols:
+            rows = [r for r in results if r["task"] == name and r["protocol"] == protocol]
+            cells.append(f"{sum(r['solved'] for r in rows)}/{len(rows)}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -316,17 +337,21 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
     if unknown:
         raise SystemExit(f"unknown tasks: {', '.join(unknown)} (known: {', '.join(TASKS)})")
     results = []
-    for protocol in protocols:
-        for name in names:
-            result = await run_task(
-                name, protocol, base_url=args.base_url, model=args.model, limit=args.timeout
-            )
-            results.append(result)
-            if not args.json:
+    for round_ in range(1, args.repeat + 1):
+        for protocol in protocols:
+            for name in names:
+                result = await run_task(
+                    name, protocol, base_url=args.base_url, model=args.model, limit=args.timeout
+                )
+                result["round"] = round_
+                results.append(result)
+                if args.json:
+                    continue
                 mark = "solved" if result["solved"] else "FAILED"
                 extra = " (switched to text)" if result["switched"] else ""
+                where = f"[{round_}] " if args.repeat > 1 else ""
                 print(
-                    f"{protocol:5} {name:12} {mark} {result['seconds']:6.1f} s{extra} {result['error']}",
+                    f"{where}{protocol:5} {name:12} {mark} {result['seconds']:6.1f} s{extra} {result['error']}",
                     flush=True,
                 )
                 if not result["solved"] and args.verbose:
@@ -337,6 +362,9 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
         print(json.dumps(results))
     else:
         print(table(results, protocols))
+        if args.repeat > 1:
+            print()
+            print(per_task(results, protocols))
     return results
 
 
@@ -349,6 +377,9 @@ if __name__ == "__main__":
     parser.add_argument("--protocols", default="auto,tools,text", help="comma-separated: tools, text, auto")
     parser.add_argument("--tasks", default="", help=f"comma-separated subset of: {', '.join(TASKS)}")
     parser.add_argument("--timeout", type=float, default=300, help="seconds a task may take")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="run the task set this many times (each task gets a new directory)"
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--verbose", action="store_true", help="print the last answer of a failed task")
     parser.add_argument("--trace", action="store_true", help="print what the model did in every task")

@@ -190,6 +190,39 @@ async def test_binary_and_missing_files_are_clear_errors(executor: KernelExecuto
 
 
 @in_module_loop
+async def test_a_mangled_path_gets_the_file_of_that_name_in_the_working_directory(
+    executor: KernelExecutor, work: Path
+) -> None:
+    # Small models drop a part of a long working directory path (``/tmp/x/work/a`` → ``/tmp/x/a``);
+    # the error names the file they meant instead of advising to create a new one elsewhere.
+    (work / "config.ini").write_text("color = red\n")
+    (work / "pkg" / "deep").mkdir(parents=True)
+    (work / "pkg" / "deep" / "notes.md").write_text("n\n")
+    mangled = str(work.parent / "config.ini")
+    edit = {"path": mangled, "old_text": "red", "new_text": "blue"}
+    s = script(
+        [
+            Call(EDIT_TEXT_TOOL, edit, "c1"),
+            Call(READ_TEXT_TOOL, {"path": str(work.parent / "notes.md")}, "c2"),
+            Call(EDIT_TEXT_TOOL, {**edit, "path": "other.ini"}, "c3"),
+            Call(EDIT_TEXT_TOOL, {**edit, "path": "config.ini"}, "c4"),
+        ],
+        ["done"],
+    )
+    async with make_agent(s, executor, work) as agent:
+        await run(agent, "edit")
+    texts = {r.tool_call_id: str(r.content) for r in returns(agent)}
+    assert texts["c1"] == (
+        f"{mangled} does not exist. Did you mean `config.ini` (relative to the working directory)?"
+    )
+    assert texts["c2"].endswith("Did you mean `pkg/deep/notes.md` (relative to the working directory)?")
+    # no file of that name: the advice to create it stays
+    assert texts["c3"] == f"other.ini does not exist; use `{WRITE_TEXT_TOOL}` to create it."
+    assert texts["c4"].startswith("Edited config.ini") and (work / "config.ini").read_text() == "color = blue\n"
+    assert not (work.parent / "config.ini").exists()
+
+
+@in_module_loop
 async def test_media_is_attached_as_binary_content(executor: KernelExecutor, work: Path) -> None:
     (work / "dot.png").write_bytes(PNG)
     s = script([Call(READ_MEDIA_TOOL, {"path": "dot.png"}, "c1")], ["a dot"])

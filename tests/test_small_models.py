@@ -391,6 +391,73 @@ async def test_written_tool_calls_are_decoded_tolerantly_and_only_for_offered_to
     assert written_tool_calls("The result is {'a': 1}.", {"t"}) == []
 
 
+async def test_python_form_calls_of_offered_tools_are_calls() -> None:
+    from freeact_tui.agent.written_calls import written_tool_calls
+
+    tools = {"ipybox_execute_ipython_cell": ["code"], "filesystem_read_text_file": ["path", "offset", "limit"]}
+    # as Qwen2.5-Coder-1.5B wrote it after a working file read, asked to use `wc -l`
+    text = (
+        "Here's how you can do it:\n\n```python\n# Run the wc -l command\n"
+        'output = ipybox_execute_ipython_cell("!wc -l rows.csv")\nprint(output)\n```\n\n'
+        "This will output the number of lines."
+    )
+    assert [(c.tool_name, c.args) for c in written_tool_calls(text, tools)] == [
+        ("ipybox_execute_ipython_cell", {"code": "!wc -l rows.csv"})
+    ]
+    # in order with written objects; positional arguments by the tool's parameters; a nested call found
+    text = (
+        '<tool_response>\nprint(filesystem_read_text_file("a.txt", limit=5))\n</tool_response> then '
+        '{"name": "ipybox_execute_ipython_cell", "arguments": {"code": "x = 1"}} and '
+        "ipybox_execute_ipython_cell(code=\"\"\"\n    print(x)\n\"\"\")"
+    )
+    assert [c.args for c in written_tool_calls(text, tools)] == [
+        {"path": "a.txt", "limit": 5},
+        {"code": "x = 1"},
+        {"code": "print(x)"},
+    ]
+    # not calls: a variable or an expression as an argument, no arguments, `**kw`, a method, too
+    # many positional arguments, a tool not offered, a definition
+    for text in (
+        "Call `ipybox_execute_ipython_cell(code)` to run code.",
+        "ipybox_execute_ipython_cell('a' + b)",
+        "ipybox_execute_ipython_cell()",
+        "ipybox_execute_ipython_cell(**kw)",
+        "kernel.ipybox_execute_ipython_cell('x = 1')",
+        "ipybox_execute_ipython_cell('x = 1', 'extra')",
+        "subagent_task('compute 1 + 1')",
+        "def ipybox_execute_ipython_cell(code: str) -> str: ...",
+    ):
+        assert written_tool_calls(text, tools) == [], text
+    # names only (no parameter order): keyword arguments only
+    assert written_tool_calls("ipybox_execute_ipython_cell('x')", {"ipybox_execute_ipython_cell"}) == []
+
+
+async def test_auto_makes_a_code_tool_call_written_in_a_block_after_a_working_call(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    from tests.scripted import Call
+
+    (tmp_path / "rows.csv").write_text("".join(f"{i}\n" for i in range(37)))
+    rows = tmp_path / "rows.csv"  # the shared kernel's working directory is another one
+    proposed = (
+        "To count the lines, use `wc -l`:\n\n```python\n"
+        f'output = ipybox_execute_ipython_cell("!wc -l {rows}")\nprint(output)\n```'
+    )
+    s = script([Call("filesystem_read_text_file", {"path": "rows.csv"})], [proposed], ["It has 37 lines."])
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "Use wc -l to count the lines of rows.csv.")
+    shell = [r.tool_call.command for r in of(events, ApprovalRequest) if hasattr(r.tool_call, "command")]
+    assert shell == [f"wc -l {rows}"]
+    assert outputs(events)[-1].strip() == f"37 {rows}"
+    assert not of(events, ProtocolSwitch) and of(events, Response)[-1].content == "It has 37 lines."
+    # the same reply in `tools` is an answer: nothing runs after the read
+    s = script([Call("filesystem_read_text_file", {"path": "rows.csv"})], [proposed])
+    async with make_agent(s, executor, tmp_path, "tools") as agent:
+        events = await run(agent, "Use wc -l to count the lines of rows.csv.")
+    assert not [r for r in of(events, ApprovalRequest) if hasattr(r.tool_call, "command")]
+    assert len(s.requests) == 2
+
+
 async def test_auto_runs_tool_calls_written_as_text_in_order(
     executor: KernelExecutor, tmp_path: Path
 ) -> None:
@@ -434,6 +501,73 @@ async def test_an_empty_reply_after_an_action_gets_a_nudge_too(
     assert [n.reason for n in of(events, Nudge)] == ["the reply was empty"]
     assert last_user_text(s.requests[2]).startswith("Your reply was empty. If my request is not done, go on")
     assert outputs(events)[-1] == "1.0" and of(events, Response)[-1].content == "1.0"
+
+
+async def test_an_empty_reply_after_an_action_that_worked_is_asked_for_the_answer(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    # Told "if my request is not done, go on: call the tool", Qwen2.5-Coder-1.5B asked for code to
+    # run; told to use the output, it answered.
+    s = script([Code("print(6 * 7)")], [""], ["It is 42."])
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "6*7?")
+    assert [n.reason for n in of(events, Nudge)] == ["the reply was empty"]
+    assert last_user_text(s.requests[2]) == (
+        "Your reply was empty. Use the output above to answer my request, or go on with a tool call "
+        "if it is not done."
+    )
+    assert of(events, Response)[-1].content == "It is 42." and len(s.requests) == 3
+
+
+async def test_a_reply_that_repeats_an_earlier_one_after_an_action_gets_a_nudge(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    # As Qwen2.5-Coder-1.5B did: its reply made an action, and after the output it sent the same
+    # reply again (its block is not run twice; the reply ignores the output).
+    first = "To list them:\n\n```python\nprint('alpha.py beta.py')\n```\n\nThis lists the files."
+    s = script([first], [first], ["The files are alpha.py and beta.py."])
+    async with make_agent(s, executor, tmp_path, "text") as agent:
+        events = await run(agent, "List the .py files and name them.")
+    assert outputs(events) == ["alpha.py beta.py"]
+    assert [n.reason for n in of(events, Nudge)] == ["the reply repeats an earlier one and ignores the output since"]
+    assert last_user_text(s.requests[2]) == (
+        "That is your previous reply again: it does not use the output of your code. "
+        "Answer my request with what the output shows."
+    )
+    assert of(events, Response)[-1].content == "The files are alpha.py and beta.py."
+    # the same reply again, with no action since the nudge: the turn ends (a nudge costs a step)
+    s = script([first], [first], [first])
+    async with make_agent(s, executor, tmp_path, "text") as agent:
+        events = await run(agent, "List them.")
+    assert len(of(events, Nudge)) == 1 and len(s.requests) == 3
+    # an identical reply with nothing run in between is not a repeat; `tools` never nudges
+    s = script(["Hello."], ["Hello."])
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        await run(agent, "hi")
+        events = await run(agent, "hi")
+    assert not of(events, Nudge)
+    s = script([Code("print(1)")], ["Ran it."], [Code("print(2)", call_id="c2")], ["Ran it."])
+    async with make_agent(s, executor, tmp_path, "tools") as agent:
+        events = await run(agent, "go")
+    assert not of(events, Nudge) and len(s.requests) == 2
+
+
+async def test_a_turn_gets_a_second_nudge_only_after_an_action_since_the_first(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    s = script(
+        ["The value is 12345."],  # a claim: nudged
+        [Code("x = 12345")],
+        [""],  # empty after an action since the nudge: nudged again
+        [""],  # a third: the turn ends
+    )
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "Compute it.")
+    assert [n.reason for n in of(events, Nudge)] == [
+        "the reply states a result that no code computed",
+        "the reply was empty",
+    ]
+    assert len(s.requests) == 4
 
 
 async def test_a_claim_after_a_failed_action_gets_a_nudge(executor: KernelExecutor, tmp_path: Path) -> None:

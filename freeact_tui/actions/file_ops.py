@@ -50,7 +50,27 @@ def _stat(a):
     out["is_dir"] = os.path.isdir(full)
     if out["is_file"]:
         out["size"] = os.path.getsize(full)
+    elif not out["exists"]:
+        out["near"] = _near(os.path.realpath(a["root"]), full)
     return out
+
+def _near(root, full):
+    # Files named like the missing path under the working directory (models mangle long paths).
+    name, found, seen = os.path.basename(full), [], 0
+    if not name:
+        return found
+    for top, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
+        if top[len(root):].count(os.sep) >= 3:
+            dirs[:] = []
+        if name in files:
+            found.append(os.path.relpath(os.path.join(top, name), root))
+            if len(found) >= 3:
+                break
+        seen += 1
+        if seen >= 2000:
+            break
+    return found
 
 def _load(a):
     out = _stat(a)

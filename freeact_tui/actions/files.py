@@ -206,7 +206,9 @@ class FileTools:
         old: str | None = current.get("text") if exists else None
         if edits is not None:
             if old is None:
-                raise FileOpError(f"{path} does not exist; use `{WRITE_TEXT_TOOL}` to create it.")
+                raise FileOpError(
+                    _missing(path, current) or f"{path} does not exist; use `{WRITE_TEXT_TOOL}` to create it."
+                )
             try:
                 new, count = ops.apply_edits(old, edits)
             except ops.EditError as exc:
@@ -285,7 +287,16 @@ def _check_file(path: str, result: Mapping[str, Any]) -> None:
     if result.get("is_dir"):
         raise FileOpError(f"{path} is a directory; list it with code (e.g. `!ls {path}`).")
     if not result.get("is_file"):
-        raise FileOpError(f"{path} does not exist.")
+        raise FileOpError(_missing(path, result) or f"{path} does not exist.")
+
+
+def _missing(path: str, result: Mapping[str, Any]) -> str | None:
+    """A missing path's error when files of that name are in the working directory (models mangle long paths)."""
+    near = [str(n) for n in result.get("near") or []]
+    if not near:
+        return None
+    named = " or ".join(f"`{n}`" for n in near)
+    return f"{path} does not exist. Did you mean {named} (relative to the working directory)?"
 
 
 def _where(call: FileCall) -> dict[str, Any]:

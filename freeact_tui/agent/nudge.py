@@ -8,9 +8,15 @@ it act; the turn then ends with whatever it does next. A model that needs no act
 
 The same holds after the turn's last action failed: what the reply then claims did not happen.
 
-Bounded: at most one nudge per turn; after an action that worked only an empty reply gets one; never in ``tools`` (the default, for models that call tools well: their
-answers without actions are answers). The nudge is a plain user message (freeact loads the
-session) whose request ``metadata`` says it is a nudge (``NUDGE_KEY``), and an event for the log.
+After an action that worked only two replies get one, as neither can be an answer: an empty one
+(told to answer from the output), and one that is word for word an earlier reply of the turn with
+an action run since (it ignores that action's output: a small model restating its first reply).
+
+Bounded: at most two nudges a turn, the second only after an action ran since the first (so
+every nudge costs the model a step of its own); never in ``tools`` (the default, for models that
+call tools well: their answers without actions are answers). The nudge is a plain user message
+(freeact loads the session) whose request ``metadata`` says it is a nudge (``NUDGE_KEY``), and an
+event for the log.
 """
 
 from __future__ import annotations
@@ -91,8 +97,40 @@ def last_action_failed(turn: Sequence[ModelMessage]) -> bool:
     return bool(outcomes) and outcomes[-1] == "error"
 
 
+MAX_NUDGES = 2
+"""Nudges a turn may get; the second only after an action ran since the first."""
+
+
+def _is_nudge(message: ModelMessage) -> bool:
+    return isinstance(message, ModelRequest) and isinstance(message.metadata, dict) and NUDGE_KEY in message.metadata
+
+
 def nudged(turn: Sequence[ModelMessage]) -> bool:
-    return any(isinstance(m.metadata, dict) and NUDGE_KEY in m.metadata for m in _turn_requests(turn))
+    """Whether the turn had a nudge."""
+    return any(_is_nudge(m) for m in turn)
+
+
+def may_nudge(turn: Sequence[ModelMessage]) -> bool:
+    """Whether the turn may get another nudge: none yet, or fewer than ``MAX_NUDGES`` and an action since the last."""
+    at = [i for i, m in enumerate(turn) if _is_nudge(m)]
+    if not at:
+        return True
+    return len(at) < MAX_NUDGES and acted(turn[at[-1] + 1 :])
+
+
+def repeats_earlier_reply(response: ModelResponse, turn: Sequence[ModelMessage]) -> bool:
+    """The reply (``turn[-1]``) is word for word an earlier reply of the turn, and an action ran since that one.
+
+    It then ignores what the action showed (small models restate the reply that made the action).
+    """
+    text = reply_text(response).strip()
+    if not text:
+        return False
+    for k in range(len(turn) - 2, -1, -1):
+        earlier = turn[k]
+        if isinstance(earlier, ModelResponse) and reply_text(earlier).strip() == text:
+            return acted(turn[k + 1 : -1])
+    return False
 
 
 def _known_numbers(history: Sequence[ModelMessage]) -> set[str]:
@@ -168,16 +206,24 @@ def nudge_for(
 ) -> tuple[NudgeReason, str, ModelRequest] | None:
     """The nudge for a reply that would end the turn (recorded as ``history[-1]``), if it gets one.
 
-    Only in ``auto`` and ``text``; at most once a turn; an empty reply always, the others only
-    if nothing ran in the turn. ``turn``: the turn's messages (the end of ``history``).
+    Only in ``auto`` and ``text``; within ``may_nudge``'s bound; an empty reply and one that
+    repeats an earlier reply of the turn always, the others only if nothing ran in the turn or its
+    last action failed. ``turn``: the turn's messages (the end of ``history``).
     """
-    if protocol not in ("auto", "text") or nudged(turn):
+    if protocol not in ("auto", "text") or not may_nudge(turn):
         return None
+    failed = last_action_failed(turn)
+    worked = acted(turn) and not failed
     if not reply_text(response).strip() and not any(isinstance(p, ToolCallPart) for p in response.parts):
         empty = NudgeReason("the reply was empty", "your reply was empty")
-        return empty, *_request(empty, _empty_text(text_mode=text_mode))
-    failed = last_action_failed(turn)
-    reason = reason_for(response, history) if failed or not acted(turn) else None
+        return empty, *_request(empty, _empty_text(text_mode=text_mode, worked=worked))
+    if repeats_earlier_reply(response, turn):
+        again = NudgeReason(
+            "the reply repeats an earlier one and ignores the output since",
+            "that is your previous reply again: it does not use the output of your code",
+        )
+        return again, *_request(again, f"{again.told[0].upper()}{again.told[1:]}. {_ANSWER}")
+    reason = reason_for(response, history) if not worked else None
     if reason is None:
         return None
     return reason, *_request(reason, nudge_text(reason, text_mode=text_mode, failed=failed))
@@ -187,16 +233,25 @@ def _request(reason: NudgeReason, told: str) -> tuple[str, ModelRequest]:
     return told, ModelRequest(parts=[UserPromptPart(told)], metadata={NUDGE_KEY: reason.log})
 
 
-def _empty_text(*, text_mode: bool) -> str:
+_ANSWER = "Answer my request with what the output shows."
+
+
+def _empty_text(*, text_mode: bool, worked: bool) -> str:
+    if worked:  # most often the model has what it needs: tried on Qwen2.5-Coder-1.5B, "go on" made it ask for code
+        step = "a ```python block" if text_mode else "a tool call"
+        return f"Your reply was empty. Use the output above to answer my request, or go on with {step} if it is not done."
     return f"Your reply was empty. If my request is not done, go on: {_act(text_mode)} Else answer it."
 
 
 __all__ = [
     "NUDGE_KEY",
     "NudgeReason",
+    "MAX_NUDGES",
     "acted",
+    "may_nudge",
     "nudge_for",
     "nudge_text",
     "nudged",
     "reason_for",
+    "repeats_earlier_reply",
 ]

@@ -359,7 +359,11 @@ class TurnLoop(ContextKeeper):
         """``auto`` on tool calls: calls of offered tools the model wrote as text become calls (``written_calls.py``)."""
         if self.runtime.settings.action_protocol != "auto" or self.protocol.text:
             return None
-        return with_written_calls(response, {t.name for t in self._request_parameters().function_tools})
+        tools = {
+            t.name: list(t.parameters_json_schema.get("properties", {}))
+            for t in self._request_parameters().function_tools
+        }
+        return with_written_calls(response, tools)
 
     # -- the model phase --------------------------------------------------------------------------
 

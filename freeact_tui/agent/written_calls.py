@@ -1,11 +1,20 @@
 """Tool calls a model wrote into its reply as text, recovered as real calls (``auto`` on tool calls).
 
-Small models often write a call instead of making it: ``{"name": "filesystem_write_text_file",
-"arguments": {...}}`` in a ```json fence, bare, or in ``<tool_call>`` tags, and often not as valid
-JSON (single quotes, Python triple-quoted strings). A server may turn valid ones into calls; the
-rest reach the app as text. Here an object counts only if its ``name`` is a tool offered in that
-request and it has arguments (an object, or a string holding one); it is decoded as JSON, else as
-a Python literal. Anything else stays text.
+Small models often write a call instead of making it, in two shapes:
+
+- an object ``{"name": "filesystem_write_text_file", "arguments": {...}}`` in a ```json fence,
+  bare, or in ``<tool_call>`` tags, and often not as valid JSON (single quotes, Python
+  triple-quoted strings). An object counts only if its ``name`` is a tool offered in that request
+  and it has arguments (an object, or a string holding one); it is decoded as JSON, else as a
+  Python literal.
+- a Python call of the tool as if it were a function, ``ipybox_execute_ipython_cell("!wc -l
+  rows.csv")``, alone or in a code block (``out = ipybox_execute_ipython_cell(...)``,
+  ``print(out)``). It counts only if the name is an offered tool and every argument is a literal
+  (positional ones are the tool's parameters in their order); ``tool(code)`` with a variable, as
+  in a sentence explaining the tool, is not a call. Nobody shows a user an example that calls the
+  agent's own tool: such code is a call the model meant to make.
+
+A server may turn valid objects into calls; the rest reach the app as text. Anything else stays text.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ import json
 import re
 import textwrap
 import uuid
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -25,41 +34,50 @@ _LITERALS = re.compile(r"\b(true|false|null)\b")
 _PY = {"true": "True", "false": "False", "null": "None"}
 
 
-def _objects(text: str) -> Iterator[str]:
-    """Every top-level ``{…}`` span of ``text`` (strings, triple-quoted ones included, are skipped over)."""
+def _objects(text: str) -> Iterator[tuple[int, str]]:
+    """Every top-level ``{…}`` span of ``text`` with its start (strings, triple-quoted ones included, are skipped over)."""
     i, n = 0, len(text)
     while i < n:
         if text[i] != "{":
             i += 1
             continue
-        depth, j, quote = 0, i, ""
-        while j < n:
-            if quote:
-                if text[j] == "\\":
-                    j += 2
-                    continue
-                if text.startswith(quote, j):
-                    j += len(quote)
-                    quote = ""
-                    continue
-                j += 1
-                continue
-            c = text[j]
-            if c in "\"'":
-                quote = c * 3 if text.startswith(c * 3, j) else c
-                j += len(quote)
-                continue
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        if j >= n:  # unbalanced: no object from here on
+        j = _closing(text, i)
+        if j is None:  # unbalanced: no object from here on
             return
-        yield text[i : j + 1]
+        yield i, text[i : j + 1]
         i = j + 1
+
+
+def _closing(text: str, i: int) -> int | None:
+    """Where the bracket opened at ``text[i]`` closes (strings skipped over), ``None`` if it does not."""
+    opening = text[i]
+    closing = {"{": "}", "(": ")"}[opening]
+    n = len(text)
+    depth, j, quote = 0, i, ""
+    while j < n:
+        if quote:
+            if text[j] == "\\":
+                j += 2
+                continue
+            if text.startswith(quote, j):
+                j += len(quote)
+                quote = ""
+                continue
+            j += 1
+            continue
+        c = text[j]
+        if c in "\"'":
+            quote = c * 3 if text.startswith(c * 3, j) else c
+            j += len(quote)
+            continue
+        if c == opening:
+            depth += 1
+        elif c == closing:
+            depth -= 1
+            if depth == 0:
+                return j
+        j += 1
+    return None
 
 
 def _decode(span: str) -> Any:
@@ -90,22 +108,83 @@ def _dedent(value: str) -> str:
     return textwrap.dedent(value).strip("\n") if value.startswith("\n") else value
 
 
-def written_tool_calls(text: str, tools: Collection[str]) -> list[ToolCallPart]:
-    """The calls of offered ``tools`` the model wrote in ``text``, in order."""
-    calls: list[ToolCallPart] = []
-    for span in _objects(text):
+ToolParameters = Mapping[str, Sequence[str]]
+"""The offered tools: name → parameter names in their order (positional arguments of a Python-form call)."""
+
+
+def _python_calls(text: str, tools: ToolParameters) -> Iterator[tuple[int, int, ToolCallPart]]:
+    """The Python-form calls of offered tools in ``text``: start, end and the call."""
+    if not tools:
+        return
+    names = "|".join(re.escape(name) for name in sorted(tools, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w.])({names})\s*\(")
+    at = 0
+    while (match := pattern.search(text, at)) is not None:
+        opened = match.end() - 1
+        closed = _closing(text, opened)
+        if closed is None:
+            return
+        call = _python_call(match.group(1), text[match.start() : closed + 1], tools[match.group(1)])
+        if call is None:
+            at = opened + 1  # look inside: ``print(tool("x"))``
+            continue
+        yield match.start(), closed + 1, call
+        at = closed + 1
+
+
+def _python_call(name: str, source: str, parameters: Sequence[str]) -> ToolCallPart | None:
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    call = tree.body
+    if not isinstance(call, ast.Call) or len(call.args) > len(parameters):
+        return None
+    given = [*zip(parameters, call.args, strict=False), *((k.arg, k.value) for k in call.keywords)]
+    if not given or any(key is None for key, _ in given):  # no arguments, or ``**kwargs``
+        return None
+    args: dict[str, Any] = {}
+    for key, node in given:
+        try:
+            value = ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None  # a variable or an expression: not a call the model meant to make
+        args[str(key)] = _dedent(value) if isinstance(value, str) else value
+    return ToolCallPart(name, args, tool_call_id=f"written_{uuid.uuid4().hex[:16]}")
+
+
+def _parameters(tools: ToolParameters | Collection[str]) -> ToolParameters:
+    return tools if isinstance(tools, Mapping) else {name: () for name in tools}
+
+
+def written_tool_calls(text: str, tools: ToolParameters | Collection[str]) -> list[ToolCallPart]:
+    """The calls of offered ``tools`` the model wrote in ``text``, in order (objects and Python-form calls).
+
+    ``tools``: the offered tools' names, or a mapping of each name to its parameter names in order
+    (without it, a Python-form call takes keyword arguments only).
+    """
+    offered = _parameters(tools)
+    found: list[tuple[int, ToolCallPart]] = []
+    spans: list[tuple[int, int]] = []
+    for start, end, call in _python_calls(text, offered):
+        found.append((start, call))
+        spans.append((start, end))
+    for start, span in _objects(text):
+        if any(s <= start < e for s, e in spans):
+            continue  # an argument of a Python-form call
         call = _decode(span)
         if isinstance(call, dict) and isinstance(call.get("function"), dict):
             call = call["function"]  # OpenAI's shape: {"type": "function", "function": {...}}
-        if not isinstance(call, dict) or call.get("name") not in tools:
+        if not isinstance(call, dict) or call.get("name") not in offered:
             continue
         args = _arguments(call)
         if args is not None:
-            calls.append(ToolCallPart(call["name"], args, tool_call_id=f"written_{uuid.uuid4().hex[:16]}"))
-    return calls
+            part = ToolCallPart(call["name"], args, tool_call_id=f"written_{uuid.uuid4().hex[:16]}")
+            found.append((start, part))
+    return [call for _, call in sorted(found, key=lambda item: item[0])]
 
 
-def with_written_calls(response: ModelResponse, tools: Collection[str]) -> ModelResponse | None:
+def with_written_calls(response: ModelResponse, tools: ToolParameters | Collection[str]) -> ModelResponse | None:
     """The response with the calls its text holds as real calls (its text dropped: it was the calls).
 
     ``None`` if it already has calls or its text holds none.
@@ -120,4 +199,4 @@ def with_written_calls(response: ModelResponse, tools: Collection[str]) -> Model
     return replace(response, parts=[*kept, *calls], finish_reason="tool_call")
 
 
-__all__ = ["with_written_calls", "written_tool_calls"]
+__all__ = ["ToolParameters", "with_written_calls", "written_tool_calls"]
