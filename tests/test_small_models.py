@@ -446,6 +446,11 @@ async def test_auto_makes_a_code_tool_call_written_in_a_block_after_a_working_ca
     s = script([Call("filesystem_read_text_file", {"path": "rows.csv"})], [proposed], ["It has 37 lines."])
     async with make_agent(s, executor, tmp_path, "auto") as agent:
         events = await run(agent, "Use wc -l to count the lines of rows.csv.")
+        history = list(agent.history)
+    # stored as the call, with the prose around it (what the model said is kept)
+    (made,) = [m for m in history if isinstance(m, ModelResponse) and "wc -l" in str(m.parts)][:1]
+    assert [type(p).__name__ for p in made.parts] == ["TextPart", "ToolCallPart"]
+    assert made.parts[0].content == proposed  # type: ignore[union-attr]
     shell = [r.tool_call.command for r in of(events, ApprovalRequest) if hasattr(r.tool_call, "command")]
     assert shell == [f"wc -l {rows}"]
     assert outputs(events)[-1].strip() == f"37 {rows}"

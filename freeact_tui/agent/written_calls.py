@@ -163,12 +163,13 @@ def written_tool_calls(text: str, tools: ToolParameters | Collection[str]) -> li
     ``tools``: the offered tools' names, or a mapping of each name to its parameter names in order
     (without it, a Python-form call takes keyword arguments only).
     """
-    offered = _parameters(tools)
-    found: list[tuple[int, ToolCallPart]] = []
-    spans: list[tuple[int, int]] = []
-    for start, end, call in _python_calls(text, offered):
-        found.append((start, call))
-        spans.append((start, end))
+    return [call for _, _, call in _found(text, _parameters(tools))]
+
+
+def _found(text: str, offered: ToolParameters) -> list[tuple[int, int, ToolCallPart]]:
+    """The written calls with their spans in ``text``, in order."""
+    found = list(_python_calls(text, offered))
+    spans = [(start, end) for start, end, _ in found]
     for start, span in _objects(text):
         if any(s <= start < e for s, e in spans):
             continue  # an argument of a Python-form call
@@ -180,22 +181,39 @@ def written_tool_calls(text: str, tools: ToolParameters | Collection[str]) -> li
         args = _arguments(call)
         if args is not None:
             part = ToolCallPart(call["name"], args, tool_call_id=f"written_{uuid.uuid4().hex[:16]}")
-            found.append((start, part))
-    return [call for _, call in sorted(found, key=lambda item: item[0])]
+            found.append((start, start + len(span), part))
+    return sorted(found, key=lambda item: item[0])
+
+
+_WRAPPING = re.compile(r"```[\w-]*|</?(?:tool_call|tools|function_call|tool_response)>|[\s:;,.]")
+
+
+def _only_calls(text: str, spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether ``text`` is nothing but the calls (in fences or tags): no prose of its own to keep."""
+    rest, at = [], 0
+    for start, end in spans:
+        rest.append(text[at:start])
+        at = max(at, end)
+    rest.append(text[at:])
+    return not _WRAPPING.sub("", "".join(rest))
 
 
 def with_written_calls(response: ModelResponse, tools: ToolParameters | Collection[str]) -> ModelResponse | None:
-    """The response with the calls its text holds as real calls (its text dropped: it was the calls).
+    """The response with the calls its text holds as real calls.
 
-    ``None`` if it already has calls or its text holds none.
+    Its text is kept when it says more than the calls (prose around a Python-form call: what the
+    model said stays in the session), dropped when it was only the calls. ``None`` if it already
+    has calls or its text holds none.
     """
     if any(isinstance(p, ToolCallPart) for p in response.parts):
         return None
     text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
-    calls = written_tool_calls(text, tools)
-    if not calls:
+    found = _found(text, _parameters(tools))
+    if not found:
         return None
-    kept = [p for p in response.parts if not isinstance(p, TextPart)]
+    calls = [call for _, _, call in found]
+    dropped = _only_calls(text, [(start, end) for start, end, _ in found])
+    kept = [p for p in response.parts if not (dropped and isinstance(p, TextPart))]
     return replace(response, parts=[*kept, *calls], finish_reason="tool_call")
 
 
