@@ -407,7 +407,7 @@ async def test_python_form_calls_of_offered_tools_are_calls() -> None:
     # in order with written objects; positional arguments by the tool's parameters; a nested call found
     text = (
         '<tool_response>\nprint(filesystem_read_text_file("a.txt", limit=5))\n</tool_response> then '
-        '{"name": "ipybox_execute_ipython_cell", "arguments": {"code": "x = 1"}} and '
+        '{"name": "ipybox_execute_ipython_cell", "arguments": {"code": "x = 1"}}\n'
         "ipybox_execute_ipython_cell(code=\"\"\"\n    print(x)\n\"\"\")"
     )
     assert [c.args for c in written_tool_calls(text, tools)] == [
@@ -426,6 +426,9 @@ async def test_python_form_calls_of_offered_tools_are_calls() -> None:
         "ipybox_execute_ipython_cell('x = 1', 'extra')",
         "subagent_task('compute 1 + 1')",
         "def ipybox_execute_ipython_cell(code: str) -> str: ...",
+        # example code using the tools as functions (after an edit that worked, Qwen2.5-Coder-1.5B)
+        '```python\nwith filesystem_read_text_file("config.ini") as file:\n    lines = file.readlines()\n```',
+        "Run it with ipybox_execute_ipython_cell('x = 1') in a cell.",
     ):
         assert written_tool_calls(text, tools) == [], text
     # names only (no parameter order): keyword arguments only

@@ -9,9 +9,10 @@ Small models often write a call instead of making it, in two shapes:
   Python literal.
 - a Python call of the tool as if it were a function, ``ipybox_execute_ipython_cell("!wc -l
   rows.csv")``, alone or in a code block (``out = ipybox_execute_ipython_cell(...)``,
-  ``print(out)``). It counts only if the name is an offered tool and every argument is a literal
-  (positional ones are the tool's parameters in their order); ``tool(code)`` with a variable, as
-  in a sentence explaining the tool, is not a call. Nobody shows a user an example that calls the
+  ``print(out)``). It counts only if the name is an offered tool, every argument is a literal
+  (positional ones are the tool's parameters in their order) and the call is its line's statement
+  (alone, assigned or printed); ``tool(code)`` with a variable, as in a sentence explaining the
+  tool, and ``with tool("a.txt") as f:`` in example code are not calls. Nobody shows a user an example that calls the
   agent's own tool: such code is a call the model meant to make.
 
 A server may turn valid objects into calls; the rest reach the app as text. Anything else stays text.
@@ -112,6 +113,11 @@ ToolParameters = Mapping[str, Sequence[str]]
 """The offered tools: name → parameter names in their order (positional arguments of a Python-form call)."""
 
 
+_STATEMENT = re.compile(r"\s*(?:[A-Za-z_]\w*\s*=\s*|print\(\s*|<\w+>\s*|`)?")
+"""What may precede a Python-form call on its line: it is the statement (``out = tool(…)``,
+``print(tool(…))``), not a part of example code (``with tool(…) as f:``)."""
+
+
 def _python_calls(text: str, tools: ToolParameters) -> Iterator[tuple[int, int, ToolCallPart]]:
     """The Python-form calls of offered tools in ``text``: start, end and the call."""
     if not tools:
@@ -124,7 +130,10 @@ def _python_calls(text: str, tools: ToolParameters) -> Iterator[tuple[int, int, 
         closed = _closing(text, opened)
         if closed is None:
             return
-        call = _python_call(match.group(1), text[match.start() : closed + 1], tools[match.group(1)])
+        line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+        call = None
+        if _STATEMENT.fullmatch(line):
+            call = _python_call(match.group(1), text[match.start() : closed + 1], tools[match.group(1)])
         if call is None:
             at = opened + 1  # look inside: ``print(tool("x"))``
             continue
