@@ -429,6 +429,7 @@ async def test_python_form_calls_of_offered_tools_are_calls() -> None:
         # example code using the tools as functions (after an edit that worked, Qwen2.5-Coder-1.5B)
         '```python\nwith filesystem_read_text_file("config.ini") as file:\n    lines = file.readlines()\n```',
         "Run it with ipybox_execute_ipython_cell('x = 1') in a cell.",
+        '```python\ndef filesystem_read_text_file(path):\n    pass\n\ntext = filesystem_read_text_file("a.txt")\n```',
     ):
         assert written_tool_calls(text, tools) == [], text
     # names only (no parameter order): keyword arguments only
@@ -558,6 +559,47 @@ async def test_a_reply_that_repeats_an_earlier_one_after_an_action_gets_a_nudge(
     async with make_agent(s, executor, tmp_path, "tools") as agent:
         events = await run(agent, "go")
     assert not of(events, Nudge) and len(s.requests) == 2
+
+
+async def test_auto_nudges_a_reply_that_tells_how_to_do_it_after_a_step_that_worked(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    # As Qwen2.5-Coder-1.5B did, asked to count lines with `wc -l`: it read the file with the file
+    # tool, then answered with a script for the user to run. Told so, it runs the code.
+    from tests.scripted import Call
+
+    (tmp_path / "rows.csv").write_text("a\nb\n")
+    howto = (
+        "Here's how you can do it:\n\n```python\nprint(len(open('rows.csv').readlines()))\n```\n\n"
+        "This code will print the number of lines."
+    )
+    s = script(
+        [Call("filesystem_read_text_file", {"path": "rows.csv"})],
+        [howto],
+        [f"```python\nprint(len(open({str(tmp_path / 'rows.csv')!r}).readlines()))\n```"],
+        ["It has 2 lines."],
+    )
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "Count the lines of rows.csv.")
+    assert [n.reason for n in of(events, Nudge)] == ["the reply shows code to run instead of running it"]
+    assert last_user_text(s.requests[2]) == (
+        "You told me how to do it instead of doing it. If the output above already answers my request, "
+        "answer with it. Else call `ipybox_execute_ipython_cell` now with the code."
+    )
+    assert outputs(events)[-1] == "2" and of(events, Response)[-1].content == "It has 2 lines."
+    # told so, it answers and tells how again (Qwen2.5-Coder-1.5B after a subagent's result): the
+    # answer; its block does not run
+    s = script([Call("filesystem_read_text_file", {"path": "rows.csv"})], [howto], [f"It has 2 lines.\n\n{howto}"])
+    async with make_agent(s, executor, tmp_path, "auto") as agent:
+        events = await run(agent, "Count the lines of rows.csv.")
+    assert len(of(events, Nudge)) == 1 and not outputs(events) and len(s.requests) == 3
+    assert of(events, Response)[-1].content.startswith("It has 2 lines.")
+    # an answer that shows code without telling the user to run it is an answer; `tools` never nudges
+    for protocol, reply in (("auto", "Done. The count was:\n```python\nprint(2)\n```"), ("tools", howto)):
+        s = script([Call("filesystem_read_text_file", {"path": "rows.csv"})], [reply])
+        async with make_agent(s, executor, tmp_path, protocol) as agent:
+            events = await run(agent, "Count the lines of rows.csv.")
+        assert not of(events, Nudge) and len(s.requests) == 2, protocol
 
 
 async def test_a_turn_gets_a_second_nudge_only_after_an_action_since_the_first(

@@ -8,9 +8,12 @@ it act; the turn then ends with whatever it does next. A model that needs no act
 
 The same holds after the turn's last action failed: what the reply then claims did not happen.
 
-After an action that worked only two replies get one, as neither can be an answer: an empty one
-(told to answer from the output), and one that is word for word an earlier reply of the turn with
-an action run since (it ignores that action's output: a small model restating its first reply).
+After an action that worked only three kinds of reply get one, as none is an answer: an empty one
+(told to answer from the output); one that is word for word an earlier reply of the turn with an
+action run since (it ignores that action's output: a small model restating its first reply); and,
+in ``auto`` on tool calls, one that shows code to run and tells the user how to run it ("Here's how
+you can do it: …") — told to answer from the output if it does, else to run the code; its blocks
+then run like any reply to a nudge.
 
 Bounded: at most two nudges a turn, the second only after an action ran since the first (so
 every nudge costs the model a step of its own); never in ``tools`` (the default, for models that
@@ -34,7 +37,14 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from freeact_tui.agent.text_protocol import RESULTS_KEY, fence_action, fences, reply_text
+from freeact_tui.agent.text_protocol import (
+    HOWTO_REASON,
+    RESULTS_KEY,
+    fence_action,
+    fences,
+    reply_text,
+    tells_how,
+)
 from freeact_tui.store.transcript import NUDGE_KEY, content_text
 from freeact_tui.toolcalls import CODE_TOOL
 
@@ -223,6 +233,13 @@ def nudge_for(
             "that is your previous reply again: it does not use the output of your code",
         )
         return again, *_request(again, f"{again.told[0].upper()}{again.told[1:]}. {_ANSWER}")
+    if worked and not text_mode and tells_how(response):
+        howto = NudgeReason(HOWTO_REASON, "you told me how to do it instead of doing it")
+        told = (
+            f"You told me how to do it instead of doing it. If the output above already answers my "
+            f"request, answer with it. Else {_act(text_mode)[0].lower()}{_act(text_mode)[1:]}"
+        )
+        return howto, *_request(howto, told)
     reason = reason_for(response, history) if not worked else None
     if reason is None:
         return None

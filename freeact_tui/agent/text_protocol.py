@@ -179,6 +179,24 @@ def code_blocks(text: str) -> list[TextAction]:
     return [action for fence in fences(text) if (action := fence_action(fence)) is not None]
 
 
+_HOWTO = re.compile(
+    r"\bhere(?:'|\u2019)?s\s+how\b|\byou\s+(?:can|could)\s+(?:use|do|run|try)\b"
+    r"|\bthis\s+(?:code|script|command)\s+(?:will|should|would)\b|\bwhen\s+you\s+run\b",
+    re.IGNORECASE,
+)
+"""Words of a reply that tells the user how to do the task (with code to run) instead of doing it."""
+HOWTO_REASON = "the reply shows code to run instead of running it"
+"""The nudge's reason for such a reply (``agent/nudge.py``)."""
+
+
+def tells_how(response: ModelResponse) -> bool:
+    """The reply has a runnable code block and tells the user how to run it ("Here's how you can do
+    it: … This code will …"), as small models answer after a step that worked instead of taking the
+    next one."""
+    text = reply_text(response)
+    return bool(_HOWTO.search(text)) and any(fence_action(f) is not None for f in fences(text))
+
+
 _TAGGED_CALL = re.compile(r"<(tool_call|tools|function_call)>\s*(\{.*?\})\s*</\1>", re.DOTALL)
 
 
@@ -297,14 +315,16 @@ def _failing(turn: Sequence[ModelMessage]) -> bool:
     return bool(outcomes) and outcomes[-1] == "error"
 
 
-def _answers_nudge(turn: Sequence[ModelMessage]) -> bool:
-    """The reply (``turn[-1]``) answers a nudge: the agent told the model to act."""
+def _answers_nudge(response: ModelResponse, turn: Sequence[ModelMessage]) -> bool:
+    """The reply (``turn[-1]``) answers a nudge: the agent told the model to act.
+
+    Not a reply that, told it showed code instead of running it, again tells how (with the answer
+    now, as a small model does: "The result is 145. … Here's how you can do it: …"): that is the answer.
+    """
     before = turn[-2] if len(turn) >= 2 else None
-    return (
-        isinstance(before, ModelRequest)
-        and isinstance(before.metadata, dict)
-        and NUDGE_KEY in before.metadata
-    )
+    if not (isinstance(before, ModelRequest) and isinstance(before.metadata, dict) and NUDGE_KEY in before.metadata):
+        return False
+    return not (before.metadata[NUDGE_KEY] == HOWTO_REASON and tells_how(response))
 
 
 def repeats_last_actions(actions: Sequence[TextAction], turn: Sequence[ModelMessage]) -> bool:
@@ -395,7 +415,7 @@ class ActionProtocol:
         """
         if self.configured != "auto" or self.text:
             return False
-        return bool(text_actions(reply_text(response))) and (_failing(turn) or _answers_nudge(turn))
+        return bool(text_actions(reply_text(response))) and (_failing(turn) or _answers_nudge(response, turn))
 
     def switch_after_malformed(self, malformed_steps: int) -> str | None:
         """In ``auto``: switch after ``AUTO_SWITCH_MALFORMED`` responses in a row of only broken tool calls."""
@@ -443,6 +463,8 @@ __all__ = [
     "RESULTS_KEY",
     "SWITCH_KEY",
     "ActionProtocol",
+    "HOWTO_REASON",
+    "tells_how",
     "ProtocolName",
     "TextAction",
     "Fence",

@@ -122,7 +122,12 @@ def _python_calls(text: str, tools: ToolParameters) -> Iterator[tuple[int, int, 
     """The Python-form calls of offered tools in ``text``: start, end and the call."""
     if not tools:
         return
-    names = "|".join(re.escape(name) for name in sorted(tools, key=len, reverse=True))
+    # A reply that defines a tool as a function (``def filesystem_read_text_file(path): ...``) is
+    # example code: its calls of that name are not calls.
+    stubbed = {name for name in tools if re.search(rf"\bdef\s+{re.escape(name)}\s*\(", text)}
+    names = "|".join(re.escape(name) for name in sorted(set(tools) - stubbed, key=len, reverse=True))
+    if not names:
+        return
     pattern = re.compile(rf"(?<![\w.])({names})\s*\(")
     at = 0
     while (match := pattern.search(text, at)) is not None:
