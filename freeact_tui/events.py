@@ -272,7 +272,7 @@ class CheckpointNotice(AgentEvent):
 
 @dataclass(frozen=True)
 class Nudge(AgentEvent):
-    """The agent told the model to act instead of ending the turn (``auto``/``text``: at most once a turn)."""
+    """The agent told the model to act or answer instead of ending the turn (``auto``/``text``; ``agent/nudge.py``)."""
 
     reason: str
     """Why, for the log ("the reply claims results no action produced")."""

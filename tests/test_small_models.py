@@ -583,8 +583,8 @@ async def test_auto_nudges_a_reply_that_tells_how_to_do_it_after_a_step_that_wor
         events = await run(agent, "Count the lines of rows.csv.")
     assert [n.reason for n in of(events, Nudge)] == ["the reply shows code to run instead of running it"]
     assert last_user_text(s.requests[2]) == (
-        "You told me how to do it instead of doing it. If the output above already answers my request, "
-        "answer with it. Else call `ipybox_execute_ipython_cell` now with the code."
+        "You told me how to do it instead of doing it. If the output above has what my request asks "
+        "for, write the answer from it. Else call `ipybox_execute_ipython_cell` now with the code."
     )
     assert outputs(events)[-1] == "2" and of(events, Response)[-1].content == "It has 2 lines."
     # told so, it answers and tells how again (Qwen2.5-Coder-1.5B after a subagent's result): the

@@ -61,8 +61,9 @@ async def test_a_nudge_is_shown_in_the_log_between_the_claim_and_the_action(
         blocks = list(main(app).conversation.query(NoticeBlock))
         nudges = [b for b in blocks if b.border_title == "Nudged the model"]
         assert len(nudges) == 1
-        assert (
-            nudges[0].text
-            == "The reply claims results no action produced: the model was told so and asked to act."
+        assert nudges[0].text == (
+            "The reply claims results no action produced. Told the model: “You did not run any code for my "
+            "last request, so what your reply states did not happen. Call `ipybox_execute_ipython_cell` "
+            "now with the code.”"
         )
         assert shared.texts(app, shared.ResponseBlock) == ["The result is 7006652.", "It is 7006652."]

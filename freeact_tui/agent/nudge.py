@@ -236,8 +236,10 @@ def nudge_for(
     if worked and not text_mode and tells_how(response):
         howto = NudgeReason(HOWTO_REASON, "you told me how to do it instead of doing it")
         told = (
-            f"You told me how to do it instead of doing it. If the output above already answers my "
-            f"request, answer with it. Else {_act(text_mode)[0].lower()}{_act(text_mode)[1:]}"
+            # "If the output above already answers my request, answer with it" made the model say
+            # just that ("The output above already answers my request.").
+            f"You told me how to do it instead of doing it. If the output above has what my request "
+            f"asks for, write the answer from it. Else {_act(text_mode)[0].lower()}{_act(text_mode)[1:]}"
         )
         return howto, *_request(howto, told)
     reason = reason_for(response, history) if not worked else None

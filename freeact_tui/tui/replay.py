@@ -108,8 +108,8 @@ class _Replayer:
                     self.out.blocks.append(NoticeBlock(compaction_note(entry), title="Context compacted"))
                 case tr.RewindEntry(mark=mark):
                     self.out.blocks.append(NoticeBlock(mark.describe(), title="Rewound"))
-                case tr.NudgeEntry(reason=reason):
-                    self.out.blocks.append(NoticeBlock(nudge_note(reason), title="Nudged the model"))
+                case tr.NudgeEntry(reason=reason, text=told):
+                    self.out.blocks.append(NoticeBlock(nudge_note(reason, told), title="Nudged the model"))
                 case tr.ThoughtEntry(text=text) if text.strip():
                     self.out.blocks.append(ThoughtBlock(text, collapsed=True, **ids))
                 case tr.AnswerEntry(text=text) if text.strip():
@@ -203,9 +203,9 @@ class _Replayer:
         return ToolOutputBlock(text, is_error=rejected or failed, kind=kind, corr_id=task.corr_id)
 
 
-def nudge_note(reason: str) -> str:
-    """The log's notice of a nudge (live and replayed)."""
-    return f"{reason.capitalize()}: the model was told so and asked to act."
+def nudge_note(reason: str, told: str) -> str:
+    """The log's notice of a nudge (live and replayed): why, and what the model was told, word for word."""
+    return f"{reason.capitalize()}. Told the model: “{told}”"
 
 
 def compaction_note(entry: tr.CompactionEntry) -> str:

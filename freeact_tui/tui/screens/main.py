@@ -578,7 +578,7 @@ class MainScreen(Screen[None]):
                     case CheckpointNotice(text=text):
                         await log.notice(text, title="Checkpoint")
                     case Nudge():
-                        await log.notice(nudge_note(event.reason), title="Nudged the model")
+                        await log.notice(nudge_note(event.reason, event.message), title="Nudged the model")
                     case ModelRetry():
                         await log.notice(
                             f"{event.reason}. Retry {event.attempt} of {event.attempts} in {event.delay:g} s.",
