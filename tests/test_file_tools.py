@@ -178,7 +178,7 @@ async def test_binary_and_missing_files_are_clear_errors(executor: KernelExecuto
         events = await run(agent, "read")
     texts = {r.tool_call_id: str(r.content) for r in returns(agent)}
     assert "blob.bin is a binary file" in texts["c1"] and READ_MEDIA_TOOL in texts["c1"]
-    assert texts["c2"] == "nope.txt does not exist."
+    assert texts["c2"] == f"nope.txt does not exist; use `{WRITE_TEXT_TOOL}` to create it."
     assert "sub is a directory" in texts["c3"]
     assert texts["c4"] == "caf\ufffd\n[not UTF-8: undecodable bytes are shown as \ufffd]"
     assert texts["c5"] == "`offset` must be a positive integer (lines count from 1)."

@@ -122,7 +122,7 @@ class FileTools:
         page = min(limit or ops.MAX_PAGE_LINES, ops.MAX_PAGE_LINES)
         probe = await self._op(corr, "load", path=path, max_bytes=0)
         if probe["inside"]:  # outside the working dir, not even whether it exists is told unasked
-            _check_file(path, probe)
+            _check_file(path, probe, text=True)
         call = FileRead(path, offset, limit, resolved=probe["resolved"], outside=not probe["inside"])
         decision = await self._ask(call, corr)
         if not decision.approved:
@@ -136,7 +136,7 @@ class FileTools:
             max_chars=ops.MAX_PAGE_CHARS,
             max_line=ops.MAX_LINE_CHARS,
         )
-        _check_file(path, result)
+        _check_file(path, result, text=True)
         if result.get("binary"):
             raise FileOpError(
                 f"{path} is a binary file; use `{READ_MEDIA_TOOL}` for images, audio and PDFs, or code."
@@ -283,11 +283,14 @@ class FileTools:
         return ActionOutcome(message, is_error=True, malformed=malformed)
 
 
-def _check_file(path: str, result: Mapping[str, Any]) -> None:
+def _check_file(path: str, result: Mapping[str, Any], *, text: bool = False) -> None:
     if result.get("is_dir"):
         raise FileOpError(f"{path} is a directory; list it with code (e.g. `!ls {path}`).")
     if not result.get("is_file"):
-        raise FileOpError(_missing(path, result) or f"{path} does not exist.")
+        # A missing text file: say how to create it, as the edit tool does — told only "does not
+        # exist", Qwen2.5-Coder-1.5B wrote a fake tool result claiming it had created the file.
+        create = f"; use `{WRITE_TEXT_TOOL}` to create it." if text else "."
+        raise FileOpError(_missing(path, result) or f"{path} does not exist{create}")
 
 
 def _missing(path: str, result: Mapping[str, Any]) -> str | None:
