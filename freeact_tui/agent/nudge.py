@@ -1,10 +1,10 @@
-"""One corrective nudge when a small model would end a turn without acting (``auto``/``text`` only).
+"""Corrective nudges when a small model would end a turn without acting (``auto``/``text`` only).
 
 Small models often answer a task they were asked to *do* without doing it: they claim results
 no code produced ("The file has been created", "1234 * 5678 = 7006652"), show a block that does
 not run (output in a bare fence), or send an empty reply. When such a reply would end a turn in
-which nothing ran (an empty one: any turn), the agent tells the model once what happened and lets
-it act; the turn then ends with whatever it does next. A model that needs no action can answer.
+which nothing ran (an empty one: any turn), the agent tells the model what happened and lets it
+act. A model that needs no action can answer.
 
 The same holds after the turn's last action failed: what the reply then claims did not happen.
 
