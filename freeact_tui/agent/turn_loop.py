@@ -329,7 +329,7 @@ class TurnLoop(ContextKeeper):
         return not stop
 
     def _nudge(self, response: ModelResponse, turn: Sequence[ModelMessage]) -> bool:
-        """``auto``/``text``: once a turn, tell a model that would end a turn in which nothing ran to act."""
+        """``auto``/``text``: tell a model that would end the turn without acting (or answering) to do so (``nudge.py``)."""
         found = nudge_for(
             response,
             self.recorder.history,
