@@ -156,6 +156,37 @@ async def test_a_housekeeping_run_cancelled_at_quit_leaves_a_sound_store(
     fsck(store)
 
 
+async def test_a_cancelled_run_returns_only_after_its_removal_of_packed_objects_ended(
+    work: Path, low_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loose objects a new pack holds are removed in a thread, which a cancellation cannot stop:
+    the cancelled run waits for it, so nothing touches the store once ``close`` returned (CI once
+    saw ``git fsck`` right after ``close`` fail on an object removed under it)."""
+    import threading
+    import time
+
+    original = checkpoints_module._remove_listed
+    started, ended = threading.Event(), threading.Event()
+
+    def slow_removal(*args: object) -> None:
+        started.set()
+        time.sleep(0.5)
+        original(*args)  # type: ignore[arg-type]
+        ended.set()
+
+    monkeypatch.setattr(checkpoints_module, "_remove_listed", slow_removal)
+    store = CheckpointStore(work)
+    for action in range(12):
+        edit(work, action)
+        await store.checkpoint(f"action {action}")
+    run = asyncio.ensure_future(store.gc())
+    assert await asyncio.to_thread(started.wait, 60)
+    run.cancel()
+    await asyncio.gather(run, return_exceptions=True)
+    assert run.cancelled() and ended.is_set()
+    fsck(store)
+
+
 async def test_packs_are_merged_past_the_limit_and_checkpoints_beside_packing_stay_sound(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

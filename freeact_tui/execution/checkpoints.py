@@ -459,7 +459,16 @@ class CheckpointStore:
             # `git prune-packed` would also remove emptied object directories, in which a concurrent
             # checkpoint may be creating a file: list what it would remove, remove only the files.
             listed = await self._git.run("prune-packed", "-n")
-            await asyncio.to_thread(_remove_listed, listed, self.git_dir / "objects", self.root)
+            removal = asyncio.ensure_future(
+                asyncio.to_thread(_remove_listed, listed, self.git_dir / "objects", self.root)
+            )
+            try:
+                await asyncio.shield(removal)
+            except asyncio.CancelledError:
+                # A thread cannot be stopped: wait for it (short), so that nothing touches the
+                # store once a cancelled run has returned (``fsck`` or a quit right after).
+                await asyncio.gather(removal, return_exceptions=True)
+                raise
             return True
 
     def _pack_count(self) -> int:
