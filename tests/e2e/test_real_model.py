@@ -19,6 +19,9 @@ MODEL = os.environ.get("FREEACT_TUI_E2E_MODEL", "local")
 
 pytestmark = [
     pytest.mark.kernel,
+    # One loop for the module: the OpenAI provider's HTTP client outlives a test, and closing it
+    # from a later test's loop printed "RuntimeError: Event loop is closed" at teardown.
+    pytest.mark.asyncio(loop_scope="module"),
     pytest.mark.skipif(
         not URL, reason="FREEACT_TUI_E2E_URL is not set (end-to-end tests need a real model server)"
     ),
