@@ -30,7 +30,7 @@ WRITER = textwrap.dedent(
         return ModelRequest(parts=[UserPromptPart([f"message {i}", BinaryContent(bytes([i % 256]) * size, media_type="image/png")])])
 
     root, session_id = Path(sys.argv[1]), sys.argv[2]
-    print("ready", flush=True)
+    os.write(1, b"ready\\n")
     for command in sys.stdin:
         start = int(command)
         pid = os.fork()
@@ -41,9 +41,11 @@ WRITER = textwrap.dedent(
                 session.append([message(i)])
                 os.write(1, f"ack {i}\\n".encode())
                 i += 1
-        print(f"pid {pid}", flush=True)
+        # One write() per line (atomic on a pipe): print() may split "pid N" from its newline,
+        # and the child's acks land in between ("pid 8413ack 97").
+        os.write(1, f"pid {pid}\\n".encode())
         os.waitpid(pid, 0)
-        print("reaped", flush=True)
+        os.write(1, b"reaped\\n")
     """
 )
 
