@@ -42,6 +42,7 @@ from freeact_tui.agent.text_protocol import (
     RESULTS_KEY,
     fence_action,
     fences,
+    is_nudge,
     reply_text,
     tells_how,
 )
@@ -111,18 +112,14 @@ MAX_NUDGES = 2
 """Nudges a turn may get; the second only after an action ran since the first."""
 
 
-def _is_nudge(message: ModelMessage) -> bool:
-    return isinstance(message, ModelRequest) and isinstance(message.metadata, dict) and NUDGE_KEY in message.metadata
-
-
 def nudged(turn: Sequence[ModelMessage]) -> bool:
     """Whether the turn had a nudge."""
-    return any(_is_nudge(m) for m in turn)
+    return any(is_nudge(m) for m in turn)
 
 
 def may_nudge(turn: Sequence[ModelMessage]) -> bool:
     """Whether the turn may get another nudge: none yet, or fewer than ``MAX_NUDGES`` and an action since the last."""
-    at = [i for i, m in enumerate(turn) if _is_nudge(m)]
+    at = [i for i, m in enumerate(turn) if is_nudge(m)]
     if not at:
         return True
     return len(at) < MAX_NUDGES and acted(turn[at[-1] + 1 :])

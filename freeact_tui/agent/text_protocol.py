@@ -194,7 +194,18 @@ def tells_how(response: ModelResponse) -> bool:
     it: … This code will …"), as small models answer after a step that worked instead of taking the
     next one."""
     text = reply_text(response)
-    return bool(_HOWTO.search(text)) and any(fence_action(f) is not None for f in fences(text))
+    return bool(_HOWTO.search(text)) and bool(code_blocks(text))
+
+
+def nudge_reason(message: ModelMessage) -> str | None:
+    """Why ``message`` nudged the model (``agent/nudge.py``: a request whose metadata says so), else ``None``."""
+    if isinstance(message, ModelRequest) and isinstance(message.metadata, dict) and NUDGE_KEY in message.metadata:
+        return str(message.metadata[NUDGE_KEY])
+    return None
+
+
+def is_nudge(message: ModelMessage) -> bool:
+    return nudge_reason(message) is not None
 
 
 _TAGGED_CALL = re.compile(r"<(tool_call|tools|function_call)>\s*(\{.*?\})\s*</\1>", re.DOTALL)
@@ -321,10 +332,8 @@ def _answers_nudge(response: ModelResponse, turn: Sequence[ModelMessage]) -> boo
     Not a reply that, told it showed code instead of running it, again tells how (with the answer
     now, as a small model does: "The result is 145. … Here's how you can do it: …"): that is the answer.
     """
-    before = turn[-2] if len(turn) >= 2 else None
-    if not (isinstance(before, ModelRequest) and isinstance(before.metadata, dict) and NUDGE_KEY in before.metadata):
-        return False
-    return not (before.metadata[NUDGE_KEY] == HOWTO_REASON and tells_how(response))
+    reason = nudge_reason(turn[-2]) if len(turn) >= 2 else None
+    return reason is not None and not (reason == HOWTO_REASON and tells_how(response))
 
 
 def repeats_last_actions(actions: Sequence[TextAction], turn: Sequence[ModelMessage]) -> bool:
@@ -464,6 +473,8 @@ __all__ = [
     "SWITCH_KEY",
     "ActionProtocol",
     "HOWTO_REASON",
+    "is_nudge",
+    "nudge_reason",
     "tells_how",
     "ProtocolName",
     "TextAction",
