@@ -82,6 +82,18 @@ def find_freeact() -> tuple[str | None, str]:
     return python, version
 
 
+def our_agent(model: Any, root: Path, working_dir: Path, executor: KernelExecutor, **kw: Any) -> Agent:
+    """Our agent on the shared kernel, every action allowed (the tests decide nothing)."""
+    return Agent(
+        model,
+        sessions_dir=root,
+        working_dir=working_dir,
+        executor=executor,
+        permissions=PermissionRules(None, defaults=False),
+        **kw,
+    )
+
+
 @pytest.fixture(scope="module")
 def freeact_python() -> str:
     python, why = find_freeact()
@@ -226,12 +238,11 @@ async def tools_session(executor: KernelExecutor) -> Written:
     work = executor.working_dir
     root = work.parent / "sessions"
     events: list[AgentEvent] = []
-    async with Agent(
+    async with our_agent(
         routed(STEPS),
-        sessions_dir=root,
-        working_dir=work,
-        executor=executor,
-        permissions=PermissionRules(None, defaults=False),
+        root,
+        work,
+        executor,
         subagent_pool_size=0,
         tool_result_inline_max_bytes=INLINE_MAX,
         context_window=200_000,
@@ -265,14 +276,7 @@ async def text_session(executor: KernelExecutor) -> Written:
         ["Both:\n```python\nprint('py-block')\n```\n```bash\necho bash-block\n```"],
         ["1024, then both blocks ran."],
     )
-    async with Agent(
-        s.model(),
-        sessions_dir=root,
-        working_dir=work,
-        executor=executor,
-        permissions=PermissionRules(None, defaults=False),
-        action_protocol="auto",
-    ) as agent:
+    async with our_agent(s.model(), root, work, executor, action_protocol="auto") as agent:
         events = await run(agent, "two to the tenth")
         session_id = agent.session_id
     assert not [e for e in events if isinstance(e, AgentError)]
@@ -366,14 +370,8 @@ async def test_a_session_continued_in_real_freeact_resumes_here(
     after = store.session(sid).load()
     assert after.damage is None and normalize(after.messages) == normalize(before) + added
     assert store.session(sid).info().message_count == listed + 2  # the listing sees freeact's lines
-    async with Agent(
-        routed({"next": [["Back here."]]}),
-        sessions_dir=root,
-        working_dir=executor.working_dir,
-        executor=executor,
-        session_id=sid,
-        permissions=PermissionRules(None, defaults=False),
-        checkpoints=False,
+    async with our_agent(
+        routed({"next": [["Back here."]]}), root, executor.working_dir, executor, session_id=sid, checkpoints=False
     ) as agent:
         assert normalize(agent.history[-2:]) == added
         events = await run(agent, "next")
@@ -410,14 +408,8 @@ async def test_a_session_written_by_real_freeact_loads_and_resumes_here(
         ["Resuming.", Code("print('resumed here')", "c-resume")],
         ["It printed: resumed here."],
     )
-    async with Agent(
-        s.model(),
-        sessions_dir=root,
-        working_dir=executor.working_dir,
-        executor=executor,
-        session_id=sid,
-        permissions=PermissionRules(None, defaults=False),
-        checkpoints=False,
+    async with our_agent(
+        s.model(), root, executor.working_dir, executor, session_id=sid, checkpoints=False
     ) as agent:
         assert normalize(agent.history) == written
         events = await run(agent, "and again")
