@@ -1,8 +1,11 @@
 """Configuration: a validated pydantic model loaded from TOML files.
 
-Precedence (highest first): command line > ``--config`` file > project ``.freeact-tui.toml`` in the
-working directory > user config file > a freeact project's ``.freeact/config.toml`` (see
-``freeact_project``) > defaults. Secrets never live here: provider keys come from the providers'
+Precedence (highest first): command line > ``--config`` file > project files (``.freeact-tui.toml``
+in the working directory, then a freeact project's ``.freeact/config.toml``, see ``freeact_project``)
+> user config file > defaults — the project wins over the user, as in freeact. Project files apply
+only once the user trusts the folder (``trust``), and even then never turn on ``skip_permissions``,
+choose where a key is sent (``api_key_env``, ``base_url`` with a key, ``remote_url``) or read
+``${VAR}`` outside ``kernel_env``. Secrets never live here: provider keys come from the providers'
 usual environment variables.
 """
 
@@ -16,8 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from freeact_tui import paths
-from freeact_tui.freeact_project import FreeactConfigError, read_freeact_config
+from freeact_tui import paths, trust
+from freeact_tui.freeact_project import FreeactConfigError, read_freeact_config, toml_depth_problem
 
 ExecutionMode = Literal["local", "sandbox", "docker", "remote"]
 ActionProtocolName = Literal["tools", "text", "auto"]
@@ -109,11 +112,31 @@ class Config(BaseModel):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
 
     _notices: list[str] = PrivateAttr(default_factory=list)
+    # A config built in code (the SDK, tests) trusts its working dir; ``load_config`` decides otherwise.
+    _trust: trust.TrustState | None = PrivateAttr(default=None)
+    _reload: Any = PrivateAttr(default=None)
 
     @property
     def notices(self) -> list[str]:
         """What loading noticed and the user should read (e.g. freeact settings that do not apply)."""
         return self._notices
+
+    @property
+    def trust_state(self) -> trust.TrustState | None:
+        """The working dir's project files and whether they are trusted (``None``: not loaded from files)."""
+        return self._trust
+
+    @property
+    def project_trusted(self) -> bool:
+        """Whether the working dir's project files (rules, skills, AGENTS.md) may apply."""
+        return self._trust is None or self._trust.trusted
+
+    def reloaded(self) -> Config:
+        """The config loaded again from the same sources (after the user trusted the folder)."""
+        if self._reload is None:
+            return self
+        result: Config = self._reload()
+        return result
 
     def resolved_sessions_dir(self) -> Path:
         """Where sessions live: ``sessions_dir`` if set, else a freeact project's
@@ -177,6 +200,10 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"Config file {path} is not UTF-8 text.") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Config file {path} is not valid TOML: {exc}.") from exc
+    except RecursionError:
+        raise ConfigError(f"Config file {path} nests tables or arrays too deeply to be a config.") from None
+    if problem := toml_depth_problem(data):
+        raise ConfigError(f"Config file {path} {problem}.")
     try:
         Config.model_validate(data)
     except ValidationError as exc:
@@ -211,7 +238,7 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def config_sources(config_path: Path | None = None, cwd: Path | None = None) -> list[Path]:
-    """The files that are read, lowest precedence first."""
+    """The files that are read, lowest precedence first (project files only count once trusted)."""
     sources: list[Path] = []
     user = paths.user_config_file()
     if user.is_file():
@@ -224,21 +251,86 @@ def config_sources(config_path: Path | None = None, cwd: Path | None = None) -> 
     return sources
 
 
-def load_config(
-    config_path: Path | None = None,
-    overrides: dict[str, Any] | None = None,
-    cwd: Path | None = None,
-) -> Config:
-    """Load and merge all config sources, then apply command-line ``overrides``.
+_VAR_REF = re.compile(r"\$\{")
+# Keys a project file may never set, even when trusted: each would let a cloned repository approve
+# actions or choose where the user's keys are sent.
+_PROJECT_REFUSED = {
+    "skip_permissions": "a project may not turn off approvals",
+    "api_key_env": "a project may not choose which key is sent",
+    "remote_url": "a project may not choose where code and the gateway token go",
+    "remote_insecure": "a project may not turn off the gateway's certificate check",
+}
+# Isolation a project may not weaken (the user's sandbox stays a sandbox).
+_ISOLATED = ("sandbox", "docker")
+
+
+def _refuse_var_refs(values: Any, where: str, path: str, notices: list[str]) -> Any:
+    """``values`` without any string holding a ``${VAR}`` reference (each named in ``notices``)."""
+    if isinstance(values, str):
+        if _VAR_REF.search(values):
+            notices.append(
+                f"{where}: `{path}` is ignored: a project file may not read environment variables "
+                "(${…}) outside kernel_env; set it in your user config or with --config."
+            )
+            return None
+        return values
+    if isinstance(values, dict):
+        out: dict[str, Any] = {}
+        for key, value in values.items():
+            kept = _refuse_var_refs(value, where, f"{path}.{key}" if path else str(key), notices)
+            if kept is not None:
+                out[key] = kept
+        return out
+    if isinstance(values, list):
+        items = [_refuse_var_refs(v, where, f"{path}[{i}]", notices) for i, v in enumerate(values)]
+        return [v for v in items if v is not None]
+    return values
+
+
+def _project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[str, Any]:
+    """What a (trusted) project file may set: ``data`` without the keys no project may hold."""
+    out = dict(data)
+    for key, why in _PROJECT_REFUSED.items():
+        if key in out:
+            value = out.pop(key)
+            notices.append(f"{where}: `{key} = {value!r}` is ignored ({why}); set it in your user config "
+                           "or on the command line.")
+    servers = out.get("mcp_servers")
+    if isinstance(servers, dict):
+        kept_servers: dict[str, Any] = {}
+        for name, spec in servers.items():
+            if not isinstance(spec, dict):
+                kept_servers[name] = spec
+                continue
+            launch = {k: spec[k] for k in ("command", "args", "url") if k in spec}
+            if _refuse_var_refs(launch, where, f"mcp_servers.{name}", []) != launch:
+                notices.append(
+                    f"{where}: MCP server {name!r} is not started: its command, args or url reads an "
+                    "environment variable (${…}), which a project file may not do."
+                )
+                continue
+            kept_servers[name] = _refuse_var_refs(spec, where, f"mcp_servers.{name}", notices)
+        out["mcp_servers"] = kept_servers
+    kernel_env = out.pop("kernel_env", None)
+    servers = out.pop("mcp_servers", None)
+    out = _refuse_var_refs(out, where, "", notices)
+    if servers is not None:
+        out["mcp_servers"] = servers
+    if kernel_env is not None:
+        out["kernel_env"] = kernel_env  # freeact's documented way to hand a variable to the kernel
+    return out
+
+
+def project_layers(folder: Path, notices: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The project's config layers (lowest first) as ``(source, values)``, without the keys no project
+    may set; ``notices`` gets what is refused or not used.
 
     Raises:
-        ConfigError: a file is missing, unreadable, not TOML, or has an unknown key or a wrong type.
+        ConfigError: a project config file is broken.
     """
-    merged: dict[str, Any] = {}
-    notices: list[str] = []
-    project = paths.find_freeact_project(cwd or Path.cwd())
+    layers: list[tuple[str, dict[str, Any]]] = []
+    project = paths.find_freeact_project(folder)
     if project is not None:
-        # A freeact project's own config is the lowest source: freeact-tui's settings win.
         try:
             freeact = read_freeact_config(project)
         except FreeactConfigError as exc:
@@ -248,18 +340,105 @@ def load_config(
                 Config.model_validate(_expand_env(freeact.values))
             except ValidationError as exc:
                 raise ConfigError(_format_validation_error(str(freeact.path), exc, freeact.values)) from None
-            merged, notices = dict(freeact.values), list(freeact.notices)
-    for source in config_sources(config_path, cwd):
-        merged = _merge(merged, _anchor_paths(read_toml(source), source.parent))
-    merged = _expand_env(merged)
-    if overrides:
-        given = {k: v for k, v in overrides.items() if v is not None}
-        merged = _merge(merged, _anchor_paths(given, Path.cwd()))
+            layers.append((str(freeact.path), _project_layer(freeact.values, str(freeact.path), notices)))
+            notices.extend(freeact.notices)
+    own = folder / paths.PROJECT_CONFIG_NAME
+    if own.is_file():
+        data = _anchor_paths(read_toml(own), own.parent)
+        layers.append((str(own), _project_layer(data, str(own), notices)))
+    return layers
+
+
+# Variables a project .env may not set: each would send the user's keys or code elsewhere, or move
+# where this app keeps its own files (and its list of trusted folders).
+_ENV_REDIRECTS = re.compile(r".*(_BASE_URL|_API_BASE|_ENDPOINT|_HOST|_GATEWAY_URL|_PROXY)$|FREEACT_TUI_HOME$", re.I)
+
+
+def _load_project_env(path: Path, notices: list[str]) -> None:
+    """Set the variables of a trusted project's ``.env`` that are not set yet (never the redirects)."""
+    from dotenv import dotenv_values
+
+    try:
+        values = dotenv_values(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        notices.append(f"{path} is not read: {exc}")
+        return
+    refused = sorted(name for name in values if _ENV_REDIRECTS.match(name))
+    if refused:
+        notices.append(
+            f"{path}: {', '.join(refused)} {'is' if len(refused) == 1 else 'are'} ignored: a project's .env "
+            "may not choose where keys or code are sent; set it in your own environment."
+        )
+    for name, value in values.items():
+        if value is not None and name not in refused and name not in os.environ:
+            os.environ[name] = value
+
+
+def load_config(
+    config_path: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    cwd: Path | None = None,
+    *,
+    trust_project: bool = False,
+) -> Config:
+    """Load and merge all config sources, then apply command-line ``overrides``.
+
+    Project files (``trust``) apply only when the folder is trusted, or when ``trust_project`` is set
+    (``--trust``), which also records the folder as trusted.
+
+    Raises:
+        ConfigError: a file is missing, unreadable, not TOML, or has an unknown key or a wrong type.
+    """
+    folder = (cwd or Path.cwd()).expanduser().resolve()
+    state = trust.check(folder)
+    if trust_project and not state.trusted:
+        try:
+            state = trust.trust(state)
+        except trust.TrustStoreError as exc:
+            raise ConfigError(str(exc)) from None
+    notices: list[str] = []
+    layers: list[tuple[str, dict[str, Any]]] = []
+    if state.trusted:
+        layers = project_layers(folder, notices)
+        env_file = trust.project_env_file(folder)
+        if env_file is not None:
+            _load_project_env(env_file, notices)
+    user: dict[str, Any] = {}
+    user_file = paths.user_config_file()
+    if user_file.is_file():
+        user = _anchor_paths(read_toml(user_file), user_file.parent)
+    explicit: dict[str, Any] = {}
+    if config_path is not None:
+        explicit = _anchor_paths(read_toml(config_path), config_path.parent)
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    given = _anchor_paths(given, Path.cwd())
+    chosen_key = next((layer["api_key_env"] for layer in (given, explicit, user) if layer.get("api_key_env")), None)
+    for source, layer in layers:
+        # A project's server would receive the user's key: the user's own base_url (if any) stays.
+        if chosen_key and "base_url" in layer:
+            notices.append(
+                f"{source}: `base_url = {layer.pop('base_url')!r}` is ignored: your key ({chosen_key}) would be "
+                "sent there; set base_url in your user config or with --base-url."
+            )
+        execution = layer.get("execution")
+        if execution == "remote" or (user.get("execution") in _ISOLATED and execution not in _ISOLATED):
+            if "execution" in layer:
+                notices.append(
+                    f"{source}: `execution = {layer.pop('execution')!r}` is ignored: a project may not move "
+                    "code out of the sandbox you chose or to a remote gateway."
+                )
+    merged = _expand_env(user)
+    for _, layer in layers:
+        merged = _merge(merged, _expand_env(layer))
+    merged = _merge(merged, _expand_env(explicit))
+    merged = _merge(merged, given)
     try:
         config = Config.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_format_validation_error("the command line", exc, merged)) from None
     config.notices.extend(notices)
+    config._trust = state
+    config._reload = lambda: load_config(config_path, overrides, cwd)
     return config
 
 

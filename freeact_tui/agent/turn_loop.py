@@ -121,6 +121,7 @@ class TurnLoop(ContextKeeper):
             subagents=self.enable_subagents,
             gentools=gentools_section(gentools_root(working_dir)),
             protocol=self.runtime.settings.action_protocol,
+            project=self.runtime.settings.project_trusted,
         )
 
     def _ptc_allow_list(self) -> dict[str, dict[str, Any]]:
