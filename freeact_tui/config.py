@@ -290,11 +290,15 @@ def _refuse_var_refs(values: Any, where: str, path: str, notices: list[str]) -> 
 def _project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[str, Any]:
     """What a (trusted) project file may set: ``data`` without the keys no project may hold."""
     out = dict(data)
+    freeact = Path(where).parent.name == paths.FREEACT_DIR_NAME
     for key, why in _PROJECT_REFUSED.items():
         if key in out:
             value = out.pop(key)
-            notices.append(f"{where}: `{key} = {value!r}` is ignored ({why}); set it in your user config "
-                           "or on the command line.")
+            # freeact spells a key reference `api_key = "${VAR}"`: name it as the file does.
+            shown = f'[agent.provider_settings] api_key = "${{{value}}}"' if freeact and key == "api_key_env" else f"{key} = {value!r}"
+            notices.append(
+                f"{where}: `{shown}` is ignored ({why}); set it in your user config or on the command line."
+            )
     servers = out.get("mcp_servers")
     if isinstance(servers, dict):
         kept_servers: dict[str, Any] = {}

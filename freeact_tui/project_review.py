@@ -110,7 +110,9 @@ def review(state: TrustState) -> ProjectReview:
     project = paths.find_freeact_project(state.folder)
     if project is not None:
         try:
-            rules = [f"{effect} {kind}: {pattern}" for effect, kind, pattern in read_freeact_permissions(project)]
+            rules = [
+                f"{effect} {kind}: {pattern}" for effect, kind, pattern in read_freeact_permissions(project)
+            ]
         except FreeactConfigError as exc:
             refused.append(str(exc))
     return ProjectReview(

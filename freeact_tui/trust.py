@@ -126,7 +126,9 @@ def _dir_entry(directory: Path, folder: Path) -> ProjectFile | None:
     if not listing:
         return None
     # The file list is what a diff of a skills directory shows.
-    return ProjectFile(directory, _label(directory, folder) + "/", digest.hexdigest(), "\n".join(listing) + "\n")
+    return ProjectFile(
+        directory, _label(directory, folder) + "/", digest.hexdigest(), "\n".join(listing) + "\n"
+    )
 
 
 def project_env_file(folder: Path) -> Path | None:
