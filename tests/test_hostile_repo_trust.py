@@ -282,3 +282,52 @@ def test_deep_toml_is_a_clear_error_naming_the_file(project: Path) -> None:
     given.write_text(deep)
     with pytest.raises(ConfigError, match=r"deep\.toml nests tables or arrays too deeply"):
         load_config(given, cwd=project.parent)
+
+
+# -- a 50 MB session line --------------------------------------------------------------------------------
+
+
+@pytest.mark.kernel
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_50_mb_session_line_is_cut_and_the_rest_loads(
+    tmp_path: Path, executor: KernelExecutor
+) -> None:
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+    from freeact_tui.config import Config
+    from freeact_tui.store.sessions import SessionStore
+    from freeact_tui.tui.widgets.blocks import UserMessageBlock
+
+    sessions = tmp_path / "sessions"
+    session = SessionStore(sessions).new_session()
+    session.append([ModelRequest(parts=[UserPromptPart("before")]), ModelResponse(parts=[TextPart("one")])])
+    session.append(
+        [ModelRequest(parts=[UserPromptPart("x" * 50_000_000)]), ModelResponse(parts=[TextPart("two")])]
+    )
+    session.append([ModelRequest(parts=[UserPromptPart("after")]), ModelResponse(parts=[TextPart("three")])])
+    (session.history_path().parent / "meta.json").unlink(missing_ok=True)  # listing must scan the file
+
+    done = cli(
+        "--config", str(write_config(tmp_path, sessions)), "sessions", "list", cwd=tmp_path, timeout=60
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+
+    config = Config(sessions_dir=sessions, working_dir=tmp_path, context_window=200_000, subagent_pool_size=0)
+    app = FreeactApp(config, session_id=session.id, model=script(["Hi."]).model(), executor=executor)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent_ready, limit=30)
+        await pilot.pause()
+        prompts = [b.text for b in app.main_screen.conversation.query(UserMessageBlock)]
+        assert prompts[0] == "before" and prompts[-1] == "after"  # the rest of the session loaded
+        assert len(prompts[1]) < 100_000 and "cut when the session was loaded: line 3" in prompts[1]
+        await send(pilot, "and now?")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        gauge = str(app.main_screen.query_one("#status-context").render())
+        assert gauge.startswith("ctx") and int(gauge.strip("ctx ~%")) < 100, gauge
+
+
+def write_config(tmp_path: Path, sessions: Path) -> Path:
+    path = tmp_path / "given.toml"
+    path.write_text(f"sessions_dir = {json.dumps(str(sessions))}\n")
+    return path
