@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from freeact_tui import paths, trust
 from freeact_tui.freeact_project import FreeactConfigError, read_freeact_config, toml_depth_problem
+from freeact_tui.project_policy import limit_layers, load_project_env, project_layer
 
 ExecutionMode = Literal["local", "sandbox", "docker", "remote"]
 ActionProtocolName = Literal["tools", "text", "auto"]
@@ -251,80 +252,6 @@ def config_sources(config_path: Path | None = None, cwd: Path | None = None) -> 
     return sources
 
 
-_VAR_REF = re.compile(r"\$\{")
-# Keys a project file may never set, even when trusted: each would let a cloned repository approve
-# actions or choose where the user's keys are sent.
-_PROJECT_REFUSED = {
-    "skip_permissions": "a project may not turn off approvals",
-    "api_key_env": "a project may not choose which key is sent",
-    "remote_url": "a project may not choose where code and the gateway token go",
-    "remote_insecure": "a project may not turn off the gateway's certificate check",
-}
-# Isolation a project may not weaken (the user's sandbox stays a sandbox).
-_ISOLATED = ("sandbox", "docker")
-
-
-def _refuse_var_refs(values: Any, where: str, path: str, notices: list[str]) -> Any:
-    """``values`` without any string holding a ``${VAR}`` reference (each named in ``notices``)."""
-    if isinstance(values, str):
-        if _VAR_REF.search(values):
-            notices.append(
-                f"{where}: `{path}` is ignored: a project file may not read environment variables "
-                "(${…}) outside kernel_env; set it in your user config or with --config."
-            )
-            return None
-        return values
-    if isinstance(values, dict):
-        out: dict[str, Any] = {}
-        for key, value in values.items():
-            kept = _refuse_var_refs(value, where, f"{path}.{key}" if path else str(key), notices)
-            if kept is not None:
-                out[key] = kept
-        return out
-    if isinstance(values, list):
-        items = [_refuse_var_refs(v, where, f"{path}[{i}]", notices) for i, v in enumerate(values)]
-        return [v for v in items if v is not None]
-    return values
-
-
-def _project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[str, Any]:
-    """What a (trusted) project file may set: ``data`` without the keys no project may hold."""
-    out = dict(data)
-    freeact = Path(where).parent.name == paths.FREEACT_DIR_NAME
-    for key, why in _PROJECT_REFUSED.items():
-        if key in out:
-            value = out.pop(key)
-            # freeact spells a key reference `api_key = "${VAR}"`: name it as the file does.
-            shown = f'[agent.provider_settings] api_key = "${{{value}}}"' if freeact and key == "api_key_env" else f"{key} = {value!r}"
-            notices.append(
-                f"{where}: `{shown}` is ignored ({why}); set it in your user config or on the command line."
-            )
-    servers = out.get("mcp_servers")
-    if isinstance(servers, dict):
-        kept_servers: dict[str, Any] = {}
-        for name, spec in servers.items():
-            if not isinstance(spec, dict):
-                kept_servers[name] = spec
-                continue
-            launch = {k: spec[k] for k in ("command", "args", "url") if k in spec}
-            if _refuse_var_refs(launch, where, f"mcp_servers.{name}", []) != launch:
-                notices.append(
-                    f"{where}: MCP server {name!r} is not started: its command, args or url reads an "
-                    "environment variable (${…}), which a project file may not do."
-                )
-                continue
-            kept_servers[name] = _refuse_var_refs(spec, where, f"mcp_servers.{name}", notices)
-        out["mcp_servers"] = kept_servers
-    kernel_env = out.pop("kernel_env", None)
-    servers = out.pop("mcp_servers", None)
-    out = _refuse_var_refs(out, where, "", notices)
-    if servers is not None:
-        out["mcp_servers"] = servers
-    if kernel_env is not None:
-        out["kernel_env"] = kernel_env  # freeact's documented way to hand a variable to the kernel
-    return out
-
-
 def project_layers(folder: Path, notices: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """The project's config layers (lowest first) as ``(source, values)``, without the keys no project
     may set; ``notices`` gets what is refused or not used.
@@ -344,38 +271,13 @@ def project_layers(folder: Path, notices: list[str]) -> list[tuple[str, dict[str
                 Config.model_validate(_expand_env(freeact.values))
             except ValidationError as exc:
                 raise ConfigError(_format_validation_error(str(freeact.path), exc, freeact.values)) from None
-            layers.append((str(freeact.path), _project_layer(freeact.values, str(freeact.path), notices)))
+            layers.append((str(freeact.path), project_layer(freeact.values, str(freeact.path), notices)))
             notices.extend(freeact.notices)
     own = folder / paths.PROJECT_CONFIG_NAME
     if own.is_file():
         data = _anchor_paths(read_toml(own), own.parent)
-        layers.append((str(own), _project_layer(data, str(own), notices)))
+        layers.append((str(own), project_layer(data, str(own), notices)))
     return layers
-
-
-# Variables a project .env may not set: each would send the user's keys or code elsewhere, or move
-# where this app keeps its own files (and its list of trusted folders).
-_ENV_REDIRECTS = re.compile(r".*(_BASE_URL|_API_BASE|_ENDPOINT|_HOST|_GATEWAY_URL|_PROXY)$|FREEACT_TUI_HOME$", re.I)
-
-
-def _load_project_env(path: Path, notices: list[str]) -> None:
-    """Set the variables of a trusted project's ``.env`` that are not set yet (never the redirects)."""
-    from dotenv import dotenv_values
-
-    try:
-        values = dotenv_values(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        notices.append(f"{path} is not read: {exc}")
-        return
-    refused = sorted(name for name in values if _ENV_REDIRECTS.match(name))
-    if refused:
-        notices.append(
-            f"{path}: {', '.join(refused)} {'is' if len(refused) == 1 else 'are'} ignored: a project's .env "
-            "may not choose where keys or code are sent; set it in your own environment."
-        )
-    for name, value in values.items():
-        if value is not None and name not in refused and name not in os.environ:
-            os.environ[name] = value
 
 
 def load_config(
@@ -406,7 +308,7 @@ def load_config(
         layers = project_layers(folder, notices)
         env_file = trust.project_env_file(folder)
         if env_file is not None:
-            _load_project_env(env_file, notices)
+            load_project_env(env_file, notices)
     user: dict[str, Any] = {}
     user_file = paths.user_config_file()
     if user_file.is_file():
@@ -416,21 +318,8 @@ def load_config(
         explicit = _anchor_paths(read_toml(config_path), config_path.parent)
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     given = _anchor_paths(given, Path.cwd())
-    chosen_key = next((layer["api_key_env"] for layer in (given, explicit, user) if layer.get("api_key_env")), None)
-    for source, layer in layers:
-        # A project's server would receive the user's key: the user's own base_url (if any) stays.
-        if chosen_key and "base_url" in layer:
-            notices.append(
-                f"{source}: `base_url = {layer.pop('base_url')!r}` is ignored: your key ({chosen_key}) would be "
-                "sent there; set base_url in your user config or with --base-url."
-            )
-        execution = layer.get("execution")
-        if execution == "remote" or (user.get("execution") in _ISOLATED and execution not in _ISOLATED):
-            if "execution" in layer:
-                notices.append(
-                    f"{source}: `execution = {layer.pop('execution')!r}` is ignored: a project may not move "
-                    "code out of the sandbox you chose or to a remote gateway."
-                )
+    user_key = next((layer["api_key_env"] for layer in (given, explicit, user) if layer.get("api_key_env")), None)
+    limit_layers(layers, user_key=user_key, user_execution=user.get("execution"), notices=notices)
     merged = _expand_env(user)
     for _, layer in layers:
         merged = _merge(merged, _expand_env(layer))

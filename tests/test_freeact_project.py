@@ -194,7 +194,7 @@ def test_a_freeact_projects_config_is_read_and_own_settings_win(
     assert config.model_settings == {"temperature": 0.2}
     # A project may not name the key sent to its server: the base_url stays, keyless.
     assert (config.base_url, config.api_key_env) == ("http://127.0.0.1:9/v1", None)
-    assert any("api_key_env" in n and "config.toml" in n for n in config.notices)
+    assert any("provider_settings] api_key" in n and "config.toml" in n for n in config.notices)
     assert config.execution_timeout >= 1e9 and config.approval_timeout is None  # freeact's 0: no limit
     assert (config.max_subagents, config.images_dir) == (2, project / "pics")
     assert config.tool_result_inline_max_bytes == 256  # freeact allows smaller; ours has a floor
