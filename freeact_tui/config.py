@@ -238,20 +238,6 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def config_sources(config_path: Path | None = None, cwd: Path | None = None) -> list[Path]:
-    """The files that are read, lowest precedence first (project files only count once trusted)."""
-    sources: list[Path] = []
-    user = paths.user_config_file()
-    if user.is_file():
-        sources.append(user)
-    project = (cwd or Path.cwd()) / paths.PROJECT_CONFIG_NAME
-    if project.is_file():
-        sources.append(project)
-    if config_path is not None:
-        sources.append(config_path)
-    return sources
-
-
 def project_layers(folder: Path, notices: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """The project's config layers (lowest first) as ``(source, values)``, without the keys no project
     may set; ``notices`` gets what is refused or not used.
