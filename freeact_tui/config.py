@@ -316,6 +316,15 @@ def load_config(
     except ValidationError as exc:
         raise ConfigError(_format_validation_error("the command line", exc, merged)) from None
     config.notices.extend(notices)
+    working_dir = config.resolved_working_dir()
+    if working_dir != folder:
+        # The agent works elsewhere (`working_dir`): that folder's rules, skills and AGENTS.md need its own trust.
+        state = trust.check(working_dir)
+        if trust_project and not state.trusted:
+            try:
+                state = trust.trust(state)
+            except trust.TrustStoreError as exc:
+                raise ConfigError(str(exc)) from None
     config._trust = state
     config._reload = lambda: load_config(config_path, overrides, cwd)
     return config
