@@ -93,10 +93,13 @@ def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[
     return out
 
 
-# Variables a project .env may not set: each would send the user's keys or code elsewhere, or move
-# where this app keeps its own files (and its list of trusted folders).
+# Variables a project .env may not set: each would send the user's keys or code elsewhere (a server,
+# a proxy, a CA that lets a proxy read TLS), or move where this app keeps its own files (and its list
+# of trusted folders).
 _ENV_REDIRECTS = re.compile(
-    r".*(_BASE_URL|_API_BASE|_ENDPOINT|_HOST|_GATEWAY_URL|_PROXY)$|FREEACT_TUI_HOME$", re.I
+    r".*(_BASE_URL|_API_BASE|_ENDPOINT|_HOST|_GATEWAY_URL|_PROXY|_CA_BUNDLE|_CA_CERTS|_CERT_FILE|_CERT_DIR)$"
+    r"|FREEACT_TUI_HOME$",
+    re.I,
 )
 
 
