@@ -1,8 +1,11 @@
 """Configuration: a validated pydantic model loaded from TOML files.
 
-Precedence (highest first): command line > ``--config`` file > project ``.freeact-tui.toml`` in the
-working directory > user config file > a freeact project's ``.freeact/config.toml`` (see
-``freeact_project``) > defaults. Secrets never live here: provider keys come from the providers'
+Precedence (highest first): command line > ``--config`` file > project files (``.freeact-tui.toml``
+in the working directory, then a freeact project's ``.freeact/config.toml``, see ``freeact_project``)
+> user config file > defaults — the project wins over the user, as in freeact. Project files apply
+only once the user trusts the folder (``trust``), and even then never turn on ``skip_permissions``,
+choose where a key is sent (``api_key_env``, ``base_url`` with a key, ``remote_url``) or read
+``${VAR}`` outside ``kernel_env``. Secrets never live here: provider keys come from the providers'
 usual environment variables.
 """
 
@@ -16,8 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from freeact_tui import paths
-from freeact_tui.freeact_project import FreeactConfigError, read_freeact_config
+from freeact_tui import paths, trust
+from freeact_tui.freeact_project import FreeactConfigError, read_freeact_config, toml_depth_problem
+from freeact_tui.project_policy import limit_layers, load_project_env, project_layer
 
 ExecutionMode = Literal["local", "sandbox", "docker", "remote"]
 ActionProtocolName = Literal["tools", "text", "auto"]
@@ -109,11 +113,31 @@ class Config(BaseModel):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
 
     _notices: list[str] = PrivateAttr(default_factory=list)
+    # A config built in code (the SDK, tests) trusts its working dir; ``load_config`` decides otherwise.
+    _trust: trust.TrustState | None = PrivateAttr(default=None)
+    _reload: Any = PrivateAttr(default=None)
 
     @property
     def notices(self) -> list[str]:
         """What loading noticed and the user should read (e.g. freeact settings that do not apply)."""
         return self._notices
+
+    @property
+    def trust_state(self) -> trust.TrustState | None:
+        """The working dir's project files and whether they are trusted (``None``: not loaded from files)."""
+        return self._trust
+
+    @property
+    def project_trusted(self) -> bool:
+        """Whether the working dir's project files (rules, skills, AGENTS.md) may apply."""
+        return self._trust is None or self._trust.trusted
+
+    def reloaded(self) -> Config:
+        """The config loaded again from the same sources (after the user trusted the folder)."""
+        if self._reload is None:
+            return self
+        result: Config = self._reload()
+        return result
 
     def resolved_sessions_dir(self) -> Path:
         """Where sessions live: ``sessions_dir`` if set, else a freeact project's
@@ -177,6 +201,10 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"Config file {path} is not UTF-8 text.") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Config file {path} is not valid TOML: {exc}.") from exc
+    except RecursionError:
+        raise ConfigError(f"Config file {path} nests tables or arrays too deeply to be a config.") from None
+    if problem := toml_depth_problem(data):
+        raise ConfigError(f"Config file {path} {problem}.")
     try:
         Config.model_validate(data)
     except ValidationError as exc:
@@ -210,35 +238,16 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def config_sources(config_path: Path | None = None, cwd: Path | None = None) -> list[Path]:
-    """The files that are read, lowest precedence first."""
-    sources: list[Path] = []
-    user = paths.user_config_file()
-    if user.is_file():
-        sources.append(user)
-    project = (cwd or Path.cwd()) / paths.PROJECT_CONFIG_NAME
-    if project.is_file():
-        sources.append(project)
-    if config_path is not None:
-        sources.append(config_path)
-    return sources
-
-
-def load_config(
-    config_path: Path | None = None,
-    overrides: dict[str, Any] | None = None,
-    cwd: Path | None = None,
-) -> Config:
-    """Load and merge all config sources, then apply command-line ``overrides``.
+def project_layers(folder: Path, notices: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The project's config layers (lowest first) as ``(source, values)``, without the keys no project
+    may set; ``notices`` gets what is refused or not used.
 
     Raises:
-        ConfigError: a file is missing, unreadable, not TOML, or has an unknown key or a wrong type.
+        ConfigError: a project config file is broken.
     """
-    merged: dict[str, Any] = {}
-    notices: list[str] = []
-    project = paths.find_freeact_project(cwd or Path.cwd())
+    layers: list[tuple[str, dict[str, Any]]] = []
+    project = paths.find_freeact_project(folder)
     if project is not None:
-        # A freeact project's own config is the lowest source: freeact-tui's settings win.
         try:
             freeact = read_freeact_config(project)
         except FreeactConfigError as exc:
@@ -248,18 +257,76 @@ def load_config(
                 Config.model_validate(_expand_env(freeact.values))
             except ValidationError as exc:
                 raise ConfigError(_format_validation_error(str(freeact.path), exc, freeact.values)) from None
-            merged, notices = dict(freeact.values), list(freeact.notices)
-    for source in config_sources(config_path, cwd):
-        merged = _merge(merged, _anchor_paths(read_toml(source), source.parent))
-    merged = _expand_env(merged)
-    if overrides:
-        given = {k: v for k, v in overrides.items() if v is not None}
-        merged = _merge(merged, _anchor_paths(given, Path.cwd()))
+            layers.append((str(freeact.path), project_layer(freeact.values, str(freeact.path), notices)))
+            notices.extend(freeact.notices)
+    own = folder / paths.PROJECT_CONFIG_NAME
+    if own.is_file():
+        data = _anchor_paths(read_toml(own), own.parent)
+        layers.append((str(own), project_layer(data, str(own), notices)))
+    return layers
+
+
+def load_config(
+    config_path: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    cwd: Path | None = None,
+    *,
+    trust_project: bool = False,
+) -> Config:
+    """Load and merge all config sources, then apply command-line ``overrides``.
+
+    Project files (``trust``) apply only when the folder is trusted, or when ``trust_project`` is set
+    (``--trust``), which also records the folder as trusted.
+
+    Raises:
+        ConfigError: a file is missing, unreadable, not TOML, or has an unknown key or a wrong type.
+    """
+    folder = (cwd or Path.cwd()).expanduser().resolve()
+    state = trust.check(folder)
+    if trust_project and not state.trusted:
+        try:
+            state = trust.trust(state)
+        except trust.TrustStoreError as exc:
+            raise ConfigError(str(exc)) from None
+    notices: list[str] = []
+    layers: list[tuple[str, dict[str, Any]]] = []
+    if state.trusted:
+        layers = project_layers(folder, notices)
+        env_file = trust.project_env_file(folder)
+        if env_file is not None:
+            load_project_env(env_file, notices)
+    user: dict[str, Any] = {}
+    user_file = paths.user_config_file()
+    if user_file.is_file():
+        user = _anchor_paths(read_toml(user_file), user_file.parent)
+    explicit: dict[str, Any] = {}
+    if config_path is not None:
+        explicit = _anchor_paths(read_toml(config_path), config_path.parent)
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    given = _anchor_paths(given, Path.cwd())
+    user_key = next((layer["api_key_env"] for layer in (given, explicit, user) if layer.get("api_key_env")), None)
+    limit_layers(layers, user_key=user_key, user_execution=user.get("execution"), notices=notices)
+    merged = _expand_env(user)
+    for _, layer in layers:
+        merged = _merge(merged, _expand_env(layer))
+    merged = _merge(merged, _expand_env(explicit))
+    merged = _merge(merged, given)
     try:
         config = Config.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_format_validation_error("the command line", exc, merged)) from None
     config.notices.extend(notices)
+    working_dir = config.resolved_working_dir()
+    if working_dir != folder:
+        # The agent works elsewhere (`working_dir`): that folder's rules, skills and AGENTS.md need its own trust.
+        state = trust.check(working_dir)
+        if trust_project and not state.trusted:
+            try:
+                state = trust.trust(state)
+            except trust.TrustStoreError as exc:
+                raise ConfigError(str(exc)) from None
+    config._trust = state
+    config._reload = lambda: load_config(config_path, overrides, cwd)
     return config
 
 

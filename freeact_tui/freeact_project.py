@@ -27,8 +27,50 @@ _ENV_ONLY = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NO_TIMEOUT = 1e9  # freeact's 0 means "no timeout"; ours must be positive
 
 
+# Deeper than any real config: checked before a parsed file is walked recursively (merged, validated).
+MAX_TOML_DEPTH = 32
+# The [agent] keys this module maps (or names in a notice); any other is named as not used.
+_AGENT_KEYS = frozenset(
+    {
+        "model", "model_settings", "kernel_env", "enable_subagents", "max_subagents", "provider_settings",
+        "execution_timeout", "approval_timeout", "tool_result_inline_max_bytes", "tool_result_preview_chars",
+        "images_dir", "mcp_servers", "ptc_servers", "enable_persistence", "tools",
+    }
+)
+
+
 class FreeactConfigError(Exception):
     """``.freeact/config.toml`` cannot be read; ``str(error)`` names the file and the problem."""
+
+
+def toml_depth_problem(data: Any, limit: int = MAX_TOML_DEPTH) -> str | None:
+    """What is wrong with how deeply ``data`` (parsed TOML) nests, or ``None`` (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return f"nests tables or arrays more than {limit} levels deep"
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    return None
+
+
+def _parse_toml(path: Path, what: str) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise FreeactConfigError(f"Cannot read {what} {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise FreeactConfigError(f"{what.capitalize()} {path} is not UTF-8 text.") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise FreeactConfigError(f"{what.capitalize()} {path} is not valid TOML: {exc}.") from exc
+    except RecursionError:
+        raise FreeactConfigError(f"{what.capitalize()} {path} nests tables or arrays too deeply.") from None
+    if problem := toml_depth_problem(data):
+        raise FreeactConfigError(f"{what.capitalize()} {path} {problem}.")
+    return data
 
 
 @dataclass
@@ -53,24 +95,28 @@ def read_freeact_config(project: Path) -> FreeactSettings | None:
     path = config_file(project)
     if not path.is_file():
         return None
-    try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
-    except OSError as exc:
-        raise FreeactConfigError(f"Cannot read the freeact config {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise FreeactConfigError(f"The freeact config {path} is not UTF-8 text.") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise FreeactConfigError(f"The freeact config {path} is not valid TOML: {exc}.") from exc
+    data = _parse_toml(path, "the freeact config")
     agent = data.get("agent", {})
     if not isinstance(agent, dict):
         raise FreeactConfigError(f"The freeact config {path}: [agent] must be a table.")
-    return map_agent_section(agent, project, path)
+    settings = map_agent_section(agent, project, path)
+    terminal = data.get("terminal")
+    if isinstance(terminal, dict) and terminal:
+        settings.notices.append(
+            f"{path}: [terminal] {', '.join(sorted(terminal))} "
+            f"{'is' if len(terminal) == 1 else 'are'} not used by freeact-tui (its blocks fold with keys)."
+        )
+    for other in sorted(set(data) - {"agent", "terminal"}):
+        settings.notices.append(f"{path}: [{other}] is not used by freeact-tui.")
+    return settings
 
 
 def map_agent_section(agent: dict[str, Any], project: Path, path: Path) -> FreeactSettings:
     """Map freeact's ``[agent]`` table (as a dict) onto ``Config`` keys; ``path`` names it in notices."""
     out = FreeactSettings(path)
     values, notices = out.values, out.notices
+    for unknown in sorted(set(agent) - _AGENT_KEYS):
+        notices.append(f"{path}: [agent] {unknown} is not used by freeact-tui.")
     for key in ("model", "model_settings", "kernel_env", "enable_subagents", "max_subagents"):
         if key in agent:
             values[key] = agent[key]
@@ -118,6 +164,11 @@ def map_agent_section(agent: dict[str, Any], project: Path, path: Path) -> Freea
             f"{out.path}: freeact's bundled search/fetch tool servers are not part of freeact-tui; "
             "configure an MCP server for them instead."
         )
+    if isinstance(tools, dict) and tools.get("discovery") == "hybrid":
+        notices.append(
+            f"{out.path}: [agent.tools] discovery = \"hybrid\" (search over tool descriptions) is not "
+            "available in freeact-tui; basic discovery is used."
+        )
     return out
 
 
@@ -156,10 +207,7 @@ def read_freeact_permissions(project: Path) -> list[tuple[str, str, str]]:
     path = project / paths.FREEACT_DIR_NAME / PERMISSIONS_FILENAME
     if not path.is_file():
         return []
-    try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise FreeactConfigError(f"The freeact permissions file {path} cannot be read: {exc}") from exc
+    data = _parse_toml(path, "the freeact permissions file")
     rules: list[tuple[str, str, str]] = []
     for effect in ("ask", "allow"):
         for rule in data.get(effect, []) or []:

@@ -67,7 +67,11 @@ def find_skills(working_dir: Path, extra_dirs: Sequence[Path] = ()) -> list[Skil
     project = paths.find_freeact_project(working_dir)
     if project is not None and project != working_dir:
         roots.append(project)
-    directories = [root / skills_dir for root in roots for skills_dir in SKILL_DIRS] + list(extra_dirs)
+    return find_skills_in([root / skills_dir for root in roots for skills_dir in SKILL_DIRS] + list(extra_dirs))
+
+
+def find_skills_in(directories: Sequence[Path]) -> list[Skill]:
+    """The skills in ``directories`` (each holding ``NAME/SKILL.md``); the first found wins per name."""
     found: dict[str, Skill] = {}
     for directory in directories:
         if not directory.is_dir():

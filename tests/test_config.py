@@ -33,7 +33,7 @@ def test_precedence_cli_over_file_over_project_over_user(tmp_path: Path) -> None
     write(paths.user_config_file(), 'model = "user:m"\ntheme = "nord"\nmax_subagents = 2\n')
     write(tmp_path / ".freeact-tui.toml", 'model = "project:m"\nmax_subagents = 3\n')
     explicit = write(tmp_path / "explicit.toml", 'model = "file:m"\n')
-    config = load_config(explicit, {"model": None}, cwd=tmp_path)
+    config = load_config(explicit, {"model": None}, cwd=tmp_path, trust_project=True)
     assert (config.model, config.max_subagents, config.theme) == ("file:m", 3, "nord")
     config = load_config(explicit, {"model": "cli:m"}, cwd=tmp_path)
     assert config.model == "cli:m"

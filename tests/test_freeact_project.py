@@ -115,7 +115,9 @@ def test_env_file_is_loaded_from_the_working_dir_up_without_overriding(
     monkeypatch.delenv("FREEACT_TUI_T_NEW", raising=False)
     monkeypatch.setenv("FREEACT_TUI_T_SET", "from-shell")
     try:
-        assert load_env_file() == tmp_path / ".env"
+        assert load_env_file() is None  # a project's .env waits for the folder to be trusted
+        assert "FREEACT_TUI_T_NEW" not in os.environ
+        load_config(trust_project=True)
         assert os.environ["FREEACT_TUI_T_NEW"] == "from-file"
         assert os.environ["FREEACT_TUI_T_SET"] == "from-shell"
     finally:
@@ -187,22 +189,25 @@ def test_a_freeact_projects_config_is_read_and_own_settings_win(
 ) -> None:
     (project / ".freeact" / "config.toml").write_text(FREEACT_CONFIG)
     monkeypatch.setenv("GITHUB_TOKEN", "t0k")
-    config = load_config(cwd=project / "src")  # found from a subdirectory, like the sessions
+    config = load_config(cwd=project / "src", trust_project=True)  # found from a subdirectory, like the sessions
     assert config.model == "openai:gpt-4o-mini"
     assert config.model_settings == {"temperature": 0.2}
-    assert (config.base_url, config.api_key_env) == ("http://127.0.0.1:9/v1", "MY_PROVIDER_KEY")
+    # A project may not name the key sent to its server: the base_url stays, keyless.
+    assert (config.base_url, config.api_key_env) == ("http://127.0.0.1:9/v1", None)
+    assert any("provider_settings] api_key" in n and "config.toml" in n for n in config.notices)
     assert config.execution_timeout >= 1e9 and config.approval_timeout is None  # freeact's 0: no limit
     assert (config.max_subagents, config.images_dir) == (2, project / "pics")
     assert config.tool_result_inline_max_bytes == 256  # freeact allows smaller; ours has a floor
     assert config.kernel_env == {"GREETING": "hi"}
     calc, github = config.mcp_servers["calc"], config.mcp_servers["github"]
     assert (calc.mode, calc.excluded_tools) == ("json", ["divide"])
-    assert (github.mode, github.env) == ("ptc", {"GITHUB_TOKEN": "t0k"})
+    assert (github.mode, github.env) == ("ptc", {})  # ${GITHUB_TOKEN} from a project file: refused
+    assert any("mcp_servers.github.env.GITHUB_TOKEN" in n for n in config.notices)
     assert any("search/fetch" in n for n in config.notices)  # said, not silently dropped
 
     own = project / "own.toml"
     own.write_text('model = "anthropic:claude-sonnet-4-5"\nmax_subagents = 4\n')
-    config = load_config(own, {"execution": "local"}, cwd=project)
+    config = load_config(own, {"execution": "local"}, cwd=project, trust_project=True)
     assert (config.model, config.max_subagents) == ("anthropic:claude-sonnet-4-5", 4)
     assert config.kernel_env == {"GREETING": "hi"}  # what freeact-tui does not set still comes from freeact
 
@@ -213,10 +218,10 @@ def test_a_broken_freeact_config_is_a_clear_error(project: Path) -> None:
     path = project / ".freeact" / "config.toml"
     path.write_text("[agent\nmodel = 1\n")
     with pytest.raises(ConfigError, match=r"freeact config .*config\.toml is not valid TOML"):
-        load_config(cwd=project)
+        load_config(cwd=project, trust_project=True)
     path.write_text("[agent]\nmax_subagents = 0\n")
     with pytest.raises(ConfigError) as info:
-        load_config(cwd=project)
+        load_config(cwd=project, trust_project=True)
     assert str(path) in str(info.value) and "max_subagents" in str(info.value)
 
 
@@ -225,7 +230,7 @@ def test_headless_run_prints_freeact_notices(project: Path) -> None:
     env = {**os.environ, "NO_COLOR": "1"}
     cli = [sys.executable, "-c", "from freeact_tui.cli import main; main()"]
     done = subprocess.run(
-        [*cli, "run", "--output-format", "json", "hello"],
+        [*cli, "run", "--trust", "--output-format", "json", "hello"],
         cwd=project,
         env=env,
         capture_output=True,

@@ -59,7 +59,7 @@ class TerminalApp:
         }
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-        cmd = [sys.executable, "-m", "freeact_tui", "--model", "test", "--execution", execution]
+        cmd = [sys.executable, "-m", "freeact_tui", "--trust", "--model", "test", "--execution", execution]
         self.process = subprocess.Popen(
             cmd, stdin=slave, stdout=slave, stderr=slave, cwd=work, env=env, start_new_session=True
         )

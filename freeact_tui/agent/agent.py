@@ -178,7 +178,8 @@ class Agent(TurnLoop):
                 skip_permissions=settings.skip_permissions,
                 working_dir=settings.working_dir,
             )
-            _add_freeact_rules(permissions, settings.working_dir)
+            if settings.project_trusted:
+                _add_freeact_rules(permissions, settings.working_dir)
         return cls.from_runtime(
             Runtime(
                 model=resolve_model(model, base_url=settings.base_url, api_key_env=settings.api_key_env),

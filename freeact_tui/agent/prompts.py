@@ -7,7 +7,7 @@ import re
 from importlib import resources
 from pathlib import Path
 
-from freeact_tui.skills import find_skills, skills_section
+from freeact_tui.skills import find_skills, find_skills_in, skills_section
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +30,7 @@ def build_system_prompt(
     subagents: bool = True,
     gentools: str | None = None,
     protocol: str = "tools",
+    project: bool = True,
 ) -> str:
     """Build the system prompt for an agent working in ``working_dir``.
 
@@ -42,6 +43,7 @@ def build_system_prompt(
         subagents: Whether to describe the ``subagent_task`` tool (never in the ``text`` protocol).
         protocol: The action protocol: ``tools`` (call the code tool), ``text`` (code blocks in the
             reply are the actions) or ``auto`` (tools, with code blocks as the fallback).
+        project: Whether the working dir's skills and ``AGENTS.md`` apply (not until it is trusted).
 
     Returns:
         The prompt as Markdown.
@@ -65,14 +67,15 @@ def build_system_prompt(
         + tail.replace("{working_dir}", str(working_dir))
     )
     sections = [text.strip()]
-    skills = skills_section(find_skills(working_dir, [bundled_skills_dir()]), working_dir)
+    listed = find_skills(working_dir, [bundled_skills_dir()]) if project else find_skills_in([bundled_skills_dir()])
+    skills = skills_section(listed, working_dir)
     if skills:
         sections.append(skills)
     if gentools:
         sections.append(gentools.strip())
-    project = _project_instructions(working_dir)
-    if project:
-        sections.append(f"## Project instructions ({AGENTS_FILE})\n\n{project}")
+    instructions = _project_instructions(working_dir) if project else None
+    if instructions:
+        sections.append(f"## Project instructions ({AGENTS_FILE})\n\n{instructions}")
     if extra and extra.strip():
         sections.append(f"## Additional instructions\n\n{extra.strip()}")
     return "\n\n".join(sections) + "\n"

@@ -63,6 +63,8 @@ class Settings:
     checkpoint_max_binary_bytes: int = _default("checkpoint_max_binary_bytes")
     checkpoint_max_files: int = _default("checkpoint_max_files")
     action_protocol: ActionProtocolName = _default("action_protocol")
+    # The working dir's project rules, skills and AGENTS.md apply (the app: once the user trusts it).
+    project_trusted: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "working_dir", Path(self.working_dir).resolve())
@@ -84,6 +86,8 @@ class Settings:
                 values[f.name] = {k: v for k, v in config.mcp_servers.items() if v.enabled}
             elif f.name == "model_settings":
                 values[f.name] = config.model_settings or None
+            elif f.name == "project_trusted":
+                values[f.name] = config.project_trusted
             else:
                 values[f.name] = getattr(config, f.name)
         if overrides:

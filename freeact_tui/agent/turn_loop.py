@@ -115,12 +115,15 @@ class TurnLoop(ContextKeeper):
         if custom is not None:
             return custom
         working_dir = self.runtime.settings.working_dir
+        trusted = self.runtime.settings.project_trusted
         return build_system_prompt(
             working_dir,
             mcp_apis=self.runtime.mcp_description,
             subagents=self.enable_subagents,
-            gentools=gentools_section(gentools_root(working_dir)),
+            # A project's saved tools describe themselves to the model: not before it is trusted.
+            gentools=gentools_section(gentools_root(working_dir)) if trusted else None,
             protocol=self.runtime.settings.action_protocol,
+            project=self.runtime.settings.project_trusted,
         )
 
     def _ptc_allow_list(self) -> dict[str, dict[str, Any]]:

@@ -57,6 +57,10 @@ def _version_callback(value: bool) -> None:
 
 
 _REMOTE_INSECURE_HELP = "Do not verify the remote gateway's TLS certificate (trusted networks only)."
+_TRUST_HELP = (
+    "Trust this folder: apply its project files (.freeact-tui.toml, .freeact/, AGENTS.md, skills, .env) "
+    "and remember it in the trusted-folders list."
+)
 
 
 def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> str | None:
@@ -116,6 +120,7 @@ SUBCOMMAND_OPTIONS: dict[str, frozenset[str]] = {
             "base_url",
             "remote_insecure",
             "action_protocol",
+            "trust_folder",
         }
     ),
 }
@@ -191,6 +196,7 @@ def run(
             help="How the model acts: tools (tool calls), text (code blocks in its reply) or auto.",
         ),
     ] = None,
+    trust_folder: Annotated[bool, typer.Option("--trust", help=_TRUST_HELP)] = False,
     version: Annotated[
         bool | None,
         typer.Option(
@@ -212,6 +218,7 @@ def run(
             "base_url": base_url,
             "remote_insecure": remote_insecure,
             "action_protocol": action_protocol,
+            "trust": trust_folder,
         }
         return
     from freeact_tui.config import ConfigError, load_config
@@ -227,7 +234,7 @@ def run(
         "action_protocol": action_protocol.value if action_protocol else None,
     }
     try:
-        config = load_config(config_path, overrides)
+        config = load_config(config_path, overrides, trust_project=trust_folder)
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     chosen = resolve_session_id(config, session_id, resume)
@@ -247,6 +254,15 @@ def run(
     if tui.resume_hint:
         typer.echo(tui.resume_hint)
     exit_now(tui.return_code or 0)  # the kernels end by themselves once we are gone
+
+
+def _echo_untrusted(config: Config) -> None:
+    """Without a prompt to ask: say on stderr, in one line, which project files are ignored and why."""
+    from freeact_tui.trust import untrusted_notice
+
+    state = config.trust_state
+    if state is not None and not state.trusted:
+        typer.echo(f"freeact-tui: {untrusted_notice(state)}", err=True)
 
 
 def _warn_if_insecure(config: Config) -> None:
@@ -324,6 +340,7 @@ def run_headless(
         ProtocolChoice | None,
         typer.Option("--action-protocol", help="tools, text (code blocks in the reply) or auto."),
     ] = None,
+    trust_folder: Annotated[bool, typer.Option("--trust", help=_TRUST_HELP)] = False,
 ) -> None:
     """Run one request without the UI and print the answer (exit codes: 0 answered, 1 error,
     2 refused for lack of approval, 3 max turns reached, 130 interrupted)."""
@@ -346,9 +363,14 @@ def run_headless(
         "action_protocol": chosen_protocol.value if isinstance(chosen_protocol, ProtocolChoice) else None,
     }
     try:
-        config = load_config(config_path or cast("Path | None", before.get("config_path")), overrides)
+        config = load_config(
+            config_path or cast("Path | None", before.get("config_path")),
+            overrides,
+            trust_project=trust_folder or bool(before.get("trust")),
+        )
     except ConfigError as exc:
         raise _fail(str(exc), 1) from None
+    _echo_untrusted(config)
     for notice in config.notices:
         typer.echo(f"freeact-tui: {notice}", err=True)
     text = headless.read_prompt(prompt, sys.stdin)
@@ -377,7 +399,9 @@ app.add_typer(sessions_app, name="sessions", help="List, show, export and remove
 
 
 def load_env_file() -> Path | None:
-    """Load the nearest ``.env`` from the working directory up, as freeact does.
+    """Load the nearest ``.env`` from the working directory up, as freeact does, when it is the user's
+    own (in the home directory or above); a project's ``.env`` is loaded with the project's config,
+    once the folder is trusted (``config.load_config``).
 
     Variables already set in the environment win; nothing is written anywhere.
 
@@ -386,8 +410,10 @@ def load_env_file() -> Path | None:
     """
     from dotenv import find_dotenv, load_dotenv
 
+    from freeact_tui.trust import project_env_file
+
     found = find_dotenv(usecwd=True)
-    if not found:
+    if not found or project_env_file(Path.cwd().resolve()) is not None:
         return None
     load_dotenv(found, override=False)
     return Path(found)

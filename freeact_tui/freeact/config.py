@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai.models import Model
 
 from freeact_tui.config import Config
-from freeact_tui.freeact_project import map_agent_section
+from freeact_tui.freeact_project import map_agent_section, toml_depth_problem
 from freeact_tui.paths import FREEACT_DIR_NAME
 
 CONFIG_FILENAME = "config.toml"
@@ -145,8 +145,15 @@ def load(working_dir: Path | None = None) -> FreeactConfig:
         return FreeactConfig()
     try:
         data = tomllib.loads(ws.config_file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{ws.config_file}: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{ws.config_file}: nests tables or arrays too deeply") from None
+    if problem := toml_depth_problem(data):
+        raise ValueError(f"{ws.config_file}: {problem}")
+    try:
         return FreeactConfig.model_validate(data)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError) as exc:
+    except ValueError as exc:
         raise ValueError(f"{ws.config_file}: {exc}") from None
 
 

@@ -124,6 +124,8 @@ class PermissionManager:
             data = tomllib.loads(self._file.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"{self._file}: not valid TOML ({exc})") from None
+        except RecursionError:
+            raise ValueError(f"{self._file}: nests tables or arrays too deeply") from None
         rules: dict[str, list[PermissionRule]] = {"ask": [], "allow": []}
         for tier in rules:
             for entry in data.get(tier, []):

@@ -91,6 +91,36 @@ def decode_envelope(line: bytes | str) -> dict[str, Any]:
     return envelope
 
 
+# A history line past this size is not a normal message (tool results past a few KB are moved to
+# tool-results/): listing does not parse it, and loading cuts its long strings (``shrink_oversized``).
+MAX_LINE_BYTES = 8 * 1024 * 1024
+_KEEP_CHARS = 64 * 1024  # what is kept of each long string of an oversized line
+_BINARY_KEYS = frozenset({"data"})  # base64 image/file bytes: cut, they would be corrupt, so kept whole
+
+
+def shrink_oversized(message: Any, line: int, size: int) -> Any:
+    """``message`` (a too large line's) with each string past ``_KEEP_CHARS`` cut, saying so in its text.
+
+    Iterative, so that a deeply nested line cannot exhaust the stack either.
+    """
+    note = (
+        f"\n\n[… cut when the session was loaded: line {line} of the history is {size / 1e6:.1f} MB, "
+        f"larger than {MAX_LINE_BYTES // (1024 * 1024)} MB; the full text stays in the file …]"
+    )
+    root: dict[str, Any] = {"m": message}
+    stack: list[dict[str, Any] | list[Any]] = [root]
+    while stack:
+        node = stack.pop()
+        keys: Any = node.keys() if isinstance(node, dict) else range(len(node))
+        for key in list(keys):
+            value = node[key]
+            if isinstance(value, str) and len(value) > _KEEP_CHARS and key not in _BINARY_KEYS:
+                node[key] = value[:_KEEP_CHARS] + note
+            elif isinstance(value, dict | list):
+                stack.append(value)
+    return root["m"]
+
+
 def make_title(text: str) -> str:
     """One line of at most ``TITLE_MAX`` characters."""
     line = " ".join(text.split())
@@ -232,7 +262,9 @@ def scan_lines(meta: SessionMeta, data: bytes, offset: int) -> None:
         complete = end != -1
         stop = end + 1 if complete else len(data)
         raw = data[pos:stop]
-        if raw.strip():
+        if complete and len(raw) > MAX_LINE_BYTES:
+            meta.observe({}, None)  # counted, not parsed: a listing stays fast whatever a line holds
+        elif raw.strip():
             try:
                 envelope = decode_envelope(raw)
             except EnvelopeError as exc:

@@ -14,6 +14,7 @@ One process writes a session at a time; any number may read it.
 from __future__ import annotations
 
 import builtins
+import logging
 import os
 import shutil
 import time
@@ -37,6 +38,7 @@ from freeact_tui.store.ids import (  # also the names importers use from here
 )
 from freeact_tui.store.index import (
     MAIN_FILE,
+    MAX_LINE_BYTES,
     TOOL_RESULTS_DIR,
     EnvelopeError,
     SessionIndex,
@@ -49,6 +51,7 @@ from freeact_tui.store.index import (
     prompt_text,
     refresh_meta,
     session_info,
+    shrink_oversized,
     utc_now_ts,
     write_meta,
 )
@@ -62,6 +65,8 @@ from freeact_tui.store.rewind_file import (
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
+
+log = logging.getLogger(__name__)
 
 _META_WRITE_INTERVAL = 1.0  # seconds; meta.json is a cache that readers bring up to date themselves
 _MIN_PREFIX = 4
@@ -107,6 +112,9 @@ def read_history(path: Path) -> LoadedHistory:
             note = mark.note
             continue
         note = None
+        if len(raw) > MAX_LINE_BYTES:  # bounded for the app, the model and the context figure
+            envelope["message"] = shrink_oversized(envelope["message"], number, len(raw))
+            log.warning("%s: line %d is %d bytes; its long strings were cut on loading", path, number, len(raw))
         payloads.append(envelope["message"])
         line_numbers.append(number)
     try:

@@ -13,7 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.theme import Theme
 
 from freeact_tui import paths
-from freeact_tui.config import Config, save_user_setting
+from freeact_tui.config import Config, ConfigError, save_user_setting
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui import terminal_keys
 from freeact_tui.tui.commands import (
@@ -140,6 +140,7 @@ class FreeactApp(App[None]):
         self.run_worker(self._boot(screen), name="boot", group="boot")
 
     async def _boot(self, screen: MainScreen) -> None:
+        await self._ask_trust()
         await asyncio.to_thread(_import_agent_modules)
         problem = self._setup_problem(self._model)
         if problem is not None:
@@ -153,6 +154,33 @@ class FreeactApp(App[None]):
         self.agent = await self._open_agent(session_id=self._session_id, model=self._model)
         await screen.show_agent()
         self.agent_ready = True  # after the view is drawn: tests and prompts see a finished start
+
+    async def _ask_trust(self) -> None:
+        """Before the agent opens: ask whether the folder's project files may apply (if there are any
+        and they are not trusted as they are); on trust, load the config again with them."""
+        from freeact_tui import trust
+        from freeact_tui.project_review import review
+        from freeact_tui.tui.screens.trust import TrustScreen
+
+        state = self.config.trust_state
+        if state is None or state.trusted:
+            return
+        if not await self.push_screen_wait(TrustScreen(review(state))):
+            self.notify(
+                f"Project files ignored for this session: {', '.join(state.labels)}.", severity="warning", timeout=10
+            )
+            return
+        try:
+            trust.trust(state)
+            config = self.config.reloaded()
+        except (trust.TrustStoreError, ConfigError) as exc:
+            self.notify(str(exc), severity="error", timeout=15)
+            return
+        shown = set(self.config.notices)
+        self.config = config
+        for notice in config.notices:
+            if notice not in shown:  # the user config's notices were shown at start already
+                self.notify(notice, severity="warning", timeout=10)
 
     def _setup_problem(self, model: str | Model | None) -> str | None:
         """What the user must set before the model can be used (None when it can)."""
@@ -347,10 +375,11 @@ class FreeactApp(App[None]):
 
     async def _list_skills(self) -> None:
         from freeact_tui.agent.prompts import bundled_skills_dir
-        from freeact_tui.skills import find_skills
+        from freeact_tui.skills import find_skills, find_skills_in
 
         working_dir = self.config.resolved_working_dir()
-        skills = find_skills(working_dir, [bundled_skills_dir()])
+        trusted = self.config.project_trusted
+        skills = find_skills(working_dir, [bundled_skills_dir()]) if trusted else find_skills_in([bundled_skills_dir()])
         if not skills:
             text = (
                 f"No skills in {working_dir}. A skill is a directory in .freeact/skills/ or "

@@ -1,0 +1,144 @@
+"""What a project file may set, even once its folder is trusted (used by ``config.load_config``).
+
+A trusted project still may not turn on ``skip_permissions``, choose which key is sent or where
+(``api_key_env``, ``base_url`` with the user's key, ``remote_url``), move code out of the user's
+sandbox, or read ``${VAR}`` anywhere but ``kernel_env``; its ``.env`` may not set variables that
+redirect providers or this app's own files. Each refusal is named in a notice (file and key).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from freeact_tui import paths
+
+_VAR_REF = re.compile(r"\$\{")
+# Keys a project file may never set, even when trusted: each would let a cloned repository approve
+# actions or choose where the user's keys are sent.
+_PROJECT_REFUSED = {
+    "skip_permissions": "a project may not turn off approvals",
+    "api_key_env": "a project may not choose which key is sent",
+    "remote_url": "a project may not choose where code and the gateway token go",
+    "remote_insecure": "a project may not turn off the gateway's certificate check",
+}
+# Isolation a project may not weaken (the user's sandbox stays a sandbox).
+_ISOLATED = ("sandbox", "docker")
+
+
+def refuse_var_refs(values: Any, where: str, path: str, notices: list[str]) -> Any:
+    """``values`` without any string holding a ``${VAR}`` reference (each named in ``notices``)."""
+    if isinstance(values, str):
+        if _VAR_REF.search(values):
+            notices.append(
+                f"{where}: `{path}` is ignored: a project file may not read environment variables "
+                "(${…}) outside kernel_env; set it in your user config or with --config."
+            )
+            return None
+        return values
+    if isinstance(values, dict):
+        out: dict[str, Any] = {}
+        for key, value in values.items():
+            kept = refuse_var_refs(value, where, f"{path}.{key}" if path else str(key), notices)
+            if kept is not None:
+                out[key] = kept
+        return out
+    if isinstance(values, list):
+        items = [refuse_var_refs(v, where, f"{path}[{i}]", notices) for i, v in enumerate(values)]
+        return [v for v in items if v is not None]
+    return values
+
+
+def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[str, Any]:
+    """What a (trusted) project file may set: ``data`` without the keys no project may hold."""
+    out = dict(data)
+    freeact = Path(where).parent.name == paths.FREEACT_DIR_NAME
+    for key, why in _PROJECT_REFUSED.items():
+        if key in out:
+            value = out.pop(key)
+            # freeact spells a key reference `api_key = "${VAR}"`: name it as the file does.
+            shown = (
+                f'[agent.provider_settings] api_key = "${{{value}}}"'
+                if freeact and key == "api_key_env"
+                else f"{key} = {value!r}"
+            )
+            notices.append(
+                f"{where}: `{shown}` is ignored ({why}); set it in your user config or on the command line."
+            )
+    servers = out.get("mcp_servers")
+    if isinstance(servers, dict):
+        kept_servers: dict[str, Any] = {}
+        for name, spec in servers.items():
+            if not isinstance(spec, dict):
+                kept_servers[name] = spec
+                continue
+            launch = {k: spec[k] for k in ("command", "args", "url") if k in spec}
+            if refuse_var_refs(launch, where, f"mcp_servers.{name}", []) != launch:
+                notices.append(
+                    f"{where}: MCP server {name!r} is not started: its command, args or url reads an "
+                    "environment variable (${…}), which a project file may not do."
+                )
+                continue
+            kept_servers[name] = refuse_var_refs(spec, where, f"mcp_servers.{name}", notices)
+        out["mcp_servers"] = kept_servers
+    kernel_env = out.pop("kernel_env", None)
+    servers = out.pop("mcp_servers", None)
+    out = refuse_var_refs(out, where, "", notices)
+    if servers is not None:
+        out["mcp_servers"] = servers
+    if kernel_env is not None:
+        out["kernel_env"] = kernel_env  # freeact's documented way to hand a variable to the kernel
+    return out
+
+
+# Variables a project .env may not set: each would send the user's keys or code elsewhere (a server,
+# a proxy, a CA that lets a proxy read TLS), or move where this app keeps its own files (and its list
+# of trusted folders).
+_ENV_REDIRECTS = re.compile(
+    r".*(_BASE_URL|_API_BASE|_ENDPOINT|_HOST|_GATEWAY_URL|_PROXY|_CA_BUNDLE|_CA_CERTS|_CERT_FILE|_CERT_DIR)$"
+    r"|FREEACT_TUI_HOME$",
+    re.I,
+)
+
+
+def load_project_env(path: Path, notices: list[str]) -> None:
+    """Set the variables of a trusted project's ``.env`` that are not set yet (never the redirects)."""
+    from dotenv import dotenv_values
+
+    try:
+        values = dotenv_values(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        notices.append(f"{path} is not read: {exc}")
+        return
+    refused = sorted(name for name in values if _ENV_REDIRECTS.match(name))
+    if refused:
+        notices.append(
+            f"{path}: {', '.join(refused)} {'is' if len(refused) == 1 else 'are'} ignored: a project's .env "
+            "may not choose where keys or code are sent; set it in your own environment."
+        )
+    for name, value in values.items():
+        if value is not None and name not in refused and name not in os.environ:
+            os.environ[name] = value
+
+
+def limit_layers(
+    layers: list[tuple[str, dict[str, Any]]], *, user_key: str | None, user_execution: Any, notices: list[str]
+) -> None:
+    """Take out of the project ``layers`` what depends on the user's own settings: a ``base_url`` when
+    the user's key (``user_key``) would be sent there, an ``execution`` that leaves the user's sandbox."""
+    for source, layer in layers:
+        if user_key and "base_url" in layer:
+            notices.append(
+                f"{source}: `base_url = {layer.pop('base_url')!r}` is ignored: your key ({user_key}) would be "
+                "sent there; set base_url in your user config or with --base-url."
+            )
+        execution = layer.get("execution")
+        if "execution" in layer and (
+            execution == "remote" or (user_execution in _ISOLATED and execution not in _ISOLATED)
+        ):
+            notices.append(
+                f"{source}: `execution = {layer.pop('execution')!r}` is ignored: a project may not move "
+                "code out of the sandbox you chose or to a remote gateway."
+            )

@@ -1,0 +1,120 @@
+"""What a folder's project files would change, described for the user before they trust it.
+
+``review(state)`` reads the project files of an untrusted (or changed) folder the way ``load_config``
+would once trusted, without applying anything: the settings they set, every MCP server command in
+full, the permission rules, skills, ``AGENTS.md`` and the names (never the values) a ``.env`` sets.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from freeact_tui import paths
+from freeact_tui.config import ConfigError, project_layers
+from freeact_tui.freeact_project import FreeactConfigError, read_freeact_permissions
+from freeact_tui.trust import FileChange, TrustState
+
+# C0/C1 controls and DEL: shown as \xNN so that a file cannot rewrite what the dialog shows.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """``text`` with control characters (but newlines and tabs) shown as ``\\xNN`` escapes."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+@dataclass(frozen=True)
+class ProjectReview:
+    """The project files of a folder and what they would change, as lines for the user."""
+
+    folder: Path
+    changed: bool
+    files: list[str] = field(default_factory=list)
+    settings: list[str] = field(default_factory=list)
+    servers: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    changes: list[FileChange] = field(default_factory=list)
+
+    def text(self) -> str:
+        """The review as plain text (control characters made visible)."""
+        parts: list[str] = []
+        if self.changes:
+            lines = []
+            for change in self.changes:
+                lines.append(f"{change.kind}: {change.label}")
+                if change.diff:
+                    lines.append(change.diff.rstrip("\n"))
+            parts.append("Changed since you trusted this folder:\n" + "\n".join(lines))
+        parts.append("Project files:\n" + "\n".join(f"  {f}" for f in self.files))
+        if self.servers:
+            parts.append("MCP servers it would start:\n" + "\n".join(f"  {s}" for s in self.servers))
+        if self.rules:
+            parts.append("Permission rules it would add:\n" + "\n".join(f"  {r}" for r in self.rules))
+        if self.settings:
+            parts.append("Settings it would change:\n" + "\n".join(f"  {s}" for s in self.settings))
+        if self.refused:
+            parts.append("Never applied, even if trusted:\n" + "\n".join(f"  {r}" for r in self.refused))
+        return visible("\n\n".join(parts))
+
+
+def _server_line(name: str, spec: dict[str, Any]) -> str:
+    if spec.get("url"):
+        headers = ", ".join(sorted(spec.get("headers") or {}))
+        return f"{name}: {spec['url']}" + (f" (headers: {headers})" if headers else "")
+    argv = [str(spec.get("command", "")), *(str(a) for a in spec.get("args") or [])]
+    env = " ".join(f"{k}={v}" for k, v in (spec.get("env") or {}).items())
+    return f"{name}: {(env + ' ') if env else ''}{shlex.join(argv)}"
+
+
+def _describe(label: str, path: Path) -> str:
+    if label.endswith("/"):
+        count = len(list(path.glob("*/SKILL.md")))
+        return f"{label} — {count} skill{'s' if count != 1 else ''} the model is told about"
+    if path.name == "AGENTS.md":
+        return f"{label} — instructions added to the model's system prompt"
+    if path.name == ".env":
+        try:
+            from dotenv import dotenv_values
+
+            names = ", ".join(sorted(dotenv_values(path))) or "nothing"
+        except (OSError, UnicodeDecodeError):
+            names = "unreadable"
+        return f"{label} — environment variables: {names}"
+    if path.name == "permissions.toml":
+        return f"{label} — permission rules"
+    return f"{label} — settings"
+
+
+def review(state: TrustState) -> ProjectReview:
+    """What ``state.folder``'s project files would change if trusted (nothing is applied)."""
+    files = [_describe(f.label, f.path) for f in state.files]
+    settings: list[str] = []
+    servers: list[str] = []
+    rules: list[str] = []
+    refused: list[str] = []
+    try:
+        for source, layer in project_layers(state.folder, refused):
+            name = Path(source).name if Path(source).parent == state.folder else source
+            for key, value in layer.items():
+                if key == "mcp_servers" and isinstance(value, dict):
+                    servers += [_server_line(n, s) for n, s in value.items() if isinstance(s, dict)]
+                else:
+                    settings.append(f"{name}: {key} = {value!r}")
+    except ConfigError as exc:
+        refused.append(f"cannot be read: {exc}")
+    project = paths.find_freeact_project(state.folder)
+    if project is not None:
+        try:
+            rules = [
+                f"{effect} {kind}: {pattern}" for effect, kind, pattern in read_freeact_permissions(project)
+            ]
+        except FreeactConfigError as exc:
+            refused.append(str(exc))
+    return ProjectReview(
+        state.folder, state.status == "changed", files, settings, servers, rules, refused, state.changes
+    )
