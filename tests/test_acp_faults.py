@@ -58,7 +58,7 @@ def test_the_guard_sends_prints_and_children_to_stderr() -> None:
         "_, out = guard_stdio()\n"
         "print('stray print', flush=True)\n"
         "os.system('echo from a child')\n"
-        "os.write(out, b'{\"jsonrpc\": \"2.0\"}\\n')\n"
+        'os.write(out, b\'{"jsonrpc": "2.0"}\\n\')\n'
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, env=agent_env(), cwd=ROOT
@@ -79,14 +79,20 @@ def test_bad_lines_get_json_rpc_errors_and_closing_stdin_ends_it(tmp_path: Path)
         send(proc, request(1, "no/such_method"))
         reply = read(proc.stdout)
         assert (reply["id"], reply["error"]["code"]) == (1, -32601)
-        send(proc, request(2, "session/prompt", {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}))
+        send(
+            proc,
+            request(2, "session/prompt", {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}),
+        )
         reply = read(proc.stdout)
         assert (reply["id"], reply["error"]["code"]) == (2, -32602)
         assert "session/new" in reply["error"]["message"]
         send(proc, request(3, "session/new", {"cwd": "relative/dir", "mcpServers": []}))
         reply = read(proc.stdout)
         assert reply["error"]["code"] == -32602 and "absolute" in reply["error"]["message"]
-        send(proc, request(4, "session/load", {"cwd": str(tmp_path), "sessionId": "../../etc", "mcpServers": []}))
+        send(
+            proc,
+            request(4, "session/load", {"cwd": str(tmp_path), "sessionId": "../../etc", "mcpServers": []}),
+        )
         assert read(proc.stdout)["error"]["code"] == -32602
         # Still serving after all that.
         send(proc, request(5, "initialize", {"protocolVersion": 1}))
@@ -103,9 +109,13 @@ def test_bad_lines_get_json_rpc_errors_and_closing_stdin_ends_it(tmp_path: Path)
 
 
 @pytest.mark.kernel
-def test_client_gone_mid_turn_ends_the_process_and_its_kernels(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+def test_client_gone_mid_turn_ends_the_process_and_its_kernels(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
     code = "import time\nprint('sleeping', flush=True)\ntime.sleep(120)"
-    fake_openai.script(Reply(tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": code}, call_id="c1")]))
+    fake_openai.script(
+        Reply(tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": code}, call_id="c1")])
+    )
     config = tmp_path / "acp.toml"
     config.write_text("subagent_pool_size = 0\ncheckpoints = false\n")
     proc = start(
@@ -117,7 +127,12 @@ def test_client_gone_mid_turn_ends_the_process_and_its_kernels(fake_openai: Fake
         read(proc.stdout)
         send(proc, request(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))
         session_id = read(proc.stdout)["result"]["sessionId"]
-        send(proc, request(2, "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}))
+        send(
+            proc,
+            request(
+                2, "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
+            ),
+        )
         while True:  # until the kernel runs the action
             message = read(proc.stdout)
             update = message.get("params", {}).get("update", {})

@@ -432,10 +432,16 @@ def serve_acp(
     from freeact_tui.acp import serve
 
     logging.getLogger("freeact_tui.acp").setLevel(logging.INFO)
-    asyncio.run(serve(config_for))
+    code = 0
+    try:
+        asyncio.run(serve(config_for))
+    except Exception as exc:  # e.g. stdin/stdout that cannot be used: a message, not a traceback
+        logging.getLogger("freeact_tui.acp").exception("the ACP server failed")
+        typer.echo(f"freeact-tui acp: {type(exc).__name__}: {exc} (details in {log_file})", err=True)
+        code = 1
     logging.shutdown()
     sys.stderr.flush()
-    os._exit(0)  # the kernels have stopped; tearing down the interpreter would only cost time
+    os._exit(code)  # the kernels have stopped; tearing down the interpreter would only cost time
 
 
 app.add_typer(sessions_app, name="sessions", help="List, show, export and remove sessions.")
