@@ -254,3 +254,49 @@ def test_client_mcp_servers_join_the_config_and_sse_is_refused() -> None:
     assert (servers["web"].url, servers["web"].headers) == ("http://127.0.0.1:9/mcp", {"X": "y"})
     with pytest.raises(RequestError, match="sse"):
         client_mcp_servers([SseMcpServer(type="sse", name="old", url="http://127.0.0.1:9/sse", headers=[])])
+
+
+@pytest.mark.parametrize(
+    ("outcome", "expected"),
+    [
+        ({"outcome": "selected", "optionId": "allow_once"}, (True, None, None)),
+        ({"outcome": "selected", "optionId": "allow_always"}, (True, "always", "RULE")),
+        ({"outcome": "selected", "optionId": "reject_once"}, (False, None, None)),
+        ({"outcome": "selected", "optionId": "reject_always"}, (False, "always", "RULE")),
+        ({"outcome": "cancelled"}, (False, None, None)),
+        ({"outcome": "selected", "optionId": "maybe"}, (False, None, None)),
+    ],
+)
+def test_permission_answers_are_decisions(outcome: dict[str, str], expected: tuple[object, ...]) -> None:
+    from acp.schema import RequestPermissionResponse
+
+    from freeact_tui.acp.permission import decision_for, permission_options
+    from freeact_tui.rulepatterns import proposed_pattern
+    from freeact_tui.toolcalls import ShellAction
+
+    call = ShellAction("git status")
+    rule = proposed_pattern(call)  # the rule the app's dialog proposes: the same exactness
+    decision = decision_for(RequestPermissionResponse.model_validate({"outcome": outcome}), call)
+    assert (decision.approved, decision.remember, decision.pattern) == tuple(rule if v == "RULE" else v for v in expected)
+    assert [o.name for o in permission_options(call)][1] == f"Always allow shell: {rule}"
+
+
+async def test_attached_files_and_images_reach_the_model_and_audio_is_refused(
+    fake_openai: FakeOpenAI, work: Path, config_file: Path
+) -> None:
+    from acp import RequestError, audio_block, embedded_text_resource, image_block, resource_block
+
+    fake_openai.script(Reply("seen"))
+    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    unsaved = embedded_text_resource(f"file://{work}/draft.py", "x = 'unsaved buffer'\n")
+    client = RecordingClient()
+    async with acp_agent(client, *fake_args(fake_openai, config_file), cwd=work) as (conn, _):
+        sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+        prompt = [text_block("look"), resource_block(unsaved), image_block(pixel, "image/png")]
+        await conn.prompt(session_id=sid, prompt=prompt)
+        with pytest.raises(RequestError, match="audio"):
+            await conn.prompt(session_id=sid, prompt=[audio_block("AAAA", "audio/wav")])
+    sent = json.dumps(fake_openai.requests[0].messages[-1])
+    assert f"Contents of {work}/draft.py" in sent and "unsaved buffer" in sent
+    assert "data:image/png;base64," in sent
+    assert fake_openai.count == 1  # the refused prompt never reached the model
