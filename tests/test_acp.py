@@ -300,3 +300,27 @@ async def test_attached_files_and_images_reach_the_model_and_audio_is_refused(
     assert f"Contents of {work}/draft.py" in sent and "unsaved buffer" in sent
     assert "data:image/png;base64," in sent
     assert fake_openai.count == 1  # the refused prompt never reached the model
+
+
+async def test_a_subagent_task_is_a_tool_call_with_its_answer(
+    fake_openai: FakeOpenAI, work: Path, config_file: Path
+) -> None:
+    task = {"prompt": "Say hello from the subagent.", "max_turns": 3}
+    fake_openai.script(
+        Reply(tool_calls=[ToolCallReply("subagent_task", task, call_id="call_sub")]),
+        Reply("hello from the subagent"),  # the subagent's own request
+        Reply("The subagent said hello."),
+    )
+    client = RecordingClient(["allow_once"])
+    async with acp_agent(client, *fake_args(fake_openai, config_file), cwd=work) as (conn, _):
+        sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+        result = await conn.prompt(session_id=sid, prompt=[text_block("delegate")])
+    assert result.stop_reason == "end_turn"
+    start = client.of("tool_call")[0]
+    assert (start["toolCallId"], start["kind"]) == ("call_sub", "think")
+    assert start["title"] == "Subagent: Say hello from the subagent."
+    assert [t.tool_call_id for t, _ in client.asked] == ["call_sub"]
+    assert client.statuses("call_sub")[-1] == "completed"
+    assert "hello from the subagent" in content_texts(client.call_updates("call_sub")[-1])
+    # The subagent's text stays inside its call; the conversation shows the main agent's answer only.
+    assert client.text() == "The subagent said hello."
