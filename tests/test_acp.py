@@ -277,7 +277,9 @@ def test_permission_answers_are_decisions(outcome: dict[str, str], expected: tup
     call = ShellAction("git status")
     rule = proposed_pattern(call)  # the rule the app's dialog proposes: the same exactness
     decision = decision_for(RequestPermissionResponse.model_validate({"outcome": outcome}), call)
-    assert (decision.approved, decision.remember, decision.pattern) == tuple(rule if v == "RULE" else v for v in expected)
+    assert (decision.approved, decision.remember, decision.pattern) == tuple(
+        rule if v == "RULE" else v for v in expected
+    )
     assert [o.name for o in permission_options(call)][1] == f"Always allow shell: {rule}"
 
 
