@@ -123,6 +123,9 @@ SUBCOMMAND_OPTIONS: dict[str, frozenset[str]] = {
             "trust_folder",
         }
     ),
+    "acp": frozenset(
+        {"model", "config_path", "skip_permissions", "execution", "base_url", "remote_insecure", "action_protocol"}
+    ),
 }
 
 
@@ -393,6 +396,74 @@ def run_headless(
             max_turns=max_turns,
         )
     )
+
+
+@app.command("acp")
+def serve_acp(
+    ctx: typer.Context,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Model (as for the app).")] = None,
+    config_path: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML config file.")] = None,
+    skip_permissions: Annotated[
+        bool,
+        typer.Option("--skip-permissions", help="Approve every action no deny rule refuses (dangerous)."),
+    ] = False,
+    execution: Annotated[
+        ExecutionChoice | None, typer.Option("--execution", "-e", help="Where code runs.")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="An OpenAI-compatible server.")] = None,
+    remote_insecure: Annotated[bool, typer.Option("--remote-insecure", help=_REMOTE_INSECURE_HELP)] = False,
+    action_protocol: Annotated[
+        ProtocolChoice | None,
+        typer.Option("--action-protocol", help="tools, text (code blocks in the reply) or auto."),
+    ] = None,
+) -> None:
+    """Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim) and toad.
+
+    Each session's working directory is the cwd the client gives; its config is loaded there (project
+    files included) with these options on top. Logs go to the log file, never to stdout."""
+    from freeact_tui.config import ConfigError, load_config
+
+    before: dict[str, object] = ctx.obj or {}
+    chosen_execution = execution or before.get("execution")
+    chosen_protocol = action_protocol or before.get("action_protocol")
+    overrides = {
+        "model": model or before.get("model"),
+        "skip_permissions": True if skip_permissions or before.get("skip_permissions") else None,
+        "execution": chosen_execution.value if isinstance(chosen_execution, ExecutionChoice) else None,
+        "base_url": base_url or before.get("base_url"),
+        "remote_insecure": True if remote_insecure or before.get("remote_insecure") else None,
+        "action_protocol": chosen_protocol.value if isinstance(chosen_protocol, ProtocolChoice) else None,
+    }
+    path = config_path or cast("Path | None", before.get("config_path"))
+
+    def config_for(cwd: Path) -> Config:
+        return load_config(path, overrides, cwd=cwd)
+
+    try:
+        config = config_for(Path.cwd())  # a broken config is said now, not at the first session
+    except ConfigError as exc:
+        raise _fail(str(exc), 1) from None
+    log_file = _log_to_file()
+    _warn_if_insecure(config)
+    typer.echo(f"freeact-tui acp: serving ACP on stdin/stdout; logs in {log_file}", err=True)
+
+    import asyncio
+    import logging
+    import os
+
+    from freeact_tui.acp import serve
+
+    logging.getLogger("freeact_tui.acp").setLevel(logging.INFO)
+    code = 0
+    try:
+        asyncio.run(serve(config_for))
+    except Exception as exc:  # e.g. stdin/stdout that cannot be used: a message, not a traceback
+        logging.getLogger("freeact_tui.acp").exception("the ACP server failed")
+        typer.echo(f"freeact-tui acp: {type(exc).__name__}: {exc} (details in {log_file})", err=True)
+        code = 1
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(code)  # the kernels have stopped; tearing down the interpreter would only cost time
 
 
 app.add_typer(sessions_app, name="sessions", help="List, show, export and remove sessions.")

@@ -1,0 +1,384 @@
+"""The ACP agent: one ``Agent`` per ACP session, driven by ``session/prompt`` and answered over ``session/update``.
+
+It consumes agent events only (``Agent.stream()`` and ``ApprovalRequest``), as the app does. Sessions
+are the app's: the same store (a freeact project's ``.freeact/sessions`` where there is one), so a
+session started in an editor resumes in the app and the other way round. See ``docs/acp.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.helpers import update_current_mode
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    AuthenticateResponse,
+    ClientCapabilities,
+    HttpMcpServer,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    McpServerStdio,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+    StopReason,
+    ToolCallUpdate,
+)
+
+from freeact_tui import __version__
+from freeact_tui.acp.permission import CANCELLED_REASON, decision_for, permission_options
+from freeact_tui.acp.prompt_content import PromptBlock, PromptError, user_content
+from freeact_tui.acp.replay import replay_updates
+from freeact_tui.acp.turn_updates import TurnUpdates, Update
+from freeact_tui.agent.agent import Agent
+from freeact_tui.config import Config, ConfigError, McpServerConfig
+from freeact_tui.events import ApprovalRequest, Decision
+from freeact_tui.store.sessions import InvalidSessionId, SessionStore, validate_session_id
+
+logger = logging.getLogger(__name__)
+
+ASK_MODE = "ask"
+AUTO_MODE = "auto"
+MODES = [
+    SessionMode(id=ASK_MODE, name="Ask", description="Ask before every action no saved rule decides."),
+    SessionMode(
+        id=AUTO_MODE,
+        name="Approve all",
+        description="Run every action no deny rule refuses, without asking (like --skip-permissions).",
+    ),
+]
+# How long stopping a session's kernels may take when the client goes away.
+STOP_TIMEOUT = 15.0
+
+ConfigLoader = Callable[[Path], Config]
+"""The config for a session's working directory (the command line's options applied)."""
+AgentFactory = Callable[..., Agent]
+
+
+def _error(code: int, message: str) -> RequestError:
+    return RequestError(code, message)
+
+
+def invalid_params(message: str) -> RequestError:
+    return _error(-32602, message)
+
+
+@dataclass
+class AcpSession:
+    """One ACP session: its agent, its permission mode and what its running turn waits for."""
+
+    id: str
+    agent: Agent
+    working_dir: Path
+    mode: str = ASK_MODE
+    asking: set[asyncio.Task[None]] = field(default_factory=set)
+    cancel_requested: bool = False
+
+
+class FreeactAcpAgent:
+    """The ACP agent side (``acp.interfaces.Agent``) of freeact-tui.
+
+    Args:
+        load_config: the config for a working directory (a session's ``cwd``).
+        agent_factory: builds an ``Agent`` from a config (``Agent.from_config`` and its keywords).
+    """
+
+    def __init__(self, load_config: ConfigLoader, agent_factory: AgentFactory = Agent.from_config) -> None:
+        self._load_config = load_config
+        self._agent_factory = agent_factory
+        self._conn: Client | None = None
+        self._client_capabilities: ClientCapabilities | None = None
+        self.sessions: dict[str, AcpSession] = {}
+
+    def on_connect(self, conn: Client) -> None:
+        self._conn = conn
+
+    @property
+    def client(self) -> Client:
+        if self._conn is None:
+            raise RuntimeError("no client connection")
+        return self._conn
+
+    # -- initialize, authenticate -------------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        self._client_capabilities = client_capabilities
+        logger.info("ACP client %s, protocol %s", client_info, protocol_version)
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            agent_info=Implementation(name="freeact-tui", title="freeact-tui", version=__version__),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
+        # Provider keys come from the environment; there is nothing to authenticate here.
+        return AuthenticateResponse()
+
+    # -- sessions ---------------------------------------------------------------------------------------
+
+    def _config(self, cwd: str, mcp_servers: Sequence[Any] | None) -> Config:
+        path = Path(cwd)
+        if not path.is_absolute():
+            raise invalid_params(f"cwd must be an absolute path, not {cwd!r}")
+        if not path.is_dir():
+            raise invalid_params(f"cwd {cwd!r} is not a directory")
+        try:
+            config = self._load_config(path)
+        except ConfigError as exc:
+            raise invalid_params(str(exc)) from None
+        servers = dict(config.mcp_servers)
+        servers.update(client_mcp_servers(mcp_servers or []))
+        return config.model_copy(update={"working_dir": path, "mcp_servers": servers})
+
+    async def _open(self, config: Config, session_id: str | None) -> AcpSession:
+        from freeact_tui.agent.models import ModelSetupError, missing_setup
+
+        problem = missing_setup(config.model, config.base_url, config.api_key_env)
+        if problem:
+            raise RequestError.auth_required({"message": problem})
+        try:
+            agent = self._agent_factory(config, session_id=session_id)
+        except (ModelSetupError, ValueError) as exc:
+            raise invalid_params(str(exc)) from None
+        await agent.start()
+        session = AcpSession(agent.session_id, agent, config.resolved_working_dir())
+        if config.skip_permissions:
+            session.mode = AUTO_MODE
+        self.sessions[session.id] = session
+        return session
+
+    def _modes(self, session: AcpSession) -> SessionModeState:
+        return SessionModeState(current_mode_id=session.mode, available_modes=MODES)
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        session = await self._open(self._config(cwd, mcp_servers), None)
+        return NewSessionResponse(session_id=session.id, modes=self._modes(session))
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse | None:
+        config = self._config(cwd, mcp_servers)
+        try:
+            validate_session_id(session_id)
+        except InvalidSessionId as exc:
+            raise invalid_params(str(exc)) from None
+        session = self.sessions.get(session_id)
+        if session is None:
+            store = SessionStore(config.resolved_sessions_dir())
+            if not store.session(session_id).exists():
+                raise _error(-32002, f"no session {session_id} in {config.resolved_sessions_dir()}")
+            session = await self._open(config, session_id)
+        if session.agent.load_damage is not None:
+            raise invalid_params(f"the session cannot be read: {session.agent.load_damage}")
+        for update in replay_updates(session.agent.history, session.working_dir):
+            await self.client.session_update(session_id=session.id, update=update)
+        return LoadSessionResponse(modes=self._modes(session))
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        try:
+            sessions = await asyncio.to_thread(self._list, cwd)
+        except ConfigError as exc:
+            raise invalid_params(str(exc)) from None
+        return ListSessionsResponse(sessions=sessions)
+
+    def _list(self, cwd: str | None) -> list[SessionInfo]:
+        """The sessions of the store ``cwd``'s config names, newest first (only those started in ``cwd``)."""
+        where = Path(cwd) if cwd else Path.cwd()
+        config = self._load_config(where).model_copy(update={"working_dir": where})
+        wanted = str(where.resolve()) if cwd else None
+        return [
+            SessionInfo(
+                session_id=info.id,
+                cwd=info.cwd or str(where),
+                title=info.title or None,
+                updated_at=info.updated.isoformat(),
+            )
+            for info in SessionStore(config.resolved_sessions_dir()).list()
+            if wanted is None or info.cwd is None or str(Path(info.cwd).resolve()) == wanted
+        ]
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse | None:
+        session = self._session(session_id)
+        if mode_id not in (ASK_MODE, AUTO_MODE):
+            raise invalid_params(f"unknown mode {mode_id!r} (modes: {ASK_MODE}, {AUTO_MODE})")
+        session.mode = mode_id
+        await self.client.session_update(session_id=session_id, update=update_current_mode(mode_id))
+        return SetSessionModeResponse()
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise invalid_params(f"no open session {session_id!r}: call session/new or session/load first")
+        return session
+
+    # -- turns ------------------------------------------------------------------------------------------
+
+    async def prompt(self, prompt: list[PromptBlock], session_id: str, **kwargs: Any) -> PromptResponse:
+        session = self._session(session_id)
+        agent = session.agent
+        if agent.busy:
+            raise _error(-32600, "a prompt is already running in this session")
+        if agent.session_locked is not None:
+            raise _error(-32600, f"the session is open in another process: {agent.session_locked}")
+        try:
+            content = user_content(prompt)
+        except PromptError as exc:
+            raise invalid_params(str(exc)) from None
+        session.cancel_requested = False
+        turn = TurnUpdates(session.working_dir)
+        try:
+            async for event in agent.stream(content):
+                for update in turn.see(event):
+                    await self._send(session, update)
+                if isinstance(event, ApprovalRequest) and not event.decided:
+                    self._ask(session, turn, event)
+        finally:
+            await self._stop_asking(session)
+        for update in turn.close_open("The turn ended before this call finished."):
+            await self._send(session, update)
+        stop: StopReason = "end_turn"
+        if turn.cancelled or session.cancel_requested:
+            stop = "cancelled"
+        elif turn.limit_reached:
+            stop = "max_turn_requests"
+        return PromptResponse(stop_reason=stop)
+
+    async def _send(self, session: AcpSession, update: Update) -> None:
+        await self.client.session_update(session_id=session.id, update=update)
+
+    def _ask(self, session: AcpSession, turn: TurnUpdates, request: ApprovalRequest) -> None:
+        """Decide ``request``: at once in the ``auto`` mode, else by asking the client (in a task, so the
+        turn's other events keep flowing while the client shows its dialog)."""
+        if session.mode == AUTO_MODE:
+            request.resolve(Decision(True))
+            return
+        task = asyncio.create_task(self._request_permission(session, turn, request))
+        session.asking.add(task)
+        task.add_done_callback(session.asking.discard)
+
+    async def _request_permission(
+        self, session: AcpSession, turn: TurnUpdates, request: ApprovalRequest
+    ) -> None:
+        tool_call_id = turn.tool_call_id(request)
+        view = turn.calls[tool_call_id].view
+        decision = Decision(False, reason=CANCELLED_REASON)
+        try:
+            response = await self.client.request_permission(
+                session_id=session.id,
+                tool_call=ToolCallUpdate(
+                    tool_call_id=tool_call_id,
+                    title=view.title,
+                    kind=view.kind,
+                    status="pending",
+                    content=view.content or None,
+                    locations=view.locations or None,
+                    raw_input=view.raw_input,
+                ),  # fmt: skip
+                options=permission_options(request.tool_call),
+            )
+            decision = decision_for(response, request.tool_call)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the client failed to answer or is gone: nobody approved it
+            logger.warning("request_permission failed: %s", exc)
+            decision = Decision(False, reason=f"the client did not answer the permission request ({exc})")
+        finally:
+            if not request.decided:
+                request.resolve(decision)
+                with contextlib.suppress(Exception):
+                    for update in turn.decided(request, decision):
+                        await asyncio.shield(self._send(session, update))
+
+    async def _stop_asking(self, session: AcpSession) -> None:
+        """Cancel the permission requests still waiting (their requests are rejected)."""
+        tasks = list(session.asking)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        session.cancel_requested = True
+        session.agent.cancel()
+        for task in list(session.asking):
+            task.cancel()
+
+    # -- the end ----------------------------------------------------------------------------------------
+
+    async def shutdown(self) -> None:
+        """Cancel every turn and stop every agent (kernels, MCP servers): the client is gone."""
+        sessions, self.sessions = list(self.sessions.values()), {}
+
+        async def stop(session: AcpSession) -> None:
+            for task in list(session.asking):
+                task.cancel()
+            try:
+                await asyncio.wait_for(session.agent.stop(), STOP_TIMEOUT)
+            except Exception:
+                logger.exception("stopping session %s failed", session.id)
+
+        await asyncio.gather(*(stop(s) for s in sessions))
+
+
+def client_mcp_servers(servers: Sequence[Any]) -> dict[str, McpServerConfig]:
+    """The MCP servers a client passed, as config entries (added to the config's, by name).
+
+    Raises:
+        RequestError: an SSE server (``mcpCapabilities.sse`` is false) or an ACP-transport server.
+    """
+    out: dict[str, McpServerConfig] = {}
+    for server in servers:
+        match server:
+            case McpServerStdio(name=name, command=command, args=args, env=env):
+                out[name] = McpServerConfig(
+                    command=command, args=list(args), env={e.name: e.value for e in env}
+                )
+            case HttpMcpServer(name=name, url=url, headers=headers):
+                out[name] = McpServerConfig(url=url, headers={h.name: h.value for h in headers})
+            case _:
+                kind = getattr(server, "type", type(server).__name__)
+                name = getattr(server, "name", "?")
+                raise invalid_params(
+                    f"MCP server {name!r}: transport {kind!r} is not supported (stdio and http are)"
+                )
+    return out
+
+
+__all__ = ["ASK_MODE", "AUTO_MODE", "AcpSession", "FreeactAcpAgent", "client_mcp_servers"]

@@ -1,0 +1,186 @@
+"""The protocol's own stdin/stdout, kept apart from everything else the process (and its kernels) writes.
+
+ACP is JSON-RPC over the agent's stdio, one message per line, so a stray ``print`` or a child process
+writing to fd 1 would corrupt the stream. ``protocol_streams()`` moves the protocol to private copies
+of fds 0 and 1, then points fd 1 at stderr and fd 0 at ``/dev/null`` (children inherit those, and a
+kernel can never read a message meant for us). ``LineTransport`` frames messages and answers a line
+that is not JSON-RPC with a JSON-RPC error (the SDK's own framing only logs and skips it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import stat
+import sys
+import threading
+from typing import Any, Protocol
+
+logger = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+# Messages bigger than this are a protocol error, not a reason to run out of memory.
+LINE_LIMIT = 64 * 1024 * 1024
+
+
+def guard_stdio() -> tuple[int, int]:
+    """Take fds 0 and 1 for the protocol; return the private copies (read, write).
+
+    Afterwards fd 1 (and ``sys.stdout``) write to stderr and fd 0 reads ``/dev/null``.
+    """
+    sys.stdout.flush()
+    proto_in = os.dup(0)  # os.dup makes non-inheritable fds: no child gets the protocol's pipes
+    proto_out = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return proto_in, proto_out
+
+
+class ByteSink(Protocol):
+    """Where the protocol's bytes go."""
+
+    async def write(self, data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _PipeSink:
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, data: bytes) -> None:
+        self._writer.write(data)
+        await self._writer.drain()
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+class _FileSink:
+    """stdout redirected to a regular file (no pipe to wait on): plain blocking writes."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int) -> None:
+    """stdin redirected from a regular file (the event loop cannot watch it): read it in a thread."""
+
+    def read() -> None:
+        try:
+            while data := os.read(fd, 65536):
+                loop.call_soon_threadsafe(reader.feed_data, data)
+        finally:
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=read, name="acp-stdin", daemon=True).start()
+
+
+async def protocol_streams(proto_in: int, proto_out: int) -> tuple[asyncio.StreamReader, ByteSink]:
+    """The protocol's input as a stream reader and its output as a sink (see ``guard_stdio``)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    if stat.S_ISREG(os.fstat(proto_in).st_mode):
+        _feed_from_thread(loop, reader, proto_in)
+    else:
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(proto_in, "rb", buffering=0)
+        )
+    if stat.S_ISREG(os.fstat(proto_out).st_mode):
+        return reader, _FileSink(proto_out)
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(proto_out, "wb", buffering=0)
+    )
+    return reader, _PipeSink(asyncio.StreamWriter(transport, protocol, None, loop))
+
+
+def _error(code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": None, "error": error}
+
+
+class LineTransport:
+    """Newline-delimited JSON-RPC messages over asyncio streams (the SDK's ``Transport`` protocol).
+
+    A line that is not JSON gets a parse error (-32700), one that is not a JSON-RPC message an invalid
+    request error (-32600); both with ``id: null``, as JSON-RPC 2.0 asks. The connection goes on.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: ByteSink) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+        async with self._lock:
+            if self._closed:
+                raise ConnectionError("the client's stdin is closed")
+            await self._writer.write(data)
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            try:
+                line = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                line = exc.partial  # the last line without its newline, or b"" at the end
+                if not line.strip():
+                    return None
+            except asyncio.LimitOverrunError:
+                await self._skip_long_line()
+                await self.send(_error(INVALID_REQUEST, f"message longer than {LINE_LIMIT} bytes"))
+                continue
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError as exc:
+                logger.warning("not JSON: %.200r", line)
+                await self.send(_error(PARSE_ERROR, "Parse error", {"details": str(exc)}))
+                continue
+            if not isinstance(message, dict) or not ("method" in message or "id" in message):
+                await self.send(_error(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"))
+                continue
+            if "method" in message and not isinstance(message["method"], str):
+                await self.send(_error(INVALID_REQUEST, "Invalid Request: `method` must be a string"))
+                continue
+            return message
+
+    async def _skip_long_line(self) -> None:
+        while True:
+            try:
+                await self._reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as exc:
+                await self._reader.readexactly(exc.consumed)
+            except asyncio.IncompleteReadError:
+                return
+
+    async def close(self) -> None:
+        async with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._writer.close()
+            except Exception:  # the client may be gone already
+                logger.debug("closing stdout failed", exc_info=True)
+
+
+__all__ = ["ByteSink", "LineTransport", "guard_stdio", "protocol_streams"]

@@ -1,0 +1,180 @@
+"""How one of our tool calls reads in an ACP client: title, kind, content, file locations, diff.
+
+A code action is ``execute`` with its code as content; a shell part or script ``execute``; a file read
+``read`` with its location; a file write or edit ``edit`` with a diff (old and new text of the whole
+file, so the editor can show it as its own diff view); an MCP call (from code or as a JSON tool) ``other`` named
+``server.tool``; a subagent task ``think``.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from acp import text_block, tool_content, tool_diff_content
+from acp.schema import (
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    ImageContentBlock,
+    TerminalToolCallContent,
+    ToolCallLocation,
+    ToolKind,
+)
+
+from freeact_tui.toolcalls import (
+    CodeAction,
+    FileCall,
+    FileEdit,
+    FileRead,
+    FileWrite,
+    JsonToolCall,
+    ProgrammaticToolCall,
+    ShellAction,
+    ShellScript,
+    SubagentTask,
+    ToolCall,
+)
+
+ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+# A file bigger than this is not sent whole as a diff's old text (the diff text is shown instead).
+DIFF_FILE_LIMIT = 1024 * 1024
+# Only the tail of a long output is sent with each update: the client keeps the newest content only.
+OUTPUT_LIMIT = 64 * 1024
+
+
+@dataclass(frozen=True)
+class CallView:
+    """The ACP fields of a tool call."""
+
+    title: str
+    kind: ToolKind
+    content: list[ToolContent]
+    locations: list[ToolCallLocation]
+    raw_input: dict[str, Any]
+
+
+def _fenced(text: str, lang: str) -> str:
+    fence = "```"
+    while fence in text:  # a fence longer than any run of backticks inside
+        fence += "`"
+    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
+
+
+def _first_line(text: str, limit: int = 80) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def file_path(call: FileCall, working_dir: Path) -> str:
+    """The absolute path a file call points to (ACP locations and diffs want absolute paths)."""
+    if call.resolved:
+        return call.resolved
+    path = Path(call.path).expanduser()
+    return str(path if path.is_absolute() else working_dir / path)
+
+
+def _read(path: str) -> str | None:
+    try:
+        p = Path(path)
+        if p.stat().st_size > DIFF_FILE_LIMIT:
+            return None
+        return p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _edit_diff(call: FileEdit, path: str) -> ToolContent:
+    old = _read(path)
+    if old is not None:
+        new = old
+        for edit in call.edits:
+            if edit.old_text not in new:
+                break
+            new = new.replace(edit.old_text, edit.new_text, 1)
+        else:
+            return tool_diff_content(path, new, old)
+    return tool_content(text_block(_fenced(call.display_text(), "diff")))
+
+
+def _write_diff(call: FileWrite, path: str) -> ToolContent:
+    old = _read(path) if Path(path).exists() else None
+    return tool_diff_content(path, call.content, old)
+
+
+def describe(call: ToolCall, args: dict[str, Any], working_dir: Path) -> CallView:
+    """The ACP view of ``call`` (``args``: the arguments as the model gave them, sent as ``rawInput``)."""
+    match call:
+        case CodeAction(code=code):
+            return CallView(
+                _first_line(code) or "Python", "execute", [tool_content(text_block(_fenced(code, "python")))],
+                [], args,
+            )  # fmt: skip
+        case ShellAction(command=command):
+            return CallView(
+                f"$ {_first_line(command)}", "execute", [tool_content(text_block(_fenced(command, "sh")))],
+                [], args,
+            )  # fmt: skip
+        case ShellScript(script=script):
+            return CallView(
+                f"bash: {_first_line(script)}", "execute",
+                [tool_content(text_block(_fenced(script, "bash")))], [], args,
+            )  # fmt: skip
+        case ProgrammaticToolCall(server=server, tool=tool):
+            return CallView(f"{server}.{tool}", "other", [], [], args)
+        case JsonToolCall(tool_name=name):
+            return CallView(name, "other", [], [], args)
+        case SubagentTask(prompt=prompt):
+            return CallView(
+                f"Subagent: {_first_line(prompt)}", "think", [tool_content(text_block(prompt))], [], args
+            )
+        case FileRead() as read:
+            path = file_path(read, working_dir)
+            line = read.offset if read.offset else None
+            return CallView(f"Read {read.path}{read.line_range()}", "read", [],
+                            [ToolCallLocation(path=path, line=line)], args)  # fmt: skip
+        case FileWrite() as write:
+            path = file_path(write, working_dir)
+            return CallView(f"Write {write.path}", "edit", [_write_diff(write, path)],
+                            [ToolCallLocation(path=path)], args)  # fmt: skip
+        case FileEdit() as edit:
+            path = file_path(edit, working_dir)
+            return CallView(f"Edit {edit.path}", "edit", [_edit_diff(edit, path)],
+                            [ToolCallLocation(path=path)], args)  # fmt: skip
+    return CallView(
+        call.display_text().splitlines()[0] if call.display_text() else call.kind, "other", [], [], args
+    )
+
+
+def output_content(
+    text: str | None, images: list[Path] | None = None, image: bytes | None = None
+) -> list[ToolContent]:
+    """A call's output as tool-call content: its text (the tail of a long one) and its images."""
+    content: list[ToolContent] = []
+    if text:
+        tail = text if len(text) <= OUTPUT_LIMIT else "…" + text[-OUTPUT_LIMIT:]
+        content.append(tool_content(text_block(_fenced(tail, ""))))
+    for path in images or []:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        mime = mimetypes.guess_type(path.name)[0] or "image/png"
+        content.append(tool_content(_image(data, mime)))
+    if image is not None:
+        content.append(tool_content(_image(image, "image/png")))
+    return content
+
+
+def note_content(text: str) -> list[ToolContent]:
+    """A short plain note on a tool call (why it was rejected, that it was cancelled)."""
+    return [tool_content(text_block(text))] if text else []
+
+
+def _image(data: bytes, mime: str) -> ImageContentBlock:
+    return ImageContentBlock(type="image", data=base64.b64encode(data).decode("ascii"), mime_type=mime)
+
+
+__all__ = ["CallView", "ToolContent", "describe", "file_path", "note_content", "output_content"]
