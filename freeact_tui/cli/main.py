@@ -124,7 +124,16 @@ SUBCOMMAND_OPTIONS: dict[str, frozenset[str]] = {
         }
     ),
     "acp": frozenset(
-        {"model", "config_path", "skip_permissions", "execution", "base_url", "remote_insecure", "action_protocol"}
+        {
+            "model",
+            "config_path",
+            "skip_permissions",
+            "execution",
+            "base_url",
+            "remote_insecure",
+            "action_protocol",
+            "trust_folder",
+        }
     ),
 }
 
@@ -416,11 +425,12 @@ def serve_acp(
         ProtocolChoice | None,
         typer.Option("--action-protocol", help="tools, text (code blocks in the reply) or auto."),
     ] = None,
+    trust_folder: Annotated[bool, typer.Option("--trust", help=_TRUST_HELP)] = False,
 ) -> None:
     """Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim) and toad.
 
-    Each session's working directory is the cwd the client gives; its config is loaded there (project
-    files included) with these options on top. Logs go to the log file, never to stdout."""
+    Each session's working directory is the cwd the client gives; its config is loaded there (its
+    project files only once the folder is trusted: --trust or the app's prompt) with these options on top. Logs go to the log file, never to stdout."""
     from freeact_tui.config import ConfigError, load_config
 
     before: dict[str, object] = ctx.obj or {}
@@ -436,8 +446,14 @@ def serve_acp(
     }
     path = config_path or cast("Path | None", before.get("config_path"))
 
+    trusted = trust_folder or bool(before.get("trust"))
+
     def config_for(cwd: Path) -> Config:
-        return load_config(path, overrides, cwd=cwd)
+        # an editor's folder is untrusted like any other: its project files apply only with --trust
+        # (or once trusted in the app); the refusal goes to stderr, stdout is the protocol's
+        config = load_config(path, overrides, cwd=cwd, trust_project=trusted)
+        _echo_untrusted(config)
+        return config
 
     try:
         config = config_for(Path.cwd())  # a broken config is said now, not at the first session
