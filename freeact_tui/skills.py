@@ -11,15 +11,22 @@ A skill is a directory with a ``SKILL.md`` whose front matter names it and says 
 Skills are found in ``.freeact/skills/`` (freeact's workspace skills) and ``.agents/skills/``
 (project skills) of the working dir and of the freeact project above it. Only names, descriptions
 and paths go into the prompt; the model reads a skill's file when a task matches it.
+
+The bundled skills (freeact's three: ``saving-codeacts``, ``task-planning``, ``output-parsers``)
+are copied, as freeact does, into the freeact project's ``.freeact/skills`` or else into our data
+dir, and read from there: nothing sent to the model names the installation's own files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from freeact_tui import paths
+
+log = logging.getLogger(__name__)
 
 SKILL_FILE = "SKILL.md"
 SKILL_DIRS = (Path(paths.FREEACT_DIR_NAME) / "skills", Path(".agents") / "skills")
@@ -83,6 +90,75 @@ def find_skills(working_dir: Path, extra_dirs: Sequence[Path] = ()) -> list[Skil
     return list(found.values())
 
 
+def bundled_skills_dir() -> Path:
+    """The templates of the bundled skills (inside the installation: never shown to the model)."""
+    return Path(__file__).resolve().parent / "templates" / "skills"
+
+
+def materialize_bundled_skills(
+    *, skills_dir: Path, generated_rel_dir: Path, plans_rel_dir: Path, skip: Collection[str] = ()
+) -> list[Path]:
+    """Copy the bundled skills into ``skills_dir`` (freeact's ``materialize_bundled_skills``).
+
+    A skill directory that exists already is left as it is, so the user's edits persist; so is a
+    skill named in ``skip`` (one the project has under another directory name).
+    ``{generated_rel_dir}`` and ``{plans_rel_dir}`` in the templates are filled in.
+
+    Returns:
+        The skill directories created now.
+    """
+    created: list[Path] = []
+    for template in sorted(p for p in bundled_skills_dir().iterdir() if p.is_dir()):
+        target = skills_dir / template.name
+        if target.exists() or template.name in skip:
+            continue
+        for source in sorted(template.rglob("*")):
+            destination = target / source.relative_to(template)
+            if source.is_dir():
+                destination.mkdir(parents=True, exist_ok=True)
+                continue
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            text = source.read_text(encoding="utf-8")
+            text = text.replace("{generated_rel_dir}", str(generated_rel_dir))
+            destination.write_text(text.replace("{plans_rel_dir}", str(plans_rel_dir)), encoding="utf-8")
+        created.append(target)
+    return created
+
+
+def skills_home(working_dir: Path) -> Path:
+    """Where the bundled skills are copied: the freeact project's ``.freeact/skills``, else our data dir's."""
+    project = paths.find_freeact_project(working_dir)
+    if project is not None:
+        return project / paths.FREEACT_DIR_NAME / "skills"
+    return paths.data_dir() / "skills"
+
+
+def available_skills(working_dir: Path) -> list[Skill]:
+    """The skills the agent in ``working_dir`` has: the project's, then the bundled ones (copied first).
+
+    A copy that cannot be written (read-only project) leaves the bundled skills out, never the others.
+    """
+    project = paths.find_freeact_project(working_dir)
+    home = skills_home(working_dir)
+    if project is not None:  # as freeact's init fills them in: relative to the project
+        generated, plans = Path(paths.FREEACT_DIR_NAME) / "generated", Path(paths.FREEACT_DIR_NAME) / "plans"
+    else:
+        generated, plans = paths.data_dir() / "generated", paths.data_dir() / "plans"
+    try:
+        own = {skill.name for skill in find_skills(working_dir)}
+        materialize_bundled_skills(
+            skills_dir=home, generated_rel_dir=generated, plans_rel_dir=plans, skip=own
+        )
+    except OSError as exc:
+        log.warning("cannot copy the bundled skills to %s: %s", home, exc)
+    return find_skills(working_dir, [] if project is not None else [home])
+
+
+def skill_prompt(name: str, args: str) -> str:
+    """What freeact sends for ``/<name> args``: ``<skill name="name">args</skill>``."""
+    return f'<skill name="{name}">{args.strip()}</skill>'
+
+
 def skills_section(skills: list[Skill], working_dir: Path) -> str:
     """The system prompt's list of skills (empty without any)."""
     if not skills:
@@ -91,6 +167,8 @@ def skills_section(skills: list[Skill], working_dir: Path) -> str:
         "## Skills",
         "",
         "When a request matches a skill, read its file first and follow it.",
+        'When a user message contains `<skill name="...">arguments</skill>`, read the named skill\'s '
+        "file and follow it; the text inside the tags is its arguments.",
         "",
     ]
     for skill in skills:

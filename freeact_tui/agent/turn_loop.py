@@ -119,7 +119,7 @@ class TurnLoop(ContextKeeper):
             working_dir,
             mcp_apis=self.runtime.mcp_description,
             subagents=self.enable_subagents,
-            gentools=gentools_section(gentools_root(working_dir)),
+            gentools=gentools_section(gentools_root(working_dir), working_dir),
             protocol=self.runtime.settings.action_protocol,
         )
 

@@ -111,7 +111,9 @@ class McpJsonTools:
                 logger.warning("MCP tool name %s is ambiguous; keeping the first", qualified)
                 continue
             self._tools[qualified] = _JsonTool(name, tool)
-            self._legacy.setdefault(qualified_tool_name(name, tool.name, LEGACY_TOOL_NAME_SEPARATOR), qualified)
+            self._legacy.setdefault(
+                qualified_tool_name(name, tool.name, LEGACY_TOOL_NAME_SEPARATOR), qualified
+            )
 
     def tool_definitions(self) -> list[ToolDefinition]:
         """Definitions of all listed tools, named ``<server>_<tool>``."""

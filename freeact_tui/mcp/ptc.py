@@ -6,7 +6,8 @@ output schema, and ``run(params)``). With ``<root>`` on the kernel's ``PYTHONPAT
 ``from mcptools.calc import add; add.run(add.Params(a=1, b=2))``; the call goes to the executor's
 tool server, which asks for approval (``ExecApproval(kind="mcp")``) and runs the server on demand.
 Generation starts the server, which is slow, so a package is regenerated only when its config
-changed.
+changed. A package we did not generate (freeact's, in a shared ``.freeact/generated``) or one edited
+since we generated it is the user's tool authoring: it is kept as it is, as freeact keeps it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import hashlib
 import importlib.metadata
 import keyword
 import os
@@ -47,7 +49,7 @@ LISTING_BUDGET = 4000
 # Marks a package as ours and records the config it was generated from.
 _DIGEST_FILE = ".freeact-tui-digest"
 # Bump when the generated layout changes, so that caches are rebuilt.
-_FORMAT_VERSION = "1"
+_FORMAT_VERSION = "2"
 _SUMMARY_CHARS = 200
 _STALE_STAGING_SECONDS = 3600
 
@@ -94,6 +96,8 @@ class PtcApis:
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     errors: list[McpServerError] = field(default_factory=list)
     regenerated: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    """Servers whose package was made by freeact or edited by hand, and is used as it is."""
 
     def description(self, budget: int | None = None) -> str:
         """A listing of the modules and their signatures, for the system prompt (empty if none).
@@ -211,7 +215,76 @@ async def generate_ptc_sources(
         apis.params[pkg] = server_params(config)
         if regenerated:
             apis.regenerated.append(name)
+        elif not _ours_unedited(base / pkg):
+            apis.kept.append(name)
+            baked = baked_params(base / pkg)
+            if baked is not None and _same_server(baked, apis.params[pkg]):
+                apis.params[pkg] = baked  # the kernel's calls carry these exact parameters
+            elif baked is not None:
+                apis.errors.append(
+                    McpServerError(
+                        name,
+                        f"its Python API in {base / pkg} was made for other connection parameters and is "
+                        "kept as it is (it may be edited); remove that directory to generate it afresh.",
+                    )
+                )
     return apis
+
+
+def baked_params(package: Path) -> dict[str, Any] | None:
+    """The ``server_params`` a generated package's ``__init__.py`` passes to its ``ToolRunner``."""
+    try:
+        tree = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "server_params":
+            with contextlib.suppress(ValueError, SyntaxError, TypeError):
+                value = ast.literal_eval(node.value)
+                return value if isinstance(value, dict) else None
+    return None
+
+
+def _same_server(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    def norm(p: dict[str, Any]) -> tuple[Any, ...]:
+        return (
+            p.get("command"),
+            list(p.get("args") or []),
+            dict(p.get("env") or {}),
+            p.get("url"),
+            dict(p.get("headers") or {}),
+        )
+
+    return norm(a) == norm(b)
+
+
+def _files_hash(package: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(package.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _marker(package: Path) -> tuple[str, str] | None:
+    """(config digest, hash of the modules as generated) from our marker file; ``None`` without one."""
+    try:
+        lines = (package / _DIGEST_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return (lines[0] if lines else "", lines[1] if len(lines) > 1 else "")
+
+
+def _ours_unedited(package: Path) -> bool:
+    """Whether we generated ``package`` and nobody changed its modules since."""
+    marker = _marker(package)
+    if marker is None:
+        return False
+    if not marker[1]:
+        return True  # a marker from before edits were tracked: regenerated as before
+    try:
+        return marker[1] == _files_hash(package)
+    except OSError:
+        return False
 
 
 def _digest(config: McpServerConfig) -> str:
@@ -225,7 +298,7 @@ def _remove_unknown_packages(base: Path, keep: set[str]) -> None:
             with contextlib.suppress(OSError):
                 if time.time() - child.stat().st_mtime > _STALE_STAGING_SECONDS:
                     shutil.rmtree(child, ignore_errors=True)
-        elif child.is_dir() and child.name not in keep and (child / _DIGEST_FILE).exists():
+        elif child.is_dir() and child.name not in keep and _ours_unedited(child):
             shutil.rmtree(child, ignore_errors=True)
 
 
@@ -240,9 +313,10 @@ async def _ensure_package(
 ) -> tuple[bool, list[PtcTool]]:
     target = base / pkg
     digest = _digest(config)
-    with contextlib.suppress(OSError):
-        if (target / _DIGEST_FILE).read_text(encoding="utf-8") == digest:
-            return False, _read_package(target, pkg)
+    marker = _marker(target)
+    if target.is_dir() and (marker is None or marker[0] == digest or not _ours_unedited(target)):
+        # Current, or freeact's / edited by hand (freeact never regenerates an existing package).
+        return False, _read_package(target, pkg)
     try:
         client = await connect(name, config, log_dir, start_timeout)
         try:
@@ -266,7 +340,7 @@ def _write_package(base: Path, pkg: str, params: dict[str, Any], tools: list[Too
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             _generate(staging, pkg, params, tools)
-        _write(staging / _DIGEST_FILE, digest, 0o644)
+        _write(staging / _DIGEST_FILE, f"{digest}\n{_files_hash(staging)}\n", 0o644)
         target = base / pkg
         if target.exists():
             # rename(2) may replace an empty directory, so the old package moves out in one step.

@@ -346,11 +346,10 @@ class FreeactApp(App[None]):
             self.main_screen.start_compaction(command.arg)
 
     async def _list_skills(self) -> None:
-        from freeact_tui.agent.prompts import bundled_skills_dir
-        from freeact_tui.skills import find_skills
+        from freeact_tui.skills import available_skills
 
         working_dir = self.config.resolved_working_dir()
-        skills = find_skills(working_dir, [bundled_skills_dir()])
+        skills = available_skills(working_dir)
         if not skills:
             text = (
                 f"No skills in {working_dir}. A skill is a directory in .freeact/skills/ or "

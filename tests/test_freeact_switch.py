@@ -1,0 +1,198 @@
+"""A freeact 0.11 user switches with nothing lost: tools where freeact keeps them, freeact's tool
+names, its skills, and nothing of the installation's paths sent to the model.
+
+Tests that need real freeact run it in a subprocess (``FREEACT_PYTHON``, as in
+``test_freeact_interop``) and skip without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import freeact_tui
+from freeact_tui import paths
+from freeact_tui.agent.agent import Agent
+from freeact_tui.agent.prompts import build_system_prompt
+from freeact_tui.config import McpServerConfig
+from freeact_tui.events import AgentEvent, ApprovalRequest, CodeExecutionOutput
+from freeact_tui.mcp.gentools import gentools_root
+from freeact_tui.mcp.ptc import generate_ptc_sources
+from freeact_tui.permissions import PermissionRules
+from freeact_tui.skills import available_skills
+from tests.scripted import Code, script
+from tests.test_freeact_interop import find_freeact
+
+SERVERS = Path(__file__).parent / "mcp_servers"
+INSTALL_DIR = Path(freeact_tui.__file__).resolve().parent
+
+SAVED_TOOL = '''
+def run(n: int) -> int:
+    """Twice n."""
+    return 2 * n
+'''
+
+
+def calc_ptc() -> McpServerConfig:
+    return McpServerConfig(command=sys.executable, args=[str(SERVERS / "calc.py")], mode="ptc")
+
+
+def freeact_project(root: Path) -> Path:
+    """A project as ``freeact init`` leaves it, with a tool saved the way freeact's skill saves one
+    (``gentools/<category>/<tool>/api.py``, empty ``__init__.py`` files)."""
+    (root / ".freeact" / "generated").mkdir(parents=True)
+    tool = root / ".freeact" / "generated" / "gentools" / "mathx" / "double"
+    tool.mkdir(parents=True)
+    (tool.parent / "__init__.py").write_text("")
+    (tool / "__init__.py").write_text("")
+    (tool / "api.py").write_text(SAVED_TOOL)
+    return root
+
+
+async def run_turn(agent: Agent, prompt: str) -> list[AgentEvent]:
+    events: list[AgentEvent] = []
+    async with agent:
+        async for event in agent.stream(prompt):
+            events.append(event)
+            if isinstance(event, ApprovalRequest) and not event.decided:
+                event.approve(True)
+    return events
+
+
+@pytest.mark.kernel
+async def test_a_projects_saved_and_edited_tools_are_used_and_nothing_of_ours_shadows_them(
+    tmp_path: Path,
+) -> None:
+    # A run outside any project made our data dir's gentools package (this shadowed the project's).
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    assert (gentools_root(outside) / "gentools" / "__init__.py").is_file()
+    project = freeact_project(tmp_path / "proj")
+    generated = project / ".freeact" / "generated"
+    # The project's API of its ptc server, edited by hand (freeact's tool authoring).
+    first = await generate_ptc_sources({"calc": calc_ptc()}, generated)
+    assert first.errors == []
+    add_py = generated / "mcptools" / "calc" / "add.py"
+    add_py.write_text(add_py.read_text() + "\n\ndef edited() -> str:\n    return 'kept'\n")
+
+    code = (
+        "from gentools.mathx.double.api import run\nprint(run(21))\n"
+        "from mcptools.calc import add\nprint(add.edited(), add.run(add.Params(a=2, b=3)).result)"
+    )
+    s = script([Code(code)], ["done"])
+    agent = Agent(
+        s.model(),
+        working_dir=project,
+        sessions_dir=tmp_path / "sessions",
+        mcp_servers={"calc": calc_ptc()},
+        permissions=PermissionRules(None, defaults=False),
+        enable_subagents=False,
+    )
+    events = await run_turn(agent, "use the tools")
+    assert [e.text for e in events if isinstance(e, CodeExecutionOutput)] == ["42\nkept 5"]
+    assert "def edited()" in add_py.read_text()  # not regenerated over the user's edit
+    assert not (paths.data_dir() / "generated" / "mcptools").exists()  # ours stayed out of it
+    system = str(s.requests[0][0].parts[0].content)  # type: ignore[union-attr]
+    assert "`gentools.mathx.double.api.run(n: int)`: Twice n." in system
+    assert "mcptools.calc" in system
+
+
+@pytest.mark.kernel
+async def test_every_saved_tool_the_prompt_lists_imports_in_the_kernel(tmp_path: Path) -> None:
+    project = freeact_project(tmp_path)
+    gentools = project / ".freeact" / "generated" / "gentools"
+    bad = gentools / "my-tools" / "thing"  # no import statement can name `my-tools`
+    bad.mkdir(parents=True)
+    (bad / "api.py").write_text(SAVED_TOOL)
+    ours = gentools / "text" / "shout"  # our skill's layout: `run` exported from the package too
+    ours.mkdir(parents=True)
+    (ours / "__init__.py").write_text("from .api import run\n")
+    (ours / "api.py").write_text('def run(s: str) -> str:\n    """Upper case."""\n    return s.upper()\n')
+
+    listing = script(["nothing to do"])
+    agent = Agent(listing.model(), working_dir=project, sessions_dir=tmp_path / "s", enable_subagents=False)
+    await run_turn(agent, "hi")
+    system = str(listing.requests[0][0].parts[0].content)  # type: ignore[union-attr]
+    listed = [line.split("`")[1] for line in system.splitlines() if line.startswith("- `gentools.")]
+    assert [entry.split(".run(")[0] for entry in listed] == [
+        "gentools.mathx.double.api",
+        "gentools.text.shout.api",
+    ]
+    imports = "\n".join(f"import {entry.split('.run(')[0]}" for entry in listed) + "\nprint('ok')"
+    s = script([Code(imports)], ["done"])
+    agent = Agent(
+        s.model(),
+        working_dir=project,
+        sessions_dir=tmp_path / "s",
+        permissions=PermissionRules(None, defaults=False),
+        enable_subagents=False,
+    )
+    events = await run_turn(agent, "import them")
+    assert [e.text for e in events if isinstance(e, CodeExecutionOutput)] == ["ok"]
+
+
+@pytest.mark.kernel
+async def test_a_package_generated_by_real_freeact_is_kept_and_called(tmp_path: Path) -> None:
+    python, why = find_freeact()
+    if python is None:
+        pytest.skip(why)
+    project = freeact_project(tmp_path)
+    generated = project / ".freeact" / "generated"
+    params = {"command": sys.executable, "args": [str(SERVERS / "calc.py")]}
+    generate = textwrap.dedent(
+        f"""
+        import asyncio
+        from pathlib import Path
+        from freeact.tools.pytools.apigen import generate_mcp_sources
+        asyncio.run(generate_mcp_sources({{"calc": {params!r}}}, Path({str(generated)!r})))
+        """
+    )
+    done = await asyncio.to_thread(
+        subprocess.run, [python, "-c", generate], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    made_by_freeact = (generated / "mcptools" / "calc" / "add.py").read_text()
+
+    apis = await generate_ptc_sources({"calc": calc_ptc()}, generated)
+    assert apis.errors == [] and apis.regenerated == [] and apis.kept == ["calc"]
+    assert (generated / "mcptools" / "calc" / "add.py").read_text() == made_by_freeact
+    s = script([Code("from mcptools.calc import add\nprint(add.run(add.Params(a=40, b=2)).result)")], ["42"])
+    agent = Agent(
+        s.model(),
+        working_dir=project,
+        sessions_dir=tmp_path / "s",
+        mcp_servers={"calc": calc_ptc()},
+        permissions=PermissionRules(None, defaults=False),
+        enable_subagents=False,
+    )
+    events = await run_turn(agent, "add")
+    assert [e.text for e in events if isinstance(e, CodeExecutionOutput)] == ["42"]
+
+
+def test_the_bundled_skills_are_copied_as_freeact_copies_them_and_nothing_names_the_install_dir(
+    tmp_path: Path,
+) -> None:
+    # In a freeact project: into .freeact/skills, with the paths filled in relative to the project.
+    project = tmp_path / "proj"
+    (project / ".freeact").mkdir(parents=True)
+    names = sorted(s.name for s in available_skills(project))
+    assert names == ["output-parsers", "saving-codeacts", "task-planning"]
+    planning = (project / ".freeact" / "skills" / "task-planning" / "SKILL.md").read_text()
+    assert "`.freeact/plans/<task-name>.md`" in planning and "{plans_rel_dir}" not in planning
+    # A user's edit of a copied skill stays.
+    (project / ".freeact" / "skills" / "task-planning" / "SKILL.md").write_text(
+        "---\nname: task-planning\ndescription: mine\n---\n"
+    )
+    assert {s.name: s.description for s in available_skills(project)}["task-planning"] == "mine"
+
+    for working_dir in (project, tmp_path / "plain"):
+        working_dir.mkdir(exist_ok=True)
+        prompt = build_system_prompt(working_dir, gentools=None)
+        assert str(INSTALL_DIR) not in prompt and "site-packages" not in prompt
+        assert "saving-codeacts" in prompt
+    assert "`.freeact/skills/saving-codeacts/SKILL.md`" in build_system_prompt(project)
