@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 import freeact_tui
 from freeact_tui import paths
@@ -196,3 +197,79 @@ def test_the_bundled_skills_are_copied_as_freeact_copies_them_and_nothing_names_
         assert str(INSTALL_DIR) not in prompt and "site-packages" not in prompt
         assert "saving-codeacts" in prompt
     assert "`.freeact/skills/saving-codeacts/SKILL.md`" in build_system_prompt(project)
+
+
+# -- session ids ---------------------------------------------------------------------------------
+
+
+def test_a_session_id_freeact_accepts_is_listed_shown_and_resolved(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from freeact_tui.cli.sessions import sessions_app
+    from freeact_tui.store import SessionStore
+
+    store = SessionStore(tmp_path)
+    store.session("countries-session").append(
+        [ModelRequest(parts=[UserPromptPart("Which is the largest country?")]), ModelResponse([TextPart("Russia.")])]
+    )
+    assert store.resolve("countries-session") == "countries-session"
+    assert store.resolve("countries") == "countries-session"  # a unique prefix, as for UUIDs
+    runner = CliRunner()
+    listed = runner.invoke(sessions_app, ["list", "--sessions-dir", str(tmp_path)])
+    assert listed.exit_code == 0 and "countries-session" in listed.stdout
+    shown = runner.invoke(sessions_app, ["show", "countries-session", "--sessions-dir", str(tmp_path)])
+    assert shown.exit_code == 0 and "Russia." in shown.stdout
+
+
+@pytest.mark.parametrize("bad", ["..", "../x", "a/b", "/etc/passwd", "a\0b", ".hidden", ""])
+def test_ids_that_would_leave_the_store_are_refused_clearly(tmp_path: Path, bad: str) -> None:
+    from typer.testing import CliRunner
+
+    from freeact_tui.cli.sessions import sessions_app
+    from freeact_tui.store import InvalidSessionId, SessionStore
+
+    with pytest.raises(InvalidSessionId, match="Invalid session id"):
+        SessionStore(tmp_path / "store").session(bad)
+    assert not (tmp_path / "store").exists()
+    if bad and "\0" not in bad:  # a NUL cannot be passed on a command line
+        shown = CliRunner().invoke(sessions_app, ["show", bad, "--sessions-dir", str(tmp_path / "store")])
+        assert shown.exit_code == 2 and "Invalid session id" in shown.stderr and "Traceback" not in shown.stderr
+
+
+def test_a_session_real_freeact_wrote_under_a_name_is_listed_and_resumable_here(tmp_path: Path) -> None:
+    python, why = find_freeact()
+    if python is None:
+        pytest.skip(why)
+    from freeact_tui.store import SessionStore
+
+    done = subprocess.run(
+        [python, str(Path(__file__).parent / "freeact_probe.py"), "write", str(tmp_path), "countries-session"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    store = SessionStore(tmp_path)
+    assert [info.id for info in store.list()] == ["countries-session"]
+    assert store.session(store.resolve("countries-session")).load().messages
+
+
+@pytest.mark.kernel
+async def test_the_sdk_takes_a_named_session_id_and_resumes_it(tmp_path: Path) -> None:
+    import dataclasses
+
+    from freeact_tui.freeact import Agent as FreeactAgent
+    from freeact_tui.freeact import Response, config
+
+    runtime = config.resolve(config.init(tmp_path), tmp_path)
+    first = dataclasses.replace(runtime, model=script(["Noted: blue."]).model())
+    async with FreeactAgent(first, session_id="tui-sess-1") as agent:
+        assert agent.session_id == "tui-sess-1"
+        said = [e.content async for e in agent.stream("My colour is blue.") if isinstance(e, Response)]
+    assert said == ["Noted: blue."]
+    later = script(["Blue."])
+    async with FreeactAgent(dataclasses.replace(runtime, model=later.model()), session_id="tui-sess-1") as agent:
+        said = [e.content async for e in agent.stream("What is my colour?") if isinstance(e, Response)]
+    assert said == ["Blue."]
+    assert "My colour is blue." in str(later.requests[0])  # the history came back
+    assert (tmp_path / ".freeact" / "sessions" / "tui-sess-1" / "main.jsonl").is_file()
