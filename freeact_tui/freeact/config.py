@@ -22,6 +22,7 @@ from pydantic_ai.models import Model
 from freeact_tui.config import Config
 from freeact_tui.freeact_project import map_agent_section
 from freeact_tui.paths import FREEACT_DIR_NAME
+from freeact_tui.skills import Skill, find_skills, materialize_bundled_skills
 
 CONFIG_FILENAME = "config.toml"
 DEFAULT_MODEL_NAME = "google-gla:gemini-3.6-flash"
@@ -124,6 +125,32 @@ class Workspace:
     def sessions_dir(self) -> Path:
         return self.freeact_dir / "sessions"
 
+    @property
+    def search_db_file(self) -> Path:
+        return self.freeact_dir / "search.db"
+
+    @property
+    def project_instructions_file(self) -> Path:
+        return self.working_dir / "AGENTS.md"
+
+    @property
+    def project_skills_dir(self) -> Path:
+        return self.working_dir / ".agents" / "skills"
+
+    @property
+    def generated_rel_dir(self) -> Path:
+        return self.relative_to_working_dir(self.generated_dir)
+
+    @property
+    def plans_rel_dir(self) -> Path:
+        return self.relative_to_working_dir(self.plans_dir)
+
+    def relative_to_working_dir(self, path: Path) -> Path:
+        try:
+            return path.relative_to(self.working_dir)
+        except ValueError:
+            return path
+
     def images_dir(self, configured: Path | None) -> Path:
         if configured is None:
             return self.working_dir / "images"
@@ -151,13 +178,17 @@ def load(working_dir: Path | None = None) -> FreeactConfig:
 
 
 def init(working_dir: Path | None = None) -> FreeactConfig:
-    """Create the workspace: the default config (never overwritten) and the runtime dirs."""
+    """Create the workspace: the default config (never overwritten), the runtime dirs and the
+    bundled skills (freeact's three; a skill directory that exists is left as it is)."""
     ws = workspace(working_dir)
     ws.freeact_dir.mkdir(parents=True, exist_ok=True)
     if not ws.config_file.exists():
         ws.config_file.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
     for directory in (ws.generated_dir, ws.plans_dir, ws.sessions_dir, ws.skills_dir):
         directory.mkdir(parents=True, exist_ok=True)
+    materialize_bundled_skills(
+        skills_dir=ws.skills_dir, generated_rel_dir=ws.generated_rel_dir, plans_rel_dir=ws.plans_rel_dir
+    )
     return load(ws.working_dir)
 
 
