@@ -151,7 +151,23 @@ def available_skills(working_dir: Path) -> list[Skill]:
         )
     except OSError as exc:
         log.warning("cannot copy the bundled skills to %s: %s", home, exc)
-    return find_skills(working_dir, [] if project is not None else [home])
+    if project is not None:
+        return find_skills(working_dir)
+    # Outside a project, output-parsers (for generated mcptools APIs) is listed only where there are some.
+    has_apis = (paths.data_dir() / "generated" / "mcptools").is_dir()
+    return [
+        s for s in find_skills(working_dir, [home]) if has_apis or s.path.parent != home / "output-parsers"
+    ]
+
+
+def _shown_path(path: Path, working_dir: Path) -> str:
+    """Relative to the working dir when under it, else ``~/…`` under home (the file tools expand it)."""
+    if path.is_relative_to(working_dir):
+        return str(path.relative_to(working_dir))
+    home = Path.home()
+    if path.is_relative_to(home):
+        return f"~/{path.relative_to(home)}"
+    return str(path)
 
 
 def skill_prompt(name: str, args: str) -> str:
@@ -163,18 +179,19 @@ def skills_section(skills: list[Skill], working_dir: Path) -> str:
     """The system prompt's list of skills (empty without any)."""
     if not skills:
         return ""
+    # One directory holds most skills: it is named once, and only the others' paths are shown.
+    parents = [skill.path.parent.parent for skill in skills]
+    common = max(set(parents), key=parents.count)
+    where = _shown_path(common, working_dir)
+    unless = " unless shown" if len(set(parents)) > 1 else ""
     lines = [
         "## Skills",
         "",
-        "When a request matches a skill, read its file first and follow it.",
-        'When a user message contains `<skill name="...">arguments</skill>`, read the named skill\'s '
-        "file and follow it; the text inside the tags is its arguments.",
+        f"Read and follow a skill's file (`{where}/<name>/SKILL.md`{unless}) when a request matches "
+        'it or says `<skill name="x">args</skill>`.',
         "",
     ]
     for skill in skills:
-        try:
-            shown = skill.path.relative_to(working_dir)
-        except ValueError:
-            shown = skill.path
-        lines.append(f"- **{skill.name}** (`{shown}`): {skill.description or 'no description'}")
+        shown = "" if skill.path.parent.parent == common else f" (`{_shown_path(skill.path, working_dir)}`)"
+        lines.append(f"- **{skill.name}**{shown}: {skill.description or 'no description'}")
     return "\n".join(lines)

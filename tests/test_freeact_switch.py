@@ -20,7 +20,7 @@ import freeact_tui
 from freeact_tui import paths
 from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.prompts import build_system_prompt
-from freeact_tui.config import McpServerConfig
+from freeact_tui.config import Config, McpServerConfig, load_config
 from freeact_tui.events import AgentEvent, ApprovalRequest, CodeExecutionOutput
 from freeact_tui.mcp.gentools import gentools_root
 from freeact_tui.mcp.ptc import generate_ptc_sources
@@ -273,3 +273,75 @@ async def test_the_sdk_takes_a_named_session_id_and_resumes_it(tmp_path: Path) -
     assert said == ["Blue."]
     assert "My colour is blue." in str(later.requests[0])  # the history came back
     assert (tmp_path / ".freeact" / "sessions" / "tui-sess-1" / "main.jsonl").is_file()
+
+
+# -- tool discovery ------------------------------------------------------------------------------
+
+
+@pytest.mark.kernel
+async def test_tool_discovery_answers_as_freeacts_basic_server_and_is_on_by_default(tmp_path: Path) -> None:
+    import json
+
+    from freeact_tui.events import AgentError, ToolOutput
+    from tests.scripted import Call
+
+    project = freeact_project(tmp_path / "proj")
+    s = script(
+        [Call("pytools_list_categories", {}, call_id="c1")],
+        [Call("pytools_list_tools", {"categories": ["calc", "mathx"]}, call_id="c2")],
+        ["found them"],
+    )
+    agent = Agent(
+        s.model(),
+        working_dir=project,
+        sessions_dir=tmp_path / "s",
+        mcp_servers={"calc": calc_ptc()},
+        enable_subagents=False,  # default permissions: discovery is allowed without asking, as in freeact
+    )
+    events = await run_turn(agent, "what tools are there?")
+    assert [e for e in events if isinstance(e, AgentError)] == []
+    requests = [e for e in events if isinstance(e, ApprovalRequest)]
+    assert len(requests) == 2 and all(r.decided for r in requests)
+    outputs = [json.loads(e.content) for e in events if isinstance(e, ToolOutput)]
+    assert outputs[0] == {"gentools": ["mathx"], "mcptools": ["calc"]}
+    assert outputs[1]["mathx"] == {"gentools": [".freeact/generated/gentools/mathx/double/api.py"], "mcptools": []}
+    assert ".freeact/generated/mcptools/calc/add.py" in outputs[1]["calc"]["mcptools"]
+    assert {"pytools_list_categories", "pytools_list_tools"} <= {t.name for t in s.infos[0].function_tools}
+
+    python, _ = find_freeact()
+    if python is not None:  # real freeact's basic server functions, on the same directory
+        probe = (
+            "import json, os\nos.chdir(os.environ['P'])\nfrom freeact.tools.pytools import basic\n"
+            "print(json.dumps([basic.list_categories().model_dump(), "
+            "{k: v.model_dump() for k, v in basic.list_tools(['calc', 'mathx']).items()}]))"
+        )
+        done = await asyncio.to_thread(
+            subprocess.run, [python, "-c", probe], capture_output=True, text=True, timeout=120,
+            env={"P": str(project), "PATH": "/usr/bin:/bin"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        categories, tools = json.loads(done.stdout)
+        assert {k: sorted(v) for k, v in categories.items()} == outputs[0]
+        assert {c: {k: sorted(v) for k, v in t.items()} for c, t in tools.items()} == outputs[1]
+
+
+@pytest.mark.kernel
+async def test_hybrid_discovery_without_its_extra_says_so_and_basic_is_used(tmp_path: Path) -> None:
+    from freeact_tui.events import AgentError
+
+    s = script(["ok"])
+    config = Config(working_dir=tmp_path, sessions_dir=tmp_path / "s", tool_discovery="hybrid", enable_subagents=False)
+    agent = Agent.from_config(config, model=s.model())
+    events = await run_turn(agent, "hi")
+    notices = [e.message for e in events if isinstance(e, AgentError)]
+    assert len(notices) == 1 and 'discovery = "hybrid" needs' in notices[0] and "freeact[search]" in notices[0]
+    assert "pytools_list_tools" in {t.name for t in s.infos[0].function_tools}
+
+    off = script(["ok"])
+    (tmp_path / ".freeact").mkdir()
+    (tmp_path / ".freeact" / "config.toml").write_text('[agent.tools]\ndiscovery = "off"\n')
+    config = load_config(cwd=tmp_path)
+    assert config.tool_discovery == "off"
+    agent = Agent.from_config(config, model=off.model(), working_dir=tmp_path, sessions_dir=tmp_path / "s2")
+    await run_turn(agent, "hi")
+    assert not {t.name for t in off.infos[0].function_tools} & {"pytools_list_categories", "pytools_list_tools"}

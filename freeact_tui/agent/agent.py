@@ -31,6 +31,7 @@ from freeact_tui.agent.user_shell import UserShell
 from freeact_tui.events import AgentEvent, KernelState, KernelStatus, Phase, UsageUpdate
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.execution.pool import ExecutorPool
+from freeact_tui.mcp.discovery import DiscoveryMode
 from freeact_tui.mcp.gentools import generated_root, gentools_root
 from freeact_tui.mcp.setup import McpSetup
 from freeact_tui.permissions import PermissionRules
@@ -208,7 +209,12 @@ class Agent(TurnLoop):
         self.skip_permissions = s.skip_permissions
         self.parent_corr_id = runtime.parent_corr_id
         self.enable_subagents = runtime.subagents_enabled
-        self.mcp = McpSetup(s.mcp_servers if runtime.is_main else {}, ptc_root=generated_root(s.working_dir))
+        self.mcp = McpSetup(
+            s.mcp_servers if runtime.is_main else {},
+            ptc_root=generated_root(s.working_dir),
+            discovery=cast(DiscoveryMode, s.tool_discovery),
+            working_dir=s.working_dir,
+        )
         self.recorder = Recorder(
             s.sessions_dir,
             runtime.session_id,

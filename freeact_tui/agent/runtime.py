@@ -63,6 +63,7 @@ class Settings:
     checkpoint_max_binary_bytes: int = _default("checkpoint_max_binary_bytes")
     checkpoint_max_files: int = _default("checkpoint_max_files")
     action_protocol: ActionProtocolName = _default("action_protocol")
+    tool_discovery: str = _default("tool_discovery")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "working_dir", Path(self.working_dir).resolve())

@@ -22,7 +22,7 @@ from pydantic_ai.models import Model
 from freeact_tui.config import Config
 from freeact_tui.freeact_project import map_agent_section
 from freeact_tui.paths import FREEACT_DIR_NAME
-from freeact_tui.skills import Skill, find_skills, materialize_bundled_skills
+from freeact_tui.skills import materialize_bundled_skills
 
 CONFIG_FILENAME = "config.toml"
 DEFAULT_MODEL_NAME = "google-gla:gemini-3.6-flash"

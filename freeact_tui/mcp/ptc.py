@@ -99,25 +99,33 @@ class PtcApis:
     kept: list[str] = field(default_factory=list)
     """Servers whose package was made by freeact or edited by hand, and is used as it is."""
 
-    def description(self, budget: int | None = None) -> str:
+    def description(self, budget: int | None = None, discovery_tools: bool = False) -> str:
         """A listing of the modules and their signatures, for the system prompt (empty if none).
 
         Past ``budget`` characters (default ``LISTING_BUDGET``) the listing gives way to discovery:
-        the servers with their tool counts, and how to list and read their modules from code.
+        the servers with their tool counts, and how to list and read their modules (with
+        ``discovery_tools``, through ``pytools_list_categories`` / ``pytools_list_tools``).
         """
         if not self.tools:
             return ""
         full = self._listing()
         if len(full) <= (LISTING_BUDGET if budget is None else budget):
             return full
-        return self._discovery()
+        return self._discovery(discovery_tools)
 
-    def _discovery(self) -> str:
+    def _discovery(self, discovery_tools: bool = False) -> str:
         counts: dict[str, int] = {}
         for tool in self.tools:
             counts[tool.server] = counts.get(tool.server, 0) + 1
         servers = ", ".join(f"`{PACKAGE}.{server}` ({n} tools)" for server, n in counts.items())
         example = next(iter(counts))
+        if discovery_tools:
+            return (
+                f"Package `{PACKAGE}`, one module per tool, in {servers}. There are too many to list here: "
+                "find what you need with the tools `pytools_list_categories` and `pytools_list_tools`, "
+                "read a tool's module (its `Params`, `run` and docstring) before you call "
+                "`<tool>.run(<tool>.Params(...))`."
+            )
         return (
             f"Package `{PACKAGE}`, one module per tool, in {servers}. There are too many to list here: "
             "discover what you need from code. List a server's tools with "
