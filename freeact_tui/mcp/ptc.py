@@ -169,6 +169,7 @@ async def generate_ptc_sources(
     *,
     log_dir: Path | None = None,
     start_timeout: float | None = None,
+    prune: bool = True,
 ) -> PtcApis:
     """Generate (or reuse) Python APIs for all enabled ``ptc``-mode servers.
 
@@ -180,6 +181,7 @@ async def generate_ptc_sources(
         root: The directory for ``mcptools/`` (see ``default_ptc_root``).
         log_dir: Where stdio servers' stderr goes while they are queried.
         start_timeout: Seconds a server may take to start (see ``servers.connect``).
+        prune: Remove the packages we generated for servers no longer configured.
 
     Returns:
         The package root, the tool listing, the baked-in parameters and the errors.
@@ -202,7 +204,8 @@ async def generate_ptc_sources(
     try:
         base.mkdir(parents=True, exist_ok=True, mode=0o700)
         (base / "__init__.py").touch()
-        _remove_unknown_packages(base, set(wanted))
+        if prune:
+            _remove_unknown_packages(base, set(wanted))
     except OSError as exc:
         why = f"cannot write its Python API to {base}: {exc.strerror or exc}"
         apis.errors.extend(McpServerError(name, why) for name, _ in wanted.values())
