@@ -112,6 +112,44 @@ async def test_the_palette_offers_skills(make_app: Callable[[Script], FreeactApp
         await until(pilot, lambda: app.agent_ready)
         provider = SlashCommandProvider(app.main_screen)
         offered = dict(provider._candidates("task"))
-        assert offered["/task-planning"].startswith("Skill: Plan a task")
+        assert offered["/task-planning"].startswith("Skill: When asked to plan")
         await app.run_action("slash('/task-planning')")
         assert app.main_screen.query_one(PromptInput).text == "/task-planning "
+
+
+def _clipboard_program(directory: Path, name: str, out: Path) -> None:
+    """An executable named like an OS clipboard program that keeps what it is given (none is installed here)."""
+    program = directory / name
+    program.write_text(f"#!/bin/sh\nexec /bin/cat > {out}\n")
+    program.chmod(0o755)
+
+
+def test_os_clipboard_programs_in_freeacts_order() -> None:
+    from freeact_tui.tui.clipboard import clipboard_commands
+
+    assert clipboard_commands("darwin", {}) == [("pbcopy",)]
+    assert [c[0] for c in clipboard_commands("linux", {"WAYLAND_DISPLAY": "wayland-0"})] == ["wl-copy", "xclip", "xsel"]
+    assert [c[0] for c in clipboard_commands("linux", {"DISPLAY": ":0"})] == ["xclip", "xsel", "wl-copy"]
+
+
+async def test_copy_falls_back_to_the_os_clipboard(
+    make_app: Callable[[Script], FreeactApp], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from freeact_tui.tui.clipboard import copy_to_os_clipboard
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("XDG_SESSION_TYPE", raising=False)
+    assert copy_to_os_clipboard("nothing to take it") is None  # none installed: OSC 52 alone
+    copied = tmp_path / "copied.txt"
+    _clipboard_program(bin_dir, "xsel", copied)
+    assert copy_to_os_clipboard("first") == "xsel" and copied.read_text() == "first"
+
+    app = make_app(script(["unused"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent_ready)
+        app.copy_to_clipboard("the session id")
+        await until(pilot, lambda: copied.read_text() == "the session id")
+        assert app.clipboard == "the session id"  # OSC 52 was sent too

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import re
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -16,8 +17,10 @@ from textual.theme import Theme
 from freeact_tui import paths
 from freeact_tui.config import Config, save_user_setting
 from freeact_tui.skills import skill_prompt
+from freeact_tui.store.index import is_uuid
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui import terminal_keys
+from freeact_tui.tui.clipboard import copy_to_os_clipboard
 from freeact_tui.tui.commands import (
     SlashCommand,
     SlashCommandProvider,
@@ -196,7 +199,8 @@ class FreeactApp(App[None]):
         agent, self.agent = self.agent, None
         if agent is not None:
             if agent.history and agent.agent_id == "main" and agent.session is not None:
-                self.resume_hint = f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                shown = agent.session_id[:8] if is_uuid(agent.session_id) else agent.session_id  # a name is shown whole
+                self.resume_hint = f"Resume this session with: freeact-tui --session-id {shown}"
             if leave:  # the process ends next: its kernels end without being waited for
                 await settle_for_exit(agent)
             else:
@@ -251,6 +255,12 @@ class FreeactApp(App[None]):
         except LookupError:
             raise SkipAction() from None
         screen.action_interrupt()
+
+    def copy_to_clipboard(self, text: str) -> None:
+        """OSC 52 (Textual's), then the OS clipboard program if one is installed (freeact's fallback)."""
+        super().copy_to_clipboard(text)
+        if self.is_running:
+            self.run_worker(partial(copy_to_os_clipboard, text), thread=True, group="clipboard", exit_on_error=False)
 
     def action_copy_session_id(self) -> None:
         """Copy the full session id to the clipboard."""
