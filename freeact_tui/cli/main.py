@@ -81,12 +81,12 @@ def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> 
     Raises:
         typer.Exit: the id is invalid, unknown or ambiguous (after printing why).
     """
+    from freeact_tui.store.index import is_uuid
     from freeact_tui.store.sessions import (
         AmbiguousSessionId,
         InvalidSessionId,
         SessionNotFound,
         SessionStore,
-        validate_session_id,
     )
 
     store = SessionStore(config.resolved_sessions_dir())
@@ -102,10 +102,11 @@ def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> 
         return store.resolve(session_id)
     except SessionNotFound:
         where = config.resolved_sessions_dir()
-        try:
-            validate_session_id(session_id)
-        except InvalidSessionId:
-            raise _fail(f"no session matches {session_id!r} in {where}.") from None
+        if not is_uuid(session_id.strip()):  # a prefix, or a name that is not here
+            raise _fail(
+                f"no session matches {session_id!r} in {where}. If it was written elsewhere (a freeact "
+                "project keeps its sessions in .freeact/sessions), set `sessions_dir` to that directory."
+            ) from None
         # A full id that is not here is an error too: opening an empty session under it would hide
         # that the session lives elsewhere (e.g. a freeact project's .freeact/sessions).
         raise _fail(
