@@ -196,7 +196,7 @@ def test_the_bundled_skills_are_copied_as_freeact_copies_them_and_nothing_names_
         prompt = build_system_prompt(working_dir, gentools=None)
         assert str(INSTALL_DIR) not in prompt and "site-packages" not in prompt
         assert "saving-codeacts" in prompt
-    assert "`.freeact/skills/saving-codeacts/SKILL.md`" in build_system_prompt(project)
+    assert "`.freeact/skills/<name>/SKILL.md`" in build_system_prompt(project)
 
 
 # -- session ids ---------------------------------------------------------------------------------
