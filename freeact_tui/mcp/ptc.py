@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
-import hashlib
 import importlib.metadata
 import keyword
 import os
@@ -30,6 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 from freeact_tui import paths
 from freeact_tui.config import McpServerConfig
+from freeact_tui.mcp.ptc_marker import (
+    DIGEST_FILE,
+    baked_params,
+    files_hash,
+    ours_unedited,
+    read_marker,
+    same_server,
+)
 from freeact_tui.mcp.servers import (
     McpServerError,
     close_client,
@@ -46,8 +53,6 @@ PACKAGE = "mcptools"
 # Past this many characters the generated APIs are not listed in the system prompt; the model
 # discovers them from code instead (freeact's tool discovery).
 LISTING_BUDGET = 4000
-# Marks a package as ours and records the config it was generated from.
-_DIGEST_FILE = ".freeact-tui-digest"
 # Bump when the generated layout changes, so that caches are rebuilt.
 _FORMAT_VERSION = "2"
 _SUMMARY_CHARS = 200
@@ -226,10 +231,10 @@ async def generate_ptc_sources(
         apis.params[pkg] = server_params(config)
         if regenerated:
             apis.regenerated.append(name)
-        elif not _ours_unedited(base / pkg):
+        elif not ours_unedited(base / pkg):
             apis.kept.append(name)
             baked = baked_params(base / pkg)
-            if baked is not None and _same_server(baked, apis.params[pkg]):
+            if baked is not None and same_server(baked, apis.params[pkg]):
                 apis.params[pkg] = baked  # the kernel's calls carry these exact parameters
             elif baked is not None:
                 apis.errors.append(
@@ -240,62 +245,6 @@ async def generate_ptc_sources(
                     )
                 )
     return apis
-
-
-def baked_params(package: Path) -> dict[str, Any] | None:
-    """The ``server_params`` a generated package's ``__init__.py`` passes to its ``ToolRunner``."""
-    try:
-        tree = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg == "server_params":
-            with contextlib.suppress(ValueError, SyntaxError, TypeError):
-                value = ast.literal_eval(node.value)
-                return value if isinstance(value, dict) else None
-    return None
-
-
-def _same_server(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    def norm(p: dict[str, Any]) -> tuple[Any, ...]:
-        return (
-            p.get("command"),
-            list(p.get("args") or []),
-            dict(p.get("env") or {}),
-            p.get("url"),
-            dict(p.get("headers") or {}),
-        )
-
-    return norm(a) == norm(b)
-
-
-def _files_hash(package: Path) -> str:
-    h = hashlib.sha256()
-    for path in sorted(package.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def _marker(package: Path) -> tuple[str, str] | None:
-    """(config digest, hash of the modules as generated) from our marker file; ``None`` without one."""
-    try:
-        lines = (package / _DIGEST_FILE).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    return (lines[0] if lines else "", lines[1] if len(lines) > 1 else "")
-
-
-def _ours_unedited(package: Path) -> bool:
-    """Whether we generated ``package`` and nobody changed its modules since."""
-    marker = _marker(package)
-    if marker is None:
-        return False
-    if not marker[1]:
-        return True  # a marker from before edits were tracked: regenerated as before
-    try:
-        return marker[1] == _files_hash(package)
-    except OSError:
-        return False
 
 
 def _digest(config: McpServerConfig) -> str:
@@ -309,7 +258,7 @@ def _remove_unknown_packages(base: Path, keep: set[str]) -> None:
             with contextlib.suppress(OSError):
                 if time.time() - child.stat().st_mtime > _STALE_STAGING_SECONDS:
                     shutil.rmtree(child, ignore_errors=True)
-        elif child.is_dir() and child.name not in keep and _ours_unedited(child):
+        elif child.is_dir() and child.name not in keep and ours_unedited(child):
             shutil.rmtree(child, ignore_errors=True)
 
 
@@ -324,8 +273,8 @@ async def _ensure_package(
 ) -> tuple[bool, list[PtcTool]]:
     target = base / pkg
     digest = _digest(config)
-    marker = _marker(target)
-    if target.is_dir() and (marker is None or marker[0] == digest or not _ours_unedited(target)):
+    marker = read_marker(target)
+    if target.is_dir() and (marker is None or marker[0] == digest or not ours_unedited(target)):
         # Current, or freeact's / edited by hand (freeact never regenerates an existing package).
         return False, _read_package(target, pkg)
     try:
@@ -351,7 +300,7 @@ def _write_package(base: Path, pkg: str, params: dict[str, Any], tools: list[Too
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             _generate(staging, pkg, params, tools)
-        _write(staging / _DIGEST_FILE, f"{digest}\n{_files_hash(staging)}\n", 0o644)
+        _write(staging / DIGEST_FILE, f"{digest}\n{files_hash(staging)}\n", 0o644)
         target = base / pkg
         if target.exists():
             # rename(2) may replace an empty directory, so the old package moves out in one step.
