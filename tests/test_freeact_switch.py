@@ -55,12 +55,17 @@ def freeact_project(root: Path) -> Path:
     return root
 
 
+ASKED: list[ApprovalRequest] = []  # the requests of the last ``run_turn`` no rule had decided
+
+
 async def run_turn(agent: Agent, prompt: str) -> list[AgentEvent]:
     events: list[AgentEvent] = []
+    ASKED.clear()
     async with agent:
         async for event in agent.stream(prompt):
             events.append(event)
             if isinstance(event, ApprovalRequest) and not event.decided:
+                ASKED.append(event)
                 event.approve(True)
     return events
 
@@ -301,7 +306,7 @@ async def test_tool_discovery_answers_as_freeacts_basic_server_and_is_on_by_defa
     events = await run_turn(agent, "what tools are there?")
     assert [e for e in events if isinstance(e, AgentError)] == []
     requests = [e for e in events if isinstance(e, ApprovalRequest)]
-    assert len(requests) == 2 and all(r.decided for r in requests)
+    assert len(requests) == 2 and ASKED == []  # allowed without asking
     outputs = [json.loads(e.content) for e in events if isinstance(e, ToolOutput)]
     assert outputs[0] == {"gentools": ["mathx"], "mcptools": ["calc"]}
     assert outputs[1]["mathx"] == {"gentools": [".freeact/generated/gentools/mathx/double/api.py"], "mcptools": []}
@@ -345,3 +350,26 @@ async def test_hybrid_discovery_without_its_extra_says_so_and_basic_is_used(tmp_
     agent = Agent.from_config(config, model=off.model(), working_dir=tmp_path, sessions_dir=tmp_path / "s2")
     await run_turn(agent, "hi")
     assert not {t.name for t in off.infos[0].function_tools} & {"pytools_list_categories", "pytools_list_tools"}
+
+
+@pytest.mark.kernel
+async def test_a_freeact_rule_for_a_json_tool_matches_its_name_here(tmp_path: Path) -> None:
+    from freeact_tui.events import ToolOutput
+    from tests.scripted import Call
+
+    project = tmp_path / "proj"
+    (project / ".freeact").mkdir(parents=True)
+    calc = f'command = "{sys.executable}"\nargs = ["{SERVERS / "calc.py"}"]\n'
+    (project / ".freeact" / "config.toml").write_text(f"[agent.mcp_servers.jcalc]\n{calc}")
+    # The rule freeact writes when its user chooses "always" for this call.
+    (project / ".freeact" / "permissions.toml").write_text(
+        'ask = []\n[[allow]]\ntype = "GenericCall"\ntool_name = "jcalc_add"\n'
+    )
+    s = script([Call("jcalc_add", {"a": 2, "b": 40}, call_id="c1")], ["42"])
+    agent = Agent.from_config(
+        load_config(cwd=project), model=s.model(), working_dir=project, sessions_dir=tmp_path / "s"
+    )
+    events = await run_turn(agent, "add")
+    requests = [e for e in events if isinstance(e, ApprovalRequest)]
+    assert len(requests) == 1 and ASKED == []  # allowed by freeact's rule: never asked
+    assert [e.content for e in events if isinstance(e, ToolOutput)] == ["42"]
