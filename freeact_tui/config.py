@@ -66,6 +66,9 @@ class Config(BaseModel):
     # reply are the actions: for models weak at tool calls), "auto" (tools; switches to text when
     # the model shows it cannot call tools).
     action_protocol: ActionProtocolName = "tools"
+    # Tool discovery as freeact's: "basic" offers pytools_list_categories / pytools_list_tools,
+    # "hybrid" freeact's search server (needs freeact[search]), "off" neither.
+    tool_discovery: Literal["basic", "hybrid", "off"] = "basic"
 
     sessions_dir: Path | None = None
     working_dir: Path | None = None

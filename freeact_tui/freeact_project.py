@@ -159,6 +159,8 @@ def map_agent_section(agent: dict[str, Any], project: Path, path: Path) -> Freea
     if agent.get("enable_persistence") is False:
         notices.append(f"{out.path}: enable_persistence = false is ignored; freeact-tui always keeps sessions.")
     tools = agent.get("tools")
+    if isinstance(tools, dict) and tools.get("discovery") in ("basic", "hybrid", "off"):
+        values["tool_discovery"] = tools["discovery"]
     if isinstance(tools, dict) and (tools.get("search") or tools.get("fetch")):
         notices.append(
             f"{out.path}: freeact's bundled search/fetch tool servers are not part of freeact-tui; "

@@ -120,7 +120,12 @@ _DEFAULTS: dict[Effect, tuple[Rule, ...]] = {
     "deny": (),
     "ask": tuple(Rule("*", PATH_PREFIX + root + p) for root in ("**/", "/**/") for p in _SECRETS),
     # File tools: reads inside the working directory (symlinks followed) run without asking.
-    "allow": (*(Rule("shell", p) for p in _DEFAULT_SHELL_ALLOW), Rule("read", PATH_PREFIX + "**")),
+    # Tool discovery only lists the generated tools (freeact allows it by default too).
+    "allow": (
+        *(Rule("shell", p) for p in _DEFAULT_SHELL_ALLOW),
+        Rule("read", PATH_PREFIX + "**"),
+        *(Rule("tool", name) for name in ("pytools_list_categories", "pytools_list_tools", "pytools_search_tools")),
+    ),
 }
 _PRECEDENCE: tuple[Effect, ...] = ("deny", "ask", "allow")
 # Strictest first: the effect of a composite shell command is the strictest of its parts.

@@ -11,15 +11,22 @@ A skill is a directory with a ``SKILL.md`` whose front matter names it and says 
 Skills are found in ``.freeact/skills/`` (freeact's workspace skills) and ``.agents/skills/``
 (project skills) of the working dir and of the freeact project above it. Only names, descriptions
 and paths go into the prompt; the model reads a skill's file when a task matches it.
+
+The bundled skills (freeact's three: ``saving-codeacts``, ``task-planning``, ``output-parsers``)
+are copied, as freeact does, into the freeact project's ``.freeact/skills`` or else into our data
+dir, and read from there: nothing sent to the model names the installation's own files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from freeact_tui import paths
+
+log = logging.getLogger(__name__)
 
 SKILL_FILE = "SKILL.md"
 SKILL_DIRS = (Path(paths.FREEACT_DIR_NAME) / "skills", Path(".agents") / "skills")
@@ -87,20 +94,109 @@ def find_skills_in(directories: Sequence[Path]) -> list[Skill]:
     return list(found.values())
 
 
+def bundled_skills_dir() -> Path:
+    """The templates of the bundled skills (inside the installation: never shown to the model)."""
+    return Path(__file__).resolve().parent / "templates" / "skills"
+
+
+def materialize_bundled_skills(
+    *, skills_dir: Path, generated_rel_dir: Path, plans_rel_dir: Path, skip: Collection[str] = ()
+) -> list[Path]:
+    """Copy the bundled skills into ``skills_dir`` (freeact's ``materialize_bundled_skills``).
+
+    A skill directory that exists already is left as it is, so the user's edits persist; so is a
+    skill named in ``skip`` (one the project has under another directory name).
+    ``{generated_rel_dir}`` and ``{plans_rel_dir}`` in the templates are filled in.
+
+    Returns:
+        The skill directories created now.
+    """
+    created: list[Path] = []
+    for template in sorted(p for p in bundled_skills_dir().iterdir() if p.is_dir()):
+        target = skills_dir / template.name
+        if target.exists() or template.name in skip:
+            continue
+        for source in sorted(template.rglob("*")):
+            destination = target / source.relative_to(template)
+            if source.is_dir():
+                destination.mkdir(parents=True, exist_ok=True)
+                continue
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            text = source.read_text(encoding="utf-8")
+            text = text.replace("{generated_rel_dir}", str(generated_rel_dir))
+            destination.write_text(text.replace("{plans_rel_dir}", str(plans_rel_dir)), encoding="utf-8")
+        created.append(target)
+    return created
+
+
+def skills_home(working_dir: Path, *, trusted: bool = True) -> Path:
+    """Where the bundled skills are copied: the freeact project's ``.freeact/skills``, else (or while the
+    folder is not trusted: nothing is written into it) our data dir's."""
+    project = paths.find_freeact_project(working_dir) if trusted else None
+    if project is not None:
+        return project / paths.FREEACT_DIR_NAME / "skills"
+    return paths.data_dir() / "skills"
+
+
+def available_skills(working_dir: Path, *, trusted: bool = True) -> list[Skill]:
+    """The skills the agent in ``working_dir`` has: the project's, then the bundled ones (copied first).
+
+    A copy that cannot be written (read-only project) leaves the bundled skills out, never the others.
+    A folder not trusted has only the bundled skills (its own instruct the model: trust first).
+    """
+    project = paths.find_freeact_project(working_dir) if trusted else None
+    home = skills_home(working_dir, trusted=trusted)
+    if project is not None:  # as freeact's init fills them in: relative to the project
+        generated, plans = Path(paths.FREEACT_DIR_NAME) / "generated", Path(paths.FREEACT_DIR_NAME) / "plans"
+    else:
+        generated, plans = paths.data_dir() / "generated", paths.data_dir() / "plans"
+    try:
+        own = {skill.name for skill in find_skills(working_dir)} if trusted else set()
+        materialize_bundled_skills(
+            skills_dir=home, generated_rel_dir=generated, plans_rel_dir=plans, skip=own
+        )
+    except OSError as exc:
+        log.warning("cannot copy the bundled skills to %s: %s", home, exc)
+    if project is not None:
+        return find_skills(working_dir)
+    # Outside a project, output-parsers (for generated mcptools APIs) is listed only where there are some.
+    has_apis = (paths.data_dir() / "generated" / "mcptools").is_dir()
+    listed = find_skills(working_dir, [home]) if trusted else find_skills_in([home])
+    return [s for s in listed if has_apis or s.path.parent != home / "output-parsers"]
+
+
+def _shown_path(path: Path, working_dir: Path) -> str:
+    """Relative to the working dir when under it, else ``~/…`` under home (the file tools expand it)."""
+    if path.is_relative_to(working_dir):
+        return str(path.relative_to(working_dir))
+    home = Path.home()
+    if path.is_relative_to(home):
+        return f"~/{path.relative_to(home)}"
+    return str(path)
+
+
+def skill_prompt(name: str, args: str) -> str:
+    """What freeact sends for ``/<name> args``: ``<skill name="name">args</skill>``."""
+    return f'<skill name="{name}">{args.strip()}</skill>'
+
+
 def skills_section(skills: list[Skill], working_dir: Path) -> str:
     """The system prompt's list of skills (empty without any)."""
     if not skills:
         return ""
+    # One directory holds most skills: it is named once, and only the others' paths are shown.
+    parents = [skill.path.parent.parent for skill in skills]
+    common = max(set(parents), key=parents.count)
+    where = _shown_path(common, working_dir)
+    unless = " unless shown" if len(set(parents)) > 1 else ""
     lines = [
         "## Skills",
         "",
-        "When a request matches a skill, read its file first and follow it.",
+        f"Read and follow a skill's file (`{where}/<name>/SKILL.md`{unless}) when a request matches "
+        'it or says `<skill name="x">args</skill>`.',
         "",
     ]
     for skill in skills:
-        try:
-            shown = skill.path.relative_to(working_dir)
-        except ValueError:
-            shown = skill.path
-        lines.append(f"- **{skill.name}** (`{shown}`): {skill.description or 'no description'}")
+        shown = "" if skill.path.parent.parent == common else f" (`{_shown_path(skill.path, working_dir)}`)"
+        lines.append(f"- **{skill.name}**{shown}: {skill.description or 'no description'}")
     return "\n".join(lines)

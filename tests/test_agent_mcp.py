@@ -25,7 +25,7 @@ def calc(mode: str) -> McpServerConfig:
 async def test_generated_api_and_json_tool_through_the_agent(tmp_path: Path) -> None:
     s = script(
         [Code("from mcptools.calc import add\nprint(add.run(add.Params(a=2, b=3)).result)")],
-        [Call("calcjson__add", {"a": 20, "b": 22}, call_id="c2")],
+        [Call("calcjson_add", {"a": 20, "b": 22}, call_id="c2")],
         ["both worked"],
     )
     servers = {
@@ -48,13 +48,13 @@ async def test_generated_api_and_json_tool_through_the_agent(tmp_path: Path) -> 
                 event.approve(True)
     calls = [e.tool_call for e in events if isinstance(e, ApprovalRequest)]
     assert ProgrammaticToolCall("calc", "add", {"a": 2, "b": 3}) in calls
-    assert JsonToolCall("calcjson__add", {"a": 20, "b": 22}) in calls
+    assert JsonToolCall("calcjson_add", {"a": 20, "b": 22}) in calls
     assert [e.text for e in events if isinstance(e, CodeExecutionOutput)] == ["5"]
     assert [e.content for e in events if isinstance(e, ToolOutput)] == ["42"]
     # the model was told about the generated API and offered the JSON tool
     system = s.requests[0][0].parts[0].content  # type: ignore[union-attr]
     assert "from mcptools.calc import add" in system
-    assert "calcjson__add" in [t.name for t in s.infos[0].function_tools]
+    assert "calcjson_add" in [t.name for t in s.infos[0].function_tools]
     # the broken server is reported once, clearly, and did not stop the turn
     problems = [e.message for e in events if isinstance(e, AgentError)]
     assert len(problems) == 1 and "broken" in problems[0]

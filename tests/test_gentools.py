@@ -34,7 +34,7 @@ def test_a_small_api_set_is_listed_and_a_big_one_is_discovered() -> None:
 
 def test_the_saving_skill_is_bundled_and_listed() -> None:
     names = [s.name for s in find_skills(Path("/nonexistent"), [bundled_skills_dir()])]
-    assert "saving-code-actions" in names
+    assert "saving-codeacts" in names
 
 
 API = '''
@@ -72,8 +72,8 @@ async def test_code_saved_as_a_tool_is_importable_in_a_later_session(tmp_path: P
                 if isinstance(event, CodeExecutionOutput):
                     outputs.append(event.text or "")
     assert outputs == ["saved", "338350"]
-    assert [(t.module, t.summary) for t in saved_tools(root)] == [("gentools.math.squares", "Sum of the squares of 1..n.")]
+    assert [(t.module, t.summary) for t in saved_tools(root)] == [("gentools.math.squares.api", "Sum of the squares of 1..n.")]
     prompt = str(later.requests[0][0])
-    assert "`gentools.math.squares.run(n: int=10)`: Sum of the squares of 1..n." in prompt
-    assert "saving-code-actions" in prompt
-    assert gentools_section(root) in build_system_prompt(tmp_path, gentools=gentools_section(root))
+    assert "`gentools.math.squares.api.run(n: int=10)`: Sum of the squares of 1..n." in prompt
+    assert "saving-codeacts" in prompt
+    assert gentools_section(root, tmp_path) in build_system_prompt(tmp_path, gentools=gentools_section(root, tmp_path))

@@ -58,10 +58,12 @@ def test_skills_are_found_in_freeact_and_project_dirs(tmp_path: Path) -> None:
     assert "Long instructions" not in prompt  # read on demand, never listed whole
 
 
-def test_without_project_skills_only_the_bundled_one_is_listed(tmp_path: Path) -> None:
+def test_without_project_skills_only_the_bundled_ones_are_listed(tmp_path: Path) -> None:
     section = build_system_prompt(tmp_path).split("## Skills", 1)[1].split("\n## ", 1)[0]
+    # output-parsers (for generated mcptools APIs) only where there are generated APIs.
     assert [line.split("**")[1] for line in section.splitlines() if line.startswith("- **")] == [
-        "saving-code-actions"
+        "saving-codeacts",
+        "task-planning",
     ]
 
 

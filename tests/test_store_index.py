@@ -134,7 +134,7 @@ def test_resolve_ids_and_prefixes(store: SessionStore) -> None:
         store.resolve("ffff")
     with pytest.raises(SessionNotFound):
         store.resolve("abcd1234-0000-4000-8000-000000000009")
-    for bad in ("abc", "../../etc", "abcd/..", "zzzz", "x" * 40):
+    for bad in ("abc", "../../etc", "abcd/..", "..", "/etc", "ab\0cd"):
         with pytest.raises(InvalidSessionId):
             store.resolve(bad)
 

@@ -31,7 +31,8 @@ from freeact_tui.agent.user_shell import UserShell
 from freeact_tui.events import AgentEvent, KernelState, KernelStatus, Phase, UsageUpdate
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.execution.pool import ExecutorPool
-from freeact_tui.mcp.gentools import gentools_root
+from freeact_tui.mcp.discovery import DiscoveryMode
+from freeact_tui.mcp.gentools import generated_root, gentools_root
 from freeact_tui.mcp.setup import McpSetup
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.lock import SessionLocked
@@ -209,7 +210,12 @@ class Agent(TurnLoop):
         self.skip_permissions = s.skip_permissions
         self.parent_corr_id = runtime.parent_corr_id
         self.enable_subagents = runtime.subagents_enabled
-        self.mcp = McpSetup(s.mcp_servers if runtime.is_main else {})
+        self.mcp = McpSetup(
+            s.mcp_servers if runtime.is_main else {},
+            ptc_root=generated_root(s.working_dir, trusted=s.project_trusted),
+            discovery=cast(DiscoveryMode, s.tool_discovery),
+            working_dir=s.working_dir,
+        )
         self.recorder = Recorder(
             s.sessions_dir,
             runtime.session_id,
@@ -394,7 +400,8 @@ class Agent(TurnLoop):
             working_dir=s.working_dir,
             images_dir=s.images_dir,
             kernel_env=s.kernel_env,
-            extra_pythonpath=[*self.mcp.pythonpath(), gentools_root(s.working_dir)],
+            # mcptools and gentools share one root (a freeact project's .freeact/generated): one entry.
+            extra_pythonpath=list(dict.fromkeys([*self.mcp.pythonpath(), gentools_root(s.working_dir, trusted=s.project_trusted)])),
             mcp_servers=self.runtime.ptc_servers,
             docker_image=s.docker_image,
             remote_url=s.remote_url,

@@ -7,7 +7,8 @@ import re
 from importlib import resources
 from pathlib import Path
 
-from freeact_tui.skills import find_skills, find_skills_in, skills_section
+from freeact_tui import skills as _skills
+from freeact_tui.skills import available_skills, skills_section
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +68,7 @@ def build_system_prompt(
         + tail.replace("{working_dir}", str(working_dir))
     )
     sections = [text.strip()]
-    listed = find_skills(working_dir, [bundled_skills_dir()]) if project else find_skills_in([bundled_skills_dir()])
-    skills = skills_section(listed, working_dir)
+    skills = skills_section(available_skills(working_dir, trusted=project), working_dir)
     if skills:
         sections.append(skills)
     if gentools:
@@ -82,8 +82,8 @@ def build_system_prompt(
 
 
 def bundled_skills_dir() -> Path:
-    """Skills shipped with the app (e.g. ``saving-code-actions``)."""
-    return Path(__file__).resolve().parent / "prompts" / "skills"
+    """The templates of the skills shipped with the app (see ``skills.bundled_skills_dir``)."""
+    return _skills.bundled_skills_dir()
 
 
 def _project_instructions(working_dir: Path) -> str | None:

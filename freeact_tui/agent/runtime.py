@@ -65,6 +65,7 @@ class Settings:
     action_protocol: ActionProtocolName = _default("action_protocol")
     # The working dir's project rules, skills and AGENTS.md apply (the app: once the user trusts it).
     project_trusted: bool = True
+    tool_discovery: str = _default("tool_discovery")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "working_dir", Path(self.working_dir).resolve())

@@ -121,7 +121,7 @@ class TurnLoop(ContextKeeper):
             mcp_apis=self.runtime.mcp_description,
             subagents=self.enable_subagents,
             # A project's saved tools describe themselves to the model: not before it is trusted.
-            gentools=gentools_section(gentools_root(working_dir)) if trusted else None,
+            gentools=gentools_section(gentools_root(working_dir, trusted=True), working_dir) if trusted else None,
             protocol=self.runtime.settings.action_protocol,
             project=self.runtime.settings.project_trusted,
         )

@@ -38,6 +38,22 @@ class ProtocolChoice(StrEnum):
     auto = "auto"
 
 
+class LogLevel(StrEnum):
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+    critical = "critical"
+
+
+# freeact's --sandbox-config names a sandbox-runtime settings file; ours has no such file.
+SANDBOX_CONFIG_REFUSAL = (
+    "--sandbox-config is freeact's sandbox-runtime settings file; freeact-tui's sandbox (bubblewrap) "
+    "has none: it always limits writes to the working directory and has no network. "
+    "Use --sandbox (or --execution sandbox) without it."
+)
+
+
 class ExecutionChoice(StrEnum):
     local = "local"
     sandbox = "sandbox"
@@ -69,12 +85,12 @@ def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> 
     Raises:
         typer.Exit: the id is invalid, unknown or ambiguous (after printing why).
     """
+    from freeact_tui.store.index import is_uuid
     from freeact_tui.store.sessions import (
         AmbiguousSessionId,
         InvalidSessionId,
         SessionNotFound,
         SessionStore,
-        validate_session_id,
     )
 
     store = SessionStore(config.resolved_sessions_dir())
@@ -90,10 +106,11 @@ def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> 
         return store.resolve(session_id)
     except SessionNotFound:
         where = config.resolved_sessions_dir()
-        try:
-            validate_session_id(session_id)
-        except InvalidSessionId:
-            raise _fail(f"no session matches {session_id!r} in {where}.") from None
+        if not is_uuid(session_id.strip()):  # a prefix, or a name that is not here
+            raise _fail(
+                f"no session matches {session_id!r} in {where}. If it was written elsewhere (a freeact "
+                "project keeps its sessions in .freeact/sessions), set `sessions_dir` to that directory."
+            ) from None
         # A full id that is not here is an error too: opening an empty session under it would hide
         # that the session lives elsewhere (e.g. a freeact project's .freeact/sessions).
         raise _fail(
@@ -108,9 +125,12 @@ def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> 
 # The app options each subcommand takes (a ``run`` subcommand would take them all); any other
 # option given before a subcommand is refused rather than silently ignored.
 SUBCOMMAND_OPTIONS: dict[str, frozenset[str]] = {
-    "sessions": frozenset({"config_path"}),
+    "sessions": frozenset({"config_path", "log_level"}),
+    "init": frozenset({"log_level"}),
     "run": frozenset(
         {
+            "log_level",
+            "sandbox",
             "model",
             "config_path",
             "session_id",
@@ -209,6 +229,17 @@ def run(
         ),
     ] = None,
     trust_folder: Annotated[bool, typer.Option("--trust", help=_TRUST_HELP)] = False,
+    sandbox: Annotated[
+        bool, typer.Option("--sandbox", help="Run code in the sandbox (as freeact's; = --execution sandbox).")
+    ] = False,
+    sandbox_config: Annotated[
+        Path | None,
+        typer.Option("--sandbox-config", metavar="PATH", help="freeact's option; not supported here."),
+    ] = None,
+    log_level: Annotated[
+        LogLevel | None,
+        typer.Option("--log-level", help="Level of the log file (logs/freeact-tui.log in the data dir)."),
+    ] = None,
     version: Annotated[
         bool | None,
         typer.Option(
@@ -217,6 +248,9 @@ def run(
     ] = None,
 ) -> None:
     """Start the app (or run a subcommand)."""
+    if sandbox_config is not None:
+        raise _fail(SANDBOX_CONFIG_REFUSAL)
+    execution = _with_sandbox(execution, sandbox)
     if ctx.invoked_subcommand is not None:
         _prepare_subcommand(ctx, ctx.invoked_subcommand, config_path)
         # Options given before a subcommand apply to it (the subcommand's own options win).
@@ -231,26 +265,55 @@ def run(
             "remote_insecure": remote_insecure,
             "action_protocol": action_protocol,
             "trust": trust_folder,
+            "log_level": log_level,
         }
         return
+    start_app(
+        config_path,
+        session_id,
+        resume,
+        {
+            "model": model,
+            "skip_permissions": True if skip_permissions else None,
+            "execution": execution.value if execution else None,
+            "base_url": base_url,
+            "remote_insecure": True if remote_insecure else None,
+            "action_protocol": action_protocol.value if action_protocol else None,
+        },
+        log_level,
+        trust_project=trust_folder,
+    )
+
+
+def _with_sandbox(execution: ExecutionChoice | None, sandbox: bool) -> ExecutionChoice | None:
+    """freeact's ``--sandbox`` as ``--execution sandbox`` (a different ``--execution`` is a contradiction)."""
+    if not sandbox:
+        return execution
+    if execution not in (None, ExecutionChoice.sandbox):
+        raise _fail(f"--sandbox and --execution {execution.value} contradict each other; give one of them.")
+    return ExecutionChoice.sandbox
+
+
+def start_app(
+    config_path: Path | None,
+    session_id: str | None,
+    resume: bool,
+    overrides: dict[str, object],
+    log_level: LogLevel | None = None,
+    *,
+    trust_project: bool = False,
+) -> None:
+    """Load the config and run the terminal app until it quits (it ends the process)."""
     from freeact_tui.config import ConfigError, load_config
 
     if session_id is not None and resume:
         raise _fail("use either --session-id or --resume, not both.")
-    overrides = {
-        "model": model,
-        "skip_permissions": True if skip_permissions else None,
-        "execution": execution.value if execution else None,
-        "base_url": base_url,
-        "remote_insecure": True if remote_insecure else None,
-        "action_protocol": action_protocol.value if action_protocol else None,
-    }
     try:
-        config = load_config(config_path, overrides, trust_project=trust_folder)
+        config = load_config(config_path, overrides, trust_project=trust_project)
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     chosen = resolve_session_id(config, session_id, resume)
-    _log_to_file()
+    _log_to_file(log_level)
     _warn_if_insecure(config)
 
     import asyncio
@@ -287,8 +350,12 @@ def _warn_if_insecure(config: Config) -> None:
         typer.echo(warning, err=True)
 
 
-def _log_to_file() -> Path:
-    """Send library logs and warnings to a file: anything written to the terminal would tear the UI."""
+def _log_to_file(level: LogLevel | None = None) -> Path:
+    """Send library logs and warnings to a file: anything written to the terminal would tear the UI.
+
+    Args:
+        level: ``--log-level`` (default: warning).
+    """
     import logging
 
     from freeact_tui import paths
@@ -300,7 +367,7 @@ def _log_to_file() -> Path:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(logging.WARNING)
+    root.setLevel(getattr(logging, (level or LogLevel.warning).value.upper()))
     logging.captureWarnings(True)
     return log_file
 
@@ -353,6 +420,14 @@ def run_headless(
         typer.Option("--action-protocol", help="tools, text (code blocks in the reply) or auto."),
     ] = None,
     trust_folder: Annotated[bool, typer.Option("--trust", help=_TRUST_HELP)] = False,
+    sandbox: Annotated[
+        bool, typer.Option("--sandbox", help="Run code in the sandbox (= --execution sandbox).")
+    ] = False,
+    sandbox_config: Annotated[
+        Path | None,
+        typer.Option("--sandbox-config", metavar="PATH", help="freeact's option; not supported here."),
+    ] = None,
+    log_level: Annotated[LogLevel | None, typer.Option("--log-level", help="Level of the log file.")] = None,
 ) -> None:
     """Run one request without the UI and print the answer (exit codes: 0 answered, 1 error,
     2 refused for lack of approval, 3 max turns reached, 130 interrupted)."""
@@ -364,7 +439,10 @@ def run_headless(
     resume = resume or bool(before.get("resume"))
     if session_id is not None and resume:
         raise _fail("use either --session-id or --resume, not both.", 1)
-    chosen_execution = execution or before.get("execution")
+    if sandbox_config is not None:
+        raise _fail(SANDBOX_CONFIG_REFUSAL, 1)
+    chosen_execution = _with_sandbox(execution, sandbox) or before.get("execution")
+    log_level = log_level or cast("LogLevel | None", before.get("log_level"))
     chosen_protocol = action_protocol or before.get("action_protocol")
     overrides = {
         "model": model or before.get("model"),
@@ -385,6 +463,17 @@ def run_headless(
     _echo_untrusted(config)
     for notice in config.notices:
         typer.echo(f"freeact-tui: {notice}", err=True)
+    if prompt is None and sys.stdin.isatty():
+        # `freeact run` is freeact's interactive app: with no prompt at a terminal, start ours.
+        start_app(
+            config_path or cast("Path | None", before.get("config_path")),
+            session_id,
+            resume,
+            overrides,
+            log_level,
+            trust_project=trust_folder or bool(before.get("trust")),
+        )
+        return
     text = headless.read_prompt(prompt, sys.stdin)
     if not text.strip():
         raise _fail('no prompt: give one (freeact-tui run "PROMPT") or pipe it into stdin.', 1)
@@ -392,7 +481,7 @@ def run_headless(
         chosen = resolve_session_id(config, session_id, resume)
     except typer.Exit:
         raise typer.Exit(1) from None
-    _log_to_file()
+    _log_to_file(log_level)
     _warn_if_insecure(config)
     raise typer.Exit(
         headless.run_from_config(
@@ -483,6 +572,25 @@ def serve_acp(
 
 
 app.add_typer(sessions_app, name="sessions", help="List, show, export and remove sessions.")
+
+
+@app.command("init")
+def init_project(
+    log_level: Annotated[
+        LogLevel | None, typer.Option("--log-level", help="Accepted as freeact does.")
+    ] = None,
+) -> None:
+    """Make the working directory a freeact project, as `freeact init` does: .freeact/config.toml,
+    permissions.toml, the runtime directories and the bundled skills (nothing existing is overwritten)."""
+    from freeact_tui.freeact import PermissionManager, config
+
+    working_dir = Path.cwd()
+    try:
+        config.init(working_dir)
+        PermissionManager(working_dir=working_dir, freeact_dir=working_dir / ".freeact").init()
+    except (OSError, ValueError) as exc:
+        raise _fail(f"cannot initialise {working_dir / '.freeact'}: {exc}", 1) from None
+    typer.echo(f"Ensured {working_dir / '.freeact'} (config.toml, permissions.toml, skills).")
 
 
 def load_env_file() -> Path | None:

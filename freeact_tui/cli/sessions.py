@@ -67,10 +67,16 @@ def _resolve(store: SessionStore, id_or_prefix: str) -> str:
 
 
 def _short_ids(ids: list[str]) -> dict[str, str]:
-    """The shortest prefix of at least 8 characters that tells each id apart from the others."""
+    """The shortest prefix of at least 8 characters that tells each UUID apart from the others;
+    a named id (``countries-session``) is shown whole, as its name is what the user knows."""
+    from freeact_tui.store.index import is_uuid
+
     ordered = sorted(ids)
     shorts = {}
     for i, session_id in enumerate(ordered):
+        if not is_uuid(session_id):
+            shorts[session_id] = session_id
+            continue
         neighbours = ordered[max(0, i - 1) : i] + ordered[i + 1 : i + 2]
         common = max((_common_prefix(session_id, n) for n in neighbours), default=0)
         shorts[session_id] = session_id[: max(_SHORT_ID, common + 1)]

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from pydantic_ai.messages import UserContent
+from pydantic_ai.messages import ModelResponse, UserContent
+from pydantic_ai.models import Model, StreamedResponse
 
 from freeact_tui import events as ours
+from freeact_tui.actions.definitions import tool_definitions
 from freeact_tui.agent.agent import Agent as _Agent
+from freeact_tui.agent.models import ModelSetupError
 from freeact_tui.freeact.config import ResolvedRuntime
 from freeact_tui.freeact.events import (
     AgentEvent,
@@ -33,7 +37,33 @@ from freeact_tui.freeact.events import (
 )
 from freeact_tui.freeact.toolcalls import from_ours
 from freeact_tui.permissions import PermissionRules
-from freeact_tui.toolcalls import CODE_TOOL, FILE_TOOLS, SUBAGENT_TOOL
+
+REJECTED = "Tool call rejected"
+
+
+class UnusableModel(Model):
+    """Stands in for a model that cannot be set up yet: its first request raises why."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        super().__init__()
+        self._name = name
+        self._problem = problem
+
+    @property
+    def model_name(self) -> str:
+        return self._name
+
+    @property
+    def system(self) -> str:
+        return self._name.split(":", 1)[0]
+
+    async def request(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        raise ModelSetupError(self._problem)
+
+    @asynccontextmanager
+    async def request_stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[StreamedResponse]:
+        raise ModelSetupError(self._problem)
+        yield  # an async generator, as the interface needs
 
 
 class AgentTurnError(RuntimeError):
@@ -109,8 +139,15 @@ class Agent:
             overrides["sessions_dir"] = None
         if sandbox:
             overrides["execution"] = "sandbox"
+        self.model: str | Model = runtime.model
+        self.model_settings: dict[str, Any] = runtime.model_settings
         self._runtime = runtime
-        self._agent = _Agent.from_config(runtime.app_config, **overrides)
+        try:
+            self._agent = _Agent.from_config(runtime.app_config, **overrides)
+        except ModelSetupError as exc:
+            # freeact fails at the first request (e.g. no API key yet), not here.
+            overrides["model"] = UnusableModel(str(runtime.model), str(exc))
+            self._agent = _Agent.from_config(runtime.app_config, **overrides)
         self._rejected: set[str] = set()
         if cancel_token is not None:
             cancel_token._on_set(self.cancel)
@@ -129,10 +166,10 @@ class Agent:
 
     @property
     def tool_names(self) -> list[str]:
-        names = [CODE_TOOL, *FILE_TOOLS]
-        if self._runtime.enable_subagents:
-            names.append(SUBAGENT_TOOL)
-        return names + sorted(self._runtime.mcp_servers)
+        """Names of all tools the model is offered (built-in ones and the MCP servers' tools,
+        as in freeact; a JSON MCP server's tools are known once ``start()`` has listed them)."""
+        builtin = tool_definitions(subagents=self._agent.enable_subagents)
+        return [t.name for t in builtin] + [t.name for t in self._agent.mcp.tool_definitions()]
 
     def cancel(self) -> None:
         """Cancel the running turn (a ``Cancelled`` event ends it)."""
@@ -146,21 +183,34 @@ class Agent:
         await self.stop()
 
     async def start(self) -> None:
+        """Start the kernel and the MCP servers (their tools are listed when this returns)."""
         await self._agent.start()
+        await self._agent.mcp.wait()
 
     async def stop(self) -> None:
         await self._agent.stop()
 
-    async def stream(self, prompt: str | Sequence[UserContent], max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
+    async def stream(
+        self, prompt: str | Sequence[UserContent], max_turns: int | None = None
+    ) -> AsyncIterator[AgentEvent]:
         """Run one turn, yielding freeact's events; every ``ApprovalRequest`` must be decided.
 
         Raises:
             AgentTurnError: the turn failed (its messages were rolled back).
         """
+        self._rejected.clear()
+        answered = False
         async for event in self._agent.stream(prompt, max_turns=max_turns):
             converted = self._convert(event)
             if converted is not None:
+                answered = isinstance(converted, Response) or (
+                    answered and isinstance(converted, ResponseChunk)
+                )
                 yield converted
+        if self._rejected and not answered:
+            # freeact ends a turn with a rejected call on this response.
+            yield ResponseChunk(REJECTED, agent_id=self.agent_id)
+            yield Response(REJECTED, agent_id=self.agent_id)
 
     def _decider(self, request: ours.ApprovalRequest) -> Callable[[bool], None]:
         def decide(decision: bool) -> None:

@@ -12,7 +12,7 @@ import copy
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,8 +20,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai.models import Model
 
 from freeact_tui.config import Config
+from freeact_tui.freeact.presets import (
+    BASIC_SEARCH_MCP_SERVER_CONFIG,
+    FETCH_MCP_SERVER_CONFIG,
+    FILESYSTEM_MCP_SERVER_CONFIG,
+    GOOGLE_SEARCH_MCP_SERVER_CONFIG,
+    HYBRID_SEARCH_MCP_SERVER_CONFIG,
+)
 from freeact_tui.freeact_project import map_agent_section, toml_depth_problem
+from freeact_tui.mcp.discovery import HYBRID_MISSING, hybrid_available
 from freeact_tui.paths import FREEACT_DIR_NAME
+from freeact_tui.skills import front_matter, materialize_bundled_skills
 
 CONFIG_FILENAME = "config.toml"
 DEFAULT_MODEL_NAME = "google-gla:gemini-3.6-flash"
@@ -80,9 +89,51 @@ class AgentSection(BaseModel):
 
 
 class TerminalSection(BaseModel):
-    """``[terminal]``: freeact's terminal settings (accepted; freeact-tui has its own)."""
+    """``[terminal]``: freeact's terminal settings (read and validated as freeact does; this app's
+    terminal has its own keys, so the app does not act on these)."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    collapse_thoughts_on_complete: bool = True
+    collapse_exec_output_on_complete: bool = True
+    collapse_approved_code_actions: bool = False
+    collapse_approved_tool_calls: bool = True
+    collapse_completed_subagent_tasks: bool = True
+    collapse_tool_outputs: bool = True
+    keep_rejected_actions_expanded: bool = True
+    pin_pending_approval_action_expanded: bool = True
+    expand_all_toggle_key: str = Field(default="ctrl+o", min_length=1)
+
+
+class SkillMetadata(BaseModel):
+    """Metadata parsed from a skill's ``SKILL.md`` front matter (freeact's)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str
+    path: Path
+
+
+def load_skills_metadata(*, skills_dir: Path, project_skills_dir: Path) -> list[SkillMetadata]:
+    """The skills of the workspace (``.freeact/skills``) and the project (``.agents/skills``).
+
+    As freeact's: a skill needs ``name`` and ``description`` in its front matter, else it is skipped.
+    """
+    found: list[SkillMetadata] = []
+    for directory in (skills_dir, project_skills_dir):
+        if not directory.is_dir():
+            continue
+        for skill_file in sorted(directory.glob("*/SKILL.md")):
+            try:
+                meta = front_matter(skill_file.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                continue
+            if meta.get("name") and "description" in meta:
+                found.append(
+                    SkillMetadata(name=meta["name"], description=meta["description"], path=skill_file)
+                )
+    return found
 
 
 class FreeactConfig(BaseModel):
@@ -124,6 +175,32 @@ class Workspace:
     def sessions_dir(self) -> Path:
         return self.freeact_dir / "sessions"
 
+    @property
+    def search_db_file(self) -> Path:
+        return self.freeact_dir / "search.db"
+
+    @property
+    def project_instructions_file(self) -> Path:
+        return self.working_dir / "AGENTS.md"
+
+    @property
+    def project_skills_dir(self) -> Path:
+        return self.working_dir / ".agents" / "skills"
+
+    @property
+    def generated_rel_dir(self) -> Path:
+        return self.relative_to_working_dir(self.generated_dir)
+
+    @property
+    def plans_rel_dir(self) -> Path:
+        return self.relative_to_working_dir(self.plans_dir)
+
+    def relative_to_working_dir(self, path: Path) -> Path:
+        try:
+            return path.relative_to(self.working_dir)
+        except ValueError:
+            return path
+
     def images_dir(self, configured: Path | None) -> Path:
         if configured is None:
             return self.working_dir / "images"
@@ -158,13 +235,17 @@ def load(working_dir: Path | None = None) -> FreeactConfig:
 
 
 def init(working_dir: Path | None = None) -> FreeactConfig:
-    """Create the workspace: the default config (never overwritten) and the runtime dirs."""
+    """Create the workspace: the default config (never overwritten), the runtime dirs and the
+    bundled skills (freeact's three; a skill directory that exists is left as it is)."""
     ws = workspace(working_dir)
     ws.freeact_dir.mkdir(parents=True, exist_ok=True)
     if not ws.config_file.exists():
         ws.config_file.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
     for directory in (ws.generated_dir, ws.plans_dir, ws.sessions_dir, ws.skills_dir):
         directory.mkdir(parents=True, exist_ok=True)
+    materialize_bundled_skills(
+        skills_dir=ws.skills_dir, generated_rel_dir=ws.generated_rel_dir, plans_rel_dir=ws.plans_rel_dir
+    )
     return load(ws.working_dir)
 
 
@@ -179,8 +260,42 @@ class ResolvedRuntime:
     ptc_servers: dict[str, dict[str, Any]]
     kernel_env: dict[str, str]
     enable_subagents: bool
+    subagent_mode: bool = False
     app_config: Config = field(repr=False, compare=False, default_factory=Config)
     notices: list[str] = field(default_factory=list, compare=False)
+
+    @property
+    def skills_metadata(self) -> list[SkillMetadata]:
+        """The skills the agent is told about (``.freeact/skills`` then ``.agents/skills``)."""
+        return load_skills_metadata(
+            skills_dir=self.workspace.skills_dir, project_skills_dir=self.workspace.project_skills_dir
+        )
+
+    @property
+    def system_prompt(self) -> str:
+        """The system prompt this runtime's agent starts with (``system_prompt`` of the app config wins)."""
+        from freeact_tui.agent.prompts import build_system_prompt
+        from freeact_tui.mcp.gentools import gentools_root, gentools_section
+
+        if self.app_config.system_prompt is not None:
+            return self.app_config.system_prompt
+        return build_system_prompt(
+            self.working_dir,
+            subagents=self.enable_subagents and not self.subagent_mode,
+            gentools=gentools_section(gentools_root(self.working_dir), self.working_dir),
+            protocol=self.app_config.action_protocol,
+        )
+
+    def for_subagent(self) -> ResolvedRuntime:
+        """The runtime of a subagent: subagents cannot nest (as in freeact)."""
+        return replace(
+            self,
+            mcp_servers=copy.deepcopy(self.mcp_servers),
+            kernel_env=dict(self.kernel_env),
+            enable_subagents=False,
+            subagent_mode=True,
+            app_config=self.app_config.model_copy(update={"enable_subagents": False}),
+        )
 
     @property
     def working_dir(self) -> Path:
@@ -221,6 +336,9 @@ def resolve(
     values["images_dir"] = str(ws.images_dir(config.agent.images_dir))
     values["sessions_dir"] = str(ws.sessions_dir)
     app_config = Config.model_validate(values)
+    notices = list(mapped.notices)
+    if config.agent.tools.discovery == "hybrid" and not hybrid_available():
+        notices.append(HYBRID_MISSING)  # freeact raises here; the app goes on with basic discovery
     servers = {name: server.model_dump() for name, server in app_config.mcp_servers.items()}
     return ResolvedRuntime(
         config=config.agent,
@@ -231,7 +349,7 @@ def resolve(
         kernel_env=dict(app_config.kernel_env),
         enable_subagents=config.agent.enable_subagents,
         app_config=app_config,
-        notices=list(mapped.notices),
+        notices=notices,
     )
 
 
@@ -252,7 +370,32 @@ def _substitute(value: Any, env: Mapping[str, str]) -> Any:
     if isinstance(value, list):
         return [_substitute(v, env) for v in value]
     if isinstance(value, dict):
-        return {
-            k: (v if k == "api_key" else _substitute(v, env)) for k, v in value.items()
-        }
+        return {k: (v if k == "api_key" else _substitute(v, env)) for k, v in value.items()}
     return value
+
+
+__all__ = [
+    "BASIC_SEARCH_MCP_SERVER_CONFIG",
+    "CONFIG_FILENAME",
+    "DEFAULT_CONFIG_TOML",
+    "DEFAULT_MODEL_NAME",
+    "DEFAULT_MODEL_SETTINGS",
+    "FETCH_MCP_SERVER_CONFIG",
+    "FILESYSTEM_MCP_SERVER_CONFIG",
+    "FREEACT_DIR_NAME",
+    "GOOGLE_SEARCH_MCP_SERVER_CONFIG",
+    "HYBRID_SEARCH_MCP_SERVER_CONFIG",
+    "AgentSection",
+    "FreeactConfig",
+    "ResolvedRuntime",
+    "SkillMetadata",
+    "TerminalSection",
+    "ToolPresets",
+    "Workspace",
+    "init",
+    "load",
+    "load_skills_metadata",
+    "materialize_bundled_skills",
+    "resolve",
+    "workspace",
+]

@@ -1,4 +1,6 @@
-"""MCP servers the model calls with JSON tool calls: tools offered as ``<server>__<tool>``.
+"""MCP servers the model calls with JSON tools: offered as ``<server>_<tool>``, as freeact names them.
+
+A call by the name older sessions of freeact-tui used (``<server>__<tool>``) still reaches its tool.
 
 Each ``mode="json"`` server gets an ``McpSession`` (``servers.connect``). Every call is bounded by the
 server's ``timeout``; a server that fails to start, hangs or dies yields a clear message that names
@@ -17,6 +19,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from freeact_tui.config import McpServerConfig
 from freeact_tui.mcp.servers import (
+    LEGACY_TOOL_NAME_SEPARATOR,
     McpServerError,
     close_client,
     connect,
@@ -64,6 +67,7 @@ class McpJsonTools:
         self._clients: dict[str, McpSession] = {}
         self._locks = {name: asyncio.Lock() for name in self._configs}
         self._tools: dict[str, _JsonTool] = {}
+        self._legacy: dict[str, str] = {}  # ``server__tool`` → ``server_tool``
         self._started = False
         self.errors: list[McpServerError] = []
 
@@ -107,9 +111,12 @@ class McpJsonTools:
                 logger.warning("MCP tool name %s is ambiguous; keeping the first", qualified)
                 continue
             self._tools[qualified] = _JsonTool(name, tool)
+            self._legacy.setdefault(
+                qualified_tool_name(name, tool.name, LEGACY_TOOL_NAME_SEPARATOR), qualified
+            )
 
     def tool_definitions(self) -> list[ToolDefinition]:
-        """Definitions of all listed tools, named ``<server>__<tool>``."""
+        """Definitions of all listed tools, named ``<server>_<tool>``."""
         return [
             ToolDefinition(
                 name=qualified,
@@ -119,9 +126,18 @@ class McpJsonTools:
             for qualified, entry in self._tools.items()
         ]
 
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of all listed tools, as the model sees them."""
+        return list(self._tools)
+
+    def canonical_name(self, name: str) -> str:
+        """``name`` as offered now: an older session's ``server__tool`` becomes ``server_tool``."""
+        return name if name in self._tools else self._legacy.get(name, name)
+
     def owns(self, name: str) -> bool:
         """Whether ``name`` is one of these tools (for dispatching a model's tool call)."""
-        return name in self._tools
+        return self.canonical_name(name) in self._tools
 
     async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
         """Call a tool by its qualified name; never raises.
@@ -137,7 +153,7 @@ class McpJsonTools:
         from mcp import McpError
         from mcp.types import CONNECTION_CLOSED
 
-        entry = self._tools.get(name)
+        entry = self._tools.get(self.canonical_name(name))
         if entry is None:
             return f"Unknown MCP tool `{name}`.", True
         server, tool = entry.server, entry.tool.name
@@ -188,6 +204,7 @@ class McpJsonTools:
         """Close every client and stop every server process started here."""
         clients, self._clients = list(self._clients.values()), {}
         self._tools.clear()
+        self._legacy.clear()
         self._started = False
         await asyncio.gather(*(close_client(c) for c in clients))
 

@@ -6,7 +6,8 @@ output schema, and ``run(params)``). With ``<root>`` on the kernel's ``PYTHONPAT
 ``from mcptools.calc import add; add.run(add.Params(a=1, b=2))``; the call goes to the executor's
 tool server, which asks for approval (``ExecApproval(kind="mcp")``) and runs the server on demand.
 Generation starts the server, which is slow, so a package is regenerated only when its config
-changed.
+changed. A package we did not generate (freeact's, in a shared ``.freeact/generated``) or one edited
+since we generated it is the user's tool authoring: it is kept as it is, as freeact keeps it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 from freeact_tui import paths
 from freeact_tui.config import McpServerConfig
+from freeact_tui.mcp.ptc_marker import (
+    DIGEST_FILE,
+    baked_params,
+    files_hash,
+    ours_unedited,
+    read_marker,
+    same_server,
+)
 from freeact_tui.mcp.servers import (
     McpServerError,
     close_client,
@@ -44,10 +53,8 @@ PACKAGE = "mcptools"
 # Past this many characters the generated APIs are not listed in the system prompt; the model
 # discovers them from code instead (freeact's tool discovery).
 LISTING_BUDGET = 4000
-# Marks a package as ours and records the config it was generated from.
-_DIGEST_FILE = ".freeact-tui-digest"
 # Bump when the generated layout changes, so that caches are rebuilt.
-_FORMAT_VERSION = "1"
+_FORMAT_VERSION = "2"
 _SUMMARY_CHARS = 200
 _STALE_STAGING_SECONDS = 3600
 
@@ -94,26 +101,36 @@ class PtcApis:
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     errors: list[McpServerError] = field(default_factory=list)
     regenerated: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    """Servers whose package was made by freeact or edited by hand, and is used as it is."""
 
-    def description(self, budget: int | None = None) -> str:
+    def description(self, budget: int | None = None, discovery_tools: bool = False) -> str:
         """A listing of the modules and their signatures, for the system prompt (empty if none).
 
         Past ``budget`` characters (default ``LISTING_BUDGET``) the listing gives way to discovery:
-        the servers with their tool counts, and how to list and read their modules from code.
+        the servers with their tool counts, and how to list and read their modules (with
+        ``discovery_tools``, through ``pytools_list_categories`` / ``pytools_list_tools``).
         """
         if not self.tools:
             return ""
         full = self._listing()
         if len(full) <= (LISTING_BUDGET if budget is None else budget):
             return full
-        return self._discovery()
+        return self._discovery(discovery_tools)
 
-    def _discovery(self) -> str:
+    def _discovery(self, discovery_tools: bool = False) -> str:
         counts: dict[str, int] = {}
         for tool in self.tools:
             counts[tool.server] = counts.get(tool.server, 0) + 1
         servers = ", ".join(f"`{PACKAGE}.{server}` ({n} tools)" for server, n in counts.items())
         example = next(iter(counts))
+        if discovery_tools:
+            return (
+                f"Package `{PACKAGE}`, one module per tool, in {servers}. There are too many to list here: "
+                "find what you need with the tools `pytools_list_categories` and `pytools_list_tools`, "
+                "read a tool's module (its `Params`, `run` and docstring) before you call "
+                "`<tool>.run(<tool>.Params(...))`."
+            )
         return (
             f"Package `{PACKAGE}`, one module per tool, in {servers}. There are too many to list here: "
             "discover what you need from code. List a server's tools with "
@@ -157,6 +174,7 @@ async def generate_ptc_sources(
     *,
     log_dir: Path | None = None,
     start_timeout: float | None = None,
+    prune: bool = True,
 ) -> PtcApis:
     """Generate (or reuse) Python APIs for all enabled ``ptc``-mode servers.
 
@@ -168,6 +186,7 @@ async def generate_ptc_sources(
         root: The directory for ``mcptools/`` (see ``default_ptc_root``).
         log_dir: Where stdio servers' stderr goes while they are queried.
         start_timeout: Seconds a server may take to start (see ``servers.connect``).
+        prune: Remove the packages we generated for servers no longer configured.
 
     Returns:
         The package root, the tool listing, the baked-in parameters and the errors.
@@ -190,7 +209,8 @@ async def generate_ptc_sources(
     try:
         base.mkdir(parents=True, exist_ok=True, mode=0o700)
         (base / "__init__.py").touch()
-        _remove_unknown_packages(base, set(wanted))
+        if prune:
+            _remove_unknown_packages(base, set(wanted))
     except OSError as exc:
         why = f"cannot write its Python API to {base}: {exc.strerror or exc}"
         apis.errors.extend(McpServerError(name, why) for name, _ in wanted.values())
@@ -211,6 +231,19 @@ async def generate_ptc_sources(
         apis.params[pkg] = server_params(config)
         if regenerated:
             apis.regenerated.append(name)
+        elif not ours_unedited(base / pkg):
+            apis.kept.append(name)
+            baked = baked_params(base / pkg)
+            if baked is not None and same_server(baked, apis.params[pkg]):
+                apis.params[pkg] = baked  # the kernel's calls carry these exact parameters
+            elif baked is not None:
+                apis.errors.append(
+                    McpServerError(
+                        name,
+                        f"its Python API in {base / pkg} was made for other connection parameters and is "
+                        "kept as it is (it may be edited); remove that directory to generate it afresh.",
+                    )
+                )
     return apis
 
 
@@ -225,7 +258,7 @@ def _remove_unknown_packages(base: Path, keep: set[str]) -> None:
             with contextlib.suppress(OSError):
                 if time.time() - child.stat().st_mtime > _STALE_STAGING_SECONDS:
                     shutil.rmtree(child, ignore_errors=True)
-        elif child.is_dir() and child.name not in keep and (child / _DIGEST_FILE).exists():
+        elif child.is_dir() and child.name not in keep and ours_unedited(child):
             shutil.rmtree(child, ignore_errors=True)
 
 
@@ -240,9 +273,10 @@ async def _ensure_package(
 ) -> tuple[bool, list[PtcTool]]:
     target = base / pkg
     digest = _digest(config)
-    with contextlib.suppress(OSError):
-        if (target / _DIGEST_FILE).read_text(encoding="utf-8") == digest:
-            return False, _read_package(target, pkg)
+    marker = read_marker(target)
+    if target.is_dir() and (marker is None or marker[0] == digest or not ours_unedited(target)):
+        # Current, or freeact's / edited by hand (freeact never regenerates an existing package).
+        return False, _read_package(target, pkg)
     try:
         client = await connect(name, config, log_dir, start_timeout)
         try:
@@ -266,7 +300,7 @@ def _write_package(base: Path, pkg: str, params: dict[str, Any], tools: list[Too
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             _generate(staging, pkg, params, tools)
-        _write(staging / _DIGEST_FILE, digest, 0o644)
+        _write(staging / DIGEST_FILE, f"{digest}\n{files_hash(staging)}\n", 0o644)
         target = base / pkg
         if target.exists():
             # rename(2) may replace an empty directory, so the old package moves out in one step.

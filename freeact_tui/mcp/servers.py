@@ -29,8 +29,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Separates server and tool in the names the model sees (e.g. ``github__create_issue``).
-TOOL_NAME_SEPARATOR = "__"
+# Separates server and tool in the names the model sees, as in freeact (``github_create_issue``).
+TOOL_NAME_SEPARATOR = "_"
+# What separated them in sessions of freeact-tui before 0.x (``github__create_issue``): still resolved.
+LEGACY_TOOL_NAME_SEPARATOR = "__"
 # Providers accept tool names of at most 64 characters out of [A-Za-z0-9_-].
 _MAX_TOOL_NAME = 64
 # Lines of a failed server's stderr quoted in its error message.
@@ -205,9 +207,9 @@ def result_text(result: CallToolResult) -> str:
     return "\n".join(parts)
 
 
-def qualified_tool_name(server: str, tool: str) -> str:
-    """The name the model sees for ``tool`` of ``server``: ``<server>__<tool>``, provider-safe."""
-    name = paths.safe_file_name(f"{server}{TOOL_NAME_SEPARATOR}{tool}")
+def qualified_tool_name(server: str, tool: str, separator: str = TOOL_NAME_SEPARATOR) -> str:
+    """The name the model sees for ``tool`` of ``server``: ``<server>_<tool>`` (freeact's), provider-safe."""
+    name = paths.safe_file_name(f"{server}{separator}{tool}")
     if len(name) > _MAX_TOOL_NAME:
         digest = hashlib.sha256(name.encode()).hexdigest()[:8]
         name = f"{name[: _MAX_TOOL_NAME - 9]}_{digest}"

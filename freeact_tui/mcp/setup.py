@@ -10,6 +10,14 @@ from typing import Any
 from pydantic_ai.tools import ToolDefinition
 
 from freeact_tui.config import McpServerConfig
+from freeact_tui.mcp.discovery import (
+    HYBRID_MISSING,
+    SERVER_NAME,
+    DiscoveryMode,
+    ToolDiscovery,
+    hybrid_available,
+    hybrid_server,
+)
 from freeact_tui.mcp.json_tools import McpJsonTools
 from freeact_tui.mcp.ptc import PtcApis, default_ptc_root, generate_ptc_sources
 
@@ -17,10 +25,26 @@ from freeact_tui.mcp.ptc import PtcApis, default_ptc_root, generate_ptc_sources
 class McpSetup:
     """Starts with the kernel, is awaited before the first model request, and reports problems once."""
 
-    def __init__(self, servers: dict[str, McpServerConfig], ptc_root: Path | None = None) -> None:
+    def __init__(
+        self,
+        servers: dict[str, McpServerConfig],
+        ptc_root: Path | None = None,
+        *,
+        discovery: DiscoveryMode = "off",
+        working_dir: Path | None = None,
+    ) -> None:
         self.ptc = {n: c for n, c in servers.items() if c.enabled and c.mode == "ptc"}
         self.json = {n: c for n, c in servers.items() if c.enabled and c.mode == "json"}
-        self.root = (ptc_root or default_ptc_root()) if self.ptc else None
+        generated = ptc_root or default_ptc_root()
+        self.root = generated if self.ptc else None
+        self.notices: list[str] = []
+        self.discovery = ToolDiscovery(generated, working_dir) if discovery != "off" else None
+        if discovery == "hybrid" and SERVER_NAME not in self.json:
+            if hybrid_available():
+                self.json[SERVER_NAME] = hybrid_server(generated)
+                self.discovery = None
+            else:
+                self.notices.append(HYBRID_MISSING)
         self.json_tools = McpJsonTools(self.json) if self.json else None
         self.apis: PtcApis | None = None
         self._task: asyncio.Task[list[str]] | None = None
@@ -58,27 +82,40 @@ class McpSetup:
 
     async def ready(self) -> list[str]:
         """Wait for the servers; return their problems the first time only (they are shown once)."""
-        if self._task is None:
-            return []
-        try:
-            errors = await asyncio.shield(self._task)
-        except Exception as exc:  # never let MCP trouble stop the agent
-            errors = [f"MCP servers could not be set up: {exc}"]
+        errors = list(self.notices)
+        if self._task is not None:
+            try:
+                errors += await asyncio.shield(self._task)
+            except Exception as exc:  # never let MCP trouble stop the agent
+                errors.append(f"MCP servers could not be set up: {exc}")
         if self._reported:
             return []
         self._reported = True
         return errors
 
+    async def wait(self) -> None:
+        """Wait until the servers are set up, without taking the report ``ready`` gives once."""
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._task)
+
     def description(self) -> str | None:
-        return self.apis.description() or None if self.apis is not None else None
+        if self.apis is None:
+            return None
+        return self.apis.description(discovery_tools=self.discovery is not None) or None
 
     def tool_definitions(self) -> list[ToolDefinition]:
-        return self.json_tools.tool_definitions() if self.json_tools is not None else []
+        found = self.discovery.tool_definitions() if self.discovery is not None else []
+        return found + (self.json_tools.tool_definitions() if self.json_tools is not None else [])
 
     def owns(self, name: str) -> bool:
+        if self.discovery is not None and self.discovery.owns(name):
+            return True
         return self.json_tools is not None and self.json_tools.owns(name)
 
     async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        if self.discovery is not None and self.discovery.owns(name):
+            return await asyncio.to_thread(self.discovery.call, name, args)
         assert self.json_tools is not None
         return await self.json_tools.call(name, args)
 

@@ -1,7 +1,7 @@
 """Session and agent ids, and the errors of the session store.
 
-Ids are validated before any path is built from them: a session id is a UUID, an agent id is
-``main`` or ``sub-…``.
+Ids are validated before any path is built from them: a session id is any name freeact accepts
+that stays inside the store (a UUID, or e.g. ``countries-session``); an agent id is ``main`` or ``sub-…``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from freeact_tui.store.index import is_agent_id, is_session_id
+from freeact_tui.store.index import is_agent_id, is_uuid, session_id_problem
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 class InvalidSessionId(ValueError):
-    """A session id (or prefix) that is not a UUID; refused before any path is built from it."""
+    """A session id (or prefix) that would leave the store; refused before any path is built from it."""
 
 
 class SessionNotFound(LookupError):
@@ -62,14 +62,20 @@ class LoadedHistory:
 
 
 def validate_session_id(raw: str) -> str:
-    """Return the canonical (lowercase) form of a full session id.
+    """Return the canonical form of a full session id (a UUID in lower case; other ids as given).
 
     Raises:
-        InvalidSessionId: ``raw`` is not a UUID in the usual 8-4-4-4-12 form.
+        InvalidSessionId: ``raw`` would leave the store (``..``, ``/``, NUL, an absolute path, …).
     """
-    candidate = raw.strip().lower() if isinstance(raw, str) else ""
-    if not is_session_id(candidate):
-        raise InvalidSessionId(f"Invalid session id {raw!r}: expected a UUID like {uuid.UUID(int=0)}")
+    if not isinstance(raw, str):
+        raise InvalidSessionId(f"Invalid session id {raw!r}: expected a string")
+    candidate = raw.strip().lower() if is_uuid(raw.strip()) else raw
+    problem = session_id_problem(candidate)
+    if problem is not None:
+        raise InvalidSessionId(
+            f"Invalid session id {raw!r}: {problem}. Use a UUID like {uuid.UUID(int=0)} or a name "
+            "of letters, digits, `-` and `_`."
+        )
     return candidate
 
 

@@ -30,9 +30,41 @@ _UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 _AGENT_RE = re.compile(r"main|sub-[A-Za-z0-9_-]{1,64}")
 
 
+# Longer ids are refused: a session dir's name must fit in every file system's name limit.
+MAX_SESSION_ID = 200
+
+
+def session_id_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a session dir (``None``: it can).
+
+    Any id freeact accepts works (its docs use ``countries-session``), except what would leave the
+    store or hide in it: path separators, ``.``/``..``, a leading dot, NUL and other control characters.
+    """
+    if not isinstance(name, str) or not name:
+        return "it is empty"
+    if len(name) > MAX_SESSION_ID:
+        return f"it is longer than {MAX_SESSION_ID} characters"
+    if "/" in name or "\\" in name:
+        return "it contains a path separator"
+    if name.startswith("."):
+        return "it starts with a dot (`.`, `..` and hidden names are not session ids)"
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "it contains a control character"
+    if name != name.strip():
+        return "it starts or ends with white space"
+    return None
+
+
+def is_uuid(name: str) -> bool:
+    """Whether ``name`` is a UUID in the usual dashed form (any case)."""
+    return _UUID_RE.fullmatch(name.lower()) is not None
+
+
 def is_session_id(name: str) -> bool:
-    """Whether ``name`` is a canonical (lowercase, dashed) UUID, the only form of a session dir name."""
-    return _UUID_RE.fullmatch(name) is not None
+    """Whether ``name`` can be a session dir's name (a UUID is canonical only in lower case)."""
+    if is_uuid(name):
+        return _UUID_RE.fullmatch(name) is not None
+    return session_id_problem(name) is None
 
 
 def is_agent_id(name: str) -> bool:
@@ -390,7 +422,7 @@ class SessionIndex:
         self.root = root
 
     def ids(self) -> list[str]:
-        """Ids of the session dirs under the root (anything not named by a UUID is ignored)."""
+        """Ids of the session dirs under the root (names that cannot be session ids are ignored)."""
         try:
             with os.scandir(self.root) as entries:
                 return [e.name for e in entries if is_session_id(e.name) and e.is_dir(follow_symlinks=False)]

@@ -47,9 +47,11 @@ from freeact_tui.store.index import (
     decode_envelope,
     encode_envelope,
     is_agent_id,
+    is_session_id,
     make_title,
     prompt_text,
     refresh_meta,
+    session_id_problem,
     session_info,
     shrink_oversized,
     utc_now_ts,
@@ -534,11 +536,15 @@ class SessionStore:
             SessionNotFound: no session matches.
             AmbiguousSessionId: the prefix matches several sessions.
         """
-        prefix = id_or_prefix.strip().lower()
-        if len(prefix) < _MIN_PREFIX or len(prefix) > 36 or prefix.strip("0123456789abcdef-"):
+        given = id_or_prefix.strip()
+        if is_session_id(given) and (self.root / given).is_dir():
+            return given  # a whole id of any form (freeact's are not always UUIDs)
+        # UUIDs are stored in lower case; other ids keep their case.
+        prefix = given.lower() if not given.strip("0123456789abcdefABCDEF-") else given
+        if len(prefix) < _MIN_PREFIX or session_id_problem(prefix) is not None:
             raise InvalidSessionId(
                 f"Invalid session id {id_or_prefix!r}: expected a session id or a unique prefix of it "
-                f"(at least {_MIN_PREFIX} hex digits)"
+                f"(at least {_MIN_PREFIX} characters, no path separators, not starting with a dot)"
             )
         matches = sorted(i for i in self._index.ids() if i.startswith(prefix) and (self.root / i).is_dir())
         if not matches:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import re
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -14,12 +16,17 @@ from textual.theme import Theme
 
 from freeact_tui import paths
 from freeact_tui.config import Config, ConfigError, save_user_setting
+from freeact_tui.skills import skill_prompt
+from freeact_tui.store.index import is_uuid
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui import terminal_keys
+from freeact_tui.tui.clipboard import copy_to_os_clipboard
 from freeact_tui.tui.commands import (
     SlashCommand,
     SlashCommandProvider,
     SlashError,
+    get_command,
+    is_escaped,
     parse_slash,
     unescape_prompt,
 )
@@ -220,7 +227,8 @@ class FreeactApp(App[None]):
         agent, self.agent = self.agent, None
         if agent is not None:
             if agent.history and agent.agent_id == "main" and agent.session is not None:
-                self.resume_hint = f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                shown = agent.session_id[:8] if is_uuid(agent.session_id) else agent.session_id  # a name is shown whole
+                self.resume_hint = f"Resume this session with: freeact-tui --session-id {shown}"
             if leave:  # the process ends next: its kernels end without being waited for
                 await settle_for_exit(agent)
             else:
@@ -276,6 +284,12 @@ class FreeactApp(App[None]):
             raise SkipAction() from None
         screen.action_interrupt()
 
+    def copy_to_clipboard(self, text: str) -> None:
+        """OSC 52 (Textual's), then the OS clipboard program if one is installed (freeact's fallback)."""
+        super().copy_to_clipboard(text)
+        if self.is_running:
+            self.run_worker(partial(copy_to_os_clipboard, text), thread=True, group="clipboard", exit_on_error=False)
+
     def action_copy_session_id(self) -> None:
         """Copy the full session id to the clipboard."""
         if self.agent is None:
@@ -287,12 +301,41 @@ class FreeactApp(App[None]):
     # -- slash commands ----------------------------------------------------------------------------------
 
     def prompt_text(self, text: str) -> str:
-        """What to send for a typed prompt (``//x`` sends ``/x``)."""
+        """What to send for a typed prompt (``//x`` sends ``/x``; ``/<skill> args`` the skill, as freeact)."""
+        call = self._skill_call(text)
+        if call is not None:
+            return skill_prompt(*call)
         return unescape_prompt(text)
 
+    def skill_entries(self) -> list[tuple[str, str]]:
+        """(name, description) of the skills ``/<name> args`` invokes (not those a command's name hides)."""
+        from freeact_tui.skills import available_skills
+
+        try:
+            skills = available_skills(self.config.resolved_working_dir())
+        except OSError:
+            return []
+        return [(s.name, s.description) for s in skills if get_command(s.name) is None]
+
+    def _skill_call(self, text: str) -> tuple[str, str] | None:
+        """(skill, arguments) when ``text`` starts with ``/<skill-name>`` (freeact's rule), else ``None``."""
+        match = re.match(r"^/(\S+)([\s\S]*)", text.strip())
+        if match is None or is_escaped(text):
+            return None
+        name = match.group(1)
+        if name not in {entry[0] for entry in self.skill_entries()}:
+            return None
+        return name, match.group(2).strip()
+
     async def action_slash(self, text: str) -> None:
-        """Run a slash command chosen in the command palette."""
-        await self.handle_slash(text)
+        """Run a slash command chosen in the command palette (a skill goes into the prompt for its arguments)."""
+        call = self._skill_call(text)
+        if call is None:
+            await self.handle_slash(text)
+            return
+        prompt = self.main_screen.prompt
+        prompt.start_with(f"/{call[0]}" + (f" {call[1]}" if call[1] else ""))
+        prompt.focus()
 
     async def handle_slash(self, text: str) -> SlashOutcome:
         """Run ``text`` if it is a slash command.
@@ -301,6 +344,8 @@ class FreeactApp(App[None]):
             ``"prompt"`` for a normal prompt, ``"done"`` when the command ran, ``"invalid"`` when it
             could not be parsed (the user was told why and can edit it).
         """
+        if self._skill_call(text) is not None:
+            return "prompt"  # sent as freeact sends a skill (see ``prompt_text``)
         parsed = parse_slash(text)
         if parsed is None:
             return "prompt"
@@ -374,12 +419,10 @@ class FreeactApp(App[None]):
             self.main_screen.start_compaction(command.arg)
 
     async def _list_skills(self) -> None:
-        from freeact_tui.agent.prompts import bundled_skills_dir
-        from freeact_tui.skills import find_skills, find_skills_in
+        from freeact_tui.skills import available_skills
 
         working_dir = self.config.resolved_working_dir()
-        trusted = self.config.project_trusted
-        skills = find_skills(working_dir, [bundled_skills_dir()]) if trusted else find_skills_in([bundled_skills_dir()])
+        skills = available_skills(working_dir, trusted=self.config.project_trusted)
         if not skills:
             text = (
                 f"No skills in {working_dir}. A skill is a directory in .freeact/skills/ or "
@@ -387,6 +430,7 @@ class FreeactApp(App[None]):
             )
         else:
             text = "\n".join(f"- **{s.name}** — {s.description or 'no description'}  \n  `{s.path}`" for s in skills)
+            text += "\n\nInvoke one with `/<name> args` (also from the `@` picker: type `/`)."
         await self.main_screen.conversation.notice(text, title=f"Skills ({len(skills)})")
 
     def _model_problem(self, model: str) -> str | None:

@@ -164,6 +164,10 @@ class SlashCommandProvider(Provider):
                 yield f"/{spec.name} {arg}", spec.description
             else:
                 yield f"/{spec.name}", spec.description
+        entries = getattr(self.app, "skill_entries", None)
+        for name, description in entries() if callable(entries) else []:
+            text = f"/{name} {arg}" if arg and head == name else f"/{name}"
+            yield text, f"Skill: {description}"
 
     async def discover(self) -> Hits:
         """Argument-free commands, shown before anything is typed."""

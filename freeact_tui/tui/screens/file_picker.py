@@ -1,6 +1,8 @@
 """The ``@`` file picker: a small dialog above the prompt listing the working directory's files.
 
 Typing filters fuzzily, Up/Down choose, Enter picks (the path is inserted after the ``@``), Esc closes.
+A query starting with ``/`` lists the skills instead; picking one dismisses with ``/<name>`` (the
+screen puts it at the prompt's start, where freeact's ``/<skill> args`` invokes it).
 The index is built once per app in a thread (``FileIndexCache``); until it is ready the dialog says so.
 """
 
@@ -57,9 +59,10 @@ class FilePicker(ModalScreen[str | None]):
         Binding("pageup", "move(-10)", show=False),
     ]
 
-    def __init__(self, cache: FileIndexCache, query: str = "") -> None:
+    def __init__(self, cache: FileIndexCache, query: str = "", skills: list[tuple[str, str]] | None = None) -> None:
         super().__init__()
         self.cache = cache
+        self.skills = skills or []
         self.index: FileIndex | None = None
         self._query = query
         self.shown: str | None = None
@@ -69,7 +72,8 @@ class FilePicker(ModalScreen[str | None]):
         with Vertical(id="picker") as box:
             box.border_title = "@ file"
             box.border_subtitle = "↑↓ choose · Enter insert · Esc close"
-            yield Input(self._query, placeholder="Type to filter files", id="picker-input")
+            hint = "Type to filter files" + (" (/ for skills)" if self.skills else "")
+            yield Input(self._query, placeholder=hint, id="picker-input")
             yield OptionList(id="picker-list")
             yield Static("Indexing files…", id="picker-status")
 
@@ -91,6 +95,10 @@ class FilePicker(ModalScreen[str | None]):
 
     def _show(self, query: str) -> None:
         """Filter in a thread (the UI keeps taking keys); only the newest query's result is shown."""
+        if query.startswith("/") and self.skills:
+            self._query = query
+            self._show_skills(query[1:].strip().lower())
+            return
         if self.index is None:
             return
         self._query = query
@@ -120,6 +128,18 @@ class FilePicker(ModalScreen[str | None]):
             status = f"{len(index):,} files"
         self.query_one("#picker-status", Static).update(status)
         self.shown = query
+
+    def _show_skills(self, query: str) -> None:
+        found = [(n, d) for n, d in self.skills if query in n.lower()]
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options([Option(f"/{n}  {d[:60]}", id=f"/{n}") for n, d in found])
+        if found:
+            options.highlighted = 0
+        self.query_one("#picker-status", Static).update(
+            f"{len(found)} of {len(self.skills)} skills · Enter: /<skill> at the prompt's start"
+        )
+        self.shown = "/" + query
 
     def action_move(self, step: int) -> None:
         options = self.query_one(OptionList)

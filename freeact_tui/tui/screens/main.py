@@ -97,6 +97,7 @@ class ChatHost(Protocol):
         ...
 
     def prompt_text(self, text: str) -> str: ...
+    def skill_entries(self) -> list[tuple[str, str]]: ...
     def action_copy_session_id(self) -> None: ...
 
 
@@ -317,10 +318,12 @@ class MainScreen(Screen[None]):
     def on_prompt_input_mention_requested(self) -> None:
         def insert(path: str | None) -> None:
             self.prompt.focus()
-            if path:
+            if path and path.startswith("/"):  # a skill: invoked from the prompt's start, as freeact does
+                self.prompt.start_with(path)
+            elif path:
                 self.prompt.insert(path + " ")
 
-        self.app.push_screen(FilePicker(self.files), insert)
+        self.app.push_screen(FilePicker(self.files, skills=self.host.skill_entries()), insert)
 
     async def action_steer(self) -> None:
         """Send the typed message into the running turn (the model gets it at its next step)."""

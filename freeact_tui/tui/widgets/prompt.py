@@ -71,6 +71,15 @@ class PromptInput(TextArea):
         self.load_text(text)
         self.move_cursor(self.document.end)
 
+    def start_with(self, command: str) -> None:
+        """Put ``command`` (e.g. ``/task-planning``) at the start, dropping an ``@`` just typed before
+        the cursor (the picker it came from was opened by it); what else was typed follows."""
+        row, column = self.cursor_location
+        if column and self.document.get_line(row)[column - 1] == "@":
+            self.delete((row, column - 1), (row, column))
+        rest = self.text.strip()
+        self._set(f"{command} {rest}" if rest else f"{command} ")
+
     def clear_input(self) -> None:
         """Empty the prompt and stop browsing."""
         self.prompt_history.reset()
