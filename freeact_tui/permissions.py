@@ -8,10 +8,19 @@ a tool name, a file tool's path, a code action's text; a pattern equal to the su
 ``git status``. A pattern starting with ``path:`` matches the call's path arguments instead: ``**``
 crosses ``/``, ``*`` and ``?`` do not, and relative patterns match paths inside the working directory.
 
-Shell wildcards never match a command with command or process substitution, a ``$VAR`` expansion
-(IPython fills ``$name`` from Python variables after approval), a redirection into a file, several
-commands or an unbalanced quote: only a rule spelling out the exact command allows those. The
-built-in defaults (read-only commands) also refuse flags that write or run something.
+Shell wildcards never match a command with command or process substitution, a ``$VAR`` expansion,
+a redirection into a file, several commands or an unbalanced quote: only a rule spelling out the
+exact command allows those. No allow rule lets a read-only program write or run something through
+its flags (``find -exec``, ``sed e``, ``awk system()``) unless its pattern names that flag; the
+built-in defaults also allow only paths inside the working directory. Deny and ask rules match the
+program that runs, however it is spelled (``/bin/rm``, ``\\rm``, ``'rm'``, ``command``/``env``/
+``exec``/``sudo``/``xargs`` wrappers, ``find -exec``/``-delete``, substitutions).
+
+A code (or script) rule ``cell:<fingerprint>`` matches one exact cell (``freeact_tui.cellrules``);
+other code patterns match the cell's text and are broad.
+
+Rules live in the session, the user's file, a freeact project's ``.freeact/permissions.toml`` (freeact's
+format; an "always" rule freeact can hold is saved there) and the built-in defaults.
 
 Three effects: ``deny`` refuses the action without asking (even with ``--skip-permissions``), ``ask``
 forces a question, ``allow`` runs it. Precedence: deny (session, always), then ask (session, always,
@@ -29,6 +38,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
+from freeact_tui import paths
+from freeact_tui.cellrules import cell_matches, is_cell_pattern
+from freeact_tui.freeact_project import (
+    FreeactConfigError,
+    add_freeact_permission,
+    read_freeact_permissions,
+    remove_freeact_permission,
+)
 from freeact_tui.pathglobs import (
     code_strings,
     expand_path,
@@ -38,7 +55,14 @@ from freeact_tui.pathglobs import (
     shell_path_words,
 )
 from freeact_tui.paths import atomic_write_text
-from freeact_tui.shellwords import CommandTraits, command_words, inspect_command, split_command
+from freeact_tui.shellprograms import program_name, run_commands, unsafe_use
+from freeact_tui.shellwords import (
+    CommandTraits,
+    command_words,
+    inner_commands,
+    inspect_command,
+    split_command,
+)
 from freeact_tui.toolcalls import (
     CodeAction,
     FileCall,
@@ -51,7 +75,8 @@ from freeact_tui.toolcalls import (
 
 Effect = Literal["allow", "ask", "deny"]
 Scope = Literal["always", "session"]
-RuleScope = Literal["session", "always", "default"]
+RuleScope = Literal["session", "always", "project", "default"]
+"""Where a rule lives: this process, the user's file, the freeact project file, or built in."""
 
 KINDS = ("code", "shell", "script", "mcp", "tool", "subagent", "read", "write")
 PATH_PREFIX = "path:"
@@ -85,6 +110,15 @@ class RuleEntry:
     effect: Effect
     scope: RuleScope
 
+    @property
+    def broad(self) -> bool:
+        """A code or script rule that is not an exact cell: any code may follow what it names."""
+        return (
+            self.kind in ("code", "script", "*")
+            and not is_cell_pattern(self.pattern)
+            and (self.kind != "*" or not self.pattern.startswith(PATH_PREFIX))
+        )
+
 
 # Read-only commands allowed by default; ``X *`` also allows bare ``X``.
 _DEFAULT_SHELL_ALLOW = (
@@ -99,26 +133,27 @@ _DEFAULT_SHELL_ALLOW = (
     "python --version", "python3 --version", "python -V", "python3 -V",
     "pip --version", "pip list *", "pip show *", "pip freeze",
 )  # fmt: skip
-# Flags that make an otherwise read-only program write or run something: (long words, short letters).
-# Recursive reads (grep -r, rg --hidden, diff -r) would show a .env file the ask rules never see.
-_GREP_RECURSIVE = (frozenset({"--recursive", "--dereference-recursive", "--directories", "-d"}), "rRd")
-_DEFAULT_FORBIDDEN: dict[str, tuple[frozenset[str], str]] = {
-    "find": (frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
-                        "-fprintf", "-fls"}), ""),
-    "grep": _GREP_RECURSIVE, "egrep": _GREP_RECURSIVE, "fgrep": _GREP_RECURSIVE,
-    "rg": (frozenset({"--pre", "--hidden", "--unrestricted", "--no-ignore"}), "u."),
-    "diff": (frozenset({"--recursive"}), "r"),
-    "sort": (frozenset({"--output", "--compress-program"}), "o"),
-    "tree": (frozenset(), "o"),
-    "date": (frozenset({"--set"}), "s"),
-    "file": (frozenset({"--compile"}), "C"),
-    "git": (frozenset({"--output"}), ""),
-}  # fmt: skip
-# Secrets ask everywhere (inside the working dir and out), whatever allows the call.
-_SECRETS = (".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key")
+# Secrets ask everywhere (inside the working dir and out), whatever allows the call: keys, tokens in
+# tool config dirs, and shell/REPL histories (they hold pasted secrets).
+_SECRETS = (
+    ".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key",
+    ".config/gh/**", ".config/hub", ".config/gcloud/**", ".config/git/credentials", ".docker/**",
+    ".kube/**", ".npmrc", ".pypirc", ".gnupg/**", ".azure/**", ".terraform.d/**", ".cargo/credentials*",
+    ".gem/credentials", ".m2/settings*.xml", ".config/freeact-tui/**", ".vault-token",
+    ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history",
+    ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo",
+    ".ipython/**", ".local/share/fish/**", ".local/share/freeact-tui/**",
+)  # fmt: skip
+# A process's environment, memory and command line (``/proc/*/environ`` holds this app's API keys).
+_SYSTEM_SECRETS = ("/proc", "/proc/**")
+# Redirect targets that are not files.
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin"})
 _DEFAULTS: dict[Effect, tuple[Rule, ...]] = {
     "deny": (),
-    "ask": tuple(Rule("*", PATH_PREFIX + root + p) for root in ("**/", "/**/") for p in _SECRETS),
+    "ask": (
+        *(Rule("*", PATH_PREFIX + root + p) for root in ("**/", "/**/") for p in _SECRETS),
+        *(Rule("*", PATH_PREFIX + p) for p in _SYSTEM_SECRETS),
+    ),
     # File tools: reads inside the working directory (symlinks followed) run without asking.
     "allow": (*(Rule("shell", p) for p in _DEFAULT_SHELL_ALLOW), Rule("read", PATH_PREFIX + "**")),
 }
@@ -154,17 +189,34 @@ class _Facts:
         return inspect_command(self.call.subject)
 
     @cached_property
-    def default_safe(self) -> bool:
-        words = command_words(self.call.subject)
-        if not words or words[0] not in _DEFAULT_FORBIDDEN:
-            return bool(words)
-        long_flags, letters = _DEFAULT_FORBIDDEN[words[0]]
-        for w in words[1:]:
-            if w.split("=", 1)[0] in long_flags:
-                return False
-            if letters and w.startswith("-") and not w.startswith("--") and set(w[1:]) & set(letters):
-                return False
-        return True
+    def programs(self) -> list[str]:
+        """What the command runs, each program by name: its wrappers, what they run, its substitutions."""
+        found = run_commands(self.call.subject)
+        for inner in inner_commands(self.call.subject):
+            found += run_commands(inner)
+        return [" ".join(words) for words in found]
+
+    @cached_property
+    def unsafe(self) -> list[str]:
+        """The flags (or script pieces) by which a program of this command writes or runs something."""
+        return [u for words in run_commands(self.call.subject) if (u := unsafe_use(words)) is not None]
+
+    @cached_property
+    def outside(self) -> bool:
+        """The command names a path outside the working directory (or reaches one through a symlink)."""
+        return any(p.startswith("/") and p not in _NOT_FILES for p in self.paths)
+
+
+def _program_pattern(pattern: str) -> str:
+    """A shell pattern with its program by name (``/bin/rm *`` is ``rm *``)."""
+    head, sep, rest = pattern.partition(" ")
+    return program_name(head) + sep + rest if "/" in head and not any(c in head for c in "*?[") else pattern
+
+
+def _names_flag(pattern: str, unsafe: list[str]) -> bool:
+    """The pattern itself spells out every risky flag: the user allowed exactly that."""
+    words = set(command_words(pattern))
+    return all(u in words for u in unsafe)
 
 
 def _rule_matches(entry: RuleEntry, facts: _Facts) -> bool:
@@ -177,15 +229,25 @@ def _rule_matches(entry: RuleEntry, facts: _Facts) -> bool:
         # A relative pattern never matches a path outside the working dir, however broad it is.
         hits = [p.startswith("/") == absolute and regex.fullmatch(p) is not None for p in facts.paths]
         return any(hits) if entry.effect != "allow" else bool(hits) and all(hits)
+    if is_cell_pattern(entry.pattern):
+        return isinstance(call, CodeAction | ShellScript) and cell_matches(entry.pattern, call.subject)
     if not isinstance(call, ShellAction):
         # Spelled out in full (a one-line code action), glob characters and all, or a glob.
         return entry.pattern == call.subject or glob_matches(entry.pattern, call.subject)
     if entry.pattern == call.command:
         return True  # spelled out in full: the user has seen exactly this command
-    if entry.effect == "deny":
-        return glob_matches(entry.pattern, call.command)  # refusing is safe whatever the command hides
-    if not facts.traits.simple or (entry.scope == "default" and not facts.default_safe):
+    if entry.effect != "allow":
+        # Refusing or asking is safe whatever the command hides: match the program, not its spelling.
+        pattern = _program_pattern(entry.pattern)
+        return glob_matches(entry.pattern, call.command) or any(
+            glob_matches(pattern, p) for p in facts.programs
+        )
+    if not facts.traits.simple:
         return False
+    if facts.unsafe and not _names_flag(entry.pattern, facts.unsafe):
+        return False
+    if entry.scope == "default" and facts.outside:
+        return False  # the built-in read-only commands read inside the working directory only
     return glob_matches(entry.pattern, call.command)
 
 
@@ -237,13 +299,16 @@ class PermissionRules:
     """Rules that pre-approve actions, force a question or refuse them, in "always" and "session" scope.
 
     Args:
-        path: JSON file of the "always" rules (read now if it exists); ``None`` keeps them in memory.
+        path: JSON file of the user's "always" rules (read now if it exists); ``None`` keeps them in memory.
         skip_permissions: allow every action no deny rule refuses (``--skip-permissions``).
-        defaults: apply the built-in read-only allow-list and the ``.env`` ask rules.
+        defaults: apply the built-in read-only allow-list and the secrets ask rules.
         working_dir: directory relative path patterns refer to (default: the current directory).
+        project: a freeact project (the directory holding ``.freeact/``) whose ``permissions.toml``
+            applies; "always" rules freeact can hold are saved there. ``None``: no project rules.
 
     Raises:
-        PermissionsFileError: the file exists but cannot be read or is malformed.
+        PermissionsFileError: the user's rules file exists but cannot be read or is malformed.
+        FreeactConfigError: the project's ``permissions.toml`` cannot be read.
     """
 
     def __init__(
@@ -253,13 +318,16 @@ class PermissionRules:
         skip_permissions: bool = False,
         defaults: bool = True,
         working_dir: Path | None = None,
+        project: Path | None = None,
     ) -> None:
         self.path = path
         self.skip_permissions = skip_permissions
         self.defaults = defaults
         self.working_dir = Path(os.path.abspath(working_dir or Path.cwd()))
+        self.project = project
         self._session: dict[Effect, list[Rule]] = _no_rules()
         self._always: dict[Effect, list[Rule]] = self._read() if path else _no_rules()
+        self._project: dict[Effect, list[Rule]] = self._read_project()
 
     @classmethod
     def load(
@@ -269,13 +337,25 @@ class PermissionRules:
         skip_permissions: bool = False,
         defaults: bool = True,
         working_dir: Path | None = None,
+        project: Path | None = None,
     ) -> PermissionRules:
         """Rules with the "always" scope read from ``path`` (a missing file means none yet).
 
         Raises:
             PermissionsFileError: the file cannot be read or is malformed; it is left untouched.
         """
-        return cls(path, skip_permissions=skip_permissions, defaults=defaults, working_dir=working_dir)
+        return cls(
+            path,
+            skip_permissions=skip_permissions,
+            defaults=defaults,
+            working_dir=working_dir,
+            project=project,
+        )
+
+    @property
+    def project_file(self) -> Path | None:
+        """The freeact project's ``permissions.toml`` (whether or not it exists yet)."""
+        return self.project / paths.FREEACT_DIR_NAME / "permissions.toml" if self.project else None
 
     def check(self, call: ToolCall) -> Effect:
         """Decide whether ``call`` may run without asking, needs a question, or is refused.
@@ -317,14 +397,20 @@ class PermissionRules:
         facts = _Facts(call, self.working_dir)
         return next((entry for entry in self.rules() if _rule_matches(entry, facts)), None)
 
-    def add(self, call_kind: str, pattern: str, *, scope: Scope, effect: Effect = "allow") -> None:
-        """Add a rule; an "always" rule is written to the file before it takes effect.
+    def add(self, call_kind: str, pattern: str, *, scope: Scope, effect: Effect = "allow") -> RuleScope:
+        """Add a rule; an "always" rule is written to its file before it takes effect.
+
+        In a freeact project an "always" allow or ask rule freeact can hold (shell, file and tool
+        rules) goes to ``.freeact/permissions.toml``; others (deny rules, exact cells) to the user's file.
 
         Args:
             call_kind: A tool call kind or ``*``.
             pattern: See the module docstring.
             scope: ``"always"`` (persisted) or ``"session"`` (this process only).
             effect: ``"allow"``, ``"ask"`` or ``"deny"``.
+
+        Returns:
+            Where the rule now lives (``"session"``, ``"always"`` or ``"project"``).
 
         Raises:
             ValueError: unknown kind, scope or effect, or an empty pattern.
@@ -334,22 +420,73 @@ class PermissionRules:
         if scope == "session":
             if rule not in self._session[effect]:
                 self._session[effect].append(rule)
-            return
+            return "session"
+        if self.project is not None and self.project_file is not None:
+            try:
+                saved = add_freeact_permission(self.project, effect, rule.kind, rule.pattern)
+            except FreeactConfigError as e:
+                raise PermissionsFileError(self.project_file, str(e)) from e
+            if saved:
+                self._project = self._read_project()
+                return "project"
         # Re-read first so that rules another instance saved meanwhile are kept.
         rules = self._read() if self.path else {e: list(r) for e, r in self._always.items()}
         if rule not in rules[effect]:
             rules[effect].append(rule)
-            if self.path:
-                data = {
-                    e: [{"kind": r.kind, "pattern": r.pattern} for r in rules[e]]
-                    for e in _EFFECTS
-                    if e != "deny" or rules[e]  # files without deny rules keep their old shape
-                }
-                try:
-                    atomic_write_text(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-                except OSError as e:
-                    raise PermissionsFileError(self.path, f"cannot be written ({e})") from e
+            self._write(rules)
         self._always = rules
+        return "always"
+
+    def remove(self, entry: RuleEntry) -> None:
+        """Remove a rule from where it lives (the session, the user's file or the freeact project file).
+
+        Raises:
+            ValueError: a built-in rule (override it with an ask or deny rule instead), or no such rule.
+            PermissionsFileError: the file cannot be read or written (the rule stays).
+        """
+        rule = Rule(entry.kind, entry.pattern)
+        if entry.scope == "default":
+            raise ValueError("a built-in rule cannot be removed; add an ask or deny rule to override it")
+        if entry.scope == "session":
+            if rule not in self._session[entry.effect]:
+                raise ValueError(f"no session rule {entry.kind}:{entry.pattern}")
+            self._session[entry.effect].remove(rule)
+            return
+        if entry.scope == "project":
+            if self.project is None or self.project_file is None:
+                raise ValueError("no freeact project")
+            try:
+                removed = remove_freeact_permission(self.project, entry.effect, entry.kind, entry.pattern)
+            except FreeactConfigError as e:
+                raise PermissionsFileError(self.project_file, str(e)) from e
+            self._project = self._read_project()
+            if not removed:
+                raise ValueError(f"no such rule in {self.project_file}")
+            return
+        rules = self._read() if self.path else {e: list(r) for e, r in self._always.items()}
+        if rule not in rules[entry.effect]:
+            raise ValueError(f"no saved rule {entry.kind}:{entry.pattern}")
+        rules[entry.effect].remove(rule)
+        self._write(rules)
+        self._always = rules
+
+    def change(self, entry: RuleEntry, *, effect: Effect, pattern: str | None = None) -> RuleEntry:
+        """Give a rule another effect (and pattern), where it lives; a built-in rule is overridden by a user rule.
+
+        Returns:
+            The rule as it now is.
+
+        Raises:
+            ValueError: an invalid pattern or effect.
+            PermissionsFileError: the file cannot be read or written.
+        """
+        new_pattern = entry.pattern if pattern is None else pattern
+        scope: Scope = "session" if entry.scope == "session" else "always"
+        self._validate(entry.kind, new_pattern, scope, effect)
+        if entry.scope != "default":
+            self.remove(entry)
+        where = self.add(entry.kind, new_pattern, scope=scope, effect=effect)
+        return RuleEntry(entry.kind, new_pattern, effect, where)
 
     def rules(self) -> list[RuleEntry]:
         """Every rule in precedence order (denies first, then asks), for display."""
@@ -357,6 +494,7 @@ class PermissionRules:
         for effect in _PRECEDENCE:
             out += [RuleEntry(r.kind, r.pattern, effect, "session") for r in self._session[effect]]
             out += [RuleEntry(r.kind, r.pattern, effect, "always") for r in self._always[effect]]
+            out += [RuleEntry(r.kind, r.pattern, effect, "project") for r in self._project[effect]]
             if self.defaults:
                 out += [RuleEntry(r.kind, r.pattern, effect, "default") for r in _DEFAULTS[effect]]
         return out
@@ -368,6 +506,19 @@ class PermissionRules:
             raise ValueError(f"unknown effect {effect!r} (allow, ask or deny)")
         return _make_rule(kind, pattern)
 
+    def _write(self, rules: dict[Effect, list[Rule]]) -> None:
+        if not self.path:
+            return
+        data = {
+            e: [{"kind": r.kind, "pattern": r.pattern} for r in rules[e]]
+            for e in _EFFECTS
+            if e != "deny" or rules[e]  # files without deny rules keep their old shape
+        }
+        try:
+            atomic_write_text(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        except OSError as e:
+            raise PermissionsFileError(self.path, f"cannot be written ({e})") from e
+
     def _read(self) -> dict[Effect, list[Rule]]:
         assert self.path is not None
         try:
@@ -377,3 +528,43 @@ class PermissionRules:
         except (OSError, UnicodeDecodeError) as e:
             raise PermissionsFileError(self.path, f"cannot be read ({e})") from e
         return _parse(self.path, text)
+
+    def _read_project(self) -> dict[Effect, list[Rule]]:
+        rules = _no_rules()
+        if self.project is None or self.project_file is None:
+            return rules
+        found = read_freeact_permissions(self.project)  # FreeactConfigError names the file
+        for effect, kind, pattern in found:
+            try:
+                rule = _make_rule(kind, pattern)
+            except ValueError:
+                continue  # a freeact rule this app's rules cannot hold is left to freeact
+            if rule not in rules[effect]:  # type: ignore[index]
+                rules[effect].append(rule)  # type: ignore[index]
+        return rules
+
+
+def project_rules_dir(working_dir: Path) -> Path | None:
+    """The project whose rules apply in ``working_dir``: the nearest freeact project (``.freeact/``), if any.
+
+    The one place that decides whether a project's rules apply (project trust gates it here).
+    """
+    return paths.find_freeact_project(working_dir)
+
+
+def rules_for(
+    working_dir: Path, *, skip_permissions: bool = False, user_file: Path | None = None
+) -> PermissionRules:
+    """The rules the app and headless ``run`` apply in ``working_dir``: the user's file, the project's
+    ``.freeact/permissions.toml`` (see ``project_rules_dir``) and the defaults.
+
+    Raises:
+        PermissionsFileError: the user's rules file cannot be read or is malformed.
+        FreeactConfigError: the project's ``permissions.toml`` cannot be read.
+    """
+    return PermissionRules.load(
+        user_file or paths.permissions_file(),
+        skip_permissions=skip_permissions,
+        working_dir=working_dir,
+        project=project_rules_dir(working_dir),
+    )
