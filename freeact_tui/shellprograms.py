@@ -234,8 +234,6 @@ def _sed_commands(script: str) -> str:
     return "".join(out)
 
 
-
-
 GIT_NO_REPO_PROGRAMS: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
     ("core.pager", "cat"),
@@ -270,4 +268,12 @@ def git_config_env(environ: dict[str, str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["GIT_NO_REPO_PROGRAMS", "NO_EXT_DIFF", "git_config_env", "without_ext_diff", "program_name", "run_commands", "unsafe_use"]
+__all__ = [
+    "GIT_NO_REPO_PROGRAMS",
+    "NO_EXT_DIFF",
+    "git_config_env",
+    "without_ext_diff",
+    "program_name",
+    "run_commands",
+    "unsafe_use",
+]

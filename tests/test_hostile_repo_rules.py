@@ -48,7 +48,13 @@ def hostile_repo(root: Path) -> tuple[Path, Path]:
     git("config", "core.fsmonitor", str(program))
     git("config", "diff.external", str(program))
     git("config", "core.pager", str(program))
-    for hook in ("pre-commit", "post-checkout", "post-index-change", "reference-transaction", "fsmonitor-watchman"):
+    for hook in (
+        "pre-commit",
+        "post-checkout",
+        "post-index-change",
+        "reference-transaction",
+        "fsmonitor-watchman",
+    ):
         path = repo / ".git" / "hooks" / hook
         path.write_text(MARKER_PROGRAM.format(marker=marker))
         path.chmod(0o755)
@@ -303,4 +309,3 @@ def test_a_user_allow_rule_still_allows_what_it_names(tmp_path: Path, rule: str,
     rules = PermissionRules(None, defaults=False, working_dir=tmp_path)
     rules.add("shell", rule, scope="always")
     assert rules.check(ShellAction(command)) == "allow"
-

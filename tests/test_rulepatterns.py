@@ -41,7 +41,10 @@ def test_longer_code_is_proposed_as_the_exact_cell_not_its_first_line(rules: Per
     pattern = allow_proposal(rules, call)
     assert pattern.startswith("cell:")
     assert rules.check(CodeAction("import pandas as pd\nprint(pd.__version__)")) == "ask"
-    assert rules.check(CodeAction("import pandas as pd\ndf = pd.read_csv('data[1].csv')\nprint(df)\n")) == "allow"
+    assert (
+        rules.check(CodeAction("import pandas as pd\ndf = pd.read_csv('data[1].csv')\nprint(df)\n"))
+        == "allow"
+    )
 
 
 def test_a_prefix_rule_on_code_still_works_but_is_broad(rules: PermissionRules) -> None:

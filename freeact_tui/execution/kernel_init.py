@@ -80,17 +80,17 @@ finally:
     _sh.__dict__.pop('var_expand', None)"""
 
 # Git settings above a repository's own config, for every git the kernel runs (see GIT_NO_REPO_PROGRAMS).
-_GIT_ENV = """\
+_GIT_ENV = f"""\
 import os as _os
 _n = _os.environ.get('GIT_CONFIG_COUNT', '0')
 _n = int(_n) if _n.isdigit() else 0
-for _k, (_key, _value) in enumerate({pairs!r}, _n):
+for _k, (_key, _value) in enumerate({GIT_NO_REPO_PROGRAMS!r}, _n):
     _os.environ[f'GIT_CONFIG_KEY_{{_k}}'] = _key
     _os.environ[f'GIT_CONFIG_VALUE_{{_k}}'] = _value
-_os.environ['GIT_CONFIG_COUNT'] = str(_n + {count})
+_os.environ['GIT_CONFIG_COUNT'] = str(_n + {len(GIT_NO_REPO_PROGRAMS)})
 _os.environ['GIT_OPTIONAL_LOCKS'] = '0'
 del _os, _n, _k, _key, _value
-""".format(pairs=GIT_NO_REPO_PROGRAMS, count=len(GIT_NO_REPO_PROGRAMS))
+"""
 
 
 def _expand_before_asking(code: str) -> str:
