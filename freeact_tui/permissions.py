@@ -397,7 +397,15 @@ class PermissionRules:
         facts = _Facts(call, self.working_dir)
         return next((entry for entry in self.rules() if _rule_matches(entry, facts)), None)
 
-    def add(self, call_kind: str, pattern: str, *, scope: Scope, effect: Effect = "allow") -> RuleScope:
+    def add(
+        self,
+        call_kind: str,
+        pattern: str,
+        *,
+        scope: Scope,
+        effect: Effect = "allow",
+        place: RuleScope | None = None,
+    ) -> RuleScope:
         """Add a rule; an "always" rule is written to its file before it takes effect.
 
         In a freeact project an "always" allow or ask rule freeact can hold (shell, file and tool
@@ -408,6 +416,7 @@ class PermissionRules:
             pattern: See the module docstring.
             scope: ``"always"`` (persisted) or ``"session"`` (this process only).
             effect: ``"allow"``, ``"ask"`` or ``"deny"``.
+            place: for an "always" rule, ``"always"`` keeps it in the user's file even in a freeact project.
 
         Returns:
             Where the rule now lives (``"session"``, ``"always"`` or ``"project"``).
@@ -421,7 +430,7 @@ class PermissionRules:
             if rule not in self._session[effect]:
                 self._session[effect].append(rule)
             return "session"
-        if self.project is not None and self.project_file is not None:
+        if self.project is not None and self.project_file is not None and place != "always":
             try:
                 saved = add_freeact_permission(self.project, effect, rule.kind, rule.pattern)
             except FreeactConfigError as e:
@@ -485,7 +494,9 @@ class PermissionRules:
         self._validate(entry.kind, new_pattern, scope, effect)
         if entry.scope != "default":
             self.remove(entry)
-        where = self.add(entry.kind, new_pattern, scope=scope, effect=effect)
+        # The rule stays where it lives (a built-in one is overridden where new rules go).
+        place = entry.scope if entry.scope in ("always", "project") else None
+        where = self.add(entry.kind, new_pattern, scope=scope, effect=effect, place=place)
         return RuleEntry(entry.kind, new_pattern, effect, where)
 
     def rules(self) -> list[RuleEntry]:

@@ -22,7 +22,7 @@ def test_registry_has_every_command_with_description() -> None:
     names = [spec.name for spec in COMMANDS]
     assert names == [
         "help", "new", "sessions", "resume", "model", "theme", "export", "context", "compact", "undo", "rewind",
-        "diff", "clear", "copy", "skills", "quit", "exit",
+        "diff", "clear", "copy", "permissions", "skills", "quit", "exit",
     ]  # fmt: skip
     assert get_command("compact").usage == "/compact [FOCUS]"  # type: ignore[union-attr]
     assert all(spec.description for spec in COMMANDS)

@@ -151,7 +151,9 @@ class Agent:
     async def stop(self) -> None:
         await self._agent.stop()
 
-    async def stream(self, prompt: str | Sequence[UserContent], max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
+    async def stream(
+        self, prompt: str | Sequence[UserContent], max_turns: int | None = None
+    ) -> AsyncIterator[AgentEvent]:
         """Run one turn, yielding freeact's events; every ``ApprovalRequest`` must be decided.
 
         Raises:

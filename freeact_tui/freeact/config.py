@@ -245,7 +245,5 @@ def _substitute(value: Any, env: Mapping[str, str]) -> Any:
     if isinstance(value, list):
         return [_substitute(v, env) for v in value]
     if isinstance(value, dict):
-        return {
-            k: (v if k == "api_key" else _substitute(v, env)) for k, v in value.items()
-        }
+        return {k: (v if k == "api_key" else _substitute(v, env)) for k, v in value.items()}
     return value

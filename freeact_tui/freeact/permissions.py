@@ -79,9 +79,15 @@ def rule_from_call(call: ToolCall) -> PermissionRule:
 
 
 def _defaults() -> tuple[list[PermissionRule], list[PermissionRule]]:
-    ask = [PermissionRule("FileRead", "filesystem_*", path="**/.env"), PermissionRule("FileRead", "*", path=".env")]
+    ask = [
+        PermissionRule("FileRead", "filesystem_*", path="**/.env"),
+        PermissionRule("FileRead", "*", path=".env"),
+    ]
     allow = [PermissionRule("FileRead", "*", path="**")]
-    allow += [PermissionRule("GenericCall", f"pytools_{t}") for t in ("list_categories", "list_tools", "search_tools")]
+    allow += [
+        PermissionRule("GenericCall", f"pytools_{t}")
+        for t in ("list_categories", "list_tools", "search_tools")
+    ]
     allow += [PermissionRule("ShellAction", "*", command=c) for c in _READ_ONLY_COMMANDS]
     return ask, allow
 
@@ -146,7 +152,9 @@ class PermissionManager:
         """Whether a concrete call is pre-approved (an allow rule matches and no ask rule does)."""
         if any(rule.matches(tool_call, self._working_dir) for rule in self._ask):
             return False
-        return any(rule.matches(tool_call, self._working_dir) for rule in (*self._session_allow, *self._allow))
+        return any(
+            rule.matches(tool_call, self._working_dir) for rule in (*self._session_allow, *self._allow)
+        )
 
     def allow_always(self, tool_call: ToolCall) -> None:
         """Allow calls like this one (fields may hold globs) from now on, and save."""

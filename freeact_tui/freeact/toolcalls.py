@@ -146,7 +146,9 @@ def from_ours(call: ours.ToolCall) -> ToolCall:
         case ours.JsonToolCall(tool_name=name, tool_args=args):
             return GenericCall(tool_name=name, tool_args=dict(args), ptc=False)
         case ours.SubagentTask(prompt=prompt, max_turns=max_turns):
-            return GenericCall(tool_name=ours.SUBAGENT_TOOL, tool_args={"prompt": prompt, "max_turns": max_turns})
+            return GenericCall(
+                tool_name=ours.SUBAGENT_TOOL, tool_args={"prompt": prompt, "max_turns": max_turns}
+            )
         case ours.FileRead(path=path, offset=offset, limit=limit, media=media):
             name = "filesystem_read_media_file" if media else "filesystem_read_text_file"
             return FileRead(tool_name=name, path=path, offset=offset, limit=limit)

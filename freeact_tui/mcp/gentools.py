@@ -33,7 +33,11 @@ class SavedTool:
 def gentools_root(working_dir: Path) -> Path:
     """The directory on the kernel's path that holds the ``gentools`` package (created here)."""
     project = paths.find_freeact_project(working_dir)
-    root = project / paths.FREEACT_DIR_NAME / "generated" if project is not None else paths.data_dir() / "generated"
+    root = (
+        project / paths.FREEACT_DIR_NAME / "generated"
+        if project is not None
+        else paths.data_dir() / "generated"
+    )
     package = root / PACKAGE
     package.mkdir(parents=True, exist_ok=True)
     init = package / "__init__.py"
