@@ -117,6 +117,6 @@ async def test_palette_discovery_lists_argument_free_commands() -> None:
         shown = [hit.text async for hit in provider.discover()]
         assert shown == [
             "/help", "/new", "/sessions", "/export", "/context", "/compact", "/undo", "/rewind", "/diff", "/clear",
-            "/copy", "/skills", "/quit", "/exit",
+            "/copy", "/permissions", "/skills", "/quit", "/exit",
         ]  # fmt: skip
         await pilot.pause()
