@@ -310,14 +310,8 @@ def inner_commands(cmd: str) -> list[str]:
     Args:
         cmd: A simple or composite shell command.
     """
-    out: list[str] = []
-    pending = list(_lex(cmd).inner)
-    while pending and len(out) < 256:
-        body = pending.pop(0)
-        lexer = _lex(body)
-        out += lexer.parts
-        pending += lexer.inner
-    return out
+    # The lexer records nested substitutions as it skips through the outer ones: one level is all.
+    return [part for body in _lex(cmd).inner for part in _lex(body).parts]
 
 
 def command_words(cmd: str) -> list[str]:
