@@ -137,12 +137,15 @@ _DEFAULT_SHELL_ALLOW = (
 # tool config dirs, and shell/REPL histories (they hold pasted secrets).
 _SECRETS = (
     ".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key",
-    ".config/gh/**", ".config/hub", ".config/gcloud/**", ".config/git/credentials", ".docker/**",
-    ".kube/**", ".npmrc", ".pypirc", ".gnupg/**", ".azure/**", ".terraform.d/**", ".cargo/credentials*",
-    ".gem/credentials", ".m2/settings*.xml", ".config/freeact-tui/**", ".vault-token",
-    ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history",
-    ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo",
-    ".ipython/**", ".local/share/fish/**", ".local/share/freeact-tui/**",
+    ".npmrc", ".pypirc", ".docker/config.json", ".kube/config", ".vault-token",
+    ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".python_history", ".node_repl_history",
+    ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo",
+)  # fmt: skip
+# Tool config dirs under home only (a project's own ``.docker/`` or ``.config/`` holds no login).
+_HOME_SECRETS = (
+    ".config/gh/**", ".config/hub", ".config/gcloud/**", ".config/git/credentials", ".docker/**", ".kube/**",
+    ".gnupg/**", ".azure/**", ".terraform.d/**", ".cargo/credentials*", ".gem/credentials", ".m2/settings*.xml",
+    ".ipython/**", ".local/share/fish/**", ".history",
 )  # fmt: skip
 # A process's environment, memory and command line (``/proc/*/environ`` holds this app's API keys).
 _SYSTEM_SECRETS = ("/proc", "/proc/**")
@@ -152,6 +155,7 @@ _DEFAULTS: dict[Effect, tuple[Rule, ...]] = {
     "deny": (),
     "ask": (
         *(Rule("*", PATH_PREFIX + root + p) for root in ("**/", "/**/") for p in _SECRETS),
+        *(Rule("*", PATH_PREFIX + "~/" + p) for p in _HOME_SECRETS),
         *(Rule("*", PATH_PREFIX + p) for p in _SYSTEM_SECRETS),
     ),
     # File tools: reads inside the working directory (symlinks followed) run without asking.
@@ -226,9 +230,16 @@ def _rule_matches(entry: RuleEntry, facts: _Facts) -> bool:
     if entry.pattern.startswith(PATH_PREFIX):
         pattern = os.path.expanduser(entry.pattern[len(PATH_PREFIX) :])
         regex, absolute = path_regex(pattern), pattern.startswith("/")
+        if entry.effect != "allow":
+            # Asking or refusing: an absolute pattern also sees paths inside the working dir in full.
+            full = [p if p.startswith("/") else f"{facts.working_dir.as_posix()}/{p}" for p in facts.paths]
+            return any(
+                regex.fullmatch(f if absolute else p) is not None and (absolute or not p.startswith("/"))
+                for p, f in zip(facts.paths, full, strict=True)
+            )
         # A relative pattern never matches a path outside the working dir, however broad it is.
         hits = [p.startswith("/") == absolute and regex.fullmatch(p) is not None for p in facts.paths]
-        return any(hits) if entry.effect != "allow" else bool(hits) and all(hits)
+        return bool(hits) and all(hits)
     if is_cell_pattern(entry.pattern):
         return isinstance(call, CodeAction | ShellScript) and cell_matches(entry.pattern, call.subject)
     if not isinstance(call, ShellAction):

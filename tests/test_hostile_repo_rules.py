@@ -152,8 +152,25 @@ def test_secrets_ask_even_under_a_users_broad_allow_rule(defaults: PermissionRul
 
 
 def test_default_reads_inside_the_working_dir_still_run(defaults: PermissionRules) -> None:
-    for command in ("ls", "cat README.md", "grep -n foo src/app.py", "git status", "wc -l *.py 2>/dev/null"):
+    for command in (
+        "ls", "cat README.md", "grep -n foo src/app.py", "git status", "wc -l *.py 2>/dev/null",
+        "cat .docker/Dockerfile", "ls .config",  # a project's own dirs of those names hold no login
+    ):  # fmt: skip
         assert defaults.check(ShellAction(command)) == "allow", command
+
+
+def test_home_secrets_ask_when_the_working_dir_is_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    rules = PermissionRules(None, working_dir=tmp_path)
+    for command in (
+        "cat .config/gh/hosts.yml",
+        "cat .docker/config.json",
+        "cat .bash_history",
+        "cat ~/.kube/config",
+    ):
+        assert rules.check(ShellAction(command)) == "ask", command
 
 
 # --- git runs the repository's programs ---------------------------------------------------------
