@@ -112,12 +112,10 @@ class RuleEntry:
 
     @property
     def broad(self) -> bool:
-        """A code or script rule that is not an exact cell: any code may follow what it names."""
-        return (
-            self.kind in ("code", "script", "*")
-            and not is_cell_pattern(self.pattern)
-            and (self.kind != "*" or not self.pattern.startswith(PATH_PREFIX))
-        )
+        """An allow rule on code or scripts that is not an exact cell: any code may follow what it names."""
+        if self.effect != "allow" or is_cell_pattern(self.pattern) or self.pattern.startswith(PATH_PREFIX):
+            return False
+        return self.kind in ("code", "script", "*")
 
 
 # Read-only commands allowed by default; ``X *`` also allows bare ``X``.
