@@ -8,6 +8,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 
@@ -121,3 +122,26 @@ async def test_permissions_removes_and_changes_rules_from_the_keyboard(project: 
         await until(pilot, lambda: not isinstance(app.screen, PermissionsScreen))
     data = tomllib.loads(toml.read_text())
     assert all(rule.get("command") != "touch *" for rule in data.get("allow", []))
+
+
+class RulesHost(App[None]):
+    """The rules screen over rules with fixed paths (the snapshot must not show a temporary dir)."""
+
+    def __init__(self, rules: PermissionRules) -> None:
+        super().__init__()
+        self.rules = rules
+
+    def on_mount(self) -> None:
+        self.push_screen(PermissionsScreen(self.rules))
+
+
+def test_snapshot_permissions_screen(snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from freeact_tui.rulepatterns import proposed_pattern
+
+    rules = PermissionRules(None, working_dir=tmp_path)
+    rules.path = Path("/home/user/.config/freeact-tui/permissions.json")  # shown only, never written
+    rules.add("shell", "rm *", scope="session", effect="deny")
+    rules.add("shell", "git commit *", scope="session")
+    rules.add("code", proposed_pattern(CodeAction("print('hello')")), scope="session")
+    rules.add("code", "from pathlib import Path*", scope="session")
+    assert snap_compare(RulesHost(rules), terminal_size=(120, 40))
