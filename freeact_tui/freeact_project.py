@@ -22,7 +22,11 @@ PERMISSIONS_FILENAME = "permissions.toml"
 
 # freeact MCP server keys → ours (freeact spells the tool filter ``exclude_tools``).
 _SERVER_KEYS = {"command": "command", "args": "args", "env": "env", "url": "url", "headers": "headers"}
-_SERVER_RENAMED = {"exclude_tools": "excluded_tools", "excluded_tools": "excluded_tools", "timeout": "timeout"}
+_SERVER_RENAMED = {
+    "exclude_tools": "excluded_tools",
+    "excluded_tools": "excluded_tools",
+    "timeout": "timeout",
+}
 _ENV_ONLY = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NO_TIMEOUT = 1e9  # freeact's 0 means "no timeout"; ours must be positive
 
@@ -132,7 +136,7 @@ def map_agent_section(agent: dict[str, Any], project: Path, path: Path) -> Freea
             else:
                 notices.append(
                     f"{out.path}: provider_settings.api_key holds a literal key, which freeact-tui never "
-                    "reads from a file; put it in an environment variable and write api_key = \"${VAR}\"."
+                    'reads from a file; put it in an environment variable and write api_key = "${VAR}".'
                 )
         for other in sorted(set(provider) - {"base_url", "api_key"}):
             notices.append(f"{out.path}: provider_settings.{other} is not used by freeact-tui.")
@@ -157,7 +161,9 @@ def map_agent_section(agent: dict[str, Any], project: Path, path: Path) -> Freea
     if servers:
         values["mcp_servers"] = servers
     if agent.get("enable_persistence") is False:
-        notices.append(f"{out.path}: enable_persistence = false is ignored; freeact-tui always keeps sessions.")
+        notices.append(
+            f"{out.path}: enable_persistence = false is ignored; freeact-tui always keeps sessions."
+        )
     tools = agent.get("tools")
     if isinstance(tools, dict) and tools.get("discovery") in ("basic", "hybrid", "off"):
         values["tool_discovery"] = tools["discovery"]
@@ -195,27 +201,136 @@ _RULE_KINDS = {
     "FileWrite": lambda rule: ("write", f"path:{rule['path']}" if rule.get("path") else None),
     "FileEdit": lambda rule: ("write", f"path:{rule['path']}" if rule.get("path") else None),
 }
+_FILE_TOOLS = "filesystem_*"
+_SHELL_TOOL = "bash"  # freeact's tool name for a ``!cmd`` shell part
+# freeact 0.11's default rules, written when this app creates the file (as ``freeact`` itself would);
+# they are freeact's, so they are not read back as project rules (this app's defaults are stricter).
+_FREEACT_DEFAULT_SHELL = (
+    "pwd", "whoami", "id", "id *", "hostname", "uname", "uname *", "date", "uptime", "which *", "whereis *",
+    "ls", "ls *", "tree", "tree *", "stat *", "file *", "du *", "df", "df *", "wc *", "cat *", "head *",
+    "tail *", "ps", "ps *", "git status", "git status *", "git log", "git log *", "git diff", "git diff *",
+    "git show", "git show *", "git blame *", "git ls-files", "git ls-files *", "git ls-tree *",
+    "git cat-file *", "git rev-parse *", "git describe", "git describe *", "git shortlog", "git shortlog *",
+    "git reflog", "git for-each-ref *", "git symbolic-ref *", "git config --get *", "git config --list",
+    "git remote", "git remote -v", "git remote show *", "git tag", "git branch", "git stash list",
+    "git stash show *", "git worktree list",
+)  # fmt: skip
+FREEACT_DEFAULT_RULES: dict[str, list[dict[str, str]]] = {
+    "ask": [{"type": "FileRead", "tool_name": _FILE_TOOLS, "path": "**/.env"}],
+    "allow": [
+        {"type": "FileRead", "tool_name": _FILE_TOOLS, "path": "**"},
+        *(
+            {"type": "GenericCall", "tool_name": f"pytools_{t}"}
+            for t in ("list_categories", "list_tools", "search_tools")
+        ),
+        *({"type": "ShellAction", "tool_name": _SHELL_TOOL, "command": c} for c in _FREEACT_DEFAULT_SHELL),
+    ],
+}
+
+
+def permissions_file(project: Path) -> Path:
+    return project / paths.FREEACT_DIR_NAME / PERMISSIONS_FILENAME
+
+
+def _read_permissions_data(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    return _parse_toml(path, "the freeact permissions file")
+
+
+def _as_ours(rule: object) -> tuple[str, str] | None:
+    if not isinstance(rule, dict) or rule.get("type") not in _RULE_KINDS:
+        return None
+    kind, pattern = _RULE_KINDS[rule["type"]](rule)
+    return (kind, pattern) if isinstance(pattern, str) and pattern.strip() else None
 
 
 def read_freeact_permissions(project: Path) -> list[tuple[str, str, str]]:
     """The rules of ``<project>/.freeact/permissions.toml`` as ``(effect, kind, pattern)`` of this app.
 
     freeact's ``ask`` and ``allow`` tiers map to the same effects; a rule type with no counterpart is
-    skipped. A file that is not TOML is an error (never ignored silently).
+    skipped, and so are freeact's own default rules (this app has its own, stricter ones). A file that
+    is not TOML is an error (never ignored silently).
 
     Raises:
         FreeactConfigError: the file cannot be read or is not TOML.
     """
-    path = project / paths.FREEACT_DIR_NAME / PERMISSIONS_FILENAME
-    if not path.is_file():
-        return []
-    data = _parse_toml(path, "the freeact permissions file")
+    data = _read_permissions_data(permissions_file(project))
     rules: list[tuple[str, str, str]] = []
     for effect in ("ask", "allow"):
-        for rule in data.get(effect, []) or []:
-            if not isinstance(rule, dict) or rule.get("type") not in _RULE_KINDS:
-                continue
-            kind, pattern = _RULE_KINDS[rule["type"]](rule)
-            if isinstance(pattern, str) and pattern.strip():
-                rules.append((effect, kind, pattern))
+        entries = data.get(effect, [])
+        for rule in entries if isinstance(entries, list) else []:
+            ours = _as_ours(rule)
+            if ours is not None and rule not in FREEACT_DEFAULT_RULES[effect]:
+                if (effect, *ours) not in rules:
+                    rules.append((effect, *ours))
     return rules
+
+
+def freeact_rules_for(kind: str, pattern: str) -> list[dict[str, str]] | None:
+    """freeact's rules for this app's ``(kind, pattern)``, or ``None`` when freeact cannot hold it."""
+    if kind in ("read", "write") and pattern.startswith("path:") and pattern[5:].strip():
+        path = pattern[5:]
+        types = ("FileRead",) if kind == "read" else ("FileWrite", "FileEdit")
+        return [{"type": t, "tool_name": _FILE_TOOLS, "path": path} for t in types]
+    if pattern.startswith("path:"):
+        return None
+    if kind == "shell":
+        return [{"type": "ShellAction", "tool_name": _SHELL_TOOL, "command": pattern}]
+    if kind == "tool":
+        return [{"type": "GenericCall", "tool_name": pattern}]
+    return None
+
+
+def add_freeact_permission(project: Path, effect: str, kind: str, pattern: str) -> bool:
+    """Add a rule to ``<project>/.freeact/permissions.toml`` in freeact's format.
+
+    A new file starts with freeact's defaults (as ``freeact`` would write it). Returns ``False`` (and
+    writes nothing) when freeact has no such rule: deny rules, exact code cells, MCP calls.
+
+    Raises:
+        FreeactConfigError: the file cannot be read or written.
+    """
+    rules = freeact_rules_for(kind, pattern)
+    if rules is None or effect not in ("ask", "allow"):
+        return False
+    path = permissions_file(project)
+    data = (
+        _read_permissions_data(path)
+        if path.is_file()
+        else {k: list(v) for k, v in FREEACT_DEFAULT_RULES.items()}
+    )
+    tier = data.setdefault(effect, [])
+    if not isinstance(tier, list):
+        raise FreeactConfigError(f"The freeact permissions file {path}: {effect!r} must be a list of rules.")
+    tier += [r for r in rules if r not in tier]
+    _write_permissions(path, data)
+    return True
+
+
+def remove_freeact_permission(project: Path, effect: str, kind: str, pattern: str) -> bool:
+    """Remove the rules of ``<project>/.freeact/permissions.toml`` that read as ``(effect, kind, pattern)``.
+
+    Raises:
+        FreeactConfigError: the file cannot be read or written.
+    """
+    path = permissions_file(project)
+    data = _read_permissions_data(path)
+    tier = data.get(effect)
+    if not isinstance(tier, list):
+        return False
+    kept = [r for r in tier if _as_ours(r) != (kind, pattern)]
+    if len(kept) == len(tier):
+        return False
+    data[effect] = kept
+    _write_permissions(path, data)
+    return True
+
+
+def _write_permissions(path: Path, data: dict[str, Any]) -> None:
+    import tomli_w
+
+    try:
+        paths.atomic_write_text(path, tomli_w.dumps(data), mode=0o644)
+    except (OSError, TypeError, ValueError) as exc:
+        raise FreeactConfigError(f"The freeact permissions file {path} cannot be written: {exc}") from exc

@@ -8,10 +8,19 @@ a tool name, a file tool's path, a code action's text; a pattern equal to the su
 ``git status``. A pattern starting with ``path:`` matches the call's path arguments instead: ``**``
 crosses ``/``, ``*`` and ``?`` do not, and relative patterns match paths inside the working directory.
 
-Shell wildcards never match a command with command or process substitution, a ``$VAR`` expansion
-(IPython fills ``$name`` from Python variables after approval), a redirection into a file, several
-commands or an unbalanced quote: only a rule spelling out the exact command allows those. The
-built-in defaults (read-only commands) also refuse flags that write or run something.
+Shell wildcards never match a command with command or process substitution, a ``$VAR`` expansion,
+a redirection into a file, several commands or an unbalanced quote: only a rule spelling out the
+exact command allows those. No allow rule lets a read-only program write or run something through
+its flags (``find -exec``, ``sed e``, ``awk system()``) unless its pattern names that flag; the
+built-in defaults also allow only paths inside the working directory. Deny and ask rules match the
+program that runs, however it is spelled (``/bin/rm``, ``\\rm``, ``'rm'``, ``command``/``env``/
+``exec``/``sudo``/``xargs`` wrappers, ``find -exec``/``-delete``, substitutions).
+
+A code (or script) rule ``cell:<fingerprint>`` matches one exact cell (``freeact_tui.cellrules``);
+other code patterns match the cell's text and are broad.
+
+Rules live in the session, the user's file, a freeact project's ``.freeact/permissions.toml`` (freeact's
+format; an "always" rule freeact can hold is saved there) and the built-in defaults.
 
 Three effects: ``deny`` refuses the action without asking (even with ``--skip-permissions``), ``ask``
 forces a question, ``allow`` runs it. Precedence: deny (session, always), then ask (session, always,
@@ -24,39 +33,47 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
-from typing import Literal
 
-from freeact_tui.pathglobs import (
-    code_strings,
-    expand_path,
-    glob_matches,
-    json_path_values,
-    path_regex,
-    shell_path_words,
+from freeact_tui import paths
+from freeact_tui.freeact_project import (
+    FreeactConfigError,
+    add_freeact_permission,
+    read_freeact_permissions,
+    remove_freeact_permission,
 )
 from freeact_tui.paths import atomic_write_text
-from freeact_tui.shellwords import CommandTraits, command_words, inspect_command, split_command
-from freeact_tui.toolcalls import (
-    CodeAction,
-    FileCall,
-    JsonToolCall,
-    ProgrammaticToolCall,
-    ShellAction,
-    ShellScript,
-    ToolCall,
+from freeact_tui.rulematch import (
+    DEFAULT_RULES,
+    EFFECTS,
+    KINDS,
+    PATH_PREFIX,
+    PRECEDENCE,
+    STRICTNESS,
+    CallFacts,
+    Effect,
+    Rule,
+    RuleEntry,
+    RuleScope,
+    Scope,
+    rule_matches,
 )
+from freeact_tui.shellwords import split_command
+from freeact_tui.toolcalls import ShellAction, ToolCall
 
-Effect = Literal["allow", "ask", "deny"]
-Scope = Literal["always", "session"]
-RuleScope = Literal["session", "always", "default"]
-
-KINDS = ("code", "shell", "script", "mcp", "tool", "subagent", "read", "write")
-PATH_PREFIX = "path:"
-_EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
-# Argument names of MCP / JSON tools whose values are paths.
+__all__ = [
+    "KINDS",
+    "PATH_PREFIX",
+    "Effect",
+    "PermissionRules",
+    "PermissionsFileError",
+    "Rule",
+    "RuleEntry",
+    "RuleScope",
+    "Scope",
+    "project_rules_dir",
+    "rules_for",
+]
 
 
 class PermissionsFileError(Exception):
@@ -68,134 +85,8 @@ class PermissionsFileError(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True)
-class Rule:
-    """A pattern for the calls of one kind (``*``: any kind)."""
-
-    kind: str
-    pattern: str
-
-
-@dataclass(frozen=True)
-class RuleEntry:
-    """A rule as listed for display, with its effect and where it lives."""
-
-    kind: str
-    pattern: str
-    effect: Effect
-    scope: RuleScope
-
-
-# Read-only commands allowed by default; ``X *`` also allows bare ``X``.
-_DEFAULT_SHELL_ALLOW = (
-    "pwd", "whoami", "id *", "hostname", "uname *", "date *", "uptime", "which *", "whereis *", "type *",
-    "ls *", "tree *", "stat *", "file *", "du *", "df *", "wc *", "cat *", "head *", "tail *", "nl *",
-    "echo *", "printf *", "grep *", "egrep *", "fgrep *", "rg *", "find *", "sort *", "cut *", "diff *",
-    "basename *", "dirname *", "realpath *", "readlink *",
-    "git status *", "git log *", "git diff *", "git show *", "git blame *", "git ls-files *",
-    "git rev-parse *", "git describe *", "git shortlog *", "git remote -v", "git tag", "git stash list",
-    "git branch", "git branch -a", "git branch -r", "git branch -v", "git branch -vv", "git branch -av",
-    "git branch --all", "git branch --list", "git branch --show-current",
-    "python --version", "python3 --version", "python -V", "python3 -V",
-    "pip --version", "pip list *", "pip show *", "pip freeze",
-)  # fmt: skip
-# Flags that make an otherwise read-only program write or run something: (long words, short letters).
-# Recursive reads (grep -r, rg --hidden, diff -r) would show a .env file the ask rules never see.
-_GREP_RECURSIVE = (frozenset({"--recursive", "--dereference-recursive", "--directories", "-d"}), "rRd")
-_DEFAULT_FORBIDDEN: dict[str, tuple[frozenset[str], str]] = {
-    "find": (frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
-                        "-fprintf", "-fls"}), ""),
-    "grep": _GREP_RECURSIVE, "egrep": _GREP_RECURSIVE, "fgrep": _GREP_RECURSIVE,
-    "rg": (frozenset({"--pre", "--hidden", "--unrestricted", "--no-ignore"}), "u."),
-    "diff": (frozenset({"--recursive"}), "r"),
-    "sort": (frozenset({"--output", "--compress-program"}), "o"),
-    "tree": (frozenset(), "o"),
-    "date": (frozenset({"--set"}), "s"),
-    "file": (frozenset({"--compile"}), "C"),
-    "git": (frozenset({"--output"}), ""),
-}  # fmt: skip
-# Secrets ask everywhere (inside the working dir and out), whatever allows the call.
-_SECRETS = (".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key")
-_DEFAULTS: dict[Effect, tuple[Rule, ...]] = {
-    "deny": (),
-    "ask": tuple(Rule("*", PATH_PREFIX + root + p) for root in ("**/", "/**/") for p in _SECRETS),
-    # File tools: reads inside the working directory (symlinks followed) run without asking.
-    # Tool discovery only lists the generated tools (freeact allows it by default too).
-    "allow": (
-        *(Rule("shell", p) for p in _DEFAULT_SHELL_ALLOW),
-        Rule("read", PATH_PREFIX + "**"),
-        *(Rule("tool", name) for name in ("pytools_list_categories", "pytools_list_tools", "pytools_search_tools")),
-    ),
-}
-_PRECEDENCE: tuple[Effect, ...] = ("deny", "ask", "allow")
-# Strictest first: the effect of a composite shell command is the strictest of its parts.
-_STRICTNESS: dict[Effect, int] = {"deny": 2, "ask": 1, "allow": 0}
-
-
-class _Facts:
-    """What rules look at in one call, computed once however many rules are tried."""
-
-    def __init__(self, call: ToolCall, working_dir: Path) -> None:
-        self.call = call
-        self.working_dir = working_dir
-
-    @cached_property
-    def paths(self) -> list[str]:
-        match self.call:
-            case ShellAction(command=text) | ShellScript(script=text):
-                raw = [w for part in split_command(text) for w in shell_path_words(part)]
-            case ProgrammaticToolCall(args=args) | JsonToolCall(tool_args=args):
-                raw = json_path_values(args)
-            case CodeAction(code=code):
-                raw = code_strings(code)
-            case FileCall():
-                raw = self.call.paths
-            case _:
-                raw = []
-        return [p for r in raw for p in expand_path(r, self.working_dir)]
-
-    @cached_property
-    def traits(self) -> CommandTraits:
-        return inspect_command(self.call.subject)
-
-    @cached_property
-    def default_safe(self) -> bool:
-        words = command_words(self.call.subject)
-        if not words or words[0] not in _DEFAULT_FORBIDDEN:
-            return bool(words)
-        long_flags, letters = _DEFAULT_FORBIDDEN[words[0]]
-        for w in words[1:]:
-            if w.split("=", 1)[0] in long_flags:
-                return False
-            if letters and w.startswith("-") and not w.startswith("--") and set(w[1:]) & set(letters):
-                return False
-        return True
-
-
-def _rule_matches(entry: RuleEntry, facts: _Facts) -> bool:
-    call = facts.call
-    if entry.kind not in ("*", call.kind):
-        return False
-    if entry.pattern.startswith(PATH_PREFIX):
-        pattern = os.path.expanduser(entry.pattern[len(PATH_PREFIX) :])
-        regex, absolute = path_regex(pattern), pattern.startswith("/")
-        # A relative pattern never matches a path outside the working dir, however broad it is.
-        hits = [p.startswith("/") == absolute and regex.fullmatch(p) is not None for p in facts.paths]
-        return any(hits) if entry.effect != "allow" else bool(hits) and all(hits)
-    if not isinstance(call, ShellAction):
-        # Spelled out in full (a one-line code action), glob characters and all, or a glob.
-        return entry.pattern == call.subject or glob_matches(entry.pattern, call.subject)
-    if entry.pattern == call.command:
-        return True  # spelled out in full: the user has seen exactly this command
-    if entry.effect == "deny":
-        return glob_matches(entry.pattern, call.command)  # refusing is safe whatever the command hides
-    if not facts.traits.simple or (entry.scope == "default" and not facts.default_safe):
-        return False
-    return glob_matches(entry.pattern, call.command)
-
-
 def _no_rules() -> dict[Effect, list[Rule]]:
-    return {effect: [] for effect in _EFFECTS}
+    return {effect: [] for effect in EFFECTS}
 
 
 def _parse(path: Path, text: str) -> dict[Effect, list[Rule]]:
@@ -209,11 +100,11 @@ def _parse(path: Path, text: str) -> dict[Effect, list[Rule]]:
         raise PermissionsFileError(
             path, 'expected an object like {"allow": [...], "ask": [...], "deny": [...]}'
         )
-    unknown = sorted(set(data) - set(_EFFECTS))
+    unknown = sorted(set(data) - set(EFFECTS))
     if unknown:
         raise PermissionsFileError(path, f"unknown key {unknown[0]!r} (expected 'allow', 'ask' and 'deny')")
     result = _no_rules()
-    for effect in _EFFECTS:
+    for effect in EFFECTS:
         entries = data.get(effect, [])
         if not isinstance(entries, list):
             raise PermissionsFileError(path, f"{effect!r} must be a list of rules")
@@ -242,13 +133,16 @@ class PermissionRules:
     """Rules that pre-approve actions, force a question or refuse them, in "always" and "session" scope.
 
     Args:
-        path: JSON file of the "always" rules (read now if it exists); ``None`` keeps them in memory.
+        path: JSON file of the user's "always" rules (read now if it exists); ``None`` keeps them in memory.
         skip_permissions: allow every action no deny rule refuses (``--skip-permissions``).
-        defaults: apply the built-in read-only allow-list and the ``.env`` ask rules.
+        defaults: apply the built-in read-only allow-list and the secrets ask rules.
         working_dir: directory relative path patterns refer to (default: the current directory).
+        project: a freeact project (the directory holding ``.freeact/``) whose ``permissions.toml``
+            applies; "always" rules freeact can hold are saved there. ``None``: no project rules.
 
     Raises:
-        PermissionsFileError: the file exists but cannot be read or is malformed.
+        PermissionsFileError: the user's rules file exists but cannot be read or is malformed.
+        FreeactConfigError: the project's ``permissions.toml`` cannot be read.
     """
 
     def __init__(
@@ -258,13 +152,16 @@ class PermissionRules:
         skip_permissions: bool = False,
         defaults: bool = True,
         working_dir: Path | None = None,
+        project: Path | None = None,
     ) -> None:
         self.path = path
         self.skip_permissions = skip_permissions
         self.defaults = defaults
         self.working_dir = Path(os.path.abspath(working_dir or Path.cwd()))
+        self.project = project
         self._session: dict[Effect, list[Rule]] = _no_rules()
         self._always: dict[Effect, list[Rule]] = self._read() if path else _no_rules()
+        self._project: dict[Effect, list[Rule]] = self._read_project()
 
     @classmethod
     def load(
@@ -274,13 +171,25 @@ class PermissionRules:
         skip_permissions: bool = False,
         defaults: bool = True,
         working_dir: Path | None = None,
+        project: Path | None = None,
     ) -> PermissionRules:
         """Rules with the "always" scope read from ``path`` (a missing file means none yet).
 
         Raises:
             PermissionsFileError: the file cannot be read or is malformed; it is left untouched.
         """
-        return cls(path, skip_permissions=skip_permissions, defaults=defaults, working_dir=working_dir)
+        return cls(
+            path,
+            skip_permissions=skip_permissions,
+            defaults=defaults,
+            working_dir=working_dir,
+            project=project,
+        )
+
+    @property
+    def project_file(self) -> Path | None:
+        """The freeact project's ``permissions.toml`` (whether or not it exists yet)."""
+        return self.project / paths.FREEACT_DIR_NAME / "permissions.toml" if self.project else None
 
     def check(self, call: ToolCall) -> Effect:
         """Decide whether ``call`` may run without asking, needs a question, or is refused.
@@ -317,19 +226,34 @@ class PermissionRules:
                     return denied[0]
                 if any(e is None for e in found):
                     return None
-                return max(found, key=lambda e: _STRICTNESS[e.effect] if e else -1)
+                return max(found, key=lambda e: STRICTNESS[e.effect] if e else -1)
             call = ShellAction(parts[0], full_command=call.full_command)
-        facts = _Facts(call, self.working_dir)
-        return next((entry for entry in self.rules() if _rule_matches(entry, facts)), None)
+        facts = CallFacts(call, self.working_dir)
+        return next((entry for entry in self.rules() if rule_matches(entry, facts)), None)
 
-    def add(self, call_kind: str, pattern: str, *, scope: Scope, effect: Effect = "allow") -> None:
-        """Add a rule; an "always" rule is written to the file before it takes effect.
+    def add(
+        self,
+        call_kind: str,
+        pattern: str,
+        *,
+        scope: Scope,
+        effect: Effect = "allow",
+        place: RuleScope | None = None,
+    ) -> RuleScope:
+        """Add a rule; an "always" rule is written to its file before it takes effect.
+
+        In a freeact project an "always" allow or ask rule freeact can hold (shell, file and tool
+        rules) goes to ``.freeact/permissions.toml``; others (deny rules, exact cells) to the user's file.
 
         Args:
             call_kind: A tool call kind or ``*``.
             pattern: See the module docstring.
             scope: ``"always"`` (persisted) or ``"session"`` (this process only).
             effect: ``"allow"``, ``"ask"`` or ``"deny"``.
+            place: for an "always" rule, ``"always"`` keeps it in the user's file even in a freeact project.
+
+        Returns:
+            Where the rule now lives (``"session"``, ``"always"`` or ``"project"``).
 
         Raises:
             ValueError: unknown kind, scope or effect, or an empty pattern.
@@ -339,39 +263,106 @@ class PermissionRules:
         if scope == "session":
             if rule not in self._session[effect]:
                 self._session[effect].append(rule)
-            return
+            return "session"
+        if self.project is not None and self.project_file is not None and place != "always":
+            try:
+                saved = add_freeact_permission(self.project, effect, rule.kind, rule.pattern)
+            except FreeactConfigError as e:
+                raise PermissionsFileError(self.project_file, str(e)) from e
+            if saved:
+                self._project = self._read_project()
+                return "project"
         # Re-read first so that rules another instance saved meanwhile are kept.
         rules = self._read() if self.path else {e: list(r) for e, r in self._always.items()}
         if rule not in rules[effect]:
             rules[effect].append(rule)
-            if self.path:
-                data = {
-                    e: [{"kind": r.kind, "pattern": r.pattern} for r in rules[e]]
-                    for e in _EFFECTS
-                    if e != "deny" or rules[e]  # files without deny rules keep their old shape
-                }
-                try:
-                    atomic_write_text(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-                except OSError as e:
-                    raise PermissionsFileError(self.path, f"cannot be written ({e})") from e
+            self._write(rules)
         self._always = rules
+        return "always"
+
+    def remove(self, entry: RuleEntry) -> None:
+        """Remove a rule from where it lives (the session, the user's file or the freeact project file).
+
+        Raises:
+            ValueError: a built-in rule (override it with an ask or deny rule instead), or no such rule.
+            PermissionsFileError: the file cannot be read or written (the rule stays).
+        """
+        rule = Rule(entry.kind, entry.pattern)
+        if entry.scope == "default":
+            raise ValueError("a built-in rule cannot be removed; add an ask or deny rule to override it")
+        if entry.scope == "session":
+            if rule not in self._session[entry.effect]:
+                raise ValueError(f"no session rule {entry.kind}:{entry.pattern}")
+            self._session[entry.effect].remove(rule)
+            return
+        if entry.scope == "project":
+            if self.project is None or self.project_file is None:
+                raise ValueError("no freeact project")
+            try:
+                removed = remove_freeact_permission(self.project, entry.effect, entry.kind, entry.pattern)
+            except FreeactConfigError as e:
+                raise PermissionsFileError(self.project_file, str(e)) from e
+            self._project = self._read_project()
+            if not removed:
+                raise ValueError(f"no such rule in {self.project_file}")
+            return
+        rules = self._read() if self.path else {e: list(r) for e, r in self._always.items()}
+        if rule not in rules[entry.effect]:
+            raise ValueError(f"no saved rule {entry.kind}:{entry.pattern}")
+        rules[entry.effect].remove(rule)
+        self._write(rules)
+        self._always = rules
+
+    def change(self, entry: RuleEntry, *, effect: Effect, pattern: str | None = None) -> RuleEntry:
+        """Give a rule another effect (and pattern), where it lives; a built-in rule is overridden by a user rule.
+
+        Returns:
+            The rule as it now is.
+
+        Raises:
+            ValueError: an invalid pattern or effect.
+            PermissionsFileError: the file cannot be read or written.
+        """
+        new_pattern = entry.pattern if pattern is None else pattern
+        scope: Scope = "session" if entry.scope == "session" else "always"
+        self._validate(entry.kind, new_pattern, scope, effect)
+        if entry.scope != "default":
+            self.remove(entry)
+        # The rule stays where it lives (a built-in one is overridden where new rules go).
+        place = entry.scope if entry.scope in ("always", "project") else None
+        where = self.add(entry.kind, new_pattern, scope=scope, effect=effect, place=place)
+        return RuleEntry(entry.kind, new_pattern, effect, where)
 
     def rules(self) -> list[RuleEntry]:
         """Every rule in precedence order (denies first, then asks), for display."""
         out: list[RuleEntry] = []
-        for effect in _PRECEDENCE:
+        for effect in PRECEDENCE:
             out += [RuleEntry(r.kind, r.pattern, effect, "session") for r in self._session[effect]]
             out += [RuleEntry(r.kind, r.pattern, effect, "always") for r in self._always[effect]]
+            out += [RuleEntry(r.kind, r.pattern, effect, "project") for r in self._project[effect]]
             if self.defaults:
-                out += [RuleEntry(r.kind, r.pattern, effect, "default") for r in _DEFAULTS[effect]]
+                out += [RuleEntry(r.kind, r.pattern, effect, "default") for r in DEFAULT_RULES[effect]]
         return out
 
     def _validate(self, kind: str, pattern: str, scope: str, effect: str) -> Rule:
         if scope not in ("always", "session"):
             raise ValueError(f"unknown scope {scope!r} (always or session)")
-        if effect not in _EFFECTS:
+        if effect not in EFFECTS:
             raise ValueError(f"unknown effect {effect!r} (allow, ask or deny)")
         return _make_rule(kind, pattern)
+
+    def _write(self, rules: dict[Effect, list[Rule]]) -> None:
+        if not self.path:
+            return
+        data = {
+            e: [{"kind": r.kind, "pattern": r.pattern} for r in rules[e]]
+            for e in EFFECTS
+            if e != "deny" or rules[e]  # files without deny rules keep their old shape
+        }
+        try:
+            atomic_write_text(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        except OSError as e:
+            raise PermissionsFileError(self.path, f"cannot be written ({e})") from e
 
     def _read(self) -> dict[Effect, list[Rule]]:
         assert self.path is not None
@@ -382,3 +373,47 @@ class PermissionRules:
         except (OSError, UnicodeDecodeError) as e:
             raise PermissionsFileError(self.path, f"cannot be read ({e})") from e
         return _parse(self.path, text)
+
+    def _read_project(self) -> dict[Effect, list[Rule]]:
+        rules = _no_rules()
+        if self.project is None or self.project_file is None:
+            return rules
+        found = read_freeact_permissions(self.project)  # FreeactConfigError names the file
+        for effect, kind, pattern in found:
+            try:
+                rule = _make_rule(kind, pattern)
+            except ValueError:
+                continue  # a freeact rule this app's rules cannot hold is left to freeact
+            if rule not in rules[effect]:  # type: ignore[index]
+                rules[effect].append(rule)  # type: ignore[index]
+        return rules
+
+
+def project_rules_dir(working_dir: Path, *, trusted: bool = True) -> Path | None:
+    """The project whose rules apply in ``working_dir``: the nearest freeact project (``.freeact/``), if any.
+
+    The one place that decides whether a project's rules apply: none before the folder is trusted.
+    """
+    return paths.find_freeact_project(working_dir) if trusted else None
+
+
+def rules_for(
+    working_dir: Path,
+    *,
+    skip_permissions: bool = False,
+    user_file: Path | None = None,
+    trusted: bool = True,
+) -> PermissionRules:
+    """The rules the app and headless ``run`` apply in ``working_dir``: the user's file, the project's
+    ``.freeact/permissions.toml`` (see ``project_rules_dir``) and the defaults.
+
+    Raises:
+        PermissionsFileError: the user's rules file cannot be read or is malformed.
+        FreeactConfigError: the project's ``permissions.toml`` cannot be read.
+    """
+    return PermissionRules.load(
+        user_file or paths.permissions_file(),
+        skip_permissions=skip_permissions,
+        working_dir=working_dir,
+        project=project_rules_dir(working_dir, trusted=trusted),
+    )

@@ -3,7 +3,8 @@
 The approval dialog proposes ``proposed_pattern(call)`` for an "always" or "session" rule, and
 ``broad_reason(kind, pattern)`` says, in words for the user, why a pattern reaches much further than
 the action at hand (``*`` for code is all Python in every future session). A broad "always" rule is
-saved only after a second confirmation.
+saved only after a second confirmation. For code and scripts the proposal is an exact-cell rule
+(``cell:<fingerprint>``): any other pattern on code lets other code through, so it is broad.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from freeact_tui.cellrules import cell_pattern, is_cell_pattern
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
 
 _WILDCARD = re.compile(r"[*?\[]")
@@ -39,13 +41,13 @@ _NOUN = {
 def proposed_pattern(call: ToolCall) -> str:
     """A narrow pattern that matches ``call`` (and actions very much like it), for the dialog to propose.
 
-    A one-line code action or script: the line itself (matches exactly that). A longer one: its first
-    line followed by ``*``. A shell command: the program (and subcommand) with ``*``, or, for programs
-    that run or delete anything, the program with its first argument.
+    A code action or script: the exact cell (``cell:<fingerprint>``, no other cell matches it). A shell
+    command: the program (and subcommand) with ``*``, or, for programs that run or delete anything, the
+    program with its first argument.
     """
     match call:
         case CodeAction(code=text) | ShellScript(script=text):
-            return _first_line_pattern(text)
+            return cell_pattern(text)
         case ShellAction(command=command):
             return _shell_pattern(command)
     return call.suggested_pattern()
@@ -60,6 +62,8 @@ def broad_reason(kind: str, pattern: str) -> str | None:
             return f"`{text}` matches every path, inside and outside the working directory"
         return None
     noun = _NOUN.get(kind, "action")
+    if is_cell_pattern(text):
+        return None
     if not text.strip("*?. "):
         return f"`{text}` matches every {noun}, in every future session"
     if kind in ("code", "script"):
@@ -70,20 +74,12 @@ def broad_reason(kind: str, pattern: str) -> str | None:
 
 
 def pattern_note(kind: str, pattern: str) -> str | None:
-    """What a narrow but wildcard pattern still lets through (code is only matched on its start)."""
-    if kind in ("code", "script") and _has_wildcard(pattern):
-        prefix = _literal_prefix(pattern).rstrip()
-        return f"Matches every cell that starts with `{prefix}`; the rest of such a cell is not checked."
+    """What a pattern matches, where it is not obvious (an exact cell, or code matched on its text)."""
+    if is_cell_pattern(pattern.strip()):
+        return "Matches only this exact cell (comments and formatting aside); any other code asks."
+    if kind in ("code", "script") and not _has_wildcard(pattern):
+        return "Matches only a cell that is exactly this text."
     return None
-
-
-def _first_line_pattern(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    if not lines:
-        return "*"
-    if len(lines) == 1:
-        return _escape(lines[0].strip())  # the rule matches exactly this one-liner
-    return _escape(lines[0].rstrip()) + "*"
 
 
 def _escape(text: str) -> str:
@@ -116,10 +112,10 @@ def _code_breadth(pattern: str, noun: str) -> str | None:
     if not _has_wildcard(pattern):
         return None
     prefix = _literal_prefix(pattern).strip()
-    # A single word ("import", "print(", "os.") starts a large share of all Python.
+    # Any code can follow the part a pattern names: a pattern on code is never narrow.
     if len(re.findall(r"\w+", prefix)) < 2 or len(prefix) < 6:
         return f"`{pattern}` matches almost every {noun}: anything that starts with `{prefix or '…'}`"
-    return None
+    return f"`{pattern}` matches every cell that starts with `{prefix}`, whatever code follows"
 
 
 def _words(command: str) -> list[str]:

@@ -72,6 +72,11 @@ class _Lexer:
         self.expansion = False
         self.subshell = False
         self.unbalanced = False
+        self.inner: list[str] = []  # the commands inside substitutions, for deny rules
+
+    def _inner(self, start: int, end: int) -> int:
+        self.inner.append(self.s[start : max(start, end - 1)])
+        return end
 
     def run(self) -> None:
         s, n = self.s, self.n
@@ -118,7 +123,7 @@ class _Lexer:
         s = self.s
         if s.startswith(("<(", ">("), i):
             self.substitution = True
-            return self._skip_group(i + 2)
+            return self._inner(i + 2, self._skip_group(i + 2))
         op = next(op for op in _REDIRECT_OPS if s.startswith(op, i))
         end = i + len(op)
         if op in _OUTPUT_OPS:
@@ -146,7 +151,7 @@ class _Lexer:
             return end + 1
         if c == "`":
             self.substitution = True
-            return self._skip_backticks(i + 1)
+            return self._inner(i + 1, self._skip_backticks(i + 1))
         if c == '"':
             return self._skip_double(i + 1)
         if c == "$":
@@ -162,7 +167,7 @@ class _Lexer:
             return self._skip_double(i + 2)
         if nxt == "(":
             self.substitution = True
-            return self._skip_group(i + 2)
+            return self._inner(i + 2, self._skip_group(i + 2))
         if nxt == "{":
             self.expansion = True
             return self._skip_braces(i + 2)
@@ -194,7 +199,7 @@ class _Lexer:
                 i += 2
             elif c == "`":
                 self.substitution = True
-                i = self._skip_backticks(i + 1)
+                i = self._inner(i + 1, self._skip_backticks(i + 1))
             elif c == "$":
                 # Inside double quotes ``$'`` and ``$"`` are literal text.
                 i = i + 1 if s.startswith(("$'", '$"'), i) else self._skip_dollar(i)
@@ -297,6 +302,16 @@ def inspect_command(cmd: str) -> CommandTraits:
         compound=len(lexer.parts) > 1 or lexer.subshell,
         unbalanced=lexer.unbalanced,
     )
+
+
+def inner_commands(cmd: str) -> list[str]:
+    """The simple commands inside a command's substitutions (``$(…)``, backticks, ``<(…)``), nested ones too.
+
+    Args:
+        cmd: A simple or composite shell command.
+    """
+    # The lexer records nested substitutions as it skips through the outer ones: one level is all.
+    return [part for body in _lex(cmd).inner for part in _lex(body).parts]
 
 
 def command_words(cmd: str) -> list[str]:

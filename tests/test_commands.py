@@ -22,7 +22,7 @@ def test_registry_has_every_command_with_description() -> None:
     names = [spec.name for spec in COMMANDS]
     assert names == [
         "help", "new", "sessions", "resume", "model", "theme", "export", "context", "compact", "undo", "rewind",
-        "diff", "clear", "copy", "skills", "quit", "exit",
+        "diff", "clear", "copy", "permissions", "skills", "quit", "exit",
     ]  # fmt: skip
     assert get_command("compact").usage == "/compact [FOCUS]"  # type: ignore[union-attr]
     assert all(spec.description for spec in COMMANDS)
@@ -117,6 +117,6 @@ async def test_palette_discovery_lists_argument_free_commands() -> None:
         shown = [hit.text async for hit in provider.discover()]
         assert shown == [
             "/help", "/new", "/sessions", "/export", "/context", "/compact", "/undo", "/rewind", "/diff", "/clear",
-            "/copy", "/skills", "/quit", "/exit",
+            "/copy", "/permissions", "/skills", "/quit", "/exit",
         ]  # fmt: skip
         await pilot.pause()

@@ -23,28 +23,36 @@ def allow_proposal(rules: PermissionRules, call: ToolCall) -> str:
     return pattern
 
 
-def test_one_line_code_is_proposed_exactly_and_matches_only_itself(rules: PermissionRules) -> None:
+def test_one_line_code_is_proposed_as_that_exact_cell(rules: PermissionRules) -> None:
     call = CodeAction("print(df[df.x > 0].head())\n")
     pattern = allow_proposal(rules, call)
-    assert pattern == "print(df[[]df.x > 0].head())"  # glob characters match literally
-    assert broad_reason("code", pattern) is None and pattern_note("code", pattern) is None
-    assert rules.check(CodeAction("print(df[df.x > 0].head()); import os")) == "ask"
-    assert rules.check(CodeAction("print(1)")) == "ask"
-
-
-def test_longer_code_is_proposed_by_its_first_line(rules: PermissionRules) -> None:
-    call = CodeAction("import pandas as pd\ndf = pd.read_csv('data[1].csv')\nprint(df)")
-    pattern = allow_proposal(rules, call)
-    assert pattern == "import pandas as pd*"
+    assert pattern.startswith("cell:")
     assert broad_reason("code", pattern) is None
     note = pattern_note("code", pattern)
-    assert note is not None and "starts with `import pandas as pd`" in note
-    assert rules.check(CodeAction("import pandas as pd\nprint(pd.__version__)")) == "allow"
-    assert rules.check(CodeAction("import os\nos.remove('x')")) == "ask"
-    glob_line = CodeAction("x = data[0] * 2\nprint(x)")
-    assert proposed_pattern(glob_line) == "x = data[[]0] [*] 2*"  # glob characters match literally
-    allow_proposal(rules, glob_line)
-    assert rules.check(CodeAction("x = data0 * 2\nprint(x)")) == "ask"
+    assert note is not None and "only this exact cell" in note
+    assert rules.check(CodeAction("print(df[df.x > 0].head()); import os")) == "ask"
+    assert rules.check(CodeAction("print(1)")) == "ask"
+    # Comments and formatting are not code: the same cell written differently still matches.
+    assert rules.check(CodeAction("print( df[df.x>0].head() )  # again\n\n")) == "allow"
+
+
+def test_longer_code_is_proposed_as_the_exact_cell_not_its_first_line(rules: PermissionRules) -> None:
+    call = CodeAction("import pandas as pd\ndf = pd.read_csv('data[1].csv')\nprint(df)")
+    pattern = allow_proposal(rules, call)
+    assert pattern.startswith("cell:")
+    assert rules.check(CodeAction("import pandas as pd\nprint(pd.__version__)")) == "ask"
+    assert (
+        rules.check(CodeAction("import pandas as pd\ndf = pd.read_csv('data[1].csv')\nprint(df)\n"))
+        == "allow"
+    )
+
+
+def test_a_prefix_rule_on_code_still_works_but_is_broad(rules: PermissionRules) -> None:
+    rules.add("code", "import pandas as pd*", scope="session")
+    assert rules.check(CodeAction("import pandas as pd\nimport os; os.remove('x')")) == "allow"
+    reason = broad_reason("code", "import pandas as pd*")
+    assert reason is not None and "whatever code follows" in reason
+    assert all(e.broad for e in rules.rules() if e.kind == "code")
 
 
 @pytest.mark.parametrize(
@@ -78,7 +86,6 @@ def test_broad_patterns_are_named(kind: str, pattern: str, words: str) -> None:
 @pytest.mark.parametrize(
     ("kind", "pattern"),
     [
-        ("code", "import pandas as pd*"),
         ("code", "print('hello')"),
         ("shell", "python script.py *"),
         ("shell", "python --version"),
@@ -117,4 +124,5 @@ def test_rm_proposal_does_not_cover_other_files(rules: PermissionRules) -> None:
 
 def test_other_calls_keep_their_name_pattern(rules: PermissionRules) -> None:
     assert allow_proposal(rules, ProgrammaticToolCall("github", "list_issues")) == "github.list_issues"
-    assert allow_proposal(rules, ShellScript("echo hi\nls")) == "echo hi*"
+    assert allow_proposal(rules, ShellScript("echo hi\nls")).startswith("cell:")
+    assert rules.check(ShellScript("echo hi\nrm -rf x")) == "ask"

@@ -254,8 +254,8 @@ async def test_always_allow_proposes_a_narrow_pattern_and_a_broad_one_needs_a_se
         req, screen = await open_rule(pilot, "import json\nprint(json.dumps({'a': 1}))", "a")
         pattern = screen.query_one("#approval-pattern", Input)
         breadth = screen.query_one("#approval-breadth", Label)
-        assert pattern.value == "import json*"
-        assert not breadth.has_class("-broad") and "starts with `import json`" in str(breadth.render())
+        assert pattern.value.startswith("cell:")  # the exact cell, never a prefix of it (#29)
+        assert not breadth.has_class("-broad") and "only this exact cell" in str(breadth.render())
         pattern.value = "*"
         await pilot.pause()
         assert breadth.has_class("-broad") and breadth.display
@@ -274,8 +274,8 @@ async def test_editing_a_broad_pattern_asks_for_the_second_enter_again() -> None
     async with app.run_test(size=(100, 30)) as pilot:
         req, screen = await open_rule(pilot, "print(1)", "a")
         pattern = screen.query_one("#approval-pattern", Input)
-        assert pattern.value == "print(1)"
-        assert not screen.query_one("#approval-breadth", Label).display  # exact: nothing to warn about
+        assert pattern.value.startswith("cell:")
+        assert not screen.query_one("#approval-breadth", Label).has_class("-broad")  # exact: no warning
         pattern.value = "*"
         await pilot.press("enter")
         pattern.value = "print*"  # still broad, but not the pattern confirmed

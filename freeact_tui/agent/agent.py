@@ -34,7 +34,7 @@ from freeact_tui.execution.pool import ExecutorPool
 from freeact_tui.mcp.discovery import DiscoveryMode
 from freeact_tui.mcp.gentools import generated_root, gentools_root
 from freeact_tui.mcp.setup import McpSetup
-from freeact_tui.permissions import PermissionRules
+from freeact_tui.permissions import PermissionRules, rules_for
 from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.sessions import Session, SessionDamaged, new_session_id
 
@@ -172,15 +172,11 @@ class Agent(TurnLoop):
         settings = Settings.from_config(config, **overrides)
         permissions = own.get("permissions")
         if permissions is None:
-            from freeact_tui import paths
-
-            permissions = PermissionRules.load(
-                paths.permissions_file(),
+            permissions = rules_for(
+                settings.working_dir,
                 skip_permissions=settings.skip_permissions,
-                working_dir=settings.working_dir,
+                trusted=settings.project_trusted,
             )
-            if settings.project_trusted:
-                _add_freeact_rules(permissions, settings.working_dir)
         return cls.from_runtime(
             Runtime(
                 model=resolve_model(model, base_url=settings.base_url, api_key_env=settings.api_key_env),
@@ -546,21 +542,6 @@ class Agent(TurnLoop):
     def _end_stream(self) -> None:
         if self._queue is not None:
             self._queue.put_nowait(_END)
-
-
-def _add_freeact_rules(permissions: PermissionRules, working_dir: Path) -> None:
-    """A freeact project's ``.freeact/permissions.toml`` applies too (for this process, never rewritten)."""
-    from freeact_tui import paths
-    from freeact_tui.freeact_project import read_freeact_permissions
-
-    project = paths.find_freeact_project(working_dir)
-    if project is None:
-        return
-    for effect, kind, pattern in read_freeact_permissions(project):
-        try:
-            permissions.add(kind, pattern, scope="session", effect=effect)  # type: ignore[arg-type]
-        except ValueError:
-            continue  # a pattern this app's rules cannot hold is left to freeact
 
 
 __all__ = ["Agent", "AgentBusy"]

@@ -104,7 +104,9 @@ async def request_response(
         delay = RETRY_DELAYS[attempt] if attempt < attempts else 0.0
         try:
             async with _idle_guard(idle_timeout) as guard:
-                async with open_model_stream(model, messages, settings=settings, parameters=parameters) as stream:
+                async with open_model_stream(
+                    model, messages, settings=settings, parameters=parameters
+                ) as stream:
                     guard.touch()
                     async for part_event in stream:
                         guard.touch()

@@ -253,7 +253,9 @@ _ANSWER = "Answer my request with what the output shows."
 
 
 def _empty_text(*, text_mode: bool, worked: bool) -> str:
-    if worked:  # most often the model has what it needs: tried on Qwen2.5-Coder-1.5B, "go on" made it ask for code
+    if (
+        worked
+    ):  # most often the model has what it needs: tried on Qwen2.5-Coder-1.5B, "go on" made it ask for code
         step = "a ```python block" if text_mode else "a tool call"
         return f"Your reply was empty. Use the output above to answer my request, or go on with {step} if it is not done."
     return f"Your reply was empty. If my request is not done, go on: {_act(text_mode)} Else answer it."

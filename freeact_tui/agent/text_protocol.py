@@ -199,7 +199,11 @@ def tells_how(response: ModelResponse) -> bool:
 
 def nudge_reason(message: ModelMessage) -> str | None:
     """Why ``message`` nudged the model (``agent/nudge.py``: a request whose metadata says so), else ``None``."""
-    if isinstance(message, ModelRequest) and isinstance(message.metadata, dict) and NUDGE_KEY in message.metadata:
+    if (
+        isinstance(message, ModelRequest)
+        and isinstance(message.metadata, dict)
+        and NUDGE_KEY in message.metadata
+    ):
         return str(message.metadata[NUDGE_KEY])
     return None
 

@@ -168,7 +168,9 @@ class TurnLoop(ContextKeeper):
             files=FileToolOptions(
                 self.runtime.settings.working_dir,
                 lambda: self.runtime.model.profile,
-                before_write=(lambda call, corr: checkpoint([call], corr)) if checkpoint is not None else None,
+                before_write=(lambda call, corr: checkpoint([call], corr))
+                if checkpoint is not None
+                else None,
             ),
             checkpoint=checkpoint,
         )
@@ -228,7 +230,9 @@ class TurnLoop(ContextKeeper):
                         continue
                     break
                 state.calls = calls
-                stop, all_malformed = await self._run_calls(dispatcher, calls, state, in_order=written is not None)
+                stop, all_malformed = await self._run_calls(
+                    dispatcher, calls, state, in_order=written is not None
+                )
                 self.recorder.record(hist.interrupted_returns(calls, state.done, state.meta))
                 if stop:
                     break

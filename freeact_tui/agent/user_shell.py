@@ -51,6 +51,8 @@ class UserShell:
 def context_entry(command: str, output: str, failed: bool) -> str:
     if len(output) > CONTEXT_MAX_CHARS:
         half = CONTEXT_MAX_CHARS // 2
-        output = f"{output[:half]}\n[… {len(output) - CONTEXT_MAX_CHARS} characters left out …]\n{output[-half:]}"
+        output = (
+            f"{output[:half]}\n[… {len(output) - CONTEXT_MAX_CHARS} characters left out …]\n{output[-half:]}"
+        )
     status = " (it failed)" if failed else ""
     return f"[I ran `{command}` in the kernel's shell{status}; its output:]\n```\n{output.rstrip()}\n```"

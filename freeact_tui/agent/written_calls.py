@@ -212,7 +212,9 @@ def _only_calls(text: str, spans: Sequence[tuple[int, int]]) -> bool:
     return not _WRAPPING.sub("", "".join(rest))
 
 
-def with_written_calls(response: ModelResponse, tools: ToolParameters | Collection[str]) -> ModelResponse | None:
+def with_written_calls(
+    response: ModelResponse, tools: ToolParameters | Collection[str]
+) -> ModelResponse | None:
     """The response with the calls its text holds as real calls.
 
     Its text is kept when it says more than the calls (prose around a Python-form call: what the

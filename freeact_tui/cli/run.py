@@ -29,7 +29,7 @@ from freeact_tui.events import (
     Response,
     ToolOutput,
 )
-from freeact_tui.permissions import KINDS, PermissionRules
+from freeact_tui.permissions import KINDS, PermissionRules, rules_for
 from freeact_tui.toolcalls import ToolCall
 
 if TYPE_CHECKING:
@@ -362,9 +362,9 @@ def run_from_config(
 
     The saved permission rules apply, plus ``allow``/``deny`` (``[KIND:]PATTERN``) for this run only.
     """
-    from freeact_tui import paths
     from freeact_tui.agent.agent import Agent
     from freeact_tui.agent.models import ModelSetupError, missing_setup
+    from freeact_tui.freeact_project import FreeactConfigError
     from freeact_tui.permissions import PermissionsFileError
 
     problem = missing_setup(config.model, config.base_url, config.api_key_env)
@@ -373,11 +373,12 @@ def run_from_config(
         return EXIT_CODES["error"]
     working_dir = config.resolved_working_dir()
     try:
-        rules = PermissionRules.load(
-            paths.permissions_file(), skip_permissions=config.skip_permissions, working_dir=working_dir
+        # The same rules as the app (user file, project file, defaults), --allow/--deny on top.
+        rules = rules_for(
+            working_dir, skip_permissions=config.skip_permissions, trusted=config.project_trusted
         )
         session_rules(rules, allow or [], deny or [])
-    except (PermissionsFileError, ValueError) as exc:
+    except (PermissionsFileError, FreeactConfigError, ValueError) as exc:
         sys.stderr.write(f"freeact-tui: {exc}\n")
         return EXIT_CODES["error"]
 

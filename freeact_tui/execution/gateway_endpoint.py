@@ -189,7 +189,9 @@ class GatewayEndpoint:
             f": {detail[:1000]}" if detail else "."
         )
         if status >= 500 and doing == "start a kernel":
-            message += " On Enterprise Gateway, check the kernel spec, its image and EG_KERNEL_LAUNCH_TIMEOUT."
+            message += (
+                " On Enterprise Gateway, check the kernel spec, its image and EG_KERNEL_LAUNCH_TIMEOUT."
+            )
         return message
 
 
@@ -324,7 +326,8 @@ def resolve_endpoint(
         retry_interval=_env_number(env, RETRY_INTERVAL_ENV, 1.0),
         retry_interval_max=_env_number(env, RETRY_INTERVAL_MAX_ENV, 30.0),
         retry_max=int(_env_number(env, RETRY_MAX_ENV, 5)),
-        request_timeout=_env_number(env, REQUEST_TIMEOUT_ENV, DEFAULT_REQUEST_TIMEOUT) or DEFAULT_REQUEST_TIMEOUT,
+        request_timeout=_env_number(env, REQUEST_TIMEOUT_ENV, DEFAULT_REQUEST_TIMEOUT)
+        or DEFAULT_REQUEST_TIMEOUT,
         token=token,
         auth_scheme=env.get(SCHEME_ENV, "token"),
     )

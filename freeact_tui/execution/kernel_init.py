@@ -6,6 +6,8 @@ from pathlib import Path
 
 from ipybox.kernel_mgr.init import build_init_code
 
+from freeact_tui.shellprograms import GIT_NO_REPO_PROGRAMS, NO_EXT_DIFF
+
 # Written to stdout right before each `!cmd` approval request: approvals travel on another channel
 # than output, and the marker tells where in the output the request was made.
 SYNC_MARK = "\x00freeact:approval\x00"
@@ -62,6 +64,49 @@ del _ipybox_warm_up
 """
 
 
+# ipybox asks about `!cmd` with only `{name}` filled in, then IPython runs it with `$name` and `{expr}`
+# expanded: the user approved `echo $x` and `echo ; touch X` ran. Expand once, exactly as IPython
+# would (the caller's locals too), ask about that text, and run it without a second expansion.
+_ASK_EXPANDED = f"""\
+_sh = _run.__self__
+_cmd = _sh.var_expand(cmd, depth=1)
+import re as _re
+_cmd = _re.sub({NO_EXT_DIFF!r}, r'\\1git\\2diff --no-ext-diff', _cmd, flags=_re.M)"""
+_RUN_EXPANDED = """\
+_sh.var_expand = lambda _c, depth=0, formatter=None: _c
+try:
+    return _run(_cmd)
+finally:
+    _sh.__dict__.pop('var_expand', None)"""
+
+# Git settings above a repository's own config, for every git the kernel runs (see GIT_NO_REPO_PROGRAMS).
+_GIT_ENV = f"""\
+import os as _os
+_n = _os.environ.get('GIT_CONFIG_COUNT', '0')
+_n = int(_n) if _n.isdigit() else 0
+for _k, (_key, _value) in enumerate({GIT_NO_REPO_PROGRAMS!r}, _n):
+    _os.environ[f'GIT_CONFIG_KEY_{{_k}}'] = _key
+    _os.environ[f'GIT_CONFIG_VALUE_{{_k}}'] = _value
+_os.environ['GIT_CONFIG_COUNT'] = str(_n + {len(GIT_NO_REPO_PROGRAMS)})
+_os.environ['GIT_OPTIONAL_LOCKS'] = '0'
+del _os, _n, _k, _key, _value
+"""
+
+
+def _expand_before_asking(code: str) -> str:
+    lines: list[str] = []
+    for line in code.splitlines():
+        stripped = line.strip()
+        indent = line[: len(line) - len(line.lstrip())]
+        if stripped == "_cmd = cmd.format_map(_SD(_ns))":
+            lines += [indent + part for part in _ASK_EXPANDED.splitlines()]
+        elif stripped == "return _run(cmd)":
+            lines += [indent + part for part in _RUN_EXPANDED.splitlines()]
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 def kernel_init_code(
     *, working_dir: Path, approve_shell_cmds: bool, require_shell_escape: bool, host: str, port: int
 ) -> str:
@@ -73,6 +118,5 @@ def kernel_init_code(
         tool_server_host=host,
         tool_server_port=port,
     )
-    return (
-        _RESOLVE_SCRIPT_MAGICS + _GUARD_ERROR + code.replace("raise RuntimeError(", "raise ShellEscapeError(")
-    )
+    code = _expand_before_asking(code.replace("raise RuntimeError(", "raise ShellEscapeError("))
+    return _RESOLVE_SCRIPT_MAGICS + _GUARD_ERROR + _GIT_ENV + code

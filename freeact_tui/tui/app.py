@@ -57,6 +57,7 @@ def _import_agent_modules() -> None:
     for module in _AGENT_MODULES:
         importlib.import_module(module)
 
+
 _NO_MODEL = (
     "No model is configured. Start with --model PROVIDER:NAME (for example anthropic:claude-sonnet-4-5, "
     'openai:gpt-4o, google-gla:gemini-2.5-flash or ollama:llama3.2), set `model = "…"` in {config}, '
@@ -227,7 +228,8 @@ class FreeactApp(App[None]):
         agent, self.agent = self.agent, None
         if agent is not None:
             if agent.history and agent.agent_id == "main" and agent.session is not None:
-                shown = agent.session_id[:8] if is_uuid(agent.session_id) else agent.session_id  # a name is shown whole
+                # a name is shown whole
+                shown = agent.session_id[:8] if is_uuid(agent.session_id) else agent.session_id
                 self.resume_hint = f"Resume this session with: freeact-tui --session-id {shown}"
             if leave:  # the process ends next: its kernels end without being waited for
                 await settle_for_exit(agent)
@@ -407,6 +409,8 @@ class FreeactApp(App[None]):
                 screen.action_copy_block()
             case "skills":
                 await self._list_skills()
+            case "permissions":
+                await self._show_permissions()
             case "quit" | "exit":
                 await self.action_quit()
 
@@ -417,6 +421,18 @@ class FreeactApp(App[None]):
             await self.main_screen.conversation.notice(context_report(self.agent), title="Context")
         else:
             self.main_screen.start_compaction(command.arg)
+
+    async def _show_permissions(self) -> None:
+        from freeact_tui.permissions import rules_for
+        from freeact_tui.tui.screens.permissions import PermissionsScreen
+
+        # The running agent's rules (its session rules included); without an agent, the saved ones.
+        rules = (
+            self.agent.permissions
+            if self.agent is not None
+            else rules_for(self.config.resolved_working_dir(), trusted=self.config.project_trusted)
+        )
+        await self.push_screen(PermissionsScreen(rules))
 
     async def _list_skills(self) -> None:
         from freeact_tui.skills import available_skills
@@ -429,7 +445,9 @@ class FreeactApp(App[None]):
                 ".agents/skills/ with a SKILL.md whose front matter has `name:` and `description:`."
             )
         else:
-            text = "\n".join(f"- **{s.name}** — {s.description or 'no description'}  \n  `{s.path}`" for s in skills)
+            text = "\n".join(
+                f"- **{s.name}** — {s.description or 'no description'}  \n  `{s.path}`" for s in skills
+            )
             text += "\n\nInvoke one with `/<name> args` (also from the `@` picker: type `/`)."
         await self.main_screen.conversation.notice(text, title=f"Skills ({len(skills)})")
 

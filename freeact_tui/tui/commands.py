@@ -57,6 +57,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("diff", "Show what the last action changed (/diff N: N actions back)", "N"),
     CommandSpec("clear", "Clear the conversation view (the session is kept)"),
     CommandSpec("copy", "Copy last answer to the clipboard (Alt+C: the block found)"),
+    CommandSpec("permissions", "List the permission rules; remove or change one"),
     CommandSpec("skills", "List the skills the agent can read (.freeact/skills, .agents/skills)"),
     CommandSpec("quit", "Quit (the session is kept; the command to resume it is printed)"),
     CommandSpec("exit", "Quit, as /quit"),

@@ -125,10 +125,23 @@ class MainScreen(Screen[None]):
         Binding("ctrl+g", "follow_log", "Latest output", id="main.follow_log", show=False),
         # Alt+letter keys arrive as printable characters: priority, or a focused input would insert them.
         Binding(
-            "alt+s", "steer", "Send into the running turn", id="main.steer", group=_TURN, show=False, priority=True
+            "alt+s",
+            "steer",
+            "Send into the running turn",
+            id="main.steer",
+            group=_TURN,
+            show=False,
+            priority=True,
         ),
         Binding("ctrl+f", "find", "Find in the log", id="main.find", show=False),
-        Binding("alt+c", "copy_block", "Copy found block, else last answer", id="main.copy_block", show=False, priority=True),
+        Binding(
+            "alt+c",
+            "copy_block",
+            "Copy found block, else last answer",
+            id="main.copy_block",
+            show=False,
+            priority=True,
+        ),
     ]
 
     def __init__(self, host: ChatHost) -> None:
@@ -360,7 +373,9 @@ class MainScreen(Screen[None]):
         if self._hold_queue:
             self._hold_queue = False
             if queue.items:
-                self.notify("The turn was cancelled: queued messages wait (Shift+Tab, Enter to edit and send one).")
+                self.notify(
+                    "The turn was cancelled: queued messages wait (Shift+Tab, Enter to edit and send one)."
+                )
             return
         text = queue.pop_next()
         if text is None:
@@ -633,7 +648,9 @@ class MainScreen(Screen[None]):
             case Compacted():
                 await self.conversation.notice(compacted_note(event), title="Context compacted")
                 # Auto-compaction: the turn goes on; by hand: the worker clears the activity when it ends.
-                self.status_bar.set_activity("thinking" if self.turn_running and self._compaction is None else "")
+                self.status_bar.set_activity(
+                    "thinking" if self.turn_running and self._compaction is None else ""
+                )
 
     def start_compaction(self, focus: str) -> None:
         """``/compact [focus]``: summarise the older turns now (Esc cancels; nothing changes then)."""
@@ -674,7 +691,9 @@ class MainScreen(Screen[None]):
         block.set_status("waiting for approval", pending=True)
         self.approvals.add(request, block)
         first_line = request.tool_call.display_text().strip().splitlines()[:1]
-        self.notifier.approval_waiting(f"[{request.agent_id}] {first_line[0] if first_line else request.tool_name}")
+        self.notifier.approval_waiting(
+            f"[{request.agent_id}] {first_line[0] if first_line else request.tool_name}"
+        )
 
     def _approval_settled(self, request: ApprovalRequest, block: ActionBlock) -> None:
         self._mark(block, request)

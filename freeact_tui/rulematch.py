@@ -1,0 +1,223 @@
+"""What a permission rule matches: rule kinds and effects, the built-in defaults, and the matcher.
+
+``rule_matches(entry, facts)`` decides one rule against one call; ``CallFacts`` computes what rules
+look at (path arguments, the programs a command runs, risky flags) once per call. ``permissions``
+holds the rules and their files; the semantics are described there.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from freeact_tui.cellrules import cell_matches, is_cell_pattern
+from freeact_tui.pathglobs import (
+    code_strings,
+    expand_path,
+    glob_matches,
+    json_path_values,
+    path_regex,
+    shell_path_words,
+)
+from freeact_tui.shellprograms import program_name, run_commands, unsafe_use
+from freeact_tui.shellwords import (
+    CommandTraits,
+    command_words,
+    inner_commands,
+    inspect_command,
+    split_command,
+)
+from freeact_tui.toolcalls import (
+    CodeAction,
+    FileCall,
+    JsonToolCall,
+    ProgrammaticToolCall,
+    ShellAction,
+    ShellScript,
+    ToolCall,
+)
+
+Effect = Literal["allow", "ask", "deny"]
+Scope = Literal["always", "session"]
+RuleScope = Literal["session", "always", "project", "default"]
+"""Where a rule lives: this process, the user's file, the freeact project file, or built in."""
+
+KINDS = ("code", "shell", "script", "mcp", "tool", "subagent", "read", "write")
+PATH_PREFIX = "path:"
+EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
+# Argument names of MCP / JSON tools whose values are paths.
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A pattern for the calls of one kind (``*``: any kind)."""
+
+    kind: str
+    pattern: str
+
+
+@dataclass(frozen=True)
+class RuleEntry:
+    """A rule as listed for display, with its effect and where it lives."""
+
+    kind: str
+    pattern: str
+    effect: Effect
+    scope: RuleScope
+
+    @property
+    def broad(self) -> bool:
+        """An allow rule on code or scripts that is not an exact cell: any code may follow what it names."""
+        if self.effect != "allow" or is_cell_pattern(self.pattern) or self.pattern.startswith(PATH_PREFIX):
+            return False
+        return self.kind in ("code", "script", "*")
+
+
+# Read-only commands allowed by default; ``X *`` also allows bare ``X``.
+_DEFAULT_SHELL_ALLOW = (
+    "pwd", "whoami", "id *", "hostname", "uname *", "date *", "uptime", "which *", "whereis *", "type *",
+    "ls *", "tree *", "stat *", "file *", "du *", "df *", "wc *", "cat *", "head *", "tail *", "nl *",
+    "echo *", "printf *", "grep *", "egrep *", "fgrep *", "rg *", "find *", "sort *", "cut *", "diff *",
+    "basename *", "dirname *", "realpath *", "readlink *",
+    "git status *", "git log *", "git diff *", "git show *", "git blame *", "git ls-files *",
+    "git rev-parse *", "git describe *", "git shortlog *", "git remote -v", "git tag", "git stash list",
+    "git branch", "git branch -a", "git branch -r", "git branch -v", "git branch -vv", "git branch -av",
+    "git branch --all", "git branch --list", "git branch --show-current",
+    "python --version", "python3 --version", "python -V", "python3 -V",
+    "pip --version", "pip list *", "pip show *", "pip freeze",
+)  # fmt: skip
+# Secrets ask everywhere (inside the working dir and out), whatever allows the call: keys, tokens in
+# tool config dirs, and shell/REPL histories (they hold pasted secrets).
+_SECRETS = (
+    ".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key",
+    ".npmrc", ".pypirc", ".docker/config.json", ".kube/config", ".vault-token",
+    ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".python_history", ".node_repl_history",
+    ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo",
+)  # fmt: skip
+# Tool config dirs under home only (a project's own ``.docker/`` or ``.config/`` holds no login).
+_HOME_SECRETS = (
+    ".config/gh/**", ".config/hub", ".config/gcloud/**", ".config/git/credentials", ".docker/**", ".kube/**",
+    ".gnupg/**", ".azure/**", ".terraform.d/**", ".cargo/credentials*", ".gem/credentials", ".m2/settings*.xml",
+    ".ipython/**", ".local/share/fish/**", ".history",
+)  # fmt: skip
+# A process's environment, memory and command line (``/proc/*/environ`` holds this app's API keys).
+_SYSTEM_SECRETS = ("/proc", "/proc/**")
+# Redirect targets that are not files.
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin"})
+DEFAULT_RULES: dict[Effect, tuple[Rule, ...]] = {
+    "deny": (),
+    "ask": (
+        *(Rule("*", PATH_PREFIX + root + p) for root in ("**/", "/**/") for p in _SECRETS),
+        *(Rule("*", PATH_PREFIX + "~/" + p) for p in _HOME_SECRETS),
+        *(Rule("*", PATH_PREFIX + p) for p in _SYSTEM_SECRETS),
+    ),
+    # File tools: reads inside the working directory (symlinks followed) run without asking.
+    # Tool discovery only lists the generated tools (freeact allows it by default too).
+    "allow": (
+        *(Rule("shell", p) for p in _DEFAULT_SHELL_ALLOW),
+        Rule("read", PATH_PREFIX + "**"),
+        *(Rule("tool", name) for name in ("pytools_list_categories", "pytools_list_tools", "pytools_search_tools")),
+    ),
+}
+PRECEDENCE: tuple[Effect, ...] = ("deny", "ask", "allow")
+# Strictest first: the effect of a composite shell command is the strictest of its parts.
+STRICTNESS: dict[Effect, int] = {"deny": 2, "ask": 1, "allow": 0}
+
+
+class CallFacts:
+    """What rules look at in one call, computed once however many rules are tried."""
+
+    def __init__(self, call: ToolCall, working_dir: Path) -> None:
+        self.call = call
+        self.working_dir = working_dir
+
+    @cached_property
+    def paths(self) -> list[str]:
+        match self.call:
+            case ShellAction(command=text) | ShellScript(script=text):
+                raw = [w for part in split_command(text) for w in shell_path_words(part)]
+            case ProgrammaticToolCall(args=args) | JsonToolCall(tool_args=args):
+                raw = json_path_values(args)
+            case CodeAction(code=code):
+                raw = code_strings(code)
+            case FileCall():
+                raw = self.call.paths
+            case _:
+                raw = []
+        return [p for r in raw for p in expand_path(r, self.working_dir)]
+
+    @cached_property
+    def traits(self) -> CommandTraits:
+        return inspect_command(self.call.subject)
+
+    @cached_property
+    def programs(self) -> list[str]:
+        """What the command runs, each program by name: its wrappers, what they run, its substitutions."""
+        found = run_commands(self.call.subject)
+        for inner in inner_commands(self.call.subject):
+            found += run_commands(inner)
+        return [" ".join(words) for words in found]
+
+    @cached_property
+    def unsafe(self) -> list[str]:
+        """The flags (or script pieces) by which a program of this command writes or runs something."""
+        return [u for words in run_commands(self.call.subject) if (u := unsafe_use(words)) is not None]
+
+    @cached_property
+    def outside(self) -> bool:
+        """The command names a path outside the working directory (or reaches one through a symlink)."""
+        return any(p.startswith("/") and p not in _NOT_FILES for p in self.paths)
+
+
+def _program_pattern(pattern: str) -> str:
+    """A shell pattern with its program by name (``/bin/rm *`` is ``rm *``)."""
+    head, sep, rest = pattern.partition(" ")
+    return program_name(head) + sep + rest if "/" in head and not any(c in head for c in "*?[") else pattern
+
+
+def _names_flag(pattern: str, unsafe: list[str]) -> bool:
+    """The pattern itself spells out every risky flag: the user allowed exactly that."""
+    words = set(command_words(pattern))
+    return all(u in words for u in unsafe)
+
+
+def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
+    call = facts.call
+    if entry.kind not in ("*", call.kind):
+        return False
+    if entry.pattern.startswith(PATH_PREFIX):
+        pattern = os.path.expanduser(entry.pattern[len(PATH_PREFIX) :])
+        regex, absolute = path_regex(pattern), pattern.startswith("/")
+        if entry.effect != "allow":
+            # Asking or refusing: an absolute pattern also sees paths inside the working dir in full.
+            full = [p if p.startswith("/") else f"{facts.working_dir.as_posix()}/{p}" for p in facts.paths]
+            return any(
+                regex.fullmatch(f if absolute else p) is not None and (absolute or not p.startswith("/"))
+                for p, f in zip(facts.paths, full, strict=True)
+            )
+        # A relative pattern never matches a path outside the working dir, however broad it is.
+        hits = [p.startswith("/") == absolute and regex.fullmatch(p) is not None for p in facts.paths]
+        return bool(hits) and all(hits)
+    if is_cell_pattern(entry.pattern):
+        return isinstance(call, CodeAction | ShellScript) and cell_matches(entry.pattern, call.subject)
+    if not isinstance(call, ShellAction):
+        # Spelled out in full (a one-line code action), glob characters and all, or a glob.
+        return entry.pattern == call.subject or glob_matches(entry.pattern, call.subject)
+    if entry.pattern == call.command:
+        return True  # spelled out in full: the user has seen exactly this command
+    if entry.effect != "allow":
+        # Refusing or asking is safe whatever the command hides: match the program, not its spelling.
+        pattern = _program_pattern(entry.pattern)
+        return glob_matches(entry.pattern, call.command) or any(
+            glob_matches(pattern, p) for p in facts.programs
+        )
+    if not facts.traits.simple:
+        return False
+    if facts.unsafe and not _names_flag(entry.pattern, facts.unsafe):
+        return False
+    if entry.scope == "default" and facts.outside:
+        return False  # the built-in read-only commands read inside the working directory only
+    return glob_matches(entry.pattern, call.command)

@@ -1,0 +1,188 @@
+"""The rules screen (``/permissions``): every permission rule, where it lives, and keys to remove or change one.
+
+Public interface: ``PermissionsScreen(rules)`` is a ``ModalScreen[None]`` over a ``PermissionRules``.
+Each row is a rule: its effect, kind, pattern, where it lives (this session, the user's file, the
+freeact project file, built in) and a note (a code rule that is not an exact cell is broad). Keys:
+``x``/Delete removes the rule, ``a``/``k``/``d`` make it allow/ask/deny, ``e`` edits its pattern, Esc
+closes. A built-in rule cannot be removed; changing it adds a user rule that overrides it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Input, Label
+
+from freeact_tui.cellrules import is_cell_pattern
+from freeact_tui.freeact_project import FreeactConfigError
+from freeact_tui.permissions import Effect, PermissionRules, PermissionsFileError, RuleEntry
+
+_GROUP = Binding.Group("Rules")
+_WHERE = {
+    "session": "this session",
+    "always": "user file",
+    "project": "freeact project",
+    "default": "built in",
+}
+
+
+def visible(text: str) -> str:
+    """``text`` with control characters written out (a rule from a project file never drives the terminal)."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+def pattern_text(entry: RuleEntry) -> str:
+    """How a pattern reads in the list: an exact-cell rule by its short fingerprint."""
+    if is_cell_pattern(entry.pattern):
+        return f"exact cell {entry.pattern.split(':', 1)[1][:12]}"
+    return visible(entry.pattern)
+
+
+class PermissionsScreen(ModalScreen[None]):
+    """Lists the rules of ``rules`` and removes or changes the highlighted one from the keyboard."""
+
+    CSS_PATH = "permissions.tcss"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("x,delete", "remove", "Remove", id="permissions.remove", group=_GROUP, key_display="x"),
+        Binding("a", "effect('allow')", "Allow", id="permissions.allow", group=_GROUP),
+        Binding("k", "effect('ask')", "Ask", id="permissions.ask", group=_GROUP),
+        Binding("d", "effect('deny')", "Deny", id="permissions.deny", group=_GROUP),
+        Binding("e", "edit", "Edit pattern", id="permissions.edit", group=_GROUP),
+        Binding("escape", "close", "Close", id="permissions.close"),
+    ]
+
+    def __init__(self, rules: PermissionRules) -> None:
+        super().__init__()
+        self.rules = rules
+        self.entries: list[RuleEntry] = []
+        self._editing: RuleEntry | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="permissions-dialog") as dialog:
+            dialog.border_title = "Permission rules"
+            yield Label(Content(self._sources_text()), id="permissions-sources")
+            table: DataTable[Text] = DataTable(id="permissions-table", cursor_type="row", zebra_stripes=True)
+            yield table
+            yield Input(id="permissions-pattern", placeholder="pattern")
+            yield Label(
+                "x remove · a allow · k ask · d deny · e edit pattern · Esc close",
+                id="permissions-keys",
+            )
+
+    def _sources_text(self) -> str:
+        user = str(self.rules.path) if self.rules.path else "(not saved)"
+        project = str(self.rules.project_file) if self.rules.project_file else "none"
+        return visible(f"user file: {user}   ·   freeact project file: {project}")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("effect", "kind", "pattern", "where", "note")
+        self.query_one("#permissions-pattern", Input).display = False
+        self.refill()
+        table.focus()
+
+    def refill(self, keep: int | None = None) -> None:
+        """Show the rules as they are now; the cursor stays on row ``keep`` (or where it was)."""
+        table = self.query_one(DataTable)
+        row = table.cursor_row if keep is None else keep
+        table.clear()
+        every = self.rules.rules()
+        # The rules a user can remove first (each group in precedence order), the built-in ones after.
+        self.entries = [e for e in every if e.scope != "default"] + [e for e in every if e.scope == "default"]
+        for entry in self.entries:
+            note = Text("broad: any code may follow", style="bold red") if entry.broad else Text("")
+            table.add_row(
+                Text(
+                    entry.effect, style={"deny": "bold red", "ask": "yellow", "allow": "green"}[entry.effect]
+                ),
+                Text(entry.kind),
+                Text(pattern_text(entry)),
+                Text(_WHERE[entry.scope]),
+                note,
+            )
+        if self.entries:
+            table.move_cursor(row=max(0, min(row, len(self.entries) - 1)))
+
+    @property
+    def current(self) -> RuleEntry | None:
+        table = self.query_one(DataTable)
+        if not self.entries or not 0 <= table.cursor_row < len(self.entries):
+            return None
+        return self.entries[table.cursor_row]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self._editing is not None and action in ("remove", "effect", "edit"):
+            return False  # letters type into the pattern input
+        return True
+
+    def action_remove(self) -> None:
+        entry = self.current
+        if entry is None:
+            return
+        if self._guard(lambda: self.rules.remove(entry)):
+            self.notify(f"Removed {entry.effect} {entry.kind}:{pattern_text(entry)} ({_WHERE[entry.scope]}).")
+            self.refill()
+
+    def action_effect(self, effect: Effect) -> None:
+        entry = self.current
+        if entry is None or entry.effect == effect:
+            return
+        if self._guard(lambda: self.rules.change(entry, effect=effect)):
+            self.notify(f"{entry.kind}:{pattern_text(entry)} now {effect}s.")
+            self.refill()
+
+    def action_edit(self) -> None:
+        entry = self.current
+        if entry is None:
+            return
+        self._editing = entry
+        field = self.query_one("#permissions-pattern", Input)
+        field.value = entry.pattern
+        field.display = True
+        field.focus()
+        self.refresh_bindings()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        entry, pattern = self._editing, event.value.strip()
+        if entry is None:
+            return
+        if not pattern:
+            self.notify("Enter a pattern, or press Esc to keep the rule as it is.", severity="warning")
+            return
+        if pattern == entry.pattern or self._guard(
+            lambda: self.rules.change(entry, effect=entry.effect, pattern=pattern)
+        ):
+            self._stop_editing()
+            self.refill()
+
+    def action_close(self) -> None:
+        if self._editing is not None:
+            self._stop_editing()
+        else:
+            self.dismiss(None)
+
+    def _stop_editing(self) -> None:
+        self._editing = None
+        self.query_one("#permissions-pattern", Input).display = False
+        self.query_one(DataTable).focus()
+        self.refresh_bindings()
+
+    def _guard(self, change: object) -> bool:
+        """Run ``change``; a refusal or a file error is told, and the rules stay as they were."""
+        try:
+            change()  # type: ignore[operator]
+        except (ValueError, PermissionsFileError, FreeactConfigError) as exc:
+            self.notify(visible(str(exc)), severity="error", timeout=8)
+            return False
+        return True
+
+
+__all__ = ["PermissionsScreen", "pattern_text", "visible"]
