@@ -196,7 +196,9 @@ class KernelExecutor:
                 approval_timeout=self.approval_timeout,
             )
             await self._tool_server.start()
-            self._approvals = ApprovalClient(self._on_approval, host=self.host, port=self._tool_server.port)
+            self._approvals = ApprovalClient(
+                self._on_approval, host=self._tool_server.client_host(self.host), port=self._tool_server.port
+            )
             await self._approvals.connect()
             probe = bind_socket(self.host, gateway_port, "kernel gateway")
             gateway_port = probe.getsockname()[1]
@@ -204,7 +206,12 @@ class KernelExecutor:
             self._gateway = self._gateway_process(
                 gateway_port,
                 self._tool_server.port,
-                kernel_environment(self.kernel_env, self.extra_pythonpath, self.host, self._tool_server.port),
+                kernel_environment(
+                    self.kernel_env,
+                    self.extra_pythonpath,
+                    self._tool_server.client_host(self.host),
+                    self._tool_server.port,
+                ),
             )
             await self._gateway.start()
             await self._connect_kernel(self._gateway)
@@ -264,7 +271,7 @@ class KernelExecutor:
     def _tool_server_address(self) -> tuple[str, int]:
         """Where code in the kernel sends approval requests (a remote kernel asks in-band instead)."""
         assert self._tool_server is not None
-        return self.host, self._tool_server.port
+        return self._tool_server.client_host(self.host), self._tool_server.port
 
     def _gateway_process(self, port: int, tool_port: int, env: dict[str, str]) -> KernelGatewayProcess:
         """The gateway to run on ``port`` (a subclass may run it elsewhere, e.g. in a sandbox)."""

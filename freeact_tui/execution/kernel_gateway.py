@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import signal
 import sys
 import tempfile
@@ -19,12 +20,18 @@ from freeact_tui.execution.orphans import OWNER_ENV, OWNER_WATCH
 # Variables of the parent environment a kernel needs to behave normally; nothing secret.
 _INHERITED_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 
+# The gateway's auth token travels in this variable (never on a command line, which any user can
+# read); the gateway takes it out of its environment before it starts a kernel.
+GATEWAY_TOKEN_ENV = "FREEACT_GATEWAY_TOKEN"  # noqa: S105 - the name of a variable, not a secret
+
 # The gateway's kernel websocket leaves Nagle's algorithm on: with delayed ACKs every cell then
 # takes ~45 ms instead of ~5 ms. Launch it with TCP_NODELAY set on that websocket.
 # It first starts a watchdog: orphaned (the app died, even by SIGKILL), it kills its kernels and exits.
 _GATEWAY_MAIN = (
     OWNER_WATCH
-    + """\
+    + f"""\
+import os as _os, sys as _sys
+_sys.argv.append('--KernelGatewayApp.auth_token=' + _os.environ.pop({GATEWAY_TOKEN_ENV!r}, ''))
 try:
     import jupyter_server.services.kernels.websocket as _ws
     _open = _ws.KernelWebsocketHandler.open
@@ -63,11 +70,17 @@ def kernel_environment(
     env["TOOL_SERVER_PORT"] = str(tool_port)
     # Silences debugpy's "frozen modules" warning that every new kernel prints.
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+    # The gateway and the kernel launcher (`python -m ipykernel_launcher`) would put the working
+    # dir first on sys.path, so a repo's `threading.py` ran in them; the kernel's init takes it out.
+    env["PYTHONSAFEPATH"] = "1"
     return env
 
 
 class KernelGatewayProcess:
     """A ``jupyter kernelgateway`` subprocess in its own process group, autorestart off.
+
+    It accepts only requests that carry ``token`` (random per gateway; ``client_session`` sends it),
+    so no other user of the machine can start kernels in it.
 
     Args:
         host: Interface to bind.
@@ -80,7 +93,8 @@ class KernelGatewayProcess:
         self.host = host
         self.port = port
         self.working_dir = working_dir
-        self.env = env
+        self.token = secrets.token_urlsafe(32)
+        self.env = {**env, GATEWAY_TOKEN_ENV: self.token}
         self._process: asyncio.subprocess.Process | None = None
         self._log_path: Path | None = None
 
@@ -95,8 +109,8 @@ class KernelGatewayProcess:
         return f"ws://{self.host}:{self.port}"
 
     def client_session(self, timeout: aiohttp.ClientTimeout) -> aiohttp.ClientSession:
-        """An HTTP session for this gateway (a remote one adds its token and TLS settings)."""
-        return aiohttp.ClientSession(timeout=timeout)
+        """An HTTP session whose requests carry this gateway's token (a remote one: its own token and TLS)."""
+        return aiohttp.ClientSession(timeout=timeout, headers={"Authorization": f"token {self.token}"})
 
     @property
     def alive(self) -> bool:
@@ -141,6 +155,7 @@ class KernelGatewayProcess:
         """The command line that runs the gateway (a subclass may wrap it, e.g. in a sandbox)."""
         return [
             sys.executable,
+            "-P",  # not the working dir on sys.path (PYTHONSAFEPATH, for a wrapper that drops the env)
             "-c",
             _GATEWAY_MAIN,
             f"--KernelGatewayApp.ip={self.host}",

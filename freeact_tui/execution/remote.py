@@ -143,6 +143,7 @@ class RemoteGateway(KernelGatewayProcess):
 
     def __init__(self, *, endpoint: GatewayEndpoint, working_dir: Path, env: dict[str, str]) -> None:
         super().__init__(host=endpoint.host, port=endpoint.port, working_dir=working_dir, env=env)
+        self.env = env  # the local gateway's token is not this gateway's: the endpoint has its own
         self.endpoint = endpoint
         self.url = endpoint.url
         self._up = False

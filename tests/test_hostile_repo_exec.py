@@ -1,0 +1,116 @@
+"""A hostile repository against the execution layer: planted modules, other users' requests,
+sandbox escapes, readable stores (issue 28, the execution parts). Real gateways and kernels."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import psutil
+import pytest
+import pytest_asyncio
+
+from freeact_tui.execution.kernel import KernelExecutor
+from tests.executor_checks import run
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180), pytest.mark.asyncio(loop_scope="module")]
+
+# Modules a cloned repository may plant in the working dir: Python started there with the working
+# dir first on sys.path (`python -c`, `python -m`) runs them before anything else.
+PLANTED = {
+    "threading.py": "threading",
+    "ipykernel_launcher.py": "ipykernel_launcher",
+    "jupyter_client.py": "jupyter_client",
+}
+
+
+def plant(work: Path) -> None:
+    for name, module in PLANTED.items():
+        (work / name).write_text(
+            f"import pathlib\npathlib.Path({str(work / ('PWNED-' + module))!r}).write_text('ran')\n"
+            "raise SystemExit('planted module')\n"
+        )
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def hostile(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[KernelExecutor, Path]]:
+    root = tmp_path_factory.mktemp("hostile")
+    work = root / "work"
+    work.mkdir()
+    plant(work)
+    (work / "helper.py").write_text("VALUE = 41 + 1\n")
+    executor = KernelExecutor(working_dir=work, images_dir=root / "images")
+    await executor.start()
+    yield executor, work
+    await executor.stop()
+
+
+async def test_planted_modules_do_not_run_in_the_gateway_or_the_kernel(
+    hostile: tuple[KernelExecutor, Path],
+) -> None:
+    ex, work = hostile
+    _, result = await run(ex, "import threading, sys\nprint(threading.__file__)")
+    assert not result.is_error, result.text
+    assert str(work) not in result.text
+    assert sorted(p.name for p in work.glob("PWNED-*")) == []
+
+
+async def test_the_working_dirs_own_modules_still_import_after_the_installed_ones(
+    hostile: tuple[KernelExecutor, Path],
+) -> None:
+    ex, work = hostile
+    (work / "json.py").write_text("raise SystemExit('shadowed the standard library')\n")
+    _, result = await run(ex, "import helper, json\nprint(helper.VALUE, json.__name__)")
+    assert result.text == "42 json", result.text
+    # A script the user runs from the kernel behaves as usual (its own dir first on its sys.path).
+    (work / "script.py").write_text("import helper\nprint('script', helper.VALUE)\n")
+    _, result = await run(ex, "!python script.py")
+    assert "script 42" in result.text, result.text
+
+
+async def test_the_gateway_refuses_requests_without_its_token(hostile: tuple[KernelExecutor, Path]) -> None:
+    ex, _ = hostile
+    gateway = ex._gateway
+    assert gateway is not None
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"{gateway.base_url}/api/kernels", json={}) as resp:
+            assert resp.status in (401, 403)
+        async with session.get(f"{gateway.base_url}/api/kernels") as resp:
+            assert resp.status in (401, 403)
+        bad = {"Authorization": "token not-the-token"}
+        async with session.post(f"{gateway.base_url}/api/kernels", json={}, headers=bad) as resp:
+            assert resp.status in (401, 403)
+    # The token is on no command line (any user can read those).
+    assert gateway.pid is not None
+    cmdline = " ".join(psutil.Process(gateway.pid).cmdline())
+    assert gateway.token not in cmdline
+    # ... nor in the kernel's environment.
+    _, result = await run(ex, "import os\nprint(sorted(k for k in os.environ if 'TOKEN' in k))")
+    assert result.text == "[]", result.text
+
+
+async def test_the_tool_server_refuses_requests_without_its_token(hostile: tuple[KernelExecutor, Path]) -> None:
+    ex, _ = hostile
+    server = ex._tool_server
+    assert server is not None
+    base = f"http://127.0.0.1:{server.port}"
+    query = {"server_name": "ipybox", "tool_name": "shell", "tool_args": {"cmd": "touch x"}}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as session:
+        async with session.post(f"{base}/approve", json=query) as resp:
+            assert resp.status == 401
+        async with session.put(f"{base}/reset") as resp:
+            assert resp.status == 401
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await session.ws_connect(f"ws://127.0.0.1:{server.port}/approval")
+        assert refused.value.status == 403
+        auth = {"Authorization": aiohttp.encode_basic_auth("freeact", "wrong")}
+        async with session.post(f"{base}/approve", json=query, headers=auth) as resp:
+            assert resp.status == 401
+    # The app's own channel still works: a `!cmd` asks and runs.
+    items, result = await asyncio.wait_for(run(ex, "!echo approved-and-ran"), 60)
+    assert [type(i).__name__ for i in items if type(i).__name__ == "ExecApproval"] == ["ExecApproval"]
+    assert "approved-and-ran" in result.text
+    assert os.environ.get("FREEACT_GATEWAY_TOKEN") is None
