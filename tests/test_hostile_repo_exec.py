@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -114,3 +115,75 @@ async def test_the_tool_server_refuses_requests_without_its_token(hostile: tuple
     assert [type(i).__name__ for i in items if type(i).__name__ == "ExecApproval"] == ["ExecApproval"]
     assert "approved-and-ran" in result.text
     assert os.environ.get("FREEACT_GATEWAY_TOKEN") is None
+
+
+def private_modes(root: Path) -> list[str]:
+    """Entries under ``root`` (itself included) that anyone but the owner may read, write or enter."""
+    loose = []
+    for path in [root, *root.rglob("*")]:
+        mode = path.lstat().st_mode
+        if not path.is_symlink() and mode & 0o077:
+            loose.append(f"{oct(mode & 0o777)} {path.relative_to(root.parent)}")
+    return loose
+
+
+def files_containing(root: Path, text: str) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and text.encode() in p.read_bytes()]
+
+
+async def test_the_checkpoint_store_is_private(tmp_path: Path) -> None:
+    from freeact_tui.execution.checkpoints import CheckpointStore
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".env").write_text("OPENAI_API_KEY=sk-secret\n")
+    (work / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    store_dir = tmp_path / "data" / "checkpoints"
+    store = CheckpointStore(work, store_dir=store_dir)
+    assert await store.checkpoint("first") is not None
+    (work / ".env").write_text("OPENAI_API_KEY=sk-other\n")
+    assert await store.checkpoint("second") is not None
+    assert private_modes(store_dir) == []
+
+
+async def test_a_store_made_before_is_closed_to_others(tmp_path: Path) -> None:
+    from freeact_tui.execution.checkpoints import CheckpointStore
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".env").write_text("KEY=1\n")
+    store_dir = tmp_path / "data" / "checkpoints"
+    store = CheckpointStore(work, store_dir=store_dir)
+    assert await store.checkpoint("first") is not None
+    store_dir.chmod(0o755)
+    store.git_dir.chmod(0o755)  # as stores were made before
+    (work / ".env").write_text("KEY=2\n")
+    await CheckpointStore(work, store_dir=store_dir).checkpoint("again")
+    assert oct(store_dir.stat().st_mode & 0o777) == "0o700"
+    assert oct(store.git_dir.stat().st_mode & 0o777) == "0o700"
+
+
+async def test_mcp_server_logs_are_private(tmp_path: Path) -> None:
+    from freeact_tui.execution.mcp_session import McpSession
+
+    server = tmp_path / "noisy.py"
+    server.write_text(
+        "import sys\nsys.stderr.write('token=abc\\n')\nsys.stderr.flush()\n"
+        "from mcp.server.fastmcp import FastMCP\nFastMCP('noisy').run()\n"
+    )
+    logs = tmp_path / "data" / "logs"
+    session = McpSession("noisy", {"command": sys.executable, "args": [str(server)]}, logs)
+    try:
+        await session.start(60)
+    finally:
+        await session.close()
+    assert (logs / "mcp-noisy.log").read_text().startswith("token=abc")
+    assert private_modes(logs) == []
+
+
+async def test_agent_cells_are_not_kept_in_ipython_history(hostile: tuple[KernelExecutor, Path]) -> None:
+    ex, _ = hostile
+    marker = "history_probe_8d1f3c"
+    _, result = await run(ex, f"{marker} = 1\nprint(get_ipython().history_manager.enabled)")
+    assert result.text == "False", result.text
+    assert files_containing(Path(os.environ["IPYTHONDIR"]), marker) == []

@@ -15,6 +15,7 @@ import aiohttp
 import psutil
 
 from freeact_tui.execution.base import ExecutorError
+from freeact_tui.execution.kernel_venv import KERNEL_NAME, KernelVenv
 from freeact_tui.execution.orphans import OWNER_ENV, OWNER_WATCH
 
 # Variables of the parent environment a kernel needs to behave normally; nothing secret.
@@ -48,7 +49,11 @@ launch_instance()
 
 
 def kernel_environment(
-    kernel_env: dict[str, str], extra_pythonpath: list[Path], host: str, tool_port: int
+    kernel_env: dict[str, str],
+    extra_pythonpath: list[Path],
+    host: str,
+    tool_port: int,
+    venv: KernelVenv | None = None,
 ) -> dict[str, str]:
     """The whole environment of the gateway and its kernels (only a few variables are inherited).
 
@@ -57,8 +62,15 @@ def kernel_environment(
         extra_pythonpath: Directories put first on ``PYTHONPATH`` (generated MCP APIs).
         host: Interface of the tool server.
         tool_port: Port of the tool server.
+        venv: The kernel environment kernels run from (None: the app's own interpreter).
     """
     env = {k: os.environ[k] for k in _INHERITED_ENV if k in os.environ}
+    if venv is not None:
+        # Kernels start from the kernel environment's spec; its `bin` first makes `!pip` its pip.
+        env["PATH"] = venv.path_env(env.get("PATH"))
+        env["VIRTUAL_ENV"] = str(venv.root)
+        env["JUPYTER_PATH"] = str(venv.jupyter_dir)
+        env["KG_FORCE_KERNEL_NAME"] = KERNEL_NAME
     env.update(kernel_env)
     pythonpath = [str(p.resolve()) for p in extra_pythonpath]
     if env.get("PYTHONPATH"):

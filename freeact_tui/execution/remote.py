@@ -445,6 +445,8 @@ class RemoteExecutor(KernelExecutor):
         ValueError: As ``KernelExecutor``.
     """
 
+    use_kernel_venv = False  # its kernels do not see the host's file system
+
     def __init__(
         self,
         *,

@@ -109,6 +109,7 @@ class ShadowGit:
                 stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
+                umask=0o077,  # the store copies .env files and keys: private (dirs 700, files 600)
             )
         )
         try:
