@@ -93,7 +93,9 @@ async def test_the_gateway_refuses_requests_without_its_token(hostile: tuple[Ker
     assert result.text == "[]", result.text
 
 
-async def test_the_tool_server_refuses_requests_without_its_token(hostile: tuple[KernelExecutor, Path]) -> None:
+async def test_the_tool_server_refuses_requests_without_its_token(
+    hostile: tuple[KernelExecutor, Path],
+) -> None:
     ex, _ = hostile
     server = ex._tool_server
     assert server is not None

@@ -83,9 +83,7 @@ def app_site_dirs() -> list[str]:
 
 def _key() -> str:
     """Names the environment after the app's interpreter and packages (a new app venv: a new one)."""
-    ident = json.dumps(
-        [_LAYOUT, os.path.realpath(sys.executable), sys.prefix, sys.version, app_site_dirs()]
-    )
+    ident = json.dumps([_LAYOUT, os.path.realpath(sys.executable), sys.prefix, sys.version, app_site_dirs()])
     return hashlib.sha256(ident.encode()).hexdigest()[:12]
 
 
@@ -128,9 +126,7 @@ def _build(root: Path, final_root: Path) -> None:
     venv.EnvBuilder(with_pip=not has_pip, symlinks=os.name != "nt", clear=True).create(root)
     built, final = KernelVenv(root), KernelVenv(final_root)
     # The interpreter's paths as seen from the new environment (its `purelib`).
-    purelib = Path(
-        sysconfig.get_path("purelib", vars={"base": str(root), "platbase": str(root)})
-    )
+    purelib = Path(sysconfig.get_path("purelib", vars={"base": str(root), "platbase": str(root)}))
     lines = "".join(f"import site; site.addsitedir({d!r})\n" for d in app_site_dirs())
     (purelib / "_freeact_app_site.pth").write_text(lines, encoding="utf-8")
     if has_pip:
