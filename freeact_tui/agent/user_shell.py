@@ -7,6 +7,7 @@ comes and is added to the next prompt sent to the model, so the model knows what
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -22,6 +23,21 @@ class UserShell:
 
     pending: list[str] = field(default_factory=list)
     _count: int = 0
+    _running: Executor | None = None  # the executor of the command that runs now
+    _interrupts: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def interrupt(self) -> bool:
+        """Stop the running command (the kernel is interrupted; restarted if that does not stop it).
+
+        Its output ends with a note saying so. Returns False when no command runs.
+        """
+        executor = self._running
+        if executor is None:
+            return False
+        task = asyncio.ensure_future(executor.interrupt())
+        self._interrupts.add(task)
+        task.add_done_callback(self._interrupts.discard)
+        return True
 
     async def run(
         self, executor: Executor, command: str, *, agent_id: str, limit: float | None
@@ -29,14 +45,18 @@ class UserShell:
         self._count += 1
         corr_id = f"user-shell-{self._count}"
         result: ExecResult | None = None
-        async for item in executor.stream(f"%%bash\n{command}\n", timeout=limit):
-            match item:
-                case ExecApproval():
-                    await item.accept()  # the user's own command: nothing to ask
-                case ExecChunk(text=text):
-                    yield CodeExecutionOutputChunk(text, agent_id=agent_id, corr_id=corr_id)
-                case ExecResult():
-                    result = item
+        self._running = executor
+        try:
+            async for item in executor.stream(f"%%bash\n{command}\n", timeout=limit):
+                match item:
+                    case ExecApproval():
+                        await item.accept()  # the user's own command: nothing to ask
+                    case ExecChunk(text=text):
+                        yield CodeExecutionOutputChunk(text, agent_id=agent_id, corr_id=corr_id)
+                    case ExecResult():
+                        result = item
+        finally:
+            self._running = None
         text = result.text if result is not None else ""
         failed = result is None or result.is_error or result.timed_out or result.cancelled
         yield CodeExecutionOutput(text, is_error=failed, agent_id=agent_id, corr_id=corr_id)
