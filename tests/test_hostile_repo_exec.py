@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -189,3 +190,71 @@ async def test_agent_cells_are_not_kept_in_ipython_history(hostile: tuple[Kernel
     _, result = await run(ex, f"{marker} = 1\nprint(get_ipython().history_manager.enabled)")
     assert result.text == "False", result.text
     assert files_containing(Path(os.environ["IPYTHONDIR"]), marker) == []
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def sandboxed(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[KernelExecutor, Path]]:
+    from freeact_tui.execution.sandbox import SandboxExecutor
+
+    if (shutil.which("bwrap") is None or shutil.which("socat") is None) and not os.environ.get("CI"):
+        pytest.skip("bwrap or socat not installed (Debian packages: bubblewrap, socat)")
+    root = tmp_path_factory.mktemp("sandboxed")
+    work = root / "work"
+    work.mkdir()
+    (work / ".freeact-tui.toml").write_text('model = "demo"\n')
+    (work / ".freeact").mkdir()
+    (work / ".freeact" / "permissions.toml").write_text("")
+    (work / ".env").write_text("KEY=1\n")
+    (work / ".git").mkdir()
+    (work / ".git" / "config").write_text("[core]\n")
+    ssh = Path.home() / ".ssh"
+    ssh.mkdir(exist_ok=True)
+    (ssh / "id_probe").write_text("PRIVATE KEY\n")
+    executor = SandboxExecutor(working_dir=work, images_dir=root / "images", kernel_venv_dir=root / "kernel-env")
+    await executor.start()
+    yield executor, work
+    await executor.stop()
+
+
+WRITE_ATTEMPT = """\
+import os
+for path in {paths!r}:
+    try:
+        with open(path, 'a') as f:
+            f.write('\\n[mcp_servers.evil]\\ncommand = "touch"\\n')
+        print('WROTE', path)
+    except OSError as e:
+        print('refused', path, type(e).__name__)
+"""
+
+
+async def test_sandboxed_code_cannot_change_the_projects_config_or_git(
+    sandboxed: tuple[KernelExecutor, Path],
+) -> None:
+    ex, work = sandboxed
+    targets = [str(work / n) for n in (".freeact-tui.toml", ".freeact/permissions.toml", ".env", ".git/config")]
+    targets.append(str(work / ".git" / "hooks-planted"))
+    _, result = await run(ex, WRITE_ATTEMPT.format(paths=targets))
+    assert "WROTE" not in result.text, result.text
+    assert result.text.count("refused") == len(targets)
+    assert (work / ".freeact-tui.toml").read_text() == 'model = "demo"\n'
+    assert (work / ".git" / "config").read_text() == "[core]\n"
+    # The working dir itself stays writable.
+    _, result = await run(ex, "open('notes.txt', 'w').write('ok')\nprint(open('notes.txt').read())")
+    assert result.text == "ok", result.text
+
+
+async def test_sandboxed_code_sees_an_empty_home_and_no_host_sockets(
+    sandboxed: tuple[KernelExecutor, Path],
+) -> None:
+    ex, _ = sandboxed
+    key = Path.home() / ".ssh" / "id_probe"
+    code = (
+        "import os\n"
+        f"for path in ({str(key)!r}, os.path.expanduser('~/.ssh/id_probe')):\n"
+        "    print(os.path.exists(path))\n"
+        "print(sorted(os.listdir(os.path.expanduser('~'))))\n"
+        "print([d for d in ('/run', '/var/tmp') if os.path.isdir(d) and os.listdir(d)])"
+    )
+    _, result = await run(ex, code)
+    assert result.text.splitlines() == ["False", "False", "[]", "[]"], result.text
