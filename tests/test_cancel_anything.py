@@ -84,6 +84,7 @@ async def test_the_users_own_command_stops_at_once(
         took = await stop_with(pilot, key, app)
         assert took < 1.5, took
         assert "interrupted" in outputs(app)[-1].lower(), outputs(app)
+        assert "Traceback" not in outputs(app)[-1]  # stopped on request: no traceback of the magic
         await still_usable(pilot, app, executor)
 
 

@@ -210,7 +210,9 @@ async def sandboxed(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[t
     ssh = Path.home() / ".ssh"
     ssh.mkdir(exist_ok=True)
     (ssh / "id_probe").write_text("PRIVATE KEY\n")
-    executor = SandboxExecutor(working_dir=work, images_dir=root / "images", kernel_venv_dir=root / "kernel-env")
+    executor = SandboxExecutor(
+        working_dir=work, images_dir=root / "images", kernel_venv_dir=root / "kernel-env"
+    )
     await executor.start()
     yield executor, work
     await executor.stop()
@@ -232,7 +234,9 @@ async def test_sandboxed_code_cannot_change_the_projects_config_or_git(
     sandboxed: tuple[KernelExecutor, Path],
 ) -> None:
     ex, work = sandboxed
-    targets = [str(work / n) for n in (".freeact-tui.toml", ".freeact/permissions.toml", ".env", ".git/config")]
+    targets = [
+        str(work / n) for n in (".freeact-tui.toml", ".freeact/permissions.toml", ".env", ".git/config")
+    ]
     targets.append(str(work / ".git" / "hooks-planted"))
     _, result = await run(ex, WRITE_ATTEMPT.format(paths=targets))
     assert "WROTE" not in result.text, result.text
