@@ -96,18 +96,20 @@ def ensure_kernel_venv(base_dir: Path) -> KernelVenv:
     Raises:
         ExecutorError: It cannot be created (the message says where and why).
     """
-    private_dir(base_dir)
     env = KernelVenv(base_dir / _key())
     if (env.root / _READY).is_file() and env.python.exists():
         return env
     building = base_dir / f".building-{uuid.uuid4().hex[:8]}"
     try:
+        private_dir(base_dir)  # what the kernel installs is nobody else's business
         _build(building, env.root)
-        shutil.rmtree(env.root, ignore_errors=True)
+        if (env.root / _READY).is_file():
+            return env  # another app instance built it meanwhile (its kernels may run from it)
+        shutil.rmtree(env.root, ignore_errors=True)  # a half-built leftover
         try:
             building.rename(env.root)
         except OSError:
-            if not (env.root / _READY).is_file():  # another app instance built it meanwhile
+            if not (env.root / _READY).is_file():
                 raise
     except (OSError, RuntimeError, ValueError) as e:
         raise ExecutorError(
