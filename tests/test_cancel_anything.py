@@ -5,19 +5,23 @@ app under Pilot with a real kernel; the model is scripted."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from textual.pilot import Pilot
 
 from freeact_tui.config import Config
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.widgets.blocks import ExecutionOutputBlock, NoticeBlock
-from tests.scripted import Code, Script, script
+from tests.executor_checks import descendants, new_descendants
+from tests.scripted import CODE_TOOL, Code, Script, script
 from tests.test_tui_app import main, send, until
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180), pytest.mark.asyncio(loop_scope="module")]
@@ -145,3 +149,47 @@ async def test_the_users_command_that_ignores_the_interrupt_ends_within_a_second
         assert took < 2.5, took
         await still_usable(pilot, app, executor)
         await asyncio.sleep(0)
+
+
+def delegating_model() -> FunctionModel:
+    """The parent delegates one task; the subagent runs a long cell."""
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        first = next(
+            (
+                p.content
+                for m in messages
+                if isinstance(m, ModelRequest)
+                for p in m.parts
+                if isinstance(p, UserPromptPart)
+            ),
+            "",
+        )
+        last = messages[-1]
+        returned = isinstance(last, ModelRequest) and any(isinstance(p, ToolReturnPart) for p in last.parts)
+        if returned:
+            yield "done"
+        elif first == "delegate":
+            args = json.dumps({"prompt": "sleep task", "max_turns": 3})
+            yield {0: DeltaToolCall(name="subagent_task", json_args=args, tool_call_id="call-sub")}
+        else:
+            code = json.dumps({"code": "import time\nprint('sub-sleeping', flush=True)\ntime.sleep(60)"})
+            yield {0: DeltaToolCall(name=CODE_TOOL, json_args=code, tool_call_id="s1")}
+
+    return FunctionModel(stream_function=stream, model_name="delegating")
+
+
+async def test_a_subagent_stops_at_once(executor: KernelExecutor, tmp_path: Path) -> None:
+    before = descendants()
+    config = Config(
+        sessions_dir=tmp_path / "sessions", working_dir=tmp_path, subagent_pool_size=0, skip_permissions=True
+    )  # type: ignore[call-arg]
+    app = FreeactApp(config, model=delegating_model(), executor=executor)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "delegate")
+        await until(pilot, lambda: any("sub-sleeping" in o for o in outputs(app)), limit=90)
+        took = await stop_with(pilot, "escape", app)
+        assert took < 1.5, took
+        # The subagent's kernel (and its gateway) end with it.
+        await until(pilot, lambda: not new_descendants(before), limit=15)
+        await still_usable(pilot, app, executor)

@@ -21,6 +21,9 @@ from freeact_tui.execution.orphans import OWNER_ENV, OWNER_WATCH
 # Variables of the parent environment a kernel needs to behave normally; nothing secret.
 _INHERITED_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 
+# Seconds the kernels get to end on SIGTERM when the gateway stops, before they are killed.
+_KERNEL_GRACE = 0.5
+
 # The gateway's auth token travels in this variable (never on a command line, which any user can
 # read); the gateway takes it out of its environment before it starts a kernel.
 GATEWAY_TOKEN_ENV = "FREEACT_GATEWAY_TOKEN"  # noqa: S105 - the name of a variable, not a secret
@@ -204,20 +207,23 @@ class KernelGatewayProcess:
             children: list[psutil.Process] = []
             with contextlib.suppress(psutil.Error):
                 children = psutil.Process(process.pid).children(recursive=True)
+            files = [f for f in map(_connection_file, children) if f is not None]
             for proc in children:
                 with contextlib.suppress(psutil.Error):
                     proc.terminate()
-            with contextlib.suppress(ProcessLookupError):
-                process.terminate()
-            # The gateway itself is reaped by asyncio (reaping it here would confuse its child watcher).
-            _, alive = await asyncio.to_thread(psutil.wait_procs, children, grace)
-            try:
-                await asyncio.wait_for(process.wait(), grace)
-            except TimeoutError:
-                process.kill()
+            # A busy kernel may take seconds to act on SIGTERM; Esc must end a subagent's at once.
+            _, alive = await asyncio.to_thread(psutil.wait_procs, children, min(grace, _KERNEL_GRACE))
             for proc in alive:
                 with contextlib.suppress(psutil.Error):
                     proc.kill()
+            # Its kernels are gone, so nothing is left for it to shut down: a SIGTERM would have it
+            # spend ~2 s on its own shutdown.
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            # The gateway itself is reaped by asyncio (reaping it here would confuse its child watcher).
+            for name in files:  # what the gateway's own shutdown would have removed
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
             # Anything left in the gateway's process group (e.g. a `!sleep` started by the kernel).
             with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
@@ -226,3 +232,14 @@ class KernelGatewayProcess:
         if self._log_path is not None:
             self._log_path.unlink(missing_ok=True)
             self._log_path = None
+
+
+def _connection_file(proc: psutil.Process) -> str | None:
+    """The ``-f kernel-….json`` connection file of a kernel process (None for any other process)."""
+    try:
+        args = proc.cmdline()
+    except psutil.Error:
+        return None
+    name = args[args.index("-f") + 1] if "-f" in args[:-1] else ""
+    base = os.path.basename(name)
+    return name if base.startswith("kernel-") and base.endswith(".json") else None

@@ -382,10 +382,11 @@ class RemoteKernelConnection(KernelConnection):
             with contextlib.suppress(ConnectionError, RuntimeError, aiohttp.ClientError):
                 await self._ws.send_str(json.dumps(message))
 
-    async def close(self) -> None:
+    async def close(self, *, delete: bool = True) -> None:
         """Close as ``KernelConnection.close``; make sure the gateway really deleted the kernel.
 
         A kernel the gateway is restarting fails the first delete (500, a jupyter_client race).
+        A remote kernel is always deleted (``delete`` is for gateways that end with the app).
         """
         _LIVE.discard(self)
         await super().close()
