@@ -20,6 +20,7 @@ from freeact_tui.config import Config
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.widgets.blocks import ExecutionOutputBlock, NoticeBlock
+from freeact_tui.tui.widgets.blocks.output import AnsiLog
 from tests.executor_checks import descendants, new_descendants
 from tests.scripted import CODE_TOOL, Code, Script, script
 from tests.test_tui_app import main, send, until
@@ -54,7 +55,8 @@ def make_app(executor: KernelExecutor, tmp_path: Path) -> Callable[..., FreeactA
 
 
 def outputs(app: FreeactApp) -> list[str]:
-    return [b.text for b in main(app).conversation.query(ExecutionOutputBlock)]
+    # A block mounted a moment ago may not have composed its log yet (a subagent's, mid-stream).
+    return [b.text for b in main(app).conversation.query(ExecutionOutputBlock) if b.query(AnsiLog)]
 
 
 def notices(app: FreeactApp) -> list[str]:
