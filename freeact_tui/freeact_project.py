@@ -172,11 +172,6 @@ def map_agent_section(agent: dict[str, Any], project: Path, path: Path) -> Freea
             f"{out.path}: freeact's bundled search/fetch tool servers are not part of freeact-tui; "
             "configure an MCP server for them instead."
         )
-    if isinstance(tools, dict) and tools.get("discovery") == "hybrid":
-        notices.append(
-            f"{out.path}: [agent.tools] discovery = \"hybrid\" (search over tool descriptions) is not "
-            "available in freeact-tui; basic discovery is used."
-        )
     return out
 
 

@@ -8,6 +8,7 @@ arguments) becomes a typed call: the agent, the store's transcript and the UI al
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,6 +88,11 @@ class ShellAction(ToolCall):
     def display_text(self) -> str:
         return self.command
 
+    @property
+    def installs_packages(self) -> bool:
+        """It installs Python packages into the kernel's environment (see ``installs_packages``)."""
+        return installs_packages(self.command)
+
     def suggested_pattern(self) -> str:
         try:
             words = shlex.split(self.command)
@@ -102,6 +108,29 @@ class ShellAction(ToolCall):
 _SUBCOMMAND_TOOLS = {"git", "pip", "uv", "npm", "cargo", "docker", "kubectl", "go", "make", "poetry"}
 
 
+def installs_packages(command: str) -> bool:
+    """True when a shell command installs Python packages (``pip install``, ``python -m pip install``,
+    ``uv pip install``; ``%pip`` arrives as ``<python> -m pip …``), so a dialog can say so."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    while words and ("=" in words[0] and not words[0].startswith("=") or words[0] in ("sudo", "env", "command")):
+        words = words[1:]  # VAR=value and wrappers before the program
+    if not words:
+        return False
+    program = words[0].rsplit("/", 1)[-1]
+    if re.fullmatch(r"pip(\d+(\.\d+)?)?", program):
+        rest = words[1:]
+    elif program.startswith("python") and words[1:3] == ["-m", "pip"]:
+        rest = words[3:]
+    elif program == "uv" and words[1:2] == ["pip"]:
+        rest = words[2:]
+    else:
+        return False
+    return next((w for w in rest if not w.startswith("-")), "") == "install"
+
+
 @dataclass(frozen=True)
 class ShellScript(ToolCall):
     """A ``%%bash`` / ``%%sh`` cell, approved as one script."""
@@ -111,6 +140,11 @@ class ShellScript(ToolCall):
     @property
     def kind(self) -> str:
         return "script"
+
+    @property
+    def installs_packages(self) -> bool:
+        """A line of it installs Python packages (see ``installs_packages``)."""
+        return any(installs_packages(line) for line in self.script.splitlines())
 
     @property
     def subject(self) -> str:

@@ -444,7 +444,9 @@ class Agent(TurnLoop):
     # -- turns ----------------------------------------------------------------------------------
 
     def cancel(self) -> None:
-        """Stop the running turn at once (model streaming, approval wait or execution)."""
+        """Stop the running turn at once (model streaming, approval wait or execution), or the user's
+        own running ``!command`` (its kernel is interrupted)."""
+        self._user_shell.interrupt()
         if self._turn_task is not None and not self._turn_task.done():
             self._cancel_requested = True
             self._cancel_phase = self._turn.phase  # unwinding clears the calls' phases

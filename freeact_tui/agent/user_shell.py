@@ -7,6 +7,8 @@ comes and is added to the next prompt sent to the model, so the model knows what
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -15,6 +17,10 @@ from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Exec
 
 CONTEXT_MAX_CHARS = 4000  # of one command's output in the next prompt (head and tail kept)
 
+# What IPython's %%bash adds after "Process was interrupted." when a signal (Esc) ended the command:
+# a traceback of the magic, which says nothing the user does not know.
+_SIGNAL_TRACEBACK = re.compile(r"-{20,}\nCalledProcessError\b.*died with <Signals\.\w+: \d+>\.\n?", re.S)
+
 
 @dataclass
 class UserShell:
@@ -22,6 +28,23 @@ class UserShell:
 
     pending: list[str] = field(default_factory=list)
     _count: int = 0
+    _running: Executor | None = None  # the executor of the command that runs now
+    _interrupts: set[asyncio.Task[None]] = field(default_factory=set)
+    _stop_asked: bool = False  # an interrupt before the cell started (the kernel was warming up)
+
+    def interrupt(self) -> bool:
+        """Stop the running command (the kernel is interrupted; restarted if that does not stop it).
+
+        Its output ends with a note saying so. Returns False when no command runs.
+        """
+        executor = self._running
+        if executor is None:
+            return False
+        self._stop_asked = True
+        task = asyncio.ensure_future(executor.interrupt())
+        self._interrupts.add(task)
+        task.add_done_callback(self._interrupts.discard)
+        return True
 
     async def run(
         self, executor: Executor, command: str, *, agent_id: str, limit: float | None
@@ -29,15 +52,23 @@ class UserShell:
         self._count += 1
         corr_id = f"user-shell-{self._count}"
         result: ExecResult | None = None
-        async for item in executor.stream(f"%%bash\n{command}\n", timeout=limit):
-            match item:
-                case ExecApproval():
-                    await item.accept()  # the user's own command: nothing to ask
-                case ExecChunk(text=text):
-                    yield CodeExecutionOutputChunk(text, agent_id=agent_id, corr_id=corr_id)
-                case ExecResult():
-                    result = item
-        text = result.text if result is not None else ""
+        self._running, self._stop_asked = executor, False
+        try:
+            async for item in executor.stream(f"%%bash\n{command}\n", timeout=limit):
+                match item:
+                    case ExecApproval() if self._stop_asked:
+                        await item.reject()  # stopped before it began: it never runs
+                    case ExecApproval():
+                        await item.accept()  # the user's own command: nothing to ask
+                    case ExecChunk(text=text):
+                        text = _SIGNAL_TRACEBACK.sub("", text)
+                        if text:
+                            yield CodeExecutionOutputChunk(text, agent_id=agent_id, corr_id=corr_id)
+                    case ExecResult():
+                        result = item
+        finally:
+            self._running = None
+        text = _SIGNAL_TRACEBACK.sub("", result.text) if result is not None else ""
         failed = result is None or result.is_error or result.timed_out or result.cancelled
         yield CodeExecutionOutput(text, is_error=failed, agent_id=agent_id, corr_id=corr_id)
         self.pending.append(context_entry(command, text, failed))

@@ -11,8 +11,12 @@ from typing import Protocol
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecItem, ExecResult, ExecutorError
 from freeact_tui.execution.kernel_client import CellEnd, KernelConnection, KernelGone, OutputText
 
-# How long an interrupted cell may take to stop before the kernel is restarted instead.
+# How long a timed-out cell may take to stop after the interrupt before the kernel is restarted instead.
 INTERRUPT_GRACE = 3.0
+# The same when the user cancels (Esc/Ctrl+C): whatever runs stops within about a second.
+CANCEL_GRACE = 1.0
+# The reason of a restart because a cell ignored its interrupt (the UI says so in the log).
+RESTART_AFTER_INTERRUPT = "the cell did not stop after an interrupt"
 # How long a `!cmd` approval may wait for its marker in the output (see kernel_init.SYNC_MARK).
 _SYNC_HOLD = 0.5
 
@@ -171,7 +175,7 @@ class CellRun:
                     left = self.budget.remaining()
                     if isinstance(item, Stop) or (left is not None and left <= 0):
                         stopping = "cancelled" if isinstance(item, Stop) else "timed_out"
-                        grace_until = time.monotonic() + INTERRUPT_GRACE
+                        grace_until = time.monotonic() + (CANCEL_GRACE if isinstance(item, Stop) else INTERRUPT_GRACE)
                         held.clear()
                         await self.reject_pending()
                         await conn.interrupt()
@@ -182,7 +186,7 @@ class CellRun:
                     )
                     result.text += "\nThe cell did not stop, so the kernel was restarted: all state was lost."
                     with contextlib.suppress(ExecutorError):
-                        await restart("the cell did not stop after an interrupt")
+                        await restart(RESTART_AFTER_INTERRUPT)
                     yield result
                     return
 
@@ -195,12 +199,12 @@ class CellRun:
         await self.reject_pending()
         if conn is not None and not conn.dead:
             await conn.interrupt()
-            deadline = time.monotonic() + INTERRUPT_GRACE
+            deadline = time.monotonic() + CANCEL_GRACE  # its consumer was cancelled
             while not isinstance(
                 item := await next_item(self.queue, deadline - time.monotonic()), CellEnd | KernelGone
             ):
                 if item is None:
-                    await restart("the cell did not stop after an interrupt")
+                    await restart(RESTART_AFTER_INTERRUPT)
                     break
                 if isinstance(item, ExecApproval):
                     await item.reject()

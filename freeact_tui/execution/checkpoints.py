@@ -43,6 +43,7 @@ from freeact_tui.execution.checkpoint_records import (
     split_z,
 )
 from freeact_tui.execution.checkpoint_restore import RestorePlan, remove_files
+from freeact_tui.execution.private_files import private_dir
 from freeact_tui.execution.shadow_git import (
     CheckpointError,
     CheckpointsUnavailable,
@@ -198,7 +199,7 @@ class CheckpointStore:
     @asynccontextmanager
     async def _locked(self) -> AsyncIterator[None]:
         async with self._lock:
-            self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.git_dir.parent)  # file modes: the store holds copies of .env files and keys
             fd = os.open(self.git_dir.with_name(self.git_dir.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 if fcntl is not None:  # another app instance in the same directory shares the store
@@ -227,13 +228,15 @@ class CheckpointStore:
                 ):
                     await git.run("config", key, value)
                 await git.run("symbolic-ref", "HEAD", _BRANCH)
-                (building / "freeact-root").write_text(str(self.root) + "\n", encoding="utf-8")
+                paths.atomic_write_text(building / "freeact-root", str(self.root) + "\n")  # mode 600
                 if self.git_dir.exists():  # an empty or broken leftover: no checkpoint lives there
                     shutil.rmtree(self.git_dir)
                 building.rename(self.git_dir)
             finally:
                 shutil.rmtree(building, ignore_errors=True)
-        elif not self._has_split_index():
+        else:
+            private_dir(self.git_dir)  # file modes: a store made before they were private
+        if not self._has_split_index():
             for key, value in _SPLIT_INDEX:  # a store made before the split index: upgrade it once
                 await self._git.run("config", key, value)
         self._ready = True
@@ -257,8 +260,8 @@ class CheckpointStore:
         with suppress(OSError):
             if target.read_text(encoding="utf-8") == wanted:
                 return  # unchanged: keep git's untracked cache valid
-        target.parent.mkdir(exist_ok=True)
-        paths.atomic_write_text(target, wanted, mode=0o644)
+        target.parent.mkdir(exist_ok=True, mode=0o700)  # file modes: private
+        paths.atomic_write_text(target, wanted, mode=0o600)
 
     def _read_ref(self) -> str | None:
         # Our own repository: reading the ref file spares a git process per checkpoint.
@@ -277,7 +280,9 @@ class CheckpointStore:
         ref.parent.mkdir(parents=True, exist_ok=True)
         tmp = ref.with_name(f"{ref.name}.{uuid.uuid4().hex[:8]}.tmp")
         try:
-            tmp.write_text(commit + "\n", encoding="ascii")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # file modes: private
+            with os.fdopen(fd, "w", encoding="ascii") as fh:
+                fh.write(commit + "\n")
             os.replace(tmp, ref)
         finally:
             with suppress(FileNotFoundError):

@@ -368,6 +368,8 @@ class DockerExecutor(KernelExecutor):
         ValueError: As ``KernelExecutor``.
     """
 
+    use_kernel_venv = False  # its kernels do not see the host's file system
+
     def __init__(
         self,
         *,

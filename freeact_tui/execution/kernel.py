@@ -33,6 +33,7 @@ from freeact_tui.execution.cell_run import CellRun, Stop
 from freeact_tui.execution.kernel_client import KernelConnection
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess, kernel_environment
 from freeact_tui.execution.kernel_init import WARM_UP_CODE, kernel_init_code
+from freeact_tui.execution.kernel_venv import KernelVenv, ensure_kernel_venv
 from freeact_tui.execution.tool_server import (
     DEFAULT_TOOL_TIMEOUT,
     KernelToolServer,
@@ -67,11 +68,17 @@ class KernelExecutor:
             Replace it with ``set_mcp_servers`` (generation usually finishes after the kernel starts).
         mcp_timeout: Seconds a programmatic tool call may run when its entry gives no ``timeout``.
         log_dir: Where MCP servers' stderr goes (default: ``logs`` in the user data dir).
+        kernel_venv_dir: Where the kernel's own Python environment is kept (default: ``kernel-env``
+            in the user data dir); ``!pip``/``%pip`` install there, never into the app's.
 
     Raises:
         ValueError: ``require_shell_escape`` without ``approve_shell_cmds``, or a bad ``mcp_servers``
             entry.
     """
+
+    # Kernels run from a kernel environment layered over the app's (see ``kernel_venv``); a backend
+    # whose kernels cannot see the host's file system turns it off.
+    use_kernel_venv = True
 
     def __init__(
         self,
@@ -92,12 +99,14 @@ class KernelExecutor:
         mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
         mcp_timeout: float = DEFAULT_TOOL_TIMEOUT,
         log_dir: Path | None = None,
+        kernel_venv_dir: Path | None = None,
     ) -> None:
         if require_shell_escape and not approve_shell_cmds:
             raise ValueError("require_shell_escape=True requires approve_shell_cmds=True")
         self.mcp_timeout = mcp_timeout
         self._mcp_servers: dict[str, McpServerEntry] = parse_mcp_servers(mcp_servers, mcp_timeout)
         self.log_dir = log_dir or paths.data_dir() / "logs"
+        self.kernel_venv_dir = kernel_venv_dir or paths.data_dir() / "kernel-env"
         self.working_dir = working_dir.resolve()
         self.images_dir = images_dir or paths.data_dir() / "images"
         self.kernel_env = dict(kernel_env or {})
@@ -196,7 +205,9 @@ class KernelExecutor:
                 approval_timeout=self.approval_timeout,
             )
             await self._tool_server.start()
-            self._approvals = ApprovalClient(self._on_approval, host=self.host, port=self._tool_server.port)
+            self._approvals = ApprovalClient(
+                self._on_approval, host=self._tool_server.client_host(self.host), port=self._tool_server.port
+            )
             await self._approvals.connect()
             probe = bind_socket(self.host, gateway_port, "kernel gateway")
             gateway_port = probe.getsockname()[1]
@@ -204,7 +215,13 @@ class KernelExecutor:
             self._gateway = self._gateway_process(
                 gateway_port,
                 self._tool_server.port,
-                kernel_environment(self.kernel_env, self.extra_pythonpath, self.host, self._tool_server.port),
+                kernel_environment(
+                    self.kernel_env,
+                    self.extra_pythonpath,
+                    self._tool_server.client_host(self.host),
+                    self._tool_server.port,
+                    await self._kernel_venv(),
+                ),
             )
             await self._gateway.start()
             await self._connect_kernel(self._gateway)
@@ -261,10 +278,20 @@ class KernelExecutor:
             raise
         self._conn = conn
 
+    def _gateway_owns_kernels(self) -> bool:
+        """Stopping the gateway ends its kernels (a remote gateway's outlive us: they are deleted)."""
+        return self._gateway is not None and self._gateway.pid is not None
+
+    async def _kernel_venv(self) -> KernelVenv | None:
+        """The environment kernels run from, where their ``pip`` installs (None: the app's own)."""
+        if not self.use_kernel_venv:
+            return None
+        return await asyncio.to_thread(ensure_kernel_venv, self.kernel_venv_dir)
+
     def _tool_server_address(self) -> tuple[str, int]:
         """Where code in the kernel sends approval requests (a remote kernel asks in-band instead)."""
         assert self._tool_server is not None
-        return self.host, self._tool_server.port
+        return self._tool_server.client_host(self.host), self._tool_server.port
 
     def _gateway_process(self, port: int, tool_port: int, env: dict[str, str]) -> KernelGatewayProcess:
         """The gateway to run on ``port`` (a subclass may run it elsewhere, e.g. in a sandbox)."""
@@ -433,7 +460,8 @@ class KernelExecutor:
 
     async def _teardown(self) -> None:
         if self._conn is not None:
-            await self._conn.close()
+            # A gateway we run ends its kernels with it: asking it to shut one down first takes ~1 s.
+            await self._conn.close(delete=not self._gateway_owns_kernels())
             self._conn = None
         if self._gateway is not None:
             await self._gateway.stop()

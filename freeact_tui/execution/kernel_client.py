@@ -349,8 +349,12 @@ class KernelConnection:
             cell.sink(KernelGone(cell.text(), cell.images, reason))
         self._on_death(reason)
 
-    async def close(self) -> None:
-        """Delete the kernel in the gateway and drop the connection; pending cells get KernelGone."""
+    async def close(self, *, delete: bool = True) -> None:
+        """Delete the kernel in the gateway and drop the connection; pending cells get KernelGone.
+
+        Args:
+            delete: Ask the gateway to shut the kernel down (False: the gateway is stopped next).
+        """
         if self._closed:
             return
         self._closed = True
@@ -360,7 +364,7 @@ class KernelConnection:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self.kernel_id is not None and self.gateway.alive:
+        if delete and self.kernel_id is not None and self.gateway.alive:
             with contextlib.suppress(aiohttp.ClientError, TimeoutError):
                 async with asyncio.timeout(5):
                     async with self._session.delete(self.kernel_url):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import signal
 import sys
 import tempfile
@@ -14,17 +15,27 @@ import aiohttp
 import psutil
 
 from freeact_tui.execution.base import ExecutorError
+from freeact_tui.execution.kernel_venv import KERNEL_NAME, KernelVenv
 from freeact_tui.execution.orphans import OWNER_ENV, OWNER_WATCH
 
 # Variables of the parent environment a kernel needs to behave normally; nothing secret.
 _INHERITED_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
+
+# Seconds the kernels get to end on SIGTERM when the gateway stops, before they are killed.
+_KERNEL_GRACE = 0.5
+
+# The gateway's auth token travels in this variable (never on a command line, which any user can
+# read); the gateway takes it out of its environment before it starts a kernel.
+GATEWAY_TOKEN_ENV = "FREEACT_GATEWAY_TOKEN"  # noqa: S105 - the name of a variable, not a secret
 
 # The gateway's kernel websocket leaves Nagle's algorithm on: with delayed ACKs every cell then
 # takes ~45 ms instead of ~5 ms. Launch it with TCP_NODELAY set on that websocket.
 # It first starts a watchdog: orphaned (the app died, even by SIGKILL), it kills its kernels and exits.
 _GATEWAY_MAIN = (
     OWNER_WATCH
-    + """\
+    + f"""\
+import os as _os, sys as _sys
+_sys.argv.append('--KernelGatewayApp.auth_token=' + _os.environ.pop({GATEWAY_TOKEN_ENV!r}, ''))
 try:
     import jupyter_server.services.kernels.websocket as _ws
     _open = _ws.KernelWebsocketHandler.open
@@ -41,7 +52,11 @@ launch_instance()
 
 
 def kernel_environment(
-    kernel_env: dict[str, str], extra_pythonpath: list[Path], host: str, tool_port: int
+    kernel_env: dict[str, str],
+    extra_pythonpath: list[Path],
+    host: str,
+    tool_port: int,
+    venv: KernelVenv | None = None,
 ) -> dict[str, str]:
     """The whole environment of the gateway and its kernels (only a few variables are inherited).
 
@@ -50,8 +65,15 @@ def kernel_environment(
         extra_pythonpath: Directories put first on ``PYTHONPATH`` (generated MCP APIs).
         host: Interface of the tool server.
         tool_port: Port of the tool server.
+        venv: The kernel environment kernels run from (None: the app's own interpreter).
     """
     env = {k: os.environ[k] for k in _INHERITED_ENV if k in os.environ}
+    if venv is not None:
+        # Kernels start from the kernel environment's spec; its `bin` first makes `!pip` its pip.
+        env["PATH"] = venv.path_env(env.get("PATH"))
+        env["VIRTUAL_ENV"] = str(venv.root)
+        env["JUPYTER_PATH"] = str(venv.jupyter_dir)
+        env["KG_FORCE_KERNEL_NAME"] = KERNEL_NAME
     env.update(kernel_env)
     pythonpath = [str(p.resolve()) for p in extra_pythonpath]
     if env.get("PYTHONPATH"):
@@ -63,11 +85,17 @@ def kernel_environment(
     env["TOOL_SERVER_PORT"] = str(tool_port)
     # Silences debugpy's "frozen modules" warning that every new kernel prints.
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+    # The gateway and the kernel launcher (`python -m ipykernel_launcher`) would put the working
+    # dir first on sys.path, so a repo's `threading.py` ran in them; the kernel's init takes it out.
+    env["PYTHONSAFEPATH"] = "1"
     return env
 
 
 class KernelGatewayProcess:
     """A ``jupyter kernelgateway`` subprocess in its own process group, autorestart off.
+
+    It accepts only requests that carry ``token`` (random per gateway; ``client_session`` sends it),
+    so no other user of the machine can start kernels in it.
 
     Args:
         host: Interface to bind.
@@ -80,7 +108,8 @@ class KernelGatewayProcess:
         self.host = host
         self.port = port
         self.working_dir = working_dir
-        self.env = env
+        self.token = secrets.token_urlsafe(32)
+        self.env = {**env, GATEWAY_TOKEN_ENV: self.token}
         self._process: asyncio.subprocess.Process | None = None
         self._log_path: Path | None = None
 
@@ -95,8 +124,8 @@ class KernelGatewayProcess:
         return f"ws://{self.host}:{self.port}"
 
     def client_session(self, timeout: aiohttp.ClientTimeout) -> aiohttp.ClientSession:
-        """An HTTP session for this gateway (a remote one adds its token and TLS settings)."""
-        return aiohttp.ClientSession(timeout=timeout)
+        """An HTTP session whose requests carry this gateway's token (a remote one: its own token and TLS)."""
+        return aiohttp.ClientSession(timeout=timeout, headers={"Authorization": f"token {self.token}"})
 
     @property
     def alive(self) -> bool:
@@ -141,6 +170,7 @@ class KernelGatewayProcess:
         """The command line that runs the gateway (a subclass may wrap it, e.g. in a sandbox)."""
         return [
             sys.executable,
+            "-P",  # not the working dir on sys.path (PYTHONSAFEPATH, for a wrapper that drops the env)
             "-c",
             _GATEWAY_MAIN,
             f"--KernelGatewayApp.ip={self.host}",
@@ -177,20 +207,23 @@ class KernelGatewayProcess:
             children: list[psutil.Process] = []
             with contextlib.suppress(psutil.Error):
                 children = psutil.Process(process.pid).children(recursive=True)
+            files = [f for f in map(_connection_file, children) if f is not None]
             for proc in children:
                 with contextlib.suppress(psutil.Error):
                     proc.terminate()
-            with contextlib.suppress(ProcessLookupError):
-                process.terminate()
-            # The gateway itself is reaped by asyncio (reaping it here would confuse its child watcher).
-            _, alive = await asyncio.to_thread(psutil.wait_procs, children, grace)
-            try:
-                await asyncio.wait_for(process.wait(), grace)
-            except TimeoutError:
-                process.kill()
+            # A busy kernel may take seconds to act on SIGTERM; Esc must end a subagent's at once.
+            _, alive = await asyncio.to_thread(psutil.wait_procs, children, min(grace, _KERNEL_GRACE))
             for proc in alive:
                 with contextlib.suppress(psutil.Error):
                     proc.kill()
+            # Its kernels are gone, so nothing is left for it to shut down: a SIGTERM would have it
+            # spend ~2 s on its own shutdown.
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            # The gateway itself is reaped by asyncio (reaping it here would confuse its child watcher).
+            for name in files:  # what the gateway's own shutdown would have removed
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
             # Anything left in the gateway's process group (e.g. a `!sleep` started by the kernel).
             with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
@@ -199,3 +232,14 @@ class KernelGatewayProcess:
         if self._log_path is not None:
             self._log_path.unlink(missing_ok=True)
             self._log_path = None
+
+
+def _connection_file(proc: psutil.Process) -> str | None:
+    """The ``-f kernel-….json`` connection file of a kernel process (None for any other process)."""
+    try:
+        args = proc.cmdline()
+    except psutil.Error:
+        return None
+    name = args[args.index("-f") + 1] if "-f" in args[:-1] else ""
+    base = os.path.basename(name)
+    return name if base.startswith("kernel-") and base.endswith(".json") else None

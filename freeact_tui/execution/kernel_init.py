@@ -107,6 +107,19 @@ def _expand_before_asking(code: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The kernel started with PYTHONSAFEPATH (no working dir on sys.path while it loaded, see
+# kernel_gateway.kernel_environment). Its own children (`!python x.py`) get the usual behaviour back,
+# and the working dir's modules stay importable, after the installed ones (a repo's `json.py` does
+# not replace the standard library's).
+_SAFE_PATH_DONE = """\
+import os as _os, sys as _sys
+_os.environ.pop('PYTHONSAFEPATH', None)
+if {working_dir!r} not in _sys.path:
+    _sys.path.append({working_dir!r})
+del _sys
+"""
+
+
 def kernel_init_code(
     *, working_dir: Path, approve_shell_cmds: bool, require_shell_escape: bool, host: str, port: int
 ) -> str:
@@ -119,4 +132,10 @@ def kernel_init_code(
         tool_server_port=port,
     )
     code = _expand_before_asking(code.replace("raise RuntimeError(", "raise ShellEscapeError("))
-    return _RESOLVE_SCRIPT_MAGICS + _GUARD_ERROR + _GIT_ENV + code
+    return (
+        _SAFE_PATH_DONE.format(working_dir=str(working_dir))
+        + _RESOLVE_SCRIPT_MAGICS
+        + _GUARD_ERROR
+        + _GIT_ENV
+        + code
+    )

@@ -26,6 +26,7 @@ from mcp.types import CONNECTION_CLOSED, CallToolResult, PaginatedRequestParams,
 from mcpygen.vars import replace_variables
 
 from freeact_tui.execution.orphans import die_with_parent
+from freeact_tui.execution.private_files import open_private_append
 from freeact_tui.paths import mcp_log_file
 
 ToolResult = dict[str, Any] | str | None
@@ -128,8 +129,7 @@ class McpSession:
     def _errlog(self) -> Iterator[TextIO]:
         log = mcp_log_file(self.log_dir, self.name)
         try:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            fh: TextIO = log.open("a", encoding="utf-8")
+            fh: TextIO = open_private_append(log)  # a server's stderr may show tokens
         except OSError:
             fh = open(os.devnull, "w")  # no log then, but never the terminal
         with fh:

@@ -143,6 +143,7 @@ class RemoteGateway(KernelGatewayProcess):
 
     def __init__(self, *, endpoint: GatewayEndpoint, working_dir: Path, env: dict[str, str]) -> None:
         super().__init__(host=endpoint.host, port=endpoint.port, working_dir=working_dir, env=env)
+        self.env = env  # the local gateway's token is not this gateway's: the endpoint has its own
         self.endpoint = endpoint
         self.url = endpoint.url
         self._up = False
@@ -381,10 +382,11 @@ class RemoteKernelConnection(KernelConnection):
             with contextlib.suppress(ConnectionError, RuntimeError, aiohttp.ClientError):
                 await self._ws.send_str(json.dumps(message))
 
-    async def close(self) -> None:
+    async def close(self, *, delete: bool = True) -> None:
         """Close as ``KernelConnection.close``; make sure the gateway really deleted the kernel.
 
         A kernel the gateway is restarting fails the first delete (500, a jupyter_client race).
+        A remote kernel is always deleted (``delete`` is for gateways that end with the app).
         """
         _LIVE.discard(self)
         await super().close()
@@ -443,6 +445,8 @@ class RemoteExecutor(KernelExecutor):
         ExecutorError: No gateway URL, a malformed one, or a CA bundle that is not a file.
         ValueError: As ``KernelExecutor``.
     """
+
+    use_kernel_venv = False  # its kernels do not see the host's file system
 
     def __init__(
         self,

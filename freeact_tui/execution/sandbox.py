@@ -1,7 +1,9 @@
 """The sandboxed executor: the local executor's gateway and kernels run inside bubblewrap (Linux).
 
 The sandbox sees the host file system read-only except the working directory and a private
-``/tmp``; it has its own network namespace (no network at all, not even the host's loopback), its
+``/tmp``; the home directory, ``/run`` and ``/var/tmp`` are empty (what the kernel needs is bound
+back read-only), and the project's config files, ``.env`` and ``.git`` stay read-only inside the
+writable working directory; it has its own network namespace (no network at all, not even the host's loopback), its
 own PID namespace, and no capabilities. Two ports cross its border through Unix sockets in a
 directory bound into it: the kernel gateway's (inside ``socat`` listens on a socket and connects
 to the gateway; outside, a ``StreamBridge`` listens on a host port and connects to that socket)
@@ -18,6 +20,7 @@ import contextlib
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -70,43 +73,81 @@ def sandbox_tools() -> tuple[str, str]:
     return found["bwrap"] or "", found["socat"] or ""
 
 
-def python_paths_in_tmp(pythonpath: str = "") -> list[Path]:
-    """This interpreter's directories (and ``pythonpath``'s) that lie under ``/tmp``.
+# Host directories the sandbox replaces with empty private ones: its own /tmp, an empty home (no
+# ~/.ssh, no tokens in ~/.config), and no /run or /var/tmp (where the host's Unix sockets live:
+# Docker's, D-Bus, agents) — the bridged ports are the only way out.
+_HIDDEN = ("/tmp", "/run", "/var/run", "/var/tmp")
 
-    The sandbox gets a private ``/tmp``; these are bound back into it, read-only.
+# The project's own config, secrets and repository: code in the sandbox may read them but not
+# change them (a planted `.freeact-tui.toml` or `.git/config` would run on the host next time).
+PROTECTED_NAMES = (".freeact-tui.toml", ".freeact", ".env", ".git")
+
+
+def hidden_dirs() -> list[Path]:
+    """The host directories the sandbox sees empty (see ``_HIDDEN``; the home directory too)."""
+    found = [Path(d) for d in _HIDDEN if os.path.isdir(d) and not os.path.islink(d)]
+    home = Path(os.environ.get("HOME") or Path.home()).resolve()
+    if home != Path("/") and home.is_dir():
+        found.append(home)
+    return found
+
+
+def needed_paths(env: Mapping[str, str] | None = None) -> list[Path]:
+    """This interpreter's directories (its prefixes, ``sys.path``), the kernel's ``PYTHONPATH`` and
+    kernel environment (``VIRTUAL_ENV``) that lie in a hidden directory: bound back, read-only.
     """
+    env = env or {}
+    hidden = hidden_dirs()
     found: set[Path] = set()
     names = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, sys.executable]
-    names += [os.path.realpath(sys.executable), *sys.path, *pythonpath.split(os.pathsep)]
+    names += [os.path.realpath(sys.executable), *sys.path, *env.get("PYTHONPATH", "").split(os.pathsep)]
+    names += [env.get("VIRTUAL_ENV", "")]
     for name in filter(None, names):
         path = Path(name).resolve()
         if path.is_file():
             path = path.parent
-        if path.is_relative_to("/tmp") and path != Path("/tmp") and path.exists():
+        if path.exists() and any(path.is_relative_to(h) and path != h for h in hidden):
             found.add(path)
     # A directory inside another one bound already is covered by it.
     return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
 
 
-def bwrap_options(working_dir: Path, socket_dir: Path, pythonpath: str = "") -> list[str]:
+def protected_paths(working_dir: Path) -> list[Path]:
+    """The project's config files, ``.env`` and ``.git`` that exist in ``working_dir`` (not symlinks)."""
+    return [
+        working_dir / name
+        for name in PROTECTED_NAMES
+        if (working_dir / name).exists() and not (working_dir / name).is_symlink()
+    ]
+
+
+def bwrap_options(working_dir: Path, socket_dir: Path, env: Mapping[str, str] | None = None) -> list[str]:
     """bubblewrap's options: the host read-only, ``working_dir`` and ``socket_dir`` writable.
+
+    Home, ``/tmp``, ``/run`` and ``/var/tmp`` are empty private directories (what the kernel needs
+    from them is bound back read-only); the project's config files and ``.git`` stay read-only.
 
     Args:
         working_dir: The kernel's working directory (bound read-write at the same path).
         socket_dir: The directory of the bridge sockets (bound read-write at the same path).
-        pythonpath: The kernel's ``PYTHONPATH`` (its directories under ``/tmp`` stay visible).
+        env: The kernel's environment (its ``PYTHONPATH`` and ``VIRTUAL_ENV`` stay visible).
     """
     options = [
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
-        "--tmpfs", "/tmp",
     ]  # fmt: skip
-    for path in python_paths_in_tmp(pythonpath):
+    for path in hidden_dirs():
+        options += ["--tmpfs", str(path)]
+    for path in needed_paths(env):
         options += ["--ro-bind", str(path), str(path)]
     options += [
         "--bind", str(socket_dir), str(socket_dir),
         "--bind", str(working_dir), str(working_dir),
+    ]  # fmt: skip
+    for path in protected_paths(working_dir):
+        options += ["--ro-bind", str(path), str(path)]
+    options += [
         "--chdir", str(working_dir),
         # user (when possible), pid, net, ipc, uts, cgroup
         "--unshare-all",
@@ -119,7 +160,9 @@ def bwrap_options(working_dir: Path, socket_dir: Path, pythonpath: str = "") -> 
     return options
 
 
-async def check_bwrap(bwrap: str, working_dir: Path, socket_dir: Path, pythonpath: str = "") -> None:
+async def check_bwrap(
+    bwrap: str, working_dir: Path, socket_dir: Path, env: Mapping[str, str] | None = None
+) -> None:
     """Run Python (does nothing) in a sandbox with the options of the real one.
 
     Raises:
@@ -127,7 +170,7 @@ async def check_bwrap(bwrap: str, working_dir: Path, socket_dir: Path, pythonpat
     """
     process = await asyncio.create_subprocess_exec(
         bwrap,
-        *bwrap_options(working_dir, socket_dir, pythonpath),
+        *bwrap_options(working_dir, socket_dir, env),
         "--",
         sys.executable,
         "-c",
@@ -198,9 +241,7 @@ class SandboxGatewayProcess(KernelGatewayProcess):
         """
         self._tools = sandbox_tools()
         self._ports = PortBridges("freeact-sbx-")
-        await check_bwrap(
-            self._tools[0], self.working_dir, self._ports.socket_dir, self.env.get("PYTHONPATH", "")
-        )
+        await check_bwrap(self._tools[0], self.working_dir, self._ports.socket_dir, self.env)
         self.port = await self._ports.open(self.host, self.port, self.tool_port, "sandbox")
         await super().start()
 
@@ -215,7 +256,7 @@ class SandboxGatewayProcess(KernelGatewayProcess):
         bwrap, socat = self._tools
         return [
             bwrap,
-            *bwrap_options(self.working_dir, self._ports.socket_dir, self.env.get("PYTHONPATH", "")),
+            *bwrap_options(self.working_dir, self._ports.socket_dir, self.env),
             "--",
             "/bin/sh",
             "-c",

@@ -96,6 +96,9 @@ class ShadowGit:
             "-c", "core.autocrlf=false",
             "-c", "core.safecrlf=false",
             "-c", "core.hooksPath=" + os.devnull,
+            # File modes: the store copies .env files and keys, so it is private (dirs 700, files
+            # 600); files git writes into the work tree keep their own modes (no umask here).
+            "-c", "core.sharedRepository=0600",
             # The git dir is always ours; a working dir owned by someone else (files a Docker
             # kernel wrote as root) must not make git refuse it.
             "-c", "safe.directory=*",

@@ -9,9 +9,12 @@ for approval, bounds every call by the server's timeout, and logs stdio servers'
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hmac
 import logging
 import math
+import secrets
 import socket
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -21,6 +24,7 @@ from typing import Any
 import uvicorn
 from mcpygen import ToolServer
 from mcpygen.tool_exec.server import ToolCall
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.mcp_session import McpSession, McpToolError
@@ -80,6 +84,38 @@ def parse_mcp_servers(
     return entries
 
 
+# The user name of the tool server's Basic credentials; the password is the random token.
+TOKEN_USER = "freeact"  # noqa: S105 - a user name
+
+
+class TokenGuard:
+    """ASGI middleware: every request but ``GET /status`` needs ``Authorization: Basic freeact:<token>``.
+
+    mcpygen's clients in the kernel build their URLs from a host name; ``freeact:<token>@127.0.0.1``
+    makes aiohttp, requests and websockets send these credentials without any change to them.
+    """
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = "Basic " + base64.b64encode(f"{TOKEN_USER}:{token}".encode()).decode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or scope.get("path") == "/status":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+        if hmac.compare_digest(given, self._expected):
+            await self.app(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})  # uvicorn answers 403
+        else:
+            # Read the body first: a client still writing it would see a reset instead of the 401.
+            while (await receive()).get("more_body"):
+                pass
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+
+
 class _QuietServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -89,6 +125,9 @@ class _QuietServer(uvicorn.Server):
 
 class KernelToolServer(ToolServer):
     """mcpygen's ToolServer on a socket bound beforehand, running only allowed MCP servers.
+
+    Requests need the random ``token`` of this server (see ``TokenGuard``; ``client_host`` is the
+    host name that carries it), so no other user of the machine can ask for approvals or calls.
 
     Args:
         sock: A bound socket to serve on (no port race, no ``sys.exit`` on bind errors).
@@ -112,6 +151,7 @@ class KernelToolServer(ToolServer):
             host=host, port=port, approval_required=approval_required, approval_timeout=approval_timeout
         )
         self._sock = sock
+        self.token = secrets.token_urlsafe(32)
         self.log_dir = log_dir
         self._servers = dict(servers)
         self._sessions: dict[str, McpSession] = {}
@@ -139,11 +179,15 @@ class KernelToolServer(ToolServer):
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
+    def client_host(self, host: str) -> str:
+        """``host`` with this server's credentials, for mcpygen's clients (``http://<it>:<port>/…``)."""
+        return f"{TOKEN_USER}:{self.token}@{host}"
+
     async def start(self) -> None:
         """Serve on the socket; returns when the server answers."""
         self._loop = asyncio.get_running_loop()
         config = uvicorn.Config(
-            self.app, log_config=None, log_level="warning", access_log=False, ws="wsproto"
+            TokenGuard(self.app, self.token), log_config=None, log_level="warning", access_log=False, ws="wsproto"
         )
         self._server = _QuietServer(config)
         self._server_task = asyncio.create_task(self._server.serve(sockets=[self._sock]))

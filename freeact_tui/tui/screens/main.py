@@ -38,6 +38,7 @@ from freeact_tui.events import (
     ToolOutput,
     UsageUpdate,
 )
+from freeact_tui.execution.cell_run import RESTART_AFTER_INTERRUPT
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.context_report import compacted_note
 from freeact_tui.tui.decisions import decision_status
@@ -271,8 +272,8 @@ class MainScreen(Screen[None]):
         match event:
             case ContextUpdate() | Compacting() | Compacted():
                 await self._context_event(event)
-            case KernelStatus(state=state) if event.agent_id == self.agent.agent_id:
-                self.status_bar.set_kernel(state)
+            case KernelStatus() if event.agent_id == self.agent.agent_id:
+                await self._kernel_status(event)
             case CheckpointNotice(text=text):
                 await self.conversation.notice(text, title="Checkpoint")
             case UsageUpdate() if event.agent_id == self.agent.agent_id:
@@ -280,6 +281,14 @@ class MainScreen(Screen[None]):
             case SubagentStatus():
                 self.conversation.subagent_status(event)
                 self.query_one(SidePanel).update_subagent(event)
+
+    async def _kernel_status(self, event: KernelStatus) -> None:
+        self.status_bar.set_kernel(event.state)
+        if event.state == "restarting" and event.detail == RESTART_AFTER_INTERRUPT:
+            await self.conversation.notice(
+                "The kernel did not stop when interrupted, so it was restarted: its variables are gone.",
+                title="Kernel restarted",
+            )
 
     # -- input -----------------------------------------------------------------------------------------
 
@@ -617,8 +626,8 @@ class MainScreen(Screen[None]):
                             self.status_bar.set_usage(event)
                     case ContextUpdate() | Compacting() | Compacted():
                         await self._context_event(event)
-                    case KernelStatus(state=state) if event.agent_id == agent.agent_id:
-                        self.status_bar.set_kernel(state)
+                    case KernelStatus() if event.agent_id == agent.agent_id:
+                        await self._kernel_status(event)
                     case SubagentStatus():
                         self.conversation.subagent_status(event)
                         self.query_one(SidePanel).update_subagent(event)
