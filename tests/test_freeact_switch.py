@@ -345,7 +345,7 @@ async def test_hybrid_discovery_without_its_extra_says_so_and_basic_is_used(tmp_
     off = script(["ok"])
     (tmp_path / ".freeact").mkdir()
     (tmp_path / ".freeact" / "config.toml").write_text('[agent.tools]\ndiscovery = "off"\n')
-    config = load_config(cwd=tmp_path)
+    config = load_config(cwd=tmp_path, trust_project=True)
     assert config.tool_discovery == "off"
     agent = Agent.from_config(config, model=off.model(), working_dir=tmp_path, sessions_dir=tmp_path / "s2")
     await run_turn(agent, "hi")
@@ -367,7 +367,7 @@ async def test_a_freeact_rule_for_a_json_tool_matches_its_name_here(tmp_path: Pa
     )
     s = script([Call("jcalc_add", {"a": 2, "b": 40}, call_id="c1")], ["42"])
     agent = Agent.from_config(
-        load_config(cwd=project), model=s.model(), working_dir=project, sessions_dir=tmp_path / "s"
+        load_config(cwd=project, trust_project=True), model=s.model(), working_dir=project, sessions_dir=tmp_path / "s"
     )
     events = await run_turn(agent, "add")
     requests = [e for e in events if isinstance(e, ApprovalRequest)]
