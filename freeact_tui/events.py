@@ -281,6 +281,14 @@ class Nudge(AgentEvent):
 
 
 @dataclass(frozen=True)
+class OutputClaim(AgentEvent):
+    """The model's reply shows output of code that had not run (``Output:`` and a block): its claim, not a result."""
+
+    text: str
+    """What a UI can show next to the reply."""
+
+
+@dataclass(frozen=True)
 class ContextUpdate(AgentEvent):
     """How full the model's context window is: ``used`` of ``window`` tokens.
 
@@ -354,6 +362,7 @@ __all__ = [
     "KernelStatus",
     "ModelRetry",
     "Nudge",
+    "OutputClaim",
     "ProtocolSwitch",
     "RememberScope",
     "Response",
