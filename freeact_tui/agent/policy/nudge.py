@@ -90,7 +90,7 @@ _CLAIM = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,_]*\d(?:\.\d+)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.])(?:\d[\d,_]*\d(?:\.\d+)?|\d\.\d+)(?![\w])")  # 12, 1,234, 5.93; not 7
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from freeact_tui.agent.policy.mode import ActionMode
 from freeact_tui.agent.policy.nudge import NudgeReason, answers_nudge, nudge_for
 from freeact_tui.agent.policy.outcomes import (
     RESULTS_KEY,
+    acted,
     had_working_tool_call,
     last_action_failed,
     repeated_error,
@@ -95,12 +96,12 @@ _OUTPUT_LABEL = re.compile(
 )
 
 
-def claims_output(text: str) -> bool:
-    """The reply shows an output block after code that did not run yet: output the model made up.
+def claims_output(text: str, *, ran: bool = False) -> bool:
+    """The reply shows an output block for code that had not run: output the model made up.
 
     Structural first: a fence that is not an action (plain text, a value) after a code block of the
-    same reply (nothing ran between the two). A labelled one (``Output:``, ``Result:``) counts even
-    without a code block before it: no code ran for it either.
+    same reply (nothing ran between the two). A labelled one (``Output:``, ``Result:``) without code
+    before it counts only when nothing ran in the turn (``ran``): else it may quote a real output.
     """
     seen_code = False
     at = 0
@@ -110,7 +111,7 @@ def claims_output(text: str) -> bool:
         if fence_action(fence) is not None:
             seen_code = True
             continue
-        if seen_code or _OUTPUT_LABEL.search(_before_fence(text, start)):
+        if seen_code or (not ran and _OUTPUT_LABEL.search(_before_fence(text, start))):
             return True
     return False
 
@@ -188,10 +189,10 @@ class ReplyPolicy:
         if calls:
             return RunCalls(response, calls, in_order=written is not None)
         text = reply_text(reply)
-        claims = claims_output(text)
         blocks = text_actions(text)
         whole = [*history, reply]
         now = [*turn, reply] if turn is not None else None
+        claims = claims_output(text, ran=now is None or acted(now))
         switch = self.switch_reason(blocks, history)
         runs = mode.text or switch is not None or (now is not None and self.repairs(reply, blocks, now))
         if runs and blocks and not (now is not None and repeats_last_actions(blocks, now)):
