@@ -551,6 +551,6 @@ def test_output_the_model_made_up_is_marked(case: str, text: str, ran: bool, exp
 def test_a_final_answer_with_made_up_output_carries_the_flag() -> None:
     text = "```python\nprint(2 + 2)\n```\nOutput:\n```\n4\n```"
     decision = ReplyPolicy(ActionMode("tools")).decide(reply(text), [prompt()], [prompt()], TOOLS)
-    assert isinstance(decision, FinalAnswer)
+    assert isinstance(decision, FinalAnswer) and decision.claims_output
     auto = ReplyPolicy(ActionMode("text")).decide(reply(text), [prompt()], [prompt()], TOOLS)
     assert isinstance(auto, RunBlocks) and auto.claims_output

@@ -182,7 +182,10 @@ class ReplyPolicy:
         mode = self.mode
         if mode.tools_only:
             calls = [p for p in reply.parts if isinstance(p, ToolCallPart)]
-            return RunCalls(reply, calls) if calls else FinalAnswer(reply)
+            if calls:
+                return RunCalls(reply, calls)
+            ran = turn is None or acted(turn)
+            return FinalAnswer(reply, claims_output(reply_text(reply), ran=ran))  # a flag for the UI only
         written = with_written_calls(reply, tools) if self.reads_written_calls else None
         response = written or reply
         calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
