@@ -22,7 +22,6 @@ from pydantic_ai.messages import ModelMessage, UserContent
 from pydantic_ai.models import Model
 
 from freeact_tui.actions.dispatch import Dispatcher
-from freeact_tui.actions.files import FileToolOptions
 from freeact_tui.actions.ports import EventPorts, TurnPorts
 from freeact_tui.agent import history as hist
 from freeact_tui.agent.approvals import ApprovalGate
@@ -35,10 +34,12 @@ from freeact_tui.agent.models import resolve_model
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.policy.mode import ActionMode
 from freeact_tui.agent.policy.reply import ReplyPolicy
+from freeact_tui.agent.project_rules import load_permissions
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.runtime import Runtime
 from freeact_tui.agent.settings import Settings
 from freeact_tui.agent.subagents import SubagentManager
+from freeact_tui.agent.turn.dispatcher import turn_dispatcher
 from freeact_tui.agent.turn.loop import Turn
 from freeact_tui.agent.turn.model_step import ModelStep
 from freeact_tui.agent.turn.opening import TurnOpening
@@ -49,7 +50,6 @@ from freeact_tui.events import AgentEvent, Compacted, ContextUpdate, KernelState
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.execution.pool import ExecutorPool
 from freeact_tui.mcp.setup import McpSetup
-from freeact_tui.paths import find_freeact_project, permissions_file
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.sessions import Session, SessionDamaged, new_session_id
@@ -57,8 +57,7 @@ from freeact_tui.store.sessions import Session, SessionDamaged, new_session_id
 if TYPE_CHECKING:
     from freeact_tui.config import Config
 
-_OWN = ("agent_id", "session_id", "permissions", "executor", "parent_corr_id", "eager_kernel")
-"""Keywords of ``Agent`` that are not settings: what is per agent."""
+_OWN = ("agent_id", "session_id", "permissions", "executor", "parent_corr_id", "eager_kernel")  # not settings
 
 
 class AgentBusy(RuntimeError):
@@ -84,8 +83,6 @@ class Agent:
 
     def __init__(self, model: str | Model, settings: Settings | None = None, **overrides: Any) -> None:
         own = {k: overrides.pop(k) for k in _OWN if k in overrides}
-        if "model_settings" in overrides and not overrides["model_settings"]:
-            overrides["model_settings"] = None
         resolved = (settings or Settings()).with_overrides(**overrides)
         permissions = own.get("permissions") or PermissionRules(
             None, skip_permissions=resolved.skip_permissions, working_dir=resolved.working_dir
@@ -117,12 +114,9 @@ class Agent:
         own = {k: overrides.pop(k) for k in _OWN if k in overrides}
         settings = Settings.from_config(config, **overrides)
         if own.get("permissions") is None:
-            own["permissions"] = PermissionRules.load(
-                permissions_file(),
-                skip_permissions=settings.skip_permissions,
-                working_dir=settings.working_dir,
+            own["permissions"] = load_permissions(
+                skip_permissions=settings.skip_permissions, working_dir=settings.working_dir
             )
-            _add_freeact_rules(own["permissions"], settings.working_dir)
         return cls(model, settings, **own)
 
     def _setup(self, runtime: Runtime, *, eager_kernel: bool = True) -> None:
@@ -204,10 +198,6 @@ class Agent:
     def permissions(self, rules: PermissionRules) -> None:
         self.runtime.permissions = rules
         self.gate.permissions = rules
-
-    @property
-    def settings(self) -> Settings:
-        return self.runtime.settings
 
     @property
     def model_settings(self) -> Any:
@@ -417,28 +407,8 @@ class Agent:
         return left
 
     def _dispatcher(self) -> Dispatcher:
-        subagents = self._subagents
-        checkpoint = self.checkpointing.hook(self.agent_id)
-        ptc = self.runtime.ptc_servers
-        return Dispatcher(
-            self.ports,
-            json_tools=self.mcp,
-            subagents=(lambda p, m, c: subagents.run(p, m, c, self.events.put))
-            if subagents is not None
-            else None,
-            execution_timeout=self.runtime.settings.execution_timeout,
-            # pin the kernel's tool server to the configured MCP servers
-            prepare_executor=(lambda executor: executor.set_mcp_servers(ptc))
-            if ptc is not None
-            else (lambda _: None),
-            files=FileToolOptions(
-                self.runtime.settings.working_dir,
-                lambda: self.runtime.model.profile,
-                before_write=(lambda call, corr: checkpoint([call], corr))
-                if checkpoint is not None
-                else None,
-            ),
-            checkpoint=checkpoint,
+        return turn_dispatcher(
+            self.ports, self.runtime, self.mcp, self.checkpointing, self._subagents, self.events.put
         )
 
     def _new_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None) -> Turn:
@@ -499,7 +469,7 @@ class Agent:
         try:
             await turn.run()
         finally:
-            self.events.close()
+            self.events.close()  # inside the task: the stream ends after the turn's last event
 
     async def run_user_shell(self, command: str) -> AsyncIterator[AgentEvent]:
         """Run the user's own shell command in the kernel at once (no approval) and yield its output.
@@ -522,20 +492,6 @@ class Agent:
                 yield event
         finally:
             self._shell_running = False
-
-
-def _add_freeact_rules(permissions: PermissionRules, working_dir: Path) -> None:
-    """A freeact project's ``.freeact/permissions.toml`` applies too (for this process, never rewritten)."""
-    from freeact_tui.freeact_project import read_freeact_permissions
-
-    project = find_freeact_project(working_dir)
-    if project is None:
-        return
-    for effect, kind, pattern in read_freeact_permissions(project):
-        try:
-            permissions.add(kind, pattern, scope="session", effect=effect)  # type: ignore[arg-type]
-        except ValueError:
-            continue  # a pattern this app's rules cannot hold is left to freeact
 
 
 __all__ = ["Agent", "AgentBusy"]
