@@ -15,7 +15,7 @@ from pydantic_ai.settings import ModelSettings
 
 from freeact_tui.config import ActionProtocolName, Config
 
-DEFAULT_MAX_MODEL_REQUESTS = 50
+DEFAULT_MAX_MODEL_REQUESTS = 100
 """Model requests a turn may make unless told otherwise: a loop that achieves nothing ends with a message."""
 
 
