@@ -215,16 +215,15 @@ def nudge_for(
     history: Sequence[ModelMessage],
     turn: Sequence[ModelMessage],
     *,
-    protocol: str,
     text_mode: bool,
 ) -> tuple[NudgeReason, str, ModelRequest] | None:
     """The nudge for a reply that would end the turn (recorded as ``history[-1]``), if it gets one.
 
-    Only in ``auto`` and ``text``; within ``may_nudge``'s bound; an empty reply and one that
+    Asked in ``auto`` and ``text`` only (``ReplyPolicy``); within ``may_nudge``'s bound; an empty reply and one that
     repeats an earlier reply of the turn always, the others only if nothing ran in the turn or its
     last action failed. ``turn``: the turn's messages (the end of ``history``).
     """
-    if protocol not in ("auto", "text") or not may_nudge(turn):
+    if not may_nudge(turn):
         return None
     failed = last_action_failed(turn)
     worked = acted(turn) and not failed

@@ -201,7 +201,7 @@ class ReplyPolicy:
         if runs and blocks and not (now is not None and repeats_last_actions(blocks, now)):
             return RunBlocks(reply, blocks, switch, claims)
         if now is not None:
-            found = nudge_for(reply, whole, now, protocol=mode.configured, text_mode=mode.text)
+            found = nudge_for(reply, whole, now, text_mode=mode.text)
             if found is not None:
                 reason, told, request = found
                 return NudgeModel(reply, reason, told, request, claims)
