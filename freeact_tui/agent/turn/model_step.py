@@ -40,7 +40,7 @@ class ModelStep:
                 parameters=parameters,
                 emit=self.ports.emit,
                 ids=self.ports.ids(""),
-                on_progress=lambda partial: setattr(state, "response", partial),
+                on_progress=state.streamed,
                 idle_timeout=self.runtime.settings.model_idle_timeout,
             )
         except ModelCallError as exc:

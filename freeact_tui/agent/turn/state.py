@@ -34,6 +34,10 @@ class TurnState:
     phases: dict[str, Phase] = field(default_factory=dict)
     """The phase of each running call (by tool call id)."""
 
+    def streamed(self, partial: ModelResponse) -> None:
+        """The running model request has streamed this much (kept if the turn is cancelled now)."""
+        self.response = partial
+
     def reset(self) -> None:
         """A new turn: nothing of the last one is left."""
         self.next_step()
