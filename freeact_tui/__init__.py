@@ -16,7 +16,7 @@ _EXPORTS = {
     "ConfigError": "freeact_tui.config",
     "load_config": "freeact_tui.config",
     "SessionStore": "freeact_tui.store.sessions",
-    "CodeActAgent": "freeact_tui.agent.compat",
+    "CodeActAgent": "freeact_tui.compat",
     "AgentEvent": "freeact_tui.events",
     "AgentError": "freeact_tui.events",
     "ApprovalRequest": "freeact_tui.events",
@@ -32,7 +32,7 @@ _EXPORTS = {
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent, AgentBusy
-    from freeact_tui.agent.compat import CodeActAgent
+    from freeact_tui.compat import CodeActAgent
     from freeact_tui.config import Config, ConfigError, load_config
     from freeact_tui.events import (
         AgentError,

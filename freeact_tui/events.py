@@ -2,6 +2,13 @@
 
 ``corr_id`` is the id of the tool call an event belongs to ("" for model text outside a call);
 ``parent_corr_id`` is the parent agent's call that started a subagent (``None`` for the main agent).
+
+One channel carries them (``agent/channel.py``). In a turn, every event an agent reports — the
+turn's own and status events alike (``KernelStatus``, ``UsageUpdate``, ``SubagentStatus``,
+``ContextUpdate``, ``CheckpointNotice``) — is yielded by ``Agent.stream()``, in order, and
+listeners get nothing. Idle (no ``stream()`` running), events go to the callbacks given to
+``Agent.subscribe()`` (the kernel starting, ``/compact``, a subagent pool warming up); with no
+listener they are dropped. No event is delivered twice.
 """
 
 from __future__ import annotations
@@ -281,6 +288,14 @@ class Nudge(AgentEvent):
 
 
 @dataclass(frozen=True)
+class OutputClaim(AgentEvent):
+    """The model's reply shows output of code that had not run (``Output:`` and a block): its claim, not a result."""
+
+    text: str
+    """What a UI can show next to the reply."""
+
+
+@dataclass(frozen=True)
 class ContextUpdate(AgentEvent):
     """How full the model's context window is: ``used`` of ``window`` tokens.
 
@@ -354,6 +369,7 @@ __all__ = [
     "KernelStatus",
     "ModelRetry",
     "Nudge",
+    "OutputClaim",
     "ProtocolSwitch",
     "RememberScope",
     "Response",

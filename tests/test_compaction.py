@@ -13,7 +13,7 @@ import pytest
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.compaction import SUMMARY_INSTRUCTION
+from freeact_tui.agent.context.compaction import SUMMARY_INSTRUCTION
 from freeact_tui.events import AgentError, AgentEvent, Compacted, Compacting, ContextUpdate
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.compaction import SUMMARY_HEADER, compaction_info

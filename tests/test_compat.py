@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from freeact_tui.agent.compat import (
+from freeact_tui.compat import (
     CodeActAgent,
     CodeActModelTurn,
     CodeExecution,

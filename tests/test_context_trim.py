@@ -25,8 +25,8 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.compaction import choose_cut, is_cut_point
 from freeact_tui.agent.context import PreparedHistory, breakdown
+from freeact_tui.agent.context.compaction import choose_cut, is_cut_point
 from freeact_tui.agent.model_stream import FAST_PATH, PreparedMessages
 from freeact_tui.events import AgentError, ContextUpdate
 from freeact_tui.execution.kernel import KernelExecutor

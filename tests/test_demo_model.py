@@ -323,7 +323,7 @@ def test_setup_guide_offers_the_demo_and_names_keys_found(monkeypatch: pytest.Mo
 
 
 def test_rejections_are_acknowledged_in_their_own_words() -> None:
-    from freeact_tui.agent.demo_model import _polite_rejection
+    from freeact_tui.demo.model import _polite_rejection
 
     assert _polite_rejection("The user rejected this code action. Wait for new instructions.").startswith(
         "You rejected my last action, so I did not run it."

@@ -35,9 +35,9 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.compaction import SUMMARY_INSTRUCTION
+from freeact_tui.agent.context.compaction import SUMMARY_INSTRUCTION
+from freeact_tui.agent.policy.text_protocol import RESULTS_KEY, SWITCH_KEY
 from freeact_tui.agent.rewind import rewind
-from freeact_tui.agent.text_protocol import RESULTS_KEY, SWITCH_KEY
 from freeact_tui.events import AgentError, AgentEvent, ApprovalRequest, Cancelled, CodeExecutionOutputChunk
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.permissions import PermissionRules

@@ -116,10 +116,10 @@ async def calls_per_turn(root: Path, messages: int, *, open_model: bool) -> floa
                 pass
         profile.disable()
         assert len(model.sent) == TURNS + 1 and len(model.sent[-1]) >= messages  # the whole history went out
-        tools = agent._request_parameters().function_tools
+        tools = agent.tools.definitions()
         # the usage estimate (for servers that report none) is the prepared history's running total
         sent = agent.prepared_history()
-        assert agent._request_estimate(tools) == breakdown(sent, tools).total
+        assert agent.context.request_estimate(tools) == breakdown(sent, tools).total
     stats: Any = pstats.Stats(profile)
     calls = sum(entry[1] for entry in stats.stats.values()) / TURNS
     return calls

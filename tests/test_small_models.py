@@ -10,8 +10,8 @@ import pytest
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.nudge import NUDGE_KEY, reason_for
-from freeact_tui.agent.text_protocol import TextAction, code_blocks, is_python_code
+from freeact_tui.agent.policy.nudge import NUDGE_KEY, reason_for
+from freeact_tui.agent.policy.text_protocol import TextAction, code_blocks, is_python_code
 from freeact_tui.events import (
     AgentError,
     ApprovalRequest,
@@ -372,7 +372,7 @@ WRITTEN = (
 
 
 async def test_written_tool_calls_are_decoded_tolerantly_and_only_for_offered_tools() -> None:
-    from freeact_tui.agent.written_calls import written_tool_calls
+    from freeact_tui.agent.policy.written_calls import written_tool_calls
 
     tools = {"filesystem_write_text_file", "filesystem_read_text_file", "ipybox_execute_ipython_cell"}
     calls = written_tool_calls(WRITTEN, tools)
@@ -392,7 +392,7 @@ async def test_written_tool_calls_are_decoded_tolerantly_and_only_for_offered_to
 
 
 async def test_python_form_calls_of_offered_tools_are_calls() -> None:
-    from freeact_tui.agent.written_calls import written_tool_calls
+    from freeact_tui.agent.policy.written_calls import written_tool_calls
 
     tools = {"ipybox_execute_ipython_cell": ["code"], "filesystem_read_text_file": ["path", "offset", "limit"]}
     # as Qwen2.5-Coder-1.5B wrote it after a working file read, asked to use `wc -l`
@@ -706,7 +706,7 @@ async def test_auto_does_not_run_the_call_that_just_failed_again(
         "rm keep.txt"
     ]
     assert (tmp_path / "keep.txt").read_text() == "important\n" and len(s.requests) == 3
-    # the same call after another step runs again
+    # the same call after another step runs again; meeting its error a second time ends the turn (#30)
     s = script(
         [Code("1 / 0")],
         [Code("print('between')", call_id="c2")],
@@ -716,6 +716,7 @@ async def test_auto_does_not_run_the_call_that_just_failed_again(
     )
     async with make_agent(s, executor, tmp_path, "auto") as agent:
         events = await run(agent, "divide")
-    assert len(of(events, ApprovalRequest)) == 3  # c1, c2, c3 ran; c4 repeats c3's failure
-    last = list({r.tool_call_id: str(r.content) for r in s.tool_returns()}.values())[-1]
-    assert last.startswith("This is the code that just failed (")
+    assert len(of(events, ApprovalRequest)) == 3  # c1, c2, c3 ran
+    errors = of(events, AgentError)
+    assert len(errors) == 1 and errors[0].kind == "limit" and "ZeroDivisionError" in errors[0].message
+    assert "same error came up twice" in errors[0].message and len(s.requests) == 3

@@ -10,7 +10,13 @@ import pytest
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.text_protocol import RESULTS_KEY, SWITCH_KEY, TextAction, code_blocks, text_actions
+from freeact_tui.agent.policy.text_protocol import (
+    RESULTS_KEY,
+    SWITCH_KEY,
+    TextAction,
+    code_blocks,
+    text_actions,
+)
 from freeact_tui.events import (
     AgentError,
     ApprovalRequest,
@@ -309,20 +315,22 @@ async def test_cancel_while_a_block_runs_keeps_a_valid_history(
 async def test_the_auto_rule_counts_only_tool_calls_that_ran() -> None:
     from pydantic_ai.messages import ToolReturnPart
 
-    from freeact_tui.agent.text_protocol import ActionProtocol
+    from freeact_tui.agent.policy.mode import ActionMode
+    from freeact_tui.agent.policy.reply import ReplyPolicy
+    from freeact_tui.agent.policy.text_protocol import text_actions
 
     def history(metadata: dict[str, object] | None) -> list[ModelRequest]:
         part = ToolReturnPart(CODE_TOOL, "out", tool_call_id="c1", metadata=metadata)
         return [ModelRequest(parts=[part])]
 
-    reply = ModelResponse(parts=[TextPart("```python\nprint(1)\n```")])
-    protocol = ActionProtocol("auto", lambda _: None, lambda _: {})
+    blocks = text_actions("```python\nprint(1)\n```")
+    protocol = ReplyPolicy(ActionMode("auto"))
     for meta in (
         {"outcome": "interrupted"},
         {"outcome": "rejected"},
         {"outcome": "error", "malformed": True},
     ):
-        assert protocol.switch_reason(reply, history(meta)) is not None, meta
+        assert protocol.switch_reason(blocks, history(meta)) is not None, meta
     for meta in ({"outcome": "ok"}, {"outcome": "error"}, None):  # None: a freeact session stores no outcome
-        assert protocol.switch_reason(reply, history(meta)) is None, meta
-    assert ActionProtocol("tools", lambda _: None, lambda _: {}).switch_reason(reply, []) is None
+        assert protocol.switch_reason(blocks, history(meta)) is None, meta
+    assert ReplyPolicy(ActionMode("tools")).switch_reason(blocks, []) is None

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from freeact_tui.events import AgentEvent, CodeExecutionOutput, CodeExecutionOutputChunk, Decision
+from freeact_tui.actions.ports import TurnPorts
+from freeact_tui.events import CodeExecutionOutput, CodeExecutionOutputChunk
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
 from freeact_tui.shellwords import split_command
 from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript, ToolCall
@@ -15,18 +16,8 @@ from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript
 REJECTED_PART_NOTE = "The user rejected "
 """Starts the note that tells the model which shell part or MCP call was rejected (after the output)."""
 
-AskFn = Callable[[ToolCall, str], Awaitable[Decision]]
-EmitFn = Callable[[AgentEvent], None]
 CheckpointFn = Callable[[Sequence[ToolCall], str], Awaitable[None]]
 """Called with an approved action's calls and its tool call id just before it runs (may write files)."""
-
-
-class Overflow(NamedTuple):
-    """A result as the model sees it: whole, or a head/tail preview of a result saved to ``path``."""
-
-    content: str
-    truncated: bool
-    path: Path | None
 
 
 @dataclass
@@ -75,21 +66,18 @@ class CodeActionRunner:
 
     def __init__(
         self,
+        ports: TurnPorts,
         *,
-        ask: AskFn,
-        emit: EmitFn,
-        ids: Callable[[str], dict[str, Any]],
         execution_timeout: float | None,
-        overflow: Callable[[str], Overflow],
         model_profile: Callable[[], Any] | None = None,
         checkpoint: CheckpointFn | None = None,
     ) -> None:
         self._checkpoint = checkpoint
-        self._ask = ask
-        self._emit = emit
-        self._ids = ids
+        self._ask = ports.ask
+        self._emit = ports.emit
+        self._ids = ports.ids
         self._timeout = execution_timeout
-        self._overflow = overflow
+        self._overflow = ports.overflow
         self._model_profile = model_profile
 
     async def _decide(self, item: ExecApproval, corr_id: str) -> tuple[bool, str]:

@@ -14,16 +14,9 @@ from typing import Any, Protocol
 
 from pydantic_ai.messages import ToolCallPart
 
-from freeact_tui.actions.code import (
-    ActionOutcome,
-    ActionProgress,
-    AskFn,
-    CheckpointFn,
-    CodeActionRunner,
-    EmitFn,
-    Overflow,
-)
+from freeact_tui.actions.code import ActionOutcome, ActionProgress, CheckpointFn, CodeActionRunner
 from freeact_tui.actions.files import FileToolOptions, FileTools
+from freeact_tui.actions.ports import TurnPorts
 from freeact_tui.events import AgentError, Decision, Phase, ToolOutput
 from freeact_tui.execution.base import Executor
 from freeact_tui.toolcalls import (
@@ -53,12 +46,7 @@ class Dispatcher:
     """Runs one agent's tool calls.
 
     Args:
-        ask: approval of a typed call (rules may decide at once).
-        emit: puts an event into the running turn's stream.
-        ids: the event ids for a correlation id.
-        set_phase: records the phase of a running call (``None`` when it ends).
-        executor: the agent's kernel, started on first use.
-        overflow: keeps big results out of the history.
+        ports: approval, events, phases, the kernel and big results (``TurnPorts``).
         json_tools: the JSON MCP tools.
         subagents: runs a subagent task, or ``None`` where subagents are off.
         execution_timeout: seconds a code action may run (approval waits excluded).
@@ -67,12 +55,7 @@ class Dispatcher:
         checkpoint: called before each approved action that can write (undo), or ``None``.
     """
 
-    ask: AskFn
-    emit: EmitFn
-    ids: Callable[[str], dict[str, Any]]
-    set_phase: Callable[[str, Phase | None], None]
-    executor: Callable[[], Awaitable[Executor]]
-    overflow: Callable[[str], Overflow]
+    ports: TurnPorts
     json_tools: JsonTools
     subagents: SubagentRunner | None
     execution_timeout: float | None
@@ -85,12 +68,7 @@ class Dispatcher:
         self._files = (
             FileTools(
                 self.files,
-                ask=self.ask,
-                emit=self.emit,
-                ids=self.ids,
-                set_phase=self.set_phase,
-                executor=self.executor,
-                overflow=self.overflow,
+                self.ports,
                 lock=self._kernel_lock,
                 timeout=self.execution_timeout,
             )
@@ -124,69 +102,66 @@ class Dispatcher:
             if self.json_tools.owns(call.tool_name):
                 return await self._run_json_tool(call.tool_name, args, corr)
         finally:
-            self.set_phase(corr, None)
+            self.ports.set_phase(corr, None)
         content = f"Unknown tool `{call.tool_name}`. Use `{CODE_TOOL}` to run code."
-        self.emit(ToolOutput(content, is_error=True, **self.ids(corr)))
+        self.ports.emit(ToolOutput(content, is_error=True, **self.ports.ids(corr)))
         return ActionOutcome(content, is_error=True, malformed=True)
 
     async def _run_code(self, code: str, corr: str) -> ActionOutcome:
-        decision = await self.ask(CodeAction(code), corr)
+        decision = await self.ports.ask(CodeAction(code), corr)
         if not decision.approved:
             return ActionOutcome(_rejected("this code action", decision), rejected=True)
-        executor = await self.executor()
+        executor = await self.ports.executor()
         self.prepare_executor(executor)
         runner = CodeActionRunner(
-            ask=self.ask,
-            emit=self.emit,
-            ids=self.ids,
+            self.ports,
             execution_timeout=self.execution_timeout,
-            overflow=self.overflow,
             model_profile=self.files.model_profile if self.files is not None else None,
             checkpoint=self.checkpoint,
         )
         async with self._kernel_lock:
-            self.set_phase(corr, Phase.EXECUTION)
+            self.ports.set_phase(corr, Phase.EXECUTION)
             if self.checkpoint is not None:
                 await self.checkpoint([CodeAction(code)], corr)
             outcome = await runner.run(executor, code, corr, ActionProgress())
         if outcome.kernel_died:
-            self.emit(
+            self.ports.emit(
                 AgentError(
                     "The kernel died while running this action and was restarted; variables are lost.",
                     kind="kernel",
-                    **self.ids(corr),
+                    **self.ports.ids(corr),
                 )
             )
         return outcome
 
     async def _run_reset(self, corr: str) -> ActionOutcome:
-        decision = await self.ask(JsonToolCall(RESET_TOOL, {}), corr)
+        decision = await self.ports.ask(JsonToolCall(RESET_TOOL, {}), corr)
         if not decision.approved:
             return ActionOutcome(_rejected("the kernel reset", decision), rejected=True)
-        executor = await self.executor()
+        executor = await self.ports.executor()
         async with self._kernel_lock:
-            self.set_phase(corr, Phase.EXECUTION)
+            self.ports.set_phase(corr, Phase.EXECUTION)
             try:
                 await executor.reset()
             except Exception as exc:  # the model is told; the turn goes on
                 text = f"The kernel could not be reset: {exc}"
-                self.emit(ToolOutput(text, is_error=True, **self.ids(corr)))
+                self.ports.emit(ToolOutput(text, is_error=True, **self.ports.ids(corr)))
                 return ActionOutcome(text, is_error=True)
             self.prepare_executor(executor)
         text = "The kernel was reset: variables, imports and definitions are gone; files and packages stay."
-        self.emit(ToolOutput(text, **self.ids(corr)))
+        self.ports.emit(ToolOutput(text, **self.ports.ids(corr)))
         return ActionOutcome(text)
 
     async def _run_json_tool(self, name: str, args: dict[str, Any], corr: str) -> ActionOutcome:
-        decision = await self.ask(JsonToolCall(name, args), corr)
+        decision = await self.ports.ask(JsonToolCall(name, args), corr)
         if not decision.approved:
             return ActionOutcome(_rejected(f"the call of `{name}`", decision), rejected=True)
-        self.set_phase(corr, Phase.EXECUTION)
+        self.ports.set_phase(corr, Phase.EXECUTION)
         if self.checkpoint is not None:
             await self.checkpoint([JsonToolCall(name, args)], corr)
         text, is_error = await self.json_tools.call(name, args)
-        self.emit(ToolOutput(text, is_error=is_error, **self.ids(corr)))
-        return ActionOutcome(self.overflow(text).content, is_error=is_error)
+        self.ports.emit(ToolOutput(text, is_error=is_error, **self.ports.ids(corr)))
+        return ActionOutcome(self.ports.overflow(text).content, is_error=is_error)
 
     async def _run_subagent(self, args: dict[str, Any], corr: str, run: SubagentRunner) -> ActionOutcome:
         prompt = args.get("prompt")
@@ -194,12 +169,12 @@ class Dispatcher:
             return ActionOutcome("Missing string argument `prompt`.", is_error=True, malformed=True)
         requested = args.get("max_turns", 100)
         max_turns = requested if isinstance(requested, int) and requested > 0 else 100
-        decision = await self.ask(SubagentTask(prompt, max_turns), corr)
+        decision = await self.ports.ask(SubagentTask(prompt, max_turns), corr)
         if not decision.approved:
             return ActionOutcome(_rejected("this subagent task", decision), rejected=True)
-        self.set_phase(corr, Phase.SUBAGENT)
+        self.ports.set_phase(corr, Phase.SUBAGENT)
         outcome = await run(prompt, max_turns, corr)
-        self.emit(ToolOutput(outcome.content, is_error=outcome.is_error, **self.ids(corr)))
+        self.ports.emit(ToolOutput(outcome.content, is_error=outcome.is_error, **self.ports.ids(corr)))
         return outcome
 
 

@@ -18,9 +18,10 @@ from typing import Any
 from pydantic_ai.messages import BinaryContent
 
 from freeact_tui.actions import file_ops as ops
-from freeact_tui.actions.code import ActionOutcome, AskFn, EmitFn, Overflow
+from freeact_tui.actions.code import ActionOutcome
+from freeact_tui.actions.ports import TurnPorts
 from freeact_tui.events import Decision, Phase, ToolOutput
-from freeact_tui.execution.base import ExecApproval, ExecResult, Executor
+from freeact_tui.execution.base import ExecApproval, ExecResult
 from freeact_tui.toolcalls import (
     FILE_TOOLS,
     READ_MEDIA_TOOL,
@@ -62,23 +63,18 @@ class FileTools:
     def __init__(
         self,
         options: FileToolOptions,
+        ports: TurnPorts,
         *,
-        ask: AskFn,
-        emit: EmitFn,
-        ids: Callable[[str], dict[str, Any]],
-        set_phase: Callable[[str, Phase | None], None],
-        executor: Callable[[], Awaitable[Executor]],
-        overflow: Callable[[str], Overflow],
         lock: asyncio.Lock,
         timeout: float | None,
     ) -> None:
         self.options = options
-        self._ask = ask
-        self._emit = emit
-        self._ids = ids
-        self._set_phase = set_phase
-        self._executor = executor
-        self._overflow = overflow
+        self._ask = ports.ask
+        self._emit = ports.emit
+        self._ids = ports.ids
+        self._set_phase = ports.set_phase
+        self._executor = ports.executor
+        self._overflow = ports.overflow
         self._lock = lock
         self._timeout = timeout
 

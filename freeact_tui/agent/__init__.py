@@ -1,14 +1,20 @@
-"""The turn loop (the SDK's core): ``Agent`` and what it is made of.
+"""The agent core (the SDK): ``Agent`` and the parts it is composed of.
 
-- ``agent``: lifecycle (start/stop), ``stream()``, ``cancel()``, status events.
-- ``runtime``: ``Settings`` (one set of defaults, those of ``Config``) and ``Runtime`` (per agent;
-  ``for_subagent()``).
-- ``turn`` / ``turn_loop``: the typed state of a running turn (a phase per call) and the loop itself.
-- ``approvals``: ``ApprovalGate`` (rules decide at once, else wait for a decision).
-- ``recorder``: history, session append/rollback, big results moved to ``tool-results/``.
-- ``usage``: token and cost totals. ``subagents``: delegated tasks (given a runtime and a factory).
-- ``model_call``, ``models``, ``prompts``, ``history``: one model request, model resolution, the
-  system prompt, message helpers. ``compat``: the older freeact ``CodeActAgent`` facade.
+- ``agent``: ``Agent`` — lifecycle (start/stop), ``stream()``, ``cancel()``, ``steer()``; composes the parts.
+- ``settings`` / ``runtime``: ``Settings`` (the keyword settings, defaults from ``Config``) and ``Runtime``
+  (per agent; ``for_subagent()``).
+- ``channel``: the one event channel (into the running turn's stream, else to the listeners).
+- ``turn/``: one turn — ``Turn`` (``loop``), its start (``opening``), one model request (``model_step``),
+  a step's actions (``actions``), the dispatcher's wiring, and the typed state (a phase per call).
+- ``policy/``: ``ReplyPolicy`` — what a reply leads to (run calls / run blocks / nudge / answer), with
+  the action mode, the outcomes of actions, the text protocol, calls written as text, nudges and the
+  repeat guard. No I/O.
+- ``context/``: ``ContextKeeper`` — the window gauge, the history as sent, compaction.
+- ``approvals`` (``ApprovalGate``), ``recorder`` (history, session file, big results), ``kernel``
+  (the executor), ``usage``, ``subagents``, ``checkpointing``/``rewind``/``action_log`` (undo),
+  ``model_call``/``model_stream``/``pydantic_private`` (one model request), ``models``, ``prompts``,
+  ``history``, ``offered_tools``, ``user_shell``.
 
-May import ``actions``, ``mcp``, ``execution``, ``store`` and the shared modules; never ``tui`` or ``cli``.
+May import ``actions``, ``mcp``, ``execution``, ``store``, ``demo`` and the shared modules; never ``tui``,
+``acp``, ``compat`` or ``cli``.
 """

@@ -1,155 +1,103 @@
 """The agent: a code-action loop over pydantic-ai models, with approvals, persistence and cancellation.
 
-``Agent.stream(prompt)`` runs one turn: the model streams thoughts and text, its tool calls are
-approved and executed, their results go back to the model, until it answers without a tool call.
-The turn runs in its own task and pushes events into a queue, so concurrent work (several tool
-calls, subagents) merges into one ordered stream and ``cancel()`` can stop any phase at once.
+``Agent.stream(prompt)`` runs one turn (``turn/loop.py``): the model streams thoughts and text, the
+reply policy decides what the reply leads to (``policy/reply.py``), its actions are approved and
+run, their results go back to the model, until the reply is the answer. The turn runs in its own
+task and puts its events into the agent's one event channel (``channel.py``), so concurrent work
+(several tool calls, subagents) merges into one ordered stream and ``cancel()`` stops any phase at once.
+
+The agent is composed once, in ``_setup``: recorder, kernel, approval gate, context keeper, reply
+policy, the tools offered; each turn is a ``Turn`` built from these parts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic_ai.messages import ModelMessage, UserContent
 from pydantic_ai.models import Model
-from pydantic_ai.settings import ModelSettings
 
+from freeact_tui.actions.dispatch import Dispatcher
+from freeact_tui.actions.ports import EventPorts, TurnPorts
 from freeact_tui.agent import history as hist
 from freeact_tui.agent.approvals import ApprovalGate
+from freeact_tui.agent.channel import EventChannel
 from freeact_tui.agent.checkpointing import Checkpointing
+from freeact_tui.agent.context.keeper import ContextKeeper
+from freeact_tui.agent.context.window import ContextBreakdown
+from freeact_tui.agent.kernel import AgentKernel
 from freeact_tui.agent.models import resolve_model
+from freeact_tui.agent.offered_tools import OfferedTools
+from freeact_tui.agent.policy.mode import ActionMode
+from freeact_tui.agent.policy.reply import ReplyPolicy
 from freeact_tui.agent.recorder import Recorder
-from freeact_tui.agent.runtime import Runtime, Settings
+from freeact_tui.agent.runtime import Runtime
+from freeact_tui.agent.settings import Settings
 from freeact_tui.agent.subagents import SubagentManager
-from freeact_tui.agent.turn import TurnState
-from freeact_tui.agent.turn_loop import TurnLoop
+from freeact_tui.agent.turn.dispatcher import turn_dispatcher
+from freeact_tui.agent.turn.loop import Turn
+from freeact_tui.agent.turn.model_step import ModelStep
+from freeact_tui.agent.turn.opening import TurnOpening
+from freeact_tui.agent.turn.state import TurnError, TurnState
 from freeact_tui.agent.usage import UsageMeter
 from freeact_tui.agent.user_shell import UserShell
-from freeact_tui.events import AgentEvent, KernelState, KernelStatus, Phase, UsageUpdate
+from freeact_tui.events import AgentEvent, Compacted, ContextUpdate, KernelState, Phase, UsageUpdate
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.execution.pool import ExecutorPool
 from freeact_tui.mcp.discovery import DiscoveryMode
-from freeact_tui.mcp.gentools import generated_root, gentools_root
+from freeact_tui.mcp.gentools import generated_root
 from freeact_tui.mcp.setup import McpSetup
 from freeact_tui.permissions import PermissionRules, rules_for
 from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.sessions import Session, SessionDamaged, new_session_id
 
 if TYPE_CHECKING:
-    from freeact_tui.config import ActionProtocolName, Config
+    from freeact_tui.config import Config
 
-_END = object()
-_DEFAULTS = Settings()
+_OWN = ("agent_id", "session_id", "permissions", "executor", "parent_corr_id", "eager_kernel")  # not settings
 
 
 class AgentBusy(RuntimeError):
     """``stream()`` was called while a turn is still running."""
 
 
-class Agent(TurnLoop):
+class Agent:
     """A code-action agent. Use as an async context manager, then iterate ``stream(prompt)``.
 
     Args:
         model: a pydantic-ai model or a ``provider:name`` string (``"test"`` for the offline test model).
-        model_settings: pydantic-ai model settings (temperature, max_tokens, …).
-        system_prompt: replaces the built-in system prompt.
-        agent_id: ``"main"`` or a subagent id.
-        session_id: resume this session (a UUID); ``None`` starts a new one.
-        sessions_dir: where sessions are stored; ``None`` disables persistence.
-        working_dir: the kernel's working directory (default: the current directory).
-        execution_timeout: seconds a code action may run (approval waits excluded).
-        approval_timeout: seconds to wait for a decision before rejecting; ``None`` waits forever.
-        skip_permissions: approve every action without asking.
-        permissions: permission rules; by default the user's rules file plus defaults.
-        executor: an already started executor to use (not stopped by the agent).
-        eager_kernel: start the kernel in ``start()`` (False: at the first code action).
-        checkpoints: checkpoint the working directory before each action that can write (undo).
-        action_protocol: ``tools``, ``text`` (code blocks in the reply are the actions) or ``auto``.
+        settings: the agent's ``Settings`` (default: ``Config``'s defaults).
+        **overrides: fields of ``Settings`` by name (``working_dir=…``, ``action_protocol="auto"``,
+            ``checkpoint_max_file_bytes=…``), and what is per agent: ``agent_id`` (``"main"`` or a
+            subagent id), ``session_id`` (resume this session, a UUID; ``None`` starts a new one),
+            ``permissions`` (default: none but the defaults, or all with ``skip_permissions``),
+            ``executor`` (an already started executor, not stopped by the agent), ``parent_corr_id``,
+            ``eager_kernel`` (start the kernel in ``start()``; False: at the first code action).
 
-    The other keywords are the fields of ``Settings`` (defaults: those of ``Config``).
+    Raises:
+        TypeError: a keyword is neither a ``Settings`` field nor one of the per-agent ones.
     """
 
-    def __init__(
-        self,
-        model: str | Model,
-        *,
-        model_settings: ModelSettings | dict[str, Any] | None = None,
-        system_prompt: str | None = None,
-        agent_id: str = "main",
-        session_id: str | None = None,
-        sessions_dir: Path | None = None,
-        working_dir: Path | None = None,
-        mcp_servers: dict[str, Any] | None = None,
-        kernel_env: dict[str, str] | None = None,
-        execution: str = _DEFAULTS.execution,
-        images_dir: Path | None = None,
-        execution_timeout: float = _DEFAULTS.execution_timeout,
-        model_idle_timeout: float = _DEFAULTS.model_idle_timeout,
-        approval_timeout: float | None = _DEFAULTS.approval_timeout,
-        enable_subagents: bool = _DEFAULTS.enable_subagents,
-        max_subagents: int = _DEFAULTS.max_subagents,
-        skip_permissions: bool = _DEFAULTS.skip_permissions,
-        permissions: PermissionRules | None = None,
-        executor: Executor | None = None,
-        base_url: str | None = None,
-        api_key_env: str | None = None,
-        tool_result_inline_max_bytes: int = _DEFAULTS.tool_result_inline_max_bytes,
-        tool_result_preview_chars: int = _DEFAULTS.tool_result_preview_chars,
-        context_window: int | None = _DEFAULTS.context_window,
-        compact_threshold: float = _DEFAULTS.compact_threshold,
-        trim_result_chars: int = _DEFAULTS.trim_result_chars,
-        parent_corr_id: str | None = None,
-        subagent_pool_size: int = _DEFAULTS.subagent_pool_size,
-        docker_image: str | None = _DEFAULTS.docker_image,
-        remote_url: str | None = None,
-        remote_insecure: bool = _DEFAULTS.remote_insecure,
-        action_protocol: ActionProtocolName = _DEFAULTS.action_protocol,
-        eager_kernel: bool = True,
-        checkpoints: bool = _DEFAULTS.checkpoints,
-    ) -> None:
-        settings = Settings(
-            model_settings=cast(ModelSettings | None, model_settings),
-            system_prompt=system_prompt,
-            sessions_dir=sessions_dir,
-            working_dir=working_dir or Path.cwd(),
-            mcp_servers=dict(mcp_servers or {}),
-            kernel_env=dict(kernel_env or {}),
-            execution=execution,
-            images_dir=images_dir,
-            execution_timeout=execution_timeout,
-            model_idle_timeout=model_idle_timeout,
-            approval_timeout=approval_timeout,
-            enable_subagents=enable_subagents,
-            max_subagents=max_subagents,
-            skip_permissions=skip_permissions,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            tool_result_inline_max_bytes=tool_result_inline_max_bytes,
-            tool_result_preview_chars=tool_result_preview_chars,
-            context_window=context_window,
-            compact_threshold=compact_threshold,
-            trim_result_chars=trim_result_chars,
-            subagent_pool_size=subagent_pool_size,
-            docker_image=docker_image,
-            remote_url=remote_url,
-            remote_insecure=remote_insecure,
-            checkpoints=checkpoints,
-            action_protocol=action_protocol,
+    def __init__(self, model: str | Model, settings: Settings | None = None, **overrides: Any) -> None:
+        own = {k: overrides.pop(k) for k in _OWN if k in overrides}
+        resolved = (settings or Settings()).with_overrides(**overrides)
+        permissions = own.get("permissions") or PermissionRules(
+            None, skip_permissions=resolved.skip_permissions, working_dir=resolved.working_dir
         )
         runtime = Runtime(
-            model=resolve_model(model, base_url=base_url, api_key_env=api_key_env),
-            settings=settings,
-            session_id=session_id or new_session_id(),
-            permissions=permissions
-            or PermissionRules(None, skip_permissions=skip_permissions, working_dir=settings.working_dir),
-            agent_id=agent_id,
-            executor=executor,
-            parent_corr_id=parent_corr_id,
+            model=resolve_model(model, base_url=resolved.base_url, api_key_env=resolved.api_key_env),
+            settings=resolved,
+            session_id=own.get("session_id") or new_session_id(),
+            permissions=permissions,
+            agent_id=own.get("agent_id") or "main",
+            executor=own.get("executor"),
+            parent_corr_id=own.get("parent_corr_id"),
         )
-        self._setup(runtime, eager_kernel=eager_kernel)
+        self._setup(runtime, eager_kernel=own.get("eager_kernel", True))
 
     @classmethod
     def from_runtime(cls, runtime: Runtime, *, eager_kernel: bool = True) -> Agent:
@@ -164,31 +112,15 @@ class Agent(TurnLoop):
         model = overrides.pop("model", config.model)
         if model is None:
             raise ValueError("no model configured")
-        own = {
-            k: overrides.pop(k)
-            for k in ("agent_id", "session_id", "permissions", "executor", "parent_corr_id", "eager_kernel")
-            if k in overrides
-        }
+        own = {k: overrides.pop(k) for k in _OWN if k in overrides}
         settings = Settings.from_config(config, **overrides)
-        permissions = own.get("permissions")
-        if permissions is None:
-            permissions = rules_for(
+        if own.get("permissions") is None:
+            own["permissions"] = rules_for(
                 settings.working_dir,
                 skip_permissions=settings.skip_permissions,
                 trusted=settings.project_trusted,
             )
-        return cls.from_runtime(
-            Runtime(
-                model=resolve_model(model, base_url=settings.base_url, api_key_env=settings.api_key_env),
-                settings=settings,
-                session_id=own.get("session_id") or new_session_id(),
-                permissions=permissions,
-                agent_id=own.get("agent_id", "main"),
-                executor=own.get("executor"),
-                parent_corr_id=own.get("parent_corr_id"),
-            ),
-            eager_kernel=own.get("eager_kernel", True),
-        )
+        return cls(model, settings, **own)
 
     def _setup(self, runtime: Runtime, *, eager_kernel: bool = True) -> None:
         s = runtime.settings
@@ -196,16 +128,9 @@ class Agent(TurnLoop):
         self.runtime = runtime
         self.agent_id = runtime.agent_id
         self.model = runtime.model
-        self.model_settings = s.model_settings
         self.session_id = runtime.session_id
-        self.working_dir = s.working_dir
-        self.sessions_dir = s.sessions_dir
-        self.execution_mode = s.execution
-        self.execution_timeout = s.execution_timeout
-        self.approval_timeout = s.approval_timeout
-        self.skip_permissions = s.skip_permissions
-        self.parent_corr_id = runtime.parent_corr_id
         self.enable_subagents = runtime.subagents_enabled
+        self.events = EventChannel()
         self.mcp = McpSetup(
             s.mcp_servers if runtime.is_main else {},
             ptc_root=generated_root(s.working_dir, trusted=s.project_trusted),
@@ -226,27 +151,41 @@ class Agent(TurnLoop):
             )
             runtime.checkpointing.notify = self.publish  # skipped files, failed checkpoints
         self.checkpointing = runtime.checkpointing
+        self.kernel = AgentKernel(runtime, self.mcp, self.publish)
+        self.mode = ActionMode(s.action_protocol)
+        self.policy = ReplyPolicy(self.mode)
+        self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.mode)
+        self._state = TurnState()  # the running turn's; reset for each turn
+        events = EventPorts(emit=self.events.put, ids=self._ids, set_phase=self._state.set_phase)
+        self.gate = ApprovalGate(runtime.permissions, events, timeout=s.approval_timeout)
+        self.ports = TurnPorts(
+            emit=events.emit,
+            ids=events.ids,
+            set_phase=events.set_phase,
+            ask=self.gate.ask,
+            executor=self._turn_executor,
+            overflow=self.recorder.overflow,
+        )
+        self.opening = TurnOpening(runtime, self.recorder, self.mcp, events)
+        self.context = ContextKeeper(
+            runtime,
+            self.recorder,
+            publish=self.publish,
+            add_usage=self.add_usage,
+            tools=self.tools.definitions,
+            system_prompt=self.opening.system_prompt,
+            busy=lambda: self.busy,
+        )
         self._subagents: SubagentManager | None = None
-        self._executor = runtime.executor
-        self._owns_executor = runtime.executor is None
-        self._kernel_task: asyncio.Task[Executor] | None = None
         self._user_shell = UserShell()
         self._shell_running = False
-        self._listeners: list[Callable[[AgentEvent], None]] = []
-        self._queue: asyncio.Queue[Any] | None = None
+        self._turn: Turn | None = None
         self._turn_task: asyncio.Task[None] | None = None
-        self._turn: TurnState = TurnState()
-        self._cancel_requested = False
-        self._cancel_phase: Phase = Phase.IDLE
-        self._steering: list[str] = []
+        self._left_steering: list[str] = []
         self._started = False
-        self.gate = ApprovalGate(
-            runtime.permissions,
-            emit=self._emit,
-            ids=self._ids,
-            timeout=s.approval_timeout,
-            set_phase=lambda corr, phase: self._turn.set_phase(corr, phase),
-        )
+
+    def _ids(self, corr_id: str = "") -> dict[str, Any]:
+        return {"agent_id": self.agent_id, "corr_id": corr_id, "parent_corr_id": self.runtime.parent_corr_id}
 
     # -- properties ----------------------------------------------------------------------------
 
@@ -269,6 +208,38 @@ class Agent(TurnLoop):
         self.gate.permissions = rules
 
     @property
+    def model_settings(self) -> Any:
+        return self.runtime.settings.model_settings
+
+    @property
+    def working_dir(self) -> Path:
+        return self.runtime.settings.working_dir
+
+    @property
+    def sessions_dir(self) -> Path | None:
+        return self.runtime.settings.sessions_dir
+
+    @property
+    def execution_mode(self) -> str:
+        return self.runtime.settings.execution
+
+    @property
+    def execution_timeout(self) -> float:
+        return self.runtime.settings.execution_timeout
+
+    @property
+    def approval_timeout(self) -> float | None:
+        return self.runtime.settings.approval_timeout
+
+    @property
+    def skip_permissions(self) -> bool:
+        return self.runtime.settings.skip_permissions
+
+    @property
+    def parent_corr_id(self) -> str | None:
+        return self.runtime.parent_corr_id
+
+    @property
     def load_damage(self) -> SessionDamaged | None:
         return self.recorder.load_damage
 
@@ -283,15 +254,11 @@ class Agent(TurnLoop):
     @property
     def phase(self) -> Phase:
         """What the running turn is doing (the most advanced phase of its calls); idle between turns."""
-        return self._turn.phase if self.busy else Phase.IDLE
+        return self._state.phase if self.busy else Phase.IDLE
 
     @property
     def kernel_state(self) -> KernelState:
-        if self._executor is not None:
-            return self._executor.state
-        if self._kernel_task is not None and self._kernel_task.done() and self._kernel_task.exception():
-            return "failed"
-        return "starting" if self._kernel_task is not None else "stopped"
+        return self.kernel.state
 
     @property
     def usage(self) -> UsageUpdate:
@@ -307,20 +274,48 @@ class Agent(TurnLoop):
         return self.recorder.session
 
     def subscribe(self, callback: Callable[[AgentEvent], None]) -> None:
-        """Receive status events (KernelStatus, UsageUpdate, SubagentStatus) while no turn streams them."""
-        self._listeners.append(callback)
+        """Receive the events put while no turn streams them (``channel.py``): kernel, usage, subagent status."""
+        self.events.subscribe(callback)
 
     def publish(self, event: AgentEvent) -> None:
-        """A status event goes to the running turn's stream, or else to the listeners: once, never both."""
-        if self._queue is not None:
-            self._queue.put_nowait(event)
-            return
-        for listener in list(self._listeners):
-            listener(event)
+        """An event goes to the running turn's stream, or else to the listeners: once, never both."""
+        self.events.put(event)
 
     def add_usage(self, usage: UsageUpdate) -> None:
         """Count tokens (this agent's, or a finished subagent's) into the session totals and report them."""
         self.publish(self.meter.add(usage))
+
+    # -- context (``context/keeper.py``) ----------------------------------------------------------
+
+    @property
+    def transcript(self) -> list[ModelMessage]:
+        """Every message of the session, compaction records included (the history the model sees is shorter)."""
+        return self.context.transcript
+
+    @property
+    def context_window(self) -> tuple[int, str]:
+        """The model's window in tokens and where the figure comes from."""
+        return self.context.context_window
+
+    def prepared_history(self) -> list[ModelMessage]:
+        """The history as the next request sends it (trimmed, adjacent requests merged)."""
+        return self.context.prepared_history()
+
+    def context_usage(self) -> ContextUpdate:
+        """How full the window is: the provider's count of the last answer plus estimates of what came after."""
+        return self.context.context_usage()
+
+    def context_breakdown(self) -> ContextBreakdown:
+        """Estimated tokens of the next request by kind: system prompt, tools, history, tool results, images."""
+        return self.context.context_breakdown()
+
+    async def compact(self, focus: str | None = None) -> Compacted | None:
+        """Summarise the older turns now (``/compact``); ``None`` when there is too little to compact.
+
+        Raises:
+            CompactionError: the model could not summarise (the history is unchanged).
+        """
+        return await self.context.compact(focus)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -337,6 +332,7 @@ class Agent(TurnLoop):
             return
         self._started = True
         self.recorder.load()
+        self.mode.resume(self.history)  # an auto session that had switched to text stays in text
         if self.recorder.rewind_note and self.runtime.is_main:
             self.checkpointing.tell_model(self.recorder.rewind_note)
         dangling = hist.unanswered_calls(self.history)
@@ -344,12 +340,12 @@ class Agent(TurnLoop):
             # A crash mid-turn left calls unanswered: answer them so the next request is valid.
             self.recorder.record(hist.interrupted_returns(dangling, {}))
         self.mcp.start()
-        if self._executor is not None:
-            self._executor.add_state_listener(self._on_kernel_state)
+        if self.kernel.executor is not None:
+            self.kernel.watch()
         elif self._eager_kernel:
-            self._kernel_task = asyncio.create_task(self._start_executor())
+            self.kernel.start_soon()
         if self.enable_subagents:
-            pool = ExecutorPool(self._new_executor, self.runtime.settings.subagent_pool_size)
+            pool = ExecutorPool(self.kernel.new_executor, self.runtime.settings.subagent_pool_size)
             self._subagents = SubagentManager(
                 self.runtime,
                 factory=Agent.from_runtime,
@@ -359,87 +355,34 @@ class Agent(TurnLoop):
                 session=self.recorder.session,
                 pool=pool,
             )
-            if self._kernel_task is not None:  # warm subagent kernels only once ours is up
-                self._kernel_task.add_done_callback(lambda _: pool.fill())
+            if self.kernel.task is not None:  # warm subagent kernels only once ours is up
+                self.kernel.task.add_done_callback(lambda _: pool.fill())
             elif self._eager_kernel:
                 pool.fill()
 
     async def stop(self) -> None:
         """Cancel a running turn and stop the kernel (if this agent started it)."""
-        if self.busy:
-            self.cancel()
-            assert self._turn_task is not None
-            await asyncio.gather(self._turn_task, return_exceptions=True)
-        if self._kernel_task is not None and not self._kernel_task.done():
-            self._kernel_task.cancel()
-            await asyncio.gather(self._kernel_task, return_exceptions=True)
+        await self.cancel_and_wait()
         await self.mcp.stop()
         if self._subagents is not None:
             await self._subagents.pool.stop()
             self._subagents = None
-        if self._owns_executor and self._executor is not None:
-            try:
-                await self._executor.stop()
-            finally:
-                self._executor = None
+        await self.kernel.stop()
         if self.runtime.is_main:
             await self.checkpointing.close()  # a background packing run of the checkpoint store
         self.recorder.close()
         self._started = False
 
-    def _new_executor(self) -> Executor:
-        from freeact_tui.execution import create_executor
-
-        s = self.runtime.settings
-        return create_executor(
-            s.execution,
-            working_dir=s.working_dir,
-            images_dir=s.images_dir,
-            kernel_env=s.kernel_env,
-            # mcptools and gentools share one root (a freeact project's .freeact/generated): one entry.
-            extra_pythonpath=list(dict.fromkeys([*self.mcp.pythonpath(), gentools_root(s.working_dir, trusted=s.project_trusted)])),
-            mcp_servers=self.runtime.ptc_servers,
-            docker_image=s.docker_image,
-            remote_url=s.remote_url,
-            remote_insecure=s.remote_insecure,
-        )
-
-    async def _start_executor(self) -> Executor:
-        from freeact_tui.execution import preload_backend
-
-        # The backend's imports take seconds: off the event loop, so a UI draws and takes keys meanwhile.
-        await asyncio.to_thread(preload_backend, self.runtime.settings.execution)
-        executor = self._new_executor()
-        executor.add_state_listener(self._on_kernel_state)  # it reports "starting", "ready", "failed"
+    async def _turn_executor(self) -> Executor:
         try:
-            await executor.start()
-        except BaseException as exc:
-            if executor.state != "failed":  # cancelled, or failed before it could say so
-                self.publish(KernelStatus("failed", detail=str(exc), agent_id=self.agent_id))
-            await asyncio.shield(executor.stop())
-            raise
-        self._executor = executor
-        return executor
-
-    def _on_kernel_state(self, state: KernelState, detail: str) -> None:
-        self.publish(KernelStatus(state, detail=detail, agent_id=self.agent_id))
-
-    async def _ensure_executor(self) -> Executor:
-        if self._executor is not None:
-            return self._executor
-        if self._kernel_task is None:
-            self._kernel_task = asyncio.create_task(self._start_executor())
-        try:
-            return await asyncio.shield(self._kernel_task)
-        except (ExecutorError, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            raise ExecutorError(f"The kernel could not be started: {exc}") from exc
+            return await self.kernel.ensure()
+        except ExecutorError as exc:
+            raise TurnError("kernel", str(exc)) from exc
 
     async def restart_kernel(self) -> None:
         """Restart the kernel (after a rewind): all its state is lost; a kernel not started stays so."""
-        if self._executor is not None:
-            await self._executor.reset()
+        if self.kernel.executor is not None:
+            await self.kernel.executor.reset()
 
     # -- turns ----------------------------------------------------------------------------------
 
@@ -447,10 +390,8 @@ class Agent(TurnLoop):
         """Stop the running turn at once (model streaming, approval wait or execution), or the user's
         own running ``!command`` (its kernel is interrupted)."""
         self._user_shell.interrupt()
-        if self._turn_task is not None and not self._turn_task.done():
-            self._cancel_requested = True
-            self._cancel_phase = self._turn.phase  # unwinding clears the calls' phases
-            self._turn_task.cancel()
+        if self._turn is not None and self._turn_task is not None and not self._turn_task.done():
+            self._turn.cancel(self._turn_task)
 
     async def cancel_and_wait(self) -> None:
         """Cancel a running turn and wait until it has unwound (what it did is in the history)."""
@@ -463,15 +404,39 @@ class Agent(TurnLoop):
         """Send ``text`` into the running turn: the model gets it before its next request (after the
         current tool calls). Returns False when no turn runs. What a turn that ends first did not take
         is returned by ``take_steering()``."""
-        if not self.busy:
+        if not self.busy or self._turn is None:
             return False
-        self._steering.append(text)
+        self._turn.steering.append(text)
         return True
 
     def take_steering(self) -> list[str]:
         """Messages given to ``steer()`` that the turn ended without sending (cleared)."""
-        left, self._steering = self._steering, []
+        if self._turn is None:
+            return []
+        left, self._turn.steering = self._turn.steering, []
         return left
+
+    def _dispatcher(self) -> Dispatcher:
+        return turn_dispatcher(
+            self.ports, self.runtime, self.mcp, self.checkpointing, self._subagents, self.events.put
+        )
+
+    def _new_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None) -> Turn:
+        self._state.reset()
+        return Turn(
+            self.ports,
+            self.recorder,
+            self.gate,
+            self.context,
+            self.policy,
+            model=ModelStep(self.runtime, self.ports, self.context, self.tools, self.meter, self.add_usage),
+            dispatcher=self._dispatcher(),
+            tools=self.tools,
+            state=self._state,
+            opening=functools.partial(self.opening, prompt),
+            budget=max_turns if max_turns is not None else self.runtime.settings.max_model_requests,
+            explicit=max_turns is not None,
+        )
 
     async def stream(
         self, prompt: str | Sequence[UserContent], max_turns: int | None = None
@@ -480,7 +445,7 @@ class Agent(TurnLoop):
 
         Args:
             prompt: the user's message (text or multimodal content).
-            max_turns: the most model requests this turn may make.
+            max_turns: the most model requests this turn may make (default: ``max_model_requests``).
 
         Raises:
             AgentBusy: a turn is already running.
@@ -496,24 +461,25 @@ class Agent(TurnLoop):
             prompt = [context, *prompt]
         if self.runtime.is_main:
             prompt = self.checkpointing.take_note(prompt)  # after an undo or a rewind
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._queue = queue
-        self._cancel_requested = False
-        self._steering = []
-        self._turn = TurnState()
-        task = asyncio.create_task(self._run_turn(prompt, max_turns))
+        turn = self._new_turn(prompt, max_turns)
+        self._turn = turn
+        self.events.open()
+        task = asyncio.create_task(self._run(turn))
         self._turn_task = task
         try:
-            while True:
-                item = await queue.get()
-                if item is _END:
-                    break
-                yield item
+            async for event in self.events.drain():
+                yield event
         finally:
             if not task.done():  # the consumer stopped early: stop the turn too
                 self.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-            self._queue = None
+            self.events.release()
+
+    async def _run(self, turn: Turn) -> None:
+        try:
+            await turn.run()
+        finally:
+            self.events.close()  # inside the task: the stream ends after the turn's last event
 
     async def run_user_shell(self, command: str) -> AsyncIterator[AgentEvent]:
         """Run the user's own shell command in the kernel at once (no approval) and yield its output.
@@ -530,20 +496,12 @@ class Agent(TurnLoop):
             await self.start()
         self._shell_running = True
         try:
-            executor = await self._ensure_executor()
+            executor = await self.kernel.ensure()
             timeout = self.runtime.settings.execution_timeout
             async for event in self._user_shell.run(executor, command, agent_id=self.agent_id, limit=timeout):
                 yield event
         finally:
             self._shell_running = False
-
-    def _emit(self, event: AgentEvent) -> None:
-        if self._queue is not None:
-            self._queue.put_nowait(event)
-
-    def _end_stream(self) -> None:
-        if self._queue is not None:
-            self._queue.put_nowait(_END)
 
 
 __all__ = ["Agent", "AgentBusy"]

@@ -10,10 +10,10 @@ dialog keeps asking.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
-from freeact_tui.events import AgentEvent, ApprovalRequest, Decision, Phase, ToolOutput
+from freeact_tui.actions.ports import EventPorts
+from freeact_tui.events import ApprovalRequest, Decision, Phase, ToolOutput
 from freeact_tui.permissions import PermissionRules, PermissionsFileError
 from freeact_tui.shellwords import shell_only_cell
 from freeact_tui.toolcalls import CodeAction, ToolCall, call_record
@@ -24,26 +24,16 @@ class ApprovalGate:
 
     Args:
         permissions: the rules that may decide at once, and that remembered decisions extend.
-        emit: puts an event into the running turn's stream.
-        ids: the event ids (agent, correlation, parent) for a call's correlation id.
+        ports: events (``ApprovalRequest``), event ids and the phase of the call that waits.
         timeout: seconds to wait for a decision before rejecting; ``None`` waits forever.
-        set_phase: records that a call waits for approval (and, with ``None``, that it stopped waiting).
     """
 
-    def __init__(
-        self,
-        permissions: PermissionRules,
-        *,
-        emit: Callable[[AgentEvent], None],
-        ids: Callable[[str], dict[str, Any]],
-        timeout: float | None,
-        set_phase: Callable[[str, Phase | None], None],
-    ) -> None:
+    def __init__(self, permissions: PermissionRules, ports: EventPorts, *, timeout: float | None) -> None:
         self.permissions = permissions
-        self._emit = emit
-        self._ids = ids
+        self._emit = ports.emit
+        self._ids = ports.ids
         self._timeout = timeout
-        self._set_phase = set_phase
+        self._set_phase = ports.set_phase
         self._records: dict[str, list[dict[str, Any]]] = {}
 
     async def ask(self, call: ToolCall, corr_id: str) -> Decision:

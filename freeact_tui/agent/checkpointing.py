@@ -31,7 +31,7 @@ from freeact_tui.execution.shadow_git import CheckpointError
 from freeact_tui.toolcalls import ToolCall
 
 if TYPE_CHECKING:
-    from freeact_tui.agent.runtime import Settings
+    from freeact_tui.agent.settings import Settings
     from freeact_tui.store.sessions import Session
 
 _logger = logging.getLogger(__name__)

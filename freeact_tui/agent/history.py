@@ -44,6 +44,23 @@ def partial_response(response: ModelResponse | None) -> ModelResponse | None:
     return ModelResponse(parts=parts, model_name=response.model_name, timestamp=response.timestamp)
 
 
+CANCELLED_NOTE = (
+    "[The user cancelled this request before it was answered. Answer the next request, not this one.]"
+)
+
+
+def cancelled_response(partial: ModelResponse | None) -> ModelResponse:
+    """What closes a request cancelled while the model answered: what it had streamed (text and
+    thinking) and, when it had written no text yet, a note that the request was cancelled, so the
+    next prompt is the one answered (not merged into this request, or read as its continuation)."""
+    kept = partial_response(partial)
+    if kept is None:
+        return ModelResponse(parts=[TextPart(CANCELLED_NOTE)])
+    if any(isinstance(p, TextPart) for p in kept.parts):
+        return kept
+    return replace(kept, parts=[*kept.parts, TextPart(CANCELLED_NOTE)])
+
+
 def tool_calls(response: ModelResponse) -> list[ToolCallPart]:
     return [p for p in response.parts if isinstance(p, ToolCallPart)]
 

@@ -8,7 +8,7 @@ last pass alone takes ~50 ms per request. ``PreparedHistory`` already knows the 
 scans (it sees every message once) and hands them over as a ``PreparedMessages`` list, which also
 keeps each message's token-broken form, so each message is broken once, not once per request.
 For such a list this opens the stream the way ``model_request_stream`` does for a history without
-those parts; anything else, or a pydantic-ai whose internals moved, takes the public route.
+those parts (the private names it needs are in ``pydantic_private.py``); anything else takes the public route.
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from pydantic_ai.messages import InstructionPart, ModelMessage
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 
-try:  # internals of pydantic_ai.direct.model_request_stream (checked by tests/test_context_trim.py)
-    from pydantic_ai._special_tokens import break_special_tokens_in_messages
-    from pydantic_ai.direct import _prepare_model  # pyright: ignore[reportPrivateUsage]
-    from pydantic_ai.models._batch_model import check_resumable
-    from pydantic_ai.models._request_timeout import open_request_stream
+from freeact_tui.agent.pydantic_private import (
+    break_special_tokens_in_messages,
+    check_resumable,
+    open_request_stream,
+    prepare_model,
+)
 
-    FAST_PATH = True
-except ImportError:  # pragma: no cover - a pydantic-ai that moved them: the public route still works
-    FAST_PATH = False
+FAST_PATH = True
+"""Open plain prepared histories without pydantic-ai's whole-history passes (``bench/history_cost.py`` turns it off to compare)."""
 
 
 class PreparedMessages(list[ModelMessage]):
@@ -119,7 +119,7 @@ def open_model_stream(
         return model_request_stream(
             model, list(messages), model_settings=settings, model_request_parameters=parameters
         )
-    instance: Any = _prepare_model(model, None)
+    instance: Any = prepare_model(model, None)
     check_resumable(instance, messages)
     if parameters.instruction_parts is None and messages.instructions is not None:
         parameters = dataclasses.replace(

@@ -5,7 +5,7 @@ Public interface:
 - ``missing_setup(model, base_url=None, api_key_env=None) -> str | None``: ``None`` when the model can be
   used as configured, else a short message naming exactly what to set (shown by the first-run screen).
 - ``resolve_model(model, *, base_url=None, api_key_env=None) -> Model``: ``"test"`` → ``TestModel``;
-  ``"demo"`` → the offline demo model (``agent/demo_model.py``);
+  ``"demo"`` → the offline demo model (``freeact_tui/demo``);
   with ``base_url`` → an OpenAI-compatible chat model on that server (``ollama:NAME`` → pydantic-ai's
   Ollama model); otherwise ``pydantic_ai.models.infer_model``. Raises ``ModelSetupError``.
 - ``provider_env_vars(provider) -> tuple[str, ...]``: the environment variables a provider reads its key from.
@@ -23,8 +23,8 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model, infer_model, known_model_names
 from pydantic_ai.providers import infer_provider_class
 
-from freeact_tui.agent.demo_model import DEMO_MODEL
 from freeact_tui.agent.sdk_body import without_sdk_walk
+from freeact_tui.demo.model import DEMO_MODEL
 
 TEST_MODEL = "test"
 OFFLINE_MODELS = (TEST_MODEL, DEMO_MODEL)
@@ -278,7 +278,7 @@ def resolve_model(
 
         return TestModel()
     if model.strip() == DEMO_MODEL:
-        from freeact_tui.agent.demo_model import demo_model
+        from freeact_tui.demo.model import demo_model
 
         return demo_model()
     problem = missing_setup(model, base_url=base_url, api_key_env=api_key_env)

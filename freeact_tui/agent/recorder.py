@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic_ai.messages import ModelMessage, ModelRequest
 
-from freeact_tui.actions.code import Overflow
+from freeact_tui.actions.ports import Overflow
 from freeact_tui.store.compaction import compacted_view
 from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.rewind_file import RewindMark

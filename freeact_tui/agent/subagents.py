@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
 
-from freeact_tui.actions.code import ActionOutcome, Overflow
+from freeact_tui.actions.code import ActionOutcome
+from freeact_tui.actions.ports import Overflow
+from freeact_tui.agent.runtime import Runtime
 from freeact_tui.events import (
     AgentError,
     AgentEvent,
@@ -20,11 +22,20 @@ from freeact_tui.events import (
     UsageUpdate,
 )
 from freeact_tui.execution.pool import ExecutorPool
+from freeact_tui.store.sessions import Session
 
-if TYPE_CHECKING:
-    from freeact_tui.agent.agent import Agent
-    from freeact_tui.agent.runtime import Runtime
-    from freeact_tui.store.sessions import Session
+
+class Delegate(Protocol):
+    """What a subagent is to its manager: an agent that streams one task and counts its tokens."""
+
+    async def __aenter__(self) -> Any: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+    @property
+    def usage(self) -> UsageUpdate: ...
+
+    def stream(self, prompt: str, max_turns: int | None = None) -> AsyncIterator[AgentEvent]: ...
 
 
 def new_subagent_id() -> str:
@@ -52,7 +63,7 @@ class SubagentManager:
         self,
         runtime: Runtime,
         *,
-        factory: Callable[[Runtime], Agent],
+        factory: Callable[[Runtime], Delegate],
         publish: Callable[[SubagentStatus], None],
         add_usage: Callable[[UsageUpdate], None],
         overflow: Callable[[str], Overflow],

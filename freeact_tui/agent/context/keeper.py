@@ -1,17 +1,18 @@
-"""Compaction: older turns summarised by the model into one message, recent turns kept verbatim.
+"""The context of one agent: how full the window is, the history as sent, and compaction.
 
-``ContextKeeper`` is mixed into the agent (through ``TurnLoop``). Before every model request it
-brings the prepared history up to date (``PreparedHistory``), reports how full the window is
-(``ContextUpdate``) and, past ``compact_threshold`` of the window, compacts first. ``compact()``
-does the same by hand (``/compact [focus]``). The summary is written to the session file as a
-compaction record (see ``store/compaction.py``); the earlier messages stay in the file.
+``ContextKeeper`` is composed into the agent and handed to each turn. Before every model request
+it brings the prepared history up to date (``PreparedHistory``), reports how full the window is
+(``ContextUpdate``) and, past ``compact_threshold`` of the window, compacts first (``compaction.py``
+holds the pure parts: where to cut, what the summariser reads). ``compact()`` does the same by hand
+(``/compact [focus]``). The summary is written to the session file as a compaction record (see
+``store/compaction.py``); the earlier messages stay in the file.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -22,8 +23,20 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.tools import ToolDefinition
 
-from freeact_tui.agent.context import (
+from freeact_tui.agent.context.compaction import (
+    CHUNK_FRACTION,
+    KEEP_FRACTION,
+    SQUEEZE_CHARS,
+    SUMMARY_INSTRUCTION,
+    CompactionError,
+    choose_cut,
+    chunks,
+    plausible,
+    render_for_summary,
+)
+from freeact_tui.agent.context.window import (
     CHARS_PER_TOKEN,
     ContextBreakdown,
     PreparedHistory,
@@ -31,152 +44,51 @@ from freeact_tui.agent.context import (
     message_tokens,
     resolve_window,
     tools_tokens,
-    trim_text,
 )
 from freeact_tui.agent.model_call import ModelCallError, request_response
-from freeact_tui.events import AgentEvent, Compacted, Compacting, ContextUpdate, ModelRetry
-from freeact_tui.store import transcript as tr
+from freeact_tui.agent.recorder import Recorder
+from freeact_tui.agent.runtime import Runtime
+from freeact_tui.agent.usage import UsageMeter
+from freeact_tui.events import AgentEvent, Compacted, Compacting, ContextUpdate, ModelRetry, UsageUpdate
 from freeact_tui.store.compaction import SUMMARY_HEADER, CompactionInfo, head_message
-
-if TYPE_CHECKING:
-    from pydantic_ai.tools import ToolDefinition
-
-    from freeact_tui.agent.recorder import Recorder
-    from freeact_tui.agent.runtime import Runtime
-    from freeact_tui.events import UsageUpdate
-
-SUMMARY_INSTRUCTION = """\
-You compact the history of a conversation between a user and a coding agent that acts by running \
-Python code. Write a summary that lets the agent continue the work without the original messages. \
-Keep: the user's goals and requests, every fact, name, number, path and decision established so \
-far, files created or changed, what was tried and what failed, the current state, and open tasks. \
-Write it as compact notes in the first person plural ("we found …"). Do not invent anything."""
-
-KEEP_FRACTION = 0.3
-"""At most this share of the window is kept verbatim (the most recent turns)."""
-CHUNK_FRACTION = 0.5
-"""The summariser reads at most this share of the window per request (longer histories: several passes)."""
-RESULT_CHARS = 4000
-"""A tool result is shown to the summariser with at most this many characters (head and tail)."""
-
-
-SQUEEZE_CHARS = 2000
-"""Characters a recent result keeps when the current turn alone would overfill the window and
-trimming of old results is off (``trim_result_chars = 0``); at most an eighth of the window."""
-
-
-class CompactionError(ModelCallError):
-    """The history could not be compacted (it is unchanged); ``str(error)`` is meant for the user."""
-
-
-def is_cut_point(messages: Sequence[ModelMessage], index: int) -> bool:
-    """Whether the history can be cut before ``messages[index]`` without parting a tool call from its return."""
-    if index <= 0 or index >= len(messages):
-        return False
-    msg = messages[index]
-    if isinstance(msg, ModelResponse):
-        return True
-    return any(isinstance(p, UserPromptPart) for p in msg.parts) and not any(
-        isinstance(p, ToolReturnPart) for p in msg.parts
-    )
-
-
-def choose_cut(messages: Sequence[ModelMessage], keep_tokens: int) -> int:
-    """The index from which messages are kept verbatim: as many recent ones as fit ``keep_tokens``,
-    at a turn start where possible, never between a tool call and its return. 0: nothing to compact."""
-    suffix = 0
-    best = 0
-    turn_start = 0
-    for index in range(len(messages) - 1, 0, -1):
-        suffix += message_tokens(messages[index])
-        if suffix > keep_tokens and best:
-            break
-        if is_cut_point(messages, index):
-            if best == 0 or suffix <= keep_tokens:
-                best = index
-            if isinstance(messages[index], ModelRequest) and suffix <= keep_tokens:
-                turn_start = index
-    if turn_start and turn_start > 1:
-        return turn_start
-    return best if best > 1 else 0  # replacing only the first message by a summary gains nothing
-
-
-def render_for_summary(messages: Sequence[ModelMessage]) -> str:
-    """The conversation as plain text for the summariser (results cut to a head and tail)."""
-    lines: list[str] = []
-    for entry in tr.walk(messages):
-        match entry:
-            case tr.SystemEntry():
-                continue
-            case tr.CompactionEntry(summary=summary):  # an earlier compaction: its summary goes on
-                lines.append(f"SUMMARY OF THE CONVERSATION BEFORE:\n{summary}")
-            case tr.PromptEntry(text=text) | tr.NudgeEntry(text=text):
-                lines.append(f"USER: {text}")
-            case tr.ThoughtEntry():
-                continue
-            case tr.AnswerEntry(text=text):
-                lines.append(f"AGENT: {text}")
-            case tr.CallEntry(tool_name=name, args=args):
-                code = args.get("code") if isinstance(args.get("code"), str) else None
-                shown = code if code is not None else ", ".join(f"{k}={v!r}" for k, v in args.items())
-                lines.append(
-                    f"AGENT ACTION ({name}):\n{trim_text(shown, RESULT_CHARS, 'cut for the summary')}"
-                )
-            case tr.ResultEntry(text=text):
-                lines.append(f"RESULT:\n{trim_text(text, RESULT_CHARS, 'cut for the summary')}")
-            case tr.OtherEntry(text=text):
-                lines.append(text)
-    return "\n\n".join(lines)
-
-
-def chunks(text: str, max_chars: int) -> list[str]:
-    """``text`` in pieces of at most ``max_chars``, split at blank lines where possible."""
-    out: list[str] = []
-    while len(text) > max_chars:
-        split = text.rfind("\n\n", 0, max_chars)
-        split = split if split > max_chars // 2 else max_chars
-        out.append(text[:split])
-        text = text[split:].lstrip("\n")
-    if text:
-        out.append(text)
-    return out
-
-
-def _plausible(response: ModelResponse, estimate: int) -> bool:
-    """Whether a response's usage counts its whole context (some servers report none, or a placeholder)."""
-    tokens = response.usage.input_tokens or 0
-    return tokens > 0 and tokens >= estimate // 2
 
 
 class ContextKeeper:
-    """Context gauge, trimming and compaction of one agent (mixed into ``TurnLoop``)."""
+    """Context gauge, trimming and compaction of one agent.
 
-    runtime: Runtime
-    agent_id: str
-    recorder: Recorder
+    Args:
+        runtime: the agent's runtime (model, settings).
+        recorder: the agent's history and session.
+        publish: reports an event (into the running turn, or to the listeners).
+        add_usage: counts the summariser's tokens into the session totals.
+        tools: the tool definitions the next request offers.
+        system_prompt: the system prompt the first request sends.
+        busy: whether a turn is running (``compact()`` waits for it to end).
+    """
 
-    def publish(self, event: AgentEvent) -> None:
-        raise NotImplementedError
-
-    def add_usage(self, usage: UsageUpdate) -> None:
-        raise NotImplementedError
-
-    def _request_parameters(self) -> ModelRequestParameters:
-        raise NotImplementedError
-
-    def _system_prompt(self) -> str:
-        raise NotImplementedError
-
-    # -- state ----------------------------------------------------------------------------------------
-
-    @property
-    def _prepared(self) -> PreparedHistory:
-        prepared: PreparedHistory | None = getattr(self, "_prepared_state", None)
-        if prepared is None:
-            s = self.runtime.settings
-            prepared = PreparedHistory(trim_chars=s.trim_result_chars, where=self._trim_where)
-            self._prepared_state = prepared
-        return prepared
+    def __init__(
+        self,
+        runtime: Runtime,
+        recorder: Recorder,
+        *,
+        publish: Callable[[AgentEvent], None],
+        add_usage: Callable[[UsageUpdate], None],
+        tools: Callable[[], Sequence[ToolDefinition]],
+        system_prompt: Callable[[], str],
+        busy: Callable[[], bool],
+    ) -> None:
+        self.runtime = runtime
+        self.agent_id = runtime.agent_id
+        self.recorder = recorder
+        self.publish = publish
+        self.add_usage = add_usage
+        self._tools = tools
+        self._system_prompt = system_prompt
+        self._busy = busy
+        self._prepared = PreparedHistory(
+            trim_chars=runtime.settings.trim_result_chars, where=self._trim_where
+        )
+        self._tools_tokens_cache: tuple[tuple[str, ...], int] | None = None
 
     def _trim_where(self, part: ToolReturnPart) -> str:
         text = part.content if isinstance(part.content, str) else ""
@@ -201,7 +113,7 @@ class ContextKeeper:
 
     def _tool_definitions(self) -> list[ToolDefinition]:
         try:
-            return list(self._request_parameters().function_tools)
+            return list(self._tools())
         except Exception:  # MCP tools not ready: the gauge counts what it can
             return []
 
@@ -209,7 +121,7 @@ class ContextKeeper:
         """Estimated tokens of the tool definitions (counted again only when the set of tools changes)."""
         tools = self._tool_definitions() if tools is None else tools
         key = tuple(t.name for t in tools)
-        cached: tuple[tuple[str, ...], int] | None = getattr(self, "_tools_tokens_cache", None)
+        cached = self._tools_tokens_cache
         if cached is None or cached[0] != key:
             cached = (key, tools_tokens(tools))
             self._tools_tokens_cache = cached
@@ -228,12 +140,12 @@ class ContextKeeper:
         response = messages[last] if last >= 0 else None
         fresh = last >= 0 and self._index_is_fresh(last)
         estimate = prepared.total.total + self._tools_tokens() + self._pending_system_tokens()
-        if isinstance(response, ModelResponse) and fresh and _plausible(response, estimate):
+        if isinstance(response, ModelResponse) and fresh and plausible(response, estimate):
             used = response.usage.input_tokens + response.usage.output_tokens + prepared.tokens_after(last)
             return ContextUpdate(used, window, estimated=False, source=source, agent_id=self.agent_id)
         return ContextUpdate(estimate, window, estimated=True, source=source, agent_id=self.agent_id)
 
-    def _request_estimate(self, tools: Sequence[ToolDefinition]) -> int:
+    def request_estimate(self, tools: Sequence[ToolDefinition]) -> int:
         """Estimated input tokens of the request just sent (the prepared history's running total and
         ``tools``): O(1) in the history's length, unlike counting the messages again."""
         return self._prepared.total.total + self._tools_tokens(tools)
@@ -259,9 +171,9 @@ class ContextKeeper:
         except Exception:  # the prompt cannot be built yet (e.g. MCP APIs still being generated)
             return 0
 
-    # -- hooks of the turn loop ------------------------------------------------------------------------
+    # -- around each model request of a turn ------------------------------------------------------------------------
 
-    async def _prepared_history(self) -> list[ModelMessage]:
+    async def prepare(self) -> list[ModelMessage]:
         """Before a model request: compact if the window is full enough, report the gauge, return the history."""
         usage = self.context_usage()
         threshold = self.runtime.settings.compact_threshold
@@ -276,11 +188,11 @@ class ContextKeeper:
         self.publish(usage)
         return self._prepared.messages
 
-    def _report_context(self, response: ModelResponse) -> None:
+    def report(self, response: ModelResponse) -> None:
         """After a model response (not yet recorded): its own count is the context's size now."""
         window, source = self.context_window
         before = self.context_usage()
-        if _plausible(response, before.used if before.estimated else 0):
+        if plausible(response, before.used if before.estimated else 0):
             used, estimated = response.usage.input_tokens + response.usage.output_tokens, False
         else:
             used, estimated = before.used + message_tokens(response), True
@@ -294,7 +206,7 @@ class ContextKeeper:
         Raises:
             CompactionError: the model could not summarise (the history is unchanged).
         """
-        if getattr(self, "busy", False):
+        if self._busy():
             raise CompactionError("A turn is running: compact when it has ended.")
         try:
             return await self._compact("manual", focus)
@@ -350,8 +262,6 @@ class ContextKeeper:
         self, older: Sequence[ModelMessage], focus: str | None, window: int
     ) -> tuple[str, int, int]:
         """The model's summary of ``older`` (in several passes when it is longer than half the window)."""
-        from freeact_tui.agent.usage import UsageMeter
-
         text = render_for_summary(older)
         max_chars = max(2000, int(window * CHUNK_FRACTION) * 4)
         summary = ""
@@ -392,12 +302,4 @@ class ContextKeeper:
             self.publish(event)
 
 
-__all__ = [
-    "SUMMARY_INSTRUCTION",
-    "CompactionError",
-    "ContextKeeper",
-    "choose_cut",
-    "chunks",
-    "is_cut_point",
-    "render_for_summary",
-]
+__all__ = ["ContextKeeper"]

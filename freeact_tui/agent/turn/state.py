@@ -9,7 +9,7 @@ or the model phase between calls.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 
@@ -33,6 +33,15 @@ class TurnState:
     in_model: bool = False
     phases: dict[str, Phase] = field(default_factory=dict)
     """The phase of each running call (by tool call id)."""
+
+    def streamed(self, partial: ModelResponse) -> None:
+        """The running model request has streamed this much (kept if the turn is cancelled now)."""
+        self.response = partial
+
+    def reset(self) -> None:
+        """A new turn: nothing of the last one is left."""
+        self.next_step()
+        self.in_model = False
 
     def next_step(self) -> None:
         """Forget the previous step's response and calls."""
@@ -58,4 +67,19 @@ class TurnState:
         return max(self.phases.values(), key=lambda p: _RANK.get(p, 0))
 
 
-__all__ = ["TurnState"]
+class TurnError(Exception):
+    """Ends a turn with a message of the given kind (a failed model request is rolled back)."""
+
+    def __init__(
+        self,
+        kind: Literal["model", "kernel", "config", "internal"],
+        message: str,
+        partial: ModelResponse | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind: Literal["model", "kernel", "config", "internal"] = kind
+        self.message = message
+        self.partial = partial
+
+
+__all__ = ["TurnError", "TurnState"]

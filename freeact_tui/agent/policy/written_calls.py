@@ -81,7 +81,7 @@ def _closing(text: str, i: int) -> int | None:
     return None
 
 
-def _decode(span: str) -> Any:
+def decode_object(span: str) -> Any:
     try:
         return json.loads(span)
     except ValueError:
@@ -94,10 +94,10 @@ def _decode(span: str) -> Any:
     return None
 
 
-def _arguments(call: dict[str, Any]) -> dict[str, Any] | None:
+def call_arguments(call: dict[str, Any]) -> dict[str, Any] | None:
     args = call.get("arguments", call.get("parameters"))
     if isinstance(args, str):
-        decoded = _decode(args)
+        decoded = decode_object(args)
         args = decoded if isinstance(decoded, dict) else None
     if isinstance(args, dict) and all(isinstance(k, str) for k in args):
         return {k: _dedent(v) if isinstance(v, str) else v for k, v in args.items()}
@@ -187,12 +187,12 @@ def _found(text: str, offered: ToolParameters) -> list[tuple[int, int, ToolCallP
     for start, span in _objects(text):
         if any(s <= start < e for s, e in spans):
             continue  # an argument of a Python-form call
-        call = _decode(span)
+        call = decode_object(span)
         if isinstance(call, dict) and isinstance(call.get("function"), dict):
             call = call["function"]  # OpenAI's shape: {"type": "function", "function": {...}}
         if not isinstance(call, dict) or call.get("name") not in offered:
             continue
-        args = _arguments(call)
+        args = call_arguments(call)
         if args is not None:
             part = ToolCallPart(call["name"], args, tool_call_id=f"written_{uuid.uuid4().hex[:16]}")
             found.append((start, start + len(span), part))
@@ -233,4 +233,4 @@ def with_written_calls(
     return replace(response, parts=[*kept, *calls], finish_reason="tool_call")
 
 
-__all__ = ["ToolParameters", "with_written_calls", "written_tool_calls"]
+__all__ = ["ToolParameters", "call_arguments", "decode_object", "with_written_calls", "written_tool_calls"]

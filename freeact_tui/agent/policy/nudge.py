@@ -37,17 +37,43 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from freeact_tui.agent.text_protocol import (
-    HOWTO_REASON,
-    RESULTS_KEY,
-    fence_action,
-    fences,
-    is_nudge,
-    reply_text,
-    tells_how,
-)
+from freeact_tui.agent.policy.outcomes import acted, last_action_failed
+from freeact_tui.agent.policy.text_protocol import code_blocks, fence_action, fences, reply_text
 from freeact_tui.store.transcript import NUDGE_KEY, content_text
 from freeact_tui.toolcalls import CODE_TOOL
+
+_HOWTO = re.compile(
+    r"\bhere(?:'|\u2019)?s\s+how\b|\byou\s+(?:can|could)\s+(?:use|do|run|try)\b"
+    r"|\bthis\s+(?:code|script|command)\s+(?:will|should|would)\b|\bwhen\s+you\s+run\b",
+    re.IGNORECASE,
+)
+"""Words of a reply that tells the user how to do the task (with code to run) instead of doing it."""
+HOWTO_REASON = "the reply shows code to run instead of running it"
+"""The nudge's reason for such a reply (``agent/nudge.py``)."""
+
+
+def tells_how(response: ModelResponse) -> bool:
+    """The reply has a runnable code block and tells the user how to run it ("Here's how you can do
+    it: … This code will …"), as small models answer after a step that worked instead of taking the
+    next one."""
+    text = reply_text(response)
+    return bool(_HOWTO.search(text)) and bool(code_blocks(text))
+
+
+def nudge_reason(message: ModelMessage) -> str | None:
+    """Why ``message`` nudged the model (``agent/nudge.py``: a request whose metadata says so), else ``None``."""
+    if (
+        isinstance(message, ModelRequest)
+        and isinstance(message.metadata, dict)
+        and NUDGE_KEY in message.metadata
+    ):
+        return str(message.metadata[NUDGE_KEY])
+    return None
+
+
+def is_nudge(message: ModelMessage) -> bool:
+    return nudge_reason(message) is not None
+
 
 _CLAIM = re.compile(
     r"""
@@ -64,7 +90,7 @@ _CLAIM = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,_]*\d(?:\.\d+)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.])(?:\d[\d,_]*\d(?:\.\d+)?|\d\.\d+)(?![\w])")  # 12, 1,234, 5.93; not 7
 
 
 @dataclass(frozen=True)
@@ -79,33 +105,14 @@ def _turn_requests(turn: Sequence[ModelMessage]) -> Iterator[ModelRequest]:
     return (m for m in turn if isinstance(m, ModelRequest))
 
 
-def _outcomes(turn: Sequence[ModelMessage]) -> list[str]:
-    """The outcomes of the turn's actions in order (a tool return of a broken call is none: nothing ran)."""
-    found: list[str] = []
-    for message in _turn_requests(turn):
-        if isinstance(message.metadata, dict) and isinstance(message.metadata.get(RESULTS_KEY), list):
-            found.extend(str(a.get("outcome")) for a in message.metadata[RESULTS_KEY] if isinstance(a, dict))
-        for part in message.parts:
-            if isinstance(part, ToolReturnPart):
-                meta = part.metadata if isinstance(part.metadata, dict) else {}
-                if not meta.get("malformed"):
-                    found.append(str(meta.get("outcome", "ok")))
-    return found
+def answers_nudge(response: ModelResponse, turn: Sequence[ModelMessage]) -> bool:
+    """The reply (``turn[-1]``) answers a nudge: the agent told the model to act.
 
-
-def acted(turn: Sequence[ModelMessage]) -> bool:
-    """Whether anything ran (or was tried and decided on) in these messages of a turn.
-
-    A tool return counts unless it answered a broken call (nothing ran then); a text-protocol
-    results message counts (its blocks ran, or were rejected or interrupted).
+    Not a reply that, told it showed code instead of running it, again tells how (with the answer
+    now, as a small model does: "The result is 145. … Here's how you can do it: …"): that is the answer.
     """
-    return bool(_outcomes(turn))
-
-
-def last_action_failed(turn: Sequence[ModelMessage]) -> bool:
-    """Whether the turn's last action ended in an error (what a reply claims after it did not happen)."""
-    outcomes = _outcomes(turn)
-    return bool(outcomes) and outcomes[-1] == "error"
+    reason = nudge_reason(turn[-2]) if len(turn) >= 2 else None
+    return reason is not None and not (reason == HOWTO_REASON and tells_how(response))
 
 
 MAX_NUDGES = 2
@@ -208,16 +215,15 @@ def nudge_for(
     history: Sequence[ModelMessage],
     turn: Sequence[ModelMessage],
     *,
-    protocol: str,
     text_mode: bool,
 ) -> tuple[NudgeReason, str, ModelRequest] | None:
     """The nudge for a reply that would end the turn (recorded as ``history[-1]``), if it gets one.
 
-    Only in ``auto`` and ``text``; within ``may_nudge``'s bound; an empty reply and one that
+    Asked in ``auto`` and ``text`` only (``ReplyPolicy``); within ``may_nudge``'s bound; an empty reply and one that
     repeats an earlier reply of the turn always, the others only if nothing ran in the turn or its
     last action failed. ``turn``: the turn's messages (the end of ``history``).
     """
-    if protocol not in ("auto", "text") or not may_nudge(turn):
+    if not may_nudge(turn):
         return None
     failed = last_action_failed(turn)
     worked = acted(turn) and not failed
@@ -262,7 +268,13 @@ def _empty_text(*, text_mode: bool, worked: bool) -> str:
 
 
 __all__ = [
+    "HOWTO_REASON",
     "NUDGE_KEY",
+    "answers_nudge",
+    "is_nudge",
+    "last_action_failed",
+    "nudge_reason",
+    "tells_how",
     "NudgeReason",
     "MAX_NUDGES",
     "acted",

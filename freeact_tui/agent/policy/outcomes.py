@@ -1,0 +1,119 @@
+"""What the actions of a stretch of history did: one reading of the stored outcomes for every rule.
+
+Actions are stored two ways: tool returns (their ``metadata["outcome"]``) and, in the text
+protocol, a results message whose request metadata lists its blocks (``RESULTS_KEY``). The
+reply policy asks this module, and only this module, whether anything ran, whether the last
+action failed and which errors came up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
+
+from freeact_tui.store.transcript import TEXT_ACTIONS_KEY, content_text
+
+RESULTS_KEY = TEXT_ACTIONS_KEY
+"""Request metadata of a results message: the list of actions it reports (id, code, outcome, output)."""
+GUARDED_KEY = "guarded"
+"""Tool return metadata of a call the repeat guard did not run (its error is the earlier one's)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One action that ran or was decided on: a tool call or a code block of the text protocol."""
+
+    kind: Literal["tool", "block"]
+    outcome: str
+    """``ok``, ``error``, ``rejected``, ``interrupted`` (``""``: a freeact session stores none)."""
+    output: str
+    guarded: bool = False
+
+    @property
+    def ran(self) -> bool:
+        return self.outcome in ("ok", "error", "")
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome == "error"
+
+
+def outcomes(messages: Sequence[ModelMessage]) -> Iterator[Outcome]:
+    """The actions of ``messages`` in order; a broken call (malformed arguments, unknown tool) is none."""
+    for message in messages:
+        if not isinstance(message, ModelRequest):
+            continue
+        meta = message.metadata if isinstance(message.metadata, dict) else {}
+        ran = meta.get(RESULTS_KEY)
+        if isinstance(ran, list):
+            for item in ran:
+                if isinstance(item, dict):
+                    yield Outcome("block", str(item.get("outcome")), str(item.get("output", "")))
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart):
+                pmeta = part.metadata if isinstance(part.metadata, dict) else {}
+                if pmeta.get("malformed"):
+                    continue
+                yield Outcome(
+                    "tool",
+                    str(pmeta.get("outcome", "")),
+                    content_text(part.content),
+                    guarded=bool(pmeta.get(GUARDED_KEY)),
+                )
+
+
+def acted(messages: Sequence[ModelMessage]) -> bool:
+    """Whether anything ran (or was tried and decided on) in these messages."""
+    return next(outcomes(messages), None) is not None
+
+
+def last_action_failed(
+    messages: Sequence[ModelMessage], kind: Literal["tool", "block"] | None = None
+) -> bool:
+    """Whether the last action (of ``kind``, if given) that ran ended in an error."""
+    ran = [o for o in outcomes(messages) if o.ran and (kind is None or o.kind == kind)]
+    return bool(ran) and ran[-1].failed
+
+
+def had_working_tool_call(history: Sequence[ModelMessage]) -> bool:
+    """The model made a tool call that ran (any tool; not broken, rejected or interrupted)."""
+    return any(o.kind == "tool" and o.ran for o in outcomes(history))
+
+
+def error_signature(output: str) -> str:
+    """What identifies an error across attempts: its last non-empty line (a traceback's exception line)."""
+    lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def repeated_error(turn: Sequence[ModelMessage]) -> str | None:
+    """The error of the turn's last step if an earlier action of the turn failed the same way, else ``None``.
+
+    Whatever steps lie between (A, B, A, B): the model is going round in a circle. Calls the repeat
+    guard did not run are not errors of their own.
+    """
+    failed = [o for o in outcomes(turn) if o.failed and not o.guarded]
+    if len(failed) < 2:
+        return None
+    last = error_signature(failed[-1].output)
+    if not last:
+        return None
+    if any(error_signature(o.output) == last for o in failed[:-1]):
+        return last
+    return None
+
+
+__all__ = [
+    "GUARDED_KEY",
+    "RESULTS_KEY",
+    "Outcome",
+    "acted",
+    "error_signature",
+    "had_working_tool_call",
+    "last_action_failed",
+    "outcomes",
+    "repeated_error",
+]

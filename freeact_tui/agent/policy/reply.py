@@ -1,0 +1,255 @@
+"""The reply policy: what one model reply leads to, decided in one place.
+
+``ReplyPolicy.decide(reply, history, turn, tools)`` returns one of four decisions:
+
+- ``RunCalls``: run these tool calls (in ``auto``, calls the model wrote as text are made real);
+- ``RunBlocks``: run these code blocks (``text``; ``auto`` switching to text, or repairing a failed step);
+- ``NudgeModel``: do not end the turn, tell the model this instead (``nudge.py``);
+- ``FinalAnswer``: the reply ends the turn.
+
+``tools`` is the null policy: a reply's tool calls run and anything else is the answer. The
+rules, structural ones first: did any action run in this turn and did the last one fail
+(``outcomes.py``), does the reply repeat the code that just ran, does a number in the reply come
+from an output or the user; phrasing rules ("here's how", "has been created") come last and
+never decide alone what runs. ``guard(call, history)`` is the one check per call (a call that
+just failed is not run again); ``repeated_error(turn)`` ends a turn that meets the same error
+twice, in every protocol. ``tests/test_reply_policy.py`` is the table of cases.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart
+
+from freeact_tui.agent.policy.mode import ActionMode
+from freeact_tui.agent.policy.nudge import NudgeReason, answers_nudge, nudge_for
+from freeact_tui.agent.policy.outcomes import (
+    RESULTS_KEY,
+    acted,
+    had_working_tool_call,
+    last_action_failed,
+    repeated_error,
+)
+from freeact_tui.agent.policy.repeat_guard import failed_before, repeat_message
+from freeact_tui.agent.policy.text_protocol import (
+    AUTO_SWITCH_MALFORMED,
+    TextAction,
+    fence_action,
+    fences,
+    reply_text,
+    text_actions,
+)
+from freeact_tui.agent.policy.written_calls import ToolParameters, with_written_calls
+from freeact_tui.toolcalls import CODE_TOOL
+
+SWITCH_REASON = "the model wrote its code in a code block instead of calling the tool"
+
+
+@dataclass(frozen=True)
+class RunCalls:
+    """Run these tool calls (``in_order``: one after the other, as calls written as text are meant)."""
+
+    response: ModelResponse
+    """The reply as it is recorded (calls written as text made real)."""
+    calls: list[ToolCallPart]
+    in_order: bool = False
+
+
+@dataclass(frozen=True)
+class RunBlocks:
+    """Run these code blocks of the reply, in order; ``switch``: ``auto`` switches to text first (why)."""
+
+    response: ModelResponse
+    blocks: list[TextAction]
+    switch: str | None = None
+    claims_output: bool = False
+
+
+@dataclass(frozen=True)
+class NudgeModel:
+    """Do not end the turn: record ``request`` (it tells the model ``told``) and ask the model again."""
+
+    response: ModelResponse
+    reason: NudgeReason
+    told: str
+    request: ModelRequest
+    claims_output: bool = False
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    """The reply ends the turn."""
+
+    response: ModelResponse
+    claims_output: bool = False
+    """It shows an output block for code that did not run: the model's claim, not a result."""
+
+
+ReplyDecision = RunCalls | RunBlocks | NudgeModel | FinalAnswer
+
+
+_OUTPUT_LABEL = re.compile(
+    r"(?:^|\n)[ \t*_#>]*(?:output|result|results|ausgabe|ergebnis)[ \t*_]*:?[ \t*_]*\n?$", re.I
+)
+
+
+def claims_output(text: str, *, ran: bool = False) -> bool:
+    """The reply shows an output block for code that had not run: output the model made up.
+
+    Structural first: a fence that is not an action (plain text, a value) after a code block of the
+    same reply (nothing ran between the two). A labelled one (``Output:``, ``Result:``) without code
+    before it counts only when nothing ran in the turn (``ran``): else it may quote a real output.
+    """
+    seen_code = False
+    at = 0
+    for fence in fences(text):
+        start = text.find(fence.source, at)
+        at = max(start, at)
+        if fence_action(fence) is not None:
+            seen_code = True
+            continue
+        if seen_code or (not ran and _OUTPUT_LABEL.search(_before_fence(text, start))):
+            return True
+    return False
+
+
+def _before_fence(text: str, source_at: int) -> str:
+    """The text before the fence that opens the block at ``source_at`` (the fence line dropped)."""
+    if source_at < 0:
+        return ""
+    opening = text.rfind("\n", 0, max(0, source_at - 1))
+    return text[: max(0, opening)].rstrip(" \t")
+
+
+def repeats_last_actions(actions: Sequence[TextAction], turn: Sequence[ModelMessage]) -> bool:
+    """Whether ``actions`` are exactly the code of the turn's previous step (its blocks or code tool calls).
+
+    Such a reply repeats itself (small models restate the code they ran in their answer): it is the
+    answer, and its blocks do not run again. Code that ran earlier, with other steps since, may
+    run again (the same import after a ``pip install``). ``turn[-1]`` is the reply itself.
+    """
+    codes = [a.code for a in actions]
+    for message in reversed(turn[:-1]):
+        if (
+            isinstance(message, ModelRequest)
+            and isinstance(message.metadata, dict)
+            and RESULTS_KEY in message.metadata
+        ):
+            ran = message.metadata[RESULTS_KEY]
+            return isinstance(ran, list) and codes == [a.get("code") for a in ran if isinstance(a, dict)]
+        if isinstance(message, ModelResponse):
+            calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
+            if calls:
+                return codes == [_code_arg(c) for c in calls]
+    return False
+
+
+def _code_arg(call: ToolCallPart) -> object:
+    if call.tool_name != CODE_TOOL:
+        return None
+    try:
+        return call.args_as_dict().get("code")
+    except ValueError:
+        return None
+
+
+@dataclass
+class ReplyPolicy:
+    """Decides what each model reply leads to, for one agent's ``ActionMode``."""
+
+    mode: ActionMode
+
+    @property
+    def reads_written_calls(self) -> bool:
+        """``auto`` on tool calls: calls written as text are made (``decide`` needs the offered tools)."""
+        return self.mode.auto and not self.mode.text
+
+    def decide(
+        self,
+        reply: ModelResponse,
+        history: Sequence[ModelMessage],
+        turn: Sequence[ModelMessage] | None,
+        tools: ToolParameters,
+    ) -> ReplyDecision:
+        """The decision for ``reply``, given the history before it and this turn's part of it.
+
+        ``turn``: the turn's messages before the reply (``None`` when a compaction rewrote them:
+        then only the reply's own calls run); ``tools``: the offered tools (for calls written as text).
+        """
+        mode = self.mode
+        if mode.tools_only:
+            calls = [p for p in reply.parts if isinstance(p, ToolCallPart)]
+            if calls:
+                return RunCalls(reply, calls)
+            ran = turn is None or acted(turn)
+            return FinalAnswer(reply, claims_output(reply_text(reply), ran=ran))  # a flag for the UI only
+        written = with_written_calls(reply, tools) if self.reads_written_calls else None
+        response = written or reply
+        calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+        if calls:
+            return RunCalls(response, calls, in_order=written is not None)
+        text = reply_text(reply)
+        blocks = text_actions(text)
+        whole = [*history, reply]
+        now = [*turn, reply] if turn is not None else None
+        claims = claims_output(text, ran=now is None or acted(now))
+        switch = self.switch_reason(blocks, history)
+        runs = mode.text or switch is not None or (now is not None and self.repairs(reply, blocks, now))
+        if runs and blocks and not (now is not None and repeats_last_actions(blocks, now)):
+            return RunBlocks(reply, blocks, switch, claims)
+        if now is not None:
+            found = nudge_for(reply, whole, now, text_mode=mode.text)
+            if found is not None:
+                reason, told, request = found
+                return NudgeModel(reply, reason, told, request, claims)
+        return FinalAnswer(reply, claims)
+
+    def switch_reason(self, blocks: Sequence[TextAction], history: Sequence[ModelMessage]) -> str | None:
+        """Why ``auto`` switches to text on a reply without tool calls, if it does: the reply has a
+        runnable block and the model never made a working tool call in this session."""
+        if not self.mode.auto or self.mode.text or not blocks or had_working_tool_call(history):
+            return None
+        return SWITCH_REASON
+
+    def repairs(
+        self, reply: ModelResponse, blocks: Sequence[TextAction], turn: Sequence[ModelMessage]
+    ) -> bool:
+        """``auto`` on tool calls: a reply's blocks run when the turn's last tool call failed (the block
+        is the next step, written instead of called) or the reply answers a nudge. After a tool call
+        that worked, blocks are examples in an answer. ``turn[-1]`` is the reply."""
+        if not self.mode.auto or self.mode.text or not blocks:
+            return False
+        return last_action_failed(turn, "tool") or answers_nudge(reply, turn)
+
+    def switch_after_malformed(self, malformed_steps: int) -> str | None:
+        """``auto``: switch after ``AUTO_SWITCH_MALFORMED`` responses in a row of only broken tool calls."""
+        if not self.mode.auto or self.mode.text or malformed_steps < AUTO_SWITCH_MALFORMED:
+            return None
+        return f"the model sent broken tool calls {malformed_steps} times in a row"
+
+    def guard(self, call: ToolCallPart, history: Sequence[ModelMessage]) -> str | None:
+        """``auto``: what the model is told instead of running a call that failed in the step before."""
+        if not self.mode.auto:
+            return None
+        error = failed_before(call, history)
+        return repeat_message(call, error) if error is not None else None
+
+    @staticmethod
+    def repeated_error(turn: Sequence[ModelMessage]) -> str | None:
+        """Every protocol: the error the turn met a second time (the turn ends), else ``None``."""
+        return repeated_error(turn)
+
+
+__all__ = [
+    "FinalAnswer",
+    "NudgeModel",
+    "ReplyDecision",
+    "ReplyPolicy",
+    "RunBlocks",
+    "RunCalls",
+    "claims_output",
+    "repeats_last_actions",
+]

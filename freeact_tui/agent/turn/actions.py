@@ -1,0 +1,118 @@
+"""Running what a reply asked for: its tool calls side by side, or its code blocks one after the other."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai.messages import ToolCallPart
+
+from freeact_tui.actions.code import ActionOutcome
+from freeact_tui.actions.dispatch import Dispatcher
+from freeact_tui.actions.ports import TurnPorts
+from freeact_tui.agent import history as hist
+from freeact_tui.agent.approvals import ApprovalGate
+from freeact_tui.agent.policy.outcomes import GUARDED_KEY
+from freeact_tui.agent.policy.reply import ReplyPolicy
+from freeact_tui.agent.policy.text_protocol import BlockRun, TextAction, results_request
+from freeact_tui.agent.recorder import Recorder
+from freeact_tui.agent.turn.state import TurnState
+from freeact_tui.events import ToolOutput
+from freeact_tui.toolcalls import CODE_TOOL
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """How a step of actions ended: the turn must stop (rejected, kernel died), every call was broken."""
+
+    stop: bool
+    all_malformed: bool = False
+
+
+class ActionRunner:
+    """Runs one step's actions through the dispatcher and records their results."""
+
+    def __init__(
+        self,
+        ports: TurnPorts,
+        dispatcher: Dispatcher,
+        gate: ApprovalGate,
+        policy: ReplyPolicy,
+        recorder: Recorder,
+        state: TurnState,
+    ) -> None:
+        self._ports = ports
+        self._dispatcher = dispatcher
+        self._gate = gate
+        self._policy = policy
+        self._recorder = recorder
+        self._state = state
+
+    async def calls(self, calls: list[ToolCallPart], *, in_order: bool = False) -> StepResult:
+        """Run the calls of one response concurrently (``in_order``: one after the other) and record
+        their returns; a cancelled call's return says it was interrupted."""
+        state = self._state
+        state.calls = calls
+        try:
+            if in_order:
+                outcomes = [await self._call(c) for c in calls]
+            else:
+                outcomes = await _all([self._call(c) for c in calls])
+        finally:
+            if state.calls:  # a cancel or a failure: the model still gets a return for every call
+                self._recorder.record(hist.interrupted_returns(calls, state.done, state.meta))
+                state.calls = []
+        return StepResult(
+            any(o.rejected or o.kernel_died for o in outcomes), all(o.malformed for o in outcomes)
+        )
+
+    async def _call(self, call: ToolCallPart) -> ActionOutcome:
+        guarded = self._policy.guard(call, self._recorder.history)
+        if guarded is not None:
+            self._ports.emit(ToolOutput(guarded, is_error=True, **self._ports.ids(call.tool_call_id)))
+            outcome = ActionOutcome(guarded, is_error=True, extra_meta={GUARDED_KEY: True})
+        else:
+            outcome = await self._dispatcher.run(call)
+        self._state.done[call.tool_call_id] = outcome.tool_content()
+        self._state.meta[call.tool_call_id] = outcome.metadata() | self._gate.take_records(call.tool_call_id)
+        return outcome
+
+    async def blocks(self, blocks: Sequence[TextAction], *, switched: str | None = None) -> StepResult:
+        """Run the blocks in order, each approved like a code tool call; record the results message.
+
+        Stops at the first block that is rejected, fails or kills the kernel (the later ones did not
+        run and the model is told so). A cancellation records what finished, the running block as
+        interrupted, and propagates.
+        """
+        done: list[BlockRun] = []
+        try:
+            for block in blocks:
+                item = BlockRun(block, f"text_{uuid.uuid4().hex[:16]}")
+                done.append(item)
+                call = ToolCallPart(CODE_TOOL, {"code": block.code}, tool_call_id=item.corr_id)
+                item.outcome = await self._dispatcher.run(call)
+                if item.outcome.rejected or item.outcome.kernel_died or item.outcome.is_error:
+                    break
+        finally:
+            if done:
+                self._recorder.record(results_request(done, len(blocks) - len(done), switched=switched))
+        last = done[-1].outcome if done else None
+        return StepResult(last is not None and (last.rejected or last.kernel_died))
+
+
+async def _all(runs: list[Coroutine[Any, Any, ActionOutcome]]) -> list[ActionOutcome]:
+    """Await every run; when one is cancelled, cancel the others and wait for each (and its subagent) to wind down."""
+    tasks = [asyncio.create_task(run) for run in runs]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+__all__ = ["ActionRunner", "StepResult"]

@@ -1,0 +1,216 @@
+"""One turn: model request → the reply policy's decision → actions → … until the reply is the answer.
+
+Built from explicit parts (``Turn(ports, recorder, gate, context, policy, …)``); it reads top to
+bottom in ``run``. Failures end the turn with an ``AgentError`` and a valid history: a failed
+model request is rolled back, unfinished calls are answered, a cancelled turn keeps what the
+model had streamed and tells the model the request was cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+from freeact_tui.actions.dispatch import Dispatcher
+from freeact_tui.actions.ports import TurnPorts
+from freeact_tui.agent import history as hist
+from freeact_tui.agent.approvals import ApprovalGate
+from freeact_tui.agent.context.keeper import ContextKeeper
+from freeact_tui.agent.offered_tools import OfferedTools
+from freeact_tui.agent.policy.reply import FinalAnswer, NudgeModel, ReplyPolicy, RunBlocks, RunCalls
+from freeact_tui.agent.policy.text_protocol import switch_request
+from freeact_tui.agent.recorder import Recorder
+from freeact_tui.agent.turn.actions import ActionRunner, StepResult
+from freeact_tui.agent.turn.model_step import ModelStep
+from freeact_tui.agent.turn.state import TurnError, TurnState
+from freeact_tui.events import AgentError, Cancelled, Nudge, OutputClaim, Phase, ProtocolSwitch
+from freeact_tui.store.sessions import SessionDamaged
+
+ErrorKind = Literal["model", "kernel", "config", "limit", "internal"]
+
+MAX_MALFORMED_STEPS = 3
+"""Responses in a row whose tool calls are all broken before the turn stops (each got a corrective return)."""
+
+
+class Turn:
+    """One running turn of an agent.
+
+    Args:
+        ports: events, approval, the kernel, big results (shared by every part of the turn).
+        recorder: the history and the session file.
+        gate: the approval gate (its records go with each call's return).
+        context: the context keeper (compaction before a request, gauge after).
+        policy: decides what each reply leads to.
+        model: makes one model request.
+        dispatcher: runs one action.
+        tools: what the requests offer (for calls written as text).
+        state: the turn's state (phases, the calls running); the agent reads its phase.
+        opening: records the prompt (raises ``TurnError`` when the turn cannot start).
+        budget: the most model requests of this turn; ``explicit``: it is the caller's ``max_turns``.
+    """
+
+    def __init__(
+        self,
+        ports: TurnPorts,
+        recorder: Recorder,
+        gate: ApprovalGate,
+        context: ContextKeeper,
+        policy: ReplyPolicy,
+        *,
+        model: ModelStep,
+        dispatcher: Dispatcher,
+        tools: OfferedTools,
+        state: TurnState,
+        opening: Callable[[], Awaitable[None]],
+        budget: int,
+        explicit: bool,
+    ) -> None:
+        self.ports = ports
+        self.recorder = recorder
+        self.policy = policy
+        self.model = model
+        self.tools = tools
+        self.state = state
+        self.actions = ActionRunner(ports, dispatcher, gate, policy, recorder, state)
+        self.opening = opening
+        self.budget = budget
+        self.explicit = explicit
+        self.steering: list[str] = []
+        self.cancel_requested = False
+        self.cancel_phase = Phase.IDLE
+
+    def cancel(self, task: asyncio.Task[None]) -> None:
+        self.cancel_requested = True
+        self.cancel_phase = self.state.phase  # unwinding clears the calls' phases
+        task.cancel()
+
+    async def run(self) -> None:
+        """The turn, to its end; never raises (but a cancellation not asked for by ``cancel``)."""
+        start = len(self.recorder.history)
+        generation = self.recorder.generation
+        try:
+            await self.opening()
+            steps = malformed = 0
+            while True:
+                if steps >= self.budget:
+                    self._stop(self._budget_message(), kind="limit")
+                    break
+                steps += 1
+                self.state.next_step()
+                reply = await self.model(self.state)
+                same = self.recorder.generation == generation  # else a compaction rewrote the turn
+                turn = self.recorder.history[start:] if same else None
+                tools = self.tools.parameter_names() if self.policy.reads_written_calls else {}
+                decision = self.policy.decide(reply, self.recorder.history, turn, tools)
+                self.recorder.record(decision.response)
+                if not isinstance(decision, RunCalls) and decision.claims_output:
+                    self.ports.emit(OutputClaim(_CLAIM_NOTE, **self.ports.ids("")))
+                match decision:
+                    case FinalAnswer():
+                        break
+                    case NudgeModel(reason=why, told=told, request=request):
+                        self.ports.emit(Nudge(why.log, told, **self.ports.ids("")))
+                        self.recorder.record(request)
+                        continue
+                    case RunBlocks(blocks=blocks, switch=switch):
+                        if switch is not None:
+                            self._switch(switch)
+                        result = await self.actions.blocks(blocks, switched=switch)
+                        malformed = 0
+                    case RunCalls(calls=calls, in_order=in_order):
+                        result = await self.actions.calls(calls, in_order=in_order)
+                        malformed = malformed + 1 if result.all_malformed else 0
+                if self._ends(result, malformed, start if same else None):
+                    break
+                switch = self.policy.switch_after_malformed(malformed)
+                if switch is not None:  # auto: the model cannot call tools; it acts in code blocks now
+                    self._switch(switch)
+                    self.recorder.record(switch_request(switch))
+                    continue
+                self._take_steering()
+        except asyncio.CancelledError:
+            if not self.cancel_requested:
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            self._finish_cancelled()
+        except TurnError as exc:
+            kept = hist.incomplete_response(exc.partial) if exc.partial is not None else None
+            if kept is not None:  # the user saw part of a reply: keep it, marked incomplete
+                self.recorder.record(kept)
+            elif exc.kind == "model":
+                self.recorder.rollback(start)
+            self._stop(exc.message, kind=exc.kind)
+        except Exception as exc:  # never let a bug kill the UI: report it, keep the history valid
+            if isinstance(exc, OSError | SessionDamaged):
+                message = (
+                    f"The session could not be saved: {exc}. The turn stopped; nothing after it was written."
+                )
+            else:
+                message = f"Internal error: {type(exc).__name__}: {exc}"
+            self._stop(message, kind="internal")
+        finally:
+            self.state.in_model = False
+            self.state.phases.clear()
+            await self.recorder.sync()
+
+    def _ends(self, result: StepResult, malformed: int, start: int | None) -> bool:
+        """Whether the turn ends after a step of actions (and says why, where it is not the user's doing)."""
+        if result.stop:  # rejected, or the kernel died: the user decides how to go on
+            return True
+        if malformed >= MAX_MALFORMED_STEPS:
+            first = str(next(iter(self.state.done.values()), ""))[:200]
+            self._stop(
+                f"The model sent broken tool calls {malformed} times in a row ({first}); the turn stopped. "
+                "Try again, rephrase, use a model that is better at tool calls, "
+                "or let it write code blocks instead (--action-protocol auto or text).",
+                kind="model",
+            )
+            return True
+        error = self.policy.repeated_error(self.recorder.history[start:]) if start is not None else None
+        if error is not None:
+            self._stop(
+                f"The same error came up twice in this turn ({error}); the turn stopped so that you can "
+                "decide how to go on (fix the cause, or tell the model what to do differently).",
+                kind="limit",
+            )
+            return True
+        return False
+
+    def _budget_message(self) -> str:
+        if self.explicit:
+            return f"Stopped after {self.budget} model requests (max_turns)."
+        return (
+            f"Stopped after {self.budget} model requests in this turn (the per-turn budget, "
+            "max_model_requests). Say how to go on, or raise the budget."
+        )
+
+    def _stop(self, message: str, *, kind: ErrorKind) -> None:
+        self.ports.emit(AgentError(message, kind=kind, **self.ports.ids("")))
+
+    def _switch(self, reason: str) -> None:
+        self.policy.mode.switch_to_text()
+        self.ports.emit(ProtocolSwitch("text", f"Switched to text actions: {reason}.", **self.ports.ids("")))
+
+    def _take_steering(self) -> None:
+        """Messages the user sent into the running turn go to the model with its next request."""
+        if self.steering:
+            texts, self.steering = self.steering, []
+            self.recorder.record(ModelRequest(parts=[UserPromptPart(t) for t in texts]))
+
+    def _finish_cancelled(self) -> None:
+        phase = self.cancel_phase
+        history = self.recorder.history
+        if phase in (Phase.MODEL, Phase.IDLE) and history and isinstance(history[-1], ModelRequest):
+            # close the request, so that the next prompt is the one answered (not merged into this one)
+            self.recorder.record(hist.cancelled_response(self.state.response))
+        self.ports.emit(Cancelled(phase=phase if phase != Phase.IDLE else Phase.MODEL, **self.ports.ids("")))
+
+
+_CLAIM_NOTE = "The reply shows output for code that had not run: it is the model's claim, not a result."
+
+__all__ = ["MAX_MALFORMED_STEPS", "Turn"]

@@ -1,0 +1,56 @@
+"""One model request of a turn: the context brought up to date first, usage and gauge reported after."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic_ai.messages import ModelResponse
+
+from freeact_tui.actions.ports import EventPorts
+from freeact_tui.agent.context.keeper import ContextKeeper
+from freeact_tui.agent.model_call import ModelCallError, request_response
+from freeact_tui.agent.offered_tools import OfferedTools
+from freeact_tui.agent.runtime import Runtime
+from freeact_tui.agent.turn.state import TurnError, TurnState
+from freeact_tui.agent.usage import UsageMeter
+from freeact_tui.events import UsageUpdate
+
+
+@dataclass
+class ModelStep:
+    """Sends the history to the model and streams its reply (events through ``ports``)."""
+
+    runtime: Runtime
+    ports: EventPorts
+    context: ContextKeeper
+    tools: OfferedTools
+    meter: UsageMeter
+    add_usage: Callable[[UsageUpdate], None]
+
+    async def __call__(self, state: TurnState) -> ModelResponse:
+        state.in_model = True
+        messages = await self.context.prepare()  # may compact first
+        parameters = self.tools.parameters()
+        try:
+            response = await request_response(
+                self.runtime.model,
+                messages,
+                settings=self.runtime.settings.model_settings,
+                parameters=parameters,
+                emit=self.ports.emit,
+                ids=self.ports.ids(""),
+                on_progress=state.streamed,
+                idle_timeout=self.runtime.settings.model_idle_timeout,
+            )
+        except ModelCallError as exc:
+            raise TurnError("model", str(exc), exc.partial) from exc
+        finally:
+            state.in_model = False
+        estimate = self.context.request_estimate(parameters.function_tools)  # used if the server reports none
+        self.add_usage(self.meter.of_response(response, estimate))
+        self.context.report(response)
+        return response
+
+
+__all__ = ["ModelStep"]

@@ -1,0 +1,556 @@
+"""The reply policy as a table: (mode, history, reply) → decision, without a kernel or a model.
+
+Each row names the case (a trace of a small model, mostly Qwen2.5-Coder-1.5B in ``bench/real_model.py``
+and the held-out tasks of #30, or the commit of #10 that made the rule) that motivated it. The
+policy functions are called directly; ``-m "not kernel"`` runs this file in about a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from freeact_tui.agent.policy.mode import ActionMode
+from freeact_tui.agent.policy.outcomes import GUARDED_KEY, RESULTS_KEY
+from freeact_tui.agent.policy.reply import (
+    FinalAnswer,
+    NudgeModel,
+    ReplyPolicy,
+    RunBlocks,
+    RunCalls,
+    claims_output,
+)
+from freeact_tui.agent.policy.text_protocol import TextAction, tagged_calls, text_actions, unwrap_code_tool
+from freeact_tui.agent.policy.written_calls import written_tool_calls
+from freeact_tui.store.transcript import NUDGE_KEY
+from freeact_tui.toolcalls import CODE_TOOL, EDIT_TEXT_TOOL, READ_TEXT_TOOL
+
+TOOLS: dict[str, list[str]] = {
+    CODE_TOOL: ["code"],
+    READ_TEXT_TOOL: ["path"],
+    EDIT_TEXT_TOOL: ["path", "old_text", "new_text"],
+}
+
+# -- building histories -----------------------------------------------------------------------------
+
+
+def prompt(text: str = "Compute 1234 * 5678 with Python.") -> ModelRequest:
+    return ModelRequest(parts=[UserPromptPart(text)])
+
+
+def reply(text: str) -> ModelResponse:
+    return ModelResponse(parts=[TextPart(text)])
+
+
+def code_call(code: str, call_id: str) -> ModelResponse:
+    return ModelResponse(parts=[ToolCallPart(CODE_TOOL, {"code": code}, tool_call_id=call_id)])
+
+
+def returned(call_id: str, output: str, outcome: str = "ok", **meta: Any) -> ModelRequest:
+    part = ToolReturnPart(CODE_TOOL, output, tool_call_id=call_id, metadata={"outcome": outcome, **meta})
+    return ModelRequest(parts=[part])
+
+
+def tool_step(code: str, output: str, outcome: str = "ok", call_id: str = "c1") -> list[ModelMessage]:
+    return [code_call(code, call_id), returned(call_id, output, outcome)]
+
+
+def block_step(code: str, output: str, outcome: str = "ok") -> list[ModelMessage]:
+    results = [{"id": "text_1", "code": code, "outcome": outcome, "output": output}]
+    return [
+        reply(f"```python\n{code}\n```"),
+        ModelRequest(
+            parts=[UserPromptPart(f"Output of your code block:\n{output}")], metadata={RESULTS_KEY: results}
+        ),
+    ]
+
+
+def nudge(
+    text: str = "You did not run any code for my last request. Call the tool now.", why: str = "x"
+) -> ModelRequest:
+    return ModelRequest(parts=[UserPromptPart(text)], metadata={NUDGE_KEY: why})
+
+
+@dataclass(frozen=True)
+class Row:
+    case: str
+    """The trace or commit that motivated the rule."""
+    mode: str
+    turn: list[ModelMessage]
+    """The turn before the reply (it starts with the prompt)."""
+    reply: ModelResponse
+    expect: type
+    blocks: list[str] = field(default_factory=list)
+    """For ``RunBlocks``: the code that runs; for ``RunCalls``: the calls' tool names."""
+    switch: bool = False
+    told: str = ""
+    """For ``NudgeModel``: words of what the model is told."""
+    earlier: list[ModelMessage] = field(default_factory=list)
+    """Turns before this one."""
+
+
+FENCED_42 = "```python\n42\n```"
+ROWS: list[Row] = [
+    # -- tools: the null policy ----------------------------------------------------------------------
+    Row(
+        "tools: a claim without code is the answer (a strong model's answers are answers)",
+        "tools",
+        [prompt()],
+        reply("1234 * 5678 = 7006652"),
+        FinalAnswer,
+    ),
+    Row(
+        "tools: a code block in the answer is an example, never run",
+        "tools",
+        [prompt()],
+        reply("```python\nprint(1)\n```"),
+        FinalAnswer,
+    ),
+    Row(
+        "tools: tool calls run, side by side",
+        "tools",
+        [prompt()],
+        code_call("print(1)", "c1"),
+        RunCalls,
+        blocks=[CODE_TOOL],
+    ),
+    Row("tools: an empty reply is not nudged", "tools", [prompt()], reply(""), FinalAnswer),
+    # -- text -----------------------------------------------------------------------------------------
+    Row(
+        "text: freeact's protocol, a python block runs",
+        "text",
+        [prompt()],
+        reply("```python\nprint(1234 * 5678)\n```"),
+        RunBlocks,
+        blocks=["print(1234 * 5678)"],
+    ),
+    Row(
+        "text: a bash block runs as a %%bash cell",
+        "text",
+        [prompt("List files")],
+        reply("```bash\nls\n```"),
+        RunBlocks,
+        blocks=["%%bash\nls"],
+    ),
+    Row(
+        "text: unlabelled Python code runs (small models leave out the language, #10 0f3e7c8)",
+        "text",
+        [prompt()],
+        reply("```\nprint(1234 * 5678)\n```"),
+        RunBlocks,
+        blocks=["print(1234 * 5678)"],
+    ),
+    Row(
+        "#30: a fenced 42 (the expected output) ran as 'Code action: 42', again and again",
+        "text",
+        [prompt()],
+        reply(FENCED_42),
+        NudgeModel,
+        told="did not run",
+    ),
+    Row(
+        "#30: a fenced 1 in a bash block is output, not a command",
+        "text",
+        [prompt()],
+        reply("```bash\n1\n```"),
+        NudgeModel,
+        told="did not run",
+    ),
+    Row(
+        "#30: a fenced string or list is a value shown, not code",
+        "text",
+        [prompt()],
+        reply("```python\n'done'\n```"),
+        NudgeModel,
+        told="did not run",
+    ),
+    Row(
+        "text: code restated in the answer after it ran does not run again (#10)",
+        "text",
+        [prompt(), *block_step("print(1234 * 5678)", "7006652")],
+        reply("The result is 7006652:\n```python\nprint(1234 * 5678)\n```"),
+        FinalAnswer,
+    ),
+    Row(
+        "text: an answer from the output is the answer",
+        "text",
+        [prompt(), *block_step("print(1234 * 5678)", "7006652")],
+        reply("1234 * 5678 = 7006652."),
+        FinalAnswer,
+    ),
+    Row(
+        "text: a claimed number no code computed gets a nudge (#10 '1234 * 5678 = 7006652')",
+        "text",
+        [prompt()],
+        reply("1234 * 5678 = 7006652."),
+        NudgeModel,
+        told="do not know the result",
+    ),
+    Row(
+        "text: a claimed change gets a nudge (#10 'The file has been created')",
+        "text",
+        [prompt("Create notes.txt")],
+        reply("The file has been created."),
+        NudgeModel,
+        told="did not happen",
+    ),
+    Row(
+        "text: an empty reply before any action gets a nudge",
+        "text",
+        [prompt()],
+        reply(""),
+        NudgeModel,
+        told="empty",
+    ),
+    Row(
+        "text: a reply that needs no action ends the turn",
+        "text",
+        [prompt("Hi!")],
+        reply("Hello! How can I help?"),
+        FinalAnswer,
+    ),
+    Row(
+        "#30 pandas: after the import failed the reply claimed 'Average price: 5.93' (no digit pair: missed)",
+        "text",
+        [prompt(), *block_step("import pandas", "ModuleNotFoundError: No module named 'pandas'", "error")],
+        reply("The average price is 5.93."),
+        NudgeModel,
+        told="last action failed",
+    ),
+    # -- auto on tool calls ---------------------------------------------------------------------------
+    Row(
+        "auto: a model that never made a working tool call and writes a block switches to text",
+        "auto",
+        [prompt()],
+        reply("```python\nprint(1234 * 5678)\n```"),
+        RunBlocks,
+        blocks=["print(1234 * 5678)"],
+        switch=True,
+    ),
+    Row(
+        "auto: blocks after a working tool call are examples in an answer",
+        "auto",
+        [prompt(), *tool_step("print(1234 * 5678)", "7006652")],
+        reply("Done: 7006652. For another pair:\n```python\nprint(2 * 3)\n```"),
+        FinalAnswer,
+    ),
+    Row(
+        "auto: a block after a failed tool call is the next step (!pip install after ImportError, #10)",
+        "auto",
+        [prompt(), *tool_step("import sympy", "ModuleNotFoundError: No module named 'sympy'", "error")],
+        reply("```python\n!pip install sympy\n```"),
+        RunBlocks,
+        blocks=["!pip install sympy"],
+        earlier=[prompt("earlier"), *tool_step("print(1)", "1", call_id="e1")],
+    ),
+    Row(
+        "auto: a Hermes-style <tool_call> written as text is made (#10)",
+        "auto",
+        [prompt()],
+        reply(
+            '<tool_call>{"name": "ipybox_execute_ipython_cell", "arguments": {"code": "print(1)"}}</tool_call>'
+        ),
+        RunCalls,
+        blocks=[CODE_TOOL],
+    ),
+    Row(
+        "#27: a single-quoted <tool_call> is made too (the two parsers disagreed)",
+        "auto",
+        [prompt()],
+        reply(
+            "<tool_call>{'name': 'ipybox_execute_ipython_cell', 'arguments': {'code': 'print(1)'}}</tool_call>"
+        ),
+        RunCalls,
+        blocks=[CODE_TOOL],
+    ),
+    Row(
+        'auto: out = ipybox_execute_ipython_cell("!wc -l x") is a call (#10 07f34ae)',
+        "auto",
+        [prompt()],
+        reply('out = ipybox_execute_ipython_cell("!wc -l rows.csv")\nprint(out)'),
+        RunCalls,
+        blocks=[CODE_TOOL],
+    ),
+    Row(
+        "auto: 'with filesystem_read_text_file(...) as f:' is example code, not a call (#10 35c97e2)",
+        "auto",
+        [prompt(), *tool_step("print(1)", "1")],
+        reply("You can do:\n```python\nwith filesystem_read_text_file('a.txt') as f:\n    print(f)\n```"),
+        NudgeModel,
+        told="how to do it",
+    ),
+    Row(
+        "auto: a tool defined as a function in the reply is example code (#10 a57de46)",
+        "auto",
+        [prompt(), *tool_step("print(1)", "1")],
+        reply(
+            "def filesystem_read_text_file(path):\n    return open(path).read()\n\nfilesystem_read_text_file('a.txt')"
+        ),
+        FinalAnswer,
+    ),
+    Row(
+        "auto: 'Here's how you can do it' with code after a step that worked is nudged (#10 a57de46)",
+        "auto",
+        [prompt(), *tool_step("import os", "")],
+        reply("Here's how you can do it:\n```python\nprint(len(os.listdir()))\n```"),
+        NudgeModel,
+        told="write the answer from it",
+    ),
+    Row(
+        "auto: told how-to, the reply's blocks run like any reply to a nudge",
+        "auto",
+        [
+            prompt(),
+            *tool_step("import os", ""),
+            reply("Here's how:\n```python\nprint(1)\n```"),
+            nudge(
+                "You told me how to do it instead of doing it.",
+                "the reply shows code to run instead of running it",
+            ),
+        ],
+        reply("```python\nprint(len(os.listdir()))\n```"),
+        RunBlocks,
+        blocks=["print(len(os.listdir()))"],
+    ),
+    Row(
+        "auto: an empty reply after a working action is asked for the answer (#10 07f34ae)",
+        "auto",
+        [prompt(), *tool_step("print(1234 * 5678)", "7006652")],
+        reply(""),
+        NudgeModel,
+        told="Use the output above",
+    ),
+    Row(
+        "auto: a reply repeating an earlier one after an action gets a nudge (#10 07f34ae)",
+        "auto",
+        [prompt(), reply("I will compute it."), nudge(), *tool_step("print(1234 * 5678)", "7006652")],
+        reply("I will compute it."),
+        NudgeModel,
+        told="previous reply again",
+    ),
+    Row(
+        "auto: at most two nudges a turn, the second only after an action",
+        "auto",
+        [prompt(), reply("1234 * 5678 = 7006652."), nudge()],
+        reply("1234 * 5678 = 7006652."),
+        FinalAnswer,
+    ),
+    Row(
+        "auto: a number the user gave is known: no nudge",
+        "auto",
+        [prompt("Is 7006652 even?")],
+        reply("Yes, 7006652 is even."),
+        FinalAnswer,
+    ),
+    Row(
+        "auto: a number from an output is known after a failure elsewhere is not (structural)",
+        "auto",
+        [prompt(), *tool_step("print(1234 * 5678)", "7006652")],
+        reply("It is 7006652."),
+        FinalAnswer,
+    ),
+    Row(
+        "#30: German prompt, code ran the wrong thing, answer 'The user approved this action, continuing.'",
+        "auto",
+        [prompt("Wie viele Sekunden hat ein Tag? Rechne es mit Python aus.")],
+        reply("86400 Sekunden."),
+        NudgeModel,
+        told="do not know the result",
+    ),
+]
+
+
+def decide(row: Row) -> Any:
+    policy = ReplyPolicy(ActionMode(row.mode))  # type: ignore[arg-type]
+    return policy.decide(row.reply, [*row.earlier, *row.turn], row.turn, TOOLS)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.case for r in ROWS])
+def test_decision_table(row: Row) -> None:
+    decision = decide(row)
+    assert type(decision) is row.expect, (row.case, decision)
+    match decision:
+        case RunBlocks(blocks=blocks, switch=switch):
+            assert [b.code for b in blocks] == row.blocks
+            assert (switch is not None) == row.switch
+        case RunCalls(calls=calls):
+            assert [c.tool_name for c in calls] == row.blocks
+        case NudgeModel(told=told):
+            assert row.told in told, told
+        case FinalAnswer():
+            pass
+
+
+def test_the_table_is_big_enough() -> None:
+    assert len(ROWS) >= 30
+
+
+# -- the pieces the table rests on -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<tool_call>{'name': 'ipybox_execute_ipython_cell', 'arguments': {'code': 'print(1)'}}</tool_call>",
+        '<tool_call>{"name": "ipybox_execute_ipython_cell", "arguments": {"code": "print(1)"}}</tool_call>',
+    ],
+)
+def test_the_two_readers_of_written_calls_agree(text: str) -> None:
+    """#27: tagged_calls gave [] where written_tool_calls found the call (single quotes)."""
+    made = written_tool_calls(text, TOOLS)
+    assert [c.args_as_dict()["code"] for c in made] == ["print(1)"]
+    assert tagged_calls(text) == [TextAction("python", "print(1)")]
+
+
+def test_a_python_form_code_tool_call_in_a_block_is_unwrapped() -> None:
+    """#27: unwrap_code_tool left ``out = ipybox_execute_ipython_cell("print(1)")`` as it was; written_calls made it."""
+    source = 'out = ipybox_execute_ipython_cell("print(1)")\nprint(out)'
+    assert unwrap_code_tool(source) == "print(1)"
+    assert [c.args_as_dict() for c in written_tool_calls(source, TOOLS)] == [{"code": "print(1)"}]
+    assert text_actions(f"```python\n{source}\n```") == [TextAction("python", "print(1)")]
+
+
+@pytest.mark.parametrize("source", ["42", "1", "-3.5", "'done'", "x", "[1, 2]", "{'a': 1}", "1,234"])
+def test_a_literal_block_is_never_an_action(source: str) -> None:
+    assert text_actions(f"```python\n{source}\n```") == []
+    assert text_actions(f"```\n{source}\n```") == []
+
+
+def test_a_bash_command_that_is_a_word_is_still_a_command() -> None:
+    assert text_actions("```bash\nls\n```") == [TextAction("bash", "ls")]
+
+
+# -- repeated errors, every protocol ---------------------------------------------------------------
+
+ZERO = "Traceback (most recent call last):\n  ...\nZeroDivisionError: division by zero"
+PANDAS = "ModuleNotFoundError: No module named 'pandas'"
+
+
+@pytest.mark.parametrize(
+    ("case", "turn", "expect"),
+    [
+        (
+            "#30 pandas: import fails, !pip elsewhere, import fails again (A, B, A)",
+            [
+                prompt(),
+                *tool_step("import pandas", PANDAS, "error", "c1"),
+                *tool_step("!pip install pandas", "Successfully installed pandas", "ok", "c2"),
+                *tool_step("import pandas", PANDAS, "error", "c3"),
+            ],
+            PANDAS,
+        ),
+        (
+            "#30: A, B, A, B with two different errors: the second A repeats",
+            [
+                prompt(),
+                *tool_step("1/0", ZERO, "error", "c1"),
+                *tool_step("import pandas", PANDAS, "error", "c2"),
+                *tool_step("1 / 0", ZERO, "error", "c3"),
+            ],
+            "ZeroDivisionError: division by zero",
+        ),
+        (
+            "#30 text protocol too: the same error from two blocks",
+            [
+                prompt(),
+                *block_step("import pandas", PANDAS, "error"),
+                *block_step("!pip install pandas", "ok"),
+                *block_step("import pandas as pd", PANDAS, "error"),
+            ],
+            PANDAS,
+        ),
+        (
+            "one error, then a fix: the turn goes on",
+            [prompt(), *tool_step("1/0", ZERO, "error", "c1"), *tool_step("print(1)", "1", "ok", "c2")],
+            None,
+        ),
+        (
+            "two different errors: the turn goes on",
+            [
+                prompt(),
+                *tool_step("1/0", ZERO, "error", "c1"),
+                *tool_step("import pandas", PANDAS, "error", "c2"),
+            ],
+            None,
+        ),
+        (
+            "a call the repeat guard did not run is not an error of its own",
+            [
+                prompt(),
+                *tool_step("1/0", ZERO, "error", "c1"),
+                code_call("1/0", "c2"),
+                returned(
+                    "c2",
+                    "This is the code that just failed (ZeroDivisionError: division by zero).",
+                    "error",
+                    **{GUARDED_KEY: True},
+                ),
+            ],
+            None,
+        ),
+    ],
+)
+def test_the_same_error_twice_in_a_turn_ends_it(
+    case: str, turn: list[ModelMessage], expect: str | None
+) -> None:
+    for mode in ("tools", "text", "auto"):
+        assert ReplyPolicy(ActionMode(mode)).repeated_error(turn) == expect, (case, mode)  # type: ignore[arg-type]
+
+
+def test_the_repeat_guard_is_auto_only() -> None:
+    """#10: an edit with an empty old_text sent eight times; only ``auto`` refuses the same failing call."""
+    call = ToolCallPart(EDIT_TEXT_TOOL, {"path": "a", "old_text": "", "new_text": ""}, tool_call_id="c2")
+    failed = ToolReturnPart(
+        EDIT_TEXT_TOOL, "old_text is empty", tool_call_id="c1", metadata={"outcome": "error"}
+    )
+    history: Sequence[ModelMessage] = [
+        prompt(),
+        ModelResponse(parts=[ToolCallPart(EDIT_TEXT_TOOL, call.args, tool_call_id="c1")]),
+        ModelRequest(parts=[failed]),
+        ModelResponse(parts=[call]),
+    ]
+    guarded = ReplyPolicy(ActionMode("auto")).guard(call, history)
+    assert guarded is not None and "just failed the same way" in guarded
+    assert ReplyPolicy(ActionMode("tools")).guard(call, history) is None
+
+
+# -- output the model made up ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("case", "text", "ran", "expect"),
+    [
+        (
+            "#30 pandas: every reply showed 'Output: Average price: 5.93' for code that had not run",
+            "```python\nimport pandas as pd\nprint(pd.read_csv('p.csv').price.mean())\n```\nOutput:\n```\nAverage price: 5.93\n```",
+            False,
+            True,
+        ),
+        ("a labelled result with no code before it, nothing ran", "Result:\n```\n7006652\n```", False, True),
+        ("a labelled output quoting what ran in this turn", "Output:\n```\n7006652\n```", True, False),
+        ("code alone is no claim", "```python\nprint(1)\n```", False, False),
+        ("prose alone is no claim", "The answer is 42.", False, False),
+    ],
+)
+def test_output_the_model_made_up_is_marked(case: str, text: str, ran: bool, expect: bool) -> None:
+    assert claims_output(text, ran=ran) is expect, case
+
+
+def test_a_final_answer_with_made_up_output_carries_the_flag() -> None:
+    text = "```python\nprint(2 + 2)\n```\nOutput:\n```\n4\n```"
+    decision = ReplyPolicy(ActionMode("tools")).decide(reply(text), [prompt()], [prompt()], TOOLS)
+    assert isinstance(decision, FinalAnswer) and decision.claims_output
+    auto = ReplyPolicy(ActionMode("text")).decide(reply(text), [prompt()], [prompt()], TOOLS)
+    assert isinstance(auto, RunBlocks) and auto.claims_output
