@@ -14,6 +14,7 @@ from textual.widgets import Input, Label, Static
 
 from freeact_tui.events import ApprovalRequest, Decision, RememberScope
 from freeact_tui.rulepatterns import broad_reason, pattern_note, proposed_pattern
+from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import ShellAction
 from freeact_tui.tui.widgets.blocks.action import action_title, tool_call_content
 
@@ -63,14 +64,22 @@ class ApprovalScreen(ModalScreen[Decision]):
         with Vertical(id="approval-dialog") as dialog:
             dialog.border_title = self._title()
             dialog.border_subtitle = self._count_text()
-            yield Label(Content(f"Agent {self.request.agent_id} asks to run:"), id="approval-who")
+            yield Label(
+                Content(visible(f"Agent {self.request.agent_id} asks to run:", multiline=False)),
+                id="approval-who",
+            )
             with VerticalScroll(id="approval-action"):
                 yield Static(tool_call_content(call), id="approval-body", markup=False)
             if isinstance(call, ShellAction) and call.full_command and call.full_command != call.command:
-                yield Label(Content(f"part of: {call.full_command}"), id="approval-context")
+                yield Label(Content(f"part of: {visible(call.full_command)}"), id="approval-context")
             with Vertical(id="approval-remember"):
                 yield Label("", id="approval-scope")
-                yield Input(proposed_pattern(call), id="approval-pattern", select_on_focus=False)
+                # A pattern shown with its controls visible no longer matches the hidden command: safe to save.
+                yield Input(
+                    visible(proposed_pattern(call), multiline=False),
+                    id="approval-pattern",
+                    select_on_focus=False,
+                )
                 yield Label("", id="approval-breadth")
                 yield Label(
                     "Enter saves the rule and approves · Esc goes back",
@@ -82,7 +91,11 @@ class ApprovalScreen(ModalScreen[Decision]):
     def _title(self) -> str:
         from textual.markup import escape
 
-        return escape(f"Approve? [{self.request.agent_id}] {action_title(self.request.tool_call)}")
+        return escape(
+            visible(
+                f"Approve? [{self.request.agent_id}] {action_title(self.request.tool_call)}", multiline=False
+            )
+        )
 
     def _count_text(self) -> str:
         return f"{self.position} of {self.total}" if self.total > 1 else ""
