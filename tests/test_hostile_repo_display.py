@@ -112,7 +112,7 @@ async def test_dialog_shows_the_command_hidden_by_an_erase_line(
         assert_nothing_hostile(output)
         # The user reads the hidden command on the same line as the decoy, with the escapes shown.
         assert 'posix.system("touch X")  # ␛[2K␛[1G │ print("hello, world")' in screen_text(app)
-        await pilot.press("n")
+        await pilot.press("n", "enter")
         await app.workers.wait_for_complete()
         assert not (tmp_path / "X").exists()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -77,7 +78,7 @@ class FreeactApp(App[None]):
     COMMANDS = App.COMMANDS | {SlashCommandProvider}
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
+        Binding("ctrl+q", "request_quit", "Quit", priority=True, id="app.quit"),
         Binding("f2", "copy_session_id", "Copy session id", id="app.copy_session_id"),
         Binding("f1", "slash('/help')", "Help", id="app.help"),
         # Before copy and dialogs: a running turn is cancelled; idle, the key goes on (copy, quit hint).
@@ -108,6 +109,7 @@ class FreeactApp(App[None]):
         self.resume_hint: str | None = None
         """How to come back to the session, printed by the command line after the app exits."""
         self._exit_signals = ExitSignals(self.action_quit)
+        self._quit_asked_at: float | None = None  # when Ctrl+Q last asked to confirm
         self._saved_theme = config.theme
         terminal_keys.install()  # Alt+Enter as tmux/xterm send it
 
@@ -228,6 +230,31 @@ class FreeactApp(App[None]):
             return None
         self._model = model
         return agent
+
+    QUIT_CONFIRM_SECONDS: ClassVar[float] = 5.0
+    """While something runs, a second Ctrl+Q within this many seconds quits."""
+
+    async def action_request_quit(self) -> None:
+        """Ctrl+Q: quit; while a turn, an action, a subagent or a ``!command`` runs, only a second Ctrl+Q quits."""
+        now = time.monotonic()
+        asked, self._quit_asked_at = self._quit_asked_at, None
+        if self._running_something() and (asked is None or now - asked > self.QUIT_CONFIRM_SECONDS):
+            self._quit_asked_at = now
+            self.notify(
+                "Something is running. Press Ctrl+Q again to quit.",
+                title="Quit?",
+                severity="warning",
+                timeout=self.QUIT_CONFIRM_SECONDS,
+            )
+            return
+        await self.action_quit()
+
+    def _running_something(self) -> bool:
+        try:
+            turn_running = self.main_screen.turn_running
+        except LookupError:
+            turn_running = False
+        return turn_running or (self.agent is not None and self.agent.busy)
 
     async def action_quit(self) -> None:
         """Stop the agent (cancelling a running turn, stopping its kernel), then exit."""
