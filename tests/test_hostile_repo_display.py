@@ -25,6 +25,7 @@ from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import OptionList
+from textual.widgets._toast import Toast
 from typer.testing import CliRunner
 
 from freeact_tui.cli.sessions import sessions_app
@@ -197,6 +198,20 @@ async def test_file_names_with_escapes_in_the_at_picker(
         await pilot.pause()
         assert main(app).query_one(PromptInput).text.startswith("@")
         assert_nothing_hostile(terminal_output(app))
+
+
+@pytest.mark.kernel
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_toast_naming_a_hostile_file(make_app: Callable[..., FreeactApp]) -> None:
+    app = make_app(script(["ok"]))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await ready(pilot)
+        # Toasts carry error text (exceptions quote paths): every screen's notify goes through the app's.
+        main(app).notify(f"Cannot read notes{OSC2}.md", title=f"File{OSC52}")
+        await until(pilot, lambda: bool(app.screen.query(Toast)))
+        await pilot.pause(0.3)
+        assert_nothing_hostile(terminal_output(app))
+        assert "Cannot read notes␛]2;pwned␇.md" in screen_text(app)
 
 
 # -- stored sessions through the CLI ---------------------------------------------------------------

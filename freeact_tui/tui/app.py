@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.theme import Theme
 
 from freeact_tui import paths
 from freeact_tui.config import Config, save_user_setting
 from freeact_tui.store.sessions import SessionStore
+from freeact_tui.textsafe import visible
 from freeact_tui.tui import terminal_keys
 from freeact_tui.tui.commands import (
     SlashCommand,
@@ -50,6 +52,7 @@ _AGENT_MODULES = ("freeact_tui.agent.agent", "freeact_tui.agent.models")
 def _import_agent_modules() -> None:
     for module in _AGENT_MODULES:
         importlib.import_module(module)
+
 
 _NO_MODEL = (
     "No model is configured. Start with --model PROVIDER:NAME (for example anthropic:claude-sonnet-4-5, "
@@ -194,7 +197,9 @@ class FreeactApp(App[None]):
         agent, self.agent = self.agent, None
         if agent is not None:
             if agent.history and agent.agent_id == "main" and agent.session is not None:
-                self.resume_hint = f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                self.resume_hint = (
+                    f"Resume this session with: freeact-tui --session-id {agent.session_id[:8]}"
+                )
             if leave:  # the process ends next: its kernels end without being waited for
                 await settle_for_exit(agent)
             else:
@@ -230,6 +235,24 @@ class FreeactApp(App[None]):
             return None
         self._model = model
         return agent
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """A toast; control characters of the text (an error naming a hostile file) are shown, never sent."""
+        super().notify(
+            visible(message),
+            title=visible(title, multiline=False),
+            severity=severity,
+            timeout=timeout,
+            markup=markup,
+        )
 
     QUIT_CONFIRM_SECONDS: ClassVar[float] = 5.0
     """While something runs, a second Ctrl+Q within this many seconds quits."""
@@ -384,7 +407,9 @@ class FreeactApp(App[None]):
                 ".agents/skills/ with a SKILL.md whose front matter has `name:` and `description:`."
             )
         else:
-            text = "\n".join(f"- **{s.name}** — {s.description or 'no description'}  \n  `{s.path}`" for s in skills)
+            text = "\n".join(
+                f"- **{s.name}** — {s.description or 'no description'}  \n  `{s.path}`" for s in skills
+            )
         await self.main_screen.conversation.notice(text, title=f"Skills ({len(skills)})")
 
     def _model_problem(self, model: str) -> str | None:
