@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
+from freeact_tui.tui.widgets.blocks import ResponseBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests.scripted import Code, script
 from tests.test_tui_snapshots import make_app, send, until
@@ -55,6 +56,13 @@ def asked(*keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
         screen = pilot.app.screen
         assert isinstance(screen, ApprovalScreen)
         await until(pilot, lambda: screen.armed)
+        if pilot.app.main_screen.query(ResponseBlock):  # type: ignore[attr-defined]  # in sight below the dialog: wait for its text
+            await until(
+                pilot,
+                lambda: any(
+                    p.region.height for p in pilot.app.main_screen.query("ResponseBlock MarkdownParagraph")
+                ),
+            )  # type: ignore[attr-defined]
         if keys:
             await pilot.press(*keys)
         await pilot.pause(0.2)

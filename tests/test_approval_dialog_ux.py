@@ -107,7 +107,7 @@ async def test_reject_with_an_instruction_tells_the_model_and_the_turn_goes_on(
         [result] = tool_returns(app)
         assert result == "The user rejected this code action. Instead, the user says: use pathlib"
         [block] = main(app).conversation.query(ActionBlock)
-        assert block.status == "rejected" and block.has_class("-rejected")
+        assert block.status == "rejected · you said: use pathlib" and block.has_class("-rejected")
         assert [b.text for b in main(app).conversation.query(ResponseBlock)] == ["Fine, I will use pathlib."]
         assert not (tmp_path / "a.txt").exists()
 
