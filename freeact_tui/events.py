@@ -93,6 +93,8 @@ class Decision:
     reason: str | None = None
     per_part: bool = False
     """A code action that is only shell parts: not asked itself, each part is asked instead."""
+    instruction: str | None = None
+    """Said by the user with a rejection: what to do instead. The model is told it and the turn goes on."""
 
 
 @dataclass(frozen=True)
@@ -178,12 +180,17 @@ class ApprovalRequest(AgentEvent):
         *,
         remember: RememberScope | None = None,
         pattern: str | None = None,
+        instruction: str | None = None,
     ) -> None:
         """Decide this request. ``remember`` with a ``pattern`` also adds a permission rule.
 
         The rule allows such actions when ``decision`` is True and denies them when it is False.
+        ``instruction`` (with a rejection) tells the model what to do instead; the turn goes on.
         """
-        self.resolve(Decision(decision, remember=remember, pattern=pattern))
+        told = (instruction or "").strip() or None
+        self.resolve(
+            Decision(decision, remember=remember, pattern=pattern, instruction=None if decision else told)
+        )
 
     def resolve(self, decision: Decision) -> None:
         if not self._future.done():

@@ -158,7 +158,11 @@ async def test_rejecting_one_shell_part_stops_the_command(executor: KernelExecut
     async with make_agent(s, executor, tmp_path) as agent:
         events = await run(agent, "shell", decide=decide)
     assert not target.exists()
-    assert "one" in (of(events, CodeExecutionOutput)[0].text or "")  # the approved part ran
+    # No part runs unless all are approved; the rejection is one line, not a traceback (which used to
+    # quote the cell, `echo one` included).
+    assert (
+        of(events, CodeExecutionOutput)[0].text == "rejected: the cell stopped here (ApprovalRejectedError)"
+    )
     returns = [p for p in agent.history[-1].parts if isinstance(p, ToolReturnPart)]
     assert f"rejected `touch {target}`" in str(returns[0].content)
     assert len(s.requests) == 1

@@ -584,7 +584,7 @@ async def test_outside_path_is_said_in_the_dialog(executor: KernelExecutor, work
             "Create ../elsewhere.txt  +1 -0",
             f"⚠ outside the working directory: {outside.resolve()}",
         ]
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # n opens the instruction line; Enter alone rejects
         await app.workers.wait_for_complete()
     assert not outside.exists()
 

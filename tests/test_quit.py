@@ -34,8 +34,11 @@ def test_ctrl_q_during_a_turn_exits_fast_and_leaves_nothing(tmp_path: Path) -> N
             assert time.monotonic() < deadline, "the prompt never reached the session file"
             time.sleep(0.1)
         time.sleep(0.5)
+        os.write(app.master, b"\x11")  # Ctrl+Q while a turn runs asks first (a toast) ...
+        time.sleep(0.3)
+        assert app.process.poll() is None
         started = time.monotonic()
-        os.write(app.master, b"\x11")  # Ctrl+Q
+        os.write(app.master, b"\x11")  # ... and a second one quits
         assert app.process.wait(30) == 0
         took = time.monotonic() - started
         assert took < QUIT_FAST, f"quit took {took:.2f}s"
@@ -67,7 +70,7 @@ def test_alt_enter_as_a_terminal_sends_it_adds_a_line(tmp_path: Path) -> None:
         while not any("second line" in p.read_text() for p in _sessions(tmp_path)):
             assert time.monotonic() < deadline, "the prompt never reached the session file"
             time.sleep(0.1)
-        os.write(app.master, b"\x11")
+        os.write(app.master, b"\x11\x11")  # the turn runs: the first Ctrl+Q asks, the second quits
         assert app.process.wait(30) == 0
     finally:
         app.stop()

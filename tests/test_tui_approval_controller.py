@@ -94,7 +94,7 @@ async def test_requests_are_asked_in_order_with_count() -> None:
         await pilot.press("y")
         screen = await dialog_for(pilot, second)
         assert subtitle(screen) == "2 of 3" and host.controller.count == 2
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # n opens the instruction line; Enter alone rejects
         screen = await dialog_for(pilot, third)
         assert subtitle(screen) == "3 of 3"
         await pilot.press("y")
@@ -188,7 +188,7 @@ async def test_next_turn_after_clear_counts_from_one() -> None:
         assert subtitle(screen) == "1 of 2"
         await pilot.press("y")
         await dialog_for(pilot, after)
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # n opens the instruction line; Enter alone rejects
         await until(pilot, lambda: host.controller.count == 0 and not approval_workers(app))
         assert [(tag, d.approved if d else None) for tag, d in host.settled] == [
             ("one", True),
@@ -233,7 +233,7 @@ async def test_every_new_dialog_is_armed_anew(monkeypatch: pytest.MonkeyPatch) -
         screen = await dialog_for(pilot, second)
         assert first.decision == Decision(True) and not second.decided
         await until(pilot, lambda: screen.armed)
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # n opens the instruction line; Enter alone rejects
         await until(pilot, lambda: second.decided)
         assert second.decision == Decision(False)
 

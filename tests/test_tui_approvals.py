@@ -71,7 +71,7 @@ async def test_reject_with_n_ends_turn_without_running(
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "write a file")
         await dialog(pilot)
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # n opens the instruction line; Enter alone rejects
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert actions(app)[0].status == "rejected"

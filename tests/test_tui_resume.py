@@ -74,7 +74,7 @@ async def test_resumed_session_shows_decisions_parts_and_results_as_live(
         await dialog_for(pilot, "print('left')")
         await pilot.press("y")
         await dialog_for(pilot, "print('right')")
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # n opens the instruction line; Enter alone rejects
         await until(pilot, lambda: not main(app).turn_running)
 
         await send(pilot, "shell parts")
@@ -90,7 +90,7 @@ async def test_resumed_session_shows_decisions_parts_and_results_as_live(
         await dialog_for(pilot, "mkdir -p solo")
         await pilot.press("y")
         await dialog_for(pilot, "rm -rf solo")
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # n opens the instruction line; Enter alone rejects
         await until(pilot, lambda: not main(app).turn_running)
         await pilot.pause()
         live = look(app)

@@ -39,6 +39,12 @@ def test_approval_dialog_before_it_is_armed(
     async def turn(pilot: Pilot[Any]) -> None:
         await send(pilot, "Count the words in notes.txt")
         await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
+        await until(
+            pilot,
+            lambda: any(
+                p.region.height for p in pilot.app.main_screen.query("ResponseBlock MarkdownParagraph")
+            ),
+        )  # type: ignore[attr-defined]  # in sight below the dialog
         await pilot.press("y")  # typed ahead: ignored
 
     assert snap_compare(make_app(s, tmp_path), terminal_size=SIZE, run_before=before(turn))
@@ -50,6 +56,12 @@ def test_approval_dialog_warns_on_a_broad_always_rule(snap_compare: SnapCompare,
     async def turn(pilot: Pilot[Any]) -> None:
         await send(pilot, "Count the words in notes.txt")
         await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
+        await until(
+            pilot,
+            lambda: any(
+                p.region.height for p in pilot.app.main_screen.query("ResponseBlock MarkdownParagraph")
+            ),
+        )  # type: ignore[attr-defined]  # in sight below the dialog
         await pilot.press("a")
         pilot.app.screen.query_one("#approval-pattern", Input).value = "*"
         await pilot.press("enter")  # the first Enter only asks for a second one

@@ -151,7 +151,7 @@ async def test_subagents_live_in_panel_dialogs_and_resume(
         second = await dialog_for(pilot, CodeAction, not_agent=first_id)
         second_id = second.request.agent_id
         assert second.query_one("#approval-dialog").border_subtitle == "2 of 2"
-        await pilot.press("n")
+        await pilot.press("n", "enter")  # n opens the instruction line; Enter alone rejects
         await until(pilot, lambda: not main(app).turn_running, limit=60)
         await pilot.pause()
 

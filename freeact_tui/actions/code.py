@@ -35,6 +35,8 @@ class ActionOutcome:
     """Multimodal content sent with the result (pydantic-ai ``BinaryContent``: a file tool's image or PDF)."""
     extra_meta: dict[str, Any] = field(default_factory=dict)
     """More metadata stored with the return for UIs (a file write's diff)."""
+    instructed: bool = False
+    """Rejected, but the user said what to do instead: stored as rejected, and the turn goes on."""
 
     def tool_content(self) -> Any:
         """The tool return's content: the text, followed by any attachments."""
@@ -42,7 +44,7 @@ class ActionOutcome:
 
     def metadata(self) -> dict[str, Any]:
         """Stored with the tool return so a resumed UI can show the outcome without parsing text."""
-        outcome = "rejected" if self.rejected else "error" if self.is_error else "ok"
+        outcome = "rejected" if self.rejected or self.instructed else "error" if self.is_error else "ok"
         meta: dict[str, Any] = {**self.extra_meta, "outcome": outcome}
         if self.subagent_id is not None:
             meta["subagent_id"] = self.subagent_id
@@ -80,8 +82,8 @@ class CodeActionRunner:
         self._overflow = ports.overflow
         self._model_profile = model_profile
 
-    async def _decide(self, item: ExecApproval, corr_id: str) -> tuple[bool, str]:
-        """Ask for every part of the request; return (approved, what was rejected and why)."""
+    async def _decide(self, item: ExecApproval, corr_id: str) -> tuple[bool, str, str | None]:
+        """Ask for every part of the request; return (approved, what was rejected and why, the user's instruction)."""
         calls: list[ToolCall]
         if item.kind == "shell":
             parts = split_command(item.command) or [item.command]
@@ -94,25 +96,26 @@ class CodeActionRunner:
             decision = await self._ask(call, corr_id)
             if not decision.approved:
                 why = f" ({decision.reason})" if decision.reason else ""
-                return False, f"`{call.display_text()}`{why}"
+                return False, f"`{call.display_text()}`{why}", decision.instruction
         if self._checkpoint is not None:  # the cell waits here: files are as they are before it runs
             await self._checkpoint(calls, corr_id)
-        return True, ""
+        return True, "", None
 
     async def run(
         self, executor: Executor, code: str, corr_id: str, progress: ActionProgress
     ) -> ActionOutcome:
         ids = self._ids(corr_id)
         rejected: str | None = None
+        instruction: str | None = None
         result: ExecResult | None = None
         async for item in executor.stream(code, timeout=self._timeout):
             match item:
                 case ExecApproval():
-                    approved, what = await self._decide(item, corr_id)
+                    approved, what, told = await self._decide(item, corr_id)
                     if approved:
                         await item.accept()
                     else:
-                        rejected = rejected or what
+                        rejected, instruction = (rejected, instruction) if rejected else (what, told)
                         await item.reject()
                 case ExecChunk(text=text):
                     progress.chunks.append(text)
@@ -139,16 +142,19 @@ class CodeActionRunner:
             attachments, note = image_attachments(list(result.images), self._model_profile)
             content += note
         if rejected is not None:
-            content = (
-                f"{content}\n\n{REJECTED_PART_NOTE}{rejected}; the action was stopped. "
-                "Wait for the user's next instruction."
-            ).strip()
+            then = (
+                f"Instead, the user says: {instruction}"
+                if instruction
+                else "Wait for the user's next instruction."
+            )
+            content = f"{content}\n\n{REJECTED_PART_NOTE}{rejected}; the action was stopped. {then}".strip()
         if not content.strip():
             content = "(no output)"
         return ActionOutcome(
             content=content,
-            rejected=rejected is not None,
-            is_error=result.is_error,
+            rejected=rejected is not None and instruction is None,
+            instructed=instruction is not None,
+            is_error=result.is_error or instruction is not None,
             kernel_died=result.kernel_died,
             attachments=attachments,
         )

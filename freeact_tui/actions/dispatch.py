@@ -110,7 +110,7 @@ class Dispatcher:
     async def _run_code(self, code: str, corr: str) -> ActionOutcome:
         decision = await self.ports.ask(CodeAction(code), corr)
         if not decision.approved:
-            return ActionOutcome(_rejected("this code action", decision), rejected=True)
+            return _rejected("this code action", decision)
         executor = await self.ports.executor()
         self.prepare_executor(executor)
         runner = CodeActionRunner(
@@ -137,7 +137,7 @@ class Dispatcher:
     async def _run_reset(self, corr: str) -> ActionOutcome:
         decision = await self.ports.ask(JsonToolCall(RESET_TOOL, {}), corr)
         if not decision.approved:
-            return ActionOutcome(_rejected("the kernel reset", decision), rejected=True)
+            return _rejected("the kernel reset", decision)
         executor = await self.ports.executor()
         async with self._kernel_lock:
             self.ports.set_phase(corr, Phase.EXECUTION)
@@ -155,7 +155,7 @@ class Dispatcher:
     async def _run_json_tool(self, name: str, args: dict[str, Any], corr: str) -> ActionOutcome:
         decision = await self.ports.ask(JsonToolCall(name, args), corr)
         if not decision.approved:
-            return ActionOutcome(_rejected(f"the call of `{name}`", decision), rejected=True)
+            return _rejected(f"the call of `{name}`", decision)
         self.ports.set_phase(corr, Phase.EXECUTION)
         if self.checkpoint is not None:
             await self.checkpoint([JsonToolCall(name, args)], corr)
@@ -171,18 +171,24 @@ class Dispatcher:
         max_turns = requested if isinstance(requested, int) and requested > 0 else 100
         decision = await self.ports.ask(SubagentTask(prompt, max_turns), corr)
         if not decision.approved:
-            return ActionOutcome(_rejected("this subagent task", decision), rejected=True)
+            return _rejected("this subagent task", decision)
         self.ports.set_phase(corr, Phase.SUBAGENT)
         outcome = await run(prompt, max_turns, corr)
         self.ports.emit(ToolOutput(outcome.content, is_error=outcome.is_error, **self.ports.ids(corr)))
         return outcome
 
 
-def _rejected(what: str, decision: Decision) -> str:
-    """What the model is told about a rejected action."""
+def _rejected(what: str, decision: Decision) -> ActionOutcome:
+    """What the model is told about a rejected action; with the user's instruction the turn goes on."""
+    if decision.instruction:
+        return ActionOutcome(
+            f"The user rejected {what}. Instead, the user says: {decision.instruction}",
+            instructed=True,
+            is_error=True,
+        )
     if decision.reason:
-        return f"Refused {what}: {decision.reason}. Wait for new instructions."
-    return f"The user rejected {what}. Wait for new instructions."
+        return ActionOutcome(f"Refused {what}: {decision.reason}. Wait for new instructions.", rejected=True)
+    return ActionOutcome(f"The user rejected {what}. Wait for new instructions.", rejected=True)
 
 
 __all__ = ["Dispatcher", "JsonTools", "SubagentRunner"]

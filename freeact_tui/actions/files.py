@@ -304,6 +304,9 @@ def _where(call: FileCall) -> dict[str, Any]:
 
 
 def _rejected(what: str, decision: Decision, meta: dict[str, Any]) -> ActionOutcome:
+    if decision.instruction:  # the user said what to do instead: the turn goes on
+        text = f"The user rejected {what}. Instead, the user says: {decision.instruction}"
+        return ActionOutcome(text, instructed=True, is_error=True, extra_meta=meta)
     if decision.reason:
         text = f"Refused {what}: {decision.reason}. Wait for new instructions."
     else:

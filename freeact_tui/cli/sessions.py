@@ -106,6 +106,9 @@ def list_sessions(
     """List sessions, newest first."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    from freeact_tui.textsafe import visible
 
     store = _store(ctx, sessions_dir, config)
     infos = store.list()
@@ -126,8 +129,10 @@ def list_sessions(
     table.add_column("Msgs", justify="right", no_wrap=True, min_width=4)
     table.add_column("Cwd", overflow="ellipsis", no_wrap=True, max_width=cwd_width)
     for info in shown:
-        title = info.title + (" [damaged]" if info.damaged else "")
-        table.add_row(shorts[info.id], title, _when(info.updated), str(info.message_count), info.cwd or "")
+        # Text, not str: a stored title is neither markup nor terminal control.
+        title = Text(visible(info.title, multiline=False) + (" [damaged]" if info.damaged else ""))
+        cwd = Text(visible(info.cwd or "", multiline=False))
+        table.add_row(shorts[info.id], title, _when(info.updated), str(info.message_count), cwd)
     console.print(table)
     if len(shown) < len(infos):
         typer.echo(f"({len(infos) - len(shown)} older sessions not shown; use --all)")
@@ -145,6 +150,7 @@ def show_session(
     """Show a conversation as readable text."""
     from freeact_tui.store import validate_agent_id
     from freeact_tui.store.export import render_text
+    from freeact_tui.textsafe import visible
 
     store = _store(ctx, sessions_dir, config)
     session = store.session(_resolve(store, session_id))
@@ -154,10 +160,12 @@ def show_session(
         _fail(str(exc), 2)
     history = session.load(agent_id)
     info = session.info()
-    typer.echo(f"Session {session.id}: {info.title}")
-    typer.echo(f"Updated {_when(info.updated)} · {info.message_count} messages · model {info.model or '?'}")
+    typer.echo(f"Session {session.id}: {visible(info.title, multiline=False)}")
+    model = visible(info.model or "?", multiline=False)
+    typer.echo(f"Updated {_when(info.updated)} · {info.message_count} messages · model {model}")
     if info.subagents:
-        typer.echo("Subagents: " + ", ".join(f"{k} ({v})" for k, v in info.subagents.items()))
+        subagents = ", ".join(f"{k} ({v})" for k, v in info.subagents.items())
+        typer.echo("Subagents: " + visible(subagents, multiline=False))
     typer.echo("")
     sys.stdout.write(render_text(history.messages, include_system=system, rewinds=history.rewinds))
     sys.stdout.flush()

@@ -33,6 +33,7 @@ class ShellEscapeError(PermissionError, RuntimeError):
 # ipybox imports mcpygen at the first `!cmd`; the package __init__ pulls in the MCP SDK and code
 # generators (~2.5 s). Load only the approval client under a lazy `mcpygen` package (the rest
 # loads on first attribute access) and mark each approval request in the output (SYNC_MARK).
+# A rejected `!cmd` or tool call ends the cell with one line, not an IPython traceback.
 WARM_UP_CODE = f"""\
 def _ipybox_warm_up():
     import importlib.util, sys
@@ -59,6 +60,10 @@ def _ipybox_warm_up():
             return _orig(self, *args, **kwargs)
         request_sync._freeact_sync = True
         ApprovalRequestor.request_sync = request_sync
+    from mcpygen.tool_exec.client import ApprovalRejectedError
+    def _rejected(shell, etype, value, tb, tb_offset=None):
+        shell._showtraceback(etype, value, ['rejected: the cell stopped here (ApprovalRejectedError)'])
+    get_ipython().set_custom_exc((ApprovalRejectedError,), _rejected)
 _ipybox_warm_up()
 del _ipybox_warm_up
 """

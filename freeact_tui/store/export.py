@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
 from freeact_tui.store import transcript as tr
 from freeact_tui.store.rewind_file import RewindMark
+from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import CodeAction, SubagentTask
 
 ExportFormat = Literal["md", "json", "text"]
@@ -44,7 +45,18 @@ def _call_block(entry: tr.CallEntry) -> Block:
 def blocks(
     messages: Sequence[ModelMessage], *, include_system: bool = True, rewinds: Sequence[RewindMark] = ()
 ) -> Iterator[Block]:
-    """The conversation as a sequence of readable blocks, in order (``rewinds`` marked where they happened)."""
+    """The conversation as readable blocks, in order (``rewinds`` marked where they happened).
+
+    Control characters are shown as symbols: a stored session printed or exported must not drive
+    the terminal it is read in.
+    """
+    for block in _raw_blocks(messages, include_system=include_system, rewinds=rewinds):
+        yield replace(block, heading=visible(block.heading, multiline=False), body=visible(block.body))
+
+
+def _raw_blocks(
+    messages: Sequence[ModelMessage], *, include_system: bool, rewinds: Sequence[RewindMark]
+) -> Iterator[Block]:
     for entry in tr.walk(messages, rewinds):
         match entry:
             case tr.SystemEntry(text=text):
@@ -105,7 +117,7 @@ def render_markdown(
     rewinds: Sequence[RewindMark] = (),
 ) -> str:
     """Markdown: a section per block; code, tool calls and tool results fenced, thinking quoted."""
-    out = [f"# {title}\n"] if title else []
+    out = [f"# {visible(title, multiline=False)}\n"] if title else []
     for block in blocks(messages, include_system=include_system, rewinds=rewinds):
         if block.kind in ("code", "tool_call", "tool_result", "system"):
             body = _fence(block.body, block.lang)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import re
+import time
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.theme import Theme
 
 from freeact_tui import paths
@@ -19,6 +21,7 @@ from freeact_tui.config import Config, ConfigError, save_user_setting
 from freeact_tui.skills import skill_prompt
 from freeact_tui.store.index import is_uuid
 from freeact_tui.store.sessions import SessionStore
+from freeact_tui.textsafe import visible
 from freeact_tui.tui import terminal_keys
 from freeact_tui.tui.clipboard import copy_to_os_clipboard
 from freeact_tui.tui.commands import (
@@ -85,7 +88,7 @@ class FreeactApp(App[None]):
     COMMANDS = App.COMMANDS | {SlashCommandProvider}
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
+        Binding("ctrl+q", "request_quit", "Quit", priority=True, id="app.quit"),
         Binding("f2", "copy_session_id", "Copy session id", id="app.copy_session_id"),
         Binding("f1", "slash('/help')", "Help", id="app.help"),
         # Before copy and dialogs: a running turn is cancelled; idle, the key goes on (copy, quit hint).
@@ -116,6 +119,7 @@ class FreeactApp(App[None]):
         self.resume_hint: str | None = None
         """How to come back to the session, printed by the command line after the app exits."""
         self._exit_signals = ExitSignals(self.action_quit)
+        self._quit_asked_at: float | None = None  # when Ctrl+Q last asked to confirm
         self._saved_theme = config.theme
         terminal_keys.install()  # Alt+Enter as tmux/xterm send it
 
@@ -266,6 +270,49 @@ class FreeactApp(App[None]):
             return None
         self._model = model
         return agent
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """A toast; control characters of the text (an error naming a hostile file) are shown, never sent."""
+        super().notify(
+            visible(message),
+            title=visible(title, multiline=False),
+            severity=severity,
+            timeout=timeout,
+            markup=markup,
+        )
+
+    QUIT_CONFIRM_SECONDS: ClassVar[float] = 5.0
+    """While something runs, a second Ctrl+Q within this many seconds quits."""
+
+    async def action_request_quit(self) -> None:
+        """Ctrl+Q: quit; while a turn, an action, a subagent or a ``!command`` runs, only a second Ctrl+Q quits."""
+        now = time.monotonic()
+        asked, self._quit_asked_at = self._quit_asked_at, None
+        if self._running_something() and (asked is None or now - asked > self.QUIT_CONFIRM_SECONDS):
+            self._quit_asked_at = now
+            self.notify(
+                "Something is running. Press Ctrl+Q again to quit.",
+                title="Quit?",
+                severity="warning",
+                timeout=self.QUIT_CONFIRM_SECONDS,
+            )
+            return
+        await self.action_quit()
+
+    def _running_something(self) -> bool:
+        try:
+            turn_running = self.main_screen.turn_running
+        except LookupError:
+            turn_running = False
+        return turn_running or (self.agent is not None and self.agent.busy)
 
     async def action_quit(self) -> None:
         """Stop the agent (cancelling a running turn, stopping its kernel), then exit."""

@@ -22,5 +22,7 @@ def decision_status(decision: Decision | None, *, skip_permissions: bool = False
     if decision.approved:
         rule = f" · {decision.remember} rule: {decision.pattern}" if decision.remember else ""
         return f"approved{rule}", False
+    if decision.instruction:  # the turn went on with the user's words
+        return f"rejected · you said: {decision.instruction}", True
     rule = f" · {decision.remember} deny rule: {decision.pattern}" if decision.remember else ""
     return f"rejected{rule}", True

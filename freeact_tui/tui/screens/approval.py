@@ -14,6 +14,7 @@ from textual.widgets import Input, Label, Static
 
 from freeact_tui.events import ApprovalRequest, Decision, RememberScope
 from freeact_tui.rulepatterns import broad_reason, pattern_note, proposed_pattern
+from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import ShellAction
 from freeact_tui.tui.widgets.blocks.action import action_title, tool_call_content
 
@@ -41,7 +42,7 @@ class ApprovalScreen(ModalScreen[Decision]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y,enter", "approve", "Approve", id="approval.approve", group=_GROUP, key_display="y"),
-        Binding("n", "reject", "Reject", id="approval.reject", group=_GROUP),
+        Binding("n", "reject", "Reject…", id="approval.reject", group=_GROUP),
         Binding("a", "remember('always')", "Always allow", id="approval.always", group=_GROUP),
         Binding("s", "remember('session')", "Allow for session", id="approval.session", group=_GROUP),
         Binding("d", "remember('deny')", "Always deny", id="approval.deny", group=_GROUP),
@@ -57,32 +58,62 @@ class ApprovalScreen(ModalScreen[Decision]):
         self.deny = False  # the rule being edited refuses such actions instead of allowing them
         self.armed = self.ARMING_SECONDS <= 0
         self._broad_confirm: tuple[str, float] | None = None  # (pattern, when) after the first Enter
+        self.rejecting = False  # after `n`: the user may say what to do instead
 
     def compose(self) -> ComposeResult:
         call = self.request.tool_call
         with Vertical(id="approval-dialog") as dialog:
             dialog.border_title = self._title()
             dialog.border_subtitle = self._count_text()
-            yield Label(Content(f"Agent {self.request.agent_id} asks to run:"), id="approval-who")
+            yield Label(
+                Content(visible(f"Agent {self.request.agent_id} asks to run:", multiline=False)),
+                id="approval-who",
+            )
             with VerticalScroll(id="approval-action"):
                 yield Static(tool_call_content(call), id="approval-body", markup=False)
-            if isinstance(call, ShellAction) and call.full_command and call.full_command != call.command:
-                yield Label(Content(f"part of: {call.full_command}"), id="approval-context")
-            with Vertical(id="approval-remember"):
-                yield Label("", id="approval-scope")
-                yield Input(proposed_pattern(call), id="approval-pattern", select_on_focus=False)
-                yield Label("", id="approval-breadth")
-                yield Label(
-                    "Enter saves the rule and approves · Esc goes back",
-                    id="approval-save",
-                    classes="approval-hint",
-                )
-            yield Label(_keys_text(self.armed), id="approval-keys", classes="approval-hint")
+            # Docked: the code above scrolls, whatever its length, so that these always show.
+            with Vertical(id="approval-footer"):
+                yield from self._compose_footer()
+
+    def _compose_footer(self) -> ComposeResult:
+        call = self.request.tool_call
+        if isinstance(call, ShellAction) and call.full_command and call.full_command != call.command:
+            yield Label(Content(f"part of: {visible(call.full_command)}"), id="approval-context")
+        with Vertical(id="approval-remember"):
+            yield Label("", id="approval-scope")
+            # A pattern shown with its controls visible no longer matches the hidden command: safe to save.
+            yield Input(
+                visible(proposed_pattern(call), multiline=False),
+                id="approval-pattern",
+                select_on_focus=False,
+            )
+            yield Label("", id="approval-breadth")
+            yield Label(
+                "Enter saves the rule and approves · Esc goes back",
+                id="approval-save",
+                classes="approval-hint",
+            )
+        with Vertical(id="approval-reject"):
+            yield Label("Rejected. What should the agent do instead? (optional)", id="approval-reject-title")
+            yield Input(
+                placeholder="e.g. use pathlib and do not touch tests/",
+                id="approval-instruction",
+                max_length=500,
+            )
+            yield Label(
+                "Enter rejects (your words go to the agent, which goes on) · Esc goes back",
+                classes="approval-hint",
+            )
+        yield Label(_keys_text(self.armed), id="approval-keys", classes="approval-hint")
 
     def _title(self) -> str:
         from textual.markup import escape
 
-        return escape(f"Approve? [{self.request.agent_id}] {action_title(self.request.tool_call)}")
+        return escape(
+            visible(
+                f"Approve? [{self.request.agent_id}] {action_title(self.request.tool_call)}", multiline=False
+            )
+        )
 
     def _count_text(self) -> str:
         return f"{self.position} of {self.total}" if self.total > 1 else ""
@@ -95,11 +126,31 @@ class ApprovalScreen(ModalScreen[Decision]):
             dialogs.first().border_subtitle = self._count_text()
 
     def on_mount(self) -> None:
+        self.call_after_refresh(self._fit)
         self.set_count(self.position, self.total)
         if not self.armed:
             self.add_class("-unarmed")
             # Counted from the first paint: keys typed before the user could see the dialog do nothing.
             self.call_after_refresh(self.set_timer, self.ARMING_SECONDS, self._arm)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """Give the action what the screen has left, so it scrolls instead of being cut (CSS cannot say so)."""
+        dialog = self.query_one("#approval-dialog")
+        parts = [self.query_one(f"#approval-{part}") for part in ("who", "footer")]
+        used = sum(part.outer_size.height + part.styles.margin.height for part in parts)
+        frame = dialog.styles.gutter.height + dialog.styles.margin.height
+        action = self.query_one("#approval-action")
+        room = max(3, self.size.height - frame - used)
+        if action.styles.max_height is None or action.styles.max_height.value != room:
+            action.styles.max_height = room
+
+    def _typing_changed(self) -> None:
+        self.set_class(self.typing, "-typing")  # the decision keys do nothing while the user types
+        self.call_after_refresh(self._fit)
+        self.refresh_bindings()
 
     def _arm(self) -> None:
         self.armed = True
@@ -111,27 +162,40 @@ class ApprovalScreen(ModalScreen[Decision]):
     def editing_pattern(self) -> bool:
         return self.scope is not None
 
+    @property
+    def typing(self) -> bool:
+        """A pattern or an instruction is being typed: letters go to the input, not to the keys."""
+        return self.editing_pattern or self.rejecting
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not self.armed:
             return None  # shown dimmed; the key is swallowed (the dialog is modal)
         # While the pattern is edited, letters type into the input instead of deciding.
         if action in ("approve", "reject", "remember"):
-            return not self.editing_pattern
+            return not self.typing
         return True
 
     def action_approve(self) -> None:
         self.dismiss(Decision(True))
 
     def action_reject(self) -> None:
-        self.dismiss(Decision(False))
+        """Open the line for an instruction; Enter (with or without words) rejects."""
+        self.rejecting = True
+        self.query_one("#approval-reject").add_class("-open")
+        self.query_one("#approval-instruction", Input).focus()
+        self._typing_changed()
 
     def action_escape(self) -> None:
-        if self.editing_pattern:
+        if self.rejecting:
+            self.rejecting = False
+            self.query_one("#approval-reject").remove_class("-open")
+            self._typing_changed()
+        elif self.editing_pattern:
             self.scope = None
             self.deny = False
             self._broad_confirm = None
             self.query_one("#approval-remember").remove_class("-open")
-            self.refresh_bindings()
+            self._typing_changed()
         else:
             self.dismiss(Decision(False))
 
@@ -145,10 +209,12 @@ class ApprovalScreen(ModalScreen[Decision]):
         self._show_breadth(pattern.value.strip())
         pattern.focus()
         pattern.cursor_position = len(pattern.value)
-        self.refresh_bindings()
+        self._typing_changed()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
+        if event.input.id != "approval-pattern":
+            return
         self._broad_confirm = None
         self._show_breadth(event.value.strip())
 
@@ -176,6 +242,9 @@ class ApprovalScreen(ModalScreen[Decision]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        if event.input.id == "approval-instruction":
+            self.dismiss(Decision(False, instruction=event.value.strip() or None))
+            return
         pattern = event.value.strip()
         if self.scope is None or not pattern:
             self.notify("Enter a pattern, or press Esc to go back.", severity="warning")
@@ -202,5 +271,5 @@ class ApprovalScreen(ModalScreen[Decision]):
 
 
 def _keys_text(armed: bool) -> str:
-    keys = "y/Enter approve · n/Esc reject · a always allow · s allow for this session · d always deny"
+    keys = "y/Enter approve · n reject, say why · Esc reject · a always allow · s allow for this session · d always deny"
     return keys if armed else f"{keys} …"

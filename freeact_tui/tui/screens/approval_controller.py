@@ -108,7 +108,10 @@ class ApprovalController(Generic[T]):
                     decision = await self._ask(waiting)
                     if decision is not None and not request.decided:
                         request.approve(
-                            decision.approved, remember=decision.remember, pattern=decision.pattern
+                            decision.approved,
+                            remember=decision.remember,
+                            pattern=decision.pattern,
+                            instruction=decision.instruction,
                         )
                 self._remove(waiting, answered=True)
         finally:

@@ -17,10 +17,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from freeact_tui.textsafe import visible
 from freeact_tui.tui.file_index import FileIndex, list_files
 
 SHOWN = 50
@@ -117,11 +119,13 @@ class FilePicker(ModalScreen[str | None]):
             return
         options = self.query_one(OptionList)
         options.clear_options()
-        options.add_options([Option(path, id=path) for path in found])
+        options.add_options([Option(Content(visible(path, multiline=False)), id=path) for path in found])
         if found:
             options.highlighted = 0
         if not found:
-            status = f"No file matches {query!r}" if query.strip() else "No files here"
+            status = (
+                f"No file matches {visible(query, multiline=False)!r}" if query.strip() else "No files here"
+            )
         elif query.strip():
             status = f"{matched:,} of {len(index):,} files"
         else:

@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from freeact_tui.agent.checkpointing import CheckpointsUnavailableHere, UndoPlan, UndoScope
+from freeact_tui.textsafe import visible
 from freeact_tui.tui.screens.diff import diff_content
 
 _STATUS_WORDS = {
@@ -47,7 +48,7 @@ def undo_summary(plan: UndoPlan) -> str:
     lines.append("Only files in the working directory are covered; the kernel's variables are not changed.")
     if plan.diff:
         lines.append("The diff below shows what changed since; the undo reverses it.")
-    return "\n".join(lines)
+    return visible("\n".join(lines))  # file names may hold escapes
 
 
 class UndoScreen(ModalScreen[UndoPlan | None]):
@@ -80,7 +81,7 @@ class UndoScreen(ModalScreen[UndoPlan | None]):
 
     def _show(self) -> None:
         plan = self.plan
-        self.query_one("#undo-title", Label).update(f"Undo {plan.title}?")
+        self.query_one("#undo-title", Label).update(visible(f"Undo {plan.title}?", multiline=False))
         self.query_one("#undo-summary", Static).update(undo_summary(plan))
         self.query_one("#undo-diff-text", Static).update(diff_content(plan.diff))
         other = "the last turn" if plan.scope == "action" else "the last action only"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from freeact_tui.actions.file_ops import diff_stats
+from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import FileCall, FileEdit, FileRead, FileWrite
 
 DIFF_COLLAPSE_LINES = 60
@@ -14,7 +15,7 @@ DIFF_COLLAPSE_LINES = 60
 def diff_content(diff: str) -> Content:
     """A unified diff, coloured: added lines green, removed red, hunk headers accented."""
     parts: list[Content | tuple[str, str] | str] = []
-    for line in diff.splitlines(keepends=True):
+    for line in visible(diff).splitlines(keepends=True):
         if line.startswith(("+++", "---")):
             parts.append((line, "bold $text-muted"))
         elif line.startswith("@@"):
@@ -32,11 +33,12 @@ def diff_content(diff: str) -> Content:
 
 def file_call_header(call: FileCall) -> Content:
     """One line naming the operation and the path, and a warning when the path leaves the working dir."""
+    path = visible(call.path, multiline=False)
     match call:
         case FileRead():
             what = " (media file)" if call.media else ""
             head = Content.assemble(
-                ("Read ", "bold"), (call.path, "bold $text-accent"), f"{what}{call.line_range()}"
+                ("Read ", "bold"), (path, "bold $text-accent"), f"{what}{call.line_range()}"
             )
         case FileWrite(diff=diff) | FileEdit(diff=diff):
             verb = "Edit" if isinstance(call, FileEdit) else "Write"
@@ -44,15 +46,16 @@ def file_call_header(call: FileCall) -> Content:
                 verb = "Create"
             added, removed = diff_stats(diff)
             stats = f"  +{added} -{removed}" if diff else ""
-            head = Content.assemble(
-                (verb + " ", "bold"), (call.path, "bold $text-accent"), (stats, "$text-muted")
-            )
+            head = Content.assemble((verb + " ", "bold"), (path, "bold $text-accent"), (stats, "$text-muted"))
         case _:
-            head = Content(call.display_text())
+            head = Content(visible(call.display_text()))
     if call.outside:
         where = call.resolved or call.path
         head = Content.assemble(
-            head, "\n", ("⚠ outside the working directory: ", "bold $text-warning"), (where, "$text-warning")
+            head,
+            "\n",
+            ("⚠ outside the working directory: ", "bold $text-warning"),
+            (visible(where, multiline=False), "$text-warning"),
         )
     return head
 
@@ -64,7 +67,7 @@ def file_call_content(call: FileCall) -> Content:
         case FileWrite(diff=diff) | FileEdit(diff=diff) if diff:
             return Content.assemble(head, "\n", diff_content(diff))
         case FileWrite(content=content):
-            return Content.assemble(head, "\n", Content(content.rstrip("\n")))
+            return Content.assemble(head, "\n", Content(visible(content.rstrip("\n"))))
         case FileEdit(edits=edits):
             lines = [
                 f"{sign}{line}\n"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
+from freeact_tui.textsafe import visible_in_place
 from freeact_tui.tui.history import PromptHistory
 
 _NEWLINE_KEYS = {"ctrl+j", "alt+enter", "shift+enter", "ctrl+enter"}
@@ -51,6 +53,12 @@ class PromptInput(TextArea):
     def __init__(self, *, history: PromptHistory | None = None, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.prompt_history = history if history is not None else PromptHistory()
+
+    def get_line(self, line_index: int) -> Text:
+        """A line as drawn: a pasted or mentioned name's control characters shown, never sent."""
+        line = super().get_line(line_index)
+        shown = visible_in_place(line.plain)
+        return line if shown == line.plain else Text(shown, end="", no_wrap=True)
 
     def remember(self, text: str) -> None:
         """Add a sent prompt to the history (a write failure is reported, the prompt is kept in memory)."""

@@ -12,9 +12,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+
+from freeact_tui.textsafe import visible
 
 _PREVIEW = 100
 
@@ -93,7 +96,9 @@ class QueuedMessages(Vertical):
         options = self.query_one(QueuedList)
         highlighted = options.highlighted
         options.clear_options()
-        options.add_options([Option(f"› {_preview(t)}") for t in self.items])
+        options.add_options(
+            [Option(Content(f"› {visible(_preview(t), multiline=False)}")) for t in self.items]
+        )
         if self.items:
             options.highlighted = min(highlighted or 0, len(self.items) - 1)
         elif options.has_focus:

@@ -18,6 +18,8 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from freeact_tui.textsafe import visible
+
 Clock = Callable[[], datetime]
 
 
@@ -155,7 +157,10 @@ class SessionList(OptionList):
 
     def _render_row(self, session: SessionRow, now: datetime) -> Content:
         current = session.id == self.current_id
-        title = " ".join((session.title or "").split()) or f"(untitled {session.id[:8]})"
+        title = (
+            visible(" ".join((session.title or "").split()), multiline=False)
+            or f"(untitled {session.id[:8]})"
+        )
         meta = " · ".join(
             [
                 relative_time(as_datetime(session.updated), now),

@@ -73,13 +73,14 @@ class StatusBar(Horizontal):
     def compose(self) -> ComposeResult:
         yield Spinner(id="status-spinner")
         yield Label("", id="status-activity", classes="-hidden")
+        # Before the facts that can wait: a narrow terminal cuts the end of the bar.
+        yield Label("", id="status-approvals", classes="-hidden")
         yield Label("", id="status-model")
         yield Label("", id="status-session")
         yield Label("", id="status-mode")
         yield Label("kernel: starting", id="status-kernel")
         yield Label("", id="status-usage")
         yield ContextGauge(id="status-context")
-        yield Label("", id="status-approvals", classes="-hidden")
         yield Label("SKIP PERMISSIONS", id="status-skip", classes="-hidden")
 
     def _label(self, name: str) -> Label:

@@ -21,6 +21,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from freeact_tui.events import SubagentState, SubagentStatus
+from freeact_tui.textsafe import visible
 
 Clock = Callable[[], datetime]
 
@@ -77,7 +78,7 @@ class SubagentEntry:
 
 
 def _short_task(task: str) -> str:
-    line = " ".join(task.split())
+    line = visible(" ".join(task.split()), multiline=False)
     return line if len(line) <= _TASK_CHARS else line[: _TASK_CHARS - 1] + "…"
 
 

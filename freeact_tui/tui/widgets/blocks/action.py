@@ -10,9 +10,11 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.highlight import highlight
+from textual.markup import escape
 from textual.message import Message
 from textual.widgets import Collapsible, Static
 
+from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import (
     CodeAction,
     FileCall,
@@ -58,25 +60,36 @@ def _json(args: dict[str, object]) -> str:
 
 
 def tool_call_content(tool_call: ToolCall) -> Content:
-    """The action in full, verbatim: highlighted code, the shell command, tool name and JSON args."""
+    """The action in full, verbatim: highlighted code, the shell command, tool name and JSON args.
+
+    Control characters are shown as symbols: code hiding a command behind ``ESC[2K`` shows it.
+    """
     match tool_call:
         case CodeAction(code=code):
-            return highlight(code, language="python")
+            return highlight(visible(code), language="python")
         case ShellAction(command=command):
-            return Content.assemble(("$ ", "bold $text-accent"), command)
+            return Content.assemble(("$ ", "bold $text-accent"), visible(command))
         case ShellScript(script=script):
-            return highlight(script, language="bash")
+            return highlight(visible(script), language="bash")
         case ProgrammaticToolCall(server=server, tool=tool, args=args):
             return Content.assemble(
-                (f"{server}.{tool}", "bold"), "\n", highlight(_json(args), language="json")
+                (visible(f"{server}.{tool}", multiline=False), "bold"),
+                "\n",
+                highlight(visible(_json(args)), language="json"),
             )
         case JsonToolCall(tool_name=name, tool_args=args):
-            return Content.assemble((name, "bold"), "\n", highlight(_json(args), language="json"))
+            return Content.assemble(
+                (visible(name, multiline=False), "bold"),
+                "\n",
+                highlight(visible(_json(args)), language="json"),
+            )
         case SubagentTask(prompt=prompt, max_turns=max_turns):
-            return Content.assemble(Content(prompt), ("\n(max turns: " + str(max_turns) + ")", "$text-muted"))
+            return Content.assemble(
+                Content(visible(prompt)), ("\n(max turns: " + str(max_turns) + ")", "$text-muted")
+            )
         case FileCall():
             return file_call_content(tool_call)
-    return Content(tool_call.display_text())
+    return Content(visible(tool_call.display_text()))
 
 
 class ActionBlock(Block):
@@ -95,6 +108,8 @@ class ActionBlock(Block):
         margin: 1 0 0 0;
         & > .action-body { width: 1fr; }
         &.-pending { border: round $warning; border-subtitle-color: $text-warning; }
+        /* Shown once, in the dialog, while it is asked: the dialog holds it in full, in reach of the keys. */
+        &.-pending > .action-body, &.-pending > .action-diff { display: none; }
         &.-rejected { border: round $error 70%; border-subtitle-color: $text-error; }
         &.-shell { border: round $accent 60%; }
         & > .action-diff { border-top: none; padding: 0; background: transparent; }
@@ -146,7 +161,7 @@ class ActionBlock(Block):
     def set_status(self, status: str, *, pending: bool = False, rejected: bool = False) -> None:
         """Show the decision state: ``waiting for approval``, ``approved``, ``auto-approved by rule``, …"""
         self.status = status
-        self.border_subtitle = status
+        self.border_subtitle = escape(visible(status, multiline=False))
         self.set_class(pending, "-pending")
         self.set_class(rejected, "-rejected")
 

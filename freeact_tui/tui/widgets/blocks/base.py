@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from markdown_it import MarkdownIt
+from textual.await_complete import AwaitComplete
 from textual.containers import Vertical
 from textual.markup import escape
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
+
+from freeact_tui.textsafe import visible
 
 
 class Block(Vertical):
@@ -39,8 +42,8 @@ class Block(Vertical):
         self.corr_id = corr_id
 
     def label(self, text: str) -> str:
-        """A title naming the agent, e.g. ``[main] Code action`` (markup-escaped for titles)."""
-        return escape(f"[{self.agent_id}] {text}")
+        """A title naming the agent, e.g. ``[main] Code action`` (markup-escaped, controls shown)."""
+        return escape(visible(f"[{self.agent_id}] {text}", multiline=False))
 
 
 def literal_parser() -> MarkdownIt:
@@ -56,13 +59,20 @@ class BlankMarkdown(Markdown):
     """A ``Markdown`` that paints no content of its own (its blocks do); HTML-like text is shown literally.
 
     A plain widget renders every line of its full height whenever its size changes; a growing
-    response would re-render hundreds of blank lines per append.
+    response would re-render hundreds of blank lines per append. Control characters are shown,
+    never sent to the terminal (Textual passes ESC in markdown and code fences through as is).
     """
 
     BLANK = True
 
     def __init__(self, markdown: str | None = None) -> None:
-        super().__init__(markdown, parser_factory=literal_parser)
+        super().__init__(visible(markdown) if markdown else markdown, parser_factory=literal_parser)
+
+    def update(self, markdown: str) -> AwaitComplete:
+        return super().update(visible(markdown))
+
+    def append(self, markdown: str) -> AwaitComplete:
+        return super().append(visible(markdown))
 
 
 class ThrottledMarkdown:

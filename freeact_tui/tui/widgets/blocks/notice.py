@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
+from freeact_tui.textsafe import visible
 from freeact_tui.tui.widgets.blocks.base import Block
 
 
@@ -30,10 +31,10 @@ class NoticeBlock(Block):
         super().__init__(agent_id=agent_id, corr_id=corr_id)
         self.text = text
         if title:
-            self.border_title = title
+            self.border_title = visible(title, multiline=False)
 
     def compose(self) -> ComposeResult:
-        yield Static(Content(self.text), markup=False)
+        yield Static(Content(visible(self.text)), markup=False)
 
 
 class ErrorBlock(NoticeBlock):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from bisect import bisect_right
 from pathlib import Path
 
@@ -19,47 +18,9 @@ from textual.style import Style
 from textual.widget import Widget
 from textual.widgets import Log, Static
 
+from freeact_tui.textsafe import sanitize_ansi, strip_sgr
 from freeact_tui.tui.widgets.blocks.base import Block
 from freeact_tui.tui.widgets.image_preview import ImagePreview, load_cells
-
-_SGR = re.compile(r"\x1b\[[0-9;:]*m")
-# Any other escape sequence (cursor movement, screen clearing, OSC titles/hyperlinks, …) and C0 controls.
-_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
-_OSC = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
-_ESC = re.compile(r"\x1b[P^_X][^\x1b]*(?:\x1b\\)?|\x1b[ -/]*[0-~]?")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
-
-
-def sanitize_ansi(text: str) -> str:
-    """Keep text, newlines, tabs, carriage returns and SGR colour codes; drop every other control sequence.
-
-    Args:
-        text: Raw kernel output.
-
-    Returns:
-        Text that cannot move the cursor, clear the screen, set titles or ring the bell.
-    """
-    kept: list[str] = []
-    pos = 0
-    for match in _SGR.finditer(text):
-        kept.append(_strip_controls(text[pos : match.start()]))
-        kept.append(match.group())
-        pos = match.end()
-    kept.append(_strip_controls(text[pos:]))
-    return "".join(kept)
-
-
-def _strip_controls(text: str) -> str:
-    if "\x1b" in text:
-        text = _OSC.sub("", text)
-        text = _CSI.sub("", text)
-        text = _ESC.sub("", text)
-    return _CONTROL.sub("", text)
-
-
-def strip_sgr(text: str) -> str:
-    """Plain text without colour codes."""
-    return _SGR.sub("", text)
 
 
 class AnsiLog(Log):

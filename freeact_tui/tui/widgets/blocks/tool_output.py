@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
+from freeact_tui.textsafe import visible
 from freeact_tui.tui.widgets.blocks.base import Block
 from freeact_tui.tui.widgets.image_preview import ImagePreview, load_cells
 
@@ -53,7 +54,7 @@ class ToolOutputBlock(Block):
         first = self.content.strip().splitlines()[:_PREVIEW_LINES]
         preview = first[0][:60] if first else "(empty)"
         with Collapsible(title=self.label(f"{self.kind}: {preview}"), collapsed=True):
-            yield Static(Content(self.content), markup=False)
+            yield Static(Content(visible(self.content)), markup=False)
 
     async def on_mount(self) -> None:
         if self.image is not None:  # what the model was shown; decoding and scaling runs off the event loop

@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
+from freeact_tui.textsafe import visible
 from freeact_tui.tui.widgets.blocks.base import Block
 
 
@@ -31,4 +32,4 @@ class UserMessageBlock(Block):
         self.text = text
 
     def compose(self) -> ComposeResult:
-        yield Static(Content(self.text), markup=False)
+        yield Static(Content(visible(self.text)), markup=False)

@@ -1,0 +1,93 @@
+"""The approval dialog as pictures: 80×24 and 120×40, a short and a long action, the reject line open,
+and code with escape sequences shown as symbols (issues #28, #29)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from freeact_tui.tui.app import FreeactApp
+from freeact_tui.tui.screens.approval import ApprovalScreen
+from freeact_tui.tui.widgets.blocks import ResponseBlock
+from freeact_tui.tui.widgets.prompt import PromptInput
+from tests.scripted import Code, script
+from tests.test_tui_snapshots import make_app, send, until
+
+pytestmark = pytest.mark.kernel
+SnapCompare = Callable[..., bool]
+
+CODE = (
+    "import json\n\n# count words in a file\nwith open('notes.txt') as fh:\n"
+    "    words = fh.read().split()\nprint(json.dumps({'words': len(words)}))"
+)
+LONG = "\n".join(f"total_{i} = {i} * {i}  # step {i}" for i in range(40)) + "\nprint(total_39)"
+SPOOF = 'import posix; posix.system("touch X")  # \x1b[2K\x1b[1G │ print("hello, world")'
+
+
+@pytest.fixture(autouse=True)
+def home_is_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The welcome line shows the working dir as ``~/work`` (a temporary path would differ each run)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+def before(turn: Callable[[Pilot[Any]], Awaitable[None]]) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    async def run(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, FreeactApp)
+        app.animation_level = "none"
+        # The first kernel of a test process can take long on a loaded machine.
+        await until(pilot, lambda: app.agent is not None and app.agent.kernel_state == "ready", limit=120)
+        await until(pilot, lambda: "ready" in str(app.main_screen.query_one("#status-kernel").render()))
+        app.main_screen.query_one(PromptInput).cursor_blink = False
+        await turn(pilot)
+        await pilot.pause(0.2)
+
+    return run
+
+
+def asked(*keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    async def turn(pilot: Pilot[Any]) -> None:
+        await send(pilot, "Count the words in notes.txt")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
+        screen = pilot.app.screen
+        assert isinstance(screen, ApprovalScreen)
+        await until(pilot, lambda: screen.armed)
+        if pilot.app.main_screen.query(ResponseBlock):  # type: ignore[attr-defined]  # in sight below the dialog: wait for its text
+            await until(
+                pilot,
+                lambda: any(
+                    p.region.height for p in pilot.app.main_screen.query("ResponseBlock MarkdownParagraph")
+                ),
+            )  # type: ignore[attr-defined]
+        if keys:
+            await pilot.press(*keys)
+        await pilot.pause(0.2)
+
+    return turn
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_dialog_code_action(snap_compare: SnapCompare, tmp_path: Path, size: tuple[int, int]) -> None:
+    s = script(["I will count the words.", Code(CODE)])
+    assert snap_compare(make_app(s, tmp_path), terminal_size=size, run_before=before(asked()))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_dialog_long_action(snap_compare: SnapCompare, tmp_path: Path, size: tuple[int, int]) -> None:
+    s = script(["Summing squares.", Code(LONG)])
+    assert snap_compare(make_app(s, tmp_path), terminal_size=size, run_before=before(asked()))
+
+
+def test_dialog_reject_line_at_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    s = script(["I will count the words.", Code(CODE)])
+    run = before(asked("n", *"use pathlib"))
+    assert snap_compare(make_app(s, tmp_path), terminal_size=(80, 24), run_before=run)
+
+
+def test_dialog_shows_hidden_command_at_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    s = script([Code(SPOOF)])
+    assert snap_compare(make_app(s, tmp_path), terminal_size=(80, 24), run_before=before(asked()))
