@@ -30,6 +30,7 @@ from freeact_tui.events import (
     ToolOutput,
 )
 from freeact_tui.permissions import KINDS, PermissionRules, rules_for
+from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import ToolCall
 
 if TYPE_CHECKING:
@@ -312,10 +313,13 @@ class HeadlessRun:
         elif self.output_format == "stream-json":
             self._line({**record.result_object(), "type": "result"})
         elif status == "answered":
-            self.out.write(record.answer.rstrip("\n") + "\n")
+            answer = record.answer.rstrip("\n")
+            # At a terminal the model's text is shown, never obeyed (escape sequences made visible);
+            # into a pipe or file it goes as written.
+            self.out.write((visible(answer) if _is_terminal(self.out) else answer) + "\n")
             self.out.flush()
         for error in record.errors:
-            self.err.write(f"freeact-tui: {error['message']}\n")
+            self.err.write(f"freeact-tui: {visible(error['message'])}\n")
         for refusal in record.refusals:
             fix = f" To allow it, run again with --allow '{refusal.allow}'." if refusal.allow else ""
             who = "" if refusal.agent_id == "main" else f"subagent {refusal.agent_id}: "
@@ -326,6 +330,13 @@ class HeadlessRun:
             self.err.write("freeact-tui: the model gave no answer.\n")
         if status == "interrupted":
             self.err.write("freeact-tui: interrupted.\n")
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or odd stream
+        return False
 
 
 def _short(text: str, limit: int = 80) -> str:
