@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from freeact_tui.version import __version__
 
 _EXPORTS = {
     "Agent": "freeact_tui.agent.agent",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,38 +28,10 @@ from freeact_tui.events import (
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript
-from tests.scripted import Code, Fail, Script, Think, Wait, script
+from tests.helpers import make_agent, of, run
+from tests.scripted import Code, Fail, Think, Wait, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
-
-
-def make_agent(s: Script, executor: KernelExecutor, tmp_path: Path, **kw: object) -> Agent:
-    kw.setdefault("permissions", PermissionRules(None, defaults=False))
-    return Agent(
-        s.model(),
-        sessions_dir=tmp_path / "sessions",
-        working_dir=tmp_path,
-        executor=executor,
-        **kw,  # type: ignore[arg-type]
-    )
-
-
-async def run(
-    agent: Agent, prompt: str, decide: Callable[[ApprovalRequest], bool | None] = lambda r: True, **kw: object
-) -> list[AgentEvent]:
-    """Collect a turn's events, deciding undecided approvals with ``decide`` (None: leave open)."""
-    events: list[AgentEvent] = []
-    async for event in agent.stream(prompt, **kw):  # type: ignore[arg-type]
-        events.append(event)
-        if isinstance(event, ApprovalRequest) and not event.decided:
-            answer = decide(event)
-            if answer is not None:
-                event.approve(answer)
-    return events
-
-
-def of(events: list[AgentEvent], kind: type) -> list:  # type: ignore[type-arg]
-    return [e for e in events if isinstance(e, kind)]
 
 
 def session_lines(tmp_path: Path, agent: Agent) -> list[dict[str, object]]:

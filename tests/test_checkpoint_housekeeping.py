@@ -12,7 +12,7 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
 from freeact_tui.agent.checkpointing import ActionLog, Checkpointing
-from freeact_tui.execution import checkpoints as checkpoints_module
+from freeact_tui.execution import checkpoint_housekeeping as housekeeping
 from freeact_tui.execution.action_checkpoints import ActionCheckpoints
 from freeact_tui.execution.checkpoints import CheckpointStore
 from freeact_tui.toolcalls import CodeAction
@@ -34,7 +34,7 @@ def work(tmp_path: Path) -> Path:
 @pytest.fixture
 def low_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pack past 100 loose objects instead of 1,000, so that a test needs few actions."""
-    monkeypatch.setitem(checkpoints_module.HOUSEKEEPING, "loose_objects", "100")
+    monkeypatch.setitem(housekeeping.HOUSEKEEPING, "loose_objects", "100")
 
 
 def edit(work: Path, action: int) -> None:
@@ -165,7 +165,7 @@ async def test_a_cancelled_run_returns_only_after_its_removal_of_packed_objects_
     import threading
     import time
 
-    original = checkpoints_module._remove_listed
+    original = housekeeping._remove_listed
     started, ended = threading.Event(), threading.Event()
 
     def slow_removal(*args: object) -> None:
@@ -174,7 +174,7 @@ async def test_a_cancelled_run_returns_only_after_its_removal_of_packed_objects_
         original(*args)  # type: ignore[arg-type]
         ended.set()
 
-    monkeypatch.setattr(checkpoints_module, "_remove_listed", slow_removal)
+    monkeypatch.setattr(housekeeping, "_remove_listed", slow_removal)
     store = CheckpointStore(work)
     for action in range(12):
         edit(work, action)
@@ -192,8 +192,8 @@ async def test_packs_are_merged_past_the_limit_and_checkpoints_beside_packing_st
 ) -> None:
     """Checkpoints taken while git packs (no lock between them) and a merge of the packs: every
     checkpoint restores its exact state afterwards."""
-    monkeypatch.setitem(checkpoints_module.HOUSEKEEPING, "loose_objects", "20")
-    monkeypatch.setitem(checkpoints_module.HOUSEKEEPING, "packs", "6")
+    monkeypatch.setitem(housekeeping.HOUSEKEEPING, "loose_objects", "20")
+    monkeypatch.setitem(housekeeping.HOUSEKEEPING, "packs", "6")
     store = CheckpointStore(work)
     await store.checkpoint("initial")
     states: list[dict[str, bytes]] = []

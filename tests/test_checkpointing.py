@@ -17,12 +17,10 @@ from freeact_tui.agent.rewind import rewind
 from freeact_tui.execution.action_checkpoints import ActionCheckpoints
 from freeact_tui.execution.checkpoints import CheckpointStore
 from freeact_tui.execution.kernel import KernelExecutor
-from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.toolcalls import CodeAction
-from tests.scripted import Code, Script, script
-from tests.test_agent_core import run
-from tests.test_store_compat import freeact_load
+from tests.helpers import freeact_load, make_agent, run
+from tests.scripted import Code, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 
@@ -46,17 +44,6 @@ def work(tmp_path: Path) -> Path:
     (root / "old.txt").write_text("to be removed\n")
     (root / "m1.txt").write_text("to be moved\n")
     return root
-
-
-def make_agent(s: Script, executor: KernelExecutor, tmp_path: Path, work: Path, **kw: object) -> Agent:
-    return Agent(
-        s.model(),
-        sessions_dir=tmp_path / "sessions",
-        working_dir=work,
-        executor=executor,
-        permissions=PermissionRules(None, defaults=False),
-        **kw,  # type: ignore[arg-type]
-    )
 
 
 def files_of(root: Path) -> dict[str, bytes]:
@@ -241,7 +228,7 @@ async def test_tool_call_ids_need_not_be_unique(tmp_path: Path, work: Path) -> N
 
 async def test_subagents_share_the_sessions_checkpoints(executor: KernelExecutor, tmp_path: Path) -> None:
     """Subagents' actions are checkpointed in the parent's log, under the parent's turn."""
-    from tests.test_subagents import collect, make_parent, routed_model
+    from tests.helpers import collect, make_parent, routed_model
 
     tasks = {"task A": "ca", "task B": "cb"}  # both subagents' code actions have the call id "s1"
     model = routed_model(

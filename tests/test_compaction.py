@@ -12,48 +12,12 @@ from pathlib import Path
 import pytest
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
-from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.context.compaction import SUMMARY_INSTRUCTION
 from freeact_tui.events import AgentError, AgentEvent, Compacted, Compacting, ContextUpdate
-from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.compaction import SUMMARY_HEADER, compaction_info
-from tests.test_store_compat import freeact_load
+from tests.helpers import FILLER, WINDOW, chat, fact, freeact_load, of, turn
+from tests.helpers import windowed_agent as make_agent
 from tests.windowed import WindowedModel, answers
-
-WINDOW = 3000
-FILLER = "Some notes that take room in the context but carry no facts. " * 12
-
-
-def make_agent(model: WindowedModel, tmp_path: Path, session_id: str | None = None, **kw: object) -> Agent:
-    return Agent(
-        model.model(),
-        sessions_dir=tmp_path / "sessions",
-        working_dir=tmp_path,
-        session_id=session_id,
-        permissions=PermissionRules(None, defaults=False),
-        enable_subagents=False,
-        eager_kernel=False,
-        **{"context_window": WINDOW, **kw},  # type: ignore[arg-type]
-    )
-
-
-async def turn(agent: Agent, prompt: str) -> list[AgentEvent]:
-    return [event async for event in agent.stream(prompt)]
-
-
-def fact(i: int) -> str:
-    return f"FACT: the code of item{i} is c{i * 7919 % 10007}."
-
-
-async def chat(agent: Agent, turns: int) -> list[AgentEvent]:
-    events: list[AgentEvent] = []
-    for i in range(turns):
-        events += await turn(agent, f"{fact(i)} {FILLER}")
-    return events
-
-
-def of(events: list[AgentEvent], kind: type) -> list:  # type: ignore[type-arg]
-    return [e for e in events if isinstance(e, kind)]
 
 
 async def test_past_the_window_compaction_keeps_facts_and_no_provider_error(tmp_path: Path) -> None:

@@ -29,12 +29,12 @@ from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.widgets.blocks import ResponseBlock, ThoughtBlock, UserMessageBlock
 from freeact_tui.tui.widgets.blocks.output import ExecutionOutputBlock
 from freeact_tui.tui.widgets.blocks.tool_output import ToolOutputBlock
-from tests import test_tui_app as shared
+from tests import helpers
+from tests.helpers import main, ready, send, texts, until
 from tests.scripted import Think, script
-from tests.test_tui_app import main, send, texts, until
 
 SIZE = (110, 34)
-executor = shared.executor  # one kernel for the module
+executor = helpers.kernel  # one kernel for the module
 
 
 # -- unit level: what the demo makes of a prompt --------------------------------------------------------
@@ -107,10 +107,9 @@ def test_demo_is_a_model_name_that_needs_no_setup() -> None:
 @pytest.fixture
 def make_app(executor: KernelExecutor, tmp_path: Path) -> Callable[..., FreeactApp]:
     def make(model: object = None, **kw: Any) -> FreeactApp:
-        config = Config(
-            sessions_dir=tmp_path / "sessions", working_dir=executor.working_dir, subagent_pool_size=0
-        )
-        return FreeactApp(config, model=model or demo_model(delay=0), executor=executor, **kw)  # type: ignore[arg-type]
+        config = {"subagent_pool_size": 0}
+        model = model or demo_model(delay=0)
+        return helpers.make_app(model, tmp_path / "sessions", executor.working_dir, config=config, executor=executor, **kw)  # type: ignore[arg-type]
 
     return make
 
@@ -122,7 +121,7 @@ async def run_turn(pilot: Pilot[Any], prompt: str, answers: str = "y", limit: fl
     """
     app = pilot.app
     asked: list[Any] = []
-    await shared.ready(pilot)
+    await ready(pilot)
     sent = len(main(app).conversation.query(UserMessageBlock))
     await send(pilot, prompt)
     # The turn has started once its prompt is in the log (it may already have ended: no approvals).

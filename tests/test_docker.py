@@ -24,10 +24,10 @@ from freeact_tui.execution.base import ExecChunk, ExecResult, ExecutorError
 from freeact_tui.execution.docker import DockerExecutor, main
 from freeact_tui.execution.docker_image import build_image
 from tests.executor_checks import approvals, check_interrupt_and_timeout, record_socket_dirs, run
+from tests.helpers import IMAGE, docker_problem
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
-IMAGE = "freeact-tui-kernel:pytest"
 CALC = {
     "command": sys.executable,
     "args": [str(Path(__file__).parent / "mcp_servers" / "calc.py")],
@@ -35,20 +35,7 @@ CALC = {
 }
 
 
-def _daemon_problem() -> str | None:
-    """Why no Docker daemon can be used here (None: it answers)."""
-    docker = shutil.which("docker")
-    if docker is None:
-        return "the docker CLI is not installed (Debian: apt-get install docker.io)"
-    done = subprocess.run(
-        [docker, "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True, timeout=30
-    )
-    if done.returncode != 0:
-        return f"no Docker daemon answers ({done.stderr.strip().splitlines()[-1:]}); start dockerd"
-    return None
-
-
-DAEMON_PROBLEM = _daemon_problem()
+DAEMON_PROBLEM = docker_problem()
 needs_daemon = pytest.mark.skipif(
     DAEMON_PROBLEM is not None and not os.environ.get("CI"), reason=f"Docker unavailable: {DAEMON_PROBLEM}"
 )

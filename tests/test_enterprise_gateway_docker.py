@@ -38,9 +38,9 @@ WORK = Path("/tmp")
 
 
 def _daemon_problem() -> str | None:
-    from tests.test_docker import DAEMON_PROBLEM
+    from tests.helpers import docker_problem
 
-    return DAEMON_PROBLEM
+    return docker_problem()
 
 
 @pytest.fixture(scope="module")

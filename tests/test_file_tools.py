@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -45,6 +45,8 @@ from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.widgets.blocks import ActionBlock, ToolOutputBlock
 from freeact_tui.tui.widgets.image_preview import ImagePreview
 from freeact_tui.tui.widgets.prompt import PromptInput
+from tests import helpers
+from tests.helpers import run
 from tests.scripted import Call, Script, script
 
 pytestmark = pytest.mark.kernel
@@ -68,13 +70,7 @@ async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ke
 
 def make_agent(s: Script | FunctionModel, executor: Executor, work: Path, **kw: object) -> Agent:
     kw.setdefault("permissions", PermissionRules(None, working_dir=work))  # the defaults: reads allowed
-    return Agent(
-        s.model() if isinstance(s, Script) else s,
-        sessions_dir=work.parent / "sessions",
-        working_dir=work,
-        executor=executor,
-        **kw,  # type: ignore[arg-type]
-    )
+    return helpers.make_agent(s, executor, work.parent, work, **kw)
 
 
 @pytest.fixture
@@ -82,19 +78,6 @@ def work(tmp_path: Path) -> Path:
     path = tmp_path / "work"
     path.mkdir()
     return path
-
-
-async def run(
-    agent: Agent, prompt: str, decide: Callable[[ApprovalRequest], bool | None] = lambda r: True
-) -> list[AgentEvent]:
-    events: list[AgentEvent] = []
-    async for event in agent.stream(prompt):
-        events.append(event)
-        if isinstance(event, ApprovalRequest) and not event.decided:
-            answer = decide(event)
-            if answer is not None:
-                event.approve(answer)
-    return events
 
 
 def requests(events: list[AgentEvent]) -> list[ApprovalRequest]:
@@ -479,20 +462,13 @@ async def test_file_tools_are_offered_to_the_model(executor: KernelExecutor, wor
 # -- the app: the approval dialog shows the diff; the log keeps it, collapsible; a resumed session shows it --
 
 SIZE = (120, 40)
+# Actions run in the module's kernel: a longer wait than the default.
+until = partial(helpers.until, limit=20.0)
 
 
 def make_app(s: Script, executor: KernelExecutor, work: Path, **kw: object) -> FreeactApp:
-    config = Config(sessions_dir=work.parent / "sessions", working_dir=work, subagent_pool_size=0)
-    return FreeactApp(config, model=s.model(), executor=executor, **kw)  # type: ignore[arg-type]
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], bool], limit: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
+    config = {"subagent_pool_size": 0}
+    return helpers.make_app(s, work.parent / "sessions", work, config=config, executor=executor, **kw)
 
 
 async def send(pilot: Pilot[None], app: FreeactApp, text: str) -> None:
@@ -630,12 +606,12 @@ def test_snapshot_approval_dialog_with_a_diff(snap_compare: Callable[..., bool],
     async def turn(pilot: Pilot[None]) -> None:
         app.animation_level = "none"
         await until(
-            pilot, lambda: app.agent_ready and app.agent is not None and app.agent.kernel_state == "ready", 60
+            pilot, lambda: app.agent_ready and app.agent is not None and app.agent.kernel_state == "ready", limit=60
         )
         await until(pilot, lambda: "ready" in str(app.main_screen.query_one("#status-kernel").render()))
         app.main_screen.query_one(PromptInput).cursor_blink = False
         await send(pilot, app, "Add coffee to my list")
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), 60)
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), limit=60)
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=turn)

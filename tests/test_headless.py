@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,38 +17,14 @@ from freeact_tui.agent.agent import Agent
 from freeact_tui.cli.run import STREAM_SCHEMA_VERSION, HeadlessRun, parse_rule, read_prompt, session_rules
 from freeact_tui.permissions import PermissionRules
 from tests.fake_openai import FakeOpenAI, HttpError, RecordedRequest, Reply, Stall, ToolCallReply
+from tests.helpers import cli, fake_args, session_lines
 from tests.scripted import Call, Code, Script, Think, script
 
 CODE_TOOL = "ipybox_execute_ipython_cell"
 
 
-def cli(
-    *args: str, cwd: Path, stdin: str | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    """Run ``freeact-tui`` (this tree's code, the test's isolated home) and wait for it."""
-    return subprocess.run(
-        [sys.executable, "-m", "freeact_tui", *args],
-        cwd=cwd,
-        input=stdin if stdin is not None else "",
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=os.environ.copy(),
-    )
-
-
-def fake_args(server: FakeOpenAI) -> list[str]:
-    return ["--base-url", server.url, "--model", "fake-model"]
-
-
 def code_call(code: str, call_id: str = "call_1") -> Reply:
     return Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": code}, call_id=call_id)])
-
-
-def session_lines(home: Path, session_id: str) -> list[dict[str, Any]]:
-    files = list(home.rglob(f"{session_id}/main.jsonl"))
-    assert len(files) == 1, files
-    return [json.loads(line) for line in files[0].read_text().splitlines()]
 
 
 def test_text_answer_with_options_before_and_after_run(fake_openai: FakeOpenAI, tmp_path: Path) -> None:

@@ -8,17 +8,11 @@ recorded processes still alive.
 from __future__ import annotations
 
 import asyncio
-import fcntl
-import json
 import os
-import pty
 import shutil
 import signal
-import struct
 import subprocess
 import sys
-import termios
-import threading
 import time
 from pathlib import Path
 
@@ -28,12 +22,21 @@ import pytest
 from freeact_tui.execution.docker import reap_orphaned_containers
 from freeact_tui.execution.docker_image import build_image
 from freeact_tui.execution.orphans import OwnerLock, die_with_parent, owner_gone, owner_label
-from tests.test_docker import DAEMON_PROBLEM, IMAGE
+from tests.helpers import (
+    CALC_SERVER,
+    IMAGE,
+    ORPHAN_LIMIT,
+    TerminalApp,
+    alive,
+    command_line,
+    describe_processes,
+    docker_problem,
+    kill_processes,
+    wait_gone,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
-START_LIMIT = 150.0  # seconds until the kernels run (a loaded machine is slow)
-ORPHAN_LIMIT = 5.0  # seconds the children may outlive the app
 QUIT_LIMIT = 40.0  # seconds a clean quit may take under load
 
 needs_sandbox = pytest.mark.skipif(
@@ -42,136 +45,7 @@ needs_sandbox = pytest.mark.skipif(
 )
 
 
-class TerminalApp:
-    """``freeact-tui`` running in a pseudo-terminal (its output drained in a thread)."""
-
-    def __init__(self, tmp_path: Path, execution: str, project_config: str = "") -> None:
-        home = tmp_path / "home"
-        work = tmp_path / "work"
-        home.mkdir()
-        work.mkdir()
-        (work / ".freeact-tui.toml").write_text(project_config)
-        env = {
-            **os.environ,
-            "HOME": str(home),
-            "FREEACT_TUI_HOME": str(home / "app"),
-            "TERM": "xterm-256color",
-        }
-        self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-        cmd = [sys.executable, "-m", "freeact_tui", "--trust", "--model", "test", "--execution", execution]
-        self.process = subprocess.Popen(
-            cmd, stdin=slave, stdout=slave, stderr=slave, cwd=work, env=env, start_new_session=True
-        )
-        os.close(slave)
-        self._master_open = True
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _drain(self) -> None:
-        try:
-            while os.read(self.master, 65536):
-                pass
-        except OSError:
-            pass
-
-    def close_terminal(self) -> None:
-        if self._master_open:
-            self._master_open = False
-            os.close(self.master)
-
-    def descendants(self) -> dict[int, float]:
-        """Every process below the app: pid -> start time."""
-        found: dict[int, float] = {}
-        try:
-            below = psutil.Process(self.process.pid).children(recursive=True)
-        except psutil.Error:
-            return found
-        for proc in below:
-            try:
-                found[proc.pid] = proc.create_time()
-            except psutil.Error:
-                pass
-        return found
-
-    def kernels(self, below: dict[int, float]) -> int:
-        """How many kernels run below the app."""
-        return sum("ipykernel" in _cmdline(pid) for pid in below)
-
-    def wait_for_kernels(self, count: int, also: str = "") -> dict[int, float]:
-        """Wait until ``count`` kernels (and a process whose command line has ``also``) run and nothing
-        new starts for a second; the descendants then."""
-        deadline = time.monotonic() + START_LIMIT
-        last: dict[int, float] = {}
-        steady_since = time.monotonic()
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, f"the app ended early (status {self.process.returncode})"
-            now = self.descendants()
-            if set(now) != set(last):
-                last, steady_since = now, time.monotonic()
-            elif self.kernels(now) >= count and any(also in _cmdline(pid) for pid in now):
-                if time.monotonic() - steady_since >= 1.0:
-                    return now
-            time.sleep(0.2)
-        raise AssertionError(f"{count} kernels did not start within {START_LIMIT:g}s: {_describe(last)}")
-
-    def stop(self) -> None:
-        self.close_terminal()
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return " ".join(psutil.Process(pid).cmdline())
-    except psutil.Error:
-        return ""
-
-
-def _describe(procs: dict[int, float] | list[int]) -> str:
-    return "; ".join(f"{pid}: {_cmdline(pid)[:80]}" for pid in procs) or "none"
-
-
-def alive(recorded: dict[int, float]) -> list[int]:
-    """The recorded processes that still run (same pid and start time, not a zombie)."""
-    left = []
-    for pid, started in recorded.items():
-        try:
-            proc = psutil.Process(pid)
-            if proc.create_time() == started and proc.status() != psutil.STATUS_ZOMBIE:
-                left.append(pid)
-        except psutil.Error:
-            pass
-    return left
-
-
-def wait_gone(recorded: dict[int, float], limit: float) -> tuple[list[int], float]:
-    """Poll until no recorded process runs or ``limit`` seconds pass; what is left and the time taken."""
-    started = time.monotonic()
-    left = alive(recorded)
-    while left and time.monotonic() - started < limit:
-        time.sleep(0.1)
-        left = alive(recorded)
-    return left, time.monotonic() - started
-
-
-def _kill(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            psutil.Process(pid).kill()
-        except psutil.Error:
-            pass
-
-
 # An MCP server for JSON tool calls: the app starts it at launch.
-CALC_SERVER = f"""
-[mcp_servers.calc]
-command = {json.dumps(sys.executable)}
-args = [{json.dumps(str(Path(__file__).parent / "mcp_servers" / "calc.py"))}]
-mode = "json"
-"""
-
-
 def check_signal(tmp_path: Path, execution: str, kernels: int, signum: signal.Signals) -> None:
     # Without a warm pool the app runs one kernel (the main agent's), with one two.
     config = "subagent_pool_size = 0\n" if kernels == 1 else ""
@@ -186,10 +60,10 @@ def check_signal(tmp_path: Path, execution: str, kernels: int, signum: signal.Si
             # A clean quit: the app ends by itself (status 0, not killed by the signal).
             assert app.process.wait(QUIT_LIMIT) == 0
         left, took = wait_gone(recorded, ORPHAN_LIMIT)
-        assert not left, f"left {len(left)} of {len(recorded)} after {took:.1f}s: {_describe(left)}"
+        assert not left, f"left {len(left)} of {len(recorded)} after {took:.1f}s: {describe_processes(left)}"
     finally:
         app.stop()
-        _kill(alive(recorded))
+        kill_processes(alive(recorded))
 
 
 @pytest.mark.parametrize(
@@ -225,8 +99,8 @@ class DockerTerminalApp(TerminalApp):
 
 @pytest.fixture(scope="module")
 def docker_image() -> str:
-    if DAEMON_PROBLEM is not None and not os.environ.get("CI"):
-        pytest.skip(f"Docker unavailable: {DAEMON_PROBLEM}")
+    if docker_problem() is not None and not os.environ.get("CI"):
+        pytest.skip(f"Docker unavailable: {docker_problem()}")
     asyncio.run(build_image(IMAGE))
     return IMAGE
 
@@ -249,10 +123,10 @@ def test_docker_kernels_end_after_sigkill(tmp_path: Path, docker_image: str) -> 
             time.sleep(0.2)
         assert not app.containers(), f"containers still running after {ORPHAN_LIMIT:g}s"
         left, took = wait_gone(recorded, ORPHAN_LIMIT)
-        assert not left, f"left {len(left)} of {len(recorded)} after {took:.1f}s: {_describe(left)}"
+        assert not left, f"left {len(left)} of {len(recorded)} after {took:.1f}s: {describe_processes(left)}"
     finally:
         app.stop()
-        _kill(alive(recorded))
+        kill_processes(alive(recorded))
         _remove_containers(containers)
 
 
@@ -310,13 +184,13 @@ def test_a_wrapped_command_ends_when_its_parent_is_killed() -> None:
         assert parent.stdout is not None
         child = int(parent.stdout.readline())
         deadline = time.monotonic() + 10
-        while _cmdline(child) != "sleep 60" and time.monotonic() < deadline:
+        while command_line(child) != "sleep 60" and time.monotonic() < deadline:
             time.sleep(0.05)  # the wrapper becomes `sleep` once it has set the signal
         recorded = {child: psutil.Process(child).create_time()}
     finally:
         parent.kill()
         parent.wait()
     left, _ = wait_gone(recorded, ORPHAN_LIMIT)
-    _kill(left)
+    kill_processes(left)
     assert not left
     assert die_with_parent("/nonexistent/server", ["x"]) == ("/nonexistent/server", ["x"])

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from freeact_tui.agent.history import INCOMPLETE_MARK
 from tests.fake_openai import Cut, FakeOpenAI, HttpError, Malformed, RateLimited, Reply, Stall, ToolCallReply
-from tests.test_headless import CODE_TOOL, cli, fake_args
+from tests.helpers import cli, fake_args
+from tests.scripted import CODE_TOOL
 
 
 def session_lines(home: Path, session_id: str) -> list[dict]:  # type: ignore[type-arg]

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from pydantic_ai.messages import ModelRequest, ToolReturnPart, UserPromptPart
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
 
-from freeact_tui.config import Config
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.file_index import FileIndex, list_files
@@ -26,9 +25,13 @@ from freeact_tui.tui.widgets.blocks import ResponseBlock, UserMessageBlock
 from freeact_tui.tui.widgets.find_bar import FOUND, FindBar
 from freeact_tui.tui.widgets.prompt import PromptInput
 from freeact_tui.tui.widgets.queued import QueuedMessages
+from tests import helpers
 from tests.scripted import Code, Script, Wait, script
 
 SIZE = (110, 34)
+
+executor = helpers.kernel
+until = partial(helpers.until, limit=15.0)
 
 
 # -- pure parts -------------------------------------------------------------------------------------
@@ -91,15 +94,6 @@ def test_attach_mentions_inlines_text_and_references_large_or_binary(tmp_path: P
 kernel = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
-    work = tmp_path_factory.mktemp("kernel")
-    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
-    await ex.start()
-    yield ex
-    await ex.stop()
-
-
 @pytest.fixture
 def make_app(executor: KernelExecutor, tmp_path: Path) -> Callable[[Script], FreeactApp]:
     work = tmp_path / "work"
@@ -107,21 +101,10 @@ def make_app(executor: KernelExecutor, tmp_path: Path) -> Callable[[Script], Fre
     make_tree(work)
 
     def make(s: Script) -> FreeactApp:
-        config = Config(
-            sessions_dir=tmp_path / "sessions", working_dir=work, subagent_pool_size=0, skip_permissions=True
-        )
-        return FreeactApp(config, model=s.model(), executor=executor)
+        config = {"subagent_pool_size": 0, "skip_permissions": True}
+        return helpers.make_app(s, tmp_path / "sessions", work, config=config, executor=executor)
 
     return make
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], object], limit: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
 
 
 def screen(app: FreeactApp) -> MainScreen:

@@ -12,11 +12,12 @@ from textual.pilot import Pilot
 from freeact_tui.tui.screens.file_picker import FilePicker
 from freeact_tui.tui.widgets.blocks import ResponseBlock
 from freeact_tui.tui.widgets.queued import QueuedMessages
+from tests.helpers import SIZE, SnapCompare, before, main, send
+from tests.helpers import own_kernel_until as until
+from tests.helpers import snapshot_app as make_app
 from tests.scripted import Wait, script
-from tests.test_tui_snapshots import SIZE, SnapCompare, before, main, make_app, send, until
-from tests.test_tui_snapshots import home_is_tmp as home_is_tmp  # noqa: F401 - autouse: ~/work in the welcome line
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.usefixtures("home_is_tmp")]  # ~/work in the welcome line
 
 
 def test_file_picker_filtered(snap_compare: SnapCompare, tmp_path: Path) -> None:
@@ -35,7 +36,7 @@ def test_file_picker_filtered(snap_compare: SnapCompare, tmp_path: Path) -> None
     s = script(["unused"])
 
     async def pick(pilot: Pilot[Any]) -> None:
-        prompt = main(pilot).prompt
+        prompt = main(pilot.app).prompt
         prompt.load_text("Explain ")
         prompt.move_cursor(prompt.document.end)
         await pilot.press("@")
@@ -51,13 +52,13 @@ def test_queued_messages_during_a_turn(snap_compare: SnapCompare, tmp_path: Path
     s = script(["Working on the first request", Wait(gate)])
 
     async def queue(pilot: Pilot[Any]) -> None:
-        await send(pilot, "Summarise the data")
+        await send(pilot, "Summarise the data", wait_ready=False)
         await until(
-            pilot, lambda: "first request" in "".join(b.text for b in main(pilot).query(ResponseBlock))
+            pilot, lambda: "first request" in "".join(b.text for b in main(pilot.app).query(ResponseBlock))
         )
-        await send(pilot, "Then plot it as a bar chart")
-        await send(pilot, "And write the plot to plot.png, with a title and axis labels for every series")
-        queued = main(pilot).query_one(QueuedMessages)
+        await send(pilot, "Then plot it as a bar chart", wait_ready=False)
+        await send(pilot, "And write the plot to plot.png, with a title and axis labels for every series", wait_ready=False)
+        queued = main(pilot.app).query_one(QueuedMessages)
         await until(pilot, lambda: len(queued.items) == 2)
         pilot.app.clear_notifications()
 

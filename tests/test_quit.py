@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from freeact_tui.store.sessions import SessionStore
-from tests.test_lifecycle import CALC_SERVER, ORPHAN_LIMIT, TerminalApp, _describe, _kill, alive, wait_gone
+from tests.helpers import (
+    CALC_SERVER,
+    ORPHAN_LIMIT,
+    TerminalApp,
+    alive,
+    describe_processes,
+    kill_processes,
+    wait_gone,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
@@ -43,10 +51,10 @@ def test_ctrl_q_during_a_turn_exits_fast_and_leaves_nothing(tmp_path: Path) -> N
         took = time.monotonic() - started
         assert took < QUIT_FAST, f"quit took {took:.2f}s"
         left, waited = wait_gone(recorded, ORPHAN_LIMIT)
-        assert not left, f"left {len(left)} of {len(recorded)} after {waited:.1f}s: {_describe(left)}"
+        assert not left, f"left {len(left)} of {len(recorded)} after {waited:.1f}s: {describe_processes(left)}"
     finally:
         app.stop()
-        _kill(alive(recorded))
+        kill_processes(alive(recorded))
     [history] = _sessions(tmp_path)
     store = SessionStore(history.parent.parent)
     [info] = store.list()
@@ -74,7 +82,7 @@ def test_alt_enter_as_a_terminal_sends_it_adds_a_line(tmp_path: Path) -> None:
         assert app.process.wait(30) == 0
     finally:
         app.stop()
-        _kill(alive(recorded))
+        kill_processes(alive(recorded))
     [history] = _sessions(tmp_path)
     store = SessionStore(history.parent.parent)
     loaded = store.session(store.list()[0].id).load()

@@ -481,7 +481,7 @@ async def test_subagents_each_get_a_kernel_from_the_gateway(gateway_env: Gateway
     """A parent agent in remote mode delegates two tasks: two subagent kernels, in parallel, deleted after."""
     from freeact_tui.agent.agent import Agent
     from freeact_tui.permissions import PermissionRules
-    from tests.test_subagents import collect, routed_model, statuses
+    from tests.helpers import collect, routed_model, statuses
 
     tasks = {"task A": "ca", "task B": "cb"}
     code = "import os, time; time.sleep(1.0); print(os.environ['KERNEL_GATEWAY'], os.getpid())"

@@ -12,8 +12,8 @@ from freeact_tui.events import AgentError
 from freeact_tui.store.compaction import compaction_info
 from freeact_tui.store.export import render_text
 from freeact_tui.store.sessions import SessionStore
-from tests.test_compaction import WINDOW, chat, fact, make_agent, of, turn
-from tests.test_store_compat import freeact_load
+from tests.helpers import WINDOW, chat, fact, freeact_load, of, turn
+from tests.helpers import windowed_agent as make_agent
 from tests.windowed import WindowedModel, answers
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
-from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.policy.nudge import NUDGE_KEY, reason_for
 from freeact_tui.agent.policy.text_protocol import TextAction, code_blocks, is_python_code
 from freeact_tui.events import (
@@ -21,28 +20,14 @@ from freeact_tui.events import (
     Response,
 )
 from freeact_tui.execution.kernel import KernelExecutor
-from freeact_tui.permissions import PermissionRules
 from freeact_tui.store import transcript as tr
 from freeact_tui.store.export import render_text
 from freeact_tui.tui.replay import blocks_from_history
 from freeact_tui.tui.widgets.blocks import NoticeBlock
-from tests.scripted import Code, Script, script
-from tests.test_agent_core import of, run
-from tests.test_store_compat import freeact_load
+from tests.helpers import freeact_load, make_agent, of, run
+from tests.scripted import Code, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
-
-
-def make_agent(s: Script, executor: KernelExecutor, tmp_path: Path, protocol: str, **kw: object) -> Agent:
-    return Agent(
-        s.model(),
-        sessions_dir=tmp_path / "sessions",
-        working_dir=tmp_path,
-        executor=executor,
-        permissions=PermissionRules(None, defaults=False),
-        action_protocol=protocol,  # type: ignore[arg-type]
-        **kw,  # type: ignore[arg-type]
-    )
 
 
 def last_user_text(messages: list[object]) -> str:
@@ -103,7 +88,7 @@ async def test_code_blocks_take_unlabelled_python_code_but_not_output_or_other_l
 
 async def test_text_mode_runs_an_unlabelled_block_of_code(executor: KernelExecutor, tmp_path: Path) -> None:
     s = script(["Let me compute it:\n```\nprint(6 * 7)\n```"], ["It is 42."])
-    async with make_agent(s, executor, tmp_path, "text") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="text") as agent:
         events = await run(agent, "6*7?")
     assert [r.tool_call.code for r in of(events, ApprovalRequest)] == ["print(6 * 7)"]
     assert outputs(events) == ["42"]
@@ -112,7 +97,7 @@ async def test_text_mode_runs_an_unlabelled_block_of_code(executor: KernelExecut
 
 async def test_auto_switches_on_an_unlabelled_block_of_code(executor: KernelExecutor, tmp_path: Path) -> None:
     s = script(["```\nprint(2 ** 10)\n```"], ["1024"])
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "2**10?")
     assert len(of(events, ProtocolSwitch)) == 1
     assert outputs(events) == ["1024"]
@@ -129,7 +114,7 @@ async def test_auto_nudges_a_reply_that_claims_a_result_and_the_model_then_acts(
         [Code("print(1234 * 5678)")],
         ["1234 * 5678 = 7006652."],
     )
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "What is 1234 * 5678? Run code.")
         history = list(agent.history)
         session_id = agent.session_id
@@ -177,7 +162,7 @@ async def test_auto_nudges_a_reply_that_claims_a_result_and_the_model_then_acts(
 
 async def test_at_most_one_nudge_per_turn(executor: KernelExecutor, tmp_path: Path) -> None:
     s = script(["The file has been created."], ["I have created the file."], ["Done: 12345."])
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Create a file.")
         requests = len(s.requests)
         second = await run(agent, "And another.")
@@ -188,14 +173,14 @@ async def test_at_most_one_nudge_per_turn(executor: KernelExecutor, tmp_path: Pa
 
 async def test_no_nudge_after_something_ran_in_the_turn(executor: KernelExecutor, tmp_path: Path) -> None:
     s = script([Code("x = 99")], ["The result is 99, and I have set x."])
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Set x.")
     assert not of(events, Nudge) and len(s.requests) == 2
 
 
 async def test_no_nudge_after_a_rejected_action(executor: KernelExecutor, tmp_path: Path) -> None:
     s = script(["```python\nprint('rm')\n```"], ["OK."])
-    async with make_agent(s, executor, tmp_path, "text") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="text") as agent:
         events = await run(agent, "Delete it.", decide=lambda _: False)
         follow = await run(agent, "Then say OK.", decide=lambda _: False)
     assert len(of(events, ApprovalRequest)) == 1 and not of(events, Nudge)  # the rejection ended the turn
@@ -205,7 +190,7 @@ async def test_no_nudge_after_a_rejected_action(executor: KernelExecutor, tmp_pa
 
 async def test_tools_mode_never_nudges(executor: KernelExecutor, tmp_path: Path) -> None:
     s = script(["The result of 1234 * 5678 is 7006652."], [""])
-    async with make_agent(s, executor, tmp_path, "tools") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="tools") as agent:
         events = await run(agent, "What is 1234 * 5678?")
         empty = await run(agent, "again")
     assert not of(events, Nudge) and not of(empty, Nudge) and len(s.requests) == 2
@@ -217,7 +202,7 @@ async def test_a_conversational_reply_is_not_nudged(executor: KernelExecutor, tm
         ["pelican-7431"],
         ["Hello! How can I help you today?"],
     )
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         first = await run(agent, "Remember the code word: pelican-7431. Just acknowledge it.")
         second = await run(agent, "What was the code word?")  # the number is in an earlier message
         third = await run(agent, "hi")
@@ -236,7 +221,7 @@ async def test_text_mode_nudges_an_empty_reply_and_a_shown_output(
         ["```python\nprint(secret + 1)\n```"],
         ["It prints 42."],
     )
-    async with make_agent(s, executor, tmp_path, "text") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="text") as agent:
         first = await run(agent, "Set secret = 41 in the kernel.")
         second = await run(agent, "Print secret + 1.")
     assert [n.reason for n in of(first, Nudge)] == ["the reply was empty"]
@@ -273,7 +258,7 @@ async def test_auto_runs_the_blocks_a_model_proposes_after_its_tool_call_failed(
         [Code("print('via tool again')", call_id="c2")],
         ["Done. Run this yourself if you like:\n```python\nprint('example')\n```"],
     )
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Count the primes below 10000.")
     assert outputs(events)[1:] == ["installing", "1229", "via tool again"]  # the example never ran
     assert "ModuleNotFoundError" in outputs(events)[0]
@@ -287,7 +272,7 @@ async def test_auto_does_not_run_blocks_after_a_tool_call_that_worked(
     executor: KernelExecutor, tmp_path: Path
 ) -> None:
     s = script([Code("print('ok')")], ["You could also:\n```python\nprint('example')\n```"])
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "go")
     assert outputs(events) == ["ok"] and len(s.requests) == 2
 
@@ -296,7 +281,7 @@ async def test_tools_mode_never_runs_blocks_after_a_failed_tool_call(
     executor: KernelExecutor, tmp_path: Path
 ) -> None:
     s = script([Code("1 / 0")], ["It failed. You could try:\n```python\nprint('suggested')\n```"])
-    async with make_agent(s, executor, tmp_path, "tools") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="tools") as agent:
         events = await run(agent, "divide")
     assert len(outputs(events)) == 1 and "ZeroDivisionError" in outputs(events)[0]
     assert len(s.requests) == 2 and not of(events, Nudge)
@@ -312,7 +297,7 @@ async def test_auto_counts_any_tool_call_that_worked_and_repairs_after_any_that_
         [Call("filesystem_write_text_file", {"path": "notes.txt", "content": "hi"})],
         ["Written. The code I would use:\n```python\nprint('example')\n```"],  # an answer: not run
     )
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "write notes.txt")
     assert (tmp_path / "notes.txt").read_text() == "hi"
     assert not of(events, ProtocolSwitch) and not outputs(events) and len(s.requests) == 2
@@ -329,7 +314,7 @@ async def test_auto_counts_any_tool_call_that_worked_and_repairs_after_any_that_
         ],
         ["Changed."],
     )
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "make it blue")
     assert (tmp_path / "config.ini").read_text() == "color = blue\n"
     assert not of(events, ProtocolSwitch) and of(events, Response)[-1].content == "Changed."
@@ -344,7 +329,7 @@ async def test_a_reply_that_restates_the_code_that_just_ran_is_the_answer(
         [f"I ran:\n{block}\nThe result is 145."],
         [f"I ran:\n{block}\nThe result is 145."],
     )
-    async with make_agent(s, executor, tmp_path, "text") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="text") as agent:
         events = await run(agent, "12*12+1?")
     assert outputs(events) == ["145"] and len(s.requests) == 2
     assert of(events, Response)[-1].content.endswith("The result is 145.")
@@ -355,7 +340,7 @@ async def test_a_reply_that_restates_the_code_that_just_ran_is_the_answer(
         ["```python\nimport json\n```"],
         ["ok"],
     )
-    async with make_agent(s, executor, tmp_path, "text") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="text") as agent:
         events = await run(agent, "go")
     assert len(of(events, ApprovalRequest)) == 3 and len(s.requests) == 4
 
@@ -448,7 +433,7 @@ async def test_auto_makes_a_code_tool_call_written_in_a_block_after_a_working_ca
         f'output = ipybox_execute_ipython_cell("!wc -l {rows}")\nprint(output)\n```'
     )
     s = script([Call("filesystem_read_text_file", {"path": "rows.csv"})], [proposed], ["It has 37 lines."])
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Use wc -l to count the lines of rows.csv.")
         history = list(agent.history)
     # stored as the call, with the prose around it (what the model said is kept)
@@ -461,7 +446,7 @@ async def test_auto_makes_a_code_tool_call_written_in_a_block_after_a_working_ca
     assert not of(events, ProtocolSwitch) and of(events, Response)[-1].content == "It has 37 lines."
     # the same reply in `tools` is an answer: nothing runs after the read
     s = script([Call("filesystem_read_text_file", {"path": "rows.csv"})], [proposed])
-    async with make_agent(s, executor, tmp_path, "tools") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="tools") as agent:
         events = await run(agent, "Use wc -l to count the lines of rows.csv.")
     assert not [r for r in of(events, ApprovalRequest) if hasattr(r.tool_call, "command")]
     assert len(s.requests) == 2
@@ -472,7 +457,7 @@ async def test_auto_runs_tool_calls_written_as_text_in_order(
 ) -> None:
     data = tmp_path / "data.json"
     s = script([WRITTEN.replace("PATH", repr(str(data)))], ["The sum is 7."])
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Write data.json and sum its values.")
         history = list(agent.history)
     assert json.loads(data.read_text()) == {"a": 1, "b": 2, "c": 4}
@@ -496,7 +481,7 @@ async def test_tools_mode_leaves_calls_written_as_text_alone(
     executor: KernelExecutor, tmp_path: Path
 ) -> None:
     s = script([WRITTEN])
-    async with make_agent(s, executor, tmp_path, "tools") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="tools") as agent:
         events = await run(agent, "Show how you would call the tools.")
     assert not of(events, ApprovalRequest) and len(s.requests) == 1
 
@@ -505,7 +490,7 @@ async def test_an_empty_reply_after_an_action_gets_a_nudge_too(
     executor: KernelExecutor, tmp_path: Path
 ) -> None:
     s = script([Code("1 / 0")], [""], [Code("print(1 / 1)", call_id="c2")], ["1.0"])
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "divide")
     assert [n.reason for n in of(events, Nudge)] == ["the reply was empty"]
     assert last_user_text(s.requests[2]).startswith("Your reply was empty. If my request is not done, go on")
@@ -518,7 +503,7 @@ async def test_an_empty_reply_after_an_action_that_worked_is_asked_for_the_answe
     # Told "if my request is not done, go on: call the tool", Qwen2.5-Coder-1.5B asked for code to
     # run; told to use the output, it answered.
     s = script([Code("print(6 * 7)")], [""], ["It is 42."])
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "6*7?")
     assert [n.reason for n in of(events, Nudge)] == ["the reply was empty"]
     assert last_user_text(s.requests[2]) == (
@@ -535,7 +520,7 @@ async def test_a_reply_that_repeats_an_earlier_one_after_an_action_gets_a_nudge(
     # reply again (its block is not run twice; the reply ignores the output).
     first = "To list them:\n\n```python\nprint('alpha.py beta.py')\n```\n\nThis lists the files."
     s = script([first], [first], ["The files are alpha.py and beta.py."])
-    async with make_agent(s, executor, tmp_path, "text") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="text") as agent:
         events = await run(agent, "List the .py files and name them.")
     assert outputs(events) == ["alpha.py beta.py"]
     assert [n.reason for n in of(events, Nudge)] == ["the reply repeats an earlier one and ignores the output since"]
@@ -546,17 +531,17 @@ async def test_a_reply_that_repeats_an_earlier_one_after_an_action_gets_a_nudge(
     assert of(events, Response)[-1].content == "The files are alpha.py and beta.py."
     # the same reply again, with no action since the nudge: the turn ends (a nudge costs a step)
     s = script([first], [first], [first])
-    async with make_agent(s, executor, tmp_path, "text") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="text") as agent:
         events = await run(agent, "List them.")
     assert len(of(events, Nudge)) == 1 and len(s.requests) == 3
     # an identical reply with nothing run in between is not a repeat; `tools` never nudges
     s = script(["Hello."], ["Hello."])
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         await run(agent, "hi")
         events = await run(agent, "hi")
     assert not of(events, Nudge)
     s = script([Code("print(1)")], ["Ran it."], [Code("print(2)", call_id="c2")], ["Ran it."])
-    async with make_agent(s, executor, tmp_path, "tools") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="tools") as agent:
         events = await run(agent, "go")
     assert not of(events, Nudge) and len(s.requests) == 2
 
@@ -579,7 +564,7 @@ async def test_auto_nudges_a_reply_that_tells_how_to_do_it_after_a_step_that_wor
         [f"```python\nprint(len(open({str(tmp_path / 'rows.csv')!r}).readlines()))\n```"],
         ["It has 2 lines."],
     )
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Count the lines of rows.csv.")
     assert [n.reason for n in of(events, Nudge)] == ["the reply shows code to run instead of running it"]
     assert last_user_text(s.requests[2]) == (
@@ -590,14 +575,14 @@ async def test_auto_nudges_a_reply_that_tells_how_to_do_it_after_a_step_that_wor
     # told so, it answers and tells how again (Qwen2.5-Coder-1.5B after a subagent's result): the
     # answer; its block does not run
     s = script([Call("filesystem_read_text_file", {"path": "rows.csv"})], [howto], [f"It has 2 lines.\n\n{howto}"])
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Count the lines of rows.csv.")
     assert len(of(events, Nudge)) == 1 and not outputs(events) and len(s.requests) == 3
     assert of(events, Response)[-1].content.startswith("It has 2 lines.")
     # an answer that shows code without telling the user to run it is an answer; `tools` never nudges
     for protocol, reply in (("auto", "Done. The count was:\n```python\nprint(2)\n```"), ("tools", howto)):
         s = script([Call("filesystem_read_text_file", {"path": "rows.csv"})], [reply])
-        async with make_agent(s, executor, tmp_path, protocol) as agent:
+        async with make_agent(s, executor, tmp_path, action_protocol=protocol) as agent:
             events = await run(agent, "Count the lines of rows.csv.")
         assert not of(events, Nudge) and len(s.requests) == 2, protocol
 
@@ -611,7 +596,7 @@ async def test_a_turn_gets_a_second_nudge_only_after_an_action_since_the_first(
         [""],  # empty after an action since the nudge: nudged again
         [""],  # a third: the turn ends
     )
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Compute it.")
     assert [n.reason for n in of(events, Nudge)] == [
         "the reply states a result that no code computed",
@@ -630,7 +615,7 @@ async def test_a_claim_after_a_failed_action_gets_a_nudge(executor: KernelExecut
         [Call("filesystem_write_text_file", {"path": "missing.txt", "content": "created"}, call_id="c2")],
         ["Created missing.txt."],
     )
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Read missing.txt; if it does not exist, create it containing: created")
     assert [n.reason for n in of(events, Nudge)] == ["the reply claims results no action produced"]
     assert last_user_text(s.requests[2]).startswith(
@@ -639,7 +624,7 @@ async def test_a_claim_after_a_failed_action_gets_a_nudge(executor: KernelExecut
     assert target.read_text() == "created"
     # after an action that worked, the same words end the turn
     s = script([Call("filesystem_read_text_file", {"path": "missing.txt"})], ["The file has been read."])
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Read missing.txt")
     assert not of(events, Nudge) and len(s.requests) == 2
 
@@ -664,7 +649,7 @@ async def test_auto_runs_the_block_a_model_writes_when_nudged(
         ["```python\nprint(secret + 1)\n```"],
         ["It printed 42."],
     )
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         await run(agent, "Set secret = 41.")
         events = await run(agent, "Print secret + 1.")
     assert [n.reason for n in of(events, Nudge)] == ["the reply states a result that no code computed"]
@@ -695,7 +680,7 @@ async def test_auto_does_not_run_the_call_that_just_failed_again(
         [Call("filesystem_edit_text_file", empty_edit, call_id="c2")],
         ["```python\n!rm keep.txt\n```"],
     )
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Delete keep.txt", decide=lambda _: False)
     returns = list({r.tool_call_id: str(r.content) for r in s.tool_returns()}.values())
     assert "old_text is empty" in returns[0]
@@ -714,7 +699,7 @@ async def test_auto_does_not_run_the_call_that_just_failed_again(
         [Code("1 / 0", call_id="c4")],
         ["Gave up."],
     )
-    async with make_agent(s, executor, tmp_path, "auto") as agent:
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "divide")
     assert len(of(events, ApprovalRequest)) == 3  # c1, c2, c3 ran
     errors = of(events, AgentError)

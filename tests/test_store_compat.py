@@ -22,33 +22,12 @@ from pydantic_ai.messages import (
 )
 
 from freeact_tui.store import SessionStore
+from tests.helpers import freeact_load
 
 FIXTURES = Path(__file__).parent / "fixtures" / "freeact_sessions"
 FREEACT_ID = "3f1c2b9e-5d47-4a8e-9c21-7b6f0e4d8a10"
 OLD_ID = "0b9e8c7d-2a41-4f3e-8d5c-6e1f2a3b4c5d"
 PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-
-
-def freeact_load(path: Path) -> list[ModelMessage]:
-    """The rules freeact's ``SessionStore.load_messages`` enforces (freeact 0.11, agent/session.py).
-
-    A fast stand-in that always runs; tests/test_freeact_interop.py checks with the real freeact.
-    """
-    lines = path.read_text(encoding="utf-8").splitlines()
-    payloads: list[Any] = []
-    for index, line in enumerate(lines):
-        try:
-            envelope = json.loads(line)
-        except json.JSONDecodeError:
-            if index == len(lines) - 1:
-                break
-            raise ValueError(f"Malformed JSONL line {index + 1} in {path}") from None
-        assert isinstance(envelope, dict) and {"v", "message", "meta"} <= envelope.keys()
-        assert envelope["v"] == 1
-        assert isinstance(envelope["meta"], dict) and "ts" in envelope["meta"]
-        assert "agent_id" not in envelope["meta"]
-        payloads.append(envelope["message"])
-    return ModelMessagesTypeAdapter.validate_python(payloads)
 
 
 @pytest.fixture

@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,44 +13,13 @@ from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from freeact_tui.store.lock import LOCK_FILE, SessionLocked
 from freeact_tui.store.sessions import SessionStore
+from tests import helpers
+
+other_writer = helpers.other_writer  # the fixture: another process holding a session open
 
 
 def message(text: str) -> ModelRequest:
     return ModelRequest(parts=[UserPromptPart(text)])
-
-
-@pytest.fixture
-def other_writer(tmp_path: Path) -> Iterator[Callable[[str], subprocess.Popen[str]]]:
-    """Another process that appends to a session and keeps it open until its stdin closes."""
-    procs: list[subprocess.Popen[str]] = []
-    root = Path(__file__).resolve().parent.parent
-
-    def start(session_id: str) -> subprocess.Popen[str]:
-        code = textwrap.dedent(
-            f"""
-            import sys
-            from pydantic_ai.messages import ModelRequest, UserPromptPart
-            from freeact_tui.store.sessions import SessionStore
-            session = SessionStore({str(tmp_path / "sessions")!r}).session({session_id!r})
-            session.append([ModelRequest(parts=[UserPromptPart("from the other window")])])
-            print("ready", flush=True)
-            sys.stdin.read()
-            session.unlock()
-            """
-        )
-        env = {**os.environ, "PYTHONPATH": str(root)}
-        proc = subprocess.Popen(
-            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
-        )
-        procs.append(proc)
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        return proc
-
-    yield start
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def test_a_second_process_is_refused_with_the_pid(

@@ -20,8 +20,7 @@ from freeact_tui.store import rewind_file
 from freeact_tui.store.index import encode_envelope, utc_now_ts
 from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.sessions import Session, SessionStore, rewind_marker
-from tests.test_store_compat import freeact_load
-from tests.test_store_sessions import conversation, dumped
+from tests.helpers import conversation, dumped, freeact_load
 
 NOTE = "[Note: rewound to before “second”]"
 

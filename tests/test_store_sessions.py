@@ -9,16 +9,10 @@ from typing import Any
 
 import pytest
 from pydantic_ai.messages import (
-    BinaryContent,
     ModelMessage,
-    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
-    SystemPromptPart,
     TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
     UserPromptPart,
 )
 
@@ -29,35 +23,7 @@ from freeact_tui.store import (
     new_session_id,
     validate_session_id,
 )
-
-PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489")
-
-
-def conversation(prompt: str = "Plot a sine wave") -> list[ModelMessage]:
-    return [
-        ModelRequest(parts=[SystemPromptPart("You are a code-action agent."), UserPromptPart(prompt)]),
-        ModelResponse(
-            parts=[
-                ThinkingPart("Use matplotlib.", signature="sig"),
-                ToolCallPart("ipybox_execute_ipython_cell", {"code": "print(1)"}, "call-1"),
-            ],
-            model_name="test-model",
-        ),
-        ModelRequest(
-            parts=[
-                ToolReturnPart(
-                    "ipybox_execute_ipython_cell",
-                    ["1\n", BinaryContent(PNG, media_type="image/png")],
-                    "call-1",
-                )
-            ]
-        ),
-        ModelResponse(parts=[TextPart("Done: 1")], model_name="test-model"),
-    ]
-
-
-def dumped(messages: list[ModelMessage]) -> list[object]:
-    return ModelMessagesTypeAdapter.dump_python(messages, mode="json")
+from tests.helpers import PNG, conversation, dumped
 
 
 @pytest.fixture

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.messages import ModelRequest, ToolReturnPart
 
-from freeact_tui.agent.agent import Agent
 from freeact_tui.events import (
     AgentEvent,
     ApprovalRequest,
@@ -22,11 +19,10 @@ from freeact_tui.events import (
     ToolOutput,
 )
 from freeact_tui.execution.kernel import KernelExecutor
-from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.toolcalls import CodeAction, SubagentTask
 from tests.executor_checks import descendants, no_new_descendants, until
-from tests.scripted import CODE_TOOL
+from tests.helpers import collect, make_parent, routed_model, statuses
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 
@@ -38,75 +34,6 @@ async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ke
     await ex.start()
     yield ex
     await ex.stop()
-
-
-def first_prompt(messages: list[ModelMessage]) -> str:
-    for m in messages:
-        if isinstance(m, ModelRequest):
-            for p in m.parts:
-                if isinstance(p, UserPromptPart) and isinstance(p.content, str):
-                    return p.content
-    return ""
-
-
-def returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
-    last = messages[-1]
-    return [p for p in last.parts if isinstance(p, ToolReturnPart)] if isinstance(last, ModelRequest) else []
-
-
-def routed_model(tasks: dict[str, str], code_for: Callable[[str], str]) -> FunctionModel:
-    """The parent delegates ``tasks`` (prompt → call id); each subagent runs ``code_for(prompt)`` then answers."""
-
-    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
-        prompt = first_prompt(messages)
-        done = returns(messages)
-        if prompt == "delegate":
-            if not done:
-                for i, (task, call_id) in enumerate(tasks.items()):
-                    args = json.dumps({"prompt": task, "max_turns": 5})
-                    yield {i: DeltaToolCall(name="subagent_task", json_args=args, tool_call_id=call_id)}
-            else:
-                yield "parent got: " + " | ".join(sorted(str(p.content) for p in done))
-            return
-        if not done:
-            yield {
-                0: DeltaToolCall(
-                    name=CODE_TOOL, json_args=json.dumps({"code": code_for(prompt)}), tool_call_id="s1"
-                )
-            }
-        else:
-            yield f"answer for {prompt}: {done[0].content}"
-
-    return FunctionModel(stream_function=stream, model_name="routed")
-
-
-def make_parent(model: FunctionModel, executor: KernelExecutor, tmp_path: Path, **kw: object) -> Agent:
-    kw.setdefault("permissions", PermissionRules(None, defaults=False))
-    kw.setdefault("subagent_pool_size", 0)
-    return Agent(
-        model,
-        sessions_dir=tmp_path / "sessions",
-        working_dir=tmp_path,
-        executor=executor,
-        **kw,  # type: ignore[arg-type]
-    )
-
-
-async def collect(
-    agent: Agent, prompt: str, on_event: Callable[[AgentEvent], None] | None = None
-) -> list[AgentEvent]:
-    events: list[AgentEvent] = []
-    async for event in agent.stream(prompt):
-        events.append(event)
-        if on_event is not None:
-            on_event(event)
-        elif isinstance(event, ApprovalRequest) and not event.decided:
-            event.approve(True)
-    return events
-
-
-def statuses(events: list[AgentEvent]) -> list[tuple[str, str]]:
-    return [(e.task, e.state) for e in events if isinstance(e, SubagentStatus)]
 
 
 async def test_three_subagents_with_max_two_run_in_parallel(executor: KernelExecutor, tmp_path: Path) -> None:

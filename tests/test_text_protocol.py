@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -29,23 +30,14 @@ from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.store import transcript as tr
 from freeact_tui.toolcalls import CODE_TOOL, CodeAction, ShellAction, ShellScript
-from tests.scripted import Code, Script, script
-from tests.test_agent_core import of, run
-from tests.test_store_compat import freeact_load
+from tests import helpers
+from tests.helpers import freeact_load, of, run
+from tests.scripted import Code, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 
-
-def make_agent(s: Script, executor: KernelExecutor, tmp_path: Path, **kw: object) -> Agent:
-    kw.setdefault("permissions", PermissionRules(None, defaults=False))
-    kw.setdefault("action_protocol", "text")
-    return Agent(
-        s.model(),
-        sessions_dir=tmp_path / "sessions",
-        working_dir=tmp_path,
-        executor=executor,
-        **kw,  # type: ignore[arg-type]
-    )
+# Every agent here speaks the text protocol unless a test says otherwise.
+make_agent = partial(helpers.make_agent, action_protocol="text")
 
 
 def user_texts(messages: list[object]) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply
-from tests.test_headless import cli, fake_args, session_lines
+from tests.helpers import cli, fake_args, session_lines
 
 
 @pytest.mark.kernel

@@ -8,15 +8,14 @@ import pytest
 
 from freeact_tui.events import UsageUpdate
 from freeact_tui.tui.app import FreeactApp
-from freeact_tui.tui.widgets.blocks import NoticeBlock
-from tests import test_tui_app as shared
+from freeact_tui.tui.widgets.blocks import NoticeBlock, ResponseBlock
+from tests import helpers
+from tests.helpers import actions, dialog, main, outputs, send, texts, until
 from tests.scripted import script
-from tests.test_tui_app import main, send, until
-from tests.test_tui_approvals import actions, dialog, outputs
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
-executor = shared.executor
-make_app = shared.make_app
+executor = helpers.kernel
+make_app = helpers.chat_app
 SIZE = (120, 40)
 
 
@@ -36,7 +35,7 @@ async def test_auto_switch_is_shown_and_a_code_block_is_approved_in_the_dialog(
         await pilot.pause()
         assert outputs(app) == ["from a block"]
         assert actions(app)[0].status == "approved"
-        await until(pilot, lambda: "It printed" in shared.texts(app, shared.ResponseBlock)[-1])
+        await until(pilot, lambda: "It printed" in texts(app, ResponseBlock)[-1])
         usage = str(main(app).status_bar.query_one("#status-usage").render())
         assert usage.startswith("↑") and "tokens" in usage  # FunctionModel reports usage: no estimate mark
         main(app).status_bar.set_usage(UsageUpdate(1200, 300, 2, estimated=True))  # as from llama.cpp
@@ -66,4 +65,4 @@ async def test_a_nudge_is_shown_in_the_log_between_the_claim_and_the_action(
             "last request, so what your reply states did not happen. Call `ipybox_execute_ipython_cell` "
             "now with the code.”"
         )
-        assert shared.texts(app, shared.ResponseBlock) == ["The result is 7006652.", "It is 7006652."]
+        assert texts(app, ResponseBlock) == ["The result is 7006652.", "It is 7006652."]

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
-from textual.pilot import Pilot
 
-from freeact_tui.config import Config
-from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.first_run import FirstRunScreen
@@ -27,67 +23,16 @@ from freeact_tui.tui.widgets.blocks import (
 )
 from freeact_tui.tui.widgets.prompt import PromptInput
 from freeact_tui.tui.widgets.queued import QueuedMessages
-from tests.scripted import Fail, Script, Think, Wait, script
+from tests import helpers
+from tests.helpers import main, ready, send, texts, until
+from tests.scripted import Fail, Think, Wait, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 
 SIZE = (120, 40)
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
-    """One kernel for the module; every app's agent uses it (and does not stop it)."""
-    work = tmp_path_factory.mktemp("kernel")
-    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
-    await ex.start()
-    yield ex
-    await ex.stop()
-
-
-@pytest.fixture
-def make_app(executor: KernelExecutor, tmp_path: Path) -> Callable[..., FreeactApp]:
-    def make(s: Script | None, config_kw: dict[str, object] | None = None, **kw: object) -> FreeactApp:
-        config = Config(
-            sessions_dir=tmp_path / "sessions",
-            working_dir=tmp_path,
-            subagent_pool_size=0,
-            **(config_kw or {}),
-        )  # type: ignore[arg-type]
-        model = s.model() if s is not None else None
-        return FreeactApp(config, model=model, executor=executor, **kw)  # type: ignore[arg-type]
-
-    return make
-
-
-def main(app: FreeactApp) -> MainScreen:
-    return app.main_screen
-
-
-async def ready(pilot: Pilot[None]) -> None:
-    await until(pilot, lambda: pilot.app.agent_ready)  # type: ignore[attr-defined]
-
-
-async def send(pilot: Pilot[None], text: str) -> None:
-    await ready(pilot)
-    prompt = pilot.app.main_screen.query_one(PromptInput)  # type: ignore[attr-defined]
-    prompt.load_text(text)
-    prompt.focus()
-    await pilot.press("enter")
-
-
-async def until(pilot: Pilot[None], condition: object, limit: float = 10.0) -> None:
-    """Pause until ``condition()`` is true (the UI runs meanwhile)."""
-    assert callable(condition)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
-
-
-def texts(app: FreeactApp, kind: type) -> list[str]:
-    return [b.text for b in main(app).conversation.query(kind)]
+executor = helpers.kernel
+make_app = helpers.chat_app
 
 
 async def test_text_turn_streams_thought_and_response(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import partial
 
 import pytest
 from textual.app import App, ComposeResult
@@ -14,8 +14,13 @@ from freeact_tui.events import ApprovalRequest, Decision
 from freeact_tui.toolcalls import CodeAction
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.screens.approval_controller import WORKER_GROUP, ApprovalController
+from tests import helpers
 
 pytestmark = pytest.mark.asyncio
+
+
+# The dialogs need no kernel: a short wait is enough.
+until = partial(helpers.until, limit=4.0)
 
 
 class Host(Screen[None]):
@@ -51,14 +56,6 @@ class HostApp(App[None]):
 
 def request(code: str) -> ApprovalRequest:
     return ApprovalRequest(CodeAction(code=code), corr_id=code)
-
-
-async def until(pilot: Pilot[None], check: Callable[[], bool], limit: int = 200) -> None:
-    for _ in range(limit):
-        if check():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached")
 
 
 async def dialog_for(pilot: Pilot[None], req: ApprovalRequest) -> ApprovalScreen:

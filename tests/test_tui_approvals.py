@@ -14,32 +14,15 @@ from freeact_tui import paths
 from freeact_tui.toolcalls import CodeAction, ShellAction
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
-from freeact_tui.tui.widgets.blocks import ActionBlock, ExecutionOutputBlock, NoticeBlock, ResponseBlock
-from tests import test_tui_app as shared
+from freeact_tui.tui.widgets.blocks import NoticeBlock, ResponseBlock
+from tests import helpers
+from tests.helpers import actions, dialog, main, outputs, send, until
 from tests.scripted import Code, script
-from tests.test_tui_app import main, send, until
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
-# The module-scoped kernel and the app factory are shared with test_tui_app.
-executor = shared.executor
-make_app = shared.make_app
+executor = helpers.kernel
+make_app = helpers.chat_app
 SIZE = (120, 40)
-
-
-async def dialog(pilot: Pilot[None]) -> ApprovalScreen:
-    await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
-    screen = pilot.app.screen
-    assert isinstance(screen, ApprovalScreen)
-    await pilot.pause()
-    return screen
-
-
-def actions(app: FreeactApp) -> list[ActionBlock]:
-    return list(main(app).conversation.query(ActionBlock))
-
-
-def outputs(app: FreeactApp) -> list[str]:
-    return [b.text for b in main(app).conversation.query(ExecutionOutputBlock)]
 
 
 async def test_approve_with_y_runs_code_and_shows_output(make_app: Callable[..., FreeactApp]) -> None:

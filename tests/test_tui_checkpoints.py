@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -25,42 +23,23 @@ from freeact_tui.tui.screens.rewind import RewindScreen
 from freeact_tui.tui.screens.undo import UndoScreen
 from freeact_tui.tui.widgets.blocks import ActionBlock, NoticeBlock, UserMessageBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
+from tests import helpers
+from tests.helpers import SnapCompare
 from tests.scripted import Code, script
 
 pytestmark = pytest.mark.kernel
 async_test = pytest.mark.asyncio(loop_scope="module")
 
 SIZE = (110, 40)
-SnapCompare = Callable[..., bool]
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
-    work = tmp_path_factory.mktemp("kernel")
-    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
-    await ex.start()
-    yield ex
-    await ex.stop()
+executor = helpers.kernel
+# Checkpoints and undo run git beside the kernel: a longer wait than the default.
+until = partial(helpers.until, limit=20.0)
 
 
 def make_app(executor: KernelExecutor, work: Path, tmp_path: Path, *steps: Any, **config: Any) -> FreeactApp:
-    cfg = Config(
-        sessions_dir=tmp_path / "sessions",
-        working_dir=work,
-        skip_permissions=True,
-        subagent_pool_size=0,
-        **config,
-    )
-    return FreeactApp(cfg, model=script(*steps).model(), executor=executor)
-
-
-async def until(pilot: Pilot[Any], condition: Callable[[], object], limit: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
+    config = {"skip_permissions": True, "subagent_pool_size": 0, **config}
+    return helpers.make_app(script(*steps), tmp_path / "sessions", work, config=config, executor=executor)
 
 
 async def send(pilot: Pilot[Any], text: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -12,32 +13,20 @@ from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.widgets.blocks import ErrorBlock, NoticeBlock, UserMessageBlock
 from freeact_tui.tui.widgets.context_gauge import ContextGauge
 from freeact_tui.tui.widgets.prompt import PromptInput
+from tests import helpers
+from tests.helpers import FILLER, SIZE, WINDOW
+from tests.helpers import make_app as make_chat_app
 from tests.windowed import WindowedModel
 
-SIZE = (120, 40)
-WINDOW = 3000
-FILLER = "Some notes that take room in the context but carry no facts. " * 12
+# Compaction runs model calls in the turn: a longer wait than the default.
+until = partial(helpers.until, limit=20.0)
 
 
 def make_app(model: WindowedModel, tmp_path: Path, session_id: str | None = None) -> FreeactApp:
-    config = Config(
-        sessions_dir=tmp_path / "sessions",
-        working_dir=tmp_path,
-        context_window=WINDOW,
-        enable_subagents=False,
-        skip_permissions=True,
+    config = {"context_window": WINDOW, "enable_subagents": False, "skip_permissions": True}
+    return make_chat_app(
+        model.model(), tmp_path / "sessions", tmp_path, config=config, session_id=session_id, eager_kernel=False
     )
-    return FreeactApp(config, model=model.model(), session_id=session_id, eager_kernel=False)
-
-
-async def until(pilot: Pilot[None], condition: object, limit: float = 20.0) -> None:
-    assert callable(condition)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
 
 
 async def send(pilot: Pilot[None], app: FreeactApp, text: str) -> None:

@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from textual._xterm_parser import XTermParser
 from textual.pilot import Pilot
 
-from freeact_tui.config import Config
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.tui import terminal_keys
 from freeact_tui.tui.app import FreeactApp
-from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.widgets.blocks import ErrorBlock, ResponseBlock, UserMessageBlock
 from freeact_tui.tui.widgets.conversation import ConversationLog
 from freeact_tui.tui.widgets.follow_marker import NewOutputMarker
+from tests import helpers
+from tests.helpers import ready, send, until
 from tests.scripted import Code, Script, Wait, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
@@ -26,48 +25,16 @@ pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 SIZE = (100, 30)
 LONG = "\n\n".join(f"Paragraph {i}: " + "words " * 30 for i in range(30))
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
-    work = tmp_path_factory.mktemp("kernel")
-    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
-    await ex.start()
-    yield ex
-    await ex.stop()
+executor = helpers.kernel
 
 
 @pytest.fixture
 def make_app(executor: KernelExecutor, tmp_path: Path) -> Callable[..., FreeactApp]:
     def make(s: Script | None, **config_kw: object) -> FreeactApp:
-        config = Config(
-            sessions_dir=tmp_path / "sessions", working_dir=tmp_path, subagent_pool_size=0, **config_kw
-        )  # type: ignore[arg-type]
-        return FreeactApp(config, model=s.model() if s else None, executor=executor)
+        config = {"subagent_pool_size": 0, **config_kw}
+        return helpers.make_app(s, tmp_path / "sessions", tmp_path, config=config, executor=executor)
 
     return make
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], bool], limit: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
-
-
-async def ready(pilot: Pilot[None]) -> MainScreen:
-    app = pilot.app
-    assert isinstance(app, FreeactApp)
-    await until(pilot, lambda: app.agent_ready)
-    return app.main_screen
-
-
-async def send(pilot: Pilot[None], text: str) -> None:
-    screen = await ready(pilot)
-    screen.prompt.load_text(text)
-    screen.prompt.focus()
-    await pilot.press("enter")
 
 
 def bottom_visible(log: ConversationLog) -> bool:

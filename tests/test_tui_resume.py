@@ -21,16 +21,14 @@ from freeact_tui.tui.widgets.blocks import (
     ExecutionOutputBlock,
     UserMessageBlock,
 )
-from tests import test_tui_app as shared
+from tests import helpers
+from tests.helpers import freeact_load, main, other_writer, ready, send, until
 from tests.scripted import Code, script
-from tests.test_store_compat import freeact_load
-from tests.test_store_lock import other_writer
-from tests.test_tui_app import main, ready, send, until
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
-executor = shared.executor
+executor = helpers.kernel
 other_writer = other_writer  # the fixture: another process holding a session open
-make_app = shared.make_app
+make_app = helpers.chat_app
 SIZE = (120, 40)
 
 

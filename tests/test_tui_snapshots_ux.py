@@ -22,8 +22,10 @@ from freeact_tui.config import Config
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
+from tests.helpers import SESSION_ID, SIZE, SnapCompare, before, main, send
+from tests.helpers import own_kernel_until as until
+from tests.helpers import snapshot_app as make_app
 from tests.scripted import CODE_TOOL, Code, script
-from tests.test_tui_snapshots import SESSION_ID, SIZE, SnapCompare, before, main, make_app, send, until
 
 pytestmark = [pytest.mark.kernel, pytest.mark.usefixtures("home_is_tmp")]
 
@@ -37,7 +39,7 @@ def test_approval_dialog_before_it_is_armed(
     s = script(["I will count the words.", Code(CODE)])
 
     async def turn(pilot: Pilot[Any]) -> None:
-        await send(pilot, "Count the words in notes.txt")
+        await send(pilot, "Count the words in notes.txt", wait_ready=False)
         await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
         await until(
             pilot,
@@ -54,7 +56,7 @@ def test_approval_dialog_warns_on_a_broad_always_rule(snap_compare: SnapCompare,
     s = script(["I will count the words.", Code(CODE)])
 
     async def turn(pilot: Pilot[Any]) -> None:
-        await send(pilot, "Count the words in notes.txt")
+        await send(pilot, "Count the words in notes.txt", wait_ready=False)
         await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
         await until(
             pilot,
@@ -148,6 +150,6 @@ def test_resumed_session_looks_as_it_did_live(snap_compare: SnapCompare, tmp_pat
     app = FreeactApp(config, model=script(["unused"]).model(), session_id=SESSION_ID)
 
     async def shown(pilot: Pilot[Any]) -> None:
-        await until(pilot, lambda: len(main(pilot).conversation.blocks) > 5)
+        await until(pilot, lambda: len(main(pilot.app).conversation.blocks) > 5)
 
     assert snap_compare(app, terminal_size=(120, 48), run_before=before(shown))

@@ -16,7 +16,6 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from textual.pilot import Pilot
 
 from freeact_tui.agent import subagents
-from freeact_tui.config import Config
 from freeact_tui.events import SubagentStatus
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.toolcalls import CodeAction, SubagentTask
@@ -26,12 +25,12 @@ from freeact_tui.tui.widgets.blocks import ActionBlock, SubagentBlock, ToolOutpu
 from freeact_tui.tui.widgets.prompt import PromptInput
 from freeact_tui.tui.widgets.side_panel import SidePanel
 from freeact_tui.tui.widgets.subagent_list import SubagentList
-from tests import test_tui_app as shared
+from tests import helpers
+from tests.helpers import main, send, until
 from tests.scripted import CODE_TOOL
-from tests.test_tui_app import main, send, until
 
 pytestmark = pytest.mark.kernel
-executor = shared.executor  # one parent kernel for the module
+executor = helpers.kernel  # one parent kernel for the module
 SIZE = (120, 40)
 NOW = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
 INTRO = "\n".join(f"{n}. Step {n} of the plan, explained." for n in range(1, 41))
@@ -89,13 +88,10 @@ def make_app(
     **kw: Any,
 ) -> FreeactApp:
     (tmp_path / "work").mkdir(exist_ok=True)
-    config = Config(
-        sessions_dir=tmp_path / "sessions",
-        working_dir=tmp_path / "work",
-        subagent_pool_size=0,
-        system_prompt=system_prompt,
+    config = {"subagent_pool_size": 0, "system_prompt": system_prompt}
+    return helpers.make_app(
+        model, tmp_path / "sessions", tmp_path / "work", config=config, executor=executor, clock=lambda: NOW, **kw
     )
-    return FreeactApp(config, model=model, executor=executor, clock=lambda: NOW, **kw)
 
 
 async def dialog_for(pilot: Pilot[Any], kind: type, not_agent: str = "") -> ApprovalScreen:

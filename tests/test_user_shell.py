@@ -12,6 +12,7 @@ from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.main import shell_command
 from freeact_tui.tui.widgets.blocks import UserMessageBlock
 from freeact_tui.tui.widgets.blocks.output import ExecutionOutputBlock
+from tests.helpers import own_kernel_until as until
 from tests.scripted import Script
 
 
@@ -20,14 +21,6 @@ def test_which_prompts_are_shell_commands() -> None:
     assert shell_command("  ! git status ") == "git status"
     assert shell_command("!!not a command") is None  # sent to the model as "!not a command"
     assert shell_command("!") is None and shell_command("ls") is None
-
-
-async def until(pilot, condition, tries: int = 600) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(tries):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not met")
 
 
 @pytest.mark.kernel

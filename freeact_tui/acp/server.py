@@ -42,7 +42,6 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from freeact_tui import __version__
 from freeact_tui.acp.permission import CANCELLED_REASON, decision_for, permission_options
 from freeact_tui.acp.prompt_content import PromptBlock, PromptError, user_content
 from freeact_tui.acp.replay import replay_updates
@@ -51,6 +50,7 @@ from freeact_tui.agent.agent import Agent
 from freeact_tui.config import Config, ConfigError, McpServerConfig
 from freeact_tui.events import ApprovalRequest, Decision
 from freeact_tui.store.sessions import InvalidSessionId, SessionStore, validate_session_id
+from freeact_tui.version import __version__
 
 logger = logging.getLogger(__name__)
 

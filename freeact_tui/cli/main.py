@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from freeact_tui import __version__
 from freeact_tui.cli.sessions import CONFIG_META_KEY, sessions_app
+from freeact_tui.version import __version__
 
 if TYPE_CHECKING:
     from freeact_tui.config import Config

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from freeact_tui import paths
+from freeact_tui.execution.checkpoint_housekeeping import HOUSEKEEPING, Housekeeping
 from freeact_tui.execution.checkpoint_limits import (
     NESTED_REPO_REASON,
     CheckpointLimits,
@@ -100,7 +101,7 @@ class CheckpointStore:
         self._exclude = [p for p in exclude if p.strip()]
         self._git = ShadowGit(self.git_dir, self.root, git)
         self._lock = asyncio.Lock()
-        self._gc_lock = asyncio.Lock()  # one housekeeping run at a time (see gc)
+        self._housekeeping = Housekeeping(self._git, self._locked)
         self._ready = False
         self._trees: dict[str, str] = {}  # commit -> tree of the newest checkpoint
 
@@ -437,84 +438,18 @@ class CheckpointStore:
         Returns:
             Whether anything was packed.
         """
-        limits = HOUSEKEEPING
-        if now or self._pack_count() >= int(limits["packs"]):
-            async with self._locked():
-                if now:
-                    await self._git.run("gc", "--quiet", "--prune=now")
-                else:
-                    expire = limits["prune_expire"]
-                    await self._git.run("repack", "-A", "-d", "-l", "-q", f"--unpack-unreachable={expire}")
-                    await self._git.run("prune", f"--expire={expire}")
-                return True
-        if not (self.git_dir / "HEAD").is_file():
-            return False
-        async with self._gc_lock:
-            if await asyncio.to_thread(self.loose_objects) < int(limits["loose_objects"]):
-                return False
-            # What `git repack -d -l` does, beside checkpoints and without the lock: a pack is
-            # added, then the loose copies of what it holds are removed (readers fall back to it).
-            await self._git.run(
-                "pack-objects", "--all", "--reflog", "--indexed-objects", "--unpacked", "--incremental",
-                "--local", "--non-empty", "--keep-true-parents", "--delta-base-offset", "-q",
-                str(self.git_dir / "objects" / "pack" / "pack"),
-                input=b"",
-                env=_ONE_THREAD,  # in the background: leave the other cores to the action and the UI
-            )  # fmt: skip
-            # `git prune-packed` would also remove emptied object directories, in which a concurrent
-            # checkpoint may be creating a file: list what it would remove, remove only the files.
-            listed = await self._git.run("prune-packed", "-n")
-            removal = asyncio.ensure_future(
-                asyncio.to_thread(_remove_listed, listed, self.git_dir / "objects", self.root)
-            )
-            try:
-                await asyncio.shield(removal)
-            except asyncio.CancelledError:
-                # A thread cannot be stopped: wait for it (short), so that nothing touches the
-                # store once a cancelled run has returned (``fsck`` or a quit right after).
-                await asyncio.gather(removal, return_exceptions=True)
-                raise
-            return True
-
-    def _pack_count(self) -> int:
-        with suppress(OSError):
-            return sum(1 for p in (self.git_dir / "objects" / "pack").iterdir() if p.suffix == ".pack")
-        return 0
+        return await self._housekeeping.run(now=now)
 
     def loose_objects(self) -> int:
         """The number of loose objects in the shadow repository (what ``gc`` packs)."""
-        count = 0
-        objects = self.git_dir / "objects"
-        with suppress(OSError):
-            for folder in objects.iterdir():
-                if len(folder.name) == 2 and folder.is_dir():
-                    count += sum(1 for _ in folder.iterdir())
-        return count
+        return self._housekeeping.loose_objects()
 
-
-_ONE_THREAD = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "pack.threads", "GIT_CONFIG_VALUE_0": "1"}
-HOUSEKEEPING = {
-    "loose_objects": "1000",  # loose objects before they are packed (git's own gc.auto is 6700)
-    "packs": "20",  # packs before they are merged into one
-    "prune_expire": "2.weeks.ago",  # unreachable loose objects younger than this are kept (git's default)
-}
-"""Thresholds of ``CheckpointStore.gc``."""
-
-
-def _remove_listed(listed: bytes, objects: Path, cwd: Path) -> None:
-    """Remove the loose objects ``git prune-packed -n`` lists (``rm -f <path>`` lines, relative to
-    git's ``cwd``); only files directly in ``objects/xx/``, never the directories."""
-    for line in listed.decode("utf-8", "surrogateescape").splitlines():
-        if not line.startswith("rm -f "):
-            continue
-        path = cwd / line[len("rm -f ") :]  # an absolute path stays as it is
-        if path.parent.parent == objects and len(path.parent.name) == 2:
-            with suppress(FileNotFoundError):
-                os.unlink(path)
+    def _pack_count(self) -> int:
+        return self._housekeeping.pack_count()
 
 
 __all__ = [
-    "HOUSEKEEPING",
+    "HOUSEKEEPING",  # re-exported: the thresholds were set here before housekeeping had a module
     "Checkpoint",
     "CheckpointError",
     "CheckpointLimits",

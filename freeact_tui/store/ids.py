@@ -7,16 +7,9 @@ that stays inside the store (a UUID, or e.g. ``countries-session``); an agent id
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from freeact_tui.store.index import is_agent_id, is_uuid, session_id_problem
-
-if TYPE_CHECKING:
-    from pydantic_ai.messages import ModelMessage
-
-    from freeact_tui.store.rewind_file import RewindMark
 
 
 class InvalidSessionId(ValueError):
@@ -45,20 +38,6 @@ class SessionDamaged(Exception):
         self.path = path
         self.line = line
         self.reason = reason
-
-
-@dataclass
-class LoadedHistory:
-    """A loaded history. With ``damage`` set, ``messages`` holds everything before the damaged line;
-    ``truncated_tail`` says an unfinished last line (a crash mid-write) was ignored."""
-
-    messages: list[ModelMessage]
-    damage: SessionDamaged | None = None
-    truncated_tail: bool = False
-    rewind_note: str | None = None
-    """The note of a rewind marker that is the history's last record (the model has not seen it yet)."""
-    rewinds: list[RewindMark] = field(default_factory=list)
-    """Where the history was rewound (marks at positions in ``messages``), oldest first."""
 
 
 def validate_session_id(raw: str) -> str:

@@ -84,6 +84,19 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+def rewind_marker(keep: int, note: str, extra: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    """A rewind marker's (JSON-able message, extra envelope meta).
+
+    The message is a valid user request holding ``note``, so freeact loads the file; ``extra`` adds
+    to ``meta["rewind"]`` (what was withdrawn, where it is kept).
+    """
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+    from pydantic_core import to_jsonable_python
+
+    message = ModelRequest(parts=[UserPromptPart(note)])
+    return to_jsonable_python(message, bytes_mode="base64"), {REWIND_KEY: {"keep": keep, **(extra or {})}}
+
+
 def is_user_turn(message: Any) -> bool:
     """Whether a serialized message is a user's message that starts a turn."""
     if not isinstance(message, dict) or message.get("kind") != "request":
@@ -288,5 +301,6 @@ __all__ = [
     "marker_note",
     "plan_cut",
     "remove_leftovers",
+    "rewind_marker",
     "write_durably",
 ]

@@ -1,12 +1,14 @@
 """``/undo``, ``/diff`` and ``/rewind``: the app's side (dialogs and notices) of the session's checkpoints.
 
-Each function takes the app, checks that the command can run now, opens its dialog and, once the
+Each function takes the app (as a ``CheckpointHost``: what they use of it, so that they never import
+``FreeactApp``), checks that the command can run now, opens its dialog and, once the
 user confirms, does the work and reports it in the conversation log.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from freeact_tui.agent.checkpointing import CheckpointsUnavailableHere, UndoPlan, UndoScope, UserTurn
 from freeact_tui.agent.rewind import RewindRefused, rewind
@@ -18,11 +20,33 @@ from freeact_tui.tui.screens.rewind import RewindChoice, RewindScreen
 from freeact_tui.tui.screens.undo import UndoScreen
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+    from textual.screen import Screen, ScreenResultCallbackType
+
     from freeact_tui.agent.agent import Agent
-    from freeact_tui.tui.app import FreeactApp
+    from freeact_tui.tui.screens.main import MainScreen
+
+_Result = TypeVar("_Result")
 
 
-async def run(app: FreeactApp, name: str, arg: str) -> None:
+class CheckpointHost(Protocol):
+    """What the checkpoint commands need of their app (``FreeactApp``)."""
+
+    @property
+    def agent(self) -> Agent | None: ...
+    @property
+    def main_screen(self) -> MainScreen: ...
+
+    def notify(
+        self, message: str, *, severity: SeverityLevel = "information", timeout: float | None = None
+    ) -> None: ...
+
+    def push_screen(
+        self, screen: Screen[_Result], callback: ScreenResultCallbackType[_Result] | None = None
+    ) -> Awaitable[object]: ...
+
+
+async def run(app: CheckpointHost, name: str, arg: str) -> None:
     """Run ``/undo``, ``/diff`` or ``/rewind``."""
     if name == "undo":
         await run_undo(app, arg)
@@ -32,7 +56,7 @@ async def run(app: FreeactApp, name: str, arg: str) -> None:
         await run_rewind(app)
 
 
-def _agent(app: FreeactApp, command: str, *, idle: bool) -> Agent | None:
+def _agent(app: CheckpointHost, command: str, *, idle: bool) -> Agent | None:
     agent = app.agent
     if agent is None:
         app.notify(f"/{command}: no session yet.", severity="warning")
@@ -43,7 +67,7 @@ def _agent(app: FreeactApp, command: str, *, idle: bool) -> Agent | None:
     return agent
 
 
-async def run_undo(app: FreeactApp, arg: str) -> None:
+async def run_undo(app: CheckpointHost, arg: str) -> None:
     """``/undo`` (the last action) or ``/undo turn``: show the files and diff, undo on confirm."""
     agent = _agent(app, "undo", idle=True)
     if agent is None:
@@ -77,7 +101,7 @@ async def run_undo(app: FreeactApp, arg: str) -> None:
     await app.push_screen(UndoScreen(plan, checkpointing.plan_undo), done)
 
 
-async def run_diff(app: FreeactApp, arg: str = "", corr_id: str | None = None) -> None:
+async def run_diff(app: CheckpointHost, arg: str = "", corr_id: str | None = None) -> None:
     """``/diff``: what the last action changed (or the action ``corr_id``, or ``/diff N``: N actions back)."""
     agent = _agent(app, "diff", idle=False)
     if agent is None:
@@ -103,7 +127,7 @@ async def run_diff(app: FreeactApp, arg: str = "", corr_id: str | None = None) -
     await app.push_screen(DiffScreen(title, diff))
 
 
-async def run_rewind(app: FreeactApp) -> None:
+async def run_rewind(app: CheckpointHost) -> None:
     """``/rewind``: pick a user message; restore files, conversation or both to the point before it."""
     agent = _agent(app, "rewind", idle=True)
     if agent is None:

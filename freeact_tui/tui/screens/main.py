@@ -4,50 +4,27 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, work
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Collapsible, Input, TextArea
 from textual.worker import Worker
 
-from freeact_tui.events import (
-    AgentError,
-    AgentEvent,
-    ApprovalRequest,
-    Cancelled,
-    CheckpointNotice,
-    CodeExecutionOutput,
-    CodeExecutionOutputChunk,
-    Compacted,
-    Compacting,
-    ContextUpdate,
-    KernelStatus,
-    ModelRetry,
-    Nudge,
-    ProtocolSwitch,
-    Response,
-    ResponseChunk,
-    SubagentStatus,
-    Thoughts,
-    ThoughtsChunk,
-    ToolOutput,
-    UsageUpdate,
-)
-from freeact_tui.execution.cell_run import RESTART_AFTER_INTERRUPT
+from freeact_tui.events import AgentEvent
 from freeact_tui.store.sessions import SessionStore
-from freeact_tui.tui.context_report import compacted_note
-from freeact_tui.tui.decisions import decision_status
 from freeact_tui.tui.mentions import attach_mentions
 from freeact_tui.tui.notify import Notifier
-from freeact_tui.tui.replay import nudge_note, replay_history, subagent_loader
+from freeact_tui.tui.replay import replay_history, subagent_loader
 from freeact_tui.tui.screens.approval_controller import ApprovalController
+from freeact_tui.tui.screens.chat_host import ChatHost, read_only_reason, welcome_text
+from freeact_tui.tui.screens.event_router import AgentStatus, EventRouter
 from freeact_tui.tui.screens.file_picker import FileIndexCache, FilePicker
 from freeact_tui.tui.screens.first_run import setup_guide
+from freeact_tui.tui.screens.user_shell import shell_command, show_user_shell
 from freeact_tui.tui.widgets.blocks import ActionBlock, Block, ResponseBlock
 from freeact_tui.tui.widgets.conversation import ConversationLog
 from freeact_tui.tui.widgets.find_bar import FindBar, block_text
@@ -60,55 +37,12 @@ from freeact_tui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
-    from freeact_tui.config import Config
-    from freeact_tui.tui.widgets.session_list import Clock
 
 _TURN = Binding.Group("Turn")
 
 
 _CLEAR_WINDOW = 2.0
 """Seconds within which a second Esc clears the prompt's draft."""
-
-
-def welcome_text(model: str, working_dir: Path) -> str:
-    """The first screen's lines: what runs where, and the keys that matter."""
-    place = str(working_dir)
-    home = str(Path.home())
-    if place == home or place.startswith(home + "/"):
-        place = "~" + place[len(home) :]
-    return f"freeact · {model} · {place}\nEnter sends · Esc cancels a turn · Ctrl+P commands · ? help"
-
-
-class ChatHost(Protocol):
-    """What the main screen needs of its app (``FreeactApp``), so that the screen never imports it."""
-
-    @property
-    def config(self) -> Config: ...
-    @property
-    def clock(self) -> Clock | None: ...
-    @property
-    def agent(self) -> Agent | None: ...
-    @property
-    def agent_ready(self) -> bool: ...
-    @property
-    def startup_error(self) -> str | None: ...
-
-    async def handle_slash(self, text: str) -> str:
-        """Run a slash command: ``"prompt"`` (not one), ``"done"`` or ``"invalid"``."""
-        ...
-
-    def prompt_text(self, text: str) -> str: ...
-    def skill_entries(self) -> list[tuple[str, str]]: ...
-    def action_copy_session_id(self) -> None: ...
-
-
-def shell_command(text: str) -> str | None:
-    """The command of a ``!command`` prompt (``None`` for other prompts; ``!!x`` sends ``!x`` to the model)."""
-    stripped = text.strip()
-    if not stripped.startswith("!") or stripped.startswith("!!"):
-        return None
-    command = stripped[1:].strip()
-    return command or None
 
 
 class MainScreen(Screen[None]):
@@ -126,23 +60,10 @@ class MainScreen(Screen[None]):
         Binding("ctrl+g", "follow_log", "Latest output", id="main.follow_log", show=False),
         # Alt+letter keys arrive as printable characters: priority, or a focused input would insert them.
         Binding(
-            "alt+s",
-            "steer",
-            "Send into the running turn",
-            id="main.steer",
-            group=_TURN,
-            show=False,
-            priority=True,
+            "alt+s", "steer", "Send into the running turn", id="main.steer", group=_TURN, show=False, priority=True
         ),
         Binding("ctrl+f", "find", "Find in the log", id="main.find", show=False),
-        Binding(
-            "alt+c",
-            "copy_block",
-            "Copy found block, else last answer",
-            id="main.copy_block",
-            show=False,
-            priority=True,
-        ),
+        Binding("alt+c", "copy_block", "Copy found block, else last answer", id="main.copy_block", show=False, priority=True),
     ]
 
     def __init__(self, host: ChatHost) -> None:
@@ -155,10 +76,11 @@ class MainScreen(Screen[None]):
         self._hold_queue = False
         self.work_dir = host.config.working_dir or Path.cwd()
         self.files = FileIndexCache(self.work_dir)
+        self.router = EventRouter(self)
         self.approvals: ApprovalController[ActionBlock] = ApprovalController(
             self,
             on_count=lambda count: self.status_bar.set_waiting(count),
-            on_settled=self._approval_settled,
+            on_settled=self.router.approval_settled,
             on_asking=lambda: self.status_bar.set_activity("waiting"),
         )
         config = host.config
@@ -198,8 +120,16 @@ class MainScreen(Screen[None]):
         return self.query_one(StatusBar)
 
     @property
+    def side_panel(self) -> SidePanel:
+        return self.query_one(SidePanel)
+
+    @property
     def agent(self) -> Agent | None:
         return self.host.agent
+
+    @property
+    def compacting_by_hand(self) -> bool:
+        return self._compaction is not None
 
     # -- the agent ---------------------------------------------------------------------------------------
 
@@ -214,7 +144,7 @@ class MainScreen(Screen[None]):
             if self.host.startup_error:
                 await self.conversation.error(self.host.startup_error, title="Cannot start the agent")
             return
-        agent.subscribe(self._on_agent_status)
+        agent.subscribe(self._post_status)
         self.query_one(SidePanel).clear_subagents()
         if self.query_one(SidePanel).display:
             self._refresh_sessions()
@@ -234,61 +164,20 @@ class MainScreen(Screen[None]):
                 self.query_one(SidePanel).update_subagent(status)
         else:
             await self.conversation.welcome(welcome_text(agent.model_name, agent.working_dir))
-        if agent.session_locked is not None:
-            locked = agent.session_locked
-            await self.conversation.error(
-                f"This session is open in another freeact-tui (pid {locked.pid}), so it is read-only here: "
-                "two windows writing one session would mix their turns.\n\nClose the other one and resume "
-                "again, or press Ctrl+N or type /new to start a new session.",
-                title="Session open elsewhere",
-            )
+        reason = read_only_reason(agent)
+        if reason is not None:
+            await self.conversation.error(reason.message, title=reason.title)
             self.read_only = True
-            self.prompt.placeholder = f"Read-only: open in pid {locked.pid} · Ctrl+N or /new starts a new one"
-        elif agent.load_damage is not None:
-            await self.conversation.error(
-                f"{agent.load_damage}\n\nThe session is read-only so that nothing more is lost. "
-                "Press Ctrl+N or type /new to continue in a new session (the damaged file stays as it is).",
-                title="Session file damaged",
-            )
-            self.read_only = True
-            self.prompt.placeholder = "Read-only session: Ctrl+N or /new starts a new one"
+            self.prompt.placeholder = reason.placeholder
         self.refresh_bindings()
 
-    class AgentStatus(Message):
-        """An out-of-turn status event of the agent, delivered on this screen's own task."""
-
-        def __init__(self, event: AgentEvent) -> None:
-            super().__init__()
-            self.event = event
-
-    def _on_agent_status(self, event: AgentEvent) -> None:
+    def _post_status(self, event: AgentEvent) -> None:
         # The agent may call from a task outside the app's context (a shared kernel): hop via the queue.
-        self.post_message(self.AgentStatus(event))
+        self.post_message(AgentStatus(event))
 
-    async def on_main_screen_agent_status(self, message: AgentStatus) -> None:
-        event = message.event
-        if self.agent is None:
-            return
-        match event:
-            case ContextUpdate() | Compacting() | Compacted():
-                await self._context_event(event)
-            case KernelStatus() if event.agent_id == self.agent.agent_id:
-                await self._kernel_status(event)
-            case CheckpointNotice(text=text):
-                await self.conversation.notice(text, title="Checkpoint")
-            case UsageUpdate() if event.agent_id == self.agent.agent_id:
-                self.status_bar.set_usage(event)
-            case SubagentStatus():
-                self.conversation.subagent_status(event)
-                self.query_one(SidePanel).update_subagent(event)
-
-    async def _kernel_status(self, event: KernelStatus) -> None:
-        self.status_bar.set_kernel(event.state)
-        if event.state == "restarting" and event.detail == RESTART_AFTER_INTERRUPT:
-            await self.conversation.notice(
-                "The kernel did not stop when interrupted, so it was restarted: its variables are gone.",
-                title="Kernel restarted",
-            )
+    async def on_agent_status(self, message: AgentStatus) -> None:
+        if self.agent is not None:
+            await self.router.route(message.event, self.agent)
 
     # -- input -----------------------------------------------------------------------------------------
 
@@ -382,9 +271,7 @@ class MainScreen(Screen[None]):
         if self._hold_queue:
             self._hold_queue = False
             if queue.items:
-                self.notify(
-                    "The turn was cancelled: queued messages wait (Shift+Tab, Enter to edit and send one)."
-                )
+                self.notify("The turn was cancelled: queued messages wait (Shift+Tab, Enter to edit and send one).")
             return
         text = queue.pop_next()
         if text is None:
@@ -425,32 +312,16 @@ class MainScreen(Screen[None]):
 
     def start_user_shell(self, command: str) -> None:
         """Run the user's own ``!command`` in the kernel (no approval); the next prompt carries it."""
-        self.turn_running = True
-        self.prompt.add_class("-busy")
-        self.refresh_bindings()
+        self._set_busy(True)
         self.run_user_shell(command)
 
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def run_user_shell(self, command: str) -> None:
-        agent = self.agent
-        log = self.conversation
-        assert agent is not None
-        await log.add_user(f"!{command}")
-        self.status_bar.set_activity("running")
+        assert self.agent is not None
         try:
-            async for event in agent.run_user_shell(command):
-                match event:
-                    case CodeExecutionOutputChunk():
-                        await log.output_chunk(event)
-                    case CodeExecutionOutput():
-                        await log.output_end(event)
-        except Exception as exc:  # a kernel that cannot start must not crash the app
-            await log.error(str(exc) or type(exc).__name__, title="The command could not run")
+            await show_user_shell(self.agent, self.conversation, self.status_bar, command)
         finally:
-            self.turn_running = False
-            self.prompt.remove_class("-busy")
-            self.status_bar.set_activity("")
-            self.refresh_bindings()
+            self._set_busy(False)
             self.call_later(self._send_queued)
 
     async def on_prompt_input_help_requested(self) -> None:
@@ -562,11 +433,19 @@ class MainScreen(Screen[None]):
 
     # -- turns -----------------------------------------------------------------------------------------
 
+    def _set_busy(self, busy: bool) -> None:
+        """A turn, a ``!command`` or a ``/compact`` starts (or has ended): the prompt and keys show it."""
+        self.turn_running = busy
+        if busy:
+            self.prompt.add_class("-busy")
+        else:
+            self.status_bar.set_activity("")
+            self.prompt.remove_class("-busy")
+        self.refresh_bindings()
+
     def start_turn(self, prompt: str, shown: str | None = None) -> None:
         """Run one turn of the agent for ``prompt`` in the exclusive turn worker."""
-        self.turn_running = True
-        self.prompt.add_class("-busy")
-        self.refresh_bindings()
+        self._set_busy(True)
         self.run_turn(prompt, shown)
 
     @work(exclusive=True, group="turn", exit_on_error=False)
@@ -581,56 +460,7 @@ class MainScreen(Screen[None]):
         outcome = "The turn ended"
         try:
             async for event in agent.stream(prompt):
-                match event:
-                    case ThoughtsChunk():
-                        await log.thought_chunk(event)
-                    case Thoughts():
-                        await log.thought_end(event)
-                    case ResponseChunk():
-                        await log.response_chunk(event)
-                    case Response():
-                        await log.response_end(event)
-                    case ApprovalRequest():
-                        await self._on_approval_request(event)
-                    case CodeExecutionOutputChunk():
-                        self.status_bar.set_activity("running")
-                        await log.output_chunk(event)
-                    case CodeExecutionOutput():
-                        await log.output_end(event)
-                        self.status_bar.set_activity("thinking")
-                    case ToolOutput():
-                        await log.tool_output(event)
-                    case ProtocolSwitch(reason=reason):
-                        await log.notice(reason, title="Text actions")
-                    case CheckpointNotice(text=text):
-                        await log.notice(text, title="Checkpoint")
-                    case Nudge():
-                        await log.notice(nudge_note(event.reason, event.message), title="Nudged the model")
-                    case ModelRetry():
-                        await log.notice(
-                            f"{event.reason}. Retry {event.attempt} of {event.attempts} in {event.delay:g} s.",
-                            title="Model busy: retrying",
-                        )
-                    case Cancelled(phase=phase):
-                        outcome = "The turn was cancelled"
-                        await log.finish_streams()
-                        await log.notice(f"Cancelled ({phase}).", title="Turn cancelled")
-                    case AgentError(message=message, kind=kind):
-                        outcome = f"The turn failed ({kind} error)"
-                        await log.finish_streams()
-                        await log.error(
-                            message, title=f"{kind.capitalize()} error", parent_corr_id=event.parent_corr_id
-                        )
-                    case UsageUpdate():
-                        if event.agent_id == agent.agent_id:
-                            self.status_bar.set_usage(event)
-                    case ContextUpdate() | Compacting() | Compacted():
-                        await self._context_event(event)
-                    case KernelStatus() if event.agent_id == agent.agent_id:
-                        await self._kernel_status(event)
-                    case SubagentStatus():
-                        self.conversation.subagent_status(event)
-                        self.query_one(SidePanel).update_subagent(event)
+                outcome = await self.router.route(event, agent) or outcome
         except Exception as exc:  # the app must survive any agent failure
             await log.finish_streams()
             await log.error(f"{type(exc).__name__}: {exc}", title="Internal error")
@@ -638,37 +468,17 @@ class MainScreen(Screen[None]):
             await log.finish_streams()
             self.approvals.clear()
             self.notifier.turn_finished(time.monotonic() - started, outcome)
-            self.turn_running = False
-            self.status_bar.set_activity("")
-            self.prompt.remove_class("-busy")
-            self.refresh_bindings()
+            self._set_busy(False)
             self.call_later(self._send_queued)
 
-    # -- context ---------------------------------------------------------------------------------------
-
-    async def _context_event(self, event: ContextUpdate | Compacting | Compacted) -> None:
-        if self.agent is None or event.agent_id != self.agent.agent_id:
-            return
-        match event:
-            case ContextUpdate():
-                self.status_bar.set_context(event)
-            case Compacting() if self.turn_running:  # (a late event of a failed /compact changes nothing)
-                self.status_bar.set_activity("compacting")
-            case Compacted():
-                await self.conversation.notice(compacted_note(event), title="Context compacted")
-                # Auto-compaction: the turn goes on; by hand: the worker clears the activity when it ends.
-                self.status_bar.set_activity(
-                    "thinking" if self.turn_running and self._compaction is None else ""
-                )
+    # -- compaction ------------------------------------------------------------------------------------
 
     def start_compaction(self, focus: str) -> None:
         """``/compact [focus]``: summarise the older turns now (Esc cancels; nothing changes then)."""
         if self.turn_running:
             self.notify("A turn is running: /compact must wait until it ends.", severity="warning")
             return
-        self.turn_running = True
-        self.prompt.add_class("-busy")
-        self.refresh_bindings()
+        self._set_busy(True)
         self._compaction = self.run_compaction(focus)
 
     @work(exclusive=True, group="turn", exit_on_error=False)
@@ -685,31 +495,4 @@ class MainScreen(Screen[None]):
             await self.conversation.error(str(exc), title="Compaction failed")
         finally:
             self._compaction = None
-            self.turn_running = False
-            self.status_bar.set_activity("")
-            self.prompt.remove_class("-busy")
-            self.refresh_bindings()
-
-    # -- approvals --------------------------------------------------------------------------------------
-
-    async def _on_approval_request(self, request: ApprovalRequest) -> None:
-        block = await self.conversation.add_action(request)
-        if request.decided:
-            self._approval_settled(request, block)
-            return
-        block.set_status("waiting for approval", pending=True)
-        self.approvals.add(request, block)
-        first_line = request.tool_call.display_text().strip().splitlines()[:1]
-        self.notifier.approval_waiting(
-            f"[{request.agent_id}] {first_line[0] if first_line else request.tool_name}"
-        )
-
-    def _approval_settled(self, request: ApprovalRequest, block: ActionBlock) -> None:
-        self._mark(block, request)
-        if request.decision is not None and request.decision.approved:
-            self.status_bar.set_activity("running")
-
-    def _mark(self, block: ActionBlock, request: ApprovalRequest) -> None:
-        skip = self.agent is not None and self.agent.skip_permissions
-        status, rejected = decision_status(request.decision, skip_permissions=skip)
-        block.set_status(status, rejected=rejected)
+            self._set_busy(False)

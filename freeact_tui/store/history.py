@@ -1,0 +1,98 @@
+"""Reading one agent's history file: envelopes decoded, rewind markers applied, damage located.
+
+A missing file is an empty history; a truncated last line (a crash mid-write) is ignored; any other
+damage is reported with the file and the line, with everything before it loaded.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from freeact_tui.store.ids import SessionDamaged
+from freeact_tui.store.index import MAX_LINE_BYTES, EnvelopeError, decode_envelope, shrink_oversized
+from freeact_tui.store.rewind_file import RewindMark, mark_of, marker_keep
+
+log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+
+@dataclass
+class LoadedHistory:
+    """A loaded history. With ``damage`` set, ``messages`` holds everything before the damaged line;
+    ``truncated_tail`` says an unfinished last line (a crash mid-write) was ignored."""
+
+    messages: list[ModelMessage]
+    damage: SessionDamaged | None = None
+    truncated_tail: bool = False
+    rewind_note: str | None = None
+    """The note of a rewind marker that is the history's last record (the model has not seen it yet)."""
+    rewinds: list[RewindMark] = field(default_factory=list)
+    """Where the history was rewound (marks at positions in ``messages``), oldest first."""
+
+
+
+def read_history(path: Path) -> LoadedHistory:
+    """Load one history file; a missing file is an empty history.
+
+    Damage is returned (in ``LoadedHistory.damage``), not raised, so that callers can show what loaded.
+    """
+    # pydantic-ai is imported here, not at module level: listing sessions never needs it.
+    import pydantic
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return LoadedHistory(messages=[])
+    lines = data.split(b"\n")
+    payloads: list[Any] = []
+    line_numbers: list[int] = []
+    last = max((i for i, raw in enumerate(lines) if raw.strip()), default=-1)
+    damage: SessionDamaged | None = None
+    truncated = False
+    note: str | None = None
+    marks: list[RewindMark] = []
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            envelope = decode_envelope(raw)
+        except EnvelopeError as exc:
+            if exc.bad_json and number - 1 == last:
+                truncated = True
+            else:
+                damage = SessionDamaged(path, number, exc.reason)
+            break
+        keep = marker_keep(envelope)
+        if keep is not None:  # a rewind marker: the history is cut back to its first `keep` messages
+            mark = mark_of(envelope, payloads[keep:], path.parent)
+            del payloads[keep:], line_numbers[keep:]
+            marks = [m for m in marks if m.at <= keep] + [mark]
+            note = mark.note
+            continue
+        note = None
+        if len(raw) > MAX_LINE_BYTES:  # bounded for the app, the model and the context figure
+            envelope["message"] = shrink_oversized(envelope["message"], number, len(raw))
+            log.warning("%s: line %d is %d bytes; its long strings were cut on loading", path, number, len(raw))
+        payloads.append(envelope["message"])
+        line_numbers.append(number)
+    try:
+        messages = ModelMessagesTypeAdapter.validate_python(payloads)
+    except pydantic.ValidationError as exc:
+        errors = [e for e in exc.errors() if e["loc"] and isinstance(e["loc"][0], int)]
+        bad = min((int(e["loc"][0]) for e in errors), default=0)
+        first = next((e for e in errors if e["loc"][0] == bad), exc.errors()[0])
+        where = ".".join(str(p) for p in first["loc"][1:])
+        reason = f"not a valid message ({where}: {first['msg']})" if where else "not a valid message"
+        damage = SessionDamaged(path, line_numbers[bad], reason)
+        messages = ModelMessagesTypeAdapter.validate_python(payloads[:bad])
+        truncated = False
+    marks = [m for m in marks if m.at <= len(messages)]
+    return LoadedHistory(
+        messages=messages, damage=damage, truncated_tail=truncated, rewind_note=note, rewinds=marks
+    )

@@ -1,0 +1,192 @@
+"""Where each agent event goes on the main screen: one router for both ways events arrive.
+
+A turn's events come from ``Agent.stream()`` in the screen's turn worker; between turns the agent
+publishes its status events (kernel, usage, context, subagents, checkpoints) to ``Agent.subscribe``
+listeners instead. Both hand every event to ``EventRouter.route``, so an event looks the same
+whichever way it came.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from textual.message import Message
+
+from freeact_tui.events import (
+    AgentError,
+    AgentEvent,
+    ApprovalRequest,
+    Cancelled,
+    CheckpointNotice,
+    CodeExecutionOutput,
+    CodeExecutionOutputChunk,
+    Compacted,
+    Compacting,
+    ContextUpdate,
+    KernelStatus,
+    ModelRetry,
+    Nudge,
+    OutputClaim,
+    ProtocolSwitch,
+    Response,
+    ResponseChunk,
+    SubagentStatus,
+    Thoughts,
+    ThoughtsChunk,
+    ToolOutput,
+    UsageUpdate,
+)
+from freeact_tui.execution.cell_run import RESTART_AFTER_INTERRUPT
+from freeact_tui.tui.context_report import compacted_note
+from freeact_tui.tui.decisions import decision_status
+from freeact_tui.tui.replay import nudge_note
+
+if TYPE_CHECKING:
+    from freeact_tui.agent.agent import Agent
+    from freeact_tui.tui.notify import Notifier
+    from freeact_tui.tui.screens.approval_controller import ApprovalController
+    from freeact_tui.tui.widgets.blocks import ActionBlock
+    from freeact_tui.tui.widgets.conversation import ConversationLog
+    from freeact_tui.tui.widgets.side_panel import SidePanel
+    from freeact_tui.tui.widgets.status_bar import StatusBar
+
+
+class AgentStatus(Message):
+    """An out-of-turn status event of the agent, delivered on the screen's own task."""
+
+    def __init__(self, event: AgentEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class EventView(Protocol):
+    """What the router shows events on (``MainScreen``), so that it never imports the screen."""
+
+    @property
+    def agent(self) -> Agent | None: ...
+    @property
+    def conversation(self) -> ConversationLog: ...
+    @property
+    def status_bar(self) -> StatusBar: ...
+    @property
+    def side_panel(self) -> SidePanel: ...
+    @property
+    def approvals(self) -> ApprovalController[ActionBlock]: ...
+    @property
+    def notifier(self) -> Notifier: ...
+    @property
+    def turn_running(self) -> bool: ...
+    @property
+    def compacting_by_hand(self) -> bool:
+        """A ``/compact`` worker runs (it clears the activity itself when it ends)."""
+        ...
+
+
+class EventRouter:
+    """Shows agent events on the main screen: one ``match`` on the event type for every channel.
+
+    Args:
+        view: The screen the events are shown on.
+    """
+
+    def __init__(self, view: EventView) -> None:
+        self.view = view
+
+    async def route(self, event: AgentEvent, agent: Agent) -> str | None:
+        """Show one event of ``agent`` (the turn's, or the screen's current one between turns).
+
+        Returns:
+            How the turn ended, for the events that end it (cancelled, failed); else None.
+        """
+        view = self.view
+        log = view.conversation
+        match event:
+            case ThoughtsChunk():
+                await log.thought_chunk(event)
+            case Thoughts():
+                await log.thought_end(event)
+            case ResponseChunk():
+                await log.response_chunk(event)
+            case Response():
+                await log.response_end(event)
+            case ApprovalRequest():
+                await self._approval_request(event)
+            case CodeExecutionOutputChunk():
+                view.status_bar.set_activity("running")
+                await log.output_chunk(event)
+            case CodeExecutionOutput():
+                await log.output_end(event)
+                view.status_bar.set_activity("thinking")
+            case ToolOutput():
+                await log.tool_output(event)
+            case ProtocolSwitch(reason=reason):
+                await log.notice(reason, title="Text actions")
+            case CheckpointNotice(text=text):
+                await log.notice(text, title="Checkpoint")
+            case Nudge():
+                await log.notice(nudge_note(event.reason, event.message), title="Nudged the model")
+            case ModelRetry():
+                await log.notice(
+                    f"{event.reason}. Retry {event.attempt} of {event.attempts} in {event.delay:g} s.",
+                    title="Model busy: retrying",
+                )
+            case Cancelled(phase=phase):
+                await log.finish_streams()
+                await log.notice(f"Cancelled ({phase}).", title="Turn cancelled")
+                return "The turn was cancelled"
+            case AgentError(message=message, kind=kind):
+                await log.finish_streams()
+                await log.error(message, title=f"{kind.capitalize()} error", parent_corr_id=event.parent_corr_id)
+                return f"The turn failed ({kind} error)"
+            case UsageUpdate():
+                if event.agent_id == agent.agent_id:
+                    view.status_bar.set_usage(event)
+            case ContextUpdate() | Compacting() | Compacted():
+                await self._context_event(event)
+            case KernelStatus(state=state) if event.agent_id == agent.agent_id:
+                view.status_bar.set_kernel(state)
+                if state == "restarting" and event.detail == RESTART_AFTER_INTERRUPT:
+                    await log.notice(
+                        "The kernel did not stop when interrupted, so it was restarted: its variables are gone.",
+                        title="Kernel restarted",
+                    )
+            case OutputClaim(text=text):
+                await log.notice(text, title="Not a result")
+            case SubagentStatus():
+                log.subagent_status(event)
+                view.side_panel.update_subagent(event)
+        return None
+
+    async def _context_event(self, event: ContextUpdate | Compacting | Compacted) -> None:
+        view = self.view
+        if view.agent is None or event.agent_id != view.agent.agent_id:
+            return
+        match event:
+            case ContextUpdate():
+                view.status_bar.set_context(event)
+            case Compacting() if view.turn_running:  # (a late event of a failed /compact changes nothing)
+                view.status_bar.set_activity("compacting")
+            case Compacted():
+                await view.conversation.notice(compacted_note(event), title="Context compacted")
+                # Auto-compaction: the turn goes on; by hand: the worker clears the activity when it ends.
+                view.status_bar.set_activity("thinking" if view.turn_running and not view.compacting_by_hand else "")
+
+    async def _approval_request(self, request: ApprovalRequest) -> None:
+        view = self.view
+        block = await view.conversation.add_action(request)
+        if request.decided:
+            self.approval_settled(request, block)
+            return
+        block.set_status("waiting for approval", pending=True)
+        view.approvals.add(request, block)
+        first_line = request.tool_call.display_text().strip().splitlines()[:1]
+        view.notifier.approval_waiting(f"[{request.agent_id}] {first_line[0] if first_line else request.tool_name}")
+
+    def approval_settled(self, request: ApprovalRequest, block: ActionBlock) -> None:
+        """Show the decision on the action's block (the approval controller calls this too)."""
+        agent = self.view.agent
+        skip = agent is not None and agent.skip_permissions
+        status, rejected = decision_status(request.decision, skip_permissions=skip)
+        block.set_status(status, rejected=rejected)
+        if request.decision is not None and request.decision.approved:
+            self.view.status_bar.set_activity("running")
