@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic_ai.messages import ModelMessage, UserContent
@@ -37,6 +36,7 @@ from freeact_tui.agent.policy.reply import ReplyPolicy
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.runtime import Runtime
 from freeact_tui.agent.settings import Settings
+from freeact_tui.agent.settings_view import SettingsView
 from freeact_tui.agent.subagents import SubagentManager
 from freeact_tui.agent.turn.dispatcher import turn_dispatcher
 from freeact_tui.agent.turn.loop import Turn
@@ -65,7 +65,7 @@ class AgentBusy(RuntimeError):
     """``stream()`` was called while a turn is still running."""
 
 
-class Agent:
+class Agent(SettingsView):
     """A code-action agent. Use as an async context manager, then iterate ``stream(prompt)``.
 
     Args:
@@ -206,38 +206,6 @@ class Agent:
     def permissions(self, rules: PermissionRules) -> None:
         self.runtime.permissions = rules
         self.gate.permissions = rules
-
-    @property
-    def model_settings(self) -> Any:
-        return self.runtime.settings.model_settings
-
-    @property
-    def working_dir(self) -> Path:
-        return self.runtime.settings.working_dir
-
-    @property
-    def sessions_dir(self) -> Path | None:
-        return self.runtime.settings.sessions_dir
-
-    @property
-    def execution_mode(self) -> str:
-        return self.runtime.settings.execution
-
-    @property
-    def execution_timeout(self) -> float:
-        return self.runtime.settings.execution_timeout
-
-    @property
-    def approval_timeout(self) -> float | None:
-        return self.runtime.settings.approval_timeout
-
-    @property
-    def skip_permissions(self) -> bool:
-        return self.runtime.settings.skip_permissions
-
-    @property
-    def parent_corr_id(self) -> str | None:
-        return self.runtime.parent_corr_id
 
     @property
     def load_damage(self) -> SessionDamaged | None:

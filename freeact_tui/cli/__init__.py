@@ -1,6 +1,8 @@
 """The command line (the top layer): parses flags, loads the Config, starts the app or a subcommand.
 
-- ``main``: the app's options and the console-script entry point ``main`` (room for ``run``).
+- ``main``: the app and its commands, and the console-script entry point ``main``.
+- ``options``: the options every command reads (choices, what each subcommand takes, session ids).
+- ``run``: the headless ``run`` command.
 - ``sessions``: ``freeact-tui sessions list|show|export|rm``.
 
 May import every other layer (``tui/``, ``agent/``, ``store/``, …); nothing imports it. Heavy layers

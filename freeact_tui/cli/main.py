@@ -1,21 +1,33 @@
 """The app's options: ``freeact-tui [options]`` starts the app, ``freeact-tui sessions …`` manages sessions.
 
 Options given before a subcommand apply to it, or are refused with a clear error
-(``SUBCOMMAND_OPTIONS``). Only typer is imported up front, so that ``--version`` and ``--help`` are
+(``cli.options.SUBCOMMAND_OPTIONS``). Only typer is imported up front, so that ``--version`` and ``--help`` are
 fast; the config, the store and the app are imported by the command that needs them.
 """
 
 from __future__ import annotations
 
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from freeact_tui.cli.sessions import CONFIG_META_KEY, sessions_app
-from freeact_tui.version import __version__
+from freeact_tui.cli.options import (
+    _REMOTE_INSECURE_HELP,
+    _TRUST_HELP,
+    SANDBOX_CONFIG_REFUSAL,
+    ExecutionChoice,
+    LogLevel,
+    OutputChoice,
+    ProtocolChoice,
+    _fail,
+    _prepare_subcommand,
+    _version_callback,
+    _with_sandbox,
+    resolve_session_id,
+)
+from freeact_tui.cli.sessions import sessions_app
 
 if TYPE_CHECKING:
     from freeact_tui.config import Config
@@ -30,168 +42,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-class ProtocolChoice(StrEnum):
-    tools = "tools"
-    text = "text"
-    auto = "auto"
-
-
-class LogLevel(StrEnum):
-    debug = "debug"
-    info = "info"
-    warning = "warning"
-    error = "error"
-    critical = "critical"
-
-
-# freeact's --sandbox-config names a sandbox-runtime settings file; ours has no such file.
-SANDBOX_CONFIG_REFUSAL = (
-    "--sandbox-config is freeact's sandbox-runtime settings file; freeact-tui's sandbox (bubblewrap) "
-    "has none: it always limits writes to the working directory and has no network. "
-    "Use --sandbox (or --execution sandbox) without it."
-)
-
-
-class ExecutionChoice(StrEnum):
-    local = "local"
-    sandbox = "sandbox"
-    docker = "docker"
-    remote = "remote"
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"freeact-tui: {message}", err=True)
-    return typer.Exit(code)
-
-
-def _version_callback(value: bool) -> None:
-    if value:
-        typer.echo(f"freeact-tui {__version__}")
-        raise typer.Exit()
-
-
-_REMOTE_INSECURE_HELP = "Do not verify the remote gateway's TLS certificate (trusted networks only)."
-_TRUST_HELP = (
-    "Trust this folder: apply its project files (.freeact-tui.toml, .freeact/, AGENTS.md, skills, .env) "
-    "and remember it in the trusted-folders list."
-)
-
-
-def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> str | None:
-    """Turn ``--session-id`` (a UUID or a unique prefix) or ``--resume`` into a session id.
-
-    Raises:
-        typer.Exit: the id is invalid, unknown or ambiguous (after printing why).
-    """
-    from freeact_tui.store.index import is_uuid
-    from freeact_tui.store.sessions import (
-        AmbiguousSessionId,
-        InvalidSessionId,
-        SessionNotFound,
-        SessionStore,
-    )
-
-    store = SessionStore(config.resolved_sessions_dir())
-    if resume:
-        latest = store.latest(config.resolved_working_dir())
-        if latest is None:
-            typer.echo("freeact-tui: no earlier session in this directory; starting a new one.", err=True)
-            return None
-        return latest.id
-    if session_id is None:
-        return None
-    try:
-        return store.resolve(session_id)
-    except SessionNotFound:
-        where = config.resolved_sessions_dir()
-        if not is_uuid(session_id.strip()):  # a prefix, or a name that is not here
-            raise _fail(
-                f"no session matches {session_id!r} in {where}. If it was written elsewhere (a freeact "
-                "project keeps its sessions in .freeact/sessions), set `sessions_dir` to that directory."
-            ) from None
-        # A full id that is not here is an error too: opening an empty session under it would hide
-        # that the session lives elsewhere (e.g. a freeact project's .freeact/sessions).
-        raise _fail(
-            f"no session {session_id} in {where}. If it was written elsewhere (a freeact project keeps "
-            "its sessions in .freeact/sessions), set `sessions_dir` to that directory; start without "
-            "--session-id for a new session."
-        ) from None
-    except (InvalidSessionId, AmbiguousSessionId) as exc:
-        raise _fail(str(exc)) from None
-
-
-# The app options each subcommand takes (a ``run`` subcommand would take them all); any other
-# option given before a subcommand is refused rather than silently ignored.
-SUBCOMMAND_OPTIONS: dict[str, frozenset[str]] = {
-    "sessions": frozenset({"config_path", "log_level"}),
-    "init": frozenset({"log_level"}),
-    "run": frozenset(
-        {
-            "log_level",
-            "sandbox",
-            "model",
-            "config_path",
-            "session_id",
-            "resume",
-            "skip_permissions",
-            "execution",
-            "base_url",
-            "remote_insecure",
-            "action_protocol",
-            "trust_folder",
-        }
-    ),
-    "acp": frozenset(
-        {
-            "model",
-            "config_path",
-            "skip_permissions",
-            "execution",
-            "base_url",
-            "remote_insecure",
-            "action_protocol",
-            "trust_folder",
-        }
-    ),
-}
-
-
-def _given_options(ctx: typer.Context) -> list[str]:
-    """The app options set on the command line or by environment (not left at their default)."""
-    given = []
-    for param in ctx.command.params:
-        if param.name is None or param.name == "version":
-            continue
-        source = ctx.get_parameter_source(param.name)
-        # By name: typer vendors its own click, whose ParameterSource is private.
-        if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
-            given.append(param.name)
-    return given
-
-
-def _option_flag(ctx: typer.Context, name: str) -> str:
-    param = next(p for p in ctx.command.params if p.name == name)
-    return max(param.opts, key=len)
-
-
-def _prepare_subcommand(ctx: typer.Context, subcommand: str, config_path: Path | None) -> None:
-    """Refuse app options the subcommand does not take; load ``--config`` for it."""
-    from freeact_tui.config import ConfigError, load_config
-
-    takes = SUBCOMMAND_OPTIONS.get(subcommand, frozenset())
-    refused = [_option_flag(ctx, name) for name in _given_options(ctx) if name not in takes]
-    if refused:
-        raise _fail(
-            f"{', '.join(refused)} {'does' if len(refused) == 1 else 'do'} not apply to "
-            f"`{subcommand}`; give only --config before it."
-        )
-    if config_path is not None:
-        try:
-            ctx.meta[CONFIG_META_KEY] = load_config(config_path)
-        except ConfigError as exc:
-            raise _fail(str(exc)) from None
 
 
 @app.callback()
@@ -285,15 +135,6 @@ def run(
     )
 
 
-def _with_sandbox(execution: ExecutionChoice | None, sandbox: bool) -> ExecutionChoice | None:
-    """freeact's ``--sandbox`` as ``--execution sandbox`` (a different ``--execution`` is a contradiction)."""
-    if not sandbox:
-        return execution
-    if execution not in (None, ExecutionChoice.sandbox):
-        raise _fail(f"--sandbox and --execution {execution.value} contradict each other; give one of them.")
-    return ExecutionChoice.sandbox
-
-
 def start_app(
     config_path: Path | None,
     session_id: str | None,
@@ -370,12 +211,6 @@ def _log_to_file(level: LogLevel | None = None) -> Path:
     root.setLevel(getattr(logging, (level or LogLevel.warning).value.upper()))
     logging.captureWarnings(True)
     return log_file
-
-
-class OutputChoice(StrEnum):
-    text = "text"
-    json = "json"
-    stream_json = "stream-json"
 
 
 @app.command("run")

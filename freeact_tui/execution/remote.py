@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from uuid import uuid4
 
 import aiohttp
 
+from freeact_tui.execution import remote_release
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.gateway_endpoint import (
     REQUEST_TIMEOUT_ENV,
@@ -48,6 +48,7 @@ from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.execution.kernel_client import CellSink, KernelConnection
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess
 from freeact_tui.execution.kernel_init import WARM_UP_CODE
+from freeact_tui.execution.remote_release import release_remote_kernels as release_remote_kernels
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +56,6 @@ ENV_PREFIX = "KERNEL_FREEACT_"
 _POLL_INTERVAL = 1.0
 # Consecutive failed polls before the gateway counts as lost.
 _POLL_FAILURES = 3
-_DELETE_ATTEMPTS = 10
 _CHECK_TIMEOUT = 10.0
 # What ipybox's handlers are told the tool server is: they never connect (requests go in-band).
 INBAND_HOST = "in-band.invalid"
@@ -71,65 +71,6 @@ for _p in reversed(_os.environ.get('PYTHONPATH', '').split(_os.pathsep)):
         _sys.path.insert(0, _p)
 del _os, _sys
 """
-
-
-# Deletions of kernels whose start was given up (kept referenced until done).
-_ABANDONED: set[asyncio.Task[None]] = set()
-# Connections whose kernel lives in a gateway, and kernel starts under way, for ``release_remote_kernels``.
-_LIVE: weakref.WeakSet[RemoteKernelConnection] = weakref.WeakSet()
-_STARTING: dict[asyncio.Task[str], RemoteGateway] = {}
-
-
-async def release_remote_kernels(limit: float = 3.0) -> int:
-    """Delete every gateway kernel this process still holds, all at once, within ``limit`` seconds.
-
-    For a process that ends without stopping its agents (the app's quick quit): local kernels end by
-    their watchdogs once we are gone, a gateway's would run on (on Enterprise Gateway, a pod until
-    culled). Returns how many kernels were asked to go.
-    """
-    conns = [c for c in list(_LIVE) if c.kernel_id is not None and not c._closed]
-    starting = list(_STARTING.items())  # the gateway may have made these already: wait for their ids
-
-    async def delete(gateway: KernelGatewayProcess, kernel_id: str) -> None:
-        with contextlib.suppress(aiohttp.ClientError, TimeoutError, OSError):
-            async with gateway.client_session(aiohttp.ClientTimeout(total=limit)) as session:
-                async with session.delete(f"{gateway.base_url}/api/kernels/{kernel_id}"):
-                    pass
-
-    async def delete_started(post: asyncio.Task[str], gateway: RemoteGateway) -> None:
-        with contextlib.suppress(Exception):
-            await delete(gateway, await asyncio.shield(post))
-
-    jobs = [delete(c.gateway, c.kernel_id) for c in conns if c.kernel_id is not None]
-    jobs += [delete_started(post, gateway) for post, gateway in starting]
-    if jobs:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(limit):
-                await asyncio.gather(*jobs)
-    return len(jobs)
-
-
-def _delete_when_started(post: asyncio.Task[str], gateway: RemoteGateway, wait: float) -> None:
-    """Once ``post`` (a kernel start given up) returns the kernel's id, delete that kernel."""
-
-    async def delete() -> None:
-        try:
-            async with asyncio.timeout(wait + 30):
-                kernel_id = await post
-        except (ExecutorError, aiohttp.ClientError, TimeoutError, KeyError, ValueError):
-            return  # it never started
-        async with gateway.client_session(aiohttp.ClientTimeout(total=5)) as session:
-            for _ in range(_DELETE_ATTEMPTS):
-                with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-                    async with session.delete(f"{gateway.base_url}/api/kernels/{kernel_id}") as resp:
-                        if resp.status in (204, 404):
-                            logger.info("deleted kernel %s: its start had been given up", kernel_id)
-                            return
-                await asyncio.sleep(0.5)
-
-    task = asyncio.create_task(delete())
-    _ABANDONED.add(task)
-    task.add_done_callback(_ABANDONED.discard)
 
 
 class RemoteGateway(KernelGatewayProcess):
@@ -246,15 +187,15 @@ class RemoteKernelConnection(KernelConnection):
         env.update({ENV_PREFIX + name: value for name, value in self.gateway.env.items()})
         post = asyncio.create_task(self._post_kernel(env))
         assert isinstance(self.gateway, RemoteGateway)
-        _STARTING[post] = self.gateway
-        post.add_done_callback(lambda task: _STARTING.pop(task, None))
+        remote_release.STARTING[post] = self.gateway
+        post.add_done_callback(lambda task: remote_release.STARTING.pop(task, None))
         try:
             self.kernel_id = await asyncio.shield(post)
-            _LIVE.add(self)
+            remote_release.LIVE.add(self)
         except asyncio.CancelledError:
             # Timed out (or the executor stopped) while the gateway was still starting the kernel:
             # it would run for nobody. Delete it once the gateway says which it is.
-            _delete_when_started(post, self.gateway, self.endpoint.request_timeout)
+            remote_release.delete_when_started(post, self.gateway, self.endpoint.request_timeout)
             raise
         except aiohttp.ClientError as e:
             raise ExecutorError(self.endpoint.explain(e, "start a kernel in")) from e
@@ -388,12 +329,12 @@ class RemoteKernelConnection(KernelConnection):
         A kernel the gateway is restarting fails the first delete (500, a jupyter_client race).
         A remote kernel is always deleted (``delete`` is for gateways that end with the app).
         """
-        _LIVE.discard(self)
+        remote_release.LIVE.discard(self)
         await super().close()
         if self.kernel_id is None or not self.gateway.alive:
             return
         async with self.gateway.client_session(aiohttp.ClientTimeout(total=5)) as session:
-            for _ in range(_DELETE_ATTEMPTS):
+            for _ in range(remote_release.DELETE_ATTEMPTS):
                 with contextlib.suppress(aiohttp.ClientError, TimeoutError):
                     async with session.delete(self.kernel_url) as resp:
                         if resp.status in (204, 404):

@@ -7,7 +7,6 @@ import importlib
 import re
 import time
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from textual.actions import SkipAction
@@ -22,7 +21,7 @@ from freeact_tui.skills import skill_prompt
 from freeact_tui.store.index import is_uuid
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.textsafe import visible
-from freeact_tui.tui import terminal_keys
+from freeact_tui.tui import info_commands, terminal_keys
 from freeact_tui.tui.clipboard import copy_to_os_clipboard
 from freeact_tui.tui.commands import (
     SlashCommand,
@@ -33,7 +32,6 @@ from freeact_tui.tui.commands import (
     parse_slash,
     unescape_prompt,
 )
-from freeact_tui.tui.context_report import context_report
 from freeact_tui.tui.exit_signals import ExitSignals
 from freeact_tui.tui.quitting import settle_for_exit
 from freeact_tui.tui.screens.first_run import START_DEMO, FirstRunScreen
@@ -43,7 +41,6 @@ from freeact_tui.tui.themes import register_themes
 from freeact_tui.tui.widgets.session_list import Clock
 
 if TYPE_CHECKING:
-    from pydantic_ai.messages import ModelMessage
     from pydantic_ai.models import Model
 
     from freeact_tui.agent.agent import Agent
@@ -179,7 +176,9 @@ class FreeactApp(App[None]):
             return
         if not await self.push_screen_wait(TrustScreen(review(state))):
             self.notify(
-                f"Project files ignored for this session: {', '.join(state.labels)}.", severity="warning", timeout=10
+                f"Project files ignored for this session: {', '.join(state.labels)}.",
+                severity="warning",
+                timeout=10,
             )
             return
         try:
@@ -337,7 +336,9 @@ class FreeactApp(App[None]):
         """OSC 52 (Textual's), then the OS clipboard program if one is installed (freeact's fallback)."""
         super().copy_to_clipboard(text)
         if self.is_running:
-            self.run_worker(partial(copy_to_os_clipboard, text), thread=True, group="clipboard", exit_on_error=False)
+            self.run_worker(
+                partial(copy_to_os_clipboard, text), thread=True, group="clipboard", exit_on_error=False
+            )
 
     def action_copy_session_id(self) -> None:
         """Copy the full session id to the clipboard."""
@@ -441,9 +442,9 @@ class FreeactApp(App[None]):
                 self._saved_theme = command.arg
                 save_user_setting("theme", command.arg)
             case "sessions":
-                await self._list_sessions()
+                await info_commands.list_sessions(self)
             case "export":
-                await self._export(command.arg)
+                await info_commands.export(self, command.arg)
             case "undo" | "diff" | "rewind":
                 from freeact_tui.tui import checkpoint_commands  # loaded on use: not before the first screen
 
@@ -451,52 +452,15 @@ class FreeactApp(App[None]):
             case "clear":
                 await log.clear()
             case "context" | "compact":
-                await self._context_command(command)
+                await info_commands.context_command(self, command)
             case "copy":
                 screen.action_copy_block()
             case "skills":
-                await self._list_skills()
+                await info_commands.list_skills(self)
             case "permissions":
-                await self._show_permissions()
+                await info_commands.show_permissions(self)
             case "quit" | "exit":
                 await self.action_quit()
-
-    async def _context_command(self, command: SlashCommand) -> None:
-        if self.agent is None:
-            self.notify("No agent yet: set a model first.", severity="warning")
-        elif command.name == "context":
-            await self.main_screen.conversation.notice(context_report(self.agent), title="Context")
-        else:
-            self.main_screen.start_compaction(command.arg)
-
-    async def _show_permissions(self) -> None:
-        from freeact_tui.permissions import rules_for
-        from freeact_tui.tui.screens.permissions import PermissionsScreen
-
-        # The running agent's rules (its session rules included); without an agent, the saved ones.
-        rules = (
-            self.agent.permissions
-            if self.agent is not None
-            else rules_for(self.config.resolved_working_dir(), trusted=self.config.project_trusted)
-        )
-        await self.push_screen(PermissionsScreen(rules))
-
-    async def _list_skills(self) -> None:
-        from freeact_tui.skills import available_skills
-
-        working_dir = self.config.resolved_working_dir()
-        skills = available_skills(working_dir, trusted=self.config.project_trusted)
-        if not skills:
-            text = (
-                f"No skills in {working_dir}. A skill is a directory in .freeact/skills/ or "
-                ".agents/skills/ with a SKILL.md whose front matter has `name:` and `description:`."
-            )
-        else:
-            text = "\n".join(
-                f"- **{s.name}** — {s.description or 'no description'}  \n  `{s.path}`" for s in skills
-            )
-            text += "\n\nInvoke one with `/<name> args` (also from the `@` picker: type `/`)."
-        await self.main_screen.conversation.notice(text, title=f"Skills ({len(skills)})")
 
     def _model_problem(self, model: str) -> str | None:
         """What keeps ``model`` from being used (a missing key, an unknown provider), found offline."""
@@ -518,40 +482,3 @@ class FreeactApp(App[None]):
     async def _show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             await self.push_screen(HelpScreen())
-
-    async def _list_sessions(self) -> None:
-        infos = SessionStore(self.config.resolved_sessions_dir()).list()
-        if not infos:
-            await self.main_screen.conversation.notice("No sessions yet.", title="Sessions")
-            return
-        lines = [
-            f"{info.id[:8]}  {info.updated:%Y-%m-%d %H:%M}  {info.message_count:>4} msgs  {info.title or '(untitled)'}"
-            for info in infos[:30]
-        ]
-        lines.append("\n/resume ID resumes one (a unique prefix is enough).")
-        await self.main_screen.conversation.notice("\n".join(lines), title="Sessions")
-
-    async def _export(self, arg: str) -> None:
-        agent = self.agent
-        if agent is None or not agent.history:
-            self.notify("Nothing to export yet.", severity="warning")
-            return
-        try:
-            target = _write_export(arg, agent.transcript, agent.session_id)
-        except OSError as exc:
-            self.notify(f"Export failed: {exc}", severity="error", timeout=10)
-            return
-        self.notify(f"Exported to {target}", title="Export", timeout=10)
-        await self.main_screen.conversation.notice(f"Exported to {target}", title="Export")
-
-
-def _write_export(arg: str, messages: list[ModelMessage], session_id: str) -> Path:
-    name = f"freeact-{session_id[:8]}.md"
-    target = Path(arg).expanduser() if arg else Path.cwd() / name
-    if target.is_dir():
-        target = target / name
-    from freeact_tui.store.export import render
-
-    target = target.absolute()  # the notice names the full path, wherever the app was started
-    paths.atomic_write_text(target, render(messages, "md", title=f"freeact session {session_id}"), mode=0o644)
-    return target

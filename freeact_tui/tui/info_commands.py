@@ -1,0 +1,136 @@
+"""``/context``, ``/compact``, ``/permissions``, ``/skills``, ``/sessions`` and ``/export``: the slash
+commands that show or write out what the app holds, without changing the session or the agent.
+
+Each function takes the app (as an ``InfoHost``: what they use of it, so that they never import
+``FreeactApp``) and reports in the conversation log, a notification or a screen of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from freeact_tui import paths
+from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui.commands import SlashCommand
+from freeact_tui.tui.context_report import context_report
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+    from textual.notifications import SeverityLevel
+    from textual.screen import Screen, ScreenResultCallbackType
+
+    from freeact_tui.agent.agent import Agent
+    from freeact_tui.config import Config
+    from freeact_tui.tui.screens.main import MainScreen
+
+_Result = TypeVar("_Result")
+
+
+class InfoHost(Protocol):
+    """What the informational commands need of their app (``FreeactApp``)."""
+
+    @property
+    def agent(self) -> Agent | None: ...
+    @property
+    def config(self) -> Config: ...
+    @property
+    def main_screen(self) -> MainScreen: ...
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+    ) -> None: ...
+
+    def push_screen(
+        self, screen: Screen[_Result], callback: ScreenResultCallbackType[_Result] | None = None
+    ) -> Awaitable[object]: ...
+
+
+async def context_command(app: InfoHost, command: SlashCommand) -> None:
+    """``/context`` (what fills the context window) or ``/compact [instructions]``."""
+    if app.agent is None:
+        app.notify("No agent yet: set a model first.", severity="warning")
+    elif command.name == "context":
+        await app.main_screen.conversation.notice(context_report(app.agent), title="Context")
+    else:
+        app.main_screen.start_compaction(command.arg)
+
+
+async def show_permissions(app: InfoHost) -> None:
+    """``/permissions``: the rules in force, on a screen of their own."""
+    from freeact_tui.permissions import rules_for
+    from freeact_tui.tui.screens.permissions import PermissionsScreen
+
+    # The running agent's rules (its session rules included); without an agent, the saved ones.
+    rules = (
+        app.agent.permissions
+        if app.agent is not None
+        else rules_for(app.config.resolved_working_dir(), trusted=app.config.project_trusted)
+    )
+    await app.push_screen(PermissionsScreen(rules))
+
+
+async def list_skills(app: InfoHost) -> None:
+    """``/skills``: the skills of the working directory, with where each lives."""
+    from freeact_tui.skills import available_skills
+
+    working_dir = app.config.resolved_working_dir()
+    skills = available_skills(working_dir, trusted=app.config.project_trusted)
+    if not skills:
+        text = (
+            f"No skills in {working_dir}. A skill is a directory in .freeact/skills/ or "
+            ".agents/skills/ with a SKILL.md whose front matter has `name:` and `description:`."
+        )
+    else:
+        text = "\n".join(
+            f"- **{s.name}** — {s.description or 'no description'}  \n  `{s.path}`" for s in skills
+        )
+        text += "\n\nInvoke one with `/<name> args` (also from the `@` picker: type `/`)."
+    await app.main_screen.conversation.notice(text, title=f"Skills ({len(skills)})")
+
+
+async def list_sessions(app: InfoHost) -> None:
+    """``/sessions``: the latest sessions, newest first."""
+    infos = SessionStore(app.config.resolved_sessions_dir()).list()
+    if not infos:
+        await app.main_screen.conversation.notice("No sessions yet.", title="Sessions")
+        return
+    lines = [
+        f"{info.id[:8]}  {info.updated:%Y-%m-%d %H:%M}  {info.message_count:>4} msgs  {info.title or '(untitled)'}"
+        for info in infos[:30]
+    ]
+    lines.append("\n/resume ID resumes one (a unique prefix is enough).")
+    await app.main_screen.conversation.notice("\n".join(lines), title="Sessions")
+
+
+async def export(app: InfoHost, arg: str) -> None:
+    """``/export [path]``: the session as Markdown, to ``path`` or the working directory."""
+    agent = app.agent
+    if agent is None or not agent.history:
+        app.notify("Nothing to export yet.", severity="warning")
+        return
+    try:
+        target = _write_export(arg, agent.transcript, agent.session_id)
+    except OSError as exc:
+        app.notify(f"Export failed: {exc}", severity="error", timeout=10)
+        return
+    app.notify(f"Exported to {target}", title="Export", timeout=10)
+    await app.main_screen.conversation.notice(f"Exported to {target}", title="Export")
+
+
+def _write_export(arg: str, messages: list[ModelMessage], session_id: str) -> Path:
+    name = f"freeact-{session_id[:8]}.md"
+    target = Path(arg).expanduser() if arg else Path.cwd() / name
+    if target.is_dir():
+        target = target / name
+    from freeact_tui.store.export import render
+
+    target = target.absolute()  # the notice names the full path, wherever the app was started
+    paths.atomic_write_text(target, render(messages, "md", title=f"freeact session {session_id}"), mode=0o644)
+    return target
