@@ -15,10 +15,12 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic_ai.messages import ModelMessage, UserContent
 from pydantic_ai.models import Model
+from pydantic_ai.settings import ModelSettings
 
 from freeact_tui.actions.dispatch import Dispatcher
 from freeact_tui.actions.ports import EventPorts, TurnPorts
@@ -36,7 +38,7 @@ from freeact_tui.agent.policy.reply import ReplyPolicy
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.runtime import Runtime
 from freeact_tui.agent.settings import Settings
-from freeact_tui.agent.settings_view import SettingsView
+from freeact_tui.agent.settings_view import SettingView
 from freeact_tui.agent.subagents import SubagentManager
 from freeact_tui.agent.turn.dispatcher import turn_dispatcher
 from freeact_tui.agent.turn.loop import Turn
@@ -65,7 +67,7 @@ class AgentBusy(RuntimeError):
     """``stream()`` was called while a turn is still running."""
 
 
-class Agent(SettingsView):
+class Agent:
     """A code-action agent. Use as an async context manager, then iterate ``stream(prompt)``.
 
     Args:
@@ -81,6 +83,16 @@ class Agent(SettingsView):
     Raises:
         TypeError: a keyword is neither a ``Settings`` field nor one of the per-agent ones.
     """
+
+    # Read-only views of ``runtime.settings`` (freeact's attribute names).
+    model_settings: SettingView[ModelSettings | None] = SettingView("model_settings")
+    working_dir: SettingView[Path] = SettingView("working_dir")
+    sessions_dir: SettingView[Path | None] = SettingView("sessions_dir")
+    execution_mode: SettingView[str] = SettingView("execution")
+    execution_timeout: SettingView[float] = SettingView("execution_timeout")
+    approval_timeout: SettingView[float | None] = SettingView("approval_timeout")
+    skip_permissions: SettingView[bool] = SettingView("skip_permissions")
+    parent_corr_id: SettingView[str | None] = SettingView("parent_corr_id", of_runtime=True)
 
     def __init__(self, model: str | Model, settings: Settings | None = None, **overrides: Any) -> None:
         own = {k: overrides.pop(k) for k in _OWN if k in overrides}

@@ -1,50 +1,38 @@
-"""The agent's settings as properties of the agent (``agent.working_dir``, ``agent.execution_timeout``, …).
+"""Read-only views of an agent's settings as its attributes (``agent.working_dir``, …).
 
-``Agent`` inherits them; each reads the agent's ``Runtime``, the one place its settings live.
+A descriptor, not a base class: ``Agent`` names each view it offers, and each reads the agent's
+``runtime`` (the one place its settings live), so nothing is copied that could drift.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar, overload
 
-if TYPE_CHECKING:
-    from freeact_tui.agent.runtime import Runtime
+T = TypeVar("T")
 
 
-class SettingsView:
-    """Read-only views of an agent's settings (``runtime.settings``) and its parent's correlation id."""
+class SettingView(Generic[T]):
+    """``runtime.settings.<name>`` (or ``runtime.<name>`` with ``of_runtime``) of the owning agent.
 
-    runtime: Runtime
+    Args:
+        name: The field of ``Settings`` (or of ``Runtime``) to read.
+        of_runtime: Read the runtime's own field instead of one of its settings.
+    """
 
-    @property
-    def model_settings(self) -> Any:
-        return self.runtime.settings.model_settings
+    def __init__(self, name: str, *, of_runtime: bool = False) -> None:
+        self.name = name
+        self.of_runtime = of_runtime
 
-    @property
-    def working_dir(self) -> Path:
-        return self.runtime.settings.working_dir
+    @overload
+    def __get__(self, agent: None, owner: type[Any]) -> SettingView[T]: ...
+    @overload
+    def __get__(self, agent: object, owner: type[Any]) -> T: ...
+    def __get__(self, agent: object | None, owner: type[Any]) -> SettingView[T] | T:
+        if agent is None:
+            return self
+        runtime = agent.runtime  # type: ignore[attr-defined]
+        value: T = getattr(runtime if self.of_runtime else runtime.settings, self.name)
+        return value
 
-    @property
-    def sessions_dir(self) -> Path | None:
-        return self.runtime.settings.sessions_dir
 
-    @property
-    def execution_mode(self) -> str:
-        return self.runtime.settings.execution
-
-    @property
-    def execution_timeout(self) -> float:
-        return self.runtime.settings.execution_timeout
-
-    @property
-    def approval_timeout(self) -> float | None:
-        return self.runtime.settings.approval_timeout
-
-    @property
-    def skip_permissions(self) -> bool:
-        return self.runtime.settings.skip_permissions
-
-    @property
-    def parent_corr_id(self) -> str | None:
-        return self.runtime.parent_corr_id
+__all__ = ["SettingView"]
