@@ -304,6 +304,9 @@ def start_app(
     trust_project: bool = False,
 ) -> None:
     """Load the config and run the terminal app until it quits (it ends the process)."""
+    from freeact_tui.timeline import mark
+
+    mark("config:start")
     from freeact_tui.config import ConfigError, load_config
 
     if session_id is not None and resume:
@@ -312,15 +315,18 @@ def start_app(
         config = load_config(config_path, overrides, trust_project=trust_project)
     except ConfigError as exc:
         raise _fail(str(exc)) from None
+    mark("config:end")
     chosen = resolve_session_id(config, session_id, resume)
     _log_to_file(log_level)
     _warn_if_insecure(config)
 
+    mark("app_import:start")
     import asyncio
 
     from freeact_tui.tui.app import FreeactApp
     from freeact_tui.tui.quitting import exit_now
 
+    mark("app_import:end")
     tui = FreeactApp(config, session_id=chosen, fast_exit=True)
     # Our own loop, never closed: closing it would wait for tasks and threads of kernels being left.
     loop = asyncio.new_event_loop()
@@ -616,6 +622,9 @@ def load_env_file() -> Path | None:
 
 def main() -> None:
     """Console script entry point."""
+    from freeact_tui.timeline import mark
+
+    mark("cli:main")  # the interpreter is up and typer is imported
     # jsonschema (imported with the mcp package) builds an IRI grammar at import time (~0.9 s of
     # CPU) only to check the "iri" formats, which nothing in this process asserts (format checks are
     # off unless a checker is passed): skip that optional import in the app's own process.
