@@ -134,7 +134,7 @@ def make_sessions(root: Path, count: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--timeline-only", action="store_true", help="only the launch timeline")
     args = parser.parse_args()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
+from freeact_tui.cli.env_file import load_env_file
 from freeact_tui.cli.sessions import CONFIG_META_KEY, sessions_app
 from freeact_tui.version import __version__
 
@@ -599,29 +600,8 @@ def init_project(
     typer.echo(f"Ensured {working_dir / '.freeact'} (config.toml, permissions.toml, skills).")
 
 
-def load_env_file() -> Path | None:
-    """Load the nearest ``.env`` from the working directory up, as freeact does, when it is the user's
-    own (in the home directory or above); a project's ``.env`` is loaded with the project's config,
-    once the folder is trusted (``config.load_config``).
-
-    Variables already set in the environment win; nothing is written anywhere.
-
-    Returns:
-        The file that was read, if any.
-    """
-    from dotenv import find_dotenv, load_dotenv
-
-    from freeact_tui.trust import project_env_file
-
-    found = find_dotenv(usecwd=True)
-    if not found or project_env_file(Path.cwd().resolve()) is not None:
-        return None
-    load_dotenv(found, override=False)
-    return Path(found)
-
-
 def main() -> None:
-    """Console script entry point."""
+    """Run the typer app (the console script's ``cli.entry.main`` answers a plain ``sessions list`` itself)."""
     from freeact_tui.timeline import mark
 
     mark("cli:main")  # the interpreter is up and typer is imported
