@@ -106,7 +106,8 @@ def launch_once(home: Path, cwd: Path, timeout: float = 60.0) -> dict[str, float
             time.sleep(0.1)
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     stages: dict[str, float] = {}
-    for line in timeline.read_text().splitlines():
+    lines = timeline.read_text().splitlines() if timeline.exists() else []  # a checkout without marks
+    for line in lines:
         stage, _, at = line.rpartition(" ")
         stages.setdefault(stage, float(at) - start)  # the first time: a restart later is not start-up
     return {**stages, **seen}
@@ -137,7 +138,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--timeline-only", action="store_true", help="only the launch timeline")
+    parser.add_argument("--root", type=Path, help="the checkout to measure (default: this one)")
     args = parser.parse_args()
+    if args.root is not None:
+        global ROOT
+        ROOT = args.root.resolve()
     if shutil.which("tmux") is None:
         sys.exit("bench/launch.py needs tmux")
 

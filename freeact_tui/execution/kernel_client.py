@@ -23,7 +23,6 @@ from uuid import uuid4
 
 import aiohttp
 import psutil
-from ipybox.kernel_mgr.client import KernelClient
 
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess
@@ -106,6 +105,10 @@ class _Cell:
             if "text/plain" in data:
                 self.out(data["text/plain"] + "\n")
         elif msg_type == "error":
+            # Here, not at the top: ipybox pulls in mcpygen and mcp (~2 s), and the app's first screen
+            # imports this module (via cell_run) long before a cell can fail.
+            from ipybox.kernel_mgr.client import KernelClient
+
             lines = KernelClient._rewrite_traceback(content.get("traceback", []))
             trace = "\n".join(lines).strip("\n")
             self.error = trace or f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
