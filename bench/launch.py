@@ -1,11 +1,15 @@
 """Whole-process start-up figures, measured as a user meets them (not in-process).
 
-- launch → prompt accepting keys: the real ``freeact-tui`` started in a tmux pane; the clock stops
-  when a key typed into the pane shows in the prompt (the screen is polled every 10 ms).
+- launch → each start-up stage: the real ``freeact-tui`` started in a tmux pane with
+  ``FREEACT_TUI_TIMELINE`` set, so the app appends ``<stage> <monotonic time>`` lines (see
+  ``freeact_tui/timeline.py``); each stage is given in seconds since the bench spawned the pane.
+  What the user sees is clocked from the pane (polled every 10 ms): the prompt accepting keys (a
+  key typed into the pane shows in the prompt), the prompt's placeholder ("Ask anything") drawn,
+  and ``kernel: ready`` in the status bar.
 - ``freeact-tui --version`` and ``python -c 'import textual'`` (the reference it is held to).
 - ``freeact-tui sessions list`` over 1,000 stored sessions.
 
-Each figure is the median of ``--runs`` runs. Needs tmux.
+Each figure is the median of ``--runs`` runs. Needs tmux. ``--timeline-only`` skips the rest.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import cast
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -44,19 +49,32 @@ def _pane(session: str) -> str:
     return out.stdout
 
 
-def launch_once(home: Path, cwd: Path, timeout: float = 60.0) -> float:
-    """Seconds from spawning the app in a tmux pane to a typed key showing in its prompt."""
+SEEN = {  # what the pane shows -> the stage it marks (the user's view, not the app's)
+    "screen:prompt_accepts_keys": MARK,
+    "screen:placeholder_drawn": "Ask anything",
+    "screen:kernel_ready": "kernel: ready",
+}
+
+
+def launch_once(home: Path, cwd: Path, timeout: float = 60.0) -> dict[str, float]:
+    """Seconds from spawning the app in a tmux pane to each stage (the app's timeline and the pane's)."""
     session = f"bench-launch-{uuid.uuid4().hex[:8]}"
-    env = _env(home)
+    timeline = home.parent / f"timeline-{session}.txt"
+    env = {**_env(home), "FREEACT_TUI_TIMELINE": str(timeline)}
     command = " ".join(
         [
-            *(f"{k}={v!r}" for k, v in env.items() if k in ("FREEACT_TUI_HOME", "PYTHONPATH")),
+            *(
+                f"{k}={v!r}"
+                for k, v in env.items()
+                if k in ("FREEACT_TUI_HOME", "PYTHONPATH", "FREEACT_TUI_TIMELINE")
+            ),
             *(repr(a) for a in CLI),
             "--model",
             "test",
         ]
     )
-    start = time.perf_counter()
+    seen: dict[str, float] = {}
+    start = time.monotonic()
     subprocess.run(
         ["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "34", "-c", str(cwd), command],
         check=True,
@@ -64,24 +82,42 @@ def launch_once(home: Path, cwd: Path, timeout: float = 60.0) -> float:
     )
     try:
         typed = False
-        while time.perf_counter() - start < timeout:
+        while len(seen) < len(SEEN):
+            if time.monotonic() - start > timeout:
+                raise TimeoutError(f"the app did not start within {timeout:g} s:\n{_pane(session)}")
             screen = _pane(session)
+            now = time.monotonic() - start
             if not typed and "╭" in screen:  # the prompt box is drawn
                 subprocess.run(["tmux", "send-keys", "-t", session, "-l", MARK], check=True)
                 typed = True
-            elif typed and MARK in screen:
-                return time.perf_counter() - start
+            for stage, text in SEEN.items():
+                if stage not in seen and (typed or text != MARK) and text in screen:
+                    seen[stage] = now
+                    if text == MARK:  # erased: the placeholder shows only in an empty prompt
+                        subprocess.run(["tmux", "send-keys", "-t", session, "BSpace", "BSpace"], check=True)
             time.sleep(0.01)
-        raise TimeoutError(f"the prompt did not accept keys within {timeout:g} s:\n{_pane(session)}")
     finally:
         subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], capture_output=True)
-        deadline = time.perf_counter() + 15
-        while time.perf_counter() < deadline:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
             alive = subprocess.run(["tmux", "has-session", "-t", session], capture_output=True)
             if alive.returncode != 0:
                 break
             time.sleep(0.1)
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    stages: dict[str, float] = {}
+    lines = timeline.read_text().splitlines() if timeline.exists() else []  # a checkout without marks
+    for line in lines:
+        stage, _, at = line.rpartition(" ")
+        stages.setdefault(stage, float(at) - start)  # the first time: a restart later is not start-up
+    return {**stages, **seen}
+
+
+def _stage_table(runs: list[dict[str, float]]) -> dict[str, float]:
+    """The median of each stage over the runs that reached it, in the order the stages happen."""
+    names = {name for run in runs for name in run}
+    medians = {name: statistics.median([run[name] for run in runs if name in run]) for name in names}
+    return {name: round(medians[name], 3) for name in sorted(medians, key=medians.__getitem__)}
 
 
 def make_sessions(root: Path, count: int) -> None:
@@ -99,38 +135,60 @@ def make_sessions(root: Path, count: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--timeline-only", action="store_true", help="only the launch timeline")
+    parser.add_argument("--root", type=Path, help="the checkout to measure (default: this one)")
     args = parser.parse_args()
+    if args.root is not None:
+        global ROOT
+        ROOT = args.root.resolve()
     if shutil.which("tmux") is None:
         sys.exit("bench/launch.py needs tmux")
 
+    figures: dict[str, object] = {}
     with tempfile.TemporaryDirectory() as tmp:
         home, cwd = Path(tmp) / "home", Path(tmp) / "work"
         cwd.mkdir()
         env = _env(home)
-        textual = [_timed([sys.executable, "-c", "import textual"], env, cwd) for _ in range(args.runs)]
-        version = [_timed([*CLI, "--version"], env, cwd) for _ in range(args.runs)]
-        make_sessions(home / "data" / "sessions", 1000)
-        _timed([*CLI, "sessions", "list"], env, cwd)  # the first listing writes the index
-        listing = [_timed([*CLI, "sessions", "list"], env, cwd) for _ in range(args.runs)]
+        if not args.timeline_only:
+            textual = [_timed([sys.executable, "-c", "import textual"], env, cwd) for _ in range(args.runs)]
+            version = [_timed([*CLI, "--version"], env, cwd) for _ in range(args.runs)]
+            make_sessions(home / "data" / "sessions", 1000)
+            _timed([*CLI, "sessions", "list"], env, cwd)  # the first listing writes the index
+            listing = [_timed([*CLI, "sessions", "list"], env, cwd) for _ in range(args.runs)]
+            figures |= {
+                "version_s": round(statistics.median(version), 3),
+                "import_textual_s": round(statistics.median(textual), 3),
+                "version_vs_textual": round(statistics.median(version) / statistics.median(textual), 2),
+                "sessions_list_1000_s": round(statistics.median(listing), 3),
+            }
         launch = [launch_once(home, cwd) for _ in range(args.runs)]
 
     figures = {
-        "launch_to_prompt_accepting_keys_s": round(statistics.median(launch), 3),
-        "launch_runs_s": [round(x, 3) for x in launch],
-        "version_s": round(statistics.median(version), 3),
-        "import_textual_s": round(statistics.median(textual), 3),
-        "version_vs_textual": round(statistics.median(version) / statistics.median(textual), 2),
-        "sessions_list_1000_s": round(statistics.median(listing), 3),
+        "launch_to_prompt_accepting_keys_s": round(
+            statistics.median(r["screen:prompt_accepts_keys"] for r in launch), 3
+        ),
+        "launch_to_placeholder_drawn_s": round(
+            statistics.median(r["screen:placeholder_drawn"] for r in launch), 3
+        ),
+        "launch_to_kernel_ready_s": round(statistics.median(r["screen:kernel_ready"] for r in launch), 3),
+        "launch_kernel_ready_runs_s": [round(r["screen:kernel_ready"], 3) for r in launch],
+        **figures,
+        "timeline_s": _stage_table(launch),
         "load_average": round(os.getloadavg()[0], 2),
     }
     if args.json:
         print(json.dumps(figures))
-    else:
-        width = max(map(len, figures)) + 2
-        for key, value in figures.items():
+        return
+    width = max(map(len, figures)) + 2
+    for key, value in figures.items():
+        if key != "timeline_s":
             print(f"{key:{width}} {value}")
+    print("timeline (median s since spawn, 'app' = the app's own marks, 'screen:' = seen in the pane):")
+    timeline = cast(dict[str, float], figures["timeline_s"])
+    for stage, at in timeline.items():
+        print(f"  {at:7.3f}  {stage}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from freeact_tui.events import AgentEvent, KernelState, KernelStatus
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.mcp.gentools import gentools_root
 from freeact_tui.mcp.setup import McpSetup
+from freeact_tui.timeline import mark
 
 
 class AgentKernel:
@@ -70,7 +71,9 @@ class AgentKernel:
         from freeact_tui.execution import preload_backend
 
         # The backend's imports take seconds: off the event loop, so a UI draws and takes keys meanwhile.
+        mark("backend_import:start")
         await asyncio.to_thread(preload_backend, self._runtime.settings.execution)
+        mark("backend_import:end")
         executor = self.new_executor()
         executor.add_state_listener(self._on_state)  # it reports "starting", "ready", "failed"
         try:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
+from freeact_tui.cli.env_file import load_env_file
 from freeact_tui.cli.options import (
     _REMOTE_INSECURE_HELP,
     _TRUST_HELP,
@@ -145,6 +146,9 @@ def start_app(
     trust_project: bool = False,
 ) -> None:
     """Load the config and run the terminal app until it quits (it ends the process)."""
+    from freeact_tui.timeline import mark
+
+    mark("config:start")
     from freeact_tui.config import ConfigError, load_config
 
     if session_id is not None and resume:
@@ -153,15 +157,18 @@ def start_app(
         config = load_config(config_path, overrides, trust_project=trust_project)
     except ConfigError as exc:
         raise _fail(str(exc)) from None
+    mark("config:end")
     chosen = resolve_session_id(config, session_id, resume)
     _log_to_file(log_level)
     _warn_if_insecure(config)
 
+    mark("app_import:start")
     import asyncio
 
     from freeact_tui.tui.app import FreeactApp
     from freeact_tui.tui.quitting import exit_now
 
+    mark("app_import:end")
     tui = FreeactApp(config, session_id=chosen, fast_exit=True)
     # Our own loop, never closed: closing it would wait for tasks and threads of kernels being left.
     loop = asyncio.new_event_loop()
@@ -428,29 +435,11 @@ def init_project(
     typer.echo(f"Ensured {working_dir / '.freeact'} (config.toml, permissions.toml, skills).")
 
 
-def load_env_file() -> Path | None:
-    """Load the nearest ``.env`` from the working directory up, as freeact does, when it is the user's
-    own (in the home directory or above); a project's ``.env`` is loaded with the project's config,
-    once the folder is trusted (``config.load_config``).
-
-    Variables already set in the environment win; nothing is written anywhere.
-
-    Returns:
-        The file that was read, if any.
-    """
-    from dotenv import find_dotenv, load_dotenv
-
-    from freeact_tui.trust import project_env_file
-
-    found = find_dotenv(usecwd=True)
-    if not found or project_env_file(Path.cwd().resolve()) is not None:
-        return None
-    load_dotenv(found, override=False)
-    return Path(found)
-
-
 def main() -> None:
-    """Console script entry point."""
+    """Run the typer app (the console script's ``cli.entry.main`` answers a plain ``sessions list`` itself)."""
+    from freeact_tui.timeline import mark
+
+    mark("cli:main")  # the interpreter is up and typer is imported
     # jsonschema (imported with the mcp package) builds an IRI grammar at import time (~0.9 s of
     # CPU) only to check the "iri" formats, which nothing in this process asserts (format checks are
     # off unless a checker is passed): skip that optional import in the app's own process.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -30,7 +29,6 @@ ConfigOption = Annotated[
 ]
 IdArgument = Annotated[str, typer.Argument(help="Session id or a unique prefix of it.", show_default=False)]
 
-_SHORT_ID = 8
 # Where the app's callback leaves the Config of a ``--config`` given before ``sessions``.
 CONFIG_META_KEY = "freeact_tui.config"
 
@@ -66,34 +64,6 @@ def _resolve(store: SessionStore, id_or_prefix: str) -> str:
         _fail(str(exc), 1)
 
 
-def _short_ids(ids: list[str]) -> dict[str, str]:
-    """The shortest prefix of at least 8 characters that tells each UUID apart from the others;
-    a named id (``countries-session``) is shown whole, as its name is what the user knows."""
-    from freeact_tui.store.index import is_uuid
-
-    ordered = sorted(ids)
-    shorts = {}
-    for i, session_id in enumerate(ordered):
-        if not is_uuid(session_id):
-            shorts[session_id] = session_id
-            continue
-        neighbours = ordered[max(0, i - 1) : i] + ordered[i + 1 : i + 2]
-        common = max((_common_prefix(session_id, n) for n in neighbours), default=0)
-        shorts[session_id] = session_id[: max(_SHORT_ID, common + 1)]
-    return shorts
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return n
-
-
-def _when(ts: datetime) -> str:
-    return ts.astimezone().strftime("%Y-%m-%d %H:%M")
-
-
 @sessions_app.command("list")
 def list_sessions(
     ctx: typer.Context,
@@ -104,38 +74,10 @@ def list_sessions(
     config: ConfigOption = None,
 ) -> None:
     """List sessions, newest first."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    from freeact_tui.textsafe import visible
+    from freeact_tui.cli.listing import print_sessions
 
     store = _store(ctx, sessions_dir, config)
-    infos = store.list()
-    if not infos:
-        typer.echo(f"No sessions in {store.root}")
-        return
-    shown = infos if show_all else infos[:limit]
-    shorts = {i.id: i.id for i in infos} if full_ids else _short_ids([i.id for i in infos])
-    console = Console(highlight=False, soft_wrap=False)
-    # Only title and cwd give way on a narrow terminal; ids, times and counts stay whole.
-    id_width = max(len(shorts[i.id]) for i in shown)
-    cwd_width = min(30, max(3, *(len(i.cwd or "") for i in shown)))
-    title_width = max(12, console.width - id_width - 16 - 4 - cwd_width - 8)
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("ID", no_wrap=True, style="cyan", min_width=id_width)
-    table.add_column("Title", overflow="ellipsis", no_wrap=True, max_width=title_width)
-    table.add_column("Updated", no_wrap=True, min_width=16)
-    table.add_column("Msgs", justify="right", no_wrap=True, min_width=4)
-    table.add_column("Cwd", overflow="ellipsis", no_wrap=True, max_width=cwd_width)
-    for info in shown:
-        # Text, not str: a stored title is neither markup nor terminal control.
-        title = Text(visible(info.title, multiline=False) + (" [damaged]" if info.damaged else ""))
-        cwd = Text(visible(info.cwd or "", multiline=False))
-        table.add_row(shorts[info.id], title, _when(info.updated), str(info.message_count), cwd)
-    console.print(table)
-    if len(shown) < len(infos):
-        typer.echo(f"({len(infos) - len(shown)} older sessions not shown; use --all)")
+    print_sessions(store.root, limit=limit, show_all=show_all, full_ids=full_ids)
 
 
 @sessions_app.command("show")
@@ -148,6 +90,7 @@ def show_session(
     config: ConfigOption = None,
 ) -> None:
     """Show a conversation as readable text."""
+    from freeact_tui.cli.listing import when
     from freeact_tui.store import validate_agent_id
     from freeact_tui.store.export import render_text
     from freeact_tui.textsafe import visible
@@ -162,7 +105,7 @@ def show_session(
     info = session.info()
     typer.echo(f"Session {session.id}: {visible(info.title, multiline=False)}")
     model = visible(info.model or "?", multiline=False)
-    typer.echo(f"Updated {_when(info.updated)} · {info.message_count} messages · model {model}")
+    typer.echo(f"Updated {when(info.updated)} · {info.message_count} messages · model {model}")
     if info.subagents:
         subagents = ", ".join(f"{k} ({v})" for k, v in info.subagents.items())
         typer.echo("Subagents: " + visible(subagents, multiline=False))

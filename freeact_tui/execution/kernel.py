@@ -41,6 +41,7 @@ from freeact_tui.execution.tool_server import (
     bind_socket,
     parse_mcp_servers,
 )
+from freeact_tui.timeline import mark
 
 logger = logging.getLogger(__name__)
 
@@ -196,6 +197,7 @@ class KernelExecutor:
             if not self.working_dir.is_dir():
                 raise ExecutorError(f"Working directory does not exist: {self.working_dir}")
             gateway_port, tool_port = self._ports
+            mark("tool_server:start")
             sock = bind_socket(self.host, tool_port, "tool server")
             self._tool_server = KernelToolServer(
                 sock,
@@ -209,6 +211,7 @@ class KernelExecutor:
                 self._on_approval, host=self._tool_server.client_host(self.host), port=self._tool_server.port
             )
             await self._approvals.connect()
+            mark("tool_server:end")
             probe = bind_socket(self.host, gateway_port, "kernel gateway")
             gateway_port = probe.getsockname()[1]
             probe.close()
@@ -223,7 +226,9 @@ class KernelExecutor:
                     await self._kernel_venv(),
                 ),
             )
+            mark("gateway_spawn:start")
             await self._gateway.start()
+            mark("gateway_spawn:end")
             await self._connect_kernel(self._gateway)
         except BaseException as e:
             detail = str(e) if isinstance(e, ExecutorError) else f"Kernel start failed: {e!r}"
@@ -233,6 +238,7 @@ class KernelExecutor:
                 raise ExecutorError(detail) from e
             raise
         self._set_state("ready")
+        mark("kernel:ready")
         await self._lock.acquire()
         self._spawn(self._warm_up_and_release(self._lock))
 

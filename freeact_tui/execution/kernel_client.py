@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import time
 from base64 import b64decode
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,11 +23,12 @@ from uuid import uuid4
 
 import aiohttp
 import psutil
-from ipybox.kernel_mgr.client import KernelClient
 
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess
 from freeact_tui.execution.kernel_init import SYNC_MARK
+from freeact_tui.timeline import enabled as timeline_enabled
+from freeact_tui.timeline import mark
 
 _PID_POLL_INTERVAL = 0.1
 # Output the kernel sent just before dying may still be in flight through the gateway.
@@ -102,6 +105,10 @@ class _Cell:
             if "text/plain" in data:
                 self.out(data["text/plain"] + "\n")
         elif msg_type == "error":
+            # Here, not at the top: ipybox pulls in mcpygen and mcp (~2 s), and the app's first screen
+            # imports this module (via cell_run) long before a cell can fail.
+            from ipybox.kernel_mgr.client import KernelClient
+
             lines = KernelClient._rewrite_traceback(content.get("traceback", []))
             trace = "\n".join(lines).strip("\n")
             self.error = trace or f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
@@ -121,6 +128,18 @@ class _Cell:
         # Small and synchronous on purpose: keeps images in order with the text around them.
         path.write_bytes(b64decode(data))
         self.images.append(path)
+
+
+def _mark_kernel_times(pid: int, values: dict[str, Any]) -> None:
+    """Timeline stages only the kernel knows: when its process began, and its run of the init code."""
+    with contextlib.suppress(OSError, ValueError, IndexError, AttributeError):
+        # Linux: the start in clock ticks since boot (psutil's create_time is off by up to 1 s)
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        mark("kernel:process", time.monotonic() - time.clock_gettime(time.CLOCK_BOOTTIME) + started)
+    for key, stage in (("t0", "kernel_init_code:start"), ("t1", "kernel_init_code:end")):
+        with contextlib.suppress(KeyError, TypeError, ValueError):
+            mark(stage, float(values[key]))
 
 
 class KernelConnection:
@@ -162,23 +181,33 @@ class KernelConnection:
         Raises:
             ExecutorError: The gateway or kernel did not come up, or the init code failed.
         """
+        expressions = {"pid": "__import__('os').getpid()"}
+        if timeline_enabled():  # the kernel's own clock: when it began and ended the init code
+            init_code = "_freeact_tui_t0 = __import__('time').monotonic()\n" + init_code
+            expressions |= {"t0": "_freeact_tui_t0", "t1": "__import__('time').monotonic()"}
         try:
             async with asyncio.timeout(init_timeout):
+                mark("kernel_create:start")
                 await self._create_kernel()
+                mark("kernel_create:end")
                 self._ws = await self._connect_ws()
                 self._tasks.append(asyncio.create_task(self._read()))
-                reply = await self.run_silent(
-                    init_code, user_expressions={"pid": "__import__('os').getpid()"}
-                )
+                reply = await self.run_silent(init_code, user_expressions=expressions)
+                mark("kernel_init:reply")
         except TimeoutError:
             raise ExecutorError(
                 f"The kernel did not start within {init_timeout:g}s (kernel_init_timeout). "
                 f"Gateway log:\n{self.gateway.log_tail()}".rstrip()
             ) from None
-        pid_text = reply.get("user_expressions", {}).get("pid", {}).get("data", {}).get("text/plain")
+        values = {
+            k: v.get("data", {}).get("text/plain") for k, v in reply.get("user_expressions", {}).items()
+        }
+        pid_text = values.get("pid")
         if pid_text is None or not pid_text.isdigit():
             raise ExecutorError(f"Kernel started but did not report its process id: {reply!r}")
         self.pid = int(pid_text)
+        if timeline_enabled():
+            _mark_kernel_times(self.pid, values)
         self._tasks.append(asyncio.create_task(self._watch_pid(self.pid)))
 
     async def _connect_ws(self) -> aiohttp.ClientWebSocketResponse:
@@ -192,12 +221,14 @@ class KernelConnection:
     async def _create_kernel(self) -> None:
         url = f"{self.gateway.base_url}/api/kernels"
         while True:
+            attempt = time.monotonic()
             if not self.gateway.alive:
                 raise ExecutorError(
                     f"The Jupyter kernel gateway exited during startup. Gateway log:\n{self.gateway.log_tail()}"
                 )
             try:
                 async with self._session.post(url, json={}) as resp:
+                    mark("gateway:listening", attempt)  # it refused the try before (<= 50 ms earlier)
                     if resp.status in (200, 201):
                         self.kernel_id = (await resp.json())["id"]
                         return

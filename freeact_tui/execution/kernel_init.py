@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ipybox.kernel_mgr.init import build_init_code
-
 from freeact_tui.shellprograms import GIT_NO_REPO_PROGRAMS, NO_EXT_DIFF
 
 # Written to stdout right before each `!cmd` approval request: approvals travel on another channel
@@ -129,6 +127,10 @@ def kernel_init_code(
     *, working_dir: Path, approve_shell_cmds: bool, require_shell_escape: bool, host: str, port: int
 ) -> str:
     """ipybox's kernel init code (cwd restore, approval handlers, shell escape guard), made safe for IPython 9."""
+    # Here, not at the top: ipybox pulls in mcpygen and mcp (~2 s), and the app's first screen
+    # imports this module (for SYNC_MARK, via cell_run) long before a kernel starts.
+    from ipybox.kernel_mgr.init import build_init_code
+
     code = build_init_code(
         working_dir=working_dir,
         approve_shell_cmds=approve_shell_cmds,

@@ -20,6 +20,7 @@ from freeact_tui.mcp.discovery import (
 )
 from freeact_tui.mcp.json_tools import McpJsonTools
 from freeact_tui.mcp.ptc import PtcApis, default_ptc_root, generate_ptc_sources
+from freeact_tui.timeline import mark
 
 
 class McpSetup:
@@ -70,7 +71,9 @@ class McpSetup:
 
         async def ptc() -> None:
             if self.root is not None:
+                mark("api_generation:start")
                 self.apis = await generate_ptc_sources(self.ptc, self.root)
+                mark("api_generation:end")
                 errors.extend(str(e) for e in self.apis.errors)
 
         async def json_tools() -> None:

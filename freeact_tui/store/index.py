@@ -398,8 +398,8 @@ def _size_of(session_dir: Path) -> int:
     return total
 
 
-def session_info(session_id: str, session_dir: Path, meta: SessionMeta) -> SessionInfo:
-    """Build the listing entry of a session from its metadata."""
+def session_info(session_id: str, session_dir: Path, meta: SessionMeta, *, size: bool = True) -> SessionInfo:
+    """Build the listing entry of a session from its metadata (``size``: count its files' bytes, else 0)."""
     now = datetime.now(UTC)
     return SessionInfo(
         id=session_id,
@@ -410,7 +410,7 @@ def session_info(session_id: str, session_dir: Path, meta: SessionMeta) -> Sessi
         model=meta.model,
         message_count=meta.message_count,
         subagents=dict(meta.subagents),
-        size_bytes=_size_of(session_dir),
+        size_bytes=_size_of(session_dir) if size else 0,
         damaged=meta.damaged,
     )
 
@@ -429,15 +429,20 @@ class SessionIndex:
         except FileNotFoundError:
             return []
 
-    def infos(self) -> list[SessionInfo]:
-        """All sessions that have a history, newest first."""
+    def infos(self, *, sizes: bool = True) -> list[SessionInfo]:
+        """All sessions that have a history, newest first.
+
+        Args:
+            sizes: Count each session's bytes (``size_bytes``; a directory scan per session). Without
+                it ``size_bytes`` is 0: for a listing that does not show sizes (``sessions list``).
+        """
         infos = []
         for session_id in self.ids():
             session_dir = self.root / session_id
             if not (session_dir / MAIN_FILE).is_file():
                 continue
             try:
-                infos.append(session_info(session_id, session_dir, refresh_meta(session_dir)))
+                infos.append(session_info(session_id, session_dir, refresh_meta(session_dir), size=sizes))
             except OSError:
                 continue  # removed or unreadable while listing
         infos.sort(key=lambda info: info.updated, reverse=True)

@@ -21,6 +21,7 @@ from freeact_tui.skills import skill_prompt
 from freeact_tui.store.index import is_uuid
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.textsafe import visible
+from freeact_tui.timeline import mark
 from freeact_tui.tui import info_commands, terminal_keys
 from freeact_tui.tui.clipboard import copy_to_os_clipboard
 from freeact_tui.tui.commands import (
@@ -121,6 +122,7 @@ class FreeactApp(App[None]):
         terminal_keys.install()  # Alt+Enter as tmux/xterm send it
 
     async def on_mount(self) -> None:
+        mark("app:mount:start")
         if not self.is_headless:  # SIGHUP/SIGTERM/SIGINT quit as Ctrl+Q does (tests run headless)
             self._exit_signals.install()
         for warning in [*self.config.notices, *register_themes(self)]:
@@ -146,11 +148,14 @@ class FreeactApp(App[None]):
         # The screen comes first so the prompt takes keys while the agent loads (in a worker).
         screen = MainScreen(self)
         await self.push_screen(screen)
+        mark("app:mount:end")  # the main screen and its prompt are up
         self.run_worker(self._boot(screen), name="boot", group="boot")
 
     async def _boot(self, screen: MainScreen) -> None:
         await self._ask_trust()
+        mark("agent_import:start")
         await asyncio.to_thread(_import_agent_modules)
+        mark("agent_import:end")
         problem = self._setup_problem(self._model)
         if problem is not None:
             self.startup_error = problem
@@ -160,8 +165,11 @@ class FreeactApp(App[None]):
                 FirstRunScreen(problem, config_file=paths.user_config_file()), self._first_run_done
             )
             return
+        mark("agent_open:start")
         self.agent = await self._open_agent(session_id=self._session_id, model=self._model)
+        mark("agent_open:end")
         await screen.show_agent()
+        mark("placeholder:set")
         self.agent_ready = True  # after the view is drawn: tests and prompts see a finished start
 
     async def _ask_trust(self) -> None:

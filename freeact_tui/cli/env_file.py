@@ -1,0 +1,29 @@
+"""The user's own ``.env``, loaded before any command runs (by the typer app and by the quick path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def load_env_file() -> Path | None:
+    """Load the nearest ``.env`` from the working directory up, as freeact does, when it is the user's
+    own (in the home directory or above); a project's ``.env`` is loaded with the project's config,
+    once the folder is trusted (``config.load_config``).
+
+    Variables already set in the environment win; nothing is written anywhere.
+
+    Returns:
+        The file that was read, if any.
+    """
+    from dotenv import find_dotenv, load_dotenv
+
+    from freeact_tui.trust import project_env_file
+
+    found = find_dotenv(usecwd=True)
+    if not found or project_env_file(Path.cwd().resolve()) is not None:
+        return None
+    load_dotenv(found, override=False)
+    return Path(found)
+
+
+__all__ = ["load_env_file"]
