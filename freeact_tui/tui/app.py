@@ -164,7 +164,7 @@ class FreeactApp(App[None]):
             )
             return
         self.agent = await self._open_agent(session_id=self._session_id, model=self._model)
-        await screen.show_agent()
+        await self._show_agent(screen)
         self.agent_ready = True  # after the view is drawn: tests and prompts see a finished start
 
     async def _ask_trust(self) -> None:
@@ -432,6 +432,8 @@ class FreeactApp(App[None]):
                     return
                 session = self.agent.session_id if self.agent is not None else None
                 await self._switch_agent(session_id=session, model=command.arg)
+                if self.agent is not None:
+                    await log.notice(_protocol_text(self.agent, self.config), title="Model")
             case "theme":
                 if command.arg not in self.available_themes:
                     names = ", ".join(sorted(self.available_themes))
@@ -513,7 +515,12 @@ class FreeactApp(App[None]):
         self.agent = await self._open_agent(session_id=session_id, model=model)
         screen = self.main_screen
         await screen.conversation.clear()
+        await self._show_agent(screen)
+
+    async def _show_agent(self, screen: MainScreen) -> None:
+        """Draw the current agent, with the action protocol chosen for it in the status bar."""
         await screen.show_agent()
+        screen.status_bar.set_protocol(self.agent.action_protocol if self.agent is not None else None)
 
     async def _show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -543,6 +550,16 @@ class FreeactApp(App[None]):
             return
         self.notify(f"Exported to {target}", title="Export", timeout=10)
         await self.main_screen.conversation.notice(f"Exported to {target}", title="Export")
+
+
+def _protocol_text(agent: Agent, config: Config) -> str:
+    """What ``/model`` says: the model and the action protocol used with it, and why."""
+    why = (
+        "as configured: action_protocol / --action-protocol"
+        if config.action_protocol != "default"
+        else "chosen for this model; action_protocol in the config or --action-protocol sets it"
+    )
+    return f"{agent.model_name} · action protocol: {agent.action_protocol} ({why})"
 
 
 def _write_export(arg: str, messages: list[ModelMessage], session_id: str) -> Path:
