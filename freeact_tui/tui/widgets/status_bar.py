@@ -78,11 +78,12 @@ class StatusBar(Horizontal):
         yield Label("", id="status-model")
         yield Label("", id="status-session")
         yield Label("", id="status-mode")
-        yield Label("", id="status-protocol", classes="-hidden")
         yield Label("kernel: starting", id="status-kernel")
         yield Label("", id="status-usage")
         yield ContextGauge(id="status-context")
         yield Label("SKIP PERMISSIONS", id="status-skip", classes="-hidden")
+        # Last: a narrow terminal cuts it first, before the kernel state, the usage or the skip warning.
+        yield Label("", id="status-protocol", classes="-hidden")
 
     def _label(self, name: str) -> Label:
         return self.query_one(f"#status-{name}", Label)
