@@ -25,6 +25,8 @@ from freeact_tui.project_policy import limit_layers, load_project_env, project_l
 
 ExecutionMode = Literal["local", "sandbox", "docker", "remote"]
 ActionProtocolName = Literal["tools", "text", "auto"]
+# What the config may say: a protocol, or "default" (chosen by the model, see ``choose_protocol``).
+ActionProtocolSetting = Literal["default", "tools", "text", "auto"]
 
 
 class ConfigError(Exception):
@@ -64,8 +66,9 @@ class Config(BaseModel):
     system_prompt: str | None = None
     # How the model acts: "tools" (calls the code tool), "text" (fenced python/bash blocks in its
     # reply are the actions: for models weak at tool calls), "auto" (tools; switches to text when
-    # the model shows it cannot call tools).
-    action_protocol: ActionProtocolName = "tools"
+    # the model shows it cannot call tools), "default" (by the model: tools for the major
+    # providers' known models, auto for a base_url server, Ollama and unknown models).
+    action_protocol: ActionProtocolSetting = "default"
     # Tool discovery as freeact's: "basic" offers pytools_list_categories / pytools_list_tools,
     # "hybrid" freeact's search server (needs freeact[search]), "off" neither.
     tool_discovery: Literal["basic", "hybrid", "off"] = "basic"
@@ -307,7 +310,9 @@ def load_config(
         explicit = _anchor_paths(read_toml(config_path), config_path.parent)
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     given = _anchor_paths(given, Path.cwd())
-    user_key = next((layer["api_key_env"] for layer in (given, explicit, user) if layer.get("api_key_env")), None)
+    user_key = next(
+        (layer["api_key_env"] for layer in (given, explicit, user) if layer.get("api_key_env")), None
+    )
     limit_layers(layers, user_key=user_key, user_execution=user.get("execution"), notices=notices)
     merged = _expand_env(user)
     for _, layer in layers:

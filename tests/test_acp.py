@@ -43,7 +43,8 @@ def work(tmp_path: Path) -> Path:
 def config_file(tmp_path: Path) -> Path:
     # No warm subagent kernel: each test needs one kernel only (two cores shared by many).
     path = tmp_path / "acp.toml"
-    path.write_text("subagent_pool_size = 0\ncheckpoints = false\n")
+    # tools: these tests script a tool-calling model; a --base-url server would otherwise default to auto.
+    path.write_text('subagent_pool_size = 0\ncheckpoints = false\naction_protocol = "tools"\n')
     return path
 
 

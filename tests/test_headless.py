@@ -29,11 +29,15 @@ def code_call(code: str, call_id: str = "call_1") -> Reply:
 
 def test_text_answer_with_options_before_and_after_run(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     fake_openai.script(Reply("The answer is 42.", chunk=3), Reply("Second answer."))
-    done = cli("--base-url", fake_openai.url, "run", "--model", "fake-model", "what is 6*7?", cwd=tmp_path)
+    # tools: a --base-url server defaults to auto, whose reply policy would question an unrun "42"
+    done = cli(
+        "--base-url", fake_openai.url, "run", "--model", "fake-model", "--action-protocol", "tools", "what is 6*7?",
+        cwd=tmp_path,
+    )  # fmt: skip
     assert (done.returncode, done.stdout) == (0, "The answer is 42.\n"), done.stderr
     assert fake_openai.requests[0].last_user_text() == "what is 6*7?"
     assert CODE_TOOL in fake_openai.requests[0].tool_names
-    done = cli(*fake_args(fake_openai), "run", "again", cwd=tmp_path)  # all options before `run`
+    done = cli(*fake_args(fake_openai), "--action-protocol", "tools", "run", "again", cwd=tmp_path)  # all before `run`
     assert (done.returncode, done.stdout) == (0, "Second answer.\n"), done.stderr
     assert fake_openai.count == 2
 

@@ -31,7 +31,7 @@ from freeact_tui.agent.checkpointing import Checkpointing
 from freeact_tui.agent.context.keeper import ContextKeeper
 from freeact_tui.agent.context.window import ContextBreakdown
 from freeact_tui.agent.kernel import AgentKernel
-from freeact_tui.agent.models import resolve_model
+from freeact_tui.agent.models import choose_protocol, resolve_model
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.policy.mode import ActionMode
 from freeact_tui.agent.policy.reply import ReplyPolicy
@@ -47,6 +47,7 @@ from freeact_tui.agent.turn.opening import TurnOpening
 from freeact_tui.agent.turn.state import TurnError, TurnState
 from freeact_tui.agent.usage import UsageMeter
 from freeact_tui.agent.user_shell import UserShell
+from freeact_tui.config import ActionProtocolName
 from freeact_tui.events import AgentEvent, Compacted, ContextUpdate, KernelState, Phase, UsageUpdate
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.execution.pool import ExecutorPool
@@ -97,6 +98,9 @@ class Agent:
     def __init__(self, model: str | Model, settings: Settings | None = None, **overrides: Any) -> None:
         own = {k: overrides.pop(k) for k in _OWN if k in overrides}
         resolved = (settings or Settings()).with_overrides(**overrides)
+        # "default" is decided once, here: the runtime, its subagents and the prompt see the choice.
+        protocol = choose_protocol(resolved.action_protocol, model, resolved.base_url)
+        resolved = resolved.with_overrides(action_protocol=protocol)
         permissions = own.get("permissions") or PermissionRules(
             None, skip_permissions=resolved.skip_permissions, working_dir=resolved.working_dir
         )
@@ -164,7 +168,8 @@ class Agent:
             runtime.checkpointing.notify = self.publish  # skipped files, failed checkpoints
         self.checkpointing = runtime.checkpointing
         self.kernel = AgentKernel(runtime, self.mcp, self.publish)
-        self.mode = ActionMode(s.action_protocol)
+        # ``__init__`` chose a protocol for "default"; a runtime built elsewhere gets the tools default.
+        self.mode = ActionMode(choose_protocol(s.action_protocol, runtime.model))
         self.policy = ReplyPolicy(self.mode)
         self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.mode)
         self._state = TurnState()  # the running turn's; reset for each turn
@@ -226,6 +231,11 @@ class Agent:
     @property
     def model_name(self) -> str:
         return self.model.model_name
+
+    @property
+    def action_protocol(self) -> ActionProtocolName:
+        """How the model acts: ``tools``, ``text`` or ``auto`` (as chosen for ``default``)."""
+        return self.mode.configured
 
     @property
     def busy(self) -> bool:

@@ -10,6 +10,9 @@ Public interface:
   Ollama model); otherwise ``pydantic_ai.models.infer_model``. Raises ``ModelSetupError``.
 - ``provider_env_vars(provider) -> tuple[str, ...]``: the environment variables a provider reads its key from.
 - ``keys_found() -> list[tuple[str, str]]``: the (provider, variable) pairs set in the environment.
+- ``choose_protocol(configured, model, base_url=None) -> "tools" | "text" | "auto"``: the action
+  protocol for ``action_protocol = "default"``: ``tools`` where the model's tool calling is known to
+  be reliable, ``auto`` elsewhere; any other configured value is kept.
 
 Both functions only look at the environment; nothing here talks to the network.
 """
@@ -17,6 +20,7 @@ Both functions only look at the environment; nothing here talks to the network.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from pydantic_ai.exceptions import UserError
@@ -24,6 +28,7 @@ from pydantic_ai.models import Model, infer_model, known_model_names
 from pydantic_ai.providers import infer_provider_class
 
 from freeact_tui.agent.sdk_body import without_sdk_walk
+from freeact_tui.config import ActionProtocolName, ActionProtocolSetting
 from freeact_tui.demo.model import DEMO_MODEL
 
 TEST_MODEL = "test"
@@ -255,6 +260,46 @@ def _server_model(model: str, base_url: str, api_key_env: str | None) -> Model:
     )
 
 
+# First-party APIs that serve only their own models, all of which call tools reliably.
+_RELIABLE_PROVIDERS = frozenset(
+    {"anthropic", "google", "google-cloud", "mistral", "xai", "cohere", "deepseek"}
+)
+# OpenAI's own model families; anything else under openai: is a server behind OPENAI_BASE_URL.
+_OPENAI_OWN = re.compile(r"(gpt-(?!oss)|o\d|chatgpt-|codex-|computer-use)", re.IGNORECASE)
+
+
+def choose_protocol(
+    configured: ActionProtocolSetting, model: str | Model, base_url: str | None = None
+) -> ActionProtocolName:
+    """The action protocol to use: ``configured`` unless it is ``default``, else chosen by the model.
+
+    ``tools`` for the major providers (anthropic:, google-gla:/google-vertex:, mistral:, …), OpenAI's
+    own model families and any model pydantic-ai knows by name, and for a ready ``Model`` and the
+    built-in offline models; ``auto`` where tool calling is not known to be reliable: any
+    ``base_url`` server, ollama:, vllm:, and names nobody vouches for.
+    """
+    if configured != "default":
+        return configured
+    if isinstance(model, Model):
+        return "tools"  # built in code: the caller knows it and passes action_protocol if it is weak
+    name = model.strip()
+    if name in OFFLINE_MODELS:
+        return "tools"
+    if base_url or ":" not in name:
+        return "auto"
+    prefix, rest = name.split(":", 1)
+    canonical = _canonical_provider(prefix.removeprefix("gateway/"))
+    flavour = _FLAVOURS.get(canonical, canonical)
+    if flavour in _RELIABLE_PROVIDERS:
+        return "tools"
+    if flavour == "openai" and _OPENAI_OWN.match(rest):
+        return "tools"
+    known = set(known_model_names())
+    if f"{canonical}:{rest}" in known or f"{prefix}:{rest}" in known:
+        return "tools"
+    return "auto"
+
+
 def resolve_model(
     model: str | Model, *, base_url: str | None = None, api_key_env: str | None = None
 ) -> Model:
@@ -300,6 +345,7 @@ __all__ = [
     "DEMO_MODEL",
     "ModelSetupError",
     "PROVIDER_ALIASES",
+    "choose_protocol",
     "keys_found",
     "missing_setup",
     "provider_env_vars",

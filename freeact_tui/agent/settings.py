@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic_ai.settings import ModelSettings
 
-from freeact_tui.config import ActionProtocolName, Config
+from freeact_tui.config import ActionProtocolSetting, Config
 
 DEFAULT_MAX_MODEL_REQUESTS = 100
 """Model requests a turn may make unless told otherwise: a loop that achieves nothing ends with a message."""
@@ -57,7 +57,8 @@ class Settings:
     checkpoint_max_file_bytes: int = _default("checkpoint_max_file_bytes")
     checkpoint_max_binary_bytes: int = _default("checkpoint_max_binary_bytes")
     checkpoint_max_files: int = _default("checkpoint_max_files")
-    action_protocol: ActionProtocolName = _default("action_protocol")
+    action_protocol: ActionProtocolSetting = _default("action_protocol")
+    """``default``: chosen by the model when the agent is built (``models.choose_protocol``)."""
     max_model_requests: int = DEFAULT_MAX_MODEL_REQUESTS
     """The most model requests one turn may make (``stream(max_turns=…)`` sets it for one turn)."""
     # The working dir's project rules, skills and AGENTS.md apply (the app: once the user trusts it).

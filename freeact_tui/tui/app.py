@@ -441,6 +441,8 @@ class FreeactApp(App[None]):
                     return
                 session = self.agent.session_id if self.agent is not None else None
                 await self._switch_agent(session_id=session, model=command.arg)
+                if self.agent is not None:
+                    await log.notice(info_commands.protocol_text(self.agent, self.config), title="Model")
             case "theme":
                 if command.arg not in self.available_themes:
                     names = ", ".join(sorted(self.available_themes))

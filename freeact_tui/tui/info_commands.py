@@ -134,3 +134,13 @@ def _write_export(arg: str, messages: list[ModelMessage], session_id: str) -> Pa
     target = target.absolute()  # the notice names the full path, wherever the app was started
     paths.atomic_write_text(target, render(messages, "md", title=f"freeact session {session_id}"), mode=0o644)
     return target
+
+
+def protocol_text(agent: Agent, config: Config) -> str:
+    """What ``/model`` says: the model and the action protocol used with it, and why."""
+    why = (
+        "as configured: action_protocol / --action-protocol"
+        if config.action_protocol != "default"
+        else "chosen for this model; action_protocol in the config or --action-protocol sets it"
+    )
+    return f"{agent.model_name} · action protocol: {agent.action_protocol} ({why})"

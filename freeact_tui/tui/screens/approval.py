@@ -15,7 +15,7 @@ from textual.widgets import Input, Label, Static
 from freeact_tui.events import ApprovalRequest, Decision, RememberScope
 from freeact_tui.rulepatterns import broad_reason, pattern_note, proposed_pattern
 from freeact_tui.textsafe import visible
-from freeact_tui.toolcalls import ShellAction
+from freeact_tui.toolcalls import ShellAction, ShellScript, ToolCall, installs_packages
 from freeact_tui.tui.widgets.blocks.action import action_title, tool_call_content
 
 _GROUP = Binding.Group("Decide")
@@ -79,6 +79,12 @@ class ApprovalScreen(ModalScreen[Decision]):
         call = self.request.tool_call
         if isinstance(call, ShellAction) and call.full_command and call.full_command != call.command:
             yield Label(Content(f"part of: {visible(call.full_command)}"), id="approval-context")
+        if installing := _install_lines(call):
+            # One line each, controls shown: a hidden character must not disguise what gets installed.
+            lines = "\n".join(f"  {visible(line.strip(), multiline=False)}" for line in installing)
+            yield Label(
+                Content(f"⚠ Installs packages into the kernel environment:\n{lines}"), id="approval-installs"
+            )
         with Vertical(id="approval-remember"):
             yield Label("", id="approval-scope")
             # A pattern shown with its controls visible no longer matches the hidden command: safe to save.
@@ -268,6 +274,15 @@ class ApprovalScreen(ModalScreen[Decision]):
                 )
                 return
         self.dismiss(Decision(not self.deny, remember=self.scope, pattern=pattern))
+
+
+def _install_lines(call: ToolCall) -> list[str]:
+    """The lines of a shell action or script that install Python packages (none for other actions)."""
+    if isinstance(call, ShellAction):
+        return [call.command] if call.installs_packages else []
+    if isinstance(call, ShellScript):
+        return [line for line in call.script.splitlines() if installs_packages(line)]
+    return []
 
 
 def _keys_text(armed: bool) -> str:

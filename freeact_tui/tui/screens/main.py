@@ -141,6 +141,7 @@ class MainScreen(Screen[None]):
         self.prompt.placeholder = "Ask anything · Enter sends · Ctrl+J newline · /help"
         if agent is None:
             self.status_bar.set_session(model="no model", session_id="-", mode="-", skip_permissions=False)
+            self.status_bar.set_protocol(None)
             if self.host.startup_error:
                 await self.conversation.error(self.host.startup_error, title="Cannot start the agent")
             return
@@ -155,6 +156,7 @@ class MainScreen(Screen[None]):
             skip_permissions=agent.skip_permissions,
         )
         self.status_bar.set_kernel(agent.kernel_state)
+        self.status_bar.set_protocol(agent.action_protocol)
         self.status_bar.set_usage(agent.usage)
         self.status_bar.set_context(agent.context_usage())
         if agent.history or agent.recorder.rewinds:  # the whole transcript (turns before a compaction too)

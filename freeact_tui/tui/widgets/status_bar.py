@@ -1,4 +1,4 @@
-"""The status bar: model, session, execution mode, kernel state, usage, waiting approvals, activity."""
+"""The status bar: model, session, execution mode, action protocol, kernel state, usage, waiting approvals, activity."""
 
 from __future__ import annotations
 
@@ -82,6 +82,8 @@ class StatusBar(Horizontal):
         yield Label("", id="status-usage")
         yield ContextGauge(id="status-context")
         yield Label("SKIP PERMISSIONS", id="status-skip", classes="-hidden")
+        # Last: a narrow terminal cuts it first, before the kernel state, the usage or the skip warning.
+        yield Label("", id="status-protocol", classes="-hidden")
 
     def _label(self, name: str) -> Label:
         return self.query_one(f"#status-{name}", Label)
@@ -93,6 +95,12 @@ class StatusBar(Horizontal):
         self._label("session").tooltip = f"{session_id} (click or F2 to copy)"
         self._label("mode").update(mode)
         self._label("skip").set_class(not skip_permissions, "-hidden")
+
+    def set_protocol(self, protocol: str | None) -> None:
+        """Show how the model acts (``tools``, ``text`` or ``auto``); ``None``: no agent."""
+        label = self._label("protocol")
+        label.update(f"protocol: {protocol}" if protocol else "")
+        label.set_class(not protocol, "-hidden")
 
     def set_kernel(self, state: KernelState) -> None:
         """Show the kernel state (starting, ready, busy, restarting, failed, stopped)."""
