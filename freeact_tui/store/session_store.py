@@ -56,8 +56,8 @@ class SessionStore:
             AmbiguousSessionId: the prefix matches several sessions.
         """
         given = id_or_prefix.strip()
-        if is_session_id(given) and (self.root / given).is_dir():
-            return given  # a whole id of any form (freeact's are not always UUIDs)
+        if is_session_id(given) and given in self._index.ids():
+            return given  # a whole id of any form (freeact's are not always UUIDs); never a symlink
         # UUIDs are stored in lower case; other ids keep their case.
         prefix = given.lower() if not given.strip("0123456789abcdefABCDEF-") else given
         if len(prefix) < _MIN_PREFIX or session_id_problem(prefix) is not None:
