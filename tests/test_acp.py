@@ -19,6 +19,7 @@ from acp.schema import HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
 
 from freeact_tui import paths
 from freeact_tui.acp.server import client_mcp_servers
+from freeact_tui.cellrules import cell_pattern
 from freeact_tui.store.sessions import SessionStore
 from tests.acp_client import RecordingClient, acp_agent, content_texts
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
@@ -140,8 +141,10 @@ async def test_always_rules_are_saved_and_apply_then_reject_ends_the_call(
     # call_3 was rejected for good: failed, the model told, a deny rule saved.
     assert client.statuses("call_3")[-1] == "failed"
     assert "Rejected by the user" in content_texts(client.call_updates("call_3")[-1])
-    rules = paths.permissions_file().read_text()
-    assert "print('first')" in rules and "print('second')" in rules
+    rules = json.loads(paths.permissions_file().read_text())
+    # "always" on code is the exact cell (a fingerprint), as in the app: never a prefix other code could follow
+    assert {"kind": "code", "pattern": cell_pattern("print('first')")} in rules["allow"]
+    assert {"kind": "code", "pattern": cell_pattern("print('second')")} in rules["deny"]
     assert "second" not in json.dumps(
         [u for u in client.updates if u.get("toolCallId") == "call_3" and u.get("status") == "completed"]
     )
