@@ -11,7 +11,7 @@ from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Collapsible, Input, TextArea
+from textual.widgets import Input, TextArea
 from textual.worker import Worker
 
 from freeact_tui.events import AgentEvent
@@ -26,6 +26,7 @@ from freeact_tui.tui.screens.file_picker import FileIndexCache, FilePicker
 from freeact_tui.tui.screens.first_run import setup_guide
 from freeact_tui.tui.screens.user_shell import shell_command, show_user_shell
 from freeact_tui.tui.widgets.blocks import ActionBlock, Block, ResponseBlock
+from freeact_tui.tui.widgets.blocks.output import toggle_details
 from freeact_tui.tui.widgets.conversation import ConversationLog
 from freeact_tui.tui.widgets.find_bar import FindBar, block_text
 from freeact_tui.tui.widgets.follow_marker import NewOutputMarker
@@ -428,10 +429,7 @@ class MainScreen(Screen[None]):
             prompt.insert(event.character)
 
     def action_toggle_details(self) -> None:
-        collapsibles = list(self.conversation.query(Collapsible))
-        expand = any(c.collapsed for c in collapsibles)
-        for collapsible in collapsibles:
-            collapsible.collapsed = not expand
+        toggle_details(self.conversation)
 
     # -- turns -----------------------------------------------------------------------------------------
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 from bisect import bisect_right
 from pathlib import Path
+from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.style import Style as RichStyle
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.geometry import Size
@@ -16,7 +18,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.style import Style
 from textual.widget import Widget
-from textual.widgets import Log, Static
+from textual.widgets import Collapsible, Log, Static
 
 from freeact_tui.textsafe import sanitize_ansi, strip_sgr
 from freeact_tui.tui.widgets.blocks.base import Block
@@ -27,18 +29,26 @@ class AnsiLog(Log):
     """A ``Log`` that renders SGR colours; writes append to the current line, ``\\r`` rewrites it.
 
     Long lines wrap at the widget's width (a terminal folds them too) instead of being cut.
+    Output over ``FOLD_OVER`` rows shows its head, a "… N more lines" row and its tail until
+    ``folded`` is cleared (Ctrl+O or a click on that row); the whole text stays selectable.
     """
 
     DEFAULT_CSS = """
     AnsiLog {
         height: auto;
-        max-height: 20;
         background: transparent;
         overflow-x: hidden;
         overflow-y: auto;
         scrollbar-size-vertical: 1;
+        & > .ansi-log--fold { color: $text-muted; text-style: italic; }
     }
     """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"ansi-log--fold"}
+
+    FOLD_OVER = 20  # more visual rows than this are folded
+    HEAD = 10
+    TAIL = 8
 
     @classmethod
     def _process_line(cls, line: str) -> str:
@@ -51,6 +61,31 @@ class AnsiLog(Log):
         self._wrap_width = 0
         # Cells of a line's text, by the text (str hashes are cached: a rewrap is cheap).
         self._cells: dict[str, int] = {}
+        self.folded = True
+
+    @property
+    def is_foldable(self) -> bool:
+        """More rows than fit unfolded: the head, a fold row and the tail are shown while folded."""
+        return self._rows > self.FOLD_OVER
+
+    @property
+    def shows_fold(self) -> bool:
+        return self.folded and self.is_foldable and self._wrap_width > 0
+
+    @property
+    def hidden_lines(self) -> int:
+        """Lines with at least one row behind the fold row (0 unless folded)."""
+        if not self.shows_fold:
+            return 0
+        first = bisect_right(self._row_starts, self.HEAD) - 1
+        last = bisect_right(self._row_starts, self._rows - self.TAIL - 1) - 1
+        return last - first + 1
+
+    def set_folded(self, folded: bool) -> None:
+        """Fold (head, "… N more lines", tail) or show every row of the output in the log."""
+        if folded != self.folded:
+            self.folded = folded
+            self._rewrap()
 
     def write(self, data: str, scroll_end: bool | None = None) -> AnsiLog:
         """Append sanitized ``data``; a lone carriage return restarts the current line (progress bars)."""
@@ -93,8 +128,30 @@ class AnsiLog(Log):
             rows += max(1, -(-cells // width)) if width > 0 else 1
         self._row_starts, self._rows = starts, rows
         self._render_line_cache.clear()
-        self.virtual_size = Size(max(width, 0), rows)
-        self.refresh()
+        shown = self.HEAD + 1 + self.TAIL if self.shows_fold else rows
+        # A folded block keeps its height while output streams: no layout pass per chunk.
+        relayout = shown != self.virtual_size.height
+        self.virtual_size = Size(max(width, 0), shown)
+        self.refresh(layout=relayout)
+
+    def _fold_row(self, row: int) -> int | None:
+        """The real row shown at visual ``row`` while folded; ``None`` for the fold row itself."""
+        if row < self.HEAD:
+            return row
+        if row == self.HEAD:
+            return None
+        return self._rows - self.TAIL + row - self.HEAD - 1
+
+    def _fold_strip(self, width: int) -> Strip:
+        hidden = self.hidden_lines
+        label = f"… {hidden} more line{'s' if hidden != 1 else ''} (ctrl+o or click to expand)"
+        style = self.get_component_rich_style("ansi-log--fold")
+        return Strip(Text(label, style=style, end="").render(self.app.console)).crop_extend(0, width, style)
+
+    def on_click(self, event: events.Click) -> None:
+        if self.shows_fold and event.y + self.scroll_offset.y == self.HEAD:
+            event.stop()
+            self.set_folded(False)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -102,6 +159,13 @@ class AnsiLog(Log):
         rich_style = self.rich_style
         if not self._row_starts or row >= self._rows or self._wrap_width <= 0:
             return super().render_line(y) if self._wrap_width <= 0 else Strip.blank(width, rich_style)
+        if self.shows_fold:
+            if row > self.HEAD + self.TAIL:
+                return Strip.blank(width, rich_style)
+            real = self._fold_row(row)
+            if real is None:
+                return self._fold_strip(width)
+            row = real
         index = bisect_right(self._row_starts, row) - 1
         start = (row - self._row_starts[index]) * self._wrap_width
         strip = self._render_line_strip(index, rich_style)
@@ -206,6 +270,17 @@ class ExecutionOutputBlock(Block):
             notes.append(Static(note, classes="output-note"))
         if notes:
             await self.mount_all(notes)
+
+
+def toggle_details(root: Widget) -> None:
+    """Ctrl+O: expand every thought and folded output under ``root`` if any is closed, else close all."""
+    collapsibles = list(root.query(Collapsible))
+    logs = [log for log in root.query(AnsiLog) if log.is_foldable]
+    expand = any(c.collapsed for c in collapsibles) or any(log.folded for log in logs)
+    for collapsible in collapsibles:
+        collapsible.collapsed = not expand
+    for log in logs:
+        log.set_folded(not expand)
 
 
 def _file_link(prefix: str, path: Path) -> Content:
