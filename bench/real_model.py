@@ -5,7 +5,12 @@ cancels), and checks the outcome in the working directory, the answer or the eve
 the model claims. Prints solved/total and the median seconds of a task per protocol.
 
     python bench/real_model.py --base-url http://127.0.0.1:8011/v1 --model local \
-        [--protocols auto,tools,text] [--tasks compute,shell_count] [--json] [--timeout 300] [--repeat 3]
+        [--set derived|heldout|all] [--protocols auto,tools,text] [--tasks compute,shell_count] \
+        [--json] [--timeout 300] [--repeat 3]
+
+Two task sets: ``derived`` (the default) is the set the small-model rules were derived from;
+``heldout`` (``real_model_heldout.py``) was written before looking at any trace of it, phrased as
+people ask, in English and German. Report both.
 
 Meant for a local OpenAI-compatible server (``../shared/local-llm/``); never run in CI. On a
 shared 2-core machine a task takes minutes: pick a few tasks per run with ``--tasks``.
@@ -17,6 +22,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -39,6 +45,8 @@ from freeact_tui.events import (
     ToolOutput,
 )
 from freeact_tui.permissions import PermissionRules
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the held-out set lives next to this file
 
 
 @dataclass
@@ -256,6 +264,13 @@ TASKS: dict[str, Callable[[Context], Awaitable[bool]]] = {
     "subagent": t_subagent,
     "recover": t_recover,
 }
+"""The derived set: the tasks the small-model rules were derived from."""
+
+
+def _sets() -> dict[str, dict[str, Callable[[Context], Awaitable[bool]]]]:
+    from real_model_heldout import HELDOUT  # imported late: it refers back to this module's Context
+
+    return {"derived": TASKS, "heldout": HELDOUT, "all": {**TASKS, **HELDOUT}}
 
 
 async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit: float) -> dict[str, Any]:
@@ -274,7 +289,7 @@ async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit
                 base_url=base_url,
                 working_dir=work,
                 sessions_dir=sessions,
-                action_protocol=protocol,  # type: ignore[arg-type]
+                action_protocol=protocol,
                 permissions=PermissionRules(None, defaults=False),
                 model_settings={"temperature": 0.0, "max_tokens": 700},
                 execution_timeout=90,
@@ -287,7 +302,7 @@ async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit
         started = time.monotonic()
         error = ""
         try:
-            solved = await asyncio.wait_for(TASKS[name](context), limit)
+            solved = await asyncio.wait_for(_sets()["all"][name](context), limit)
         except TimeoutError:
             solved, error = False, f"timeout {limit:g} s"
         except Exception as exc:  # a bench reports, it does not stop
@@ -299,11 +314,11 @@ async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit
             "trace": context.trace}  # fmt: skip
 
 
-def table(results: list[dict[str, Any]], protocols: list[str]) -> str:
+def table(results: list[dict[str, Any]], protocols: list[str], task_set: str = "derived") -> str:
     """Solved/total per protocol over every attempt (with each round's count when there were several)."""
     rounds = sorted({r.get("round", 1) for r in results})
     head = "| protocol | solved | median s |" + (" per round |" if len(rounds) > 1 else "")
-    lines = [head, "|---|---|---|" + ("---|" if len(rounds) > 1 else "")]
+    lines = [f"task set: {task_set}", "", head, "|---|---|---|" + ("---|" if len(rounds) > 1 else "")]
     for protocol in protocols:
         rows = [r for r in results if r["protocol"] == protocol]
         solved = sum(r["solved"] for r in rows)
@@ -318,24 +333,26 @@ def table(results: list[dict[str, Any]], protocols: list[str]) -> str:
 
 
 def per_task(results: list[dict[str, Any]], protocols: list[str]) -> str:
-    """Solved attempts per task and protocol (after several rounds)."""
+    """Solved attempts per task and protocol, with the set each task belongs to."""
     names = list(dict.fromkeys(r["task"] for r in results))
-    lines = ["| task | " + " | ".join(protocols) + " |", "|---|" + "---|" * len(protocols)]
+    sets = {r["task"]: r.get("set", "derived") for r in results}
+    lines = ["| task | set | " + " | ".join(protocols) + " |", "|---|---|" + "---|" * len(protocols)]
     for name in names:
         cells = []
         for protocol in protocols:
             rows = [r for r in results if r["task"] == name and r["protocol"] == protocol]
             cells.append(f"{sum(r['solved'] for r in rows)}/{len(rows)}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | {sets[name]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
     protocols = args.protocols.split(",")
-    names = args.tasks.split(",") if args.tasks else list(TASKS)
-    unknown = [n for n in names if n not in TASKS]
+    tasks = _sets()[args.set]
+    names = args.tasks.split(",") if args.tasks else list(tasks)
+    unknown = [n for n in names if n not in tasks]
     if unknown:
-        raise SystemExit(f"unknown tasks: {', '.join(unknown)} (known: {', '.join(TASKS)})")
+        raise SystemExit(f"unknown tasks in set {args.set}: {', '.join(unknown)} (known: {', '.join(tasks)})")
     results = []
     for round_ in range(1, args.repeat + 1):
         for protocol in protocols:
@@ -344,6 +361,7 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
                     name, protocol, base_url=args.base_url, model=args.model, limit=args.timeout
                 )
                 result["round"] = round_
+                result["set"] = "heldout" if name not in TASKS else "derived"
                 results.append(result)
                 if args.json:
                     continue
@@ -351,7 +369,7 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
                 extra = " (switched to text)" if result["switched"] else ""
                 where = f"[{round_}] " if args.repeat > 1 else ""
                 print(
-                    f"{where}{protocol:5} {name:12} {mark} {result['seconds']:6.1f} s{extra} {result['error']}",
+                    f"{where}{protocol:5} {name:14} {mark} {result['seconds']:6.1f} s{extra} {result['error']}",
                     flush=True,
                 )
                 if not result["solved"] and args.verbose:
@@ -361,10 +379,9 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.json:
         print(json.dumps(results))
     else:
-        print(table(results, protocols))
-        if args.repeat > 1:
-            print()
-            print(per_task(results, protocols))
+        print(table(results, protocols, args.set))
+        print()
+        print(per_task(results, protocols))
     return results
 
 
@@ -375,7 +392,13 @@ if __name__ == "__main__":
     )
     parser.add_argument("--model", default="local", help="the model name the server knows")
     parser.add_argument("--protocols", default="auto,tools,text", help="comma-separated: tools, text, auto")
-    parser.add_argument("--tasks", default="", help=f"comma-separated subset of: {', '.join(TASKS)}")
+    parser.add_argument(
+        "--set",
+        choices=("derived", "heldout", "all"),
+        default="derived",
+        help="derived: the tasks the rules were derived from; heldout: written before looking at traces",
+    )
+    parser.add_argument("--tasks", default="", help="comma-separated subset of the chosen set's tasks")
     parser.add_argument("--timeout", type=float, default=300, help="seconds a task may take")
     parser.add_argument(
         "--repeat", type=int, default=1, help="run the task set this many times (each task gets a new directory)"
