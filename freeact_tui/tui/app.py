@@ -314,6 +314,11 @@ class FreeactApp(App[None]):
             return
         await self.action_quit()
 
+    def action_help_quit(self) -> None:
+        """Idle Ctrl+C says how to quit (Textual's looks only for a binding to ``quit``; ours asks first)."""
+        keys = [k for k, b in self.active_bindings.items() if b.binding.action == "request_quit"]
+        self.notify(f"Press [b]{keys[0] if keys else 'ctrl+q'}[/b] to quit the app", title="Do you want to quit?")
+
     def _running_something(self) -> bool:
         try:
             turn_running = self.main_screen.turn_running
