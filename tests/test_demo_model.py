@@ -137,7 +137,8 @@ async def run_turn(pilot: Pilot[Any], prompt: str, answers: str = "y", limit: fl
             break
         asked.append(screen.request.tool_call)
         key = answers[min(len(asked) - 1, len(answers) - 1)]
-        await pilot.press(key)
+        # `n` opens a line for what to do instead; Enter alone rejects
+        await pilot.press(*((key, "enter") if key == "n" else (key,)))
         await until(pilot, lambda s=screen: app.screen is not s, limit=limit)  # type: ignore[misc]
     await app.workers.wait_for_complete()
     await pilot.pause()
