@@ -4,18 +4,25 @@ and code with escape sequences shown as symbols (issues #28, #29)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.widgets.blocks import ResponseBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
+from tests import helpers
+from tests.helpers import send
+from tests.helpers import snapshot_app as make_app
 from tests.scripted import Code, script
-from tests.test_tui_snapshots import make_app, send, until
+
+# Snapshot apps start their own kernel: 30 s in 0.05 s steps unless a wait says otherwise.
+until = partial(helpers.until, limit=30.0, step=0.05)
 
 pytestmark = pytest.mark.kernel
 SnapCompare = Callable[..., bool]
@@ -65,6 +72,8 @@ def asked(*keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
             )  # type: ignore[attr-defined]
         if keys:
             await pilot.press(*keys)
+        for field in screen.query(Input):  # a blinking cursor would make the picture depend on timing
+            field.cursor_blink = False
         await pilot.pause(0.2)
 
     return turn

@@ -25,9 +25,10 @@ def turn_dispatcher(
 ) -> Dispatcher:
     """A dispatcher for one turn (the MCP servers code may call are known once the turn has opened)."""
     checkpoint = checkpointing.hook(runtime.agent_id)
-    ptc = runtime.ptc_servers
 
     def pin(executor: Executor) -> None:
+        # Read when the kernel is used: the turn's opening sets them after this dispatcher is built.
+        ptc = runtime.ptc_servers
         if ptc is not None:  # the kernel's tool server serves the configured MCP servers only
             executor.set_mcp_servers(ptc)
 
