@@ -24,7 +24,7 @@ def test_prompt_tells_the_model_how_to_act(tmp_path: Path) -> None:
         "`%%bash`",
         "`subprocess`, `os.system`",
         "approves each shell command",
-        "Print the results you need",
+        "Print what you need to see",
         "images",
         f"Working directory: `{tmp_path}`",
         "answer in Markdown without calling a tool",
