@@ -36,7 +36,7 @@ def test_invalid_json_arguments_forever_stop_after_three_requests(
     fake_openai: FakeOpenAI, tmp_path: Path, isolated_home: Path
 ) -> None:
     fake_openai.default = Reply(tool_calls=[ToolCallReply(CODE_TOOL, '{"code": "pri')])
-    code, result = run_json(fake_openai, tmp_path)
+    code, result = run_json(fake_openai, tmp_path, "--action-protocol", "tools")  # scripts tool calls
     assert code == 1
     assert fake_openai.count == 3  # was: hundreds of requests in a loop
     assert "broken tool calls 3 times in a row" in result["errors"][0]["message"]
