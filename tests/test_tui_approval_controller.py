@@ -196,7 +196,8 @@ async def test_next_turn_after_clear_counts_from_one() -> None:
 
 
 async def test_keys_typed_before_the_dialog_is_armed_decide_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ApprovalScreen, "ARMING_SECONDS", 0.4)
+    # Long enough that the eight keys below surely arrive before it arms, even on a loaded machine.
+    monkeypatch.setattr(ApprovalScreen, "ARMING_SECONDS", 2.0)
     app = HostApp()
     async with app.run_test(size=(100, 30)) as pilot:
         host = app.host

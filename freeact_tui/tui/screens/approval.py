@@ -248,6 +248,8 @@ class ApprovalScreen(ModalScreen[Decision]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        if not self.armed or not self.typing:
+            return  # type-ahead into a field not opened yet decides nothing
         if event.input.id == "approval-instruction":
             self.dismiss(Decision(False, instruction=event.value.strip() or None))
             return
