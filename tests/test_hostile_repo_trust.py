@@ -162,7 +162,7 @@ async def test_app_asks_before_the_project_applies_and_never_skips_approvals(
             await pilot.press(key)
             await send(pilot, "write the file")
             await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
-            await pilot.press("n")
+            await pilot.press("n", "enter")  # n opens the line for what to do instead; Enter rejects
             await app.workers.wait_for_complete()
         assert not marker.exists()
     assert trust.check(project).status == "trusted"
@@ -188,7 +188,7 @@ async def test_project_allow_rule_does_not_apply_until_trusted(
         await pilot.press("n")
         await send(pilot, "write the file")
         await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))  # asked, not auto-approved
-        await pilot.press("n")
+        await pilot.press("n", "enter")
         await app.workers.wait_for_complete()
     assert not marker.exists()
 
