@@ -184,11 +184,17 @@ def skills_section(skills: list[Skill], working_dir: Path) -> str:
     """The system prompt's list of skills (empty without any)."""
     if not skills:
         return ""
-    # One directory holds most skills: it is named once, and only the others' paths are shown.
-    parents = [skill.path.parent.parent for skill in skills]
-    common = max(set(parents), key=parents.count)
+    # One directory holds most skills as ``<dir>/<name>/SKILL.md``: it is named once, and only the
+    # other skills' paths are shown (also a skill whose folder is not named as the skill is).
+    # Ties go to the first skill's directory, so the prompt is the same in every process.
+    def implied(skill: Skill) -> Path | None:
+        return skill.path.parent.parent if skill.path.parent.name == skill.name else None
+
+    parents = [implied(skill) for skill in skills]
+    candidates = [p for p in dict.fromkeys(parents) if p is not None]
+    common = max(candidates, key=parents.count) if candidates else skills[0].path.parent.parent
     where = _shown_path(common, working_dir)
-    unless = " unless shown" if len(set(parents)) > 1 else ""
+    unless = " unless shown" if any(p != common for p in parents) else ""
     lines = [
         "## Skills",
         "",
@@ -197,6 +203,6 @@ def skills_section(skills: list[Skill], working_dir: Path) -> str:
         "",
     ]
     for skill in skills:
-        shown = "" if skill.path.parent.parent == common else f" (`{_shown_path(skill.path, working_dir)}`)"
+        shown = "" if implied(skill) == common else f" (`{_shown_path(skill.path, working_dir)}`)"
         lines.append(f"- **{skill.name}**{shown}: {skill.description or 'no description'}")
     return "\n".join(lines)

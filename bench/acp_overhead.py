@@ -5,7 +5,7 @@ SDK's ``Agent.stream()`` in this process, and ``freeact-tui acp`` driven by the 
 Figures (medians of RUNS prompts each): prompt → first ``agent_message_chunk`` (first
 ``ResponseChunk`` in process), the time per streamed update, and their differences (the protocol's
 overhead), plus the time from spawning the server to its ``initialize`` answer.
-Run: ``python bench/acp.py [--json]`` (under a minute).
+Run: ``python bench/acp_overhead.py [--json]`` (under a minute).
 """
 
 from __future__ import annotations
@@ -19,10 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-# This file is named acp.py: bench/ (the script's own directory) must not hide the acp package.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH]
-sys.path.insert(0, str(_BENCH.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from acp import spawn_agent_process, text_block  # noqa: E402
 from acp.schema import RequestPermissionResponse  # noqa: E402
@@ -78,7 +76,7 @@ async def in_process(server: FakeOpenAI, home: Path) -> tuple[list[float], list[
 async def over_acp(server: FakeOpenAI, home: Path) -> tuple[list[float], list[float], float]:
     config = home / "acp.toml"
     config.write_text("subagent_pool_size = 0\ncheckpoints = false\n")
-    env = {**os.environ, "PYTHONPATH": str(_BENCH.parent)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     args = [
         "-m",
         "freeact_tui",
