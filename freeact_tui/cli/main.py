@@ -15,17 +15,24 @@ import typer
 
 from freeact_tui.cli.env_file import load_env_file
 from freeact_tui.cli.options import (
-    _REMOTE_INSECURE_HELP,
-    _TRUST_HELP,
     SANDBOX_CONFIG_REFUSAL,
-    ExecutionChoice,
+    BaseUrlOption,
+    ConfigOption,
+    ExecutionOption,
     LogLevel,
+    ModelOption,
     OutputChoice,
-    ProtocolChoice,
+    ProtocolOption,
+    RemoteInsecureOption,
+    SandboxConfigOption,
+    SandboxOption,
+    SkipPermissionsOption,
+    TrustOption,
     _fail,
     _prepare_subcommand,
     _version_callback,
     _with_sandbox,
+    config_overrides,
     resolve_session_id,
 )
 from freeact_tui.cli.sessions import sessions_app
@@ -48,45 +55,20 @@ app = typer.Typer(
 @app.callback()
 def run(
     ctx: typer.Context,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model", "-m", help="Model, e.g. anthropic:claude-sonnet-4-5, or 'demo' (offline demo)."
-        ),
-    ] = None,
-    config_path: Annotated[
-        Path | None,
-        typer.Option("--config", "-c", help="A TOML config file (over the user and project files)."),
-    ] = None,
+    model: ModelOption = None,
+    config_path: ConfigOption = None,
     session_id: Annotated[
         str | None, typer.Option("--session-id", "-s", help="Resume a session by id or unique prefix.")
     ] = None,
     resume: Annotated[bool, typer.Option("--resume", "-r", help="Resume the latest session here.")] = False,
-    skip_permissions: Annotated[
-        bool, typer.Option("--skip-permissions", help="Approve every action without asking (dangerous).")
-    ] = False,
-    execution: Annotated[
-        ExecutionChoice | None, typer.Option("--execution", "-e", help="Where code runs.")
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="An OpenAI-compatible server (local models).")
-    ] = None,
-    remote_insecure: Annotated[bool, typer.Option("--remote-insecure", help=_REMOTE_INSECURE_HELP)] = False,
-    action_protocol: Annotated[
-        ProtocolChoice | None,
-        typer.Option(
-            "--action-protocol",
-            help="How the model acts: tools (tool calls), text (code blocks in its reply) or auto.",
-        ),
-    ] = None,
-    trust_folder: Annotated[bool, typer.Option("--trust", help=_TRUST_HELP)] = False,
-    sandbox: Annotated[
-        bool, typer.Option("--sandbox", help="Run code in the sandbox (as freeact's; = --execution sandbox).")
-    ] = False,
-    sandbox_config: Annotated[
-        Path | None,
-        typer.Option("--sandbox-config", metavar="PATH", help="freeact's option; not supported here."),
-    ] = None,
+    skip_permissions: SkipPermissionsOption = False,
+    execution: ExecutionOption = None,
+    base_url: BaseUrlOption = None,
+    remote_insecure: RemoteInsecureOption = False,
+    action_protocol: ProtocolOption = None,
+    trust_folder: TrustOption = False,
+    sandbox: SandboxOption = False,
+    sandbox_config: SandboxConfigOption = None,
     log_level: Annotated[
         LogLevel | None,
         typer.Option("--log-level", help="Level of the log file (logs/freeact-tui.log in the data dir)."),
@@ -123,14 +105,15 @@ def run(
         config_path,
         session_id,
         resume,
-        {
-            "model": model,
-            "skip_permissions": True if skip_permissions else None,
-            "execution": execution.value if execution else None,
-            "base_url": base_url,
-            "remote_insecure": True if remote_insecure else None,
-            "action_protocol": action_protocol.value if action_protocol else None,
-        },
+        config_overrides(
+            {},
+            model=model,
+            skip_permissions=skip_permissions,
+            execution=execution,
+            base_url=base_url,
+            remote_insecure=remote_insecure,
+            action_protocol=action_protocol,
+        ),
         log_level,
         trust_project=trust_folder,
     )
@@ -242,33 +225,20 @@ def run_headless(
         int | None,
         typer.Option("--max-turns", min=1, help="The most model requests (exit code 3 when reached)."),
     ] = None,
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Model (as for the app).")] = None,
-    config_path: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML config file.")] = None,
+    model: ModelOption = None,
+    config_path: ConfigOption = None,
     session_id: Annotated[
         str | None, typer.Option("--session-id", "-s", help="Continue a session by id or unique prefix.")
     ] = None,
     resume: Annotated[bool, typer.Option("--resume", "-r", help="Continue the latest session here.")] = False,
-    skip_permissions: Annotated[
-        bool,
-        typer.Option("--skip-permissions", help="Approve every action no deny rule refuses (dangerous)."),
-    ] = False,
-    execution: Annotated[
-        ExecutionChoice | None, typer.Option("--execution", "-e", help="Where code runs.")
-    ] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="An OpenAI-compatible server.")] = None,
-    remote_insecure: Annotated[bool, typer.Option("--remote-insecure", help=_REMOTE_INSECURE_HELP)] = False,
-    action_protocol: Annotated[
-        ProtocolChoice | None,
-        typer.Option("--action-protocol", help="tools, text (code blocks in the reply) or auto."),
-    ] = None,
-    trust_folder: Annotated[bool, typer.Option("--trust", help=_TRUST_HELP)] = False,
-    sandbox: Annotated[
-        bool, typer.Option("--sandbox", help="Run code in the sandbox (= --execution sandbox).")
-    ] = False,
-    sandbox_config: Annotated[
-        Path | None,
-        typer.Option("--sandbox-config", metavar="PATH", help="freeact's option; not supported here."),
-    ] = None,
+    skip_permissions: SkipPermissionsOption = False,
+    execution: ExecutionOption = None,
+    base_url: BaseUrlOption = None,
+    remote_insecure: RemoteInsecureOption = False,
+    action_protocol: ProtocolOption = None,
+    trust_folder: TrustOption = False,
+    sandbox: SandboxOption = False,
+    sandbox_config: SandboxConfigOption = None,
     log_level: Annotated[LogLevel | None, typer.Option("--log-level", help="Level of the log file.")] = None,
 ) -> None:
     """Run one request without the UI and print the answer (exit codes: 0 answered, 1 error,
@@ -283,17 +253,16 @@ def run_headless(
         raise _fail("use either --session-id or --resume, not both.", 1)
     if sandbox_config is not None:
         raise _fail(SANDBOX_CONFIG_REFUSAL, 1)
-    chosen_execution = _with_sandbox(execution, sandbox) or before.get("execution")
     log_level = log_level or cast("LogLevel | None", before.get("log_level"))
-    chosen_protocol = action_protocol or before.get("action_protocol")
-    overrides = {
-        "model": model or before.get("model"),
-        "skip_permissions": True if skip_permissions or before.get("skip_permissions") else None,
-        "execution": chosen_execution.value if isinstance(chosen_execution, ExecutionChoice) else None,
-        "base_url": base_url or before.get("base_url"),
-        "remote_insecure": True if remote_insecure or before.get("remote_insecure") else None,
-        "action_protocol": chosen_protocol.value if isinstance(chosen_protocol, ProtocolChoice) else None,
-    }
+    overrides = config_overrides(
+        before,
+        model=model,
+        skip_permissions=skip_permissions,
+        execution=_with_sandbox(execution, sandbox),
+        base_url=base_url,
+        remote_insecure=remote_insecure,
+        action_protocol=action_protocol,
+    )
     try:
         config = load_config(
             config_path or cast("Path | None", before.get("config_path")),
@@ -341,22 +310,14 @@ def run_headless(
 @app.command("acp")
 def serve_acp(
     ctx: typer.Context,
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Model (as for the app).")] = None,
-    config_path: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML config file.")] = None,
-    skip_permissions: Annotated[
-        bool,
-        typer.Option("--skip-permissions", help="Approve every action no deny rule refuses (dangerous)."),
-    ] = False,
-    execution: Annotated[
-        ExecutionChoice | None, typer.Option("--execution", "-e", help="Where code runs.")
-    ] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="An OpenAI-compatible server.")] = None,
-    remote_insecure: Annotated[bool, typer.Option("--remote-insecure", help=_REMOTE_INSECURE_HELP)] = False,
-    action_protocol: Annotated[
-        ProtocolChoice | None,
-        typer.Option("--action-protocol", help="tools, text (code blocks in the reply) or auto."),
-    ] = None,
-    trust_folder: Annotated[bool, typer.Option("--trust", help=_TRUST_HELP)] = False,
+    model: ModelOption = None,
+    config_path: ConfigOption = None,
+    skip_permissions: SkipPermissionsOption = False,
+    execution: ExecutionOption = None,
+    base_url: BaseUrlOption = None,
+    remote_insecure: RemoteInsecureOption = False,
+    action_protocol: ProtocolOption = None,
+    trust_folder: TrustOption = False,
 ) -> None:
     """Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim) and toad.
 
@@ -365,16 +326,15 @@ def serve_acp(
     from freeact_tui.config import ConfigError, load_config
 
     before: dict[str, object] = ctx.obj or {}
-    chosen_execution = execution or before.get("execution")
-    chosen_protocol = action_protocol or before.get("action_protocol")
-    overrides = {
-        "model": model or before.get("model"),
-        "skip_permissions": True if skip_permissions or before.get("skip_permissions") else None,
-        "execution": chosen_execution.value if isinstance(chosen_execution, ExecutionChoice) else None,
-        "base_url": base_url or before.get("base_url"),
-        "remote_insecure": True if remote_insecure or before.get("remote_insecure") else None,
-        "action_protocol": chosen_protocol.value if isinstance(chosen_protocol, ProtocolChoice) else None,
-    }
+    overrides = config_overrides(
+        before,
+        model=model,
+        skip_permissions=skip_permissions,
+        execution=execution,
+        base_url=base_url,
+        remote_insecure=remote_insecure,
+        action_protocol=action_protocol,
+    )
     path = config_path or cast("Path | None", before.get("config_path"))
 
     trusted = trust_folder or bool(before.get("trust"))

@@ -7,9 +7,10 @@ are imported where they are needed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -65,6 +66,64 @@ _TRUST_HELP = (
     "Trust this folder: apply its project files (.freeact-tui.toml, .freeact/, AGENTS.md, skills, .env) "
     "and remember it in the trusted-folders list."
 )
+
+
+# The options the app, `run` and `acp` share, declared once (`run` and `acp` also take them after
+# the subcommand; given before it, they arrive in ``ctx.obj``).
+ModelOption = Annotated[
+    str | None,
+    typer.Option("--model", "-m", help="Model, e.g. anthropic:claude-sonnet-4-5, or 'demo' (offline demo)."),
+]
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", "-c", help="A TOML config file (over the user and project files).")
+]
+SkipPermissionsOption = Annotated[
+    bool,
+    typer.Option("--skip-permissions", help="Approve every action no deny rule refuses (dangerous)."),
+]
+ExecutionOption = Annotated[ExecutionChoice | None, typer.Option("--execution", "-e", help="Where code runs.")]
+BaseUrlOption = Annotated[
+    str | None, typer.Option("--base-url", help="An OpenAI-compatible server (local models).")
+]
+RemoteInsecureOption = Annotated[bool, typer.Option("--remote-insecure", help=_REMOTE_INSECURE_HELP)]
+ProtocolOption = Annotated[
+    ProtocolChoice | None,
+    typer.Option(
+        "--action-protocol",
+        help="How the model acts: tools (tool calls), text (code blocks in its reply) or auto.",
+    ),
+]
+TrustOption = Annotated[bool, typer.Option("--trust", help=_TRUST_HELP)]
+SandboxOption = Annotated[
+    bool, typer.Option("--sandbox", help="Run code in the sandbox (as freeact's; = --execution sandbox).")
+]
+SandboxConfigOption = Annotated[
+    Path | None,
+    typer.Option("--sandbox-config", metavar="PATH", help="freeact's option; not supported here."),
+]
+
+
+def config_overrides(
+    before: Mapping[str, object],
+    *,
+    model: str | None,
+    skip_permissions: bool,
+    execution: ExecutionChoice | None,
+    base_url: str | None,
+    remote_insecure: bool,
+    action_protocol: ProtocolChoice | None,
+) -> dict[str, object]:
+    """The config keys the shared options set: a subcommand's own options, else those given before it."""
+    chosen_execution = execution or before.get("execution")
+    chosen_protocol = action_protocol or before.get("action_protocol")
+    return {
+        "model": model or before.get("model"),
+        "skip_permissions": True if skip_permissions or before.get("skip_permissions") else None,
+        "execution": chosen_execution.value if isinstance(chosen_execution, ExecutionChoice) else None,
+        "base_url": base_url or before.get("base_url"),
+        "remote_insecure": True if remote_insecure or before.get("remote_insecure") else None,
+        "action_protocol": chosen_protocol.value if isinstance(chosen_protocol, ProtocolChoice) else None,
+    }
 
 
 def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> str | None:
