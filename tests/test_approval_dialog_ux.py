@@ -22,8 +22,8 @@ from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.widgets.blocks import ActionBlock, ExecutionOutputBlock, ResponseBlock
 from tests import test_tui_app as shared
+from tests.helpers import main, send, until
 from tests.scripted import Code, Wait, script
-from tests.test_tui_app import main, send, until
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 executor = shared.executor

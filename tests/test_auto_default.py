@@ -25,7 +25,7 @@ from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.widgets.blocks.notice import NoticeBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.test_headless import cli, fake_args
+from tests.helpers import cli, fake_args
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -22,8 +22,8 @@ from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.widgets.blocks import ExecutionOutputBlock, NoticeBlock
 from freeact_tui.tui.widgets.blocks.output import AnsiLog
 from tests.executor_checks import descendants, new_descendants
+from tests.helpers import main, send, until
 from tests.scripted import CODE_TOOL, Code, Script, script
-from tests.test_tui_app import main, send, until
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180), pytest.mark.asyncio(loop_scope="module")]
 

@@ -14,7 +14,6 @@ text action protocol with its results and switch records.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.compaction import compaction_info
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.toolcalls import CODE_TOOL, EDIT_TEXT_TOOL, WRITE_TEXT_TOOL, CodeAction, ShellAction
+from tests.freeact_peer import find_freeact
 from tests.freeact_probe import normalize
 from tests.scripted import Code, Script, Think, script
 
@@ -55,31 +55,6 @@ PLOT = (
     "import matplotlib.pyplot as plt\nplt.figure(figsize=(1, 1)); plt.plot([0, 1]); plt.show()"
 )
 INLINE_MAX = 2000  # outputs larger than this go to tool-results/
-
-
-def find_freeact() -> tuple[str | None, str]:
-    """The interpreter named by ``FREEACT_PYTHON`` if freeact 0.11 imports there, else why not."""
-    python = os.environ.get("FREEACT_PYTHON")
-    if not python:
-        return (
-            None,
-            "FREEACT_PYTHON is not set (a Python 3.13 with freeact 0.11; .ci/run makes .venv-freeact)",
-        )
-    # cheap (no import of freeact or pydantic-ai): a broken install fails loudly in the tests instead
-    check = (
-        "import importlib.metadata as m, importlib.util as u; "
-        "assert u.find_spec('freeact') is not None, 'no freeact package'; print(m.version('freeact'))"
-    )
-    try:
-        done = subprocess.run([python, "-c", check], capture_output=True, text=True, timeout=120)
-    except OSError as exc:
-        return None, f"FREEACT_PYTHON={python} cannot run: {exc}"
-    if done.returncode != 0:
-        return None, f"freeact does not import with FREEACT_PYTHON={python}: {done.stderr.strip()[-300:]}"
-    version = done.stdout.strip()
-    if not version.startswith("0.11."):
-        return None, f"FREEACT_PYTHON={python} has freeact {version}, not 0.11"
-    return python, version
 
 
 def our_agent(model: Any, root: Path, working_dir: Path, executor: KernelExecutor, **kw: Any) -> Agent:

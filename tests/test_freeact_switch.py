@@ -26,8 +26,8 @@ from freeact_tui.mcp.gentools import gentools_root
 from freeact_tui.mcp.ptc import generate_ptc_sources
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.skills import available_skills
+from tests.freeact_peer import find_freeact
 from tests.scripted import Code, script
-from tests.test_freeact_interop import find_freeact
 
 SERVERS = Path(__file__).parent / "mcp_servers"
 INSTALL_DIR = Path(freeact_tui.__file__).resolve().parent

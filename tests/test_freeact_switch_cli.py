@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from freeact_tui.cli import app
-from tests.test_freeact_interop import find_freeact
+from tests.freeact_peer import find_freeact
 
 runner = CliRunner()
 

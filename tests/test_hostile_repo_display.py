@@ -38,8 +38,8 @@ from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.widgets.blocks import ResponseBlock, ThoughtBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests import test_tui_app as shared
+from tests.helpers import main, ready, send, until
 from tests.scripted import CODE_TOOL, Code, Think, script
-from tests.test_tui_app import main, ready, send, until
 
 executor = shared.executor
 make_app = shared.make_app

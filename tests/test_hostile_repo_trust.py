@@ -27,8 +27,8 @@ from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.screens.trust import TrustScreen
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import send, until
 from tests.scripted import Code, script
-from tests.test_tui_app import send, until
 
 SIZE = (120, 40)
 SECRET = "s3cret-token-4711"

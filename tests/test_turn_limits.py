@@ -18,8 +18,8 @@ from freeact_tui.agent.history import CANCELLED_NOTE
 from freeact_tui.events import AgentError, ApprovalRequest, Cancelled, OutputClaim, Response, ThoughtsChunk
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.permissions import PermissionRules
+from tests.helpers import of, run
 from tests.scripted import Code, Script, Think, Wait, script
-from tests.test_agent_core import of, run
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 
