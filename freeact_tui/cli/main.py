@@ -24,8 +24,10 @@ from freeact_tui.cli.options import (
     OutputChoice,
     ProtocolOption,
     RemoteInsecureOption,
+    ResumeOption,
     SandboxConfigOption,
     SandboxOption,
+    SessionIdOption,
     SkipPermissionsOption,
     TrustOption,
     _fail,
@@ -57,10 +59,8 @@ def run(
     ctx: typer.Context,
     model: ModelOption = None,
     config_path: ConfigOption = None,
-    session_id: Annotated[
-        str | None, typer.Option("--session-id", "-s", help="Resume a session by id or unique prefix.")
-    ] = None,
-    resume: Annotated[bool, typer.Option("--resume", "-r", help="Resume the latest session here.")] = False,
+    session_id: SessionIdOption = None,
+    resume: ResumeOption = False,
     skip_permissions: SkipPermissionsOption = False,
     execution: ExecutionOption = None,
     base_url: BaseUrlOption = None,
@@ -227,10 +227,8 @@ def run_headless(
     ] = None,
     model: ModelOption = None,
     config_path: ConfigOption = None,
-    session_id: Annotated[
-        str | None, typer.Option("--session-id", "-s", help="Continue a session by id or unique prefix.")
-    ] = None,
-    resume: Annotated[bool, typer.Option("--resume", "-r", help="Continue the latest session here.")] = False,
+    session_id: SessionIdOption = None,
+    resume: ResumeOption = False,
     skip_permissions: SkipPermissionsOption = False,
     execution: ExecutionOption = None,
     base_url: BaseUrlOption = None,

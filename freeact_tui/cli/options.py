@@ -77,6 +77,10 @@ ModelOption = Annotated[
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", "-c", help="A TOML config file (over the user and project files).")
 ]
+SessionIdOption = Annotated[
+    str | None, typer.Option("--session-id", "-s", help="Resume a session by id or unique prefix.")
+]
+ResumeOption = Annotated[bool, typer.Option("--resume", "-r", help="Resume the latest session here.")]
 SkipPermissionsOption = Annotated[
     bool,
     typer.Option("--skip-permissions", help="Approve every action no deny rule refuses (dangerous)."),
