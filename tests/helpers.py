@@ -77,6 +77,24 @@ async def until(
         await pilot.pause(step)
 
 
+async def log_settled(pilot: Pilot[Any], limit: float = 30.0) -> None:
+    """Wait until every answer in the log is drawn and the log rests at its end (for pictures: on a
+    loaded machine the markdown and the scroll to the end arrive a few frames after the dialog): its
+    scroll position has not moved for three checks."""
+    log = main(pilot.app).conversation
+    seen: list[tuple[float, float]] = []
+
+    def resting() -> bool:
+        paragraphs = log.query("ResponseBlock MarkdownParagraph")
+        drawn = all(p.size.height for p in paragraphs) and all(
+            block.query("MarkdownParagraph") for block in log.query("ResponseBlock")
+        )
+        seen.append((log.scroll_y, log.max_scroll_y))
+        return bool(drawn) and seen[-3:] == [seen[-1]] * 3
+
+    await until(pilot, resting, limit, step=0.05)
+
+
 def main(app: App[Any]) -> MainScreen:
     """The chat screen of a ``FreeactApp``."""
     assert isinstance(app, FreeactApp)

@@ -14,7 +14,6 @@ from textual.widgets import Input
 
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
-from freeact_tui.tui.widgets.blocks import ResponseBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests import helpers
 from tests.helpers import send
@@ -63,13 +62,7 @@ def asked(*keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
         screen = pilot.app.screen
         assert isinstance(screen, ApprovalScreen)
         await until(pilot, lambda: screen.armed)
-        if pilot.app.main_screen.query(ResponseBlock):  # type: ignore[attr-defined]  # in sight below the dialog: wait for its text
-            await until(
-                pilot,
-                lambda: any(
-                    p.region.height for p in pilot.app.main_screen.query("ResponseBlock MarkdownParagraph")
-                ),
-            )  # type: ignore[attr-defined]
+        await helpers.log_settled(pilot)  # the log behind the dialog is in the picture
         if keys:
             await pilot.press(*keys)
         for field in screen.query(Input):  # a blinking cursor would make the picture depend on timing

@@ -22,7 +22,7 @@ from freeact_tui.config import Config
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
-from tests.helpers import SESSION_ID, SIZE, SnapCompare, before, main, send
+from tests.helpers import SESSION_ID, SIZE, SnapCompare, before, log_settled, main, send
 from tests.helpers import own_kernel_until as until
 from tests.helpers import snapshot_app as make_app
 from tests.scripted import CODE_TOOL, Code, script
@@ -41,12 +41,7 @@ def test_approval_dialog_before_it_is_armed(
     async def turn(pilot: Pilot[Any]) -> None:
         await send(pilot, "Count the words in notes.txt", wait_ready=False)
         await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
-        await until(
-            pilot,
-            lambda: any(
-                p.region.height for p in pilot.app.main_screen.query("ResponseBlock MarkdownParagraph")
-            ),
-        )  # type: ignore[attr-defined]  # in sight below the dialog
+        await log_settled(pilot)  # in sight below the dialog
         await pilot.press("y")  # typed ahead: ignored
 
     assert snap_compare(make_app(s, tmp_path), terminal_size=SIZE, run_before=before(turn))
@@ -58,12 +53,7 @@ def test_approval_dialog_warns_on_a_broad_always_rule(snap_compare: SnapCompare,
     async def turn(pilot: Pilot[Any]) -> None:
         await send(pilot, "Count the words in notes.txt", wait_ready=False)
         await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
-        await until(
-            pilot,
-            lambda: any(
-                p.region.height for p in pilot.app.main_screen.query("ResponseBlock MarkdownParagraph")
-            ),
-        )  # type: ignore[attr-defined]  # in sight below the dialog
+        await log_settled(pilot)  # in sight below the dialog
         await pilot.press("a")
         pilot.app.screen.query_one("#approval-pattern", Input).value = "*"
         await pilot.press("enter")  # the first Enter only asks for a second one
