@@ -120,10 +120,11 @@ def content_texts(update: dict[str, Any]) -> str:
     return "\n".join(c.get("content", {}).get("text", "") for c in update.get("content", []))
 
 
-def write_config(tmp_path: Path, extra: str = "") -> Path:
-    """A config for one-kernel tests: no warm subagent kernel, no checkpoints, a tool-calling model."""
+def write_config(tmp_path: Path, *, checkpoints: bool = False) -> Path:
+    """A config for one-kernel tests: no warm subagent kernel, a tool-calling model, checkpoints off unless asked."""
     path = tmp_path / "acp.toml"
-    path.write_text('subagent_pool_size = 0\ncheckpoints = false\naction_protocol = "tools"\n' + extra)
+    on = "true" if checkpoints else "false"
+    path.write_text(f'subagent_pool_size = 0\ncheckpoints = {on}\naction_protocol = "tools"\n')
     return path
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from acp import text_block
 
+from freeact_tui.execution.checkpoints import CheckpointStore
 from tests.acp_client import EditorClient, RecordingClient, acp_agent, fake_model_args, write_config
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
 
@@ -74,6 +75,28 @@ async def test_read_and_edit_go_through_the_editors_unsaved_buffer(
     assert "Edited notes.txt: 1 replacement(s)" in fake_openai.requests[3].tool_results()[-1]
     assert notes.read_text() == "alpha\nbeta, kept by the agent\n"  # the editor saved it
     assert client.reads and all(p == path for p in client.reads)
+
+
+async def test_an_edit_through_the_editor_is_checkpointed_first_and_can_be_undone(
+    fake_openai: FakeOpenAI, work: Path, tmp_path: Path
+) -> None:
+    notes = work / "notes.txt"
+    notes.write_text("alpha\n")
+    path = str(notes.resolve())
+    edit = {"path": "notes.txt", "old_text": "beta", "new_text": "gamma"}
+    fake_openai.script(file_call("filesystem_edit_text_file", edit, "call_edit"), Reply("edited"))
+    client = EditorClient(["allow_once"], buffers={path: "alpha\nbeta\n"})
+    config = write_config(tmp_path, checkpoints=True)
+    async with acp_agent(client, *fake_model_args(fake_openai.url, config), cwd=work) as (conn, _):
+        session = await conn.new_session(cwd=str(work), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("edit")])
+    assert client.writes == [(path, "alpha\ngamma\n")]
+    store = CheckpointStore(work)
+    before = await store.latest()
+    assert before is not None and before.meta.get("corr_id") == "call_edit"
+    # The checkpoint holds the file as it was on disk before the editor saved the edit: undo restores it.
+    await store.restore(before, ["notes.txt"])
+    assert notes.read_text() == "alpha\n"
 
 
 async def test_a_new_file_is_created_through_the_editor_and_outside_files_stay_on_disk(
