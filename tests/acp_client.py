@@ -1,7 +1,8 @@
 """An ACP client for tests: the SDK's own client side, spawning the real ``freeact-tui acp`` subprocess.
 
 ``RecordingClient`` keeps every ``session/update`` and answers ``session/request_permission`` from a
-script of option ids (``"never"``: never answers, until the request is cancelled).
+script of option ids (``"never"``: never answers, until the request is cancelled). ``EditorClient``
+adds ``fs/read_text_file`` and ``fs/write_text_file`` over unsaved buffers, as an editor does.
 """
 
 from __future__ import annotations
@@ -15,14 +16,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from acp import spawn_agent_process
+from acp import RequestError, spawn_agent_process
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
+    ClientCapabilities,
     DeniedOutcome,
+    FileSystemCapabilities,
     PermissionOption,
+    ReadTextFileResponse,
     RequestPermissionResponse,
     ToolCallUpdate,
+    WriteTextFileResponse,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,9 +78,58 @@ class RecordingClient:
             await asyncio.sleep(0.02)
 
 
+class EditorClient(RecordingClient):
+    """A client with files open in an editor: ``buffers`` (path → unsaved text) are what it reads; a
+    write replaces the buffer and saves it to disk, as Zed does (unless ``saves`` is false)."""
+
+    capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
+
+    def __init__(
+        self, answers: list[str] | None = None, buffers: dict[str, str] | None = None, *, saves: bool = True
+    ) -> None:
+        super().__init__(answers)
+        self.buffers = dict(buffers or {})
+        self.saves = saves  # False: a write stays in the buffer, unsaved
+        self.reads: list[str] = []
+        self.writes: list[tuple[str, str]] = []
+
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
+    ) -> ReadTextFileResponse:
+        self.reads.append(path)
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        try:
+            text = await asyncio.to_thread(Path(path).read_text, encoding="utf-8")
+            return ReadTextFileResponse(content=text)
+        except OSError as exc:
+            raise RequestError.resource_not_found(path) from exc
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
+        self.writes.append((path, content))
+        self.buffers[path] = content
+        if self.saves:
+            await asyncio.to_thread(Path(path).write_text, content, encoding="utf-8")
+        return WriteTextFileResponse()
+
+
 def content_texts(update: dict[str, Any]) -> str:
     """The text of a tool call (update)'s content blocks, joined."""
     return "\n".join(c.get("content", {}).get("text", "") for c in update.get("content", []))
+
+
+def write_config(tmp_path: Path, *, checkpoints: bool = False) -> Path:
+    """A config for one-kernel tests: no warm subagent kernel, a tool-calling model, checkpoints off unless asked."""
+    path = tmp_path / "acp.toml"
+    on = "true" if checkpoints else "false"
+    path.write_text(f'subagent_pool_size = 0\ncheckpoints = {on}\naction_protocol = "tools"\n')
+    return path
+
+
+def fake_model_args(server_url: str, config_file: Path) -> list[str]:
+    return ["--base-url", server_url, "--model", "fake-model", "--config", str(config_file)]
 
 
 def agent_env() -> dict[str, str]:
@@ -100,5 +154,6 @@ async def acp_agent(
         # stderr to the test's own (read by nobody, a pipe could fill); time to stop kernels at the end.
         transport_kwargs={"stderr": None, "shutdown_timeout": 30},
     ) as (conn, proc):
-        await asyncio.wait_for(conn.initialize(protocol_version=1), 60)
+        capabilities = getattr(client, "capabilities", None)
+        await asyncio.wait_for(conn.initialize(protocol_version=1, client_capabilities=capabilities), 60)
         yield conn, proc

@@ -80,6 +80,7 @@ class Reply:
     usage: tuple[int, int] | None = (10, 5)  # (prompt tokens, completion tokens); None: none sent (llama.cpp)
     chunk: int = 4  # characters of text per delta
     delay: float = 0.0  # seconds between chunks
+    finish_reason: str | None = None  # None: "tool_calls" when there are tool calls, else "stop"
 
 
 @dataclass(frozen=True)
@@ -360,7 +361,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._event(self._chunk({"tool_calls": [head]}))
             for piece in _pieces(text, max(1, -(-len(text) // max(1, call.pieces)))):
                 self._event(self._chunk({"tool_calls": [{"index": k, "function": {"arguments": piece}}]}))
-        finish = "tool_calls" if reply.tool_calls else "stop"
+        finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
         self._event(self._chunk({}, finish_reason=finish))
         if request.wants_usage and reply.usage is not None:
             usage = {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1],

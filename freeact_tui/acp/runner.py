@@ -33,7 +33,8 @@ async def serve(load_config: ConfigLoader) -> None:
         if main is not None:
             loop.add_signal_handler(sig, main.cancel)
     try:
-        await run_agent(cast(AcpAgent, agent), transport)
+        # session/close is still marked unstable in the SDK; methods we do not define stay -32601.
+        await run_agent(cast(AcpAgent, agent), transport, use_unstable_protocol=True)
     except asyncio.CancelledError:
         logger.info("ACP server interrupted")
     finally:

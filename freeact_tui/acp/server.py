@@ -22,6 +22,7 @@ from acp.schema import (
     AgentCapabilities,
     AuthenticateResponse,
     ClientCapabilities,
+    CloseSessionResponse,
     HttpMcpServer,
     Implementation,
     InitializeResponse,
@@ -33,6 +34,7 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionInfo,
     SessionListCapabilities,
     SessionMode,
@@ -41,15 +43,18 @@ from acp.schema import (
     StopReason,
     ToolCallUpdate,
 )
+from pydantic_ai.messages import ModelMessage, ModelResponse
 
+from freeact_tui.acp.client_files import ClientFiles
 from freeact_tui.acp.permission import CANCELLED_REASON, decision_for, permission_options
+from freeact_tui.acp.plan import PlanWatch, plans_dirs
 from freeact_tui.acp.prompt_content import PromptBlock, PromptError, user_content
 from freeact_tui.acp.replay import replay_updates
 from freeact_tui.acp.turn_updates import TurnUpdates, Update
 from freeact_tui.agent.agent import Agent
 from freeact_tui.config import Config, ConfigError, McpServerConfig
-from freeact_tui.events import ApprovalRequest, Decision
-from freeact_tui.store.sessions import InvalidSessionId, SessionStore, validate_session_id
+from freeact_tui.events import ApprovalRequest, CodeExecutionOutput, Decision, ToolOutput
+from freeact_tui.store.sessions import InvalidSessionId, SessionStore, new_session_id, validate_session_id
 from freeact_tui.version import __version__
 
 logger = logging.getLogger(__name__)
@@ -87,6 +92,9 @@ class AcpSession:
     id: str
     agent: Agent
     working_dir: Path
+    plans: PlanWatch
+    files: ClientFiles | None = None
+    """The client's ``fs/*`` methods, when it offers them (the file tools go through them)."""
     mode: str = ASK_MODE
     asking: set[asyncio.Task[None]] = field(default_factory=set)
     cancel_requested: bool = False
@@ -133,7 +141,9 @@ class FreeactAcpAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), close=SessionCloseCapabilities()
+                ),
             ),
             agent_info=Implementation(name="freeact-tui", title="freeact-tui", version=__version__),
             auth_methods=[],
@@ -165,16 +175,29 @@ class FreeactAcpAgent:
         problem = missing_setup(config.model, config.base_url, config.api_key_env)
         if problem:
             raise RequestError.auth_required({"message": problem})
+        session_id = session_id or new_session_id()
+        files = self._client_files(config, session_id)
         try:
-            agent = self._agent_factory(config, session_id=session_id)
+            agent = self._agent_factory(config, session_id=session_id, file_access=files)
         except (ModelSetupError, ValueError) as exc:
             raise invalid_params(str(exc)) from None
         await agent.start()
-        session = AcpSession(agent.session_id, agent, config.resolved_working_dir())
+        working_dir = config.resolved_working_dir()
+        session = AcpSession(agent.session_id, agent, working_dir, PlanWatch(plans_dirs(working_dir)), files)
         if config.skip_permissions:
             session.mode = AUTO_MODE
         self.sessions[session.id] = session
         return session
+
+    def _client_files(self, config: Config, session_id: str) -> ClientFiles | None:
+        """The client's ``fs/*`` for the file tools, where it offers them and the kernel's files are its own."""
+        fs = self._client_capabilities.fs if self._client_capabilities is not None else None
+        if fs is None or not (fs.read_text_file or fs.write_text_file):
+            return None
+        if config.execution == "remote":  # the kernel's files are on another machine, not the editor's
+            logger.info("remote execution: the file tools use the kernel's files, not the client's fs/*")
+            return None
+        return ClientFiles(self.client, session_id, fs)
 
     def _modes(self, session: AcpSession) -> SessionModeState:
         return SessionModeState(current_mode_id=session.mode, available_modes=MODES)
@@ -260,23 +283,43 @@ class FreeactAcpAgent:
         except PromptError as exc:
             raise invalid_params(str(exc)) from None
         session.cancel_requested = False
-        turn = TurnUpdates(session.working_dir)
+        turn = TurnUpdates(session.working_dir, session.files.texts if session.files is not None else None)
+        start = len(agent.history)
         try:
             async for event in agent.stream(content):
                 for update in turn.see(event):
                     await self._send(session, update)
                 if isinstance(event, ApprovalRequest) and not event.decided:
                     self._ask(session, turn, event)
+                elif isinstance(event, CodeExecutionOutput | ToolOutput):
+                    # a call ended: it may have written the plan file
+                    await self._send_plan(session)
         finally:
             await self._stop_asking(session)
         for update in turn.close_open("The turn ended before this call finished."):
             await self._send(session, update)
-        stop: StopReason = "end_turn"
+        await self._send_plan(session)
+        return PromptResponse(stop_reason=self._stop_reason(session, turn, start))
+
+    def _stop_reason(self, session: AcpSession, turn: TurnUpdates, start: int) -> StopReason:
+        """Why the turn ended: cancelled, the model refused (its provider filtered the reply), the
+        request budget ran out, or it answered."""
         if turn.cancelled or session.cancel_requested:
-            stop = "cancelled"
-        elif turn.limit_reached:
-            stop = "max_turn_requests"
-        return PromptResponse(stop_reason=stop)
+            return "cancelled"
+        history = session.agent.history
+        ended: ModelMessage | None = history[-1] if len(history) > start else None
+        if isinstance(ended, ModelResponse) and ended.finish_reason == "content_filter":
+            return "refusal"
+        budget = session.agent.runtime.settings.max_model_requests
+        if turn.limit_reached and _responses(history[start:]) >= budget:  # not another guard's stop
+            return "max_turn_requests"
+        return "end_turn"
+
+    async def _send_plan(self, session: AcpSession) -> None:
+        written = session.files.take_written() if session.files is not None else None
+        update = await asyncio.to_thread(session.plans.check, written)
+        if update is not None:
+            await self.client.session_update(session_id=session.id, update=update)
 
     async def _send(self, session: AcpSession, update: Update) -> None:
         await self.client.session_update(session_id=session.id, update=update)
@@ -340,6 +383,22 @@ class FreeactAcpAgent:
         for task in list(session.asking):
             task.cancel()
 
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
+        """End the session here: its running turn is cancelled (the history stays valid), its kernels and
+        MCP servers stop and its writer lock is released, so it can be loaded again (here or in the app)."""
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            raise invalid_params(f"no open session {session_id!r}")
+        session.cancel_requested = True
+        for task in list(session.asking):
+            task.cancel()
+        try:
+            await asyncio.wait_for(session.agent.stop(), STOP_TIMEOUT)
+        except Exception as exc:
+            logger.exception("closing session %s failed", session_id)
+            raise _error(-32603, f"the session could not be closed cleanly: {exc}") from None
+        return CloseSessionResponse()
+
     # -- the end ----------------------------------------------------------------------------------------
 
     async def shutdown(self) -> None:
@@ -355,6 +414,10 @@ class FreeactAcpAgent:
                 logger.exception("stopping session %s failed", session.id)
 
         await asyncio.gather(*(stop(s) for s in sessions))
+
+
+def _responses(messages: Sequence[ModelMessage]) -> int:
+    return sum(isinstance(m, ModelResponse) for m in messages)
 
 
 def client_mcp_servers(servers: Sequence[Any]) -> dict[str, McpServerConfig]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import mimetypes
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,8 +87,8 @@ def _read(path: str) -> str | None:
         return None
 
 
-def _edit_diff(call: FileEdit, path: str) -> ToolContent:
-    old = _read(path)
+def _edit_diff(call: FileEdit, path: str, known: Mapping[str, str]) -> ToolContent:
+    old = known[path] if path in known else _read(path)
     if old is not None:
         new = old
         for edit in call.edits:
@@ -99,13 +100,17 @@ def _edit_diff(call: FileEdit, path: str) -> ToolContent:
     return tool_content(text_block(_fenced(call.display_text(), "diff")))
 
 
-def _write_diff(call: FileWrite, path: str) -> ToolContent:
-    old = _read(path) if Path(path).exists() else None
+def _write_diff(call: FileWrite, path: str, known: Mapping[str, str]) -> ToolContent:
+    old = known[path] if path in known else _read(path) if Path(path).exists() else None
     return tool_diff_content(path, call.content, old)
 
 
-def describe(call: ToolCall, args: dict[str, Any], working_dir: Path) -> CallView:
-    """The ACP view of ``call`` (``args``: the arguments as the model gave them, sent as ``rawInput``)."""
+def describe(
+    call: ToolCall, args: dict[str, Any], working_dir: Path, known: Mapping[str, str] | None = None
+) -> CallView:
+    """The ACP view of ``call`` (``args``: the arguments as the model gave them, sent as ``rawInput``;
+    ``known``: texts of files as the editor has them, by absolute path, the diffs' old text before the disk's)."""
+    known = known or {}
     match call:
         case CodeAction(code=code):
             return CallView(
@@ -137,11 +142,11 @@ def describe(call: ToolCall, args: dict[str, Any], working_dir: Path) -> CallVie
                             [ToolCallLocation(path=path, line=line)], args)  # fmt: skip
         case FileWrite() as write:
             path = file_path(write, working_dir)
-            return CallView(f"Write {write.path}", "edit", [_write_diff(write, path)],
+            return CallView(f"Write {write.path}", "edit", [_write_diff(write, path, known)],
                             [ToolCallLocation(path=path)], args)  # fmt: skip
         case FileEdit() as edit:
             path = file_path(edit, working_dir)
-            return CallView(f"Edit {edit.path}", "edit", [_edit_diff(edit, path)],
+            return CallView(f"Edit {edit.path}", "edit", [_edit_diff(edit, path, known)],
                             [ToolCallLocation(path=path)], args)  # fmt: skip
     return CallView(
         call.display_text().splitlines()[0] if call.display_text() else call.kind, "other", [], [], args

@@ -10,7 +10,7 @@ and the end (``completed`` or ``failed``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,10 +75,12 @@ class TurnUpdates:
 
     Args:
         working_dir: the session's working directory (relative file paths are made absolute with it).
+        known_texts: files as the editor has them (by absolute path): a diff's old text is taken from here.
     """
 
-    def __init__(self, working_dir: Path) -> None:
+    def __init__(self, working_dir: Path, known_texts: Mapping[str, str] | None = None) -> None:
         self.working_dir = working_dir
+        self.known_texts: Mapping[str, str] = known_texts if known_texts is not None else {}
         self.calls: dict[str, _Call] = {}  # by tool call id (parts included)
         self._by_key: dict[tuple[str, str], _Call] = {}  # (agent id, corr id) → the model's call
         self._requests: dict[int, str] = {}  # id(ApprovalRequest) → tool call id
@@ -140,7 +142,7 @@ class TurnUpdates:
             tool_call_id = self._key_id(*key)
             if tool_call_id in self.calls:  # the same call asked again (a retry): a new id
                 tool_call_id = f"{tool_call_id}#{len(self.calls)}"
-        view = describe(call, request.tool_args, self.working_dir)
+        view = describe(call, request.tool_args, self.working_dir, self.known_texts)
         entry = _Call(tool_call_id, view)
         self.calls[tool_call_id] = entry
         if parent is None:

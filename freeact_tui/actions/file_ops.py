@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -153,6 +154,12 @@ def _write(a):
     out["written"] = len(data)
     return out
 
+def _parent(a):
+    out = _stat(a)
+    if not out["exists"]:
+        os.makedirs(os.path.dirname(out["resolved"]), exist_ok=True)
+    return out
+
 def _umask():
     mask = os.umask(0)
     os.umask(mask)
@@ -160,7 +167,7 @@ def _umask():
 
 def _run():
     try:
-        result = {"load": _load, "read_text": _read_text, "read_media": _read_media, "write": _write}[ARGS["op"]](ARGS)
+        result = {"load": _load, "read_text": _read_text, "read_media": _read_media, "write": _write, "parent": _parent}[ARGS["op"]](ARGS)
     except OSError as e:
         result = {"error": f"{type(e).__name__}: {e.strerror or e}"}
     print(MARK + json.dumps(result))
@@ -185,6 +192,35 @@ def parse_result(text: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+"""A line as reading a file with ``newline=""`` gives it (its own line end kept)."""
+
+
+def page_text(text: str, *, offset: int, limit: int, max_chars: int, max_line: int) -> dict[str, Any]:
+    """A page of ``text`` as the kernel's ``read_text`` op pages a file (same result keys).
+
+    For text that comes from elsewhere than the kernel (an editor's buffer), so both read alike.
+    """
+    if "\0" in text[:8192]:
+        return {"binary": True}
+    lines: list[str] = []
+    chars = total = long_lines = 0
+    cut: int | None = None
+    for total, match in enumerate(_LINE.finditer(text), 1):
+        line = match.group()
+        if total < offset or cut is not None:
+            continue
+        if len(line) > max_line:
+            line = line[:max_line] + " [… line cut]\n"
+            long_lines += 1
+        if len(lines) >= limit or (lines and chars + len(line) > max_chars):
+            cut = total
+            continue
+        lines.append(line)
+        chars += len(line)
+    return {"text": "".join(lines), "total": total, "next": cut, "long_lines": long_lines, "utf8": True}
 
 
 class EditError(Exception):
@@ -274,6 +310,7 @@ __all__ = [
     "diff_stats",
     "kernel_code",
     "media_refusal",
+    "page_text",
     "parse_result",
     "unified_diff",
 ]

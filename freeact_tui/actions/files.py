@@ -4,12 +4,15 @@ Each call is resolved in the kernel first (where the path really points, whether
 the working directory), then approved as a typed ``FileRead``/``FileWrite``/``FileEdit`` (a write
 or edit carries the unified diff the user sees), then carried out in the kernel (``file_ops``).
 Before a write, ``before_write`` (the checkpoint hook, when the agent passes one) runs.
+Where the front end offers ``access`` (an editor's buffers, ``file_access``), text files inside the
+working directory are read and written through it instead, after the same resolving and approval.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +22,7 @@ from pydantic_ai.messages import BinaryContent
 
 from freeact_tui.actions import file_ops as ops
 from freeact_tui.actions.code import ActionOutcome
+from freeact_tui.actions.file_access import FileAccess, FileAccessError
 from freeact_tui.actions.ports import TurnPorts
 from freeact_tui.events import Decision, Phase, ToolOutput
 from freeact_tui.execution.base import ExecApproval, ExecResult
@@ -34,6 +38,8 @@ from freeact_tui.toolcalls import (
     file_edits,
 )
 
+logger = logging.getLogger(__name__)
+
 BeforeWrite = Callable[[FileWrite | FileEdit, str], Awaitable[object]]
 """Called with the approved write or edit and its correlation id (the agent's checkpoint hook)."""
 
@@ -46,11 +52,13 @@ class FileToolOptions:
         working_dir: relative paths resolve here; paths outside it always ask.
         model_profile: the model's pydantic-ai profile (which files it accepts), read per call.
         before_write: called after a write or edit is approved and before it happens (checkpoints).
+        access: the front end's file access (an editor's buffers) for text files inside ``working_dir``.
     """
 
     working_dir: Path
     model_profile: Callable[[], Any] = lambda: {}
     before_write: BeforeWrite | None = None
+    access: FileAccess | None = None
 
 
 class FileOpError(Exception):
@@ -123,16 +131,19 @@ class FileTools:
         decision = await self._ask(call, corr)
         if not decision.approved:
             return _rejected(f"reading {path}", decision, _where(call))
-        result = await self._op(
-            corr,
-            "read_text",
-            path=path,
-            offset=start,
-            limit=page,
-            max_chars=ops.MAX_PAGE_CHARS,
-            max_line=ops.MAX_LINE_CHARS,
-        )
-        _check_file(path, result, text=True)
+        limits = {
+            "offset": start,
+            "limit": page,
+            "max_chars": ops.MAX_PAGE_CHARS,
+            "max_line": ops.MAX_LINE_CHARS,
+        }
+        editor = self._editor(probe)
+        buffer = await self._editor_read(editor, probe) if editor is not None else None
+        if buffer is not None:
+            result = ops.page_text(buffer, **limits)
+        else:
+            result = await self._op(corr, "read_text", path=path, **limits)
+            _check_file(path, result, text=True)
         if result.get("binary"):
             raise FileOpError(
                 f"{path} is a binary file; use `{READ_MEDIA_TOOL}` for images, audio and PDFs, or code."
@@ -200,6 +211,10 @@ class FileTools:
         if current.get("binary"):
             raise FileOpError(f"{path} is not a UTF-8 text file; the file tools change only text files.")
         old: str | None = current.get("text") if exists else None
+        reader = self._editor(current)
+        buffer = await self._editor_read(reader, current) if reader is not None and exists else None
+        if buffer is not None:  # what the editor shows (unsaved changes included) is what is edited
+            old = buffer
         if edits is not None:
             if old is None:
                 raise FileOpError(
@@ -229,7 +244,11 @@ class FileTools:
             return _rejected(what, decision, {**_where(call), "diff": diff})
         if self.options.before_write is not None:
             await self.options.before_write(call, corr)
-        result = await self._op(corr, "write", path=path, content=new, expect_sha=current.get("sha"))
+        writer = self._editor(current, write=True)
+        if writer is not None:
+            result = await self._editor_write(writer, path, current, buffer, new, corr)
+        else:
+            result = await self._op(corr, "write", path=path, content=new, expect_sha=current.get("sha"))
         if result.get("changed"):
             raise FileOpError(
                 f"{path} changed while waiting for approval; nothing was written. Read it again."
@@ -245,6 +264,55 @@ class FileTools:
             summary = f"Wrote {path} ({int(result['written']):,} bytes), +{added} -{removed} lines."
         self._emit(ToolOutput(summary, **self._ids(corr)))
         return ActionOutcome(summary, extra_meta={**_where(call), "diff": diff})
+
+    # -- the front end's file access ----------------------------------------------------------------
+
+    def _editor(self, where: Mapping[str, Any], *, write: bool = False) -> FileAccess | None:
+        """The front end's file access for a resolved path inside the working directory, if it offers it."""
+        access = self.options.access
+        if access is None or not where.get("inside") or where.get("is_dir"):
+            return None
+        return access if (access.can_write if write else access.can_read) else None
+
+    async def _editor_read(self, access: FileAccess, where: Mapping[str, Any]) -> str | None:
+        """The editor's text of a file the kernel found, or ``None`` (then the disk is read, as without it)."""
+        if not where.get("is_file") or int(where.get("size", 0)) > ops.MAX_EDIT_BYTES:
+            return None  # a huge file is paged from the disk, not sent whole over the protocol
+        try:
+            return await access.read_text(str(where["resolved"]))
+        except FileAccessError as exc:
+            logger.warning("the editor could not read %s (%s); reading the disk", where["resolved"], exc)
+            return None
+
+    async def _editor_write(
+        self,
+        access: FileAccess,
+        path: str,
+        current: Mapping[str, Any],
+        buffer: str | None,
+        new: str,
+        corr: str,
+    ) -> dict[str, Any]:
+        """Write ``new`` through the editor, unless the file changed since it was shown for approval."""
+        resolved = str(current["resolved"])
+        if buffer is not None:
+            try:
+                now: str | None = await access.read_text(resolved)
+            except FileAccessError as exc:
+                raise FileOpError(f"{path}: the editor could not read it again: {exc}") from exc
+            if now != buffer:
+                return {"changed": True}
+        else:  # what was shown came from the disk: the disk must still hold it
+            again = await self._op(corr, "load", path=path, max_bytes=ops.MAX_EDIT_BYTES)
+            if (again["is_file"], again.get("sha")) != (current["is_file"], current.get("sha")):
+                return {"changed": True}
+        if not current["is_file"]:  # a new file: its directory is made as the kernel's write makes it
+            await self._op(corr, "parent", path=path)
+        try:
+            await access.write_text(resolved, new)
+        except FileAccessError as exc:
+            raise FileOpError(f"{path} was not written: the editor refused it: {exc}") from exc
+        return {"written": len(new.encode("utf-8"))}
 
     # -- the kernel ---------------------------------------------------------------------------------
 

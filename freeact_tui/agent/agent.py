@@ -61,7 +61,9 @@ from freeact_tui.store.sessions import Session, SessionDamaged, new_session_id
 if TYPE_CHECKING:
     from freeact_tui.config import Config
 
-_OWN = ("agent_id", "session_id", "permissions", "executor", "parent_corr_id", "eager_kernel")  # not settings
+_OWN = (  # not settings
+    "agent_id", "session_id", "permissions", "executor", "parent_corr_id", "eager_kernel", "file_access",
+)  # fmt: skip
 
 
 class AgentBusy(RuntimeError):
@@ -79,7 +81,9 @@ class Agent:
             subagent id), ``session_id`` (resume this session, a UUID; ``None`` starts a new one),
             ``permissions`` (default: none but the defaults, or all with ``skip_permissions``),
             ``executor`` (an already started executor, not stopped by the agent), ``parent_corr_id``,
-            ``eager_kernel`` (start the kernel in ``start()``; False: at the first code action).
+            ``eager_kernel`` (start the kernel in ``start()``; False: at the first code action),
+            ``file_access`` (a ``FileAccess``: the file tools read and write text files in the working
+            directory through it, e.g. an editor's buffers).
 
     Raises:
         TypeError: a keyword is neither a ``Settings`` field nor one of the per-agent ones.
@@ -112,6 +116,7 @@ class Agent:
             agent_id=own.get("agent_id") or "main",
             executor=own.get("executor"),
             parent_corr_id=own.get("parent_corr_id"),
+            file_access=own.get("file_access"),
         )
         self._setup(runtime, eager_kernel=own.get("eager_kernel", True))
 

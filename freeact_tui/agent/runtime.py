@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic_ai.models import Model
 
+from freeact_tui.actions.file_access import FileAccess
 from freeact_tui.agent.checkpointing import Checkpointing
 from freeact_tui.agent.settings import Settings
 from freeact_tui.execution.base import Executor
@@ -38,6 +39,8 @@ class Runtime:
     """The generated APIs as described in the system prompt."""
     checkpointing: Checkpointing | None = None
     """The session's checkpoints (made by the main agent, shared with its subagents)."""
+    file_access: FileAccess | None = None
+    """The front end's access to text files (an editor's buffers), shared with subagents."""
 
     @property
     def is_main(self) -> bool:
@@ -60,6 +63,7 @@ class Runtime:
             ptc_servers=self.ptc_servers,
             mcp_description=self.mcp_description,
             checkpointing=self.checkpointing,
+            file_access=self.file_access,
         )
 
 

@@ -42,6 +42,7 @@ def turn_dispatcher(
             runtime.settings.working_dir,
             lambda: runtime.model.profile,
             before_write=(lambda call, corr: checkpoint([call], corr)) if checkpoint is not None else None,
+            access=runtime.file_access,
         ),
         checkpoint=checkpoint,
     )

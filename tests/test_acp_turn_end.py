@@ -1,0 +1,149 @@
+"""How a turn ends over ACP: ``refusal``, ``max_turn_requests`` (and only for the request budget), and
+``session/close`` ending a running turn and its kernel with the store left loadable.
+
+The SDK's own client side drives the real ``freeact-tui acp`` process; the model is the fake OpenAI
+server (its finish reason scripted), the kernel and the store are real.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from acp import RequestError, text_block
+
+from tests.acp_client import RecordingClient, acp_agent, content_texts, fake_model_args, write_config
+from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, ToolCallReply
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+def args(server: FakeOpenAI, tmp_path: Path, *extra: str) -> list[str]:
+    return [*fake_model_args(server.url, write_config(tmp_path)), *extra]
+
+
+def code_call(code: str, call_id: str) -> Reply:
+    return Reply(tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": code}, call_id=call_id)])
+
+
+async def test_a_filtered_reply_is_a_refusal_and_the_next_turn_is_not(
+    fake_openai: FakeOpenAI, work: Path, tmp_path: Path
+) -> None:
+    fake_openai.script(Reply("I can't help with that.", finish_reason="content_filter"), Reply("Sure."))
+    client = RecordingClient()
+    async with acp_agent(client, *args(fake_openai, tmp_path), cwd=work) as (conn, _):
+        session = await conn.new_session(cwd=str(work), mcp_servers=[])
+        refused = await conn.prompt(session_id=session.session_id, prompt=[text_block("something bad")])
+        answered = await conn.prompt(session_id=session.session_id, prompt=[text_block("something else")])
+    assert refused.stop_reason == "refusal"
+    assert answered.stop_reason == "end_turn"
+    assert client.text() == "I can't help with that.Sure."
+
+
+async def test_the_request_budget_is_max_turn_requests_and_a_repeated_error_is_not(
+    fake_openai: FakeOpenAI, work: Path, tmp_path: Path
+) -> None:
+    # The same failing action twice: the repeated-error guard ends the turn (a "limit", but no budget).
+    fake_openai.script(code_call("1/0", "call_a"), code_call("1/0", "call_b"))
+    client = RecordingClient()
+    async with acp_agent(client, *args(fake_openai, tmp_path, "--skip-permissions"), cwd=work) as (conn, _):
+        session = await conn.new_session(cwd=str(work), mcp_servers=[])
+        sid = session.session_id
+        guarded = await conn.prompt(session_id=sid, prompt=[text_block("divide")])
+        assert "The same error came up twice" in client.text()
+        # Then a model that never stops acting: the per-turn budget (100 requests) ends the turn.
+        before = fake_openai.count
+
+        def act(request: RecordedRequest) -> Reply:
+            return code_call(f"print({request.index})", f"call_{request.index}")
+
+        fake_openai.default = act
+        budget = await conn.prompt(session_id=sid, prompt=[text_block("count forever")])
+    assert guarded.stop_reason == "end_turn"
+    assert budget.stop_reason == "max_turn_requests"
+    assert fake_openai.count - before == 100
+    assert "Stopped after 100 model requests" in client.text()
+
+
+def _pid(client: RecordingClient, call_id: str) -> int | None:
+    for update in client.call_updates(call_id):
+        found = re.search(r"kernel pid (\d+)", content_texts(update))
+        if found:
+            return int(found.group(1))
+    return None
+
+
+def _ended(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _wait_ended(pid: int, timeout: float) -> bool:
+    try:
+        psutil.Process(pid).wait(timeout)  # not our child: psutil polls
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.TimeoutExpired:
+        return _ended(pid)  # a zombie not reaped yet has ended too
+    return True
+
+
+async def test_close_ends_the_running_turn_and_its_kernel_and_the_session_loads_again(
+    fake_openai: FakeOpenAI, work: Path, tmp_path: Path
+) -> None:
+    code = "import os, time\nprint('kernel pid', os.getpid(), flush=True)\ntime.sleep(60)"
+    fake_openai.script(code_call(code, "call_s"), Reply("after close"))
+    client = RecordingClient()
+    async with acp_agent(client, *args(fake_openai, tmp_path, "--skip-permissions"), cwd=work) as (conn, _):
+        session = await conn.new_session(cwd=str(work), mcp_servers=[])
+        sid = session.session_id
+        turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("sleep")]))
+        await client.until(lambda: _pid(client, "call_s") is not None)
+        pid = _pid(client, "call_s")
+        assert pid is not None and not _ended(pid)
+        started = time.perf_counter()
+        await asyncio.wait_for(conn.close_session(session_id=sid), 30)
+        result = await asyncio.wait_for(turn, 10)
+        closed_in = time.perf_counter() - started
+        with pytest.raises(RequestError) as refused:  # closed: no longer open in this process
+            await conn.prompt(session_id=sid, prompt=[text_block("hello?")])
+        kernel_ended = await asyncio.to_thread(_wait_ended, pid, 10)
+        # The store is consistent and unlocked: the session loads again and goes on.
+        client.updates.clear()
+        await conn.load_session(cwd=str(work), session_id=sid, mcp_servers=[])
+        replayed = list(client.updates)
+        again = await conn.prompt(session_id=sid, prompt=[text_block("still there?")])
+    assert result.stop_reason == "cancelled" and closed_in < 15, closed_in
+    assert refused.value.code == -32602
+    assert kernel_ended
+    assert [u["sessionUpdate"] for u in replayed][:2] == ["user_message_chunk", "tool_call"]
+    assert any(u.get("toolCallId") == "call_s" and u.get("status") == "failed" for u in replayed)
+    assert again.stop_reason == "end_turn" and client.text().endswith("after close")
+    assert [r.lower() for r in fake_openai.requests[-1].tool_results()] == ["interrupted by user."]
+
+
+async def test_close_is_advertised_and_an_unknown_session_is_refused(
+    fake_openai: FakeOpenAI, work: Path, tmp_path: Path
+) -> None:
+    client = RecordingClient()
+    async with acp_agent(client, *args(fake_openai, tmp_path), cwd=work) as (conn, _):
+        info = await conn.initialize(protocol_version=1)
+        with pytest.raises(RequestError) as refused:
+            await conn.close_session(session_id="4f9c2b8e-0000-4000-8000-000000000000")
+    capabilities = info.agent_capabilities
+    assert capabilities is not None and capabilities.session_capabilities is not None
+    assert capabilities.session_capabilities.close is not None
+    assert refused.value.code == -32602
