@@ -235,7 +235,8 @@ class AgentError(AgentEvent):
     """The turn ended on an error the user must see (model API error, kernel failure, …)."""
 
     message: str
-    kind: Literal["model", "kernel", "config", "limit", "internal"] = "internal"
+    # limit: the turn's request budget ran out; repeat: the same error came up twice in the turn
+    kind: Literal["model", "kernel", "config", "limit", "repeat", "internal"] = "internal"
 
 
 @dataclass(frozen=True)

@@ -703,5 +703,5 @@ async def test_auto_does_not_run_the_call_that_just_failed_again(
         events = await run(agent, "divide")
     assert len(of(events, ApprovalRequest)) == 3  # c1, c2, c3 ran
     errors = of(events, AgentError)
-    assert len(errors) == 1 and errors[0].kind == "limit" and "ZeroDivisionError" in errors[0].message
+    assert len(errors) == 1 and errors[0].kind == "repeat" and "ZeroDivisionError" in errors[0].message
     assert "same error came up twice" in errors[0].message and len(s.requests) == 3

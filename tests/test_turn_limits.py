@@ -46,7 +46,7 @@ async def test_tools_a_b_a_ends_the_turn_on_the_same_error(executor: KernelExecu
     async with make_agent(s, executor, tmp_path) as agent:
         events = await run(agent, "Average price from prices.csv")
     errors = of(events, AgentError)
-    assert [e.kind for e in errors] == ["limit"]
+    assert [e.kind for e in errors] == ["repeat"]
     assert "No module named 'no_such_pkg_30'" in errors[0].message and "twice" in errors[0].message
     assert len(s.requests) == 3 and len(of(events, ApprovalRequest)) == 3
 
@@ -61,7 +61,7 @@ async def test_text_the_same_error_twice_ends_the_turn(executor: KernelExecutor,
     async with make_agent(s, executor, tmp_path, action_protocol="text") as agent:
         events = await run(agent, "divide")
     errors = of(events, AgentError)
-    assert [e.kind for e in errors] == ["limit"] and "ZeroDivisionError" in errors[0].message
+    assert [e.kind for e in errors] == ["repeat"] and "ZeroDivisionError" in errors[0].message
     assert len(s.requests) == 3
 
 

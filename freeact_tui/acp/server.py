@@ -310,8 +310,7 @@ class FreeactAcpAgent:
         ended: ModelMessage | None = history[-1] if len(history) > start else None
         if isinstance(ended, ModelResponse) and ended.finish_reason == "content_filter":
             return "refusal"
-        budget = session.agent.runtime.settings.max_model_requests
-        if turn.limit_reached and _responses(history[start:]) >= budget:  # not another guard's stop
+        if turn.limit_reached:  # the request budget (the same error twice is kind "repeat")
             return "max_turn_requests"
         return "end_turn"
 
@@ -414,10 +413,6 @@ class FreeactAcpAgent:
                 logger.exception("stopping session %s failed", session.id)
 
         await asyncio.gather(*(stop(s) for s in sessions))
-
-
-def _responses(messages: Sequence[ModelMessage]) -> int:
-    return sum(isinstance(m, ModelResponse) for m in messages)
 
 
 def client_mcp_servers(servers: Sequence[Any]) -> dict[str, McpServerConfig]:

@@ -29,7 +29,7 @@ from freeact_tui.agent.turn.state import TurnError, TurnState
 from freeact_tui.events import AgentError, Cancelled, Nudge, OutputClaim, Phase, ProtocolSwitch
 from freeact_tui.store.sessions import SessionDamaged
 
-ErrorKind = Literal["model", "kernel", "config", "limit", "internal"]
+ErrorKind = Literal["model", "kernel", "config", "limit", "repeat", "internal"]
 
 MAX_MALFORMED_STEPS = 3
 """Responses in a row whose tool calls are all broken before the turn stops (each got a corrective return)."""
@@ -176,7 +176,7 @@ class Turn:
             self._stop(
                 f"The same error came up twice in this turn ({error}); the turn stopped so that you can "
                 "decide how to go on (fix the cause, or tell the model what to do differently).",
-                kind="limit",
+                kind="repeat",
             )
             return True
         return False

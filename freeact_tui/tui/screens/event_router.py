@@ -136,8 +136,9 @@ class EventRouter:
                 return "The turn was cancelled"
             case AgentError(message=message, kind=kind):
                 await log.finish_streams()
-                await log.error(message, title=f"{kind.capitalize()} error", parent_corr_id=event.parent_corr_id)
-                return f"The turn failed ({kind} error)"
+                title = "Stopped" if kind == "repeat" else f"{kind.capitalize()} error"
+                await log.error(message, title=title, parent_corr_id=event.parent_corr_id)
+                return "The turn stopped (the same error twice)" if kind == "repeat" else f"The turn failed ({kind} error)"
             case UsageUpdate():
                 if event.agent_id == agent.agent_id:
                     view.status_bar.set_usage(event)
