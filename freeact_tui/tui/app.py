@@ -114,6 +114,7 @@ class FreeactApp(App[None]):
         self.agent: Agent | None = None
         self.startup_error: str | None = None
         self.agent_ready = False
+        self._agent_modules_loaded = False  # importing pydantic-ai meanwhile in the UI would race the thread
         self.resume_hint: str | None = None
         """How to come back to the session, printed by the command line after the app exits."""
         self._exit_signals = ExitSignals(self.action_quit)
@@ -155,6 +156,7 @@ class FreeactApp(App[None]):
         await self._ask_trust()
         mark("agent_import:start")
         await asyncio.to_thread(_import_agent_modules)
+        self._agent_modules_loaded = True
         mark("agent_import:end")
         problem = self._setup_problem(self._model)
         if problem is not None:
@@ -431,6 +433,13 @@ class FreeactApp(App[None]):
             )
             return
         match command.name:
+            case "model" | "theme" | "resume" | "sessions" if not command.arg:
+                if command.name == "model" and not self._agent_modules_loaded:  # pydantic-ai loads in a thread
+                    self.notify("The agent is still starting; try /model again in a moment.", severity="warning")
+                    return
+                from freeact_tui.tui import picker_commands  # loaded on use: not before the first screen
+
+                await picker_commands.open_picker(self, command.name)
             case "help":
                 await self._show_help()
             case "new":
@@ -456,8 +465,6 @@ class FreeactApp(App[None]):
                 self.theme = command.arg
                 self._saved_theme = command.arg
                 save_user_setting("theme", command.arg)
-            case "sessions":
-                await info_commands.list_sessions(self)
             case "export":
                 await info_commands.export(self, command.arg)
             case "undo" | "diff" | "rewind":
@@ -476,6 +483,15 @@ class FreeactApp(App[None]):
                 await info_commands.show_permissions(self)
             case "quit" | "exit":
                 await self.action_quit()
+
+    @property
+    def current_model(self) -> str | None:
+        """The model name in use as the user gave it (``provider:name``), else the agent's own name."""
+        if isinstance(self._model, str):
+            return self._model
+        if self.config.model:
+            return self.config.model
+        return self.agent.model_name if self.agent is not None else None
 
     def _model_problem(self, model: str) -> str | None:
         """What keeps ``model`` from being used (a missing key, an unknown provider), found offline."""
