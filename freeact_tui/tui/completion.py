@@ -9,7 +9,7 @@ Public interface:
 - ``command_entries(skills) -> list[Completion]``: every slash command of the one registry
   (``commands.COMMANDS``) and every invocable skill, with its one-line help.
 - ``filter_commands(entries, fragment)``: those matching what was typed, best first (a prefix of the
-  name, then inside it, then its letters in order).
+  name, then inside it; only when neither matches, its letters in order).
 - ``path_candidates(paths, fragment)``, ``session_candidates(sessions, fragment)``.
 - ``common_prefix(texts)``: how far Tab can complete without choosing.
 """
@@ -97,6 +97,8 @@ def filter_commands(entries: Sequence[Completion], fragment: str) -> list[Comple
         else:
             continue
         ranked.append((rank, order, entry))
+    if any(rank < 2 for rank, _, _ in ranked):  # letters scattered only when nothing matches better
+        ranked = [item for item in ranked if item[0] < 2]
     return [entry for _, _, entry in sorted(ranked, key=lambda item: item[:2])]
 
 
