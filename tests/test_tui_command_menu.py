@@ -77,7 +77,7 @@ async def test_slash_opens_the_menu_it_filters_and_enter_runs(
         listed = shown(app)
         assert listed[: len(COMMANDS)] == [spec.name for spec in COMMANDS] and "task-planning" in listed
         rows = [str(menu(app).options.get_option_at_index(i).prompt) for i in range(len(listed))]
-        assert "/resume [ID]" in rows[3] and "Resume a past session" in rows[3]
+        assert "/resume [ID]" in rows[3] and "Resume a session by id" in rows[3]
         skill_row = rows[listed.index("task-planning")]
         assert "/task-planning" in skill_row and "Skill: Plan a task in small steps" in skill_row
         assert menu(app).region.bottom <= prompt.region.y  # drawn just above the prompt

@@ -151,7 +151,7 @@ def model_picker(config: Config, current: str | None) -> PickerScreen:
     if base_url:
 
         async def more() -> list[PickerItem]:
-            names = await server_models(base_url, config.api_key_env)
+            names = await server_models(base_url, config.api_key_env, SERVER_TIMEOUT)
             return [PickerItem(name, name, f"served at {base_url}", current=name == current) for name in names]
 
     loading = f"Fetching the models of {base_url} …" if base_url else ""

@@ -17,11 +17,16 @@ from textual.widgets.option_list import Option
 from freeact_tui.textsafe import visible
 from freeact_tui.tui.completion import Completion, CompletionContext
 
+_NAMES = {"command": "Commands and skills", "session": "Sessions", "path": "Files"}
 _TITLES = {
     "command": "↑↓ choose · Enter run · Tab complete · Esc close",
     "session": "↑↓ choose · Enter resume · Tab complete · Esc close",
     "path": "↑↓ choose · Enter/Tab insert · Esc close",
 }
+
+
+_ROWS = 10
+"""Rows the menu shows at most (its CSS max-height)."""
 
 
 class CompletionOptions(OptionList):
@@ -44,12 +49,13 @@ class CompletionMenu(Vertical):
         background: $surface;
         & > CompletionOptions {
             height: auto;
-            max-height: 10;
+            max-height: 10;  /* _ROWS */
             border: none;
             padding: 0;
             background: $surface;
             text-wrap: nowrap;
             text-overflow: ellipsis;
+            scrollbar-size-vertical: 1;
         }
         & > #completion-more { color: $text-muted; height: 1; }
     }
@@ -87,11 +93,12 @@ class CompletionMenu(Vertical):
         # Keep the user's place while the same list is only refreshed (a session list reloaded).
         keep = same and previous is not None and previous.text in [e.text for e in self.entries]
         options.highlighted = [e.text for e in self.entries].index(previous.text) if keep and previous else 0
+        self.border_title = _NAMES[context.kind]
         self.border_subtitle = _TITLES[context.kind]
         count = len(self.entries)
         more = self.query_one("#completion-more", Static)
-        more.update(f"{count} matches" if count > 10 else "")
-        more.display = count > 10
+        more.update(f"{count} in all · ↓ for more" if count > _ROWS else "")
+        more.display = count > _ROWS
         self.display = True
 
     def close(self) -> None:
