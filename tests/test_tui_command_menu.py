@@ -128,10 +128,25 @@ async def test_menu_keys_move_complete_and_close_without_losing_text(
         assert not shown(app) and prompt.text == "/m" and app.focused is prompt
         await pilot.press("o")
         assert shown(app)[0] == "model"
-        # Up/Down in the menu never browse the prompt history.
+        # Up/Down in the menu never browse the prompt history …
         prompt.remember("an earlier prompt")
+        prompt.remember("/help")
         await pilot.press("up")
         assert prompt.text == "/mo"
+        # … and a "/help" browsed to opens no menu: Up goes on browsing.
+        prompt.clear_input()
+        await pilot.pause()
+        await pilot.press("up")
+        await until(pilot, lambda: prompt.text == "/help")
+        await pilot.pause()
+        assert not shown(app)
+        await pilot.press("up")
+        assert prompt.text == "an earlier prompt"
+        # A click takes an entry as Enter does.
+        prompt.load_text("")
+        await pilot.press("slash", "h", "e")
+        await pilot.click("#completion-options", offset=(3, 0))
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
 
 
 async def test_tab_completes_commands_paths_and_session_ids(

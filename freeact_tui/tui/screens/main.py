@@ -254,7 +254,10 @@ class MainScreen(Screen[None]):
         self.run_worker(self.completer.complete(message.context), group="complete", exclusive=True, exit_on_error=False)
 
     def on_prompt_input_completion_chosen(self, message: PromptInput.CompletionChosen) -> None:
-        self.completer.chosen(message)
+        self.completer.chosen(message.context, message.completion, run=message.run)
+
+    def on_completion_menu_clicked(self, message: CompletionMenu.Clicked) -> None:
+        self.completer.chosen(message.context, message.completion, run=True)
 
     def on_prompt_input_menu_dismissed(self) -> None:
         self.completer.dismissed()

@@ -91,7 +91,9 @@ class PromptCompleter:
             menu.close()
 
     def dismissed(self) -> None:
+        """Esc (or browsing the history) closed the menu: it stays closed until the text changes."""
         self._dismissed = self.prompt.text
+        self.menu.close()
 
     def _known(self, context: CompletionContext) -> list[Completion] | None:
         """Candidates from what is listed already (``None``: they need listing first)."""
@@ -139,10 +141,11 @@ class PromptCompleter:
         self._dismissed = None
         self.menu.show(context, self._known(context) or found)
 
-    def chosen(self, message: PromptInput.CompletionChosen) -> None:
-        """Enter or Tab on the menu's entry: put it in; Enter runs a command or resumes a session."""
+    def chosen(self, context: CompletionContext, completion: Completion, *, run: bool) -> None:
+        """Enter (``run``) or Tab on the menu's entry: put it in; Enter runs a command or resumes a session."""
         prompt = self.prompt
         self.menu.close()
-        prompt.replace_fragment(message.context, message.completion.text, final=True)
-        if message.run and message.completion.runs:
+        prompt.focus()
+        prompt.replace_fragment(context, completion.text, final=True)
+        if run and completion.runs:
             prompt.post_message(PromptInput.Submitted(prompt, prompt.text))

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from textual import on
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -60,6 +62,14 @@ class CompletionMenu(Vertical):
         & > #completion-more { color: $text-muted; height: 1; }
     }
     """
+
+    class Clicked(Message):
+        """An entry was clicked: taken as Enter takes it."""
+
+        def __init__(self, context: CompletionContext, completion: Completion) -> None:
+            super().__init__()
+            self.context = context
+            self.completion = completion
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -112,6 +122,12 @@ class CompletionMenu(Vertical):
         if self.context is None or index is None or not 0 <= index < len(self.entries):
             return None
         return self.entries[index]
+
+    @on(OptionList.OptionSelected)
+    def _clicked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if self.context is not None and 0 <= event.option_index < len(self.entries):
+            self.post_message(self.Clicked(self.context, self.entries[event.option_index]))
 
     def move(self, step: int) -> None:
         """Move the highlight by ``step`` rows, wrapping at the ends (as shell menus do)."""

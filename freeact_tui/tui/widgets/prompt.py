@@ -102,6 +102,8 @@ class PromptInput(TextArea):
         if text is None:
             return False
         self._set(text)
+        if self.menu is not None:  # a browsed "/help" opens no menu: Up/Down keep browsing
+            self.post_message(self.MenuDismissed())
         return True
 
     def _set(self, text: str) -> None:
