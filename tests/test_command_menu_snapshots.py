@@ -30,12 +30,16 @@ def _typed(*keys: str) -> Any:
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 def test_command_menu_open(snap_compare: SnapCompare, tmp_path: Path, size: tuple[int, int]) -> None:
-    assert snap_compare(make_app(script(["unused"]), tmp_path), terminal_size=size, run_before=before(_typed("slash")))
+    assert snap_compare(
+        make_app(script(["unused"]), tmp_path), terminal_size=size, run_before=before(_typed("slash"))
+    )
 
 
 def test_command_menu_filtered(snap_compare: SnapCompare, tmp_path: Path) -> None:
     keys = ("slash", "c", "o", "down")
-    assert snap_compare(make_app(script(["unused"]), tmp_path), terminal_size=(80, 24), run_before=before(_typed(*keys)))
+    assert snap_compare(
+        make_app(script(["unused"]), tmp_path), terminal_size=(80, 24), run_before=before(_typed(*keys))
+    )
 
 
 def test_theme_picker(snap_compare: SnapCompare, tmp_path: Path) -> None:
@@ -44,4 +48,6 @@ def test_theme_picker(snap_compare: SnapCompare, tmp_path: Path) -> None:
         await until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
         await pilot.press("d", "a", "r", "k")
 
-    assert snap_compare(make_app(script(["unused"]), tmp_path), terminal_size=(80, 24), run_before=before(pick))
+    assert snap_compare(
+        make_app(script(["unused"]), tmp_path), terminal_size=(80, 24), run_before=before(pick)
+    )

@@ -93,7 +93,9 @@ class Info:
 
 def test_sessions_complete_by_id_prefix_newest_first() -> None:
     infos = [
-        Info("3f2a9c00-0000-4000-8000-000000000001", "Plot the CSV", datetime(2026, 11, 27, 6, 40, tzinfo=UTC)),
+        Info(
+            "3f2a9c00-0000-4000-8000-000000000001", "Plot the CSV", datetime(2026, 11, 27, 6, 40, tzinfo=UTC)
+        ),
         Info("3f2b1111-0000-4000-8000-000000000002", "", datetime(2026, 11, 26, 9, 5, tzinfo=UTC)),
         Info("9a000000-0000-4000-8000-000000000003", "Other", datetime(2026, 11, 25, 9, 5, tzinfo=UTC)),
     ]

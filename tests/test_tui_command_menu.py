@@ -201,4 +201,6 @@ async def test_the_palette_and_the_menu_share_one_registry(make_app: Callable[..
         prompt.focus()
         await pilot.press("slash", "t", "h", "e", "m", "e", "enter")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
-        assert not app._notifications or all("needs an argument" not in str(n.message) for n in app._notifications)
+        assert not app._notifications or all(
+            "needs an argument" not in str(n.message) for n in app._notifications
+        )

@@ -63,7 +63,9 @@ async def test_model_picker_marks_the_model_in_use_and_lists_providers_with_keys
         assert marked(screen) == ["demo"] and highlighted(screen) == "demo"
         anthropic = [v for v in values(screen) if v.startswith("anthropic:")]
         assert "anthropic:claude-haiku-4-5" in anthropic
-        assert all(item.detail == "ANTHROPIC_API_KEY is set" for item in screen.shown if item.value in anthropic)
+        assert all(
+            item.detail == "ANTHROPIC_API_KEY is set" for item in screen.shown if item.value in anthropic
+        )
         assert not [v for v in values(screen) if v.startswith("openai:")]  # no OPENAI_API_KEY here
         # Typing filters; Enter takes the highlighted model, which the app switches to.
         await pilot.press(*"haiku-4-5")

@@ -129,7 +129,9 @@ def session_candidates(sessions: Iterable[SessionLike], fragment: str) -> list[C
     """Sessions (newest first, as listed) whose id starts with ``fragment``."""
     query = fragment.lower()
     return [
-        Completion(s.id, s.id[:8], f"{s.updated:%Y-%m-%d %H:%M}  {_one_line(s.title or '(untitled)')}", runs=True)
+        Completion(
+            s.id, s.id[:8], f"{s.updated:%Y-%m-%d %H:%M}  {_one_line(s.title or '(untitled)')}", runs=True
+        )
         for s in sessions
         if s.id.lower().startswith(query)
     ]

@@ -42,7 +42,9 @@ class PickerHost(Protocol):
 
     async def handle_slash(self, text: str) -> str: ...
 
-    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None) -> None: ...
+    def notify(
+        self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None
+    ) -> None: ...
 
     def push_screen(
         self, screen: Screen[Any], callback: ScreenResultCallbackType[Any] | None = None
@@ -56,7 +58,8 @@ async def open_picker(app: PickerHost, command: str) -> None:
         await app.push_screen(screen, _then(app, "/model"))
     elif command == "theme":
         await app.push_screen(
-            PickerScreen("Theme", theme_items(sorted(app.available_themes), app.theme), noun="themes"), _then(app, "/theme")
+            PickerScreen("Theme", theme_items(sorted(app.available_themes), app.theme), noun="themes"),
+            _then(app, "/theme"),
         )
     else:
         current = app.agent.session_id if app.agent is not None else None
@@ -65,7 +68,8 @@ async def open_picker(app: PickerHost, command: str) -> None:
             app.notify("No sessions yet.", title="Sessions")
             return
         await app.push_screen(
-            PickerScreen("Resume a session", session_items(infos, current), noun="sessions"), _resume(app, current)
+            PickerScreen("Resume a session", session_items(infos, current), noun="sessions"),
+            _resume(app, current),
         )
 
 
@@ -112,7 +116,8 @@ def session_items(infos: Sequence[SessionRow], current: str | None) -> list[Pick
         PickerItem(
             info.id,
             " ".join((info.title or "").split())[:60] or "(untitled)",
-            f"{info.updated:%Y-%m-%d %H:%M} · {info.message_count} msgs · {info.id[:8]}",
+            f"{info.updated:%Y-%m-%d %H:%M} · {info.message_count} msgs · {info.id[:8]}"
+            + (" · ⚠ damaged" if getattr(info, "damaged", None) else ""),
             current=info.id == current,
         )
         for info in infos
@@ -152,10 +157,14 @@ def model_picker(config: Config, current: str | None) -> PickerScreen:
 
         async def more() -> list[PickerItem]:
             names = await server_models(base_url, config.api_key_env, SERVER_TIMEOUT)
-            return [PickerItem(name, name, f"served at {base_url}", current=name == current) for name in names]
+            return [
+                PickerItem(name, name, f"served at {base_url}", current=name == current) for name in names
+            ]
 
     loading = f"Fetching the models of {base_url} …" if base_url else ""
-    return PickerScreen("Model", model_items(config, current), more=more, loading=loading, typed="a model name", noun="models")
+    return PickerScreen(
+        "Model", model_items(config, current), more=more, loading=loading, typed="a model name", noun="models"
+    )
 
 
 async def server_models(base_url: str, api_key_env: str | None, seconds: float = SERVER_TIMEOUT) -> list[str]:

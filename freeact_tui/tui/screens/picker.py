@@ -131,13 +131,17 @@ class PickerScreen(ModalScreen[str | None]):
     def _filter_changed(self, event: Input.Changed) -> None:
         self._show(event.value, keep_current=False)
         if not self.status.startswith(self._loading):
-            self._set_status(self._count_text() if self.shown or not self._typed else f"Enter: use {event.value!r}")
+            self._set_status(
+                self._count_text() if self.shown or not self._typed else f"Enter: use {event.value!r}"
+            )
 
     def _show(self, query: str, *, keep_current: bool) -> None:
         words = query.lower().split()
         options = self.query_one(OptionList)
         highlighted = options.highlighted_option.id if options.highlighted_option else None
-        self.shown = [item for item in self.items if all(w in f"{item.label} {item.detail}".lower() for w in words)]
+        self.shown = [
+            item for item in self.items if all(w in f"{item.label} {item.detail}".lower() for w in words)
+        ]
         width = max((len(item.label) for item in self.shown), default=0)
         options.set_options(Option(_row(item, width), id=item.value) for item in self.shown)
         values = [item.value for item in self.shown]
@@ -172,7 +176,10 @@ class PickerScreen(ModalScreen[str | None]):
 
 def _row(item: PickerItem, width: int) -> Content:
     mark = ("● ", "bold $success") if item.current else "  "
-    parts: list[str | tuple[str, str]] = [mark, (visible(item.label, multiline=False).ljust(width), "$foreground")]
+    parts: list[str | tuple[str, str]] = [
+        mark,
+        (visible(item.label, multiline=False).ljust(width), "$foreground"),
+    ]
     if item.detail:
         parts += ["  ", (visible(item.detail, multiline=False), "$text-muted")]
     if item.current:

@@ -100,9 +100,11 @@ class PromptCompleter:
         if context.kind == "command":
             return filter_commands(self._commands or command_entries(self._skills()), context.fragment)
         if context.kind == "session":
-            return None if self._sessions is None else [
-                c for c in self._sessions if c.text.lower().startswith(context.fragment.lower())
-            ]
+            return (
+                None
+                if self._sessions is None
+                else [c for c in self._sessions if c.text.lower().startswith(context.fragment.lower())]
+            )
         index = self.files.ready()
         return None if index is None else path_candidates(index.paths, context.fragment)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from textual import on
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -76,7 +77,7 @@ class CompletionMenu(Vertical):
         self.context: CompletionContext | None = None
         self.entries: list[Completion] = []
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield CompletionOptions(id="completion-options", markup=False)
         yield Static("", id="completion-more")
 
