@@ -64,13 +64,15 @@ def test_the_menu_lists_every_registered_command_and_the_skills() -> None:
         ("rwd", ["rewind"]),  # its letters in order, when nothing matches better
         ("ski", ["skills"]),  # not also task-planning (t-a-S-K-planning-I)
         ("PERM", ["permissions"]),
+        ("cop", ["cop", "copy"]),  # typed in full first, before a command it is a prefix of
+        ("task-planning", ["task-planning"]),
         ("zz", []),
     ],
 )
 def test_commands_filter_by_prefix_then_inside_else_letters(typed: str, first: list[str]) -> None:
-    found = [e.text for e in filter_commands(command_entries([("task-planning", "Plan")]), typed)]
+    found = [e.text for e in filter_commands(command_entries([("task-planning", "Plan"), ("cop", "A skill")]), typed)]
     assert found[: len(first)] == first
-    if typed in ("ski", "zz", "mo"):
+    if typed in ("ski", "zz", "mo", "cop"):
         assert found == first
 
 

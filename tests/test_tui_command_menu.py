@@ -97,6 +97,14 @@ async def test_slash_opens_the_menu_it_filters_and_enter_runs(
         await pilot.pause()
         assert prompt.text == "/task-planning " and not shown(app)
         assert app.agent is not None and not app.agent.history
+        # Typed in full, Enter sends it as typed (freeact's "/<skill>"), as without the menu.
+        prompt.load_text("")
+        await pilot.press(*"/task-planning")
+        assert highlighted(app) == "task-planning"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.agent is not None and len(app.agent.history) >= 2)
+        await until(pilot, lambda: not main(app).turn_running)
+        assert prompt.text == ""
 
 
 async def test_menu_keys_move_complete_and_close_without_losing_text(

@@ -8,8 +8,8 @@ Public interface:
   or nothing to complete (``None``: Tab keeps its usual meaning).
 - ``command_entries(skills) -> list[Completion]``: every slash command of the one registry
   (``commands.COMMANDS``) and every invocable skill, with its one-line help.
-- ``filter_commands(entries, fragment)``: those matching what was typed, best first (a prefix of the
-  name, then inside it; only when neither matches, its letters in order).
+- ``filter_commands(entries, fragment)``: those matching what was typed, best first (the name typed in full,
+  a prefix of it, then inside it; only when neither matches, its letters in order).
 - ``path_candidates(paths, fragment)``, ``session_candidates(sessions, fragment)``.
 - ``common_prefix(texts)``: how far Tab can complete without choosing.
 """
@@ -88,7 +88,9 @@ def filter_commands(entries: Sequence[Completion], fragment: str) -> list[Comple
     letters = re.compile(".*?".join(re.escape(c) for c in query))
     for order, entry in enumerate(entries):
         name = entry.text.lower()
-        if name.startswith(query):
+        if name == query:  # typed in full: Enter runs what was typed
+            rank = -1
+        elif name.startswith(query):
             rank = 0
         elif query in name:
             rank = 1

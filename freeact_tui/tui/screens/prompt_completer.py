@@ -149,5 +149,6 @@ class PromptCompleter:
         self.menu.close()
         prompt.focus()
         prompt.replace_fragment(context, completion.text, final=True)
-        if run and completion.runs:
+        # A skill typed in full is sent as typed (freeact's "/<skill>"); chosen from the list it waits for arguments.
+        if run and (completion.runs or context.fragment == completion.text):
             prompt.post_message(PromptInput.Submitted(prompt, prompt.text))
