@@ -114,7 +114,8 @@ class FreeactApp(App[None]):
         self.agent: Agent | None = None
         self.startup_error: str | None = None
         self.agent_ready = False
-        self._agent_modules_loaded = False  # importing pydantic-ai meanwhile in the UI would race the thread
+        # Set once pydantic-ai is imported (in a thread: importing it meanwhile in the UI would race it).
+        self._agent_modules_loaded = asyncio.Event()
         self.resume_hint: str | None = None
         """How to come back to the session, printed by the command line after the app exits."""
         self._exit_signals = ExitSignals(self.action_quit)
@@ -155,8 +156,10 @@ class FreeactApp(App[None]):
     async def _boot(self, screen: MainScreen) -> None:
         await self._ask_trust()
         mark("agent_import:start")
-        await asyncio.to_thread(_import_agent_modules)
-        self._agent_modules_loaded = True
+        try:
+            await asyncio.to_thread(_import_agent_modules)
+        finally:
+            self._agent_modules_loaded.set()  # also on a failure: a waiting /model picker must not hang
         mark("agent_import:end")
         problem = self._setup_problem(self._model)
         if problem is not None:
@@ -434,12 +437,7 @@ class FreeactApp(App[None]):
             return
         match command.name:
             case "model" | "theme" | "resume" | "sessions" if not command.arg:
-                if command.name == "model" and not self._agent_modules_loaded:  # pydantic-ai loads in a thread
-                    self.notify("The agent is still starting; try /model again in a moment.", severity="warning")
-                    return
-                from freeact_tui.tui import picker_commands  # loaded on use: not before the first screen
-
-                await picker_commands.open_picker(self, command.name)
+                self.run_worker(self._open_picker(command.name), group="picker", exclusive=True, exit_on_error=False)
             case "help":
                 await self._show_help()
             case "new":
@@ -483,6 +481,18 @@ class FreeactApp(App[None]):
                 await info_commands.show_permissions(self)
             case "quit" | "exit":
                 await self.action_quit()
+
+    async def _open_picker(self, name: str) -> None:
+        """The picker of ``/name`` (the model's waits until pydantic-ai is imported: its model names)."""
+        from freeact_tui.tui import picker_commands  # loaded on use: not before the first screen
+
+        try:
+            if name == "model" and not self._agent_modules_loaded.is_set():
+                self.notify("Loading the model list…", timeout=3)
+                await self._agent_modules_loaded.wait()
+            await picker_commands.open_picker(self, name)
+        except Exception as exc:  # a broken sessions dir or config: said, the app and session stay intact
+            await self.main_screen.conversation.error(f"/{name} failed: {exc}")
 
     @property
     def current_model(self) -> str | None:
