@@ -150,6 +150,14 @@ async def test_menu_keys_move_complete_and_close_without_losing_text(
         assert not shown(app)
         await pilot.press("up")
         assert prompt.text == "an earlier prompt"
+        # With text after the cursor, Enter only completes (that text would become the argument).
+        prompt.load_text("/mo\nswitch to the other one")
+        prompt.move_cursor((0, 3))
+        await pilot.pause()
+        assert highlighted(app) == "model"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert prompt.text == "/model \nswitch to the other one" and not isinstance(app.screen, PickerScreen)
         # A click takes an entry as Enter does.
         prompt.load_text("")
         await pilot.press("slash", "h", "e")

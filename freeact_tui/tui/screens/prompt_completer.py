@@ -150,5 +150,8 @@ class PromptCompleter:
         prompt.focus()
         prompt.replace_fragment(context, completion.text, final=True)
         # A skill typed in full is sent as typed (freeact's "/<skill>"); chosen from the list it waits for arguments.
+        typed_after = prompt.get_text_range(prompt.cursor_location, prompt.document.end).strip()
+        if typed_after:  # text after the cursor would become the argument: complete only, run nothing
+            return
         if run and (completion.runs or context.fragment == completion.text):
             prompt.post_message(PromptInput.Submitted(prompt, prompt.text))
