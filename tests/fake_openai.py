@@ -177,11 +177,16 @@ class FakeOpenAI:
     Args:
         default: the reply once the script is used up (``None``: HTTP 400 naming the request).
         model: the model name reported in replies.
+        models: the ids ``GET /models`` lists (``None``: ``model`` alone).
     """
 
-    def __init__(self, default: ReplySpec | None = None, *, model: str = "fake-model") -> None:
+    def __init__(
+        self, default: ReplySpec | None = None, *, model: str = "fake-model", models: Sequence[str] | None = None
+    ) -> None:
         self.default = default
         self.model = model
+        self.models = list(models) if models is not None else [model]
+        self.model_list_requests = 0
         self.requests: list[RecordedRequest] = []
         self._script: list[ReplySpec] = []
         self._lock = threading.Lock()
@@ -274,7 +279,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         if self.path.rstrip("/").endswith("/models"):
             fake = self.server_fake
-            self._json(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
+            fake.model_list_requests += 1
+            self._json(200, {"object": "list", "data": [{"id": name, "object": "model"} for name in fake.models]})
         else:
             self._json(404, {"error": {"message": f"no route {self.path}"}})
 

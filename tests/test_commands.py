@@ -26,7 +26,7 @@ def test_registry_has_every_command_with_description() -> None:
     ]  # fmt: skip
     assert get_command("compact").usage == "/compact [FOCUS]"  # type: ignore[union-attr]
     assert all(spec.description for spec in COMMANDS)
-    assert get_command("/resume") is not None and get_command("resume").usage == "/resume ID"  # type: ignore[union-attr]
+    assert get_command("/resume") is not None and get_command("resume").usage == "/resume [ID]"  # type: ignore[union-attr]
     assert get_command("export").usage == "/export [PATH]"  # type: ignore[union-attr]
     assert get_command("nope") is None
 
@@ -64,8 +64,10 @@ def test_unknown_command_suggests_the_closest() -> None:
 
 
 def test_argument_errors() -> None:
-    missing = parse_slash("/resume")
-    assert isinstance(missing, SlashError) and "/resume ID" in missing.message
+    # Without an argument these open a picker (tests/test_tui_pickers.py).
+    assert [parse_slash(f"/{name}") for name in ("resume", "model", "theme")] == [
+        SlashCommand("resume"), SlashCommand("model"), SlashCommand("theme")
+    ]
     extra = parse_slash("/clear everything")
     assert isinstance(extra, SlashError) and "takes no argument" in extra.message
 
@@ -116,7 +118,7 @@ async def test_palette_discovery_lists_argument_free_commands() -> None:
         provider = SlashCommandProvider(app.screen)
         shown = [hit.text async for hit in provider.discover()]
         assert shown == [
-            "/help", "/new", "/sessions", "/export", "/context", "/compact", "/undo", "/rewind", "/diff", "/clear",
+            "/help", "/new", "/sessions", "/resume", "/model", "/theme", "/export", "/context", "/compact", "/undo", "/rewind", "/diff", "/clear",
             "/copy", "/permissions", "/skills", "/quit", "/exit",
         ]  # fmt: skip
         await pilot.pause()

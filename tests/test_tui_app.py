@@ -14,6 +14,7 @@ from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.first_run import FirstRunScreen
 from freeact_tui.tui.screens.main import MainScreen
+from freeact_tui.tui.screens.picker import PickerScreen
 from freeact_tui.tui.widgets.blocks import (
     ErrorBlock,
     NoticeBlock,
@@ -255,10 +256,11 @@ async def test_slash_commands(
         await pilot.pause()
         assert app.agent.session_id != old_id
 
-        await send(pilot, "/sessions")
-        await pilot.pause()
-        listing = main(app).conversation.query(NoticeBlock).last().text
-        assert old_id[:8] in listing and "question one" in listing
+        await send(pilot, "/sessions")  # a picker of the stored sessions (tests/test_tui_pickers.py)
+        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        listing = [f"{i.label} {i.detail}" for i in app.screen.shown]  # type: ignore[attr-defined]
+        assert any(old_id[:8] in row and "question one" in row for row in listing)
+        await pilot.press("escape")
 
         await send(pilot, f"/resume {old_id[:8]}")
         await pilot.pause()

@@ -114,6 +114,8 @@ class FreeactApp(App[None]):
         self.agent: Agent | None = None
         self.startup_error: str | None = None
         self.agent_ready = False
+        # Set once pydantic-ai is imported (in a thread: importing it meanwhile in the UI would race it).
+        self._agent_modules_loaded = asyncio.Event()
         self.resume_hint: str | None = None
         """How to come back to the session, printed by the command line after the app exits."""
         self._exit_signals = ExitSignals(self.action_quit)
@@ -154,7 +156,10 @@ class FreeactApp(App[None]):
     async def _boot(self, screen: MainScreen) -> None:
         await self._ask_trust()
         mark("agent_import:start")
-        await asyncio.to_thread(_import_agent_modules)
+        try:
+            await asyncio.to_thread(_import_agent_modules)
+        finally:
+            self._agent_modules_loaded.set()  # also on a failure: a waiting /model picker must not hang
         mark("agent_import:end")
         problem = self._setup_problem(self._model)
         if problem is not None:
@@ -431,6 +436,8 @@ class FreeactApp(App[None]):
             )
             return
         match command.name:
+            case "model" | "theme" | "resume" | "sessions" if not command.arg:
+                self.run_worker(self._open_picker(command.name), group="picker", exclusive=True, exit_on_error=False)
             case "help":
                 await self._show_help()
             case "new":
@@ -456,8 +463,6 @@ class FreeactApp(App[None]):
                 self.theme = command.arg
                 self._saved_theme = command.arg
                 save_user_setting("theme", command.arg)
-            case "sessions":
-                await info_commands.list_sessions(self)
             case "export":
                 await info_commands.export(self, command.arg)
             case "undo" | "diff" | "rewind":
@@ -476,6 +481,27 @@ class FreeactApp(App[None]):
                 await info_commands.show_permissions(self)
             case "quit" | "exit":
                 await self.action_quit()
+
+    async def _open_picker(self, name: str) -> None:
+        """The picker of ``/name`` (the model's waits until pydantic-ai is imported: its model names)."""
+        from freeact_tui.tui import picker_commands  # loaded on use: not before the first screen
+
+        try:
+            if name == "model" and not self._agent_modules_loaded.is_set():
+                self.notify("Loading the model list…", timeout=3)
+                await self._agent_modules_loaded.wait()
+            await picker_commands.open_picker(self, name)
+        except Exception as exc:  # a broken sessions dir or config: said, the app and session stay intact
+            await self.main_screen.conversation.error(f"/{name} failed: {exc}")
+
+    @property
+    def current_model(self) -> str | None:
+        """The model name in use as the user gave it (``provider:name``), else the agent's own name."""
+        if isinstance(self._model, str):
+            return self._model
+        if self.config.model:
+            return self.config.model
+        return self.agent.model_name if self.agent is not None else None
 
     def _model_problem(self, model: str) -> str | None:
         """What keeps ``model`` from being used (a missing key, an unknown provider), found offline."""

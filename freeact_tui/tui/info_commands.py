@@ -1,4 +1,4 @@
-"""``/context``, ``/compact``, ``/permissions``, ``/skills``, ``/sessions`` and ``/export``: the slash
+"""``/context``, ``/compact``, ``/permissions``, ``/skills`` and ``/export``: the slash
 commands that show or write out what the app holds, without changing the session or the agent.
 
 Each function takes the app (as an ``InfoHost``: what they use of it, so that they never import
@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from freeact_tui import paths
-from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.commands import SlashCommand
 from freeact_tui.tui.context_report import context_report
 
@@ -93,20 +92,6 @@ async def list_skills(app: InfoHost) -> None:
         )
         text += "\n\nInvoke one with `/<name> args` (also from the `@` picker: type `/`)."
     await app.main_screen.conversation.notice(text, title=f"Skills ({len(skills)})")
-
-
-async def list_sessions(app: InfoHost) -> None:
-    """``/sessions``: the latest sessions, newest first."""
-    infos = SessionStore(app.config.resolved_sessions_dir()).list()
-    if not infos:
-        await app.main_screen.conversation.notice("No sessions yet.", title="Sessions")
-        return
-    lines = [
-        f"{info.id[:8]}  {info.updated:%Y-%m-%d %H:%M}  {info.message_count:>4} msgs  {info.title or '(untitled)'}"
-        for info in infos[:30]
-    ]
-    lines.append("\n/resume ID resumes one (a unique prefix is enough).")
-    await app.main_screen.conversation.notice("\n".join(lines), title="Sessions")
 
 
 async def export(app: InfoHost, arg: str) -> None:

@@ -40,6 +40,13 @@ class FileIndexCache:
             self._task = asyncio.create_task(self._build())
         return await asyncio.shield(self._task)
 
+    def ready(self) -> FileIndex | None:
+        """The index if it is built (``None`` while listing, before the first ``get()`` or after a failure)."""
+        task = self._task
+        if task is None or not task.done() or task.cancelled() or task.exception() is not None:
+            return None
+        return task.result()
+
     async def _build(self) -> FileIndex:
         return FileIndex(await asyncio.to_thread(list_files, self.root))
 

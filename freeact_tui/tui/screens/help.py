@@ -128,8 +128,10 @@ class HelpScreen(ModalScreen[None]):
                 yield Label("Slash commands (type in the prompt)", classes="help-section")
                 yield Static(_table(commands, "bold $accent", width), classes="help-table")
                 yield Static(
-                    "Start a prompt with // to send text beginning with a slash. "
-                    "Ctrl+P opens the command palette with the same commands.",
+                    "Type / at the start of the prompt for a menu of these and the skills; Tab completes "
+                    "a command, a path after @ and a session id after /resume. /model, /theme, /resume "
+                    "and /sessions without an argument open a picker. Start a prompt with // to send "
+                    "text beginning with a slash. Ctrl+P opens the command palette with the same commands.",
                     classes="help-note",
                     markup=False,
                 )

@@ -24,9 +24,11 @@ from freeact_tui.tui.screens.chat_host import ChatHost, read_only_reason, welcom
 from freeact_tui.tui.screens.event_router import AgentStatus, EventRouter
 from freeact_tui.tui.screens.file_picker import FileIndexCache, FilePicker
 from freeact_tui.tui.screens.first_run import setup_guide
+from freeact_tui.tui.screens.prompt_completer import PromptCompleter
 from freeact_tui.tui.screens.user_shell import shell_command, show_user_shell
 from freeact_tui.tui.widgets.blocks import ActionBlock, Block, ResponseBlock
 from freeact_tui.tui.widgets.blocks.output import toggle_details
+from freeact_tui.tui.widgets.completion_menu import CompletionMenu
 from freeact_tui.tui.widgets.conversation import ConversationLog
 from freeact_tui.tui.widgets.find_bar import FindBar, block_text
 from freeact_tui.tui.widgets.follow_marker import NewOutputMarker
@@ -104,9 +106,20 @@ class MainScreen(Screen[None]):
         yield NewOutputMarker("Ctrl+G", id="output-below")
         yield FindBar(id="find-bar")
         yield QueuedMessages(id="queued")
+        yield CompletionMenu(id="completion-menu")
         yield PromptInput(id="prompt")
         yield StatusBar(id="status-bar")
         yield KeyFooter()
+
+    def on_mount(self) -> None:
+        self.completer = PromptCompleter(
+            self.prompt,
+            self.query_one(CompletionMenu),
+            files=self.files,
+            skills=self.host.skill_entries,
+            sessions_dir=self.host.config.resolved_sessions_dir,
+            notify=lambda text: self.notify(text, timeout=3),
+        )
 
     @property
     def conversation(self) -> ConversationLog:
@@ -228,6 +241,26 @@ class MainScreen(Screen[None]):
         except OSError as exc:  # an unreadable working dir: send the prompt as typed
             self.notify(f"Mentioned files not attached: {exc}", severity="warning")
             return prompt
+
+    def on_text_area_changed(self, message: TextArea.Changed) -> None:
+        if message.text_area is self.prompt:
+            self.completer.refresh()
+
+    def on_text_area_selection_changed(self, message: TextArea.SelectionChanged) -> None:
+        if message.text_area is self.prompt:
+            self.completer.refresh()
+
+    def on_prompt_input_completion_requested(self, message: PromptInput.CompletionRequested) -> None:
+        self.run_worker(self.completer.complete(message.context), group="complete", exclusive=True, exit_on_error=False)
+
+    def on_prompt_input_completion_chosen(self, message: PromptInput.CompletionChosen) -> None:
+        self.completer.chosen(message.context, message.completion, run=message.run)
+
+    def on_completion_menu_clicked(self, message: CompletionMenu.Clicked) -> None:
+        self.completer.chosen(message.context, message.completion, run=True)
+
+    def on_prompt_input_menu_dismissed(self) -> None:
+        self.completer.dismissed()
 
     def on_prompt_input_mention_requested(self) -> None:
         def insert(path: str | None) -> None:

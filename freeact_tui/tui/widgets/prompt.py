@@ -1,4 +1,10 @@
-"""The prompt: a multi-line text area where Enter sends and Up/Down at the edges browse earlier prompts."""
+"""The prompt: a multi-line text area where Enter sends and Up/Down at the edges browse earlier prompts.
+
+While the completion menu above it is open (``menu``, set by the screen), Up/Down move in the menu,
+Enter and Tab take its highlighted entry and Esc closes it; the text stays as typed. Tab with the menu
+closed asks to complete what is before the cursor (a ``/command``, an ``@path``, a ``/resume`` id) and
+moves the focus on only when there is nothing to complete.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,9 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from freeact_tui.textsafe import visible_in_place
+from freeact_tui.tui.completion import Completion, CompletionContext, completion_context
 from freeact_tui.tui.history import PromptHistory
+from freeact_tui.tui.widgets.completion_menu import CompletionMenu
 
 _NEWLINE_KEYS = {"ctrl+j", "alt+enter", "shift+enter", "ctrl+enter"}
 
@@ -50,9 +58,30 @@ class PromptInput(TextArea):
     class HelpRequested(Message):
         """The user typed ``?`` into an empty prompt (the screen opens the help)."""
 
+    class CompletionRequested(Message):
+        """Tab with something to complete before the cursor and the menu closed."""
+
+        def __init__(self, context: CompletionContext) -> None:
+            super().__init__()
+            self.context = context
+
+    class CompletionChosen(Message):
+        """Enter (``run``) or Tab took the menu's highlighted entry for ``context``."""
+
+        def __init__(self, context: CompletionContext, completion: Completion, run: bool) -> None:
+            super().__init__()
+            self.context = context
+            self.completion = completion
+            self.run = run
+
+    class MenuDismissed(Message):
+        """Esc closed the menu (it stays closed until the text changes)."""
+
     def __init__(self, *, history: PromptHistory | None = None, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.prompt_history = history if history is not None else PromptHistory()
+        self.menu: CompletionMenu | None = None
+        """The menu the screen draws above the prompt; its keys come from here while it is open."""
 
     def get_line(self, line_index: int) -> Text:
         """A line as drawn: a pasted or mentioned name's control characters shown, never sent."""
@@ -73,6 +102,8 @@ class PromptInput(TextArea):
         if text is None:
             return False
         self._set(text)
+        if self.menu is not None:  # a browsed "/help" opens no menu: Up/Down keep browsing
+            self.post_message(self.MenuDismissed())
         return True
 
     def _set(self, text: str) -> None:
@@ -93,6 +124,43 @@ class PromptInput(TextArea):
         self.prompt_history.reset()
         self.load_text("")
 
+    def completion_context(self) -> CompletionContext | None:
+        """What the text before the cursor asks to complete (``None``: nothing)."""
+        row, column = self.cursor_location
+        if self.selection.start != self.selection.end:
+            return None
+        return completion_context(self.document.get_line(row)[:column], row)
+
+    def replace_fragment(self, context: CompletionContext, text: str, *, final: bool) -> None:
+        """Put ``text`` in place of what ``context`` completes (a space after it when ``final``)."""
+        row, column = self.cursor_location
+        line = self.document.get_line(row)
+        after = line[column:]
+        suffix = " " if final and not after.startswith(" ") else ""
+        self.replace(text + suffix, (row, context.start), (row, column))
+        self.move_cursor((row, context.start + len(text) + len(suffix)))
+
+    def _menu_key(self, key: str) -> bool:
+        """Handle ``key`` for the open menu; False when the menu is closed or does not take it."""
+        menu = self.menu
+        if menu is None or not menu.is_open or menu.context is None:
+            return False
+        if key in ("up", "down"):
+            menu.move(-1 if key == "up" else 1)
+        elif key in ("pageup", "pagedown"):
+            menu.move(-5 if key == "pageup" else 5)
+        elif key in ("enter", "tab"):
+            chosen = menu.highlighted
+            if chosen is None:
+                return False
+            self.post_message(self.CompletionChosen(menu.context, chosen, run=key == "enter"))
+        elif key == "escape":
+            menu.close()
+            self.post_message(self.MenuDismissed())
+        else:
+            return False
+        return True
+
     def _at_word_start(self) -> bool:
         row, column = self.cursor_location
         return column == 0 or self.document.get_line(row)[column - 1 : column].isspace()
@@ -101,7 +169,14 @@ class PromptInput(TextArea):
         key = event.key
         if self.read_only:
             return
-        if key == "enter":
+        if self._menu_key(key):
+            event.stop()
+            event.prevent_default()
+        elif key == "tab" and (context := self.completion_context()) is not None:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.CompletionRequested(context))
+        elif key == "enter":
             event.stop()
             event.prevent_default()
             self.post_message(self.Submitted(self, self.text))

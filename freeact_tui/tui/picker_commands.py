@@ -1,0 +1,198 @@
+"""``/model``, ``/theme``, ``/resume`` and ``/sessions`` without an argument: a picker of the values,
+the current one marked; the value chosen runs the command with it (``/model NAME`` …), as typed.
+
+The models listed: the one in use, the configured one, the offline demo, and the models pydantic-ai
+knows of every provider whose key is set in the environment; with a ``base_url`` server (where every
+name goes to that server) its ``GET /models`` list instead of the providers', fetched in a worker with a short timeout (a failure is said under the list).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui.screens.picker import PickerItem, PickerLoadError, PickerScreen
+
+if TYPE_CHECKING:
+    from textual.screen import Screen, ScreenResultCallbackType
+
+    from freeact_tui.agent.agent import Agent
+    from freeact_tui.config import Config
+
+SERVER_TIMEOUT = 3.0
+"""Seconds the server's model list may take (the picker is usable meanwhile)."""
+
+
+class PickerHost(Protocol):
+    """What the pickers need of their app (``FreeactApp``)."""
+
+    @property
+    def agent(self) -> Agent | None: ...
+    @property
+    def config(self) -> Config: ...
+    @property
+    def current_model(self) -> str | None: ...
+    @property
+    def theme(self) -> str: ...
+    @property
+    def available_themes(self) -> dict[str, Any]: ...
+
+    async def handle_slash(self, text: str) -> str: ...
+
+    def notify(
+        self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None
+    ) -> None: ...
+
+    def push_screen(
+        self, screen: Screen[Any], callback: ScreenResultCallbackType[Any] | None = None
+    ) -> Awaitable[object]: ...
+
+
+async def open_picker(app: PickerHost, command: str) -> None:
+    """Show the picker of ``command`` (``model``, ``theme``, ``resume`` or ``sessions``)."""
+    if command == "model":
+        screen = model_picker(app.config, app.current_model)
+        await app.push_screen(screen, _then(app, "/model"))
+    elif command == "theme":
+        await app.push_screen(
+            PickerScreen("Theme", theme_items(sorted(app.available_themes), app.theme), noun="themes"),
+            _then(app, "/theme"),
+        )
+    else:
+        current = app.agent.session_id if app.agent is not None else None
+        infos = await asyncio.to_thread(SessionStore(app.config.resolved_sessions_dir()).list)
+        if not infos:
+            app.notify("No sessions yet.", title="Sessions")
+            return
+        await app.push_screen(
+            PickerScreen("Resume a session", session_items(infos, current), noun="sessions"),
+            _resume(app, current),
+        )
+
+
+def _then(app: PickerHost, command: str) -> Callable[[str | None], Awaitable[None]]:
+    async def run(value: str | None) -> None:
+        if value:
+            await app.handle_slash(f"{command} {value}")
+
+    return run
+
+
+def _resume(app: PickerHost, current: str | None) -> Callable[[str | None], Awaitable[None]]:
+    async def run(value: str | None) -> None:
+        if value and value == current:
+            app.notify("That is the session open now.")
+        elif value:
+            await app.handle_slash(f"/resume {value}")
+
+    return run
+
+
+# -- the items ---------------------------------------------------------------------------------------
+
+
+def theme_items(names: list[str], current: str) -> list[PickerItem]:
+    """The themes, the current one marked."""
+    return [PickerItem(name, name, current=name == current) for name in names]
+
+
+class SessionRow(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def updated(self) -> datetime: ...
+    @property
+    def message_count(self) -> int: ...
+
+
+def session_items(infos: Sequence[SessionRow], current: str | None) -> list[PickerItem]:
+    """Stored sessions as listed (newest first): title, then date, size in messages and id."""
+    return [
+        PickerItem(
+            info.id,
+            " ".join((info.title or "").split())[:60] or "(untitled)",
+            f"{info.updated:%Y-%m-%d %H:%M} · {info.message_count} msgs · {info.id[:8]}"
+            + (" · ⚠ damaged" if getattr(info, "damaged", None) else ""),
+            current=info.id == current,
+        )
+        for info in infos
+    ]
+
+
+def model_items(config: Config, current: str | None) -> list[PickerItem]:
+    """The models usable now, without the network: in use, configured, offline, and by key found."""
+    from pydantic_ai.models import known_model_names
+
+    from freeact_tui.agent.models import DEMO_MODEL, keys_found
+
+    items: dict[str, PickerItem] = {}
+
+    def add(name: str | None, detail: str) -> None:
+        if name and name not in items:
+            items[name] = PickerItem(name, name, detail, current=name == current)
+
+    add(current, "")
+    add(config.model, "from the config")
+    add(DEMO_MODEL, "offline demo, no key")
+    if config.base_url:  # a provider:name would be sent to that server too: its own list is fetched
+        return list(items.values())
+    known = known_model_names()
+    for provider, variable in keys_found():
+        for name in known:
+            if name.startswith(f"{provider}:"):
+                add(name, f"{variable} is set")
+    return list(items.values())
+
+
+def model_picker(config: Config, current: str | None) -> PickerScreen:
+    """The ``/model`` picker; with ``base_url``, the server's models are fetched while it is open."""
+    base_url = config.base_url
+    more = None
+    if base_url:
+
+        async def more() -> list[PickerItem]:
+            names = await server_models(base_url, config.api_key_env, SERVER_TIMEOUT)
+            return [
+                PickerItem(name, name, f"served at {base_url}", current=name == current) for name in names
+            ]
+
+    loading = f"Fetching the models of {base_url} …" if base_url else ""
+    return PickerScreen(
+        "Model", model_items(config, current), more=more, loading=loading, typed="a model name", noun="models"
+    )
+
+
+async def server_models(base_url: str, api_key_env: str | None, seconds: float = SERVER_TIMEOUT) -> list[str]:
+    """The model ids an OpenAI-compatible server lists at ``GET {base_url}/models``.
+
+    Raises:
+        PickerLoadError: The server did not answer in ``seconds``, answered with an error, or
+            with something that is not a model list (the message says which).
+    """
+    import os
+
+    import httpx
+
+    url = base_url.rstrip("/") + "/models"
+    key = os.environ.get(api_key_env) if api_key_env else None
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        async with httpx.AsyncClient(timeout=seconds) as client:
+            response = await client.get(url, headers=headers)
+    except httpx.TimeoutException:
+        raise PickerLoadError(f"{url} did not answer within {seconds:g} s.") from None
+    except httpx.HTTPError as exc:
+        raise PickerLoadError(f"Cannot reach {url}: {exc or type(exc).__name__}") from None
+    if response.status_code != 200:
+        raise PickerLoadError(f"{url} answered HTTP {response.status_code}.")
+    try:
+        data = response.json()["data"]
+        names = [str(entry["id"]) for entry in data]
+    except (ValueError, KeyError, TypeError):
+        raise PickerLoadError(f"{url} did not send a model list.") from None
+    return sorted(names)
