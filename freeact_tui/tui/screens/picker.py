@@ -119,7 +119,9 @@ class PickerScreen(ModalScreen[str | None]):
     def _count_text(self) -> str:
         if len(self.shown) != len(self.items):
             return f"{len(self.shown)} of {len(self.items)} {self._noun}"
-        return f"{len(self.items)} {self._noun}"
+        # "1 model", not "1 models": the nouns given are plain plurals
+        noun = self._noun[:-1] if len(self.items) == 1 and self._noun.endswith("s") else self._noun
+        return f"{len(self.items)} {noun}"
 
     def _set_status(self, text: str, *, error: bool = False) -> None:
         self.status = text
