@@ -131,8 +131,7 @@ async def run_diff(app: CheckpointHost, arg: str = "", corr_id: str | None = Non
     except CheckpointsUnavailableHere as exc:
         app.notify(f"No diff: {exc}", severity="warning", timeout=6)
         return
-    summary = " ".join(record.summary.split())
-    title = f"Changes of {record.kind} action: {summary[:60]}{'…' if len(summary) > 60 else ''}"
+    title = f"Changes of {record.kind} action: {one_line_summary(record.summary, 60)}"
     await app.push_screen(DiffScreen(title, diff))
 
 

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
-from freeact_tui.textsafe import visible
+from freeact_tui.textsafe import one_line_summary, visible
 from freeact_tui.tui.widgets.blocks.base import Block
 from freeact_tui.tui.widgets.image_preview import ImagePreview, load_cells
 
@@ -52,7 +52,7 @@ class ToolOutputBlock(Block):
 
     def compose(self) -> ComposeResult:
         first = self.content.strip().splitlines()[:_PREVIEW_LINES]
-        preview = first[0][:60] if first else "(empty)"
+        preview = one_line_summary(first[0], 60) if first else "(empty)"
         with Collapsible(title=self.label(f"{self.kind}: {preview}"), collapsed=True):
             yield Static(Content(visible(self.content)), markup=False)
 
