@@ -277,12 +277,7 @@ class ExecutionOutputBlock(Block):
             if strips:
                 notes.append(ImagePreview(strips))
         if truncated:
-            note = (
-                _file_link("output truncated; full result: ", result_path)
-                if result_path
-                else Content("output truncated")
-            )
-            notes.append(Static(note, classes="output-note"))
+            notes.append(Static(inline_limit_note(result_path), classes="output-note"))
         if notes:
             await self.mount_all(notes)
 
@@ -296,6 +291,14 @@ def toggle_details(root: Widget) -> None:
         collapsible.collapsed = not expand
     for log in logs:
         log.set_folded(not expand)
+
+
+def inline_limit_note(result_path: Path | None) -> Content:
+    """What the log says under a result longer than the inline limit: what the model got, where the rest is."""
+    told = "Over the inline limit (tool_result_inline_max_bytes): the model got its head and tail; "
+    if result_path is None:
+        return Content(told + "the full text was not saved (persistence is off).")
+    return _file_link(told + "full text: ", result_path)
 
 
 def _file_link(prefix: str, path: Path) -> Content:
