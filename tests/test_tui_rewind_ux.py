@@ -14,7 +14,6 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
 from freeact_tui.agent.user_shell import context_entry
-from freeact_tui.agent.user_words import user_words
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.confirm import ConfirmScreen
@@ -22,6 +21,7 @@ from freeact_tui.tui.screens.rewind import RewindScreen
 from freeact_tui.tui.screens.undo import UndoScreen
 from freeact_tui.tui.widgets.blocks import NoticeBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
+from freeact_tui.userwords import user_words
 from tests import helpers
 from tests.scripted import Code, Script, script
 
@@ -191,3 +191,17 @@ async def test_an_undo_note_about_a_withdrawn_action_never_reaches_the_model(
         assert last.endswith("go on")
         assert "rewound the conversation" in last
         assert "undid" not in last
+
+
+def test_the_demo_model_acts_on_the_users_words_not_on_a_rewind_note_before_them() -> None:
+    from freeact_tui.demo.intents import parse_intent
+    from freeact_tui.demo.model import _read_turn
+
+    note = (
+        "[Note: the user rewound the conversation to before their message “create a file hello.txt with hi”; "
+        "the later messages were withdrawn.]"
+    )
+    shell = context_entry("seq 1 3", "1\n2\n3\n", failed=False)
+    turn = _read_turn([ModelRequest(parts=[UserPromptPart(f"{note}\n\n{shell}\n\nwhat is 2**10")])])
+    assert turn.prompt == "what is 2**10"
+    assert parse_intent(turn.prompt).kind == "compute"

@@ -23,13 +23,13 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, UserContent, UserPr
 
 from freeact_tui.actions.code import CheckpointFn
 from freeact_tui.agent.action_log import ACTION_LOG, ActionLog, ActionRecord, named_paths_outside
-from freeact_tui.agent.user_words import user_words
 from freeact_tui.events import AgentEvent, CheckpointNotice
 from freeact_tui.execution.action_checkpoints import ActionCheckpoints
 from freeact_tui.execution.checkpoint_limits import CheckpointLimits, SkippedFile
 from freeact_tui.execution.checkpoint_records import FileChange, RestoreResult
 from freeact_tui.execution.shadow_git import CheckpointError
 from freeact_tui.toolcalls import ToolCall
+from freeact_tui.userwords import user_words
 
 if TYPE_CHECKING:
     from freeact_tui.agent.settings import Settings

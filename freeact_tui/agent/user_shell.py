@@ -12,9 +12,9 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from freeact_tui.agent.user_words import fence_for
 from freeact_tui.events import AgentEvent, CodeExecutionOutput, CodeExecutionOutputChunk
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
+from freeact_tui.userwords import fence_for
 
 CONTEXT_MAX_CHARS = 4000  # of one command's output in the next prompt (head and tail kept)
 

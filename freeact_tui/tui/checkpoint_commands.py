@@ -184,8 +184,8 @@ async def run_rewind(app: CheckpointHost) -> None:
             await screen.conversation.notice(outcome.summary(), title="Rewind")
 
         title = f"Rewind to before “{one_line_summary(turn.text, 40)}”?"
-        if edited:
-            title = f"{len(edited)} file(s) edited outside the agent: rewind anyway?"
+        if edited:  # the warning in the title too: Enter does not confirm this one
+            title = f"Rewind to before “{one_line_summary(turn.text, 30)}”? {len(edited)} file(s) edited outside the agent"
         await app.push_screen(
             ConfirmScreen(title, message, yes_label="Rewind", default_yes=not edited), confirmed
         )
@@ -223,8 +223,8 @@ def _rewind_question(
 
 def _edited_text(edited: Sequence[str], what: str) -> str:
     return (
-        f"Edited outside the agent since the checkpoint: {name_files(edited)}. The {what} overwrites "
-        "these edits. y goes ahead; Enter, n or Esc keeps them."
+        f"Edited outside the agent since the checkpoint: {name_files(edited)}. The {what} overwrites or "
+        "removes them, edits and all. y goes ahead; Enter, n or Esc keeps them."
     )
 
 
