@@ -73,12 +73,18 @@ class ToolOutputApp(App[None]):
         )
 
 
-async def test_a_subagent_answer_title_is_plain_words_cut_between_words() -> None:
+async def test_a_subagent_answer_title_is_plain_words_cut_between_words_to_fit_the_width() -> None:
+    plain = "The kernel printed 2432902008176640000, so the factorial of 20 is 2432902008176640000."
     app = ToolOutputApp()
-    async with app.run_test(size=SIZE):
+    async with app.run_test(size=(80, 24)) as pilot:
         title = str(app.query_one(Collapsible).title)
-        assert title.endswith("Subagent answer: The kernel printed 2432902008176640000, so the factorial…")
         assert "`" not in title and "**" not in title
+        shown = title.removeprefix("\\[main] Subagent answer: ")  # the title is markup: "[" escaped
+        assert shown.endswith("…") and plain.startswith(shown[:-1]) and plain[len(shown) - 1] == " "
+        assert len(title) + 4 <= 80  # "▶ " and the margins: nothing cut by the screen's edge
+        await pilot.resize_terminal(120, 24)
+        await pilot.pause()
+        assert str(app.query_one(Collapsible).title) == f"\\[main] Subagent answer: {plain}"  # room for it all
 
 
 async def test_skills_are_listed_as_plain_text(tmp_path: Path) -> None:

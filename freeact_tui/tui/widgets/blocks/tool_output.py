@@ -59,10 +59,20 @@ class ToolOutputBlock(Block):
         self.is_error = is_error
         self.set_class(is_error, "-error")
 
-    def compose(self) -> ComposeResult:
+    def _title(self, width: int = 0) -> str:
+        """The kind and the output's first line, cut between words to fit ``width`` cells (0: 60 characters)."""
         first = self.content.strip().splitlines()[:_PREVIEW_LINES]
-        preview = one_line_summary(first[0], 60) if first else "(empty)"
-        with Collapsible(title=self.label(f"{self.kind}: {preview}"), collapsed=True):
+        room = (
+            max(width - len(self.agent_id) - len(self.kind) - 10, 20) if width else 60
+        )  # "▶ [id] kind: " and margins
+        preview = one_line_summary(first[0], room) if first else "(empty)"
+        return self.label(f"{self.kind}: {preview}")
+
+    def on_resize(self) -> None:
+        self.query_one(Collapsible).title = self._title(self.size.width)
+
+    def compose(self) -> ComposeResult:
+        with Collapsible(title=self._title(), collapsed=True):
             yield Static(Content(visible(self.content)), markup=False)
         if self.truncated:  # under the title, seen while collapsed
             yield Static(inline_limit_note(self.result_path), classes="output-note")
