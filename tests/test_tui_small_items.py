@@ -163,3 +163,13 @@ async def test_export_without_a_path_writes_to_the_data_dir_and_names_it(
         await send(pilot, app, "/export out/chat.md")  # a path: as given
         assert "an answer" in (project / "out" / "chat.md").read_text()
         assert notices(app, "Export")[-1] == f"Exported to {project / 'out' / 'chat.md'}"
+
+
+def test_a_session_title_is_the_users_words_in_plain_text() -> None:
+    from freeact_tui.agent.user_shell import context_entry
+    from freeact_tui.store.index import make_title
+
+    shell = context_entry("ls", "a.txt\n", failed=False)
+    assert make_title(f"{shell}\n\nSummarise **every** file in `src/`") == "Summarise every file in src/"
+    long = make_title("word " * 40)
+    assert long.endswith("word…") and len(long) <= 80
