@@ -223,6 +223,9 @@ class ToolOutput(AgentEvent):
     is_error: bool = False
     image: bytes | None = field(default=None, repr=False)
     """An image the tool gave the model (a file tool's media read), for a preview."""
+    truncated: bool = False
+    """Longer than the inline limit: the model got its head and tail, ``result_path`` holds it all."""
+    result_path: Path | None = None
 
 
 @dataclass(frozen=True)

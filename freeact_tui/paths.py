@@ -57,6 +57,11 @@ def default_sessions_dir() -> Path:
     return data_dir() / "sessions"
 
 
+def exports_dir() -> Path:
+    """Where ``/export`` without a path writes (not the project, where git would see the file)."""
+    return data_dir() / "exports"
+
+
 def find_freeact_project(start: Path) -> Path | None:
     """The nearest directory at or above ``start`` that holds a freeact project (``.freeact/``).
 

@@ -104,3 +104,31 @@ def _strip_controls(text: str) -> str:
 def strip_sgr(text: str) -> str:
     """Plain text without colour codes."""
     return _SGR.sub("", text)
+
+
+_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
+_MD_EMPHASIS = re.compile(r"(\*\*|__|~~)(?=\S)(.+?)(?<=\S)\1|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
+_MD_CODE = re.compile(r"(`+)(.+?)\1")
+_MD_LINE_START = re.compile(r"^\s*(?:#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)", re.M)
+
+
+def one_line_summary(text: str, limit: int = 80) -> str:
+    """``text`` as one line of at most ``limit`` characters for a list, a title or a status line.
+
+    Markdown marks (``**bold**``, backticks, links, headings, list bullets) are dropped, whitespace
+    runs become one space, control characters are shown visibly, and a longer text is cut at a word
+    boundary with "…".
+    """
+    plain = _MD_LINE_START.sub("", text.replace("```", ""))
+    plain = _MD_LINK.sub(r"\1", plain)
+    plain = _MD_CODE.sub(lambda m: m.group(2).strip(), plain)
+    for _ in range(2):  # nested emphasis: ***both*** or **a *b* c**
+        plain = _MD_EMPHASIS.sub(lambda m: m.group(2) or m.group(3), plain)
+    plain = visible(" ".join(plain.split()), multiline=False)
+    if len(plain) <= limit:
+        return plain
+    cut = plain[: max(limit - 1, 1)]
+    space = cut.rfind(" ")
+    if space >= limit // 2:  # a word boundary not too far back; else a very long word is cut
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-–—") + "…"

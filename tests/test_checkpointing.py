@@ -123,7 +123,8 @@ async def test_undo_of_a_turn_after_resume_names_a_write_outside_the_working_dir
     assert (work / "a.txt").read_text() == "a original\n" and not (work / "b.txt").exists()
     assert outside.read_text() == "outside"  # not covered: the undo said so and left it
     log = (tmp_path / "sessions" / session_id / ACTION_LOG).read_text().splitlines()
-    assert [json.loads(line)["type"] for line in log] == ["action", "action", "action", "undo"]
+    # "after": the state the turn left (what changes later was not the agent's doing)
+    assert [json.loads(line)["type"] for line in log] == ["action", "action", "action", "after", "undo"]
 
 
 async def test_rewind_cuts_the_conversation_restores_files_restarts_the_kernel_and_survives_resume(

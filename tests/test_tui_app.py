@@ -240,7 +240,7 @@ async def test_slash_commands(
 
         await send(pilot, "/export")
         await pilot.pause()
-        exported = tmp_path / f"freeact-{old_id[:8]}.md"
+        exported = isolated_home / "data" / "exports" / f"freeact-{old_id[:8]}.md"  # not into the project
         assert "question one" in exported.read_text() and "first answer" in exported.read_text()
 
         await send(pilot, "/theme textual-light")

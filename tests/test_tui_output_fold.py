@@ -59,7 +59,7 @@ async def test_long_output_shows_head_count_and_tail_and_ctrl_o_opens_it(
         assert log.line_count == 400
         rows = shown(log)
         assert rows == [f"row {i}" for i in range(10)] + [
-            "… 382 more lines (ctrl+o or click to expand)"
+            "… 382 more lines (ctrl+o or click to expand · alt+o pager)"
         ] + [f"row {i}" for i in range(392, 400)]
         assert log.region.height == 19
         # The whole text is still the block's text (Alt+C, find and selection read it).

@@ -160,8 +160,17 @@ class Dispatcher:
         if self.checkpoint is not None:
             await self.checkpoint([JsonToolCall(name, args)], corr)
         text, is_error = await self.json_tools.call(name, args)
-        self.ports.emit(ToolOutput(text, is_error=is_error, **self.ports.ids(corr)))
-        return ActionOutcome(self.ports.overflow(text).content, is_error=is_error)
+        kept = self.ports.overflow(text)
+        self.ports.emit(
+            ToolOutput(
+                text,
+                is_error=is_error,
+                truncated=kept.truncated,
+                result_path=kept.path,
+                **self.ports.ids(corr),
+            )
+        )
+        return ActionOutcome(kept.content, is_error=is_error)
 
     async def _run_subagent(self, args: dict[str, Any], corr: str, run: SubagentRunner) -> ActionOutcome:
         prompt = args.get("prompt")

@@ -162,7 +162,7 @@ class FileTools:
             text = "(empty file)"
         content = text + ("\n" if notes and not text.endswith("\n") else "") + "\n".join(notes)
         kept = self._overflow(content)
-        self._emit(ToolOutput(content, **self._ids(corr)))
+        self._emit(ToolOutput(content, truncated=kept.truncated, result_path=kept.path, **self._ids(corr)))
         return ActionOutcome(kept.content, extra_meta=_where(call))
 
     async def _read_media(self, path: str, corr: str) -> ActionOutcome:

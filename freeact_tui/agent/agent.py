@@ -474,7 +474,11 @@ class Agent:
         try:
             await turn.run()
         finally:
-            self.events.close()  # inside the task: the stream ends after the turn's last event
+            try:
+                if self.runtime.is_main:  # the state the agent left: later edits are the user's
+                    await self.checkpointing.after_turn()
+            finally:
+                self.events.close()  # inside the task: the stream ends after the turn's last event
 
     async def run_user_shell(self, command: str) -> AsyncIterator[AgentEvent]:
         """Run the user's own shell command in the kernel at once (no approval) and yield its output.

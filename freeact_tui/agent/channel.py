@@ -31,8 +31,9 @@ class EventChannel:
         return self._queue is not None
 
     def subscribe(self, callback: Callable[[AgentEvent], None]) -> None:
-        """Receive the events put while no turn streams them."""
-        self._listeners.append(callback)
+        """Receive the events put while no turn streams them (a callback subscribed again gets each once)."""
+        if callback not in self._listeners:  # the UI redraws an agent's view (a rewind) and subscribes again
+            self._listeners.append(callback)
 
     def put(self, event: AgentEvent) -> None:
         """Into the running turn's stream, or else to the listeners: once, never both."""

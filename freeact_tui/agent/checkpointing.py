@@ -29,6 +29,7 @@ from freeact_tui.execution.checkpoint_limits import CheckpointLimits, SkippedFil
 from freeact_tui.execution.checkpoint_records import FileChange, RestoreResult
 from freeact_tui.execution.shadow_git import CheckpointError
 from freeact_tui.toolcalls import ToolCall
+from freeact_tui.userwords import user_words
 
 if TYPE_CHECKING:
     from freeact_tui.agent.settings import Settings
@@ -55,6 +56,8 @@ class UndoPlan:
     diff: str
     outside: tuple[str, ...]
     skipped: tuple[SkippedFile, ...]
+    edited: tuple[str, ...] = ()
+    """Files the undo would change that were edited outside the agent since the checkpoint."""
 
     @property
     def title(self) -> str:
@@ -82,6 +85,8 @@ class RewindPlan:
     outside: tuple[str, ...]
     skipped: tuple[SkippedFile, ...] = ()
     """Files the checkpoints left out (size limits), at that point or now: a rewind leaves them as they are."""
+    edited: tuple[str, ...] = ()
+    """Files the rewind would change that were edited outside the agent since the checkpoint."""
 
 
 @dataclass
@@ -97,8 +102,9 @@ class Checkpointing:
     checkpoints: ActionCheckpoints
     log: ActionLog
     history: Callable[[], list[ModelMessage]]
-    pending_note: str | None = None
-    """Told to the model with the next user message (after an undo or a rewind)."""
+    _notes: list[tuple[str, int | None]] = field(default_factory=list, init=False, repr=False)
+    """Told to the model with the next user message (after an undo or a rewind), each with the index
+    of the message whose actions it is about (None: about none; it is never withdrawn)."""
     _delivered: tuple[str, int] | None = field(default=None, init=False, repr=False)
     """The last note given, and the history's length before the message that carried it."""
     housekeep_every: int = HOUSEKEEP_EVERY
@@ -235,6 +241,60 @@ class Checkpointing:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
+    async def after_turn(self) -> None:
+        """Checkpoint the working directory after a turn whose actions were checkpointed.
+
+        What changes between this state and the next action (or now) was not done by the agent:
+        undo and rewind ask before they overwrite it (``edited_outside``). Never raises.
+        """
+        last = next((e for e in reversed(self.log.entries) if e.get("type") in ("action", "after")), None)
+        if not self.checkpoints.enabled or last is None or last.get("type") != "action":
+            return
+        try:
+            made = await self.checkpoints.before_action("after turn", {"after": True})
+        except OSError:  # the data directory is not writable: the next action says so
+            return
+        if made is None:
+            return
+        try:
+            self.log.add({"type": "after", "checkpoint": made.id})
+        except OSError:
+            pass  # only the warning about later outside edits is lost
+
+    async def edited_outside(self, since_seq: int, paths: Sequence[str]) -> tuple[str, ...]:
+        """Which of ``paths`` were changed outside the agent after the action ``since_seq`` began.
+
+        Outside changes are those between the state after a turn (or after an undo) and the next
+        action's checkpoint, or the working directory now.
+        """
+        wanted = set(paths)
+        if not wanted or self.checkpoints.store is None:
+            return ()
+        spans: list[tuple[str, str | None]] = []
+        seen, since = False, None
+        for entry in self.log.entries:
+            kind = entry.get("type")
+            seen = seen or (kind == "action" and entry.get("seq") == since_seq)
+            if not seen:
+                continue
+            if kind == "after" and entry.get("checkpoint"):
+                since = entry["checkpoint"]
+            elif kind == "undo" and entry.get("restored_to"):
+                since = entry["restored_to"]  # the files are as the app left them
+            elif kind == "action" and entry.get("checkpoint") and since is not None:
+                spans.append((since, entry["checkpoint"]))
+                since = None
+        if since is not None:
+            spans.append((since, None))
+        edited: dict[str, None] = {}
+        for start, end in spans:
+            try:
+                changed = await self.checkpoints.store.changes(start, end)
+            except CheckpointError:
+                continue  # a checkpoint gone (housekeeping): no warning rather than no undo
+            edited.update((c.path, None) for c in changed if c.path in wanted)
+        return tuple(edited)
+
     def turn_start(self) -> int:
         """Index of the user request that started the current (or last) turn."""
         history = self.history()
@@ -245,9 +305,30 @@ class Checkpointing:
 
     # -- notes for the model --------------------------------------------------------------------
 
-    def tell_model(self, note: str) -> None:
-        """Queue a note that goes to the model with the next user message."""
-        self.pending_note = f"{self.pending_note}\n{note}" if self.pending_note else note
+    @property
+    def pending_note(self) -> str | None:
+        """What goes to the model with the next user message (None: nothing)."""
+        return "\n".join(note for note, _ in self._notes) or None
+
+    def tell_model(self, note: str, about: int | None = None) -> None:
+        """Queue a note that goes to the model with the next user message.
+
+        Args:
+            note: The note (one line).
+            about: The index of the user message whose actions it is about: a rewind to that
+                message or before it withdraws the note.
+        """
+        self._notes.append((note, about))
+
+    def withdraw_notes(self, start: int, *, cut: bool) -> None:
+        """Drop the notes about the actions of messages from ``start`` on (a rewind withdrew them).
+
+        ``cut``: the conversation was cut to its first ``start`` messages, so a note delivered in a
+        message that is gone now is not given again either.
+        """
+        self._notes = [(note, about) for note, about in self._notes if about is None or about < start]
+        if cut and self._delivered is not None and self._delivered[1] >= start:
+            self._delivered = None
 
     def take_note(self, prompt: str | Sequence[UserContent]) -> str | Sequence[UserContent]:
         """``prompt`` with the pending note in front of it (the note is then cleared).
@@ -257,7 +338,7 @@ class Checkpointing:
         history_len = len(self.history())
         lost = self._delivered[0] if self._delivered and history_len <= self._delivered[1] else None
         note = "\n".join(n for n in (lost, self.pending_note) if n) or None
-        self.pending_note, self._delivered = None, None
+        self._notes, self._delivered = [], None
         if not note:
             return prompt
         self._delivered = (note, history_len)
@@ -302,7 +383,10 @@ class Checkpointing:
         except CheckpointError as exc:
             raise CheckpointsUnavailableHere(str(exc)) from exc
         outside = tuple(dict.fromkeys(p for r in records for p in r.outside))
-        return UndoPlan(scope, tuple(records), target.id, tuple(changes), diff, outside, target.skipped)
+        edited = await self.edited_outside(first.seq, [c.path for c in changes])
+        return UndoPlan(
+            scope, tuple(records), target.id, tuple(changes), diff, outside, target.skipped, edited
+        )
 
     async def undo(self, plan: UndoPlan) -> RestoreResult:
         """Restore the files to ``plan.target`` and log it (a second undo goes one action further back).
@@ -316,7 +400,8 @@ class Checkpointing:
         changed = len(result.restored) + len(result.removed)
         self.tell_model(
             f"[Note: the user undid the file changes of {plan.title} ({changed} file(s) restored or removed "
-            "in the working directory). The kernel's variables were not changed.]"
+            "in the working directory). The kernel's variables were not changed.]",
+            about=plan.records[0].msg_index,
         )
         return result
 
@@ -385,8 +470,8 @@ class Checkpointing:
         found = []
         for index, message in enumerate(self.history()):
             text = _user_text(message)
-            if text is not None:
-                found.append(UserTurn(index, text, 0))
+            if text is not None:  # the user's words, without the notes and shell output put before them
+                found.append(UserTurn(index, user_words(text), 0))
         counted = []
         for n, turn in enumerate(found):
             end = found[n + 1].msg_index if n + 1 < len(found) else 1 << 62
@@ -409,7 +494,8 @@ class Checkpointing:
             skipped = tuple({s.path: s for s in found}.values())  # then, or now: either way left as is
         except CheckpointError:
             changes = []
-        return RewindPlan(turn, target, tuple(changes), outside, skipped)
+        edited = await self.edited_outside(records[0].seq, [c.path for c in changes])
+        return RewindPlan(turn, target, tuple(changes), outside, skipped, edited)
 
     async def restore_files(self, plan: RewindPlan) -> RestoreResult | None:
         """Bring the files back to the point before ``plan.turn`` (None: nothing to restore)."""

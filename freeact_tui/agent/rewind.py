@@ -10,6 +10,7 @@ checkpoint taken before the first action at or after that point.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from freeact_tui.agent.checkpointing import RewindPlan, rewind_note
 from freeact_tui.execution.checkpoint_records import RestoreResult
 from freeact_tui.store.rewind_file import RewindMark
 from freeact_tui.store.sessions import SessionDamaged
+from freeact_tui.textsafe import one_line_summary
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
@@ -40,7 +42,9 @@ class RewindOutcome:
     def summary(self) -> str:
         lines = []
         if self.conversation_cut:
-            lines.append(f"The conversation was rewound to before “{self.plan.turn.text[:60]}”.")
+            lines.append(
+                f"The conversation was rewound to before “{one_line_summary(self.plan.turn.text, 60)}”."
+            )
             lines.append(
                 "The kernel was restarted (its state cannot be rewound)."
                 if self.kernel_restarted
@@ -48,7 +52,7 @@ class RewindOutcome:
             )
         if self.restored is not None:
             r = self.restored
-            lines.append(f"Files: {len(r.restored)} restored, {len(r.removed)} removed.")
+            lines.append(f"Files: {files_done(r.restored, r.removed)}.")
             lines.extend(f"  not restored: {s.path} ({s.reason})" for s in r.not_restorable)
         elif self.files:
             lines.append("Files: no action changed files since that point; nothing to restore.")
@@ -99,8 +103,23 @@ async def rewind(agent: Agent, plan: RewindPlan, *, files: bool, conversation: b
         checkpointing.cut(keep)
         kernel_restarted = agent.kernel_state == "ready"
         await agent.restart_kernel()
-    checkpointing.tell_model(note)
+    checkpointing.withdraw_notes(keep, cut=conversation)  # e.g. an /undo note about a withdrawn action
+    checkpointing.tell_model(note, about=keep)
     return RewindOutcome(plan, restored, conversation, kernel_restarted, files, mark)
+
+
+def name_files(paths: Sequence[str], most: int = 6) -> str:
+    """``"a.txt, b.txt and 3 more"``."""
+    shown = ", ".join(paths[:most])
+    return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")
+
+
+def files_done(restored: Sequence[str], removed: Sequence[str]) -> str:
+    """``"0 restored, 1 removed (hello.txt)"``: what happened to how many files, and to which."""
+    return ", ".join(
+        f"{len(paths)} {word}" + (f" ({name_files(paths)})" if paths else "")
+        for paths, word in ((restored, "restored"), (removed, "removed"))
+    )
 
 
 def _starts_turn(message: object) -> bool:
@@ -111,4 +130,4 @@ def _starts_turn(message: object) -> bool:
     return is_user_turn(to_jsonable_python(message, bytes_mode="base64"))
 
 
-__all__ = ["RewindOutcome", "RewindRefused", "rewind"]
+__all__ = ["RewindOutcome", "RewindRefused", "files_done", "name_files", "rewind"]

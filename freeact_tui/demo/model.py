@@ -34,6 +34,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolC
 
 from freeact_tui.demo.intents import Intent, parse_intent
 from freeact_tui.toolcalls import CODE_TOOL, SUBAGENT_TOOL
+from freeact_tui.userwords import user_words
 
 DEMO_MODEL = "demo"
 
@@ -53,9 +54,10 @@ class _Turn:
 
 
 def _prompt_text(part: UserPromptPart) -> str:
+    """The user's own words: notes and shell output the app put before them are no request."""
     if isinstance(part.content, str):
-        return part.content
-    return " ".join(c for c in part.content if isinstance(c, str))
+        return user_words(part.content)
+    return " ".join(user_words(c) for c in part.content if isinstance(c, str))
 
 
 def _outcome(part: ToolReturnPart) -> str:

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from freeact_tui import paths
+from freeact_tui.textsafe import one_line_summary
+from freeact_tui.userwords import user_words
 
 MAIN_FILE = "main.jsonl"
 META_FILE = "meta.json"
@@ -154,9 +156,9 @@ def shrink_oversized(message: Any, line: int, size: int) -> Any:
 
 
 def make_title(text: str) -> str:
-    """One line of at most ``TITLE_MAX`` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= TITLE_MAX else line[: TITLE_MAX - 1].rstrip() + "…"
+    """The user's words (no note or shell output the app put before them) as one line of at most
+    ``TITLE_MAX`` characters, plain (no markdown marks), cut between words."""
+    return one_line_summary(user_words(text), TITLE_MAX)
 
 
 def prompt_text(message: dict[str, Any]) -> str | None:

@@ -7,13 +7,16 @@ user confirms, does the work and reports it in the conversation log.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from freeact_tui.agent.checkpointing import CheckpointsUnavailableHere, UndoPlan, UndoScope, UserTurn
-from freeact_tui.agent.rewind import RewindRefused, rewind
+from freeact_tui.agent.rewind import RewindRefused, files_done, name_files, rewind
 from freeact_tui.execution.checkpoint_limits import SkippedFile
+from freeact_tui.execution.checkpoint_records import FileChange
 from freeact_tui.execution.shadow_git import CheckpointError
+from freeact_tui.textsafe import one_line_summary
 from freeact_tui.tui.screens.confirm import ConfirmScreen
 from freeact_tui.tui.screens.diff import DiffScreen
 from freeact_tui.tui.screens.rewind import RewindChoice, RewindScreen
@@ -83,14 +86,20 @@ async def run_undo(app: CheckpointHost, arg: str) -> None:
     async def done(chosen: UndoPlan | None) -> None:
         if chosen is None:
             return
+        if chosen.edited:
+            await app.push_screen(_edited_warning("undo", chosen.edited), partial(undo, chosen))
+            return
+        await undo(chosen, True)
+
+    async def undo(chosen: UndoPlan, yes: bool | None) -> None:
+        if not yes:
+            return
         try:
             result = await checkpointing.undo(chosen)
         except (CheckpointError, OSError) as exc:  # OSError: a file it may not write (e.g. root-owned)
             await app.main_screen.conversation.error(f"The undo failed: {exc}", title="Undo")
             return
-        lines = [
-            f"Undid {chosen.title}: {len(result.restored)} file(s) restored, {len(result.removed)} removed."
-        ]
+        lines = [f"Undid {chosen.title}: {files_done(result.restored, result.removed)}."]
         lines += [f"  not restored: {s.path} ({s.reason})" for s in result.not_restorable]
         lines += [f"  not covered (outside the working directory): {p}" for p in chosen.outside]
         lines.append(
@@ -122,8 +131,7 @@ async def run_diff(app: CheckpointHost, arg: str = "", corr_id: str | None = Non
     except CheckpointsUnavailableHere as exc:
         app.notify(f"No diff: {exc}", severity="warning", timeout=6)
         return
-    summary = " ".join(record.summary.split())
-    title = f"Changes of {record.kind} action: {summary[:60]}{'…' if len(summary) > 60 else ''}"
+    title = f"Changes of {record.kind} action: {one_line_summary(record.summary, 60)}"
     await app.push_screen(DiffScreen(title, diff))
 
 
@@ -153,6 +161,9 @@ async def run_rewind(app: CheckpointHost) -> None:
         message = _rewind_question(
             plan.changes, plan.outside, files=files, conversation=conversation, skipped=plan.skipped
         )
+        edited = plan.edited if files else ()
+        if edited:
+            message += "\n\n" + _edited_text(edited, "rewind")
 
         async def confirmed(yes: bool | None) -> None:
             if not yes:
@@ -166,11 +177,17 @@ async def run_rewind(app: CheckpointHost) -> None:
             if conversation:
                 await screen.conversation.clear()
                 await screen.show_agent()
-                screen.prompt.text = turn.text  # the withdrawn message, ready to edit and send again
+                prompt = screen.prompt  # the withdrawn message, ready to edit and send again
+                prompt.load_text(turn.text)
+                prompt.move_cursor(prompt.document.end)  # typing goes on where the message ends
+                prompt.focus()
             await screen.conversation.notice(outcome.summary(), title="Rewind")
 
+        title = f"Rewind to before “{one_line_summary(turn.text, 40)}”?"
+        if edited:  # the warning in the title too: Enter does not confirm this one
+            title = f"Rewind to before “{one_line_summary(turn.text, 30)}”? {len(edited)} file(s) edited outside the agent"
         await app.push_screen(
-            ConfirmScreen(f"Rewind to before “{turn.text[:40]}”?", message, yes_label="Rewind"), confirmed
+            ConfirmScreen(title, message, yes_label="Rewind", default_yes=not edited), confirmed
         )
 
     await app.push_screen(RewindScreen(turns), picked)
@@ -188,10 +205,11 @@ def _rewind_question(
     if conversation:
         parts.append("The conversation is cut before this message and the kernel restarts.")
     if files:
-        paths = [c.path for c in changes] if isinstance(changes, tuple) else []
-        if paths:
-            shown = ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
-            parts.append(f"Files restored: {shown}.")
+        found = tuple(c for c in changes if isinstance(c, FileChange)) if isinstance(changes, tuple) else ()
+        if found:
+            back = [c.path for c in found if c.status != "added"]  # modified or deleted: written back
+            gone = [c.path for c in found if c.status == "added"]  # created since: removed
+            parts.append(f"Files: {files_done(back, gone)}.")
         else:
             parts.append("No file changed since that point.")
         if outside:
@@ -201,6 +219,24 @@ def _rewind_question(
             more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
             parts.append(f"Left as they are (checkpoints skip them): {shown}{more}.")
     return " ".join(parts)
+
+
+def _edited_text(edited: Sequence[str], what: str) -> str:
+    return (
+        f"Edited outside the agent since the checkpoint: {name_files(edited)}. The {what} overwrites or "
+        "removes them, edits and all. y goes ahead; Enter, n or Esc keeps them."
+    )
+
+
+def _edited_warning(what: str, edited: Sequence[str]) -> ConfirmScreen:
+    """The question before an undo or rewind overwrites files edited outside the agent (Enter: no)."""
+    return ConfirmScreen(
+        f"{len(edited)} file(s) edited outside the agent: {what} anyway?",
+        _edited_text(edited, what),
+        yes_label=what.capitalize(),
+        no_label="Keep my edits",
+        default_yes=False,
+    )
 
 
 __all__ = ["run", "run_diff", "run_rewind", "run_undo"]

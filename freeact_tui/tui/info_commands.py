@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from freeact_tui import paths
+from freeact_tui.textsafe import one_line_summary
 from freeact_tui.tui.commands import SlashCommand
 from freeact_tui.tui.context_report import context_report
 
@@ -87,15 +88,17 @@ async def list_skills(app: InfoHost) -> None:
             ".agents/skills/ with a SKILL.md whose front matter has `name:` and `description:`."
         )
     else:
-        text = "\n".join(
-            f"- **{s.name}** — {s.description or 'no description'}  \n  `{s.path}`" for s in skills
+        text = "\n".join(  # plain text: a notice shows no markdown
+            f"• {s.name} — {one_line_summary(s.description, 100) if s.description else 'no description'}\n  {s.path}"
+            for s in skills
         )
-        text += "\n\nInvoke one with `/<name> args` (also from the `@` picker: type `/`)."
+        text += "\n\nInvoke one with /<name> args (also from the @ picker: type /)."
     await app.main_screen.conversation.notice(text, title=f"Skills ({len(skills)})")
 
 
 async def export(app: InfoHost, arg: str) -> None:
-    """``/export [path]``: the session as Markdown, to ``path`` or the working directory."""
+    """``/export [path]``: the session as Markdown, to ``path`` (relative: to the working directory) or
+    the app's data directory (``exports/``), never into the project unasked."""
     agent = app.agent
     if agent is None or not agent.history:
         app.notify("Nothing to export yet.", severity="warning")
@@ -105,13 +108,14 @@ async def export(app: InfoHost, arg: str) -> None:
     except OSError as exc:
         app.notify(f"Export failed: {exc}", severity="error", timeout=10)
         return
+    where = "" if arg else "\n(the app's data directory, outside the project; /export PATH writes elsewhere)"
     app.notify(f"Exported to {target}", title="Export", timeout=10)
-    await app.main_screen.conversation.notice(f"Exported to {target}", title="Export")
+    await app.main_screen.conversation.notice(f"Exported to {target}{where}", title="Export")
 
 
 def _write_export(arg: str, messages: list[ModelMessage], session_id: str) -> Path:
     name = f"freeact-{session_id[:8]}.md"
-    target = Path(arg).expanduser() if arg else Path.cwd() / name
+    target = Path(arg).expanduser() if arg else paths.exports_dir() / name
     if target.is_dir():
         target = target / name
     from freeact_tui.store.export import render

@@ -14,15 +14,16 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from freeact_tui.textsafe import one_line_summary
+
 _TITLE = "freeact"
 _MAX_BODY = 200
 
 
 def _clean(text: str) -> str:
     """One line without control characters (they would end the escape sequence early)."""
-    flat = " ".join(text.split())
-    flat = "".join(ch for ch in flat if ch.isprintable() and ch not in ";\x1b\x07")
-    return flat[: _MAX_BODY - 1] + "…" if len(flat) > _MAX_BODY else flat
+    flat = "".join(ch for ch in " ".join(text.split()) if ch.isprintable() and ch not in ";\x1b\x07")
+    return one_line_summary(flat, _MAX_BODY)
 
 
 def desktop_sequences(body: str, *, title: str = _TITLE, tmux: bool = False) -> str:

@@ -11,6 +11,7 @@ from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Input, TextArea
 from textual.worker import Worker
 
@@ -24,10 +25,12 @@ from freeact_tui.tui.screens.chat_host import ChatHost, read_only_reason, welcom
 from freeact_tui.tui.screens.event_router import AgentStatus, EventRouter
 from freeact_tui.tui.screens.file_picker import FileIndexCache, FilePicker
 from freeact_tui.tui.screens.first_run import setup_guide
+from freeact_tui.tui.screens.pager import PagerScreen, output_to_page
 from freeact_tui.tui.screens.prompt_completer import PromptCompleter
 from freeact_tui.tui.screens.user_shell import shell_command, show_user_shell
+from freeact_tui.tui.toast_place import keep_toasts_above
 from freeact_tui.tui.widgets.blocks import ActionBlock, Block, ResponseBlock
-from freeact_tui.tui.widgets.blocks.output import toggle_details
+from freeact_tui.tui.widgets.blocks.output import AnsiLog, toggle_details
 from freeact_tui.tui.widgets.completion_menu import CompletionMenu
 from freeact_tui.tui.widgets.conversation import ConversationLog
 from freeact_tui.tui.widgets.find_bar import FindBar, block_text
@@ -66,6 +69,7 @@ class MainScreen(Screen[None]):
             "alt+s", "steer", "Send into the running turn", id="main.steer", group=_TURN, show=False, priority=True
         ),
         Binding("ctrl+f", "find", "Find in the log", id="main.find", show=False),
+        Binding("alt+o", "open_pager", "Long output in a pager", id="main.pager", show=False, priority=True),
         Binding("alt+c", "copy_block", "Copy found block, else last answer", id="main.copy_block", show=False, priority=True),
     ]
 
@@ -112,6 +116,7 @@ class MainScreen(Screen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        keep_toasts_above(self, self.prompt)  # notifications cover neither the prompt nor the token counts
         self.completer = PromptCompleter(
             self.prompt,
             self.query_one(CompletionMenu),
@@ -463,6 +468,17 @@ class MainScreen(Screen[None]):
 
     def action_toggle_details(self) -> None:
         toggle_details(self.conversation)
+
+    def action_open_pager(self, focused: Widget | None = None) -> None:
+        """Alt+O: the focused output, the found one, else the last long one, whole, with search."""
+        page = output_to_page(self.conversation, focused or self.focused, self.query_one(FindBar).found)
+        if page is None:
+            self.notify("No output to show yet.", severity="warning")
+            return
+        self.app.push_screen(PagerScreen(*page))
+
+    def on_ansi_log_pager_requested(self, message: AnsiLog.PagerRequested) -> None:
+        self.action_open_pager(message.log)
 
     # -- turns -----------------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from freeact_tui.agent.checkpointing import UserTurn
-from freeact_tui.textsafe import visible
+from freeact_tui.textsafe import one_line_summary
 
 RewindChoice = Literal["both", "conversation", "files"]
 
@@ -45,8 +45,7 @@ class RewindScreen(ModalScreen[tuple[UserTurn, RewindChoice] | None]):
             yield Label("Rewind to before which message?", classes="checkpoint-title", markup=False)
             options = []
             for number, turn in enumerate(self.turns, start=1):
-                text = visible(" ".join(turn.text.split()), multiline=False)
-                text = text if len(text) <= 60 else text[:59] + "…"
+                text = one_line_summary(turn.text, 60)
                 actions = f"{turn.actions} action{'s' * (turn.actions != 1)}"
                 options.append(
                     Option(

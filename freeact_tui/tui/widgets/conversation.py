@@ -329,6 +329,8 @@ class ConversationLog(VerticalScroll):
             agent_id=event.agent_id,
             corr_id=event.corr_id,
             image=event.image,
+            truncated=event.truncated,
+            result_path=event.result_path,
         )
         await self.add(block, event.parent_corr_id)
 

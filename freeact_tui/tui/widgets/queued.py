@@ -17,14 +17,13 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from freeact_tui.textsafe import visible
+from freeact_tui.textsafe import one_line_summary, visible
 
 _PREVIEW = 100
 
 
 def _preview(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= _PREVIEW else line[: _PREVIEW - 1] + "…"
+    return one_line_summary(text, _PREVIEW)
 
 
 class QueuedList(OptionList):

@@ -21,7 +21,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from freeact_tui.events import SubagentState, SubagentStatus
-from freeact_tui.textsafe import visible
+from freeact_tui.textsafe import one_line_summary
 
 Clock = Callable[[], datetime]
 
@@ -78,8 +78,7 @@ class SubagentEntry:
 
 
 def _short_task(task: str) -> str:
-    line = visible(" ".join(task.split()), multiline=False)
-    return line if len(line) <= _TASK_CHARS else line[: _TASK_CHARS - 1] + "…"
+    return one_line_summary(task, _TASK_CHARS)
 
 
 class SubagentList(OptionList):

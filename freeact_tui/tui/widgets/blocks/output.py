@@ -12,8 +12,10 @@ from rich.style import Style as RichStyle
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.geometry import Size
+from textual.message import Message
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.style import Style
@@ -45,6 +47,16 @@ class AnsiLog(Log):
     """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"ansi-log--fold"}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("v", "open_pager", "Pager", id="output.pager", tooltip="The whole output, with search"),
+    ]
+
+    class PagerRequested(Message):
+        """Open this output in the pager (``v`` on the focused output)."""
+
+        def __init__(self, log: AnsiLog) -> None:
+            super().__init__()
+            self.log = log
 
     FOLD_OVER = 20  # more visual rows than this are folded
     HEAD = 10
@@ -144,9 +156,12 @@ class AnsiLog(Log):
 
     def _fold_strip(self, width: int) -> Strip:
         hidden = self.hidden_lines
-        label = f"… {hidden} more line{'s' if hidden != 1 else ''} (ctrl+o or click to expand)"
+        label = f"… {hidden} more line{'s' if hidden != 1 else ''} (ctrl+o or click to expand · alt+o pager)"
         style = self.get_component_rich_style("ansi-log--fold")
         return Strip(Text(label, style=style, end="").render(self.app.console)).crop_extend(0, width, style)
+
+    def action_open_pager(self) -> None:
+        self.post_message(self.PagerRequested(self))
 
     def on_click(self, event: events.Click) -> None:
         if self.shows_fold and event.y + self.scroll_offset.y == self.HEAD:
@@ -262,12 +277,7 @@ class ExecutionOutputBlock(Block):
             if strips:
                 notes.append(ImagePreview(strips))
         if truncated:
-            note = (
-                _file_link("output truncated; full result: ", result_path)
-                if result_path
-                else Content("output truncated")
-            )
-            notes.append(Static(note, classes="output-note"))
+            notes.append(Static(inline_limit_note(result_path), classes="output-note"))
         if notes:
             await self.mount_all(notes)
 
@@ -281,6 +291,14 @@ def toggle_details(root: Widget) -> None:
         collapsible.collapsed = not expand
     for log in logs:
         log.set_folded(not expand)
+
+
+def inline_limit_note(result_path: Path | None) -> Content:
+    """What the log says under a result longer than the inline limit: what the model got, where the rest is."""
+    told = "Over the inline limit (tool_result_inline_max_bytes): the model got its head and tail; "
+    if result_path is None:
+        return Content(told + "the full text was not saved (persistence is off).")
+    return _file_link(told + "full text: ", result_path)
 
 
 def _file_link(prefix: str, path: Path) -> Content:

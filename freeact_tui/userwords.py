@@ -1,0 +1,71 @@
+"""The user's own words in a stored prompt, without what the app put before them for the model.
+
+A prompt sent to the model may start with notes (``[Note: the user undid …]``, one a line) and with
+the user's own shell commands and their output (``[I ran `ls` in the kernel's shell; its output:]``
+and a fenced block); a blank line separates each from what follows. ``user_words(text)`` drops that
+prefix; a text whose prefix does not parse is returned as it is (nothing the user typed is lost).
+"""
+
+from __future__ import annotations
+
+import re
+
+NOTE_START = "[Note: "
+SHELL_HEAD = re.compile(
+    r"\[I ran `.*?` in the kernel's shell(?: \(it failed\))?; its output:\]\n(`{3,})\n", re.S
+)
+
+
+def fence_for(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text``, so that the block's end is unambiguous."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _skip_notes(text: str) -> str | None:
+    """``text`` after its leading note lines and the blank line after them, or None when none lead."""
+    if not text.startswith(NOTE_START):
+        return None
+    lines = text.split("\n")
+    n = 0
+    while n < len(lines) and lines[n].startswith(NOTE_START) and lines[n].endswith("]"):
+        n += 1
+    if n == 0 or n >= len(lines) or lines[n] != "":
+        return "" if n == len(lines) else None
+    return "\n".join(lines[n + 1 :])
+
+
+def _skip_shell(text: str) -> str | None:
+    """``text`` after one leading shell entry and the blank line after it, or None when none leads."""
+    head = SHELL_HEAD.match(text)
+    if head is None:
+        return None
+    fence = head.group(1)
+    body = text[head.end() :]
+    if body.startswith(fence + "\n") or body == fence:  # empty output
+        end = 0
+    else:
+        found = body.find("\n" + fence + "\n")
+        found = found if found >= 0 else (len(body) - len(fence) - 1 if body.endswith("\n" + fence) else -1)
+        if found < 0:
+            return None
+        end = found + 1
+    rest = body[end + len(fence) :]
+    if rest == "":
+        return ""
+    return rest[2:] if rest.startswith("\n\n") else None
+
+
+def user_words(text: str) -> str:
+    """What the user typed, without the notes and shell output put before it for the model."""
+    rest = text
+    while True:
+        after = _skip_notes(rest)
+        if after is None:
+            after = _skip_shell(rest)
+        if after is None:
+            return rest
+        rest = after
+
+
+__all__ = ["fence_for", "user_words"]
