@@ -19,10 +19,9 @@ from freeact_tui import paths
 from freeact_tui.config import Config, ConfigError, save_user_setting
 from freeact_tui.skills import skill_prompt
 from freeact_tui.store.index import is_uuid
-from freeact_tui.store.sessions import SessionStore
 from freeact_tui.textsafe import visible
 from freeact_tui.timeline import mark
-from freeact_tui.tui import info_commands, terminal_keys
+from freeact_tui.tui import terminal_keys
 from freeact_tui.tui.clipboard import copy_to_os_clipboard
 from freeact_tui.tui.commands import (
     SlashCommand,
@@ -115,7 +114,7 @@ class FreeactApp(App[None]):
         self.startup_error: str | None = None
         self.agent_ready = False
         # Set once pydantic-ai is imported (in a thread: importing it meanwhile in the UI would race it).
-        self._agent_modules_loaded = asyncio.Event()
+        self.agent_modules_loaded = asyncio.Event()
         self.resume_hint: str | None = None
         """How to come back to the session, printed by the command line after the app exits."""
         self._exit_signals = ExitSignals(self.action_quit)
@@ -159,7 +158,7 @@ class FreeactApp(App[None]):
         try:
             await asyncio.to_thread(_import_agent_modules)
         finally:
-            self._agent_modules_loaded.set()  # also on a failure: a waiting /model picker must not hang
+            self.agent_modules_loaded.set()  # also on a failure: a waiting /model picker must not hang
         mark("agent_import:end")
         problem = self._setup_problem(self._model)
         if problem is not None:
@@ -233,7 +232,7 @@ class FreeactApp(App[None]):
         elif choice == START_DEMO:
             from freeact_tui.agent.models import DEMO_MODEL
 
-            await self._switch_agent(session_id=self._session_id, model=DEMO_MODEL)
+            await self.switch_agent(session_id=self._session_id, model=DEMO_MODEL)
 
     async def on_unmount(self) -> None:
         # Any exit path (Ctrl+Q, exit(), a crash, a signal) stops the agent and the kernel it started.
@@ -427,72 +426,14 @@ class FreeactApp(App[None]):
         return "done"
 
     async def _dispatch(self, command: SlashCommand) -> None:
-        screen = self.main_screen
-        log = screen.conversation
-        changes_agent = command.name in ("new", "resume", "model")
-        if changes_agent and screen.turn_running:
-            self.notify(
-                f"/{command.name} must wait until the turn ends (Esc cancels it).", severity="warning"
-            )
-            return
-        match command.name:
-            case "model" | "theme" | "resume" | "sessions" if not command.arg:
-                self.run_worker(self._open_picker(command.name), group="picker", exclusive=True, exit_on_error=False)
-            case "help":
-                await self._show_help()
-            case "new":
-                await self._switch_agent(session_id=None, model=self._model)
-            case "resume":
-                store = SessionStore(self.config.resolved_sessions_dir())
-                await self._switch_agent(session_id=store.resolve(command.arg), model=self._model)
-            case "model":
-                if self.agent is not None and (problem := self._model_problem(command.arg)):
-                    # The current session, kernel and view stay as they are.
-                    self.notify(f"Model not changed: {problem}", severity="error", timeout=10)
-                    await log.error(problem, title=f"Cannot switch to {command.arg}")
-                    return
-                session = self.agent.session_id if self.agent is not None else None
-                await self._switch_agent(session_id=session, model=command.arg)
-                if self.agent is not None:
-                    await log.notice(info_commands.protocol_text(self.agent, self.config), title="Model")
-            case "theme":
-                if command.arg not in self.available_themes:
-                    names = ", ".join(sorted(self.available_themes))
-                    self.notify(f"Unknown theme {command.arg!r}. Available: {names}", severity="error")
-                    return
-                self.theme = command.arg
-                self._saved_theme = command.arg
-                save_user_setting("theme", command.arg)
-            case "export":
-                await info_commands.export(self, command.arg)
-            case "undo" | "diff" | "rewind":
-                from freeact_tui.tui import checkpoint_commands  # loaded on use: not before the first screen
+        from freeact_tui.tui.slash_dispatch import dispatch
 
-                await checkpoint_commands.run(self, command.name, command.arg)
-            case "clear":
-                await log.clear()
-            case "context" | "compact":
-                await info_commands.context_command(self, command)
-            case "copy":
-                screen.action_copy_block()
-            case "skills":
-                await info_commands.list_skills(self)
-            case "permissions":
-                await info_commands.show_permissions(self)
-            case "quit" | "exit":
-                await self.action_quit()
+        await dispatch(self, command)
 
-    async def _open_picker(self, name: str) -> None:
-        """The picker of ``/name`` (the model's waits until pydantic-ai is imported: its model names)."""
-        from freeact_tui.tui import picker_commands  # loaded on use: not before the first screen
-
-        try:
-            if name == "model" and not self._agent_modules_loaded.is_set():
-                self.notify("Loading the model list…", timeout=3)
-                await self._agent_modules_loaded.wait()
-            await picker_commands.open_picker(self, name)
-        except Exception as exc:  # a broken sessions dir or config: said, the app and session stay intact
-            await self.main_screen.conversation.error(f"/{name} failed: {exc}")
+    @property
+    def chosen_model(self) -> str | Model | None:
+        """The model this app was started with or switched to (``None``: the config's)."""
+        return self._model
 
     @property
     def current_model(self) -> str | None:
@@ -503,23 +444,13 @@ class FreeactApp(App[None]):
             return self.config.model
         return self.agent.model_name if self.agent is not None else None
 
-    def _model_problem(self, model: str) -> str | None:
-        """What keeps ``model`` from being used (a missing key, an unknown provider), found offline."""
-        from freeact_tui.agent.models import ModelSetupError, resolve_model
-
-        try:
-            resolve_model(model, base_url=self.config.base_url, api_key_env=self.config.api_key_env)
-        except ModelSetupError as exc:
-            return str(exc)
-        return None
-
-    async def _switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None:
+    async def switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None:
         await self._stop_agent()
         self.agent = await self._open_agent(session_id=session_id, model=model)
         screen = self.main_screen
         await screen.conversation.clear()
         await screen.show_agent()
 
-    async def _show_help(self) -> None:
+    async def show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             await self.push_screen(HelpScreen())

@@ -1,0 +1,93 @@
+"""What each slash command does in the app (``/model``, ``/resume``, ``/theme``, …): parsed by
+``tui.commands``, run here against the app's agent, config and screens."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui import info_commands
+from freeact_tui.tui.commands import SlashCommand
+
+if TYPE_CHECKING:
+    from freeact_tui.tui.app import FreeactApp
+
+
+async def dispatch(app: FreeactApp, command: SlashCommand) -> None:
+    """Run a parsed slash command in ``app`` (the app's own state: its agent, config, theme)."""
+    screen = app.main_screen
+    log = screen.conversation
+    changes_agent = command.name in ("new", "resume", "model")
+    if changes_agent and screen.turn_running:
+        app.notify(
+            f"/{command.name} must wait until the turn ends (Esc cancels it).", severity="warning"
+        )
+        return
+    match command.name:
+        case "model" | "theme" | "resume" | "sessions" if not command.arg:
+            app.run_worker(open_picker(app, command.name), group="picker", exclusive=True, exit_on_error=False)
+        case "help":
+            await app.show_help()
+        case "new":
+            await app.switch_agent(session_id=None, model=app.chosen_model)
+        case "resume":
+            store = SessionStore(app.config.resolved_sessions_dir())
+            await app.switch_agent(session_id=store.resolve(command.arg), model=app.chosen_model)
+        case "model":
+            if app.agent is not None and (problem := model_problem(app, command.arg)):
+                # The current session, kernel and view stay as they are.
+                app.notify(f"Model not changed: {problem}", severity="error", timeout=10)
+                await log.error(problem, title=f"Cannot switch to {command.arg}")
+                return
+            session = app.agent.session_id if app.agent is not None else None
+            await app.switch_agent(session_id=session, model=command.arg)
+            if app.agent is not None:
+                await log.notice(info_commands.protocol_text(app.agent, app.config), title="Model")
+        case "theme":
+            if command.arg not in app.available_themes:
+                names = ", ".join(sorted(app.available_themes))
+                app.notify(f"Unknown theme {command.arg!r}. Available: {names}", severity="error")
+                return
+            app.theme = command.arg  # saved by the app's theme watcher
+        case "export":
+            await info_commands.export(app, command.arg)
+        case "undo" | "diff" | "rewind":
+            from freeact_tui.tui import checkpoint_commands  # loaded on use: not before the first screen
+
+            await checkpoint_commands.run(app, command.name, command.arg)
+        case "clear":
+            await log.clear()
+        case "context" | "compact":
+            await info_commands.context_command(app, command)
+        case "copy":
+            screen.action_copy_block()
+        case "skills":
+            await info_commands.list_skills(app)
+        case "permissions":
+            await info_commands.show_permissions(app)
+        case "quit" | "exit":
+            await app.action_quit()
+
+
+async def open_picker(app: FreeactApp, name: str) -> None:
+    """The picker of ``/name`` (the model's waits until pydantic-ai is imported: its model names)."""
+    from freeact_tui.tui import picker_commands  # loaded on use: not before the first screen
+
+    try:
+        if name == "model" and not app.agent_modules_loaded.is_set():
+            app.notify("Loading the model list…", timeout=3)
+            await app.agent_modules_loaded.wait()
+        await picker_commands.open_picker(app, name)
+    except Exception as exc:  # a broken sessions dir or config: said, the app and session stay intact
+        await app.main_screen.conversation.error(f"/{name} failed: {exc}")
+
+
+def model_problem(app: FreeactApp, model: str) -> str | None:
+    """What keeps ``model`` from being used (a missing key, an unknown provider), found offline."""
+    from freeact_tui.agent.models import ModelSetupError, resolve_model
+
+    try:
+        resolve_model(model, base_url=app.config.base_url, api_key_env=app.config.api_key_env)
+    except ModelSetupError as exc:
+        return str(exc)
+    return None
