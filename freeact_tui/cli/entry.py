@@ -1,6 +1,9 @@
 """The console script's entry point. ``sessions list`` in its plain forms is answered here without
 typer (its import and parsing are a third of the command's time); every other command line, and any
-``sessions list`` this does not take apart with certainty, goes to the typer app (``cli.main``)."""
+``sessions list`` this does not take apart with certainty, goes to the typer app (``cli.main``).
+
+A command line that starts the app with a local kernel first spawns a spare kernel gateway
+(``execution.spare_gateway``), before anything else is imported: its boot then overlaps the app's."""
 
 from __future__ import annotations
 
@@ -55,6 +58,34 @@ def quick_list_args(argv: list[str]) -> ListArgs | None:
     return ListArgs(**given)  # type: ignore[arg-type]
 
 
+# The app's options (``cli.main.run``) that take a value, and those that do not.
+_APP_VALUED = frozenset(
+    {"--model", "-m", "--config", "-c", "--session-id", "-s", "--execution", "-e", "--base-url"}
+    | {"--action-protocol", "--log-level", "--sandbox-config"}
+)
+_APP_FLAGS = frozenset({"--resume", "-r", "--skip-permissions", "--remote-insecure", "--trust"})
+
+
+def starts_local_app(argv: list[str]) -> bool:
+    """Whether ``argv`` (without the program) starts the app, in all likelihood with a local kernel.
+
+    False for subcommands, ``--help``, ``--version``, ``--sandbox``, ``--execution`` other than
+    ``local``, and anything this does not take apart (a wrong guess costs only the spare's start).
+    """
+    words = iter(argv)
+    for word in words:
+        name, eq, value = word.partition("=")
+        if name in _APP_FLAGS and not eq:
+            continue
+        if name not in _APP_VALUED or (eq and not name.startswith("--")):
+            return False  # a subcommand, --help, --version, --sandbox or something unknown
+        if not eq:
+            value = next(words, "")
+        if name in ("--execution", "-e") and value != "local":
+            return False
+    return True
+
+
 def quick_sessions_list(args: ListArgs) -> bool:
     """Print the listing; False when the config cannot be loaded (typer then reports it as always)."""
     from freeact_tui.cli.listing import print_sessions
@@ -76,6 +107,19 @@ def quick_sessions_list(args: ListArgs) -> bool:
 
 def main() -> None:
     """Console script entry point."""
+    if starts_local_app(sys.argv[1:]):
+        from freeact_tui.execution import spare_gateway
+
+        spare_gateway.spawn()
+        try:
+            _main()
+        finally:
+            spare_gateway.discard()  # not taken (another execution mode, an error): nothing is left
+        return
+    _main()
+
+
+def _main() -> None:
     args = quick_list_args(sys.argv[1:])
     if args is not None:
         from freeact_tui.cli.env_file import load_env_file
@@ -91,4 +135,4 @@ def main() -> None:
     typer_main()
 
 
-__all__ = ["ListArgs", "main", "quick_list_args"]
+__all__ = ["ListArgs", "main", "quick_list_args", "starts_local_app"]
