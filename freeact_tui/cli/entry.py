@@ -86,14 +86,44 @@ def starts_local_app(argv: list[str]) -> bool:
     return True
 
 
+def plain_sessions_dir(config: Path | None) -> Path | None:
+    """Where sessions live when no file can say otherwise, found without loading the config (pydantic).
+
+    None, and the caller loads the config, when a file could change the answer or has to be checked:
+    ``--config``, a user config that sets ``sessions_dir`` or ``working_dir`` or is not TOML, a project
+    config or ``.env`` in or above the working dir, a freeact project (its ``.freeact/sessions``).
+    """
+    if config is not None:
+        return None
+    import tomllib
+
+    from freeact_tui import paths
+    from freeact_tui.trust import project_env_file
+
+    user = paths.user_config_file()
+    if user.exists():
+        try:
+            values = tomllib.loads(user.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None
+        if "sessions_dir" in values or "working_dir" in values:
+            return None
+    folder = Path.cwd().resolve()
+    if (folder / paths.PROJECT_CONFIG_NAME).exists() or paths.find_freeact_project(folder) is not None:
+        return None
+    if project_env_file(folder) is not None:
+        return None  # a project's .env is the config loader's to judge (the user's is loaded already)
+    return paths.default_sessions_dir().expanduser().absolute()
+
+
 def quick_sessions_list(args: ListArgs) -> bool:
     """Print the listing; False when the config cannot be loaded (typer then reports it as always)."""
     from freeact_tui.cli.listing import print_sessions
-    from freeact_tui.config import ConfigError, load_config
 
-    if args.sessions_dir is not None:
-        root = args.sessions_dir
-    else:
+    root = args.sessions_dir or plain_sessions_dir(args.config)
+    if root is None:
+        from freeact_tui.config import ConfigError, load_config
+
         try:
             root = load_config(args.config).resolved_sessions_dir()
         except ConfigError:
