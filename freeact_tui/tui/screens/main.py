@@ -204,8 +204,11 @@ class MainScreen(Screen[None]):
         if self.read_only:
             self.notify("This session is read-only: Ctrl+N or /new starts a new one.", severity="warning")
             return
-        if not self.host.agent_ready:
-            self.notify("The agent is still starting; try again in a moment.", severity="warning")
+        if not self.host.agent_ready:  # sent the moment the agent is open (``send_queued``)
+            self.prompt.remember(text)
+            self.prompt.clear_input()
+            self.query_one(QueuedMessages).push(text)
+            self.notify("Queued: sent as soon as the agent is open.")
             return
         if self.agent is None:
             problem = self.host.startup_error or "No model is set."
@@ -262,6 +265,10 @@ class MainScreen(Screen[None]):
         self.prompt.load_text(message.text)
         self.prompt.move_cursor(self.prompt.document.end)
         self.prompt.focus()
+
+    def send_queued(self) -> None:
+        """Send what was typed while the agent was opening (the app calls this once it is)."""
+        self.call_later(self._send_queued)
 
     def _send_queued(self) -> None:
         """After a turn: a message the turn did not take, else the next queued one, starts a turn."""
