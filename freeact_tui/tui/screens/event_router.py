@@ -38,11 +38,11 @@ from freeact_tui.events import (
 )
 from freeact_tui.execution.cell_run import RESTART_AFTER_INTERRUPT
 from freeact_tui.toolcalls import CodeAction
-
-WAITING_FOR_KERNEL = "waiting for the kernel"
 from freeact_tui.tui.context_report import compacted_note
 from freeact_tui.tui.decisions import decision_status
 from freeact_tui.tui.replay import nudge_note
+
+WAITING_FOR_KERNEL = "waiting for the kernel"  # the activity of an approved action until the kernel is up
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
