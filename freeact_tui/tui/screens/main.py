@@ -46,6 +46,9 @@ _CLEAR_WINDOW = 2.0
 """Seconds within which a second Esc clears the prompt's draft."""
 
 
+ASK_ANYTHING = "Ask anything · Enter sends · Ctrl+J newline · /help"
+
+
 class MainScreen(Screen[None]):
     """The chat: one turn at a time, approvals queued in dialogs, status kept current."""
 
@@ -104,7 +107,9 @@ class MainScreen(Screen[None]):
         yield NewOutputMarker("Ctrl+G", id="output-below")
         yield FindBar(id="find-bar")
         yield QueuedMessages(id="queued")
-        yield PromptInput(id="prompt")
+        prompt = PromptInput(id="prompt")
+        prompt.placeholder = ASK_ANYTHING  # at once: what is typed before the agent is open is queued, not lost
+        yield prompt
         yield StatusBar(id="status-bar")
         yield KeyFooter()
 
@@ -139,7 +144,7 @@ class MainScreen(Screen[None]):
         agent = self.agent
         self.read_only = False
         self.prompt.disabled = False
-        self.prompt.placeholder = "Ask anything · Enter sends · Ctrl+J newline · /help"
+        self.prompt.placeholder = ASK_ANYTHING
         if agent is None:
             self.status_bar.set_session(model="no model", session_id="-", mode="-", skip_permissions=False)
             self.status_bar.set_protocol(None)
