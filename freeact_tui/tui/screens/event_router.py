@@ -36,7 +36,7 @@ from freeact_tui.events import (
     ToolOutput,
     UsageUpdate,
 )
-from freeact_tui.execution.cell_run import RESTART_AFTER_INTERRUPT
+from freeact_tui.execution.base import RESTART_AFTER_INTERRUPT
 from freeact_tui.toolcalls import CodeAction
 from freeact_tui.tui.context_report import compacted_note
 from freeact_tui.tui.decisions import decision_status
