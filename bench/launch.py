@@ -6,15 +6,21 @@
   What the user sees is clocked from the pane (polled every 10 ms): the prompt accepting keys (a
   key typed into the pane shows in the prompt), the prompt's placeholder ("Ask anything") drawn,
   and ``kernel: ready`` in the status bar.
+- The same for a bare Textual app whose only widget is a prompt with that placeholder (the floor the
+  app's first screen is held to), measured in the same run: others share the machine, so the ratio
+  says more than either figure.
 - ``freeact-tui --version`` and ``python -c 'import textual'`` (the reference it is held to).
-- ``freeact-tui sessions list`` over 1,000 stored sessions.
+- ``freeact-tui sessions list`` over 1,000 stored sessions (held to the same reference).
 
-Each figure is the median of ``--runs`` runs. Needs tmux. ``--timeline-only`` skips the rest.
+The checkout is byte-compiled first, as installing it does (``PYTHONDONTWRITEBYTECODE`` would
+otherwise have every run compile the app's modules). Each figure is the median of ``--runs`` runs.
+Needs tmux. ``--timeline-only`` skips the rest.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -31,6 +37,19 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 CLI = [sys.executable, "-c", "from freeact_tui.cli import main; main()"]
+# A bare Textual app with a prompt: the floor of "launch -> placeholder drawn".
+BARE_APP = """
+from textual.app import App
+from textual.widgets import TextArea
+
+class Bare(App[None]):
+    def compose(self):
+        prompt = TextArea(id="prompt")
+        prompt.placeholder = "Ask anything"
+        yield prompt
+
+Bare().run()
+"""
 MARK = "zq"  # typed into the prompt once it is up; its echo proves the prompt accepts keys
 
 
@@ -56,6 +75,42 @@ SEEN = {  # what the pane shows -> the stage it marks (the user's view, not the 
 }
 
 
+def _spawn_pane(session: str, command: str, cwd: Path, env: dict[str, str]) -> float:
+    start = time.monotonic()
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "34", "-c", str(cwd), command],
+        check=True,
+        env=env,
+    )
+    return start
+
+
+def _end_pane(session: str) -> None:
+    subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], capture_output=True)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        alive = subprocess.run(["tmux", "has-session", "-t", session], capture_output=True)
+        if alive.returncode != 0:
+            break
+        time.sleep(0.1)
+    subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def bare_once(script: Path, cwd: Path, env: dict[str, str], timeout: float = 60.0) -> float:
+    """Seconds from spawning the bare Textual app (``BARE_APP`` in ``script``) in a tmux pane to its
+    placeholder drawn."""
+    session = f"bench-bare-{uuid.uuid4().hex[:8]}"
+    start = _spawn_pane(session, f"{sys.executable!r} {str(script)!r}", cwd, env)
+    try:
+        while "Ask anything" not in _pane(session):
+            if time.monotonic() - start > timeout:
+                raise TimeoutError(f"the bare app did not start within {timeout:g} s")
+            time.sleep(0.01)
+        return time.monotonic() - start
+    finally:
+        _end_pane(session)
+
+
 def launch_once(home: Path, cwd: Path, timeout: float = 60.0) -> dict[str, float]:
     """Seconds from spawning the app in a tmux pane to each stage (the app's timeline and the pane's)."""
     session = f"bench-launch-{uuid.uuid4().hex[:8]}"
@@ -74,12 +129,7 @@ def launch_once(home: Path, cwd: Path, timeout: float = 60.0) -> dict[str, float
         ]
     )
     seen: dict[str, float] = {}
-    start = time.monotonic()
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "34", "-c", str(cwd), command],
-        check=True,
-        env=env,
-    )
+    start = _spawn_pane(session, command, cwd, env)
     try:
         typed = False
         while len(seen) < len(SEEN):
@@ -97,14 +147,7 @@ def launch_once(home: Path, cwd: Path, timeout: float = 60.0) -> dict[str, float
                         subprocess.run(["tmux", "send-keys", "-t", session, "BSpace", "BSpace"], check=True)
             time.sleep(0.01)
     finally:
-        subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], capture_output=True)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            alive = subprocess.run(["tmux", "has-session", "-t", session], capture_output=True)
-            if alive.returncode != 0:
-                break
-            time.sleep(0.1)
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        _end_pane(session)
     stages: dict[str, float] = {}
     lines = timeline.read_text().splitlines() if timeline.exists() else []  # a checkout without marks
     for line in lines:
@@ -146,7 +189,9 @@ def main() -> None:
     if shutil.which("tmux") is None:
         sys.exit("bench/launch.py needs tmux")
 
+    compileall.compile_dir(ROOT / "freeact_tui", quiet=1)
     figures: dict[str, object] = {}
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         home, cwd = Path(tmp) / "home", Path(tmp) / "work"
         cwd.mkdir()
@@ -162,8 +207,14 @@ def main() -> None:
                 "import_textual_s": round(statistics.median(textual), 3),
                 "version_vs_textual": round(statistics.median(version) / statistics.median(textual), 2),
                 "sessions_list_1000_s": round(statistics.median(listing), 3),
+                "sessions_list_vs_textual": round(statistics.median(listing) / statistics.median(textual), 2),
             }
-        launch = [launch_once(home, cwd) for _ in range(args.runs)]
+        bare_app = Path(tmp) / "bare_app.py"
+        bare_app.write_text(BARE_APP)
+        launch, bare = [], []
+        for _ in range(args.runs):  # interleaved: both see the same load
+            bare.append(bare_once(bare_app, cwd, env))
+            launch.append(launch_once(home, cwd))
 
     figures = {
         "launch_to_prompt_accepting_keys_s": round(
@@ -172,11 +223,15 @@ def main() -> None:
         "launch_to_placeholder_drawn_s": round(
             statistics.median(r["screen:placeholder_drawn"] for r in launch), 3
         ),
+        "bare_textual_placeholder_drawn_s": round(statistics.median(bare), 3),
+        "placeholder_vs_bare": round(
+            statistics.median(r["screen:placeholder_drawn"] for r in launch) / statistics.median(bare), 2
+        ),
         "launch_to_kernel_ready_s": round(statistics.median(r["screen:kernel_ready"] for r in launch), 3),
         "launch_kernel_ready_runs_s": [round(r["screen:kernel_ready"], 3) for r in launch],
         **figures,
         "timeline_s": _stage_table(launch),
-        "load_average": round(os.getloadavg()[0], 2),
+        "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],  # before, after
     }
     if args.json:
         print(json.dumps(figures))

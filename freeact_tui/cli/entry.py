@@ -1,6 +1,9 @@
 """The console script's entry point. ``sessions list`` in its plain forms is answered here without
 typer (its import and parsing are a third of the command's time); every other command line, and any
-``sessions list`` this does not take apart with certainty, goes to the typer app (``cli.main``)."""
+``sessions list`` this does not take apart with certainty, goes to the typer app (``cli.main``).
+
+A command line that starts the app with a local kernel first spawns a spare kernel gateway
+(``execution.spare_gateway``), before anything else is imported: its boot then overlaps the app's."""
 
 from __future__ import annotations
 
@@ -55,14 +58,72 @@ def quick_list_args(argv: list[str]) -> ListArgs | None:
     return ListArgs(**given)  # type: ignore[arg-type]
 
 
+# The app's options (``cli.main.run``) that take a value, and those that do not.
+_APP_VALUED = frozenset(
+    {"--model", "-m", "--config", "-c", "--session-id", "-s", "--execution", "-e", "--base-url"}
+    | {"--action-protocol", "--log-level", "--sandbox-config"}
+)
+_APP_FLAGS = frozenset({"--resume", "-r", "--skip-permissions", "--remote-insecure", "--trust"})
+
+
+def starts_local_app(argv: list[str]) -> bool:
+    """Whether ``argv`` (without the program) starts the app, in all likelihood with a local kernel.
+
+    False for subcommands, ``--help``, ``--version``, ``--sandbox``, ``--execution`` other than
+    ``local``, and anything this does not take apart (a wrong guess costs only the spare's start).
+    """
+    words = iter(argv)
+    for word in words:
+        name, eq, value = word.partition("=")
+        if name in _APP_FLAGS and not eq:
+            continue
+        if name not in _APP_VALUED or (eq and not name.startswith("--")):
+            return False  # a subcommand, --help, --version, --sandbox or something unknown
+        if not eq:
+            value = next(words, "")
+        if name in ("--execution", "-e") and value != "local":
+            return False
+    return True
+
+
+def plain_sessions_dir(config: Path | None) -> Path | None:
+    """Where sessions live when no file can say otherwise, found without loading the config (pydantic).
+
+    None, and the caller loads the config, when a file could change the answer or has to be checked:
+    ``--config``, a user config that sets ``sessions_dir`` or ``working_dir`` or is not TOML, a project
+    config or ``.env`` in or above the working dir, a freeact project (its ``.freeact/sessions``).
+    """
+    if config is not None:
+        return None
+    import tomllib
+
+    from freeact_tui import paths
+    from freeact_tui.trust import project_env_file
+
+    user = paths.user_config_file()
+    if user.exists():
+        try:
+            values = tomllib.loads(user.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None
+        if "sessions_dir" in values or "working_dir" in values:
+            return None
+    folder = Path.cwd().resolve()
+    if (folder / paths.PROJECT_CONFIG_NAME).exists() or paths.find_freeact_project(folder) is not None:
+        return None
+    if project_env_file(folder) is not None:
+        return None  # a project's .env is the config loader's to judge (the user's is loaded already)
+    return paths.default_sessions_dir().expanduser().absolute()
+
+
 def quick_sessions_list(args: ListArgs) -> bool:
     """Print the listing; False when the config cannot be loaded (typer then reports it as always)."""
     from freeact_tui.cli.listing import print_sessions
-    from freeact_tui.config import ConfigError, load_config
 
-    if args.sessions_dir is not None:
-        root = args.sessions_dir
-    else:
+    root = args.sessions_dir or plain_sessions_dir(args.config)
+    if root is None:
+        from freeact_tui.config import ConfigError, load_config
+
         try:
             root = load_config(args.config).resolved_sessions_dir()
         except ConfigError:
@@ -76,6 +137,19 @@ def quick_sessions_list(args: ListArgs) -> bool:
 
 def main() -> None:
     """Console script entry point."""
+    if starts_local_app(sys.argv[1:]):
+        from freeact_tui.execution import spare_gateway
+
+        spare_gateway.spawn()
+        try:
+            _main()
+        finally:
+            spare_gateway.discard()  # not taken (another execution mode, an error): nothing is left
+        return
+    _main()
+
+
+def _main() -> None:
     args = quick_list_args(sys.argv[1:])
     if args is not None:
         from freeact_tui.cli.env_file import load_env_file
@@ -91,4 +165,4 @@ def main() -> None:
     typer_main()
 
 
-__all__ = ["ListArgs", "main", "quick_list_args"]
+__all__ = ["ListArgs", "main", "quick_list_args", "starts_local_app"]

@@ -15,6 +15,9 @@ def load_env_file() -> Path | None:
     Returns:
         The file that was read, if any.
     """
+    cwd = Path.cwd()
+    if not any((directory / ".env").is_file() for directory in (cwd, *cwd.parents)):
+        return None  # the common case, answered without importing dotenv
     from dotenv import find_dotenv, load_dotenv
 
     from freeact_tui.trust import project_env_file

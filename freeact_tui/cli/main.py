@@ -141,6 +141,10 @@ def start_app(
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     mark("config:end")
+    if config.execution != "local":  # the spare gateway (cli.entry) would only wait until we exit
+        from freeact_tui.execution import spare_gateway
+
+        spare_gateway.discard()
     chosen = resolve_session_id(config, session_id, resume)
     _log_to_file(log_level)
     _warn_if_insecure(config)
@@ -159,6 +163,9 @@ def start_app(
     tui.run(loop=loop)
     if tui.resume_hint:
         typer.echo(tui.resume_hint)
+    from freeact_tui.execution import spare_gateway
+
+    spare_gateway.discard()  # never taken (no agent was opened): it would end with us anyway, a little later
     exit_now(tui.return_code or 0)  # the kernels end by themselves once we are gone
 
 

@@ -1,7 +1,8 @@
 """Executors: where code actions run.
 
 Backends only: local (ipybox), sandbox (bubblewrap), docker, remote gateway. Imports nothing above
-it: only the shared modules (``events``, ``config``, ``paths``).
+it: only the shared modules (``events``, ``config``, ``paths``). This module itself imports nothing of
+them at import time: the command line takes ``spare_gateway`` from here before anything else loads.
 """
 
 from __future__ import annotations
@@ -9,9 +10,18 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from freeact_tui.execution.base import Executor, ExecutorError
+if TYPE_CHECKING:
+    from freeact_tui.execution.base import Executor, ExecutorError
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Executor", "ExecutorError"):
+        from freeact_tui.execution import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _BACKENDS = {
     "local": ("freeact_tui.execution.kernel",),
@@ -95,6 +105,8 @@ def create_executor(
         from freeact_tui.execution.remote import RemoteExecutor
 
         return RemoteExecutor(remote_url=remote_url, remote_insecure=remote_insecure, **common)
+    from freeact_tui.execution.base import ExecutorError
+
     raise ExecutorError(f"Unknown execution mode {mode!r}; use local, sandbox, docker or remote.")
 
 

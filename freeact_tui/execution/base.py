@@ -12,6 +12,10 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from freeact_tui.events import KernelState
 
+# The reason of a restart because a cell ignored its interrupt (the UI says so in the log). Here, not in
+# cell_run: the UI imports it, and cell_run would bring aiohttp into the first screen's imports.
+RESTART_AFTER_INTERRUPT = "the cell did not stop after an interrupt"
+
 ApprovalKind = Literal["shell", "script", "mcp"]
 
 

@@ -8,15 +8,20 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
-from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecItem, ExecResult, ExecutorError
+from freeact_tui.execution.base import (
+    RESTART_AFTER_INTERRUPT,
+    ExecApproval,
+    ExecChunk,
+    ExecItem,
+    ExecResult,
+    ExecutorError,
+)
 from freeact_tui.execution.kernel_client import CellEnd, KernelConnection, KernelGone, OutputText
 
 # How long a timed-out cell may take to stop after the interrupt before the kernel is restarted instead.
 INTERRUPT_GRACE = 3.0
 # The same when the user cancels (Esc/Ctrl+C): whatever runs stops within about a second.
 CANCEL_GRACE = 1.0
-# The reason of a restart because a cell ignored its interrupt (the UI says so in the log).
-RESTART_AFTER_INTERRUPT = "the cell did not stop after an interrupt"
 # How long a `!cmd` approval may wait for its marker in the output (see kernel_init.SYNC_MARK).
 _SYNC_HOLD = 0.5
 

@@ -21,6 +21,7 @@ from mcpygen import ApprovalClient, ApprovalRequest
 
 from freeact_tui import paths
 from freeact_tui.events import KernelState
+from freeact_tui.execution import spare_gateway
 from freeact_tui.execution.base import (
     ApprovalKind,
     ExecApproval,
@@ -300,8 +301,13 @@ class KernelExecutor:
         return self._tool_server.client_host(self.host), self._tool_server.port
 
     def _gateway_process(self, port: int, tool_port: int, env: dict[str, str]) -> KernelGatewayProcess:
-        """The gateway to run on ``port`` (a subclass may run it elsewhere, e.g. in a sandbox)."""
-        return KernelGatewayProcess(host=self.host, port=port, working_dir=self.working_dir, env=env)
+        """The gateway to run on ``port`` (a subclass may run it elsewhere, e.g. in a sandbox).
+
+        The first one takes the spare the command line spawned at launch, if any (``spare_gateway``).
+        """
+        return KernelGatewayProcess(
+            host=self.host, port=port, working_dir=self.working_dir, env=env, spare=spare_gateway.take()
+        )
 
     def _kernel_connection(self, gateway: KernelGatewayProcess) -> KernelConnection:
         """A connection to a new kernel in ``gateway`` (a subclass may map its process id)."""

@@ -17,9 +17,7 @@ import psutil
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.kernel_venv import KERNEL_NAME, KernelVenv
 from freeact_tui.execution.orphans import OWNER_ENV, OWNER_WATCH
-
-# Variables of the parent environment a kernel needs to behave normally; nothing secret.
-_INHERITED_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
+from freeact_tui.execution.spare_gateway import INHERITED_ENV, NODELAY_PATCH, AdoptedProcess, SpareGateway
 
 # Seconds the kernels get to end on SIGTERM when the gateway stops, before they are killed.
 _KERNEL_GRACE = 0.5
@@ -28,23 +26,17 @@ _KERNEL_GRACE = 0.5
 # read); the gateway takes it out of its environment before it starts a kernel.
 GATEWAY_TOKEN_ENV = "FREEACT_GATEWAY_TOKEN"  # noqa: S105 - the name of a variable, not a secret
 
-# The gateway's kernel websocket leaves Nagle's algorithm on: with delayed ACKs every cell then
-# takes ~45 ms instead of ~5 ms. Launch it with TCP_NODELAY set on that websocket.
-# It first starts a watchdog: orphaned (the app died, even by SIGKILL), it kills its kernels and exits.
+# The token is appended to the settings from the environment (see GATEWAY_TOKEN_ENV), then the
+# websocket gets TCP_NODELAY (see NODELAY_PATCH). It first starts a watchdog: orphaned (the app
+# died, even by SIGKILL), it kills its kernels and exits.
 _GATEWAY_MAIN = (
     OWNER_WATCH
     + f"""\
 import os as _os, sys as _sys
 _sys.argv.append('--KernelGatewayApp.auth_token=' + _os.environ.pop({GATEWAY_TOKEN_ENV!r}, ''))
-try:
-    import jupyter_server.services.kernels.websocket as _ws
-    _open = _ws.KernelWebsocketHandler.open
-    async def _open_nodelay(self, *args, **kwargs):
-        self.set_nodelay(True)
-        return await _open(self, *args, **kwargs)
-    _ws.KernelWebsocketHandler.open = _open_nodelay
-except Exception:
-    pass
+"""
+    + NODELAY_PATCH
+    + """\
 from kernel_gateway.gatewayapp import launch_instance
 launch_instance()
 """
@@ -67,7 +59,7 @@ def kernel_environment(
         tool_port: Port of the tool server.
         venv: The kernel environment kernels run from (None: the app's own interpreter).
     """
-    env = {k: os.environ[k] for k in _INHERITED_ENV if k in os.environ}
+    env = {k: os.environ[k] for k in INHERITED_ENV if k in os.environ}
     if venv is not None:
         # Kernels start from the kernel environment's spec; its `bin` first makes `!pip` its pip.
         env["PATH"] = venv.path_env(env.get("PATH"))
@@ -102,16 +94,27 @@ class KernelGatewayProcess:
         port: Port to listen on.
         working_dir: Working directory of the gateway (and so of its kernels).
         env: The whole environment of the gateway and its kernels (nothing is inherited).
+        spare: A gateway process spawned at launch (``spare_gateway``), to become this gateway on
+            its first start instead of a new process.
     """
 
-    def __init__(self, *, host: str, port: int, working_dir: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        working_dir: Path,
+        env: dict[str, str],
+        spare: SpareGateway | None = None,
+    ) -> None:
         self.host = host
         self.port = port
         self.working_dir = working_dir
         self.token = secrets.token_urlsafe(32)
         self.env = {**env, GATEWAY_TOKEN_ENV: self.token}
-        self._process: asyncio.subprocess.Process | None = None
+        self._process: asyncio.subprocess.Process | AdoptedProcess | None = None
         self._log_path: Path | None = None
+        self._spare = spare
 
     @property
     def base_url(self) -> str:
@@ -141,6 +144,14 @@ class KernelGatewayProcess:
         Raises:
             ExecutorError: The gateway cannot be spawned.
         """
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            env = {k: v for k, v in self.env.items() if k != GATEWAY_TOKEN_ENV}
+            argv = [*self.settings(), f"--KernelGatewayApp.auth_token={self.token}"]
+            if spare.configure(cwd=self.working_dir, env=env, argv=argv):
+                self._process, self._log_path = AdoptedProcess(spare.process), spare.log_path
+                return
+            spare.kill()
         cmd = self.command()
         fd, log_name = tempfile.mkstemp(prefix="freeact-tui-gateway-", suffix=".log")
         self._log_path = Path(log_name)
@@ -168,11 +179,12 @@ class KernelGatewayProcess:
 
     def command(self) -> list[str]:
         """The command line that runs the gateway (a subclass may wrap it, e.g. in a sandbox)."""
+        # -P: not the working dir on sys.path (PYTHONSAFEPATH, for a wrapper that drops the env)
+        return [sys.executable, "-P", "-c", _GATEWAY_MAIN, *self.settings()]
+
+    def settings(self) -> list[str]:
+        """The gateway's settings, as command-line options (the token is added apart)."""
         return [
-            sys.executable,
-            "-P",  # not the working dir on sys.path (PYTHONSAFEPATH, for a wrapper that drops the env)
-            "-c",
-            _GATEWAY_MAIN,
             f"--KernelGatewayApp.ip={self.host}",
             f"--KernelGatewayApp.port={self.port}",
             "--KernelGatewayApp.port_retries=0",
@@ -202,6 +214,9 @@ class KernelGatewayProcess:
 
     async def stop(self, grace: float = 5.0) -> None:
         """Terminate the gateway and every process below it (kernels and their children)."""
+        if self._spare is not None:  # never started: the spare is ours to end
+            self._spare.kill()
+            self._spare = None
         process, self._process = self._process, None
         if process is not None:
             children: list[psutil.Process] = []

@@ -4,6 +4,12 @@
 how far into ``main.jsonl`` it has read (``indexed_bytes`` plus the bytes just before that offset).
 When ``main.jsonl`` changed since, only the unread tail is scanned; a file that shrank or was
 rewritten (or a session dir written by freeact, which has no ``meta.json``) is scanned once in full.
+
+A listing also keeps every session's metadata in one file, ``.index.json`` in the sessions dir, keyed
+by the size and modification time of its ``main.jsonl`` and ``meta.json``: a listing of a thousand
+sessions then reads one file and stats two per session. An entry whose files changed (another process
+appended, rewrote, damaged or renamed them) is read again from ``meta.json``; a session dir that is
+gone drops out; a damaged or foreign index file is rebuilt.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +29,7 @@ from freeact_tui.userwords import user_words
 
 MAIN_FILE = "main.jsonl"
 META_FILE = "meta.json"
+INDEX_FILE = ".index.json"  # a leading dot: never a session id
 TOOL_RESULTS_DIR = "tool-results"
 REWOUND_DIR = "rewound"  # histories before each rewind (store.rewind_file)
 TITLE_MAX = 80
@@ -249,17 +257,30 @@ class SessionMeta:
         self.indexed_lines = lines
 
     def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
+
+    def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["created"] = self.created.isoformat() if self.created else None
         data["updated"] = self.updated.isoformat() if self.updated else None
-        return json.dumps({"version": _META_VERSION, **data}, indent=1, ensure_ascii=False)
+        return {"version": _META_VERSION, **data}
 
     @classmethod
     def from_json(cls, text: str) -> SessionMeta | None:
         """Parse ``meta.json``; ``None`` when it is unreadable or from another version (then rebuilt)."""
         try:
-            data = json.loads(text)
-            if not isinstance(data, dict) or data.pop("version", None) != _META_VERSION:
+            return cls.from_dict(json.loads(text))
+        except ValueError:
+            return None
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SessionMeta | None:
+        """``to_dict``'s output back; ``None`` for anything else."""
+        try:
+            if not isinstance(data, dict):
+                return None
+            data = dict(data)
+            if data.pop("version", None) != _META_VERSION:
                 return None
             meta = cls(**data)
             meta.created, meta.updated = _parse_ts(data.get("created")), _parse_ts(data.get("updated"))
@@ -388,6 +409,28 @@ def _prefix_unchanged(meta: SessionMeta, data: bytes) -> bool:
     return data[start - len(tail) : start] == tail if start else not tail
 
 
+_INDEX_VERSION = 1
+
+
+def _meta_file_key(session_dir: str) -> list[int]:
+    try:
+        st = os.stat(os.path.join(session_dir, META_FILE))
+    except OSError:
+        return [-1, -1]
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _files_key(session_dir: str) -> list[int] | None:
+    """Size and modification time of ``main.jsonl`` and ``meta.json`` (None: no ``main.jsonl``)."""
+    try:
+        st = os.stat(os.path.join(session_dir, MAIN_FILE))
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return [st.st_size, st.st_mtime_ns, *_meta_file_key(session_dir)]
+
+
 def _size_of(session_dir: Path) -> int:
     total = 0
     with os.scandir(session_dir) as entries:
@@ -439,16 +482,53 @@ class SessionIndex:
                 it ``size_bytes`` is 0: for a listing that does not show sizes (``sessions list``).
         """
         infos = []
+        cached = self._read_index()
+        entries: dict[str, Any] = {}
+        root = str(self.root)
         for session_id in self.ids():
-            session_dir = self.root / session_id
-            if not (session_dir / MAIN_FILE).is_file():
-                continue
-            try:
-                infos.append(session_info(session_id, session_dir, refresh_meta(session_dir), size=sizes))
-            except OSError:
-                continue  # removed or unreadable while listing
+            key = _files_key(os.path.join(root, session_id))
+            if key is None:
+                continue  # no history (yet), or removed while listing
+            entry = cached.get(session_id)
+            meta = None
+            if isinstance(entry, dict) and entry.get("key") == key:
+                meta = SessionMeta.from_dict(entry.get("meta"))
+            if meta is None:
+                try:
+                    meta = refresh_meta(self.root / session_id)
+                except OSError:
+                    continue  # removed or unreadable while listing
+                # What refresh_meta read (a writer may have appended since: the next listing sees it).
+                key = [meta.main_size, meta.main_mtime_ns, *_meta_file_key(os.path.join(root, session_id))]
+                entry = {"key": key, "meta": meta.to_dict()}
+            entries[session_id] = entry
+            # The directory is only needed to count sizes: no path is built for each session otherwise.
+            infos.append(
+                session_info(session_id, self.root / session_id if sizes else self.root, meta, size=sizes)
+            )
+        if entries != cached:
+            self._write_index(entries)
         infos.sort(key=lambda info: info.updated, reverse=True)
         return infos
+
+    def _read_index(self) -> dict[str, Any]:
+        try:
+            data = json.loads((self.root / INDEX_FILE).read_bytes())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.get("version") != _INDEX_VERSION:
+            return {}
+        sessions = data.get("sessions")
+        return sessions if isinstance(sessions, dict) else {}
+
+    def _write_index(self, entries: dict[str, Any]) -> None:
+        if not self.root.is_dir():
+            return
+        text = json.dumps({"version": _INDEX_VERSION, "sessions": entries}, ensure_ascii=False)
+        try:
+            paths.atomic_write_text(self.root / INDEX_FILE, text)
+        except OSError:
+            pass  # a read-only sessions dir: the index is a cache
 
     def latest(self, cwd: Path | None = None) -> SessionInfo | None:
         """The most recently updated session (whose cwd is ``cwd``, when given)."""

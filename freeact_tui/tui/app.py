@@ -175,6 +175,7 @@ class FreeactApp(App[None]):
         await screen.show_agent()
         mark("placeholder:set")
         self.agent_ready = True  # after the view is drawn: tests and prompts see a finished start
+        screen.send_queued()  # a prompt typed meanwhile goes to the model now, whatever the kernel does
 
     async def _ask_trust(self) -> None:
         """Before the agent opens: ask whether the folder's project files may apply (if there are any

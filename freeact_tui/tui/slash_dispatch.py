@@ -3,17 +3,40 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, Protocol
 
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui import info_commands
+from freeact_tui.tui.checkpoint_commands import CheckpointHost
 from freeact_tui.tui.commands import SlashCommand
+from freeact_tui.tui.info_commands import InfoHost
+from freeact_tui.tui.picker_commands import PickerHost
 
 if TYPE_CHECKING:
-    from freeact_tui.tui.app import FreeactApp
+    from pydantic_ai.models import Model
 
 
-async def dispatch(app: FreeactApp, command: SlashCommand) -> None:
+class SlashHost(InfoHost, PickerHost, CheckpointHost, Protocol):
+    """What the slash commands need of their app (``FreeactApp``)."""
+
+    theme: str  # settable here; the pickers only read it
+
+    @property
+    def chosen_model(self) -> str | Model | None: ...
+    @property
+    def agent_modules_loaded(self) -> asyncio.Event: ...
+
+    async def show_help(self) -> None: ...
+    async def switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None: ...
+    async def action_quit(self) -> None: ...
+    def run_worker(
+        self, work: Coroutine[Any, Any, None], *, group: str, exclusive: bool, exit_on_error: bool
+    ) -> object: ...
+
+
+async def dispatch(app: SlashHost, command: SlashCommand) -> None:
     """Run a parsed slash command in ``app`` (the app's own state: its agent, config, theme)."""
     screen = app.main_screen
     log = screen.conversation
@@ -69,7 +92,7 @@ async def dispatch(app: FreeactApp, command: SlashCommand) -> None:
             await app.action_quit()
 
 
-async def open_picker(app: FreeactApp, name: str) -> None:
+async def open_picker(app: SlashHost, name: str) -> None:
     """The picker of ``/name`` (the model's waits until pydantic-ai is imported: its model names)."""
     from freeact_tui.tui import picker_commands  # loaded on use: not before the first screen
 
@@ -82,7 +105,7 @@ async def open_picker(app: FreeactApp, name: str) -> None:
         await app.main_screen.conversation.error(f"/{name} failed: {exc}")
 
 
-def model_problem(app: FreeactApp, model: str) -> str | None:
+def model_problem(app: SlashHost, model: str) -> str | None:
     """What keeps ``model`` from being used (a missing key, an unknown provider), found offline."""
     from freeact_tui.agent.models import ModelSetupError, resolve_model
 

@@ -36,10 +36,13 @@ from freeact_tui.events import (
     ToolOutput,
     UsageUpdate,
 )
-from freeact_tui.execution.cell_run import RESTART_AFTER_INTERRUPT
+from freeact_tui.execution.base import RESTART_AFTER_INTERRUPT
+from freeact_tui.toolcalls import CodeAction
 from freeact_tui.tui.context_report import compacted_note
 from freeact_tui.tui.decisions import decision_status
 from freeact_tui.tui.replay import nudge_note
+
+WAITING_FOR_KERNEL = "waiting for the kernel"  # the activity of an approved action until the kernel is up
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
@@ -146,6 +149,8 @@ class EventRouter:
                 await self._context_event(event)
             case KernelStatus(state=state) if event.agent_id == agent.agent_id:
                 view.status_bar.set_kernel(state)
+                if state in ("ready", "busy") and view.status_bar.activity == WAITING_FOR_KERNEL:
+                    view.status_bar.set_activity("running")
                 if state == "restarting" and event.detail == RESTART_AFTER_INTERRUPT:
                     await log.notice(
                         "The kernel did not stop when interrupted, so it was restarted: its variables are gone.",
@@ -190,4 +195,7 @@ class EventRouter:
         status, rejected = decision_status(request.decision, skip_permissions=skip)
         block.set_status(status, rejected=rejected)
         if request.decision is not None and request.decision.approved:
-            self.view.status_bar.set_activity("running")
+            # An approved code action before the kernel is up waits for it: the bar says so, not "running".
+            starting = agent is not None and agent.kernel_state in ("stopped", "starting", "restarting")
+            waits = starting and isinstance(request.tool_call, CodeAction)
+            self.view.status_bar.set_activity(WAITING_FOR_KERNEL if waits else "running")

@@ -51,6 +51,9 @@ _CLEAR_WINDOW = 2.0
 """Seconds within which a second Esc clears the prompt's draft."""
 
 
+ASK_ANYTHING = "Ask anything · Enter sends · Ctrl+J newline · /help"
+
+
 class MainScreen(Screen[None]):
     """The chat: one turn at a time, approvals queued in dialogs, status kept current."""
 
@@ -111,7 +114,9 @@ class MainScreen(Screen[None]):
         yield FindBar(id="find-bar")
         yield QueuedMessages(id="queued")
         yield CompletionMenu(id="completion-menu")
-        yield PromptInput(id="prompt")
+        prompt = PromptInput(id="prompt")
+        prompt.placeholder = ASK_ANYTHING  # at once: what is typed before the agent is open is queued, not lost
+        yield prompt
         yield StatusBar(id="status-bar")
         yield KeyFooter()
 
@@ -157,7 +162,7 @@ class MainScreen(Screen[None]):
         agent = self.agent
         self.read_only = False
         self.prompt.disabled = False
-        self.prompt.placeholder = "Ask anything · Enter sends · Ctrl+J newline · /help"
+        self.prompt.placeholder = ASK_ANYTHING
         if agent is None:
             self.status_bar.set_session(model="no model", session_id="-", mode="-", skip_permissions=False)
             self.status_bar.set_protocol(None)
@@ -222,8 +227,11 @@ class MainScreen(Screen[None]):
         if self.read_only:
             self.notify("This session is read-only: Ctrl+N or /new starts a new one.", severity="warning")
             return
-        if not self.host.agent_ready:
-            self.notify("The agent is still starting; try again in a moment.", severity="warning")
+        if not self.host.agent_ready:  # sent the moment the agent is open (``send_queued``)
+            self.prompt.remember(text)
+            self.prompt.clear_input()
+            self.query_one(QueuedMessages).push(text)
+            self.notify("Queued: sent as soon as the agent is open.")
             return
         if self.agent is None:
             problem = self.host.startup_error or "No model is set."
@@ -300,6 +308,10 @@ class MainScreen(Screen[None]):
         self.prompt.load_text(message.text)
         self.prompt.move_cursor(self.prompt.document.end)
         self.prompt.focus()
+
+    def send_queued(self) -> None:
+        """Send what was typed while the agent was opening (the app calls this once it is)."""
+        self.call_later(self._send_queued)
 
     def _send_queued(self) -> None:
         """After a turn: a message the turn did not take, else the next queued one, starts a turn."""

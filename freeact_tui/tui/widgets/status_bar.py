@@ -130,8 +130,14 @@ class StatusBar(Horizontal):
             label.update(text)
         label.set_class(count == 0, "-hidden")
 
+    @property
+    def activity(self) -> str:
+        """What ``set_activity`` last showed."""
+        return str(self._label("activity").content)
+
     def set_activity(self, activity: str) -> None:
-        """``thinking``, ``running``, ``waiting`` or "" when idle; drives the spinner."""
+        """``thinking``, ``running``, ``waiting`` (for approvals), ``waiting for the kernel`` or "" when idle;
+        drives the spinner."""
         self.query_one(Spinner).active = bool(activity)
         label = self._label("activity")
         if label.content != activity:
