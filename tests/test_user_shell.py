@@ -9,7 +9,7 @@ import pytest
 
 from freeact_tui.config import Config
 from freeact_tui.tui.app import FreeactApp
-from freeact_tui.tui.screens.main import shell_command
+from freeact_tui.tui.screens.user_shell import shell_command
 from freeact_tui.tui.widgets.blocks import UserMessageBlock
 from freeact_tui.tui.widgets.blocks.output import ExecutionOutputBlock
 from tests.helpers import own_kernel_until as until

@@ -17,17 +17,16 @@ from textual.worker import Worker
 
 from freeact_tui.events import AgentEvent
 from freeact_tui.store.sessions import SessionStore
-from freeact_tui.tui.mentions import attach_mentions
 from freeact_tui.tui.notify import Notifier
 from freeact_tui.tui.replay import replay_history, subagent_loader
 from freeact_tui.tui.screens.approval_controller import ApprovalController
 from freeact_tui.tui.screens.chat_host import ChatHost, read_only_reason, welcome_text
 from freeact_tui.tui.screens.event_router import AgentStatus, EventRouter
 from freeact_tui.tui.screens.file_picker import FileIndexCache, FilePicker
-from freeact_tui.tui.screens.first_run import setup_guide
 from freeact_tui.tui.screens.pager import PagerScreen, output_to_page
 from freeact_tui.tui.screens.prompt_completer import PromptCompleter
-from freeact_tui.tui.screens.user_shell import shell_command, show_user_shell
+from freeact_tui.tui.screens.prompt_flow import PromptFlow
+from freeact_tui.tui.screens.user_shell import show_user_shell
 from freeact_tui.tui.toast_place import keep_toasts_above
 from freeact_tui.tui.widgets.blocks import ActionBlock, Block, ResponseBlock
 from freeact_tui.tui.widgets.blocks.output import AnsiLog, toggle_details
@@ -83,10 +82,10 @@ class MainScreen(Screen[None]):
         self.read_only = False
         self._escaped_at = 0.0
         self._compaction: Worker[None] | None = None
-        self._hold_queue = False
         self.work_dir = host.config.working_dir or Path.cwd()
         self.files = FileIndexCache(self.work_dir)
         self.router = EventRouter(self)
+        self.flow = PromptFlow(self)
         self.approvals: ApprovalController[ActionBlock] = ApprovalController(
             self,
             on_count=lambda count: self.status_bar.set_waiting(count),
@@ -138,6 +137,10 @@ class MainScreen(Screen[None]):
     @property
     def prompt(self) -> PromptInput:
         return self.query_one(PromptInput)
+
+    @property
+    def queue(self) -> QueuedMessages:
+        return self.query_one(QueuedMessages)
 
     @property
     def status_bar(self) -> StatusBar:
@@ -208,52 +211,7 @@ class MainScreen(Screen[None]):
     # -- input -----------------------------------------------------------------------------------------
 
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        text = message.text
-        if not text.strip():
-            return
-        outcome = await self.host.handle_slash(text)
-        if outcome == "invalid":
-            return
-        if outcome == "done":
-            self.prompt.remember(text)
-            self.prompt.clear_input()
-            return
-        if self.turn_running:  # sent when the turn ends
-            self.prompt.remember(text)
-            self.prompt.clear_input()
-            self.query_one(QueuedMessages).push(text)
-            self.notify("Queued: sent when the turn ends (Alt+S sends a message into the running turn).")
-            return
-        if self.read_only:
-            self.notify("This session is read-only: Ctrl+N or /new starts a new one.", severity="warning")
-            return
-        if not self.host.agent_ready:  # sent the moment the agent is open (``send_queued``)
-            self.prompt.remember(text)
-            self.prompt.clear_input()
-            self.query_one(QueuedMessages).push(text)
-            self.notify("Queued: sent as soon as the agent is open.")
-            return
-        if self.agent is None:
-            problem = self.host.startup_error or "No model is set."
-            await self.conversation.notice(setup_guide(problem), title="Set up a model first")
-            self.notify("No model is set: type /model PROVIDER:NAME (see the guide).", severity="error")
-            return
-        self.prompt.remember(text)
-        self.prompt.clear_input()
-        command = shell_command(text)
-        if command is not None:
-            self.start_user_shell(command)
-            return
-        prompt = self.host.prompt_text(text)
-        self.start_turn(self._with_files(prompt), shown=prompt)
-
-    def _with_files(self, prompt: str) -> str:
-        """The prompt with the files its ``@path`` tokens name attached (within the size limits)."""
-        try:
-            return attach_mentions(prompt, self.work_dir)
-        except OSError as exc:  # an unreadable working dir: send the prompt as typed
-            self.notify(f"Mentioned files not attached: {exc}", severity="warning")
-            return prompt
+        await self.flow.submit(message.text)
 
     def on_text_area_changed(self, message: TextArea.Changed) -> None:
         if message.text_area is self.prompt:
@@ -287,54 +245,14 @@ class MainScreen(Screen[None]):
 
     async def action_steer(self) -> None:
         """Send the typed message into the running turn (the model gets it at its next step)."""
-        text = self.prompt.text
-        if not text.strip():
-            return
-        if not self.turn_running or self.agent is None or not self.agent.busy:
-            await self.on_prompt_input_submitted(PromptInput.Submitted(self.prompt, text))
-            return
-        self.agent.steer(self._with_files(self.host.prompt_text(text)))
-        self.prompt.remember(text)
-        self.prompt.clear_input()
-        # Shown from a worker like the turn's own blocks: closing the open streams here, in the screen's
-        # handler, would wait on the screen itself (a hang while an answer streams).
-        self.run_worker(self.conversation.add_user(text), group="steer", exit_on_error=False)
-        self.notify("Sent into the running turn: the model gets it after the current step.")
+        await self.flow.steer()
 
     def on_queued_messages_edit_requested(self, message: QueuedMessages.EditRequested) -> None:
-        draft = self.prompt.text.strip()
-        if draft:  # never lose a draft: it goes back to the queue
-            self.query_one(QueuedMessages).push(draft)
-        self.prompt.load_text(message.text)
-        self.prompt.move_cursor(self.prompt.document.end)
-        self.prompt.focus()
+        self.flow.edit_queued(message.text)
 
     def send_queued(self) -> None:
         """Send what was typed while the agent was opening (the app calls this once it is)."""
-        self.call_later(self._send_queued)
-
-    def _send_queued(self) -> None:
-        """After a turn: a message the turn did not take, else the next queued one, starts a turn."""
-        queue = self.query_one(QueuedMessages)
-        if self.agent is not None:
-            for left in reversed(self.agent.take_steering()):
-                queue.push(left, first=True)
-        if self.turn_running or self.read_only or self.agent is None:
-            return
-        if self._hold_queue:
-            self._hold_queue = False
-            if queue.items:
-                self.notify("The turn was cancelled: queued messages wait (Shift+Tab, Enter to edit and send one).")
-            return
-        text = queue.pop_next()
-        if text is None:
-            return
-        command = shell_command(text)
-        if command is not None:
-            self.start_user_shell(command)
-        else:
-            prompt = self.host.prompt_text(text)
-            self.start_turn(self._with_files(prompt), shown=prompt)
+        self.call_later(self.flow.send_next)
 
     def action_find(self) -> None:
         self.query_one(FindBar).open(self.conversation.blocks)
@@ -375,7 +293,7 @@ class MainScreen(Screen[None]):
             await show_user_shell(self.agent, self.conversation, self.status_bar, command)
         finally:
             self._set_busy(False)
-            self.call_later(self._send_queued)
+            self.call_later(self.flow.send_next)
 
     async def on_prompt_input_help_requested(self) -> None:
         await self.host.handle_slash("/help")
@@ -413,7 +331,7 @@ class MainScreen(Screen[None]):
         if self._compaction is not None and not self._compaction.is_finished:
             self._compaction.cancel()  # nothing is written until the summary is complete
         elif self.agent is not None and self.turn_running:
-            self._hold_queue = True  # the user stopped: queued messages wait to be sent or edited
+            self.flow.hold_queue = True  # the user stopped: queued messages wait to be sent or edited
             self.agent.cancel()
 
     async def action_new_session(self) -> None:
@@ -530,7 +448,7 @@ class MainScreen(Screen[None]):
             self.approvals.clear()
             self.notifier.turn_finished(time.monotonic() - started, outcome)
             self._set_busy(False)
-            self.call_later(self._send_queued)
+            self.call_later(self.flow.send_next)
 
     # -- compaction ------------------------------------------------------------------------------------
 
