@@ -232,3 +232,28 @@ async def test_a_session_written_before_the_records_hides_what_live_never_showed
         ("UserMessageBlock", "main", "", "And then?"),
         ("NoticeBlock", "main", "", "Cancelled (model)."),
     ]
+
+
+async def test_a_switch_to_text_actions_is_replayed_as_the_notice_live_showed(
+    make_app: Callable[..., FreeactApp], tmp_path: Path
+) -> None:
+    s = Script([['<tools>{"name": "python"}</tools>\n```python\nprint(2 ** 10)\n```'], ["It is 1024."]])
+    app = make_app(s, {"action_protocol": "auto"})
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "two to the tenth")
+        await dialog(pilot)
+        await pilot.press("y")
+        await idle(pilot, app)
+        await pilot.pause()
+        live = look(app)
+        assert app.agent is not None
+        session_id = app.agent.session_id
+    notices = [r for r in live if r[0] == "NoticeBlock"]
+    assert len(notices) == 1 and notices[0][3].startswith("Switched to text actions")
+    assert [r[3] for r in live if r[0] == "UserMessageBlock"] == ["two to the tenth"]
+
+    resumed = make_app(Script([["unused"]]), {"action_protocol": "auto"}, session_id=session_id)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await ready(pilot, limit=30)
+        await pilot.pause()
+        assert look(resumed) == live

@@ -48,6 +48,13 @@ class PromptEntry:
 
 
 @dataclass(frozen=True)
+class SwitchEntry:
+    """The session switched to text actions here (the model's tool calls did not work)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class CutEntry:
     """The response above was cut: the user cancelled the turn (or quit) while the model wrote it."""
 
@@ -181,6 +188,7 @@ Entry = (
     | RewindEntry
     | NudgeEntry
     | CutEntry
+    | SwitchEntry
     | OtherEntry
 )
 
@@ -217,6 +225,8 @@ def _args(part: Any) -> dict[str, Any]:
 
 TEXT_ACTIONS_KEY = "freeact_tui_text_actions"
 """Request metadata of a text-protocol results message (``agent/text_protocol.py`` writes it)."""
+SWITCH_KEY = "freeact_tui_protocol_switch"
+"""Request metadata: the session switched to text actions here (the value says why; ``agent/text_protocol.py``)."""
 NUDGE_KEY = "freeact_tui_nudge"
 """Request metadata of a nudge: the agent told the model to act (``agent/nudge.py`` writes it; the value says why)."""
 
@@ -259,6 +269,10 @@ def _entries(message: ModelMessage) -> Iterator[Entry]:
         yield CompactionEntry(summary_text(message), info.replaced, info.tokens_before, info.tokens_after)
         return
     if isinstance(message, ModelRequest) and isinstance(message.metadata, dict):
+        if SWITCH_KEY in message.metadata:
+            yield SwitchEntry(str(message.metadata[SWITCH_KEY]))
+            if TEXT_ACTIONS_KEY not in message.metadata:
+                return  # what the model was told about it: not the user's words
         if TEXT_ACTIONS_KEY in message.metadata:
             yield from _text_actions(message)
             return
@@ -330,6 +344,8 @@ __all__ = [
     "PromptEntry",
     "ResultEntry",
     "RewindEntry",
+    "SWITCH_KEY",
+    "SwitchEntry",
     "SystemEntry",
     "ThoughtEntry",
     "content_text",

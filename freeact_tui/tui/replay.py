@@ -24,6 +24,7 @@ from freeact_tui.events import (
     Decision,
     Nudge,
     Phase,
+    ProtocolSwitch,
     Response,
     SubagentState,
     SubagentStatus,
@@ -159,6 +160,8 @@ class _Replayer:
                     yield Response(text, **self.ids)
                 case tr.CutEntry():
                     yield from self._cancelled(Phase.MODEL)
+                case tr.SwitchEntry(reason=reason):
+                    yield ProtocolSwitch("text", f"Switched to text actions: {reason}.", **self.ids)
                 case tr.CallEntry(corr_id=corr):
                     self.calls[corr] = entry
                 case tr.ResultEntry():
