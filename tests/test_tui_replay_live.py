@@ -257,3 +257,26 @@ async def test_a_switch_to_text_actions_is_replayed_as_the_notice_live_showed(
         await ready(pilot, limit=30)
         await pilot.pause()
         assert look(resumed) == live
+
+
+async def test_a_prompt_with_attached_files_is_replayed_as_typed(
+    make_app: Callable[..., FreeactApp], tmp_path: Path
+) -> None:
+    (tmp_path / "notes.txt").write_text("buy milk\n")
+    s = Script([["You need milk."]])
+    app = make_app(s)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "What does @notes.txt say?")
+        await idle(pilot, app)
+        await pilot.pause()
+        live = look(app)
+        assert app.agent is not None
+        session_id = app.agent.session_id
+    assert "buy milk" in str(s.requests[0][-1].parts[-1].content)  # the model got the file
+    assert [r[3] for r in live if r[0] == "UserMessageBlock"] == ["What does @notes.txt say?"]
+
+    resumed = make_app(Script([["unused"]]), session_id=session_id)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await ready(pilot, limit=30)
+        await pilot.pause()
+        assert look(resumed) == live

@@ -40,6 +40,7 @@ from freeact_tui.toolcalls import (
     SubagentTask,
     ToolCall,
 )
+from freeact_tui.tui.mentions import mentioned_paths
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -116,6 +117,18 @@ def replay_history(
     return list(_Replayer("main", None, load_subagent).run(messages, rewinds))
 
 
+def without_attachments(text: str) -> str:
+    """A prompt as the user typed it: the files its ``@path`` mentions attached after it taken off
+    (``mentions.attach_mentions`` puts each after a blank line, headed ``[@path]`` or ``[@path: why]``)."""
+    cuts = [
+        at
+        for token in mentioned_paths(text)
+        for head in (f"\n\n[@{token}]\n", f"\n\n[@{token}: ")
+        if (at := text.find(head)) >= 0
+    ]
+    return text[: min(cuts)] if cuts else text
+
+
 def nudge_note(reason: str, told: str) -> str:
     """The log's notice of a nudge (live and replayed): why, and what the model was told, word for word."""
     return f"{reason.capitalize()}. Told the model: “{told}”"
@@ -188,7 +201,7 @@ class _Replayer:
             corr = f"user-shell-{self.shell_runs}"
             yield CodeExecutionOutput(run.output, is_error=run.failed, agent_id="main", corr_id=corr)
         if shown.typed.strip() or not shown.shell:
-            yield UserPrompt(shown.typed)
+            yield UserPrompt(without_attachments(shown.typed))
 
     def _result(self, entry: tr.ResultEntry) -> Iterator[ReplayItem]:
         corr = entry.corr_id
