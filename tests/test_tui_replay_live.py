@@ -78,13 +78,16 @@ class BrokenScript(Script):
 
 
 def look(app: FreeactApp) -> list[tuple[str, ...]]:
-    """What the log shows, block by block: kind, agent, call, its text and its status."""
+    """What the log shows, block by block: kind, agent, call, its text and its status (the ids of the
+    user's own ``!command`` runs are the app's, unique per run: only their kind is compared)."""
     rows: list[tuple[str, ...]] = []
     for block in main(app).conversation.query(Block):
         kind = type(block).__name__
         match block:
             case ActionBlock():
                 rows.append((kind, block.agent_id, block.corr_id, block.tool_call.display_text(), block.status))
+            case ExecutionOutputBlock() if block.corr_id.startswith("user-shell-"):
+                rows.append((kind, block.agent_id, "user-shell", block.text, str(block.is_error)))
             case ExecutionOutputBlock():
                 rows.append((kind, block.agent_id, block.corr_id, block.text, str(block.is_error)))
             case ToolOutputBlock():
@@ -162,6 +165,13 @@ async def test_a_resumed_session_is_drawn_as_the_live_log_drew_it(
         await pilot.pause()
         assert look(resumed) == live
         assert status_figures(resumed) == live_figures
+        await send(pilot, "!echo after-resume")  # its output goes under it, not beside the replayed run's
+        await until(pilot, lambda: "after-resume" in "".join(helpers.outputs(resumed)), limit=60)
+        await idle(pilot, resumed)
+        assert look(resumed)[-2:] == [
+            ("UserMessageBlock", "main", "", "!echo after-resume"),
+            ("ExecutionOutputBlock", "main", "user-shell", "after-resume", "False"),
+        ]
 
     lines = [json.loads(line) for line in (tmp_path / "sessions" / session_id / "main.jsonl").read_text().splitlines()]
     metadata = [line["message"].get("metadata") or {} for line in lines]
@@ -226,7 +236,7 @@ async def test_a_session_written_before_the_records_hides_what_live_never_showed
         rows = look(app)
     assert rows == [
         ("UserMessageBlock", "main", "", "!ls"),
-        ("ExecutionOutputBlock", "main", "user-shell-1", "notes.txt", "False"),
+        ("ExecutionOutputBlock", "main", "user-shell", "notes.txt", "False"),
         ("UserMessageBlock", "main", "", "What is in notes.txt?"),
         ("ResponseBlock", "main", "", "It lists the groceries."),
         ("UserMessageBlock", "main", "", "And then?"),

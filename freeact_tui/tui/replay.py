@@ -198,7 +198,7 @@ class _Replayer:
         for run in shown.shell:  # the user's own !command before it, as it was shown then
             self.shell_runs += 1
             yield UserPrompt(f"!{run.command}")
-            corr = f"user-shell-{self.shell_runs}"
+            corr = f"user-shell-past-{self.shell_runs}"  # never an id of a run after the resume
             yield CodeExecutionOutput(run.output, is_error=run.failed, agent_id="main", corr_id=corr)
         if shown.typed.strip() or not shown.shell:
             yield UserPrompt(without_attachments(shown.typed))
