@@ -173,6 +173,8 @@ async def test_a_resumed_session_is_drawn_as_the_live_log_drew_it(
             ("ExecutionOutputBlock", "main", "user-shell", "after-resume", "False"),
         ]
 
+    info = SessionStore(tmp_path / "sessions").session(session_id).info()
+    assert info.title == "What is six times seven?"  # the session's title is the user's words too
     lines = [json.loads(line) for line in (tmp_path / "sessions" / session_id / "main.jsonl").read_text().splitlines()]
     metadata = [line["message"].get("metadata") or {} for line in lines]
     first = str(s.requests[0][-1].parts[-1].content)
