@@ -22,8 +22,7 @@ from freeact_tui.events import (
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.store import transcript as tr
 from freeact_tui.store.export import render_text
-from freeact_tui.tui.replay import blocks_from_history
-from freeact_tui.tui.widgets.blocks import NoticeBlock
+from freeact_tui.tui.replay import replay_history
 from tests.helpers import freeact_load, make_agent, of, run
 from tests.scripted import Code, script
 
@@ -155,8 +154,8 @@ async def test_auto_nudges_a_reply_that_claims_a_result_and_the_model_then_acts(
     entries = list(tr.walk(loaded))
     assert [e for e in entries if isinstance(e, tr.NudgeEntry)] == [tr.NudgeEntry(nudges[0].reason, told)]
     assert [e.text for e in entries if isinstance(e, tr.PromptEntry)] == ["What is 1234 * 5678? Run code."]
-    notices = [b for b in blocks_from_history(loaded) if isinstance(b, NoticeBlock)]
-    assert len(notices) == 1 and "claims results" in str(notices[0].text)
+    nudged = [e for e in replay_history(loaded) if isinstance(e, Nudge)]
+    assert len(nudged) == 1 and "claims results" in nudged[0].reason
     assert "── Nudge (the reply claims results no action produced)" in render_text(loaded)
 
 

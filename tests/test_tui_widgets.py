@@ -19,7 +19,6 @@ from freeact_tui.tui.widgets.blocks import (
     ActionBlock,
     AnsiLog,
     ExecutionOutputBlock,
-    ResponseBlock,
     SubagentBlock,
     sanitize_ansi,
 )
@@ -101,8 +100,9 @@ async def test_dom_is_bounded_by_the_widget_budget_and_keeps_the_newest_blocks()
     app = LogApp(widget_budget=200)
     async with app.run_test(size=(100, 40)) as pilot:
         log = app.query_one(ConversationLog)
-        blocks = [ResponseBlock(f"answer {index}\n\n{answer}") for index in range(20)]
-        await log.add_all(blocks)
+        async with log.replay():  # a resumed session's blocks: mounted at once
+            for index in range(20):
+                await log.response_end(Response(f"answer {index}\n\n{answer}"))
         for index in range(20, 30):
             await log.response_end(Response(f"answer {index}\n\n{answer}"))
         await pilot.pause()

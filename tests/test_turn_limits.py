@@ -18,6 +18,7 @@ from freeact_tui.agent.history import CANCELLED_NOTE
 from freeact_tui.events import AgentError, ApprovalRequest, Cancelled, OutputClaim, Response, ThoughtsChunk
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.permissions import PermissionRules
+from freeact_tui.store.prompt_record import CUT_KEY
 from tests.helpers import of, run
 from tests.scripted import Code, Script, Think, Wait, script
 
@@ -107,7 +108,9 @@ async def test_a_cancel_before_anything_streamed_is_closed_too(
         rest = [e async for e in stream]
         assert isinstance(first, Cancelled) or of(rest, Cancelled)
         assert agent.history[-1] == ModelResponse(
-            parts=[TextPart(CANCELLED_NOTE)], timestamp=agent.history[-1].timestamp
+            parts=[TextPart(CANCELLED_NOTE)],
+            timestamp=agent.history[-1].timestamp,
+            metadata={CUT_KEY: "cancelled"},  # a resumed log marks it cut
         )
 
 

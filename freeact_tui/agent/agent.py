@@ -327,6 +327,7 @@ class Agent:
             return
         self._started = True
         self.recorder.load()
+        self.meter.restore(self.recorder.past_responses(subagents=self.runtime.is_main))
         self.mode.resume(self.history)  # an auto session that had switched to text stays in text
         if self.recorder.rewind_note and self.runtime.is_main:
             self.checkpointing.tell_model(self.recorder.rewind_note)
@@ -416,7 +417,7 @@ class Agent:
             self.ports, self.runtime, self.mcp, self.checkpointing, self._subagents, self.events.put
         )
 
-    def _new_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None) -> Turn:
+    def _new_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None, added: int = 0) -> Turn:
         self._state.reset()
         return Turn(
             self.ports,
@@ -428,7 +429,7 @@ class Agent:
             dispatcher=self._dispatcher(),
             tools=self.tools,
             state=self._state,
-            opening=functools.partial(self.opening, prompt),
+            opening=functools.partial(self.opening, prompt, added),
             budget=max_turns if max_turns is not None else self.runtime.settings.max_model_requests,
             explicit=max_turns is not None,
         )
@@ -449,6 +450,7 @@ class Agent:
             raise AgentBusy("a turn is already running")
         if not self._started:
             await self.start()
+        typed = prompt  # what was put before it is recorded, so that a resumed log shows only this
         context = self._user_shell.take_context()
         if context and isinstance(prompt, str):
             prompt = f"{context}\n\n{prompt}"
@@ -456,7 +458,7 @@ class Agent:
             prompt = [context, *prompt]
         if self.runtime.is_main:
             prompt = self.checkpointing.take_note(prompt)  # after an undo or a rewind
-        turn = self._new_turn(prompt, max_turns)
+        turn = self._new_turn(prompt, max_turns, len(prompt) - len(typed))
         self._turn = turn
         self.events.open()
         task = asyncio.create_task(self._run(turn))

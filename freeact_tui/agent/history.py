@@ -17,6 +17,8 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 
+from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY
+
 INTERRUPTED = "Interrupted by user."
 
 
@@ -44,9 +46,6 @@ def partial_response(response: ModelResponse | None) -> ModelResponse | None:
     return ModelResponse(parts=parts, model_name=response.model_name, timestamp=response.timestamp)
 
 
-CANCELLED_NOTE = (
-    "[The user cancelled this request before it was answered. Answer the next request, not this one.]"
-)
 
 
 def cancelled_response(partial: ModelResponse | None) -> ModelResponse:
@@ -54,8 +53,10 @@ def cancelled_response(partial: ModelResponse | None) -> ModelResponse:
     thinking) and, when it had written no text yet, a note that the request was cancelled, so the
     next prompt is the one answered (not merged into this request, or read as its continuation)."""
     kept = partial_response(partial)
+    cut = {CUT_KEY: "cancelled"}  # the log marks it incomplete on resume, as the live log did
     if kept is None:
-        return ModelResponse(parts=[TextPart(CANCELLED_NOTE)])
+        return ModelResponse(parts=[TextPart(CANCELLED_NOTE)], metadata=cut)
+    kept = replace(kept, metadata={**(kept.metadata or {}), **cut})
     if any(isinstance(p, TextPart) for p in kept.parts):
         return kept
     return replace(kept, parts=[*kept.parts, TextPart(CANCELLED_NOTE)])

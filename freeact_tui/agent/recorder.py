@@ -12,6 +12,7 @@ memory to its line in the file, and ``generation`` changes whenever the history 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic_ai.messages import ModelMessage, ModelRequest
@@ -73,6 +74,16 @@ class Recorder:
             self.load_damage = loaded.damage
             self.rewind_note = loaded.rewind_note
             self.rewinds = list(loaded.rewinds)
+
+    def past_responses(self, *, subagents: bool) -> Iterator[ModelMessage]:
+        """The stored messages (and, with ``subagents``, the session's subagents'): their usage is the session's."""
+        yield from self.stored
+        if subagents and self.session is not None and self.session.exists():
+            for sub_id in self.session.subagent_ids():
+                try:
+                    yield from self.session.load(sub_id).messages
+                except (ValueError, OSError):  # a damaged subagent file: its usage is not counted
+                    continue
 
     def record(self, message: ModelMessage) -> None:
         if self.locked is not None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
-from pydantic_ai.messages import ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse
 
 from freeact_tui.events import UsageUpdate
+from freeact_tui.store.prompt_record import USAGE_KEY
 
 CHARS_PER_TOKEN = 4
 """The estimate where a server reports no usage: about four characters a token (English and code)."""
@@ -32,6 +34,35 @@ def _part_text(part: Any) -> str:
 
 def estimate_response(response: ModelResponse) -> int:
     return estimate_tokens("".join(_part_text(part) for part in response.parts))
+
+
+def usage_record(usage: UsageUpdate) -> dict[str, Any]:
+    """The response metadata that keeps ``usage`` in the session file (estimates are not in ``response.usage``)."""
+    record: dict[str, Any] = {"in": usage.input_tokens, "out": usage.output_tokens}
+    if usage.cost_usd is not None:
+        record["cost"] = usage.cost_usd
+    if usage.estimated:
+        record["estimated"] = True
+    return {USAGE_KEY: record}
+
+
+def stored_usage(message: ModelMessage) -> UsageUpdate | None:
+    """The usage counted for a stored response: the app's record, else the provider's counts (freeact's)."""
+    if not isinstance(message, ModelResponse):
+        return None
+    meta = message.metadata if isinstance(message.metadata, dict) else {}
+    record = meta.get(USAGE_KEY)
+    if isinstance(record, dict) and isinstance(record.get("in"), int) and isinstance(record.get("out"), int):
+        cost = record.get("cost")
+        return UsageUpdate(
+            record["in"],
+            record["out"],
+            1,
+            float(cost) if isinstance(cost, int | float) else None,
+            estimated=record.get("estimated") is True,
+        )
+    usage = message.usage
+    return UsageUpdate(usage.input_tokens or 0, usage.output_tokens or 0, 1)
 
 
 class UsageMeter:
@@ -62,6 +93,13 @@ class UsageMeter:
             pass
         return UsageUpdate(usage.input_tokens or 0, usage.output_tokens or 0, 1, cost)
 
+    def restore(self, messages: Iterable[ModelMessage]) -> None:
+        """Count in the usage stored with past responses (a resumed session goes on from its totals)."""
+        for message in messages:
+            usage = stored_usage(message)
+            if usage is not None:
+                self.add(usage)
+
     def add(self, usage: UsageUpdate) -> UsageUpdate:
         """Count ``usage`` in; return the new totals."""
         self.input_tokens += usage.input_tokens
@@ -84,4 +122,4 @@ class UsageMeter:
         )
 
 
-__all__ = ["UsageMeter", "estimate_response", "estimate_tokens"]
+__all__ = ["UsageMeter", "estimate_response", "estimate_tokens", "stored_usage", "usage_record"]

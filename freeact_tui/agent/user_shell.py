@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from freeact_tui.events import AgentEvent, CodeExecutionOutput, CodeExecutionOutputChunk
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
-from freeact_tui.userwords import fence_for
+from freeact_tui.store.prompt_record import shell_context
 
 CONTEXT_MAX_CHARS = 4000  # of one command's output in the next prompt (head and tail kept)
 
@@ -86,8 +86,4 @@ def context_entry(command: str, output: str, failed: bool) -> str:
         output = (
             f"{output[:half]}\n[… {len(output) - CONTEXT_MAX_CHARS} characters left out …]\n{output[-half:]}"
         )
-    status = " (it failed)" if failed else ""
-    fence = fence_for(output)  # longer than any backtick run inside: user_words() finds the block's end
-    return (
-        f"[I ran `{command}` in the kernel's shell{status}; its output:]\n{fence}\n{output.rstrip()}\n{fence}"
-    )
+    return shell_context(command, output, failed)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from freeact_tui import paths
+from freeact_tui.store.prompt_record import split_prompt
 from freeact_tui.textsafe import one_line_summary
 from freeact_tui.userwords import user_words
 
@@ -178,7 +179,7 @@ def prompt_text(message: dict[str, Any]) -> str | None:
             continue
         content = part.get("content")
         if isinstance(content, str):
-            return content
+            return split_prompt(content, message.get("metadata")).typed  # the user's words, not the agent's notes
         if isinstance(content, list):
             texts = [c if isinstance(c, str) else str(c.get("content", "")) for c in content if _is_text(c)]
             return " ".join(texts) if any(t.strip() for t in texts) else "(image)"

@@ -17,6 +17,14 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from freeact_tui.events import Decision
 from freeact_tui.store.compaction import compaction_info, summary_text
+from freeact_tui.store.prompt_record import (
+    CANCELLED_NOTE,
+    PROMPT_KEY,
+    TypedPrompt,
+    added_items,
+    response_cut,
+    split_prompt,
+)
 from freeact_tui.store.rewind_file import RewindMark
 from freeact_tui.toolcalls import CODE_TOOL, ToolCall, call_from_record, call_from_tool
 
@@ -31,6 +39,24 @@ class PromptEntry:
     text: str
     content: Any = None
     """The prompt as stored (a string or a list of multimodal parts)."""
+    typed: TypedPrompt | None = None
+    """What the user typed, and the ``!command`` runs the agent put before it (``text`` when ``None``)."""
+
+    @property
+    def shown(self) -> TypedPrompt:
+        return self.typed if self.typed is not None else TypedPrompt(self.text)
+
+
+@dataclass(frozen=True)
+class SwitchEntry:
+    """The session switched to text actions here (the model's tool calls did not work)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class CutEntry:
+    """The response above was cut: the user cancelled the turn (or quit) while the model wrote it."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +187,8 @@ Entry = (
     | CompactionEntry
     | RewindEntry
     | NudgeEntry
+    | CutEntry
+    | SwitchEntry
     | OtherEntry
 )
 
@@ -197,6 +225,8 @@ def _args(part: Any) -> dict[str, Any]:
 
 TEXT_ACTIONS_KEY = "freeact_tui_text_actions"
 """Request metadata of a text-protocol results message (``agent/text_protocol.py`` writes it)."""
+SWITCH_KEY = "freeact_tui_protocol_switch"
+"""Request metadata: the session switched to text actions here (the value says why; ``agent/text_protocol.py``)."""
 NUDGE_KEY = "freeact_tui_nudge"
 """Request metadata of a nudge: the agent told the model to act (``agent/nudge.py`` writes it; the value says why)."""
 
@@ -239,6 +269,10 @@ def _entries(message: ModelMessage) -> Iterator[Entry]:
         yield CompactionEntry(summary_text(message), info.replaced, info.tokens_before, info.tokens_after)
         return
     if isinstance(message, ModelRequest) and isinstance(message.metadata, dict):
+        if SWITCH_KEY in message.metadata:
+            yield SwitchEntry(str(message.metadata[SWITCH_KEY]))
+            if TEXT_ACTIONS_KEY not in message.metadata:
+                return  # what the model was told about it: not the user's words
         if TEXT_ACTIONS_KEY in message.metadata:
             yield from _text_actions(message)
             return
@@ -253,7 +287,7 @@ def _entries(message: ModelMessage) -> Iterator[Entry]:
             if kind == "system-prompt":
                 yield SystemEntry(part.content)
             elif kind == "user-prompt":
-                yield PromptEntry(content_text(part.content), part.content)
+                yield PromptEntry(content_text(part.content), part.content, _typed(part.content, message.metadata))
             elif kind in ("tool-return", "retry-prompt") and hasattr(part, "tool_name"):
                 meta = part.metadata if isinstance(getattr(part, "metadata", None), dict) else {}
                 outcome = meta.get("outcome")
@@ -273,12 +307,28 @@ def _entries(message: ModelMessage) -> Iterator[Entry]:
                 if part.content:
                     yield ThoughtEntry(part.content)
             elif kind == "text":
-                yield AnswerEntry(part.content)
+                if part.content != CANCELLED_NOTE:  # said to the model only
+                    yield AnswerEntry(part.content)
             elif hasattr(part, "args_as_dict"):
                 args = _args(part)
                 yield CallEntry(part.tool_call_id, part.tool_name, args, call_from_tool(part.tool_name, args))
             elif hasattr(part, "content"):
                 yield OtherEntry(kind, content_text(part.content))
+    if isinstance(message, ModelResponse):
+        texts = [p.content for p in parts if getattr(p, "part_kind", "") == "text"]
+        if response_cut(message.metadata, texts):
+            yield CutEntry()
+
+
+def _typed(content: Any, metadata: Any) -> TypedPrompt:
+    """What the user typed of a stored prompt (the agent's notes and shell runs taken off)."""
+    if isinstance(content, str):
+        return split_prompt(content, metadata)
+    items = list(content)
+    added = added_items(metadata)
+    head = "\n\n".join(i for i in items[:added] if isinstance(i, str))
+    shell = split_prompt(head + "\n\n", {PROMPT_KEY: {"added": len(head) + 2}}).shell if head else ()
+    return TypedPrompt(content_text(items[added:]), shell)
 
 
 __all__ = [
@@ -286,6 +336,7 @@ __all__ = [
     "ApprovalRecord",
     "CallEntry",
     "CompactionEntry",
+    "CutEntry",
     "Entry",
     "NUDGE_KEY",
     "NudgeEntry",
@@ -293,6 +344,8 @@ __all__ = [
     "PromptEntry",
     "ResultEntry",
     "RewindEntry",
+    "SWITCH_KEY",
+    "SwitchEntry",
     "SystemEntry",
     "ThoughtEntry",
     "content_text",

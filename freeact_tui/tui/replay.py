@@ -1,33 +1,46 @@
-"""Blocks for the past turns of a resumed session, built from the store's one transcript walk.
+"""The past turns of a resumed session as the events the live log was drawn from.
 
-A resumed session looks as it did live: each action's decision (approved, rejected, by which rule),
-its shell parts and MCP calls with theirs, each result under its own call (parallel calls too), and
-a subagent's own thoughts, actions and answers inside its task. The outcome of each call and its
-decisions come from the metadata the agent stores with each tool return, never from the wording of
-the result; sessions without it (written by freeact, or before it was stored) show the plain results.
+A resumed session is drawn by the same router and log methods as a live turn: the store's one
+transcript walk becomes ``Thoughts``, ``Response``, decided actions, ``CodeExecutionOutput``,
+``ToolOutput``, ``Nudge``, ``SubagentStatus`` and ``Cancelled`` events (plus the user's prompts and
+the log's own notices), so the two cannot drift apart. What the live log never showed is left out:
+the notes and ``!command`` runs the agent put before a prompt (the runs are shown as the user ran
+them), a call the model wrote as broken JSON or without its arguments, and the note that closes a
+cancelled request. The outcome of each call and its decisions come from the metadata the agent
+stores with each tool return; sessions without it (written by freeact) show the plain results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
 
 from freeact_tui.actions.code import REJECTED_PART_NOTE
-from freeact_tui.events import SubagentState, SubagentStatus
-from freeact_tui.toolcalls import CODE_TOOL, FileCall, FileEdit, FileWrite, SubagentTask
-from freeact_tui.tui.decisions import decision_status
-from freeact_tui.tui.widgets.blocks import (
-    ActionBlock,
-    Block,
-    ExecutionOutputBlock,
-    NoticeBlock,
-    ResponseBlock,
-    SubagentBlock,
-    ThoughtBlock,
-    ToolOutputBlock,
-    UserMessageBlock,
+from freeact_tui.events import (
+    AgentEvent,
+    Cancelled,
+    CodeExecutionOutput,
+    Decision,
+    Nudge,
+    Phase,
+    ProtocolSwitch,
+    Response,
+    SubagentState,
+    SubagentStatus,
+    Thoughts,
+    ToolOutput,
 )
+from freeact_tui.toolcalls import (
+    CODE_TOOL,
+    SUBAGENT_TOOL,
+    FileCall,
+    FileEdit,
+    FileWrite,
+    SubagentTask,
+    ToolCall,
+)
+from freeact_tui.tui.mentions import mentioned_paths
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -38,6 +51,37 @@ if TYPE_CHECKING:
 
 SubagentLoader = Callable[[str], "Sequence[ModelMessage]"]
 """The stored history of a subagent, by its id (empty if there is none)."""
+
+INVALID_JSON_KEY = "INVALID_JSON"
+"""What pydantic-ai puts in a call's arguments when the model wrote broken JSON."""
+
+
+@dataclass(frozen=True)
+class UserPrompt:
+    """A message the user sent, as they typed it."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class LogNotice:
+    """A notice of the app in the log (a compaction, a rewind)."""
+
+    text: str
+    title: str
+
+
+@dataclass(frozen=True)
+class PastApproval(AgentEvent):
+    """An action as its approval request showed it, already decided (``None``: never decided)."""
+
+    tool_call: ToolCall
+    decision: Decision | None
+    skip_permissions: bool = False
+    """Allowed by ``--skip-permissions`` when it ran (not by this run's flag)."""
+
+
+ReplayItem = AgentEvent | UserPrompt | LogNotice
 
 
 def subagent_loader(agent: _HasSession) -> SubagentLoader | None:
@@ -62,145 +106,27 @@ class _HasSession(Protocol):
     def session(self) -> Session | None: ...
 
 
-@dataclass
-class Replay:
-    """The blocks of a stored history and the subagents it started (for the side panel)."""
-
-    blocks: list[Block] = field(default_factory=list)
-    subagents: list[SubagentStatus] = field(default_factory=list)
-
-
-def blocks_from_history(
-    messages: Sequence[ModelMessage], load_subagent: SubagentLoader | None = None
-) -> list[Block]:
-    """Blocks for past messages: prompts, thoughts (collapsed), responses, actions and their results."""
-    return replay_history(messages, load_subagent).blocks
-
-
 def replay_history(
     messages: Sequence[ModelMessage],
     load_subagent: SubagentLoader | None = None,
     *,
-    agent_id: str = "main",
     rewinds: Sequence[RewindMark] = (),
-) -> Replay:
-    """Blocks and subagents of an agent's stored history; ``load_subagent`` fills in the subagents' own,
-    ``rewinds`` are marked where they happened."""
-    return _Replayer(agent_id, load_subagent).run(messages, rewinds)
+) -> list[ReplayItem]:
+    """The items the live log showed for an agent's stored history, in order; ``load_subagent`` fills
+    in the subagents' own turns, ``rewinds`` are marked where they happened."""
+    return list(_Replayer("main", None, load_subagent).run(messages, rewinds))
 
 
-class _Replayer:
-    def __init__(self, agent_id: str, load_subagent: SubagentLoader | None) -> None:
-        self.agent_id = agent_id
-        self.load_subagent = load_subagent
-        self.out = Replay()
-        self.calls: dict[str, ActionBlock] = {}
-
-    def run(self, messages: Sequence[ModelMessage], rewinds: Sequence[RewindMark] = ()) -> Replay:
-        from freeact_tui.store import transcript as tr  # pydantic-ai: not needed for the first screen
-
-        ids = {"agent_id": self.agent_id}
-        for entry in tr.walk(messages, rewinds):
-            match entry:
-                case tr.PromptEntry(text=text) if self.agent_id == "main":  # a subagent's is its task
-                    self.out.blocks.append(UserMessageBlock(text))
-                case tr.CompactionEntry():
-                    self.out.blocks.append(NoticeBlock(compaction_note(entry), title="Context compacted"))
-                case tr.RewindEntry(mark=mark):
-                    self.out.blocks.append(NoticeBlock(mark.describe(), title="Rewound"))
-                case tr.NudgeEntry(reason=reason, text=told):
-                    self.out.blocks.append(NoticeBlock(nudge_note(reason, told), title="Nudged the model"))
-                case tr.ThoughtEntry(text=text) if text.strip():
-                    self.out.blocks.append(ThoughtBlock(text, collapsed=True, **ids))
-                case tr.AnswerEntry(text=text) if text.strip():
-                    self.out.blocks.append(ResponseBlock(text, **ids))
-                case tr.CallEntry(corr_id=corr, call=call):
-                    if isinstance(call, SubagentTask):
-                        self.calls[corr] = SubagentBlock(call, corr_id=corr, **ids)
-                    else:
-                        self.calls[corr] = ActionBlock(call, corr_id=corr, collapse_diff=True, **ids)
-                    self.out.blocks.append(self.calls[corr])
-                case tr.ResultEntry(retry=True):
-                    self._after(
-                        entry.corr_id,
-                        [
-                            ToolOutputBlock(
-                                entry.text, is_error=True, agent_id=self.agent_id, corr_id=entry.corr_id
-                            )
-                        ],
-                    )
-                case tr.ResultEntry():
-                    self._result(entry)
-        return self.out
-
-    def _after(self, corr: str, new: list[Block]) -> None:
-        """Insert ``new`` after the last block of call ``corr`` (at the end if it has none)."""
-        blocks = self.out.blocks
-        at = next((k for k in range(len(blocks) - 1, -1, -1) if corr and blocks[k].corr_id == corr), None)
-        if at is None:
-            blocks.extend(new)
-        else:
-            blocks[at + 1 : at + 1] = new
-
-    def _result(self, entry: tr.ResultEntry) -> None:
-        corr, agent = entry.corr_id, self.agent_id
-        block = self.calls.get(corr)
-        records = entry.approvals
-        own = records[0] if records and records[0].call is None else None
-        new: list[Block] = []
-        if block is not None and own is not None:
-            status, rejected = decision_status(own.decision, skip_permissions=own.skip_permissions)
-            block.set_status(status, rejected=rejected)
-        for record in records:
-            if record.call is None:
-                continue
-            part = ActionBlock(record.call, agent_id=agent, corr_id=corr)
-            status, rejected = decision_status(record.decision, skip_permissions=record.skip_permissions)
-            part.set_status(status, rejected=rejected)
-            new.append(part)
-        _restore_file_call(block, entry)
-        if own is not None and not own.decision.approved:
-            self._after(corr, new)  # refused before it ran: live, nothing more was shown
-            return
-        if isinstance(block, SubagentBlock):
-            new.append(self._subagent_result(block, entry))
-        elif entry.tool_name == CODE_TOOL:
-            text = entry.text
-            if any(not r.decision.approved for r in records if r.call is not None):
-                text = _kernel_output(text)  # live, the note to the model was not shown
-            output = ExecutionOutputBlock(text=text or "(no output)", agent_id=agent, corr_id=corr)
-            output.finished = True
-            new.append(output)
-        else:
-            new.append(ToolOutputBlock(entry.text, is_error=entry.is_error, agent_id=agent, corr_id=corr))
-        self._after(corr, new)
-
-    def _subagent_result(self, task: SubagentBlock, entry: tr.ResultEntry) -> ToolOutputBlock:
-        """The answer of a past subagent task, with the subagent's own turn nested in the task's block."""
-        text = entry.text
-        if entry.outcome in ("ok", "rejected", "error", "interrupted"):  # stored by the agent with the return
-            rejected = entry.outcome == "rejected"
-            failed = entry.outcome in ("error", "interrupted")
-        else:  # sessions written by freeact (or before outcomes were stored): no outcome to read
-            rejected = failed = False
-        sub_id = entry.metadata.get("subagent_id")
-        if isinstance(sub_id, str) and sub_id:
-            state: SubagentState = (
-                "cancelled" if entry.outcome == "interrupted" else "failed" if rejected or failed else "done"
-            )
-            detail = "an action was rejected" if rejected else ""
-            assert isinstance(task.tool_call, SubagentTask)
-            self.out.subagents.append(
-                SubagentStatus(state, task.tool_call.prompt, detail, agent_id=sub_id, corr_id=task.corr_id)
-            )
-            task.set_status(f"{sub_id} {state}{f': {detail}' if detail else ''}", rejected=state != "done")
-            if self.load_subagent is not None:
-                task.adopt(replay_history(self.load_subagent(sub_id), agent_id=sub_id).blocks)
-        else:
-            status = "rejected" if rejected else "failed" if failed else "done"
-            task.set_status(status, rejected=rejected or failed)
-        kind = "Subagent error" if rejected or failed else "Subagent answer"
-        return ToolOutputBlock(text, is_error=rejected or failed, kind=kind, corr_id=task.corr_id)
+def without_attachments(text: str) -> str:
+    """A prompt as the user typed it: the files its ``@path`` mentions attached after it taken off
+    (``mentions.attach_mentions`` puts each after a blank line, headed ``[@path]`` or ``[@path: why]``)."""
+    cuts = [
+        at
+        for token in mentioned_paths(text)
+        for head in (f"\n\n[@{token}]\n", f"\n\n[@{token}: ")
+        if (at := text.find(head)) >= 0
+    ]
+    return text[: min(cuts)] if cuts else text
 
 
 def nudge_note(reason: str, told: str) -> str:
@@ -217,16 +143,147 @@ def compaction_note(entry: tr.CompactionEntry) -> str:
     )
 
 
-def _restore_file_call(block: ActionBlock | None, entry: tr.ResultEntry) -> None:
-    """What a file call's result keeps (the diff, where the path pointed) goes back on its block."""
-    if block is None or not isinstance(block.tool_call, FileCall):
-        return
-    meta, call = entry.metadata, block.tool_call
+class _Replayer:
+    def __init__(self, agent_id: str, parent: str | None, load_subagent: SubagentLoader | None) -> None:
+        self.ids: dict[str, Any] = {"agent_id": agent_id, "parent_corr_id": parent}
+        self.main = parent is None
+        self.load_subagent = load_subagent
+        self.calls: dict[str, tr.CallEntry] = {}
+        self.shell_runs = 0
+        self.interrupted = False
+
+    def run(self, messages: Sequence[ModelMessage], rewinds: Sequence[RewindMark] = ()) -> Iterator[ReplayItem]:
+        from freeact_tui.store import transcript as tr  # pydantic-ai: not needed for the first screen
+
+        for entry in tr.walk(messages, rewinds):
+            if self.interrupted and not isinstance(entry, tr.ResultEntry):
+                yield from self._cancelled(Phase.EXECUTION)
+            match entry:
+                case tr.PromptEntry() if self.main:  # a subagent's prompt is its task
+                    yield from self._prompt(entry)
+                case tr.CompactionEntry():
+                    yield LogNotice(compaction_note(entry), "Context compacted")
+                case tr.RewindEntry(mark=mark):
+                    yield LogNotice(mark.describe(), "Rewound")
+                case tr.NudgeEntry(reason=reason, text=told):
+                    yield Nudge(reason, told, **self.ids)
+                case tr.ThoughtEntry(text=text):
+                    yield Thoughts(text, **self.ids)
+                case tr.AnswerEntry(text=text):
+                    yield Response(text, **self.ids)
+                case tr.CutEntry():
+                    yield from self._cancelled(Phase.MODEL)
+                case tr.SwitchEntry(reason=reason):
+                    yield ProtocolSwitch("text", f"Switched to text actions: {reason}.", **self.ids)
+                case tr.CallEntry(corr_id=corr):
+                    self.calls[corr] = entry
+                case tr.ResultEntry():
+                    yield from self._result(entry)
+        if self.interrupted:
+            yield from self._cancelled(Phase.EXECUTION)
+        for call in self.calls.values():  # never answered (a crash): shown undecided
+            if not _hidden(call, None):
+                yield PastApproval(call.call, None, **self._of(call.corr_id))
+
+    def _of(self, corr: str) -> dict[str, Any]:
+        return {**self.ids, "corr_id": corr}
+
+    def _cancelled(self, phase: Phase) -> Iterator[ReplayItem]:
+        self.interrupted = False
+        if self.main:  # a subagent's cancellation shows on its task
+            yield Cancelled(phase, **self.ids)
+
+    def _prompt(self, entry: tr.PromptEntry) -> Iterator[ReplayItem]:
+        shown = entry.shown
+        for run in shown.shell:  # the user's own !command before it, as it was shown then
+            self.shell_runs += 1
+            yield UserPrompt(f"!{run.command}")
+            corr = f"user-shell-past-{self.shell_runs}"  # never an id of a run after the resume
+            yield CodeExecutionOutput(run.output, is_error=run.failed, agent_id="main", corr_id=corr)
+        if shown.typed.strip() or not shown.shell:
+            yield UserPrompt(without_attachments(shown.typed))
+
+    def _result(self, entry: tr.ResultEntry) -> Iterator[ReplayItem]:
+        corr = entry.corr_id
+        call = self.calls.pop(corr, None)
+        ids = self._of(corr)
+        self.interrupted = self.interrupted or entry.outcome == "interrupted"
+        if entry.retry:
+            yield ToolOutput(entry.text, is_error=True, **ids)
+            return
+        if call is not None and _hidden(call, entry):
+            if not _silent(call, entry):  # live, only its error was shown (an unknown tool, a guard)
+                yield ToolOutput(entry.text, is_error=True, **ids)
+            return
+        records = entry.approvals
+        own = records[0] if records and records[0].call is None else None
+        if call is not None:
+            decision = own.decision if own is not None else Decision(not entry.rejected)
+            yield PastApproval(
+                _restored(call.call, entry), decision, own is not None and own.skip_permissions, **ids
+            )
+        for record in records:
+            if record.call is not None:
+                yield PastApproval(record.call, record.decision, record.skip_permissions, **ids)
+        if own is not None and not own.decision.approved:
+            return  # refused before it ran: live, nothing more was shown
+        if call is not None and isinstance(call.call, SubagentTask):
+            yield from self._subagent(call.call, entry)
+        elif entry.tool_name == CODE_TOOL:
+            text = entry.text
+            if any(not r.decision.approved for r in records if r.call is not None):
+                text = _kernel_output(text)  # live, the note to the model was not shown
+            yield CodeExecutionOutput(text, is_error=entry.outcome == "error", **ids)
+        else:
+            yield ToolOutput(entry.text, is_error=entry.is_error, **ids)
+
+    def _subagent(self, task: SubagentTask, entry: tr.ResultEntry) -> Iterator[ReplayItem]:
+        """A past subagent task: the subagent's own turn nested in the task, its state, its answer."""
+        corr = entry.corr_id
+        if entry.outcome in ("ok", "rejected", "error", "interrupted"):  # stored by the agent with the return
+            rejected = entry.outcome == "rejected"
+            failed = entry.outcome in ("error", "interrupted")
+        else:  # sessions written by freeact (or before outcomes were stored): no outcome to read
+            rejected = failed = False
+        sub_id = entry.metadata.get("subagent_id")
+        if isinstance(sub_id, str) and sub_id:
+            if self.load_subagent is not None:
+                yield from _Replayer(sub_id, corr, None).run(self.load_subagent(sub_id))
+            state: SubagentState = (
+                "cancelled" if entry.outcome == "interrupted" else "failed" if rejected or failed else "done"
+            )
+            detail = "an action was rejected" if rejected else ""
+            yield SubagentStatus(state, task.prompt, detail, agent_id=sub_id, corr_id=corr)
+        yield ToolOutput(entry.text, is_error=rejected or failed, **self._of(corr))
+
+
+def _hidden(call: tr.CallEntry, result: tr.ResultEntry | None) -> bool:
+    """Whether live showed no block for a call: it was never asked (its arguments were broken, or a
+    guard refused it), so no approval request was made."""
+    if INVALID_JSON_KEY in call.args:
+        return True
+    meta = result.metadata if result is not None else {}
+    return bool(meta.get("malformed") or meta.get("guarded"))
+
+
+def _silent(call: tr.CallEntry, result: tr.ResultEntry) -> bool:
+    """Whether a call refused before it was asked showed nothing live (broken or missing arguments of
+    the code and subagent tools); an unknown tool, a file call's bad arguments or a guard showed the error."""
+    if INVALID_JSON_KEY in call.args:
+        return True
+    return bool(result.metadata.get("malformed")) and call.tool_name in (CODE_TOOL, SUBAGENT_TOOL)
+
+
+def _restored(call: ToolCall, entry: tr.ResultEntry) -> ToolCall:
+    """What a file call's result keeps (the diff, where the path pointed) goes back on its call."""
+    if not isinstance(call, FileCall):
+        return call
+    meta = entry.metadata
     if isinstance(meta.get("resolved"), str) and isinstance(meta.get("outside"), bool):
         call = replace(call, resolved=meta["resolved"], outside=meta["outside"])
     if isinstance(call, FileWrite | FileEdit) and isinstance(meta.get("diff"), str):
         call = replace(call, diff=meta["diff"])
-    block.tool_call = call
+    return call
 
 
 def _kernel_output(text: str) -> str:
@@ -236,9 +293,11 @@ def _kernel_output(text: str) -> str:
 
 
 __all__ = [
-    "Replay",
+    "LogNotice",
+    "PastApproval",
+    "ReplayItem",
     "SubagentLoader",
-    "blocks_from_history",
+    "UserPrompt",
     "compaction_note",
     "nudge_note",
     "replay_history",

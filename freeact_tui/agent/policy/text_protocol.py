@@ -33,12 +33,11 @@ from pydantic_ai.messages import (
 from freeact_tui.actions.code import ActionOutcome
 from freeact_tui.agent.policy.outcomes import RESULTS_KEY
 from freeact_tui.agent.policy.written_calls import call_arguments, decode_object, written_tool_calls
+from freeact_tui.store.transcript import SWITCH_KEY  # the message that told the model of a switch to text
 from freeact_tui.toolcalls import CODE_TOOL
 
 ProtocolName = Literal["tools", "text", "auto"]
 
-SWITCH_KEY = "freeact_tui_protocol_switch"
-"""Request metadata of the message that told the model about a switch to text actions."""
 
 AUTO_SWITCH_MALFORMED = 2
 """In ``auto``: responses in a row whose tool calls were all broken before the session switches to text."""

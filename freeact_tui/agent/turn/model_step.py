@@ -13,7 +13,7 @@ from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.runtime import Runtime
 from freeact_tui.agent.turn.state import TurnError, TurnState
-from freeact_tui.agent.usage import UsageMeter
+from freeact_tui.agent.usage import UsageMeter, usage_record
 from freeact_tui.events import UsageUpdate
 
 
@@ -48,7 +48,9 @@ class ModelStep:
         finally:
             state.in_model = False
         estimate = self.context.request_estimate(parameters.function_tools)  # used if the server reports none
-        self.add_usage(self.meter.of_response(response, estimate))
+        usage = self.meter.of_response(response, estimate)
+        response.metadata = {**(response.metadata or {}), **usage_record(usage)}  # restored on resume
+        self.add_usage(usage)
         self.context.report(response)
         return response
 

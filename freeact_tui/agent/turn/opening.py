@@ -18,6 +18,7 @@ from freeact_tui.mcp.gentools import gentools_root, gentools_section
 from freeact_tui.mcp.ptc import package_name
 from freeact_tui.mcp.servers import McpServerError
 from freeact_tui.mcp.setup import McpSetup
+from freeact_tui.store.prompt_record import prompt_metadata
 
 
 @dataclass
@@ -45,8 +46,8 @@ class TurnOpening:
             project=trusted,
         )
 
-    async def __call__(self, prompt: str | Sequence[UserContent]) -> None:
-        """Record the prompt of a new turn.
+    async def __call__(self, prompt: str | Sequence[UserContent], added: int = 0) -> None:
+        """Record the prompt of a new turn (its first ``added`` characters or items the agent put there).
 
         Raises:
             TurnError: the session is read-only.
@@ -65,10 +66,10 @@ class TurnOpening:
         first = not recorder.history
         parts: list[Any] = [SystemPromptPart(self.system_prompt())] if first else []
         parts.append(UserPromptPart(prompt if isinstance(prompt, str) else list(prompt)))
-        recorder.record(ModelRequest(parts=parts))
+        recorder.record(ModelRequest(parts=parts, metadata=prompt_metadata(added)))
         session = recorder.session
         if session is not None and self.runtime.is_main and first:
-            title = prompt if isinstance(prompt, str) else "(multimodal prompt)"
+            title = prompt[added:].lstrip("\n") if isinstance(prompt, str) else "(multimodal prompt)"
             session.update_meta(
                 title=title, cwd=str(self.runtime.settings.working_dir), model=self.runtime.model.model_name
             )

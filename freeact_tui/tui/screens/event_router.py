@@ -40,12 +40,13 @@ from freeact_tui.execution.base import RESTART_AFTER_INTERRUPT
 from freeact_tui.toolcalls import CodeAction
 from freeact_tui.tui.context_report import compacted_note
 from freeact_tui.tui.decisions import decision_status
-from freeact_tui.tui.replay import nudge_note
+from freeact_tui.tui.replay import LogNotice, PastApproval, ReplayItem, UserPrompt, nudge_note
 
 WAITING_FOR_KERNEL = "waiting for the kernel"  # the activity of an approved action until the kernel is up
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
+    from freeact_tui.events import Decision
     from freeact_tui.tui.notify import Notifier
     from freeact_tui.tui.screens.approval_controller import ApprovalController
     from freeact_tui.tui.widgets.blocks import ActionBlock
@@ -163,6 +164,32 @@ class EventRouter:
                 view.side_panel.update_subagent(event)
         return None
 
+    async def replay(self, items: list[ReplayItem], agent: Agent) -> None:
+        """Draw a resumed session's past turns with the methods that draw live events."""
+        log = self.view.conversation
+        async with log.replay():
+            for item in items:
+                match item:
+                    case UserPrompt(text=text):
+                        await log.add_user(text)
+                    case LogNotice(text=text, title=title):
+                        await log.notice(text, title=title)
+                    case PastApproval():
+                        await self._past_approval(item)
+                    case _:
+                        await self.route(item, agent)
+        self.view.status_bar.set_activity("")  # the outputs above set it as they would live
+
+    async def _past_approval(self, past: PastApproval) -> None:
+        """An action of a past turn, drawn as its approval request was (decided, or never decided)."""
+        request = ApprovalRequest(
+            past.tool_call, agent_id=past.agent_id, corr_id=past.corr_id, parent_corr_id=past.parent_corr_id
+        )
+        if past.decision is not None:
+            request.resolve(past.decision)
+        block = await self.view.conversation.add_action(request)
+        self._show_decision(block, past.decision, skip_permissions=past.skip_permissions)
+
     async def _context_event(self, event: ContextUpdate | Compacting | Compacted) -> None:
         view = self.view
         if view.agent is None or event.agent_id != view.agent.agent_id:
@@ -191,11 +218,14 @@ class EventRouter:
     def approval_settled(self, request: ApprovalRequest, block: ActionBlock) -> None:
         """Show the decision on the action's block (the approval controller calls this too)."""
         agent = self.view.agent
-        skip = agent is not None and agent.skip_permissions
-        status, rejected = decision_status(request.decision, skip_permissions=skip)
-        block.set_status(status, rejected=rejected)
+        self._show_decision(block, request.decision, skip_permissions=agent is not None and agent.skip_permissions)
         if request.decision is not None and request.decision.approved:
             # An approved code action before the kernel is up waits for it: the bar says so, not "running".
             starting = agent is not None and agent.kernel_state in ("stopped", "starting", "restarting")
             waits = starting and isinstance(request.tool_call, CodeAction)
             self.view.status_bar.set_activity(WAITING_FOR_KERNEL if waits else "running")
+
+    @staticmethod
+    def _show_decision(block: ActionBlock, decision: Decision | None, *, skip_permissions: bool) -> None:
+        status, rejected = decision_status(decision, skip_permissions=skip_permissions)
+        block.set_status(status, rejected=rejected)

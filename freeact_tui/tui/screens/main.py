@@ -188,9 +188,7 @@ class MainScreen(Screen[None]):
         self.status_bar.set_context(agent.context_usage())
         if agent.history or agent.recorder.rewinds:  # the whole transcript (turns before a compaction too)
             past = replay_history(agent.transcript, subagent_loader(agent), rewinds=agent.recorder.rewinds)
-            await self.conversation.add_all(past.blocks)
-            for status in past.subagents:  # the side panel lists the session's subagents, as live
-                self.query_one(SidePanel).update_subagent(status)
+            await self.router.replay(past, agent)  # drawn as live
         else:
             await self.conversation.welcome(welcome_text(agent.model_name, agent.working_dir))
         reason = read_only_reason(agent)

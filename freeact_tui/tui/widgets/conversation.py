@@ -8,7 +8,8 @@ bounds the cost of each turn.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from textual.containers import VerticalScroll
 from textual.message import Message
@@ -77,6 +78,7 @@ class ConversationLog(VerticalScroll):
         self._responses: dict[str, ResponseBlock] = {}
         self._outputs: dict[tuple[str, str], ExecutionOutputBlock] = {}
         self._output_below = False
+        self._pending: list[Block] | None = None
 
     class OutputBelow(Message):
         """New output arrived below the viewport while the user is scrolled up (``below``), or the
@@ -125,6 +127,9 @@ class ConversationLog(VerticalScroll):
         parent = self._subagents.get(parent_corr_id) if parent_corr_id else None
         if isinstance(block, SubagentBlock) and block.corr_id:
             self._subagents[block.corr_id] = block
+        if self._pending is not None:  # a resumed session: mounted at once when it is drawn
+            _insert(parent.adopted if parent is not None else self._pending, block)
+            return block
         container: Widget = parent.nested if parent is not None and parent.is_attached else self
         # Parallel calls interleave their events: keep each call's blocks together, in call order.
         anchor = _last_block_of(container, block.agent_id, block.corr_id) if block.corr_id else None
@@ -137,16 +142,30 @@ class ConversationLog(VerticalScroll):
         self._output_added()
         return block
 
-    async def add_all(self, blocks: Sequence[Block]) -> None:
-        """Mount many top-level blocks at once (history); only the newest ``budget`` are kept."""
-        for block in blocks:
-            if isinstance(block, SubagentBlock) and block.corr_id:
-                self._subagents[block.corr_id] = block
+    @property
+    def replaying(self) -> bool:
+        """Whether the past turns of a resumed session are being drawn."""
+        return self._pending is not None
+
+    @asynccontextmanager
+    async def replay(self) -> AsyncIterator[None]:
+        """Draw a resumed session's past turns: blocks are made by the live methods inside, then
+        mounted at once; only the newest ``budget`` are mounted (the session keeps the others)."""
+        self._pending = []
+        try:
+            yield
+            await self.finish_streams()
+        finally:
+            blocks, self._pending = self._pending, None
         skipped = max(0, len(blocks) - self.budget)
         self.pruned += skipped
+        for corr_id, sub in list(self._subagents.items()):
+            if sub in blocks[:skipped]:
+                del self._subagents[corr_id]
         await self.mount_all(blocks[skipped:])
         await self._prune()
         await self._show_pruned()
+        self.follow()
 
     async def _prune(self) -> None:
         blocks = [child for child in self.children if isinstance(child, Block)]
@@ -263,8 +282,15 @@ class ConversationLog(VerticalScroll):
     async def add_action(self, request: ApprovalRequest) -> ActionBlock:
         """Show the action of an approval request (a subagent task gets a block its events nest in)."""
         await self._end_streams_of(request.agent_id)
-        cls = SubagentBlock if isinstance(request.tool_call, SubagentTask) else ActionBlock
-        block = cls(request.tool_call, agent_id=request.agent_id, corr_id=request.corr_id)
+        if isinstance(request.tool_call, SubagentTask):
+            block: ActionBlock = SubagentBlock(request.tool_call, agent_id=request.agent_id, corr_id=request.corr_id)
+        else:  # a past turn's diffs start folded: the turn is done, its diffs were read then
+            block = ActionBlock(
+                request.tool_call,
+                agent_id=request.agent_id,
+                corr_id=request.corr_id,
+                collapse_diff=self.replaying,
+            )
         await self.add(block, request.parent_corr_id)
         return block
 
@@ -377,7 +403,19 @@ class ConversationLog(VerticalScroll):
             if not block.finished:
                 await block.finish(None)
 
-    # -- history -------------------------------------------------------------------------------------
+
+def _insert(blocks: list[Block], block: Block) -> None:
+    """Add ``block`` to a list of blocks not mounted yet, after the others of its call (as ``add`` mounts)."""
+    at = None
+    if block.corr_id:
+        at = next(
+            (k for k in range(len(blocks) - 1, -1, -1) if (blocks[k].agent_id, blocks[k].corr_id) == (block.agent_id, block.corr_id)),
+            None,
+        )
+    if at is None or at == len(blocks) - 1:
+        blocks.append(block)
+    else:
+        blocks.insert(at + 1, block)
 
 
 def _last_block_of(container: Widget, agent_id: str, corr_id: str) -> Widget | None:

@@ -178,15 +178,12 @@ class SubagentBlock(ActionBlock):
 
     def __init__(self, tool_call: ToolCall, *, agent_id: str = "main", corr_id: str = "") -> None:
         super().__init__(tool_call, agent_id=agent_id, corr_id=corr_id)
-        self._adopted: list[Block] = []
-
-    def adopt(self, blocks: list[Block]) -> None:
-        """Blocks of the subagent's own turn, mounted inside this one (a resumed session)."""
-        self._adopted = blocks
+        self.adopted: list[Block] = []
+        """Blocks of the subagent's own turn made before this block is mounted (a resumed session)."""
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
-        yield Vertical(*self._adopted, classes="nested")
+        yield Vertical(*self.adopted, classes="nested")
 
     @property
     def nested(self) -> Vertical:

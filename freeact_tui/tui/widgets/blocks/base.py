@@ -146,6 +146,10 @@ class MarkdownBlock(Block):
 
     async def end_stream(self, full_text: str | None = None) -> None:
         """Stop the stream; render ``full_text`` if nothing was streamed."""
+        if not self.is_attached:  # made for a resumed session: composed with its text
+            if full_text and not self.text:
+                self._initial = self.text = full_text
+            return
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None

@@ -227,11 +227,13 @@ class ExecutionOutputBlock(Block):
     def __init__(self, *, agent_id: str = "main", corr_id: str = "", text: str = "") -> None:
         super().__init__(agent_id=agent_id, corr_id=corr_id)
         self._initial = text
+        self._notes: list[Widget] = []
         self.finished = False
         self.is_error = False
 
     def compose(self) -> ComposeResult:
         yield AnsiLog(max_lines=5000)
+        yield from self._notes
 
     def on_mount(self) -> None:
         if self._initial:
@@ -244,7 +246,7 @@ class ExecutionOutputBlock(Block):
     @property
     def text(self) -> str:
         """Everything written so far, without colour codes."""
-        return self.log_widget.plain_text
+        return self.log_widget.plain_text if self.is_attached else self._initial
 
     def write(self, chunk: str) -> None:
         """Append streamed output."""
@@ -260,15 +262,29 @@ class ExecutionOutputBlock(Block):
         result_path: Path | None = None,
     ) -> None:
         """Complete the block: the full text if nothing streamed, image links, error marker."""
+        if not self.is_attached:  # made for a resumed session: written when it is mounted
+            self._initial = self._initial or text or ("" if images else "(no output)")
+            self._mark_finished(is_error)
+            self._notes = await self._notes_for(images, truncated, result_path)
+            return
         if text and not self.log_widget.line_count:
             self.log_widget.write(text)
         if not self.log_widget.line_count and not images:
             self.log_widget.write("(no output)")
+        self._mark_finished(is_error)
+        notes = await self._notes_for(images, truncated, result_path)
+        if notes:
+            await self.mount_all(notes)
+
+    def _mark_finished(self, is_error: bool) -> None:
         self.finished = True
         self.is_error = is_error
         self.set_class(is_error, "-error")
         if is_error:
             self.border_title = self.label("Error output")
+
+    async def _notes_for(self, images: list[Path] | None, truncated: bool, result_path: Path | None) -> list[Widget]:
+        """Image links with previews, and where a truncated output's full text is."""
         notes: list[Widget] = []
         for image in images or []:
             notes.append(Static(_file_link("image: ", image), classes="output-note"))
@@ -278,8 +294,7 @@ class ExecutionOutputBlock(Block):
                 notes.append(ImagePreview(strips))
         if truncated:
             notes.append(Static(inline_limit_note(result_path), classes="output-note"))
-        if notes:
-            await self.mount_all(notes)
+        return notes
 
 
 def toggle_details(root: Widget) -> None:

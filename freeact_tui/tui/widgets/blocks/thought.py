@@ -60,4 +60,7 @@ class ThoughtBlock(MarkdownBlock):
 
     def collapse(self) -> None:
         """Fold the thought away (the title still shows it)."""
+        if not self.is_attached:  # made for a resumed session: composed folded
+            self._collapsed = True
+            return
         self.query_one(Collapsible).collapsed = True
