@@ -164,7 +164,7 @@ def _stage_table(runs: list[dict[str, float]]) -> dict[str, float]:
 
 
 def make_sessions(root: Path, count: int) -> None:
-    from freeact_tui.store.index import encode_envelope, utc_now_ts
+    from freeact_tui.store.envelope import encode_envelope, utc_now_ts
 
     for _ in range(count):
         sid = str(uuid.uuid4())

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from freeact_tui.store.index import encode_envelope, utc_now_ts
+from freeact_tui.store.envelope import encode_envelope, utc_now_ts
 
 CLI = [sys.executable, "-c", "from freeact_tui.cli import main; main()"]
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from freeact_tui.store import index as index_module
-from freeact_tui.store.index import INDEX_FILE, SessionIndex, encode_envelope, utc_now_ts, write_meta
+from freeact_tui.store.envelope import encode_envelope, utc_now_ts
+from freeact_tui.store.index import INDEX_FILE, SessionIndex, write_meta
 
 
 def _add(root: Path, prompt: str) -> str:

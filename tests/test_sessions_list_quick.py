@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from freeact_tui.cli.entry import ListArgs, quick_list_args
-from freeact_tui.store.index import encode_envelope, utc_now_ts
+from freeact_tui.store.envelope import encode_envelope, utc_now_ts
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ["typer", "click", "pydantic_ai", "textual", "mcp", "ipybox", "aiohttp"]

@@ -17,7 +17,7 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
 from freeact_tui.store import rewind_file
-from freeact_tui.store.index import encode_envelope, utc_now_ts
+from freeact_tui.store.envelope import encode_envelope, utc_now_ts
 from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.sessions import Session, SessionStore, rewind_marker
 from tests.helpers import conversation, dumped, freeact_load

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from freeact_tui.store.envelope import MAX_LINE_BYTES, EnvelopeError, decode_envelope, shrink_oversized
 from freeact_tui.store.ids import SessionDamaged
-from freeact_tui.store.index import MAX_LINE_BYTES, EnvelopeError, decode_envelope, shrink_oversized
 from freeact_tui.store.rewind_file import RewindMark, mark_of, marker_keep
 
 log = logging.getLogger(__name__)

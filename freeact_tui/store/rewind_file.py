@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from freeact_tui.store.envelope import EnvelopeError, decode_envelope
 from freeact_tui.store.ids import SessionDamaged
-from freeact_tui.store.index import REWOUND_DIR, EnvelopeError, decode_envelope
+from freeact_tui.store.index import REWOUND_DIR
 
 REWIND_KEY = "rewind"
 """The envelope ``meta`` key of a rewind marker (see the module doc)."""

@@ -23,22 +23,19 @@ from typing import TYPE_CHECKING
 
 from freeact_tui.store import lock as session_lock
 from freeact_tui.store import rewind_file
+from freeact_tui.store.envelope import EnvelopeError, decode_envelope, encode_envelope, utc_now_ts
 from freeact_tui.store.history import LoadedHistory, read_history
 from freeact_tui.store.ids import SessionDamaged, SessionNotFound, validate_agent_id, validate_session_id
 from freeact_tui.store.index import (
     MAIN_FILE,
     TOOL_RESULTS_DIR,
-    EnvelopeError,
     SessionInfo,
     SessionMeta,
-    decode_envelope,
-    encode_envelope,
     is_agent_id,
     make_title,
     prompt_text,
     refresh_meta,
     session_info,
-    utc_now_ts,
     write_meta,
 )
 from freeact_tui.store.rewind_file import REWOUND_DIR, RewindMark, marker_keep, rewind_marker
