@@ -93,7 +93,7 @@ async def test_undo_reverts_the_last_action_then_the_one_before(
         with pytest.raises(CheckpointsUnavailableHere, match="Nothing to undo"):
             await agent.checkpointing.plan_undo("action")
     # The model hears of the undo with the next message.
-    assert agent.checkpointing.pending_note is not None and "undid" in agent.checkpointing.pending_note
+    assert agent.checkpointing.notes.pending is not None and "undid" in agent.checkpointing.notes.pending
 
 
 async def test_undo_of_a_turn_after_resume_names_a_write_outside_the_working_dir(
@@ -252,9 +252,9 @@ async def test_subagents_share_the_sessions_checkpoints(executor: KernelExecutor
 async def test_a_note_for_the_model_survives_a_rolled_back_message(work: Path) -> None:
     history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart("one")])]
     cp = Checkpointing(ActionCheckpoints(None, "off"), ActionLog(None), lambda: history)
-    cp.tell_model("[Note: rewound]")
-    assert cp.take_note("two") == "[Note: rewound]\n\ntwo"
+    cp.notes.tell("[Note: rewound]")
+    assert cp.notes.take("two") == "[Note: rewound]\n\ntwo"
     # the request failed: the turn's messages were rolled back, so the note was never seen
-    assert cp.take_note("two again") == "[Note: rewound]\n\ntwo again"
+    assert cp.notes.take("two again") == "[Note: rewound]\n\ntwo again"
     history += [ModelRequest(parts=[UserPromptPart("two again")]), ModelResponse(parts=[TextPart("ok")])]
-    assert cp.take_note(["three"]) == ["three"]  # delivered: not repeated
+    assert cp.notes.take(["three"]) == ["three"]  # delivered: not repeated

@@ -141,7 +141,7 @@ async def test_rewind_picker_cuts_the_conversation_and_restores_files(
         shown = [str(b.text) for b in app.main_screen.conversation.query(UserMessageBlock)]
         assert shown == ["first"]
         assert app.main_screen.query_one(PromptInput).text == "second"
-        assert app.agent is not None and app.agent.checkpointing.pending_note is not None
+        assert app.agent is not None and app.agent.checkpointing.notes.pending is not None
         session_id = app.agent.session_id
         archive = tmp_path / "sessions" / session_id / "rewound" / "main.1.jsonl"
         marked = [n for n in notices(app) if n.startswith("The conversation was rewound here")]

@@ -134,7 +134,7 @@ async def test_a_resumed_session_is_drawn_as_the_live_log_drew_it(
         await pilot.press("y")
         await idle(pilot, app)
         assert app.agent is not None
-        app.agent.checkpointing.tell_model(NOTE)  # what /undo tells the model with the next message
+        app.agent.checkpointing.notes.tell(NOTE)  # what /undo tells the model with the next message
         await send(pilot, SECOND)
         await dialog(pilot)
         await pilot.press("y")

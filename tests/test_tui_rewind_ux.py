@@ -178,7 +178,7 @@ async def test_an_undo_note_about_a_withdrawn_action_never_reaches_the_model(
         await until(pilot, lambda: isinstance(app.screen, UndoScreen))
         await pilot.press("y")
         await until(pilot, lambda: f.read_text() == "original\n")
-        assert app.agent is not None and "undid" in (app.agent.checkpointing.pending_note or "")
+        assert app.agent is not None and "undid" in (app.agent.checkpointing.notes.pending or "")
 
         await send(pilot, "/rewind")  # to before "change a.txt": the undone action is withdrawn
         await until(pilot, lambda: isinstance(app.screen, RewindScreen))

@@ -31,6 +31,7 @@ from freeact_tui.agent.checkpointing import Checkpointing
 from freeact_tui.agent.context.keeper import ContextKeeper
 from freeact_tui.agent.context.window import ContextBreakdown
 from freeact_tui.agent.kernel import AgentKernel
+from freeact_tui.agent.model_notes import put_before
 from freeact_tui.agent.models import choose_protocol, resolve_model
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.policy.mode import ActionMode
@@ -50,7 +51,6 @@ from freeact_tui.agent.user_shell import UserShell
 from freeact_tui.config import ActionProtocolName
 from freeact_tui.events import AgentEvent, Compacted, ContextUpdate, KernelState, Phase, UsageUpdate
 from freeact_tui.execution.base import Executor, ExecutorError
-from freeact_tui.execution.pool import ExecutorPool
 from freeact_tui.mcp.discovery import DiscoveryMode
 from freeact_tui.mcp.gentools import generated_root
 from freeact_tui.mcp.setup import McpSetup
@@ -203,7 +203,6 @@ class Agent:
         self._shell_running = False
         self._turn: Turn | None = None
         self._turn_task: asyncio.Task[None] | None = None
-        self._left_steering: list[str] = []
         self._started = False
 
     def _ids(self, corr_id: str = "") -> dict[str, Any]:
@@ -330,7 +329,7 @@ class Agent:
         self.meter.restore(self.recorder.past_responses(subagents=self.runtime.is_main))
         self.mode.resume(self.history)  # an auto session that had switched to text stays in text
         if self.recorder.rewind_note and self.runtime.is_main:
-            self.checkpointing.tell_model(self.recorder.rewind_note)
+            self.checkpointing.notes.tell(self.recorder.rewind_note)
         dangling = hist.unanswered_calls(self.history)
         if dangling and self.load_damage is None and self.recorder.locked is None:
             # A crash mid-turn left calls unanswered: answer them so the next request is valid.
@@ -341,20 +340,17 @@ class Agent:
         elif self._eager_kernel:
             self.kernel.start_soon()
         if self.enable_subagents:
-            pool = ExecutorPool(self.kernel.new_executor, self.runtime.settings.subagent_pool_size)
-            self._subagents = SubagentManager(
+            self._subagents = SubagentManager.started(
                 self.runtime,
+                new_executor=self.kernel.new_executor,
+                parent_kernel=self.kernel.task,  # warm subagent kernels only once ours is up
+                eager=self._eager_kernel,
                 factory=Agent.from_runtime,
                 publish=self.publish,
                 add_usage=self.add_usage,
                 overflow=self.recorder.overflow,
                 session=self.recorder.session,
-                pool=pool,
             )
-            if self.kernel.task is not None:  # warm subagent kernels only once ours is up
-                self.kernel.task.add_done_callback(lambda _: pool.fill())
-            elif self._eager_kernel:
-                pool.fill()
 
     async def stop(self) -> None:
         """Cancel a running turn and stop the kernel (if this agent started it)."""
@@ -451,13 +447,9 @@ class Agent:
         if not self._started:
             await self.start()
         typed = prompt  # what was put before it is recorded, so that a resumed log shows only this
-        context = self._user_shell.take_context()
-        if context and isinstance(prompt, str):
-            prompt = f"{context}\n\n{prompt}"
-        elif context:
-            prompt = [context, *prompt]
+        prompt = put_before(self._user_shell.take_context(), prompt)  # the user's own !commands
         if self.runtime.is_main:
-            prompt = self.checkpointing.take_note(prompt)  # after an undo or a rewind
+            prompt = self.checkpointing.notes.take(prompt)  # after an undo or a rewind
         turn = self._new_turn(prompt, max_turns, len(prompt) - len(typed))
         self._turn = turn
         self.events.open()

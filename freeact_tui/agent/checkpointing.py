@@ -17,16 +17,18 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, UserContent, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
 from freeact_tui.actions.code import CheckpointFn
 from freeact_tui.agent.action_log import ACTION_LOG, ActionLog, ActionRecord, named_paths_outside
+from freeact_tui.agent.checkpoint_plans import RewindPlan, UndoPlan, UndoScope, UserTurn
+from freeact_tui.agent.model_notes import ModelNotes
 from freeact_tui.events import AgentEvent, CheckpointNotice
 from freeact_tui.execution.action_checkpoints import ActionCheckpoints
 from freeact_tui.execution.checkpoint_limits import CheckpointLimits, SkippedFile
-from freeact_tui.execution.checkpoint_records import FileChange, RestoreResult
+from freeact_tui.execution.checkpoint_records import RestoreResult
 from freeact_tui.execution.shadow_git import CheckpointError
 from freeact_tui.toolcalls import ToolCall
 from freeact_tui.userwords import user_words
@@ -36,57 +38,12 @@ if TYPE_CHECKING:
     from freeact_tui.store.sessions import Session
 
 _logger = logging.getLogger(__name__)
-UndoScope = Literal["action", "turn"]
 HOUSEKEEP_EVERY = 20
 """Checkpoints between two housekeeping runs of the shadow repository (``git gc --auto``)."""
 
 
 class CheckpointsUnavailableHere(Exception):
     """``/undo``, ``/rewind`` or ``/diff`` cannot work now; ``str(error)`` tells the user why."""
-
-
-@dataclass(frozen=True)
-class UndoPlan:
-    """What an undo would do: restore ``target`` (the state before ``records``), changing ``changes``."""
-
-    scope: UndoScope
-    records: tuple[ActionRecord, ...]
-    target: str
-    changes: tuple[FileChange, ...]
-    diff: str
-    outside: tuple[str, ...]
-    skipped: tuple[SkippedFile, ...]
-    edited: tuple[str, ...] = ()
-    """Files the undo would change that were edited outside the agent since the checkpoint."""
-
-    @property
-    def title(self) -> str:
-        what = "the last action" if self.scope == "action" else "the last turn"
-        count = len({r.corr_id for r in self.records})
-        return what if self.scope == "action" else f"{what} ({count} action{'s' * (count != 1)})"
-
-
-@dataclass(frozen=True)
-class UserTurn:
-    """A user message of the conversation, a point to rewind to."""
-
-    msg_index: int
-    text: str
-    actions: int
-
-
-@dataclass(frozen=True)
-class RewindPlan:
-    """What a rewind to ``turn`` would do to the files (``target`` None: no action changed them since)."""
-
-    turn: UserTurn
-    target: str | None
-    changes: tuple[FileChange, ...]
-    outside: tuple[str, ...]
-    skipped: tuple[SkippedFile, ...] = ()
-    """Files the checkpoints left out (size limits), at that point or now: a rewind leaves them as they are."""
-    edited: tuple[str, ...] = ()
-    """Files the rewind would change that were edited outside the agent since the checkpoint."""
 
 
 @dataclass
@@ -102,17 +59,17 @@ class Checkpointing:
     checkpoints: ActionCheckpoints
     log: ActionLog
     history: Callable[[], list[ModelMessage]]
-    _notes: list[tuple[str, int | None]] = field(default_factory=list, init=False, repr=False)
-    """Told to the model with the next user message (after an undo or a rewind), each with the index
-    of the message whose actions it is about (None: about none; it is never withdrawn)."""
-    _delivered: tuple[str, int] | None = field(default=None, init=False, repr=False)
-    """The last note given, and the history's length before the message that carried it."""
+    notes: ModelNotes = field(init=False)
+    """What goes to the model with the next user message (after an undo or a rewind)."""
     housekeep_every: int = HOUSEKEEP_EVERY
     notify: Callable[[AgentEvent], None] | None = None
     """Where the user is told what a checkpoint left out or why it failed (``Agent.publish``)."""
     _told: set[str] = field(default_factory=set, init=False, repr=False)
     _since_housekeeping: int = field(default=0, init=False, repr=False)
     _housekeeping: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.notes = ModelNotes(self.history)
 
     @classmethod
     def create(
@@ -303,49 +260,6 @@ class Checkpointing:
                 return index
         return 0
 
-    # -- notes for the model --------------------------------------------------------------------
-
-    @property
-    def pending_note(self) -> str | None:
-        """What goes to the model with the next user message (None: nothing)."""
-        return "\n".join(note for note, _ in self._notes) or None
-
-    def tell_model(self, note: str, about: int | None = None) -> None:
-        """Queue a note that goes to the model with the next user message.
-
-        Args:
-            note: The note (one line).
-            about: The index of the user message whose actions it is about: a rewind to that
-                message or before it withdraws the note.
-        """
-        self._notes.append((note, about))
-
-    def withdraw_notes(self, start: int, *, cut: bool) -> None:
-        """Drop the notes about the actions of messages from ``start`` on (a rewind withdrew them).
-
-        ``cut``: the conversation was cut to its first ``start`` messages, so a note delivered in a
-        message that is gone now is not given again either.
-        """
-        self._notes = [(note, about) for note, about in self._notes if about is None or about < start]
-        if cut and self._delivered is not None and self._delivered[1] >= start:
-            self._delivered = None
-
-    def take_note(self, prompt: str | Sequence[UserContent]) -> str | Sequence[UserContent]:
-        """``prompt`` with the pending note in front of it (the note is then cleared).
-
-        A note whose message was rolled back since (a failed model request) is given again.
-        """
-        history_len = len(self.history())
-        lost = self._delivered[0] if self._delivered and history_len <= self._delivered[1] else None
-        note = "\n".join(n for n in (lost, self.pending_note) if n) or None
-        self._notes, self._delivered = [], None
-        if not note:
-            return prompt
-        self._delivered = (note, history_len)
-        if isinstance(prompt, str):
-            return f"{note}\n\n{prompt}"
-        return [note, *prompt]
-
     # -- undo -----------------------------------------------------------------------------------
 
     def _require(self) -> None:
@@ -398,7 +312,7 @@ class Checkpointing:
         self.log.add({"type": "undo", "seqs": [r.seq for r in plan.records], "restored_to": plan.target})
         self.housekeep_soon()
         changed = len(result.restored) + len(result.removed)
-        self.tell_model(
+        self.notes.tell(
             f"[Note: the user undid the file changes of {plan.title} ({changed} file(s) restored or removed "
             "in the working directory). The kernel's variables were not changed.]",
             about=plan.records[0].msg_index,
@@ -518,25 +432,6 @@ class Checkpointing:
         return store
 
 
-def rewind_note(turn: UserTurn, *, files: bool, conversation: bool) -> str:
-    """What the model is told after a rewind."""
-    quoted = _one_line(turn.text)[:80]
-    parts = []
-    if conversation:
-        parts.append(
-            f"[Note: the user rewound the conversation to before their message “{quoted}”; the later "
-            "messages were withdrawn. The Python kernel was restarted: variables, imports and "
-            "definitions from earlier code actions are gone."
-        )
-    else:
-        parts.append(f"[Note: the user rewound the files to the point before their message “{quoted}”.")
-    if files:
-        parts.append("Files in the working directory were restored to their state at that point.]")
-    else:
-        parts.append("Files in the working directory were not restored.]")
-    return " ".join(parts)
-
-
 def _key(record: ActionRecord) -> tuple[str, str, int]:
     """What tells one action from the next: ids of tool calls repeat across agents and turns."""
     return record.agent_id, record.corr_id, record.msg_index
@@ -569,5 +464,4 @@ __all__ = [
     "UndoScope",
     "UserTurn",
     "named_paths_outside",
-    "rewind_note",
 ]

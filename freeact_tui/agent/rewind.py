@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from freeact_tui.agent.checkpointing import RewindPlan, rewind_note
+from freeact_tui.agent.checkpointing import RewindPlan, UserTurn
 from freeact_tui.execution.checkpoint_records import RestoreResult
 from freeact_tui.store.rewind_file import RewindMark
 from freeact_tui.store.sessions import SessionDamaged
@@ -26,6 +26,26 @@ if TYPE_CHECKING:
 
 class RewindRefused(Exception):
     """The rewind cannot run now; ``str(error)`` says why."""
+
+
+
+def rewind_note(turn: UserTurn, *, files: bool, conversation: bool) -> str:
+    """What the model is told after a rewind."""
+    quoted = " ".join(turn.text.split())[:80]
+    parts = []
+    if conversation:
+        parts.append(
+            f"[Note: the user rewound the conversation to before their message “{quoted}”; the later "
+            "messages were withdrawn. The Python kernel was restarted: variables, imports and "
+            "definitions from earlier code actions are gone."
+        )
+    else:
+        parts.append(f"[Note: the user rewound the files to the point before their message “{quoted}”.")
+    if files:
+        parts.append("Files in the working directory were restored to their state at that point.]")
+    else:
+        parts.append("Files in the working directory were not restored.]")
+    return " ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -103,8 +123,8 @@ async def rewind(agent: Agent, plan: RewindPlan, *, files: bool, conversation: b
         checkpointing.cut(keep)
         kernel_restarted = agent.kernel_state == "ready"
         await agent.restart_kernel()
-    checkpointing.withdraw_notes(keep, cut=conversation)  # e.g. an /undo note about a withdrawn action
-    checkpointing.tell_model(note, about=keep)
+    checkpointing.notes.withdraw(keep, cut=conversation)  # e.g. an /undo note about a withdrawn action
+    checkpointing.notes.tell(note, about=keep)
     return RewindOutcome(plan, restored, conversation, kernel_restarted, files, mark)
 
 

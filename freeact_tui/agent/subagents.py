@@ -21,6 +21,7 @@ from freeact_tui.events import (
     SubagentStatus,
     UsageUpdate,
 )
+from freeact_tui.execution.base import Executor
 from freeact_tui.execution.pool import ExecutorPool
 from freeact_tui.store.sessions import Session
 
@@ -58,6 +59,32 @@ class SubagentManager:
         session: the parent's session (its metadata lists the subagents), if persisted.
         pool: warm kernels for subagents.
     """
+
+    @classmethod
+    def started(
+        cls,
+        runtime: Runtime,
+        *,
+        new_executor: Callable[[], Executor],
+        parent_kernel: asyncio.Task[Executor] | None,
+        eager: bool,
+        factory: Callable[[Runtime], Delegate],
+        publish: Callable[[SubagentStatus], None],
+        add_usage: Callable[[UsageUpdate], None],
+        overflow: Callable[[str], Overflow],
+        session: Session | None,
+    ) -> SubagentManager:
+        """A manager whose warm kernels start once the parent's kernel is up (``eager``: at once, when
+        the parent's is not starting)."""
+        pool = ExecutorPool(new_executor, runtime.settings.subagent_pool_size)
+        manager = cls(
+            runtime, factory=factory, publish=publish, add_usage=add_usage, overflow=overflow, session=session, pool=pool
+        )
+        if parent_kernel is not None:
+            parent_kernel.add_done_callback(lambda _: pool.fill())
+        elif eager:
+            pool.fill()
+        return manager
 
     def __init__(
         self,
