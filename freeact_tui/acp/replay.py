@@ -34,7 +34,11 @@ ReplayUpdate = Update | UserMessageChunk
 
 
 def _prompt(entry: tr.PromptEntry) -> Iterator[ReplayUpdate]:
-    items: Sequence[Any] = entry.content if isinstance(entry.content, list | tuple) else [entry.content]
+    if isinstance(entry.content, str) or entry.content is None:  # what the user typed, not the agent's notes
+        if entry.shown.typed:
+            yield update_user_message_text(entry.shown.typed)
+        return
+    items: Sequence[Any] = entry.content
     for item in items:
         data, media = getattr(item, "data", None), getattr(item, "media_type", "")
         if isinstance(data, bytes) and isinstance(media, str) and media.startswith("image/"):
