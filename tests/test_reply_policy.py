@@ -102,6 +102,8 @@ class Row:
 
 
 FENCED_42 = "```python\n42\n```"
+PANDAS = "import pandas as pd\nprint(pd.read_csv('cities.csv').max())"
+MISSING_PANDAS = "ModuleNotFoundError: No module named 'pandas'"
 ROWS: list[Row] = [
     # -- tools: the null policy ----------------------------------------------------------------------
     Row(
@@ -359,6 +361,57 @@ ROWS: list[Row] = [
         "auto",
         [prompt(), *tool_step("print(1234 * 5678)", "7006652")],
         reply("It is 7006652."),
+        FinalAnswer,
+    ),
+    # -- structure: the code that failed never ran again ----------------------------------------------
+    Row(
+        "#30 held-out biggest_city (a rule derived from a held-out failure): import pandas failed, "
+        "%%bash pip install worked, the answer named a city no code had found",
+        "auto",
+        [
+            prompt("which city in cities.csv has the most people?"),
+            *tool_step(PANDAS, MISSING_PANDAS, "error", call_id="c1"),
+            *tool_step("%%bash\npip install pandas", "Successfully installed pandas-3.1.1", call_id="c2"),
+        ],
+        reply("The city with the most people is: New York"),
+        NudgeModel,
+        told="has not run again",
+    ),
+    Row(
+        "#30 held-out csv_average, text protocol: the same after a !pip line, a made-up price",
+        "text",
+        [
+            prompt("what's the average price in prices.csv?"),
+            *block_step(PANDAS, MISSING_PANDAS, "error"),
+            *block_step("!pip install pandas", "Successfully installed pandas-3.1.1"),
+        ],
+        reply("The average price in prices.csv is: 123.45"),
+        NudgeModel,
+        told="has not run again",
+    ),
+    Row(
+        "#30: the failed code ran again after the install: its answer is the answer",
+        "auto",
+        [
+            prompt("which city in cities.csv has the most people?"),
+            *tool_step(PANDAS, MISSING_PANDAS, "error", call_id="c1"),
+            *tool_step("%%bash\npip install pandas", "Successfully installed pandas-3.1.1", call_id="c2"),
+            *tool_step(PANDAS, "Lagos", call_id="c3"),
+        ],
+        reply("The city with the most people is Lagos."),
+        FinalAnswer,
+    ),
+    Row(
+        "#30: Python that worked after the failure (not a shell step) may give the answer",
+        "auto",
+        [
+            prompt("which city in cities.csv has the most people?"),
+            *tool_step(PANDAS, MISSING_PANDAS, "error", call_id="c1"),
+            *tool_step(
+                "import csv\nprint(max(csv.DictReader(open('cities.csv')), key=...))", "Lagos", call_id="c2"
+            ),
+        ],
+        reply("The city with the most people is Lagos."),
         FinalAnswer,
     ),
     Row(
