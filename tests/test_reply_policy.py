@@ -278,6 +278,15 @@ ROWS: list[Row] = [
         blocks=[CODE_TOOL],
     ),
     Row(
+        "#30 derived primes: ipybox_execute_ipython_cell({'code': '!pip install sympy'}) passes the "
+        "arguments object whole: a call (it was 'broken' twice and switched to text)",
+        "auto",
+        [prompt(), *tool_step("import sympy", "ModuleNotFoundError: No module named 'sympy'", "error")],
+        reply('Install it:\n```python\nipybox_execute_ipython_cell({"code": "!pip install sympy"})\n```'),
+        RunCalls,
+        blocks=[CODE_TOOL],
+    ),
+    Row(
         'auto: out = ipybox_execute_ipython_cell("!wc -l x") is a call (#10 07f34ae)',
         "auto",
         [prompt()],
@@ -607,3 +616,12 @@ def test_a_final_answer_with_made_up_output_carries_the_flag() -> None:
     assert isinstance(decision, FinalAnswer) and decision.claims_output
     auto = ReplyPolicy(ActionMode("text")).decide(reply(text), [prompt()], [prompt()], TOOLS)
     assert isinstance(auto, RunBlocks) and auto.claims_output
+
+
+def test_a_python_form_call_may_pass_the_arguments_object_whole() -> None:
+    # #30 derived primes: the model wrote the JSON call's arguments as one dict
+    (call,) = written_tool_calls(f'{CODE_TOOL}({{"code": "!pip install sympy"}})', TOOLS)
+    assert call.args == {"code": "!pip install sympy"}
+    # a dict with other keys is not the arguments object: it stays the first parameter's value
+    (other,) = written_tool_calls(f'{CODE_TOOL}({{"cmd": "ls"}})', TOOLS)
+    assert other.args == {"code": {"cmd": "ls"}}
