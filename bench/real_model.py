@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -273,10 +275,17 @@ def _sets() -> dict[str, dict[str, Callable[[Context], Awaitable[bool]]]]:
     return {"derived": TASKS, "heldout": HELDOUT, "all": {**TASKS, **HELDOUT}}
 
 
-async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit: float) -> dict[str, Any]:
+async def run_task(
+    name: str, protocol: str, *, base_url: str, model: str, limit: float, idle_timeout: float = 600
+) -> dict[str, Any]:
     """One task in a fresh working directory and session store; a timeout or crash is unsolved."""
-    with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as tmp:
-        work, sessions, site = Path(tmp) / "work", Path(tmp) / "sessions", Path(tmp) / "site"
+    # One fixed place, emptied for each task: the system prompt names the working directory, so the
+    # same path lets a local server reuse its cached prompt prefix across tasks (as for a user's project).
+    tmp = Path(tempfile.gettempdir()) / f"freeact-real-model-bench-{os.getuid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        work, sessions, site = tmp / "work", tmp / "sessions", tmp / "site"
         work.mkdir()
         site.mkdir()
         # A package the model installs (``!pip install sympy``) goes to the task's directory, not the venv.
@@ -292,6 +301,9 @@ async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit
                 action_protocol=protocol,
                 permissions=PermissionRules(None, defaults=False),
                 model_settings={"temperature": 0.0, "max_tokens": 700},
+                # a loaded machine may take minutes before the first token: waiting beats a retry
+                # that queues behind the abandoned request on a one-request server
+                model_idle_timeout=idle_timeout,
                 execution_timeout=90,
                 subagent_pool_size=0,
                 kernel_env=kernel_env,
@@ -308,6 +320,8 @@ async def run_task(name: str, protocol: str, *, base_url: str, model: str, limit
         except Exception as exc:  # a bench reports, it does not stop
             solved, error = False, f"{type(exc).__name__}: {exc}"
         seconds = time.monotonic() - started
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return {"task": name, "protocol": protocol, "solved": solved, "seconds": round(seconds, 1),
             "switched": context.switched, "error": error,
             "last_answer": context.last.answer[-300:] if context.last else "",
@@ -358,8 +372,9 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
         for protocol in protocols:
             for name in names:
                 result = await run_task(
-                    name, protocol, base_url=args.base_url, model=args.model, limit=args.timeout
-                )
+                    name, protocol, base_url=args.base_url, model=args.model, limit=args.timeout,
+                    idle_timeout=args.idle_timeout,
+                )  # fmt: skip
                 result["round"] = round_
                 result["set"] = "heldout" if name not in TASKS else "derived"
                 results.append(result)
@@ -401,7 +416,16 @@ if __name__ == "__main__":
     parser.add_argument("--tasks", default="", help="comma-separated subset of the chosen set's tasks")
     parser.add_argument("--timeout", type=float, default=300, help="seconds a task may take")
     parser.add_argument(
-        "--repeat", type=int, default=1, help="run the task set this many times (each task gets a new directory)"
+        "--idle-timeout",
+        type=float,
+        default=600,
+        help="seconds a model request may send nothing (a slow server)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run the task set this many times (each task gets a new directory)",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--verbose", action="store_true", help="print the last answer of a failed task")

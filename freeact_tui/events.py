@@ -31,6 +31,7 @@ from freeact_tui.toolcalls import (
     FileRead,
     FileWrite,
     JsonToolCall,
+    NamedPath,
     ProgrammaticToolCall,
     ShellAction,
     ShellScript,
@@ -108,6 +109,8 @@ class ApprovalRequest(AgentEvent):
     _future: asyncio.Future[Decision] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future(), repr=False, compare=False
     )
+    named_paths: tuple[NamedPath, ...] = field(default=(), kw_only=True)
+    """Paths the action names outside the working directory or in the app's installation (a warning)."""
 
     @property
     def tool_name(self) -> str:

@@ -222,6 +222,16 @@ class SubagentTask(ToolCall):
 
 
 @dataclass(frozen=True)
+class NamedPath:
+    """A path a code action names that resolves outside the working directory or into the app's own
+    installation (``pathreach.named_paths``): shown with the approval request, never enforced."""
+
+    path: str
+    app_install: bool = False
+    """Inside the app's package or the site-packages it runs from (outside the working dir or not)."""
+
+
+@dataclass(frozen=True)
 class FileCall(ToolCall):
     """A file tool call: ``path`` as the model wrote it.
 

@@ -92,8 +92,9 @@ async def test_an_edit_through_the_editor_is_checkpointed_first_and_can_be_undon
         await conn.prompt(session_id=session.session_id, prompt=[text_block("edit")])
     assert client.writes == [(path, "alpha\ngamma\n")]
     store = CheckpointStore(work)
-    before = await store.latest()
-    assert before is not None and before.meta.get("corr_id") == "call_edit"
+    # the action's checkpoint (the turn's end made one more: the state the agent left)
+    before = next((c for c in await store.list() if c.meta.get("corr_id") == "call_edit"), None)
+    assert before is not None
     # The checkpoint holds the file as it was on disk before the editor saved the edit: undo restores it.
     await store.restore(before, ["notes.txt"])
     assert notes.read_text() == "alpha\n"

@@ -102,6 +102,8 @@ class Row:
 
 
 FENCED_42 = "```python\n42\n```"
+PANDAS = "import pandas as pd\nprint(pd.read_csv('cities.csv').max())"
+MISSING_PANDAS = "ModuleNotFoundError: No module named 'pandas'"
 ROWS: list[Row] = [
     # -- tools: the null policy ----------------------------------------------------------------------
     Row(
@@ -276,6 +278,15 @@ ROWS: list[Row] = [
         blocks=[CODE_TOOL],
     ),
     Row(
+        "#30 derived primes: ipybox_execute_ipython_cell({'code': '!pip install sympy'}) passes the "
+        "arguments object whole: a call (it was 'broken' twice and switched to text)",
+        "auto",
+        [prompt(), *tool_step("import sympy", "ModuleNotFoundError: No module named 'sympy'", "error")],
+        reply('Install it:\n```python\nipybox_execute_ipython_cell({"code": "!pip install sympy"})\n```'),
+        RunCalls,
+        blocks=[CODE_TOOL],
+    ),
+    Row(
         'auto: out = ipybox_execute_ipython_cell("!wc -l x") is a call (#10 07f34ae)',
         "auto",
         [prompt()],
@@ -359,6 +370,57 @@ ROWS: list[Row] = [
         "auto",
         [prompt(), *tool_step("print(1234 * 5678)", "7006652")],
         reply("It is 7006652."),
+        FinalAnswer,
+    ),
+    # -- structure: the code that failed never ran again ----------------------------------------------
+    Row(
+        "#30 held-out biggest_city (a rule derived from a held-out failure): import pandas failed, "
+        "%%bash pip install worked, the answer named a city no code had found",
+        "auto",
+        [
+            prompt("which city in cities.csv has the most people?"),
+            *tool_step(PANDAS, MISSING_PANDAS, "error", call_id="c1"),
+            *tool_step("%%bash\npip install pandas", "Successfully installed pandas-3.1.1", call_id="c2"),
+        ],
+        reply("The city with the most people is: New York"),
+        NudgeModel,
+        told="has not run again",
+    ),
+    Row(
+        "#30 held-out csv_average, text protocol: the same after a !pip line, a made-up price",
+        "text",
+        [
+            prompt("what's the average price in prices.csv?"),
+            *block_step(PANDAS, MISSING_PANDAS, "error"),
+            *block_step("!pip install pandas", "Successfully installed pandas-3.1.1"),
+        ],
+        reply("The average price in prices.csv is: 123.45"),
+        NudgeModel,
+        told="has not run again",
+    ),
+    Row(
+        "#30: the failed code ran again after the install: its answer is the answer",
+        "auto",
+        [
+            prompt("which city in cities.csv has the most people?"),
+            *tool_step(PANDAS, MISSING_PANDAS, "error", call_id="c1"),
+            *tool_step("%%bash\npip install pandas", "Successfully installed pandas-3.1.1", call_id="c2"),
+            *tool_step(PANDAS, "Lagos", call_id="c3"),
+        ],
+        reply("The city with the most people is Lagos."),
+        FinalAnswer,
+    ),
+    Row(
+        "#30: Python that worked after the failure (not a shell step) may give the answer",
+        "auto",
+        [
+            prompt("which city in cities.csv has the most people?"),
+            *tool_step(PANDAS, MISSING_PANDAS, "error", call_id="c1"),
+            *tool_step(
+                "import csv\nprint(max(csv.DictReader(open('cities.csv')), key=...))", "Lagos", call_id="c2"
+            ),
+        ],
+        reply("The city with the most people is Lagos."),
         FinalAnswer,
     ),
     Row(
@@ -554,3 +616,12 @@ def test_a_final_answer_with_made_up_output_carries_the_flag() -> None:
     assert isinstance(decision, FinalAnswer) and decision.claims_output
     auto = ReplyPolicy(ActionMode("text")).decide(reply(text), [prompt()], [prompt()], TOOLS)
     assert isinstance(auto, RunBlocks) and auto.claims_output
+
+
+def test_a_python_form_call_may_pass_the_arguments_object_whole() -> None:
+    # #30 derived primes: the model wrote the JSON call's arguments as one dict
+    (call,) = written_tool_calls(f'{CODE_TOOL}({{"code": "!pip install sympy"}})', TOOLS)
+    assert call.args == {"code": "!pip install sympy"}
+    # a dict with other keys is not the arguments object: it stays the first parameter's value
+    (other,) = written_tool_calls(f'{CODE_TOOL}({{"cmd": "ls"}})', TOOLS)
+    assert other.args == {"code": {"cmd": "ls"}}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import posixpath
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,6 +212,8 @@ class FileTools:
         if current.get("binary"):
             raise FileOpError(f"{path} is not a UTF-8 text file; the file tools change only text files.")
         old: str | None = current.get("text") if exists else None
+        if not exists and (pattern := _pattern(path)) is not None:
+            raise FileOpError(pattern)  # writing would create a file named like the pattern
         reader = self._editor(current)
         buffer = await self._editor_read(reader, current) if reader is not None and exists else None
         if buffer is not None:  # what the editor shows (unsaved changes included) is what is edited
@@ -357,8 +360,20 @@ def _check_file(path: str, result: Mapping[str, Any], *, text: bool = False) -> 
         raise FileOpError(_missing(path, result) or f"{path} does not exist{create}")
 
 
+def _pattern(path: str) -> str | None:
+    """The error for a missing path whose name is a glob (``*.txt``): a pattern names many files, no tool's one.
+
+    Told to create it, Qwen2.5-Coder-1.5B wrote a file named ``*.txt`` when asked to rename every .txt file (#30).
+    """
+    if not any(c in "*?[" for c in posixpath.basename(path)):
+        return None
+    return f"{path} is a pattern, not a file: the file tools take one file each; use code for several files."
+
+
 def _missing(path: str, result: Mapping[str, Any]) -> str | None:
     """A missing path's error when files of that name are in the working directory (models mangle long paths)."""
+    if (pattern := _pattern(path)) is not None:
+        return pattern
     near = [str(n) for n in result.get("near") or []]
     if not near:
         return None

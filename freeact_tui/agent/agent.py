@@ -179,7 +179,7 @@ class Agent:
         self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.mode)
         self._state = TurnState()  # the running turn's; reset for each turn
         events = EventPorts(emit=self.events.put, ids=self._ids, set_phase=self._state.set_phase)
-        self.gate = ApprovalGate(runtime.permissions, events, timeout=s.approval_timeout)
+        self.gate = ApprovalGate(runtime.permissions, events, timeout=s.approval_timeout, working_dir=s.working_dir)
         self.ports = TurnPorts(
             emit=events.emit,
             ids=events.ids,

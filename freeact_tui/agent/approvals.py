@@ -10,10 +10,12 @@ dialog keeps asking.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from freeact_tui.actions.ports import EventPorts
 from freeact_tui.events import ApprovalRequest, Decision, Phase, ToolOutput
+from freeact_tui.pathreach import named_paths
 from freeact_tui.permissions import PermissionRules, PermissionsFileError
 from freeact_tui.shellwords import shell_only_cell
 from freeact_tui.toolcalls import CodeAction, ToolCall, call_record
@@ -26,10 +28,20 @@ class ApprovalGate:
         permissions: the rules that may decide at once, and that remembered decisions extend.
         ports: events (``ApprovalRequest``), event ids and the phase of the call that waits.
         timeout: seconds to wait for a decision before rejecting; ``None`` waits forever.
+        working_dir: where the actions run; a request names the paths of code, shell and scripts
+            that lead out of it (``ApprovalRequest.named_paths``). ``None``: none are named.
     """
 
-    def __init__(self, permissions: PermissionRules, ports: EventPorts, *, timeout: float | None) -> None:
+    def __init__(
+        self,
+        permissions: PermissionRules,
+        ports: EventPorts,
+        *,
+        timeout: float | None,
+        working_dir: Path | None = None,
+    ) -> None:
         self.permissions = permissions
+        self._working_dir = working_dir
         self._emit = ports.emit
         self._ids = ports.ids
         self._timeout = timeout
@@ -38,7 +50,8 @@ class ApprovalGate:
 
     async def ask(self, call: ToolCall, corr_id: str) -> Decision:
         """Yield an ApprovalRequest for ``call`` and wait for its decision (rules decide at once)."""
-        request = ApprovalRequest(call, **self._ids(corr_id))
+        paths = named_paths(call, self._working_dir) if self._working_dir is not None else ()
+        request = ApprovalRequest(call, named_paths=paths, **self._ids(corr_id))
         effect = self.permissions.check(call)
         if effect == "allow":
             request.resolve(Decision(True, by_rule=True))

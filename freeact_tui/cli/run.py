@@ -29,6 +29,7 @@ from freeact_tui.events import (
     Response,
     ToolOutput,
 )
+from freeact_tui.pathreach import describe
 from freeact_tui.permissions import KINDS, PermissionRules, rules_for
 from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import ToolCall
@@ -144,6 +145,8 @@ class RunRecord:
     limit_reached: bool = False
     interrupted: bool = False
     usage: dict[str, Any] = field(default_factory=dict)
+    path_warnings: list[str] = field(default_factory=list)
+    """One line for each action that names paths outside the working directory or in the app's installation."""
 
     def see(self, event: AgentEvent) -> None:
         main = event.agent_id == "main"
@@ -167,8 +170,11 @@ class RunRecord:
                         "approved": bool(decision and decision.approved),
                         "by_rule": bool(decision and decision.by_rule),
                         "reason": decision.reason if decision else None,
+                        "named_paths": _jsonable(event.named_paths),
                     }
                 )
+                if event.named_paths:
+                    self.path_warnings.append(_path_warning(event))
             case (
                 CodeExecutionOutput(text=text, is_error=is_error)
                 | ToolOutput(content=text, is_error=is_error)
@@ -212,6 +218,16 @@ class RunRecord:
             "refusals": [_jsonable(r) for r in self.refusals],
             "errors": self.errors,
         }
+
+
+def _path_warning(request: ApprovalRequest) -> str:
+    """``code action 'open("/etc/x")…' (run): ⚠ Names paths outside the working directory: /etc/x``."""
+    head, *paths = describe(request.named_paths)
+    decision = request.decision
+    state = "run" if decision is not None and decision.approved else "refused"
+    who = "" if request.agent_id == "main" else f"subagent {request.agent_id}: "
+    listed = ", ".join(p.strip() for p in paths)
+    return f"{who}{request.tool_call.kind} action {_short(request.tool_call.display_text())!r} ({state}): {head} {listed}"
 
 
 def refuse_unattended(request: ApprovalRequest, record: RunRecord) -> None:
@@ -318,6 +334,8 @@ class HeadlessRun:
             # into a pipe or file it goes as written.
             self.out.write((visible(answer) if _is_terminal(self.out) else answer) + "\n")
             self.out.flush()
+        for warning in record.path_warnings:
+            self.err.write(f"freeact-tui: {visible(warning, multiline=False)}\n")
         for error in record.errors:
             self.err.write(f"freeact-tui: {visible(error['message'])}\n")
         for refusal in record.refusals:

@@ -37,7 +37,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.outcomes import acted, last_action_failed
+from freeact_tui.agent.policy.outcomes import acted, failure_not_redone, last_action_failed
 from freeact_tui.agent.policy.text_protocol import code_blocks, fence_action, fences, reply_text
 from freeact_tui.store.transcript import NUDGE_KEY, content_text
 from freeact_tui.toolcalls import CODE_TOOL
@@ -114,6 +114,8 @@ def answers_nudge(response: ModelResponse, turn: Sequence[ModelMessage]) -> bool
     reason = nudge_reason(turn[-2]) if len(turn) >= 2 else None
     return reason is not None and not (reason == HOWTO_REASON and tells_how(response))
 
+
+REDO_REASON = "the code that failed has not run again since (only shell steps ran)"
 
 MAX_NUDGES = 2
 """Nudges a turn may get; the second only after an action ran since the first."""
@@ -226,7 +228,9 @@ def nudge_for(
     if not may_nudge(turn):
         return None
     failed = last_action_failed(turn)
-    worked = acted(turn) and not failed
+    # structural: only a shell step (an install) ran since the Python code failed; that code's result is unknown
+    redo = not failed and failure_not_redone(turn)
+    worked = acted(turn) and not failed and not redo
     if not reply_text(response).strip() and not any(isinstance(p, ToolCallPart) for p in response.parts):
         empty = NudgeReason("the reply was empty", "your reply was empty")
         return empty, *_request(empty, _empty_text(text_mode=text_mode, worked=worked))
@@ -245,6 +249,11 @@ def nudge_for(
             f"asks for, write the answer from it. Else {_act(text_mode)[0].lower()}{_act(text_mode)[1:]}"
         )
         return howto, *_request(howto, told)
+    if redo:
+        again = NudgeReason(
+            REDO_REASON, "you do not know the result: your code failed and has not run again since"
+        )
+        return again, *_request(again, f"{again.told[0].upper()}{again.told[1:]}. {_act(text_mode)}")
     reason = reason_for(response, history) if not worked else None
     if reason is None:
         return None
@@ -269,6 +278,7 @@ def _empty_text(*, text_mode: bool, worked: bool) -> str:
 
 __all__ = [
     "HOWTO_REASON",
+    "REDO_REASON",
     "NUDGE_KEY",
     "answers_nudge",
     "is_nudge",

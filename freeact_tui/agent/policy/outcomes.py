@@ -12,9 +12,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
+from freeact_tui.shellwords import shell_only_cell
 from freeact_tui.store.transcript import TEXT_ACTIONS_KEY, content_text
+from freeact_tui.toolcalls import CODE_TOOL
 
 RESULTS_KEY = TEXT_ACTIONS_KEY
 """Request metadata of a results message: the list of actions it reports (id, code, outcome, output)."""
@@ -31,6 +33,8 @@ class Outcome:
     """``ok``, ``error``, ``rejected``, ``interrupted`` (``""``: a freeact session stores none)."""
     output: str
     guarded: bool = False
+    code: str | None = None
+    """The cell of a code action (``None``: another tool, or its call is not in the messages read)."""
 
     @property
     def ran(self) -> bool:
@@ -40,9 +44,21 @@ class Outcome:
     def failed(self) -> bool:
         return self.outcome == "error"
 
+    @property
+    def shell_only(self) -> bool:
+        """A cell of ``!`` lines or a ``%%bash`` cell: an install, a listing — it computes no Python result."""
+        return self.code is not None and shell_only_cell(self.code)
+
 
 def outcomes(messages: Sequence[ModelMessage]) -> Iterator[Outcome]:
     """The actions of ``messages`` in order; a broken call (malformed arguments, unknown tool) is none."""
+    cells = {
+        p.tool_call_id: p.args_as_dict().get("code")
+        for m in messages
+        if isinstance(m, ModelResponse)
+        for p in m.parts
+        if isinstance(p, ToolCallPart) and p.tool_name == CODE_TOOL
+    }
     for message in messages:
         if not isinstance(message, ModelRequest):
             continue
@@ -51,17 +67,25 @@ def outcomes(messages: Sequence[ModelMessage]) -> Iterator[Outcome]:
         if isinstance(ran, list):
             for item in ran:
                 if isinstance(item, dict):
-                    yield Outcome("block", str(item.get("outcome")), str(item.get("output", "")))
+                    code = item.get("code")
+                    yield Outcome(
+                        "block",
+                        str(item.get("outcome")),
+                        str(item.get("output", "")),
+                        code=code if isinstance(code, str) else None,
+                    )
         for part in message.parts:
             if isinstance(part, ToolReturnPart):
                 pmeta = part.metadata if isinstance(part.metadata, dict) else {}
                 if pmeta.get("malformed"):
                     continue
+                code = cells.get(part.tool_call_id)
                 yield Outcome(
                     "tool",
                     str(pmeta.get("outcome", "")),
                     content_text(part.content),
                     guarded=bool(pmeta.get(GUARDED_KEY)),
+                    code=code if isinstance(code, str) else None,
                 )
 
 
@@ -76,6 +100,20 @@ def last_action_failed(
     """Whether the last action (of ``kind``, if given) that ran ended in an error."""
     ran = [o for o in outcomes(messages) if o.ran and (kind is None or o.kind == kind)]
     return bool(ran) and ran[-1].failed
+
+
+def failure_not_redone(messages: Sequence[ModelMessage]) -> bool:
+    """The last Python code that failed was followed only by shell cells that worked (an install).
+
+    What that code was to compute is still unknown: a small model, its ``import pandas`` failed and
+    ``pip install pandas`` done, answered with a price and a city no code had computed (#30).
+    """
+    ran = [o for o in outcomes(messages) if o.ran]
+    failed = [i for i, o in enumerate(ran) if o.failed and o.code is not None and not o.shell_only]
+    if not failed:
+        return False
+    after = ran[failed[-1] + 1 :]
+    return bool(after) and all(o.shell_only and not o.failed for o in after)
 
 
 def had_working_tool_call(history: Sequence[ModelMessage]) -> bool:
@@ -112,6 +150,7 @@ __all__ = [
     "Outcome",
     "acted",
     "error_signature",
+    "failure_not_redone",
     "had_working_tool_call",
     "last_action_failed",
     "outcomes",

@@ -154,6 +154,11 @@ def _python_call(name: str, source: str, parameters: Sequence[str]) -> ToolCallP
     call = tree.body
     if not isinstance(call, ast.Call) or len(call.args) > len(parameters):
         return None
+    if len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Dict):
+        # ``tool({"code": "..."})``: the JSON arguments object passed whole, keys the tool's parameters
+        whole = _arguments_object(call.args[0], parameters)
+        if whole is not None:
+            return ToolCallPart(name, whole, tool_call_id=f"written_{uuid.uuid4().hex[:16]}")
     given = [*zip(parameters, call.args, strict=False), *((k.arg, k.value) for k in call.keywords)]
     if not given or any(key is None for key, _ in given):  # no arguments, or ``**kwargs``
         return None
@@ -165,6 +170,17 @@ def _python_call(name: str, source: str, parameters: Sequence[str]) -> ToolCallP
             return None  # a variable or an expression: not a call the model meant to make
         args[str(key)] = _dedent(value) if isinstance(value, str) else value
     return ToolCallPart(name, args, tool_call_id=f"written_{uuid.uuid4().hex[:16]}")
+
+
+def _arguments_object(node: ast.Dict, parameters: Sequence[str]) -> dict[str, Any] | None:
+    """A dict literal whose keys are all parameters of the tool, as the call's arguments (else ``None``)."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not value or not all(isinstance(k, str) and k in parameters for k in value):
+        return None
+    return {k: _dedent(v) if isinstance(v, str) else v for k, v in value.items()}
 
 
 def _parameters(tools: ToolParameters | Collection[str]) -> ToolParameters:

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from freeact_tui.events import ApprovalRequest, Decision, RememberScope
+from freeact_tui.pathreach import describe
 from freeact_tui.rulepatterns import broad_reason, pattern_note, proposed_pattern
 from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import ShellAction, ShellScript, ToolCall, installs_packages
@@ -85,6 +86,10 @@ class ApprovalScreen(ModalScreen[Decision]):
             yield Label(
                 Content(f"⚠ Installs packages into the kernel environment:\n{lines}"), id="approval-installs"
             )
+        if warning := describe(self.request.named_paths):
+            # Paths come from the model: controls shown, one line each, so none can hide another.
+            text = "\n".join(visible(line, multiline=False) for line in warning)
+            yield Label(Content(text), id="approval-paths")
         with Vertical(id="approval-remember"):
             yield Label("", id="approval-scope")
             # A pattern shown with its controls visible no longer matches the hidden command: safe to save.
