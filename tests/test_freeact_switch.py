@@ -340,7 +340,7 @@ async def test_hybrid_discovery_without_its_extra_says_so_and_basic_is_used(tmp_
     events = await run_turn(agent, "hi")
     notices = [e.message for e in events if isinstance(e, AgentError)]
     assert len(notices) == 1 and 'discovery = "hybrid" needs' in notices[0] and "freeact[search]" in notices[0]
-    assert "pytools_list_tools" in {t.name for t in s.infos[0].function_tools}
+    assert agent.mcp.discovery is not None  # basic discovery (offered once there is something to find)
 
     off = script(["ok"])
     (tmp_path / ".freeact").mkdir()
@@ -373,3 +373,13 @@ async def test_a_freeact_rule_for_a_json_tool_matches_its_name_here(tmp_path: Pa
     requests = [e for e in events if isinstance(e, ApprovalRequest)]
     assert len(requests) == 1 and ASKED == []  # allowed by freeact's rule: never asked
     assert [e.content for e in events if isinstance(e, ToolOutput)] == ["42"]
+
+
+def test_discovery_tools_are_offered_only_with_something_to_discover(tmp_path: Path) -> None:
+    from freeact_tui.mcp.discovery import LIST_CATEGORIES, ToolDiscovery
+
+    discovery = ToolDiscovery(tmp_path / "generated", tmp_path)
+    assert discovery.tool_definitions() == []  # nothing generated or saved yet
+    assert discovery.owns(LIST_CATEGORIES)  # an older session's call is still answered
+    (tmp_path / "generated" / "gentools" / "mathx").mkdir(parents=True)
+    assert LIST_CATEGORIES in {d.name for d in discovery.tool_definitions()}
