@@ -55,14 +55,14 @@ def before(turn: Callable[[Pilot[Any]], Awaitable[None]]) -> Callable[[Pilot[Any
     return run
 
 
-def asked(*keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
+def asked(*keys: str, answers: int = 1) -> Callable[[Pilot[Any]], Awaitable[None]]:
     async def turn(pilot: Pilot[Any]) -> None:
         await send(pilot, "Count the words in notes.txt")
         await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
         screen = pilot.app.screen
         assert isinstance(screen, ApprovalScreen)
         await until(pilot, lambda: screen.armed)
-        await helpers.log_settled(pilot)  # the log behind the dialog is in the picture
+        await helpers.log_settled(pilot, answers=answers)  # the log behind the dialog is in the picture
         if keys:
             await pilot.press(*keys)
         for field in screen.query(Input):  # a blinking cursor would make the picture depend on timing
@@ -92,4 +92,4 @@ def test_dialog_reject_line_at_80x24(snap_compare: SnapCompare, tmp_path: Path) 
 
 def test_dialog_shows_hidden_command_at_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
     s = script([Code(SPOOF)])
-    assert snap_compare(make_app(s, tmp_path), terminal_size=(80, 24), run_before=before(asked()))
+    assert snap_compare(make_app(s, tmp_path), terminal_size=(80, 24), run_before=before(asked(answers=0)))
