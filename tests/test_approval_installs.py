@@ -3,14 +3,11 @@ the installing command shown and its control characters made visible."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+import functools
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from textual.app import App
-from textual.pilot import Pilot
 from textual.widgets import Label
 
 from freeact_tui.config import Config
@@ -19,6 +16,7 @@ from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
+from tests import helpers
 from tests.scripted import Code, script
 
 SIZE = (120, 40)
@@ -83,22 +81,8 @@ async def test_no_install_line_for_actions_that_install_nothing(call: ToolCall) 
 # -- in the app: the model's `!pip install` asks with the line, and rejecting installs nothing ----------
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
-    work = tmp_path_factory.mktemp("kernel")
-    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
-    await ex.start()
-    yield ex
-    await ex.stop()
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], bool], limit: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
+# the kernel: conftest.py's module-scoped `executor`
+until = functools.partial(helpers.until, limit=20.0)
 
 
 @pytest.mark.kernel

@@ -4,17 +4,14 @@ explicit ``action_protocol`` always wins; the status bar and ``/model`` name the
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 import tomllib
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from textual.pilot import Pilot
 from textual.widgets import Label
 
 from freeact_tui.agent.agent import Agent
@@ -24,6 +21,7 @@ from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.widgets.blocks.notice import NoticeBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
+from tests import helpers
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers import cli, fake_args
 
@@ -152,22 +150,8 @@ def test_cli_explicit_tools_wins_over_the_default(tmp_path: Path) -> None:
 # -- the terminal: the status bar and /model --------------------------------------------------------------
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
-    work = tmp_path_factory.mktemp("kernel")
-    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
-    await ex.start()
-    yield ex
-    await ex.stop()
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], bool], limit: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
+# the kernel: conftest.py's module-scoped `executor`
+until = functools.partial(helpers.until, limit=20.0)
 
 
 def _protocol_label(app: FreeactApp) -> Label:

@@ -5,16 +5,13 @@ its wording."""
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 import os
 import sysconfig
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from textual.pilot import Pilot
 from textual.widgets import Label
 
 from freeact_tui.config import Config
@@ -23,6 +20,7 @@ from freeact_tui.pathreach import MAX_SHOWN, describe, named_paths
 from freeact_tui.toolcalls import CodeAction, NamedPath, ShellAction, ShellScript, ToolCall
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
+from tests import helpers
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
 from tests.helpers import cli, fake_args
 from tests.scripted import Code, script
@@ -101,22 +99,8 @@ def test_the_warning_lines() -> None:
 # -- in the app: the dialog of the model's code action carries the line ----------------------------------
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
-    work = tmp_path_factory.mktemp("kernel")
-    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
-    await ex.start()
-    yield ex
-    await ex.stop()
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], bool], limit: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
+# the kernel: conftest.py's module-scoped `executor`
+until = functools.partial(helpers.until, limit=30.0)
 
 
 def _paths_text(screen: ApprovalScreen) -> str | None:
