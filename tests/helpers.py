@@ -80,7 +80,7 @@ async def until(
 async def log_settled(pilot: Pilot[Any], limit: float = 30.0, *, answers: int = 1) -> None:
     """Wait until every answer in the log is drawn and the log rests at its end (for pictures: on a
     loaded machine the markdown and the scroll to the end arrive a few frames after the dialog): its
-    scroll position has not moved for three checks, and at least ``answers`` answers are in it."""
+    scroll position has not moved for half a second, and at least ``answers`` answers are in it."""
     log = main(pilot.app).conversation
     seen: list[tuple[float, float]] = []
 
@@ -90,7 +90,7 @@ async def log_settled(pilot: Pilot[Any], limit: float = 30.0, *, answers: int = 
             block.query("MarkdownParagraph") for block in log.query("ResponseBlock")
         )
         seen.append((log.scroll_y, log.max_scroll_y))
-        return bool(drawn) and len(log.query("ResponseBlock")) >= answers and seen[-3:] == [seen[-1]] * 3
+        return bool(drawn) and len(log.query("ResponseBlock")) >= answers and seen[-10:] == [seen[-1]] * 10
 
     await until(pilot, resting, limit, step=0.05)
 
