@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from freeact_tui.cli import app, resolve_session_id
@@ -119,3 +120,32 @@ def test_short_help_option() -> None:
     for args in (["-h"], ["run", "-h"], ["sessions", "-h"]):
         result = runner.invoke(app, args)
         assert result.exit_code == 0 and "Usage: freeact-tui" in result.output, args
+
+
+def test_options_given_before_run_apply_to_it_and_its_own_win(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`freeact-tui --model X --trust run …` is how people type it: the options before the
+    subcommand reach the run, and one repeated after the subcommand wins."""
+    from freeact_tui.cli import run as headless
+    from freeact_tui.config import Config
+
+    seen: list[Config] = []
+
+    def run_from_config(config: Config, text: str, **_: object) -> int:
+        seen.append(config)
+        return 0
+
+    monkeypatch.setenv("FREEACT_TUI_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".freeact-tui.toml").write_text("execution_timeout = 7\n")
+    monkeypatch.setattr(headless, "run_from_config", run_from_config)
+    given = ["--model", "test", "--action-protocol", "text", "--trust", "--base-url", "http://x/v1"]
+    result = runner.invoke(app, [*given, "run", "hi"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, [*given, "run", "--model", "demo", "--action-protocol", "tools", "hi"])
+    assert result.exit_code == 0, result.output
+    first, second = seen
+    assert (first.model, first.action_protocol, first.base_url) == ("test", "text", "http://x/v1")
+    assert first.project_trusted and first.execution_timeout == 7  # --trust before `run` trusted it
+    assert (second.model, second.action_protocol) == ("demo", "tools")

@@ -87,33 +87,13 @@ def run(
     if ctx.invoked_subcommand is not None:
         _prepare_subcommand(ctx, ctx.invoked_subcommand, config_path)
         # Options given before a subcommand apply to it (the subcommand's own options win).
-        ctx.obj = {
-            "model": model,
-            "config_path": config_path,
-            "session_id": session_id,
-            "resume": resume,
-            "skip_permissions": skip_permissions,
-            "execution": execution,
-            "base_url": base_url,
-            "remote_insecure": remote_insecure,
-            "action_protocol": action_protocol,
-            "trust": trust_folder,
-            "log_level": log_level,
-        }
+        ctx.obj = {**ctx.params, "execution": execution}
         return
     start_app(
         config_path,
         session_id,
         resume,
-        config_overrides(
-            {},
-            model=model,
-            skip_permissions=skip_permissions,
-            execution=execution,
-            base_url=base_url,
-            remote_insecure=remote_insecure,
-            action_protocol=action_protocol,
-        ),
+        config_overrides({}, {**ctx.params, "execution": execution}),
         log_level,
         trust_project=trust_folder,
     )
@@ -259,20 +239,12 @@ def run_headless(
     if sandbox_config is not None:
         raise _fail(SANDBOX_CONFIG_REFUSAL, 1)
     log_level = log_level or cast("LogLevel | None", before.get("log_level"))
-    overrides = config_overrides(
-        before,
-        model=model,
-        skip_permissions=skip_permissions,
-        execution=_with_sandbox(execution, sandbox),
-        base_url=base_url,
-        remote_insecure=remote_insecure,
-        action_protocol=action_protocol,
-    )
+    overrides = config_overrides(before, {**ctx.params, "execution": _with_sandbox(execution, sandbox)})
     try:
         config = load_config(
             config_path or cast("Path | None", before.get("config_path")),
             overrides,
-            trust_project=trust_folder or bool(before.get("trust")),
+            trust_project=trust_folder or bool(before.get("trust_folder")),
         )
     except ConfigError as exc:
         raise _fail(str(exc), 1) from None
@@ -287,7 +259,7 @@ def run_headless(
             resume,
             overrides,
             log_level,
-            trust_project=trust_folder or bool(before.get("trust")),
+            trust_project=trust_folder or bool(before.get("trust_folder")),
         )
         return
     text = headless.read_prompt(prompt, sys.stdin)
@@ -331,18 +303,10 @@ def serve_acp(
     from freeact_tui.config import ConfigError, load_config
 
     before: dict[str, object] = ctx.obj or {}
-    overrides = config_overrides(
-        before,
-        model=model,
-        skip_permissions=skip_permissions,
-        execution=execution,
-        base_url=base_url,
-        remote_insecure=remote_insecure,
-        action_protocol=action_protocol,
-    )
+    overrides = config_overrides(before, ctx.params)
     path = config_path or cast("Path | None", before.get("config_path"))
 
-    trusted = trust_folder or bool(before.get("trust"))
+    trusted = trust_folder or bool(before.get("trust_folder"))
 
     def config_for(cwd: Path) -> Config:
         # an editor's folder is untrusted like any other: its project files apply only with --trust

@@ -107,26 +107,21 @@ SandboxConfigOption = Annotated[
 ]
 
 
-def config_overrides(
-    before: Mapping[str, object],
-    *,
-    model: str | None,
-    skip_permissions: bool,
-    execution: ExecutionChoice | None,
-    base_url: str | None,
-    remote_insecure: bool,
-    action_protocol: ProtocolChoice | None,
-) -> dict[str, object]:
-    """The config keys the shared options set: a subcommand's own options, else those given before it."""
-    chosen_execution = execution or before.get("execution")
-    chosen_protocol = action_protocol or before.get("action_protocol")
+def config_overrides(before: Mapping[str, object], given: Mapping[str, object]) -> dict[str, object]:
+    """The config keys the shared options set, from a command's parameters (``ctx.params``): its own
+    options, else those given before the subcommand (``before``, the callback's parameters)."""
+
+    def chosen(name: str) -> object:
+        return given.get(name) or before.get(name)
+
+    execution, protocol = chosen("execution"), chosen("action_protocol")
     return {
-        "model": model or before.get("model"),
-        "skip_permissions": True if skip_permissions or before.get("skip_permissions") else None,
-        "execution": chosen_execution.value if isinstance(chosen_execution, ExecutionChoice) else None,
-        "base_url": base_url or before.get("base_url"),
-        "remote_insecure": True if remote_insecure or before.get("remote_insecure") else None,
-        "action_protocol": chosen_protocol.value if isinstance(chosen_protocol, ProtocolChoice) else None,
+        "model": chosen("model"),
+        "skip_permissions": True if chosen("skip_permissions") else None,
+        "execution": execution.value if isinstance(execution, ExecutionChoice) else None,
+        "base_url": chosen("base_url"),
+        "remote_insecure": True if chosen("remote_insecure") else None,
+        "action_protocol": protocol.value if isinstance(protocol, ProtocolChoice) else None,
     }
 
 
