@@ -11,19 +11,17 @@ from __future__ import annotations
 import asyncio
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from freeact_tui.textsafe import visible
 from freeact_tui.tui.file_index import FileIndex, list_files
+from freeact_tui.tui.screens.picker import ListModal
 
 SHOWN = 50
 
@@ -55,18 +53,10 @@ class FileIndexCache:
             self._task = None
 
 
-class FilePicker(ModalScreen[str | None]):
+class FilePicker(ListModal):
     """Pick a file of the working directory; dismisses with its relative path, or ``None``."""
 
     CSS_PATH = "file_picker.tcss"
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Close", show=False),
-        Binding("down", "move(1)", show=False),
-        Binding("up", "move(-1)", show=False),
-        Binding("pagedown", "move(10)", show=False),
-        Binding("pageup", "move(-10)", show=False),
-    ]
 
     def __init__(self, cache: FileIndexCache, query: str = "", skills: list[tuple[str, str]] | None = None) -> None:
         super().__init__()
@@ -152,22 +142,9 @@ class FilePicker(ModalScreen[str | None]):
         )
         self.shown = "/" + query
 
-    def action_move(self, step: int) -> None:
-        options = self.query_one(OptionList)
-        if options.option_count:
-            current = options.highlighted or 0
-            options.highlighted = max(0, min(options.option_count - 1, current + step))
-
-    def action_close(self) -> None:
-        self.dismiss(None)
-
     @on(Input.Submitted, "#picker-input")
     def _submitted(self) -> None:
         options = self.query_one(OptionList)
         if options.highlighted is None:
             return
         self.dismiss(options.get_option_at_index(options.highlighted).id)
-
-    @on(OptionList.OptionSelected)
-    def _selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)

@@ -41,10 +41,9 @@ class PickerLoadError(Exception):
     """A loader of more items failed; ``str(error)`` is shown to the user as is."""
 
 
-class PickerScreen(ModalScreen[str | None]):
-    """Choose one of ``items``; dismisses with its value (or the typed text), or ``None``."""
-
-    CSS_PATH = "picker.tcss"
+class ListModal(ModalScreen[str | None]):
+    """A modal choosing from one ``OptionList`` while a filter ``Input`` keeps the focus: the arrow and
+    page keys move the list's highlight, Esc dismisses with ``None``, a click dismisses with the row's id."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close", show=False),
@@ -53,6 +52,25 @@ class PickerScreen(ModalScreen[str | None]):
         Binding("pagedown", "move(10)", show=False),
         Binding("pageup", "move(-10)", show=False),
     ]
+
+    def action_move(self, step: int) -> None:
+        options = self.query_one(OptionList)
+        if options.option_count:
+            current = options.highlighted or 0
+            options.highlighted = max(0, min(options.option_count - 1, current + step))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    @on(OptionList.OptionSelected)
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+
+class PickerScreen(ListModal):
+    """Choose one of ``items``; dismisses with its value (or the typed text), or ``None``."""
+
+    CSS_PATH = "picker.tcss"
 
     def __init__(
         self,
@@ -154,15 +172,6 @@ class PickerScreen(ModalScreen[str | None]):
         elif values:
             options.highlighted = 0
 
-    def action_move(self, step: int) -> None:
-        options = self.query_one(OptionList)
-        if options.option_count:
-            current = options.highlighted or 0
-            options.highlighted = max(0, min(options.option_count - 1, current + step))
-
-    def action_close(self) -> None:
-        self.dismiss(None)
-
     @on(Input.Submitted, "#picker-filter")
     def _submitted(self, event: Input.Submitted) -> None:
         options = self.query_one(OptionList)
@@ -170,10 +179,6 @@ class PickerScreen(ModalScreen[str | None]):
             self.dismiss(self.shown[options.highlighted].value)
         elif self._typed and event.value.strip():
             self.dismiss(event.value.strip())
-
-    @on(OptionList.OptionSelected)
-    def _selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
 
 
 def _row(item: PickerItem, width: int) -> Content:
