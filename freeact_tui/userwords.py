@@ -9,10 +9,12 @@ prefix; a text whose prefix does not parse is returned as it is (nothing the use
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 NOTE_START = "[Note: "
 SHELL_HEAD = re.compile(
-    r"\[I ran `.*?` in the kernel's shell(?: \(it failed\))?; its output:\]\n(`{3,})\n", re.S
+    r"\[I ran `(?P<command>.*?)` in the kernel's shell(?P<failed> \(it failed\))?; its output:\]\n(?P<fence>`{3,})\n",
+    re.S,
 )
 
 
@@ -35,12 +37,22 @@ def _skip_notes(text: str) -> str | None:
     return "\n".join(lines[n + 1 :])
 
 
-def _skip_shell(text: str) -> str | None:
-    """``text`` after one leading shell entry and the blank line after it, or None when none leads."""
+@dataclass(frozen=True)
+class ShellRun:
+    """A ``!command`` the user ran before a prompt, as the model was told of it."""
+
+    command: str
+    output: str
+    failed: bool
+
+
+def _skip_shell(text: str, runs: list[ShellRun]) -> str | None:
+    """``text`` after one leading shell entry and the blank line after it (the entry appended to
+    ``runs``), or None when none leads."""
     head = SHELL_HEAD.match(text)
     if head is None:
         return None
-    fence = head.group(1)
+    fence = head.group("fence")
     body = text[head.end() :]
     if body.startswith(fence + "\n") or body == fence:  # empty output
         end = 0
@@ -51,21 +63,27 @@ def _skip_shell(text: str) -> str | None:
             return None
         end = found + 1
     rest = body[end + len(fence) :]
-    if rest == "":
-        return ""
-    return rest[2:] if rest.startswith("\n\n") else None
+    if rest != "" and not rest.startswith("\n\n"):
+        return None
+    runs.append(ShellRun(head.group("command"), body[: max(end - 1, 0)], bool(head.group("failed"))))
+    return rest[2:]
+
+
+def take_prefix(text: str) -> tuple[str, list[ShellRun]]:
+    """What the user typed, and the shell runs in the notes and shell output put before it for the model."""
+    rest, runs = text, list[ShellRun]()
+    while True:
+        after = _skip_notes(rest)
+        if after is None:
+            after = _skip_shell(rest, runs)
+        if after is None:
+            return rest, runs
+        rest = after
 
 
 def user_words(text: str) -> str:
     """What the user typed, without the notes and shell output put before it for the model."""
-    rest = text
-    while True:
-        after = _skip_notes(rest)
-        if after is None:
-            after = _skip_shell(rest)
-        if after is None:
-            return rest
-        rest = after
+    return take_prefix(text)[0]
 
 
-__all__ = ["fence_for", "user_words"]
+__all__ = ["ShellRun", "fence_for", "take_prefix", "user_words"]

@@ -84,8 +84,13 @@ def test_sigkilled_writer_loses_at_most_the_message_in_flight(tmp_path: Path) ->
             while not line.startswith("pid"):
                 acked = int(line.split()[1])
                 line = proc.stdout.readline()
+            pid = int(line.split()[1])
+            while acked < loaded_count:  # one message at least per child, however loaded the machine
+                line = proc.stdout.readline()
+                assert line.startswith("ack"), line
+                acked = int(line.split()[1])
             time.sleep(rng.uniform(0.005, 0.06))
-            os.kill(int(line.split()[1]), signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
             for line in iter(proc.stdout.readline, "reaped\n"):
                 assert line.startswith("ack"), line
                 acked = int(line.split()[1])
@@ -99,7 +104,7 @@ def test_sigkilled_writer_loses_at_most_the_message_in_flight(tmp_path: Path) ->
                 check_message(history.messages[i].parts[0], i)
             assert store.list()[0].message_count == count
             loaded_count = count
-        assert loaded_count > 40  # the children did get to write
+        assert loaded_count >= 20  # every child wrote (the kills landed mid-stream, not before it)
     finally:
         proc.kill()
         proc.wait()

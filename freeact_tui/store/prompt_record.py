@@ -9,11 +9,10 @@ shapes the app has always written.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from freeact_tui.userwords import fence_for
+from freeact_tui.userwords import ShellRun, fence_for, take_prefix
 
 PROMPT_KEY = "freeact_tui_prompt"
 """Request metadata: ``{"added": N}`` — the first N characters of the prompt (or N leading items of a
@@ -36,21 +35,6 @@ def shell_context(command: str, output: str, failed: bool) -> str:
     return f"[I ran `{command}` in the kernel's shell{status}; its output:]\n{fence}\n{output.rstrip()}\n{fence}"
 
 
-_SHELL = re.compile(
-    r"\[I ran `(?P<command>.*?)` in the kernel's shell(?P<failed> \(it failed\))?; its output:\]\n(?P<fence>`{3,})\n"
-)
-_NOTE = "[Note: "
-
-
-@dataclass(frozen=True)
-class ShellRun:
-    """A ``!command`` the user ran before a prompt, as the model was told of it."""
-
-    command: str
-    output: str
-    failed: bool
-
-
 @dataclass(frozen=True)
 class TypedPrompt:
     """A stored prompt taken apart: what the user typed, and the shell runs put in front of it."""
@@ -67,26 +51,9 @@ def split_prompt(text: str, metadata: Any) -> TypedPrompt:
     """
     added = _added(metadata)
     if added is not None:
-        return TypedPrompt(text[added:].lstrip("\n"), tuple(_shell_runs(text[:added])))
-    if not text.startswith((_NOTE, "[I ran `")):
-        return TypedPrompt(text)
-    rest, runs = text, []
-    while True:
-        match = _SHELL.match(rest)
-        if match is not None:
-            end = _fence_end(rest, match)
-            if end < 0:
-                break
-            runs.append(ShellRun(match["command"], rest[match.end() : end], bool(match["failed"])))
-            rest = rest[end + 1 + len(match["fence"]) :].lstrip("\n")
-        elif rest.startswith(_NOTE):
-            cut = rest.find("\n\n")
-            if cut < 0:
-                break
-            rest = rest[cut:].lstrip("\n")
-        else:
-            break
-    return TypedPrompt(rest, tuple(runs))
+        return TypedPrompt(text[added:].lstrip("\n"), tuple(take_prefix(text[:added])[1]))
+    typed, runs = take_prefix(text)
+    return TypedPrompt(typed, tuple(runs))
 
 
 def added_items(metadata: Any) -> int:
@@ -98,26 +65,6 @@ def _added(metadata: Any) -> int | None:
     record = metadata.get(PROMPT_KEY) if isinstance(metadata, dict) else None
     added = record.get("added") if isinstance(record, dict) else None
     return added if isinstance(added, int) and added >= 0 else None
-
-
-def _shell_runs(prefix: str) -> list[ShellRun]:
-    runs = []
-    for match in _SHELL.finditer(prefix):
-        end = _fence_end(prefix, match)
-        if end >= 0:
-            runs.append(ShellRun(match["command"], prefix[match.end() : end], bool(match["failed"])))
-    return runs
-
-
-def _fence_end(text: str, match: re.Match[str]) -> int:
-    """Where the shell block that ``match`` opens ends (the newline before its closing fence), or -1."""
-    fence = match["fence"]
-    if text.startswith(fence, match.end()):  # no output at all
-        return match.end() - 1
-    end = text.find("\n" + fence, match.end())
-    while end >= 0 and text[end + 1 + len(fence) : end + 2 + len(fence)] == "`":  # a longer run: not the end
-        end = text.find("\n" + fence, end + 1)
-    return end
 
 
 def response_cut(metadata: Any, texts: list[str]) -> bool:
