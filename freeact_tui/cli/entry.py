@@ -72,16 +72,21 @@ def starts_local_app(argv: list[str]) -> bool:
     False for subcommands, ``--help``, ``--version``, ``--sandbox``, ``--execution`` other than
     ``local``, and anything this does not take apart (a wrong guess costs only the spare's start).
     """
+    return starts_app(argv, local=True)
+
+
+def starts_app(argv: list[str], *, local: bool = False) -> bool:
+    """Whether ``argv`` (without the program) starts the app (with a local kernel, if ``local``)."""
     words = iter(argv)
     for word in words:
         name, eq, value = word.partition("=")
-        if name in _APP_FLAGS and not eq:
+        if (name in _APP_FLAGS or (not local and name == "--sandbox")) and not eq:
             continue
         if name not in _APP_VALUED or (eq and not name.startswith("--")):
             return False  # a subcommand, --help, --version, --sandbox or something unknown
         if not eq:
             value = next(words, "")
-        if name in ("--execution", "-e") and value != "local":
+        if local and name in ("--execution", "-e") and value != "local":
             return False
     return True
 
@@ -137,6 +142,13 @@ def quick_sessions_list(args: ListArgs) -> bool:
 
 def main() -> None:
     """Console script entry point."""
+    if starts_app(sys.argv[1:]):
+        from freeact_tui import typeahead
+
+        from freeact_tui.timeline import mark
+
+        typeahead.hold()  # keys typed while the app starts arrive as typed (Enter sends)
+        mark("entry:hold")
     if starts_local_app(sys.argv[1:]):
         from freeact_tui.execution import spare_gateway
 

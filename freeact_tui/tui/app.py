@@ -15,7 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.theme import Theme
 
-from freeact_tui import paths
+from freeact_tui import paths, typeahead
 from freeact_tui.config import Config, ConfigError, save_user_setting
 from freeact_tui.skills import skill_prompt
 from freeact_tui.store.index import is_uuid
@@ -124,6 +124,7 @@ class FreeactApp(App[None]):
 
     async def on_mount(self) -> None:
         mark("app:mount:start")
+        typeahead.adopt(self._driver)  # Textual puts back the settings from before the app, not the held ones
         if not self.is_headless:  # SIGHUP/SIGTERM/SIGINT quit as Ctrl+Q does (tests run headless)
             self._exit_signals.install()
         for warning in [*self.config.notices, *register_themes(self)]:

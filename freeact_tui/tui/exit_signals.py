@@ -15,7 +15,9 @@ import os
 import signal
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NoReturn
+
+from freeact_tui import typeahead
 
 logger = logging.getLogger(__name__)
 
@@ -64,9 +66,9 @@ class ExitSignals:
     def _on_signal(self, signum: int, frame: object = None) -> None:
         loop = self._loop
         if self.received is not None or loop is None or loop.is_closed():
-            os._exit(128 + signum)
+            _exit(128 + signum)
         self.received = signum
-        deadline = threading.Timer(self.grace, os._exit, args=(128 + signum,))
+        deadline = threading.Timer(self.grace, _exit, args=(128 + signum,))
         deadline.daemon = True
         deadline.start()
         loop.call_soon_threadsafe(self._start_quit, signum)
@@ -78,3 +80,9 @@ class ExitSignals:
     async def _run_quit(self) -> None:
         with contextlib.suppress(Exception):
             await self._quit()
+
+
+def _exit(code: int) -> NoReturn:
+    """End the process now, with the terminal's settings from before the app put back."""
+    typeahead.restore()
+    os._exit(code)

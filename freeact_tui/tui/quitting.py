@@ -15,6 +15,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
+from freeact_tui import typeahead
+
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
 
@@ -50,6 +52,7 @@ def exit_now(code: int = 0) -> NoReturn:
     Output and logs are flushed first; the children end by themselves (see the module docstring).
     """
     logging.shutdown()
+    typeahead.restore()  # os._exit skips atexit: the terminal settings from before the app go back here
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
