@@ -170,6 +170,19 @@ def test_model_error_exits_1(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     assert done.returncode == 1 and "provider" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_server_that_cannot_be_reached_is_named_with_the_cause(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    done = cli("run", "--base-url", url, "--model", "local", "-e", "docker", "hi", cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert f"Cannot reach the model server at {url}" in done.stderr
+    assert "refused" in done.stderr.lower() or "connect call failed" in done.stderr.lower(), done.stderr
+    assert ".." not in done.stderr and "Traceback" not in done.stderr
+
+
 def test_sigint_exits_130(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     fake_openai.script(Stall(text_before="thinking"))
     proc = subprocess.Popen(

@@ -98,6 +98,7 @@ async def request_response(
         ModelCallError: the request failed and will not be retried.
     """
     attempts = len(RETRY_DELAYS)
+    server = model_server(model)
     for attempt in range(attempts + 1):
         emitted = False
         partial: ModelResponse | None = None
@@ -127,11 +128,11 @@ async def request_response(
         except (ModelAPIError, UnexpectedModelBehavior) as exc:
             if emitted:
                 raise ModelCallError(
-                    _cut_message(describe_model_error(exc, rolled_back=False)), partial
+                    _cut_message(describe_model_error(exc, rolled_back=False, server=server)), partial
                 ) from exc
             if not is_retryable(exc) or attempt >= attempts:
-                raise ModelCallError(describe_model_error(exc)) from exc
-            reason = describe_model_error(exc, rolled_back=False)
+                raise ModelCallError(describe_model_error(exc, server=server)) from exc
+            reason = describe_model_error(exc, rolled_back=False, server=server)
             asked = retry_after(exc)
             if asked is not None and asked > delay:
                 if asked > MAX_RETRY_AFTER:
@@ -143,11 +144,9 @@ async def request_response(
         except (OSError, TimeoutError) as exc:
             if emitted:
                 raise ModelCallError(_cut_message(f"Connection lost: {exc}"), partial) from exc
+            reason = f"Cannot reach the model server{f' at {server}' if server else ''}: {str(exc).rstrip('.')}"
             if attempt >= attempts:
-                raise ModelCallError(
-                    f"Cannot reach the model: {exc}. The turn was rolled back; try again."
-                ) from exc
-            reason = f"Cannot reach the model: {exc}"
+                raise ModelCallError(f"{reason}. The turn was rolled back; try again.") from exc
         emit(ModelRetry(reason, attempt + 1, attempts, delay, **ids))
         await asyncio.sleep(delay)
     raise ModelCallError("The model request failed.")  # pragma: no cover - the loop always returns or raises
@@ -223,7 +222,9 @@ def is_retryable(exc: Exception) -> bool:
     return isinstance(status, int) and (status in (408, 429) or status >= 500)
 
 
-def describe_model_error(exc: Exception, *, rolled_back: bool = True) -> str:
+def describe_model_error(exc: Exception, *, rolled_back: bool = True, server: str | None = None) -> str:
+    """One sentence for the log: the HTTP status or error type, the provider's detail, and for a server
+    that cannot be reached the address and the root cause ("Connection refused"), not "Connection error."."""
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     detail = str(exc)
@@ -232,7 +233,31 @@ def describe_model_error(exc: Exception, *, rolled_back: bool = True) -> str:
             detail = json.dumps(body)[:500]
         except (TypeError, ValueError):
             pass
-    prefix = f"Model API error (HTTP {status})" if status else f"Model error ({type(exc).__name__})"
+    if isinstance(exc, ModelConnectionError):
+        prefix = f"Cannot reach the model server{f' at {server}' if server else ''}"
+        detail = _root_cause(exc) or detail
+    elif status:
+        prefix = f"Model API error (HTTP {status})"
+    else:
+        prefix = f"Model error ({type(exc).__name__})"
+    sentence = f"{prefix}: {detail.strip().rstrip('.')}"
     if not rolled_back:
-        return f"{prefix}: {detail}"
-    return f"{prefix}: {detail}. The turn was rolled back; try again."
+        return sentence
+    return f"{sentence}. The turn was rolled back; try again."
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The message of the innermost cause (e.g. ``[Errno 111] Connection refused``), "" when none says more."""
+    found, seen = "", set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        found = str(cause).strip() or found
+        cause = cause.__cause__ or cause.__context__
+    return found
+
+
+def model_server(model: object) -> str | None:
+    """The address of an OpenAI-compatible or other HTTP model's server, if the model says."""
+    url = getattr(model, "base_url", None)
+    return url if isinstance(url, str) and url else None

@@ -144,7 +144,6 @@ def main() -> None:
     """Console script entry point."""
     if starts_app(sys.argv[1:]):
         from freeact_tui import typeahead
-
         from freeact_tui.timeline import mark
 
         typeahead.hold()  # keys typed while the app starts arrive as typed (Enter sends)
