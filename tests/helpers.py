@@ -6,12 +6,14 @@ different working dir) they pass them as arguments.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import functools
 import json
 import os
 import pty
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -615,6 +617,79 @@ class TerminalApp:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
+
+
+class TimelineApp:
+    """``freeact-tui ARGV`` in a pseudo-terminal of 120x40 with a start-up timeline
+    (``FREEACT_TUI_TIMELINE``) and a home of its own; ``stages()`` reads the timeline. Use as a context
+    manager: leaving it ends the app (SIGTERM, then its process group) and keeps the terminal's
+    settings at that moment in ``settings_after``."""
+
+    def __init__(self, tmp_path: Path, argv: list[str], env: Mapping[str, str] | None = None) -> None:
+        self.work = tmp_path / "work"
+        self.work.mkdir(exist_ok=True)
+        self.timeline = tmp_path / "timeline.txt"
+        full_env = {
+            **os.environ,
+            "HOME": str(tmp_path),
+            "FREEACT_TUI_HOME": str(tmp_path / "app"),
+            "FREEACT_TUI_TIMELINE": str(self.timeline),
+            "TERM": "xterm-256color",
+            **(env or {}),
+        }
+        self.master, self._slave = pty.openpty()
+        fcntl.ioctl(self._slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        self.settings_before = termios.tcgetattr(self._slave)
+        self.settings_after: list[Any] = []
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "freeact_tui", *argv],
+            stdin=self._slave, stdout=self._slave, stderr=self._slave,
+            cwd=self.work, env=full_env, start_new_session=True,
+        )  # fmt: skip
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        try:
+            while os.read(self.master, 65536):
+                pass
+        except OSError:
+            pass
+
+    def stages(self) -> dict[str, float]:
+        """Each stage's first time (``time.monotonic()``) in the timeline so far."""
+        stages: dict[str, float] = {}
+        for line in self.timeline.read_text().splitlines() if self.timeline.exists() else []:
+            stage, _, at = line.rpartition(" ")
+            stages.setdefault(stage, float(at))
+        return stages
+
+    def wait_for(self, stage: str, deadline: float, step: float = 0.02) -> None:
+        """Wait until the timeline has ``stage`` (a ``time.monotonic()`` deadline)."""
+        while stage not in self.stages():
+            assert self.process.poll() is None, f"the app ended early (status {self.process.returncode})"
+            assert time.monotonic() < deadline, f"no {stage!r} in time"
+            time.sleep(step)
+
+    def type(self, keys: bytes) -> None:
+        os.write(self.master, keys)
+
+    def __enter__(self) -> TimelineApp:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        group = os.getpgid(self.process.pid) if self.process.poll() is None else None
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if group is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(group, signal.SIGKILL)
+        self.settings_after = termios.tcgetattr(self._slave)
+        os.close(self._slave)
+        os.close(self.master)
 
 
 def command_line(pid: int) -> str:

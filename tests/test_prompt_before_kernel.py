@@ -5,16 +5,6 @@ status bar says so instead of "running"."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
-import pty
-import signal
-import struct
-import subprocess
-import sys
-import termios
-import threading
 import time
 from pathlib import Path
 
@@ -24,7 +14,7 @@ from freeact_tui.tui.screens.event_router import WAITING_FOR_KERNEL
 from freeact_tui.tui.widgets.blocks import ExecutionOutputBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
-from tests.helpers import SIZE, main, make_app, texts, until
+from tests.helpers import SIZE, TimelineApp, main, make_app, texts, until
 from tests.scripted import CODE_TOOL, Code, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180)]
@@ -63,14 +53,6 @@ async def test_the_model_is_asked_while_the_kernel_starts_and_the_bar_says_what_
     assert activity == "" and kernel_state == "ready"
 
 
-def _stages(path: Path) -> dict[str, float]:
-    stages: dict[str, float] = {}
-    for line in path.read_text().splitlines() if path.exists() else []:
-        stage, _, at = line.rpartition(" ")
-        stages.setdefault(stage, float(at))
-    return stages
-
-
 def test_a_prompt_typed_before_the_agent_is_open_is_sent_as_soon_as_it_is(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
@@ -78,59 +60,18 @@ def test_a_prompt_typed_before_the_agent_is_open_is_sent_as_soon_as_it_is(
         Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": "print(6 * 7)"})]),
         Reply("six times seven is 42"),
     )
-    work = tmp_path / "work"
-    work.mkdir()
-    timeline = tmp_path / "timeline.txt"
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path),
-        "FREEACT_TUI_HOME": str(tmp_path / "app"),
-        "FREEACT_TUI_TIMELINE": str(timeline),
-        "OPENAI_API_KEY": "fake",
-        "TERM": "xterm-256color",
-    }
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     argv = ["--model", "openai:fake-model", "--base-url", fake_openai.url, "--skip-permissions"]
-    app = subprocess.Popen(
-        [sys.executable, "-m", "freeact_tui", *argv],
-        stdin=slave, stdout=slave, stderr=slave, cwd=work, env=env, start_new_session=True,
-    )  # fmt: skip
-    os.close(slave)
-
-    def drain() -> None:
-        try:
-            while os.read(master, 65536):
-                pass
-        except OSError:
-            pass
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
+    with TimelineApp(tmp_path, argv, {"OPENAI_API_KEY": "fake"}) as app:
         deadline = time.monotonic() + 90
-        while "app:mount:end" not in _stages(timeline):  # the prompt takes keys
-            assert app.poll() is None and time.monotonic() < deadline, "the app did not come up"
-            time.sleep(0.02)
-        os.write(master, b"what is 6 times 7?")
+        app.wait_for("app:mount:end", deadline)  # the prompt takes keys
+        app.type(b"what is 6 times 7?")
         time.sleep(0.2)  # the text lands in the prompt before Enter
         typed_at = time.monotonic()
-        os.write(master, b"\r")
+        app.type(b"\r")
         while fake_openai.count < 2:
-            assert app.poll() is None and time.monotonic() < deadline, f"{fake_openai.count} requests"
+            assert app.process.poll() is None and time.monotonic() < deadline, f"{fake_openai.count} requests"
             time.sleep(0.05)
-        stages = _stages(timeline)
-    finally:
-        with_group = os.getpgid(app.pid) if app.poll() is None else None
-        app.send_signal(signal.SIGTERM)
-        try:
-            app.wait(30)
-        except subprocess.TimeoutExpired:
-            app.kill()
-            app.wait()
-        if with_group is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(with_group, signal.SIGKILL)
-        os.close(master)
+        stages = app.stages()
     assert typed_at < stages["agent_open:end"], "typed after the agent was open: the queue was not used"
     asked = fake_openai.requests[0].at
     assert "what is 6 times 7?" in fake_openai.requests[0].last_user_text()
