@@ -67,6 +67,24 @@ def test_jsonschema_checks_iris_with_rfc3987_syntax_loaded_on_first_use(tmp_path
     assert json.loads(out) == [False, [True, False], True]
 
 
+def test_the_tool_server_imports_without_mcpygens_api_generator_which_loads_when_asked_for(
+    tmp_path: Path,
+) -> None:
+    out = _run(
+        "import json, sys\n"
+        "from freeact_tui.execution.kernel import _import_tool_server\n"
+        "_import_tool_server()\n"
+        "from freeact_tui.execution.tool_server import KernelToolServer\n"
+        "before = [m in sys.modules for m in ('mcpygen.apigen', 'datamodel_code_generator')]\n"
+        "from mcpygen import ApprovalRequest, generate_mcp_sources\n"
+        "import mcpygen\n"
+        "print(json.dumps([before, callable(generate_mcp_sources), 'mcpygen.apigen' in sys.modules,"
+        " mcpygen.ToolServer is KernelToolServer.__mro__[1]]))",
+        tmp_path,
+    )
+    assert json.loads(out) == [[False, False], True, True, True]
+
+
 _START = """
 import asyncio, json, sys
 from pathlib import Path

@@ -47,4 +47,36 @@ def defer_rfc3987_syntax() -> None:
     sys.modules[RFC3987_SYNTAX] = stub
 
 
-__all__ = ["RFC3987_SYNTAX", "defer_rfc3987_syntax"]
+def defer_mcpygen_init() -> None:
+    """Let mcpygen's submodules (the tool server, the approval client) import without the package's
+    ``__init__``, which imports its API generator (datamodel-code-generator: ~0.5 s, more under load);
+    it runs on the first name asked of the package itself (``from mcpygen import …``). Idempotent.
+
+    The kernel's warm-up does the same in the kernel (``kernel_init.WARM_UP_CODE``).
+    """
+    if MCPYGEN in sys.modules:
+        return
+    spec = importlib.util.find_spec(MCPYGEN)
+    if spec is None or spec.loader is None:
+        return
+    loader = spec.loader
+    package = importlib.util.module_from_spec(spec)
+    lock = threading.Lock()
+
+    def __getattr__(name: str) -> Any:  # noqa: N807 - a module's attribute hook
+        if name.startswith("__"):
+            raise AttributeError(name)
+        with lock:
+            if "__getattr__" in package.__dict__:
+                del package.__dict__["__getattr__"]
+                loader.exec_module(package)
+        return getattr(package, name)
+
+    package.__getattr__ = __getattr__  # type: ignore[method-assign]
+    sys.modules[MCPYGEN] = package
+
+
+MCPYGEN = "mcpygen"
+
+
+__all__ = ["MCPYGEN", "RFC3987_SYNTAX", "defer_mcpygen_init", "defer_rfc3987_syntax"]

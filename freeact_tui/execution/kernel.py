@@ -32,7 +32,7 @@ from freeact_tui.execution.base import (
     StateListener,
 )
 from freeact_tui.execution.cell_run import CellRun, Stop
-from freeact_tui.execution.deferred_imports import defer_rfc3987_syntax
+from freeact_tui.execution.deferred_imports import defer_mcpygen_init, defer_rfc3987_syntax
 from freeact_tui.execution.kernel_client import KernelConnection
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess, kernel_environment
 from freeact_tui.execution.kernel_init import WARM_UP_CODE, kernel_init_code
@@ -47,7 +47,7 @@ from freeact_tui.execution.tool_allowlist import (
 from freeact_tui.timeline import mark
 
 if TYPE_CHECKING:  # mcpygen, mcp and uvicorn load while the kernel starts (``_attach_tool_server``)
-    from mcpygen import ApprovalClient, ApprovalRequest
+    from mcpygen.tool_exec.approval.client import ApprovalClient, ApprovalRequest
 
     from freeact_tui.execution.tool_server import KernelToolServer
 
@@ -57,6 +57,7 @@ logger = logging.getLogger(__name__)
 def _import_tool_server() -> None:
     """Import the tool server's modules (mcpygen, mcp, uvicorn), what none of them uses at once deferred."""
     defer_rfc3987_syntax()
+    defer_mcpygen_init()
     importlib.import_module("freeact_tui.execution.tool_server")
 
 
@@ -264,7 +265,7 @@ class KernelExecutor:
         # Off the event loop: it creates the kernel meanwhile (the gateway and the kernel work in
         # their own processes), and a UI keeps drawing.
         await asyncio.to_thread(_import_tool_server)
-        from mcpygen import ApprovalClient
+        from mcpygen.tool_exec.approval.client import ApprovalClient
 
         from freeact_tui.execution.tool_server import KernelToolServer
 

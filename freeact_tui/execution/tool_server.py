@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
-from mcpygen import ToolServer
-from mcpygen.tool_exec.server import ToolCall
+from mcpygen.tool_exec.server import ToolCall, ToolServer  # not the package: see deferred_imports
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from freeact_tui.execution.mcp_session import McpSession, McpToolError
