@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
+import secrets
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from pathlib import Path
-from typing import Any
-
-from mcpygen import ApprovalClient, ApprovalRequest
+from typing import TYPE_CHECKING, Any
 
 from freeact_tui import paths
 from freeact_tui.events import KernelState
@@ -31,20 +32,33 @@ from freeact_tui.execution.base import (
     StateListener,
 )
 from freeact_tui.execution.cell_run import CellRun, Stop
+from freeact_tui.execution.deferred_imports import defer_mcpygen_init, defer_rfc3987_syntax
 from freeact_tui.execution.kernel_client import KernelConnection
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess, kernel_environment
 from freeact_tui.execution.kernel_init import WARM_UP_CODE, kernel_init_code
 from freeact_tui.execution.kernel_venv import KernelVenv, ensure_kernel_venv
-from freeact_tui.execution.tool_server import (
+from freeact_tui.execution.tool_allowlist import (
     DEFAULT_TOOL_TIMEOUT,
-    KernelToolServer,
     McpServerEntry,
     bind_socket,
+    credentials_host,
     parse_mcp_servers,
 )
 from freeact_tui.timeline import mark
 
+if TYPE_CHECKING:  # mcpygen, mcp and uvicorn load while the kernel starts (``_attach_tool_server``)
+    from mcpygen.tool_exec.approval.client import ApprovalClient, ApprovalRequest
+
+    from freeact_tui.execution.tool_server import KernelToolServer
+
 logger = logging.getLogger(__name__)
+
+
+def _import_tool_server() -> None:
+    """Import the tool server's modules (mcpygen, mcp, uvicorn), what none of them uses at once deferred."""
+    defer_rfc3987_syntax()
+    defer_mcpygen_init()
+    importlib.import_module("freeact_tui.execution.tool_server")
 
 
 class KernelExecutor:
@@ -126,6 +140,8 @@ class KernelExecutor:
         self._listeners: list[StateListener] = []
         self._lock = asyncio.Lock()
         self._tool_server: KernelToolServer | None = None
+        self._tool_sock: socket.socket | None = None  # bound (and listening) before the server runs on it
+        self._tool_token = ""
         self._approvals: ApprovalClient | None = None
         self._gateway: KernelGatewayProcess | None = None
         self._conn: KernelConnection | None = None
@@ -198,39 +214,39 @@ class KernelExecutor:
             if not self.working_dir.is_dir():
                 raise ExecutorError(f"Working directory does not exist: {self.working_dir}")
             gateway_port, tool_port = self._ports
-            mark("tool_server:start")
+            # The tool server's socket and token first: the kernel's init code names them. The server
+            # itself (mcpygen, mcp, uvicorn: seconds to import) comes up while the kernel is created.
             sock = bind_socket(self.host, tool_port, "tool server")
-            self._tool_server = KernelToolServer(
-                sock,
-                servers=self._mcp_servers,
-                log_dir=self.log_dir,
-                approval_required=self.approve_shell_cmds or self.approve_tool_calls,
-                approval_timeout=self.approval_timeout,
-            )
-            await self._tool_server.start()
-            self._approvals = ApprovalClient(
-                self._on_approval, host=self._tool_server.client_host(self.host), port=self._tool_server.port
-            )
-            await self._approvals.connect()
-            mark("tool_server:end")
-            probe = bind_socket(self.host, gateway_port, "kernel gateway")
-            gateway_port = probe.getsockname()[1]
-            probe.close()
-            self._gateway = self._gateway_process(
-                gateway_port,
-                self._tool_server.port,
-                kernel_environment(
-                    self.kernel_env,
-                    self.extra_pythonpath,
-                    self._tool_server.client_host(self.host),
-                    self._tool_server.port,
-                    await self._kernel_venv(),
-                ),
-            )
-            mark("gateway_spawn:start")
-            await self._gateway.start()
-            mark("gateway_spawn:end")
-            await self._connect_kernel(self._gateway)
+            sock.listen(128)  # the kernel's first request waits in the backlog until the server serves
+            self._tool_sock = sock
+            self._tool_token = secrets.token_urlsafe(32)
+            attach = asyncio.create_task(self._attach_tool_server(sock, self._tool_token))
+            try:
+                probe = bind_socket(self.host, gateway_port, "kernel gateway")
+                gateway_port = probe.getsockname()[1]
+                probe.close()
+                tool_host, tool_port = credentials_host(self._tool_token, self.host), sock.getsockname()[1]
+                self._gateway = self._gateway_process(
+                    gateway_port,
+                    tool_port,
+                    kernel_environment(
+                        self.kernel_env,
+                        self.extra_pythonpath,
+                        tool_host,
+                        tool_port,
+                        await self._kernel_venv(),
+                    ),
+                )
+                mark("gateway_spawn:start")
+                await self._gateway.start()
+                mark("gateway_spawn:end")
+                await self._connect_kernel(self._gateway)
+                mark("kernel:created")
+                await attach  # ready means a cell can run now: its approvals need the server
+            finally:
+                if not attach.done():
+                    attach.cancel()
+                await asyncio.gather(attach, return_exceptions=True)
         except BaseException as e:
             detail = str(e) if isinstance(e, ExecutorError) else f"Kernel start failed: {e!r}"
             await self._teardown()
@@ -242,6 +258,31 @@ class KernelExecutor:
         mark("kernel:ready")
         await self._lock.acquire()
         self._spawn(self._warm_up_and_release(self._lock))
+
+    async def _attach_tool_server(self, sock: socket.socket, token: str) -> None:
+        """Import and start the tool server on ``sock`` and connect our approval client to it."""
+        mark("tool_server:start")
+        # Off the event loop: it creates the kernel meanwhile (the gateway and the kernel work in
+        # their own processes), and a UI keeps drawing.
+        await asyncio.to_thread(_import_tool_server)
+        from mcpygen.tool_exec.approval.client import ApprovalClient
+
+        from freeact_tui.execution.tool_server import KernelToolServer
+
+        self._tool_server = KernelToolServer(
+            sock,
+            servers=self._mcp_servers,
+            log_dir=self.log_dir,
+            approval_required=self.approve_shell_cmds or self.approve_tool_calls,
+            approval_timeout=self.approval_timeout,
+            token=token,
+        )
+        await self._tool_server.start()
+        self._approvals = ApprovalClient(
+            self._on_approval, host=self._tool_server.client_host(self.host), port=sock.getsockname()[1]
+        )
+        await self._approvals.connect()
+        mark("tool_server:end")
 
     async def _open_kernel(self) -> None:
         """A new kernel, in a new gateway if the last one has ended (a restart)."""
@@ -267,7 +308,6 @@ class KernelExecutor:
 
     async def _connect_kernel(self, gateway: KernelGatewayProcess) -> None:
         """A new kernel in ``gateway``, connected and initialised (becomes ``self._conn``)."""
-        assert self._tool_server is not None
         self._synced = False
         conn = self._kernel_connection(gateway)
         host, port = self._tool_server_address()
@@ -297,8 +337,8 @@ class KernelExecutor:
 
     def _tool_server_address(self) -> tuple[str, int]:
         """Where code in the kernel sends approval requests (a remote kernel asks in-band instead)."""
-        assert self._tool_server is not None
-        return self._tool_server.client_host(self.host), self._tool_server.port
+        assert self._tool_sock is not None
+        return credentials_host(self._tool_token, self.host), self._tool_sock.getsockname()[1]
 
     def _gateway_process(self, port: int, tool_port: int, env: dict[str, str]) -> KernelGatewayProcess:
         """The gateway to run on ``port`` (a subclass may run it elsewhere, e.g. in a sandbox).
@@ -486,3 +526,6 @@ class KernelExecutor:
             with contextlib.suppress(Exception):
                 await self._tool_server.stop()
             self._tool_server = None
+        if self._tool_sock is not None:
+            self._tool_sock.close()  # the server's, closed already, or never served on
+            self._tool_sock = None

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
+from freeact_tui.execution.base import ExecutorError
 from freeact_tui.shellprograms import GIT_NO_REPO_PROGRAMS, NO_EXT_DIFF
 
 # Written to stdout right before each `!cmd` approval request: approvals travel on another channel
@@ -123,15 +127,34 @@ del _sys
 """
 
 
+def _ipybox_init() -> ModuleType:
+    """ipybox's ``kernel_mgr.init`` (it imports only ``textwrap`` and ``pathlib``), loaded without the
+    ``ipybox`` package: its ``__init__`` pulls in mcpygen and mcp (seconds), which a kernel can be
+    created without (the tool server that needs them starts meanwhile)."""
+    loaded = sys.modules.get("ipybox.kernel_mgr.init") or sys.modules.get(_IPYBOX_INIT)
+    if loaded is not None:
+        return loaded
+    package = importlib.util.find_spec("ipybox")  # finds it without running its __init__
+    if package is None or not package.submodule_search_locations:
+        raise ExecutorError("ipybox is not installed")
+    path = Path(package.submodule_search_locations[0]) / "kernel_mgr" / "init.py"
+    spec = importlib.util.spec_from_file_location(_IPYBOX_INIT, path)
+    if spec is None or spec.loader is None:
+        raise ExecutorError(f"ipybox's kernel init code is missing: {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[_IPYBOX_INIT] = module
+    return module
+
+
+_IPYBOX_INIT = "freeact_tui._ipybox_kernel_init"
+
+
 def kernel_init_code(
     *, working_dir: Path, approve_shell_cmds: bool, require_shell_escape: bool, host: str, port: int
 ) -> str:
     """ipybox's kernel init code (cwd restore, approval handlers, shell escape guard), made safe for IPython 9."""
-    # Here, not at the top: ipybox pulls in mcpygen and mcp (~2 s), and the app's first screen
-    # imports this module (for SYNC_MARK, via cell_run) long before a kernel starts.
-    from ipybox.kernel_mgr.init import build_init_code
-
-    code = build_init_code(
+    code = _ipybox_init().build_init_code(
         working_dir=working_dir,
         approve_shell_cmds=approve_shell_cmds,
         require_shell_escape=require_shell_escape,
