@@ -13,17 +13,22 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import os
 import secrets
+import signal
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import psutil
+
 from freeact_tui import paths
 from freeact_tui.events import KernelState
 from freeact_tui.execution import spare_gateway
 from freeact_tui.execution.base import (
+    RESTART_AFTER_INTERRUPT,
     ApprovalKind,
     ExecApproval,
     ExecItem,
@@ -357,6 +362,8 @@ class KernelExecutor:
         """Replace the kernel (the caller holds the lock). Raises ExecutorError if none starts."""
         self._set_state("restarting", reason)
         if self._conn is not None:
+            if reason == RESTART_AFTER_INTERRUPT:
+                self._kill_unresponsive_kernel()
             await self._conn.close()
             self._conn = None
         try:
@@ -366,6 +373,25 @@ class KernelExecutor:
             raise
         self._set_state("ready")
         await self._warm_up()
+
+    def _kill_unresponsive_kernel(self) -> None:
+        """SIGKILL the kernel and its process group, if it is a process of our own gateway.
+
+        Asked to shut down, a kernel that ignores signals holds the gateway for its whole grace (5 s).
+        A kernel in another pid namespace (sandbox, container) or behind a remote gateway is left to it.
+        """
+        pid, gateway = self.kernel_pid, self._gateway
+        if pid is None or gateway is None or gateway.pid is None:
+            return
+        try:
+            if pid not in {p.pid for p in psutil.Process(gateway.pid).children(recursive=True)}:
+                return
+            group = os.getpgid(pid)
+        except (psutil.Error, OSError):
+            return
+        with contextlib.suppress(OSError):
+            # Its own group (a kernel's session): the commands it started go with it.
+            os.killpg(group, signal.SIGKILL) if group == pid else os.kill(pid, signal.SIGKILL)
 
     async def _warm_up(self) -> None:
         if self._conn is None or not self.approve_shell_cmds or not self.warm_up:
@@ -432,7 +458,6 @@ class KernelExecutor:
                 self._conn,
                 synced=self._synced,
                 executor_stopping=lambda: self._stopping,
-                restart=self._restart_kernel,
             ):
                 if isinstance(item, ExecResult):
                     self._finish(run)
@@ -449,9 +474,24 @@ class KernelExecutor:
     def _finish(self, run: CellRun) -> None:
         run.finished = True
         self._run = None
+        if run.restart_reason is not None and not self._stopping:
+            # The result goes out now; the next cell waits on the lock until the new kernel is up.
+            self._set_state("restarting", run.restart_reason)
+            self._spawn(self._restart_and_release(run.restart_reason, run.lock))
+            return
         if self._conn is not None and not self._conn.dead and not self._stopping:
             self._set_state("ready")
         run.lock.release()
+
+    async def _restart_and_release(self, reason: str, lock: asyncio.Lock) -> None:
+        try:
+            await self._restart_kernel(reason)
+        except ExecutorError:
+            pass  # "failed" with the reason; the next cell tries again
+        except Exception as e:  # noqa: BLE001 - a background task: reported as the kernel's state
+            self._set_state("failed", f"The kernel could not be restarted: {e!r}")
+        finally:
+            lock.release()
 
     async def _abandon(self, run: CellRun) -> None:
         try:
