@@ -64,6 +64,8 @@ async def test_the_turn_ends_at_once_and_the_kernel_restarts_behind_it(
         old = executor.kernel_pid
         assert old is not None
         await until(pilot, lambda: psutil.Process(old).status() == psutil.STATUS_STOPPED, limit=10)
+        below = psutil.Process(old).children(recursive=True)  # bash and its `sleep 30`
+        assert any("sleep" in p.name() for p in below)
         started = time.monotonic()
         await pilot.press("escape")
         # What the user sees the moment the turn is over: the old kernel is still being replaced.
@@ -82,6 +84,11 @@ async def test_the_turn_ends_at_once_and_the_kernel_restarts_behind_it(
         took = time.monotonic() - started
         assert took < 2.5, took
         assert seen[-1] == ("restarting", "kernel: restarting")
+        # The deaf kernel and what it started are killed at once (not after the gateway's 5 s grace).
+        gone = [*below, psutil.Process(old)]
+        await until(
+            pilot, lambda: all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in gone), 2.5
+        )
         await until(pilot, lambda: any("being restarted" in n for n in notices(app)), limit=5)
         # The next command waits for the new kernel, then runs in it: the old state is gone.
         await send(pilot, "!echo after-$((40 + 2))")
@@ -89,4 +96,3 @@ async def test_the_turn_ends_at_once_and_the_kernel_restarts_behind_it(
         await until(pilot, lambda: not main(app).turn_running and executor.state == "ready", limit=10)
         assert executor.kernel_pid not in (None, old)
         assert (await run(executor, "print('x' in dir())")).text.strip() == "False"
-        await until(pilot, lambda: not psutil.pid_exists(old) or psutil.Process(old).status() == "zombie")
