@@ -11,9 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from freeact_tui.execution.base import ExecResult
 from freeact_tui.execution.deferred_imports import GATEWAY_SOURCE
+from freeact_tui.execution.kernel import KernelExecutor
 
 ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.timeout(180)
 
 
 def _run(code: str, cwd: Path, *, path: str = str(ROOT)) -> object:
@@ -116,3 +122,35 @@ def test_the_gateway_boots_without_the_iri_grammar_and_still_validates_notebooks
     # As the gateway runs: nothing of this checkout on its path.
     out = _run(GATEWAY_SOURCE + _NOTEBOOK_CHECK, tmp_path, path="")
     assert out == [False, "refused"]
+
+
+_KERNEL_CHECK = """
+import json, sys
+import mcpygen
+early = 'mcpygen.apigen' in sys.modules
+names = sorted(n for n in dir(mcpygen) if not n.startswith('_'))
+from mcpygen import generate_mcp_sources
+print(json.dumps([early, names, callable(generate_mcp_sources)]))
+"""
+
+
+@pytest.mark.kernel
+async def test_user_code_in_a_warmed_up_kernel_sees_the_whole_mcpygen_package(tmp_path: Path) -> None:
+    real = _run(
+        "import json, mcpygen\nprint(json.dumps(sorted(n for n in dir(mcpygen) if not n.startswith('_'))))",
+        tmp_path,
+    )
+    executor = KernelExecutor(working_dir=tmp_path, images_dir=tmp_path / "images")
+    await executor.start()
+    try:
+        result = None
+        async for item in executor.stream(_KERNEL_CHECK):  # waits for the warm-up
+            if isinstance(item, ExecResult):
+                result = item
+        assert result is not None and not result.is_error, result
+        early, names, generator = json.loads(result.text.strip().splitlines()[-1])
+    finally:
+        await executor.stop()
+    assert early is False  # the warm-up left the API generator unloaded
+    assert names == real
+    assert generator is True

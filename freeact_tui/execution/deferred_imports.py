@@ -12,8 +12,8 @@ that it lacks (or ``dir()``) runs the real code. A failed load re-raises, and th
 - ``mcpygen``: its ``__init__`` imports the API generator (datamodel-code-generator, ~0.3 s CPU);
   the tool server and the approval client import its submodules, which need no ``__init__``.
 
-Only processes that run no user code defer them: the app and the kernel gateway (``GATEWAY_SOURCE``);
-a kernel imports the real modules (its own warm-up defers ``mcpygen``'s ``__init__`` the same way).
+The app and the kernel gateway (``GATEWAY_SOURCE``) defer them; a kernel's warm-up defers ``mcpygen``'s
+``__init__`` the same way (``DEFER_SOURCE``), so code the user runs there sees the whole package.
 This module imports only the standard library: the command line calls it before anything else loads.
 """
 
@@ -64,6 +64,9 @@ def _freeact_defer(name, attribute=None):
     sys.modules[name] = module
 """
 
+# Defines ``_freeact_defer(name, attribute=None)`` where it runs (a kernel's warm-up defers mcpygen with it).
+DEFER_SOURCE = _SOURCE
+
 # The gateway defers only what it imports and never uses (nbformat's jsonschema "iri" check).
 GATEWAY_SOURCE = _SOURCE + '_freeact_defer("rfc3987_syntax", "is_valid_syntax")\ndel _freeact_defer\n'
 
@@ -100,6 +103,7 @@ def defer_mcpygen_init() -> None:
 
 
 __all__ = [
+    "DEFER_SOURCE",
     "GATEWAY_SOURCE",
     "defer",
     "MCPYGEN",

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import ModuleType
 
 from freeact_tui.execution.base import ExecutorError
+from freeact_tui.execution.deferred_imports import DEFER_SOURCE
 from freeact_tui.shellprograms import GIT_NO_REPO_PROGRAMS, NO_EXT_DIFF
 
 # Written to stdout right before each `!cmd` approval request: approvals travel on another channel
@@ -33,27 +34,23 @@ class ShellEscapeError(PermissionError, RuntimeError):
 """
 
 # ipybox imports mcpygen at the first `!cmd`; the package __init__ pulls in the MCP SDK and code
-# generators (~2.5 s). Load only the approval client under a lazy `mcpygen` package (the rest
-# loads on first attribute access) and mark each approval request in the output (SYNC_MARK).
+# generators (~2.5 s). Load only the approval client under a deferred `mcpygen` package (the rest
+# loads on the first name or dir() asked of it, as the app defers it: user code sees the whole
+# package) and mark each approval request in the output (SYNC_MARK).
 # A rejected `!cmd` or tool call ends the cell with one line, not an IPython traceback.
-WARM_UP_CODE = f"""\
+WARM_UP_CODE = (
+    DEFER_SOURCE
+    + f"""\
 def _ipybox_warm_up():
-    import importlib.util, sys
+    import sys
     if 'mcpygen' not in sys.modules:
-        spec = importlib.util.find_spec('mcpygen')
-        pkg = importlib.util.module_from_spec(spec)
-        def __getattr__(name, _pkg=pkg, _spec=spec):
-            del _pkg.__dict__['__getattr__']
-            _spec.loader.exec_module(_pkg)
-            return getattr(_pkg, name)
-        pkg.__getattr__ = __getattr__
-        sys.modules['mcpygen'] = pkg
+        _freeact_defer('mcpygen')
         try:
             from mcpygen.tool_exec.approval.client import ApprovalRequestor
         except BaseException:
             del sys.modules['mcpygen']
             raise
-        pkg.ApprovalRequestor = ApprovalRequestor
+        sys.modules['mcpygen'].ApprovalRequestor = ApprovalRequestor
     from mcpygen import ApprovalRequestor
     if not getattr(ApprovalRequestor.request_sync, '_freeact_sync', False):
         def request_sync(self, *args, _orig=ApprovalRequestor.request_sync, **kwargs):
@@ -67,8 +64,9 @@ def _ipybox_warm_up():
         shell._showtraceback(etype, value, ['rejected: the cell stopped here (ApprovalRejectedError)'])
     get_ipython().set_custom_exc((ApprovalRejectedError,), _rejected)
 _ipybox_warm_up()
-del _ipybox_warm_up
+del _ipybox_warm_up, _freeact_defer
 """
+)
 
 
 # ipybox asks about `!cmd` with only `{name}` filled in, then IPython runs it with `$name` and `{expr}`
