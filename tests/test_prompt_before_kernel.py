@@ -24,7 +24,13 @@ async def test_the_model_is_asked_while_the_kernel_starts_and_the_bar_says_what_
     tmp_path: Path,
 ) -> None:
     s = script([Code("print(6 * 7)")], ["six times seven is 42"])
-    app = make_app(s, tmp_path / "sessions", tmp_path, config={"skip_permissions": True})
+    # A kernel slower to start than the scripted model is to answer, whatever the machine's load: the
+    # gateway and the kernel each take 3 s more (their interpreters load this at start).
+    slow = tmp_path / "slow-start"
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text("import time\ntime.sleep(3)\n")
+    config = {"skip_permissions": True, "kernel_env": {"PYTHONPATH": str(slow)}}
+    app = make_app(s, tmp_path / "sessions", tmp_path, config=config)
     seen: dict[str, object] = {}
     async with app.run_test(size=SIZE) as pilot:
         screen = main(app)

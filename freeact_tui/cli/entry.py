@@ -150,8 +150,12 @@ def main() -> None:
         mark("entry:hold")
     if starts_local_app(sys.argv[1:]):
         from freeact_tui.execution import spare_gateway
+        from freeact_tui.execution.deferred_imports import defer_mcpygen_init, defer_rfc3987_syntax
 
         spare_gateway.spawn()
+        # Whatever imports them first (the tool server, MCP API generation) loads only what it uses.
+        defer_rfc3987_syntax()
+        defer_mcpygen_init()
         try:
             _main()
         finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
@@ -14,7 +13,6 @@ from freeact_tui.execution.base import (
     ExecChunk,
     ExecItem,
     ExecResult,
-    ExecutorError,
 )
 from freeact_tui.execution.kernel_client import CellEnd, KernelConnection, KernelGone, OutputText
 
@@ -84,6 +82,8 @@ class CellRun:
         self.budget = Budget(timeout)
         self.undecided: set[Callable[[bool], Awaitable[None]]] = set()
         self.finished = False
+        # Set when the cell ignored the interrupt: its kernel is to be replaced once its result is out.
+        self.restart_reason: str | None = None
 
     async def reject_pending(self) -> None:
         for respond in list(self.undecided):
@@ -125,15 +125,16 @@ class CellRun:
         *,
         synced: bool,
         executor_stopping: Callable[[], bool],
-        restart: Callable[[str], Awaitable[None]],
     ) -> AsyncIterator[ExecItem]:
         """Turn the queue into approvals and chunks in output order; the last item is the result.
+
+        A cell that ignores the interrupt ends at once, with ``restart_reason`` set: the caller
+        replaces the kernel after the result (the turn does not wait for the new kernel).
 
         Args:
             conn: The kernel running the cell (interrupted on timeout or ``Stop``).
             synced: The warm-up installed the approval markers (``!cmd`` approvals wait for theirs).
             executor_stopping: Whether the executor is being stopped (a dead kernel is then no news).
-            restart: Replaces the kernel when the cell ignores an interrupt.
         """
         timeout = self.budget.timeout
         seen: list[str] = []  # output so far, for a cell that has to be abandoned
@@ -180,7 +181,8 @@ class CellRun:
                     left = self.budget.remaining()
                     if isinstance(item, Stop) or (left is not None and left <= 0):
                         stopping = "cancelled" if isinstance(item, Stop) else "timed_out"
-                        grace_until = time.monotonic() + (CANCEL_GRACE if isinstance(item, Stop) else INTERRUPT_GRACE)
+                        grace = CANCEL_GRACE if isinstance(item, Stop) else INTERRUPT_GRACE
+                        grace_until = time.monotonic() + grace
                         held.clear()
                         await self.reject_pending()
                         await conn.interrupt()
@@ -189,9 +191,8 @@ class CellRun:
                     result = stopped_result(
                         ExecResult("".join(seen).strip("\n"), is_error=True), stopping, timeout
                     )
-                    result.text += "\nThe cell did not stop, so the kernel was restarted: all state was lost."
-                    with contextlib.suppress(ExecutorError):
-                        await restart(RESTART_AFTER_INTERRUPT)
+                    result.text += "\nThe cell did not stop, so the kernel is being restarted: all state is lost."
+                    self.restart_reason = RESTART_AFTER_INTERRUPT
                     yield result
                     return
 

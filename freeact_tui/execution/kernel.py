@@ -11,18 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
+import os
+import secrets
+import signal
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcpygen import ApprovalClient, ApprovalRequest
+import psutil
 
 from freeact_tui import paths
 from freeact_tui.events import KernelState
 from freeact_tui.execution import spare_gateway
 from freeact_tui.execution.base import (
+    RESTART_AFTER_INTERRUPT,
     ApprovalKind,
     ExecApproval,
     ExecItem,
@@ -31,20 +37,33 @@ from freeact_tui.execution.base import (
     StateListener,
 )
 from freeact_tui.execution.cell_run import CellRun, Stop
+from freeact_tui.execution.deferred_imports import defer_mcpygen_init, defer_rfc3987_syntax
 from freeact_tui.execution.kernel_client import KernelConnection
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess, kernel_environment
 from freeact_tui.execution.kernel_init import WARM_UP_CODE, kernel_init_code
 from freeact_tui.execution.kernel_venv import KernelVenv, ensure_kernel_venv
-from freeact_tui.execution.tool_server import (
+from freeact_tui.execution.tool_allowlist import (
     DEFAULT_TOOL_TIMEOUT,
-    KernelToolServer,
     McpServerEntry,
     bind_socket,
+    credentials_host,
     parse_mcp_servers,
 )
 from freeact_tui.timeline import mark
 
+if TYPE_CHECKING:  # mcpygen, mcp and uvicorn load while the kernel starts (``_attach_tool_server``)
+    from mcpygen.tool_exec.approval.client import ApprovalClient, ApprovalRequest
+
+    from freeact_tui.execution.tool_server import KernelToolServer
+
 logger = logging.getLogger(__name__)
+
+
+def _import_tool_server() -> None:
+    """Import the tool server's modules (mcpygen, mcp, uvicorn), what none of them uses at once deferred."""
+    defer_rfc3987_syntax()
+    defer_mcpygen_init()
+    importlib.import_module("freeact_tui.execution.tool_server")
 
 
 class KernelExecutor:
@@ -126,6 +145,8 @@ class KernelExecutor:
         self._listeners: list[StateListener] = []
         self._lock = asyncio.Lock()
         self._tool_server: KernelToolServer | None = None
+        self._tool_sock: socket.socket | None = None  # bound (and listening) before the server runs on it
+        self._tool_token = ""
         self._approvals: ApprovalClient | None = None
         self._gateway: KernelGatewayProcess | None = None
         self._conn: KernelConnection | None = None
@@ -198,39 +219,39 @@ class KernelExecutor:
             if not self.working_dir.is_dir():
                 raise ExecutorError(f"Working directory does not exist: {self.working_dir}")
             gateway_port, tool_port = self._ports
-            mark("tool_server:start")
+            # The tool server's socket and token first: the kernel's init code names them. The server
+            # itself (mcpygen, mcp, uvicorn: seconds to import) comes up while the kernel is created.
             sock = bind_socket(self.host, tool_port, "tool server")
-            self._tool_server = KernelToolServer(
-                sock,
-                servers=self._mcp_servers,
-                log_dir=self.log_dir,
-                approval_required=self.approve_shell_cmds or self.approve_tool_calls,
-                approval_timeout=self.approval_timeout,
-            )
-            await self._tool_server.start()
-            self._approvals = ApprovalClient(
-                self._on_approval, host=self._tool_server.client_host(self.host), port=self._tool_server.port
-            )
-            await self._approvals.connect()
-            mark("tool_server:end")
-            probe = bind_socket(self.host, gateway_port, "kernel gateway")
-            gateway_port = probe.getsockname()[1]
-            probe.close()
-            self._gateway = self._gateway_process(
-                gateway_port,
-                self._tool_server.port,
-                kernel_environment(
-                    self.kernel_env,
-                    self.extra_pythonpath,
-                    self._tool_server.client_host(self.host),
-                    self._tool_server.port,
-                    await self._kernel_venv(),
-                ),
-            )
-            mark("gateway_spawn:start")
-            await self._gateway.start()
-            mark("gateway_spawn:end")
-            await self._connect_kernel(self._gateway)
+            sock.listen(128)  # the kernel's first request waits in the backlog until the server serves
+            self._tool_sock = sock
+            self._tool_token = secrets.token_urlsafe(32)
+            attach = asyncio.create_task(self._attach_tool_server(sock, self._tool_token))
+            try:
+                probe = bind_socket(self.host, gateway_port, "kernel gateway")
+                gateway_port = probe.getsockname()[1]
+                probe.close()
+                tool_host, tool_port = credentials_host(self._tool_token, self.host), sock.getsockname()[1]
+                self._gateway = self._gateway_process(
+                    gateway_port,
+                    tool_port,
+                    kernel_environment(
+                        self.kernel_env,
+                        self.extra_pythonpath,
+                        tool_host,
+                        tool_port,
+                        await self._kernel_venv(),
+                    ),
+                )
+                mark("gateway_spawn:start")
+                await self._gateway.start()
+                mark("gateway_spawn:end")
+                await self._connect_kernel(self._gateway)
+                mark("kernel:created")
+                await attach  # ready means a cell can run now: its approvals need the server
+            finally:
+                if not attach.done():
+                    attach.cancel()
+                await asyncio.gather(attach, return_exceptions=True)
         except BaseException as e:
             detail = str(e) if isinstance(e, ExecutorError) else f"Kernel start failed: {e!r}"
             await self._teardown()
@@ -242,6 +263,31 @@ class KernelExecutor:
         mark("kernel:ready")
         await self._lock.acquire()
         self._spawn(self._warm_up_and_release(self._lock))
+
+    async def _attach_tool_server(self, sock: socket.socket, token: str) -> None:
+        """Import and start the tool server on ``sock`` and connect our approval client to it."""
+        mark("tool_server:start")
+        # Off the event loop: it creates the kernel meanwhile (the gateway and the kernel work in
+        # their own processes), and a UI keeps drawing.
+        await asyncio.to_thread(_import_tool_server)
+        from mcpygen.tool_exec.approval.client import ApprovalClient
+
+        from freeact_tui.execution.tool_server import KernelToolServer
+
+        self._tool_server = KernelToolServer(
+            sock,
+            servers=self._mcp_servers,
+            log_dir=self.log_dir,
+            approval_required=self.approve_shell_cmds or self.approve_tool_calls,
+            approval_timeout=self.approval_timeout,
+            token=token,
+        )
+        await self._tool_server.start()
+        self._approvals = ApprovalClient(
+            self._on_approval, host=self._tool_server.client_host(self.host), port=sock.getsockname()[1]
+        )
+        await self._approvals.connect()
+        mark("tool_server:end")
 
     async def _open_kernel(self) -> None:
         """A new kernel, in a new gateway if the last one has ended (a restart)."""
@@ -267,7 +313,6 @@ class KernelExecutor:
 
     async def _connect_kernel(self, gateway: KernelGatewayProcess) -> None:
         """A new kernel in ``gateway``, connected and initialised (becomes ``self._conn``)."""
-        assert self._tool_server is not None
         self._synced = False
         conn = self._kernel_connection(gateway)
         host, port = self._tool_server_address()
@@ -297,8 +342,8 @@ class KernelExecutor:
 
     def _tool_server_address(self) -> tuple[str, int]:
         """Where code in the kernel sends approval requests (a remote kernel asks in-band instead)."""
-        assert self._tool_server is not None
-        return self._tool_server.client_host(self.host), self._tool_server.port
+        assert self._tool_sock is not None
+        return credentials_host(self._tool_token, self.host), self._tool_sock.getsockname()[1]
 
     def _gateway_process(self, port: int, tool_port: int, env: dict[str, str]) -> KernelGatewayProcess:
         """The gateway to run on ``port`` (a subclass may run it elsewhere, e.g. in a sandbox).
@@ -317,6 +362,8 @@ class KernelExecutor:
         """Replace the kernel (the caller holds the lock). Raises ExecutorError if none starts."""
         self._set_state("restarting", reason)
         if self._conn is not None:
+            if reason == RESTART_AFTER_INTERRUPT:
+                self._kill_unresponsive_kernel()
             await self._conn.close()
             self._conn = None
         try:
@@ -326,6 +373,25 @@ class KernelExecutor:
             raise
         self._set_state("ready")
         await self._warm_up()
+
+    def _kill_unresponsive_kernel(self) -> None:
+        """SIGKILL the kernel and its process group, if it is a process of our own gateway.
+
+        Asked to shut down, a kernel that ignores signals holds the gateway for its whole grace (5 s).
+        A kernel in another pid namespace (sandbox, container) or behind a remote gateway is left to it.
+        """
+        pid, gateway = self.kernel_pid, self._gateway
+        if pid is None or gateway is None or gateway.pid is None:
+            return
+        try:
+            if pid not in {p.pid for p in psutil.Process(gateway.pid).children(recursive=True)}:
+                return
+            group = os.getpgid(pid)
+        except (psutil.Error, OSError):
+            return
+        with contextlib.suppress(OSError):
+            # Its own group (a kernel's session): the commands it started go with it.
+            os.killpg(group, signal.SIGKILL) if group == pid else os.kill(pid, signal.SIGKILL)
 
     async def _warm_up(self) -> None:
         if self._conn is None or not self.approve_shell_cmds or not self.warm_up:
@@ -392,7 +458,6 @@ class KernelExecutor:
                 self._conn,
                 synced=self._synced,
                 executor_stopping=lambda: self._stopping,
-                restart=self._restart_kernel,
             ):
                 if isinstance(item, ExecResult):
                     self._finish(run)
@@ -409,9 +474,24 @@ class KernelExecutor:
     def _finish(self, run: CellRun) -> None:
         run.finished = True
         self._run = None
+        if run.restart_reason is not None and not self._stopping:
+            # The result goes out now; the next cell waits on the lock until the new kernel is up.
+            self._set_state("restarting", run.restart_reason)
+            self._spawn(self._restart_and_release(run.restart_reason, run.lock))
+            return
         if self._conn is not None and not self._conn.dead and not self._stopping:
             self._set_state("ready")
         run.lock.release()
+
+    async def _restart_and_release(self, reason: str, lock: asyncio.Lock) -> None:
+        try:
+            await self._restart_kernel(reason)
+        except ExecutorError:
+            pass  # "failed" with the reason; the next cell tries again
+        except Exception as e:  # noqa: BLE001 - a background task: reported as the kernel's state
+            self._set_state("failed", f"The kernel could not be restarted: {e!r}")
+        finally:
+            lock.release()
 
     async def _abandon(self, run: CellRun) -> None:
         try:
@@ -486,3 +566,6 @@ class KernelExecutor:
             with contextlib.suppress(Exception):
                 await self._tool_server.stop()
             self._tool_server = None
+        if self._tool_sock is not None:
+            self._tool_sock.close()  # the server's, closed already, or never served on
+            self._tool_sock = None

@@ -15,6 +15,7 @@ import aiohttp
 import psutil
 
 from freeact_tui.execution.base import ExecutorError
+from freeact_tui.execution.deferred_imports import GATEWAY_SOURCE
 from freeact_tui.execution.kernel_venv import KERNEL_NAME, KernelVenv
 from freeact_tui.execution.orphans import OWNER_ENV, OWNER_WATCH
 from freeact_tui.execution.spare_gateway import INHERITED_ENV, NODELAY_PATCH, AdoptedProcess, SpareGateway
@@ -35,6 +36,7 @@ _GATEWAY_MAIN = (
 import os as _os, sys as _sys
 _sys.argv.append('--KernelGatewayApp.auth_token=' + _os.environ.pop({GATEWAY_TOKEN_ENV!r}, ''))
 """
+    + GATEWAY_SOURCE
     + NODELAY_PATCH
     + """\
 from kernel_gateway.gatewayapp import launch_instance

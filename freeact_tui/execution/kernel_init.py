@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
+from freeact_tui.execution.base import ExecutorError
+from freeact_tui.execution.deferred_imports import DEFER_SOURCE
 from freeact_tui.shellprograms import GIT_NO_REPO_PROGRAMS, NO_EXT_DIFF
 
 # Written to stdout right before each `!cmd` approval request: approvals travel on another channel
@@ -29,27 +34,23 @@ class ShellEscapeError(PermissionError, RuntimeError):
 """
 
 # ipybox imports mcpygen at the first `!cmd`; the package __init__ pulls in the MCP SDK and code
-# generators (~2.5 s). Load only the approval client under a lazy `mcpygen` package (the rest
-# loads on first attribute access) and mark each approval request in the output (SYNC_MARK).
+# generators (~2.5 s). Load only the approval client under a deferred `mcpygen` package (the rest
+# loads on the first name or dir() asked of it, as the app defers it: user code sees the whole
+# package) and mark each approval request in the output (SYNC_MARK).
 # A rejected `!cmd` or tool call ends the cell with one line, not an IPython traceback.
-WARM_UP_CODE = f"""\
+WARM_UP_CODE = (
+    DEFER_SOURCE
+    + f"""\
 def _ipybox_warm_up():
-    import importlib.util, sys
+    import sys
     if 'mcpygen' not in sys.modules:
-        spec = importlib.util.find_spec('mcpygen')
-        pkg = importlib.util.module_from_spec(spec)
-        def __getattr__(name, _pkg=pkg, _spec=spec):
-            del _pkg.__dict__['__getattr__']
-            _spec.loader.exec_module(_pkg)
-            return getattr(_pkg, name)
-        pkg.__getattr__ = __getattr__
-        sys.modules['mcpygen'] = pkg
+        _freeact_defer('mcpygen')
         try:
             from mcpygen.tool_exec.approval.client import ApprovalRequestor
         except BaseException:
             del sys.modules['mcpygen']
             raise
-        pkg.ApprovalRequestor = ApprovalRequestor
+        sys.modules['mcpygen'].ApprovalRequestor = ApprovalRequestor
     from mcpygen import ApprovalRequestor
     if not getattr(ApprovalRequestor.request_sync, '_freeact_sync', False):
         def request_sync(self, *args, _orig=ApprovalRequestor.request_sync, **kwargs):
@@ -63,8 +64,9 @@ def _ipybox_warm_up():
         shell._showtraceback(etype, value, ['rejected: the cell stopped here (ApprovalRejectedError)'])
     get_ipython().set_custom_exc((ApprovalRejectedError,), _rejected)
 _ipybox_warm_up()
-del _ipybox_warm_up
+del _ipybox_warm_up, _freeact_defer
 """
+)
 
 
 # ipybox asks about `!cmd` with only `{name}` filled in, then IPython runs it with `$name` and `{expr}`
@@ -123,15 +125,34 @@ del _sys
 """
 
 
+def _ipybox_init() -> ModuleType:
+    """ipybox's ``kernel_mgr.init`` (it imports only ``textwrap`` and ``pathlib``), loaded without the
+    ``ipybox`` package: its ``__init__`` pulls in mcpygen and mcp (seconds), which a kernel can be
+    created without (the tool server that needs them starts meanwhile)."""
+    loaded = sys.modules.get("ipybox.kernel_mgr.init") or sys.modules.get(_IPYBOX_INIT)
+    if loaded is not None:
+        return loaded
+    package = importlib.util.find_spec("ipybox")  # finds it without running its __init__
+    if package is None or not package.submodule_search_locations:
+        raise ExecutorError("ipybox is not installed")
+    path = Path(package.submodule_search_locations[0]) / "kernel_mgr" / "init.py"
+    spec = importlib.util.spec_from_file_location(_IPYBOX_INIT, path)
+    if spec is None or spec.loader is None:
+        raise ExecutorError(f"ipybox's kernel init code is missing: {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[_IPYBOX_INIT] = module
+    return module
+
+
+_IPYBOX_INIT = "freeact_tui._ipybox_kernel_init"
+
+
 def kernel_init_code(
     *, working_dir: Path, approve_shell_cmds: bool, require_shell_escape: bool, host: str, port: int
 ) -> str:
     """ipybox's kernel init code (cwd restore, approval handlers, shell escape guard), made safe for IPython 9."""
-    # Here, not at the top: ipybox pulls in mcpygen and mcp (~2 s), and the app's first screen
-    # imports this module (for SYNC_MARK, via cell_run) long before a kernel starts.
-    from ipybox.kernel_mgr.init import build_init_code
-
-    code = build_init_code(
+    code = _ipybox_init().build_init_code(
         working_dir=working_dir,
         approve_shell_cmds=approve_shell_cmds,
         require_shell_escape=require_shell_escape,

@@ -30,6 +30,7 @@ import tempfile
 from pathlib import Path
 
 from freeact_tui import timeline
+from freeact_tui.execution.deferred_imports import GATEWAY_SOURCE
 from freeact_tui.execution.orphans import OWNER_ENV, OWNER_WATCH
 
 # Variables of the parent environment a kernel needs to behave normally; nothing secret.
@@ -49,9 +50,11 @@ except Exception:
     pass
 """
 
-# The watchdog first (orphaned at any moment, it exits), then the slow imports, then the settings.
+# The watchdog first (orphaned at any moment, it exits), then the slow imports (what the gateway never
+# uses deferred), then the settings.
 _SPARE_MAIN = (
     OWNER_WATCH
+    + GATEWAY_SOURCE
     + NODELAY_PATCH
     + """\
 import json as _json, os as _os, sys as _sys, time as _time

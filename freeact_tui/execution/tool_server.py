@@ -13,79 +13,31 @@ import base64
 import contextlib
 import hmac
 import logging
-import math
 import secrets
 import socket
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import uvicorn
-from mcpygen import ToolServer
-from mcpygen.tool_exec.server import ToolCall
+from mcpygen.tool_exec.server import ToolCall, ToolServer  # not the package: see deferred_imports
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.mcp_session import McpSession, McpToolError
+from freeact_tui.execution.tool_allowlist import (
+    DEFAULT_TOOL_TIMEOUT,
+    TOKEN_USER,
+    McpServerEntry,
+    bind_socket,
+    credentials_host,
+    parse_mcp_servers,
+)
 from freeact_tui.paths import log_tail, mcp_log_file
 
 logger = logging.getLogger(__name__)
 
-# Seconds a programmatic tool call may run when the allow-list entry gives no ``timeout``.
-DEFAULT_TOOL_TIMEOUT = 30.0
 # Starting may take longer than a call (npx/uvx fetch packages first), so it gets at least this long.
 _MIN_START_TIMEOUT = 30.0
-
-
-@dataclass(frozen=True)
-class McpServerEntry:
-    """One allowed MCP server: the only parameters it may be started with, and its call timeout."""
-
-    params: dict[str, Any]
-    timeout: float
-
-
-def parse_mcp_servers(
-    servers: Mapping[str, Mapping[str, Any]] | None, default_timeout: float = DEFAULT_TOOL_TIMEOUT
-) -> dict[str, McpServerEntry]:
-    """Validate an allow-list: server (package) name -> connection parameters.
-
-    Args:
-        servers: As in ``PtcApis.params`` (``command``/``args``/``env`` or ``url``/``headers``/
-            ``type``), each optionally with a ``timeout`` key (seconds per tool call).
-        default_timeout: The timeout of entries without one.
-
-    Returns:
-        The entries, their parameters without ``timeout``.
-
-    Raises:
-        ValueError: An entry is not a mapping, has neither ``command`` nor ``url``, or has a timeout
-            that is not a positive number.
-    """
-    entries: dict[str, McpServerEntry] = {}
-    for name, given in (servers or {}).items():
-        if not isinstance(given, Mapping):
-            raise ValueError(f"MCP server `{name}`: connection parameters must be a mapping, not {given!r}")
-        params = {k: v for k, v in given.items() if k != "timeout"}
-        if not isinstance(params.get("command"), str) and not isinstance(params.get("url"), str):
-            raise ValueError(f"MCP server `{name}`: connection parameters need a `command` or a `url`")
-        timeout = given.get("timeout", default_timeout)
-        if (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, int | float)
-            or not math.isfinite(timeout)
-            or timeout <= 0
-        ):
-            raise ValueError(
-                f"MCP server `{name}`: timeout must be a positive number of seconds, not {timeout!r}"
-            )
-        entries[str(name)] = McpServerEntry(params, float(timeout))
-    return entries
-
-
-# The user name of the tool server's Basic credentials; the password is the random token.
-TOKEN_USER = "freeact"  # noqa: S105 - a user name
 
 
 class TokenGuard:
@@ -135,6 +87,8 @@ class KernelToolServer(ToolServer):
         log_dir: Where stdio servers' stderr goes (``mcp-<name>.log``).
         approval_required: Ask the approval client before each call.
         approval_timeout: Seconds an approval may stay undecided.
+        token: The credentials' password (default: a new random one); a kernel created before this
+            server was built was given it already.
     """
 
     def __init__(
@@ -145,13 +99,14 @@ class KernelToolServer(ToolServer):
         log_dir: Path,
         approval_required: bool,
         approval_timeout: float | None,
+        token: str | None = None,
     ) -> None:
         host, port = sock.getsockname()[:2]
         super().__init__(
             host=host, port=port, approval_required=approval_required, approval_timeout=approval_timeout
         )
         self._sock = sock
-        self.token = secrets.token_urlsafe(32)
+        self.token = token or secrets.token_urlsafe(32)
         self.log_dir = log_dir
         self._servers = dict(servers)
         self._sessions: dict[str, McpSession] = {}
@@ -181,13 +136,17 @@ class KernelToolServer(ToolServer):
 
     def client_host(self, host: str) -> str:
         """``host`` with this server's credentials, for mcpygen's clients (``http://<it>:<port>/…``)."""
-        return f"{TOKEN_USER}:{self.token}@{host}"
+        return credentials_host(self.token, host)
 
     async def start(self) -> None:
         """Serve on the socket; returns when the server answers."""
         self._loop = asyncio.get_running_loop()
         config = uvicorn.Config(
-            TokenGuard(self.app, self.token), log_config=None, log_level="warning", access_log=False, ws="wsproto"
+            TokenGuard(self.app, self.token),
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            ws="wsproto",
         )
         self._server = _QuietServer(config)
         self._server_task = asyncio.create_task(self._server.serve(sockets=[self._sock]))
@@ -300,20 +259,11 @@ def _leaves(exc: BaseException) -> Iterator[BaseException]:
             todo.append(current.__cause__)
 
 
-def bind_socket(host: str, port: int | None, what: str) -> socket.socket:
-    """A TCP socket bound to ``host:port`` (port 0 or None: a free one).
-
-    ``SO_REUSEADDR`` is set, so a fixed port can be bound again at once after a stop (its old
-    connections in TIME_WAIT do not block it); a port another socket listens on is still refused.
-
-    Raises:
-        ExecutorError: The address is taken or not available.
-    """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port or 0))
-    except OSError as e:
-        sock.close()
-        raise ExecutorError(f"Cannot listen on {host}:{port} for the {what}: {e.strerror or e}") from e
-    return sock
+__all__ = [
+    "DEFAULT_TOOL_TIMEOUT",
+    "KernelToolServer",
+    "McpServerEntry",
+    "TokenGuard",
+    "bind_socket",
+    "parse_mcp_servers",
+]

@@ -154,7 +154,7 @@ class EventRouter:
                     view.status_bar.set_activity("running")
                 if state == "restarting" and event.detail == RESTART_AFTER_INTERRUPT:
                     await log.notice(
-                        "The kernel did not stop when interrupted, so it was restarted: its variables are gone.",
+                        "The kernel did not stop when interrupted, so it is being restarted: its variables are gone.",
                         title="Kernel restarted",
                     )
             case OutputClaim(text=text):
