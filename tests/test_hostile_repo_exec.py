@@ -98,7 +98,7 @@ async def test_the_tool_server_refuses_requests_without_its_token(
     hostile: tuple[KernelExecutor, Path],
 ) -> None:
     ex, _ = hostile
-    server = ex._tool_server
+    server = ex._tool.server
     assert server is not None
     base = f"http://127.0.0.1:{server.port}"
     query = {"server_name": "ipybox", "tool_name": "shell", "tool_args": {"cmd": "touch x"}}

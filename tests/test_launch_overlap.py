@@ -72,8 +72,8 @@ def test_the_tool_server_imports_without_mcpygens_api_generator_which_loads_when
 ) -> None:
     out = _run(
         "import json, sys\n"
-        "from freeact_tui.execution.kernel import _import_tool_server\n"
-        "_import_tool_server()\n"
+        "from freeact_tui.execution.tool_link import import_tool_server\n"
+        "import_tool_server()\n"
         "from freeact_tui.execution.tool_server import KernelToolServer\n"
         "before = [m in sys.modules for m in ('mcpygen.apigen', 'datamodel_code_generator')]\n"
         "from mcpygen import ApprovalRequest, generate_mcp_sources\n"

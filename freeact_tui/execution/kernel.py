@@ -11,33 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
-import os
-import secrets
-import signal
-import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import psutil
 
 from freeact_tui import paths
 from freeact_tui.events import KernelState
 from freeact_tui.execution import spare_gateway
 from freeact_tui.execution.base import (
     RESTART_AFTER_INTERRUPT,
-    ApprovalKind,
-    ExecApproval,
     ExecItem,
     ExecResult,
     ExecutorError,
     StateListener,
 )
 from freeact_tui.execution.cell_run import CellRun, Stop
-from freeact_tui.execution.deferred_imports import defer_mcpygen_init, defer_rfc3987_syntax
 from freeact_tui.execution.kernel_client import KernelConnection
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess, kernel_environment
 from freeact_tui.execution.kernel_init import WARM_UP_CODE, kernel_init_code
@@ -46,24 +36,17 @@ from freeact_tui.execution.tool_allowlist import (
     DEFAULT_TOOL_TIMEOUT,
     McpServerEntry,
     bind_socket,
-    credentials_host,
+    exec_approval,
     parse_mcp_servers,
 )
+from freeact_tui.execution.tool_link import ToolLink
 from freeact_tui.timeline import mark
 
 if TYPE_CHECKING:  # mcpygen, mcp and uvicorn load while the kernel starts (``_attach_tool_server``)
-    from mcpygen.tool_exec.approval.client import ApprovalClient, ApprovalRequest
+    from mcpygen.tool_exec.approval.client import ApprovalRequest
 
-    from freeact_tui.execution.tool_server import KernelToolServer
 
 logger = logging.getLogger(__name__)
-
-
-def _import_tool_server() -> None:
-    """Import the tool server's modules (mcpygen, mcp, uvicorn), what none of them uses at once deferred."""
-    defer_rfc3987_syntax()
-    defer_mcpygen_init()
-    importlib.import_module("freeact_tui.execution.tool_server")
 
 
 class KernelExecutor:
@@ -144,10 +127,7 @@ class KernelExecutor:
         self._detail = ""
         self._listeners: list[StateListener] = []
         self._lock = asyncio.Lock()
-        self._tool_server: KernelToolServer | None = None
-        self._tool_sock: socket.socket | None = None  # bound (and listening) before the server runs on it
-        self._tool_token = ""
-        self._approvals: ApprovalClient | None = None
+        self._tool = ToolLink()
         self._gateway: KernelGatewayProcess | None = None
         self._conn: KernelConnection | None = None
         self._run: CellRun | None = None
@@ -185,8 +165,8 @@ class KernelExecutor:
             ValueError: An entry is malformed (the allow-list is then left as it was).
         """
         self._mcp_servers = parse_mcp_servers(servers, self.mcp_timeout)
-        if self._tool_server is not None:
-            self._tool_server.set_servers(self._mcp_servers)
+        if self._tool.server is not None:
+            self._tool.server.set_servers(self._mcp_servers)
 
     def add_state_listener(self, listener: StateListener) -> None:
         """``listener(state, detail)`` is called on every state change."""
@@ -221,16 +201,22 @@ class KernelExecutor:
             gateway_port, tool_port = self._ports
             # The tool server's socket and token first: the kernel's init code names them. The server
             # itself (mcpygen, mcp, uvicorn: seconds to import) comes up while the kernel is created.
-            sock = bind_socket(self.host, tool_port, "tool server")
-            sock.listen(128)  # the kernel's first request waits in the backlog until the server serves
-            self._tool_sock = sock
-            self._tool_token = secrets.token_urlsafe(32)
-            attach = asyncio.create_task(self._attach_tool_server(sock, self._tool_token))
+            self._tool.bind(self.host, tool_port)
+            attach = asyncio.create_task(
+                self._tool.attach(
+                    servers=self._mcp_servers,
+                    log_dir=self.log_dir,
+                    approval_required=self.approve_shell_cmds or self.approve_tool_calls,
+                    approval_timeout=self.approval_timeout,
+                    on_approval=self._on_approval,
+                    host=self.host,
+                )
+            )
             try:
                 probe = bind_socket(self.host, gateway_port, "kernel gateway")
                 gateway_port = probe.getsockname()[1]
                 probe.close()
-                tool_host, tool_port = credentials_host(self._tool_token, self.host), sock.getsockname()[1]
+                tool_host, tool_port = self._tool.address(self.host)
                 self._gateway = self._gateway_process(
                     gateway_port,
                     tool_port,
@@ -263,31 +249,6 @@ class KernelExecutor:
         mark("kernel:ready")
         await self._lock.acquire()
         self._spawn(self._warm_up_and_release(self._lock))
-
-    async def _attach_tool_server(self, sock: socket.socket, token: str) -> None:
-        """Import and start the tool server on ``sock`` and connect our approval client to it."""
-        mark("tool_server:start")
-        # Off the event loop: it creates the kernel meanwhile (the gateway and the kernel work in
-        # their own processes), and a UI keeps drawing.
-        await asyncio.to_thread(_import_tool_server)
-        from mcpygen.tool_exec.approval.client import ApprovalClient
-
-        from freeact_tui.execution.tool_server import KernelToolServer
-
-        self._tool_server = KernelToolServer(
-            sock,
-            servers=self._mcp_servers,
-            log_dir=self.log_dir,
-            approval_required=self.approve_shell_cmds or self.approve_tool_calls,
-            approval_timeout=self.approval_timeout,
-            token=token,
-        )
-        await self._tool_server.start()
-        self._approvals = ApprovalClient(
-            self._on_approval, host=self._tool_server.client_host(self.host), port=sock.getsockname()[1]
-        )
-        await self._approvals.connect()
-        mark("tool_server:end")
 
     async def _open_kernel(self) -> None:
         """A new kernel, in a new gateway if the last one has ended (a restart)."""
@@ -342,8 +303,7 @@ class KernelExecutor:
 
     def _tool_server_address(self) -> tuple[str, int]:
         """Where code in the kernel sends approval requests (a remote kernel asks in-band instead)."""
-        assert self._tool_sock is not None
-        return credentials_host(self._tool_token, self.host), self._tool_sock.getsockname()[1]
+        return self._tool.address(self.host)
 
     def _gateway_process(self, port: int, tool_port: int, env: dict[str, str]) -> KernelGatewayProcess:
         """The gateway to run on ``port`` (a subclass may run it elsewhere, e.g. in a sandbox).
@@ -362,8 +322,9 @@ class KernelExecutor:
         """Replace the kernel (the caller holds the lock). Raises ExecutorError if none starts."""
         self._set_state("restarting", reason)
         if self._conn is not None:
-            if reason == RESTART_AFTER_INTERRUPT:
-                self._kill_unresponsive_kernel()
+            pid = self.kernel_pid
+            if reason == RESTART_AFTER_INTERRUPT and pid is not None and self._gateway is not None:
+                self._gateway.kill_kernel(pid)  # not waiting out its shutdown grace
             await self._conn.close()
             self._conn = None
         try:
@@ -373,25 +334,6 @@ class KernelExecutor:
             raise
         self._set_state("ready")
         await self._warm_up()
-
-    def _kill_unresponsive_kernel(self) -> None:
-        """SIGKILL the kernel and its process group, if it is a process of our own gateway.
-
-        Asked to shut down, a kernel that ignores signals holds the gateway for its whole grace (5 s).
-        A kernel in another pid namespace (sandbox, container) or behind a remote gateway is left to it.
-        """
-        pid, gateway = self.kernel_pid, self._gateway
-        if pid is None or gateway is None or gateway.pid is None:
-            return
-        try:
-            if pid not in {p.pid for p in psutil.Process(gateway.pid).children(recursive=True)}:
-                return
-            group = os.getpgid(pid)
-        except (psutil.Error, OSError):
-            return
-        with contextlib.suppress(OSError):
-            # Its own group (a kernel's session): the commands it started go with it.
-            os.killpg(group, signal.SIGKILL) if group == pid else os.kill(pid, signal.SIGKILL)
 
     async def _warm_up(self) -> None:
         if self._conn is None or not self.approve_shell_cmds or not self.warm_up:
@@ -502,20 +444,14 @@ class KernelExecutor:
             self._finish(run)
 
     async def _on_approval(self, request: ApprovalRequest) -> None:
-        if request.server_name == "ipybox" and request.tool_name in ("shell", "shell_magic"):
-            kind: ApprovalKind = "shell" if request.tool_name == "shell" else "script"
-            approval = ExecApproval(kind, command=str(request.tool_args.get("cmd", "")))
-        elif not self.approve_tool_calls:
-            await request.accept()
-            return
-        else:
-            args = dict(request.tool_args)
-            approval = ExecApproval("mcp", server=request.server_name, tool=request.tool_name, args=args)
+        approval = exec_approval(request, self.approve_tool_calls)
         run = self._run
-        if run is None or run.finished:
+        if approval is None:
+            await request.accept()
+        elif run is None or run.finished:
             await request.reject()
-            return
-        run.offer(approval, request, self.approval_timeout)
+        else:
+            run.offer(approval, request, self.approval_timeout)
 
     async def interrupt(self) -> None:
         """Interrupt the running cell; its ``stream`` ends with ``cancelled=True``."""
@@ -533,8 +469,8 @@ class KernelExecutor:
         if self._state == "stopped" or self._stopping:
             raise ExecutorError("The kernel is not running (executor stopped).")
         async with self._lock:
-            if self._tool_server is not None:
-                await self._tool_server.reset()
+            if self._tool.server is not None:
+                await self._tool.server.reset()
             await self._restart_kernel("reset")
 
     async def stop(self) -> None:
@@ -558,14 +494,4 @@ class KernelExecutor:
         if self._gateway is not None:
             await self._gateway.stop()
             self._gateway = None
-        if self._approvals is not None:
-            with contextlib.suppress(Exception):
-                await self._approvals.disconnect()
-            self._approvals = None
-        if self._tool_server is not None:
-            with contextlib.suppress(Exception):
-                await self._tool_server.stop()
-            self._tool_server = None
-        if self._tool_sock is not None:
-            self._tool_sock.close()  # the server's, closed already, or never served on
-            self._tool_sock = None
+        await self._tool.close()

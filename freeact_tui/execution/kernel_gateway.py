@@ -250,6 +250,24 @@ class KernelGatewayProcess:
             self._log_path.unlink(missing_ok=True)
             self._log_path = None
 
+    def kill_kernel(self, pid: int) -> None:
+        """SIGKILL kernel ``pid`` and its process group, if it is a process of this gateway.
+
+        Asked to shut down, a kernel that ignores signals holds the gateway for its whole grace (5 s).
+        A kernel in another pid namespace (sandbox, container) or behind a remote gateway is left to it.
+        """
+        if self.pid is None:
+            return
+        try:
+            if pid not in {p.pid for p in psutil.Process(self.pid).children(recursive=True)}:
+                return
+            group = os.getpgid(pid)
+        except (psutil.Error, OSError):
+            return
+        with contextlib.suppress(OSError):
+            # Its own group (a kernel's session): the commands it started go with it.
+            os.killpg(group, signal.SIGKILL) if group == pid else os.kill(pid, signal.SIGKILL)
+
 
 def _connection_file(proc: psutil.Process) -> str | None:
     """The ``-f kernel-….json`` connection file of a kernel process (None for any other process)."""

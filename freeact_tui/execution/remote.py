@@ -436,7 +436,7 @@ class RemoteExecutor(KernelExecutor):
 
     async def _answer_inband(self, request: dict[str, Any]) -> dict[str, Any]:
         """Decide an approval or run a tool call that the kernel sent in-band."""
-        server = self._tool_server
+        server = self._tool.server
         if server is None:
             return {"error": "the executor is stopping"}
         return await answer_inband(server, request)

@@ -10,9 +10,12 @@ import math
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from freeact_tui.execution.base import ExecutorError
+from freeact_tui.execution.base import ApprovalKind, ExecApproval, ExecutorError
+
+if TYPE_CHECKING:
+    from mcpygen.tool_exec.approval.client import ApprovalRequest
 
 # Seconds a programmatic tool call may run when the allow-list entry gives no ``timeout``.
 DEFAULT_TOOL_TIMEOUT = 30.0
@@ -90,3 +93,15 @@ def bind_socket(host: str, port: int | None, what: str) -> socket.socket:
         sock.close()
         raise ExecutorError(f"Cannot listen on {host}:{port} for the {what}: {e.strerror or e}") from e
     return sock
+
+
+def exec_approval(request: ApprovalRequest, approve_tool_calls: bool) -> ExecApproval | None:
+    """What a request of the kernel's approval channel asks the user (``None``: nothing, a tool call
+    when tool calls are not approved one by one)."""
+    if request.server_name == "ipybox" and request.tool_name in ("shell", "shell_magic"):
+        kind: ApprovalKind = "shell" if request.tool_name == "shell" else "script"
+        return ExecApproval(kind, command=str(request.tool_args.get("cmd", "")))
+    if not approve_tool_calls:
+        return None
+    args = dict(request.tool_args)
+    return ExecApproval("mcp", server=request.server_name, tool=request.tool_name, args=args)

@@ -1,0 +1,96 @@
+"""The executor's end of the tool server: its socket and token (known before the kernel starts, whose
+init code names them), the server once imported and started, and our approval client on it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import secrets
+import socket
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from freeact_tui.execution.deferred_imports import defer_mcpygen_init, defer_rfc3987_syntax
+from freeact_tui.execution.tool_allowlist import McpServerEntry, bind_socket, credentials_host
+from freeact_tui.timeline import mark
+
+if TYPE_CHECKING:  # mcpygen, mcp and uvicorn load while the kernel starts (``attach``)
+    from mcpygen.tool_exec.approval.client import ApprovalClient, ApprovalRequest
+
+    from freeact_tui.execution.tool_server import KernelToolServer
+
+
+def import_tool_server() -> None:
+    """Import the tool server's modules (mcpygen, mcp, uvicorn), what none of them uses at once deferred."""
+    defer_rfc3987_syntax()
+    defer_mcpygen_init()
+    importlib.import_module("freeact_tui.execution.tool_server")
+
+
+class ToolLink:
+    """The tool server as the executor holds it (``server`` is ``None`` until ``attach`` has run)."""
+
+    def __init__(self) -> None:
+        self.server: KernelToolServer | None = None
+        self.sock: socket.socket | None = None  # bound (and listening) before the server runs on it
+        self.token = ""
+        self.approvals: ApprovalClient | None = None
+
+    def bind(self, host: str, port: int | None) -> socket.socket:
+        """A listening socket and a new token: the kernel's first request waits in the backlog until
+        the server serves."""
+        sock = bind_socket(host, port, "tool server")
+        sock.listen(128)
+        self.sock, self.token = sock, secrets.token_urlsafe(32)
+        return sock
+
+    def address(self, host: str) -> tuple[str, int]:
+        """The host (with our credentials in it) and port code in the kernel sends requests to."""
+        assert self.sock is not None
+        return credentials_host(self.token, host), self.sock.getsockname()[1]
+
+    async def attach(
+        self,
+        *,
+        servers: Mapping[str, McpServerEntry],
+        log_dir: Path,
+        approval_required: bool,
+        approval_timeout: float | None,
+        on_approval: Callable[[ApprovalRequest], Awaitable[None]],
+        host: str,
+    ) -> None:
+        """Import and start the tool server on the bound socket and connect our approval client."""
+        assert self.sock is not None
+        mark("tool_server:start")
+        # Off the event loop: the kernel is created meanwhile (the gateway and the kernel work in
+        # their own processes), and a UI keeps drawing.
+        await asyncio.to_thread(import_tool_server)
+        from freeact_tui.execution.tool_server import attach_tool_server
+
+        self.server, self.approvals = await attach_tool_server(
+            self.sock,
+            self.token,
+            servers=servers,
+            log_dir=log_dir,
+            approval_required=approval_required,
+            approval_timeout=approval_timeout,
+            on_approval=on_approval,
+            host=host,
+        )
+        mark("tool_server:end")
+
+    async def close(self) -> None:
+        """Disconnect, stop the server and close the socket (safe at any stage)."""
+        if self.approvals is not None:
+            with contextlib.suppress(Exception):
+                await self.approvals.disconnect()
+            self.approvals = None
+        if self.server is not None:
+            with contextlib.suppress(Exception):
+                await self.server.stop()
+            self.server = None
+        if self.sock is not None:
+            self.sock.close()  # the server's, closed already, or never served on
+            self.sock = None
