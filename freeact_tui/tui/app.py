@@ -34,7 +34,6 @@ from freeact_tui.tui.commands import (
 )
 from freeact_tui.tui.exit_signals import ExitSignals
 from freeact_tui.tui.quitting import settle_for_exit
-from freeact_tui.tui.screens.first_run import START_DEMO, FirstRunScreen
 from freeact_tui.tui.screens.help import HelpScreen
 from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.themes import register_themes
@@ -150,6 +149,11 @@ class FreeactApp(App[None]):
         screen = MainScreen(self)
         await self.push_screen(screen)
         mark("app:mount:end")  # the main screen and its prompt are up
+        # After the first frame: the agent's imports (a thread holding the GIL) would delay it.
+        self.call_after_refresh(self._start_boot, screen)
+
+    def _start_boot(self, screen: MainScreen) -> None:
+        mark("boot:start")
         self.run_worker(self._boot(screen), name="boot", group="boot")
 
     async def _boot(self, screen: MainScreen) -> None:
@@ -162,6 +166,8 @@ class FreeactApp(App[None]):
         mark("agent_import:end")
         problem = self._setup_problem(self._model)
         if problem is not None:
+            from freeact_tui.tui.screens.first_run import FirstRunScreen  # Markdown: not for the first frame
+
             self.startup_error = problem
             await screen.show_agent()
             self.agent_ready = True
@@ -228,6 +234,8 @@ class FreeactApp(App[None]):
             self.notify(f"Theme not saved: {exc}", severity="warning")
 
     async def _first_run_done(self, choice: bool | str | None) -> None:
+        from freeact_tui.tui.screens.first_run import START_DEMO
+
         if choice is False:
             self.exit()
         elif choice == START_DEMO:
