@@ -1,8 +1,8 @@
 """The first frame comes before the heavy stack: the real command line, started in a pseudo-terminal,
 draws its prompt with the placeholder before pydantic-ai, ipybox, MCP or the agent are imported (they
-load after that frame, in the background), and before Markdown and its syntax highlighter, which only
-the conversation's blocks need. A hook in the process notes ``sys.modules`` at the first frame that
-shows the placeholder."""
+load after that frame, in the background), before Markdown and its syntax highlighter, which only the
+conversation's blocks need, and before the spare kernel gateway is spawned. A hook in the process notes
+``sys.modules`` and the child processes at the first frame that shows the placeholder."""
 
 from __future__ import annotations
 
@@ -42,8 +42,18 @@ def display(self, screen, renderable):
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", renderable.render_segments(self.console))
     if "Ask anything" not in text:
         return  # a frame before the prompt is drawn
+    children = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+            if int(stat[stat.rindex(b")") + 2:].split()[1]) == os.getpid():
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    children.append(f.read().replace(b"\0", b" ").decode(errors="replace")[:200])
+        except (OSError, ValueError):
+            pass
     with open(out + ".part", "w") as f:
-        json.dump(sorted(sys.modules), f)
+        json.dump({"modules": sorted(sys.modules), "children": children}, f)
     os.replace(out + ".part", out)
 
 textual.app.App._display = display
@@ -69,8 +79,9 @@ HEAVY = (
 )
 
 
-def modules_at_first_frame(tmp_path: Path, limit: float = 90.0) -> list[str]:
-    """``sys.modules`` of the real command line (``--model test``) at its first frame with the placeholder."""
+def at_first_frame(tmp_path: Path, limit: float = 90.0) -> dict[str, list[str]]:
+    """The real command line (``--model test``) at its first frame with the placeholder: its loaded
+    ``modules`` and its ``children`` (their command lines)."""
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
     out = tmp_path / "modules.json"
@@ -105,7 +116,8 @@ def modules_at_first_frame(tmp_path: Path, limit: float = 90.0) -> list[str]:
             assert app.poll() is None, f"the app ended ({app.returncode}):\n{screen}"
             assert time.monotonic() < deadline, f"no frame with the placeholder:\n{screen}"
             time.sleep(0.02)
-        return list(json.loads(out.read_text()))
+        seen: dict[str, list[str]] = json.loads(out.read_text())
+        return seen
     finally:
         group = os.getpgid(app.pid) if app.poll() is None else None
         app.send_signal(signal.SIGTERM)  # quits as Ctrl+Q does
@@ -126,7 +138,9 @@ def heavy_among(modules: list[str]) -> list[str]:
 
 
 @pytest.mark.timeout(120)
-def test_the_first_frame_is_drawn_before_the_agent_stack_and_markdown_are_imported(tmp_path: Path) -> None:
-    modules = modules_at_first_frame(tmp_path)
-    assert "freeact_tui.tui.screens.main" in modules, "the hook did not see the app's main screen"
-    assert heavy_among(modules) == []
+def test_the_first_frame_comes_before_the_agent_stack_markdown_and_the_spare_gateway(tmp_path: Path) -> None:
+    seen = at_first_frame(tmp_path)
+    assert "freeact_tui.tui.screens.main" in seen["modules"], "the hook did not see the app's main screen"
+    assert heavy_among(seen["modules"]) == []
+    # The spare kernel gateway's imports (seconds of CPU) would compete with the first frame.
+    assert seen["children"] == []

@@ -2,8 +2,9 @@
 typer (its import and parsing are a third of the command's time); every other command line, and any
 ``sessions list`` this does not take apart with certainty, goes to the typer app (``cli.main``).
 
-A command line that starts the app with a local kernel first spawns a spare kernel gateway
-(``execution.spare_gateway``), before anything else is imported: its boot then overlaps the app's."""
+A command line that starts the app with a local kernel has a spare kernel gateway
+(``execution.spare_gateway``) spawned once the app's first frame is drawn: its boot then overlaps the
+agent's. Whatever ends the command line, a spare nobody took is ended here."""
 
 from __future__ import annotations
 
@@ -140,7 +141,6 @@ def main() -> None:
     if starts_local_app(sys.argv[1:]):
         from freeact_tui.execution import spare_gateway
 
-        spare_gateway.spawn()
         try:
             _main()
         finally:

@@ -6,6 +6,7 @@ import asyncio
 import importlib
 import re
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -75,6 +76,8 @@ class FreeactApp(App[None]):
         clock: Returns the current time for elapsed and relative times in the side panel (tests fix it).
         fast_exit: The process ends right after the app (the command line): quitting then only ends the
             turn and writes the session; the kernels end by themselves once the process is gone.
+        after_first_frame: Called once the first frame is drawn, before the agent loads (the command
+            line spawns its spare kernel gateway there: earlier, its imports would slow that frame).
         **agent_options: More keyword arguments of ``Agent.from_config`` for every agent this app
             opens, e.g. ``executor=`` an already started executor (tests share one kernel).
     """
@@ -100,9 +103,11 @@ class FreeactApp(App[None]):
         session_id: str | None = None,
         clock: Clock | None = None,
         fast_exit: bool = False,
+        after_first_frame: Callable[[], object] | None = None,
         **agent_options: Any,
     ) -> None:
         super().__init__()
+        self._after_first_frame = after_first_frame
         self.clock = clock
         self.fast_exit = fast_exit
         self.config = config
@@ -154,6 +159,8 @@ class FreeactApp(App[None]):
 
     def _start_boot(self, screen: MainScreen) -> None:
         mark("boot:start")
+        if self._after_first_frame is not None:
+            self._after_first_frame()
         self.run_worker(self._boot(screen), name="boot", group="boot")
 
     async def _boot(self, screen: MainScreen) -> None:
