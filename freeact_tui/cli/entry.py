@@ -2,8 +2,9 @@
 typer (its import and parsing are a third of the command's time); every other command line, and any
 ``sessions list`` this does not take apart with certainty, goes to the typer app (``cli.main``).
 
-A command line that starts the app with a local kernel first spawns a spare kernel gateway
-(``execution.spare_gateway``), before anything else is imported: its boot then overlaps the app's."""
+A command line that starts the app with a local kernel has a spare kernel gateway
+(``execution.spare_gateway``) spawned once the app's first frame is drawn: its boot then overlaps the
+agent's. Whatever ends the command line, a spare nobody took is ended here."""
 
 from __future__ import annotations
 
@@ -152,7 +153,6 @@ def main() -> None:
         from freeact_tui.execution import spare_gateway
         from freeact_tui.execution.deferred_imports import defer_mcpygen_init, defer_rfc3987_syntax
 
-        spare_gateway.spawn()
         # Whatever imports them first (the tool server, MCP API generation) loads only what it uses.
         defer_rfc3987_syntax()
         defer_mcpygen_init()

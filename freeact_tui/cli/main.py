@@ -121,10 +121,6 @@ def start_app(
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     mark("config:end")
-    if config.execution != "local":  # the spare gateway (cli.entry) would only wait until we exit
-        from freeact_tui.execution import spare_gateway
-
-        spare_gateway.discard()
     chosen = resolve_session_id(config, session_id, resume)
     _log_to_file(log_level)
     _warn_if_insecure(config)
@@ -136,15 +132,18 @@ def start_app(
     from freeact_tui.tui.quitting import exit_now
 
     mark("app_import:end")
-    tui = FreeactApp(config, session_id=chosen, fast_exit=True)
+    from freeact_tui.execution import spare_gateway
+
+    # A local kernel's gateway boots meanwhile, spawned once the first frame is drawn (not before it:
+    # on two cores its imports would hold that frame back).
+    spawn = spare_gateway.spawn if config.execution == "local" else None
+    tui = FreeactApp(config, session_id=chosen, fast_exit=True, after_first_frame=spawn)
     # Our own loop, never closed: closing it would wait for tasks and threads of kernels being left.
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     tui.run(loop=loop)
     if tui.resume_hint:
         typer.echo(tui.resume_hint)
-    from freeact_tui.execution import spare_gateway
-
     spare_gateway.discard()  # never taken (no agent was opened): it would end with us anyway, a little later
     exit_now(tui.return_code or 0)  # the kernels end by themselves once we are gone
 

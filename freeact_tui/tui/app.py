@@ -6,6 +6,7 @@ import asyncio
 import importlib
 import re
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -34,7 +35,6 @@ from freeact_tui.tui.commands import (
 )
 from freeact_tui.tui.exit_signals import ExitSignals
 from freeact_tui.tui.quitting import settle_for_exit
-from freeact_tui.tui.screens.first_run import START_DEMO, FirstRunScreen
 from freeact_tui.tui.screens.help import HelpScreen
 from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.themes import register_themes
@@ -76,6 +76,8 @@ class FreeactApp(App[None]):
         clock: Returns the current time for elapsed and relative times in the side panel (tests fix it).
         fast_exit: The process ends right after the app (the command line): quitting then only ends the
             turn and writes the session; the kernels end by themselves once the process is gone.
+        after_first_frame: Called once the first frame is drawn, before the agent loads (the command
+            line spawns its spare kernel gateway there: earlier, its imports would slow that frame).
         **agent_options: More keyword arguments of ``Agent.from_config`` for every agent this app
             opens, e.g. ``executor=`` an already started executor (tests share one kernel).
     """
@@ -101,9 +103,11 @@ class FreeactApp(App[None]):
         session_id: str | None = None,
         clock: Clock | None = None,
         fast_exit: bool = False,
+        after_first_frame: Callable[[], object] | None = None,
         **agent_options: Any,
     ) -> None:
         super().__init__()
+        self._after_first_frame = after_first_frame
         self.clock = clock
         self.fast_exit = fast_exit
         self.config = config
@@ -151,6 +155,13 @@ class FreeactApp(App[None]):
         screen = MainScreen(self)
         await self.push_screen(screen)
         mark("app:mount:end")  # the main screen and its prompt are up
+        # After the first frame: the agent's imports (a thread holding the GIL) would delay it.
+        self.call_after_refresh(self._start_boot, screen)
+
+    def _start_boot(self, screen: MainScreen) -> None:
+        mark("boot:start")
+        if self._after_first_frame is not None:
+            self._after_first_frame()
         self.run_worker(self._boot(screen), name="boot", group="boot")
 
     async def _boot(self, screen: MainScreen) -> None:
@@ -163,6 +174,8 @@ class FreeactApp(App[None]):
         mark("agent_import:end")
         problem = self._setup_problem(self._model)
         if problem is not None:
+            from freeact_tui.tui.screens.first_run import FirstRunScreen  # Markdown: not for the first frame
+
             self.startup_error = problem
             await screen.show_agent()
             self.agent_ready = True
@@ -229,6 +242,8 @@ class FreeactApp(App[None]):
             self.notify(f"Theme not saved: {exc}", severity="warning")
 
     async def _first_run_done(self, choice: bool | str | None) -> None:
+        from freeact_tui.tui.screens.first_run import START_DEMO
+
         if choice is False:
             self.exit()
         elif choice == START_DEMO:

@@ -11,7 +11,6 @@ from textual.notifications import SeverityLevel
 
 from freeact_tui.tui.mentions import attach_mentions
 from freeact_tui.tui.screens.chat_host import ChatHost
-from freeact_tui.tui.screens.first_run import setup_guide
 from freeact_tui.tui.screens.user_shell import shell_command
 from freeact_tui.tui.widgets.conversation import ConversationLog
 from freeact_tui.tui.widgets.prompt import PromptInput
@@ -81,6 +80,8 @@ class PromptFlow:
             return
         if view.agent is None:
             problem = view.host.startup_error or "No model is set."
+            from freeact_tui.tui.screens.first_run import setup_guide  # its screen's Markdown: not at start
+
             await view.conversation.notice(setup_guide(problem), title="Set up a model first")
             view.notify("No model is set: type /model PROVIDER:NAME (see the guide).", severity="error")
             return

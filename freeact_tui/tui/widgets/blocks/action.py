@@ -9,7 +9,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.highlight import highlight
 from textual.markup import escape
 from textual.message import Message
 from textual.widgets import Collapsible, Static
@@ -53,6 +52,13 @@ _TITLES: dict[type[ToolCall], str] = {
 def action_title(tool_call: ToolCall) -> str:
     """A short human name of the kind of action."""
     return _TITLES.get(type(tool_call), "Action")
+
+
+def highlight(code: str, *, language: str) -> Content:
+    """Textual's syntax highlighting (pygments, imported with the first action shown, not at start)."""
+    from textual.highlight import highlight as pygments_highlight
+
+    return pygments_highlight(code, language=language)
 
 
 def _json(args: dict[str, object]) -> str:

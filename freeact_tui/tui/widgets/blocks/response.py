@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 
-from freeact_tui.tui.widgets.blocks.base import BlankMarkdown, MarkdownBlock
+from freeact_tui.tui.widgets.blocks.base import MarkdownBlock
 
 
 class ResponseBlock(MarkdownBlock):
@@ -31,6 +31,8 @@ class ResponseBlock(MarkdownBlock):
             self.BLANK = False  # type: ignore[misc]  # the border must be painted
 
     def compose(self) -> ComposeResult:
+        from freeact_tui.tui.widgets.blocks.markdown_view import BlankMarkdown  # not before the 1st frame
+
         yield BlankMarkdown(self._initial)
 
     async def finish(self, full_text: str | None = None) -> None:

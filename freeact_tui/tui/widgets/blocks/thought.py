@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import Collapsible
 
-from freeact_tui.tui.widgets.blocks.base import BlankMarkdown, MarkdownBlock
+from freeact_tui.tui.widgets.blocks.base import MarkdownBlock
 
 
 class _FoldingCollapsible(Collapsible):
@@ -49,6 +49,8 @@ class ThoughtBlock(MarkdownBlock):
         self._collapsed = collapsed
 
     def compose(self) -> ComposeResult:
+        from freeact_tui.tui.widgets.blocks.markdown_view import BlankMarkdown  # not before the 1st frame
+
         with _FoldingCollapsible(title=self.label("Thinking"), collapsed=self._collapsed):
             yield BlankMarkdown(self._initial)
 
