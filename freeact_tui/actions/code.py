@@ -11,6 +11,7 @@ from freeact_tui.actions.ports import TurnPorts
 from freeact_tui.events import CodeExecutionOutput, CodeExecutionOutputChunk
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
 from freeact_tui.shellwords import split_command
+from freeact_tui.store.event_record import IMAGE_NOTE
 from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript, ToolCall
 
 REJECTED_PART_NOTE = "The user rejected "
@@ -50,6 +51,8 @@ class ActionOutcome:
             meta["subagent_id"] = self.subagent_id
         if self.malformed:
             meta["malformed"] = True
+        if self.kernel_died:
+            meta["kernel_died"] = True
         return meta
 
 
@@ -138,7 +141,7 @@ class CodeActionRunner:
         )
         attachments: list[Any] = []
         if result.images:
-            content += "".join(f"\n[image saved: {p}]" for p in result.images)
+            content += "".join(f"{IMAGE_NOTE}{p}]" for p in result.images)
             attachments, note = image_attachments(list(result.images), self._model_profile)
             content += note
         if rejected is not None:
@@ -157,6 +160,8 @@ class CodeActionRunner:
             is_error=result.is_error or instruction is not None,
             kernel_died=result.kernel_died,
             attachments=attachments,
+            # what the log showed under the output, for a resumed session (the model's text only names them)
+            extra_meta={"images": [str(p) for p in result.images]} if result.images else {},
         )
 
 
