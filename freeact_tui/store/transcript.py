@@ -3,7 +3,9 @@
 ``sessions show``/``export`` and the TUI's replay of a resumed session both read this, so a
 stored tool call, its result and its outcome (kept by the agent as tool-return metadata) are
 interpreted in one place. Sessions written before outcomes were stored (or by freeact) have no
-metadata; their outcome is then ``None`` and readers show the plain result.
+metadata; their outcome is then ``None`` and readers show the plain result. Event records
+(``event_record.py``: a turn's error, and the turn a failed model request took back) become the
+entries of the messages they keep, then an ``ErrorEntry``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """The past turns of a resumed session as the events the live log was drawn from.
 
 A resumed session is drawn by the same router and log methods as a live turn: the store's one
-transcript walk becomes ``Thoughts``, ``Response``, decided actions, ``CodeExecutionOutput``,
-``ToolOutput``, ``Nudge``, ``SubagentStatus`` and ``Cancelled`` events (plus the user's prompts and
-the log's own notices), so the two cannot drift apart. What the live log never showed is left out:
+transcript walk becomes ``Thoughts``, ``Response``, decided actions, ``CodeExecutionOutput`` (with
+the images it linked), ``ToolOutput``, ``Nudge``, ``SubagentStatus``, ``Compacted``, ``AgentError``
+and ``Cancelled`` events (plus the user's prompts and the log's own notices), so the two cannot
+drift apart; a turn a failed model request took back is drawn from its error's event record, as the
+user saw it. What the live log never showed is left out:
 the notes and ``!command`` runs the agent put before a prompt (the runs are shown as the user ran
 them), a call the model wrote as broken JSON or without its arguments, and the note that closes a
 cancelled request. The outcome of each call and its decisions come from the metadata the agent
