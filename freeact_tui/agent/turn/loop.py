@@ -27,9 +27,7 @@ from freeact_tui.agent.turn.actions import ActionRunner, StepResult
 from freeact_tui.agent.turn.model_step import ModelStep
 from freeact_tui.agent.turn.state import TurnError, TurnState
 from freeact_tui.events import AgentError, Cancelled, Nudge, OutputClaim, Phase, ProtocolSwitch
-from freeact_tui.store.compaction import compaction_info
 from freeact_tui.store.event_record import error_record
-from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.sessions import SessionDamaged
 
 ErrorKind = Literal["model", "kernel", "config", "limit", "repeat", "internal"]
@@ -149,7 +147,7 @@ class Turn:
             elif exc.kind == "model":
                 stored = list(self.recorder.stored)
                 self.recorder.rollback(start)
-                withdrawn = [m for m in stored[len(self.recorder.stored) :] if compaction_info(m) is None]
+                withdrawn = stored[len(self.recorder.stored) :]  # a compaction undone with it too: it was shown
             self._stop(exc.message, kind=exc.kind, withdrawn=withdrawn)
         except Exception as exc:  # never let a bug kill the UI: report it, keep the history valid
             if isinstance(exc, OSError | SessionDamaged):
@@ -201,7 +199,7 @@ class Turn:
         self.ports.emit(AgentError(message, kind=kind, **self.ports.ids("")))
         try:
             self.recorder.record_event(error_record(kind, message, withdrawn))
-        except (OSError, SessionDamaged, SessionLocked):  # the session cannot be written: the error was shown
+        except Exception:  # the session cannot be written (or a bug): the error was shown, the turn ends cleanly
             pass
 
     def _switch(self, reason: str) -> None:
