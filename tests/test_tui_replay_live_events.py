@@ -5,8 +5,9 @@ one block for block, with what the blocks show besides their text: the links and
 output, the title of an error, the status of an action approved by a saved rule.
 
 - a tool-call session: code that plots (an image link and a preview), the same code again approved by
-  the rule the user saved, and a kernel that dies (an error block); an image deleted since is said
-  to be gone instead of a broken preview;
+  the rule the user saved, an output over the inline limit (whole, with where it is saved), and a
+  kernel that dies (an error block); an image deleted since is said to be gone instead of a broken
+  preview;
 - a text-action session: code blocks approved by the user and then by the saved rule, ``/compact``
   (the timing line of its marker), and a model API error (the turn the user saw, and its error,
   though the model's history drops the turn).
@@ -114,14 +115,20 @@ async def test_images_rule_approvals_and_a_dead_kernel_replay_as_drawn_live(
             [Code(PLOT, call_id="c-plot")],
             [Code(PLOT, call_id="c-again")],  # approved by the rule saved on the first
             ["Two plots."],
+            [Code("print('y' * 5000)", call_id="c-big")],  # over the inline limit: whole in the log
+            ["Lots of y."],
             [Code("import os\nos._exit(1)", call_id="c-die")],
         ]
     )
-    config: dict[str, object] = {"action_protocol": "tools"}
+    config: dict[str, object] = {"action_protocol": "tools", "tool_result_inline_max_bytes": 2000}
     app = make_app(s, config)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "Plot a line, twice.")
         await always(pilot, app)
+        await idle(pilot, app)
+        await send(pilot, "Print a lot.")
+        await dialog(pilot)
+        await pilot.press("y")
         await idle(pilot, app)
         await send(pilot, "Now exit the kernel.")
         await dialog(pilot)
@@ -139,6 +146,8 @@ async def test_images_rule_approvals_and_a_dead_kernel_replay_as_drawn_live(
     ]
     outputs = [r for r in live if r[0] == "ExecutionOutputBlock" and r[1] in ("c-plot", "c-again")]
     assert all(o[4].startswith("image: ") and o[-1] == "previews=1" for o in outputs), outputs
+    (big,) = [r for r in live if r[0] == "ExecutionOutputBlock" and r[1] == "c-big"]
+    assert big[2] == "y" * 5000 and big[4].startswith("Over the inline limit") and "tool-results" in big[4]
     errors = [r for r in live if r[0] == "ErrorBlock"]
     assert len(errors) == 1 and errors[0][2] == "Kernel error" and "kernel died" in errors[0][3]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from freeact_tui.actions.ports import TurnPorts
+from freeact_tui.actions.ports import Overflow, TurnPorts
 from freeact_tui.events import CodeExecutionOutput, CodeExecutionOutputChunk
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
 from freeact_tui.shellwords import split_command
@@ -160,9 +160,21 @@ class CodeActionRunner:
             is_error=result.is_error or instruction is not None,
             kernel_died=result.kernel_died,
             attachments=attachments,
-            # what the log showed under the output, for a resumed session (the model's text only names them)
-            extra_meta={"images": [str(p) for p in result.images]} if result.images else {},
+            extra_meta=shown_meta(result.images, kept),
         )
+
+
+def shown_meta(images: Sequence[Path], kept: Overflow) -> dict[str, Any]:
+    """What the log showed of an output besides the model's text (its images, the whole of a long output),
+    stored with the result for a resumed session."""
+    meta: dict[str, Any] = {}
+    if images:
+        meta["images"] = [str(p) for p in images]
+    if kept.truncated:
+        meta["truncated"] = True
+        if kept.path is not None:
+            meta["result_path"] = str(kept.path)
+    return meta
 
 
 MAX_IMAGES = 4  # attached per action (the first ones; the rest are named by path)

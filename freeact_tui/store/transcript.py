@@ -134,6 +134,24 @@ class ResultEntry:
         return []
 
     @property
+    def truncated(self) -> tuple[bool, Path | None]:
+        """Whether the output was over the inline limit (the model got a head and tail), and where it all is."""
+        path = self.metadata.get("result_path")
+        return self.metadata.get("truncated") is True, Path(path) if isinstance(path, str) and path else None
+
+    def whole_output(self) -> str | None:
+        """The whole of an output over the inline limit, as the log showed it (``None``: not saved, or gone)."""
+        over, path = self.truncated
+        if not over or path is None:
+            return None
+        try:
+            if path.stat().st_size > MAX_WHOLE_OUTPUT:
+                return None
+            return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    @property
     def kernel_output(self) -> str:
         """A code action's output as the log showed it: without what names its images for the model
         (and what follows them) or the attached images themselves."""
@@ -233,6 +251,8 @@ Entry = (
 )
 
 
+MAX_WHOLE_OUTPUT = 4 * 1024 * 1024
+"""Past this, a resumed log shows the head and tail the model got instead of the saved file."""
 _FREEACT_IMAGE = re.compile(r"^!\[Image\]\((.+)\)$", re.MULTILINE)  # freeact's CodeExecutionOutput.format()
 _FREEACT_IMAGE_LINE = re.compile(r"\n?^!\[Image\]\(.+\)$", re.MULTILINE)
 

@@ -239,10 +239,19 @@ class _Replayer:
         if call is not None and isinstance(call.call, SubagentTask):
             yield from self._subagent(call.call, entry)
         elif entry.tool_name == CODE_TOOL:
-            text = entry.kernel_output
+            whole = entry.whole_output()
+            text = entry.kernel_output if whole is None else whole
             if any(not r.decision.approved for r in records if r.call is not None):
                 text = _kernel_output(text)  # live, the note to the model was not shown
-            yield CodeExecutionOutput(text, images=entry.images, is_error=entry.outcome == "error", **ids)
+            truncated, path = entry.truncated
+            yield CodeExecutionOutput(
+                text,
+                images=entry.images,
+                is_error=entry.outcome == "error",
+                truncated=truncated,
+                result_path=path,
+                **ids,
+            )
         else:
             yield ToolOutput(entry.text, is_error=entry.is_error, **ids)
 
