@@ -22,6 +22,7 @@ from pydantic_ai.messages import (
 from freeact_tui.events import AgentError, CodeExecutionOutput, Compacted
 from freeact_tui.store.compaction import CompactionInfo, CompactionTiming, compacted_view
 from freeact_tui.store.event_record import EVENT_KEY, error_record
+from freeact_tui.store.sessions import SessionStore
 from freeact_tui.toolcalls import CODE_TOOL
 from freeact_tui.tui.replay import LogNotice, UserPrompt, replay_history
 
@@ -86,3 +87,12 @@ def test_images_are_replayed_from_our_metadata_and_from_freeacts_links(tmp_path:
         ]
         (output,) = [i for i in replay_history(stored) if isinstance(i, CodeExecutionOutput)]
         assert (output.text, output.images) == ("<Figure>", [Path(image)])
+
+
+def test_a_session_whose_first_turn_failed_is_listed_by_what_the_user_asked(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    session = store.new_session()
+    session.append([error_record("model", "HTTP 401", [ModelRequest(parts=[UserPromptPart("what failed first")])])])
+    session.flush_meta()
+    session.unlock()
+    assert store.session(session.id).info().title == "what failed first"
