@@ -236,13 +236,16 @@ class Cancelled(AgentEvent):
     phase: Phase = Phase.MODEL
 
 
+ErrorKind = Literal["model", "kernel", "config", "limit", "repeat", "internal"]
+"""limit: the turn's request budget ran out; repeat: the same error came up twice in the turn."""
+
+
 @dataclass(frozen=True)
 class AgentError(AgentEvent):
     """The turn ended on an error the user must see (model API error, kernel failure, …)."""
 
     message: str
-    # limit: the turn's request budget ran out; repeat: the same error came up twice in the turn
-    kind: Literal["model", "kernel", "config", "limit", "repeat", "internal"] = "internal"
+    kind: ErrorKind = "internal"
 
 
 @dataclass(frozen=True)
@@ -366,6 +369,7 @@ class SubagentStatus(AgentEvent):
 
 __all__ = [
     "AgentEvent",
+    "ErrorKind",
     "FileEdit",
     "FileRead",
     "FileWrite",

@@ -27,6 +27,7 @@ from freeact_tui.events import (
 )
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.permissions import PermissionRules
+from freeact_tui.store.event_record import EVENT_KEY
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript
 from tests.helpers import make_agent, of, run
 from tests.scripted import Code, Fail, Think, Wait, script
@@ -324,7 +325,9 @@ async def test_model_error_rolls_back_turn(executor: KernelExecutor, tmp_path: P
         err = of(events, AgentError)[0]
         assert err.kind == "model" and "401" in err.message
         assert len(agent.history) == before
-        assert len(session_lines(tmp_path, agent)) == before
+        *kept, record = session_lines(tmp_path, agent)  # the turn's lines went; the error's record came
+        assert len(kept) == before
+        assert record["message"]["metadata"][EVENT_KEY]["message"] == err.message  # type: ignore[index]
 
 
 async def test_kernel_death_is_reported_and_recovered(executor: KernelExecutor, tmp_path: Path) -> None:

@@ -10,11 +10,12 @@ import json
 from pathlib import Path
 
 import pytest
-from pydantic_ai.messages import ModelRequest, UserPromptPart
+from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, UserPromptPart
 
 from freeact_tui.agent.context.compaction import SUMMARY_INSTRUCTION
 from freeact_tui.events import AgentError, AgentEvent, Compacted, Compacting, ContextUpdate
 from freeact_tui.store.compaction import SUMMARY_HEADER, compaction_info
+from freeact_tui.store.event_record import EVENT_KEY
 from tests.helpers import FILLER, WINDOW, chat, fact, freeact_load, of, turn
 from tests.helpers import windowed_agent as make_agent
 from tests.windowed import WindowedModel, answers
@@ -121,7 +122,13 @@ async def test_failed_request_after_compaction_rolls_back_the_turn_and_the_recor
         assert of(events, Compacted)  # it compacted first, then the model failed
         assert of(events, AgentError) and of(events, AgentError)[0].kind == "model"
         assert agent.history == history
-        assert path.read_text().splitlines() == lines
+        *kept, record = path.read_text().splitlines()
+        assert kept == lines  # the record of the compaction went with the turn; only the error's record came
+        withdrawn = json.loads(record)["message"]["metadata"][EVENT_KEY]["withdrawn"]
+        assert [compaction_info(m) is not None for m in ModelMessagesTypeAdapter.validate_python(withdrawn)] == [
+            False,
+            True,
+        ]  # the prompt and the compaction the user saw before the error, kept for the log only
         events = await turn(agent, "What is the code of item0?")
     assert of(events, AgentError) == []
     assert answers(agent.history)[-1] == f"The code of item0 is c{0}."

@@ -10,15 +10,25 @@ import json
 from pathlib import Path
 
 from freeact_tui.agent.history import INCOMPLETE_MARK
+from freeact_tui.store.event_record import EVENT_KEY
 from tests.fake_openai import Cut, FakeOpenAI, HttpError, Malformed, RateLimited, Reply, Stall, ToolCallReply
 from tests.helpers import cli, fake_args
 from tests.scripted import CODE_TOOL
 
 
-def session_lines(home: Path, session_id: str) -> list[dict]:  # type: ignore[type-arg]
+def all_lines(home: Path, session_id: str) -> list[dict]:  # type: ignore[type-arg]
     """The session's stored lines ([] when nothing was kept)."""
     files = list(home.rglob(f"{session_id}/main.jsonl"))
     return [json.loads(line) for f in files for line in f.read_text().splitlines()]
+
+
+def session_lines(home: Path, session_id: str) -> list[dict]:  # type: ignore[type-arg]
+    """The conversation's stored lines, without the event records (the errors the log showed)."""
+    return [line for line in all_lines(home, session_id) if not is_event(line)]
+
+
+def is_event(line: dict) -> bool:  # type: ignore[type-arg]
+    return EVENT_KEY in (line["message"].get("metadata") or {})
 
 
 def run_json(server: FakeOpenAI, cwd: Path, *extra: str, prompt: str = "go") -> tuple[int, dict]:  # type: ignore[type-arg]
@@ -103,6 +113,9 @@ def test_persistent_faults_give_a_clear_error_after_a_few_requests(
         assert words in result["errors"][0]["message"]
         assert fake_openai.count - before <= 3
         assert session_lines(isolated_home, result["session_id"]) == []  # rolled back: nothing half-written
+        (record,) = all_lines(isolated_home, result["session_id"])  # what the user saw: the prompt and the error
+        event = record["message"]["metadata"][EVENT_KEY]
+        assert event["message"] == result["errors"][0]["message"] and len(event["withdrawn"]) == 1
 
 
 def test_retry_after_is_honoured_and_a_long_one_ends_the_turn_clearly(

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from freeact_tui.actions.ports import TurnPorts
+from freeact_tui.actions.ports import Overflow, TurnPorts
 from freeact_tui.events import CodeExecutionOutput, CodeExecutionOutputChunk
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
 from freeact_tui.shellwords import split_command
+from freeact_tui.store.event_record import IMAGE_NOTE
 from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript, ToolCall
 
 REJECTED_PART_NOTE = "The user rejected "
@@ -50,6 +51,8 @@ class ActionOutcome:
             meta["subagent_id"] = self.subagent_id
         if self.malformed:
             meta["malformed"] = True
+        if self.kernel_died:
+            meta["kernel_died"] = True
         return meta
 
 
@@ -138,7 +141,7 @@ class CodeActionRunner:
         )
         attachments: list[Any] = []
         if result.images:
-            content += "".join(f"\n[image saved: {p}]" for p in result.images)
+            content += "".join(f"{IMAGE_NOTE}{p}]" for p in result.images)
             attachments, note = image_attachments(list(result.images), self._model_profile)
             content += note
         if rejected is not None:
@@ -157,7 +160,21 @@ class CodeActionRunner:
             is_error=result.is_error or instruction is not None,
             kernel_died=result.kernel_died,
             attachments=attachments,
+            extra_meta=shown_meta(result.images, kept),
         )
+
+
+def shown_meta(images: Sequence[Path], kept: Overflow) -> dict[str, Any]:
+    """What the log showed of an output besides the model's text (its images, the whole of a long output),
+    stored with the result for a resumed session."""
+    meta: dict[str, Any] = {}
+    if images:
+        meta["images"] = [str(p) for p in images]
+    if kept.truncated:
+        meta["truncated"] = True
+        if kept.path is not None:
+            meta["result_path"] = str(kept.path)
+    return meta
 
 
 MAX_IMAGES = 4  # attached per action (the first ones; the rest are named by path)

@@ -19,6 +19,7 @@ from freeact_tui.actions.files import FileToolOptions, FileTools
 from freeact_tui.actions.ports import TurnPorts
 from freeact_tui.events import AgentError, Decision, Phase, ToolOutput
 from freeact_tui.execution.base import Executor
+from freeact_tui.store.event_record import KERNEL_DIED
 from freeact_tui.toolcalls import (
     CODE_TOOL,
     RESET_TOOL,
@@ -127,7 +128,7 @@ class Dispatcher:
         if outcome.kernel_died:
             self.ports.emit(
                 AgentError(
-                    "The kernel died while running this action and was restarted; variables are lost.",
+                    KERNEL_DIED,
                     kind="kernel",
                     **self.ports.ids(corr),
                 )

@@ -18,7 +18,8 @@ from pathlib import Path
 from pydantic_ai.messages import ModelMessage, ModelRequest
 
 from freeact_tui.actions.ports import Overflow
-from freeact_tui.store.compaction import compacted_view
+from freeact_tui.store.compaction import compacted_view, compaction_info
+from freeact_tui.store.event_record import event_of
 from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.rewind_file import RewindMark
 from freeact_tui.store.sessions import Session, SessionDamaged, SessionStore
@@ -69,7 +70,8 @@ class Recorder:
             loaded = self.session.load(self.agent_id)
             self.stored = list(loaded.messages)
             self.history, self.positions = compacted_view(self.stored)
-            self.fresh_from = len(self.history) if len(self.history) != len(self.stored) else 0
+            compacted = any(compaction_info(m) is not None for m in self.stored)
+            self.fresh_from = len(self.history) if compacted else 0
             self.generation += 1
             self.load_damage = loaded.damage
             self.rewind_note = loaded.rewind_note
@@ -96,6 +98,18 @@ class Recorder:
         self.stored.append(message)
         if self.session is not None:
             self.session.append([message], agent_id=self.agent_id)
+
+    def record_event(self, record: ModelRequest) -> None:
+        """Append an event record (``store/event_record.py``): to the file and the transcript, never to
+        the history the model sees."""
+        if self.locked is not None:
+            raise self.locked
+        if len(self.positions) != len(self.history):
+            self.positions = list(range(len(self.history)))
+            self.stored = list(self.history)
+        self.stored.append(record)
+        if self.session is not None:
+            self.session.append([record], agent_id=self.agent_id)
 
     def cut_lines(self, keep: int) -> int:
         """How many of the file's messages stay when the history is cut to its first ``keep`` messages.
@@ -166,6 +180,8 @@ class Recorder:
         keep_lines = min(dropped) if dropped else (max(kept) + 1 if kept else 0)
         if kept and max(kept) >= keep_lines:  # never cut a compaction record the kept messages rely on
             keep_lines = max(kept) + 1
+        while not dropped and keep_lines < len(self.stored) and event_of(self.stored[keep_lines]) is not None:
+            keep_lines += 1  # the event records after the kept messages stay (an earlier turn's error)
         del self.history[count:]
         del self.positions[count:]
         del self.stored[keep_lines:]

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from freeact_tui.store.event_record import event_of
+
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage, ModelRequest
 
@@ -34,17 +36,41 @@ class CompactionInfo:
     tokens_before: int
     tokens_after: int
     focus: str | None = None
+    timing: CompactionTiming | None = None
+    """How the compaction ran, as the live log said it (records of earlier versions have none)."""
 
     def as_metadata(self) -> dict[str, Any]:
-        return {
-            COMPACTION_KEY: {
-                "kept_from": self.kept_from,
-                "replaced": self.replaced,
-                "tokens_before": self.tokens_before,
-                "tokens_after": self.tokens_after,
-                "focus": self.focus,
-            }
+        record: dict[str, Any] = {
+            "kept_from": self.kept_from,
+            "replaced": self.replaced,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "focus": self.focus,
         }
+        if self.timing is not None:
+            t = self.timing
+            record |= {"reason": t.reason, "seconds": t.seconds, "summary_tokens": [t.tokens_in, t.tokens_out]}
+        return {COMPACTION_KEY: record}
+
+
+@dataclass(frozen=True)
+class CompactionTiming:
+    """Why and how long a compaction ran, and the summary request's tokens."""
+
+    reason: str
+    """``auto`` or ``manual`` (``/compact``)."""
+    seconds: float
+    tokens_in: int
+    tokens_out: int
+
+    @classmethod
+    def parse(cls, raw: dict[str, Any]) -> CompactionTiming | None:
+        reason, seconds, tokens = raw.get("reason"), raw.get("seconds"), raw.get("summary_tokens")
+        if reason not in ("auto", "manual") or not isinstance(seconds, int | float) or not isinstance(tokens, list):
+            return None
+        if len(tokens) != 2 or not all(isinstance(n, int) for n in tokens):
+            return None
+        return cls(reason, float(seconds), tokens[0], tokens[1])
 
 
 def compaction_info(message: ModelMessage) -> CompactionInfo | None:
@@ -62,6 +88,7 @@ def compaction_info(message: ModelMessage) -> CompactionInfo | None:
         tokens_before=int(raw.get("tokens_before") or 0),
         tokens_after=int(raw.get("tokens_after") or 0),
         focus=focus if isinstance(focus, str) else None,
+        timing=CompactionTiming.parse(raw),
     )
 
 
@@ -85,23 +112,26 @@ def head_message(first: ModelMessage | None, record: ModelRequest) -> ModelReque
 
 
 def compacted_view(stored: Sequence[ModelMessage]) -> tuple[list[ModelMessage], list[int]]:
-    """The history to continue from and, for each of its messages, its line in the file."""
+    """The history to continue from and, for each of its messages, its line in the file (event records,
+    which the model never sees, are left out)."""
     last = -1
     for index in range(len(stored) - 1, -1, -1):
         if compaction_info(stored[index]) is not None:
             last = index
             break
     if last < 0:
-        return list(stored), list(range(len(stored)))
+        positions = [i for i, m in enumerate(stored) if event_of(m) is None]
+        return [stored[i] for i in positions], positions
     info = compaction_info(stored[last])
     assert info is not None
     record = stored[last]
     kept_from = min(max(info.kept_from, 1), last)
     head = head_message(stored[0], record)  # type: ignore[arg-type]  # a record is a request
     # Earlier records inside the kept range are summarised by this one: skip them.
-    kept = [i for i in range(kept_from, last) if compaction_info(stored[i]) is None]
-    positions = [last, *kept, *range(last + 1, len(stored))]
-    history = [head, *(stored[i] for i in kept), *stored[last + 1 :]]
+    kept = [i for i in range(kept_from, last) if compaction_info(stored[i]) is None and event_of(stored[i]) is None]
+    after = [i for i in range(last + 1, len(stored)) if event_of(stored[i]) is None]
+    positions = [last, *kept, *after]
+    history = [head, *(stored[i] for i in (*kept, *after))]
     return history, positions
 
 
@@ -109,6 +139,7 @@ __all__ = [
     "COMPACTION_KEY",
     "SUMMARY_HEADER",
     "CompactionInfo",
+    "CompactionTiming",
     "compacted_view",
     "compaction_info",
     "head_message",

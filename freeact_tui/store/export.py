@@ -84,6 +84,8 @@ def _raw_blocks(
                 yield Block("other", "Rewound", mark.describe())
             case tr.NudgeEntry(reason=reason, text=text):
                 yield Block("other", f"Nudge ({reason})", text)
+            case tr.ErrorEntry(kind=kind, message=message):
+                yield Block("other", f"Error ({kind})", message)
             case tr.OtherEntry(kind=kind, text=text):
                 yield Block("other", kind.replace("-", " ").capitalize(), text)
 

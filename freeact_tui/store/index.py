@@ -25,6 +25,7 @@ from typing import Any
 
 from freeact_tui import paths
 from freeact_tui.store.envelope import MAX_LINE_BYTES, EnvelopeError, decode_envelope
+from freeact_tui.store.event_record import EVENT_KEY
 from freeact_tui.store.prompt_record import split_prompt
 from freeact_tui.textsafe import one_line_summary
 from freeact_tui.userwords import user_words
@@ -94,6 +95,10 @@ def prompt_text(message: dict[str, Any]) -> str | None:
     """The user prompt text of a serialized request message (``None`` if it has no user prompt)."""
     if message.get("kind") != "request":
         return None
+    event = (message.get("metadata") or {}).get(EVENT_KEY) if isinstance(message.get("metadata"), dict) else None
+    withdrawn = event.get("withdrawn") if isinstance(event, dict) else None
+    if isinstance(withdrawn, list) and withdrawn and isinstance(withdrawn[0], dict):
+        return prompt_text(withdrawn[0])  # a first turn that failed: what the user asked
     for part in message.get("parts") or ():
         if not isinstance(part, dict) or part.get("part_kind") != "user-prompt":
             continue

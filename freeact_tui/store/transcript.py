@@ -3,20 +3,25 @@
 ``sessions show``/``export`` and the TUI's replay of a resumed session both read this, so a
 stored tool call, its result and its outcome (kept by the agent as tool-return metadata) are
 interpreted in one place. Sessions written before outcomes were stored (or by freeact) have no
-metadata; their outcome is then ``None`` and readers show the plain result.
+metadata; their outcome is then ``None`` and readers show the plain result. Event records
+(``event_record.py``: a turn's error, and the turn a failed model request took back) become the
+entries of the messages they keep, then an ``ErrorEntry``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from freeact_tui.events import Decision
-from freeact_tui.store.compaction import compaction_info, summary_text
+from freeact_tui.store.compaction import CompactionTiming, compaction_info, summary_text
+from freeact_tui.store.event_record import IMAGE_NOTE, KERNEL_DIED, event_of, withdrawn_messages
 from freeact_tui.store.prompt_record import (
     CANCELLED_NOTE,
     PROMPT_KEY,
@@ -118,6 +123,46 @@ class ResultEntry:
     def rejected(self) -> bool:
         return self.outcome == "rejected"
 
+    @property
+    def images(self) -> list[Path]:
+        """The images a code action made, as the log linked them (freeact names them in the text)."""
+        raw = self.metadata.get("images")
+        if isinstance(raw, list):
+            return [Path(p) for p in raw if isinstance(p, str) and p]
+        if self.outcome is None and self.tool_name == CODE_TOOL:
+            return [Path(p) for p in _FREEACT_IMAGE.findall(self.text)]
+        return []
+
+    @property
+    def truncated(self) -> tuple[bool, Path | None]:
+        """Whether the output was over the inline limit (the model got a head and tail), and where it all is."""
+        path = self.metadata.get("result_path")
+        return self.metadata.get("truncated") is True, Path(path) if isinstance(path, str) and path else None
+
+    def whole_output(self) -> str | None:
+        """The whole of an output over the inline limit, as the log showed it (``None``: not saved, or gone)."""
+        over, path = self.truncated
+        if not over or path is None:
+            return None
+        try:
+            if path.stat().st_size > MAX_WHOLE_OUTPUT:
+                return None
+            return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    @property
+    def kernel_output(self) -> str:
+        """A code action's output as the log showed it: without what names its images for the model
+        (and what follows them) or the attached images themselves."""
+        images = self.metadata.get("images")
+        if isinstance(images, list) and images:
+            at = self.text.find(f"{IMAGE_NOTE}{images[0]}]")
+            return self.text[:at].rstrip("\n") if at >= 0 else self.text
+        if self.outcome is None and self.tool_name == CODE_TOOL:
+            return _FREEACT_IMAGE_LINE.sub("", self.text).rstrip("\n")
+        return self.text
+
 
 @dataclass(frozen=True)
 class ApprovalRecord:
@@ -158,6 +203,8 @@ class CompactionEntry:
     replaced: int
     tokens_before: int
     tokens_after: int
+    timing: CompactionTiming | None = None
+    """How it ran (the line the live log showed above the summary); records of earlier versions have none."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +216,16 @@ class RewindEntry:
     @property
     def text(self) -> str:
         return self.mark.describe()
+
+
+@dataclass(frozen=True)
+class ErrorEntry:
+    """The turn ended on this error (``AgentError``'s ``kind`` and ``message``); ``corr_id`` names the
+    action it came from (a kernel that died), empty for the turn's own."""
+
+    kind: str
+    message: str
+    corr_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -189,8 +246,15 @@ Entry = (
     | NudgeEntry
     | CutEntry
     | SwitchEntry
+    | ErrorEntry
     | OtherEntry
 )
+
+
+MAX_WHOLE_OUTPUT = 4 * 1024 * 1024
+"""Past this, a resumed log shows the head and tail the model got instead of the saved file."""
+_FREEACT_IMAGE = re.compile(r"^!\[Image\]\((.+)\)$", re.MULTILINE)  # freeact's CodeExecutionOutput.format()
+_FREEACT_IMAGE_LINE = re.compile(r"\n?^!\[Image\]\(.+\)$", re.MULTILINE)
 
 
 def _size(n: int) -> str:
@@ -243,8 +307,14 @@ def _text_actions(message: ModelMessage) -> Iterator[Entry]:
         yield CallEntry(corr, CODE_TOOL, args, call_from_tool(CODE_TOOL, args))
         outcome = action.get("outcome")
         yield ResultEntry(
-            corr, CODE_TOOL, str(action.get("output", "")), outcome if isinstance(outcome, str) else None
+            corr,
+            CODE_TOOL,
+            str(action.get("output", "")),
+            outcome if isinstance(outcome, str) else None,
+            metadata=action,  # its approvals and images, as a tool return's metadata holds them
         )
+        if action.get("kernel_died") is True:
+            yield ErrorEntry("kernel", KERNEL_DIED, corr)
 
 
 def walk(messages: Sequence[ModelMessage], rewinds: Sequence[RewindMark] = ()) -> Iterator[Entry]:
@@ -266,8 +336,17 @@ def _entries(message: ModelMessage) -> Iterator[Entry]:
     """The entries of one message."""
     info = compaction_info(message)
     if info is not None:
-        yield CompactionEntry(summary_text(message), info.replaced, info.tokens_before, info.tokens_after)
+        yield CompactionEntry(
+            summary_text(message), info.replaced, info.tokens_before, info.tokens_after, info.timing
+        )
         return
+    event = event_of(message)
+    if event is not None:
+        if event["kind"] == "error":
+            for taken_back in withdrawn_messages(event):
+                yield from _entries(taken_back)
+            yield ErrorEntry(str(event.get("error", "internal")), str(event.get("message", "")))
+        return  # a kind of a later version: nothing this one can show
     if isinstance(message, ModelRequest) and isinstance(message.metadata, dict):
         if SWITCH_KEY in message.metadata:
             yield SwitchEntry(str(message.metadata[SWITCH_KEY]))
@@ -300,6 +379,8 @@ def _entries(message: ModelMessage) -> Iterator[Entry]:
                     metadata=meta,
                     part_outcome=str(getattr(part, "outcome", "success")),
                 )
+                if meta.get("kernel_died") is True:
+                    yield ErrorEntry("kernel", KERNEL_DIED, part.tool_call_id)
             elif hasattr(part, "content"):
                 yield OtherEntry(kind, content_text(part.content))
         elif isinstance(message, ModelResponse):
@@ -338,6 +419,7 @@ __all__ = [
     "CompactionEntry",
     "CutEntry",
     "Entry",
+    "ErrorEntry",
     "NUDGE_KEY",
     "NudgeEntry",
     "OtherEntry",

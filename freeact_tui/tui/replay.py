@@ -1,9 +1,11 @@
 """The past turns of a resumed session as the events the live log was drawn from.
 
 A resumed session is drawn by the same router and log methods as a live turn: the store's one
-transcript walk becomes ``Thoughts``, ``Response``, decided actions, ``CodeExecutionOutput``,
-``ToolOutput``, ``Nudge``, ``SubagentStatus`` and ``Cancelled`` events (plus the user's prompts and
-the log's own notices), so the two cannot drift apart. What the live log never showed is left out:
+transcript walk becomes ``Thoughts``, ``Response``, decided actions, ``CodeExecutionOutput`` (with
+the images it linked), ``ToolOutput``, ``Nudge``, ``SubagentStatus``, ``Compacted``, ``AgentError``
+and ``Cancelled`` events (plus the user's prompts and the log's own notices), so the two cannot
+drift apart; a turn a failed model request took back is drawn from its error's event record, as the
+user saw it. What the live log never showed is left out:
 the notes and ``!command`` runs the agent put before a prompt (the runs are shown as the user ran
 them), a call the model wrote as broken JSON or without its arguments, and the note that closes a
 cancelled request. The outcome of each call and its decisions come from the metadata the agent
@@ -14,14 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from freeact_tui.actions.code import REJECTED_PART_NOTE
 from freeact_tui.events import (
+    AgentError,
     AgentEvent,
     Cancelled,
     CodeExecutionOutput,
+    Compacted,
     Decision,
+    ErrorKind,
     Nudge,
     Phase,
     ProtocolSwitch,
@@ -51,6 +56,8 @@ if TYPE_CHECKING:
 
 SubagentLoader = Callable[[str], "Sequence[ModelMessage]"]
 """The stored history of a subagent, by its id (empty if there is none)."""
+
+_ERROR_KINDS: dict[str, ErrorKind] = {k: k for k in get_args(ErrorKind)}
 
 INVALID_JSON_KEY = "INVALID_JSON"
 """What pydantic-ai puts in a call's arguments when the model wrote broken JSON."""
@@ -162,7 +169,9 @@ class _Replayer:
                 case tr.PromptEntry() if self.main:  # a subagent's prompt is its task
                     yield from self._prompt(entry)
                 case tr.CompactionEntry():
-                    yield LogNotice(compaction_note(entry), "Context compacted")
+                    yield _compaction(entry, self.ids)
+                case tr.ErrorEntry(kind=kind, message=message, corr_id=corr):
+                    yield AgentError(message, _ERROR_KINDS.get(kind, "internal"), **self._of(corr))
                 case tr.RewindEntry(mark=mark):
                     yield LogNotice(mark.describe(), "Rewound")
                 case tr.NudgeEntry(reason=reason, text=told):
@@ -230,10 +239,19 @@ class _Replayer:
         if call is not None and isinstance(call.call, SubagentTask):
             yield from self._subagent(call.call, entry)
         elif entry.tool_name == CODE_TOOL:
-            text = entry.text
+            whole = entry.whole_output()
+            text = entry.kernel_output if whole is None else whole
             if any(not r.decision.approved for r in records if r.call is not None):
                 text = _kernel_output(text)  # live, the note to the model was not shown
-            yield CodeExecutionOutput(text, is_error=entry.outcome == "error", **ids)
+            truncated, path = entry.truncated
+            yield CodeExecutionOutput(
+                text,
+                images=entry.images,
+                is_error=entry.outcome == "error",
+                truncated=truncated,
+                result_path=path,
+                **ids,
+            )
         else:
             yield ToolOutput(entry.text, is_error=entry.is_error, **ids)
 
@@ -255,6 +273,25 @@ class _Replayer:
             detail = "an action was rejected" if rejected else ""
             yield SubagentStatus(state, task.prompt, detail, agent_id=sub_id, corr_id=corr)
         yield ToolOutput(entry.text, is_error=rejected or failed, **self._of(corr))
+
+
+def _compaction(entry: tr.CompactionEntry, ids: dict[str, Any]) -> ReplayItem:
+    """A compaction as the live log showed it; a record written before its timing was kept shows without it."""
+    timing = entry.timing
+    if timing is None:
+        return LogNotice(compaction_note(entry), "Context compacted")
+    return Compacted(
+        "auto" if timing.reason == "auto" else "manual",
+        entry.replaced,
+        0,  # ``kept``: not shown
+        entry.tokens_before,
+        entry.tokens_after,
+        timing.seconds,
+        entry.summary,
+        timing.tokens_in,
+        timing.tokens_out,
+        **ids,
+    )
 
 
 def _hidden(call: tr.CallEntry, result: tr.ResultEntry | None) -> bool:

@@ -50,7 +50,7 @@ from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.runtime import Runtime
 from freeact_tui.agent.usage import UsageMeter
 from freeact_tui.events import AgentEvent, Compacted, Compacting, ContextUpdate, ModelRetry, UsageUpdate
-from freeact_tui.store.compaction import SUMMARY_HEADER, CompactionInfo, head_message
+from freeact_tui.store.compaction import SUMMARY_HEADER, CompactionInfo, CompactionTiming, head_message
 
 
 class ContextKeeper:
@@ -230,26 +230,29 @@ class ContextKeeper:
             raise CompactionError("The history changed while it was being compacted; nothing was changed.")
         part = UserPromptPart(f"{SUMMARY_HEADER}\n\n{summary}")
         positions = self.recorder.positions
+        # The record keeps the figures the log shows, so that a resumed session shows the same line.
+        timing = CompactionTiming(reason, time.perf_counter() - started, tokens_in, tokens_out)
         info = CompactionInfo(
             kept_from=positions[cut] if len(positions) == len(history) else cut,
             replaced=cut,
             tokens_before=before,
             tokens_after=message_tokens(head_message(history[0], ModelRequest(parts=[part])))
-            + sum(message_tokens(m) for m in history[cut:]),
+            + sum(message_tokens(m) for m in history[cut:])
+            + self._tools_tokens(),  # counted in ``before`` too
             focus=focus,
+            timing=timing,
         )
         record = ModelRequest(parts=[part], metadata=info.as_metadata())
         head = head_message(history[0], record)
         self.recorder.compact(record, head, cut)
         self._prepared.rebuild()
-        after = self.context_usage().used
         event = Compacted(
             reason,
             replaced=cut,
             kept=len(history) - cut,
             tokens_before=before,
-            tokens_after=after,
-            seconds=time.perf_counter() - started,
+            tokens_after=info.tokens_after,
+            seconds=timing.seconds,
             summary=summary,
             summary_input_tokens=tokens_in,
             summary_output_tokens=tokens_out,

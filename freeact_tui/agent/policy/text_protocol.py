@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic_ai.messages import (
@@ -233,6 +233,8 @@ class BlockRun:
     corr_id: str
     outcome: ActionOutcome | None = None
     """``None``: interrupted (cancelled or failed) before it finished."""
+    shown: dict[str, Any] = field(default_factory=dict)
+    """What the log showed of it besides the output (its approvals, images), stored for a resumed session."""
 
 
 def results_request(done: Sequence[BlockRun], skipped: int, *, switched: str | None = None) -> ModelRequest:
@@ -255,6 +257,7 @@ def results_request(done: Sequence[BlockRun], skipped: int, *, switched: str | N
     metadata: dict[str, Any] = {
         RESULTS_KEY: [
             {
+                **item.shown,
                 "id": item.corr_id,
                 "code": item.action.code,
                 "outcome": "interrupted" if item.outcome is None else item.outcome.metadata()["outcome"],

@@ -93,7 +93,9 @@ class ActionRunner:
                 item = BlockRun(block, f"text_{uuid.uuid4().hex[:16]}")
                 done.append(item)
                 call = ToolCallPart(CODE_TOOL, {"code": block.code}, tool_call_id=item.corr_id)
-                item.outcome = await self._dispatcher.run(call)
+                item.outcome = outcome = await self._dispatcher.run(call)
+                item.shown = {k: v for k, v in outcome.metadata().items() if k != "outcome"}
+                item.shown |= self._gate.take_records(item.corr_id)
                 if item.outcome.rejected or item.outcome.kernel_died or item.outcome.is_error:
                     break
         finally:

@@ -9,10 +9,10 @@ model had streamed and tells the model the request was cancelled.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
-from pydantic_ai.messages import ModelRequest, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
 from freeact_tui.actions.dispatch import Dispatcher
 from freeact_tui.actions.ports import TurnPorts
@@ -27,6 +27,7 @@ from freeact_tui.agent.turn.actions import ActionRunner, StepResult
 from freeact_tui.agent.turn.model_step import ModelStep
 from freeact_tui.agent.turn.state import TurnError, TurnState
 from freeact_tui.events import AgentError, Cancelled, Nudge, OutputClaim, Phase, ProtocolSwitch
+from freeact_tui.store.event_record import error_record
 from freeact_tui.store.sessions import SessionDamaged
 
 ErrorKind = Literal["model", "kernel", "config", "limit", "repeat", "internal"]
@@ -140,11 +141,14 @@ class Turn:
             self._finish_cancelled()
         except TurnError as exc:
             kept = hist.incomplete_response(exc.partial) if exc.partial is not None else None
+            withdrawn: list[ModelMessage] = []
             if kept is not None:  # the user saw part of a reply: keep it, marked incomplete
                 self.recorder.record(kept)
             elif exc.kind == "model":
+                stored = list(self.recorder.stored)
                 self.recorder.rollback(start)
-            self._stop(exc.message, kind=exc.kind)
+                withdrawn = stored[len(self.recorder.stored) :]  # a compaction undone with it too: it was shown
+            self._stop(exc.message, kind=exc.kind, withdrawn=withdrawn)
         except Exception as exc:  # never let a bug kill the UI: report it, keep the history valid
             if isinstance(exc, OSError | SessionDamaged):
                 message = (
@@ -189,8 +193,14 @@ class Turn:
             "max_model_requests). Say how to go on, or raise the budget."
         )
 
-    def _stop(self, message: str, *, kind: ErrorKind) -> None:
+    def _stop(self, message: str, *, kind: ErrorKind, withdrawn: Sequence[ModelMessage] = ()) -> None:
+        """End the turn on an error: shown, and kept in the session (with the messages the user saw that
+        the model will not) so that a resumed log shows it too."""
         self.ports.emit(AgentError(message, kind=kind, **self.ports.ids("")))
+        try:
+            self.recorder.record_event(error_record(kind, message, withdrawn))
+        except Exception:  # the session cannot be written (or a bug): the error was shown, the turn ends cleanly
+            pass
 
     def _switch(self, reason: str) -> None:
         self.policy.mode.switch_to_text()

@@ -287,6 +287,9 @@ class ExecutionOutputBlock(Block):
         """Image links with previews, and where a truncated output's full text is."""
         notes: list[Widget] = []
         for image in images or []:
+            if not await asyncio.to_thread(image.is_file):  # a resumed session's image, deleted since
+                notes.append(Static(Content(f"image: {image} (the file is gone)"), classes="output-note"))
+                continue
             notes.append(Static(_file_link("image: ", image), classes="output-note"))
             # A preview under each link; decoding and scaling runs off the event loop.
             strips = await asyncio.to_thread(load_cells, image)
