@@ -149,3 +149,17 @@ def test_options_given_before_run_apply_to_it_and_its_own_win(
     assert (first.model, first.action_protocol, first.base_url) == ("test", "text", "http://x/v1")
     assert first.project_trusted and first.execution_timeout == 7  # --trust before `run` trusted it
     assert (second.model, second.action_protocol) == ("demo", "tools")
+
+
+def test_resume_takes_a_session_id_as_claude_code_does(tmp_path: Path) -> None:
+    from freeact_tui.cli.entry import resume_with_id
+
+    assert resume_with_id(["--resume", "ab12cd34"]) == ["--session-id", "ab12cd34"]
+    assert resume_with_id(["-r", "ab12-cd", "-m", "demo"]) == ["--session-id", "ab12-cd", "-m", "demo"]
+    assert resume_with_id(["--resume", "-m", "demo"]) == ["--resume", "-m", "demo"]  # the latest here
+    assert resume_with_id(["--resume", "sessions", "list"]) == ["--resume", "sessions", "list"]
+    # The real command line: the id goes where --session-id's goes (an unknown one is named).
+    by_resume = _cli(tmp_path, "--resume", "abcd1234")
+    by_id = _cli(tmp_path, "--session-id", "abcd1234")
+    assert by_resume.returncode == by_id.returncode != 0
+    assert by_resume.stderr == by_id.stderr and "abcd1234" in by_resume.stderr

@@ -141,8 +141,25 @@ def quick_sessions_list(args: ListArgs) -> bool:
     return True
 
 
+_SUBCOMMANDS = frozenset({"run", "acp", "sessions", "init"})
+_SESSION_ID_CHARS = frozenset("0123456789abcdefABCDEF-")
+
+
+def resume_with_id(argv: list[str]) -> list[str]:
+    """``--resume ID`` / ``-r ID`` (as Claude Code takes it) as ``--session-id ID``; ``--resume`` alone
+    stays "the latest session here". ID is a session id or its prefix (hex digits and dashes)."""
+    out = list(argv)
+    for i, word in enumerate(out[:-1]):
+        following = out[i + 1]
+        if word in ("--resume", "-r") and following not in _SUBCOMMANDS and set(following) <= _SESSION_ID_CHARS:
+            out[i : i + 2] = ["--session-id", following]
+            break
+    return out
+
+
 def main() -> None:
     """Console script entry point."""
+    sys.argv[1:] = resume_with_id(sys.argv[1:])
     if starts_app(sys.argv[1:]):
         from freeact_tui import typeahead
         from freeact_tui.timeline import mark
@@ -180,4 +197,4 @@ def _main() -> None:
     typer_main()
 
 
-__all__ = ["ListArgs", "main", "quick_list_args", "starts_local_app"]
+__all__ = ["ListArgs", "main", "quick_list_args", "resume_with_id", "starts_local_app"]

@@ -80,7 +80,7 @@ ConfigOption = Annotated[
 SessionIdOption = Annotated[
     str | None, typer.Option("--session-id", "-s", help="Resume a session by id or unique prefix.")
 ]
-ResumeOption = Annotated[bool, typer.Option("--resume", "-r", help="Resume the latest session here.")]
+ResumeOption = Annotated[bool, typer.Option("--resume", "-r", help="Resume the latest session here (--resume ID: that session).")]
 SkipPermissionsOption = Annotated[
     bool,
     typer.Option("--skip-permissions", help="Approve every action no deny rule refuses (dangerous)."),
