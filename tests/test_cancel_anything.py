@@ -150,6 +150,9 @@ async def test_the_users_command_that_ignores_the_interrupt_ends_within_a_second
         await until(pilot, lambda: any("deaf" in o for o in outputs(app)), limit=30)
         took = await stop_with(pilot, "escape", app)
         assert took < 2.5, took
+        shown = next(o for o in outputs(app) if "deaf" in o)
+        # Ended by a signal: a note says so, no traceback of IPython's %%bash magic
+        assert "Error" not in shown and "Traceback" not in shown and "-----" not in shown, shown
         await still_usable(pilot, app, executor)
         await asyncio.sleep(0)
 

@@ -21,6 +21,9 @@ CONTEXT_MAX_CHARS = 4000  # of one command's output in the next prompt (head and
 # What IPython's %%bash adds after "Process was interrupted." when a signal (Esc) ended the command:
 # a traceback of the magic, which says nothing the user does not know.
 _SIGNAL_TRACEBACK = re.compile(r"-{20,}\nCalledProcessError\b.*died with <Signals\.\w+: \d+>\.\n?", re.S)
+# After Esc, a command that ignores SIGINT is killed by the magic, which then fails to describe its
+# own CalledProcessError (exit status None): everything from that traceback on is the magic's.
+_MAGIC_TRACEBACK = re.compile(r"-{20,}\nCalledProcessError\b.*", re.S)
 
 
 @dataclass
@@ -32,6 +35,7 @@ class UserShell:
     _running: Executor | None = None  # the executor of the command that runs now
     _interrupts: set[asyncio.Task[None]] = field(default_factory=set)
     _stop_asked: bool = False  # an interrupt before the cell started (the kernel was warming up)
+    _cut: bool = False  # the magic's traceback began in the output streamed so far
 
     def interrupt(self) -> bool:
         """Stop the running command (the kernel is interrupted; restarted if that does not stop it).
@@ -53,7 +57,7 @@ class UserShell:
         self._count += 1
         corr_id = f"user-shell-{self._count}"
         result: ExecResult | None = None
-        self._running, self._stop_asked = executor, False
+        self._running, self._stop_asked, self._cut = executor, False, False
         try:
             async for item in executor.stream(f"%%bash\n{command}\n", timeout=limit):
                 match item:
@@ -62,17 +66,31 @@ class UserShell:
                     case ExecApproval():
                         await item.accept()  # the user's own command: nothing to ask
                     case ExecChunk(text=text):
-                        text = _SIGNAL_TRACEBACK.sub("", text)
+                        text = self._clean(text)
                         if text:
                             yield CodeExecutionOutputChunk(text, agent_id=agent_id, corr_id=corr_id)
                     case ExecResult():
                         result = item
         finally:
             self._running = None
-        text = _SIGNAL_TRACEBACK.sub("", result.text) if result is not None else ""
+        text = self._clean(result.text, whole=True) if result is not None else ""
         failed = result is None or result.is_error or result.timed_out or result.cancelled
         yield CodeExecutionOutput(text, is_error=failed, agent_id=agent_id, corr_id=corr_id)
         self.pending.append(context_entry(command, text, failed))
+
+    def _clean(self, text: str, *, whole: bool = False) -> str:
+        """``text`` without the %%bash magic's own traceback (only after a stop the user asked for);
+        once one was cut, the streamed chunks after it are the magic's too (``whole``: the full output)."""
+        text = _SIGNAL_TRACEBACK.sub("", text)
+        if not self._stop_asked:
+            return text
+        if self._cut and not whole:
+            return ""
+        found = _MAGIC_TRACEBACK.search(text)
+        if found is None:
+            return text
+        self._cut = True
+        return text[: found.start()]
 
     def take_context(self) -> str:
         """The commands run since the last prompt, as text to put before it ("" when none)."""
