@@ -67,18 +67,23 @@ class ToolLink:
         # Off the event loop: the kernel is created meanwhile (the gateway and the kernel work in
         # their own processes), and a UI keeps drawing.
         await asyncio.to_thread(import_tool_server)
-        from freeact_tui.execution.tool_server import attach_tool_server
+        from mcpygen.tool_exec.approval.client import ApprovalClient
 
-        self.server, self.approvals = await attach_tool_server(
+        from freeact_tui.execution.tool_server import KernelToolServer
+
+        # Each is ours before it is awaited: a start cancelled halfway (the kernel failed) stops them.
+        self.server = KernelToolServer(
             self.sock,
-            self.token,
             servers=servers,
             log_dir=log_dir,
             approval_required=approval_required,
             approval_timeout=approval_timeout,
-            on_approval=on_approval,
-            host=host,
+            token=self.token,
         )
+        await self.server.start()
+        port = self.sock.getsockname()[1]
+        self.approvals = ApprovalClient(on_approval, host=self.server.client_host(host), port=port)
+        await self.approvals.connect()
         mark("tool_server:end")
 
     async def close(self) -> None:

@@ -15,12 +15,11 @@ import hmac
 import logging
 import secrets
 import socket
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import uvicorn
-from mcpygen.tool_exec.approval.client import ApprovalClient, ApprovalRequest
 from mcpygen.tool_exec.server import ToolCall, ToolServer  # not the package: see deferred_imports
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -221,33 +220,6 @@ class KernelToolServer(ToolServer):
         # Called by mcpygen's ``reset`` (PUT /reset) and ``stop``.
         sessions, self._sessions = list(self._sessions.values()), {}
         await asyncio.gather(*(s.close() for s in sessions), *self._closing, return_exceptions=True)
-
-
-async def attach_tool_server(
-    sock: socket.socket,
-    token: str,
-    *,
-    servers: Mapping[str, McpServerEntry],
-    log_dir: Path,
-    approval_required: bool,
-    approval_timeout: float | None,
-    on_approval: Callable[[ApprovalRequest], Awaitable[None]],
-    host: str,
-) -> tuple[KernelToolServer, ApprovalClient]:
-    """Start the tool server on ``sock`` and connect an approval client to it (``on_approval`` gets
-    each request of code in the kernel)."""
-    server = KernelToolServer(
-        sock,
-        servers=servers,
-        log_dir=log_dir,
-        approval_required=approval_required,
-        approval_timeout=approval_timeout,
-        token=token,
-    )
-    await server.start()
-    client = ApprovalClient(on_approval, host=server.client_host(host), port=sock.getsockname()[1])
-    await client.connect()
-    return server, client
 
 
 def _size(log: Path | None) -> int:
