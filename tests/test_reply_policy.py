@@ -424,6 +424,19 @@ ROWS: list[Row] = [
         FinalAnswer,
     ),
     Row(
+        "#30 held-out biggest_city: the whole JSON call passed to the tool it names, in a how-to reply "
+        "after a failed import (twice so, both counted as broken calls, auto switched and gave up)",
+        "auto",
+        [prompt("which city in cities.csv has the most people?"), *tool_step(PANDAS, MISSING_PANDAS, "error")],
+        reply(
+            "To resolve the `ModuleNotFoundError`, you need to install the pandas library. You can do this by "
+            "running the following command in your IPython cell:\n\n```python\n"
+            f'{CODE_TOOL}({{"name": "{CODE_TOOL}", "arguments": {{"code": "!pip install pandas"}}}})\n```'
+        ),
+        RunCalls,
+        blocks=[CODE_TOOL],
+    ),
+    Row(
         "#30: German prompt, code ran the wrong thing, answer 'The user approved this action, continuing.'",
         "auto",
         [prompt("Wie viele Sekunden hat ein Tag? Rechne es mit Python aus.")],
@@ -625,3 +638,9 @@ def test_a_python_form_call_may_pass_the_arguments_object_whole() -> None:
     # a dict with other keys is not the arguments object: it stays the first parameter's value
     (other,) = written_tool_calls(f'{CODE_TOOL}({{"cmd": "ls"}})', TOOLS)
     assert other.args == {"code": {"cmd": "ls"}}
+    # #30 held-out biggest_city: the whole JSON call as the one argument, to the tool it names
+    (whole,) = written_tool_calls(f'{CODE_TOOL}({{"name": "{CODE_TOOL}", "arguments": {{"code": "x = 1"}}}})', TOOLS)
+    assert whole.args == {"code": "x = 1"}
+    # naming another tool, it is not this call's arguments
+    (named,) = written_tool_calls(f'{CODE_TOOL}({{"name": "other", "arguments": {{"code": "x = 1"}}}})', TOOLS)
+    assert named.args == {"code": {"name": "other", "arguments": {"code": "x = 1"}}}
