@@ -21,7 +21,9 @@ def test_two_working_dirs_share_everything_but_the_per_run_part(tmp_path: Path, 
     two.mkdir()
     (two / "AGENTS.md").write_text("Use tabs.\n")
     apis = "- `mcptools.github.search_repositories`: search GitHub"
-    prompts = [build_system_prompt(d, mcp_apis=apis, protocol=protocol, extra="Be brief.") for d in (one, two)]
+    prompts = [
+        build_system_prompt(d, mcp_apis=apis, protocol=protocol, extra="Be brief.") for d in (one, two)
+    ]
     shared = os.path.commonprefix(prompts)
     # Every section of the template but the environment lies in the common prefix.
     for heading in ("## How you act", "## Shell commands", "## MCP tool APIs", "## Answering"):
@@ -34,12 +36,20 @@ def test_two_working_dirs_share_everything_but_the_per_run_part(tmp_path: Path, 
 
 def test_the_parts_are_the_prompt_and_the_first_names_no_path(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("Run `make check`.\n")
-    common, local = system_prompt_parts(tmp_path, extra="Answer in German.", gentools="## Saved tools\n\nnone")
+    common, local = system_prompt_parts(
+        tmp_path, extra="Answer in German.", gentools="## Saved tools\n\nnone"
+    )
     assert build_system_prompt(tmp_path, extra="Answer in German.", gentools="## Saved tools\n\nnone") == (
         f"{common}\n\n{local}\n"
     )
     assert str(tmp_path) not in common and "/" not in common.split("## Answering", 1)[1]
     # The per-run part, in order: where, skills, saved tools, the project's instructions, extra.
-    order = ["## Environment", "## Skills", "## Saved tools", "## Project instructions (AGENTS.md)", "## Additional"]
+    order = [
+        "## Environment",
+        "## Skills",
+        "## Saved tools",
+        "## Project instructions (AGENTS.md)",
+        "## Additional",
+    ]
     assert [local.index(h) for h in order] == sorted(local.index(h) for h in order)
     assert local.startswith("## Environment\n\n- Working directory: ")
