@@ -276,12 +276,19 @@ def _sets() -> dict[str, dict[str, Callable[[Context], Awaitable[bool]]]]:
 
 
 async def run_task(
-    name: str, protocol: str, *, base_url: str, model: str, limit: float, idle_timeout: float = 600
+    name: str,
+    protocol: str,
+    *,
+    base_url: str,
+    model: str,
+    limit: float,
+    idle_timeout: float = 600,
+    scratch: Path | None = None,
 ) -> dict[str, Any]:
     """One task in a fresh working directory and session store; a timeout or crash is unsolved."""
     # One fixed place, emptied for each task: the system prompt names the working directory, so the
     # same path lets a local server reuse its cached prompt prefix across tasks (as for a user's project).
-    tmp = Path(tempfile.gettempdir()) / f"freeact-real-model-bench-{os.getuid()}"
+    tmp = scratch or Path(tempfile.gettempdir()) / f"freeact-real-model-bench-{os.getuid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
@@ -373,7 +380,7 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
             for name in names:
                 result = await run_task(
                     name, protocol, base_url=args.base_url, model=args.model, limit=args.timeout,
-                    idle_timeout=args.idle_timeout,
+                    idle_timeout=args.idle_timeout, scratch=args.scratch,
                 )  # fmt: skip
                 result["round"] = round_
                 result["set"] = "heldout" if name not in TASKS else "derived"
@@ -426,6 +433,12 @@ if __name__ == "__main__":
         type=int,
         default=1,
         help="run the task set this many times (each task gets a new directory)",
+    )
+    parser.add_argument(
+        "--scratch",
+        type=Path,
+        default=None,
+        help="the directory emptied for each task (default: one fixed temp dir); another one per bench run side by side",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--verbose", action="store_true", help="print the last answer of a failed task")

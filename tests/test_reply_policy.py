@@ -101,6 +101,14 @@ class Row:
     """Turns before this one."""
 
 
+def read_step(path: str, content: str, call_id: str = "r1") -> list[ModelMessage]:
+    call = ToolCallPart(READ_TEXT_TOOL, {"path": path}, tool_call_id=call_id)
+    result = ToolReturnPart(READ_TEXT_TOOL, content, tool_call_id=call_id, metadata={"outcome": "ok"})
+    return [ModelResponse(parts=[call]), ModelRequest(parts=[result])]
+
+
+BRIEF = "Liebe Anna,\nvielen Dank für die Einladung zum Sommerfest.\nJonas"
+ERROR_LINE = "2026-11-27 04:05:00 ERROR disk quota exceeded on /srv"
 FENCED_42 = "```python\n42\n```"
 PANDAS = "import pandas as pd\nprint(pd.read_csv('cities.csv').max())"
 MISSING_PANDAS = "ModuleNotFoundError: No module named 'pandas'"
@@ -424,6 +432,57 @@ ROWS: list[Row] = [
         FinalAnswer,
     ),
     Row(
+        "#30 held-out biggest_city: the whole JSON call passed to the tool it names, in a how-to reply "
+        "after a failed import (twice so, both counted as broken calls, auto switched and gave up)",
+        "auto",
+        [
+            prompt("which city in cities.csv has the most people?"),
+            *tool_step(PANDAS, MISSING_PANDAS, "error"),
+        ],
+        reply(
+            "To resolve the `ModuleNotFoundError`, you need to install the pandas library. You can do this by "
+            "running the following command in your IPython cell:\n\n```python\n"
+            f'{CODE_TOOL}({{"name": "{CODE_TOOL}", "arguments": {{"code": "!pip install pandas"}}}})\n```'
+        ),
+        RunCalls,
+        blocks=[CODE_TOOL],
+    ),
+    # -- structure: a reply that plays the tool ---------------------------------------------------------
+    Row(
+        "#30 held-out word_count_de (derived from it): the file's text read back in <tool_response> tags "
+        "was taken as the answer to 'how many words'",
+        "auto",
+        [prompt("Wie viele Wörter stehen in brief.txt?"), *read_step("brief.txt", BRIEF)],
+        reply(f"<tool_response>\n{BRIEF}\n</tool_response>"),
+        NudgeModel,
+        told="repeats the tool's output",
+    ),
+    Row(
+        "#30 derived primes (seen there, not derived from it): replies held made-up tracebacks in the tags; here after a step that worked",
+        "text",
+        [
+            prompt("How many primes are there below 10000?"),
+            *block_step("!pip install sympy", "Successfully installed"),
+        ],
+        reply("<tool_response>\nNameError: name 'count' is not defined\n</tool_response>"),
+        NudgeModel,
+        told="```python block now",
+    ),
+    Row(
+        "#30 held-out error_line_de: the output line repeated as it is IS the answer ('which line has ERROR?')",
+        "auto",
+        [prompt("Welche Zeile in log.txt enthält ERROR?"), *read_step("log.txt", ERROR_LINE)],
+        reply(ERROR_LINE),
+        FinalAnswer,
+    ),
+    Row(
+        "#30 held-out literal_42: an echoed '42' after print(42) is the answer (why a plain echo is no rule)",
+        "auto",
+        [prompt("just print 42 and tell me"), *tool_step("print(42)", "42")],
+        reply("42"),
+        FinalAnswer,
+    ),
+    Row(
         "#30: German prompt, code ran the wrong thing, answer 'The user approved this action, continuing.'",
         "auto",
         [prompt("Wie viele Sekunden hat ein Tag? Rechne es mit Python aus.")],
@@ -625,3 +684,13 @@ def test_a_python_form_call_may_pass_the_arguments_object_whole() -> None:
     # a dict with other keys is not the arguments object: it stays the first parameter's value
     (other,) = written_tool_calls(f'{CODE_TOOL}({{"cmd": "ls"}})', TOOLS)
     assert other.args == {"code": {"cmd": "ls"}}
+    # #30 held-out biggest_city: the whole JSON call as the one argument, to the tool it names
+    (whole,) = written_tool_calls(
+        f'{CODE_TOOL}({{"name": "{CODE_TOOL}", "arguments": {{"code": "x = 1"}}}})', TOOLS
+    )
+    assert whole.args == {"code": "x = 1"}
+    # naming another tool, it is not this call's arguments
+    (named,) = written_tool_calls(
+        f'{CODE_TOOL}({{"name": "other", "arguments": {{"code": "x = 1"}}}})', TOOLS
+    )
+    assert named.args == {"code": {"name": "other", "arguments": {"code": "x = 1"}}}

@@ -15,6 +15,8 @@ log = logging.getLogger(__name__)
 AGENTS_FILE = "AGENTS.md"
 # Instructions beyond this size are cut so that a stray huge file cannot fill the context window.
 MAX_PROJECT_INSTRUCTIONS_CHARS = 50_000
+# Everything after this line of the template depends on the working directory.
+_PER_RUN = "<!-- per-run -->"
 _SECTION = re.compile(r"<!-- if:(\w+) -->\n?(.*?)<!-- end:\1 -->\n?", re.DOTALL)
 
 
@@ -36,7 +38,8 @@ def build_system_prompt(
     """Build the system prompt for an agent working in ``working_dir``.
 
     Args:
-        working_dir: The kernel's working directory; its ``AGENTS.md``, if any, is appended.
+        working_dir: The kernel's working directory; its ``AGENTS.md``, if any, is appended. All that
+            depends on it comes last (``system_prompt_parts``).
         extra: Further instructions (e.g. from the config), appended at the end.
         mcp_apis: Description of the generated MCP tool modules; the MCP section is left out without it.
         subagents: Whether to describe the ``subagent_task`` tool.
@@ -49,6 +52,34 @@ def build_system_prompt(
     Returns:
         The prompt as Markdown.
     """
+    common, local = system_prompt_parts(
+        working_dir,
+        extra=extra,
+        mcp_apis=mcp_apis,
+        subagents=subagents,
+        gentools=gentools,
+        protocol=protocol,
+        project=project,
+    )
+    return f"{common}\n\n{local}\n"
+
+
+def system_prompt_parts(
+    working_dir: Path,
+    *,
+    extra: str | None = None,
+    mcp_apis: str | None = None,
+    subagents: bool = True,
+    gentools: str | None = None,
+    protocol: str = "tools",
+    project: bool = True,
+) -> tuple[str, str]:
+    """The system prompt in two parts: what every run with these settings shares, then what this
+    working directory adds (its path, skills, saved tools, ``AGENTS.md``, ``extra``).
+
+    The shared part comes first so that a server's prompt cache (llama.cpp, vLLM, a provider's)
+    reuses it across directories. Arguments as in ``build_system_prompt``.
+    """
     enabled = {
         "mcp_apis": bool(mcp_apis and mcp_apis.strip()),
         "subagents": subagents and protocol != "text",
@@ -59,15 +90,12 @@ def build_system_prompt(
     text = _SECTION.sub(
         lambda m: m.group(2) if enabled.get(m.group(1), False) else "", system_prompt_template()
     )
+    shared, _, environment = text.partition(_PER_RUN)
     # Fill around the MCP listing so that inserted text is never scanned for placeholders.
-    head, found, tail = text.partition("{mcp_apis}")
+    head, found, tail = shared.partition("{mcp_apis}")
     apis = (mcp_apis or "").strip() if found else ""
-    text = (
-        head.replace("{working_dir}", str(working_dir))
-        + apis
-        + tail.replace("{working_dir}", str(working_dir))
-    )
-    sections = [text.strip()]
+    common = (head + apis + tail).strip()
+    sections = [environment.replace("{working_dir}", str(working_dir)).strip()]
     skills = skills_section(available_skills(working_dir, trusted=project), working_dir)
     if skills:
         sections.append(skills)
@@ -78,7 +106,7 @@ def build_system_prompt(
         sections.append(f"## Project instructions ({AGENTS_FILE})\n\n{instructions}")
     if extra and extra.strip():
         sections.append(f"## Additional instructions\n\n{extra.strip()}")
-    return "\n\n".join(sections) + "\n"
+    return common, "\n\n".join(section for section in sections if section)
 
 
 def bundled_skills_dir() -> Path:

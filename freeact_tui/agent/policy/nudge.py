@@ -8,12 +8,13 @@ act. A model that needs no action can answer.
 
 The same holds after the turn's last action failed: what the reply then claims did not happen.
 
-After an action that worked only three kinds of reply get one, as none is an answer: an empty one
+After an action that worked only four kinds of reply get one, as none is an answer: an empty one
 (told to answer from the output); one that is word for word an earlier reply of the turn with an
 action run since (it ignores that action's output: a small model restating its first reply); and,
 in ``auto`` on tool calls, one that shows code to run and tells the user how to run it ("Here's how
 you can do it: …") — told to answer from the output if it does, else to run the code; its blocks
-then run like any reply to a nudge.
+then run like any reply to a nudge; and one that wraps text in the tags a chat template puts
+around tool results (``<tool_response>``): it plays the tool instead of answering (#30).
 
 Bounded: at most two nudges a turn, the second only after an action ran since the first (so
 every nudge costs the model a step of its own); never in ``tools`` (the default, for models that
@@ -58,6 +59,20 @@ def tells_how(response: ModelResponse) -> bool:
     next one."""
     text = reply_text(response)
     return bool(_HOWTO.search(text)) and bool(code_blocks(text))
+
+
+_TOOL_TAG = re.compile(r"</?tool_(?:response|result|output)>")
+"""The tags a chat template (Qwen's, Hermes') wraps tool results in: a reply never has them."""
+TOOL_TAG_REASON = "the reply repeats a tool output in the tool's tags instead of answering"
+
+
+def plays_tool(response: ModelResponse) -> bool:
+    """The reply has a tool result's tags (``<tool_response>…``): it copies or makes up a tool's output.
+
+    Structural, in any language: #30 held-out word_count_de ("Wie viele Wörter stehen in brief.txt?")
+    ended on the file's text inside ``<tool_response>`` tags, taken as the answer.
+    """
+    return bool(_TOOL_TAG.search(reply_text(response)))
 
 
 def nudge_reason(message: ModelMessage) -> str | None:
@@ -249,6 +264,13 @@ def nudge_for(
             f"asks for, write the answer from it. Else {_act(text_mode)[0].lower()}{_act(text_mode)[1:]}"
         )
         return howto, *_request(howto, told)
+    if worked and plays_tool(response):
+        echo = NudgeReason(TOOL_TAG_REASON, "your reply repeats the tool's output instead of answering")
+        told = (
+            f"Your reply repeats the tool's output instead of answering. If the output above has what my "
+            f"request asks for, write the answer from it. Else {_act(text_mode)[0].lower()}{_act(text_mode)[1:]}"
+        )
+        return echo, *_request(echo, told)
     if redo:
         again = NudgeReason(
             REDO_REASON, "you do not know the result: your code failed and has not run again since"
@@ -279,6 +301,7 @@ def _empty_text(*, text_mode: bool, worked: bool) -> str:
 __all__ = [
     "HOWTO_REASON",
     "REDO_REASON",
+    "TOOL_TAG_REASON",
     "NUDGE_KEY",
     "answers_nudge",
     "is_nudge",
@@ -292,6 +315,7 @@ __all__ = [
     "nudge_for",
     "nudge_text",
     "nudged",
+    "plays_tool",
     "reason_for",
     "repeats_earlier_reply",
 ]
