@@ -96,3 +96,14 @@ def test_a_session_whose_first_turn_failed_is_listed_by_what_the_user_asked(tmp_
     session.flush_meta()
     session.unlock()
     assert store.session(session.id).info().title == "what failed first"
+
+
+def test_a_rewind_counts_the_conversations_messages_not_the_event_records(tmp_path: Path) -> None:
+    """"1 turn (2 messages) withdrawn" after a turn that failed: its error record is no message of it."""
+    store = SessionStore(tmp_path / "sessions")
+    session = store.new_session()
+    session.append([*TURN, error_record("model", "Model API error (HTTP 500): boom.")])
+    session.append([ModelRequest(parts=[UserPromptPart("again")]), ModelResponse(parts=[TextPart("Ok.")])])
+    mark = session.rewind(2, "[Note: rewound]")
+    assert (mark.withdrawn_turns, mark.withdrawn_messages) == (1, 2)
+    assert "1 turn (2 messages) withdrawn" in mark.describe()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from freeact_tui.agent.checkpointing import RewindPlan, UserTurn
 from freeact_tui.execution.checkpoint_records import RestoreResult
+from freeact_tui.store.event_record import is_event_record
 from freeact_tui.store.rewind_file import RewindMark
 from freeact_tui.store.sessions import SessionDamaged
 from freeact_tui.textsafe import one_line_summary
@@ -118,7 +119,7 @@ async def rewind(agent: Agent, plan: RewindPlan, *, files: bool, conversation: b
         else:
             dropped = recorder.stored[lines:]
             turns = sum(1 for m in dropped if _starts_turn(m))
-            mark = RewindMark(lines, len(dropped), turns, None, note)
+            mark = RewindMark(lines, sum(1 for m in dropped if not is_event_record(m)), turns, None, note)
         recorder.cut(keep, mark)
         checkpointing.cut(keep)
         kernel_restarted = agent.kernel_state == "ready"

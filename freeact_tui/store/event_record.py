@@ -51,6 +51,19 @@ def event_of(message: Any) -> dict[str, Any] | None:
     return event if isinstance(event, dict) and isinstance(event.get("kind"), str) else None
 
 
+def is_event_record(message: Any) -> bool:
+    """Whether a message, loaded or serialized (a dict), is an event record rather than conversation."""
+    if isinstance(message, dict):
+        meta = message.get("metadata")
+        return (
+            message.get("kind") == "request"
+            and not message.get("parts")
+            and isinstance(meta, dict)
+            and isinstance(meta.get(EVENT_KEY), dict)
+        )
+    return event_of(message) is not None
+
+
 def withdrawn_messages(event: dict[str, Any]) -> list[ModelMessage]:
     """The messages an error record took back from the history (none if they do not load)."""
     import pydantic
@@ -65,4 +78,4 @@ def withdrawn_messages(event: dict[str, Any]) -> list[ModelMessage]:
         return []
 
 
-__all__ = ["EVENT_KEY", "IMAGE_NOTE", "KERNEL_DIED", "error_record", "event_of", "withdrawn_messages"]
+__all__ = ["EVENT_KEY", "IMAGE_NOTE", "KERNEL_DIED", "error_record", "event_of", "is_event_record", "withdrawn_messages"]

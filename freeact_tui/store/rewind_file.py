@@ -98,6 +98,13 @@ def rewind_marker(keep: int, note: str, extra: dict[str, Any] | None = None) -> 
     return to_jsonable_python(message, bytes_mode="base64"), {REWIND_KEY: {"keep": keep, **(extra or {})}}
 
 
+def conversation_count(messages: list[Any]) -> int:
+    """How many of ``messages`` are the conversation's (event records, e.g. a turn's error, are not)."""
+    from freeact_tui.store.event_record import is_event_record
+
+    return sum(1 for m in messages if not is_event_record(m))
+
+
 def is_user_turn(message: Any) -> bool:
     """Whether a serialized message is a user's message that starts a turn."""
     if not isinstance(message, dict) or message.get("kind") != "request":
@@ -139,7 +146,7 @@ def mark_of(envelope: dict[str, Any], dropped: list[Any], session_dir: Path) -> 
         messages, turns = withdrawn.get("messages"), withdrawn.get("turns")
         if isinstance(messages, int) and isinstance(turns, int):
             return RewindMark(keep, messages, turns, session_dir / archive, note)
-    return RewindMark(keep, len(dropped), sum(map(is_user_turn, dropped)), None, note, in_file=True)
+    return RewindMark(keep, conversation_count(dropped), sum(map(is_user_turn, dropped)), None, note, in_file=True)
 
 
 def _safe_archive(rel: str) -> bool:
@@ -296,6 +303,7 @@ __all__ = [
     "REWOUND_DIR",
     "RewindMark",
     "archive_path",
+    "conversation_count",
     "is_user_turn",
     "mark_of",
     "marker_keep",

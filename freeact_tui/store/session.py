@@ -195,7 +195,10 @@ class Session:
         data = path.read_bytes() if path.exists() else b""
         kept, dropped = rewind_file.plan_cut(data, keep, path)
         archive = rewind_file.archive_path(self.dir, path.stem)
-        withdrawn = {"messages": len(dropped), "turns": sum(map(rewind_file.is_user_turn, dropped))}
+        withdrawn = {
+            "messages": rewind_file.conversation_count(dropped),
+            "turns": sum(map(rewind_file.is_user_turn, dropped)),
+        }
         extra = {"withdrawn": withdrawn, "archive": f"{REWOUND_DIR}/{archive.name}"}
         payload, meta_extra = rewind_marker(keep, note, extra)
         line = encode_envelope(payload, utc_now_ts(), meta_extra)
