@@ -28,6 +28,11 @@ from tests.scripted import CODE_TOOL, Code, Script, script
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180), pytest.mark.asyncio(loop_scope="module")]
 
 SIZE = (120, 40)
+# "At once": the cells and the model these tests stop would run 30-60 s more; a stop that waited for
+# them fails. How fast a stop is (well under a second on a quiet machine) is for bench/, not for a
+# timed test on a loaded CI machine (1.8 s seen at load 2 on 2 cores).
+AT_ONCE = 5.0
+AT_ONCE_RESTART = 7.0  # a deaf kernel is killed and restarted in the background
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -88,7 +93,7 @@ async def test_the_users_own_command_stops_at_once(
         await until(pilot, lambda: any("started" in o for o in outputs(app)), limit=30)
         assert main(app).turn_running and executor.state == "busy"
         took = await stop_with(pilot, key, app)
-        assert took < 1.5, took
+        assert took < AT_ONCE, took
         # the block's closing note is drawn a frame after the turn ends
         await until(pilot, lambda: "interrupted" in outputs(app)[-1].lower(), limit=5)
         assert "Traceback" not in outputs(app)[-1]  # stopped on request: no traceback of the magic
@@ -104,7 +109,7 @@ async def test_a_following_command_like_tail_f_stops(
         await send(pilot, f"!tail -f {tmp_path / 'grows.log'}")
         await until(pilot, lambda: any("first line" in o for o in outputs(app)), limit=30)
         took = await stop_with(pilot, "escape", app)
-        assert took < 1.5, took
+        assert took < AT_ONCE, took
         await still_usable(pilot, app, executor)
 
 
@@ -117,7 +122,7 @@ async def test_a_code_action_stops_at_once(
         await send(pilot, "go")
         await until(pilot, lambda: any("sleeping" in o for o in outputs(app)), limit=30)
         took = await stop_with(pilot, "escape", app)
-        assert took < 1.5, took
+        assert took < AT_ONCE, took
         await still_usable(pilot, app, executor)
 
 
@@ -134,7 +139,7 @@ async def test_a_cell_that_ignores_the_interrupt_restarts_the_kernel_and_says_so
         await until(pilot, lambda: any("deaf" in o for o in outputs(app)), limit=30)
         pid = executor.kernel_pid
         took = await stop_with(pilot, "escape", app)
-        assert took < 1.5, took
+        assert took < AT_ONCE, took
         await until(pilot, lambda: any("restarted" in n for n in notices(app)), limit=15)
         await until(pilot, lambda: executor.state == "ready", limit=30)
         assert executor.kernel_pid != pid
@@ -149,7 +154,7 @@ async def test_the_users_command_that_ignores_the_interrupt_ends_within_a_second
         await send(pilot, "!trap '' INT; echo deaf; sleep 30")
         await until(pilot, lambda: any("deaf" in o for o in outputs(app)), limit=30)
         took = await stop_with(pilot, "escape", app)
-        assert took < 2.5, took
+        assert took < AT_ONCE_RESTART, took
         shown = next(o for o in outputs(app) if "deaf" in o)
         # Ended by a signal: a note says so, no traceback of IPython's %%bash magic
         assert "Error" not in shown and "Traceback" not in shown and "-----" not in shown, shown
@@ -195,7 +200,7 @@ async def test_a_subagent_stops_at_once(executor: KernelExecutor, tmp_path: Path
         await send(pilot, "delegate")
         await until(pilot, lambda: any("sub-sleeping" in o for o in outputs(app)), limit=90)
         took = await stop_with(pilot, "escape", app)
-        assert took < 1.5, took
+        assert took < AT_ONCE, took
         # The subagent's kernel (and its gateway) end with it.
         await until(pilot, lambda: not new_descendants(before), limit=15)
         await still_usable(pilot, app, executor)

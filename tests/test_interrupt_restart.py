@@ -82,12 +82,12 @@ async def test_the_turn_ends_at_once_and_the_kernel_restarts_behind_it(
             step=0.01,
         )
         took = time.monotonic() - started
-        assert took < 2.5, took
+        assert took < 4.0, took  # not the gateway's 5 s grace (load-tolerant; speed is bench's)
         assert seen[-1] == ("restarting", "kernel: restarting")
         # The deaf kernel and what it started are killed at once (not after the gateway's 5 s grace).
         gone = [*below, psutil.Process(old)]
         await until(
-            pilot, lambda: all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in gone), 2.5
+            pilot, lambda: all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in gone), 4.0
         )
         await until(pilot, lambda: any("being restarted" in n for n in notices(app)), limit=5)
         # The next command waits for the new kernel, then runs in it: the old state is gone.

@@ -10,13 +10,13 @@ from textual import events, work
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 from textual.worker import Worker
 
 from freeact_tui.events import AgentEvent
 from freeact_tui.store.sessions import SessionStore
+from freeact_tui.tui.layout_tracking import LayoutTrackingScreen
 from freeact_tui.tui.notify import Notifier
 from freeact_tui.tui.replay import replay_history, subagent_loader
 from freeact_tui.tui.screens.approval_controller import ApprovalController
@@ -53,7 +53,7 @@ _CLEAR_WINDOW = 2.0
 ASK_ANYTHING = "Ask anything · Enter sends · Ctrl+J newline · /help"
 
 
-class MainScreen(Screen[None]):
+class MainScreen(LayoutTrackingScreen):
     """The chat: one turn at a time, approvals queued in dialogs, status kept current."""
 
     CSS_PATH = "main.tcss"
