@@ -124,7 +124,7 @@ def _clipboard_program(directory: Path, name: str, out: Path) -> None:
     program.chmod(0o755)
 
 
-def test_os_clipboard_programs_in_freeacts_order() -> None:
+async def test_os_clipboard_programs_in_freeacts_order() -> None:  # async: the module runs on one loop
     from freeact_tui.tui.clipboard import clipboard_commands
 
     assert clipboard_commands("darwin", {}) == [("pbcopy",)]

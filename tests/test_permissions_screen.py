@@ -21,7 +21,6 @@ from freeact_tui.tui.screens.permissions import PermissionsScreen
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests.scripted import script
 
-pytestmark = pytest.mark.asyncio
 SIZE = (120, 40)
 
 
