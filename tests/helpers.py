@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import psutil
 import pytest
@@ -45,6 +45,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from textual.app import App
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from freeact_tui.agent.agent import Agent
 from freeact_tui.config import Config
@@ -55,7 +56,17 @@ from freeact_tui.permissions import PermissionRules
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.screens.main import MainScreen
-from freeact_tui.tui.widgets.blocks import ActionBlock, ExecutionOutputBlock
+from freeact_tui.tui.widgets.blocks import (
+    ActionBlock,
+    Block,
+    ExecutionOutputBlock,
+    NoticeBlock,
+    ResponseBlock,
+    ThoughtBlock,
+    ToolOutputBlock,
+    UserMessageBlock,
+)
+from freeact_tui.tui.widgets.image_preview import ImagePreview
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests.fake_openai import FakeOpenAI
 from tests.scripted import CODE_TOOL, Script
@@ -268,6 +279,54 @@ def before(*steps: Callable[[Pilot[Any]], Awaitable[None]]) -> Callable[[Pilot[A
         await pilot.pause(0.2)
 
     return run
+
+
+# -- replay (a resumed log against the live one) -----------------------------------------------------
+
+
+def log_rows(app: App[Any]) -> list[tuple[str, ...]]:
+    """What the log shows, block by block: kind, agent, call id (a user's ``!command`` run's id is the
+    app's, new each run: "user-shell"), the text, then what else the block shows — an action's status;
+    an output's error flag, its notes (image links, "gone", where a long result is) and how many
+    previews; a notice's title."""
+    rows: list[tuple[str, ...]] = []
+    for block in main(app).conversation.query(Block):
+        corr_id = "user-shell" if block.corr_id.startswith("user-shell-") else block.corr_id
+        head = (type(block).__name__, block.agent_id, corr_id)
+        match block:
+            case ActionBlock():
+                rows.append((*head, block.tool_call.display_text(), block.status))
+            case ExecutionOutputBlock():
+                notes = [str(n.render()) for n in block.query(Static).filter(".output-note")]
+                previews = f"previews={len(block.query(ImagePreview))}"
+                rows.append((*head, block.text, str(block.is_error), *notes, previews))
+            case ToolOutputBlock():
+                rows.append((*head, block.content))
+            case NoticeBlock():
+                rows.append((*head, block.text, str(block.border_title or "")))
+            case ThoughtBlock() | ResponseBlock() | UserMessageBlock():
+                rows.append((*head, str(block.text)))
+            case _:
+                rows.append(head)
+    return rows
+
+
+async def idle(pilot: Pilot[Any], limit: float = 60.0) -> None:
+    """Wait until no turn runs, then one more frame."""
+    await until(pilot, lambda: not main(pilot.app).turn_running, limit)
+    await pilot.pause()
+
+
+async def resumed_rows(
+    make: Callable[..., FreeactApp], session_id: str, config: Mapping[str, object] | None = None
+) -> list[tuple[str, ...]]:
+    """``log_rows`` of a new app (``make`` as ``chat_app``) that resumes ``session_id``, once drawn."""
+    resumed = make(Script([["unused"]]), dict(config or {}), session_id=session_id)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await ready(pilot, limit=30)
+        await until(pilot, lambda: bool(main(resumed).conversation.query(Block)), limit=30)
+        await pilot.pause()
+        return log_rows(resumed)
 
 
 # -- sessions on disk -------------------------------------------------------------------------------
@@ -538,37 +597,93 @@ START_LIMIT = 150.0  # seconds until the kernels run (a loaded machine is slow)
 ORPHAN_LIMIT = 5.0  # seconds the children may outlive the app
 
 
+class InPty(NamedTuple):
+    """A process on a pseudo-terminal: the process, the master and slave ends (the caller closes both),
+    and the terminal's settings before the process started."""
+
+    process: subprocess.Popen[bytes]
+    master: int
+    slave: int
+    settings_before: list[Any]
+
+
+def spawn_in_pty(argv: list[str], env: Mapping[str, str], cwd: Path) -> InPty:
+    """``argv`` in a session of its own on a new 120x40 pseudo-terminal whose output a thread drains (a
+    terminal nobody reads would block the app once its buffer is full)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    settings = termios.tcgetattr(slave)
+    process = subprocess.Popen(
+        argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, start_new_session=True
+    )
+    threading.Thread(target=_drain, args=(master,), daemon=True).start()
+    return InPty(process, master, slave, settings)
+
+
+def _drain(master: int) -> None:
+    try:
+        while os.read(master, 65536):
+            pass
+    except OSError:
+        pass
+
+
+def with_home(home: Path) -> list[int]:
+    """Every process whose environment has ``HOME=home`` (found through /proc, zombies left out)."""
+    wanted = b"HOME=" + str(home).encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
+            state = Path(f"/proc/{name}/stat").read_bytes().rpartition(b")")[2].split()[0]
+        except OSError:
+            continue
+        if wanted in environ and state != b"Z":
+            found.append(int(name))
+    return found
+
+
 class TerminalApp:
-    """``freeact-tui`` running in a pseudo-terminal (its output drained in a thread)."""
+    """``freeact-tui`` running in a pseudo-terminal with a HOME of its own (``tmp_path/home``) that every
+    process it starts keeps. Use as a context manager: leaving it ends the app and every such process."""
 
     def __init__(self, tmp_path: Path, execution: str, project_config: str = "") -> None:
-        home = tmp_path / "home"
+        self.home = tmp_path / "home"
         work = tmp_path / "work"
-        home.mkdir()
+        self.home.mkdir()
         work.mkdir()
         (work / ".freeact-tui.toml").write_text(project_config)
         env = {
             **os.environ,
-            "HOME": str(home),
-            "FREEACT_TUI_HOME": str(home / "app"),
+            "HOME": str(self.home),
+            "FREEACT_TUI_HOME": str(self.home / "app"),
             "TERM": "xterm-256color",
         }
-        self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         cmd = [sys.executable, "-m", "freeact_tui", "--trust", "--model", "test", "--execution", execution]
-        self.process = subprocess.Popen(
-            cmd, stdin=slave, stdout=slave, stderr=slave, cwd=work, env=env, start_new_session=True
-        )
+        self.process, self.master, slave, _ = spawn_in_pty(cmd, env, work)
         os.close(slave)
         self._master_open = True
-        threading.Thread(target=self._drain, daemon=True).start()
 
-    def _drain(self) -> None:
-        try:
-            while os.read(self.master, 65536):
-                pass
-        except OSError:
-            pass
+    def __enter__(self) -> TerminalApp:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        kill_processes(with_home(self.home))
+
+    def killed_leaves(self, signum: signal.Signals = signal.SIGKILL, wait: float = 10.0) -> list[int]:
+        """Send ``signum`` to the app and wait for its end; the processes with its HOME still running
+        ``ORPHAN_LIMIT`` seconds later."""
+        os.kill(self.process.pid, signum)
+        self.process.wait(wait)
+        deadline = time.monotonic() + ORPHAN_LIMIT
+        left = with_home(self.home)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.1)
+            left = with_home(self.home)
+        return left
 
     def close_terminal(self) -> None:
         if self._master_open:
@@ -637,23 +752,9 @@ class TimelineApp:
             "TERM": "xterm-256color",
             **(env or {}),
         }
-        self.master, self._slave = pty.openpty()
-        fcntl.ioctl(self._slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-        self.settings_before = termios.tcgetattr(self._slave)
+        argv = [sys.executable, "-m", "freeact_tui", *argv]
+        self.process, self.master, self._slave, self.settings_before = spawn_in_pty(argv, full_env, self.work)
         self.settings_after: list[Any] = []
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "freeact_tui", *argv],
-            stdin=self._slave, stdout=self._slave, stderr=self._slave,
-            cwd=self.work, env=full_env, start_new_session=True,
-        )  # fmt: skip
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _drain(self) -> None:
-        try:
-            while os.read(self.master, 65536):
-                pass
-        except OSError:
-            pass
 
     def stages(self) -> dict[str, float]:
         """Each stage's first time (``time.monotonic()``) in the timeline so far."""

@@ -4,11 +4,9 @@ rewind bring them back; the conversation is cut by a marker that freeact can sti
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from freeact_tui.agent.agent import Agent
@@ -19,6 +17,7 @@ from freeact_tui.execution.checkpoints import CheckpointStore
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.toolcalls import CodeAction
+from tests import helpers
 from tests.helpers import freeact_load, make_agent, run
 from tests.scripted import Code, script
 
@@ -27,13 +26,7 @@ pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 BINARY = bytes(range(256)) * 4
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
-    work = tmp_path_factory.mktemp("kernel")
-    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
-    await ex.start()
-    yield ex
-    await ex.stop()
+executor = helpers.kernel
 
 
 @pytest.fixture

@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 from textual.pilot import Pilot
 from textual.widgets import OptionList
@@ -19,6 +18,7 @@ from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.file_picker import FilePicker
 from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.widgets.prompt import PromptInput
+from tests import helpers
 from tests.scripted import Script, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
@@ -26,13 +26,7 @@ pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 SIZE = (120, 40)
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
-    work = tmp_path_factory.mktemp("kernel")
-    ex = KernelExecutor(working_dir=work, images_dir=work / "images")
-    await ex.start()
-    yield ex
-    await ex.stop()
+executor = helpers.kernel
 
 
 @pytest.fixture

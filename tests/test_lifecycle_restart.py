@@ -8,15 +8,13 @@ process with that HOME found through /proc.
 from __future__ import annotations
 
 import os
-import signal
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.helpers import ORPHAN_LIMIT, TerminalApp, command_line, describe_processes, kill_processes
-from tests.test_lifecycle_startup import _left_after, _with_home
+from tests.helpers import TerminalApp, command_line, describe_processes
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
@@ -35,9 +33,7 @@ def _stopped_kernel(app: TerminalApp) -> int | None:
 def test_killed_while_the_kernel_restarts_after_esc_the_app_leaves_no_process(
     tmp_path: Path, after: float
 ) -> None:
-    app = TerminalApp(tmp_path, "local", "subagent_pool_size = 0\n")
-    home = tmp_path / "home"
-    try:
+    with TerminalApp(tmp_path, "local", "subagent_pool_size = 0\n") as app:
         app.wait_for_kernels(1)
         # The kernel stops responding (as one stuck in C code would): Esc cannot stop the command.
         os.write(app.master, b"!echo deaf; sleep 0.5; kill -STOP $PPID; sleep 30\r")
@@ -49,10 +45,5 @@ def test_killed_while_the_kernel_restarts_after_esc_the_app_leaves_no_process(
             deaf = _stopped_kernel(app)
         os.write(app.master, b"\x1b")
         time.sleep(1.0 + after)  # the cell's grace (1 s), then the restart runs in the background
-        os.kill(app.process.pid, signal.SIGKILL)
-        app.process.wait(10)
-        left = _left_after(home, ORPHAN_LIMIT)
+        left = app.killed_leaves()
         assert not left, describe_processes(left)
-    finally:
-        app.stop()
-        kill_processes(_with_home(home))

@@ -29,19 +29,10 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY, PROMPT_KEY, USAGE_KEY
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.app import FreeactApp
-from freeact_tui.tui.widgets.blocks import (
-    ActionBlock,
-    Block,
-    ExecutionOutputBlock,
-    NoticeBlock,
-    ResponseBlock,
-    ThoughtBlock,
-    ToolOutputBlock,
-    UserMessageBlock,
-)
+from freeact_tui.tui.widgets.blocks import NoticeBlock, ResponseBlock
 from freeact_tui.tui.widgets.context_gauge import ContextGauge
 from tests import helpers
-from tests.helpers import dialog, main, ready, send, until
+from tests.helpers import dialog, idle, log_rows, main, ready, resumed_rows, send, until
 from tests.scripted import CODE_TOOL, Code, Script, Think, Wait
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
@@ -77,38 +68,12 @@ class BrokenScript(Script):
             yield {part: DeltaToolCall(name=CODE_TOOL, json_args=call.raw, tool_call_id=call.call_id)}
 
 
-def look(app: FreeactApp) -> list[tuple[str, ...]]:
-    """What the log shows, block by block: kind, agent, call, its text and its status (the ids of the
-    user's own ``!command`` runs are the app's, unique per run: only their kind is compared)."""
-    rows: list[tuple[str, ...]] = []
-    for block in main(app).conversation.query(Block):
-        kind = type(block).__name__
-        match block:
-            case ActionBlock():
-                rows.append((kind, block.agent_id, block.corr_id, block.tool_call.display_text(), block.status))
-            case ExecutionOutputBlock() if block.corr_id.startswith("user-shell-"):
-                rows.append((kind, block.agent_id, "user-shell", block.text, str(block.is_error)))
-            case ExecutionOutputBlock():
-                rows.append((kind, block.agent_id, block.corr_id, block.text, str(block.is_error)))
-            case ToolOutputBlock():
-                rows.append((kind, block.agent_id, block.corr_id, block.content))
-            case ThoughtBlock() | ResponseBlock() | UserMessageBlock() | NoticeBlock():
-                rows.append((kind, block.agent_id, block.corr_id, str(block.text)))
-            case _:
-                rows.append((kind, block.agent_id, block.corr_id))
-    return rows
-
-
 def status_figures(app: FreeactApp) -> tuple[str, str]:
     """The status bar's token counts and context gauge, as shown."""
     bar = main(app).status_bar
     usage = str(bar.query_one("#status-usage").render())
     gauge = bar.query_one(ContextGauge)
     return usage, str(gauge.render())
-
-
-async def idle(pilot: object, app: FreeactApp) -> None:
-    await until(pilot, lambda: not main(app).turn_running, limit=60)  # type: ignore[arg-type]
 
 
 async def test_a_resumed_session_is_drawn_as_the_live_log_drew_it(
@@ -128,19 +93,18 @@ async def test_a_resumed_session_is_drawn_as_the_live_log_drew_it(
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "!echo shell-said-hi")
         await until(pilot, lambda: "shell-said-hi" in "".join(helpers.outputs(app)), limit=60)
-        await idle(pilot, app)
+        await idle(pilot)
         await send(pilot, "What is six times seven?")
         await dialog(pilot)
         await pilot.press("y")
-        await idle(pilot, app)
+        await idle(pilot)
         assert app.agent is not None
         app.agent.checkpointing.notes.tell(NOTE)  # what /undo tells the model with the next message
         await send(pilot, SECOND)
         await dialog(pilot)
         await pilot.press("y")
-        await idle(pilot, app)
-        await pilot.pause()
-        live = look(app)
+        await idle(pilot)
+        live = log_rows(app)
         live_figures = status_figures(app)
         session_id = app.agent.session_id
 
@@ -163,14 +127,14 @@ async def test_a_resumed_session_is_drawn_as_the_live_log_drew_it(
     async with resumed.run_test(size=SIZE) as pilot:
         await ready(pilot, limit=30)
         await pilot.pause()
-        assert look(resumed) == live
+        assert log_rows(resumed) == live
         assert status_figures(resumed) == live_figures
         await send(pilot, "!echo after-resume")  # its output goes under it, not beside the replayed run's
         await until(pilot, lambda: "after-resume" in "".join(helpers.outputs(resumed)), limit=60)
-        await idle(pilot, resumed)
-        assert look(resumed)[-2:] == [
+        await idle(pilot)
+        assert log_rows(resumed)[-2:] == [
             ("UserMessageBlock", "main", "", "!echo after-resume"),
-            ("ExecutionOutputBlock", "main", "user-shell", "after-resume", "False"),
+            ("ExecutionOutputBlock", "main", "user-shell", "after-resume", "False", "previews=0"),
         ]
 
     info = SessionStore(tmp_path / "sessions").session(session_id).info()
@@ -200,11 +164,7 @@ async def test_a_reply_cut_by_quitting_mid_stream_is_marked_on_resume(
     stored = (tmp_path / "sessions" / session_id / "main.jsonl").read_text()
     assert CUT_KEY in stored
 
-    resumed = make_app(Script([["unused"]]), session_id=session_id)
-    async with resumed.run_test(size=SIZE) as pilot:
-        await ready(pilot, limit=30)
-        await pilot.pause()
-        rows = look(resumed)
+    rows = await resumed_rows(make_app, session_id)
     assert [r[0] for r in rows] == ["UserMessageBlock", "ResponseBlock", "NoticeBlock"]
     assert rows[1][3] == "The first half of a long ans"
     assert rows[2][3] == "Cancelled (model)."  # as a stream cut by Esc is marked live
@@ -231,18 +191,13 @@ async def test_a_session_written_before_the_records_hides_what_live_never_showed
     )
     session.flush_meta()
     session.unlock()
-    app = make_app(Script([["unused"]]), session_id=session.id)
-    async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot, limit=30)
-        await pilot.pause()
-        rows = look(app)
-    assert rows == [
+    assert await resumed_rows(make_app, session.id) == [
         ("UserMessageBlock", "main", "", "!ls"),
-        ("ExecutionOutputBlock", "main", "user-shell", "notes.txt", "False"),
+        ("ExecutionOutputBlock", "main", "user-shell", "notes.txt", "False", "previews=0"),
         ("UserMessageBlock", "main", "", "What is in notes.txt?"),
         ("ResponseBlock", "main", "", "It lists the groceries."),
         ("UserMessageBlock", "main", "", "And then?"),
-        ("NoticeBlock", "main", "", "Cancelled (model)."),
+        ("NoticeBlock", "main", "", "Cancelled (model).", "Turn cancelled"),
     ]
 
 
@@ -255,20 +210,15 @@ async def test_a_switch_to_text_actions_is_replayed_as_the_notice_live_showed(
         await send(pilot, "two to the tenth")
         await dialog(pilot)
         await pilot.press("y")
-        await idle(pilot, app)
-        await pilot.pause()
-        live = look(app)
+        await idle(pilot)
+        live = log_rows(app)
         assert app.agent is not None
         session_id = app.agent.session_id
     notices = [r for r in live if r[0] == "NoticeBlock"]
     assert len(notices) == 1 and notices[0][3].startswith("Switched to text actions")
     assert [r[3] for r in live if r[0] == "UserMessageBlock"] == ["two to the tenth"]
 
-    resumed = make_app(Script([["unused"]]), {"action_protocol": "auto"}, session_id=session_id)
-    async with resumed.run_test(size=SIZE) as pilot:
-        await ready(pilot, limit=30)
-        await pilot.pause()
-        assert look(resumed) == live
+    assert await resumed_rows(make_app, session_id, {"action_protocol": "auto"}) == live
 
 
 async def test_a_prompt_with_attached_files_is_replayed_as_typed(
@@ -279,16 +229,11 @@ async def test_a_prompt_with_attached_files_is_replayed_as_typed(
     app = make_app(s)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "What does @notes.txt say?")
-        await idle(pilot, app)
-        await pilot.pause()
-        live = look(app)
+        await idle(pilot)
+        live = log_rows(app)
         assert app.agent is not None
         session_id = app.agent.session_id
     assert "buy milk" in str(s.requests[0][-1].parts[-1].content)  # the model got the file
     assert [r[3] for r in live if r[0] == "UserMessageBlock"] == ["What does @notes.txt say?"]
 
-    resumed = make_app(Script([["unused"]]), session_id=session_id)
-    async with resumed.run_test(size=SIZE) as pilot:
-        await ready(pilot, limit=30)
-        await pilot.pause()
-        assert look(resumed) == live
+    assert await resumed_rows(make_app, session_id) == live

@@ -22,24 +22,13 @@ from pathlib import Path
 import pytest
 from pydantic_ai.exceptions import ModelHTTPError
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
 from freeact_tui.store.event_record import EVENT_KEY
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
-from freeact_tui.tui.widgets.blocks import (
-    ActionBlock,
-    Block,
-    ExecutionOutputBlock,
-    NoticeBlock,
-    ResponseBlock,
-    ThoughtBlock,
-    ToolOutputBlock,
-    UserMessageBlock,
-)
-from freeact_tui.tui.widgets.image_preview import ImagePreview
 from tests import helpers
-from tests.helpers import dialog, main, ready, send, session_lines, until
+from tests.helpers import dialog, idle, log_rows, ready, resumed_rows, send, session_lines, until
 from tests.scripted import Code, Fail, Script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
@@ -54,37 +43,6 @@ PLOT = (
 BLOCK = "```python\nprint(6 * 7)\n```"
 
 
-def look(app: FreeactApp) -> list[tuple[str, ...]]:
-    """What the log shows, block by block: kind, call, text, status or title, and under an output its
-    notes (image links, "gone") and how many previews."""
-    rows: list[tuple[str, ...]] = []
-    for block in main(app).conversation.query(Block):
-        kind = type(block).__name__
-        match block:
-            case ActionBlock():
-                rows.append((kind, block.corr_id, block.tool_call.display_text(), block.status))
-            case ExecutionOutputBlock():
-                notes = [str(n.render()) for n in block.query(Static).filter(".output-note")]
-                previews = len(block.query(ImagePreview))
-                rows.append(
-                    (kind, block.corr_id, block.text, str(block.is_error), *notes, f"previews={previews}")
-                )
-            case ToolOutputBlock():
-                rows.append((kind, block.corr_id, block.content))
-            case NoticeBlock():
-                rows.append((kind, block.corr_id, str(block.border_title), block.text))
-            case ThoughtBlock() | ResponseBlock() | UserMessageBlock():
-                rows.append((kind, block.corr_id, str(block.text)))
-            case _:
-                rows.append((kind, block.corr_id))
-    return rows
-
-
-async def idle(pilot: Pilot[None], app: FreeactApp) -> None:
-    await until(pilot, lambda: not main(app).turn_running, limit=60)
-    await pilot.pause()
-
-
 async def always(pilot: Pilot[None], app: FreeactApp) -> str:
     """Approve the action in the dialog with "always allow" and its suggested pattern; the pattern."""
     await dialog(pilot)
@@ -94,17 +52,6 @@ async def always(pilot: Pilot[None], app: FreeactApp) -> str:
     pattern = screen.query_one("#approval-pattern", Input).value
     await pilot.press("enter")
     return pattern
-
-
-async def resumed_look(
-    make: Callable[..., FreeactApp], session_id: str, config: dict[str, object]
-) -> list[tuple[str, ...]]:
-    resumed = make(Script([["unused"]]), config, session_id=session_id)
-    async with resumed.run_test(size=SIZE) as pilot:
-        await ready(pilot, limit=30)
-        await until(pilot, lambda: bool(main(resumed).conversation.query(Block)), limit=30)
-        await pilot.pause()
-        return look(resumed)
 
 
 async def test_images_rule_approvals_and_a_dead_kernel_replay_as_drawn_live(
@@ -125,43 +72,43 @@ async def test_images_rule_approvals_and_a_dead_kernel_replay_as_drawn_live(
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "Plot a line, twice.")
         await always(pilot, app)
-        await idle(pilot, app)
+        await idle(pilot)
         await send(pilot, "Print a lot.")
         await dialog(pilot)
         await pilot.press("y")
-        await idle(pilot, app)
+        await idle(pilot)
         await send(pilot, "Now exit the kernel.")
         await dialog(pilot)
         await pilot.press("y")
-        await idle(pilot, app)
-        live = look(app)
+        await idle(pilot)
+        live = log_rows(app)
         assert app.agent is not None
         session_id = app.agent.session_id
 
     # The live log is what this test is about: two images with previews, a rule's approval, the error.
     actions = [r for r in live if r[0] == "ActionBlock"]
-    assert [a[3] for a in actions][:2] == [
-        f"approved · always rule: {actions[0][3].split(': ', 1)[-1]}",
+    assert [a[4] for a in actions][:2] == [
+        f"approved · always rule: {actions[0][4].split(': ', 1)[-1]}",
         "auto-approved by rule",
     ]
-    outputs = [r for r in live if r[0] == "ExecutionOutputBlock" and r[1] in ("c-plot", "c-again")]
-    assert all(o[4].startswith("image: ") and o[-1] == "previews=1" for o in outputs), outputs
-    (big,) = [r for r in live if r[0] == "ExecutionOutputBlock" and r[1] == "c-big"]
-    assert big[2] == "y" * 5000 and big[4].startswith("Over the inline limit") and "tool-results" in big[4]
+    outputs = [r for r in live if r[0] == "ExecutionOutputBlock" and r[2] in ("c-plot", "c-again")]
+    assert all(o[5].startswith("image: ") and o[-1] == "previews=1" for o in outputs), outputs
+    (big,) = [r for r in live if r[0] == "ExecutionOutputBlock" and r[2] == "c-big"]
+    assert big[3] == "y" * 5000 and big[5].startswith("Over the inline limit") and "tool-results" in big[5]
     errors = [r for r in live if r[0] == "ErrorBlock"]
-    assert len(errors) == 1 and errors[0][2] == "Kernel error" and "kernel died" in errors[0][3]
+    assert len(errors) == 1 and errors[0][4] == "Kernel error" and "kernel died" in errors[0][3]
 
-    assert await resumed_look(make_app, session_id, config) == live
+    assert await resumed_rows(make_app, session_id, config) == live
 
-    gone = Path(outputs[0][4].removeprefix("image: "))
+    gone = Path(outputs[0][5].removeprefix("image: "))
     await asyncio.to_thread(
         gone.unlink
     )  # the image of the first output is deleted: its block says so, with no preview
     expected = [
-        (*r[:4], f"image: {gone} (the file is gone)", "previews=0") if r[:2] == outputs[0][:2] else r
+        (*r[:5], f"image: {gone} (the file is gone)", "previews=0") if r[:3] == outputs[0][:3] else r
         for r in live
     ]
-    assert await resumed_look(make_app, session_id, config) == expected
+    assert await resumed_rows(make_app, session_id, config) == expected
 
 
 async def test_text_actions_by_rule_a_compaction_and_a_model_error_replay_as_drawn_live(
@@ -183,33 +130,34 @@ async def test_text_actions_by_rule_a_compaction_and_a_model_error_replay_as_dra
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "six times seven")
         pattern = await always(pilot, app)
-        await idle(pilot, app)
+        await idle(pilot)
         await send(pilot, "again")
-        await idle(pilot, app)
+        await idle(pilot)
         await send(pilot, "/compact")
         await until(
-            pilot, lambda: any(r[2] == "Context compacted" for r in look(app) if r[0] == "NoticeBlock")
+            pilot, lambda: any(r[4] == "Context compacted" for r in log_rows(app) if r[0] == "NoticeBlock")
         )
-        await idle(pilot, app)
+        await idle(pilot)
         await send(pilot, "and once more")
-        await idle(pilot, app)
-        live = look(app)
+        await idle(pilot)
+        live = log_rows(app)
         assert app.agent is not None
         session_id = app.agent.session_id
         history = len(app.agent.history)
 
     actions = [r for r in live if r[0] == "ActionBlock"]
-    assert [a[3] for a in actions] == [
+    assert [a[4] for a in actions] == [
         f"approved · always rule: {pattern}",
         "auto-approved by rule",
         "auto-approved by rule",
     ]
-    (compacted,) = [r for r in live if r[0] == "NoticeBlock" and r[2] == "Context compacted"]
+    (compacted,) = [r for r in live if r[0] == "NoticeBlock" and r[4] == "Context compacted"]
     assert compacted[3].startswith("Compacted by /compact in ") and "summary request:" in compacted[3]
-    assert live[-1][:3] == ("ErrorBlock", "", "Model error") and "401" in live[-1][3]
-    assert [r[2] for r in live if r[0] == "UserMessageBlock"] == ["six times seven", "again", "and once more"]
+    assert live[-1][:3] == ("ErrorBlock", "main", "") and live[-1][4] == "Model error"
+    assert "401" in live[-1][3]
+    assert [r[3] for r in live if r[0] == "UserMessageBlock"] == ["six times seven", "again", "and once more"]
 
-    assert await resumed_look(make_app, session_id, config) == live
+    assert await resumed_rows(make_app, session_id, config) == live
 
     # The model's history dropped the failed turn; the file keeps it in an event record only.
     lines = session_lines(tmp_path, session_id)

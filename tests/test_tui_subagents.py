@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from textual.pilot import Pilot
 
@@ -26,7 +26,7 @@ from freeact_tui.tui.widgets.prompt import PromptInput
 from freeact_tui.tui.widgets.side_panel import SidePanel
 from freeact_tui.tui.widgets.subagent_list import SubagentList
 from tests import helpers
-from tests.helpers import main, send, until
+from tests.helpers import first_prompt, main, returns, send, until
 from tests.scripted import CODE_TOOL
 
 pytestmark = pytest.mark.kernel
@@ -36,25 +36,11 @@ NOW = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
 INTRO = "\n".join(f"{n}. Step {n} of the plan, explained." for n in range(1, 41))
 
 
-def _first_prompt(messages: list[ModelMessage]) -> str:
-    for m in messages:
-        if isinstance(m, ModelRequest):
-            for p in m.parts:
-                if isinstance(p, UserPromptPart) and isinstance(p.content, str):
-                    return p.content
-    return ""
-
-
-def _returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
-    last = messages[-1]
-    return [p for p in last.parts if isinstance(p, ToolReturnPart)] if isinstance(last, ModelRequest) else []
-
-
 def routed_model(code_for: Callable[[str], str]) -> FunctionModel:
     """The parent writes a long plan and delegates two tasks; each subagent runs one action, then answers."""
 
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
-        prompt, done = _first_prompt(messages), _returns(messages)
+        prompt, done = first_prompt(messages), returns(messages)
         if prompt == "delegate":
             if done:
                 yield "Both tasks came back."

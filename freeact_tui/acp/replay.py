@@ -3,7 +3,8 @@
 One walk of the history (``store/transcript.py``, the same one the app's replay and ``sessions show``
 read): prompts become ``user_message_chunk``s, thinking ``agent_thought_chunk``s, answers
 ``agent_message_chunk``s, each call a ``tool_call`` with its parts (as decided then) and its result a
-``tool_call_update`` (``completed``, or ``failed`` when it was rejected, interrupted or an error).
+``tool_call_update`` (``completed``, or ``failed`` when it was rejected, interrupted or an error) with
+the content sent live: a code action's output and its images as image blocks.
 Sessions written by freeact have no decisions stored; their calls show with their results.
 """
 
@@ -25,10 +26,11 @@ from acp import (
 from acp.schema import ImageContentBlock, ToolCallStatus, UserMessageChunk
 from pydantic_ai.messages import ModelMessage
 
-from freeact_tui.acp.toolcall_view import CallView, describe, note_content, output_content
+from freeact_tui.acp.toolcall_view import CallView, ToolContent, describe, note_content, output_content
 from freeact_tui.acp.turn_updates import Update, decision_note
+from freeact_tui.actions.code import REJECTED_PART_NOTE
 from freeact_tui.store import transcript as tr
-from freeact_tui.toolcalls import call_record
+from freeact_tui.toolcalls import CODE_TOOL, call_record
 
 ReplayUpdate = Update | UserMessageChunk
 
@@ -95,8 +97,21 @@ def _result(entry: tr.ResultEntry, view: CallView) -> Iterator[ReplayUpdate]:
     yield update_tool_call(
         entry.corr_id,
         status="failed" if entry.is_error else "completed",
-        content=[*view.content, *output_content(entry.text), *note],
+        content=[*view.content, *_output(entry), *note],
     )
+
+
+def _output(entry: tr.ResultEntry) -> list[ToolContent]:
+    """A result's content as it was sent live: a code action's kernel output and its images (not the
+    lines that name the images for the model, nor the note on a rejected part), anything else's text."""
+    if entry.tool_name != CODE_TOOL:
+        return output_content(entry.text)
+    whole = entry.whole_output()
+    text = entry.kernel_output if whole is None else whole
+    if any(not r.decision.approved for r in entry.approvals if r.call is not None):
+        at = text.rfind(REJECTED_PART_NOTE)  # live, the output ended before the note to the model
+        text = text[:at].rstrip() if at >= 0 else text
+    return output_content(text, entry.images)
 
 
 __all__ = ["ReplayUpdate", "replay_updates"]

@@ -6,6 +6,7 @@ import logging
 import re
 from importlib import resources
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from freeact_tui import skills as _skills
 from freeact_tui.skills import available_skills, skills_section
@@ -25,64 +26,64 @@ def system_prompt_template() -> str:
     return resources.files("freeact_tui.agent").joinpath("prompts", "system.md").read_text(encoding="utf-8")
 
 
-def build_system_prompt(
-    working_dir: Path,
-    *,
-    extra: str | None = None,
-    mcp_apis: str | None = None,
-    subagents: bool = True,
-    gentools: str | None = None,
-    protocol: str = "tools",
-    project: bool = True,
-) -> str:
+class PromptSettings(TypedDict, total=False):
+    """What the system prompt is built from besides the working directory; each key may be left out.
+
+    Attributes:
+        extra: Further instructions (e.g. from the config), appended at the end.
+        mcp_apis: Description of the generated MCP tool modules; the MCP section is left out without it.
+        subagents: Whether to describe the ``subagent_task`` tool (default true; never in the ``text``
+            protocol).
+        gentools: The note on saved tools (``mcp.gentools.gentools_section``); left out without it.
+        protocol: The action protocol: ``tools`` (the default: call the code tool), ``text`` (code blocks
+            in the reply are the actions) or ``auto`` (tools, with code blocks as the fallback).
+        project: Whether the working dir's skills and ``AGENTS.md`` apply (default true; not until it is
+            trusted).
+    """
+
+    extra: str | None
+    mcp_apis: str | None
+    subagents: bool
+    gentools: str | None
+    protocol: str
+    project: bool
+
+
+def build_system_prompt(working_dir: Path, **settings: Unpack[PromptSettings]) -> str:
     """Build the system prompt for an agent working in ``working_dir``.
 
     Args:
         working_dir: The kernel's working directory; its ``AGENTS.md``, if any, is appended. All that
             depends on it comes last (``system_prompt_parts``).
-        extra: Further instructions (e.g. from the config), appended at the end.
-        mcp_apis: Description of the generated MCP tool modules; the MCP section is left out without it.
-        subagents: Whether to describe the ``subagent_task`` tool.
-        gentools: The note on saved tools (``mcp.gentools.gentools_section``); left out without it.
-        subagents: Whether to describe the ``subagent_task`` tool (never in the ``text`` protocol).
-        protocol: The action protocol: ``tools`` (call the code tool), ``text`` (code blocks in the
-            reply are the actions) or ``auto`` (tools, with code blocks as the fallback).
-        project: Whether the working dir's skills and ``AGENTS.md`` apply (not until it is trusted).
+        **settings: What else it is built from (``PromptSettings``).
 
     Returns:
         The prompt as Markdown.
     """
-    common, local = system_prompt_parts(
-        working_dir,
-        extra=extra,
-        mcp_apis=mcp_apis,
-        subagents=subagents,
-        gentools=gentools,
-        protocol=protocol,
-        project=project,
-    )
+    common, local = system_prompt_parts(working_dir, **settings)
     return f"{common}\n\n{local}\n"
 
 
-def system_prompt_parts(
-    working_dir: Path,
-    *,
-    extra: str | None = None,
-    mcp_apis: str | None = None,
-    subagents: bool = True,
-    gentools: str | None = None,
-    protocol: str = "tools",
-    project: bool = True,
-) -> tuple[str, str]:
+def system_prompt_parts(working_dir: Path, **settings: Unpack[PromptSettings]) -> tuple[str, str]:
     """The system prompt in two parts: what every run with these settings shares, then what this
     working directory adds (its path, skills, saved tools, ``AGENTS.md``, ``extra``).
 
     The shared part comes first so that a server's prompt cache (llama.cpp, vLLM, a provider's)
     reuses it across directories. Arguments as in ``build_system_prompt``.
+
+    Raises:
+        TypeError: a setting that ``PromptSettings`` does not name.
     """
+    unknown = settings.keys() - PromptSettings.__annotations__.keys()
+    if unknown:  # as a misspelt keyword argument would: a typo must not silently drop a setting
+        raise TypeError(f"unknown system prompt settings: {', '.join(sorted(unknown))}")
+    mcp_apis = settings.get("mcp_apis")
+    protocol = settings.get("protocol", "tools")
+    project = settings.get("project", True)
+    gentools, extra = settings.get("gentools"), settings.get("extra")
     enabled = {
         "mcp_apis": bool(mcp_apis and mcp_apis.strip()),
-        "subagents": subagents and protocol != "text",
+        "subagents": settings.get("subagents", True) and protocol != "text",
         "tools": protocol != "text",
         "text": protocol == "text",
         "auto": protocol == "auto",

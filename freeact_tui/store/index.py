@@ -25,7 +25,7 @@ from typing import Any
 
 from freeact_tui import paths
 from freeact_tui.store.envelope import MAX_LINE_BYTES, EnvelopeError, decode_envelope
-from freeact_tui.store.event_record import EVENT_KEY
+from freeact_tui.store.event_record import EVENT_KEY, is_event_record
 from freeact_tui.store.prompt_record import split_prompt
 from freeact_tui.textsafe import one_line_summary
 from freeact_tui.userwords import user_words
@@ -36,7 +36,7 @@ INDEX_FILE = ".index.json"  # a leading dot: never a session id
 TOOL_RESULTS_DIR = "tool-results"
 REWOUND_DIR = "rewound"  # histories before each rewind (store.rewind_file)
 TITLE_MAX = 80
-_META_VERSION = 1
+_META_VERSION = 2  # 2: event records are not counted as messages (``event_records``)
 _TAIL_BYTES = 32  # enough to include a line's microsecond timestamp, so a rewritten prefix is noticed
 
 _UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -129,6 +129,7 @@ def _parse_ts(value: Any) -> datetime | None:
 class SessionInfo:
     """What a session list shows about one session.
 
+    ``message_count`` counts the conversation's messages (not the event records kept beside them);
     ``subagents`` maps a subagent id to its task; ``size_bytes`` counts history files (with the
     archives kept by rewinds) and saved tool results; ``damaged`` is the first damage found in ``main.jsonl`` (``None`` when it loads cleanly).
     """
@@ -147,7 +148,12 @@ class SessionInfo:
 
 @dataclass
 class SessionMeta:
-    """Contents of ``meta.json``: listing fields plus how far ``main.jsonl`` has been indexed."""
+    """Contents of ``meta.json``: listing fields plus how far ``main.jsonl`` has been indexed.
+
+    ``message_count`` counts the messages of the loaded history (what a rewind's or a rollback's
+    ``keep`` counts); ``event_records`` holds the positions among them of event records, which are
+    no conversation (``conversation_count``).
+    """
 
     title: str | None = None
     created: datetime | None = None
@@ -156,6 +162,7 @@ class SessionMeta:
     model: str | None = None
     message_count: int = 0
     subagents: dict[str, str] = field(default_factory=dict)
+    event_records: list[int] = field(default_factory=list)
     damaged: str | None = None
     main_size: int = 0
     main_mtime_ns: int = 0
@@ -165,6 +172,8 @@ class SessionMeta:
 
     def observe(self, message: dict[str, Any], ts: datetime | None) -> None:
         """Account for one more serialized message of ``main.jsonl``."""
+        if is_event_record(message):
+            self.event_records.append(self.message_count)
         self.message_count += 1
         if ts is not None:
             self.created = self.created or ts
@@ -175,6 +184,16 @@ class SessionMeta:
                 self.title = make_title(text)
         if message.get("kind") == "response" and isinstance(message.get("model_name"), str):
             self.model = self.model or message["model_name"]
+
+    @property
+    def conversation_count(self) -> int:
+        """How many messages of the conversation the history holds (event records left out)."""
+        return self.message_count - len(self.event_records)
+
+    def cut(self, keep: int) -> None:
+        """Account for the history cut to its first ``keep`` messages (a rewind or a rollback)."""
+        self.message_count = keep
+        self.event_records = [at for at in self.event_records if at < keep]
 
     def mark_indexed(self, offset: int, tail: bytes, lines: int) -> None:
         """Record that ``main.jsonl`` has been read up to ``offset`` (a line boundary)."""
@@ -212,7 +231,11 @@ class SessionMeta:
             meta.created, meta.updated = _parse_ts(data.get("created")), _parse_ts(data.get("updated"))
         except (ValueError, TypeError):
             return None
-        ok_types = isinstance(meta.message_count, int) and isinstance(meta.subagents, dict)
+        ok_types = (
+            isinstance(meta.message_count, int)
+            and isinstance(meta.subagents, dict)
+            and isinstance(meta.event_records, list)
+        )
         return meta if ok_types and isinstance(meta.indexed_bytes, int) else None
 
 
@@ -255,7 +278,7 @@ def scan_lines(meta: SessionMeta, data: bytes, offset: int) -> None:
                 return
             marker = envelope["meta"].get("rewind")
             if isinstance(marker, dict) and isinstance(marker.get("keep"), int):
-                meta.message_count = min(meta.message_count, max(marker["keep"], 0))  # a rewind cut
+                meta.cut(min(meta.message_count, max(marker["keep"], 0)))  # a rewind cut
             else:
                 meta.observe(envelope["message"], _parse_ts(envelope["meta"].get("ts")))
         lines += 1
@@ -379,7 +402,7 @@ def session_info(session_id: str, session_dir: Path, meta: SessionMeta, *, size:
         updated=meta.updated or now,
         cwd=meta.cwd,
         model=meta.model,
-        message_count=meta.message_count,
+        message_count=meta.conversation_count,
         subagents=dict(meta.subagents),
         size_bytes=_size_of(session_dir) if size else 0,
         damaged=meta.damaged,

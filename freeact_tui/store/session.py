@@ -212,7 +212,7 @@ class Session:
         if agent_id == "main":
             meta = self._current_meta()
             st = path.stat()
-            meta.message_count = keep
+            meta.cut(keep)
             meta.title = meta.title if keep else None
             meta.updated = datetime.now(UTC)
             meta.mark_indexed(len(new), new, new.count(b"\n"))
@@ -283,7 +283,8 @@ class Session:
         self._checked_tails.add(agent_id)
         if agent_id == "main":
             meta = self._current_meta()
-            meta.message_count, meta.damaged = count, None
+            meta.cut(count)
+            meta.damaged = None
             meta.title = meta.title if count else None
             meta.mark_indexed(pos, data[:pos], number)
             meta.main_size, meta.main_mtime_ns = st.st_size, st.st_mtime_ns
