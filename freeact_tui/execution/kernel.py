@@ -42,8 +42,10 @@ from freeact_tui.execution.tool_allowlist import (
 from freeact_tui.execution.tool_link import ToolLink
 from freeact_tui.timeline import mark
 
-if TYPE_CHECKING:  # mcpygen, mcp and uvicorn load while the kernel starts (``_attach_tool_server``)
+if TYPE_CHECKING:  # mcpygen, mcp and uvicorn load while the kernel starts (``_serve_tools``)
     from mcpygen.tool_exec.approval.client import ApprovalRequest
+
+    from freeact_tui.execution.tool_server import KernelToolServer
 
 
 logger = logging.getLogger(__name__)
@@ -259,6 +261,13 @@ class KernelExecutor:
             if self._state in ("starting", "stopped") or self._stopping:
                 raise  # ``start()`` reports it (or nothing is running any more)
             await self._fail_without_tools(f"The kernel's tool server could not start: {e}")
+
+    async def _tool_server_up(self) -> KernelToolServer | None:
+        """The tool server once it is up (None: it did not come up, or the executor stops)."""
+        attach = self._attach
+        if attach is not None and not attach.done():
+            await asyncio.wait([attach])  # neither cancels it nor raises its error: the executor reports that
+        return self._tool.server
 
     async def _fail_without_tools(self, detail: str) -> None:
         self._tool_failure = detail
