@@ -5,7 +5,10 @@
   ``freeact_tui/timeline.py``); each stage is given in seconds since the bench spawned the pane.
   What the user sees is clocked from the pane (polled every 10 ms): the prompt accepting keys (a
   key typed into the pane shows in the prompt), the prompt's placeholder ("Ask anything") drawn,
-  and ``kernel: ready`` in the status bar.
+  and ``kernel: ready`` in the status bar. The local kernel is launched right after the trust
+  decision (``kernel_launch:*``, the backend's imports ``backend_import:*`` within it), before the
+  agent's imports (``agent_import:*``); the tool server (``tool_server:*``) may come up after
+  ``kernel:ready`` (a cell's request waits for it).
 - The same for a bare Textual app whose only widget is a prompt with that placeholder (the floor the
   app's first screen is held to), measured in the same run: others share the machine, so the ratio
   says more than either figure.

@@ -66,7 +66,18 @@ def test_a_prompt_typed_before_the_agent_is_open_is_sent_as_soon_as_it_is(
         Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": "print(6 * 7)"})]),
         Reply("six times seven is 42"),
     )
-    argv = ["--model", "openai:fake-model", "--base-url", fake_openai.url, "--skip-permissions"]
+    # The kernel starts before the agent opens: its interpreter waits (at most a minute) for a file this
+    # test writes once the model has been asked, so it is still starting then, whatever the machine's load.
+    slow = tmp_path / "slow-start"
+    slow.mkdir()
+    asked_flag = tmp_path / "model-asked"
+    (slow / "sitecustomize.py").write_text(
+        f"import os, time\nfor _ in range(1200):\n    if os.path.exists({str(asked_flag)!r}):\n"
+        "        break\n    time.sleep(0.05)\n"
+    )
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / ".freeact-tui.toml").write_text(f"kernel_env = {{ PYTHONPATH = {str(slow)!r} }}\n")
+    argv = ["--model", "openai:fake-model", "--base-url", fake_openai.url, "--skip-permissions", "--trust"]
     with TimelineApp(tmp_path, argv, {"OPENAI_API_KEY": "fake"}) as app:
         deadline = time.monotonic() + 90
         app.wait_for("app:mount:end", deadline)  # the prompt takes keys
@@ -74,6 +85,10 @@ def test_a_prompt_typed_before_the_agent_is_open_is_sent_as_soon_as_it_is(
         time.sleep(0.2)  # the text lands in the prompt before Enter
         typed_at = time.monotonic()
         app.type(b"\r")
+        while fake_openai.count < 1:
+            assert app.process.poll() is None and time.monotonic() < deadline, "the model was not asked"
+            time.sleep(0.05)
+        asked_flag.write_text("")
         while fake_openai.count < 2:
             assert app.process.poll() is None and time.monotonic() < deadline, f"{fake_openai.count} requests"
             time.sleep(0.05)

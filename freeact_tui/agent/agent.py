@@ -31,6 +31,7 @@ from freeact_tui.agent.checkpointing import Checkpointing
 from freeact_tui.agent.context.keeper import ContextKeeper
 from freeact_tui.agent.context.window import ContextBreakdown
 from freeact_tui.agent.kernel import AgentKernel
+from freeact_tui.agent.kernel_launch import KernelLaunch
 from freeact_tui.agent.model_notes import put_before
 from freeact_tui.agent.models import choose_protocol, resolve_model
 from freeact_tui.agent.offered_tools import OfferedTools
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
 
 _OWN = (  # not settings
     "agent_id", "session_id", "permissions", "executor", "parent_corr_id", "eager_kernel", "file_access",
+    "kernel_launch",
 )  # fmt: skip
 
 
@@ -80,7 +82,8 @@ class Agent:
             ``checkpoint_max_file_bytes=…``), and what is per agent: ``agent_id`` (``"main"`` or a
             subagent id), ``session_id`` (resume this session, a UUID; ``None`` starts a new one),
             ``permissions`` (default: none but the defaults, or all with ``skip_permissions``),
-            ``executor`` (an already started executor, not stopped by the agent), ``parent_corr_id``,
+            ``executor`` (an already started executor, not stopped by the agent), ``kernel_launch`` (a
+            ``KernelLaunch``: an executor being started for this agent, stopped with it), ``parent_corr_id``,
             ``eager_kernel`` (start the kernel in ``start()``; False: at the first code action),
             ``file_access`` (a ``FileAccess``: the file tools read and write text files in the working
             directory through it, e.g. an editor's buffers).
@@ -118,7 +121,7 @@ class Agent:
             parent_corr_id=own.get("parent_corr_id"),
             file_access=own.get("file_access"),
         )
-        self._setup(runtime, eager_kernel=own.get("eager_kernel", True))
+        self._setup(runtime, eager_kernel=own.get("eager_kernel", True), launch=own.get("kernel_launch"))
 
     @classmethod
     def from_runtime(cls, runtime: Runtime, *, eager_kernel: bool = True) -> Agent:
@@ -143,7 +146,7 @@ class Agent:
             )
         return cls(model, settings, **own)
 
-    def _setup(self, runtime: Runtime, *, eager_kernel: bool = True) -> None:
+    def _setup(self, runtime: Runtime, *, eager_kernel: bool = True, launch: KernelLaunch | None = None) -> None:
         s = runtime.settings
         self._eager_kernel = eager_kernel
         self.runtime = runtime
@@ -172,7 +175,7 @@ class Agent:
             )
             runtime.checkpointing.notify = self.publish  # skipped files, failed checkpoints
         self.checkpointing = runtime.checkpointing
-        self.kernel = AgentKernel(runtime, self.mcp, self.publish)
+        self.kernel = AgentKernel(runtime, self.publish, launch)
         # ``__init__`` chose a protocol for "default"; a runtime built elsewhere gets the tools default.
         self.mode = ActionMode(choose_protocol(s.action_protocol, runtime.model))
         self.policy = ReplyPolicy(self.mode)
@@ -337,7 +340,7 @@ class Agent:
         self.mcp.start()
         if self.kernel.executor is not None:
             self.kernel.watch()
-        elif self._eager_kernel:
+        elif self._eager_kernel or self.kernel.launched:
             self.kernel.start_soon()
         if self.enable_subagents:
             self._subagents = SubagentManager.started(

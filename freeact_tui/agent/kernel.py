@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from freeact_tui.agent.kernel_launch import KernelLaunch, new_executor
 from freeact_tui.agent.runtime import Runtime
 from freeact_tui.events import AgentEvent, KernelState, KernelStatus
 from freeact_tui.execution.base import Executor, ExecutorError
-from freeact_tui.mcp.gentools import gentools_root
-from freeact_tui.mcp.setup import McpSetup
 from freeact_tui.timeline import mark
 
 
@@ -18,17 +17,20 @@ class AgentKernel:
 
     Args:
         runtime: the agent's runtime (settings; ``executor``: one already started, not stopped here).
-        mcp: the agent's MCP servers (their generated APIs go on the kernel's path).
         publish: reports ``KernelStatus`` events.
+        launch: an executor being started for this agent (``KernelLaunch``): it is stopped here.
     """
 
-    def __init__(self, runtime: Runtime, mcp: McpSetup, publish: Callable[[AgentEvent], None]) -> None:
+    def __init__(
+        self, runtime: Runtime, publish: Callable[[AgentEvent], None], launch: KernelLaunch | None = None
+    ) -> None:
         self._runtime = runtime
-        self._mcp = mcp
         self._publish = publish
         self.executor: Executor | None = runtime.executor
         self.owned = runtime.executor is None
         self.task: asyncio.Task[Executor] | None = None
+        self._starting: Executor | None = None  # created, its start not finished
+        self._launch = launch
 
     @property
     def state(self) -> KernelState:
@@ -36,6 +38,8 @@ class AgentKernel:
             return self.executor.state
         if self.task is not None and self.task.done() and self.task.exception():
             return "failed"
+        if self._starting is not None and self._starting.state != "stopped":
+            return self._starting.state
         return "starting" if self.task is not None else "stopped"
 
     def watch(self) -> None:
@@ -44,45 +48,39 @@ class AgentKernel:
             self.executor.add_state_listener(self._on_state)
 
     def start_soon(self) -> None:
-        """Start the kernel in the background (once)."""
+        """Start the kernel in the background (once); an executor launched for this agent is adopted."""
         if self.task is None and self.executor is None:
             self.task = asyncio.create_task(self._start())
 
     def new_executor(self) -> Executor:
-        from freeact_tui.execution import create_executor
-
-        s = self._runtime.settings
-        return create_executor(
-            s.execution,
-            working_dir=s.working_dir,
-            images_dir=s.images_dir,
-            kernel_env=s.kernel_env,
-            # mcptools and gentools share one root (a freeact project's .freeact/generated): one entry.
-            extra_pythonpath=list(
-                dict.fromkeys([*self._mcp.pythonpath(), gentools_root(s.working_dir, trusted=s.project_trusted)])
-            ),
-            mcp_servers=self._runtime.ptc_servers,
-            docker_image=s.docker_image,
-            remote_url=s.remote_url,
-            remote_insecure=s.remote_insecure,
-        )
+        return new_executor(self._runtime.settings, self._runtime.ptc_servers)
 
     async def _start(self) -> Executor:
-        from freeact_tui.execution import preload_backend
+        launch, self._launch = self._launch, None
+        if launch is None:
+            from freeact_tui.execution import preload_backend
 
-        # The backend's imports take seconds: off the event loop, so a UI draws and takes keys meanwhile.
-        mark("backend_import:start")
-        await asyncio.to_thread(preload_backend, self._runtime.settings.execution)
-        mark("backend_import:end")
-        executor = self.new_executor()
+            # The backend's imports take seconds: off the event loop, so a UI draws and takes keys meanwhile.
+            mark("backend_import:start")
+            await asyncio.to_thread(preload_backend, self._runtime.settings.execution)
+            mark("backend_import:end")
+            executor = self.new_executor()
+        else:
+            launch.adopted = True
+            executor = launch.executor
+        self._starting = executor
         executor.add_state_listener(self._on_state)  # it reports "starting", "ready", "failed"
+        if launch is not None and launch.last is not None:
+            self._on_state(*launch.last)  # where it got to before we listened
         try:
-            await executor.start()
+            await (executor.start() if launch is None else launch.task)
         except BaseException as exc:
             if executor.state != "failed":  # cancelled, or failed before it could say so
                 self._publish(KernelStatus("failed", detail=str(exc), agent_id=self._runtime.agent_id))
             await asyncio.shield(executor.stop())
             raise
+        finally:
+            self._starting = None
         self.executor = executor
         return executor
 
@@ -102,10 +100,18 @@ class AgentKernel:
         except Exception as exc:
             raise ExecutorError(f"The kernel could not be started: {exc}") from exc
 
+    @property
+    def launched(self) -> bool:
+        """An executor is being started for this agent (``start_soon`` adopts it)."""
+        return self._launch is not None
+
     async def stop(self) -> None:
         if self.task is not None and not self.task.done():
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
+        launch, self._launch = self._launch, None
+        if launch is not None:  # never adopted (stopped before its start ran)
+            await launch.stop()
         if self.owned and self.executor is not None:
             try:
                 await self.executor.stop()

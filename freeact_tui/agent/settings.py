@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from pydantic_ai.settings import ModelSettings
+from typing import TYPE_CHECKING, Any
 
 from freeact_tui.config import ActionProtocolSetting, Config
+
+if TYPE_CHECKING:  # pydantic-ai takes most of a second to import: the app's boot reads settings before it
+    from pydantic_ai.settings import ModelSettings
 
 DEFAULT_MAX_MODEL_REQUESTS = 100
 """Model requests a turn may make unless told otherwise: a loop that achieves nothing ends with a message."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 from freeact_tui.execution.base import (
@@ -32,7 +33,14 @@ class Stop:
     """Queue marker: the user asked to interrupt the cell."""
 
 
-CellItem = OutputText | CellEnd | KernelGone | ExecApproval | Wake | Stop
+@dataclass(frozen=True)
+class Failed:
+    """Queue marker: the executor failed under the cell (``reason`` says why); the cell ends with it."""
+
+    reason: str
+
+
+CellItem = OutputText | CellEnd | KernelGone | ExecApproval | Wake | Stop | Failed
 
 
 class PendingRequest(Protocol):
@@ -173,6 +181,9 @@ class CellRun:
                     return
                 case KernelGone():
                     yield died_result(item, stopped=executor_stopping())
+                    return
+                case Failed(reason=reason):
+                    yield ExecResult("\n".join(["".join(seen).strip("\n"), reason]).strip(), is_error=True)
                     return
                 case None if held and time.monotonic() >= hold_until:
                     while held:

@@ -27,7 +27,7 @@ from freeact_tui.execution.base import (
     ExecutorError,
     StateListener,
 )
-from freeact_tui.execution.cell_run import CellRun, Stop
+from freeact_tui.execution.cell_run import CellRun, Failed, Stop
 from freeact_tui.execution.kernel_client import KernelConnection
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess, kernel_environment
 from freeact_tui.execution.kernel_init import WARM_UP_CODE, kernel_init_code
@@ -42,8 +42,10 @@ from freeact_tui.execution.tool_allowlist import (
 from freeact_tui.execution.tool_link import ToolLink
 from freeact_tui.timeline import mark
 
-if TYPE_CHECKING:  # mcpygen, mcp and uvicorn load while the kernel starts (``_attach_tool_server``)
+if TYPE_CHECKING:  # mcpygen, mcp and uvicorn load while the kernel starts (``_serve_tools``)
     from mcpygen.tool_exec.approval.client import ApprovalRequest
+
+    from freeact_tui.execution.tool_server import KernelToolServer
 
 
 logger = logging.getLogger(__name__)
@@ -128,6 +130,8 @@ class KernelExecutor:
         self._listeners: list[StateListener] = []
         self._lock = asyncio.Lock()
         self._tool = ToolLink()
+        self._attach: asyncio.Task[None] | None = None  # the tool server coming up
+        self._tool_failure: str | None = None  # why the tool server did not come up, once started
         self._gateway: KernelGatewayProcess | None = None
         self._conn: KernelConnection | None = None
         self._run: CellRun | None = None
@@ -183,10 +187,10 @@ class KernelExecutor:
                 logger.exception("kernel state listener failed")
 
     async def start(self) -> None:
-        """Start the tool server, the gateway and the kernel; returns when the kernel accepts code.
+        """Start the gateway and the kernel; returns when the kernel accepts code.
 
-        The approval client is then loaded in the kernel in the background; cells submitted
-        meanwhile wait for it.
+        The tool server may still be coming up then (see below), and the approval client is loaded in
+        the kernel in the background; cells submitted meanwhile wait for it.
 
         Raises:
             ExecutorError: Something could not start (the message says what).
@@ -194,6 +198,7 @@ class KernelExecutor:
         if self._state not in ("stopped", "failed"):
             return
         self._stopping = False
+        self._tool_failure = None
         self._set_state("starting")
         try:
             if not self.working_dir.is_dir():
@@ -202,42 +207,29 @@ class KernelExecutor:
             # The tool server's socket and token first: the kernel's init code names them. The server
             # itself (mcpygen, mcp, uvicorn: seconds to import) comes up while the kernel is created.
             self._tool.bind(self.host, tool_port)
-            attach = asyncio.create_task(
-                self._tool.attach(
-                    servers=self._mcp_servers,
-                    log_dir=self.log_dir,
-                    approval_required=self.approve_shell_cmds or self.approve_tool_calls,
-                    approval_timeout=self.approval_timeout,
-                    on_approval=self._on_approval,
-                    host=self.host,
-                )
-            )
-            try:
-                probe = bind_socket(self.host, gateway_port, "kernel gateway")
-                gateway_port = probe.getsockname()[1]
-                probe.close()
-                tool_host, tool_port = self._tool.address(self.host)
-                self._gateway = self._gateway_process(
-                    gateway_port,
+            self._attach = attach = asyncio.create_task(self._serve_tools())
+            probe = bind_socket(self.host, gateway_port, "kernel gateway")
+            gateway_port = probe.getsockname()[1]
+            probe.close()
+            tool_host, tool_port = self._tool.address(self.host)
+            self._gateway = self._gateway_process(
+                gateway_port,
+                tool_port,
+                kernel_environment(
+                    self.kernel_env,
+                    self.extra_pythonpath,
+                    tool_host,
                     tool_port,
-                    kernel_environment(
-                        self.kernel_env,
-                        self.extra_pythonpath,
-                        tool_host,
-                        tool_port,
-                        await self._kernel_venv(),
-                    ),
-                )
-                mark("gateway_spawn:start")
-                await self._gateway.start()
-                mark("gateway_spawn:end")
-                await self._connect_kernel(self._gateway)
-                mark("kernel:created")
-                await attach  # ready means a cell can run now: its approvals need the server
-            finally:
-                if not attach.done():
-                    attach.cancel()
-                await asyncio.gather(attach, return_exceptions=True)
+                    await self._kernel_venv(),
+                ),
+            )
+            mark("gateway_spawn:start")
+            await self._gateway.start()
+            mark("gateway_spawn:end")
+            await self._connect_kernel(self._gateway)
+            mark("kernel:created")
+            if attach.done():
+                attach.result()  # a tool server that failed already fails the start
         except BaseException as e:
             detail = str(e) if isinstance(e, ExecutorError) else f"Kernel start failed: {e!r}"
             await self._teardown()
@@ -245,10 +237,46 @@ class KernelExecutor:
             if isinstance(e, Exception) and not isinstance(e, ExecutorError):
                 raise ExecutorError(detail) from e
             raise
+        # Ready once the kernel runs code: a cell's first request to a tool server still coming up
+        # waits in its socket's backlog (bound and listening above); one that fails to come up fails
+        # the executor and the waiting cell (``_serve_tools``).
         self._set_state("ready")
         mark("kernel:ready")
         await self._lock.acquire()
         self._spawn(self._warm_up_and_release(self._lock))
+
+    async def _serve_tools(self) -> None:
+        """Bring the tool server up on the bound socket; failing after ``start()`` returned, it fails the
+        executor: without it the kernel can ask no approval, so it must not run code."""
+        try:
+            await self._tool.attach(
+                servers=lambda: self._mcp_servers,
+                log_dir=self.log_dir,
+                approval_required=self.approve_shell_cmds or self.approve_tool_calls,
+                approval_timeout=self.approval_timeout,
+                on_approval=self._on_approval,
+                host=self.host,
+            )
+        except Exception as e:
+            if self._state in ("starting", "stopped") or self._stopping:
+                raise  # ``start()`` reports it (or nothing is running any more)
+            await self._fail_without_tools(f"The kernel's tool server could not start: {e}")
+
+    async def _tool_server_up(self) -> KernelToolServer | None:
+        """The tool server once it is up (None: it did not come up, or the executor stops)."""
+        attach = self._attach
+        if attach is not None and not attach.done():
+            await asyncio.wait([attach])  # neither cancels it nor raises its error: the executor reports that
+        return self._tool.server
+
+    async def _fail_without_tools(self, detail: str) -> None:
+        self._tool_failure = detail
+        self._stopping = True  # no restart of the kernel that goes now
+        run = self._run
+        if run is not None and not run.finished:
+            run.queue.put_nowait(Failed(detail))
+        await self._teardown()
+        self._set_state("failed", detail)
 
     async def _open_kernel(self) -> None:
         """A new kernel, in a new gateway if the last one has ended (a restart)."""
@@ -381,14 +409,12 @@ class KernelExecutor:
         Raises:
             ExecutorError: The executor is stopped or no kernel can be started.
         """
-        if self._state == "stopped" or self._stopping:
-            raise ExecutorError("The kernel is not running (executor stopped).")
+        self._check_running()
         lock = self._lock
         await lock.acquire()
         run = CellRun(timeout, lock)
         try:
-            if self._stopping:
-                raise ExecutorError("The kernel is not running (executor stopped).")
+            self._check_running()
             if self._conn is None or not self._conn.check_alive():
                 await self._restart_kernel(self._conn.dead_reason or "" if self._conn else "no kernel")
             assert self._conn is not None
@@ -412,6 +438,12 @@ class KernelExecutor:
                     self._spawn(self._abandon(run))
                 else:
                     lock.release()
+
+    def _check_running(self) -> None:
+        if self._tool_failure is not None:
+            raise ExecutorError(self._tool_failure)
+        if self._state == "stopped" or self._stopping:
+            raise ExecutorError("The kernel is not running (executor stopped).")
 
     def _finish(self, run: CellRun) -> None:
         run.finished = True
@@ -466,8 +498,7 @@ class KernelExecutor:
         Raises:
             ExecutorError: The executor is stopped or the new kernel does not start.
         """
-        if self._state == "stopped" or self._stopping:
-            raise ExecutorError("The kernel is not running (executor stopped).")
+        self._check_running()
         async with self._lock:
             if self._tool.server is not None:
                 await self._tool.server.reset()
@@ -487,6 +518,10 @@ class KernelExecutor:
         self._set_state("stopped")
 
     async def _teardown(self) -> None:
+        attach, self._attach = self._attach, None
+        if attach is not None and attach is not asyncio.current_task():
+            attach.cancel()  # before the link closes: a server it started halfway is then closed too
+            await asyncio.gather(attach, return_exceptions=True)
         if self._conn is not None:
             # A gateway we run ends its kernels with it: asking it to shut one down first takes ~1 s.
             await self._conn.close(delete=not self._gateway_owns_kernels())

@@ -436,7 +436,7 @@ class RemoteExecutor(KernelExecutor):
 
     async def _answer_inband(self, request: dict[str, Any]) -> dict[str, Any]:
         """Decide an approval or run a tool call that the kernel sent in-band."""
-        server = self._tool.server
+        server = await self._tool_server_up()  # a cell may ask while it still comes up
         if server is None:
-            return {"error": "the executor is stopping"}
+            return {"error": self._tool_failure or "the executor is stopping"}
         return await answer_inband(server, request)

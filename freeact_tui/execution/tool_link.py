@@ -54,14 +54,17 @@ class ToolLink:
     async def attach(
         self,
         *,
-        servers: Mapping[str, McpServerEntry],
+        servers: Callable[[], Mapping[str, McpServerEntry]],
         log_dir: Path,
         approval_required: bool,
         approval_timeout: float | None,
         on_approval: Callable[[ApprovalRequest], Awaitable[None]],
         host: str,
     ) -> None:
-        """Import and start the tool server on the bound socket and connect our approval client."""
+        """Import and start the tool server on the bound socket and connect our approval client.
+
+        ``servers`` gives the allow-list as it is when the server is built (it may change meanwhile).
+        """
         assert self.sock is not None
         mark("tool_server:start")
         # Off the event loop: the kernel is created meanwhile (the gateway and the kernel work in
@@ -74,7 +77,7 @@ class ToolLink:
         # Each is ours before it is awaited: a start cancelled halfway (the kernel failed) stops them.
         self.server = KernelToolServer(
             self.sock,
-            servers=servers,
+            servers=servers(),
             log_dir=log_dir,
             approval_required=approval_required,
             approval_timeout=approval_timeout,

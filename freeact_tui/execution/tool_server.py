@@ -36,6 +36,10 @@ from freeact_tui.paths import log_tail, mcp_log_file
 
 logger = logging.getLogger(__name__)
 
+# A request may come in before the executor's approval client has connected (the kernel runs code while
+# the server comes up); it waits this long for the client, which connects right after the server starts.
+_CLIENT_WAIT = 10.0
+
 # Starting may take longer than a call (npx/uvx fetch packages first), so it gets at least this long.
 _MIN_START_TIMEOUT = 30.0
 
@@ -151,6 +155,14 @@ class KernelToolServer(ToolServer):
         self._server = _QuietServer(config)
         self._server_task = asyncio.create_task(self._server.serve(sockets=[self._sock]))
         await self._ready()
+
+    async def _approve(self, server_name: str, tool_name: str, tool_args: dict[str, Any]) -> dict[str, Any] | None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _CLIENT_WAIT
+        # mcpygen's channel says when it closes, not when it opens: looked at every 10 ms.
+        while self._approval_channel.approval_required and not self._approval_channel.open and loop.time() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+        return await super()._approve(server_name, tool_name, tool_args)
 
     async def run(self, request: ToolCall) -> dict[str, Any]:
         """``POST /run``: refuse servers not in the allow-list, then ask for approval, then call."""

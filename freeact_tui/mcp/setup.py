@@ -55,13 +55,6 @@ class McpSetup:
     def empty(self) -> bool:
         return not self.ptc and not self.json
 
-    def pythonpath(self) -> list[Path]:
-        """Paths the kernel needs; created now because Python skips a path missing at start-up."""
-        if self.root is None:
-            return []
-        self.root.mkdir(parents=True, exist_ok=True)
-        return [self.root]
-
     def start(self) -> None:
         if self._task is None and not self.empty:
             self._task = asyncio.create_task(self._start())

@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from freeact_tui.agent.agent import Agent
+    from freeact_tui.agent.kernel_launch import KernelLaunch
+    from freeact_tui.events import KernelState
     from freeact_tui.tui.widgets.blocks import ActionBlock
 
 SlashOutcome = Literal["prompt", "done", "invalid"]
@@ -115,6 +117,7 @@ class FreeactApp(App[None]):
         self._session_id = session_id
         self._agent_options = agent_options
         self.agent: Agent | None = None
+        self._kernel_launch: KernelLaunch | None = None  # started at boot, for the first agent to adopt
         self.startup_error: str | None = None
         self.agent_ready = False
         # Set once pydantic-ai is imported (in a thread: importing it meanwhile in the UI would race it).
@@ -166,6 +169,7 @@ class FreeactApp(App[None]):
 
     async def _boot(self, screen: MainScreen) -> None:
         await self._ask_trust()
+        await self._launch_kernel(screen)
         mark("agent_import:start")
         try:
             await asyncio.to_thread(_import_agent_modules)
@@ -190,6 +194,32 @@ class FreeactApp(App[None]):
         mark("placeholder:set")
         self.agent_ready = True  # after the view is drawn: tests and prompts see a finished start
         screen.send_queued()  # a prompt typed meanwhile goes to the model now, whatever the kernel does
+
+    async def _launch_kernel(self, screen: MainScreen) -> None:
+        """Start the local kernel now, from the config as trusted or not, while the agent's modules
+        import: the first agent adopts it (its process boots on the other core meanwhile). The status
+        bar shows its state until the agent is shown (whose events say it from then on)."""
+        if "executor" in self._agent_options or self._agent_options.get("eager_kernel") is False:
+            return
+        from freeact_tui.agent.kernel_launch import KernelLaunch
+        from freeact_tui.agent.settings import Settings
+
+        overrides = {k: v for k, v in self._agent_options.items() if k in Settings.names()}
+        try:
+            settings = Settings.from_config(self.config, **overrides)
+            if settings.execution != "local":  # the others start with the agent, as before
+                return
+            mark("kernel_launch:start")
+            self._kernel_launch = launch = await KernelLaunch.begin(settings)
+            mark("kernel_launch:end")
+        except Exception:  # noqa: BLE001 - the agent starts its own kernel and reports what is wrong
+            return
+
+        def show(state: KernelState, detail: str) -> None:
+            if not self.agent_ready:
+                screen.status_bar.set_kernel(state)
+
+        launch.executor.add_state_listener(show)
 
     async def _ask_trust(self) -> None:
         """Before the agent opens: ask whether the folder's project files may apply (if there are any
@@ -254,6 +284,9 @@ class FreeactApp(App[None]):
     async def on_unmount(self) -> None:
         # Any exit path (Ctrl+Q, exit(), a crash, a signal) stops the agent and the kernel it started.
         await self._stop_agent()
+        launch, self._kernel_launch = self._kernel_launch, None
+        if launch is not None and not self.fast_exit:  # no agent adopted it (the first-run screen)
+            await launch.stop()
         self._exit_signals.remove()
 
     async def _stop_agent(self, *, leave: bool = False) -> None:
@@ -290,11 +323,19 @@ class FreeactApp(App[None]):
             return None
         from freeact_tui.agent.agent import Agent
 
+        launch, self._kernel_launch = self._kernel_launch, None
+        if launch is not None:
+            overrides["kernel_launch"] = launch
+        agent: Agent | None = None
         try:
             agent = Agent.from_config(self.config, **overrides)
             await agent.start()
         except Exception as exc:  # a bad model name or missing key must not crash the app
             self.startup_error = f"The agent could not start: {exc}"
+            if agent is not None:
+                await agent.stop()  # the kernel it started or adopted
+            elif launch is not None:
+                await launch.stop()
             return None
         self._model = model
         return agent

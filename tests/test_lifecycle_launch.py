@@ -1,0 +1,45 @@
+"""The real CLI killed at each moment of the kernel's early start leaves no process behind: the kernel
+launched right after the trust decision while the agent's modules still import (before the agent
+opens), the gateway creating the kernel, the kernel ready with the tool server maybe still coming up.
+
+Each run kills the app the moment its start-up timeline (``FREEACT_TUI_TIMELINE``) reaches the stage,
+then waits until no process with the app's HOME is left (``test_lifecycle_startup`` kills by delay).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import CALC_SERVER, ORPHAN_LIMIT, TimelineApp, describe_processes, kill_processes
+from tests.test_lifecycle_startup import _left_after, _with_home
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
+
+ARGV = ["--trust", "--model", "test", "--execution", "local"]
+
+
+@pytest.mark.parametrize("stage", ["kernel_launch:end", "kernel_create:start", "kernel:ready"])
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=lambda s: s.name)
+def test_killed_while_the_kernel_starts_before_the_agent_the_app_leaves_no_process(
+    tmp_path: Path, stage: str, signum: signal.Signals
+) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / ".freeact-tui.toml").write_text(CALC_SERVER)
+    with TimelineApp(tmp_path, ARGV) as app:
+        try:
+            app.wait_for(stage, time.monotonic() + 120, step=0.005)
+            stages = app.stages()
+            os.kill(app.process.pid, signum)
+            app.process.wait(60)
+            if stage == "kernel_launch:end":  # the case this ordering adds: the agent is not open yet
+                assert "agent_open:start" not in stages, "the agent opened before the kill: no case"
+            assert "kernel_launch:start" in stages and stages["kernel_launch:start"] < stages["agent_import:start"]
+            left = _left_after(tmp_path, ORPHAN_LIMIT)
+            assert not left, f"left after {stage}: {describe_processes(left)}"
+        finally:
+            kill_processes(_with_home(tmp_path))
