@@ -645,6 +645,16 @@ def with_home(home: Path) -> list[int]:
     return found
 
 
+def left_after(home: Path, limit: float) -> list[int]:
+    """The processes with ``home`` as their HOME still running after up to ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    left = with_home(home)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = with_home(home)
+    return left
+
+
 class TerminalApp:
     """``freeact-tui`` running in a pseudo-terminal with a HOME of its own (``tmp_path/home``) that every
     process it starts keeps. Use as a context manager: leaving it ends the app and every such process."""
@@ -678,12 +688,7 @@ class TerminalApp:
         ``ORPHAN_LIMIT`` seconds later."""
         os.kill(self.process.pid, signum)
         self.process.wait(wait)
-        deadline = time.monotonic() + ORPHAN_LIMIT
-        left = with_home(self.home)
-        while left and time.monotonic() < deadline:
-            time.sleep(0.1)
-            left = with_home(self.home)
-        return left
+        return left_after(self.home, ORPHAN_LIMIT)
 
     def close_terminal(self) -> None:
         if self._master_open:

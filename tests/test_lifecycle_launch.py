@@ -15,8 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import CALC_SERVER, ORPHAN_LIMIT, TimelineApp, describe_processes, kill_processes
-from tests.test_lifecycle_startup import _left_after, _with_home
+from tests.helpers import (
+    CALC_SERVER,
+    ORPHAN_LIMIT,
+    TimelineApp,
+    describe_processes,
+    kill_processes,
+    left_after,
+    with_home,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
@@ -39,7 +46,7 @@ def test_killed_while_the_kernel_starts_before_the_agent_the_app_leaves_no_proce
             if stage == "kernel_launch:end":  # the case this ordering adds: the agent is not open yet
                 assert "agent_open:start" not in stages, "the agent opened before the kill: no case"
             assert "kernel_launch:start" in stages and stages["kernel_launch:start"] < stages["agent_import:start"]
-            left = _left_after(tmp_path, ORPHAN_LIMIT)
+            left = left_after(tmp_path, ORPHAN_LIMIT)
             assert not left, f"left after {stage}: {describe_processes(left)}"
         finally:
-            kill_processes(_with_home(tmp_path))
+            kill_processes(with_home(tmp_path))
