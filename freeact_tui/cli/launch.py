@@ -117,6 +117,7 @@ def start_app(
 
     mark("app_import:start")
     import asyncio
+    import gc
 
     from freeact_tui.tui.app import FreeactApp
     from freeact_tui.tui.quitting import exit_now
@@ -124,10 +125,16 @@ def start_app(
     mark("app_import:end")
     from freeact_tui.execution import spare_gateway
 
-    # A local kernel's gateway boots meanwhile, spawned once the first frame is drawn (not before it:
-    # on two cores its imports would hold that frame back).
-    spawn = spare_gateway.spawn if config.execution == "local" else None
-    tui = FreeactApp(config, session_id=chosen, fast_exit=True, after_first_frame=spawn)
+    def after_first_frame() -> None:
+        # What start-up made stays (the modules, the screen): later collections need not walk it.
+        gc.freeze()
+        gc.enable()  # off since the entry point (``cli.entry``), if it took the quick path
+        # A local kernel's gateway boots meanwhile, spawned once the first frame is drawn (not before
+        # it: on two cores its imports would hold that frame back).
+        if config.execution == "local":
+            spare_gateway.spawn()
+
+    tui = FreeactApp(config, session_id=chosen, fast_exit=True, after_first_frame=after_first_frame)
     # Our own loop, never closed: closing it would wait for tasks and threads of kernels being left.
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
