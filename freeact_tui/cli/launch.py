@@ -6,8 +6,10 @@ Errors are one line on stderr and an exit code (``fail``), the same under typer 
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -102,14 +104,15 @@ def start_app(
     from freeact_tui.timeline import mark
 
     mark("config:start")
-    from freeact_tui.config import ConfigError, load_config
-
     if session_id is not None and resume:
         raise fail("use either --session-id or --resume, not both.")
-    try:
-        config = load_config(config_path, overrides, trust_project=trust_project)
-    except ConfigError as exc:
-        raise fail(str(exc)) from None
+    with _pydantic_plugins_off():
+        from freeact_tui.config import ConfigError, load_config
+
+        try:
+            config = load_config(config_path, overrides, trust_project=trust_project)
+        except ConfigError as exc:
+            raise fail(str(exc)) from None
     mark("config:end")
     chosen = resolve_session_id(config, session_id, resume)
     log_to_file(log_level)
@@ -143,6 +146,27 @@ def start_app(
         say(tui.resume_hint)
     spare_gateway.discard()  # never taken (no agent was opened): it would end with us anyway, a little later
     exit_now(tui.return_code or 0)  # the kernels end by themselves once we are gone
+
+
+@contextmanager
+def _pydantic_plugins_off() -> Iterator[None]:
+    """While the config's models are built: no search for pydantic plugins (typer does the same).
+
+    The search reads the entry points of every installed distribution (a fiftieth of a second here);
+    the models built later (the agent's, after the first frame) still find any plugin there is.
+    """
+    before = os.environ.get(_PLUGINS_ENV)
+    os.environ[_PLUGINS_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(_PLUGINS_ENV, None)
+        else:
+            os.environ[_PLUGINS_ENV] = before
+
+
+_PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
 
 
 def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> str | None:
