@@ -17,6 +17,7 @@ import typer.main
 
 from freeact_tui.cli.app_options import APP_OPTIONS, quick_app_params
 from freeact_tui.cli.main import app
+from tests import test_first_paint
 from tests.test_first_paint import at_first_frame
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,8 +144,48 @@ def test_a_broken_config_file_is_the_same_clear_message(tmp_path: Path) -> None:
     assert (quick.returncode, quick.stdout, quick.stderr) == (typed.returncode, typed.stdout, typed.stderr)
 
 
+# Imported where first used, not for the first frame: typer and the typer app, past turns, approval
+# dialogs, the file picker, the pager, the session store.
+LATER = (
+    "typer",
+    "freeact_tui.cli.main",
+    "freeact_tui.tui.replay",
+    "freeact_tui.tui.screens.approval",
+    "freeact_tui.tui.screens.file_picker",
+    "freeact_tui.tui.screens.pager",
+    "freeact_tui.store",
+)
+
+# test_first_paint's hook, writing a second after the placeholder's frame instead of at it, with the
+# garbage collector's state at that frame and after it.
+WRITE_AT_FRAME = 'with open(out + ".part", "w") as f:'
+GC_HOOK = test_first_paint.HOOK.replace(
+    f"    {WRITE_AT_FRAME}\n        json.dump(",
+    "    import gc\n"
+    "    at_frame = gc.isenabled()\n"
+    "    def write():\n"
+    "        if os.path.exists(out):\n"
+    "            return  # written by the timer of the first such frame\n"
+    "        later = {'gc_at_frame': at_frame, 'gc_later': gc.isenabled(), 'frozen': gc.get_freeze_count()}\n"
+    f"        {WRITE_AT_FRAME}\n"
+    "            json.dump(later | ",
+).replace("    os.replace(out + \".part\", out)", "        os.replace(out + \".part\", out)\n    self.set_timer(1.0, write)")
+
+
 @pytest.mark.timeout(120)
-def test_the_first_frame_comes_without_typer(tmp_path: Path) -> None:
+def test_the_first_frame_comes_without_typer_nor_what_is_used_later(tmp_path: Path) -> None:
     modules = at_first_frame(tmp_path)["modules"]
     assert "freeact_tui.tui.screens.main" in modules, "the hook did not see the app's main screen"
-    assert [m for m in modules if m == "typer" or m.startswith(("typer.", "freeact_tui.cli.main"))] == []
+    assert [m for m in modules if any(m == p or m.startswith(p + ".") for p in LATER)] == []
+
+
+@pytest.mark.timeout(120)
+def test_garbage_is_collected_again_once_the_first_frame_is_drawn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert GC_HOOK.count("set_timer") == 1 and "gc_at_frame" in GC_HOOK, "test_first_paint's hook changed"
+    monkeypatch.setattr(test_first_paint, "HOOK", GC_HOOK)
+    seen: dict[str, Any] = at_first_frame(tmp_path)
+    assert "freeact_tui.tui.screens.main" in seen["modules"]
+    assert seen["gc_at_frame"] is False  # start-up ran without collections
+    assert seen["gc_later"] is True and seen["frozen"] > 10_000  # on again; start-up's objects set aside
