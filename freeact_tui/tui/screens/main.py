@@ -18,11 +18,8 @@ from textual.worker import Worker
 from freeact_tui.tui.layout_tracking import LayoutTrackingScreen
 from freeact_tui.tui.notify import Notifier
 from freeact_tui.tui.screens.chat_host import ChatHost, read_only_reason, welcome_text
-from freeact_tui.tui.screens.event_router import AgentStatus, EventRouter
 from freeact_tui.tui.screens.prompt_flow import PromptFlow
 from freeact_tui.tui.toast_place import keep_toasts_above
-from freeact_tui.tui.widgets.blocks import ActionBlock, Block, ResponseBlock
-from freeact_tui.tui.widgets.blocks.output import AnsiLog, toggle_details
 from freeact_tui.tui.widgets.completion_menu import CompletionMenu
 from freeact_tui.tui.widgets.conversation import ConversationLog
 from freeact_tui.tui.widgets.find_bar import FindBar, block_text
@@ -33,14 +30,17 @@ from freeact_tui.tui.widgets.queued import QueuedMessages
 from freeact_tui.tui.widgets.side_panel import SidePanel
 from freeact_tui.tui.widgets.status_bar import StatusBar
 
-# Not needed for the first frame, imported where used: past turns (replay), approvals, the file
-# picker, the pager, the prompt's completions, the session store.
+# Not needed for the first frame, imported where used: the events and the blocks, past turns (replay),
+# approvals, the file picker, the pager, the prompt's completions, the session store.
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
     from freeact_tui.events import AgentEvent
     from freeact_tui.tui.screens.approval_controller import ApprovalController
+    from freeact_tui.tui.screens.event_router import AgentStatus, EventRouter
     from freeact_tui.tui.screens.file_picker import FileIndexCache
     from freeact_tui.tui.screens.prompt_completer import PromptCompleter
+    from freeact_tui.tui.widgets.blocks import ActionBlock, Block
+    from freeact_tui.tui.widgets.blocks.output import AnsiLog
 
 _TURN = Binding.Group("Turn")
 
@@ -82,7 +82,6 @@ class MainScreen(LayoutTrackingScreen):
         self._escaped_at = 0.0
         self._compaction: Worker[None] | None = None
         self.work_dir = host.config.working_dir or Path.cwd()
-        self.router = EventRouter(self)
         self.flow = PromptFlow(self)
         config = host.config
         self.notifier = Notifier(
@@ -113,6 +112,13 @@ class MainScreen(LayoutTrackingScreen):
 
     def on_mount(self) -> None:
         keep_toasts_above(self, self.prompt)  # notifications cover neither the prompt nor the token counts
+
+    @cached_property
+    def router(self) -> EventRouter:
+        """Shows the agent's events on this screen."""
+        from freeact_tui.tui.screens.event_router import EventRouter
+
+        return EventRouter(self)
 
     @cached_property
     def files(self) -> FileIndexCache:
@@ -219,6 +225,8 @@ class MainScreen(LayoutTrackingScreen):
 
     def _post_status(self, event: AgentEvent) -> None:
         # The agent may call from a task outside the app's context (a shared kernel): hop via the queue.
+        from freeact_tui.tui.screens.event_router import AgentStatus
+
         self.post_message(AgentStatus(event))
 
     async def on_agent_status(self, message: AgentStatus) -> None:
@@ -286,6 +294,8 @@ class MainScreen(LayoutTrackingScreen):
 
     def action_copy_block(self) -> None:
         """Copy the block the find bar shows, else the last answer."""
+        from freeact_tui.tui.widgets.blocks import ResponseBlock
+
         block: Block | None = self.query_one(FindBar).found
         if block is None:
             answers = list(self.conversation.query(ResponseBlock))
@@ -420,6 +430,8 @@ class MainScreen(LayoutTrackingScreen):
             prompt.insert(event.character)
 
     def action_toggle_details(self) -> None:
+        from freeact_tui.tui.widgets.blocks.output import toggle_details
+
         toggle_details(self.conversation)
 
     def action_open_pager(self, focused: Widget | None = None) -> None:

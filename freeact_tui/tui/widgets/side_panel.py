@@ -17,15 +17,18 @@ Public interface:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Label, OptionList, Static
 
-from freeact_tui.events import SubagentStatus
 from freeact_tui.tui.widgets.session_list import Clock, SessionList, SessionRow
 from freeact_tui.tui.widgets.subagent_list import SubagentList
+
+if TYPE_CHECKING:  # annotations only: the events load with the agent, after the first frame
+    from freeact_tui.events import SubagentStatus
 
 
 class SidePanel(Vertical):
