@@ -129,9 +129,9 @@ def start_app(
     from freeact_tui.execution import spare_gateway
 
     def after_first_frame() -> None:
-        # What start-up made stays (the modules, the screen): later collections need not walk it.
-        gc.freeze()
-        gc.enable()  # off since the entry point (``cli.entry``), if it took the quick path
+        # Off since the entry point (``cli.entry``), if it took the quick path. Not gc.freeze(): the
+        # cycles start-up left (a third of its objects) would never be freed.
+        gc.enable()
         # A local kernel's gateway boots meanwhile, spawned once the first frame is drawn (not before
         # it: on two cores its imports would hold that frame back).
         if config.execution == "local":
