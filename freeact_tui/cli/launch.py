@@ -129,13 +129,14 @@ def start_app(
     from freeact_tui.execution import spare_gateway
 
     def after_first_frame() -> None:
-        # Off since the entry point (``cli.entry``), if it took the quick path. Not gc.freeze(): the
-        # cycles start-up left (a third of its objects) would never be freed.
-        gc.enable()
         # A local kernel's gateway boots meanwhile, spawned once the first frame is drawn (not before
         # it: on two cores its imports would hold that frame back).
         if config.execution == "local":
             spare_gateway.spawn()
+        # Off since the entry point (``cli.entry``), if it took the quick path; the first collection
+        # (of all start-up made) comes after the spawn. Not gc.freeze(): the cycles start-up left (a
+        # third of its objects) would never be freed.
+        gc.enable()
 
     tui = FreeactApp(config, session_id=chosen, fast_exit=True, after_first_frame=after_first_frame)
     # Our own loop, never closed: closing it would wait for tasks and threads of kernels being left.
