@@ -16,6 +16,7 @@ import pytest
 import typer.main
 
 from freeact_tui.cli.app_options import APP_OPTIONS, quick_app_params
+from freeact_tui.cli.entry import app_params
 from freeact_tui.cli.main import app
 from tests import test_first_paint
 from tests.test_first_paint import at_first_frame
@@ -101,6 +102,12 @@ def test_the_quick_path_parses_as_typer_does(argv: list[str]) -> None:
 )
 def test_anything_else_is_left_to_typer(argv: list[str]) -> None:
     assert quick_app_params(argv) is None
+    assert app_params(argv) is None  # what the entry point asks (without the import for a subcommand)
+
+
+def test_the_entry_point_takes_what_the_quick_parser_takes() -> None:
+    for argv in _command_lines():
+        assert app_params(argv) == quick_app_params(argv), argv
 
 
 QUICK = "from freeact_tui.cli import main\nmain()"

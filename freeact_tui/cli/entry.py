@@ -14,8 +14,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from freeact_tui.cli.app_options import quick_app_params
-
 
 @dataclass(frozen=True)
 class ListArgs:
@@ -70,8 +68,17 @@ def starts_local_app(argv: list[str]) -> bool:
     ``local``, and anything the quick launch path does not take apart (a wrong guess costs only the
     spare's start).
     """
-    params = quick_app_params(argv)
+    params = app_params(argv)
     return params is not None and not params["sandbox"] and params["execution"] in (None, "local")
+
+
+def app_params(argv: list[str]) -> dict[str, object] | None:
+    """``cli.app_options.quick_app_params``, not even imported for a subcommand (``sessions list``)."""
+    if argv and not argv[0].startswith("-"):
+        return None
+    from freeact_tui.cli.app_options import quick_app_params
+
+    return quick_app_params(argv)
 
 
 def plain_sessions_dir(config: Path | None) -> Path | None:
@@ -142,8 +149,8 @@ def resume_with_id(argv: list[str]) -> list[str]:
 def main() -> None:
     """Console script entry point."""
     sys.argv[1:] = resume_with_id(sys.argv[1:])
-    app_params = quick_app_params(sys.argv[1:])
-    if app_params is not None:
+    params = app_params(sys.argv[1:])
+    if params is not None:
         from freeact_tui import typeahead
         from freeact_tui.timeline import mark
 
@@ -157,15 +164,15 @@ def main() -> None:
         defer_rfc3987_syntax()
         defer_mcpygen_init()
         try:
-            _main(app_params)
+            _main(params)
         finally:
             spare_gateway.discard()  # not taken (another execution mode, an error): nothing is left
         return
-    _main(app_params)
+    _main(params)
 
 
-def _main(app_params: dict[str, object] | None) -> None:
-    if app_params is not None:  # only the app's own options: started without typer
+def _main(params: dict[str, object] | None) -> None:
+    if params is not None:  # only the app's own options: started without typer
         import gc
 
         # Until the first frame is drawn (``launch.start_app`` turns it back on), no cyclic garbage
@@ -178,7 +185,7 @@ def _main(app_params: dict[str, object] | None) -> None:
         mark("cli:main")
         try:
             prepare_process()
-            launch_app(app_params)
+            launch_app(params)
         except KeyboardInterrupt:
             sys.exit(130)
         finally:
