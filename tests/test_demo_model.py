@@ -300,7 +300,8 @@ async def test_first_run_offers_the_demo(executor: KernelExecutor, tmp_path: Pat
         await until(pilot, lambda: isinstance(app.screen, FirstRunScreen))
 
         def guide() -> str:
-            return str(app.screen.query_one("#first-run-guide").source)  # type: ignore[attr-defined]
+            found = app.screen.query("#first-run-guide")  # the screen is current a moment before it is composed
+            return str(found.first().source) if found else ""  # type: ignore[attr-defined]
 
         await until(pilot, lambda: "--model demo" in guide())  # the Markdown loads after the screen shows
         await pilot.press("d")

@@ -1,16 +1,19 @@
 """The command line (the top layer): parses flags, loads the Config, starts the app or a subcommand.
 
-- ``entry``: the console-script entry point ``main``; a plain ``sessions list`` is answered there
-  without typer.
-- ``main``: the typer app and its commands.
-- ``options``: the options every command reads (choices, what each subcommand takes, session ids).
+- ``entry``: the console-script entry point ``main``; a launch with only the app's options and a
+  plain ``sessions list`` are answered there without typer.
+- ``app_options``: the app's options as data (their choices; the quick launch path's parser, checked
+  against typer by a test); ``launch``: starting the app from the parsed options, without typer.
+- ``main``: the typer app and its commands (the one definition of the options).
+- ``options``: the options every command reads (what each subcommand takes, the typer declarations).
 - ``run``: the headless ``run`` command.
 - ``sessions``: ``freeact-tui sessions list|show|export|rm``; ``listing``: the session table;
   ``env_file``: the user's ``.env``, loaded first.
 
 May import every other layer (``tui/``, ``agent/``, ``store/``, …); nothing imports it. Heavy layers
 are imported inside the command that needs them, so that ``--version`` and ``--help`` stay fast;
-typer itself is imported only when ``app`` or ``resolve_session_id`` is first used.
+typer itself is imported only when ``app`` or ``resolve_session_id`` is first used, or a command line
+needs it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""The console script's entry point. ``sessions list`` in its plain forms is answered here without
-typer (its import and parsing are a third of the command's time); every other command line, and any
-``sessions list`` this does not take apart with certainty, goes to the typer app (``cli.main``).
+"""The console script's entry point. A launch with only the app's own options in their plain forms
+(``cli.app_options.quick_app_params``) and ``sessions list`` in its plain forms are answered here
+without typer (its import and parsing are a fifth of the time to the first frame, a third of the
+listing's); every other command line, and anything this does not take apart with certainty, goes to
+the typer app (``cli.main``), which stays the one definition of the options.
 
 A command line that starts the app with a local kernel has a spare kernel gateway
 (``execution.spare_gateway``) spawned once the app's first frame is drawn: its boot then overlaps the
@@ -59,37 +61,24 @@ def quick_list_args(argv: list[str]) -> ListArgs | None:
     return ListArgs(**given)  # type: ignore[arg-type]
 
 
-# The app's options (``cli.main.run``) that take a value, and those that do not.
-_APP_VALUED = frozenset(
-    {"--model", "-m", "--config", "-c", "--session-id", "-s", "--execution", "-e", "--base-url"}
-    | {"--action-protocol", "--log-level", "--sandbox-config"}
-)
-_APP_FLAGS = frozenset({"--resume", "-r", "--skip-permissions", "--remote-insecure", "--trust"})
-
-
 def starts_local_app(argv: list[str]) -> bool:
     """Whether ``argv`` (without the program) starts the app, in all likelihood with a local kernel.
 
     False for subcommands, ``--help``, ``--version``, ``--sandbox``, ``--execution`` other than
-    ``local``, and anything this does not take apart (a wrong guess costs only the spare's start).
+    ``local``, and anything the quick launch path does not take apart (a wrong guess costs only the
+    spare's start).
     """
-    return starts_app(argv, local=True)
+    params = app_params(argv)
+    return params is not None and not params["sandbox"] and params["execution"] in (None, "local")
 
 
-def starts_app(argv: list[str], *, local: bool = False) -> bool:
-    """Whether ``argv`` (without the program) starts the app (with a local kernel, if ``local``)."""
-    words = iter(argv)
-    for word in words:
-        name, eq, value = word.partition("=")
-        if (name in _APP_FLAGS or (not local and name == "--sandbox")) and not eq:
-            continue
-        if name not in _APP_VALUED or (eq and not name.startswith("--")):
-            return False  # a subcommand, --help, --version, --sandbox or something unknown
-        if not eq:
-            value = next(words, "")
-        if local and name in ("--execution", "-e") and value != "local":
-            return False
-    return True
+def app_params(argv: list[str]) -> dict[str, object] | None:
+    """``cli.app_options.quick_app_params``, not even imported for a subcommand (``sessions list``)."""
+    if argv and not argv[0].startswith("-"):
+        return None
+    from freeact_tui.cli.app_options import quick_app_params
+
+    return quick_app_params(argv)
 
 
 def plain_sessions_dir(config: Path | None) -> Path | None:
@@ -160,7 +149,8 @@ def resume_with_id(argv: list[str]) -> list[str]:
 def main() -> None:
     """Console script entry point."""
     sys.argv[1:] = resume_with_id(sys.argv[1:])
-    if starts_app(sys.argv[1:]):
+    params = app_params(sys.argv[1:])
+    if params is not None:
         from freeact_tui import typeahead
         from freeact_tui.timeline import mark
 
@@ -174,14 +164,33 @@ def main() -> None:
         defer_rfc3987_syntax()
         defer_mcpygen_init()
         try:
-            _main()
+            _main(params)
         finally:
             spare_gateway.discard()  # not taken (another execution mode, an error): nothing is left
         return
-    _main()
+    _main(params)
 
 
-def _main() -> None:
+def _main(params: dict[str, object] | None) -> None:
+    if params is not None:  # only the app's own options: started without typer
+        import gc
+
+        # Until the first frame is drawn (``launch.start_app`` turns it back on), no cyclic garbage
+        # collection: start-up only allocates (imports, widgets), and its collections each walk
+        # every object made so far (a tenth of the time to the first frame, for nothing to free).
+        gc.disable()
+        from freeact_tui.cli.launch import launch_app, prepare_process
+        from freeact_tui.timeline import mark
+
+        mark("cli:main")
+        try:
+            prepare_process()
+            launch_app(params)
+        except KeyboardInterrupt:
+            sys.exit(130)
+        finally:
+            gc.enable()
+        return
     args = quick_list_args(sys.argv[1:])
     if args is not None:
         from freeact_tui.cli.env_file import load_env_file

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from freeact_tui.cli.env_file import load_env_file
+from freeact_tui.cli.launch import launch_app, prepare_process, start_app, warn_if_insecure
+from freeact_tui.cli.launch import log_to_file as _log_to_file
+from freeact_tui.cli.launch import with_sandbox as _with_sandbox
 from freeact_tui.cli.options import (
     SANDBOX_CONFIG_REFUSAL,
     BaseUrlOption,
@@ -33,7 +36,6 @@ from freeact_tui.cli.options import (
     _fail,
     _prepare_subcommand,
     _version_callback,
-    _with_sandbox,
     config_overrides,
     resolve_session_id,
 )
@@ -81,71 +83,15 @@ def run(
     ] = None,
 ) -> None:
     """Start the app (or run a subcommand)."""
+    if ctx.invoked_subcommand is None:
+        launch_app(ctx.params)  # the quick launch path (cli.entry) calls it with the same parameters
+        return
     if sandbox_config is not None:
         raise _fail(SANDBOX_CONFIG_REFUSAL)
     execution = _with_sandbox(execution, sandbox)
-    if ctx.invoked_subcommand is not None:
-        _prepare_subcommand(ctx, ctx.invoked_subcommand, config_path)
-        # Options given before a subcommand apply to it (the subcommand's own options win).
-        ctx.obj = {**ctx.params, "execution": execution}
-        return
-    start_app(
-        config_path,
-        session_id,
-        resume,
-        config_overrides({}, {**ctx.params, "execution": execution}),
-        log_level,
-        trust_project=trust_folder,
-    )
-
-
-def start_app(
-    config_path: Path | None,
-    session_id: str | None,
-    resume: bool,
-    overrides: dict[str, object],
-    log_level: LogLevel | None = None,
-    *,
-    trust_project: bool = False,
-) -> None:
-    """Load the config and run the terminal app until it quits (it ends the process)."""
-    from freeact_tui.timeline import mark
-
-    mark("config:start")
-    from freeact_tui.config import ConfigError, load_config
-
-    if session_id is not None and resume:
-        raise _fail("use either --session-id or --resume, not both.")
-    try:
-        config = load_config(config_path, overrides, trust_project=trust_project)
-    except ConfigError as exc:
-        raise _fail(str(exc)) from None
-    mark("config:end")
-    chosen = resolve_session_id(config, session_id, resume)
-    _log_to_file(log_level)
-    _warn_if_insecure(config)
-
-    mark("app_import:start")
-    import asyncio
-
-    from freeact_tui.tui.app import FreeactApp
-    from freeact_tui.tui.quitting import exit_now
-
-    mark("app_import:end")
-    from freeact_tui.execution import spare_gateway
-
-    # A local kernel's gateway boots meanwhile, spawned once the first frame is drawn (not before it:
-    # on two cores its imports would hold that frame back).
-    spawn = spare_gateway.spawn if config.execution == "local" else None
-    tui = FreeactApp(config, session_id=chosen, fast_exit=True, after_first_frame=spawn)
-    # Our own loop, never closed: closing it would wait for tasks and threads of kernels being left.
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    tui.run(loop=loop)
-    if tui.resume_hint:
-        typer.echo(tui.resume_hint)
-    spare_gateway.discard()  # never taken (no agent was opened): it would end with us anyway, a little later
-    exit_now(tui.return_code or 0)  # the kernels end by themselves once we are gone
+    _prepare_subcommand(ctx, ctx.invoked_subcommand, config_path)
+    # Options given before a subcommand apply to it (the subcommand's own options win).
+    ctx.obj = {**ctx.params, "execution": execution}
 
 
 def _echo_untrusted(config: Config) -> None:
@@ -155,38 +101,6 @@ def _echo_untrusted(config: Config) -> None:
     state = config.trust_state
     if state is not None and not state.trusted:
         typer.echo(f"freeact-tui: {untrusted_notice(state)}", err=True)
-
-
-def _warn_if_insecure(config: Config) -> None:
-    """Say on stderr that the remote gateway's certificate is not verified (if so)."""
-    if config.execution != "remote":
-        return
-    from freeact_tui.execution.gateway_endpoint import config_warning
-
-    if warning := config_warning(config.execution, config.remote_url, config.remote_insecure):
-        typer.echo(warning, err=True)
-
-
-def _log_to_file(level: LogLevel | None = None) -> Path:
-    """Send library logs and warnings to a file: anything written to the terminal would tear the UI.
-
-    Args:
-        level: ``--log-level`` (default: warning).
-    """
-    import logging
-
-    from freeact_tui import paths
-
-    log_dir = paths.data_dir() / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log_file = log_dir / "freeact-tui.log"
-    handler = logging.FileHandler(log_file, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(getattr(logging, (level or LogLevel.warning).value.upper()))
-    logging.captureWarnings(True)
-    return log_file
 
 
 @app.command("run")
@@ -266,10 +180,10 @@ def run_headless(
         raise _fail('no prompt: give one (freeact-tui run "PROMPT") or pipe it into stdin.', 1)
     try:
         chosen = resolve_session_id(config, session_id, resume)
-    except typer.Exit:
+    except SystemExit:  # said why; `run` exits 1 on any error
         raise typer.Exit(1) from None
     _log_to_file(log_level)
-    _warn_if_insecure(config)
+    warn_if_insecure(config)
     raise typer.Exit(
         headless.run_from_config(
             config,
@@ -319,7 +233,7 @@ def serve_acp(
     except ConfigError as exc:
         raise _fail(str(exc), 1) from None
     log_file = _log_to_file()
-    _warn_if_insecure(config)
+    warn_if_insecure(config)
     typer.echo(f"freeact-tui acp: serving ACP on stdin/stdout; logs in {log_file}", err=True)
 
     import asyncio
@@ -368,12 +282,12 @@ def main() -> None:
     from freeact_tui.timeline import mark
 
     mark("cli:main")  # the interpreter is up and typer is imported
-    # jsonschema (imported with the mcp package) builds an IRI grammar at import time (~0.9 s of
-    # CPU) only to check the "iri" formats, which nothing in this process asserts (format checks are
-    # off unless a checker is passed): skip that optional import in the app's own process.
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     try:
-        load_env_file()
+        prepare_process()
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+# ``load_env_file``, ``start_app`` and ``_log_to_file`` are read from here by tests and older callers.
+__all__ = ["LogLevel", "app", "load_env_file", "main", "resolve_session_id", "start_app"]

@@ -1,5 +1,6 @@
-"""The app's options, read the same way by every command: the choices they take, the options each
-subcommand accepts (``SUBCOMMAND_OPTIONS``), ``--session-id``/``--resume`` and the error exit.
+"""The app's options as typer declares them, read the same way by every command: the options each
+subcommand accepts (``SUBCOMMAND_OPTIONS``) and the error exit. The choices and ``--session-id`` /
+``--resume`` live in typer-free modules (``app_options``, ``launch``) and are re-exported here.
 
 Only typer is imported up front (``--version`` and ``--help`` stay fast); the store and the config
 are imported where they are needed.
@@ -7,47 +8,26 @@ are imported where they are needed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
+from freeact_tui.cli.app_options import ExecutionChoice, LogLevel, OutputChoice, ProtocolChoice
+from freeact_tui.cli.launch import SANDBOX_CONFIG_REFUSAL, config_overrides, resolve_session_id
 from freeact_tui.cli.sessions import CONFIG_META_KEY
 from freeact_tui.version import __version__
 
-if TYPE_CHECKING:
-    from freeact_tui.config import Config
-
-
-class ProtocolChoice(StrEnum):
-    tools = "tools"
-    text = "text"
-    auto = "auto"
-
-
-class LogLevel(StrEnum):
-    debug = "debug"
-    info = "info"
-    warning = "warning"
-    error = "error"
-    critical = "critical"
-
-
-# freeact's --sandbox-config names a sandbox-runtime settings file; ours has no such file.
-SANDBOX_CONFIG_REFUSAL = (
-    "--sandbox-config is freeact's sandbox-runtime settings file; freeact-tui's sandbox (bubblewrap) "
-    "has none: it always limits writes to the working directory and has no network. "
-    "Use --sandbox (or --execution sandbox) without it."
-)
-
-
-class ExecutionChoice(StrEnum):
-    local = "local"
-    sandbox = "sandbox"
-    docker = "docker"
-    remote = "remote"
+# Re-exported: the choices and the launch helpers live in typer-free modules (the quick launch path).
+__all__ = [
+    "SANDBOX_CONFIG_REFUSAL",
+    "ExecutionChoice",
+    "LogLevel",
+    "OutputChoice",
+    "ProtocolChoice",
+    "config_overrides",
+    "resolve_session_id",
+]
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -105,67 +85,6 @@ SandboxConfigOption = Annotated[
     Path | None,
     typer.Option("--sandbox-config", metavar="PATH", help="freeact's option; not supported here."),
 ]
-
-
-def config_overrides(before: Mapping[str, object], given: Mapping[str, object]) -> dict[str, object]:
-    """The config keys the shared options set, from a command's parameters (``ctx.params``): its own
-    options, else those given before the subcommand (``before``, the callback's parameters)."""
-
-    def chosen(name: str) -> object:
-        return given.get(name) or before.get(name)
-
-    execution, protocol = chosen("execution"), chosen("action_protocol")
-    return {
-        "model": chosen("model"),
-        "skip_permissions": True if chosen("skip_permissions") else None,
-        "execution": execution.value if isinstance(execution, ExecutionChoice) else None,
-        "base_url": chosen("base_url"),
-        "remote_insecure": True if chosen("remote_insecure") else None,
-        "action_protocol": protocol.value if isinstance(protocol, ProtocolChoice) else None,
-    }
-
-
-def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> str | None:
-    """Turn ``--session-id`` (a UUID or a unique prefix) or ``--resume`` into a session id.
-
-    Raises:
-        typer.Exit: the id is invalid, unknown or ambiguous (after printing why).
-    """
-    from freeact_tui.store.index import is_uuid
-    from freeact_tui.store.sessions import (
-        AmbiguousSessionId,
-        InvalidSessionId,
-        SessionNotFound,
-        SessionStore,
-    )
-
-    store = SessionStore(config.resolved_sessions_dir())
-    if resume:
-        latest = store.latest(config.resolved_working_dir())
-        if latest is None:
-            typer.echo("freeact-tui: no earlier session in this directory; starting a new one.", err=True)
-            return None
-        return latest.id
-    if session_id is None:
-        return None
-    try:
-        return store.resolve(session_id)
-    except SessionNotFound:
-        where = config.resolved_sessions_dir()
-        if not is_uuid(session_id.strip()):  # a prefix, or a name that is not here
-            raise _fail(
-                f"no session matches {session_id!r} in {where}. If it was written elsewhere (a freeact "
-                "project keeps its sessions in .freeact/sessions), set `sessions_dir` to that directory."
-            ) from None
-        # A full id that is not here is an error too: opening an empty session under it would hide
-        # that the session lives elsewhere (e.g. a freeact project's .freeact/sessions).
-        raise _fail(
-            f"no session {session_id} in {where}. If it was written elsewhere (a freeact project keeps "
-            "its sessions in .freeact/sessions), set `sessions_dir` to that directory; start without "
-            "--session-id for a new session."
-        ) from None
-    except (InvalidSessionId, AmbiguousSessionId) as exc:
-        raise _fail(str(exc)) from None
 
 
 # The app options each subcommand takes (a ``run`` subcommand would take them all); any other
@@ -238,18 +157,3 @@ def _prepare_subcommand(ctx: typer.Context, subcommand: str, config_path: Path |
             ctx.meta[CONFIG_META_KEY] = load_config(config_path)
         except ConfigError as exc:
             raise _fail(str(exc)) from None
-
-
-def _with_sandbox(execution: ExecutionChoice | None, sandbox: bool) -> ExecutionChoice | None:
-    """freeact's ``--sandbox`` as ``--execution sandbox`` (a different ``--execution`` is a contradiction)."""
-    if not sandbox:
-        return execution
-    if execution not in (None, ExecutionChoice.sandbox):
-        raise _fail(f"--sandbox and --execution {execution.value} contradict each other; give one of them.")
-    return ExecutionChoice.sandbox
-
-
-class OutputChoice(StrEnum):
-    text = "text"
-    json = "json"
-    stream_json = "stream-json"

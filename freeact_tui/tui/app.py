@@ -18,8 +18,6 @@ from textual.theme import Theme
 
 from freeact_tui import paths, typeahead
 from freeact_tui.config import Config, ConfigError, save_user_setting
-from freeact_tui.skills import skill_prompt
-from freeact_tui.store.index import is_uuid
 from freeact_tui.textsafe import visible
 from freeact_tui.timeline import mark
 from freeact_tui.tui import terminal_keys
@@ -35,7 +33,6 @@ from freeact_tui.tui.commands import (
 )
 from freeact_tui.tui.exit_signals import ExitSignals
 from freeact_tui.tui.quitting import settle_for_exit
-from freeact_tui.tui.screens.help import HelpScreen
 from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.themes import register_themes
 from freeact_tui.tui.widgets.session_list import Clock
@@ -127,6 +124,12 @@ class FreeactApp(App[None]):
         self._exit_signals = ExitSignals(self.action_quit)
         self._quit_asked_at: float | None = None  # when Ctrl+Q last asked to confirm
         self._saved_theme = config.theme
+        # The theme is set before anything is mounted: set in on_mount, it restyled every widget of
+        # the first screen again, a frame after drawing it in the default theme.
+        self._theme_warnings = register_themes(self)
+        self._unknown_theme = config.theme not in self.available_themes
+        if not self._unknown_theme:
+            self.theme = config.theme
         terminal_keys.install()  # Alt+Enter as tmux/xterm send it
 
     async def on_mount(self) -> None:
@@ -134,11 +137,9 @@ class FreeactApp(App[None]):
         typeahead.adopt(self._driver)  # Textual puts back the settings from before the app, not the held ones
         if not self.is_headless:  # SIGHUP/SIGTERM/SIGINT quit as Ctrl+Q does (tests run headless)
             self._exit_signals.install()
-        for warning in [*self.config.notices, *register_themes(self)]:
+        for warning in [*self.config.notices, *self._theme_warnings]:
             self.notify(warning, severity="warning", timeout=10)
-        if self.config.theme in self.available_themes:
-            self.theme = self.config.theme
-        else:
+        if self._unknown_theme:
             names = ", ".join(sorted(self.available_themes))
             self.notify(
                 f"Unknown theme {self.config.theme!r} in the config; using {self.theme!r}. Available: {names}",
@@ -293,6 +294,8 @@ class FreeactApp(App[None]):
         agent, self.agent = self.agent, None
         if agent is not None:
             if agent.history and agent.agent_id == "main" and agent.session is not None:
+                from freeact_tui.store.index import is_uuid
+
                 # a name is shown whole
                 shown = agent.session_id[:8] if is_uuid(agent.session_id) else agent.session_id
                 self.resume_hint = f"Resume this session with: freeact-tui --session-id {shown}"
@@ -429,6 +432,8 @@ class FreeactApp(App[None]):
         """What to send for a typed prompt (``//x`` sends ``/x``; ``/<skill> args`` the skill, as freeact)."""
         call = self._skill_call(text)
         if call is not None:
+            from freeact_tui.skills import skill_prompt
+
             return skill_prompt(*call)
         return unescape_prompt(text)
 
@@ -510,5 +515,7 @@ class FreeactApp(App[None]):
         await screen.show_agent()
 
     async def show_help(self) -> None:
+        from freeact_tui.tui.screens.help import HelpScreen  # (not for the first frame)
+
         if not isinstance(self.screen, HelpScreen):
             await self.push_screen(HelpScreen())

@@ -38,9 +38,7 @@ from freeact_tui.events import (
 )
 from freeact_tui.execution.base import RESTART_AFTER_INTERRUPT
 from freeact_tui.toolcalls import CodeAction
-from freeact_tui.tui.context_report import compacted_note
 from freeact_tui.tui.decisions import decision_status
-from freeact_tui.tui.replay import LogNotice, PastApproval, ReplayItem, UserPrompt, nudge_note
 
 WAITING_FOR_KERNEL = "waiting for the kernel"  # the activity of an approved action until the kernel is up
 
@@ -48,6 +46,7 @@ if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
     from freeact_tui.events import Decision
     from freeact_tui.tui.notify import Notifier
+    from freeact_tui.tui.replay import PastApproval, ReplayItem
     from freeact_tui.tui.screens.approval_controller import ApprovalController
     from freeact_tui.tui.widgets.blocks import ActionBlock
     from freeact_tui.tui.widgets.conversation import ConversationLog
@@ -128,6 +127,8 @@ class EventRouter:
             case CheckpointNotice(text=text):
                 await log.notice(text, title="Checkpoint")
             case Nudge():
+                from freeact_tui.tui.replay import nudge_note  # (the replay module: not for the first frame)
+
                 await log.notice(nudge_note(event.reason, event.message), title="Nudged the model")
             case ModelRetry():
                 await log.notice(
@@ -166,6 +167,8 @@ class EventRouter:
 
     async def replay(self, items: list[ReplayItem], agent: Agent) -> None:
         """Draw a resumed session's past turns with the methods that draw live events."""
+        from freeact_tui.tui.replay import LogNotice, PastApproval, UserPrompt
+
         log = self.view.conversation
         async with log.replay():
             for item in items:
@@ -200,6 +203,8 @@ class EventRouter:
             case Compacting() if view.turn_running:  # (a late event of a failed /compact changes nothing)
                 view.status_bar.set_activity("compacting")
             case Compacted():
+                from freeact_tui.tui.context_report import compacted_note  # (imports the replay module)
+
                 await view.conversation.notice(compacted_note(event), title="Context compacted")
                 # Auto-compaction: the turn goes on; by hand: the worker clears the activity when it ends.
                 view.status_bar.set_activity("thinking" if view.turn_running and not view.compacting_by_hand else "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -14,22 +15,11 @@ from textual.widget import Widget
 from textual.widgets import Input, TextArea
 from textual.worker import Worker
 
-from freeact_tui.events import AgentEvent
-from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.layout_tracking import LayoutTrackingScreen
 from freeact_tui.tui.notify import Notifier
-from freeact_tui.tui.replay import replay_history, subagent_loader
-from freeact_tui.tui.screens.approval_controller import ApprovalController
 from freeact_tui.tui.screens.chat_host import ChatHost, read_only_reason, welcome_text
-from freeact_tui.tui.screens.event_router import AgentStatus, EventRouter
-from freeact_tui.tui.screens.file_picker import FileIndexCache, FilePicker
-from freeact_tui.tui.screens.pager import PagerScreen, output_to_page
-from freeact_tui.tui.screens.prompt_completer import PromptCompleter
 from freeact_tui.tui.screens.prompt_flow import PromptFlow
-from freeact_tui.tui.screens.user_shell import show_user_shell
 from freeact_tui.tui.toast_place import keep_toasts_above
-from freeact_tui.tui.widgets.blocks import ActionBlock, Block, ResponseBlock
-from freeact_tui.tui.widgets.blocks.output import AnsiLog, toggle_details
 from freeact_tui.tui.widgets.completion_menu import CompletionMenu
 from freeact_tui.tui.widgets.conversation import ConversationLog
 from freeact_tui.tui.widgets.find_bar import FindBar, block_text
@@ -40,8 +30,17 @@ from freeact_tui.tui.widgets.queued import QueuedMessages
 from freeact_tui.tui.widgets.side_panel import SidePanel
 from freeact_tui.tui.widgets.status_bar import StatusBar
 
+# Not needed for the first frame, imported where used: the events and the blocks, past turns (replay),
+# approvals, the file picker, the pager, the prompt's completions, the session store.
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
+    from freeact_tui.events import AgentEvent
+    from freeact_tui.tui.screens.approval_controller import ApprovalController
+    from freeact_tui.tui.screens.event_router import AgentStatus, EventRouter
+    from freeact_tui.tui.screens.file_picker import FileIndexCache
+    from freeact_tui.tui.screens.prompt_completer import PromptCompleter
+    from freeact_tui.tui.widgets.blocks import ActionBlock, Block
+    from freeact_tui.tui.widgets.blocks.output import AnsiLog
 
 _TURN = Binding.Group("Turn")
 
@@ -83,15 +82,7 @@ class MainScreen(LayoutTrackingScreen):
         self._escaped_at = 0.0
         self._compaction: Worker[None] | None = None
         self.work_dir = host.config.working_dir or Path.cwd()
-        self.files = FileIndexCache(self.work_dir)
-        self.router = EventRouter(self)
         self.flow = PromptFlow(self)
-        self.approvals: ApprovalController[ActionBlock] = ApprovalController(
-            self,
-            on_count=lambda count: self.status_bar.set_waiting(count),
-            on_settled=self.router.approval_settled,
-            on_asking=lambda: self.status_bar.set_activity("waiting"),
-        )
         config = host.config
         self.notifier = Notifier(
             write=self._write_terminal,
@@ -121,7 +112,39 @@ class MainScreen(LayoutTrackingScreen):
 
     def on_mount(self) -> None:
         keep_toasts_above(self, self.prompt)  # notifications cover neither the prompt nor the token counts
-        self.completer = PromptCompleter(
+
+    @cached_property
+    def router(self) -> EventRouter:
+        """Shows the agent's events on this screen."""
+        from freeact_tui.tui.screens.event_router import EventRouter
+
+        return EventRouter(self)
+
+    @cached_property
+    def files(self) -> FileIndexCache:
+        """The working dir's files, for ``@`` mentions (indexed on first use)."""
+        from freeact_tui.tui.screens.file_picker import FileIndexCache
+
+        return FileIndexCache(self.work_dir)
+
+    @cached_property
+    def approvals(self) -> ApprovalController[ActionBlock]:
+        """The approval dialogs of this screen's turns."""
+        from freeact_tui.tui.screens.approval_controller import ApprovalController
+
+        return ApprovalController(
+            self,
+            on_count=lambda count: self.status_bar.set_waiting(count),
+            on_settled=self.router.approval_settled,
+            on_asking=lambda: self.status_bar.set_activity("waiting"),
+        )
+
+    @cached_property
+    def completer(self) -> PromptCompleter:
+        """The prompt's completions (slash commands, skills, ``@`` files, session ids)."""
+        from freeact_tui.tui.screens.prompt_completer import PromptCompleter
+
+        return PromptCompleter(
             self.prompt,
             self.query_one(CompletionMenu),
             files=self.files,
@@ -187,6 +210,8 @@ class MainScreen(LayoutTrackingScreen):
         self.status_bar.set_usage(agent.usage)
         self.status_bar.set_context(agent.context_usage())
         if agent.history or agent.recorder.rewinds:  # the whole transcript (turns before a compaction too)
+            from freeact_tui.tui.replay import replay_history, subagent_loader
+
             past = replay_history(agent.transcript, subagent_loader(agent), rewinds=agent.recorder.rewinds)
             await self.router.replay(past, agent)  # drawn as live
         else:
@@ -200,6 +225,8 @@ class MainScreen(LayoutTrackingScreen):
 
     def _post_status(self, event: AgentEvent) -> None:
         # The agent may call from a task outside the app's context (a shared kernel): hop via the queue.
+        from freeact_tui.tui.screens.event_router import AgentStatus
+
         self.post_message(AgentStatus(event))
 
     async def on_agent_status(self, message: AgentStatus) -> None:
@@ -232,6 +259,8 @@ class MainScreen(LayoutTrackingScreen):
         self.completer.dismissed()
 
     def on_prompt_input_mention_requested(self) -> None:
+        from freeact_tui.tui.screens.file_picker import FilePicker
+
         def insert(path: str | None) -> None:
             self.prompt.focus()
             if path and path.startswith("/"):  # a skill: invoked from the prompt's start, as freeact does
@@ -265,6 +294,8 @@ class MainScreen(LayoutTrackingScreen):
 
     def action_copy_block(self) -> None:
         """Copy the block the find bar shows, else the last answer."""
+        from freeact_tui.tui.widgets.blocks import ResponseBlock
+
         block: Block | None = self.query_one(FindBar).found
         if block is None:
             answers = list(self.conversation.query(ResponseBlock))
@@ -287,6 +318,8 @@ class MainScreen(LayoutTrackingScreen):
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def run_user_shell(self, command: str) -> None:
         assert self.agent is not None
+        from freeact_tui.tui.screens.user_shell import show_user_shell
+
         try:
             await show_user_shell(self.agent, self.conversation, self.status_bar, command)
         finally:
@@ -342,6 +375,8 @@ class MainScreen(LayoutTrackingScreen):
             self._refresh_sessions()
 
     def _refresh_sessions(self) -> None:
+        from freeact_tui.store.sessions import SessionStore
+
         try:
             sessions = SessionStore(self.host.config.resolved_sessions_dir()).list()
         except Exception as exc:  # a broken sessions dir must not break the chat
@@ -395,10 +430,14 @@ class MainScreen(LayoutTrackingScreen):
             prompt.insert(event.character)
 
     def action_toggle_details(self) -> None:
+        from freeact_tui.tui.widgets.blocks.output import toggle_details
+
         toggle_details(self.conversation)
 
     def action_open_pager(self, focused: Widget | None = None) -> None:
         """Alt+O: the focused output, the found one, else the last long one, whole, with search."""
+        from freeact_tui.tui.screens.pager import PagerScreen, output_to_page
+
         page = output_to_page(self.conversation, focused or self.focused, self.query_one(FindBar).found)
         if page is None:
             self.notify("No output to show yet.", severity="warning")

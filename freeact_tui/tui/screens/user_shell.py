@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from freeact_tui.events import CodeExecutionOutput, CodeExecutionOutputChunk
-
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
     from freeact_tui.tui.widgets.conversation import ConversationLog
@@ -24,6 +22,8 @@ def shell_command(text: str) -> str | None:
 
 async def show_user_shell(agent: Agent, log: ConversationLog, status_bar: StatusBar, command: str) -> None:
     """Run ``command`` in ``agent``'s kernel and stream its output into ``log``; a failure is shown there."""
+    from freeact_tui.events import CodeExecutionOutput, CodeExecutionOutputChunk  # (not for the first frame)
+
     await log.add_user(f"!{command}")
     status_bar.set_activity("running")
     try:

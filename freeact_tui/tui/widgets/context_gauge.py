@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.widgets import Label
 
-from freeact_tui.events import ContextUpdate
+if TYPE_CHECKING:  # annotations only: the events load with the agent, after the first frame
+    from freeact_tui.events import ContextUpdate
 
 WARNING_AT = 0.7
 ERROR_AT = 0.9

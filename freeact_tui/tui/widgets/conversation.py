@@ -10,36 +10,36 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from freeact_tui.events import (
-    ApprovalRequest,
-    CodeExecutionOutput,
-    CodeExecutionOutputChunk,
-    Response,
-    ResponseChunk,
-    SubagentStatus,
-    Thoughts,
-    ThoughtsChunk,
-    ToolOutput,
-)
-from freeact_tui.toolcalls import SubagentTask
-from freeact_tui.tui.widgets.blocks import (
-    ActionBlock,
-    Block,
-    ErrorBlock,
-    ExecutionOutputBlock,
-    NoticeBlock,
-    ResponseBlock,
-    SubagentBlock,
-    ThoughtBlock,
-    ToolOutputBlock,
-    UserMessageBlock,
-)
+if TYPE_CHECKING:  # the events and blocks load after the first frame: imported where used
+    from freeact_tui.events import (
+        ApprovalRequest,
+        CodeExecutionOutput,
+        CodeExecutionOutputChunk,
+        Response,
+        ResponseChunk,
+        SubagentStatus,
+        Thoughts,
+        ThoughtsChunk,
+        ToolOutput,
+    )
+    from freeact_tui.tui.widgets.blocks import (
+        ActionBlock,
+        Block,
+        ErrorBlock,
+        ExecutionOutputBlock,
+        NoticeBlock,
+        ResponseBlock,
+        SubagentBlock,
+        ThoughtBlock,
+        UserMessageBlock,
+    )
 
 
 class ConversationLog(VerticalScroll):
@@ -118,12 +118,16 @@ class ConversationLog(VerticalScroll):
     @property
     def blocks(self) -> list[Block]:
         """Every mounted block, nested ones included, in document order."""
+        from freeact_tui.tui.widgets.blocks import Block
+
         return list(self.query(Block))
 
     # -- mounting --------------------------------------------------------------------------------
 
     async def add(self, block: Block, parent_corr_id: str | None = None) -> Block:
         """Mount ``block`` at the end, or inside the subagent block it belongs to."""
+        from freeact_tui.tui.widgets.blocks import SubagentBlock
+
         parent = self._subagents.get(parent_corr_id) if parent_corr_id else None
         if isinstance(block, SubagentBlock) and block.corr_id:
             self._subagents[block.corr_id] = block
@@ -168,6 +172,8 @@ class ConversationLog(VerticalScroll):
         self.follow()
 
     async def _prune(self) -> None:
+        from freeact_tui.tui.widgets.blocks import Block
+
         blocks = [child for child in self.children if isinstance(child, Block)]
         weights = [len(block.walk_children(with_self=True)) for block in blocks]
         count, weight = len(blocks), sum(weights)
@@ -226,6 +232,8 @@ class ConversationLog(VerticalScroll):
 
     async def add_user(self, text: str) -> UserMessageBlock:
         """Show a prompt the user sent."""
+        from freeact_tui.tui.widgets.blocks import UserMessageBlock
+
         await self.finish_streams()
         self.follow()  # a new prompt always brings the view back to the end
         block = UserMessageBlock(text)
@@ -234,6 +242,8 @@ class ConversationLog(VerticalScroll):
 
     async def thought_chunk(self, event: ThoughtsChunk) -> None:
         """Stream a chunk of thinking into the agent's current thought block."""
+        from freeact_tui.tui.widgets.blocks import ThoughtBlock
+
         block = self._thoughts.get(event.agent_id)
         if block is None:
             await self._end_response(event.agent_id)
@@ -245,6 +255,8 @@ class ConversationLog(VerticalScroll):
 
     async def thought_end(self, event: Thoughts) -> None:
         """Complete the agent's current thought block; it collapses once the agent's response ends."""
+        from freeact_tui.tui.widgets.blocks import ThoughtBlock
+
         block = self._thoughts.pop(event.agent_id, None)
         if block is None:
             if not event.content.strip():
@@ -259,6 +271,8 @@ class ConversationLog(VerticalScroll):
 
     async def response_chunk(self, event: ResponseChunk) -> None:
         """Stream a chunk of text into the agent's current response block."""
+        from freeact_tui.tui.widgets.blocks import ResponseBlock
+
         block = self._responses.get(event.agent_id)
         if block is None:
             await self._end_thought(event.agent_id)
@@ -270,6 +284,8 @@ class ConversationLog(VerticalScroll):
 
     async def response_end(self, event: Response) -> None:
         """Complete the agent's current response block (and collapse the thoughts above it)."""
+        from freeact_tui.tui.widgets.blocks import ResponseBlock
+
         block = self._responses.pop(event.agent_id, None)
         self._collapse_thoughts(event.agent_id)
         if block is None:
@@ -281,6 +297,9 @@ class ConversationLog(VerticalScroll):
 
     async def add_action(self, request: ApprovalRequest) -> ActionBlock:
         """Show the action of an approval request (a subagent task gets a block its events nest in)."""
+        from freeact_tui.toolcalls import SubagentTask
+        from freeact_tui.tui.widgets.blocks import ActionBlock, SubagentBlock
+
         await self._end_streams_of(request.agent_id)
         if isinstance(request.tool_call, SubagentTask):
             block: ActionBlock = SubagentBlock(request.tool_call, agent_id=request.agent_id, corr_id=request.corr_id)
@@ -302,6 +321,8 @@ class ConversationLog(VerticalScroll):
 
     async def output_end(self, event: CodeExecutionOutput) -> None:
         """Complete an output block: full text if nothing streamed, image links, error marker."""
+        from freeact_tui.tui.widgets.blocks import ExecutionOutputBlock
+
         key = (event.agent_id, event.corr_id)
         block = self._outputs.pop(key, None)
         if block is None:
@@ -318,6 +339,8 @@ class ConversationLog(VerticalScroll):
     async def _output_block(
         self, agent_id: str, corr_id: str, parent_corr_id: str | None
     ) -> ExecutionOutputBlock:
+        from freeact_tui.tui.widgets.blocks import ExecutionOutputBlock
+
         block = self._outputs.get((agent_id, corr_id))
         if block is None:
             await self._end_streams_of(agent_id)
@@ -344,6 +367,8 @@ class ConversationLog(VerticalScroll):
 
     async def tool_output(self, event: ToolOutput) -> None:
         """Show the result of a tool call (collapsed); a subagent's answer is titled as such."""
+        from freeact_tui.tui.widgets.blocks import ToolOutputBlock
+
         task = self._subagents.get(event.corr_id)
         kind = ""
         if task is not None and task.agent_id == event.agent_id:
@@ -364,12 +389,16 @@ class ConversationLog(VerticalScroll):
         self, message: str, *, title: str = "Error", parent_corr_id: str | None = None
     ) -> ErrorBlock:
         """Show an error, clearly marked."""
+        from freeact_tui.tui.widgets.blocks import ErrorBlock
+
         block = ErrorBlock(message, title=title)
         await self.add(block, parent_corr_id)
         return block
 
     async def notice(self, text: str, *, title: str = "") -> NoticeBlock:
         """Show an informational note of the app."""
+        from freeact_tui.tui.widgets.blocks import NoticeBlock
+
         block = NoticeBlock(text, title=title)
         await self.add(block)
         return block
@@ -420,6 +449,8 @@ def _insert(blocks: list[Block], block: Block) -> None:
 
 def _last_block_of(container: Widget, agent_id: str, corr_id: str) -> Widget | None:
     """The last direct child of ``container`` that belongs to the same call, unless it is the last child."""
+    from freeact_tui.tui.widgets.blocks import Block
+
     children = list(container.children)
     for child in reversed(children):
         if isinstance(child, Block) and child.agent_id == agent_id and child.corr_id == corr_id:

@@ -8,7 +8,7 @@ with the ``-found`` class; the screen copies it with Ctrl+Y.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -17,21 +17,23 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from freeact_tui.tui.widgets.blocks import (
-    ActionBlock,
-    Block,
-    ExecutionOutputBlock,
-    NoticeBlock,
-    ToolOutputBlock,
-    UserMessageBlock,
-)
-from freeact_tui.tui.widgets.blocks.base import MarkdownBlock
+if TYPE_CHECKING:  # the blocks load with the first one shown, after the first frame
+    from freeact_tui.tui.widgets.blocks import Block
 
 FOUND = "-found"
 
 
 def block_text(block: Block) -> str:
     """The text a block shows (code of an action, output, answer, …), as plain text."""
+    from freeact_tui.tui.widgets.blocks import (
+        ActionBlock,
+        ExecutionOutputBlock,
+        NoticeBlock,
+        ToolOutputBlock,
+        UserMessageBlock,
+    )
+    from freeact_tui.tui.widgets.blocks.base import MarkdownBlock
+
     match block:
         case ActionBlock():
             return block.tool_call.display_text()

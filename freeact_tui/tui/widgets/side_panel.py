@@ -17,15 +17,18 @@ Public interface:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Label, OptionList, Static
 
-from freeact_tui.events import SubagentStatus
 from freeact_tui.tui.widgets.session_list import Clock, SessionList, SessionRow
 from freeact_tui.tui.widgets.subagent_list import SubagentList
+
+if TYPE_CHECKING:  # annotations only: the events load with the agent, after the first frame
+    from freeact_tui.events import SubagentStatus
 
 
 class SidePanel(Vertical):
@@ -89,8 +92,16 @@ class SidePanel(Vertical):
         """
         super().__init__(id=id, classes=classes)
         self._clock = clock
+        self._built = False
 
     def compose(self) -> ComposeResult:
+        # The panel starts hidden: its lists are built when it is first shown or fed, not for the
+        # app's first frame (their styling and layout cost a tenth of it).
+        if self.display:
+            yield from self._children()
+            self._built = True
+
+    def _children(self) -> ComposeResult:
         yield Label("Subagents", id="subagents-title", classes="side-panel-title")
         yield Static("No subagents in this session.", id="subagents-empty", classes="side-panel-empty")
         yield SubagentList(self._clock, id="subagent-list")
@@ -98,17 +109,38 @@ class SidePanel(Vertical):
         yield Static("No saved sessions yet.", id="sessions-empty", classes="side-panel-empty")
         yield SessionList(self._clock, id="session-list")
 
-    def on_mount(self) -> None:
+    def _build(self) -> None:
+        """Mount the lists now (once); they are in the DOM, and found by queries, at once."""
+        if self._built:
+            return
+        self._built = True
+        self.mount_all(self._children())
         self._sync_placeholders()
+
+    def on_mount(self) -> None:
+        if self._built:
+            self._sync_placeholders()
+
+    @property
+    def display(self) -> bool:
+        return Vertical.display.fget(self)  # type: ignore[attr-defined]
+
+    @display.setter
+    def display(self, value: bool | str) -> None:
+        Vertical.display.fset(self, value)  # type: ignore[attr-defined]
+        if self.display and self.is_attached:
+            self._build()  # shown: its lists are needed now
 
     @property
     def subagents(self) -> SubagentList:
         """The subagent list widget."""
+        self._build()
         return self.query_one(SubagentList)
 
     @property
     def sessions(self) -> SessionList:
         """The session list widget."""
+        self._build()
         return self.query_one(SessionList)
 
     def update_subagent(self, event: SubagentStatus) -> None:
@@ -122,6 +154,8 @@ class SidePanel(Vertical):
 
     def clear_subagents(self) -> None:
         """Forget all subagents (a new session started)."""
+        if not self._built:
+            return  # none were shown
         self.subagents.clear_subagents()
         self._sync_placeholders()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult, RenderResult
 from textual.containers import Horizontal
 from textual.events import Click
@@ -10,8 +12,10 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Label
 
-from freeact_tui.events import ContextUpdate, KernelState, UsageUpdate
 from freeact_tui.tui.widgets.context_gauge import ContextGauge
+
+if TYPE_CHECKING:  # annotations only: the events load with the agent, after the first frame
+    from freeact_tui.events import ContextUpdate, KernelState, UsageUpdate
 
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 

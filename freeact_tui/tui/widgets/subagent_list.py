@@ -15,13 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from freeact_tui.events import SubagentState, SubagentStatus
 from freeact_tui.textsafe import one_line_summary
+
+if TYPE_CHECKING:  # annotations only: the events load with the agent, after the first frame
+    from freeact_tui.events import SubagentState, SubagentStatus
 
 Clock = Callable[[], datetime]
 
