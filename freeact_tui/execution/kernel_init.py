@@ -121,6 +121,8 @@ import os as _os, sys as _sys
 _os.environ.pop('PYTHONSAFEPATH', None)
 if {working_dir!r} not in _sys.path:
     _sys.path.append({working_dir!r})
+if 'debugpy' in _sys.modules and _sys.modules['debugpy'] is None:  # blocked while the kernel started
+    del _sys.modules['debugpy']
 del _sys
 """
 

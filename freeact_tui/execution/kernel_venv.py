@@ -13,6 +13,7 @@ dir on ``sys.path`` and without IPython's on-disk history (agent cells are not k
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -87,6 +88,49 @@ def _key() -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:12]
 
 
+# The kernel starts as ``python -m ipykernel_launcher`` would, with debugpy blocked: ipykernel imports
+# it (a tenth of the kernel's start) only for Jupyter's debugger, which nothing here uses. The kernel's
+# init code lifts the block, so ``import debugpy`` works in a cell.
+_LAUNCH_KERNEL = (
+    "import sys; sys.modules['debugpy'] = None; "
+    "from ipykernel import kernelapp; kernelapp.launch_new_instance()"
+)
+
+
+def kernel_spec(python: Path) -> dict[str, object]:
+    """The kernel spec of an environment whose interpreter is ``python``."""
+    return {
+        "argv": [
+            str(python),
+            "-P",  # not the working dir first on sys.path (a repo's ipykernel_launcher.py)
+            "-c",
+            _LAUNCH_KERNEL,
+            "-f",
+            "{connection_file}",
+            "--HistoryManager.enabled=False",  # agent cells are not kept in ~/.ipython
+        ],
+        "display_name": "Python (freeact-tui kernel environment)",
+        "language": "python",
+        "metadata": {"debugger": False},
+    }
+
+
+def write_kernel_spec(env: KernelVenv, final: KernelVenv) -> None:
+    """Write ``final``'s kernel spec into ``env`` (the same, or the directory it is built in) if it
+    differs: an environment built by an older version gets the current spec, its packages kept."""
+    spec_file = env.jupyter_dir / "kernels" / KERNEL_NAME / "kernel.json"
+    text = json.dumps(kernel_spec(final.python), indent=1)
+    try:
+        if spec_file.read_text(encoding="utf-8") == text:
+            return
+    except OSError:
+        pass
+    spec_file.parent.mkdir(parents=True, exist_ok=True)
+    partial = spec_file.with_name(f".kernel-{uuid.uuid4().hex[:8]}.json")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(spec_file)  # atomic: another app instance may be starting a kernel from it
+
+
 def ensure_kernel_venv(base_dir: Path) -> KernelVenv:
     """The kernel environment under ``base_dir``, built first if there is none (cached afterwards).
 
@@ -98,6 +142,8 @@ def ensure_kernel_venv(base_dir: Path) -> KernelVenv:
     """
     env = KernelVenv(base_dir / _key())
     if (env.root / _READY).is_file() and env.python.exists():
+        with contextlib.suppress(OSError):  # read-only: the spec it has starts kernels too
+            write_kernel_spec(env, env)
         return env
     building = base_dir / f".building-{uuid.uuid4().hex[:8]}"
     try:
@@ -136,21 +182,5 @@ def _build(root: Path, final_root: Path) -> None:
             script = built.bin_dir / name
             script.write_text(_PIP_SCRIPT.format(python=final.python), encoding="utf-8")
             script.chmod(0o755)
-    spec_dir = built.jupyter_dir / "kernels" / KERNEL_NAME
-    spec_dir.mkdir(parents=True)
-    spec = {
-        "argv": [
-            str(final.python),
-            "-P",  # not the working dir first on sys.path (a repo's ipykernel_launcher.py)
-            "-m",
-            "ipykernel_launcher",
-            "-f",
-            "{connection_file}",
-            "--HistoryManager.enabled=False",  # agent cells are not kept in ~/.ipython
-        ],
-        "display_name": "Python (freeact-tui kernel environment)",
-        "language": "python",
-        "metadata": {"debugger": True},
-    }
-    (spec_dir / "kernel.json").write_text(json.dumps(spec, indent=1), encoding="utf-8")
+    write_kernel_spec(built, final)
     (root / _READY).write_text(json.dumps({"app_python": sys.executable}), encoding="utf-8")
