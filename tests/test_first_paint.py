@@ -1,8 +1,9 @@
 """The first frame comes before the heavy stack: the real command line, started in a pseudo-terminal,
 draws its prompt with the placeholder before pydantic-ai, ipybox, MCP or the agent are imported (they
 load after that frame, in the background), before Markdown and its syntax highlighter, which only the
-conversation's blocks need, and before the spare kernel gateway is spawned. A hook in the process notes
-``sys.modules`` and the child processes at the first frame that shows the placeholder."""
+conversation's blocks need; the spare kernel gateway, spawned just before the first frame so that its
+imports run beside it, knows nothing of the project yet. A hook in the process notes ``sys.modules``
+and the child processes at the first frame that shows the placeholder."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import termios
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,7 +51,10 @@ def display(self, screen, renderable):
                 stat = f.read()
             if int(stat[stat.rindex(b")") + 2:].split()[1]) == os.getpid():
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    children.append(f.read().replace(b"\0", b" ").decode(errors="replace")[:200])
+                    command = f.read().replace(b"\0", b" ").decode(errors="replace")
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    environ = f.read().decode(errors="replace").split("\0")
+                children.append({"command": command, "cwd": os.readlink(f"/proc/{pid}/cwd"), "environ": environ})
         except (OSError, ValueError):
             pass
     with open(out + ".part", "w") as f:
@@ -79,9 +84,9 @@ HEAVY = (
 )
 
 
-def at_first_frame(tmp_path: Path, limit: float = 90.0) -> dict[str, list[str]]:
+def at_first_frame(tmp_path: Path, limit: float = 90.0) -> dict[str, Any]:
     """The real command line (``--model test``) at its first frame with the placeholder: its loaded
-    ``modules`` and its ``children`` (their command lines)."""
+    ``modules`` and its ``children`` (their command lines, working dirs and environments)."""
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
     out = tmp_path / "modules.json"
@@ -138,9 +143,16 @@ def heavy_among(modules: list[str]) -> list[str]:
 
 
 @pytest.mark.timeout(120)
-def test_the_first_frame_comes_before_the_agent_stack_markdown_and_the_spare_gateway(tmp_path: Path) -> None:
+def test_the_first_frame_comes_before_the_agent_stack_and_markdown_beside_a_blind_spare_gateway(tmp_path: Path) -> None:
     seen = at_first_frame(tmp_path)
     assert "freeact_tui.tui.screens.main" in seen["modules"], "the hook did not see the app's main screen"
     assert heavy_among(seen["modules"]) == []
-    # The spare kernel gateway's imports (seconds of CPU) would compete with the first frame.
-    assert seen["children"] == []
+    # The only process started yet is the spare kernel gateway (its imports run on the other core while
+    # the first frame is drawn), and it knows nothing of the working dir: that comes after the trust
+    # decision, through its stdin.
+    children = seen["children"]
+    assert len(children) == 1, children
+    for child in children:
+        assert "spare_gateway:imported" in child["command"], child["command"][:300]
+        assert child["cwd"] == "/"
+        assert not [v for v in child["environ"] if str(tmp_path / "work") in v], child["environ"]

@@ -128,13 +128,15 @@ def start_app(
     mark("app_import:end")
     from freeact_tui.execution import spare_gateway
 
+    if config.execution == "local":
+        # A local kernel's gateway imports on the other core while the first frame is mounted and
+        # drawn (spawned at launch it slowed the app's own imports; after the first frame, the kernel
+        # waited on it). It knows nothing of the project until the trust decision.
+        spare_gateway.spawn()
+
     def after_first_frame() -> None:
-        # A local kernel's gateway boots meanwhile, spawned once the first frame is drawn (not before
-        # it: on two cores its imports would hold that frame back).
-        if config.execution == "local":
-            spare_gateway.spawn()
         # Off since the entry point (``cli.entry``), if it took the quick path; the first collection
-        # (of all start-up made) comes after the spawn. Not gc.freeze(): the cycles start-up left (a
+        # (of all start-up made) comes after the first frame. Not gc.freeze(): the cycles start-up left (a
         # third of its objects) would never be freed.
         gc.enable()
 

@@ -76,7 +76,7 @@ class FreeactApp(App[None]):
         fast_exit: The process ends right after the app (the command line): quitting then only ends the
             turn and writes the session; the kernels end by themselves once the process is gone.
         after_first_frame: Called once the first frame is drawn, before the agent loads (the command
-            line spawns its spare kernel gateway there: earlier, its imports would slow that frame).
+            line turns garbage collection back on there).
         **agent_options: More keyword arguments of ``Agent.from_config`` for every agent this app
             opens, e.g. ``executor=`` an already started executor (tests share one kernel).
     """
