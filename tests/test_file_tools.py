@@ -592,6 +592,7 @@ async def test_a_resumed_session_shows_file_calls_and_the_diff(executor: KernelE
             f"⚠ outside the working directory: {(work.parent / 'out.txt').resolve()}",
         ]
         assert write.query_one(Collapsible).title == "Diff +1 -0"
+        await until(pilot, lambda: app.agent_ready)  # the replay has ended: nothing of it runs at exit
 
 
 @pytest.mark.usefixtures("home_is_tmp")
