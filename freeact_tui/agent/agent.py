@@ -28,12 +28,13 @@ from freeact_tui.agent import history as hist
 from freeact_tui.agent.approvals import ApprovalGate
 from freeact_tui.agent.channel import EventChannel
 from freeact_tui.agent.checkpointing import Checkpointing
+from freeact_tui.agent.construction import config_arguments, resolve_runtime
 from freeact_tui.agent.context.keeper import ContextKeeper
 from freeact_tui.agent.context.window import ContextBreakdown
 from freeact_tui.agent.kernel import AgentKernel
 from freeact_tui.agent.kernel_launch import KernelLaunch
 from freeact_tui.agent.model_notes import put_before
-from freeact_tui.agent.models import choose_protocol, resolve_model
+from freeact_tui.agent.models import choose_protocol
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.policy.mode import ActionMode
 from freeact_tui.agent.policy.reply import ReplyPolicy
@@ -55,17 +56,12 @@ from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.mcp.discovery import DiscoveryMode
 from freeact_tui.mcp.gentools import generated_root
 from freeact_tui.mcp.setup import McpSetup
-from freeact_tui.permissions import PermissionRules, rules_for
+from freeact_tui.permissions import PermissionRules
 from freeact_tui.store.lock import SessionLocked
-from freeact_tui.store.sessions import Session, SessionDamaged, new_session_id
+from freeact_tui.store.sessions import Session, SessionDamaged
 
 if TYPE_CHECKING:
     from freeact_tui.config import Config
-
-_OWN = (  # not settings
-    "agent_id", "session_id", "permissions", "executor", "parent_corr_id", "eager_kernel", "file_access",
-    "kernel_launch",
-)  # fmt: skip
 
 
 class AgentBusy(RuntimeError):
@@ -103,24 +99,7 @@ class Agent:
     parent_corr_id: SettingView[str | None] = SettingView("parent_corr_id", of_runtime=True)
 
     def __init__(self, model: str | Model, settings: Settings | None = None, **overrides: Any) -> None:
-        own = {k: overrides.pop(k) for k in _OWN if k in overrides}
-        resolved = (settings or Settings()).with_overrides(**overrides)
-        # "default" is decided once, here: the runtime, its subagents and the prompt see the choice.
-        protocol = choose_protocol(resolved.action_protocol, model, resolved.base_url)
-        resolved = resolved.with_overrides(action_protocol=protocol)
-        permissions = own.get("permissions") or PermissionRules(
-            None, skip_permissions=resolved.skip_permissions, working_dir=resolved.working_dir
-        )
-        runtime = Runtime(
-            model=resolve_model(model, base_url=resolved.base_url, api_key_env=resolved.api_key_env),
-            settings=resolved,
-            session_id=own.get("session_id") or new_session_id(),
-            permissions=permissions,
-            agent_id=own.get("agent_id") or "main",
-            executor=own.get("executor"),
-            parent_corr_id=own.get("parent_corr_id"),
-            file_access=own.get("file_access"),
-        )
+        runtime, own = resolve_runtime(model, settings, overrides)
         self._setup(runtime, eager_kernel=own.get("eager_kernel", True), launch=own.get("kernel_launch"))
 
     @classmethod
@@ -133,17 +112,7 @@ class Agent:
     @classmethod
     def from_config(cls, config: Config, **overrides: Any) -> Agent:
         """Build an agent from a validated ``Config``; keyword ``overrides`` win."""
-        model = overrides.pop("model", config.model)
-        if model is None:
-            raise ValueError("no model configured")
-        own = {k: overrides.pop(k) for k in _OWN if k in overrides}
-        settings = Settings.from_config(config, **overrides)
-        if own.get("permissions") is None:
-            own["permissions"] = rules_for(
-                settings.working_dir,
-                skip_permissions=settings.skip_permissions,
-                trusted=settings.project_trusted,
-            )
+        model, settings, own = config_arguments(config, overrides)
         return cls(model, settings, **own)
 
     def _setup(self, runtime: Runtime, *, eager_kernel: bool = True, launch: KernelLaunch | None = None) -> None:
