@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from freeact_tui.execution.base import (
     RESTART_AFTER_INTERRUPT,
@@ -16,6 +16,10 @@ from freeact_tui.execution.base import (
     ExecResult,
 )
 from freeact_tui.execution.kernel_client import CellEnd, KernelConnection, KernelGone, OutputText
+from freeact_tui.execution.tool_allowlist import exec_approval
+
+if TYPE_CHECKING:
+    from mcpygen.tool_exec.approval.client import ApprovalRequest
 
 # How long a timed-out cell may take to stop after the interrupt before the kernel is restarted instead.
 INTERRUPT_GRACE = 3.0
@@ -260,3 +264,17 @@ def died_result(gone: KernelGone, *, stopped: bool) -> ExecResult:
         else f"The kernel died ({gone.reason}); a new kernel is started and all state was lost."
     )
     return ExecResult(f"{gone.text}\n{note}".strip(), gone.images, is_error=True, kernel_died=not stopped)
+
+
+async def route_approval(
+    request: ApprovalRequest, run: CellRun | None, approve_tool_calls: bool, approval_timeout: float | None
+) -> None:
+    """Answer a request of the kernel's approval channel: at once when it asks the user nothing, with a
+    refusal when no cell runs that could ask, else by offering it to the running cell (``offer``)."""
+    approval = exec_approval(request, approve_tool_calls)
+    if approval is None:
+        await request.accept()
+    elif run is None or run.finished:
+        await request.reject()
+    else:
+        run.offer(approval, request, approval_timeout)

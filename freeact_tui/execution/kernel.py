@@ -13,13 +13,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from freeact_tui import paths
 from freeact_tui.events import KernelState
 from freeact_tui.execution import spare_gateway
+from freeact_tui.execution.background import BackgroundTasks
 from freeact_tui.execution.base import (
     RESTART_AFTER_INTERRUPT,
     ExecItem,
@@ -27,22 +28,22 @@ from freeact_tui.execution.base import (
     ExecutorError,
     StateListener,
 )
-from freeact_tui.execution.cell_run import CellRun, Failed, Stop
+from freeact_tui.execution.cell_run import CellRun, Failed, Stop, route_approval
 from freeact_tui.execution.kernel_client import KernelConnection
-from freeact_tui.execution.kernel_gateway import KernelGatewayProcess, kernel_environment
+from freeact_tui.execution.kernel_gateway import KernelGatewayProcess, kernel_environment, reopen_kernel
 from freeact_tui.execution.kernel_init import WARM_UP_CODE, kernel_init_code
 from freeact_tui.execution.kernel_venv import KernelVenv, ensure_kernel_venv
+from freeact_tui.execution.state_relay import StateRelay
 from freeact_tui.execution.tool_allowlist import (
     DEFAULT_TOOL_TIMEOUT,
     McpServerEntry,
     bind_socket,
-    exec_approval,
     parse_mcp_servers,
 )
 from freeact_tui.execution.tool_link import ToolLink
 from freeact_tui.timeline import mark
 
-if TYPE_CHECKING:  # mcpygen, mcp and uvicorn load while the kernel starts (``_serve_tools``)
+if TYPE_CHECKING:  # mcpygen, mcp and uvicorn load while the kernel starts (``ToolLink.serve``)
     from mcpygen.tool_exec.approval.client import ApprovalRequest
 
     from freeact_tui.execution.tool_server import KernelToolServer
@@ -110,7 +111,6 @@ class KernelExecutor:
         if require_shell_escape and not approve_shell_cmds:
             raise ValueError("require_shell_escape=True requires approve_shell_cmds=True")
         self.mcp_timeout = mcp_timeout
-        self._mcp_servers: dict[str, McpServerEntry] = parse_mcp_servers(mcp_servers, mcp_timeout)
         self.log_dir = log_dir or paths.data_dir() / "logs"
         self.kernel_venv_dir = kernel_venv_dir or paths.data_dir() / "kernel-env"
         self.working_dir = working_dir.resolve()
@@ -125,24 +125,22 @@ class KernelExecutor:
         self.warm_up = warm_up
         self.host = host
         self._ports = (gateway_port, tool_server_port)
-        self._state: KernelState = "stopped"
-        self._detail = ""
-        self._listeners: list[StateListener] = []
+        self._states = StateRelay()
         self._lock = asyncio.Lock()
-        self._tool = ToolLink()
-        self._attach: asyncio.Task[None] | None = None  # the tool server coming up
+        # The tool server as we hold it: its allow-list, the task bringing it up, then the server.
+        self._tool = ToolLink(parse_mcp_servers(mcp_servers, mcp_timeout))
         self._tool_failure: str | None = None  # why the tool server did not come up, once started
         self._gateway: KernelGatewayProcess | None = None
         self._conn: KernelConnection | None = None
         self._run: CellRun | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks()
         self._stopping = False
         self._synced = False  # the warm-up installed the approval markers
         self.warm_up_seconds: float | None = None
 
     @property
     def state(self) -> KernelState:
-        return self._state
+        return self._states.state
 
     @property
     def kernel_pid(self) -> int | None:
@@ -157,7 +155,7 @@ class KernelExecutor:
     @property
     def mcp_servers(self) -> dict[str, McpServerEntry]:
         """The MCP servers code in the kernel may call (by package name)."""
-        return dict(self._mcp_servers)
+        return dict(self._tool.servers)
 
     def set_mcp_servers(self, servers: Mapping[str, Mapping[str, Any]] | None) -> None:
         """Replace the allowed MCP servers (see ``mcp_servers`` in the class docstring).
@@ -168,23 +166,11 @@ class KernelExecutor:
         Raises:
             ValueError: An entry is malformed (the allow-list is then left as it was).
         """
-        self._mcp_servers = parse_mcp_servers(servers, self.mcp_timeout)
-        if self._tool.server is not None:
-            self._tool.server.set_servers(self._mcp_servers)
+        self._tool.set_servers(parse_mcp_servers(servers, self.mcp_timeout))
 
     def add_state_listener(self, listener: StateListener) -> None:
         """``listener(state, detail)`` is called on every state change."""
-        self._listeners.append(listener)
-
-    def _set_state(self, state: KernelState, detail: str = "") -> None:
-        if (state, detail) == (self._state, self._detail):
-            return
-        self._state, self._detail = state, detail
-        for listener in list(self._listeners):
-            try:
-                listener(state, detail)
-            except Exception:
-                logger.exception("kernel state listener failed")
+        self._states.add_listener(listener)
 
     async def start(self) -> None:
         """Start the gateway and the kernel; returns when the kernel accepts code.
@@ -195,11 +181,11 @@ class KernelExecutor:
         Raises:
             ExecutorError: Something could not start (the message says what).
         """
-        if self._state not in ("stopped", "failed"):
+        if self._states.state not in ("stopped", "failed"):
             return
         self._stopping = False
         self._tool_failure = None
-        self._set_state("starting")
+        self._states.set("starting")
         try:
             if not self.working_dir.is_dir():
                 raise ExecutorError(f"Working directory does not exist: {self.working_dir}")
@@ -207,7 +193,14 @@ class KernelExecutor:
             # The tool server's socket and token first: the kernel's init code names them. The server
             # itself (mcpygen, mcp, uvicorn: seconds to import) comes up while the kernel is created.
             self._tool.bind(self.host, tool_port)
-            self._attach = attach = asyncio.create_task(self._serve_tools())
+            self._tool.serve(
+                self._tools_failed,
+                log_dir=self.log_dir,
+                approval_required=self.approve_shell_cmds or self.approve_tool_calls,
+                approval_timeout=self.approval_timeout,
+                on_approval=self._on_approval,
+                host=self.host,
+            )
             probe = bind_socket(self.host, gateway_port, "kernel gateway")
             gateway_port = probe.getsockname()[1]
             probe.close()
@@ -228,46 +221,33 @@ class KernelExecutor:
             mark("gateway_spawn:end")
             await self._connect_kernel(self._gateway)
             mark("kernel:created")
-            if attach.done():
-                attach.result()  # a tool server that failed already fails the start
+            self._tool.check()  # a tool server that failed already fails the start
         except BaseException as e:
             detail = str(e) if isinstance(e, ExecutorError) else f"Kernel start failed: {e!r}"
             await self._teardown()
-            self._set_state("failed", detail)
+            self._states.set("failed", detail)
             if isinstance(e, Exception) and not isinstance(e, ExecutorError):
                 raise ExecutorError(detail) from e
             raise
         # Ready once the kernel runs code: a cell's first request to a tool server still coming up
         # waits in its socket's backlog (bound and listening above); one that fails to come up fails
-        # the executor and the waiting cell (``_serve_tools``).
-        self._set_state("ready")
+        # the executor and the waiting cell (``_tools_failed``).
+        self._states.set("ready")
         mark("kernel:ready")
         await self._lock.acquire()
-        self._spawn(self._warm_up_and_release(self._lock))
+        self._tasks.spawn(self._warm_up_and_release(self._lock))
 
-    async def _serve_tools(self) -> None:
-        """Bring the tool server up on the bound socket; failing after ``start()`` returned, it fails the
-        executor: without it the kernel can ask no approval, so it must not run code."""
-        try:
-            await self._tool.attach(
-                servers=lambda: self._mcp_servers,
-                log_dir=self.log_dir,
-                approval_required=self.approve_shell_cmds or self.approve_tool_calls,
-                approval_timeout=self.approval_timeout,
-                on_approval=self._on_approval,
-                host=self.host,
-            )
-        except Exception as e:
-            if self._state in ("starting", "stopped") or self._stopping:
-                raise  # ``start()`` reports it (or nothing is running any more)
-            await self._fail_without_tools(f"The kernel's tool server could not start: {e}")
+    async def _tools_failed(self, error: Exception) -> bool:
+        """The tool server did not come up; after ``start()`` returned, that fails the executor (it
+        dealt with it): without the server the kernel can ask no approval, so it must not run code."""
+        if self._states.state in ("starting", "stopped") or self._stopping:
+            return False  # ``start()`` reports it (or nothing is running any more)
+        await self._fail_without_tools(f"The kernel's tool server could not start: {error}")
+        return True
 
     async def _tool_server_up(self) -> KernelToolServer | None:
         """The tool server once it is up (None: it did not come up, or the executor stops)."""
-        attach = self._attach
-        if attach is not None and not attach.done():
-            await asyncio.wait([attach])  # neither cancels it nor raises its error: the executor reports that
-        return self._tool.server
+        return await self._tool.up()
 
     async def _fail_without_tools(self, detail: str) -> None:
         self._tool_failure = detail
@@ -276,29 +256,14 @@ class KernelExecutor:
         if run is not None and not run.finished:
             run.queue.put_nowait(Failed(detail))
         await self._teardown()
-        self._set_state("failed", detail)
+        self._states.set("failed", detail)
 
     async def _open_kernel(self) -> None:
         """A new kernel, in a new gateway if the last one has ended (a restart)."""
         assert self._gateway is not None
         if self._stopping:
             raise ExecutorError("The executor is stopping.")
-        gateway = self._gateway
-        was_alive = gateway.alive
-        if not was_alive:
-            await gateway.stop()
-            await gateway.start()
-        try:
-            await self._connect_kernel(gateway)
-        except ExecutorError:
-            # A gateway that dies with its kernel (the sandbox or container ends) is reaped a little
-            # after the kernel's death is seen: it looked alive above, so start a new one, once.
-            if not was_alive or gateway.alive or self._stopping:
-                raise
-            logger.info("the kernel gateway ended with its kernel; starting a new one")
-            await gateway.stop()
-            await gateway.start()
-            await self._connect_kernel(gateway)
+        await reopen_kernel(self._gateway, self._connect_kernel, lambda: self._stopping)
 
     async def _connect_kernel(self, gateway: KernelGatewayProcess) -> None:
         """A new kernel in ``gateway``, connected and initialised (becomes ``self._conn``)."""
@@ -348,7 +313,7 @@ class KernelExecutor:
 
     async def _restart_kernel(self, reason: str) -> None:
         """Replace the kernel (the caller holds the lock). Raises ExecutorError if none starts."""
-        self._set_state("restarting", reason)
+        self._states.set("restarting", reason)
         if self._conn is not None:
             pid = self.kernel_pid
             if reason == RESTART_AFTER_INTERRUPT and pid is not None and self._gateway is not None:
@@ -358,9 +323,9 @@ class KernelExecutor:
         try:
             await self._open_kernel()
         except ExecutorError as e:
-            self._set_state("failed", str(e))
+            self._states.set("failed", str(e))
             raise
-        self._set_state("ready")
+        self._states.set("ready")
         await self._warm_up()
 
     async def _warm_up(self) -> None:
@@ -381,15 +346,10 @@ class KernelExecutor:
         finally:
             lock.release()
 
-    def _spawn(self, coro: Awaitable[None]) -> None:
-        task: asyncio.Task[None] = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     def _on_kernel_death(self, reason: str) -> None:
         if not self._stopping:
-            self._set_state("restarting", reason)
-            self._spawn(self._restart_when_free(reason))
+            self._states.set("restarting", reason)
+            self._tasks.spawn(self._restart_when_free(reason))
 
     async def _restart_when_free(self, reason: str) -> None:
         async with self._lock:
@@ -419,7 +379,7 @@ class KernelExecutor:
                 await self._restart_kernel(self._conn.dead_reason or "" if self._conn else "no kernel")
             assert self._conn is not None
             self._run = run
-            self._set_state("busy")
+            self._states.set("busy")
             await self._conn.execute(code, run.queue.put_nowait)
             run.budget.since = time.monotonic()
             async for item in run.drive(
@@ -435,14 +395,14 @@ class KernelExecutor:
                 run.finished = True
                 if self._run is run:
                     # The consumer went away mid-cell: stop the cell before the next one may run.
-                    self._spawn(self._abandon(run))
+                    self._tasks.spawn(self._abandon(run))
                 else:
                     lock.release()
 
     def _check_running(self) -> None:
         if self._tool_failure is not None:
             raise ExecutorError(self._tool_failure)
-        if self._state == "stopped" or self._stopping:
+        if self._states.state == "stopped" or self._stopping:
             raise ExecutorError("The kernel is not running (executor stopped).")
 
     def _finish(self, run: CellRun) -> None:
@@ -450,11 +410,11 @@ class KernelExecutor:
         self._run = None
         if run.restart_reason is not None and not self._stopping:
             # The result goes out now; the next cell waits on the lock until the new kernel is up.
-            self._set_state("restarting", run.restart_reason)
-            self._spawn(self._restart_and_release(run.restart_reason, run.lock))
+            self._states.set("restarting", run.restart_reason)
+            self._tasks.spawn(self._restart_and_release(run.restart_reason, run.lock))
             return
         if self._conn is not None and not self._conn.dead and not self._stopping:
-            self._set_state("ready")
+            self._states.set("ready")
         run.lock.release()
 
     async def _restart_and_release(self, reason: str, lock: asyncio.Lock) -> None:
@@ -463,7 +423,7 @@ class KernelExecutor:
         except ExecutorError:
             pass  # "failed" with the reason; the next cell tries again
         except Exception as e:  # noqa: BLE001 - a background task: reported as the kernel's state
-            self._set_state("failed", f"The kernel could not be restarted: {e!r}")
+            self._states.set("failed", f"The kernel could not be restarted: {e!r}")
         finally:
             lock.release()
 
@@ -476,14 +436,7 @@ class KernelExecutor:
             self._finish(run)
 
     async def _on_approval(self, request: ApprovalRequest) -> None:
-        approval = exec_approval(request, self.approve_tool_calls)
-        run = self._run
-        if approval is None:
-            await request.accept()
-        elif run is None or run.finished:
-            await request.reject()
-        else:
-            run.offer(approval, request, self.approval_timeout)
+        await route_approval(request, self._run, self.approve_tool_calls, self.approval_timeout)
 
     async def interrupt(self) -> None:
         """Interrupt the running cell; its ``stream`` ends with ``cancelled=True``."""
@@ -510,18 +463,13 @@ class KernelExecutor:
         if self._run is not None and not self._run.finished:
             await self._run.reject_pending()
         await self._teardown()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.cancel()
         if self._lock.locked():
             self._lock = asyncio.Lock()
-        self._set_state("stopped")
+        self._states.set("stopped")
 
     async def _teardown(self) -> None:
-        attach, self._attach = self._attach, None
-        if attach is not None and attach is not asyncio.current_task():
-            attach.cancel()  # before the link closes: a server it started halfway is then closed too
-            await asyncio.gather(attach, return_exceptions=True)
+        await self._tool.cancel()  # before the link closes: a server it started halfway is then closed too
         if self._conn is not None:
             # A gateway we run ends its kernels with it: asking it to shut one down first takes ~1 s.
             await self._conn.close(delete=not self._gateway_owns_kernels())

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import secrets
 import signal
 import sys
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import aiohttp
@@ -19,6 +21,8 @@ from freeact_tui.execution.deferred_imports import GATEWAY_SOURCE
 from freeact_tui.execution.kernel_venv import KERNEL_NAME, KernelVenv
 from freeact_tui.execution.orphans import OWNER_ENV, OWNER_WATCH
 from freeact_tui.execution.spare_gateway import INHERITED_ENV, NODELAY_PATCH, AdoptedProcess, SpareGateway
+
+logger = logging.getLogger(__name__)
 
 # Seconds the kernels get to end on SIGTERM when the gateway stops, before they are killed.
 _KERNEL_GRACE = 0.5
@@ -267,6 +271,32 @@ class KernelGatewayProcess:
         with contextlib.suppress(OSError):
             # Its own group (a kernel's session): the commands it started go with it.
             os.killpg(group, signal.SIGKILL) if group == pid else os.kill(pid, signal.SIGKILL)
+
+
+async def reopen_kernel(
+    gateway: KernelGatewayProcess,
+    connect: Callable[[KernelGatewayProcess], Awaitable[None]],
+    stopping: Callable[[], bool],
+) -> None:
+    """A new kernel through ``connect(gateway)``, in a new gateway if the last one has ended (a restart).
+
+    ``stopping()`` says whether the executor stops (then a gateway that died meanwhile stays dead).
+    """
+    was_alive = gateway.alive
+    if not was_alive:
+        await gateway.stop()
+        await gateway.start()
+    try:
+        await connect(gateway)
+    except ExecutorError:
+        # A gateway that dies with its kernel (the sandbox or container ends) is reaped a little
+        # after the kernel's death is seen: it looked alive above, so start a new one, once.
+        if not was_alive or gateway.alive or stopping():
+            raise
+        logger.info("the kernel gateway ended with its kernel; starting a new one")
+        await gateway.stop()
+        await gateway.start()
+        await connect(gateway)
 
 
 def _connection_file(proc: psutil.Process) -> str | None:

@@ -1,5 +1,6 @@
-"""The executor's end of the tool server: its socket and token (known before the kernel starts, whose
-init code names them), the server once imported and started, and our approval client on it."""
+"""The executor's end of the tool server: the allow-list of MCP servers, its socket and token (known
+before the kernel starts, whose init code names them), the task bringing the server up, the server
+once imported and started, and our approval client on it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import contextlib
 import importlib
 import secrets
 import socket
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,13 +31,26 @@ def import_tool_server() -> None:
 
 
 class ToolLink:
-    """The tool server as the executor holds it (``server`` is ``None`` until ``attach`` has run)."""
+    """The tool server as the executor holds it (``server`` is ``None`` until ``attach`` has run).
 
-    def __init__(self) -> None:
+    Args:
+        servers: The MCP servers code may call (see ``parse_mcp_servers``); replace it with
+            ``set_servers``.
+    """
+
+    def __init__(self, servers: dict[str, McpServerEntry] | None = None) -> None:
+        self.servers: dict[str, McpServerEntry] = dict(servers or {})
         self.server: KernelToolServer | None = None
         self.sock: socket.socket | None = None  # bound (and listening) before the server runs on it
         self.token = ""
         self.approvals: ApprovalClient | None = None
+        self._attach: asyncio.Task[None] | None = None  # the tool server coming up (``serve``)
+
+    def set_servers(self, servers: dict[str, McpServerEntry]) -> None:
+        """Replace the allow-list; a server that runs already takes it at once."""
+        self.servers = servers
+        if self.server is not None:
+            self.server.set_servers(servers)
 
     def bind(self, host: str, port: int | None) -> socket.socket:
         """A listening socket and a new token: the kernel's first request waits in the backlog until
@@ -54,7 +68,6 @@ class ToolLink:
     async def attach(
         self,
         *,
-        servers: Callable[[], Mapping[str, McpServerEntry]],
         log_dir: Path,
         approval_required: bool,
         approval_timeout: float | None,
@@ -63,7 +76,7 @@ class ToolLink:
     ) -> None:
         """Import and start the tool server on the bound socket and connect our approval client.
 
-        ``servers`` gives the allow-list as it is when the server is built (it may change meanwhile).
+        The server gets the allow-list as it is when the server is built (it may change meanwhile).
         """
         assert self.sock is not None
         mark("tool_server:start")
@@ -77,7 +90,7 @@ class ToolLink:
         # Each is ours before it is awaited: a start cancelled halfway (the kernel failed) stops them.
         self.server = KernelToolServer(
             self.sock,
-            servers=servers(),
+            servers=self.servers,
             log_dir=log_dir,
             approval_required=approval_required,
             approval_timeout=approval_timeout,
@@ -89,8 +102,60 @@ class ToolLink:
         await self.approvals.connect()
         mark("tool_server:end")
 
+    def serve(
+        self,
+        on_failure: Callable[[Exception], Awaitable[bool]],
+        *,
+        log_dir: Path,
+        approval_required: bool,
+        approval_timeout: float | None,
+        on_approval: Callable[[ApprovalRequest], Awaitable[None]],
+        host: str,
+    ) -> None:
+        """Bring the tool server up on the bound socket in the background (``attach``'s arguments).
+
+        If that fails, ``on_failure(error)`` says whether it dealt with the failure (e.g. failed the
+        executor, once its ``start()`` returned); if not, ``check`` raises the error.
+        """
+
+        async def attach() -> None:
+            try:
+                await self.attach(
+                    log_dir=log_dir,
+                    approval_required=approval_required,
+                    approval_timeout=approval_timeout,
+                    on_approval=on_approval,
+                    host=host,
+                )
+            except Exception as e:
+                if not await on_failure(e):
+                    raise
+
+        self._attach = asyncio.create_task(attach())
+
+    def check(self) -> None:
+        """Raise the error of a tool server that failed to come up already (nothing if it still comes up)."""
+        if self._attach is not None and self._attach.done():
+            self._attach.result()
+
+    async def up(self) -> KernelToolServer | None:
+        """The tool server once it is up (None: it did not come up, or the link closes)."""
+        attach = self._attach
+        if attach is not None and not attach.done():
+            await asyncio.wait([attach])  # neither cancels it nor raises its error: the executor reports that
+        return self.server
+
+    async def cancel(self) -> None:
+        """Stop bringing the server up (called from that task, e.g. by ``on_failure``, it lets it end)."""
+        attach, self._attach = self._attach, None
+        if attach is not None and attach is not asyncio.current_task():
+            attach.cancel()  # before the link closes: a server it started halfway is then closed too
+            await asyncio.gather(attach, return_exceptions=True)
+
     async def close(self) -> None:
-        """Disconnect, stop the server and close the socket (safe at any stage)."""
+        """Stop bringing the server up, disconnect, stop the server and close the socket (safe at any
+        stage)."""
+        await self.cancel()
         if self.approvals is not None:
             with contextlib.suppress(Exception):
                 await self.approvals.disconnect()
