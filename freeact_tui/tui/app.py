@@ -17,7 +17,7 @@ from textual.notifications import SeverityLevel
 from textual.theme import Theme
 
 from freeact_tui import paths, typeahead
-from freeact_tui.config import Config, ConfigError, save_user_setting
+from freeact_tui.config import Config, save_user_setting
 from freeact_tui.textsafe import visible
 from freeact_tui.timeline import mark
 from freeact_tui.tui import terminal_keys
@@ -169,7 +169,9 @@ class FreeactApp(App[None]):
         self.run_worker(self._boot(screen), name="boot", group="boot")
 
     async def _boot(self, screen: MainScreen) -> None:
-        await self._ask_trust()
+        from freeact_tui.tui.trust_prompt import ask_trust
+
+        self.config = await ask_trust(self, self.config)
         await self._launch_kernel(screen)
         mark("agent_import:start")
         try:
@@ -221,35 +223,6 @@ class FreeactApp(App[None]):
                 screen.status_bar.set_kernel(state)
 
         launch.executor.add_state_listener(show)
-
-    async def _ask_trust(self) -> None:
-        """Before the agent opens: ask whether the folder's project files may apply (if there are any
-        and they are not trusted as they are); on trust, load the config again with them."""
-        from freeact_tui import trust
-        from freeact_tui.project_review import review
-        from freeact_tui.tui.screens.trust import TrustScreen
-
-        state = self.config.trust_state
-        if state is None or state.trusted:
-            return
-        if not await self.push_screen_wait(TrustScreen(review(state))):
-            self.notify(
-                f"Project files ignored for this session: {', '.join(state.labels)}.",
-                severity="warning",
-                timeout=10,
-            )
-            return
-        try:
-            trust.trust(state)
-            config = self.config.reloaded()
-        except (trust.TrustStoreError, ConfigError) as exc:
-            self.notify(str(exc), severity="error", timeout=15)
-            return
-        shown = set(self.config.notices)
-        self.config = config
-        for notice in config.notices:
-            if notice not in shown:  # the user config's notices were shown at start already
-                self.notify(notice, severity="warning", timeout=10)
 
     def _setup_problem(self, model: str | Model | None) -> str | None:
         """What the user must set before the model can be used (None when it can)."""

@@ -39,6 +39,7 @@ from freeact_tui.events import (
 from freeact_tui.execution.base import RESTART_AFTER_INTERRUPT
 from freeact_tui.toolcalls import CodeAction
 from freeact_tui.tui.decisions import decision_status
+from freeact_tui.tui.screens.chat_host import welcome_text
 
 WAITING_FOR_KERNEL = "waiting for the kernel"  # the activity of an approved action until the kernel is up
 
@@ -164,6 +165,28 @@ class EventRouter:
                 log.subagent_status(event)
                 view.side_panel.update_subagent(event)
         return None
+
+    async def show(self, agent: Agent) -> None:
+        """An agent just shown: its figures in the status bar, then its past turns (drawn as live) or
+        the welcome."""
+        bar = self.view.status_bar
+        bar.set_session(
+            model=agent.model_name,
+            session_id=agent.session_id,
+            mode=agent.execution_mode,
+            skip_permissions=agent.skip_permissions,
+        )
+        bar.set_kernel(agent.kernel_state)
+        bar.set_protocol(agent.action_protocol)
+        bar.set_usage(agent.usage)
+        bar.set_context(agent.context_usage())
+        if agent.history or agent.recorder.rewinds:  # the whole transcript (turns before a compaction too)
+            from freeact_tui.tui.replay import replay_history, subagent_loader
+
+            past = replay_history(agent.transcript, subagent_loader(agent), rewinds=agent.recorder.rewinds)
+            await self.replay(past, agent)
+        else:
+            await self.view.conversation.welcome(welcome_text(agent.model_name, agent.working_dir))
 
     async def replay(self, items: list[ReplayItem], agent: Agent) -> None:
         """Draw a resumed session's past turns with the methods that draw live events."""

@@ -17,7 +17,7 @@ from textual.worker import Worker
 
 from freeact_tui.tui.layout_tracking import LayoutTrackingScreen
 from freeact_tui.tui.notify import Notifier
-from freeact_tui.tui.screens.chat_host import ChatHost, read_only_reason, welcome_text
+from freeact_tui.tui.screens.chat_host import ChatHost, read_only_reason
 from freeact_tui.tui.screens.prompt_flow import PromptFlow
 from freeact_tui.tui.toast_place import keep_toasts_above
 from freeact_tui.tui.widgets.completion_menu import CompletionMenu
@@ -199,23 +199,7 @@ class MainScreen(LayoutTrackingScreen):
         self.query_one(SidePanel).clear_subagents()
         if self.query_one(SidePanel).display:
             self._refresh_sessions()
-        self.status_bar.set_session(
-            model=agent.model_name,
-            session_id=agent.session_id,
-            mode=agent.execution_mode,
-            skip_permissions=agent.skip_permissions,
-        )
-        self.status_bar.set_kernel(agent.kernel_state)
-        self.status_bar.set_protocol(agent.action_protocol)
-        self.status_bar.set_usage(agent.usage)
-        self.status_bar.set_context(agent.context_usage())
-        if agent.history or agent.recorder.rewinds:  # the whole transcript (turns before a compaction too)
-            from freeact_tui.tui.replay import replay_history, subagent_loader
-
-            past = replay_history(agent.transcript, subagent_loader(agent), rewinds=agent.recorder.rewinds)
-            await self.router.replay(past, agent)  # drawn as live
-        else:
-            await self.conversation.welcome(welcome_text(agent.model_name, agent.working_dir))
+        await self.router.show(agent)
         reason = read_only_reason(agent)
         if reason is not None:
             await self.conversation.error(reason.message, title=reason.title)
