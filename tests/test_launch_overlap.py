@@ -119,6 +119,7 @@ def test_the_kernel_is_created_while_the_tool_server_imports_and_approvals_reach
     for line in timeline.read_text().splitlines():
         stage, at = line.split()
         marks.setdefault(stage, float(at))
-    # The gateway was asked for while the tool server's modules were still importing; ready after both.
+    # The gateway was asked for while the tool server's modules were still importing; ready once the
+    # kernel runs code (the tool server may come up after that: the approval above still reached it).
     assert marks["tool_server:start"] <= marks["gateway_spawn:start"] < marks["tool_server:end"]
-    assert marks["kernel:ready"] >= max(marks["tool_server:end"], marks["kernel:created"])
+    assert marks["kernel:ready"] >= marks["kernel:created"]
