@@ -62,8 +62,8 @@ async def test_a_kernel_start_marks_each_stage_in_order(
     finally:
         await ex.stop()
     stages = _read(path)
-    # The tool server imports while the kernel is created (the two overlap); a cell can run only once
-    # both are up.
+    # The tool server imports while the kernel is created (the two overlap); ready once the kernel runs
+    # code, whether or not the tool server is up yet (a cell's request waits for it in its backlog).
     order = [
         "tool_server:start",
         "gateway_spawn:start",
@@ -77,7 +77,7 @@ async def test_a_kernel_start_marks_each_stage_in_order(
     ]
     assert set(order) <= set(stages), stages
     assert sorted(order, key=stages.__getitem__) == order, stages
-    assert stages["tool_server:start"] < stages["tool_server:end"] < stages["kernel:ready"], stages
+    assert stages["tool_server:start"] < stages["kernel:ready"], stages
     # The kernel's process start (clock ticks, 10 ms) falls within the request that started it.
     tick = 0.011
     assert (
