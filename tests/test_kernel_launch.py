@@ -174,18 +174,24 @@ async def test_an_agent_never_started_stops_the_kernel_launched_for_it(tmp_path:
     await no_new_descendants(before, within=15)
 
 
-async def test_the_app_launches_the_kernel_before_the_agent_and_the_agent_adopts_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    launches: list[KernelLaunch] = []
+@pytest.fixture
+def launches(monkeypatch: pytest.MonkeyPatch) -> list[KernelLaunch]:
+    """The kernels the app launches (``KernelLaunch.begin`` runs as it is and records each)."""
+    made: list[KernelLaunch] = []
     begin = KernelLaunch.begin
 
     async def recorded(settings: Settings) -> KernelLaunch:
         launch = await begin(settings)
-        launches.append(launch)
+        made.append(launch)
         return launch
 
     monkeypatch.setattr(KernelLaunch, "begin", recorded)
+    return made
+
+
+async def test_the_app_launches_the_kernel_before_the_agent_and_the_agent_adopts_it(
+    tmp_path: Path, launches: list[KernelLaunch]
+) -> None:
     before = descendants()
     s = script([Code("print(6 * 7)")], ["42"])
     app = make_app(s, tmp_path / "sessions", tmp_path, config={"enable_subagents": False})
@@ -218,17 +224,8 @@ async def test_an_app_whose_agent_starts_its_kernel_on_use_launches_none(tmp_pat
 
 @pytest.mark.parametrize(("key", "seen"), [("n", "None"), ("t", "from-the-project")])
 async def test_the_kernel_launches_only_once_trust_is_decided_with_what_it_allows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, seen: str
+    tmp_path: Path, launches: list[KernelLaunch], key: str, seen: str
 ) -> None:
-    launches: list[KernelLaunch] = []
-    begin = KernelLaunch.begin
-
-    async def recorded(settings: Settings) -> KernelLaunch:
-        launch = await begin(settings)
-        launches.append(launch)
-        return launch
-
-    monkeypatch.setattr(KernelLaunch, "begin", recorded)
     project = tmp_path / "clone"
     project.mkdir()
     (project / ".freeact-tui.toml").write_text('kernel_env = { PROJECT_MARK = "from-the-project" }\n')
