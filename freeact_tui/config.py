@@ -11,17 +11,22 @@ usual environment variables.
 
 from __future__ import annotations
 
-import os
-import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from freeact_tui import paths, trust
-from freeact_tui.freeact_project import FreeactConfigError, read_freeact_config, toml_depth_problem
-from freeact_tui.project_policy import limit_layers, load_project_env, project_layer
+from freeact_tui.config_sources import (
+    ConfigError,
+    LaunchView,
+    Sources,
+    gather,
+    project_sources,
+    read_toml_data,
+)
 
 ExecutionMode = Literal["local", "sandbox", "docker", "remote"]
 ActionProtocolName = Literal["tools", "text", "auto"]
@@ -29,8 +34,8 @@ ActionProtocolName = Literal["tools", "text", "auto"]
 ActionProtocolSetting = Literal["default", "tools", "text", "auto"]
 
 
-class ConfigError(Exception):
-    """A configuration file is broken; ``str(error)`` is a message meant for the user."""
+# The first frame's settings have their defaults there (the app may draw it before validating).
+_LAUNCH = LaunchView()
 
 
 class McpServerConfig(BaseModel):
@@ -77,7 +82,7 @@ class Config(BaseModel):
     working_dir: Path | None = None
     images_dir: Path | None = None
 
-    execution: ExecutionMode = "local"
+    execution: ExecutionMode = _LAUNCH.execution  # type: ignore[assignment]
     execution_timeout: float = Field(default=300.0, gt=0)
     # Seconds a model request may go without sending anything (headers or a stream chunk) before it
     # counts as stalled: retried if nothing was shown yet, else an error keeping the partial reply.
@@ -85,7 +90,7 @@ class Config(BaseModel):
     approval_timeout: float | None = Field(default=None, gt=0)
     kernel_env: dict[str, str] = Field(default_factory=dict)
     remote_url: str | None = None
-    remote_insecure: bool = False
+    remote_insecure: bool = _LAUNCH.remote_insecure
     docker_image: str = "freeact-tui-kernel:latest"
 
     tool_result_inline_max_bytes: int = Field(default=32768, ge=256)
@@ -108,12 +113,12 @@ class Config(BaseModel):
     checkpoint_max_files: int = Field(default=50_000, ge=1)
 
     skip_permissions: bool = False
-    theme: str = "freeact-dark"
+    theme: str = _LAUNCH.theme
     # While the terminal is not focused: a bell and a desktop notification (OSC 9/777) when an
     # approval waits, or when a turn longer than notify_after seconds ends.
-    notify_bell: bool = True
-    notify_desktop: bool = True
-    notify_after: float = Field(default=30.0, ge=0)
+    notify_bell: bool = _LAUNCH.notify_bell
+    notify_desktop: bool = _LAUNCH.notify_desktop
+    notify_after: float = Field(default=_LAUNCH.notify_after, ge=0)
     keymap: dict[str, str] = Field(default_factory=dict)
 
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
@@ -159,20 +164,6 @@ class Config(BaseModel):
         return (self.working_dir or Path.cwd()).expanduser().resolve()
 
 
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def _expand_env(value: Any) -> Any:
-    """Resolve ``${VAR}`` references (for MCP server env/headers, e.g. tokens kept in the environment)."""
-    if isinstance(value, str):
-        return _ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), value)
-    if isinstance(value, list):
-        return [_expand_env(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _expand_env(v) for k, v in value.items()}
-    return value
-
-
 def _describe_expected(error: Any) -> str:
     kind = error.get("type", "")
     msg = str(error.get("msg", "invalid value"))
@@ -193,55 +184,18 @@ def _format_validation_error(source: str, exc: ValidationError, data: dict[str, 
     return f"Invalid configuration in {source}:\n" + "\n".join(lines)
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """Read one TOML config file; raise ConfigError with a one-paragraph message on any problem."""
+def _checked(source: str, data: dict[str, Any]) -> Config:
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise ConfigError(f"Config file not found: {path}") from exc
-    except OSError as exc:
-        raise ConfigError(f"Cannot read config file {path}: {exc.strerror}") from exc
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"Config file {path} is not UTF-8 text.") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"Config file {path} is not valid TOML: {exc}.") from exc
-    except RecursionError:
-        raise ConfigError(f"Config file {path} nests tables or arrays too deeply to be a config.") from None
-    if problem := toml_depth_problem(data):
-        raise ConfigError(f"Config file {path} {problem}.")
-    try:
-        Config.model_validate(data)
+        return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_validation_error(str(path), exc, data)) from None
+        raise ConfigError(_format_validation_error(source, exc, data)) from None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Read one TOML config file and validate it; raise ConfigError with a one-paragraph message on any problem."""
+    data = read_toml_data(path)
+    _checked(str(path), data)
     return data
-
-
-# Keys holding paths: a relative value in a config file means relative to that file's directory.
-_PATH_KEYS = ("sessions_dir", "working_dir", "images_dir")
-
-
-def _anchor_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
-    out = dict(data)
-    for key in _PATH_KEYS:
-        value = out.get(key)
-        if isinstance(value, str | Path) and str(value):
-            path = Path(value).expanduser()
-            out[key] = str(path if path.is_absolute() else (base / path).absolute())
-    return out
-
-
-def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "mcp_servers":
-            out[key] = _merge(out[key], value)
-        elif key == "mcp_servers" and isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = {**out[key], **value}
-        else:
-            out[key] = value
-    return out
 
 
 def project_layers(folder: Path, notices: list[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -251,25 +205,31 @@ def project_layers(folder: Path, notices: list[str]) -> list[tuple[str, dict[str
     Raises:
         ConfigError: a project config file is broken.
     """
-    layers: list[tuple[str, dict[str, Any]]] = []
-    project = paths.find_freeact_project(folder)
-    if project is not None:
-        try:
-            freeact = read_freeact_config(project)
-        except FreeactConfigError as exc:
-            raise ConfigError(str(exc)) from None
-        if freeact is not None:
-            try:
-                Config.model_validate(_expand_env(freeact.values))
-            except ValidationError as exc:
-                raise ConfigError(_format_validation_error(str(freeact.path), exc, freeact.values)) from None
-            layers.append((str(freeact.path), project_layer(freeact.values, str(freeact.path), notices)))
-            notices.extend(freeact.notices)
-    own = folder / paths.PROJECT_CONFIG_NAME
-    if own.is_file():
-        data = _anchor_paths(read_toml(own), own.parent)
-        layers.append((str(own), project_layer(data, str(own), notices)))
+    checks: list[tuple[str, dict[str, Any]]] = []
+    layers = project_sources(folder, notices, checks)
+    for source, data in checks:
+        _checked(source, data)
     return layers
+
+
+def validate(sources: Sources, reload: Callable[[], Config] | None = None) -> Config:
+    """The config ``sources`` make (see ``config_sources.gather``), each source validated on its own
+    first (an error names its file), then all of them merged.
+
+    Args:
+        sources: What was read.
+        reload: How ``Config.reloaded`` loads it again (after the user trusted the folder).
+
+    Raises:
+        ConfigError: a source has an unknown key or a wrong type.
+    """
+    for source, data in sources.checks:
+        _checked(source, data)
+    config = _checked("the command line", sources.merged)
+    config.notices.extend(sources.notices)
+    config._trust = sources.trust_state
+    config._reload = reload
+    return config
 
 
 def load_config(
@@ -287,55 +247,8 @@ def load_config(
     Raises:
         ConfigError: a file is missing, unreadable, not TOML, or has an unknown key or a wrong type.
     """
-    folder = (cwd or Path.cwd()).expanduser().resolve()
-    state = trust.check(folder)
-    if trust_project and not state.trusted:
-        try:
-            state = trust.trust(state)
-        except trust.TrustStoreError as exc:
-            raise ConfigError(str(exc)) from None
-    notices: list[str] = []
-    layers: list[tuple[str, dict[str, Any]]] = []
-    if state.trusted:
-        layers = project_layers(folder, notices)
-        env_file = trust.project_env_file(folder)
-        if env_file is not None:
-            load_project_env(env_file, notices)
-    user: dict[str, Any] = {}
-    user_file = paths.user_config_file()
-    if user_file.is_file():
-        user = _anchor_paths(read_toml(user_file), user_file.parent)
-    explicit: dict[str, Any] = {}
-    if config_path is not None:
-        explicit = _anchor_paths(read_toml(config_path), config_path.parent)
-    given = {k: v for k, v in (overrides or {}).items() if v is not None}
-    given = _anchor_paths(given, Path.cwd())
-    user_key = next(
-        (layer["api_key_env"] for layer in (given, explicit, user) if layer.get("api_key_env")), None
-    )
-    limit_layers(layers, user_key=user_key, user_execution=user.get("execution"), notices=notices)
-    merged = _expand_env(user)
-    for _, layer in layers:
-        merged = _merge(merged, _expand_env(layer))
-    merged = _merge(merged, _expand_env(explicit))
-    merged = _merge(merged, given)
-    try:
-        config = Config.model_validate(merged)
-    except ValidationError as exc:
-        raise ConfigError(_format_validation_error("the command line", exc, merged)) from None
-    config.notices.extend(notices)
-    working_dir = config.resolved_working_dir()
-    if working_dir != folder:
-        # The agent works elsewhere (`working_dir`): that folder's rules, skills and AGENTS.md need its own trust.
-        state = trust.check(working_dir)
-        if trust_project and not state.trusted:
-            try:
-                state = trust.trust(state)
-            except trust.TrustStoreError as exc:
-                raise ConfigError(str(exc)) from None
-    config._trust = state
-    config._reload = lambda: load_config(config_path, overrides, cwd)
-    return config
+    sources = gather(config_path, overrides, cwd, trust_project=trust_project)
+    return validate(sources, lambda: load_config(config_path, overrides, cwd))
 
 
 def save_user_setting(key: str, value: Any) -> None:

@@ -84,11 +84,12 @@ HEAVY = (
 )
 
 
-def at_first_frame(tmp_path: Path, limit: float = 90.0) -> dict[str, Any]:
+def at_first_frame(tmp_path: Path, limit: float = 90.0, home: Path | None = None) -> dict[str, Any]:
     """The real command line (``--model test``) at its first frame with the placeholder: its loaded
-    ``modules`` and its ``children`` (their command lines, working dirs and environments)."""
-    work, home = tmp_path / "work", tmp_path / "home"
-    work.mkdir()
+    ``modules`` and its ``children`` (their command lines, working dirs and environments). ``home``:
+    the user's home (default: in ``tmp_path``; given, it may be an earlier launch's)."""
+    work, home = tmp_path / "work", home or tmp_path / "home"
+    work.mkdir(parents=True)
     out = tmp_path / "modules.json"
     hook = tmp_path / "hook.py"
     hook.write_text(HOOK)

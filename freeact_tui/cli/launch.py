@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ from freeact_tui.cli.env_file import load_env_file
 
 if TYPE_CHECKING:
     from freeact_tui.config import Config
+    from freeact_tui.config_sources import DeferredConfig, LaunchView, Sources
 
 # freeact's --sandbox-config names a sandbox-runtime settings file; ours has no such file.
 SANDBOX_CONFIG_REFUSAL = (
@@ -106,17 +108,16 @@ def start_app(
     mark("config:start")
     if session_id is not None and resume:
         raise fail("use either --session-id or --resume, not both.")
-    with _pydantic_plugins_off():
-        from freeact_tui.config import ConfigError, load_config
-
-        try:
-            config = load_config(config_path, overrides, trust_project=trust_project)
-        except ConfigError as exc:
-            raise fail(str(exc)) from None
+    config = load_for_app(
+        config_path, overrides, trust_project=trust_project, defer=session_id is None and not resume
+    )
     mark("config:end")
-    chosen = resolve_session_id(config, session_id, resume)
+    from freeact_tui.config_sources import DeferredConfig, LaunchView
+
+    view = config.view if isinstance(config, DeferredConfig) else LaunchView.of(config)
+    chosen = None if isinstance(config, DeferredConfig) else resolve_session_id(config, session_id, resume)
     log_to_file(log_level)
-    warn_if_insecure(config)
+    warn_if_insecure(view)
 
     mark("app_import:start")
     import asyncio
@@ -128,7 +129,7 @@ def start_app(
     mark("app_import:end")
     from freeact_tui.execution import spare_gateway
 
-    if config.execution == "local":
+    if view.execution == "local":
         # A local kernel's gateway imports on the other core while the first frame is mounted and
         # drawn (spawned at launch it slowed the app's own imports; after the first frame, the kernel
         # waited on it). It knows nothing of the project until the trust decision.
@@ -145,10 +146,63 @@ def start_app(
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     tui.run(loop=loop)
+    if tui.config_failure:  # deferred, it did not validate after all (see ``load_for_app``)
+        spare_gateway.discard()
+        say(f"freeact-tui: {tui.config_failure}", err=True)
+        exit_now(2)
     if tui.resume_hint:
         say(tui.resume_hint)
     spare_gateway.discard()  # never taken (no agent was opened): it would end with us anyway, a little later
     exit_now(tui.return_code or 0)  # the kernels end by themselves once we are gone
+
+
+def load_for_app(
+    config_path: Path | None, overrides: dict[str, object], *, trust_project: bool, defer: bool
+) -> Config | DeferredConfig:
+    """The app's config: validated now, or (``defer``) once the first frame is drawn if the very same
+    sources validated before (``config_sources.ValidSources``): validating imports pydantic and builds
+    the models, which the first frame does not need. Sources not known valid are validated now, so a
+    broken config is one clear line before the app starts, never a screen that flashes and goes.
+
+    Raises:
+        SystemExit: a source is broken (after saying why), code 2.
+    """
+    from freeact_tui.config_sources import ConfigError, DeferredConfig, LaunchView, ValidSources, gather
+
+    try:
+        sources = gather(config_path, overrides, trust_project=trust_project)
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    known, fingerprint = ValidSources(), sources.fingerprint()
+    again = partial(_load_again, config_path, overrides)
+    if defer and fingerprint in known:
+        return DeferredConfig(
+            LaunchView.from_values(sources.merged, sources.notices), partial(_validated, sources, again)
+        )
+    try:
+        config = _validated(sources, again)
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    known.add(fingerprint)
+    return config
+
+
+def _validated(sources: Sources, again: Callable[[], Config]) -> Config:
+    from freeact_tui.timeline import mark
+
+    mark("config_validate:start")
+    with _pydantic_plugins_off():
+        from freeact_tui.config import validate
+
+        config = validate(sources, again)
+    mark("config_validate:end")
+    return config
+
+
+def _load_again(config_path: Path | None, overrides: dict[str, object]) -> Config:
+    from freeact_tui.config import load_config
+
+    return load_config(config_path, overrides)
 
 
 @contextmanager
@@ -216,7 +270,7 @@ def resolve_session_id(config: Config, session_id: str | None, resume: bool) -> 
         raise fail(str(exc)) from None
 
 
-def warn_if_insecure(config: Config) -> None:
+def warn_if_insecure(config: Config | LaunchView) -> None:
     """Say on stderr that the remote gateway's certificate is not verified (if so)."""
     if config.execution != "remote":
         return
@@ -253,6 +307,7 @@ __all__ = [
     "config_overrides",
     "fail",
     "launch_app",
+    "load_for_app",
     "log_to_file",
     "prepare_process",
     "resolve_session_id",

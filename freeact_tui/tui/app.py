@@ -14,10 +14,9 @@ from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
-from textual.theme import Theme
 
 from freeact_tui import paths, typeahead
-from freeact_tui.config import Config, save_user_setting
+from freeact_tui.config_sources import ConfigError, DeferredConfig, LaunchView
 from freeact_tui.textsafe import visible
 from freeact_tui.timeline import mark
 from freeact_tui.tui import terminal_keys
@@ -34,7 +33,7 @@ from freeact_tui.tui.commands import (
 from freeact_tui.tui.exit_signals import ExitSignals
 from freeact_tui.tui.quitting import settle_for_exit
 from freeact_tui.tui.screens.main import MainScreen
-from freeact_tui.tui.themes import register_themes
+from freeact_tui.tui.themes import ConfiguredTheme
 from freeact_tui.tui.widgets.session_list import Clock
 
 if TYPE_CHECKING:
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
 
     from freeact_tui.agent.agent import Agent
     from freeact_tui.agent.kernel_launch import KernelLaunch
+    from freeact_tui.config import Config
     from freeact_tui.events import KernelState
     from freeact_tui.tui.widgets.blocks import ActionBlock
 
@@ -69,7 +69,8 @@ class FreeactApp(App[None]):
     """The freeact terminal app.
 
     Args:
-        config: Validated settings.
+        config: Validated settings, or (the command line) settings validated once the first frame is
+            drawn: a failure then ends the app with ``config_failure`` set.
         model: Overrides ``config.model`` (a ``provider:name`` string or a pydantic-ai model).
         session_id: Resume this session.
         clock: Returns the current time for elapsed and relative times in the side panel (tests fix it).
@@ -96,7 +97,7 @@ class FreeactApp(App[None]):
 
     def __init__(
         self,
-        config: Config,
+        config: Config | DeferredConfig,
         *,
         model: str | Model | None = None,
         session_id: str | None = None,
@@ -109,7 +110,14 @@ class FreeactApp(App[None]):
         self._after_first_frame = after_first_frame
         self.clock = clock
         self.fast_exit = fast_exit
-        self.config = config
+        self._config: Config | None = None
+        self._deferred: DeferredConfig | None = None
+        if isinstance(config, DeferredConfig):
+            self._deferred, self.launch = config, config.view
+        else:
+            self._config, self.launch = config, LaunchView.of(config)
+        self.config_failure: str | None = None
+        """Why the config did not validate after the first frame (the app then ended)."""
         self._model: str | Model | None = model
         self._session_id = session_id
         self._agent_options = agent_options
@@ -123,13 +131,7 @@ class FreeactApp(App[None]):
         """How to come back to the session, printed by the command line after the app exits."""
         self._exit_signals = ExitSignals(self.action_quit)
         self._quit_asked_at: float | None = None  # when Ctrl+Q last asked to confirm
-        self._saved_theme = config.theme
-        # The theme is set before anything is mounted: set in on_mount, it restyled every widget of
-        # the first screen again, a frame after drawing it in the default theme.
-        self._theme_warnings = register_themes(self)
-        self._unknown_theme = config.theme not in self.available_themes
-        if not self._unknown_theme:
-            self.theme = config.theme
+        self._theme = ConfiguredTheme(self, self.launch.theme)
         terminal_keys.install()  # Alt+Enter as tmux/xterm send it
 
     async def on_mount(self) -> None:
@@ -137,24 +139,17 @@ class FreeactApp(App[None]):
         typeahead.adopt(self._driver)  # Textual puts back the settings from before the app, not the held ones
         if not self.is_headless:  # SIGHUP/SIGTERM/SIGINT quit as Ctrl+Q does (tests run headless)
             self._exit_signals.install()
-        for warning in [*self.config.notices, *self._theme_warnings]:
+        for warning in [*self.launch.notices, *self._theme.warnings]:
             self.notify(warning, severity="warning", timeout=10)
-        if self._unknown_theme:
-            names = ", ".join(sorted(self.available_themes))
-            self.notify(
-                f"Unknown theme {self.config.theme!r} in the config; using {self.theme!r}. Available: {names}",
-                severity="warning",
-                timeout=10,
-            )
-        if self.config.execution == "remote":
+        if self.launch.execution == "remote":
             from freeact_tui.execution.gateway_endpoint import config_warning
 
-            insecure = config_warning("remote", self.config.remote_url, self.config.remote_insecure)
+            insecure = config_warning("remote", self.launch.remote_url, self.launch.remote_insecure)
             if insecure is not None:
                 self.notify(insecure, severity="warning", timeout=15)
-        self.theme_changed_signal.subscribe(self, self._save_theme)  # the palette's choice is kept too
-        if self.config.keymap:
-            self.set_keymap(self.config.keymap)
+        self._theme.follow()
+        if self.launch.keymap:
+            self.set_keymap(dict(self.launch.keymap))
         # The screen comes first so the prompt takes keys while the agent loads (in a worker).
         screen = MainScreen(self)
         await self.push_screen(screen)
@@ -162,10 +157,28 @@ class FreeactApp(App[None]):
         # After the first frame: the agent's imports (a thread holding the GIL) would delay it.
         self.call_after_refresh(self._start_boot, screen)
 
+    @property
+    def config(self) -> Config:
+        """The validated settings (validated here if the command line deferred it: may raise ConfigError)."""
+        if self._config is None:
+            assert self._deferred is not None
+            self._config = self._deferred.load()
+        return self._config
+
+    @config.setter
+    def config(self, config: Config) -> None:
+        self._config = config
+
     def _start_boot(self, screen: MainScreen) -> None:
         mark("boot:start")
         if self._after_first_frame is not None:
             self._after_first_frame()
+        try:
+            self.config  # noqa: B018 - validated now, if it was deferred
+        except ConfigError as exc:
+            self.config_failure = str(exc)
+            self.exit(return_code=2)
+            return
         self.run_worker(self._boot(screen), name="boot", group="boot")
 
     async def _boot(self, screen: MainScreen) -> None:
@@ -235,15 +248,6 @@ class FreeactApp(App[None]):
         if problem is not None and not name:
             return _NO_MODEL.format(config=paths.user_config_file())
         return problem
-
-    def _save_theme(self, theme: Theme) -> None:
-        if theme.name == self._saved_theme:
-            return
-        self._saved_theme = theme.name
-        try:
-            save_user_setting("theme", theme.name)
-        except OSError as exc:
-            self.notify(f"Theme not saved: {exc}", severity="warning")
 
     async def _first_run_done(self, choice: bool | str | None) -> None:
         from freeact_tui.tui.screens.first_run import START_DEMO

@@ -180,9 +180,47 @@ def register_themes(app: App[Any]) -> list[str]:
     return warnings
 
 
+class ConfiguredTheme:
+    """The config's theme on ``app``: registered and chosen before anything is mounted (chosen in
+    ``on_mount``, it restyled every widget of the first screen again, a frame after drawing it in the
+    default theme), and kept in the user config when the user picks another (``follow``).
+
+    Args:
+        app: The app, in its ``__init__``.
+        name: The config's theme.
+    """
+
+    def __init__(self, app: App[Any], name: str) -> None:
+        self.app = app
+        self.saved = name
+        self.warnings = register_themes(app)
+        """What to tell the user once the app runs: skipped theme files, an unknown theme."""
+        if name in app.available_themes:
+            app.theme = name
+        else:
+            names = ", ".join(sorted(app.available_themes))
+            self.warnings.append(f"Unknown theme {name!r} in the config; using {app.theme!r}. Available: {names}")
+
+    def follow(self) -> None:
+        """From now on, keep the user's choice (the palette's too) in the user config."""
+        self.app.theme_changed_signal.subscribe(self.app, self._save)
+
+    def _save(self, theme: Theme) -> None:
+        if theme.name == self.saved:
+            return
+        self.saved = theme.name
+        from freeact_tui.config import save_user_setting  # pydantic: not for the first frame
+
+        try:
+            save_user_setting("theme", theme.name)
+        except OSError as exc:
+            self.app.notify(f"Theme not saved: {exc}", severity="warning")
+
+
 __all__ = [
     "BUNDLED_THEMES",
     "DEFAULT_THEME",
+    "ConfiguredTheme",
     "ThemeError",
     "load_theme_dir",
     "load_theme_file",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
     from freeact_tui.config import Config
+    from freeact_tui.config_sources import LaunchView
     from freeact_tui.tui.widgets.session_list import Clock
 
 
@@ -28,6 +29,10 @@ class ChatHost(Protocol):
 
     @property
     def config(self) -> Config: ...
+    @property
+    def launch(self) -> LaunchView:
+        """The settings the first frame uses (``config`` may not be validated yet)."""
+        ...
     @property
     def clock(self) -> Clock | None: ...
     @property

@@ -81,9 +81,9 @@ class MainScreen(LayoutTrackingScreen):
         self.read_only = False
         self._escaped_at = 0.0
         self._compaction: Worker[None] | None = None
-        self.work_dir = host.config.working_dir or Path.cwd()
+        self.work_dir = host.launch.working_dir or Path.cwd()
         self.flow = PromptFlow(self)
-        config = host.config
+        config = host.launch
         self.notifier = Notifier(
             write=self._write_terminal,
             focused=lambda: self.app.app_focus,
