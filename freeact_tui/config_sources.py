@@ -232,6 +232,17 @@ class ValidSources:
             pass
 
 
+# The texts pydantic takes for a boolean (its lax mode, which the config validates in).
+_TRUE = {"1", "true", "yes", "on", "t", "y"}
+
+
+def _lax_bool(value: object) -> bool:
+    """``value`` as pydantic validates it into a ``bool`` (it is known to validate)."""
+    if isinstance(value, str):
+        return value.strip().lower() in _TRUE
+    return bool(value)
+
+
 @dataclass(frozen=True)
 class LaunchView:
     """The settings the app's first frame uses, read from valid merged values without pydantic.
@@ -259,6 +270,9 @@ class LaunchView:
             known["working_dir"] = Path(known["working_dir"])
         if "notify_after" in known:
             known["notify_after"] = float(known["notify_after"])
+        for flag in ("notify_bell", "notify_desktop", "remote_insecure"):
+            if flag in known:
+                known[flag] = _lax_bool(known[flag])
         known["notices"] = tuple(notices)
         return cls(**known)
 

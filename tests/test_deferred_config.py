@@ -36,6 +36,10 @@ VALUES: list[dict[str, Any]] = [
     {"theme": "freeact-light", "notify_after": 5, "notify_bell": False, "keymap": {"app.quit": "ctrl+x"}},
     {"execution": "remote", "remote_url": "https://gw.example:8888", "remote_insecure": True},
     {"working_dir": "/tmp/somewhere", "notify_desktop": False, "model": "test", "execution": "docker"},
+    # What pydantic's lax mode turns into a bool or a float: the view must read them the same.
+    {"notify_bell": "no", "notify_desktop": "Off", "remote_insecure": "f", "notify_after": "2.5"},
+    {"notify_bell": "YES", "notify_desktop": 1, "remote_insecure": "on", "notify_after": 0},
+    {"notify_bell": 0, "notify_desktop": "t", "remote_insecure": "1"},
 ]
 
 
@@ -116,7 +120,7 @@ async def test_the_app_draws_from_the_view_and_validates_after_its_first_frame(t
         return real
 
     view = LaunchView(theme="freeact-light", working_dir=tmp_path, notices=("from the view",))
-    app = FreeactApp(DeferredConfig(view, load), fast_exit=True)
+    app = FreeactApp(DeferredConfig(view, load))
     assert loaded == [] and app.theme == "freeact-light"
     async with app.run_test(size=(100, 30)) as pilot:
         for _ in range(200):
@@ -134,7 +138,7 @@ async def test_sources_that_fail_after_all_end_the_app_with_the_reason(tmp_path:
     def load() -> Config:
         raise ConfigError("Invalid configuration in x.toml:\n  key `theme`: input should be a valid string")
 
-    app = FreeactApp(DeferredConfig(LaunchView(working_dir=tmp_path), load), fast_exit=True)
+    app = FreeactApp(DeferredConfig(LaunchView(working_dir=tmp_path), load))
     async with app.run_test(size=(100, 30)) as pilot:
         for _ in range(200):
             if app.config_failure is not None:

@@ -50,3 +50,27 @@ def test_killed_while_the_kernel_starts_before_the_agent_the_app_leaves_no_proce
             assert not left, f"left after {stage}: {describe_processes(left)}"
         finally:
             kill_processes(with_home(tmp_path))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=lambda s: s.name)
+def test_killed_while_the_config_is_validated_after_the_first_frame_the_app_leaves_no_process(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / ".freeact-tui.toml").write_text(CALC_SERVER)
+    try:
+        with TimelineApp(tmp_path, ARGV) as first:  # validated before its first frame: now known valid
+            first.wait_for("app_import:start", time.monotonic() + 120)
+            assert first.stages()["config_validate:start"] < first.stages()["app_import:start"]
+        kill_processes(with_home(tmp_path))
+        (tmp_path / "timeline.txt").unlink()
+        with TimelineApp(tmp_path, ARGV) as app:
+            app.wait_for("config_validate:start", time.monotonic() + 120, step=0.002)
+            os.kill(app.process.pid, signum)
+            app.process.wait(60)
+            stages = app.stages()
+            assert stages["config_validate:start"] > stages["app:mount:end"], "not deferred: no case"
+            left = left_after(tmp_path, ORPHAN_LIMIT)
+            assert not left, f"left: {describe_processes(left)}"
+    finally:
+        kill_processes(with_home(tmp_path))

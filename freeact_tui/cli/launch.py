@@ -108,7 +108,7 @@ def start_app(
     mark("config:start")
     if session_id is not None and resume:
         raise fail("use either --session-id or --resume, not both.")
-    config = load_for_app(
+    config, remember_valid = load_for_app(
         config_path, overrides, trust_project=trust_project, defer=session_id is None and not resume
     )
     mark("config:end")
@@ -116,6 +116,7 @@ def start_app(
 
     view = config.view if isinstance(config, DeferredConfig) else LaunchView.of(config)
     chosen = None if isinstance(config, DeferredConfig) else resolve_session_id(config, session_id, resume)
+    remember_valid()  # only now: a launch refused (e.g. its session id) writes nothing
     log_to_file(log_level)
     warn_if_insecure(view)
 
@@ -158,11 +159,12 @@ def start_app(
 
 def load_for_app(
     config_path: Path | None, overrides: dict[str, object], *, trust_project: bool, defer: bool
-) -> Config | DeferredConfig:
+) -> tuple[Config | DeferredConfig, Callable[[], None]]:
     """The app's config: validated now, or (``defer``) once the first frame is drawn if the very same
     sources validated before (``config_sources.ValidSources``): validating imports pydantic and builds
     the models, which the first frame does not need. Sources not known valid are validated now, so a
     broken config is one clear line before the app starts, never a screen that flashes and goes.
+    Returned with it: what records the sources as valid, for the caller to call once the launch goes on.
 
     Raises:
         SystemExit: a source is broken (after saying why), code 2.
@@ -176,15 +178,13 @@ def load_for_app(
     known, fingerprint = ValidSources(), sources.fingerprint()
     again = partial(_load_again, config_path, overrides)
     if defer and fingerprint in known:
-        return DeferredConfig(
-            LaunchView.from_values(sources.merged, sources.notices), partial(_validated, sources, again)
-        )
+        view = LaunchView.from_values(sources.merged, sources.notices)
+        return DeferredConfig(view, partial(_validated, sources, again)), lambda: None
     try:
         config = _validated(sources, again)
     except ConfigError as exc:
         raise fail(str(exc)) from None
-    known.add(fingerprint)
-    return config
+    return config, partial(known.add, fingerprint)
 
 
 def _validated(sources: Sources, again: Callable[[], Config]) -> Config:
