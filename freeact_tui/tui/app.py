@@ -173,17 +173,19 @@ class FreeactApp(App[None]):
         mark("boot:start")
         if self._after_first_frame is not None:
             self._after_first_frame()
-        try:
-            self.config  # noqa: B018 - validated now, if it was deferred
-        except ConfigError as exc:
-            self.config_failure = str(exc)
-            self.exit(return_code=2)
-            return
         self.run_worker(self._boot(screen), name="boot", group="boot")
 
     async def _boot(self, screen: MainScreen) -> None:
         from freeact_tui.tui.trust_prompt import ask_trust
 
+        if self._config is None and self._deferred is not None:  # in a thread: keys are echoed meanwhile
+            try:
+                loaded = await asyncio.to_thread(self._deferred.load)
+            except ConfigError as exc:
+                self.config_failure = str(exc)
+                self.exit(return_code=2)
+                return
+            self._config = self._config or loaded  # (``config`` read meanwhile validated it too)
         self.config = await ask_trust(self, self.config)
         await self._launch_kernel(screen)
         mark("agent_import:start")
