@@ -3,11 +3,14 @@ they are not trusted as they are); on trust, the config is loaded again with the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
-from freeact_tui.config import Config, ConfigError
+from freeact_tui.config_sources import ConfigError
+
+if TYPE_CHECKING:
+    from freeact_tui.config import Config
 
 
 async def ask_trust(app: App[Any], config: Config) -> Config:
