@@ -80,7 +80,9 @@ def test_the_fingerprint_follows_the_values_wherever_they_come_from(
     assert gather(file, {}).fingerprint() != int_valued
 
 
-def test_what_gather_reads_validates_as_load_config_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_what_gather_reads_validates_as_load_config_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _home(tmp_path, monkeypatch)
     good = tmp_path / "good.toml"
     good.write_text('theme = "freeact-light"\nexecution_timeout = 9\n')
@@ -211,3 +213,20 @@ def test_sources_known_valid_that_fail_after_all_end_with_the_same_message(
     assert code == 2, text[-2000:]
     assert "freeact-tui: Invalid configuration in" in text and "execution_timeout" in text
     assert "Traceback" not in text
+
+
+@pytest.mark.parametrize(
+    "module", ["freeact_tui.tui.app", "freeact_tui.tui.trust_prompt", "freeact_tui.config_sources"]
+)
+def test_what_the_first_frame_and_the_boot_import_before_validating_needs_no_pydantic(module: str) -> None:
+    # The boot imports the trust prompt on the UI thread while the deferred validation imports
+    # pydantic in a thread: pydantic imported there too would hold the UI for a tenth of a second.
+    code = f"import sys; import {module}; print(sorted(m for m in sys.modules if m.startswith('pydantic')))"
+    ran = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "[]"
