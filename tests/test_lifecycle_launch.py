@@ -45,7 +45,9 @@ def test_killed_while_the_kernel_starts_before_the_agent_the_app_leaves_no_proce
             app.process.wait(60)
             if stage == "kernel_launch:end":  # the case this ordering adds: the agent is not open yet
                 assert "agent_open:start" not in stages, "the agent opened before the kill: no case"
-            assert "kernel_launch:start" in stages and stages["kernel_launch:start"] < stages["agent_import:start"]
+            # (killed at kernel_launch:end, the next mark may not be written: its import had not begun)
+            assert "kernel_launch:start" in stages
+            assert stages["kernel_launch:start"] < stages.get("agent_import:start", float("inf"))
             left = left_after(tmp_path, ORPHAN_LIMIT)
             assert not left, f"left after {stage}: {describe_processes(left)}"
         finally:

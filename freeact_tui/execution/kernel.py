@@ -14,6 +14,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -194,12 +195,15 @@ class KernelExecutor:
             # itself (mcpygen, mcp, uvicorn: seconds to import) comes up while the kernel is created.
             self._tool.bind(self.host, tool_port)
             self._tool.serve(
+                partial(
+                    self._tool.attach,
+                    log_dir=self.log_dir,
+                    approval_required=self.approve_shell_cmds or self.approve_tool_calls,
+                    approval_timeout=self.approval_timeout,
+                    on_approval=self._on_approval,
+                    host=self.host,
+                ),
                 self._tools_failed,
-                log_dir=self.log_dir,
-                approval_required=self.approve_shell_cmds or self.approve_tool_calls,
-                approval_timeout=self.approval_timeout,
-                on_approval=self._on_approval,
-                host=self.host,
             )
             probe = bind_socket(self.host, gateway_port, "kernel gateway")
             gateway_port = probe.getsockname()[1]

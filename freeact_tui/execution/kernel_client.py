@@ -31,6 +31,8 @@ from freeact_tui.timeline import enabled as timeline_enabled
 from freeact_tui.timeline import mark
 
 _PID_POLL_INTERVAL = 0.1
+# Kernels started before giving up when each exits as it starts (see ``KernelConnection._start_kernel``).
+_STARTUP_TRIES = 3
 # Output the kernel sent just before dying may still be in flight through the gateway.
 _DEATH_GRACE = 0.2
 # Seconds between websocket pings; a pong missing for half of it closes the socket.
@@ -187,12 +189,15 @@ class KernelConnection:
             expressions |= {"t0": "_freeact_tui_t0", "t1": "__import__('time').monotonic()"}
         try:
             async with asyncio.timeout(init_timeout):
-                mark("kernel_create:start")
-                await self._create_kernel()
-                mark("kernel_create:end")
-                self._ws = await self._connect_ws()
-                self._tasks.append(asyncio.create_task(self._read()))
-                reply = await self.run_silent(init_code, user_expressions=expressions)
+                for _ in range(_STARTUP_TRIES):
+                    reply = await self._start_kernel(init_code, expressions)
+                    if reply is not None:
+                        break
+                else:
+                    raise ExecutorError(
+                        f"The kernel exited during startup, {_STARTUP_TRIES} times. "
+                        f"Gateway log:\n{self.gateway.log_tail()}".rstrip()
+                    )
                 mark("kernel_init:reply")
         except TimeoutError:
             raise ExecutorError(
@@ -209,6 +214,66 @@ class KernelConnection:
         if timeline_enabled():
             _mark_kernel_times(self.pid, values)
         self._tasks.append(asyncio.create_task(self._watch_pid(self.pid)))
+
+    async def _start_kernel(self, init_code: str, expressions: dict[str, str]) -> dict[str, Any] | None:
+        """Create a kernel, connect and run ``init_code``: its reply, or None when the kernel's process
+        exited before answering (it is deleted again, for the caller to start another).
+
+        A kernel can die as it starts through no fault of its own: the gateway chooses its ports by
+        binding and closing them, and another process may take one before the kernel binds it. With
+        autorestart off, nothing else would notice: the init code would wait for ``init_timeout``.
+        """
+        before = self._gateway_children()
+        mark("kernel_create:start")
+        await self._create_kernel()
+        mark("kernel_create:end")
+        started = self._gateway_children() - before  # its process (none seen: in a container, not watched)
+        if not started:
+            return await self._connect_and_init(init_code, expressions)
+        # Raced against the process: the gateway holds the websocket's handshake until the kernel answers.
+        init = asyncio.ensure_future(self._connect_and_init(init_code, expressions))
+        exited = asyncio.ensure_future(_all_gone(started))
+        await asyncio.wait([init, exited], return_when=asyncio.FIRST_COMPLETED)
+        if init.done():
+            exited.cancel()
+            return init.result()
+        init.cancel()
+        await asyncio.gather(init, return_exceptions=True)
+        self._cells.clear()
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await self._ws.close()
+            self._ws = None
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+            async with asyncio.timeout(5):
+                async with self._session.delete(self.kernel_url):
+                    pass
+        self.kernel_id = None
+        return None
+
+    async def _connect_and_init(self, init_code: str, expressions: dict[str, str]) -> dict[str, Any]:
+        """Connect to the created kernel and run ``init_code``: its reply (its reader is stopped if this is
+        cancelled: a socket closed then is not the death of a running kernel)."""
+        self._ws = await self._connect_ws()
+        reader = asyncio.create_task(self._read())
+        self._tasks.append(reader)
+        try:
+            return await self.run_silent(init_code, user_expressions=expressions)
+        except asyncio.CancelledError:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+            with contextlib.suppress(ValueError):
+                self._tasks.remove(reader)
+            raise
+
+    def _gateway_children(self) -> set[int]:
+        """The gateway's child processes (its kernels) now; none if it cannot be seen."""
+        if self.gateway.pid is None:
+            return set()
+        try:
+            return {p.pid for p in psutil.Process(self.gateway.pid).children()}
+        except psutil.Error:
+            return set()
 
     async def _connect_ws(self) -> aiohttp.ClientWebSocketResponse:
         """The kernel's channels websocket (pinged every ``_HEARTBEAT`` s: a dead peer is noticed)."""
@@ -404,6 +469,12 @@ class KernelConnection:
             with contextlib.suppress(Exception):
                 await self._ws.close()
         await self._session.close()
+
+
+async def _all_gone(pids: set[int]) -> None:
+    """Return once every process of ``pids`` has exited."""
+    while not all(_process_gone(pid) for pid in pids):  # noqa: ASYNC110 - an exit is only seen by looking
+        await asyncio.sleep(_PID_POLL_INTERVAL)
 
 
 def _process_gone(pid: int) -> bool:

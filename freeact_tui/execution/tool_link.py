@@ -103,16 +103,10 @@ class ToolLink:
         mark("tool_server:end")
 
     def serve(
-        self,
-        on_failure: Callable[[Exception], Awaitable[bool]],
-        *,
-        log_dir: Path,
-        approval_required: bool,
-        approval_timeout: float | None,
-        on_approval: Callable[[ApprovalRequest], Awaitable[None]],
-        host: str,
+        self, bring_up: Callable[[], Awaitable[None]], on_failure: Callable[[Exception], Awaitable[bool]]
     ) -> None:
-        """Bring the tool server up on the bound socket in the background (``attach``'s arguments).
+        """Bring the tool server up on the bound socket in the background: ``bring_up`` is ``attach``
+        with its arguments (``functools.partial``).
 
         If that fails, ``on_failure(error)`` says whether it dealt with the failure (e.g. failed the
         executor, once its ``start()`` returned); if not, ``check`` raises the error.
@@ -120,13 +114,7 @@ class ToolLink:
 
         async def attach() -> None:
             try:
-                await self.attach(
-                    log_dir=log_dir,
-                    approval_required=approval_required,
-                    approval_timeout=approval_timeout,
-                    on_approval=on_approval,
-                    host=host,
-                )
+                await bring_up()
             except Exception as e:
                 if not await on_failure(e):
                     raise
