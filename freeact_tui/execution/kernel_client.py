@@ -240,14 +240,9 @@ class KernelConnection:
         init.cancel()
         await asyncio.gather(init, return_exceptions=True)
         self._cells.clear()
-        if self._ws is not None:
-            with contextlib.suppress(Exception):
-                await self._ws.close()
-            self._ws = None
-        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-            async with asyncio.timeout(5):
-                async with self._session.delete(self.kernel_url):
-                    pass
+        await self._close_ws()
+        self._ws = None
+        await self._delete_kernel()
         self.kernel_id = None
         return None
 
@@ -461,14 +456,21 @@ class KernelConnection:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if delete and self.kernel_id is not None and self.gateway.alive:
-            with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-                async with asyncio.timeout(5):
-                    async with self._session.delete(self.kernel_url):
-                        pass
+            await self._delete_kernel()
+        await self._close_ws()
+        await self._session.close()
+
+    async def _delete_kernel(self) -> None:
+        """Ask the gateway to shut the kernel down (given up after 5 s; an error is not ours to report)."""
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+            async with asyncio.timeout(5):
+                async with self._session.delete(self.kernel_url):
+                    pass
+
+    async def _close_ws(self) -> None:
         if self._ws is not None:
             with contextlib.suppress(Exception):
                 await self._ws.close()
-        await self._session.close()
 
 
 async def _all_gone(pids: set[int]) -> None:
