@@ -175,13 +175,11 @@ def test_sources_known_valid_that_fail_after_all_end_with_the_same_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # As if an older version of the app had found these sources valid.
-    home = tmp_path / "home"
     work = tmp_path / "work"
     work.mkdir()
     bad = tmp_path / "bad.toml"
     bad.write_text("execution_timeout = 'soon'\n")
-    monkeypatch.setenv("FREEACT_TUI_HOME", str(home / "app"))
-    monkeypatch.setenv("HOME", str(home))
+    _home(tmp_path, monkeypatch)
     monkeypatch.chdir(work)
     ValidSources().add(gather(bad, {"model": "test"}).fingerprint())
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}
