@@ -5,7 +5,6 @@ arguments, normalised against the working directory. Pure functions; used by ``p
 from __future__ import annotations
 
 import ast
-import glob
 import os
 import posixpath
 import re
@@ -14,11 +13,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from freeact_tui.pathresolve import expand_word, root_of, subject
 from freeact_tui.shellwords import command_words
 
-_WILDCARDS = frozenset("*?[")
 _PATH_ARG = re.compile(r"path|file|dir|folder|^(src|dst|source|destination|target|root|cwd)$", re.I)
-_MAX_GLOB_MATCHES = 1000
 
 _GLOB_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|\[!?[^]]+\]|.", re.DOTALL)
 _GLOB_REGEX = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
@@ -57,23 +55,17 @@ def normalize_path(raw: str, working_dir: Path) -> str:
 
 
 def expand_path(raw: str, working_dir: Path) -> list[str]:
-    """A path argument, plus what the shell would expand its glob to and where a symlink points."""
-    found = [raw]
-    if any(c in raw for c in _WILDCARDS):
-        pattern = os.path.expanduser(raw)
-        root = None if os.path.isabs(pattern) else working_dir
-        for k, match in enumerate(glob.iglob(pattern, root_dir=root)):
-            if k >= _MAX_GLOB_MATCHES:
-                break
-            found.append(match)
-    paths = [normalize_path(p, working_dir) for p in found]
-    for p in list(paths):
-        try:
-            if (working_dir / p).is_symlink():
-                paths.append(normalize_path(os.path.realpath(working_dir / p), working_dir))
-        except (OSError, ValueError):
-            pass  # a name too long or with a NUL byte names no file
-    return paths
+    """A path argument as rules see it: the word, what the shell expands it to (braces, glob matches),
+    each as written and where it really leads (``pathresolve``: every symlink of every component).
+
+    Inside the working directory a path is relative, outside it absolute; a path that cannot be
+    resolved (a symlink loop, too many matches) is given absolute, so it counts as outside.
+    """
+    words, resolved = expand_word(raw, working_dir)
+    root = root_of(working_dir)
+    paths = [normalize_path(p, working_dir) for p in words]
+    paths += [subject(r.path, root) if r.certain else r.path for r in resolved]
+    return list(dict.fromkeys(paths))
 
 
 def shell_path_words(command: str) -> list[str]:

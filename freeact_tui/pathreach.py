@@ -2,7 +2,7 @@
 
 Structural and language-independent: the string literals of the Python code (``ast``), the words of
 its ``!`` lines, line magics and shell cells, resolved against the working directory (``~``
-expanded, symlinks followed). A path counts when it resolves outside the working directory or into
+expanded, braces and globs expanded, every symlink followed: ``pathresolve``). A path counts when it resolves outside the working directory or into
 the app's own installation (its package or the site-packages it runs from). It is a warning for
 the approval dialog, not a sandbox: a path built at run time is not seen.
 """
@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 from freeact_tui.pathglobs import shell_path_words
+from freeact_tui.pathresolve import expand_word, root_of, within
 from freeact_tui.shellwords import inner_commands, split_command
 from freeact_tui.toolcalls import CodeAction, NamedPath, ShellAction, ShellScript, ToolCall
 
@@ -38,10 +39,6 @@ def _install_dirs() -> tuple[str, ...]:
     for key in ("purelib", "platlib"):
         found.append(os.path.realpath(sysconfig.get_paths()[key]))
     return tuple(dict.fromkeys(found))
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _path_like(text: str) -> bool:
@@ -127,16 +124,14 @@ def named_paths(call: ToolCall, working_dir: Path) -> tuple[NamedPath, ...]:
     Returns:
         Each resolved path once, in the order named.
     """
-    root = os.path.realpath(working_dir)
+    root = root_of(working_dir)
     found: dict[str, NamedPath] = {}
     for raw in candidate_paths(call):
-        try:
-            full = os.path.realpath(os.path.join(root, os.path.expanduser(raw)))
-        except (OSError, ValueError):
-            continue  # a NUL byte or a loop names no file
-        install = any(_within(full, d) for d in _install_dirs())
-        if (install or not _within(full, root)) and full not in found:
-            found[full] = NamedPath(full, app_install=install)
+        for where in expand_word(raw, working_dir)[1]:
+            full = where.path
+            install = any(within(full, d) for d in _install_dirs())
+            if (install or not where.certain or not within(full, root)) and full not in found:
+                found[full] = NamedPath(full, app_install=install)
     return tuple(found.values())
 
 

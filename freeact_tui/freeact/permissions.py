@@ -23,6 +23,7 @@ from freeact_tui.freeact.toolcalls import (
     ToolCall,
 )
 from freeact_tui.pathglobs import normalize_path, path_regex
+from freeact_tui.pathresolve import resolve, root_of, subject
 
 _TYPES: dict[str, type[ToolCall]] = {
     "GenericCall": GenericCall,
@@ -50,7 +51,9 @@ class PermissionRule:
     command: str | None = None
     path: str | None = None
 
-    def matches(self, call: ToolCall, working_dir: Path) -> bool:
+    def matches(self, call: ToolCall, working_dir: Path, *, every: bool = False) -> bool:
+        """Whether this rule matches ``call``; a path matches as written or where it really leads
+        (``pathresolve``): either for an ask rule, both (``every``) for an allow rule."""
         if type(call) is not _TYPES.get(self.type) or not fnmatchcase(call.tool_name, self.tool_name):
             return False
         if isinstance(call, ShellAction):
@@ -58,14 +61,24 @@ class PermissionRule:
         if isinstance(call, FileRead | FileWrite | FileEdit):
             if not self.path:
                 return False
-            subject = normalize_path(call.path, working_dir)
-            if self.path.startswith("/") != subject.startswith("/"):
-                return False  # a relative pattern never matches a path outside the working dir
-            return path_regex(self.path).fullmatch(subject) is not None
+            hits = [
+                # a relative pattern never matches a path outside the working dir
+                self.path.startswith("/") == subject.startswith("/")
+                and path_regex(self.path).fullmatch(subject) is not None
+                for subject in _subjects(call.path, working_dir)
+            ]
+            return all(hits) if every else any(hits)
         return True
 
     def to_toml(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def _subjects(path: str, working_dir: Path) -> list[str]:
+    """A file call's path as written and where it really leads (an unresolvable one counts as outside)."""
+    where = resolve(path, working_dir)
+    real = subject(where.path, root_of(working_dir)) if where.certain else where.path
+    return list(dict.fromkeys([normalize_path(path, working_dir), real]))
 
 
 def rule_from_call(call: ToolCall) -> PermissionRule:
@@ -155,7 +168,8 @@ class PermissionManager:
         if any(rule.matches(tool_call, self._working_dir) for rule in self._ask):
             return False
         return any(
-            rule.matches(tool_call, self._working_dir) for rule in (*self._session_allow, *self._allow)
+            rule.matches(tool_call, self._working_dir, every=True)
+            for rule in (*self._session_allow, *self._allow)
         )
 
     def allow_always(self, tool_call: ToolCall) -> None:
