@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 import hashlib
 
-CELL_PREFIX = "cell:"
+from freeact_tui.rulebreadth import CELL_PREFIX, is_cell_pattern
+
 _DIGEST_CHARS = 32
 
 
@@ -28,10 +29,6 @@ def cell_fingerprint(code: str) -> str:
 def cell_pattern(code: str) -> str:
     """The rule pattern that matches ``code`` and no other cell."""
     return CELL_PREFIX + cell_fingerprint(code)
-
-
-def is_cell_pattern(pattern: str) -> bool:
-    return pattern.startswith(CELL_PREFIX)
 
 
 def cell_matches(pattern: str, code: str) -> bool:

@@ -20,7 +20,9 @@ A code (or script) rule ``cell:<fingerprint>`` matches one exact cell (``freeact
 other code patterns match the cell's text and are broad.
 
 Rules live in the session, the user's file, a freeact project's ``.freeact/permissions.toml`` (freeact's
-format; an "always" rule freeact can hold is saved there) and the built-in defaults.
+format; an "always" rule freeact can hold is saved there) and the built-in defaults. A project's allow
+rule that the app calls broad (``project_policy.project_rule_refusal``) is never applied; such a rule
+the user saves goes to the user's file.
 
 Three effects: ``deny`` refuses the action without asking (even with ``--skip-permissions``), ``ask``
 forces a question, ``allow`` runs it. Precedence: deny (session, always), then ask (session, always,
@@ -43,6 +45,7 @@ from freeact_tui.freeact_project import (
     remove_freeact_permission,
 )
 from freeact_tui.paths import atomic_write_text
+from freeact_tui.project_policy import project_rule_refusal
 from freeact_tui.rulematch import (
     DEFAULT_RULES,
     EFFECTS,
@@ -264,7 +267,8 @@ class PermissionRules:
             if rule not in self._session[effect]:
                 self._session[effect].append(rule)
             return "session"
-        if self.project is not None and self.project_file is not None and place != "always":
+        in_project = project_rule_refusal(effect, rule.kind, rule.pattern) is None  # else never read back
+        if self.project is not None and self.project_file is not None and place != "always" and in_project:
             try:
                 saved = add_freeact_permission(self.project, effect, rule.kind, rule.pattern)
             except FreeactConfigError as e:
@@ -384,6 +388,8 @@ class PermissionRules:
                 rule = _make_rule(kind, pattern)
             except ValueError:
                 continue  # a freeact rule this app's rules cannot hold is left to freeact
+            if project_rule_refusal(effect, kind, pattern) is not None:
+                continue  # never applied: the trust dialog names it
             if rule not in rules[effect]:  # type: ignore[index]
                 rules[effect].append(rule)  # type: ignore[index]
         return rules

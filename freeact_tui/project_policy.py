@@ -3,7 +3,10 @@
 A trusted project still may not turn on ``skip_permissions``, choose which key is sent or where
 (``api_key_env``, ``base_url`` with the user's key, ``remote_url``), move code out of the user's
 sandbox, or read ``${VAR}`` anywhere but ``kernel_env``; its ``.env`` may not set variables that
-redirect providers or this app's own files. Each refusal is named in a notice (file and key).
+redirect providers or this app's own files; and it may hold no allow rule the app's own "broad" check
+calls broad (``project_rule_refusal``: ``code:*``, any code allow, ``shell:*``, ``*``, ``bash *`` …), so
+a project can never switch approvals off. Each refusal is named in a notice (file and key) or under
+"Never applied" in the trust dialog.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from freeact_tui import paths
+from freeact_tui.rulebreadth import broad_allow, broad_reason
 
 _VAR_REF = re.compile(r"\$\{")
 # Keys a project file may never set, even when trusted: each would let a cloned repository approve
@@ -26,6 +30,21 @@ _PROJECT_REFUSED = {
 }
 # Isolation a project may not weaken (the user's sandbox stays a sandbox).
 _ISOLATED = ("sandbox", "docker")
+
+
+def project_rule_refusal(effect: str, kind: str, pattern: str) -> str | None:
+    """Why a project file may not hold the rule ``effect kind: pattern``, or ``None`` when it may.
+
+    The one bound on a trusted project's rules (``permissions`` skips a refused rule, the trust dialog
+    names it under "Never applied"): an allow rule the app's own "broad" check calls broad. Ask rules
+    only ask more; a project has no deny rules.
+    """
+    if effect != "allow":
+        return None
+    if broad_allow(kind, pattern):
+        return "any code may follow what it names; a project may not allow code"
+    reason = broad_reason(kind, pattern)
+    return f"{reason}; a project may not allow that much" if reason else None
 
 
 def refuse_var_refs(values: Any, where: str, path: str, notices: list[str]) -> Any:

@@ -16,6 +16,7 @@ from typing import Any
 from freeact_tui import paths
 from freeact_tui.config import ConfigError, project_layers
 from freeact_tui.freeact_project import FreeactConfigError, read_freeact_permissions
+from freeact_tui.project_policy import project_rule_refusal
 from freeact_tui.trust import FileChange, TrustState
 
 # C0/C1 controls and DEL: shown as \xNN so that a file cannot rewrite what the dialog shows.
@@ -110,9 +111,12 @@ def review(state: TrustState) -> ProjectReview:
     project = paths.find_freeact_project(state.folder)
     if project is not None:
         try:
-            rules = [
-                f"{effect} {kind}: {pattern}" for effect, kind, pattern in read_freeact_permissions(project)
-            ]
+            for effect, kind, pattern in read_freeact_permissions(project):
+                why = project_rule_refusal(effect, kind, pattern)
+                if why is None:
+                    rules.append(f"{effect} {kind}: {pattern}")
+                else:
+                    refused.append(f"{effect} {kind}: {pattern} ({why})")
         except FreeactConfigError as exc:
             refused.append(str(exc))
     return ProjectReview(

@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from freeact_tui.cellrules import cell_matches, is_cell_pattern
+from freeact_tui.cellrules import cell_matches
 from freeact_tui.pathglobs import (
     code_strings,
     expand_path,
@@ -22,6 +22,7 @@ from freeact_tui.pathglobs import (
     path_regex,
     shell_path_words,
 )
+from freeact_tui.rulebreadth import PATH_PREFIX, broad_allow, is_cell_pattern
 from freeact_tui.shellprograms import program_name, run_commands, unsafe_use
 from freeact_tui.shellwords import (
     CommandTraits,
@@ -46,7 +47,6 @@ RuleScope = Literal["session", "always", "project", "default"]
 """Where a rule lives: this process, the user's file, the freeact project file, or built in."""
 
 KINDS = ("code", "shell", "script", "mcp", "tool", "subagent", "read", "write")
-PATH_PREFIX = "path:"
 EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
 # Argument names of MCP / JSON tools whose values are paths.
 
@@ -71,9 +71,7 @@ class RuleEntry:
     @property
     def broad(self) -> bool:
         """An allow rule on code or scripts that is not an exact cell: any code may follow what it names."""
-        if self.effect != "allow" or is_cell_pattern(self.pattern) or self.pattern.startswith(PATH_PREFIX):
-            return False
-        return self.kind in ("code", "script", "*")
+        return self.effect == "allow" and broad_allow(self.kind, self.pattern)
 
 
 # Read-only commands allowed by default; ``X *`` also allows bare ``X``.
