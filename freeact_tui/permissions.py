@@ -13,8 +13,12 @@ a redirection into a file, several commands or an unbalanced quote: only a rule 
 exact command allows those. No allow rule lets a read-only program write or run something through
 its flags (``find -exec``, ``sed e``, ``awk system()``) unless its pattern names that flag; the
 built-in defaults also allow only paths inside the working directory. Deny and ask rules match the
-program that runs, however it is spelled (``/bin/rm``, ``\\rm``, ``'rm'``, ``command``/``env``/
-``exec``/``sudo``/``xargs`` wrappers, ``find -exec``/``-delete``, substitutions).
+program that runs, however it is spelled (``/bin/rm``, ``\\rm``, ``'rm'``, ``$'\\x72m'``, wrappers such
+as ``command``/``env``/``exec``/``sudo``/``xargs``/``nice``/``timeout``, ``eval``, ``sh -c``,
+``busybox``, ``git -c alias.x='!rm …'``, ``find -exec``/``-delete``, substitutions: one unwrapping step,
+``shellprograms.unwrap``); a shell deny or ask rule also judges every command of a shell script. What
+runs but cannot be read (``eval "$x"``, ``sh file``, a git alias of the repository) is asked: no allow
+rule matches it but one that spells out the very command or cell.
 
 A code (or script) rule ``cell:<fingerprint>`` matches one exact cell (``freeact_tui.cellrules``);
 other code patterns match the cell's text and are broad.

@@ -23,11 +23,10 @@ from freeact_tui.pathglobs import (
     shell_path_words,
 )
 from freeact_tui.rulebreadth import PATH_PREFIX, broad_allow, is_cell_pattern
-from freeact_tui.shellprograms import program_name, run_commands, unsafe_use
+from freeact_tui.shellprograms import Unwrapped, program_name, unsafe_use, unwrap
 from freeact_tui.shellwords import (
     CommandTraits,
     command_words,
-    inner_commands,
     inspect_command,
     split_command,
 )
@@ -152,17 +151,24 @@ class CallFacts:
         return inspect_command(self.call.subject)
 
     @cached_property
+    def unwrapped(self) -> Unwrapped:
+        """Every command this runs, looked through wrappers, ``eval``, ``sh -c`` … (``shellprograms.unwrap``)."""
+        return unwrap(self.call.subject)
+
+    @cached_property
     def programs(self) -> list[str]:
         """What the command runs, each program by name: its wrappers, what they run, its substitutions."""
-        found = run_commands(self.call.subject)
-        for inner in inner_commands(self.call.subject):
-            found += run_commands(inner)
-        return [" ".join(words) for words in found]
+        return [" ".join(words) for words in self.unwrapped.commands]
+
+    @cached_property
+    def opaque(self) -> bool:
+        """A shell command runs something that cannot be read here (``eval "$x"``, ``sh file``, a git alias)."""
+        return isinstance(self.call, ShellAction | ShellScript) and bool(self.unwrapped.opaque)
 
     @cached_property
     def unsafe(self) -> list[str]:
         """The flags (or script pieces) by which a program of this command writes or runs something."""
-        return [u for words in run_commands(self.call.subject) if (u := unsafe_use(words)) is not None]
+        return [u for words in self.unwrapped.commands if (u := unsafe_use(words)) is not None]
 
     @cached_property
     def outside(self) -> bool:
@@ -182,10 +188,25 @@ def _names_flag(pattern: str, unsafe: list[str]) -> bool:
     return all(u in words for u in unsafe)
 
 
+def _runs(pattern: str, facts: CallFacts) -> bool:
+    """A program the command runs (looked through every wrapper) matches a shell ``pattern``."""
+    by_name = _program_pattern(pattern)
+    return any(glob_matches(by_name, p) for p in facts.programs)
+
+
+def _exact(pattern: str, call: ToolCall) -> bool:
+    """The rule names this very text (an exact cell, or the command spelled out): the user saw it all."""
+    return pattern == call.subject or (is_cell_pattern(pattern) and cell_matches(pattern, call.subject))
+
+
 def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
     call = facts.call
-    if entry.kind not in ("*", call.kind):
+    # A script is shell commands: a shell deny or ask rule judges every command it runs.
+    script_guard = entry.effect != "allow" and entry.kind == "shell" and isinstance(call, ShellScript)
+    if entry.kind not in ("*", call.kind) and not script_guard:
         return False
+    if entry.effect == "allow" and facts.opaque and not _exact(entry.pattern, call):
+        return False  # what runs cannot be told: asked, whatever a pattern would allow
     if entry.pattern.startswith(PATH_PREFIX):
         pattern = os.path.expanduser(entry.pattern[len(PATH_PREFIX) :])
         regex, absolute = path_regex(pattern), pattern.startswith("/")
@@ -201,6 +222,8 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
         return bool(hits) and all(hits)
     if is_cell_pattern(entry.pattern):
         return isinstance(call, CodeAction | ShellScript) and cell_matches(entry.pattern, call.subject)
+    if isinstance(call, ShellScript) and entry.effect != "allow":
+        return glob_matches(entry.pattern, call.script) or _runs(entry.pattern, facts)
     if not isinstance(call, ShellAction):
         # Spelled out in full (a one-line code action), glob characters and all, or a glob.
         return entry.pattern == call.subject or glob_matches(entry.pattern, call.subject)
@@ -208,10 +231,7 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
         return True  # spelled out in full: the user has seen exactly this command
     if entry.effect != "allow":
         # Refusing or asking is safe whatever the command hides: match the program, not its spelling.
-        pattern = _program_pattern(entry.pattern)
-        return glob_matches(entry.pattern, call.command) or any(
-            glob_matches(pattern, p) for p in facts.programs
-        )
+        return glob_matches(entry.pattern, call.command) or _runs(entry.pattern, facts)
     if not facts.traits.simple:
         return False
     if facts.unsafe and not _names_flag(entry.pattern, facts.unsafe):

@@ -1,8 +1,10 @@
 """What a simple shell command really runs: the program behind its spelling, its wrappers and its flags.
 
 A deny rule names a program (``rm *``); the shell runs the same ``rm`` when it is spelled
-``/bin/rm``, ``\\rm``, ``'rm'``, or handed to a wrapper (``command``, ``env``, ``exec``, ``sudo``,
-``xargs``, ``find -exec``, ``sh -c``). ``run_commands`` lists every command a simple command runs,
+``/bin/rm``, ``\\rm``, ``'rm'``, ``$'\\x72m'``, or handed to a wrapper (``command``, ``env``, ``exec``,
+``sudo``, ``xargs``, ``find -exec``, ``sh -c``, ``eval``, ``busybox``, ``git -c alias.x=!…``). ``unwrap``
+is the one step that looks through them all (and says when it cannot: ``eval "$x"``); ``run_commands``
+lists every command a simple command runs,
 each as its words with the program reduced to its name, so that a rule can be matched against what
 runs rather than how it is written. ``unsafe_use`` tells why an otherwise read-only program would
 write, delete or run something with the flags given (``find -delete``, ``sed e``, ``awk system()``).
@@ -12,8 +14,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import dataclass, field
 
-from freeact_tui.shellwords import command_words, split_command
+from freeact_tui.shellwords import command_words, inner_commands, inspect_command, split_command
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # Wrappers that run their arguments as a command: the options that take a value (``-u USER``).
@@ -30,6 +33,11 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "setsid": frozenset(),
     "time": frozenset({"-f", "-o", "--format", "--output"}),
     "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "chrt": frozenset(),
+    "taskset": frozenset(),
+    "unshare": frozenset(),
+    "setpriv": frozenset(),
+    "caffeinate": frozenset(),
     "unbuffer": frozenset(),
     "xargs": frozenset({"-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a", "--arg-file", "--delimiter",
                         "--max-args", "--max-procs", "--max-lines", "--max-chars", "--eof", "--replace"}),
@@ -41,10 +49,33 @@ _WRAPPERS: dict[str, frozenset[str]] = {
 }  # fmt: skip
 # Wrappers whose first argument is not the command (``timeout 5 rm``, ``chroot /new rm``).
 _LEADING_ARGUMENT = frozenset({"timeout", "chroot", "flock", "taskset"})
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"})
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash", "fish", "csh", "tcsh", "su"})
+# One binary, many programs: the first argument names the program that runs.
+_MULTICALL = frozenset({"busybox", "toybox"})
+# Shell syntax before a command's program: ``! rm``, ``{ rm``, ``if rm``, ``then rm``, ``( rm``.
+_RESERVED = frozenset({"!", "{", "}", "(", ")", "if", "then", "else", "elif", "fi", "do", "done", "while",
+                       "until", "coproc", "case", "esac", "in"})
+# git's options before its subcommand that take a value as the next word.
+_GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--config-env", "--git-dir", "--work-tree", "--namespace",
+                                "--super-prefix", "--exec-path", "--list-cmds", "--attr-source"})
+GIT_COMMANDS = frozenset(
+    "add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore check-mailmap "
+    "check-ref-format checkout checkout-index cherry cherry-pick citool clean clone commit commit-graph "
+    "commit-tree config count-objects credential describe diff diff-files diff-index diff-tree difftool "
+    "fast-export fast-import fetch fetch-pack filter-branch for-each-ref for-each-repo format-patch fsck gc "
+    "get-tar-commit-id grep gui hash-object help index-pack init instaweb interpret-trailers log ls-files "
+    "ls-remote ls-tree mailinfo mailsplit maintenance merge merge-base merge-file merge-tree mergetool mktag "
+    "mktree multi-pack-index mv name-rev notes pack-objects pack-refs prune prune-packed pull push range-diff "
+    "read-tree rebase reflog remote repack replace rerere reset restore rev-list rev-parse revert rm "
+    "send-email shortlog show show-branch show-index show-ref sparse-checkout stage stash status stripspace "
+    "submodule switch symbolic-ref tag unpack-file unpack-objects update-index update-ref "
+    "update-server-info var verify-commit verify-pack verify-tag version whatchanged worktree write-tree".split()
+)
+"""git's own commands: any other name runs an alias or a ``git-<name>`` program (repository-defined)."""
 _FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
-_MAX_DEPTH = 8
+_MAX_DEPTH = 16
+"""Wrappers looked through inside one another; deeper nesting cannot be told (asked)."""
 
 
 def program_name(word: str) -> str:
@@ -52,38 +83,162 @@ def program_name(word: str) -> str:
     return word.rsplit("/", 1)[-1] if "/" in word.rstrip("/") else word
 
 
+@dataclass
+class Unwrapped:
+    """What a shell command runs, unwrapped (``unwrap``).
+
+    Attributes:
+        commands: every command it runs, outermost first, each as its words with the program by name.
+        opaque: why some command it runs cannot be known here (``eval "$x"``, ``sh script.sh``, a git
+            alias): such a command is asked, never allowed by an allow rule.
+    """
+
+    commands: list[list[str]] = field(default_factory=list)
+    opaque: list[str] = field(default_factory=list)
+
+
+def unwrap(command: str) -> Unwrapped:
+    """The one unwrapping step rules match through: every command ``command`` runs, recursively (bounded).
+
+    Wrappers (``command``, ``exec``, ``env``, ``sudo``, ``nice``, ``timeout``, ``nohup``, ``xargs`` …),
+    ``eval``, ``sh -c``/``bash -c`` (any shell), ``busybox <applet>``, ``trap``, ``watch``, ``find -exec``
+    and git's ``-c`` values and aliases are looked through; the commands inside substitutions, and
+    every part of a composite text, too. ``$'…'`` is decoded first (``command_words``). What runs but
+    cannot be read here (a script file, ``eval "$x"``, a program named by ``$x``, a git alias the
+    repository may define) is named in ``opaque``.
+    """
+    found = Unwrapped()
+    _script(command, found, 0)
+    return found
+
+
 def run_commands(command: str) -> list[list[str]]:
-    """Every command a simple shell command runs, outermost first, each with its program by name.
+    """Every command a shell command runs, outermost first, each with its program by name (``unwrap``).
 
     ``sudo -u root /bin/rm -rf x`` gives ``[["sudo", "-u", "root", "rm", "-rf", "x"], ["rm", "-rf", "x"]]``;
     ``find . -delete`` adds ``["rm", "."]`` (it deletes what it finds); ``sh -c 'rm x'`` adds the parts of
     its script.
     """
-    out: list[list[str]] = []
-    _collect(command_words(command), out, 0)
-    return out
+    return unwrap(command).commands
 
 
-def _collect(words: list[str], out: list[list[str]], depth: int) -> None:
-    while words and _ASSIGNMENT.match(words[0]):
-        words = words[1:]  # ``FOO=1 rm x`` runs rm
-    if not words or depth > _MAX_DEPTH:
+def _script(text: str, found: Unwrapped, depth: int) -> None:
+    """The commands of a shell text (each part, and the commands in its substitutions)."""
+    if depth > _MAX_DEPTH:
+        found.opaque.append("commands nested too deeply to read")
         return
+    traits = inspect_command(text)
+    if depth > 0 and (traits.expansion or traits.substitution or traits.unbalanced):
+        found.opaque.append(f"the script {text!r} is completed only when it runs")
+    for part in split_command(text):
+        _collect(command_words(part), found, depth)
+    for inner in inner_commands(text):
+        _collect(command_words(inner), found, depth + 1)
+
+
+def _collect(words: list[str], found: Unwrapped, depth: int) -> None:
+    words = _skip_syntax(words)
+    if not words:
+        return
+    if depth > _MAX_DEPTH:
+        found.opaque.append("commands nested too deeply to read")
+        return
+    if any(c in words[0] for c in "$`"):
+        found.opaque.append(f"the program {words[0]!r} is chosen when it runs")
     words = [program_name(words[0]), *words[1:]]
-    out.append(words)
-    program = words[0]
+    found.commands.append(words)
+    program, rest = words[0], words[1:]
     if program in _WRAPPERS or program in _LEADING_ARGUMENT:
-        _collect(_unwrap(program, words[1:], out, depth), out, depth + 1)
+        _collect(_unwrap(program, rest, found, depth), found, depth + 1)
+    elif program == "eval":
+        _script(" ".join(rest), found, depth + 1)
+    elif program in ("watch",):
+        inner = _unwrap(program, rest, found, depth)
+        _script(" ".join(inner), found, depth + 1)  # watch hands its words to ``sh -c``
+    elif program in _MULTICALL:
+        applet = next((k for k, w in enumerate(rest) if not w.startswith("-")), None)
+        if applet is not None:
+            _collect(rest[applet:], found, depth + 1)
     elif program in _SHELLS:
-        script = _shell_script(words[1:])
+        script = _shell_script(rest)
         if script is not None:
-            for part in split_command(script):
-                _collect(command_words(part), out, depth + 1)
+            _script(script, found, depth + 1)
+        else:
+            found.opaque.append(f"{program} runs a script it reads from a file or its input")
+    elif program in ("source", "."):
+        found.opaque.append(f"{program} runs the commands of a file")
+    elif program == "trap" and rest and not rest[0].startswith("-"):
+        _script(rest[0], found, depth + 1)
+    elif program == "git":
+        _git(rest, found, depth)
     elif program == "find":
-        _find_commands(words, out, depth)
+        _find_commands(words, found, depth)
 
 
-def _unwrap(program: str, rest: list[str], out: list[list[str]], depth: int) -> list[str]:
+def _skip_syntax(words: list[str]) -> list[str]:
+    """The command after assignments, reserved words and a function's head (``f() { rm x; }`` runs rm)."""
+    while words:
+        if _ASSIGNMENT.match(words[0]) or words[0] in _RESERVED:
+            words = words[1:]  # ``FOO=1 rm x``, ``! rm x``, ``{ rm x``, ``if rm x``
+        elif len(words) >= 2 and (words[1] == "()" or words[1:3] == ["(", ")"]):
+            words = words[2:] if words[1] == "()" else words[3:]  # ``f() { rm x; }`` → the function's body
+        elif words[0] == "function" and len(words) >= 2:
+            words = words[2:]
+        else:
+            break
+    return words
+
+
+def _git(args: list[str], found: Unwrapped, depth: int) -> None:
+    """git's ``-c name=value`` may name a program (an alias, a pager, a helper); an unknown subcommand
+    may be an alias or a ``git-<name>`` program of the repository's choosing."""
+    aliases: dict[str, str] = {}
+    k = 0
+    while k < len(args):
+        word = args[k]
+        name, _, value = word.partition("=")
+        if word in _GIT_VALUE_OPTIONS:
+            name, value = word, args[k + 1] if k + 1 < len(args) else ""
+            k += 2
+        else:
+            k += 1
+        if name == "-c":
+            key, _, setting = value.partition("=")
+            if key.lower().startswith("alias."):
+                aliases[key[len("alias.") :]] = setting
+            else:
+                _script(setting, found, depth + 1)  # any value may name a program (pager, helper, editor)
+        elif name == "--config-env":
+            found.opaque.append(f"git --config-env {value} takes a setting from the environment")
+        elif not word.startswith("-"):
+            _git_command(word, args[k:], aliases, found, depth)
+            return
+    for alias in aliases.values():  # an alias defined but not called here still shows what it would run
+        _git_alias(alias, [], found, depth)
+
+
+def _git_command(command: str, rest: list[str], aliases: dict[str, str], found: Unwrapped, depth: int) -> None:
+    if command in aliases:
+        _git_alias(aliases.pop(command), rest, found, depth)
+    elif command not in GIT_COMMANDS:
+        found.opaque.append(f"git {command} may be an alias or a program the repository names")
+    for alias in aliases.values():
+        _git_alias(alias, [], found, depth)
+
+
+def _git_alias(value: str, rest: list[str], found: Unwrapped, depth: int) -> None:
+    """``!cmd`` runs ``cmd args`` in a shell; any other alias is git with those words first."""
+    tail = " ".join(shlex.quote(w) for w in rest)
+    if value.startswith("!"):
+        _script(f"{value[1:]} {tail}".strip(), found, depth + 1)
+        return
+    try:
+        _collect(["git", *shlex.split(value), *rest], found, depth + 1)
+    except ValueError:
+        found.opaque.append(f"the git alias {value!r} cannot be read")
+
+
+def _unwrap(program: str, rest: list[str], found: Unwrapped, depth: int) -> list[str]:
     """The command a wrapper runs (its options, assignments and leading argument skipped)."""
     takes_value = _WRAPPERS.get(program, frozenset())
     k = 0
@@ -100,10 +255,7 @@ def _unwrap(program: str, rest: list[str], out: list[list[str]], depth: int) -> 
         name = word.split("=", 1)[0]
         if program == "env" and name in ("-S", "--split-string"):
             value = word.split("=", 1)[1] if "=" in word else (rest[k + 1] if k + 1 < len(rest) else "")
-            try:
-                _collect(shlex.split(value), out, depth + 1)
-            except ValueError:
-                _collect(value.split(), out, depth + 1)
+            _script(value, found, depth + 1)
             return []
         k += 2 if "=" not in word and word in takes_value else 1
     if program in _LEADING_ARGUMENT and k < len(rest):
@@ -112,26 +264,27 @@ def _unwrap(program: str, rest: list[str], out: list[list[str]], depth: int) -> 
 
 
 def _shell_script(args: list[str]) -> str | None:
+    """The script of ``sh -c SCRIPT`` (``-c`` in any cluster of flags: ``-lc``, ``-ec``), else ``None``."""
     for k, word in enumerate(args):
         if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
             return args[k + 1] if k + 1 < len(args) else None
-        if not word.startswith("-"):
+        if not word.startswith(("-", "+")):
             return None
     return None
 
 
-def _find_commands(words: list[str], out: list[list[str]], depth: int) -> None:
+def _find_commands(words: list[str], found: Unwrapped, depth: int) -> None:
     starts = [w for w in words[1:] if not w.startswith("-") and w not in ("(", ")", "!")][:1]
     k = 1
     while k < len(words):
         word = words[k]
         if word == "-delete":
-            out.append(["rm", *starts])
+            found.commands.append(["rm", *starts])
         if word in _FIND_RUNS:
             end = k + 1
             while end < len(words) and words[end] not in (";", "+", "\\;"):
                 end += 1
-            _collect(words[k + 1 : end], out, depth + 1)
+            _collect(words[k + 1 : end], found, depth + 1)
             k = end
         k += 1
 
@@ -273,7 +426,10 @@ __all__ = [
     "NO_EXT_DIFF",
     "git_config_env",
     "without_ext_diff",
+    "GIT_COMMANDS",
+    "Unwrapped",
     "program_name",
     "run_commands",
+    "unwrap",
     "unsafe_use",
 ]

@@ -314,8 +314,77 @@ def inner_commands(cmd: str) -> list[str]:
     return [part for body in _lex(cmd).inner for part in _lex(body).parts]
 
 
+_ANSI_C_ESCAPES = {
+    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+    "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+}  # fmt: skip
+_ANSI_C_NUMERIC = re.compile(r"x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|([0-7]{1,3})|c(.)")
+
+
+def _ansi_c_body(text: str, i: int) -> tuple[str, int]:
+    """The value of a ``$'…'`` body starting at ``i`` (bash's escapes), and the index after its quote."""
+    out: list[str] = []
+    while i < len(text) and text[i] != "'":
+        if text[i] != "\\" or i + 1 >= len(text):
+            out.append(text[i])
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt in _ANSI_C_ESCAPES:
+            out.append(_ANSI_C_ESCAPES[nxt])
+            i += 2
+            continue
+        m = _ANSI_C_NUMERIC.match(text, i + 1)
+        if m is None:
+            out.append("\\" + nxt)
+            i += 2
+            continue
+        hexa, u4, u8, octal, ctrl = m.groups()
+        if ctrl is not None:
+            out.append(chr(ord(ctrl) & 0x1F))
+        else:
+            code = int(hexa or u4 or u8, 16) if octal is None else int(octal, 8)
+            out.append(chr(code) if code < 0x110000 else "\ufffd")
+        i = m.end()
+    return "".join(out), i + 1
+
+
+def ansi_c_unquoted(text: str) -> str:
+    """``text`` with each ``$'…'`` (bash's ANSI-C quoting) as the plain single-quoted word it stands for.
+
+    ``$'\\x72m'`` is ``'rm'``, so a rule sees the program and the path that run, not their spelling.
+    Inside double quotes ``$'`` is literal text, as in bash; ``$"…"`` (a translated string) is ``"…"``.
+    """
+    if "$" not in text:
+        return text
+    out: list[str] = []
+    i, quote = 0, ""
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and quote != "'":
+            out.append(text[i : i + 2])
+            i += 2
+        elif quote:
+            quote = "" if c == quote else quote
+            out.append(c)
+            i += 1
+        elif c in "'\"":
+            quote = c
+            out.append(c)
+            i += 1
+        elif text.startswith("$'", i):
+            value, i = _ansi_c_body(text, i + 2)
+            out.append("'" + value.replace("'", "'\"'\"'") + "'")
+        elif text.startswith('$"', i):
+            i += 1  # the ``"`` opens an ordinary double-quoted string
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
 def command_words(cmd: str) -> list[str]:
-    """The words of a simple command, quotes removed, redirection operators as words of their own.
+    """The words of a simple command, quotes removed (``$'…'`` decoded), redirection operators as words of their own.
 
     Best effort (no expansion): an unparsable command falls back to whitespace splitting.
 
@@ -325,7 +394,7 @@ def command_words(cmd: str) -> list[str]:
     Returns:
         The words, e.g. ``["cat", "<", "a b.txt"]`` for ``cat < 'a b.txt'``.
     """
-    text = _IPYTHON_ESCAPE.sub("", cmd, count=1).replace("\\\n", "")
+    text = ansi_c_unquoted(_IPYTHON_ESCAPE.sub("", cmd, count=1).replace("\\\n", ""))
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|<>()")
     lexer.commenters = ""  # a ``#`` inside a word is text; reading more words is the safe side
     lexer.whitespace_split = True
