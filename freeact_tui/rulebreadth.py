@@ -18,6 +18,7 @@ PATH_PREFIX = "path:"
 
 _WILDCARD = re.compile(r"[*?\[]")
 _ESCAPED = re.compile(r"\[([*?\[])\]")
+_GLOB_CHARS = re.compile(r"([*?\[])")
 # Programs that run whatever their arguments say: allowing them by name allows any code.
 _RUNS_ANYTHING = frozenset(
     "python python2 python3 py pypy pypy3 ipython bash sh zsh fish dash ksh csh tcsh node deno bun perl ruby "
@@ -38,6 +39,11 @@ _NOUN = {
     "subagent": "subagent task",
 }
 
+
+
+def escape_glob(text: str) -> str:
+    """A glob that matches ``text`` literally (``*`` as ``[*]``)."""
+    return _GLOB_CHARS.sub(r"[\1]", text)
 
 
 def is_cell_pattern(pattern: str) -> bool:
@@ -121,4 +127,4 @@ def _shell_breadth(pattern: str) -> str | None:
 
 
 
-__all__ = ["CELL_PREFIX", "PATH_PREFIX", "broad_allow", "broad_reason", "has_wildcard", "is_cell_pattern"]
+__all__ = ["CELL_PREFIX", "PATH_PREFIX", "broad_allow", "broad_reason", "escape_glob", "has_wildcard", "is_cell_pattern"]

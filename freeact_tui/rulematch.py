@@ -22,7 +22,7 @@ from freeact_tui.pathglobs import (
     path_regex,
     shell_path_words,
 )
-from freeact_tui.rulebreadth import PATH_PREFIX, broad_allow, is_cell_pattern
+from freeact_tui.rulebreadth import PATH_PREFIX, broad_allow, escape_glob, is_cell_pattern
 from freeact_tui.shellprograms import Unwrapped, program_name, unsafe_use, unwrap
 from freeact_tui.shellwords import (
     CommandTraits,
@@ -196,7 +196,9 @@ def _runs(pattern: str, facts: CallFacts) -> bool:
 
 def _exact(pattern: str, call: ToolCall) -> bool:
     """The rule names this very text (an exact cell, or the command spelled out): the user saw it all."""
-    return pattern == call.subject or (is_cell_pattern(pattern) and cell_matches(pattern, call.subject))
+    if is_cell_pattern(pattern):
+        return cell_matches(pattern, call.subject)
+    return pattern in (call.subject, escape_glob(call.subject))
 
 
 def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:

@@ -9,14 +9,13 @@ saved only after a second confirmation. For code and scripts the proposal is an 
 
 from __future__ import annotations
 
-import re
 import shlex
 
 from freeact_tui.cellrules import cell_pattern
-from freeact_tui.rulebreadth import broad_reason, has_wildcard, is_cell_pattern
+from freeact_tui.rulebreadth import broad_reason, escape_glob, has_wildcard, is_cell_pattern
+from freeact_tui.shellwords import inspect_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
 
-_WILDCARD_CHARS = re.compile(r"([*?\[])")
 
 def proposed_pattern(call: ToolCall) -> str:
     """A narrow pattern that matches ``call`` (and actions very much like it), for the dialog to propose.
@@ -33,6 +32,23 @@ def proposed_pattern(call: ToolCall) -> str:
     return call.suggested_pattern()
 
 
+def exact_pattern(call: ToolCall) -> str:
+    """The narrowest rule pattern that allows ``call``: what a refusal message suggests.
+
+    It matches ``call`` and nothing that does more: not the command with other arguments, a
+    redirection or another command after it, not another cell. A code action or script: its exact
+    cell; a simple shell command: the command with its glob characters escaped; a command with
+    redirections, substitutions or several parts: the command itself (only a rule spelling it out in
+    full allows such a command); any other call: its subject, escaped.
+    """
+    match call:
+        case CodeAction(code=text) | ShellScript(script=text):
+            return cell_pattern(text)
+        case ShellAction(command=command) if not inspect_command(command).simple:
+            return command
+    return escape_glob(call.subject)
+
+
 def pattern_note(kind: str, pattern: str) -> str | None:
     """What a pattern matches, where it is not obvious (an exact cell, or code matched on its text)."""
     if is_cell_pattern(pattern.strip()):
@@ -40,11 +56,6 @@ def pattern_note(kind: str, pattern: str) -> str | None:
     if kind in ("code", "script") and not has_wildcard(pattern):
         return "Matches only a cell that is exactly this text."
     return None
-
-
-def _escape(text: str) -> str:
-    """A glob that matches ``text`` literally."""
-    return _WILDCARD_CHARS.sub(r"[\1]", text)
 
 
 def _words(command: str) -> list[str]:
@@ -56,8 +67,8 @@ def _words(command: str) -> list[str]:
 
 def _shell_pattern(command: str) -> str:
     words = _words(command)
-    if not words:
-        return command
+    if not words or not inspect_command(command).simple:
+        return command  # a wildcard never allows a redirection or a substitution: only the command itself
     base = ShellAction(command).suggested_pattern()
     if broad_reason("shell", base) is None:
         return base
@@ -67,11 +78,11 @@ def _shell_pattern(command: str) -> str:
             if any(shlex.quote(w) != w for w in words[: k + 1]):
                 break  # quoted words: only the command as written matches it
             head = " ".join(words[: k + 1])
-            narrow = f"{_escape(head)} *" if k + 1 < len(words) else head
+            narrow = f"{escape_glob(head)} *" if k + 1 < len(words) else head
             if broad_reason("shell", narrow) is None:
                 return narrow
             break
     return command  # spelled out in full
 
 
-__all__ = ["broad_reason", "pattern_note", "proposed_pattern"]
+__all__ = ["broad_reason", "exact_pattern", "pattern_note", "proposed_pattern"]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from freeact_tui.agent.agent import Agent
+from freeact_tui.cellrules import cell_pattern
 from freeact_tui.cli.run import STREAM_SCHEMA_VERSION, HeadlessRun, parse_rule, read_prompt, session_rules
 from freeact_tui.permissions import PermissionRules
 from tests.fake_openai import FakeOpenAI, HttpError, RecordedRequest, Reply, Stall, ToolCallReply
@@ -76,18 +77,21 @@ def test_allowed_code_runs_in_a_real_kernel_json_output(fake_openai: FakeOpenAI,
 
 def test_refusal_without_a_rule_exits_2_naming_the_pattern(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
-    fake_openai.script(code_call(f"open({str(marker)!r}, 'w').close()"))
+    code = f"open({str(marker)!r}, 'w').close()"
+    fake_openai.script(code_call(code))
     done = cli("run", *fake_args(fake_openai), "-o", "json", "do it", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert "--allow 'code:*'" in done.stderr and "nobody is present" in done.stderr
+    # the suggested rule is this very cell, never ``code:*`` (#39)
+    hint = f"code:{cell_pattern(code)}"
+    assert f"--allow {hint}" in done.stderr and "nobody is present" in done.stderr
     assert not marker.exists()
     assert fake_openai.count == 1  # the turn ends: no further request after the refusal
     result = json.loads(done.stdout)
-    assert result["status"] == "refused" and result["refusals"][0]["allow"] == "code:*"
+    assert result["status"] == "refused" and result["refusals"][0]["allow"] == hint
     # the model is told why (in the stored tool result it sees on the next turn)
     lines = session_lines(Path(os.environ["FREEACT_TUI_HOME"]), result["session_id"])
     returns = [p for line in lines for p in line["message"]["parts"] if p.get("part_kind") == "tool-return"]
-    assert "--allow 'code:*'" in returns[-1]["content"]
+    assert f"--allow {hint}" in returns[-1]["content"]
 
 
 def test_deny_beats_allow(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
@@ -266,5 +270,6 @@ def test_subagent_refusal_is_named_and_exits_2(tmp_path: Path) -> None:
     result = json.loads(lines[0])
     assert code == 2 and result["status"] == "refused"
     (refusal,) = result["refusals"]
-    assert refusal["agent_id"].startswith("sub-") and refusal["allow"] == "code:*"
+    hint = f"code:{cell_pattern('import shutil; shutil.rmtree(' + repr('logs') + ')')}"
+    assert refusal["agent_id"].startswith("sub-") and refusal["allow"] == hint
     assert f'subagent {refusal["agent_id"]}: refused code action "import shutil' in err

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shlex
 import signal
 import sys
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -31,6 +32,7 @@ from freeact_tui.events import (
 )
 from freeact_tui.pathreach import describe
 from freeact_tui.permissions import KINDS, PermissionRules, rules_for
+from freeact_tui.rulepatterns import exact_pattern
 from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import ToolCall
 
@@ -71,8 +73,8 @@ def parse_rule(text: str) -> tuple[str, str]:
 
 
 def allow_hint(call: ToolCall) -> str:
-    """The ``--allow`` value that would let ``call`` run."""
-    return f"{call.kind}:{call.suggested_pattern()}"
+    """The ``--allow`` value that would let ``call`` run, and nothing that does more (``exact_pattern``)."""
+    return f"{call.kind}:{exact_pattern(call)}"
 
 
 def _snake(name: str) -> str:
@@ -233,7 +235,7 @@ def _path_warning(request: ApprovalRequest) -> str:
 def refuse_unattended(request: ApprovalRequest, record: RunRecord) -> None:
     """Reject an undecided request: nobody is present to approve it, and no rule allows it."""
     hint = allow_hint(request.tool_call)
-    reason = f"no rule allows it and nobody is present to approve it (headless run; allow it with --allow '{hint}')"
+    reason = f"no rule allows it and nobody is present to approve it (headless run; allow it with --allow {shlex.quote(hint)})"
     request.resolve(Decision(False, reason=reason))
     record.refusals.append(_refusal(request, hint, "no rule allows it and nobody is present to approve it"))
 
@@ -339,7 +341,7 @@ class HeadlessRun:
         for error in record.errors:
             self.err.write(f"freeact-tui: {visible(error['message'])}\n")
         for refusal in record.refusals:
-            fix = f" To allow it, run again with --allow '{refusal.allow}'." if refusal.allow else ""
+            fix = f" To allow it, run again with --allow {shlex.quote(refusal.allow)}." if refusal.allow else ""
             who = "" if refusal.agent_id == "main" else f"subagent {refusal.agent_id}: "
             self.err.write(
                 f"freeact-tui: {who}refused {refusal.kind} action {_short(refusal.text)!r}: {refusal.reason}.{fix}\n"
