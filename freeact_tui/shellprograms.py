@@ -290,13 +290,14 @@ def _find_commands(words: list[str], found: Unwrapped, depth: int) -> None:
 
 
 # Flags that make an otherwise read-only program write or run something: (long words, short letters).
-# Recursive reads (grep -r, rg --hidden, diff -r) would show a .env file the ask rules never see.
+# Recursive reads (grep -r, rg --hidden, diff -r) would show a .env file the ask rules never see; rg -L
+# follows a directory symlink out of the folder (docs/k -> ~/.ssh) where no path word names it.
 _GREP_RECURSIVE = (frozenset({"--recursive", "--dereference-recursive", "--directories", "-d"}), "rRd")
 _FORBIDDEN: dict[str, tuple[frozenset[str], str]] = {
     "find": (frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
                         "-fprintf", "-fls"}), ""),
     "grep": _GREP_RECURSIVE, "egrep": _GREP_RECURSIVE, "fgrep": _GREP_RECURSIVE,
-    "rg": (frozenset({"--pre", "--hidden", "--unrestricted", "--no-ignore"}), "u."),
+    "rg": (frozenset({"--pre", "--hidden", "--unrestricted", "--no-ignore", "--follow"}), "u.L"),
     "diff": (frozenset({"--recursive"}), "r"),
     "sort": (frozenset({"--output", "--compress-program"}), "o"),
     "tree": (frozenset(), "o"),

@@ -209,3 +209,9 @@ async def test_the_kernel_never_shows_the_secret_without_asking(
     assert command in asked
     shown = "".join(e.text or "" for e in events if isinstance(e, CodeExecutionOutput))
     assert secret not in shown
+
+
+@pytest.mark.parametrize("command", ["rg -L KEY docs", "rg --follow KEY .", "rg -iL KEY"])
+def test_a_recursive_read_that_follows_symlinks_asks(planted: Path, command: str) -> None:
+    # no path word names the link: the program would follow it on its own
+    assert PermissionRules(None, working_dir=planted).check(ShellAction(command)) == "ask"
