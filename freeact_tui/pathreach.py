@@ -47,8 +47,10 @@ def _path_like(text: str) -> bool:
         return False
     if text.startswith("//") or "://" in text or text in _NOT_FILES or text.startswith("/dev/fd/"):
         return False  # a URL or a stream, not a file
-    # "/" alone is a separator far more often than the root; "~" and ".." are places
-    return any(c.isalnum() for c in text) or any(s in ("~", "..") for s in text.split("/"))
+    # "/" alone is a separator far more often than the root; "~" and ".." are places; a glob (``*``) may
+    # match a symlink that leads out
+    places = any(s in ("~", "..") for s in text.split("/"))
+    return any(c.isalnum() for c in text) or places or any(c in "*?[" for c in text)
 
 
 def _python_strings(code: str) -> list[str]:

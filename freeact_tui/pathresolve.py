@@ -30,6 +30,7 @@ MAX_MATCHES = 1000
 
 _WILDCARDS = frozenset("*?[")
 _BRACE = re.compile(r"(?<!\\)\{([^{}]*)\}")
+_SEQUENCE = re.compile(r"(-?\w+)\.\.(-?\w+)(?:\.\.(-?\d+))?")
 
 
 @dataclass(frozen=True)
@@ -101,18 +102,38 @@ def inside(raw: str, working_dir: Path | str) -> bool:
     return found.certain and within(found.path, root_of(working_dir))
 
 
+def _alternatives(body: str, limit: int) -> list[str] | None:
+    """What one ``{…}`` stands for: a list (``a,b``) or a sequence (``1..3``, ``a..c``, ``1..9..2``)."""
+    if "," in body:
+        return body.split(",")
+    seq = _SEQUENCE.fullmatch(body)
+    if seq is None:
+        return None
+    start, end, step = seq.group(1), seq.group(2), abs(int(seq.group(3) or 1)) or 1
+    numeric = start.lstrip("-").isdigit() and end.lstrip("-").isdigit()
+    if not numeric and not (len(start) == len(end) == 1):
+        return None
+    lo, hi = (int(start), int(end)) if numeric else (ord(start), ord(end))
+    values = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
+    if len(values) > limit:
+        values = values[: limit + 1]
+    return [str(v) if numeric else chr(v) for v in values]
+
+
 def braces(word: str, limit: int = MAX_MATCHES) -> tuple[list[str], bool]:
-    """The words bash's brace expansion makes of ``word`` (``a{b,c}`` → ``ab``, ``ac``), and whether all fit."""
+    """The words bash's brace expansion makes of ``word`` (``a{b,c}`` → ``ab``, ``ac``; ``{1..3}``), and
+    whether all fit in ``limit``."""
     out: list[str] = []
     todo = [word]
     while todo:
         current = todo.pop()
-        match = next((m for m in _BRACE.finditer(current) if "," in m.group(1)), None)
-        if match is None:
+        found = ((m, _alternatives(m.group(1), limit)) for m in _BRACE.finditer(current))
+        match, alts = next(((m, a) for m, a in found if a is not None), (None, None))
+        if match is None or alts is None:
             out.append(current)
         else:
             head, tail = current[: match.start()], current[match.end() :]
-            todo += [head + alt + tail for alt in reversed(match.group(1).split(","))]
+            todo += [head + alt + tail for alt in reversed(alts)]
         if len(out) + len(todo) > limit:
             return out, False
     return out, True

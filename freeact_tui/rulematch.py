@@ -207,7 +207,7 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
     script_guard = entry.effect != "allow" and entry.kind == "shell" and isinstance(call, ShellScript)
     if entry.kind not in ("*", call.kind) and not script_guard:
         return False
-    if entry.effect == "allow" and facts.opaque and not _exact(entry.pattern, call):
+    if entry.effect == "allow" and facts.opaque and (entry.scope == "default" or not _exact(entry.pattern, call)):
         return False  # what runs cannot be told: asked, whatever a pattern would allow
     if entry.pattern.startswith(PATH_PREFIX):
         pattern = os.path.expanduser(entry.pattern[len(PATH_PREFIX) :])
@@ -229,8 +229,8 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
     if not isinstance(call, ShellAction):
         # Spelled out in full (a one-line code action), glob characters and all, or a glob.
         return entry.pattern == call.subject or glob_matches(entry.pattern, call.subject)
-    if entry.pattern == call.command:
-        return True  # spelled out in full: the user has seen exactly this command
+    if entry.pattern == call.command and entry.scope != "default":
+        return True  # spelled out in full: the user has seen exactly this command (``cat *`` is no default's)
     if entry.effect != "allow":
         # Refusing or asking is safe whatever the command hides: match the program, not its spelling.
         return glob_matches(entry.pattern, call.command) or _runs(entry.pattern, facts)

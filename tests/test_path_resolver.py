@@ -52,7 +52,8 @@ _TARGETS = (
     "missing/x",  # dangling
     "../out/nothing",
 )
-_PARTS = ("a", "b", "d", "c", "e", "f", "g", "..", ".", "secret", "proc", "1", "environ", "id_rsa", "*", "x")
+_PARTS = ("a", "b", "d", "c", "e", "f", "g", "..", ".", "secret", "proc", "1", "environ", "id_rsa", "*", "x", "{a,d}",
+          "{a..c}", "?")
 
 
 def _tree(root: Path, links: list[tuple[str, str]]) -> Path:
@@ -164,7 +165,8 @@ def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.parametrize(
     "command",
     ["grep -a OPENAI_API_KEY p/*/environ", "cat p/self/environ", "cat docs/k/id_rsa", "cat docs/*/id_rsa",
-     "cat {docs,x}/k/id_rsa", "head docs/k/../k/id_rsa"],
+     "cat {docs,x}/k/id_rsa", "cat docs/{j..l}/id_rsa", "head docs/k/../k/id_rsa", "cat < docs/k/id_rsa",
+     "echo x > docs/k/new_file", "git diff --no-index docs/k/id_rsa /dev/null"],
 )  # fmt: skip
 def test_a_directory_symlink_to_a_secret_asks(planted: Path, command: str) -> None:
     assert PermissionRules(None, working_dir=planted).check(ShellAction(command)) == "ask"
@@ -215,3 +217,10 @@ async def test_the_kernel_never_shows_the_secret_without_asking(
 def test_a_recursive_read_that_follows_symlinks_asks(planted: Path, command: str) -> None:
     # no path word names the link: the program would follow it on its own
     assert PermissionRules(None, working_dir=planted).check(ShellAction(command)) == "ask"
+
+
+@pytest.mark.parametrize("command", ["cat *", "head *", "grep KEY *", "cat k/*"])
+def test_a_command_spelled_like_a_default_rule_is_still_judged(planted: Path, command: str) -> None:
+    # ``cat *`` is the text of a built-in rule, but the user never saw this command: its glob reaches
+    # ``k -> ~/.ssh`` and it asks (on main the equal text counted as "spelled out in full")
+    assert PermissionRules(None, working_dir=planted / "docs").check(ShellAction(command)) == "ask"
