@@ -33,6 +33,8 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "setsid": frozenset(),
     "time": frozenset({"-f", "-o", "--format", "--output"}),
     "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "pkexec": frozenset({"--user"}),
+    "runuser": frozenset({"-u", "-g", "-G", "--user", "--group", "--supp-group"}),
     "chrt": frozenset(),
     "taskset": frozenset(),
     "unshare": frozenset(),

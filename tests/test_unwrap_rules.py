@@ -63,6 +63,8 @@ DENIED = [
     "timeout 5 rm -rf x",
     "nohup rm -rf x",
     "stdbuf -o0 rm -rf x",
+    "pkexec rm -rf x",
+    "runuser -u root rm -rf x",
     "watch rm -rf x",
     "trap 'rm -rf x' EXIT",
     "f() { rm -rf x; }",
