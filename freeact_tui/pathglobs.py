@@ -76,6 +76,9 @@ def shell_path_words(command: str) -> list[str]:
             continue  # an operator such as ``<`` or ``>&``
         if not w.startswith("-"):
             out.append(w)
+        elif not w.startswith("--"):
+            # a value glued to a short option (``-f.env``, ``-xf/etc/x.tar``, ``-o~/out``)
+            out += [w[k:] for k in range(2, len(w)) if k == 2 or w[k] in "/.~"]
         # ``--file=.env``, ``HEAD:.env``: the value may be a path as well
         out += [w.split(sep, 1)[1] for sep in "=:" if sep in w]
     return out

@@ -224,3 +224,9 @@ def test_a_command_spelled_like_a_default_rule_is_still_judged(planted: Path, co
     # ``cat *`` is the text of a built-in rule, but the user never saw this command: its glob reaches
     # ``k -> ~/.ssh`` and it asks (on main the equal text counted as "spelled out in full")
     assert PermissionRules(None, working_dir=planted / "docs").check(ShellAction(command)) == "ask"
+
+
+@pytest.mark.parametrize("command", ["grep -f.env x", "grep -fdocs/k/id_rsa x", "file -fdocs/k/id_rsa", "sort -T/proc/self"])
+def test_a_path_glued_to_a_short_option_is_judged(planted: Path, command: str) -> None:
+    (planted / ".env").write_text("KEY=1\n")
+    assert PermissionRules(None, working_dir=planted).check(ShellAction(command)) == "ask"
