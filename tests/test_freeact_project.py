@@ -248,6 +248,7 @@ def test_a_freeact_projects_permissions_apply_in_the_app(project: Path) -> None:
     (project / ".freeact" / "permissions.toml").write_text(
         'ask = [{type = "FileRead", tool_name = "filesystem_*", path = "**/.env"}]\n'
         "allow = [\n"
+        '  {type = "ShellAction", tool_name = "bash", command = "make test *"},\n'
         '  {type = "ShellAction", tool_name = "bash", command = "make *"},\n'
         '  {type = "FileWrite", tool_name = "filesystem_*", path = "docs/**"},\n'
         '  {type = "Teleport", tool_name = "x"},\n'
@@ -256,10 +257,11 @@ def test_a_freeact_projects_permissions_apply_in_the_app(project: Path) -> None:
     agent = Agent.from_config(Config(working_dir=project), model="test", eager_kernel=False)
     rules = agent.permissions
     assert rules.check(ShellAction("make test")) == "allow"
+    assert rules.check(ShellAction("make deploy")) == "ask"  # ``make *`` runs any code: never from a project
     assert rules.check(FileWrite("docs/guide.md", "x")) == "allow"
     assert rules.check(ShellAction("rm -rf build")) == "ask"
     assert rules.check(CodeAction("print(1)")) == "ask"  # freeact's file allows no code: asked
-    assert (project / ".freeact" / "permissions.toml").read_text().count("make *") == 1  # never rewritten
+    assert (project / ".freeact" / "permissions.toml").read_text().count("make test *") == 1  # never rewritten
 
 
 def test_a_broken_freeact_permissions_file_stops_the_agent_with_its_name(project: Path) -> None:
