@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from freeact_tui.cellrules import cell_matches, is_cell_pattern
+from freeact_tui.gitrun import repo_program_keys
 from freeact_tui.pathglobs import (
     code_strings,
     expand_path,
@@ -119,7 +120,10 @@ DEFAULT_RULES: dict[Effect, tuple[Rule, ...]] = {
     "allow": (
         *(Rule("shell", p) for p in _DEFAULT_SHELL_ALLOW),
         Rule("read", PATH_PREFIX + "**"),
-        *(Rule("tool", name) for name in ("pytools_list_categories", "pytools_list_tools", "pytools_search_tools")),
+        *(
+            Rule("tool", name)
+            for name in ("pytools_list_categories", "pytools_list_tools", "pytools_search_tools")
+        ),
     ),
 }
 PRECEDENCE: tuple[Effect, ...] = ("deny", "ask", "allow")
@@ -167,6 +171,15 @@ class CallFacts:
         return [u for words in run_commands(self.call.subject) if (u := unsafe_use(words)) is not None]
 
     @cached_property
+    def repo_programs(self) -> bool:
+        """The command runs git, and the repository's config holds a setting not known to run no program
+        (or cannot be read): what git runs there is the repository's to say (``gitrun``)."""
+        if not any(words[0] == "git" for words in run_commands(self.call.subject) if words):
+            return False
+        keys = repo_program_keys(self.working_dir)
+        return keys is None or bool(keys)
+
+    @cached_property
     def outside(self) -> bool:
         """The command names a path outside the working directory (or reaches one through a symlink)."""
         return any(p.startswith("/") and p not in _NOT_FILES for p in self.paths)
@@ -206,6 +219,8 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
     if not isinstance(call, ShellAction):
         # Spelled out in full (a one-line code action), glob characters and all, or a glob.
         return entry.pattern == call.subject or glob_matches(entry.pattern, call.subject)
+    if entry.effect == "allow" and entry.scope in ("default", "project") and facts.repo_programs:
+        return False  # a read-only git runs what the repository names (gitrun): the user decides
     if entry.pattern == call.command:
         return True  # spelled out in full: the user has seen exactly this command
     if entry.effect != "allow":

@@ -9,7 +9,8 @@ from types import ModuleType
 
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.deferred_imports import DEFER_SOURCE
-from freeact_tui.shellprograms import GIT_NO_REPO_PROGRAMS, NO_EXT_DIFF
+from freeact_tui.gitrun import KERNEL_SETTINGS
+from freeact_tui.shellprograms import NO_EXT_DIFF
 
 # Written to stdout right before each `!cmd` approval request: approvals travel on another channel
 # than output, and the marker tells where in the output the request was made.
@@ -84,16 +85,17 @@ try:
 finally:
     _sh.__dict__.pop('var_expand', None)"""
 
-# Git settings above a repository's own config, for every git the kernel runs (see GIT_NO_REPO_PROGRAMS).
+# Git settings above a repository's own config, for every git the kernel runs (see gitrun.KERNEL_SETTINGS).
 _GIT_ENV = f"""\
 import os as _os
 _n = _os.environ.get('GIT_CONFIG_COUNT', '0')
 _n = int(_n) if _n.isdigit() else 0
-for _k, (_key, _value) in enumerate({GIT_NO_REPO_PROGRAMS!r}, _n):
+for _k, (_key, _value) in enumerate({KERNEL_SETTINGS!r}, _n):
     _os.environ[f'GIT_CONFIG_KEY_{{_k}}'] = _key
     _os.environ[f'GIT_CONFIG_VALUE_{{_k}}'] = _value
-_os.environ['GIT_CONFIG_COUNT'] = str(_n + {len(GIT_NO_REPO_PROGRAMS)})
+_os.environ['GIT_CONFIG_COUNT'] = str(_n + {len(KERNEL_SETTINGS)})
 _os.environ['GIT_OPTIONAL_LOCKS'] = '0'
+_os.environ['GIT_NO_LAZY_FETCH'] = '1'
 del _os, _n, _k, _key, _value
 """
 
