@@ -101,6 +101,9 @@ INERT_KEYS: tuple[str, ...] = (
     "index.threads", "pack.threads", "gc.auto", "gc.autodetach", "feature.manyfiles",
     "feature.experimental", "maintenance.auto", "maintenance.strategy", "protocol.version",
     "lfs.repositoryformatversion", "gui.*", "blame.date", "tag.sort", "branch.sort",
+    "core.sparsecheckout", "core.sparsecheckoutcone", "fetch.recursesubmodules", "branch.autosetupmerge",
+    "branch.autosetuprebase", "rebase.autostash", "rebase.autosquash", "rebase.updaterefs", "merge.renames",
+    "diff.submodule", "status.submodulesummary", "push.followtags", "submodule.*.branch",
 )  # fmt: skip
 _JUDGED_SCOPES = frozenset({"local", "worktree"})
 """The config scopes a repository brings (its ``.git/config``, ``config.worktree`` and what they

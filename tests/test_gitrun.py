@@ -245,6 +245,18 @@ def test_default_allowed_git_asks_in_every_hostile_repository_and_not_in_a_plain
     assert list(out.iterdir()) == []  # judging a repository runs none of its programs
 
 
+def test_an_ordinary_clone_asks_nothing(tmp_path: Path, markers: tuple[Path, str, str]) -> None:
+    """A repository cloned as usual (remote, branch tracking, submodule-free) holds only inert keys."""
+    _, mark, _ = markers
+    origin = make_repo(tmp_path, None, mark)
+    _git(tmp_path, "clone", "-q", str(origin), "copy")
+    copy = tmp_path / "copy"
+    _git(copy, "config", "pull.rebase", "true")
+    _git(copy, "config", "color.diff.meta", "blue")
+    assert gitrun.repo_program_keys(copy) == []
+    assert PermissionRules(working_dir=copy).check(ShellAction("git log -p")) == "allow"
+
+
 def test_a_folder_git_cannot_read_asks(tmp_path: Path) -> None:
     repo = tmp_path / "broken"
     repo.mkdir()
