@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from freeact_tui import paths, trust
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.execution.sandbox_protect import ProtectedNames, app_code_paths
 from freeact_tui.paths import PROTECTED_NAMES
@@ -80,7 +81,8 @@ async def test_sandboxed_code_cannot_create_a_protected_name(
         # On the host: at most the empty placeholder bubblewrap made as its mount point.
         path = work / name
         assert not path.is_symlink(), (name, how)
-        assert not path.exists() or (path.is_dir() and not any(path.iterdir())) or path.stat().st_size == 0
+        empty = path.is_dir() and not any(path.iterdir()) or path.is_file() and path.stat().st_size == 0
+        assert not path.exists() or empty, (name, how)
 
 
 @sandboxed[0]
@@ -102,6 +104,9 @@ async def test_the_working_dir_stays_writable_and_nothing_is_left_after_stop(
         code = attempt_code(".git", "makedirs") + attempt_code(".freeact", "plant-module")
         _, result = await run(ex, code + "open('notes.txt', 'w').write('ok')\n")
         assert "WROTE" not in result.text and result.text.count("refused") == 2, result.text
+        # Meanwhile the host sees empty directories, which are no project files (nothing to trust).
+        assert trust.project_files(work) == []
+        assert paths.find_freeact_project(work) is None  # nor a freeact project (.freeact's is a file)
     finally:
         await ex.stop()
     assert sorted(p.name for p in work.iterdir()) == ["notes.txt"]
