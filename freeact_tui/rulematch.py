@@ -176,8 +176,26 @@ class CallFacts:
         (or cannot be read): what git runs there is the repository's to say (``gitrun``)."""
         if not any(words[0] == "git" for words in run_commands(self.call.subject) if words):
             return False
-        keys = repo_program_keys(self.working_dir)
+        where = self._runs_in()
+        keys = repo_program_keys(where) if where is not None else None
         return keys is None or bool(keys)
+
+    def _runs_in(self) -> Path | None:
+        """The directory this part of a command line runs in: the working dir, or where a ``cd`` before it
+        on the same line went (the kernel prefixes one when a cell changed directory); ``None``: cannot
+        tell (``cd -``, ``cd $X``, ``popd``)."""
+        where = self.working_dir
+        full = self.call.full_command if isinstance(self.call, ShellAction) else ""
+        for part in split_command(full):
+            if part.strip() == self.call.subject.strip():
+                break
+            words = command_words(part)
+            if words and words[0] in ("cd", "pushd", "popd"):
+                target = words[1] if len(words) > 1 and words[0] != "popd" else ""
+                if not target or target == "-" or any(c in target for c in "$`*?[~{"):
+                    return None
+                where = where / target
+        return where
 
     @cached_property
     def outside(self) -> bool:

@@ -78,6 +78,16 @@ _sh = _run.__self__
 _cmd = _sh.var_expand(cmd, depth=1)
 import re as _re
 _cmd = _re.sub({NO_EXT_DIFF!r}, r'\\1git\\2diff --no-ext-diff', _cmd, flags=_re.M)"""
+# A cell that changed directory (``os.chdir``, ``%cd``) runs its commands there, and the rules judge
+# relative paths and the git repository from the working dir: ask about the command as it runs, with
+# the directory it runs in (a ``cd`` no rule allows by default).
+_ASK_IN_CWD = """\
+try:
+    _here = __import__('os').getcwd()
+except OSError:
+    _here = {working_dir!r}
+if _here != {working_dir!r}:
+    _cmd = 'cd ' + __import__('shlex').quote(_here) + ' && ' + _cmd"""
 _RUN_EXPANDED = """\
 _sh.var_expand = lambda _c, depth=0, formatter=None: _c
 try:
@@ -100,13 +110,14 @@ del _os, _n, _k, _key, _value
 """
 
 
-def _expand_before_asking(code: str) -> str:
+def _expand_before_asking(code: str, working_dir: Path) -> str:
     lines: list[str] = []
     for line in code.splitlines():
         stripped = line.strip()
         indent = line[: len(line) - len(line.lstrip())]
         if stripped == "_cmd = cmd.format_map(_SD(_ns))":
-            lines += [indent + part for part in _ASK_EXPANDED.splitlines()]
+            asked = _ASK_EXPANDED + "\n" + _ASK_IN_CWD.format(working_dir=str(working_dir))
+            lines += [indent + part for part in asked.splitlines()]
         elif stripped == "return _run(cmd)":
             lines += [indent + part for part in _RUN_EXPANDED.splitlines()]
         else:
@@ -163,7 +174,7 @@ def kernel_init_code(
         tool_server_host=host,
         tool_server_port=port,
     )
-    code = _expand_before_asking(code.replace("raise RuntimeError(", "raise ShellEscapeError("))
+    code = _expand_before_asking(code.replace("raise RuntimeError(", "raise ShellEscapeError("), working_dir)
     return (
         _SAFE_PATH_DONE.format(working_dir=str(working_dir))
         + _RESOLVE_SCRIPT_MAGICS
