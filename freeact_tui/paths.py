@@ -18,6 +18,18 @@ _HOME_ENV = "FREEACT_TUI_HOME"
 PROJECT_CONFIG_NAME = ".freeact-tui.toml"
 FREEACT_DIR_NAME = ".freeact"  # a freeact project keeps config, skills and sessions here
 
+PROTECTED_NAMES: tuple[str, ...] = (
+    ".git",
+    FREEACT_DIR_NAME,
+    ".agents",
+    PROJECT_CONFIG_NAME,
+    ".env",
+    "AGENTS.md",
+)
+"""The names in a working directory that configure the app, hold its secrets or name programs that
+git runs: what the app reads from a project, and what code in the sandbox may never create, change or
+replace, whether or not it exists."""
+
 
 def _home() -> Path | None:
     value = os.environ.get(_HOME_ENV)

@@ -227,7 +227,8 @@ class PermissionRules:
             if not parts:
                 return None
             if len(parts) > 1:
-                found = [self.matching_rule(ShellAction(p, full_command=call.full_command)) for p in parts]
+                full = call.full_command or call.command
+                found = [self.matching_rule(ShellAction(p, full_command=full)) for p in parts]
                 denied = [e for e in found if e is not None and e.effect == "deny"]
                 if denied:
                     return denied[0]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from freeact_tui.cellrules import cell_matches
+from freeact_tui.gitrun import repo_program_keys
 from freeact_tui.pathglobs import (
     code_strings,
     expand_path,
@@ -116,7 +117,10 @@ DEFAULT_RULES: dict[Effect, tuple[Rule, ...]] = {
     "allow": (
         *(Rule("shell", p) for p in _DEFAULT_SHELL_ALLOW),
         Rule("read", PATH_PREFIX + "**"),
-        *(Rule("tool", name) for name in ("pytools_list_categories", "pytools_list_tools", "pytools_search_tools")),
+        *(
+            Rule("tool", name)
+            for name in ("pytools_list_categories", "pytools_list_tools", "pytools_search_tools")
+        ),
     ),
 }
 PRECEDENCE: tuple[Effect, ...] = ("deny", "ask", "allow")
@@ -169,6 +173,33 @@ class CallFacts:
     def unsafe(self) -> list[str]:
         """The flags (or script pieces) by which a program of this command writes or runs something."""
         return [u for words in self.unwrapped.commands if (u := unsafe_use(words)) is not None]
+
+    @cached_property
+    def repo_programs(self) -> bool:
+        """The command runs git, and the repository's config holds a setting not known to run no program
+        (or cannot be read): what git runs there is the repository's to say (``gitrun``)."""
+        if not any(words[0] == "git" for words in self.unwrapped.commands if words):
+            return False
+        where = self._runs_in()
+        keys = repo_program_keys(where) if where is not None else None
+        return keys is None or bool(keys)
+
+    def _runs_in(self) -> Path | None:
+        """The directory this part of a command line runs in: the working dir, or where a ``cd`` before it
+        on the same line went (the kernel prefixes one when a cell changed directory); ``None``: cannot
+        tell (``cd -``, ``cd $X``, ``popd``)."""
+        where = self.working_dir
+        full = self.call.full_command if isinstance(self.call, ShellAction) else ""
+        for part in split_command(full):
+            if part.strip() == self.call.subject.strip():
+                break
+            words = command_words(part)
+            if words and words[0] in ("cd", "pushd", "popd"):
+                target = words[1] if len(words) > 1 and words[0] != "popd" else ""
+                if not target or target == "-" or any(c in target for c in "$`*?[~{"):
+                    return None
+                where = where / target
+        return where
 
     @cached_property
     def outside(self) -> bool:
@@ -229,6 +260,8 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
     if not isinstance(call, ShellAction):
         # Spelled out in full (a one-line code action), glob characters and all, or a glob.
         return entry.pattern == call.subject or glob_matches(entry.pattern, call.subject)
+    if entry.effect == "allow" and entry.scope in ("default", "project") and facts.repo_programs:
+        return False  # a read-only git runs what the repository names (gitrun): the user decides
     if entry.pattern == call.command and entry.scope != "default":
         return True  # spelled out in full: the user has seen exactly this command (``cat *`` is no default's)
     if entry.effect != "allow":

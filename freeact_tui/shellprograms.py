@@ -390,16 +390,6 @@ def _sed_commands(script: str) -> str:
     return "".join(out)
 
 
-GIT_NO_REPO_PROGRAMS: tuple[tuple[str, str], ...] = (
-    ("core.fsmonitor", "false"),
-    ("core.pager", "cat"),
-)
-"""Git settings given to every git the kernel runs (``GIT_CONFIG_*``, as ``-c``, above the repo's own
-config): a repository's ``.git/config`` naming ``core.fsmonitor`` would otherwise run it on a read-only
-``git status``. ``GIT_OPTIONAL_LOCKS=0`` keeps ``git status`` from rewriting the index, which would run
-the repo's ``post-index-change`` hook (no other read-only command runs hooks). ``diff.external`` cannot be switched off by config
-(an empty value makes every ``git diff`` fail), so ``git diff`` gets ``--no-ext-diff`` (``NO_EXT_DIFF``)."""
-
 NO_EXT_DIFF = r"(^|[;&|(]\s*)git(\s+)diff(?=\s|$)"
 """A ``git diff`` at the start of a command; the kernel adds ``--no-ext-diff`` to it before asking, so the
 dialog shows what runs and the repo's ``diff.external`` never does (``git log``/``show`` use it only with
@@ -411,23 +401,8 @@ def without_ext_diff(command: str) -> str:
     return re.sub(NO_EXT_DIFF, r"\1git\2diff --no-ext-diff", command, flags=re.M)
 
 
-def git_config_env(environ: dict[str, str]) -> dict[str, str]:
-    """The ``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n`` variables that add ``GIT_NO_REPO_PROGRAMS`` to ``environ``'s own."""
-    try:
-        start = max(0, int(environ.get("GIT_CONFIG_COUNT", "0")))
-    except ValueError:
-        start = 0
-    out = {"GIT_CONFIG_COUNT": str(start + len(GIT_NO_REPO_PROGRAMS)), "GIT_OPTIONAL_LOCKS": "0"}
-    for k, (key, value) in enumerate(GIT_NO_REPO_PROGRAMS, start):
-        out[f"GIT_CONFIG_KEY_{k}"] = key
-        out[f"GIT_CONFIG_VALUE_{k}"] = value
-    return out
-
-
 __all__ = [
-    "GIT_NO_REPO_PROGRAMS",
     "NO_EXT_DIFF",
-    "git_config_env",
     "without_ext_diff",
     "GIT_COMMANDS",
     "Unwrapped",

@@ -178,17 +178,27 @@ def test_home_secrets_ask_when_the_working_dir_is_home(
 
 @pytest.mark.kernel
 @pytest.mark.asyncio(loop_scope="module")
-async def test_default_allowed_git_runs_no_program_the_repo_names(
+async def test_default_allowed_git_is_asked_in_a_repo_that_names_programs_and_runs_none_when_approved(
     executor: KernelExecutor, repo: tuple[Path, Path]
 ) -> None:
     work, marker = repo
     marker.unlink(missing_ok=True)
     rules = PermissionRules(None, working_dir=work)
     s = script([Code("!git status\n!git diff\n!git log -p -1\n!git show --stat")], ["ok"])
+    asked: list[str] = []
+
+    def approve(request: ApprovalRequest) -> bool:
+        asked.append(request.tool_call.display_text())
+        return True
+
     async with make_agent(s, executor, work, rules) as agent:
-        events = await run(agent, nobody)  # every part is default-allowed: nobody is asked
+        events = await run(agent, approve)
+    # The repository's config names programs (gitrun.repo_program_keys): no git part runs unasked.
+    for command in ("git status", "git diff", "git log -p -1", "git show --stat"):
+        assert any(command in text for text in asked), (command, asked)
     out = "".join(e.text or "" for e in events if isinstance(e, CodeExecutionOutput))
     assert "+two" in out  # git diff ran, with git's own diff
+    # Approved, git still runs none of them: the kernel's git settings are a second line.
     assert not marker.exists(), marker.read_text()
 
 

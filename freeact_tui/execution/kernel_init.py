@@ -9,7 +9,8 @@ from types import ModuleType
 
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.deferred_imports import DEFER_SOURCE
-from freeact_tui.shellprograms import GIT_NO_REPO_PROGRAMS, NO_EXT_DIFF
+from freeact_tui.gitrun import KERNEL_SETTINGS
+from freeact_tui.shellprograms import NO_EXT_DIFF
 
 # Written to stdout right before each `!cmd` approval request: approvals travel on another channel
 # than output, and the marker tells where in the output the request was made.
@@ -77,6 +78,16 @@ _sh = _run.__self__
 _cmd = _sh.var_expand(cmd, depth=1)
 import re as _re
 _cmd = _re.sub({NO_EXT_DIFF!r}, r'\\1git\\2diff --no-ext-diff', _cmd, flags=_re.M)"""
+# A cell that changed directory (``os.chdir``, ``%cd``) runs its commands there, and the rules judge
+# relative paths and the git repository from the working dir: ask about the command as it runs, with
+# the directory it runs in (a ``cd`` no rule allows by default).
+_ASK_IN_CWD = """\
+try:
+    _here = __import__('os').getcwd()
+except OSError:
+    _here = {working_dir!r}
+if _here != {working_dir!r}:
+    _cmd = 'cd ' + __import__('shlex').quote(_here) + ' && ' + _cmd"""
 _RUN_EXPANDED = """\
 _sh.var_expand = lambda _c, depth=0, formatter=None: _c
 try:
@@ -84,27 +95,29 @@ try:
 finally:
     _sh.__dict__.pop('var_expand', None)"""
 
-# Git settings above a repository's own config, for every git the kernel runs (see GIT_NO_REPO_PROGRAMS).
+# Git settings above a repository's own config, for every git the kernel runs (see gitrun.KERNEL_SETTINGS).
 _GIT_ENV = f"""\
 import os as _os
 _n = _os.environ.get('GIT_CONFIG_COUNT', '0')
 _n = int(_n) if _n.isdigit() else 0
-for _k, (_key, _value) in enumerate({GIT_NO_REPO_PROGRAMS!r}, _n):
+for _k, (_key, _value) in enumerate({KERNEL_SETTINGS!r}, _n):
     _os.environ[f'GIT_CONFIG_KEY_{{_k}}'] = _key
     _os.environ[f'GIT_CONFIG_VALUE_{{_k}}'] = _value
-_os.environ['GIT_CONFIG_COUNT'] = str(_n + {len(GIT_NO_REPO_PROGRAMS)})
+_os.environ['GIT_CONFIG_COUNT'] = str(_n + {len(KERNEL_SETTINGS)})
 _os.environ['GIT_OPTIONAL_LOCKS'] = '0'
+_os.environ['GIT_NO_LAZY_FETCH'] = '1'
 del _os, _n, _k, _key, _value
 """
 
 
-def _expand_before_asking(code: str) -> str:
+def _expand_before_asking(code: str, working_dir: Path) -> str:
     lines: list[str] = []
     for line in code.splitlines():
         stripped = line.strip()
         indent = line[: len(line) - len(line.lstrip())]
         if stripped == "_cmd = cmd.format_map(_SD(_ns))":
-            lines += [indent + part for part in _ASK_EXPANDED.splitlines()]
+            asked = _ASK_EXPANDED + "\n" + _ASK_IN_CWD.format(working_dir=str(working_dir))
+            lines += [indent + part for part in asked.splitlines()]
         elif stripped == "return _run(cmd)":
             lines += [indent + part for part in _RUN_EXPANDED.splitlines()]
         else:
@@ -161,7 +174,7 @@ def kernel_init_code(
         tool_server_host=host,
         tool_server_port=port,
     )
-    code = _expand_before_asking(code.replace("raise RuntimeError(", "raise ShellEscapeError("))
+    code = _expand_before_asking(code.replace("raise RuntimeError(", "raise ShellEscapeError("), working_dir)
     return (
         _SAFE_PATH_DONE.format(working_dir=str(working_dir))
         + _RESOLVE_SCRIPT_MAGICS

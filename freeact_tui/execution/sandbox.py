@@ -2,8 +2,9 @@
 
 The sandbox sees the host file system read-only except the working directory and a private
 ``/tmp``; the home directory, ``/run`` and ``/var/tmp`` are empty (what the kernel needs is bound
-back read-only), and the project's config files, ``.env`` and ``.git`` stay read-only inside the
-writable working directory; it has its own network namespace (no network at all, not even the host's loopback), its
+back read-only), and the project's names (``.git``, ``.freeact``, ``.env``, ``AGENTS.md``, …) stay
+read-only inside the writable working directory whether they exist or not (``sandbox_protect``); it
+has its own network namespace (no network at all, not even the host's loopback), its
 own PID namespace, and no capabilities. Two ports cross its border through Unix sockets in a
 directory bound into it: the kernel gateway's (inside ``socat`` listens on a socket and connects
 to the gateway; outside, a ``StreamBridge`` listens on a host port and connects to that socket)
@@ -20,7 +21,7 @@ import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.execution.kernel_client import KernelConnection
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess
 from freeact_tui.execution.sandbox_bridge import PortBridges
+from freeact_tui.execution.sandbox_protect import ProtectedNames
 
 _INSTALL_HINT = "install them (Debian/Ubuntu: `apt-get install bubblewrap socat`) or use --execution local"
 
@@ -78,11 +80,6 @@ def sandbox_tools() -> tuple[str, str]:
 # Docker's, D-Bus, agents) — the bridged ports are the only way out.
 _HIDDEN = ("/tmp", "/run", "/var/run", "/var/tmp")
 
-# The project's own config, secrets and repository: code in the sandbox may read them but not
-# change them (a planted `.freeact-tui.toml` or `.git/config` would run on the host next time).
-PROTECTED_NAMES = (".freeact-tui.toml", ".freeact", ".env", ".git")
-
-
 def hidden_dirs() -> list[Path]:
     """The host directories the sandbox sees empty (see ``_HIDDEN``; the home directory too)."""
     found = [Path(d) for d in _HIDDEN if os.path.isdir(d) and not os.path.islink(d)]
@@ -112,25 +109,19 @@ def needed_paths(env: Mapping[str, str] | None = None) -> list[Path]:
     return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
 
 
-def protected_paths(working_dir: Path) -> list[Path]:
-    """The project's config files, ``.env`` and ``.git`` that exist in ``working_dir`` (not symlinks)."""
-    return [
-        working_dir / name
-        for name in PROTECTED_NAMES
-        if (working_dir / name).exists() and not (working_dir / name).is_symlink()
-    ]
-
-
-def bwrap_options(working_dir: Path, socket_dir: Path, env: Mapping[str, str] | None = None) -> list[str]:
+def bwrap_options(
+    working_dir: Path, socket_dir: Path, env: Mapping[str, str] | None = None, protected: Sequence[str] = ()
+) -> list[str]:
     """bubblewrap's options: the host read-only, ``working_dir`` and ``socket_dir`` writable.
 
     Home, ``/tmp``, ``/run`` and ``/var/tmp`` are empty private directories (what the kernel needs
-    from them is bound back read-only); the project's config files and ``.git`` stay read-only.
+    from them is bound back read-only); the project's names stay read-only (``protected``).
 
     Args:
         working_dir: The kernel's working directory (bound read-write at the same path).
         socket_dir: The directory of the bridge sockets (bound read-write at the same path).
         env: The kernel's environment (its ``PYTHONPATH`` and ``VIRTUAL_ENV`` stay visible).
+        protected: The read-only binds inside ``working_dir`` (``ProtectedNames.options()``).
     """
     options = [
         "--ro-bind", "/", "/",
@@ -145,8 +136,7 @@ def bwrap_options(working_dir: Path, socket_dir: Path, env: Mapping[str, str] | 
         "--bind", str(socket_dir), str(socket_dir),
         "--bind", str(working_dir), str(working_dir),
     ]  # fmt: skip
-    for path in protected_paths(working_dir):
-        options += ["--ro-bind", str(path), str(path)]
+    options += protected
     options += [
         "--chdir", str(working_dir),
         # user (when possible), pid, net, ipc, uts, cgroup
@@ -161,7 +151,11 @@ def bwrap_options(working_dir: Path, socket_dir: Path, env: Mapping[str, str] | 
 
 
 async def check_bwrap(
-    bwrap: str, working_dir: Path, socket_dir: Path, env: Mapping[str, str] | None = None
+    bwrap: str,
+    working_dir: Path,
+    socket_dir: Path,
+    env: Mapping[str, str] | None = None,
+    protected: Sequence[str] = (),
 ) -> None:
     """Run Python (does nothing) in a sandbox with the options of the real one.
 
@@ -170,7 +164,7 @@ async def check_bwrap(
     """
     process = await asyncio.create_subprocess_exec(
         bwrap,
-        *bwrap_options(working_dir, socket_dir, env),
+        *bwrap_options(working_dir, socket_dir, env, protected),
         "--",
         sys.executable,
         "-c",
@@ -232,6 +226,7 @@ class SandboxGatewayProcess(KernelGatewayProcess):
         self.tool_port = tool_port
         self._tools: tuple[str, str] | None = None
         self._ports: PortBridges | None = None
+        self._protected: ProtectedNames | None = None
 
     async def start(self) -> None:
         """Check the sandbox tools, open both bridges, spawn the sandboxed gateway.
@@ -241,7 +236,17 @@ class SandboxGatewayProcess(KernelGatewayProcess):
         """
         self._tools = sandbox_tools()
         self._ports = PortBridges("freeact-sbx-")
-        await check_bwrap(self._tools[0], self.working_dir, self._ports.socket_dir, self.env)
+        if self._protected is not None:
+            self._protected.cleanup()
+        self._protected = ProtectedNames(self.working_dir)
+        try:
+            await check_bwrap(
+                self._tools[0], self.working_dir, self._ports.socket_dir, self.env, self._protected.options()
+            )
+        except BaseException:
+            self._protected.cleanup()
+            self._protected = None
+            raise
         self.port = await self._ports.open(self.host, self.port, self.tool_port, "sandbox")
         await super().start()
 
@@ -252,11 +257,11 @@ class SandboxGatewayProcess(KernelGatewayProcess):
 
     def command(self) -> list[str]:
         """``bwrap … sh launcher socat … gateway-command``."""
-        assert self._tools is not None and self._ports is not None
+        assert self._tools is not None and self._ports is not None and self._protected is not None
         bwrap, socat = self._tools
         return [
             bwrap,
-            *bwrap_options(self.working_dir, self._ports.socket_dir, self.env),
+            *bwrap_options(self.working_dir, self._ports.socket_dir, self.env, self._protected.options()),
             "--",
             "/bin/sh",
             "-c",
@@ -283,6 +288,9 @@ class SandboxGatewayProcess(KernelGatewayProcess):
             await super().stop(grace)
         finally:
             ports, self._ports = self._ports, None
+            protected, self._protected = self._protected, None
+            if protected is not None:
+                protected.cleanup()
             if ports is not None:
                 await ports.close()
 

@@ -1,28 +1,25 @@
 """Run git on a shadow repository: its own git dir, the user's working directory as work tree.
 
-Every call is isolated from the user's git setup (no system or global config, no hooks, no
-``GIT_*`` variables leaking in), so a shadow repository never reads or writes the user's ``.git``.
+Every call goes through ``gitrun`` (no system or global config, no hooks, no program-running
+settings, no ``GIT_*`` variables leaking in), so a shadow repository never reads or writes the user's
+``.git`` and runs nothing a repository or the user's config names.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
 
-# Identity and determinism for commits in the shadow repository; nothing of the user's config.
+from freeact_tui import gitrun
+
+# Identity and determinism for commits in the shadow repository (on top of ``gitrun.git_env``).
 _FIXED_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
     "GIT_AUTHOR_NAME": "freeact-tui",
     "GIT_AUTHOR_EMAIL": "checkpoints@freeact-tui.invalid",
     "GIT_COMMITTER_NAME": "freeact-tui",
     "GIT_COMMITTER_EMAIL": "checkpoints@freeact-tui.invalid",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_LITERAL_PATHSPECS": "1",
     "LC_ALL": "C",
 }
 
@@ -41,7 +38,7 @@ def find_git() -> str:
     Raises:
         CheckpointsUnavailable: git is not installed (checkpoints are then off).
     """
-    git = shutil.which("git")
+    git = gitrun.find_git()
     if git is None:
         raise CheckpointsUnavailable(
             "Checkpoints are off: `git` is not installed (install git to make actions undoable)."
@@ -71,7 +68,7 @@ class ShadowGit:
         self.git_dir = git_dir
         self.work_tree = work_tree
         self.git = git or find_git()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env = gitrun.git_env()
         env.update(_FIXED_ENV)
         self._env = env
 
@@ -88,14 +85,12 @@ class ShadowGit:
             CheckpointsUnavailable: git vanished since start.
             CheckpointError: git failed (its stderr is in the message).
         """
-        argv = [
-            self.git,
+        argv = gitrun.git_argv(
             f"--git-dir={self.git_dir}",
             f"--work-tree={self.work_tree}",
             "-c", "core.quotepath=false",
             "-c", "core.autocrlf=false",
             "-c", "core.safecrlf=false",
-            "-c", "core.hooksPath=" + os.devnull,
             # File modes: the store copies .env files and keys, so it is private (dirs 700, files
             # 600); files git writes into the work tree keep their own modes (no umask here).
             "-c", "core.sharedRepository=0600",
@@ -103,7 +98,8 @@ class ShadowGit:
             # kernel wrote as root) must not make git refuse it.
             "-c", "safe.directory=*",
             *args,
-        ]  # fmt: skip
+            git=self.git,
+        )  # fmt: skip
         spawn = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
                 *argv,

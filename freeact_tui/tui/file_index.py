@@ -1,7 +1,7 @@
 """The files of a working directory for the ``@`` picker: listed once, filtered fuzzily per keystroke.
 
-Listing uses ``git ls-files --cached --others --exclude-standard`` in a git work tree (so .gitignore
-and friends apply), else a walk that skips ``SKIP_DIRS`` and honours the simple patterns of a
+Listing uses ``git ls-files --cached --others --exclude-standard`` in a git work tree of a trusted
+folder (so .gitignore and friends apply; run by ``gitrun``, none of the repository's programs), else a walk that skips ``SKIP_DIRS`` and honours the simple patterns of a
 top-level ``.gitignore``. Filtering is a subsequence match (``fbp`` finds ``foo/bar.py``) run as one
 regular expression over all paths joined by newlines; a query that extends the previous one only
 searches the previous matches.
@@ -13,19 +13,24 @@ import fnmatch
 import heapq
 import os
 import re
-import subprocess
 import threading
 from collections.abc import Iterable
 from pathlib import Path
+
+from freeact_tui.gitrun import run_git
 
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".ruff_cache"})
 MAX_FILES = 200_000
 """The most paths listed (a picker over more is no use, and memory stays bounded)."""
 
 
-def list_files(root: Path, *, limit: int = MAX_FILES) -> list[str]:
-    """Relative POSIX paths of the files under ``root`` (gitignore-aware), sorted."""
-    files = _git_files(root)
+def list_files(root: Path, *, limit: int = MAX_FILES, use_git: bool = True) -> list[str]:
+    """Relative POSIX paths of the files under ``root`` (gitignore-aware), sorted.
+
+    Args:
+        use_git: Whether git may list them (``False`` for a folder not trusted: no git runs there).
+    """
+    files = _git_files(root) if use_git else None
     if files is None:
         files = _walk_files(root, limit)
     return sorted(files[:limit])
@@ -34,17 +39,8 @@ def list_files(root: Path, *, limit: int = MAX_FILES) -> list[str]:
 def _git_files(root: Path) -> list[str] | None:
     if not (root / ".git").exists():
         return None
-    try:
-        done = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root,
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if done.returncode != 0:
+    done = run_git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], root)
+    if done is None or done.returncode != 0:
         return None
     return [p for p in done.stdout.decode("utf-8", "replace").split("\0") if p]
 

@@ -9,6 +9,7 @@ The index is built once per app in a thread (``FileIndexCache``); until it is re
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -27,10 +28,15 @@ SHOWN = 50
 
 
 class FileIndexCache:
-    """Lists the files of ``root`` once, in a thread; ``refresh()`` lists them again next time."""
+    """Lists the files of ``root`` once, in a thread; ``refresh()`` lists them again next time.
 
-    def __init__(self, root: Path) -> None:
+    ``use_git`` is asked each time the files are listed: git lists them only in a trusted folder (in
+    one not trusted the picker walks the folder, and nothing of the folder's git config is read).
+    """
+
+    def __init__(self, root: Path, use_git: Callable[[], bool] = lambda: False) -> None:
         self.root = root
+        self.use_git = use_git
         self._task: asyncio.Task[FileIndex] | None = None
 
     async def get(self) -> FileIndex:
@@ -46,7 +52,7 @@ class FileIndexCache:
         return task.result()
 
     async def _build(self) -> FileIndex:
-        return FileIndex(await asyncio.to_thread(list_files, self.root))
+        return FileIndex(await asyncio.to_thread(partial(list_files, self.root, use_git=self.use_git())))
 
     def refresh(self) -> None:
         if self._task is not None and self._task.done():
@@ -58,7 +64,9 @@ class FilePicker(ListModal):
 
     CSS_PATH = "file_picker.tcss"
 
-    def __init__(self, cache: FileIndexCache, query: str = "", skills: list[tuple[str, str]] | None = None) -> None:
+    def __init__(
+        self, cache: FileIndexCache, query: str = "", skills: list[tuple[str, str]] | None = None
+    ) -> None:
         super().__init__()
         self.cache = cache
         self.skills = skills or []

@@ -125,7 +125,8 @@ class MainScreen(LayoutTrackingScreen):
         """The working dir's files, for ``@`` mentions (indexed on first use)."""
         from freeact_tui.tui.screens.file_picker import FileIndexCache
 
-        return FileIndexCache(self.work_dir)
+        # Read when the index is built: the folder may be trusted since this screen was made.
+        return FileIndexCache(self.work_dir, use_git=lambda: self.host.config.project_trusted)
 
     @cached_property
     def approvals(self) -> ApprovalController[ActionBlock]:
