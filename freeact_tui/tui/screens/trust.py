@@ -16,7 +16,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from freeact_tui.project_review import ProjectReview, visible
+from freeact_tui.project_review import ProjectReview
+from freeact_tui.textsafe import visible
 
 
 class TrustScreen(ModalScreen[bool]):
