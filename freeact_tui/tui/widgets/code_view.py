@@ -3,7 +3,11 @@
 ``CodeView(content)`` holds the code in a ``VerticalScroll`` and, under it, one line that appears
 whenever the code does not fit: "⋯ 81 more lines below" (and how many are above once scrolled),
 kept current as the user scrolls. Whoever places it gives it the rows it may use with ``fit(room)``;
-the line is counted within them, so the view never grows past ``room``.
+the line is counted within them, so the view never grows past ``room``. Without ``fit`` the view is
+sized by CSS (a ``max-height`` on its ``.code-scroll``) and the line shows while code is out of sight.
+
+``mark_folds(content, folded)`` styles the fold marks of ``codeshow.fold`` apart (``FOLD_STYLE``), so
+that a literal ``⋯`` in the code is never taken for a fold.
 """
 
 from __future__ import annotations
@@ -12,6 +16,18 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Label, Static
+
+from freeact_tui.codeshow import Folded
+
+FOLD_STYLE = "italic $text-warning"
+"""How a fold mark (``⋯ 80 blank lines ⋯``) stands apart from the code around it."""
+
+
+def mark_folds(content: Content, folded: Folded) -> Content:
+    """``content`` (drawn from ``folded.text``) with its fold marks styled apart."""
+    for start, end in folded.marks:
+        content = content.stylize(FOLD_STYLE, start, end)
+    return content
 
 
 def _lines(count: int) -> str:
@@ -25,7 +41,7 @@ def out_of_sight(above: int, below: int) -> str:
     if below:
         return f"⋯ {_lines(below)} below (↓ PgDn scroll)"
     if above:
-        return f"⋯ end of the code · {above} lines above (↑ PgUp scroll)"
+        return f"⋯ the end · {above} lines above (↑ PgUp scroll)"
     return ""
 
 
@@ -103,12 +119,14 @@ class CodeView(Vertical):
         self._fit()
 
     def _fit(self) -> None:
-        if self._room is None:
+        scroll = self.scroll
+        more = self.query_one(".code-more")
+        if self._room is None:  # sized by CSS: the line shows while anything is out of sight
+            more.set_class(scroll.max_scroll_y > 0, "-shown")
             return
         room = self._room
-        scroll = self.scroll
         over = scroll.virtual_size.height > room
-        self.query_one(".code-more").set_class(over, "-shown")
+        more.set_class(over, "-shown")
         height = max(1, room - 1) if over else room
         if scroll.styles.max_height is None or scroll.styles.max_height.value != height:
             scroll.styles.max_height = height
@@ -121,4 +139,4 @@ class CodeView(Vertical):
         self.query_one(".code-more", Label).update(out_of_sight(*self.hidden_rows))
 
 
-__all__ = ["CodeView", "out_of_sight"]
+__all__ = ["FOLD_STYLE", "CodeView", "mark_folds", "out_of_sight"]

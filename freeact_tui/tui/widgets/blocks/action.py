@@ -29,6 +29,7 @@ from freeact_tui.toolcalls import (
     ToolCall,
 )
 from freeact_tui.tui.widgets.blocks.base import Block
+from freeact_tui.tui.widgets.code_view import mark_folds
 from freeact_tui.tui.widgets.diff import (
     DIFF_COLLAPSE_LINES,
     diff_content,
@@ -62,18 +63,11 @@ def highlight(code: str, *, language: str) -> Content:
     return pygments_highlight(code, language=language)
 
 
-FOLD_STYLE = "italic $text-warning"
-"""How a fold mark (``⋯ 80 blank lines ⋯``) stands apart from the code around it."""
-
-
 def shown_content(text: str, *, language: str | None = None) -> Content:
     """``text`` as drawn for approval: made visible, long blank runs folded into marks styled apart,
     highlighted when ``language`` is given."""
     folded = fold(text)
-    content = highlight(folded.text, language=language) if language else Content(folded.text)
-    for start, end in folded.marks:
-        content = content.stylize(FOLD_STYLE, start, end)
-    return content
+    return mark_folds(highlight(folded.text, language=language) if language else Content(folded.text), folded)
 
 
 def _json(args: dict[str, object]) -> str:
