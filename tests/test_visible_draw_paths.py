@@ -76,6 +76,8 @@ def raw_table_characters(text: str, *, sequences: bool = False) -> list[str]:
 def assert_clean(app: FreeactApp) -> None:
     found = raw_table_characters(terminal_output(app), sequences=True)
     assert not found, f"characters of the table reached the terminal raw: {found}"
+    # H holds no "⟨": an escaped escape on screen is text made visible twice (garbled, if safe).
+    assert "⟨U+27E8⟩" not in screen_text(app), "text made visible twice"
 
 
 # -- what is drawn for approval, over generated text -------------------------------------------------
@@ -215,4 +217,5 @@ def hostile_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_sessions_cli_prints_no_character_of_the_table(hostile_store: Path, command: list[str]) -> None:
     out = _run(*command, "--sessions-dir", str(hostile_store))
     assert not raw_table_characters(out), out
+    assert "⟨U+27E8⟩" not in out, "text made visible twice"
     assert "⟨U+202E⟩RTL" in out
