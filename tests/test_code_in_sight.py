@@ -111,7 +111,8 @@ def test_out_of_sight_line() -> None:
 async def test_dialog_shows_the_call_behind_80_blank_lines(
     make_app: Callable[..., FreeactApp], tmp_path: Path
 ) -> None:
-    app = make_app(script([Code(DECOY)], ["ok"]))
+    long_line = "x = '" + "A" * 300 + "'; __import__('os').system('touch PWNED2')"  # past the right edge
+    app = make_app(script([Code(DECOY + long_line)], ["ok"]))
     async with app.run_test(size=(80, 24)) as pilot:
         await send(pilot, "say hello")
         screen = await dialog_for(pilot, CodeAction)
@@ -119,6 +120,7 @@ async def test_dialog_shows_the_call_behind_80_blank_lines(
         shown = "\n".join(screen_lines(app))
         assert "⋯ 80 blank lines ⋯" in shown
         assert 'os.system("touch PWNED")' in shown  # in sight without scrolling
+        assert "system('touch PWNED2')" in shown  # a long line wraps: nothing past the right edge
         assert "more line" not in shown  # all of it fits: no "below" line
         await pilot.press("n", "enter")
         await app.workers.wait_for_complete()

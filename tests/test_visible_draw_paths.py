@@ -219,3 +219,23 @@ def test_sessions_cli_prints_no_character_of_the_table(hostile_store: Path, comm
     assert not raw_table_characters(out), out
     assert "⟨U+27E8⟩" not in out, "text made visible twice"
     assert "⟨U+202E⟩RTL" in out
+
+
+def _strings(value: object, skip: tuple[str, ...] = ("raw_input", "rawInput", "data")) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() if k not in skip for s in _strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def test_acp_replay_sends_no_character_of_the_table(hostile_store: Path) -> None:
+    from freeact_tui.acp.replay import replay_updates
+
+    messages = SessionStore(hostile_store).session(SESSION_ID).load().messages
+    updates = list(replay_updates(messages, hostile_store))
+    texts = [s for u in updates for s in _strings(u.model_dump())]  # the arguments as given aside (rawInput)
+    assert texts and not raw_table_characters("\n".join(texts)), texts
+    assert any("⟨U+202E⟩RTL" in t for t in texts)

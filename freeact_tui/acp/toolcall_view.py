@@ -26,7 +26,7 @@ from acp.schema import (
 )
 
 from freeact_tui.codeshow import shown, summary
-from freeact_tui.textsafe import visible
+from freeact_tui.textsafe import strip_sgr, visible
 from freeact_tui.toolcalls import (
     CodeAction,
     FileCall,
@@ -169,6 +169,7 @@ def output_content(
     content: list[ToolContent] = []
     if text:
         tail = text if len(text) <= OUTPUT_LIMIT else "…" + text[-OUTPUT_LIMIT:]
+        tail = visible(strip_sgr(tail))  # colours dropped; every other character of the table shown
         content.append(tool_content(text_block(_fenced(tail, ""))))
     for path in images or []:
         try:
@@ -184,7 +185,7 @@ def output_content(
 
 def note_content(text: str) -> list[ToolContent]:
     """A short plain note on a tool call (why it was rejected, that it was cancelled)."""
-    return [tool_content(text_block(text))] if text else []
+    return [tool_content(text_block(visible(text)))] if text else []
 
 
 def _image(data: bytes, mime: str) -> ImageContentBlock:

@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from freeact_tui.codeshow import shown
 from freeact_tui.events import ApprovalRequest, Decision, RememberScope
 from freeact_tui.pathreach import describe
 from freeact_tui.rulepatterns import broad_reason, pattern_note, proposed_pattern
@@ -85,7 +86,7 @@ class ApprovalScreen(ModalScreen[Decision]):
     def _compose_footer(self) -> ComposeResult:
         call = self.request.tool_call
         if isinstance(call, ShellAction) and call.full_command and call.full_command != call.command:
-            yield Label(Content(f"part of: {visible(call.full_command)}"), id="approval-context")
+            yield Label(Content(f"part of: {shown(call.full_command)}"), id="approval-context")
         if installing := _install_lines(call):
             # One line each, controls shown: a hidden character must not disguise what gets installed.
             lines = "\n".join(f"  {visible(line.strip(), multiline=False)}" for line in installing)
