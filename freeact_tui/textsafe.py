@@ -101,7 +101,8 @@ class _Table(dict[int, "str | int"]):
 
     def __missing__(self, code: int) -> str | int:
         char = chr(code)
-        if code in self.keep or not (hidden(char) or code in IMITATIONS):
+        imitation = code in IMITATIONS and not self.one_char  # one for one: nothing can imitate an escape
+        if code in self.keep or not (hidden(char) or imitation):
             value: str | int = code
         else:
             value = escape_of(char)
@@ -136,7 +137,10 @@ _LISTED = re.compile(_ranges(sorted({*INVISIBLE, *IMITATIONS})))
 
 
 def _plain(text: str, keep: str = "") -> bool:
-    """Whether ``text`` holds no character of the table (but those in ``keep``): one C scan each."""
+    """Whether ``text`` holds no character of the table (but those in ``keep``): one C scan each.
+
+    ``str.isprintable`` is false exactly for the categories of ``HIDDEN_CATEGORIES`` (but the space).
+    """
     printable = text.isprintable()
     if not printable and keep:
         stripped = text

@@ -16,7 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from freeact_tui.textsafe import INVISIBLE, hidden, one_line, sanitize_ansi, visible, visible_in_place
+from freeact_tui.textsafe import (
+    HIDDEN_CATEGORIES,
+    INVISIBLE,
+    hidden,
+    one_line,
+    sanitize_ansi,
+    visible,
+    visible_in_place,
+)
 
 FORMAT = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
 NAMED = [
@@ -42,6 +50,15 @@ def test_every_named_character_is_in_the_table() -> None:
         assert hidden(char), f"U+{ord(char):04X}"
     assert not any(hidden(c) for c in "a Z 0 é 你 ✓ 😀 \u0301".split(" ") for c in c)
     assert all(reason for reason in INVISIBLE.values())
+
+
+def test_the_fast_path_agrees_with_the_table_everywhere() -> None:
+    # visible() skips text that str.isprintable() passes: that must be the table's categories, exactly.
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        assert char.isprintable() == (unicodedata.category(char) not in HIDDEN_CATEGORIES or char == " "), (
+            hex(code)
+        )
 
 
 @settings(max_examples=1500, deadline=None)
