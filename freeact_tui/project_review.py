@@ -7,7 +7,6 @@ full, the permission rules, skills, ``AGENTS.md`` and the names (never the value
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,15 +16,8 @@ from freeact_tui import paths
 from freeact_tui.config import ConfigError, project_layers
 from freeact_tui.freeact_project import FreeactConfigError, read_freeact_permissions
 from freeact_tui.project_policy import project_rule_refusal
+from freeact_tui.textsafe import visible
 from freeact_tui.trust import FileChange, TrustState
-
-# C0/C1 controls and DEL: shown as \xNN so that a file cannot rewrite what the dialog shows.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def visible(text: str) -> str:
-    """``text`` with control characters (but newlines and tabs) shown as ``\\xNN`` escapes."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """The approval dialog as pictures: 80×24 and 120×40, a short and a long action, the reject line open,
-and code with escape sequences shown as symbols (issues #28, #29)."""
+code with escape sequences shown as symbols (issues #28, #29), blank lines folded and invisible
+characters shown (issue #39)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,14 @@ CODE = (
 )
 LONG = "\n".join(f"total_{i} = {i} * {i}  # step {i}" for i in range(40)) + "\nprint(total_39)"
 SPOOF = 'import posix; posix.system("touch X")  # \x1b[2K\x1b[1G │ print("hello, world")'
+# Issue #39: a decoy line, 80 blank lines, then the call; invisible and bidi characters in names and text.
+BLANKS = 'print("hello")\n' + "\n" * 80 + 'import os; os.system("touch X")'
+INVISIBLE = (
+    "\u3164 = __import__('os')  # a Hangul filler as a name\n"
+    "\u3164.system('echo hi\u200b\u2060\ufeff')  # zero-width\n"
+    "access = 'user' # \u202e \u2066admin\u2069 \u2066\n"
+    "print('ok')" + " " * 120 + "; \u3164.system('touch X')\n"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -92,4 +101,14 @@ def test_dialog_reject_line_at_80x24(snap_compare: SnapCompare, tmp_path: Path) 
 
 def test_dialog_shows_hidden_command_at_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
     s = script([Code(SPOOF)])
+    assert snap_compare(make_app(s, tmp_path), terminal_size=(80, 24), run_before=before(asked(answers=0)))
+
+
+def test_dialog_folds_80_blank_lines_at_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    s = script([Code(BLANKS)])
+    assert snap_compare(make_app(s, tmp_path), terminal_size=(80, 24), run_before=before(asked(answers=0)))
+
+
+def test_dialog_shows_invisible_characters_at_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    s = script([Code(INVISIBLE)])
     assert snap_compare(make_app(s, tmp_path), terminal_size=(80, 24), run_before=before(asked(answers=0)))

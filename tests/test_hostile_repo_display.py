@@ -85,7 +85,7 @@ async def dialog(pilot: Pilot[None]) -> ApprovalScreen:
 
 def test_visible_shows_every_control_and_keeps_lines() -> None:
     raw = "a\x1b[2Kb\x07c\x7fd\x9be\u202ef\u2066g\x00\r\nnext\tcol"
-    assert visible(raw) == "a␛[2Kb␇c␡d\\x9be<U+202E>f<U+2066>g␀\nnext\tcol"
+    assert visible(raw) == "a␛[2Kb␇c␡d⟨U+009B⟩e⟨U+202E⟩f⟨U+2066⟩g␀\nnext\tcol"
     assert visible("one\nline\ttab", multiline=False) == "one␊line␉tab"
     assert visible("plain text ✓") == "plain text ✓"
 
@@ -93,7 +93,7 @@ def test_visible_shows_every_control_and_keeps_lines() -> None:
 def test_kernel_output_keeps_colours_and_now_shows_c1_controls() -> None:
     # One module serves both: kernel output keeps SGR colours, drops other sequences, shows C1 controls.
     assert (
-        sanitize_ansi("\x1b[31mred\x1b[0m\x1b]2;t\x07 \x9b2J\u202e") == "\x1b[31mred\x1b[0m \\x9b2J<U+202E>"
+        sanitize_ansi("\x1b[31mred\x1b[0m\x1b]2;t\x07 \x9b2J\u202e") == "\x1b[31mred\x1b[0m ⟨U+009B⟩2J⟨U+202E⟩"
     )
 
 
@@ -252,7 +252,7 @@ def test_sessions_show_prints_no_escapes(hostile_session: Path) -> None:
     assert "\x1b" not in out
     assert "hello ␛]2;pwned␇" in out and "answer ␛]52;c;aGFja2Vk␇" in out
     assert 'posix.system("touch X")  # ␛[2K␛[1G │' in out
-    assert "out \\x9b2J <U+202E>txt" in out
+    assert "out ⟨U+009B⟩2J ⟨U+202E⟩txt" in out
 
 
 def test_sessions_list_prints_no_escapes(hostile_session: Path) -> None:

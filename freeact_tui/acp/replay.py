@@ -30,6 +30,7 @@ from freeact_tui.acp.toolcall_view import CallView, ToolContent, describe, note_
 from freeact_tui.acp.turn_updates import Update, decision_note
 from freeact_tui.actions.code import REJECTED_PART_NOTE
 from freeact_tui.store import transcript as tr
+from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import CODE_TOOL, call_record
 
 ReplayUpdate = Update | UserMessageChunk
@@ -38,7 +39,7 @@ ReplayUpdate = Update | UserMessageChunk
 def _prompt(entry: tr.PromptEntry) -> Iterator[ReplayUpdate]:
     if isinstance(entry.content, str) or entry.content is None:  # what the user typed, not the agent's notes
         if entry.shown.typed:
-            yield update_user_message_text(entry.shown.typed)
+            yield update_user_message_text(visible(entry.shown.typed))
         return
     items: Sequence[Any] = entry.content
     for item in items:
@@ -49,7 +50,7 @@ def _prompt(entry: tr.PromptEntry) -> Iterator[ReplayUpdate]:
         else:
             text = tr.content_text(item)
             if text:
-                yield update_user_message_text(text)
+                yield update_user_message_text(visible(text))
 
 
 def replay_updates(messages: Sequence[ModelMessage], working_dir: Path) -> Iterator[ReplayUpdate]:
@@ -60,9 +61,9 @@ def replay_updates(messages: Sequence[ModelMessage], working_dir: Path) -> Itera
             case tr.PromptEntry():
                 yield from _prompt(entry)
             case tr.ThoughtEntry(text=text):
-                yield update_agent_thought_text(text)
+                yield update_agent_thought_text(visible(text))
             case tr.AnswerEntry(text=text) if text:
-                yield update_agent_message_text(text)
+                yield update_agent_message_text(visible(text))
             case tr.CallEntry(corr_id=corr, args=args, call=call):
                 view = describe(call, args, working_dir)
                 views[corr] = view
@@ -77,7 +78,7 @@ def replay_updates(messages: Sequence[ModelMessage], working_dir: Path) -> Itera
                     f"[{replaced} earlier messages were summarised for the model]"
                 )
             case tr.RewindEntry():
-                yield update_agent_thought_text(f"[{entry.text}]")
+                yield update_agent_thought_text(visible(f"[{entry.text}]"))
 
 
 def _result(entry: tr.ResultEntry, view: CallView) -> Iterator[ReplayUpdate]:

@@ -25,6 +25,8 @@ from acp.schema import (
     ToolKind,
 )
 
+from freeact_tui.codeshow import shown, summary
+from freeact_tui.textsafe import strip_sgr, visible
 from freeact_tui.toolcalls import (
     CodeAction,
     FileCall,
@@ -65,8 +67,13 @@ def _fenced(text: str, lang: str) -> str:
 
 
 def _first_line(text: str, limit: int = 80) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    """A title: the first non-blank line made visible, and how many more lines follow."""
+    return summary(text, limit)
+
+
+def _code(text: str, lang: str) -> ToolContent:
+    """Code as the editor shows it: every character of the table visible, long blank runs folded."""
+    return tool_content(text_block(_fenced(shown(text), lang)))
 
 
 def file_path(call: FileCall, working_dir: Path) -> str:
@@ -114,43 +121,45 @@ def describe(
     match call:
         case CodeAction(code=code):
             return CallView(
-                _first_line(code) or "Python", "execute", [tool_content(text_block(_fenced(code, "python")))],
+                _first_line(code) or "Python", "execute", [_code(code, "python")],
                 [], args,
             )  # fmt: skip
         case ShellAction(command=command):
             return CallView(
-                f"$ {_first_line(command)}", "execute", [tool_content(text_block(_fenced(command, "sh")))],
+                f"$ {_first_line(command)}", "execute", [_code(command, "sh")],
                 [], args,
             )  # fmt: skip
         case ShellScript(script=script):
             return CallView(
                 f"bash: {_first_line(script)}", "execute",
-                [tool_content(text_block(_fenced(script, "bash")))], [], args,
+                [_code(script, "bash")], [], args,
             )  # fmt: skip
         case ProgrammaticToolCall(server=server, tool=tool):
-            return CallView(f"{server}.{tool}", "other", [], [], args)
+            return CallView(visible(f"{server}.{tool}", multiline=False), "other", [], [], args)
         case JsonToolCall(tool_name=name):
-            return CallView(name, "other", [], [], args)
+            return CallView(visible(name, multiline=False), "other", [], [], args)
         case SubagentTask(prompt=prompt):
             return CallView(
-                f"Subagent: {_first_line(prompt)}", "think", [tool_content(text_block(prompt))], [], args
+                f"Subagent: {_first_line(prompt)}",
+                "think",
+                [tool_content(text_block(shown(prompt)))],
+                [],
+                args,
             )
         case FileRead() as read:
             path = file_path(read, working_dir)
             line = read.offset if read.offset else None
-            return CallView(f"Read {read.path}{read.line_range()}", "read", [],
+            return CallView(visible(f"Read {read.path}{read.line_range()}", multiline=False), "read", [],
                             [ToolCallLocation(path=path, line=line)], args)  # fmt: skip
         case FileWrite() as write:
             path = file_path(write, working_dir)
-            return CallView(f"Write {write.path}", "edit", [_write_diff(write, path, known)],
+            return CallView(visible(f"Write {write.path}", multiline=False), "edit", [_write_diff(write, path, known)],
                             [ToolCallLocation(path=path)], args)  # fmt: skip
         case FileEdit() as edit:
             path = file_path(edit, working_dir)
-            return CallView(f"Edit {edit.path}", "edit", [_edit_diff(edit, path, known)],
+            return CallView(visible(f"Edit {edit.path}", multiline=False), "edit", [_edit_diff(edit, path, known)],
                             [ToolCallLocation(path=path)], args)  # fmt: skip
-    return CallView(
-        call.display_text().splitlines()[0] if call.display_text() else call.kind, "other", [], [], args
-    )
+    return CallView(_first_line(call.display_text()) or call.kind, "other", [], [], args)
 
 
 def output_content(
@@ -160,6 +169,7 @@ def output_content(
     content: list[ToolContent] = []
     if text:
         tail = text if len(text) <= OUTPUT_LIMIT else "…" + text[-OUTPUT_LIMIT:]
+        tail = visible(strip_sgr(tail))  # colours dropped; every other character of the table shown
         content.append(tool_content(text_block(_fenced(tail, ""))))
     for path in images or []:
         try:
@@ -175,7 +185,7 @@ def output_content(
 
 def note_content(text: str) -> list[ToolContent]:
     """A short plain note on a tool call (why it was rejected, that it was cancelled)."""
-    return [tool_content(text_block(text))] if text else []
+    return [tool_content(text_block(visible(text)))] if text else []
 
 
 def _image(data: bytes, mime: str) -> ImageContentBlock:

@@ -39,6 +39,7 @@ from freeact_tui.events import (
     ThoughtsChunk,
     ToolOutput,
 )
+from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript
 
 Update = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress
@@ -102,16 +103,16 @@ class TurnUpdates:
         match event:
             case ThoughtsChunk(content=text) if main and text:
                 self._streamed_thoughts = True
-                return [update_agent_thought_text(text)]
+                return [update_agent_thought_text(visible(text))]
             case Thoughts(content=text) if main:
                 streamed, self._streamed_thoughts = self._streamed_thoughts, False
-                return [] if streamed or not text else [update_agent_thought_text(text)]
+                return [] if streamed or not text else [update_agent_thought_text(visible(text))]
             case ResponseChunk(content=text) if main and text:
                 self._streamed_text = True
-                return [update_agent_message_text(text)]
+                return [update_agent_message_text(visible(text))]
             case Response(content=text) if main:
                 streamed, self._streamed_text = self._streamed_text, False
-                return [] if streamed or not text else [update_agent_message_text(text)]
+                return [] if streamed or not text else [update_agent_message_text(visible(text))]
             case ApprovalRequest():
                 return self._request(event)
             case CodeExecutionOutputChunk(text=text):

@@ -19,7 +19,7 @@ from freeact_tui.execution.checkpoint_records import RestoreResult
 from freeact_tui.store.event_record import is_event_record
 from freeact_tui.store.rewind_file import RewindMark
 from freeact_tui.store.sessions import SessionDamaged
-from freeact_tui.textsafe import one_line_summary
+from freeact_tui.textsafe import one_line
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
@@ -64,7 +64,7 @@ class RewindOutcome:
         lines = []
         if self.conversation_cut:
             lines.append(
-                f"The conversation was rewound to before “{one_line_summary(self.plan.turn.text, 60)}”."
+                f"The conversation was rewound to before “{one_line(self.plan.turn.text, 60)}”."
             )
             lines.append(
                 "The kernel was restarted (its state cannot be rewound)."

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from freeact_tui.codeshow import summary
 from freeact_tui.events import (
     AgentError,
     AgentEvent,
@@ -360,11 +361,9 @@ def _is_terminal(stream: IO[str]) -> bool:
 
 
 def _short(text: str, limit: int = 80) -> str:
-    """The first line of ``text``, cut at ``limit`` characters; "…" marks anything left out."""
-    lines = text.strip().splitlines() or [""]
-    if len(lines) == 1 and len(lines[0]) <= limit:
-        return lines[0]
-    return lines[0][: limit - 1] + "…"
+    """The first non-blank line of ``text`` made visible, cut at ``limit`` characters, and how many
+    more lines follow (a decoy first line never stands for the whole action)."""
+    return summary(text, limit)
 
 
 def session_rules(rules: PermissionRules, allow: list[str], deny: list[str]) -> None:

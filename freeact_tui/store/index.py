@@ -27,7 +27,7 @@ from freeact_tui import paths
 from freeact_tui.store.envelope import MAX_LINE_BYTES, EnvelopeError, decode_envelope
 from freeact_tui.store.event_record import EVENT_KEY, is_event_record
 from freeact_tui.store.prompt_record import split_prompt
-from freeact_tui.textsafe import one_line_summary
+from freeact_tui.textsafe import one_line
 from freeact_tui.userwords import user_words
 
 MAIN_FILE = "main.jsonl"
@@ -87,8 +87,9 @@ def is_agent_id(name: str) -> bool:
 
 def make_title(text: str) -> str:
     """The user's words (no note or shell output the app put before them) as one line of at most
-    ``TITLE_MAX`` characters, plain (no markdown marks), cut between words."""
-    return one_line_summary(user_words(text), TITLE_MAX)
+    ``TITLE_MAX`` characters, plain (no markdown marks), cut between words; stored as written, made
+    visible where it is drawn."""
+    return one_line(user_words(text), TITLE_MAX)
 
 
 def prompt_text(message: dict[str, Any]) -> str | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from freeact_tui import paths
-from freeact_tui.textsafe import one_line_summary
+from freeact_tui.textsafe import one_line
 from freeact_tui.tui.commands import SlashCommand
 from freeact_tui.tui.context_report import context_report
 
@@ -88,8 +88,8 @@ async def list_skills(app: InfoHost) -> None:
             ".agents/skills/ with a SKILL.md whose front matter has `name:` and `description:`."
         )
     else:
-        text = "\n".join(  # plain text: a notice shows no markdown
-            f"• {s.name} — {one_line_summary(s.description, 100) if s.description else 'no description'}\n  {s.path}"
+        text = "\n".join(  # plain text, made visible by the notice (once): a notice shows no markdown
+            f"• {s.name} — {one_line(s.description, 100) if s.description else 'no description'}\n  {s.path}"
             for s in skills
         )
         text += "\n\nInvoke one with /<name> args (also from the @ picker: type /)."

@@ -7,17 +7,19 @@ from typing import ClassVar, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Static
+from textual.widgets import Input, Label
 
+from freeact_tui.codeshow import shown
 from freeact_tui.events import ApprovalRequest, Decision, RememberScope
 from freeact_tui.pathreach import describe
 from freeact_tui.rulepatterns import broad_reason, pattern_note, proposed_pattern
 from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import ShellAction, ShellScript, ToolCall, installs_packages
 from freeact_tui.tui.widgets.blocks.action import action_title, tool_call_content
+from freeact_tui.tui.widgets.code_view import CodeView
 
 _GROUP = Binding.Group("Decide")
 _SCOPE_TEXT: dict[str, str] = {
@@ -48,6 +50,11 @@ class ApprovalScreen(ModalScreen[Decision]):
         Binding("s", "remember('session')", "Allow for session", id="approval.session", group=_GROUP),
         Binding("d", "remember('deny')", "Always deny", id="approval.deny", group=_GROUP),
         Binding("escape", "escape", "Reject", id="approval.escape", show=False),
+        # The code scrolls from the keyboard too: nothing of it is out of reach before deciding.
+        Binding("down", "scroll_code('down')", "Scroll down", show=False),
+        Binding("up", "scroll_code('up')", "Scroll up", show=False),
+        Binding("pagedown", "scroll_code('page_down')", "Page down", show=False),
+        Binding("pageup", "scroll_code('page_up')", "Page up", show=False),
     ]
 
     def __init__(self, request: ApprovalRequest, *, position: int = 1, total: int = 1) -> None:
@@ -70,8 +77,8 @@ class ApprovalScreen(ModalScreen[Decision]):
                 Content(visible(f"Agent {self.request.agent_id} asks to run:", multiline=False)),
                 id="approval-who",
             )
-            with VerticalScroll(id="approval-action"):
-                yield Static(tool_call_content(call), id="approval-body", markup=False)
+            # All of the code: blank runs folded with their count, a line says what is out of sight.
+            yield CodeView(tool_call_content(call), scroll_id="approval-action", body_id="approval-body")
             # Docked: the code above scrolls, whatever its length, so that these always show.
             with Vertical(id="approval-footer"):
                 yield from self._compose_footer()
@@ -79,7 +86,7 @@ class ApprovalScreen(ModalScreen[Decision]):
     def _compose_footer(self) -> ComposeResult:
         call = self.request.tool_call
         if isinstance(call, ShellAction) and call.full_command and call.full_command != call.command:
-            yield Label(Content(f"part of: {visible(call.full_command)}"), id="approval-context")
+            yield Label(Content(f"part of: {shown(call.full_command)}"), id="approval-context")
         if installing := _install_lines(call):
             # One line each, controls shown: a hidden character must not disguise what gets installed.
             lines = "\n".join(f"  {visible(line.strip(), multiline=False)}" for line in installing)
@@ -153,10 +160,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         parts = [self.query_one(f"#approval-{part}") for part in ("who", "footer")]
         used = sum(part.outer_size.height + part.styles.margin.height for part in parts)
         frame = dialog.styles.gutter.height + dialog.styles.margin.height
-        action = self.query_one("#approval-action")
-        room = max(3, self.size.height - frame - used)
-        if action.styles.max_height is None or action.styles.max_height.value != room:
-            action.styles.max_height = room
+        self.query_one(CodeView).fit(max(3, self.size.height - frame - used))
 
     def _typing_changed(self) -> None:
         self.set_class(self.typing, "-typing")  # the decision keys do nothing while the user types
@@ -185,6 +189,10 @@ class ApprovalScreen(ModalScreen[Decision]):
         if action in ("approve", "reject", "remember"):
             return not self.typing
         return True
+
+    def action_scroll_code(self, how: Literal["down", "up", "page_down", "page_up"]) -> None:
+        scroll = self.query_one(CodeView).scroll
+        getattr(scroll, f"scroll_{how}")(animate=False)
 
     def action_approve(self) -> None:
         self.dismiss(Decision(True))

@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Input, Label
 from freeact_tui.cellrules import is_cell_pattern
 from freeact_tui.freeact_project import FreeactConfigError
 from freeact_tui.permissions import Effect, PermissionRules, PermissionsFileError, RuleEntry
+from freeact_tui.textsafe import visible as made_visible
 
 _GROUP = Binding.Group("Rules")
 _WHERE = {
@@ -33,8 +34,8 @@ _WHERE = {
 
 
 def visible(text: str) -> str:
-    """``text`` with control characters written out (a rule from a project file never drives the terminal)."""
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+    """One line of ``text`` with the table's characters shown (a rule from a project file never drives the terminal)."""
+    return made_visible(text, multiline=False)
 
 
 def pattern_text(entry: RuleEntry) -> str:

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from freeact_tui.project_review import ProjectReview, visible
+from freeact_tui.codeshow import fold_visible
+from freeact_tui.project_review import ProjectReview
+from freeact_tui.textsafe import visible
+from freeact_tui.tui.widgets.code_view import CodeView, mark_folds
 
 
 class TrustScreen(ModalScreen[bool]):
@@ -49,8 +53,11 @@ class TrustScreen(ModalScreen[bool]):
         with Vertical(id="trust-dialog"):
             yield Label(title, id="trust-title", markup=False)
             yield Static(lead, id="trust-lead", markup=False)
-            with VerticalScroll(id="trust-review", can_focus=True):
-                yield Static(self.review.text(), id="trust-text", markup=False)
+            # All of it in sight or said to be below: blank runs folded with their count.
+            folded = fold_visible(self.review.text())
+            yield CodeView(
+                mark_folds(Content(folded.text), folded), scroll_id="trust-review", body_id="trust-text"
+            )
             yield Static("t  trust this folder      n / Esc  not now", id="trust-keys", markup=False)
 
     def action_answer(self, trusted: bool) -> None:

@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from freeact_tui.textsafe import one_line_summary, visible
+from freeact_tui.textsafe import one_line_summary
 
 _PREVIEW = 100
 
@@ -96,7 +96,7 @@ class QueuedMessages(Vertical):
         highlighted = options.highlighted
         options.clear_options()
         options.add_options(
-            [Option(Content(f"› {visible(_preview(t), multiline=False)}")) for t in self.items]
+            [Option(Content(f"› {_preview(t)}")) for t in self.items]  # made visible once, by the preview
         )
         if self.items:
             options.highlighted = min(highlighted or 0, len(self.items) - 1)

@@ -6,12 +6,14 @@ from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult, RenderResult
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.events import Click
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Label
 
+from freeact_tui.textsafe import visible
 from freeact_tui.tui.widgets.context_gauge import ContextGauge
 
 if TYPE_CHECKING:  # annotations only: the events load with the agent, after the first frame
@@ -94,7 +96,7 @@ class StatusBar(Horizontal):
 
     def set_session(self, *, model: str, session_id: str, mode: str, skip_permissions: bool) -> None:
         """Show the facts of the current agent."""
-        self._label("model").update(model)
+        self._label("model").update(Content(visible(model, multiline=False)))  # from config: shown, never markup
         self._label("session").update(f"session {session_id[:8]}")
         self._label("session").tooltip = f"{session_id} (click or F2 to copy)"
         self._label("mode").update(mode)

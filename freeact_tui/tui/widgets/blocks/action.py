@@ -13,6 +13,7 @@ from textual.markup import escape
 from textual.message import Message
 from textual.widgets import Collapsible, Static
 
+from freeact_tui.codeshow import fold
 from freeact_tui.textsafe import visible
 from freeact_tui.toolcalls import (
     CodeAction,
@@ -28,6 +29,7 @@ from freeact_tui.toolcalls import (
     ToolCall,
 )
 from freeact_tui.tui.widgets.blocks.base import Block
+from freeact_tui.tui.widgets.code_view import mark_folds
 from freeact_tui.tui.widgets.diff import (
     DIFF_COLLAPSE_LINES,
     diff_content,
@@ -61,41 +63,49 @@ def highlight(code: str, *, language: str) -> Content:
     return pygments_highlight(code, language=language)
 
 
+def shown_content(text: str, *, language: str | None = None) -> Content:
+    """``text`` as drawn for approval: made visible, long blank runs folded into marks styled apart,
+    highlighted when ``language`` is given."""
+    folded = fold(text)
+    return mark_folds(highlight(folded.text, language=language) if language else Content(folded.text), folded)
+
+
 def _json(args: dict[str, object]) -> str:
     return json.dumps(args, indent=2, ensure_ascii=False, default=str)
 
 
 def tool_call_content(tool_call: ToolCall) -> Content:
-    """The action in full, verbatim: highlighted code, the shell command, tool name and JSON args.
+    """The action in full: highlighted code, the shell command, tool name and JSON args.
 
-    Control characters are shown as symbols: code hiding a command behind ``ESC[2K`` shows it.
+    Every character of the table is shown as an escape (code hiding a command behind ``ESC[2K``
+    shows it), and long runs of blank lines or spaces are folded into marks that count them.
     """
     match tool_call:
         case CodeAction(code=code):
-            return highlight(visible(code), language="python")
+            return shown_content(code, language="python")
         case ShellAction(command=command):
-            return Content.assemble(("$ ", "bold $text-accent"), visible(command))
+            return Content.assemble(("$ ", "bold $text-accent"), shown_content(command))
         case ShellScript(script=script):
-            return highlight(visible(script), language="bash")
+            return shown_content(script, language="bash")
         case ProgrammaticToolCall(server=server, tool=tool, args=args):
             return Content.assemble(
                 (visible(f"{server}.{tool}", multiline=False), "bold"),
                 "\n",
-                highlight(visible(_json(args)), language="json"),
+                shown_content(_json(args), language="json"),
             )
         case JsonToolCall(tool_name=name, tool_args=args):
             return Content.assemble(
                 (visible(name, multiline=False), "bold"),
                 "\n",
-                highlight(visible(_json(args)), language="json"),
+                shown_content(_json(args), language="json"),
             )
         case SubagentTask(prompt=prompt, max_turns=max_turns):
             return Content.assemble(
-                Content(visible(prompt)), ("\n(max turns: " + str(max_turns) + ")", "$text-muted")
+                shown_content(prompt), ("\n(max turns: " + str(max_turns) + ")", "$text-muted")
             )
         case FileCall():
             return file_call_content(tool_call)
-    return Content(visible(tool_call.display_text()))
+    return shown_content(tool_call.display_text())
 
 
 class ActionBlock(Block):
