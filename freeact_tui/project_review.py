@@ -16,7 +16,7 @@ from typing import Any
 from freeact_tui import paths
 from freeact_tui.config import ConfigError, project_layers
 from freeact_tui.freeact_project import FreeactConfigError, read_freeact_permissions
-from freeact_tui.trust import FileChange, TrustState
+from freeact_tui.trust import GENERATED_DIR, FileChange, TrustState
 
 # C0/C1 controls and DEL: shown as \xNN so that a file cannot rewrite what the dialog shows.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -71,10 +71,18 @@ def _server_line(name: str, spec: dict[str, Any]) -> str:
     return f"{name}: {(env + ' ') if env else ''}{shlex.join(argv)}"
 
 
-def _describe(label: str, path: Path) -> str:
+def _describe(label: str, path: Path, outside: tuple[str, ...] = (), listing: list[str] | None = None) -> str:
+    if outside:
+        links = "; ".join(outside)
+        return f"{_describe(label, path, (), listing)} — LINKS OUT OF THE FOLDER: {links}"
+    listing = listing or []
     if label.endswith("/"):
-        count = len(list(path.glob("*/SKILL.md")))
-        return f"{label} — {count} skill{'s' if count != 1 else ''} the model is told about"
+        if path.name == "skills":
+            count = len(list(path.glob("*/SKILL.md")))
+            return f"{label} — {count} skill{'s' if count != 1 else ''} the model is told about"
+        if path.name == GENERATED_DIR:
+            return f"{label} — Python code the kernel imports (saved tools, generated APIs)"
+        return f"{label} — other files: {', '.join(listing) if listing else 'none'}"
     if path.name == "AGENTS.md":
         return f"{label} — instructions added to the model's system prompt"
     if path.name == ".env":
@@ -92,7 +100,7 @@ def _describe(label: str, path: Path) -> str:
 
 def review(state: TrustState) -> ProjectReview:
     """What ``state.folder``'s project files would change if trusted (nothing is applied)."""
-    files = [_describe(f.label, f.path) for f in state.files]
+    files = [_describe(f.label, f.path, f.outside, (f.text or "").splitlines()) for f in state.files]
     settings: list[str] = []
     servers: list[str] = []
     rules: list[str] = []

@@ -13,7 +13,8 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,12 +25,15 @@ from freeact_tui import paths
 TRUST_FILE_NAME = "trusted-folders.json"
 AGENTS_FILE = "AGENTS.md"
 ENV_FILE = ".env"
-SKILL_DIRS = (Path(paths.FREEACT_DIR_NAME) / "skills", Path(".agents") / "skills")
+AGENTS_DIR = ".agents"
+GENERATED_DIR = "generated"
+SESSIONS_DIR = "sessions"
 # Text kept in the trust record to show a diff when a file changes (never a .env: it holds secrets).
 _MAX_KEPT_TEXT = 64 * 1024
-# A skills directory is digested file by file up to these bounds, then by names and sizes only.
-_MAX_DIGEST_FILES = 2000
+# A directory's files are hashed up to this many bytes in all, then counted by name, size and mtime.
 _MAX_DIGEST_BYTES = 32 * 1024 * 1024
+# Symlinks followed in a row before a path counts as a name only.
+_MAX_LINK_DEPTH = 8
 
 TrustStatus = Literal["none", "trusted", "untrusted", "changed"]
 
@@ -43,7 +47,10 @@ class ProjectFile:
     """How the file is named to the user: relative to the folder when inside it."""
     digest: str
     text: str | None = None
-    """The content, kept for a diff when it changes (``None`` for .env, directories and big files)."""
+    """The content, kept for a diff when it changes (``None`` for .env and big files; a directory's
+    file list)."""
+    outside: tuple[str, ...] = ()
+    """Symlinks in it that lead out of the folder (``link -> target``): the dialog names them."""
 
 
 @dataclass(frozen=True)
@@ -99,36 +106,89 @@ def _file_entry(path: Path, folder: Path, keep_text: bool = True) -> ProjectFile
     return ProjectFile(path, _label(path, folder), hashlib.sha256(data).hexdigest(), text)
 
 
-def _dir_entry(directory: Path, folder: Path) -> ProjectFile | None:
-    """A skills directory: one digest over its files' names and contents (names and sizes past the bounds)."""
+def _walk(directory: Path, folder: Path, skip: Collection[Path]) -> tuple[list[tuple[str, Path]], list[str]]:
+    """Every file under ``directory`` as ``(name relative to it, path)``, sorted, and the symlinks that
+    lead out of ``folder`` (as ``link -> target``).
+
+    Symlinks are followed (a link to a directory is entered: the skill loader and the importer enter it
+    too), each real directory once (no cycle is walked twice), at most ``_MAX_LINK_DEPTH`` links deep.
+    Directories in ``skip`` are left out (another entry covers them).
+    """
+    files: list[tuple[str, Path]] = []
+    outside: list[str] = []
+    seen: set[str] = set()
+
+    def visit(path: Path, rel: str, links: int) -> None:
+        if path in skip:
+            return
+        if path.is_symlink():
+            if links >= _MAX_LINK_DEPTH:
+                files.append((rel + " (link chain too long)", path))
+                return
+            try:
+                target = Path(os.path.realpath(path))
+            except (OSError, ValueError):
+                files.append((rel + " (unreadable link)", path))
+                return
+            if not target.is_relative_to(folder):
+                outside.append(f"{_label(path, folder)} -> {target}")
+            links += 1
+        try:
+            is_dir = path.is_dir()
+        except OSError:
+            is_dir = False
+        if not is_dir:
+            files.append((rel, path))
+            return
+        real = os.path.realpath(path)
+        if real in seen:
+            files.append((rel + "/ (seen)", path))
+            return
+        seen.add(real)
+        try:
+            children = sorted(path.iterdir())
+        except OSError:
+            files.append((rel + "/ (unreadable)", path))
+            return
+        for child in children:
+            visit(child, f"{rel}/{child.name}" if rel else child.name, links)
+
+    visit(directory, "", 0)
+    return sorted(files), sorted(outside)
+
+
+def _dir_entry(
+    directory: Path, folder: Path, skip: Collection[Path] = (), *, empty: bool = False
+) -> ProjectFile | None:
+    """A directory as one entry: a digest over every file's name and content, and its listing.
+
+    Contents are hashed up to ``_MAX_DIGEST_BYTES`` in all; past it a file counts by its name, size and
+    modification time, so there is no file an edit could hide in (a huge tree costs time, never a blind
+    spot). ``empty``: the entry exists even without files (a bare ``.freeact/`` is a project's).
+    """
     digest = hashlib.sha256()
-    count = 0
     total = 0
     listing: list[str] = []
-    try:
-        files = sorted(p for p in directory.rglob("*") if p.is_file())
-    except OSError:
-        return None
-    for file in files:
-        rel = file.relative_to(directory).as_posix()
+    files, outside = _walk(directory, folder, skip)
+    for rel, file in files:
         listing.append(rel)
         digest.update(rel.encode("utf-8", errors="replace") + b"\0")
         try:
-            size = file.stat().st_size
-            count += 1
-            total += size
-            if count <= _MAX_DIGEST_FILES and total <= _MAX_DIGEST_BYTES:
+            stat = file.stat()
+            if file.is_file() and total + stat.st_size <= _MAX_DIGEST_BYTES:
+                total += stat.st_size
                 digest.update(hashlib.sha256(file.read_bytes()).digest())
             else:
-                digest.update(str(size).encode())
+                digest.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
         except OSError:
             digest.update(b"?")
-    if not listing:
+    for link in outside:
+        digest.update(link.encode("utf-8", errors="replace") + b"\0")
+    if not listing and not empty:
         return None
-    # The file list is what a diff of a skills directory shows.
-    return ProjectFile(
-        directory, _label(directory, folder) + "/", digest.hexdigest(), "\n".join(listing) + "\n"
-    )
+    # The file list is what a diff of a directory shows.
+    text = "".join(f"{rel}\n" for rel in listing)
+    return ProjectFile(directory, _label(directory, folder) + "/", digest.hexdigest(), text, tuple(outside))
 
 
 def project_env_file(folder: Path) -> Path | None:
@@ -142,6 +202,32 @@ def project_env_file(folder: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def _tree_entries(root: Path, folder: Path) -> list[ProjectFile]:
+    """``root``'s ``.freeact/`` and ``.agents/``, whole: skills and generated code each as an entry of
+    their own (the dialog describes them), then everything else in them, so that nothing in either is
+    outside the digest (a bare ``.freeact/`` counts too). Sessions, which the app writes, are covered
+    by ``_sessions_entry``."""
+    entries: list[ProjectFile] = []
+    for top in (paths.FREEACT_DIR_NAME, AGENTS_DIR):
+        base = root / top
+        if not (base.exists() or base.is_symlink()):
+            continue
+        if not base.is_dir():
+            if (entry := _file_entry(base, folder)) is not None:
+                entries.append(entry)
+            continue
+        parts = [base / "skills"] + ([base / GENERATED_DIR] if top == paths.FREEACT_DIR_NAME else [])
+        for part in parts:
+            if (part.is_dir() or part.is_symlink()) and (entry := _dir_entry(part, folder)) is not None:
+                entries.append(entry)
+        skip = {*parts, base / SESSIONS_DIR}
+        if top == paths.FREEACT_DIR_NAME:
+            skip |= {base / "config.toml", base / "permissions.toml"}
+        if (entry := _dir_entry(base, folder, skip, empty=True)) is not None:
+            entries.append(entry)
+    return entries
 
 
 def project_files(folder: Path) -> list[ProjectFile]:
@@ -162,9 +248,7 @@ def project_files(folder: Path) -> list[ProjectFile]:
         if candidate.is_file() and (entry := _file_entry(candidate, folder)) is not None:
             found.append(entry)
     for root in roots:
-        for skills in SKILL_DIRS:
-            if (root / skills).is_dir() and (entry := _dir_entry(root / skills, folder)) is not None:
-                found.append(entry)
+        found += _tree_entries(root, folder)
     env = project_env_file(folder)
     if env is not None and (entry := _file_entry(env, folder, keep_text=False)) is not None:
         found.append(entry)
