@@ -14,7 +14,7 @@ import difflib
 import hashlib
 import json
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -158,19 +158,27 @@ def _walk(directory: Path, folder: Path, skip: Collection[Path]) -> tuple[list[t
 
 
 def _dir_entry(
-    directory: Path, folder: Path, skip: Collection[Path] = (), *, empty: bool = False
+    directory: Path,
+    folder: Path,
+    skip: Collection[Path] = (),
+    *,
+    empty: bool = False,
+    own: Mapping[str, str] | None = None,
 ) -> ProjectFile | None:
     """A directory as one entry: a digest over every file's name and content, and its listing.
 
     Contents are hashed up to ``_MAX_DIGEST_BYTES`` in all; past it a file counts by its name, size and
     modification time, so there is no file an edit could hide in (a huge tree costs time, never a blind
     spot). ``empty``: the entry exists even without files (a bare ``.freeact/`` is a project's).
+    ``own``: files the app wrote itself (``note_own_writes``), left out while their content is the same.
     """
     digest = hashlib.sha256()
     total = 0
     listing: list[str] = []
     files, outside = _walk(directory, folder, skip)
     for rel, file in files:
+        if own and _is_own(file, own):
+            continue
         listing.append(rel)
         digest.update(rel.encode("utf-8", errors="replace") + b"\0")
         try:
@@ -204,11 +212,45 @@ def project_env_file(folder: Path) -> Path | None:
     return None
 
 
-def _tree_entries(root: Path, folder: Path) -> list[ProjectFile]:
+OWN_SESSION = "session"
+"""The mark ``note_own_writes`` keeps for a session directory the app made (its files keep changing)."""
+_SESSIONS_INDEX = ".index.json"  # the store's cache of what its sessions hold (store.index), the app's
+_SESSION_META = "meta.json"  # a session's cached title, times and counts (store.index.META_FILE)
+
+
+def _is_own(path: Path, own: Mapping[str, str]) -> bool:
+    """Whether the app wrote ``path`` itself and it is as the app left it."""
+    mark = own.get(os.path.abspath(path))
+    if mark is None:
+        return False
+    if mark == OWN_SESSION:
+        return True
+    try:
+        return not path.is_symlink() and hashlib.sha256(path.read_bytes()).hexdigest() == mark
+    except OSError:
+        return False
+
+
+def _sessions_entry(sessions: Path, folder: Path, own: Mapping[str, str]) -> ProjectFile | None:
+    """A project's session store: every session in it but those the app made itself (``OWN_SESSION``),
+    which it keeps appending to; a session planted by a clone or a pull is asked about."""
+    if not (sessions.is_dir() or sessions.is_symlink()):
+        return None
+    try:
+        children = list(sessions.iterdir())
+    except OSError:
+        children = []
+    skip = {c for c in children if _is_own(c, own) or (c.name == _SESSIONS_INDEX and not c.is_symlink())}
+    # A session's metadata is the store's cache of its history (rewritten when listed); the history counts.
+    skip |= {c / _SESSION_META for c in children if c not in skip}
+    return _dir_entry(sessions, folder, skip, own=own)
+
+
+def _tree_entries(root: Path, folder: Path, own: Mapping[str, str]) -> list[ProjectFile]:
     """``root``'s ``.freeact/`` and ``.agents/``, whole: skills and generated code each as an entry of
     their own (the dialog describes them), then everything else in them, so that nothing in either is
-    outside the digest (a bare ``.freeact/`` counts too). Sessions, which the app writes, are covered
-    by ``_sessions_entry``."""
+    outside the digest (a bare ``.freeact/`` counts too); sessions as ``_sessions_entry`` says. What the
+    app wrote itself and is unchanged (``own``) is left out."""
     entries: list[ProjectFile] = []
     for top in (paths.FREEACT_DIR_NAME, AGENTS_DIR):
         base = root / top
@@ -220,12 +262,16 @@ def _tree_entries(root: Path, folder: Path) -> list[ProjectFile]:
             continue
         parts = [base / "skills"] + ([base / GENERATED_DIR] if top == paths.FREEACT_DIR_NAME else [])
         for part in parts:
-            if (part.is_dir() or part.is_symlink()) and (entry := _dir_entry(part, folder)) is not None:
+            if (part.is_dir() or part.is_symlink()) and (
+                entry := _dir_entry(part, folder, own=own)
+            ) is not None:
                 entries.append(entry)
+        if top == paths.FREEACT_DIR_NAME and (entry := _sessions_entry(base / SESSIONS_DIR, folder, own)):
+            entries.append(entry)
         skip = {*parts, base / SESSIONS_DIR}
         if top == paths.FREEACT_DIR_NAME:
             skip |= {base / "config.toml", base / "permissions.toml"}
-        if (entry := _dir_entry(base, folder, skip, empty=True)) is not None:
+        if (entry := _dir_entry(base, folder, skip, empty=True, own=own)) is not None:
             entries.append(entry)
     return entries
 
@@ -247,21 +293,82 @@ def project_files(folder: Path) -> list[ProjectFile]:
     for candidate in candidates:
         if candidate.is_file() and (entry := _file_entry(candidate, folder)) is not None:
             found.append(entry)
+    own = _read_own()
     for root in roots:
-        found += _tree_entries(root, folder)
+        found += _tree_entries(root, folder, own)
     env = project_env_file(folder)
     if env is not None and (entry := _file_entry(env, folder, keep_text=False)) is not None:
         found.append(entry)
     return found
 
 
-def _read_store() -> dict[str, Any]:
+def _read_raw() -> dict[str, Any]:
     try:
         data = json.loads(trust_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    folders = data.get("folders") if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _read_store() -> dict[str, Any]:
+    folders = _read_raw().get("folders")
     return folders if isinstance(folders, dict) else {}
+
+
+def _read_own() -> dict[str, str]:
+    own = _read_raw().get("own")
+    return {k: v for k, v in own.items() if isinstance(v, str)} if isinstance(own, dict) else {}
+
+
+def _write_raw(update: Callable[[dict[str, Any]], None]) -> None:
+    """Read the trusted-folders file, change it with ``update`` and write it back (atomically, private).
+
+    Raises:
+        TrustStoreError: the file cannot be written.
+    """
+    path = trust_file()
+    raw = _read_raw()  # a damaged list is replaced: it only ever grants, so losing it asks again
+    if not isinstance(raw.get("folders"), dict):
+        raw = {
+            "version": 1,
+            "folders": {},
+            **({"own": raw["own"]} if isinstance(raw.get("own"), dict) else {}),
+        }
+    update(raw)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        paths.atomic_write_text(path, json.dumps(raw, indent=1, sort_keys=True), mode=0o600)
+    except OSError as exc:
+        raise TrustStoreError(f"Cannot record the trusted folder in {path}: {exc.strerror or exc}") from exc
+
+
+def note_own_writes(written: Iterable[Path], *, session: bool = False) -> None:
+    """Remember files the app itself wrote into a project (generated APIs) by their content, or
+    (``session``) session directories it made, so that they never count as a change of the project.
+
+    A file changed since (by anyone else) counts again. A failure to write the record only means the
+    next start asks again.
+    """
+    marks: dict[str, str] = {}
+    for path in written:
+        try:
+            marks[os.path.abspath(path)] = (
+                OWN_SESSION if session else hashlib.sha256(path.read_bytes()).hexdigest()
+            )
+        except OSError:
+            continue
+    if not marks:
+        return
+
+    def update(raw: dict[str, Any]) -> None:
+        kept = raw.get("own")
+        own: dict[str, Any] = kept if isinstance(kept, dict) else {}
+        raw["own"] = {k: v for k, v in {**own, **marks}.items() if os.path.lexists(k)}
+
+    try:
+        _write_raw(update)
+    except TrustStoreError:
+        pass
 
 
 def _diff(label: str, old: str | None, new: str | None) -> str:
@@ -310,24 +417,17 @@ def trust(state: TrustState) -> TrustState:
     Raises:
         TrustStoreError: the trusted-folders file cannot be written.
     """
-    path = trust_file()
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, ValueError):
-        raw = {}  # a damaged list is replaced: it only ever grants, so losing it asks again
-    if not isinstance(raw, dict) or not isinstance(raw.get("folders"), dict):
-        raw = {"version": 1, "folders": {}}
-    raw["folders"][str(state.folder)] = {
-        "trusted_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
-        "files": {
-            f.label: {"digest": f.digest, **({"text": f.text} if f.text is not None else {})}
-            for f in state.files
-        },
-    }
-    try:
-        paths.atomic_write_text(path, json.dumps(raw, indent=1, sort_keys=True), mode=0o600)
-    except OSError as exc:
-        raise TrustStoreError(f"Cannot record the trusted folder in {path}: {exc.strerror or exc}") from exc
+
+    def update(raw: dict[str, Any]) -> None:
+        raw["folders"][str(state.folder)] = {
+            "trusted_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+            "files": {
+                f.label: {"digest": f.digest, **({"text": f.text} if f.text is not None else {})}
+                for f in state.files
+            },
+        }
+
+    _write_raw(update)
     return TrustState(state.folder, state.files, "trusted")
 
 
@@ -347,6 +447,7 @@ __all__ = [
     "TrustState",
     "TrustStoreError",
     "check",
+    "note_own_writes",
     "project_env_file",
     "project_files",
     "trust",

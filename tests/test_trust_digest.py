@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from freeact_tui import trust
 from freeact_tui.config import Config, load_config
@@ -159,3 +160,48 @@ def test_a_project_env_may_not_set_security_settings(
     assert os.environ["MY_TOOL_FLAG"] == "1"
     assert len(notices) == 1 and name in notices[0] and "ignored" in notices[0]
     assert refusal(name.lower()) is not None  # names are matched whatever their case
+
+
+def test_sessions_the_app_writes_stay_trusted_and_a_planted_one_asks_again(tmp_path: Path) -> None:
+    from freeact_tui.store import SessionStore
+
+    (tmp_path / ".freeact" / "sessions").mkdir(parents=True)
+    trust.trust(trust.check(tmp_path))
+    store = SessionStore(tmp_path / ".freeact" / "sessions")
+    session = store.new_session()
+    session.append([_request("hello")])
+    session.append([_request("again")])
+    store.list()  # the store's own caches (index, meta) are written as it lists
+    assert trust.check(tmp_path).status == "trusted"
+
+    planted = tmp_path / ".freeact" / "sessions" / "3f1c2b9e-0000-4000-8000-000000000000"
+    planted.mkdir()
+    (planted / "main.jsonl").write_text("{}\n")
+    state = trust.check(tmp_path)
+    assert state.status == "changed" and [c.label for c in state.changes] == [".freeact/sessions/"]
+
+
+def _request(text: str) -> ModelRequest:
+    return ModelRequest(parts=[UserPromptPart(content=text)])
+
+
+@pytest.mark.asyncio
+async def test_generated_apis_the_app_writes_stay_trusted_and_a_planted_module_asks_again(
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    from freeact_tui.config import McpServerConfig
+    from freeact_tui.mcp.ptc import generate_ptc_sources
+
+    servers = Path(__file__).parent / "mcp_servers"
+    calc = McpServerConfig(command=sys.executable, args=[str(servers / "calc.py")], mode="ptc")
+    generated = tmp_path / ".freeact" / "generated"
+    generated.mkdir(parents=True)
+    trust.trust(trust.check(tmp_path))
+    apis = await generate_ptc_sources({"calc": calc}, generated)
+    assert not apis.errors and apis.regenerated == ["calc"]
+    assert trust.check(tmp_path).status == "trusted"
+
+    (generated / "mcptools" / "calc" / "extra.py").write_text("import os\n")
+    assert trust.check(tmp_path).status == "changed"
