@@ -69,6 +69,8 @@ class TrustState:
     files: list[ProjectFile] = field(default_factory=list)
     status: TrustStatus = "none"
     changes: list[FileChange] = field(default_factory=list)
+    granted: bool = False
+    """Trusted just now (``trust``), with these files and changes: a caller without a dialog says what."""
 
     @property
     def trusted(self) -> bool:
@@ -428,7 +430,7 @@ def trust(state: TrustState) -> TrustState:
         }
 
     _write_raw(update)
-    return TrustState(state.folder, state.files, "trusted")
+    return TrustState(state.folder, state.files, "trusted", state.changes, granted=True)
 
 
 def untrusted_notice(state: TrustState) -> str:
