@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pytest
 
 from freeact_tui import paths, trust
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import spawn_in_pty
 
 AUDIT_DIR = Path(__file__).parent / "audit"
 # The installed entry point, as a user starts it (``python -m`` would put the folder on sys.path itself).
@@ -127,4 +129,110 @@ def test_run_in_a_folder_of_traps_touches_nothing_but_what_it_lists(
         assert label in notice
     pids = {json.loads(line)["pid"] for line in log.read_text().splitlines()}
     assert len(pids) >= 3, "the hook must reach the app, the gateway and the kernel"
+    assert offending(log, folder, listed) == []
+
+
+def _trapped(tmp_path: Path) -> tuple[Path, Path, Path, dict[str, str], list[Path]]:
+    """A folder of every trap; its markers dir, the audit log, the audited environment and what trust lists."""
+    folder, markers, outside = tmp_path / "clone", tmp_path / "markers", tmp_path / "outside"
+    folder.mkdir()
+    markers.mkdir()
+    plant_traps(folder, markers, outside)
+    log = tmp_path / "audit.jsonl"
+    env = audit_env(folder, log)
+    return folder, markers, log, env, [f.path for f in trust.check(folder).files]
+
+
+def _processes(log: Path) -> set[int]:
+    return {json.loads(line)["pid"] for line in log.read_text().splitlines()} if log.exists() else set()
+
+
+@pytest.mark.kernel
+def test_the_app_in_a_folder_of_traps_touches_nothing_but_what_its_dialog_lists(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    folder, markers, log, env, listed = _trapped(tmp_path)
+    fake_openai.script(Reply("hello"))
+    timeline = tmp_path / "timeline.txt"
+    env = {**env, "FREEACT_TUI_TIMELINE": str(timeline), "TERM": "xterm-256color"}
+    process, master, slave, _ = spawn_in_pty(
+        [str(APP), "--base-url", fake_openai.url, "--model", "fake-model"], env, folder
+    )
+
+    def stages() -> str:
+        return timeline.read_text() if timeline.exists() else ""
+
+    try:
+        deadline = time.monotonic() + 120
+        while "kernel:ready" not in stages():  # "n" at the trust dialog: not now; then the kernel starts
+            assert process.poll() is None and time.monotonic() < deadline, stages()
+            if "app:mount:end" in stages():
+                os.write(master, b"n")
+            time.sleep(0.5)
+        os.write(master, b"hi\r")  # a turn: the session is written (never into the folder's store)
+        while not list(paths.default_sessions_dir().glob("*/main.jsonl")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        os.close(slave)
+        os.close(master)
+    assert sorted(p.name for p in markers.iterdir()) == []
+    assert list(paths.default_sessions_dir().glob("*/main.jsonl")), "the turn was written to the user's store"
+    assert len(_processes(log)) >= 3, "the hook must reach the app, the gateway and the kernel"
+    assert offending(log, folder, listed) == []
+
+
+@pytest.mark.kernel
+def test_acp_session_new_in_a_folder_of_traps_touches_nothing_but_what_it_lists(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    folder, markers, log, env, listed = _trapped(tmp_path)
+    cell = Reply(tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": "print(6 * 7)"})])
+    fake_openai.script(cell, Reply("done"))
+    args = ["--base-url", fake_openai.url, "--model", "fake-model", "--skip-permissions", "acp"]
+    proc = subprocess.Popen(
+        [str(APP), *args], cwd=tmp_path, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(message: dict[str, object]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        proc.stdin.flush()
+
+    def reply_to(id_: int) -> dict[str, object]:
+        """Read until the reply to request ``id_``; the agent's own requests (a permission to trust the
+        folder, if it asks) are answered "cancelled": the folder stays untrusted."""
+        assert proc.stdout is not None
+        while True:
+            line = proc.stdout.readline()
+            assert line, "stdout closed"
+            message = json.loads(line)
+            if message.get("id") == id_ and "method" not in message:
+                return message
+            if "method" in message and "id" in message:
+                send({"id": message["id"], "result": {"outcome": {"outcome": "cancelled"}}})
+
+    try:
+        send({"id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
+        reply_to(0)
+        send({"id": 1, "method": "session/new", "params": {"cwd": str(folder), "mcpServers": []}})
+        session = reply_to(1)
+        session_id = session["result"]["sessionId"]  # type: ignore[index]
+        prompt = [{"type": "text", "text": "hi"}]
+        send({"id": 2, "method": "session/prompt", "params": {"sessionId": session_id, "prompt": prompt}})
+        reply_to(2)
+        proc.stdin.close()
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert sorted(p.name for p in markers.iterdir()) == []
+    assert len(_processes(log)) >= 3, "the hook must reach the app, the gateway and the kernel"
     assert offending(log, folder, listed) == []
