@@ -14,6 +14,8 @@ import difflib
 import hashlib
 import json
 import os
+import secrets
+import stat
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,6 +36,9 @@ _MAX_KEPT_TEXT = 64 * 1024
 _MAX_DIGEST_BYTES = 32 * 1024 * 1024
 # Symlinks followed in a row before a path counts as a name only.
 _MAX_LINK_DEPTH = 8
+# Names a directory's walk visits at most (a link to / or /proc must not walk the machine).
+_MAX_WALK = 100_000
+TOO_MANY = f"… more than {_MAX_WALK} files: not all could be checked, so this is asked at every start"
 
 TrustStatus = Literal["none", "trusted", "untrusted", "changed"]
 
@@ -114,48 +119,51 @@ def _walk(directory: Path, folder: Path, skip: Collection[Path]) -> tuple[list[t
 
     Symlinks are followed (a link to a directory is entered: the skill loader and the importer enter it
     too), each real directory once (no cycle is walked twice), at most ``_MAX_LINK_DEPTH`` links deep.
-    Directories in ``skip`` are left out (another entry covers them).
+    Directories in ``skip`` are left out (another entry covers them). Past ``_MAX_WALK`` names the walk
+    stops and says so with a name of its own (``TOO_MANY``), which the caller never lets trust stick to.
+    The walk keeps its own stack: no depth of nesting can break it.
     """
     files: list[tuple[str, Path]] = []
     outside: list[str] = []
-    seen: set[str] = set()
-
-    def visit(path: Path, rel: str, links: int) -> None:
+    seen: set[tuple[int, int]] = set()
+    stack: list[tuple[Path, str, int]] = [(directory, "", 0)]
+    while stack:
+        path, rel, links = stack.pop()
+        if len(files) + len(stack) > _MAX_WALK:
+            files.append((TOO_MANY, directory))
+            break
         if path in skip:
-            return
+            continue
         if path.is_symlink():
             if links >= _MAX_LINK_DEPTH:
                 files.append((rel + " (link chain too long)", path))
-                return
+                continue
             try:
                 target = Path(os.path.realpath(path))
             except (OSError, ValueError):
                 files.append((rel + " (unreadable link)", path))
-                return
+                continue
             if not target.is_relative_to(folder):
                 outside.append(f"{_label(path, folder)} -> {target}")
             links += 1
         try:
-            is_dir = path.is_dir()
+            status = path.stat()
         except OSError:
-            is_dir = False
-        if not is_dir:
             files.append((rel, path))
-            return
-        real = os.path.realpath(path)
-        if real in seen:
+            continue
+        if not stat.S_ISDIR(status.st_mode):
+            files.append((rel, path))
+            continue
+        if (status.st_dev, status.st_ino) in seen:  # a directory is walked once, however it is reached
             files.append((rel + "/ (seen)", path))
-            return
-        seen.add(real)
+            continue
+        seen.add((status.st_dev, status.st_ino))
         try:
-            children = sorted(path.iterdir())
+            children = sorted(path.iterdir(), reverse=True)
         except OSError:
             files.append((rel + "/ (unreadable)", path))
-            return
-        for child in children:
-            visit(child, f"{rel}/{child.name}" if rel else child.name, links)
-
-    visit(directory, "", 0)
+            continue
+        stack += [(child, f"{rel}/{child.name}" if rel else child.name, links) for child in children]
     return sorted(files), sorted(outside)
 
 
@@ -166,6 +174,7 @@ def _dir_entry(
     *,
     empty: bool = False,
     own: Mapping[str, str] | None = None,
+    contents: bool = True,
 ) -> ProjectFile | None:
     """A directory as one entry: a digest over every file's name and content, and its listing.
 
@@ -173,6 +182,8 @@ def _dir_entry(
     modification time, so there is no file an edit could hide in (a huge tree costs time, never a blind
     spot). ``empty``: the entry exists even without files (a bare ``.freeact/`` is a project's).
     ``own``: files the app wrote itself (``note_own_writes``), left out while their content is the same.
+    ``contents=False``: every file by name, size and modification time only (a store of data that may be
+    large, read at every start: a checkout or a pull that changes a file gives it a new time).
     """
     digest = hashlib.sha256()
     total = 0
@@ -184,16 +195,18 @@ def _dir_entry(
         listing.append(rel)
         digest.update(rel.encode("utf-8", errors="replace") + b"\0")
         try:
-            stat = file.stat()
-            if file.is_file() and total + stat.st_size <= _MAX_DIGEST_BYTES:
-                total += stat.st_size
+            info = file.stat()
+            if contents and file.is_file() and total + info.st_size <= _MAX_DIGEST_BYTES:
+                total += info.st_size
                 digest.update(hashlib.sha256(file.read_bytes()).digest())
             else:
-                digest.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
+                digest.update(f"{info.st_size}:{info.st_mtime_ns}".encode())
         except OSError:
             digest.update(b"?")
     for link in outside:
         digest.update(link.encode("utf-8", errors="replace") + b"\0")
+    if TOO_MANY in listing:
+        digest.update(secrets.token_bytes(16))  # never the same: a walk cut short is never trusted as is
     if not listing and not empty:
         return None
     # The file list is what a diff of a directory shows.
@@ -245,7 +258,7 @@ def _sessions_entry(sessions: Path, folder: Path, own: Mapping[str, str]) -> Pro
     skip = {c for c in children if _is_own(c, own) or (c.name == _SESSIONS_INDEX and not c.is_symlink())}
     # A session's metadata is the store's cache of its history (rewritten when listed); the history counts.
     skip |= {c / _SESSION_META for c in children if c not in skip}
-    return _dir_entry(sessions, folder, skip, own=own)
+    return _dir_entry(sessions, folder, skip, own=own, contents=False)
 
 
 def _tree_entries(root: Path, folder: Path, own: Mapping[str, str]) -> list[ProjectFile]:

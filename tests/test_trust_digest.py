@@ -5,6 +5,7 @@ symlinks, with no file-count blind spot; the app's own writes never invalidate i
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -204,4 +205,33 @@ async def test_generated_apis_the_app_writes_stay_trusted_and_a_planted_module_a
     assert trust.check(tmp_path).status == "trusted"
 
     (generated / "mcptools" / "calc" / "extra.py").write_text("import os\n")
+    assert trust.check(tmp_path).status == "changed"
+
+
+def test_any_depth_of_nesting_is_walked(tmp_path: Path) -> None:
+    generated = tmp_path / ".freeact" / "generated"
+    deep = generated
+    try:
+        for _ in range(1100):  # deeper than Python's recursion limit (mkdir(parents=True) itself recurses)
+            deep = deep / "a"
+            deep.mkdir(parents=deep.parent == generated)
+        (deep / "m.py").write_text("X = 1\n")
+        trust.trust(trust.check(tmp_path))
+        (deep / "m.py").write_text("X = 2\n")
+        assert trust.check(tmp_path).status == "changed"
+    finally:  # pytest's own clean-up of old temp dirs recurses: never leave it a tree this deep
+        subprocess.run(["rm", "-rf", "--", str(generated)], check=False)
+
+
+def test_a_link_to_the_whole_machine_is_bounded_and_never_trusted_as_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(trust, "_MAX_WALK", 500)
+    (tmp_path / ".agents" / "skills").mkdir(parents=True)
+    (tmp_path / ".agents" / "skills" / "root").symlink_to("/")
+    state = trust.check(tmp_path)
+    text = review(state).text()
+    assert "LINKS OUT OF THE FOLDER" in text and "root -> /" in text
+    assert trust.TOO_MANY in (state.files[0].text or "")
+    trust.trust(state)
     assert trust.check(tmp_path).status == "changed"
