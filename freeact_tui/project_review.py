@@ -16,7 +16,7 @@ from typing import Any
 from freeact_tui import paths
 from freeact_tui.config import ConfigError, project_layers
 from freeact_tui.freeact_project import FreeactConfigError, read_freeact_permissions
-from freeact_tui.trust import GENERATED_DIR, FileChange, TrustState
+from freeact_tui.trust import GENERATED_DIR, SESSIONS_DIR, FileChange, TrustState
 
 # C0/C1 controls and DEL: shown as \xNN so that a file cannot rewrite what the dialog shows.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -71,6 +71,16 @@ def _server_line(name: str, spec: dict[str, Any]) -> str:
     return f"{name}: {(env + ' ') if env else ''}{shlex.join(argv)}"
 
 
+_NAMED = 12  # file names a directory's line shows before "and N more"
+
+
+def _names(listing: list[str]) -> str:
+    if not listing:
+        return "none"
+    more = len(listing) - _NAMED
+    return ", ".join(listing[:_NAMED]) + (f" and {more} more" if more > 0 else "")
+
+
 def _describe(label: str, path: Path, outside: tuple[str, ...] = (), listing: list[str] | None = None) -> str:
     if outside:
         links = "; ".join(outside)
@@ -80,9 +90,14 @@ def _describe(label: str, path: Path, outside: tuple[str, ...] = (), listing: li
         if path.name == "skills":
             count = len(list(path.glob("*/SKILL.md")))
             return f"{label} — {count} skill{'s' if count != 1 else ''} the model is told about"
+        if path.name == SESSIONS_DIR:
+            count = len({line.split("/", 1)[0] for line in listing})
+            return f"{label} — {count} stored session{'s' if count != 1 else ''} (resumable once trusted)"
         if path.name == GENERATED_DIR:
-            return f"{label} — Python code the kernel imports (saved tools, generated APIs)"
-        return f"{label} — other files: {', '.join(listing) if listing else 'none'}"
+            return (
+                f"{label} — Python code the kernel imports (saved tools, generated APIs): {_names(listing)}"
+            )
+        return f"{label} — other files: {_names(listing)}"
     if path.name == "AGENTS.md":
         return f"{label} — instructions added to the model's system prompt"
     if path.name == ".env":

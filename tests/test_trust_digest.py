@@ -49,6 +49,7 @@ def test_a_pull_that_adds_generated_code_asks_again(tmp_path: Path) -> None:
     state = trust.check(tmp_path)
     assert state.status == "changed"
     assert any(c.label.startswith(".freeact/generated") for c in state.changes)
+    assert "sitecustomize.py" in review(state).text()  # the dialog names the file, not only its folder
 
 
 def test_an_edit_through_a_symlinked_skill_dir_asks_again_and_a_link_out_is_named(tmp_path: Path) -> None:
