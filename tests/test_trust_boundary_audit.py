@@ -28,6 +28,9 @@ AUDIT_DIR = Path(__file__).parent / "audit"
 APP = Path(sys.executable).parent / "freeact-tui"
 
 
+OPTIONAL_IMPORT = "try:\n    import optional_speedups\nexcept ImportError:\n    pass\nprint(6 * 7)"
+
+
 def _trap(markers: Path, name: str) -> str:
     """Python source that leaves the marker ``name`` when it runs."""
     return f"import pathlib\npathlib.Path({str(markers)!r}, {name!r}).write_text('ran')\n"
@@ -48,7 +51,7 @@ def plant_generated(folder: Path, markers: Path) -> None:
 def plant_traps(folder: Path, markers: Path, outside: Path) -> None:
     """A clone as an attacker would make it: code where Python or git might pick it up, a planted session."""
     plant_generated(folder, markers)
-    for name in ("sitecustomize", "usercustomize", "threading", "pydantic"):
+    for name in ("sitecustomize", "usercustomize", "threading", "pydantic", "optional_speedups"):
         (folder / f"{name}.py").write_text(_trap(markers, f"root-{name}"))
     session = folder / ".freeact" / "sessions" / str(uuid.uuid4())
     session.mkdir(parents=True)
@@ -108,8 +111,9 @@ def test_run_in_a_folder_of_traps_touches_nothing_but_what_it_lists(
     log = tmp_path / "audit.jsonl"
     env = audit_env(folder, log)
     listed = [f.path for f in trust.check(folder).files]
-    # One code action (run: the user's own --skip-permissions), so that a gateway and a kernel start.
-    cell = Reply(tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": "print(6 * 7)"})])
+    # One code action (run: the user's own --skip-permissions), so that a gateway and a kernel start; it
+    # tries an optional module as libraries do, which the folder must not provide before trust.
+    cell = Reply(tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": OPTIONAL_IMPORT})])
     fake_openai.script(cell, Reply("done"))
 
     done = subprocess.run(
