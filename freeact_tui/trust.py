@@ -103,14 +103,23 @@ def _label(path: Path, folder: Path) -> str:
 
 
 def _file_entry(path: Path, folder: Path, keep_text: bool = True) -> ProjectFile | None:
+    """One file: its content's digest (past ``_MAX_DIGEST_BYTES``: its size and time), its text for a diff,
+    and, when it is a link out of the folder, where it leads (the dialog names it)."""
     try:
-        data = path.read_bytes()
+        info = path.stat()
+        data = path.read_bytes() if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_DIGEST_BYTES else None
     except OSError:
         return None
+    outside: tuple[str, ...] = ()
+    if path.is_symlink() and not (target := Path(os.path.realpath(path))).is_relative_to(folder):
+        outside = (f"{_label(path, folder)} -> {target}",)
+    if data is None:
+        digest = hashlib.sha256(f"{info.st_mode}:{info.st_size}:{info.st_mtime_ns}".encode()).hexdigest()
+        return ProjectFile(path, _label(path, folder), digest, None, outside)
     text: str | None = None
     if keep_text and len(data) <= _MAX_KEPT_TEXT:
         text = data.decode("utf-8", errors="replace")
-    return ProjectFile(path, _label(path, folder), hashlib.sha256(data).hexdigest(), text)
+    return ProjectFile(path, _label(path, folder), hashlib.sha256(data).hexdigest(), text, outside)
 
 
 def _walk(directory: Path, folder: Path, skip: Collection[Path]) -> tuple[list[tuple[str, Path]], list[str]]:

@@ -236,3 +236,12 @@ def test_a_link_to_the_whole_machine_is_bounded_and_never_trusted_as_is(
     assert trust.TOO_MANY in (state.files[0].text or "")
     trust.trust(state)
     assert trust.check(tmp_path).status == "changed"
+
+
+def test_a_project_file_that_links_out_of_the_folder_is_named(tmp_path: Path) -> None:
+    folder, secret = tmp_path / "clone", tmp_path / "id_rsa"
+    folder.mkdir()
+    secret.write_text("KEY\n")
+    (folder / "AGENTS.md").symlink_to(secret)
+    text = review(trust.check(folder)).text()
+    assert "LINKS OUT OF THE FOLDER" in text and f"AGENTS.md -> {secret}" in text
