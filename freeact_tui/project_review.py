@@ -15,6 +15,7 @@ from typing import Any
 
 from freeact_tui import paths
 from freeact_tui.config import ConfigError, project_layers
+from freeact_tui.env_policy import refusal
 from freeact_tui.freeact_project import FreeactConfigError, read_freeact_permissions
 from freeact_tui.trust import GENERATED_DIR, SESSIONS_DIR, FileChange, TrustState
 
@@ -113,6 +114,24 @@ def _describe(label: str, path: Path, outside: tuple[str, ...] = (), listing: li
     return f"{label} — settings"
 
 
+def _refused_env(state: TrustState) -> list[str]:
+    """The variables of the project's ``.env`` that are never set (``env_policy``), each with why."""
+    lines: list[str] = []
+    for file in state.files:
+        if file.path.name != ".env":
+            continue
+        try:
+            from dotenv import dotenv_values
+
+            names = sorted(dotenv_values(file.path))
+        except (OSError, UnicodeDecodeError):
+            continue
+        lines += [
+            f"{file.label}: {name} — {reason}" for name in names if (reason := refusal(name)) is not None
+        ]
+    return lines
+
+
 def review(state: TrustState) -> ProjectReview:
     """What ``state.folder``'s project files would change if trusted (nothing is applied)."""
     files = [_describe(f.label, f.path, f.outside, (f.text or "").splitlines()) for f in state.files]
@@ -130,6 +149,7 @@ def review(state: TrustState) -> ProjectReview:
                     settings.append(f"{name}: {key} = {value!r}")
     except ConfigError as exc:
         refused.append(f"cannot be read: {exc}")
+    refused += _refused_env(state)
     project = paths.find_freeact_project(state.folder)
     if project is not None:
         try:

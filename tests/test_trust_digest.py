@@ -245,3 +245,11 @@ def test_a_project_file_that_links_out_of_the_folder_is_named(tmp_path: Path) ->
     (folder / "AGENTS.md").symlink_to(secret)
     text = review(trust.check(folder)).text()
     assert "LINKS OUT OF THE FOLDER" in text and f"AGENTS.md -> {secret}" in text
+
+
+def test_the_dialog_names_the_env_settings_that_never_apply(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("SSLKEYLOGFILE=/tmp/k\nMY_TOOL_FLAG=1\n")
+    text = review(trust.check(tmp_path)).text()
+    never = text.split("Never applied, even if trusted:")[1]
+    assert ".env: SSLKEYLOGFILE — it writes the keys of every TLS connection to a file" in never
+    assert "MY_TOOL_FLAG" not in never
