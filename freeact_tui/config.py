@@ -152,10 +152,12 @@ class Config(BaseModel):
 
     def resolved_sessions_dir(self) -> Path:
         """Where sessions live: ``sessions_dir`` if set, else a freeact project's
-        ``.freeact/sessions`` (so both apps list and resume the same sessions), else the data dir."""
+        ``.freeact/sessions`` (so both apps list and resume the same sessions) once the folder is
+        trusted (a planted session is never resumed), else the data dir."""
         if self.sessions_dir is not None:
             return self.sessions_dir.expanduser().absolute()
-        project = paths.find_freeact_project(self.resolved_working_dir())
+        trusted = self.project_trusted
+        project = paths.find_freeact_project(self.resolved_working_dir()) if trusted else None
         if project is not None:
             return project / paths.FREEACT_DIR_NAME / "sessions"
         return paths.default_sessions_dir().expanduser().absolute()

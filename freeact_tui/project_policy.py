@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from freeact_tui import paths
+from freeact_tui.env_policy import refusal
 from freeact_tui.rulebreadth import broad_allow, broad_reason
 
 _VAR_REF = re.compile(r"\$\{")
@@ -112,18 +113,8 @@ def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[
     return out
 
 
-# Variables a project .env may not set: each would send the user's keys or code elsewhere (a server,
-# a proxy, a CA that lets a proxy read TLS), or move where this app keeps its own files (and its list
-# of trusted folders).
-_ENV_REDIRECTS = re.compile(
-    r".*(_BASE_URL|_API_BASE|_ENDPOINT|_HOST|_GATEWAY_URL|_PROXY|_CA_BUNDLE|_CA_CERTS|_CERT_FILE|_CERT_DIR)$"
-    r"|FREEACT_TUI_HOME$",
-    re.I,
-)
-
-
 def load_project_env(path: Path, notices: list[str]) -> None:
-    """Set the variables of a trusted project's ``.env`` that are not set yet (never the redirects)."""
+    """Set the variables of a trusted project's ``.env`` that are not set yet (never one ``env_policy`` refuses)."""
     from dotenv import dotenv_values
 
     try:
@@ -131,11 +122,11 @@ def load_project_env(path: Path, notices: list[str]) -> None:
     except (OSError, UnicodeDecodeError) as exc:
         notices.append(f"{path} is not read: {exc}")
         return
-    refused = sorted(name for name in values if _ENV_REDIRECTS.match(name))
-    if refused:
+    refused = {name: reason for name in values if (reason := refusal(name)) is not None}
+    for name, reason in sorted(refused.items()):
         notices.append(
-            f"{path}: {', '.join(refused)} {'is' if len(refused) == 1 else 'are'} ignored: a project's .env "
-            "may not choose where keys or code are sent; set it in your own environment."
+            f"{path}: {name} is ignored: {reason}; a project's .env may not set it (set it in your own "
+            "environment if you mean it)."
         )
     for name, value in values.items():
         if value is not None and name not in refused and name not in os.environ:

@@ -14,10 +14,11 @@ from typing import Any
 
 from freeact_tui import paths
 from freeact_tui.config import ConfigError, project_layers
+from freeact_tui.env_policy import refusal
 from freeact_tui.freeact_project import FreeactConfigError, read_freeact_permissions
 from freeact_tui.project_policy import project_rule_refusal
 from freeact_tui.textsafe import visible
-from freeact_tui.trust import FileChange, TrustState
+from freeact_tui.trust import GENERATED_DIR, SESSIONS_DIR, FileChange, TrustState
 
 
 @dataclass(frozen=True)
@@ -64,10 +65,33 @@ def _server_line(name: str, spec: dict[str, Any]) -> str:
     return f"{name}: {(env + ' ') if env else ''}{shlex.join(argv)}"
 
 
-def _describe(label: str, path: Path) -> str:
+_NAMED = 12  # file names a directory's line shows before "and N more"
+
+
+def _names(listing: list[str]) -> str:
+    if not listing:
+        return "none"
+    more = len(listing) - _NAMED
+    return ", ".join(listing[:_NAMED]) + (f" and {more} more" if more > 0 else "")
+
+
+def _describe(label: str, path: Path, outside: tuple[str, ...] = (), listing: list[str] | None = None) -> str:
+    if outside:
+        links = "; ".join(outside)
+        return f"{_describe(label, path, (), listing)} — LINKS OUT OF THE FOLDER: {links}"
+    listing = listing or []
     if label.endswith("/"):
-        count = len(list(path.glob("*/SKILL.md")))
-        return f"{label} — {count} skill{'s' if count != 1 else ''} the model is told about"
+        if path.name == "skills":
+            count = len(list(path.glob("*/SKILL.md")))
+            return f"{label} — {count} skill{'s' if count != 1 else ''} the model is told about"
+        if path.name == SESSIONS_DIR:
+            count = len({line.split("/", 1)[0] for line in listing})
+            return f"{label} — {count} stored session{'s' if count != 1 else ''} (resumable once trusted)"
+        if path.name == GENERATED_DIR:
+            return (
+                f"{label} — Python code the kernel imports (saved tools, generated APIs): {_names(listing)}"
+            )
+        return f"{label} — other files: {_names(listing)}"
     if path.name == "AGENTS.md":
         return f"{label} — instructions added to the model's system prompt"
     if path.name == ".env":
@@ -83,9 +107,27 @@ def _describe(label: str, path: Path) -> str:
     return f"{label} — settings"
 
 
+def _refused_env(state: TrustState) -> list[str]:
+    """The variables of the project's ``.env`` that are never set (``env_policy``), each with why."""
+    lines: list[str] = []
+    for file in state.files:
+        if file.path.name != ".env":
+            continue
+        try:
+            from dotenv import dotenv_values
+
+            names = sorted(dotenv_values(file.path))
+        except (OSError, UnicodeDecodeError):
+            continue
+        lines += [
+            f"{file.label}: {name} — {reason}" for name in names if (reason := refusal(name)) is not None
+        ]
+    return lines
+
+
 def review(state: TrustState) -> ProjectReview:
     """What ``state.folder``'s project files would change if trusted (nothing is applied)."""
-    files = [_describe(f.label, f.path) for f in state.files]
+    files = [_describe(f.label, f.path, f.outside, (f.text or "").splitlines()) for f in state.files]
     settings: list[str] = []
     servers: list[str] = []
     rules: list[str] = []
@@ -100,6 +142,7 @@ def review(state: TrustState) -> ProjectReview:
                     settings.append(f"{name}: {key} = {value!r}")
     except ConfigError as exc:
         refused.append(f"cannot be read: {exc}")
+    refused += _refused_env(state)
     project = paths.find_freeact_project(state.folder)
     if project is not None:
         try:

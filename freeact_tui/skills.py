@@ -130,18 +130,17 @@ def materialize_bundled_skills(
 
 
 def skills_home(working_dir: Path, *, trusted: bool = True) -> Path:
-    """Where the bundled skills are copied: the freeact project's ``.freeact/skills``, else (or while the
-    folder is not trusted: nothing is written into it) our data dir's."""
+    """Where the bundled skills are copied: our data dir, never the project (a copy in a trusted
+    project's ``.freeact/skills`` would change what the user trusted). A freeact project's copy names
+    its paths relative to the project, as freeact's does, so it is kept apart from the others'."""
     project = paths.find_freeact_project(working_dir) if trusted else None
-    if project is not None:
-        return project / paths.FREEACT_DIR_NAME / "skills"
-    return paths.data_dir() / "skills"
+    return paths.data_dir() / ("project-skills" if project is not None else "skills")
 
 
 def available_skills(working_dir: Path, *, trusted: bool = True) -> list[Skill]:
     """The skills the agent in ``working_dir`` has: the project's, then the bundled ones (copied first).
 
-    A copy that cannot be written (read-only project) leaves the bundled skills out, never the others.
+    A copy that cannot be written leaves the bundled skills out, never the others.
     A folder not trusted has only the bundled skills (its own instruct the model: trust first).
     """
     project = paths.find_freeact_project(working_dir) if trusted else None
@@ -151,14 +150,11 @@ def available_skills(working_dir: Path, *, trusted: bool = True) -> list[Skill]:
     else:
         generated, plans = paths.data_dir() / "generated", paths.data_dir() / "plans"
     try:
-        own = {skill.name for skill in find_skills(working_dir)} if trusted else set()
-        materialize_bundled_skills(
-            skills_dir=home, generated_rel_dir=generated, plans_rel_dir=plans, skip=own
-        )
+        materialize_bundled_skills(skills_dir=home, generated_rel_dir=generated, plans_rel_dir=plans)
     except OSError as exc:
         log.warning("cannot copy the bundled skills to %s: %s", home, exc)
     if project is not None:
-        return find_skills(working_dir)
+        return find_skills(working_dir, [home])
     # Outside a project, output-parsers (for generated mcptools APIs) is listed only where there are some.
     has_apis = (paths.data_dir() / "generated" / "mcptools").is_dir()
     listed = find_skills(working_dir, [home]) if trusted else find_skills_in([home])

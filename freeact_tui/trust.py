@@ -13,7 +13,10 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Iterable
+import os
+import secrets
+import stat
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,12 +27,18 @@ from freeact_tui import paths
 TRUST_FILE_NAME = "trusted-folders.json"
 AGENTS_FILE = "AGENTS.md"
 ENV_FILE = ".env"
-SKILL_DIRS = (Path(paths.FREEACT_DIR_NAME) / "skills", Path(".agents") / "skills")
+AGENTS_DIR = ".agents"
+GENERATED_DIR = "generated"
+SESSIONS_DIR = "sessions"
 # Text kept in the trust record to show a diff when a file changes (never a .env: it holds secrets).
 _MAX_KEPT_TEXT = 64 * 1024
-# A skills directory is digested file by file up to these bounds, then by names and sizes only.
-_MAX_DIGEST_FILES = 2000
+# A directory's files are hashed up to this many bytes in all, then counted by name, size and mtime.
 _MAX_DIGEST_BYTES = 32 * 1024 * 1024
+# Symlinks followed in a row before a path counts as a name only.
+_MAX_LINK_DEPTH = 8
+# Names a directory's walk visits at most (a link to / or /proc must not walk the machine).
+_MAX_WALK = 100_000
+TOO_MANY = f"… more than {_MAX_WALK} files: not all could be checked, so this is asked at every start"
 
 TrustStatus = Literal["none", "trusted", "untrusted", "changed"]
 
@@ -43,7 +52,10 @@ class ProjectFile:
     """How the file is named to the user: relative to the folder when inside it."""
     digest: str
     text: str | None = None
-    """The content, kept for a diff when it changes (``None`` for .env, directories and big files)."""
+    """The content, kept for a diff when it changes (``None`` for .env and big files; a directory's
+    file list)."""
+    outside: tuple[str, ...] = ()
+    """Symlinks in it that lead out of the folder (``link -> target``): the dialog names them."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,8 @@ class TrustState:
     files: list[ProjectFile] = field(default_factory=list)
     status: TrustStatus = "none"
     changes: list[FileChange] = field(default_factory=list)
+    granted: bool = False
+    """Trusted just now (``trust``), with these files and changes: a caller without a dialog says what."""
 
     @property
     def trusted(self) -> bool:
@@ -89,46 +103,124 @@ def _label(path: Path, folder: Path) -> str:
 
 
 def _file_entry(path: Path, folder: Path, keep_text: bool = True) -> ProjectFile | None:
+    """One file: its content's digest (past ``_MAX_DIGEST_BYTES``: its size and time), its text for a diff,
+    and, when it is a link out of the folder, where it leads (the dialog names it)."""
     try:
-        data = path.read_bytes()
+        info = path.stat()
+        data = path.read_bytes() if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_DIGEST_BYTES else None
     except OSError:
         return None
+    outside: tuple[str, ...] = ()
+    if path.is_symlink() and not (target := Path(os.path.realpath(path))).is_relative_to(folder):
+        outside = (f"{_label(path, folder)} -> {target}",)
+    if data is None:
+        digest = hashlib.sha256(f"{info.st_mode}:{info.st_size}:{info.st_mtime_ns}".encode()).hexdigest()
+        return ProjectFile(path, _label(path, folder), digest, None, outside)
     text: str | None = None
     if keep_text and len(data) <= _MAX_KEPT_TEXT:
         text = data.decode("utf-8", errors="replace")
-    return ProjectFile(path, _label(path, folder), hashlib.sha256(data).hexdigest(), text)
+    return ProjectFile(path, _label(path, folder), hashlib.sha256(data).hexdigest(), text, outside)
 
 
-def _dir_entry(directory: Path, folder: Path) -> ProjectFile | None:
-    """A skills directory: one digest over its files' names and contents (names and sizes past the bounds)."""
+def _walk(directory: Path, folder: Path, skip: Collection[Path]) -> tuple[list[tuple[str, Path]], list[str]]:
+    """Every file under ``directory`` as ``(name relative to it, path)``, sorted, and the symlinks that
+    lead out of ``folder`` (as ``link -> target``).
+
+    Symlinks are followed (a link to a directory is entered: the skill loader and the importer enter it
+    too), each real directory once (no cycle is walked twice), at most ``_MAX_LINK_DEPTH`` links deep.
+    Directories in ``skip`` are left out (another entry covers them). Past ``_MAX_WALK`` names the walk
+    stops and says so with a name of its own (``TOO_MANY``), which the caller never lets trust stick to.
+    The walk keeps its own stack: no depth of nesting can break it.
+    """
+    files: list[tuple[str, Path]] = []
+    outside: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    stack: list[tuple[Path, str, int]] = [(directory, "", 0)]
+    while stack:
+        path, rel, links = stack.pop()
+        if len(files) + len(stack) > _MAX_WALK:
+            files.append((TOO_MANY, directory))
+            break
+        if path in skip:
+            continue
+        if path.is_symlink():
+            if links >= _MAX_LINK_DEPTH:
+                files.append((rel + " (link chain too long)", path))
+                continue
+            try:
+                target = Path(os.path.realpath(path))
+            except (OSError, ValueError):
+                files.append((rel + " (unreadable link)", path))
+                continue
+            if not target.is_relative_to(folder):
+                outside.append(f"{_label(path, folder)} -> {target}")
+            links += 1
+        try:
+            status = path.stat()
+        except OSError:
+            files.append((rel, path))
+            continue
+        if not stat.S_ISDIR(status.st_mode):
+            files.append((rel, path))
+            continue
+        if (status.st_dev, status.st_ino) in seen:  # a directory is walked once, however it is reached
+            files.append((rel + "/ (seen)", path))
+            continue
+        seen.add((status.st_dev, status.st_ino))
+        try:
+            children = sorted(path.iterdir(), reverse=True)
+        except OSError:
+            files.append((rel + "/ (unreadable)", path))
+            continue
+        stack += [(child, f"{rel}/{child.name}" if rel else child.name, links) for child in children]
+    return sorted(files), sorted(outside)
+
+
+def _dir_entry(
+    directory: Path,
+    folder: Path,
+    skip: Collection[Path] = (),
+    *,
+    empty: bool = False,
+    own: Mapping[str, str] | None = None,
+    contents: bool = True,
+) -> ProjectFile | None:
+    """A directory as one entry: a digest over every file's name and content, and its listing.
+
+    Contents are hashed up to ``_MAX_DIGEST_BYTES`` in all; past it a file counts by its name, size and
+    modification time, so there is no file an edit could hide in (a huge tree costs time, never a blind
+    spot). ``empty``: the entry exists even without files (a bare ``.freeact/`` is a project's).
+    ``own``: files the app wrote itself (``note_own_writes``), left out while their content is the same.
+    ``contents=False``: every file by name, size and modification time only (a store of data that may be
+    large, read at every start: a checkout or a pull that changes a file gives it a new time).
+    """
     digest = hashlib.sha256()
-    count = 0
     total = 0
     listing: list[str] = []
-    try:
-        files = sorted(p for p in directory.rglob("*") if p.is_file())
-    except OSError:
-        return None
-    for file in files:
-        rel = file.relative_to(directory).as_posix()
+    files, outside = _walk(directory, folder, skip)
+    for rel, file in files:
+        if own and _is_own(file, own):
+            continue
         listing.append(rel)
         digest.update(rel.encode("utf-8", errors="replace") + b"\0")
         try:
-            size = file.stat().st_size
-            count += 1
-            total += size
-            if count <= _MAX_DIGEST_FILES and total <= _MAX_DIGEST_BYTES:
+            info = file.stat()
+            if contents and file.is_file() and total + info.st_size <= _MAX_DIGEST_BYTES:
+                total += info.st_size
                 digest.update(hashlib.sha256(file.read_bytes()).digest())
             else:
-                digest.update(str(size).encode())
+                digest.update(f"{info.st_size}:{info.st_mtime_ns}".encode())
         except OSError:
             digest.update(b"?")
-    if not listing:
+    for link in outside:
+        digest.update(link.encode("utf-8", errors="replace") + b"\0")
+    if TOO_MANY in listing:
+        digest.update(secrets.token_bytes(16))  # never the same: a walk cut short is never trusted as is
+    if not listing and not empty:
         return None
-    # The file list is what a diff of a skills directory shows.
-    return ProjectFile(
-        directory, _label(directory, folder) + "/", digest.hexdigest(), "\n".join(listing) + "\n"
-    )
+    # The file list is what a diff of a directory shows.
+    text = "".join(f"{rel}\n" for rel in listing)
+    return ProjectFile(directory, _label(directory, folder) + "/", digest.hexdigest(), text, tuple(outside))
 
 
 def project_env_file(folder: Path) -> Path | None:
@@ -142,6 +234,70 @@ def project_env_file(folder: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+OWN_SESSION = "session"
+"""The mark ``note_own_writes`` keeps for a session directory the app made (its files keep changing)."""
+_SESSIONS_INDEX = ".index.json"  # the store's cache of what its sessions hold (store.index), the app's
+_SESSION_META = "meta.json"  # a session's cached title, times and counts (store.index.META_FILE)
+
+
+def _is_own(path: Path, own: Mapping[str, str]) -> bool:
+    """Whether the app wrote ``path`` itself and it is as the app left it."""
+    mark = own.get(os.path.abspath(path))
+    if mark is None:
+        return False
+    if mark == OWN_SESSION:
+        return True
+    try:
+        return not path.is_symlink() and hashlib.sha256(path.read_bytes()).hexdigest() == mark
+    except OSError:
+        return False
+
+
+def _sessions_entry(sessions: Path, folder: Path, own: Mapping[str, str]) -> ProjectFile | None:
+    """A project's session store: every session in it but those the app made itself (``OWN_SESSION``),
+    which it keeps appending to; a session planted by a clone or a pull is asked about."""
+    if not (sessions.is_dir() or sessions.is_symlink()):
+        return None
+    try:
+        children = list(sessions.iterdir())
+    except OSError:
+        children = []
+    skip = {c for c in children if _is_own(c, own) or (c.name == _SESSIONS_INDEX and not c.is_symlink())}
+    # A session's metadata is the store's cache of its history (rewritten when listed); the history counts.
+    skip |= {c / _SESSION_META for c in children if c not in skip}
+    return _dir_entry(sessions, folder, skip, own=own, contents=False)
+
+
+def _tree_entries(root: Path, folder: Path, own: Mapping[str, str]) -> list[ProjectFile]:
+    """``root``'s ``.freeact/`` and ``.agents/``, whole: skills and generated code each as an entry of
+    their own (the dialog describes them), then everything else in them, so that nothing in either is
+    outside the digest (a bare ``.freeact/`` counts too); sessions as ``_sessions_entry`` says. What the
+    app wrote itself and is unchanged (``own``) is left out."""
+    entries: list[ProjectFile] = []
+    for top in (paths.FREEACT_DIR_NAME, AGENTS_DIR):
+        base = root / top
+        if not (base.exists() or base.is_symlink()):
+            continue
+        if not base.is_dir():
+            if (entry := _file_entry(base, folder)) is not None:
+                entries.append(entry)
+            continue
+        parts = [base / "skills"] + ([base / GENERATED_DIR] if top == paths.FREEACT_DIR_NAME else [])
+        for part in parts:
+            if (part.is_dir() or part.is_symlink()) and (
+                entry := _dir_entry(part, folder, own=own)
+            ) is not None:
+                entries.append(entry)
+        if top == paths.FREEACT_DIR_NAME and (entry := _sessions_entry(base / SESSIONS_DIR, folder, own)):
+            entries.append(entry)
+        skip = {*parts, base / SESSIONS_DIR}
+        if top == paths.FREEACT_DIR_NAME:
+            skip |= {base / "config.toml", base / "permissions.toml"}
+        if (entry := _dir_entry(base, folder, skip, empty=True, own=own)) is not None:
+            entries.append(entry)
+    return entries
 
 
 def project_files(folder: Path) -> list[ProjectFile]:
@@ -161,23 +317,82 @@ def project_files(folder: Path) -> list[ProjectFile]:
     for candidate in candidates:
         if candidate.is_file() and (entry := _file_entry(candidate, folder)) is not None:
             found.append(entry)
+    own = _read_own()
     for root in roots:
-        for skills in SKILL_DIRS:
-            if (root / skills).is_dir() and (entry := _dir_entry(root / skills, folder)) is not None:
-                found.append(entry)
+        found += _tree_entries(root, folder, own)
     env = project_env_file(folder)
     if env is not None and (entry := _file_entry(env, folder, keep_text=False)) is not None:
         found.append(entry)
     return found
 
 
-def _read_store() -> dict[str, Any]:
+def _read_raw() -> dict[str, Any]:
     try:
         data = json.loads(trust_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    folders = data.get("folders") if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _read_store() -> dict[str, Any]:
+    folders = _read_raw().get("folders")
     return folders if isinstance(folders, dict) else {}
+
+
+def _read_own() -> dict[str, str]:
+    own = _read_raw().get("own")
+    return {k: v for k, v in own.items() if isinstance(v, str)} if isinstance(own, dict) else {}
+
+
+def _write_raw(update: Callable[[dict[str, Any]], None]) -> None:
+    """Read the trusted-folders file, change it with ``update`` and write it back (atomically, private).
+
+    Raises:
+        TrustStoreError: the file cannot be written.
+    """
+    path = trust_file()
+    raw = _read_raw()  # a damaged list is replaced: it only ever grants, so losing it asks again
+    if not isinstance(raw.get("folders"), dict):
+        raw = {
+            "version": 1,
+            "folders": {},
+            **({"own": raw["own"]} if isinstance(raw.get("own"), dict) else {}),
+        }
+    update(raw)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        paths.atomic_write_text(path, json.dumps(raw, indent=1, sort_keys=True), mode=0o600)
+    except OSError as exc:
+        raise TrustStoreError(f"Cannot record the trusted folder in {path}: {exc.strerror or exc}") from exc
+
+
+def note_own_writes(written: Iterable[Path], *, session: bool = False) -> None:
+    """Remember files the app itself wrote into a project (generated APIs) by their content, or
+    (``session``) session directories it made, so that they never count as a change of the project.
+
+    A file changed since (by anyone else) counts again. A failure to write the record only means the
+    next start asks again.
+    """
+    marks: dict[str, str] = {}
+    for path in written:
+        try:
+            marks[os.path.abspath(path)] = (
+                OWN_SESSION if session else hashlib.sha256(path.read_bytes()).hexdigest()
+            )
+        except OSError:
+            continue
+    if not marks:
+        return
+
+    def update(raw: dict[str, Any]) -> None:
+        kept = raw.get("own")
+        own: dict[str, Any] = kept if isinstance(kept, dict) else {}
+        raw["own"] = {k: v for k, v in {**own, **marks}.items() if os.path.lexists(k)}
+
+    try:
+        _write_raw(update)
+    except TrustStoreError:
+        pass
 
 
 def _diff(label: str, old: str | None, new: str | None) -> str:
@@ -226,25 +441,18 @@ def trust(state: TrustState) -> TrustState:
     Raises:
         TrustStoreError: the trusted-folders file cannot be written.
     """
-    path = trust_file()
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, ValueError):
-        raw = {}  # a damaged list is replaced: it only ever grants, so losing it asks again
-    if not isinstance(raw, dict) or not isinstance(raw.get("folders"), dict):
-        raw = {"version": 1, "folders": {}}
-    raw["folders"][str(state.folder)] = {
-        "trusted_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
-        "files": {
-            f.label: {"digest": f.digest, **({"text": f.text} if f.text is not None else {})}
-            for f in state.files
-        },
-    }
-    try:
-        paths.atomic_write_text(path, json.dumps(raw, indent=1, sort_keys=True), mode=0o600)
-    except OSError as exc:
-        raise TrustStoreError(f"Cannot record the trusted folder in {path}: {exc.strerror or exc}") from exc
-    return TrustState(state.folder, state.files, "trusted")
+
+    def update(raw: dict[str, Any]) -> None:
+        raw["folders"][str(state.folder)] = {
+            "trusted_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+            "files": {
+                f.label: {"digest": f.digest, **({"text": f.text} if f.text is not None else {})}
+                for f in state.files
+            },
+        }
+
+    _write_raw(update)
+    return TrustState(state.folder, state.files, "trusted", state.changes, granted=True)
 
 
 def untrusted_notice(state: TrustState) -> str:
@@ -263,6 +471,7 @@ __all__ = [
     "TrustState",
     "TrustStoreError",
     "check",
+    "note_own_writes",
     "project_env_file",
     "project_files",
     "trust",

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from acp import text_block
 
-from freeact_tui import paths
+from freeact_tui import paths, trust
 from freeact_tui.config import Config
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.tui.app import FreeactApp
@@ -116,6 +116,7 @@ async def test_a_freeact_session_in_a_freeact_project_replays(tmp_path: Path, co
     project = tmp_path / "project"
     sid = "0b9e8c7d-2a41-4f3e-8d5c-6e1f2a3b4c5d"
     shutil.copytree(FIXTURES / sid, project / ".freeact" / "sessions" / sid)
+    trust.trust(trust.check(project))  # the user's own project: a folder's sessions are used once trusted
     client = RecordingClient()
     async with acp_agent(client, "--model", "test", "--config", str(config_file), cwd=project) as (conn, _):
         await conn.load_session(cwd=str(project), session_id=sid, mcp_servers=[])

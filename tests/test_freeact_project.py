@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from freeact_tui import paths
+from freeact_tui import paths, trust
 from freeact_tui.cli.main import load_env_file
 from freeact_tui.config import Config, load_config
 from freeact_tui.store.index import META_FILE
@@ -127,6 +127,14 @@ def test_env_file_is_loaded_from_the_working_dir_up_without_overriding(
 def test_cli_lists_and_refuses_unknown_ids_in_a_freeact_project(project: Path) -> None:
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
     cli = [sys.executable, "-c", "from freeact_tui.cli import main; main()"]
+    listed = subprocess.run(
+        [*cli, "sessions", "list"], cwd=project / "src", env=env, capture_output=True, text=True, timeout=60
+    )
+    assert listed.returncode == 0, listed.stderr
+    # Not trusted yet: the sessions in the folder are not the store (a clone could plant one).
+    assert FREEACT_ID[:8] not in listed.stdout
+    for folder in (project / "src", project):
+        trust.trust(trust.check(folder))
     listed = subprocess.run(
         [*cli, "sessions", "list"], cwd=project / "src", env=env, capture_output=True, text=True, timeout=60
     )

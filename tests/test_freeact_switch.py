@@ -183,14 +183,17 @@ async def test_a_package_generated_by_real_freeact_is_kept_and_called(tmp_path: 
 def test_the_bundled_skills_are_copied_as_freeact_copies_them_and_nothing_names_the_install_dir(
     tmp_path: Path,
 ) -> None:
-    # In a freeact project: into .freeact/skills, with the paths filled in relative to the project.
+    # In a freeact project: filled in relative to the project as freeact's are, but copied into our
+    # data dir, never into the project (a copy there changed what the user trusted).
     project = tmp_path / "proj"
     (project / ".freeact").mkdir(parents=True)
     names = sorted(s.name for s in available_skills(project))
     assert names == ["output-parsers", "saving-codeacts", "task-planning"]
-    planning = (project / ".freeact" / "skills" / "task-planning" / "SKILL.md").read_text()
+    assert list((project / ".freeact").iterdir()) == []
+    planning = next(s for s in available_skills(project) if s.name == "task-planning").path.read_text()
     assert "`.freeact/plans/<task-name>.md`" in planning and "{plans_rel_dir}" not in planning
-    # A user's edit of a copied skill stays.
+    # The project's own skill of the same name wins over the bundled one.
+    (project / ".freeact" / "skills" / "task-planning").mkdir(parents=True)
     (project / ".freeact" / "skills" / "task-planning" / "SKILL.md").write_text(
         "---\nname: task-planning\ndescription: mine\n---\n"
     )
@@ -201,7 +204,6 @@ def test_the_bundled_skills_are_copied_as_freeact_copies_them_and_nothing_names_
         prompt = build_system_prompt(working_dir, gentools=None)
         assert str(INSTALL_DIR) not in prompt and "site-packages" not in prompt
         assert "saving-codeacts" in prompt
-    assert "`.freeact/skills/<name>/SKILL.md`" in build_system_prompt(project)
 
 
 # -- session ids ---------------------------------------------------------------------------------

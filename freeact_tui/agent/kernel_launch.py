@@ -44,6 +44,8 @@ def new_executor(settings: Settings, ptc_servers: Mapping[str, Mapping[str, Any]
         docker_image=settings.docker_image,
         remote_url=settings.remote_url,
         remote_insecure=settings.remote_insecure,
+        # Before trust, nothing of the folder is on the kernel's path: not even its own modules.
+        import_working_dir=settings.project_trusted,
     )
 
 

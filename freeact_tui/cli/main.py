@@ -95,11 +95,16 @@ def run(
 
 
 def _echo_untrusted(config: Config) -> None:
-    """Without a prompt to ask: say on stderr, in one line, which project files are ignored and why."""
+    """Without a prompt to ask: say on stderr, in one line, which project files are ignored and why;
+    or, when ``--trust`` trusted the folder just now, what it trusted: the trust dialog's listing."""
     from freeact_tui.trust import untrusted_notice
 
     state = config.trust_state
-    if state is not None and not state.trusted:
+    if state is not None and state.granted:
+        from freeact_tui.project_review import review
+
+        typer.echo(f"freeact-tui: --trust: trusted {state.folder} with:\n{review(state).text()}", err=True)
+    elif state is not None and not state.trusted:
         typer.echo(f"freeact-tui: {untrusted_notice(state)}", err=True)
 
 

@@ -23,6 +23,7 @@ def __getattr__(name: str) -> Any:
         return getattr(base, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 _BACKENDS = {
     "local": ("freeact_tui.execution.kernel",),
     "sandbox": ("freeact_tui.execution.sandbox",),
@@ -54,6 +55,7 @@ def create_executor(
     docker_image: str | None = None,
     remote_url: str | None = None,
     remote_insecure: bool = False,
+    import_working_dir: bool = True,
 ) -> Executor:
     """Build the executor for an execution mode.
 
@@ -74,6 +76,8 @@ def create_executor(
             ``JUPYTER_GATEWAY_URL``). Token and CA bundle come from the environment (see
             ``gateway_endpoint``).
         remote_insecure: Do not verify the remote gateway's TLS certificate.
+        import_working_dir: Whether code in the kernel imports the working dir's modules (off before the
+            folder is trusted).
 
     Raises:
         ExecutorError: the mode is unknown, or ``remote`` without a valid gateway URL (a
@@ -87,6 +91,7 @@ def create_executor(
         "extra_pythonpath": extra_pythonpath,
         "mcp_servers": mcp_servers,
         "log_dir": log_dir,
+        "import_working_dir": import_working_dir,
     }
     if mode == "local":
         from freeact_tui.execution.kernel import KernelExecutor

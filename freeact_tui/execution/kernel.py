@@ -78,6 +78,8 @@ class KernelExecutor:
         log_dir: Where MCP servers' stderr goes (default: ``logs`` in the user data dir).
         kernel_venv_dir: Where the kernel's own Python environment is kept (default: ``kernel-env``
             in the user data dir); ``!pip``/``%pip`` install there, never into the app's.
+        import_working_dir: Whether the kernel imports the working dir's modules (after the installed
+            ones); off before the folder is trusted.
 
     Raises:
         ValueError: ``require_shell_escape`` without ``approve_shell_cmds``, or a bad ``mcp_servers``
@@ -108,10 +110,12 @@ class KernelExecutor:
         mcp_timeout: float = DEFAULT_TOOL_TIMEOUT,
         log_dir: Path | None = None,
         kernel_venv_dir: Path | None = None,
+        import_working_dir: bool = True,
     ) -> None:
         if require_shell_escape and not approve_shell_cmds:
             raise ValueError("require_shell_escape=True requires approve_shell_cmds=True")
         self.mcp_timeout = mcp_timeout
+        self.import_working_dir = import_working_dir
         self.log_dir = log_dir or paths.data_dir() / "logs"
         self.kernel_venv_dir = kernel_venv_dir or paths.data_dir() / "kernel-env"
         self.working_dir = working_dir.resolve()
@@ -280,6 +284,7 @@ class KernelExecutor:
             require_shell_escape=self.require_shell_escape,
             host=host,
             port=port,
+            import_working_dir=self.import_working_dir,
         )
         try:
             await conn.open(init, self.kernel_init_timeout)

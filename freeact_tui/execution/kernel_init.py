@@ -132,7 +132,7 @@ def _expand_before_asking(code: str, working_dir: Path) -> str:
 _SAFE_PATH_DONE = """\
 import os as _os, sys as _sys
 _os.environ.pop('PYTHONSAFEPATH', None)
-if {working_dir!r} not in _sys.path:
+if {import_working_dir!r} and {working_dir!r} not in _sys.path:
     _sys.path.append({working_dir!r})
 if 'debugpy' in _sys.modules and _sys.modules['debugpy'] is None:  # blocked while the kernel started
     del _sys.modules['debugpy']
@@ -164,9 +164,19 @@ _IPYBOX_INIT = "freeact_tui._ipybox_kernel_init"
 
 
 def kernel_init_code(
-    *, working_dir: Path, approve_shell_cmds: bool, require_shell_escape: bool, host: str, port: int
+    *,
+    working_dir: Path,
+    approve_shell_cmds: bool,
+    require_shell_escape: bool,
+    host: str,
+    port: int,
+    import_working_dir: bool = True,
 ) -> str:
-    """ipybox's kernel init code (cwd restore, approval handlers, shell escape guard), made safe for IPython 9."""
+    """ipybox's kernel init code (cwd restore, approval handlers, shell escape guard), made safe for IPython 9.
+
+    ``import_working_dir``: the working dir's modules import (after the installed ones); off for a folder
+    not trusted, so that no import of a module that is not installed ever finds one the folder planted.
+    """
     code = _ipybox_init().build_init_code(
         working_dir=working_dir,
         approve_shell_cmds=approve_shell_cmds,
@@ -176,7 +186,7 @@ def kernel_init_code(
     )
     code = _expand_before_asking(code.replace("raise RuntimeError(", "raise ShellEscapeError("), working_dir)
     return (
-        _SAFE_PATH_DONE.format(working_dir=str(working_dir))
+        _SAFE_PATH_DONE.format(working_dir=str(working_dir), import_working_dir=import_working_dir)
         + _RESOLVE_SCRIPT_MAGICS
         + _GUARD_ERROR
         + _GIT_ENV

@@ -46,8 +46,11 @@ def generated_root(working_dir: Path, *, trusted: bool = True) -> Path:
 
 
 def gentools_root(working_dir: Path, *, trusted: bool = True) -> Path:
-    """The directory on the kernel's path that holds the ``gentools`` package (created here)."""
+    """The directory on the kernel's path that holds the ``gentools`` package (created here, unless it
+    is a project's)."""
     root = generated_root(working_dir, trusted=trusted)
+    if root != paths.data_dir() / "generated":
+        return root  # a project's: the app writes nothing into it (``gentools`` imports as a namespace)
     package = root / PACKAGE
     package.mkdir(parents=True, exist_ok=True)
     init = package / "__init__.py"

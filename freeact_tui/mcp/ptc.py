@@ -45,6 +45,7 @@ from freeact_tui.mcp.servers import (
     list_tools,
     server_params,
 )
+from freeact_tui.trust import note_own_writes
 
 if TYPE_CHECKING:
     from mcp.types import Tool
@@ -215,6 +216,10 @@ async def generate_ptc_sources(
         why = f"cannot write its Python API to {base}: {exc.strerror or exc}"
         apis.errors.extend(McpServerError(name, why) for name, _ in wanted.values())
         return apis
+    # The package's ``__init__.py`` is the app's only as the app makes it: empty (``touch`` keeps any other).
+    written: list[Path] = (
+        [init] if (init := base / "__init__.py").is_file() and not init.stat().st_size else []
+    )
     codegen = asyncio.Lock()  # the code generator is not known to be thread-safe
     jobs = [
         _ensure_package(base, pkg, name, cfg, codegen, log_dir, start_timeout)
@@ -231,6 +236,7 @@ async def generate_ptc_sources(
         apis.params[pkg] = server_params(config)
         if regenerated:
             apis.regenerated.append(name)
+            written.append(base / pkg)
         elif not ours_unedited(base / pkg):
             apis.kept.append(name)
             baked = baked_params(base / pkg)
@@ -244,7 +250,21 @@ async def generate_ptc_sources(
                         "kept as it is (it may be edited); remove that directory to generate it afresh.",
                     )
                 )
+    await asyncio.to_thread(_note_written, root, written)
     return apis
+
+
+def _note_written(root: Path, packages: list[Path]) -> None:
+    """Into a project (not our data dir): the files of the packages generated now are the app's own, and
+    never count as a change of what the user trusted (``trust.note_own_writes``)."""
+    if root.absolute().is_relative_to(paths.data_dir().absolute()):
+        return
+    # ``mcptools/__init__.py`` is the app's only as the app makes it: empty (``touch`` keeps any other).
+    init = root / PACKAGE / "__init__.py"
+    written = [init] if init.is_file() and not init.is_symlink() and not init.stat().st_size else []
+    for package in packages:
+        written += [p for p in package.rglob("*") if p.is_file() and not p.is_symlink()]
+    note_own_writes(written)
 
 
 def _digest(config: McpServerConfig) -> str:

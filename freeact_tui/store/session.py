@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from freeact_tui.paths import FREEACT_DIR_NAME
 from freeact_tui.store import lock as session_lock
 from freeact_tui.store import rewind_file
 from freeact_tui.store.envelope import EnvelopeError, decode_envelope, encode_envelope, utc_now_ts
@@ -39,6 +40,7 @@ from freeact_tui.store.index import (
     write_meta,
 )
 from freeact_tui.store.rewind_file import REWOUND_DIR, RewindMark, marker_keep, rewind_marker
+from freeact_tui.trust import note_own_writes
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -84,6 +86,7 @@ class Session:
         self._damage: dict[str, SessionDamaged] = {}
         self._locked = False  # this object took the session's lock (and releases it)
         self._lock_checked = False
+        self._owned = False  # this object recorded the session as the app's own (``_ensure_dir``)
 
     def history_path(self, agent_id: str = "main") -> Path:
         """The JSONL file of one agent (``main`` or a subagent id)."""
@@ -368,11 +371,20 @@ class Session:
         return self._meta
 
     def _ensure_dir(self) -> bool:
-        if self.dir.is_dir():
-            return False
-        self.dir.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.dir.mkdir(mode=0o700, exist_ok=True)
-        return True
+        created = not self.dir.is_dir()
+        if created:
+            self.dir.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.dir.mkdir(mode=0o700, exist_ok=True)
+        if (
+            not self._owned
+            and self.dir.parent.name == "sessions"
+            and self.dir.parent.parent.name == FREEACT_DIR_NAME
+        ):
+            # A project's store (``.freeact/sessions``): a session the app writes is its own, never a
+            # change of what the user trusted (``trust.note_own_writes``).
+            self._owned = True
+            note_own_writes([self.dir], session=True)
+        return created
 
     def _fsync_dir(self) -> None:
         fd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY)
