@@ -281,7 +281,9 @@ def _tree_entries(root: Path, folder: Path, own: Mapping[str, str]) -> list[Proj
         if not (base.exists() or base.is_symlink()):
             continue
         if not base.is_dir():
-            if (entry := _file_entry(base, folder)) is not None:
+            # Nothing reads a plain file of that name (the sandbox's placeholder for a missing .freeact/
+            # is one); a link may point at a directory later, so it is named.
+            if base.is_symlink() and (entry := _file_entry(base, folder)) is not None:
                 entries.append(entry)
             continue
         parts = [base / "skills"] + ([base / GENERATED_DIR] if top == paths.FREEACT_DIR_NAME else [])
@@ -295,7 +297,10 @@ def _tree_entries(root: Path, folder: Path, own: Mapping[str, str]) -> list[Proj
         skip = {*parts, base / SESSIONS_DIR}
         if top == paths.FREEACT_DIR_NAME:
             skip |= {base / "config.toml", base / "permissions.toml"}
-        if (entry := _dir_entry(base, folder, skip, empty=True, own=own)) is not None:
+        # A bare .freeact/ makes a freeact project (its sessions and rules would go there); an empty
+        # .agents/ is read for nothing (the sandbox's placeholder for a missing one is one).
+        empty = top == paths.FREEACT_DIR_NAME
+        if (entry := _dir_entry(base, folder, skip, empty=empty, own=own)) is not None:
             entries.append(entry)
     return entries
 
