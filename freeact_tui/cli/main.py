@@ -94,6 +94,22 @@ def run(
     ctx.obj = {**ctx.params, "execution": execution}
 
 
+def _trust_as_printed(folder: Path) -> None:
+    """``--trust``: print what the folder's trust covers (the trust dialog's listing), then trust exactly
+    that (the digests of what was printed: a file changed since is asked about again)."""
+    from freeact_tui import trust
+    from freeact_tui.project_review import review
+
+    state = trust.check(folder)
+    if state.trusted:
+        return
+    typer.echo(f"freeact-tui: --trust: trusting {state.folder} with:\n{review(state).text()}", err=True)
+    try:
+        trust.trust(state)
+    except trust.TrustStoreError as exc:
+        typer.echo(f"freeact-tui: {exc}", err=True)
+
+
 def _echo_untrusted(config: Config) -> None:
     """Without a prompt to ask: say on stderr, in one line, which project files are ignored and why."""
     from freeact_tui.trust import untrusted_notice
@@ -222,13 +238,16 @@ def serve_acp(
     trusted = trust_folder or bool(before.get("trust_folder"))
 
     def config_for(cwd: Path) -> Config:
-        # an editor's folder is untrusted like any other: its project files apply only with --trust
-        # (or once trusted in the app); the refusal goes to stderr, stdout is the protocol's
-        config = load_config(path, overrides, cwd=cwd, trust_project=trusted)
+        # an editor's folder is untrusted like any other: its project files apply once trusted (the
+        # client is asked at the session's first prompt, or the app's prompt, or --trust for the folder
+        # it printed at start); the refusal goes to stderr, stdout is the protocol's
+        config = load_config(path, overrides, cwd=cwd, trust_project=False)
         _echo_untrusted(config)
         return config
 
     try:
+        if trusted:  # --trust covers the folder it starts in, as printed here, and no other
+            _trust_as_printed(Path.cwd())
         config = config_for(Path.cwd())  # a broken config is said now, not at the first session
     except ConfigError as exc:
         raise _fail(str(exc), 1) from None
