@@ -25,6 +25,7 @@ from acp.schema import (
     ConfigOptionUpdate,
     ForkSessionResponse,
     Implementation,
+    InitializeRequest,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
@@ -127,6 +128,15 @@ class FreeactAcpAgent:
             agent_info=Implementation(name="freeact-tui", title="freeact-tui", version=__version__),
             auth_methods=[],
         )
+
+    async def initialize_from(self, params: dict[str, Any]) -> None:
+        """Take in an ``initialize`` already answered (``handshake``): the client's capabilities."""
+        try:
+            request = InitializeRequest.model_validate(params)
+        except ValueError as exc:
+            logger.warning("the early initialize did not validate: %s", exc)
+            return
+        await self.initialize(request.protocol_version, request.client_capabilities, request.client_info)
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
         # Provider keys come from the environment; there is nothing to authenticate here.

@@ -126,6 +126,12 @@ class LineTransport:
         self._writer = writer
         self._lock = asyncio.Lock()
         self._closed = False
+        self._unread: list[dict[str, Any] | None] = []
+
+    def unread(self, message: dict[str, Any] | None) -> None:
+        """Give ``message`` back: the next ``receive`` returns it (a message looked at before the SDK's
+        connection reads the stream)."""
+        self._unread.append(message)
 
     async def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
@@ -135,6 +141,8 @@ class LineTransport:
             await self._writer.write(data)
 
     async def receive(self) -> dict[str, Any] | None:
+        if self._unread:
+            return self._unread.pop()
         while True:
             try:
                 line = await self._reader.readuntil(b"\n")
