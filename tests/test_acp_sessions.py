@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,20 @@ async def test_an_editor_folder_is_trusted_only_when_the_client_says_so(
     record = trust_record()
     assert (str(project.resolve()) in record["folders"]) is trusted
     assert str(launch.resolve()) in record["folders"]  # --trust: the folder it printed
+
+
+# Words that exist only in the terminal app: its keys and its slash commands.
+APP_ONLY = re.compile(r"\b(Esc|Enter|Ctrl\+\w|F\d{1,2})\b|(?<![\w/])/(resume|sessions|new|model|help)\b")
+
+
+async def test_the_demo_model_over_acp_names_no_terminal_keys(work: Path) -> None:
+    from freeact_tui.demo.model import TOUR, tour
+
+    assert APP_ONLY.search(TOUR)  # the app's tour names them (the pattern finds them)
+    client = RecordingClient()
+    async with acp_agent(client, "--model", "demo", cwd=work) as (conn, _):
+        sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("hi, what is this?")])
+    said = client.text()
+    assert said.strip() == tour("acp").strip()
+    assert not APP_ONLY.search(said), APP_ONLY.search(said)

@@ -13,7 +13,10 @@ def invalid_params(message: str) -> RequestError:
     return RequestError(INVALID_PARAMS, message)
 
 
-def unknown_session(session_id: str, where: str = "open in this process") -> RequestError:
+OPEN_HINT = "open in this process: call session/new, session/load or session/resume first"
+
+
+def unknown_session(session_id: str, where: str = OPEN_HINT) -> RequestError:
     """The one answer for a session id no method can act on (prompt, load, resume, fork, close, set_*)."""
     return invalid_params(f"no session {session_id!r} {where}")
 

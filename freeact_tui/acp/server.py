@@ -58,6 +58,7 @@ from freeact_tui.acp.replay import replay_updates
 from freeact_tui.acp.session import ASK_MODE, AUTO_MODE, MODE_TABLE, MODES_BY_ID, AcpSession
 from freeact_tui.acp.turn_runner import TurnRunner
 from freeact_tui.agent.agent import Agent
+from freeact_tui.agent.demo_model import DEMO_MODEL, demo_model
 from freeact_tui.config import Config, ConfigError, McpServerConfig
 from freeact_tui.store.index import TOOL_RESULTS_DIR
 from freeact_tui.store.sessions import InvalidSessionId, SessionStore, new_session_id, validate_session_id
@@ -183,9 +184,12 @@ class FreeactAcpAgent:
         problem = missing_setup(config.model, config.base_url, config.api_key_env)
         if problem:
             raise RequestError.auth_required({"message": problem})
+        own: dict[str, Any] = {}
+        if (config.model or "").strip() == DEMO_MODEL:  # its tour names an editor's menus, not the app's keys
+            own["model"] = demo_model(front_end="acp")
         try:
             agent = self._agent_factory(
-                config, session_id=session_id, file_access=self._files.get(session_id)
+                config, session_id=session_id, file_access=self._files.get(session_id), **own
             )
         except (ModelSetupError, ValueError) as exc:
             raise invalid_params(str(exc)) from None
