@@ -216,3 +216,29 @@ async def test_the_demo_model_over_acp_names_no_terminal_keys(work: Path) -> Non
     said = client.text()
     assert said.strip() == tour("acp").strip()
     assert not APP_ONLY.search(said), APP_ONLY.search(said)
+
+
+async def test_commands_are_announced_and_a_command_prompt_runs_them(
+    fake_openai: FakeOpenAI, work: Path, config_file: Path
+) -> None:
+    fake_openai.script(Reply("planned"), Reply("a path, not a command"))
+    client = RecordingClient()
+    async with acp_agent(client, *fake_args(fake_openai, config_file), cwd=work) as (conn, _):
+        sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+        await client.until(lambda: bool(client.of("available_commands_update")))
+        (announced,) = client.of("available_commands_update")
+        commands = {c["name"]: c for c in announced["availableCommands"]}
+        assert {"compact", "context", "skills", "help"} <= set(commands)
+        assert not {"quit", "theme", "copy", "new", "resume", "model"} & set(commands)  # the app's own
+        assert all(c["description"] and "\n" not in c["description"] for c in commands.values())
+        assert commands["compact"]["input"]["hint"]
+        skills = [n for n, c in commands.items() if c["description"].startswith("Skill: ")]
+        assert skills  # the bundled ones at least
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("/context")])
+        assert answer.stop_reason == "end_turn" and client.text().startswith("Context: about")
+        assert posts(fake_openai) == []  # a command is not a prompt to the model
+        await conn.prompt(session_id=sid, prompt=[text_block(f"/{skills[0]} the release")])
+        await conn.prompt(session_id=sid, prompt=[text_block("/usr/bin/env is where?")])
+    sent = [r.last_user_text() for r in posts(fake_openai)]
+    assert sent[0] == f'<skill name="{skills[0]}">the release</skill>'
+    assert sent[1] == "/usr/bin/env is where?"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,12 +38,12 @@ from acp.schema import (
     SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
     SessionForkCapabilities,
-    SessionInfo,
     SessionListCapabilities,
     SessionModeState,
     SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
+    TextContentBlock,
 )
 
 from freeact_tui.acp.client_files import ClientFiles
@@ -56,17 +55,19 @@ from freeact_tui.acp.plan import PlanWatch, plans_dirs
 from freeact_tui.acp.prompt_content import PromptBlock, PromptError, user_content
 from freeact_tui.acp.replay import replay_updates
 from freeact_tui.acp.session import ASK_MODE, AUTO_MODE, MODE_TABLE, MODES_BY_ID, AcpSession
+from freeact_tui.acp.stored import copy_history, listed_sessions, stored_model
 from freeact_tui.acp.turn_runner import TurnRunner
 from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.demo_model import DEMO_MODEL, demo_model
 from freeact_tui.config import Config, ConfigError, McpServerConfig
-from freeact_tui.store.index import TOOL_RESULTS_DIR
 from freeact_tui.store.sessions import InvalidSessionId, SessionStore, new_session_id, validate_session_id
 from freeact_tui.version import __version__
 
 logger = logging.getLogger(__name__)
 
 MODES = [spec.as_acp() for spec in MODE_TABLE]
+# After the answer that opens a session, before its commands are announced (the answer goes out first).
+ANNOUNCE_DELAY = 0.05
 # How long stopping a session's kernels may take when the client goes away.
 STOP_TIMEOUT = 15.0
 
@@ -91,6 +92,7 @@ class FreeactAcpAgent:
         self.sessions: dict[str, AcpSession] = {}
         self._turns: TurnRunner | None = None
         self._files: dict[str, ClientFiles] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Client) -> None:
         self._conn = conn
@@ -161,7 +163,7 @@ class FreeactAcpAgent:
         self, config: Config, session_id: str | None, client_mcp: dict[str, McpServerConfig]
     ) -> AcpSession:
         session_id = session_id or new_session_id()
-        model = await self._stored_model(config, session_id) or config.model or ""
+        model = await stored_model(config, session_id) or config.model or ""
         files = self._client_files(config, session_id)
         agent = await self._start_agent(config, session_id, model)
         working_dir = config.resolved_working_dir()
@@ -174,7 +176,22 @@ class FreeactAcpAgent:
         state = config.trust_state
         session.trust_asked = state is None or state.trusted
         self.sessions[session.id] = session
+        self._announce_later(session)
         return session
+
+    def _announce_later(self, session: AcpSession) -> None:
+        """Announce the session's commands once the answer that opens it has gone out."""
+
+        async def announce() -> None:
+            await asyncio.sleep(ANNOUNCE_DELAY)
+            try:
+                await self.turns.announce_commands(session)
+            except Exception:  # a closed connection, a skills dir that cannot be read: no commands
+                logger.exception("announcing the commands of %s failed", session.id)
+
+        task = asyncio.create_task(announce())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _start_agent(self, config: Config, session_id: str, model: str) -> Agent:
         from freeact_tui.agent.models import ModelSetupError, missing_setup
@@ -209,21 +226,6 @@ class FreeactAcpAgent:
             await asyncio.wait_for(old.stop(), STOP_TIMEOUT)
         except Exception:
             logger.exception("stopping the replaced agent of %s failed", session.id)
-
-    async def _stored_model(self, config: Config, session_id: str) -> str | None:
-        """The model stored with a session (its meta), when it is one of the models offered now."""
-        store = SessionStore(config.resolved_sessions_dir())
-        stored = store.session(session_id)
-        if not stored.exists():
-            return None
-        try:
-            chosen = (await asyncio.to_thread(stored.info)).model
-        except Exception:  # an unreadable meta: the config's model
-            return None
-        if not chosen or chosen == config.model:
-            return None
-        names = [c.name for c in await model_choices(config, None)]
-        return chosen if chosen in names else None
 
     def _client_files(self, config: Config, session_id: str) -> ClientFiles | None:
         """The client's ``fs/*`` for the file tools, where it offers them and the kernel's files are its own."""
@@ -302,7 +304,7 @@ class FreeactAcpAgent:
         if not source.exists():
             raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
         fork_id = new_session_id()
-        await asyncio.to_thread(_copy_history, source.dir, store.session(fork_id).dir)
+        await asyncio.to_thread(copy_history, source.dir, store.session(fork_id).dir)
         session = await self._open(config, fork_id, client_mcp)
         return ForkSessionResponse(
             session_id=session.id, modes=self._modes(session), config_options=await self._options(session)
@@ -312,26 +314,10 @@ class FreeactAcpAgent:
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
         try:
-            sessions = await asyncio.to_thread(self._list, cwd)
+            sessions = await asyncio.to_thread(listed_sessions, self._load_config, cwd)
         except ConfigError as exc:
             raise invalid_params(str(exc)) from None
         return ListSessionsResponse(sessions=sessions)
-
-    def _list(self, cwd: str | None) -> list[SessionInfo]:
-        """The sessions of the store ``cwd``'s config names, newest first (only those started in ``cwd``)."""
-        where = Path(cwd) if cwd else Path.cwd()
-        config = self._load_config(where).model_copy(update={"working_dir": where})
-        wanted = str(where.resolve()) if cwd else None
-        return [
-            SessionInfo(
-                session_id=info.id,
-                cwd=info.cwd or str(where),
-                title=info.title or None,
-                updated_at=info.updated.isoformat(),
-            )
-            for info in SessionStore(config.resolved_sessions_dir()).list()
-            if wanted is None or info.cwd is None or str(Path(info.cwd).resolve()) == wanted
-        ]
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
@@ -399,7 +385,9 @@ class FreeactAcpAgent:
                 )
             session.cancel_requested = False
             await self._settle_trust(session)
-            stop = await self.turns.run(session, content)
+            only = prompt[0] if len(prompt) == 1 else None
+            text = only.text if isinstance(only, TextContentBlock) else ""
+            stop = await self.turns.run_prompt(session, text, content)
             self._remember_model(session)
             return PromptResponse(stop_reason=stop)
 
@@ -411,6 +399,7 @@ class FreeactAcpAgent:
         trusted = await ask_trust(self.client, session.id, session.config)
         if trusted is not session.config and not session.cancel_requested:
             await self._reopen(session, config=_for_session(trusted, session.working_dir, session.client_mcp))
+            await self.turns.announce_commands(session)  # the project's own skills now apply
 
     @property
     def turns(self) -> TurnRunner:
@@ -468,16 +457,6 @@ def _for_session(config: Config, cwd: Path, client_mcp: dict[str, McpServerConfi
     """``config`` for a session in ``cwd``: its working dir, the client's MCP servers added (they win)."""
     servers = {**config.mcp_servers, **client_mcp}
     return config.model_copy(update={"working_dir": cwd, "mcp_servers": servers})
-
-
-def _copy_history(source: Path, target: Path) -> None:
-    """The histories and saved tool results of a session, copied for a fork (not its meta or lock)."""
-    target.mkdir(parents=True, exist_ok=False)
-    for entry in source.iterdir():
-        if entry.suffix == ".jsonl" and entry.is_file() and not entry.is_symlink():
-            shutil.copy2(entry, target / entry.name)
-        elif entry.name == TOOL_RESULTS_DIR and entry.is_dir() and not entry.is_symlink():
-            shutil.copytree(entry, target / entry.name, symlinks=True)
 
 
 __all__ = ["ASK_MODE", "AUTO_MODE", "MODES", "AcpSession", "FreeactAcpAgent", "client_mcp_servers"]

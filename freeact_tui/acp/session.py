@@ -65,6 +65,8 @@ class AcpSession:
     queue: TurnQueue = field(default_factory=TurnQueue)
     client_mcp: dict[str, McpServerConfig] = field(default_factory=dict)
     """The MCP servers the client passed (added to every config the session is opened with)."""
+    commands: set[str] = field(default_factory=set)
+    """The slash commands announced (editor commands and skills): ``/name args`` runs one."""
     trust_asked: bool = False
     """The client was asked (or needed not be) whether the folder's project files may apply."""
 

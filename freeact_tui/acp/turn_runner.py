@@ -8,10 +8,20 @@ import asyncio
 import contextlib
 import logging
 
+from acp import update_agent_message_text
+from acp.helpers import update_available_commands
 from acp.interfaces import Client
 from acp.schema import StopReason, ToolCallUpdate
 from pydantic_ai.messages import ModelMessage, ModelResponse, UserContent
 
+from freeact_tui.acp.commands import (
+    EDITOR_COMMANDS,
+    available_commands,
+    command_line,
+    run_command,
+    skill_prompt,
+    skills_of,
+)
 from freeact_tui.acp.permission import CANCELLED_REASON, decision_for, permission_options
 from freeact_tui.acp.session import AcpSession
 from freeact_tui.acp.turn_updates import TurnUpdates, Update
@@ -20,12 +30,37 @@ from freeact_tui.events import ApprovalRequest, CodeExecutionOutput, Decision, T
 
 logger = logging.getLogger(__name__)
 
+EDITOR_NAMES = {c.name for c in EDITOR_COMMANDS}
+
 
 class TurnRunner:
     """Runs the turns of the sessions of one client connection."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
+
+    async def run_prompt(
+        self, session: AcpSession, text: str, content: str | list[UserContent]
+    ) -> StopReason:
+        """A prompt: a command or skill (``/name args``, ``text`` being the prompt's only text) or a turn."""
+        line = command_line(text, session.commands)
+        if line is None:
+            return await self.run(session, content)
+        if line.name not in EDITOR_NAMES:  # a skill: freeact's skill prompt, as the app sends it
+            return await self.run(session, skill_prompt(line.name, line.args))
+
+        async def say(answer: str) -> None:
+            await self.send(session, update_agent_message_text(answer))
+
+        await run_command(session.agent, line, say)
+        return "cancelled" if session.cancel_requested else "end_turn"
+
+    async def announce_commands(self, session: AcpSession) -> None:
+        """``available_commands_update``: the editor commands and the session's skills."""
+        skills = await asyncio.to_thread(skills_of, session.agent)
+        commands = available_commands(skills)
+        session.commands = {c.name for c in commands}
+        await self.client.session_update(session_id=session.id, update=update_available_commands(commands))
 
     async def run(self, session: AcpSession, content: str | list[UserContent]) -> StopReason:
         agent = session.agent
