@@ -50,6 +50,9 @@ async def serve(prepare: Callable[[], ConfigLoader]) -> None:
         else:
             transport.unread(first)
         agent = await asyncio.to_thread(_load, prepare)
+        from freeact_tui.acp.legacy import upgrade
+
+        transport.rewrite = upgrade  # older clients' methods, read as the current ones
     except BaseException:
         await transport.close()
         raise
