@@ -242,3 +242,17 @@ async def test_commands_are_announced_and_a_command_prompt_runs_them(
     sent = [r.last_user_text() for r in posts(fake_openai)]
     assert sent[0] == f'<skill name="{skills[0]}">the release</skill>'
     assert sent[1] == "/usr/bin/env is where?"
+
+
+async def test_a_session_with_no_prompt_yet_opens_in_another_process(
+    fake_openai: FakeOpenAI, work: Path, config_file: Path
+) -> None:
+    """acpx runs one process per command: ``sessions new``, then ``prompt`` resumes it elsewhere."""
+    fake_openai.script(Reply("here"))
+    async with acp_agent(RecordingClient(), *fake_args(fake_openai, config_file), cwd=work) as (conn, _):
+        sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+    async with acp_agent(RecordingClient(), *fake_args(fake_openai, config_file), cwd=work) as (conn, _):
+        await conn.resume_session(cwd=str(work), session_id=sid, mcp_servers=[])
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("still there?")])
+    assert answer.stop_reason == "end_turn"
+    assert "still there?" in stored_main(sid)

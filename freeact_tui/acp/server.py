@@ -60,6 +60,8 @@ from freeact_tui.acp.turn_runner import TurnRunner
 from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.demo_model import DEMO_MODEL, demo_model
 from freeact_tui.config import Config, ConfigError, McpServerConfig
+from freeact_tui.store.index import META_FILE
+from freeact_tui.store.session import Session
 from freeact_tui.store.sessions import InvalidSessionId, SessionStore, new_session_id, validate_session_id
 from freeact_tui.version import __version__
 
@@ -176,6 +178,7 @@ class FreeactAcpAgent:
         state = config.trust_state
         session.trust_asked = state is None or state.trusted
         self.sessions[session.id] = session
+        self._remember_model(session)
         self._announce_later(session)
         return session
 
@@ -266,7 +269,7 @@ class FreeactAcpAgent:
             raise invalid_params(str(exc)) from None
         session = self.sessions.get(session_id)
         if session is None:
-            if not SessionStore(config.resolved_sessions_dir()).session(session_id).exists():
+            if not _in_store(SessionStore(config.resolved_sessions_dir()).session(session_id)):
                 raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
             session = await self._open(config, session_id, client_mcp)
         if session.agent.load_damage is not None:
@@ -301,7 +304,7 @@ class FreeactAcpAgent:
             raise invalid_params(str(exc)) from None
         store = SessionStore(config.resolved_sessions_dir())
         source = store.session(session_id)
-        if not source.exists():
+        if not _in_store(source):
             raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
         fork_id = new_session_id()
         await asyncio.to_thread(copy_history, source.dir, store.session(fork_id).dir)
@@ -354,10 +357,14 @@ class FreeactAcpAgent:
         return SetSessionConfigOptionResponse(config_options=options)
 
     def _remember_model(self, session: AcpSession) -> None:
+        """The session's model (and folder) in its meta; this also makes a session that has had no prompt
+        yet exist in the store, so that another process (acpx runs one per command) can open it."""
         stored = session.agent.session
-        if stored is not None and stored.exists():
+        if stored is not None:
             try:
-                stored.update_meta(model=session.model)
+                stored.update_meta(
+                    cwd=None if stored.exists() else str(session.working_dir), model=session.model
+                )
             except Exception:
                 logger.exception("recording the model of %s failed", session.id)
 
@@ -451,6 +458,11 @@ class FreeactAcpAgent:
                 logger.exception("stopping session %s failed", session.id)
 
         await asyncio.gather(*(stop(s) for s in sessions))
+
+
+def _in_store(stored: Session) -> bool:
+    """A session of the store: one with a history, or one opened over ACP that has had no prompt yet."""
+    return stored.exists() or (stored.dir / META_FILE).is_file()
 
 
 def _for_session(config: Config, cwd: Path, client_mcp: dict[str, McpServerConfig]) -> Config:

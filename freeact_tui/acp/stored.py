@@ -36,7 +36,7 @@ def listed_sessions(load_config: Callable[[Path], Config], cwd: str | None) -> l
 async def stored_model(config: Config, session_id: str) -> str | None:
     """The model stored with a session (its meta), when it is one of the models offered now."""
     stored = SessionStore(config.resolved_sessions_dir()).session(session_id)
-    if not stored.exists():
+    if not stored.dir.is_dir():
         return None
     try:
         chosen = (await asyncio.to_thread(stored.info)).model
