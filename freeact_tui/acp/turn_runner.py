@@ -32,6 +32,13 @@ logger = logging.getLogger(__name__)
 
 EDITOR_NAMES = {c.name for c in EDITOR_COMMANDS}
 
+STOP_REASON_OF_ERROR: dict[str, StopReason] = {
+    "limit": "max_turn_requests",  # the turn's budget of model requests ran out
+}
+"""The ``AgentError`` kinds that end a turn with a stop reason of their own; any other error (the same
+error twice, broken tool calls, a turn stopped for lack of progress) ends it with ``end_turn`` and its
+message. A guard that should map elsewhere is a row here."""
+
 
 class TurnRunner:
     """Runs the turns of the sessions of one client connection."""
@@ -93,8 +100,9 @@ class TurnRunner:
         ended: ModelMessage | None = history[-1] if len(history) > start else None
         if isinstance(ended, ModelResponse) and ended.finish_reason == "content_filter":
             return "refusal"
-        if turn.limit_reached:  # the request budget (the same error twice is kind "repeat")
-            return "max_turn_requests"
+        for kind in reversed(turn.error_kinds):
+            if kind in STOP_REASON_OF_ERROR:
+                return STOP_REASON_OF_ERROR[kind]
         return "end_turn"
 
     async def send_usage(self, session: AcpSession, usage: UsageUpdate | None) -> None:

@@ -87,7 +87,8 @@ class TurnUpdates:
         self._streamed_text = False
         self._streamed_thoughts = False
         self.cancelled = False
-        self.limit_reached = False
+        self.error_kinds: list[str] = []
+        """The kinds of the main agent's errors in this turn, in order (the stop reason reads them)."""
 
     @staticmethod
     def _key_id(agent_id: str, corr_id: str) -> str:
@@ -126,8 +127,7 @@ class TurnUpdates:
                 self.cancelled = True
                 return self.close_open("Cancelled.")
             case AgentError(message=message, kind=kind) if main:
-                if kind == "limit":
-                    self.limit_reached = True
+                self.error_kinds.append(kind)
                 return [update_agent_message_text(f"\n\n**Error:** {message}\n")]
         return []
 
