@@ -120,7 +120,30 @@ async def test_a_new_file_is_created_through_the_editor_and_outside_files_stay_o
     assert (work / "new" / "made.txt").read_text() == "hello\n"
     # Outside the working directory the kernel reads the disk, as without the editor.
     assert "on disk" in fake_openai.requests[2].tool_results()[-1]
-    assert client.reads == []
+    assert client.reads == [made]  # asked whether the editor holds it unsaved (it did not); never outside
+
+
+async def test_a_buffer_the_editor_never_saved_is_read_and_edited_through_it(
+    fake_openai: FakeOpenAI, work: Path, config_file: Path
+) -> None:
+    draft = work / "draft.md"  # open in the editor, never saved: not on the disk
+    path = str(draft.resolve())
+    edit = {"path": "draft.md", "old_text": "first idea", "new_text": "better idea"}
+    fake_openai.script(
+        file_call("filesystem_read_text_file", {"path": "draft.md"}, "call_read"),
+        file_call("filesystem_edit_text_file", edit, "call_edit"),
+        Reply("edited"),
+    )
+    client = EditorClient(["allow_once", "allow_once"], buffers={path: "# Draft\nfirst idea\n"}, saves=False)
+    async with acp_agent(client, *fake_args(fake_openai, config_file), cwd=work) as (conn, _):
+        session = await conn.new_session(cwd=str(work), mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("improve the draft")])
+    assert result.stop_reason == "end_turn"
+    assert "first idea" in fake_openai.requests[1].tool_results()[-1]
+    assert client.statuses("call_read")[-1] == "completed"
+    assert client.writes == [(path, "# Draft\nbetter idea\n")]
+    assert client.statuses("call_edit")[-1] == "completed"
+    assert not draft.exists()  # the editor keeps it unsaved; nothing was written behind its back
 
 
 async def test_without_fs_the_disk_is_read_as_before(

@@ -8,10 +8,8 @@ session started in an editor resumes in the app and the other way round. See ``d
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,81 +21,61 @@ from acp.schema import (
     AuthenticateResponse,
     ClientCapabilities,
     CloseSessionResponse,
-    HttpMcpServer,
+    ConfigOptionUpdate,
+    ForkSessionResponse,
     Implementation,
+    InitializeRequest,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
-    McpServerStdio,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
-    SessionInfo,
+    SessionConfigOptionBoolean,
+    SessionConfigOptionSelect,
+    SessionForkCapabilities,
     SessionListCapabilities,
-    SessionMode,
     SessionModeState,
+    SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
-    StopReason,
-    ToolCallUpdate,
+    TextContentBlock,
 )
-from pydantic_ai.messages import ModelMessage, ModelResponse
 
 from freeact_tui.acp.client_files import ClientFiles
-from freeact_tui.acp.permission import CANCELLED_REASON, decision_for, permission_options
+from freeact_tui.acp.client_mcp import client_mcp_servers
+from freeact_tui.acp.errors import internal_error, invalid_params, unknown_session
+from freeact_tui.acp.folder_trust import ask_trust
+from freeact_tui.acp.model_option import MODEL_OPTION, model_choices, model_option
 from freeact_tui.acp.plan import PlanWatch, plans_dirs
 from freeact_tui.acp.prompt_content import PromptBlock, PromptError, user_content
 from freeact_tui.acp.replay import replay_updates
-from freeact_tui.acp.turn_updates import TurnUpdates, Update
+from freeact_tui.acp.session import ASK_MODE, AUTO_MODE, MODE_TABLE, MODES_BY_ID, AcpSession
+from freeact_tui.acp.stored import copy_history, listed_sessions, stored_model
+from freeact_tui.acp.turn_runner import TurnRunner
 from freeact_tui.agent.agent import Agent
+from freeact_tui.agent.demo_model import DEMO_MODEL, demo_model
 from freeact_tui.config import Config, ConfigError, McpServerConfig
-from freeact_tui.events import ApprovalRequest, CodeExecutionOutput, Decision, ToolOutput
+from freeact_tui.store.index import META_FILE
+from freeact_tui.store.session import Session
 from freeact_tui.store.sessions import InvalidSessionId, SessionStore, new_session_id, validate_session_id
 from freeact_tui.version import __version__
 
 logger = logging.getLogger(__name__)
 
-ASK_MODE = "ask"
-AUTO_MODE = "auto"
-MODES = [
-    SessionMode(id=ASK_MODE, name="Ask", description="Ask before every action no saved rule decides."),
-    SessionMode(
-        id=AUTO_MODE,
-        name="Approve all",
-        description="Run every action no deny rule refuses, without asking (like --skip-permissions).",
-    ),
-]
+MODES = [spec.as_acp() for spec in MODE_TABLE]
+# After the answer that opens a session, before its commands are announced (the answer goes out first).
+ANNOUNCE_DELAY = 0.05
 # How long stopping a session's kernels may take when the client goes away.
 STOP_TIMEOUT = 15.0
 
 ConfigLoader = Callable[[Path], Config]
 """The config for a session's working directory (the command line's options applied)."""
 AgentFactory = Callable[..., Agent]
-
-
-def _error(code: int, message: str) -> RequestError:
-    return RequestError(code, message)
-
-
-def invalid_params(message: str) -> RequestError:
-    return _error(-32602, message)
-
-
-@dataclass
-class AcpSession:
-    """One ACP session: its agent, its permission mode and what its running turn waits for."""
-
-    id: str
-    agent: Agent
-    working_dir: Path
-    plans: PlanWatch
-    files: ClientFiles | None = None
-    """The client's ``fs/*`` methods, when it offers them (the file tools go through them)."""
-    mode: str = ASK_MODE
-    asking: set[asyncio.Task[None]] = field(default_factory=set)
-    cancel_requested: bool = False
 
 
 class FreeactAcpAgent:
@@ -114,9 +92,13 @@ class FreeactAcpAgent:
         self._conn: Client | None = None
         self._client_capabilities: ClientCapabilities | None = None
         self.sessions: dict[str, AcpSession] = {}
+        self._turns: TurnRunner | None = None
+        self._files: dict[str, ClientFiles] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Client) -> None:
         self._conn = conn
+        self._turns = TurnRunner(conn)
 
     @property
     def client(self) -> Client:
@@ -142,12 +124,24 @@ class FreeactAcpAgent:
                 prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(
-                    list=SessionListCapabilities(), close=SessionCloseCapabilities()
+                    list=SessionListCapabilities(),
+                    close=SessionCloseCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    fork=SessionForkCapabilities(),
                 ),
             ),
             agent_info=Implementation(name="freeact-tui", title="freeact-tui", version=__version__),
             auth_methods=[],
         )
+
+    async def initialize_from(self, params: dict[str, Any]) -> None:
+        """Take in an ``initialize`` already answered (``handshake``): the client's capabilities."""
+        try:
+            request = InitializeRequest.model_validate(params)
+        except ValueError as exc:
+            logger.warning("the early initialize did not validate: %s", exc)
+            return
+        await self.initialize(request.protocol_version, request.client_capabilities, request.client_info)
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
         # Provider keys come from the environment; there is nothing to authenticate here.
@@ -155,7 +149,7 @@ class FreeactAcpAgent:
 
     # -- sessions ---------------------------------------------------------------------------------------
 
-    def _config(self, cwd: str, mcp_servers: Sequence[Any] | None) -> Config:
+    def _config(self, cwd: str, client_mcp: dict[str, McpServerConfig]) -> Config:
         path = Path(cwd)
         if not path.is_absolute():
             raise invalid_params(f"cwd must be an absolute path, not {cwd!r}")
@@ -165,29 +159,76 @@ class FreeactAcpAgent:
             config = self._load_config(path)
         except ConfigError as exc:
             raise invalid_params(str(exc)) from None
-        servers = dict(config.mcp_servers)
-        servers.update(client_mcp_servers(mcp_servers or []))
-        return config.model_copy(update={"working_dir": path, "mcp_servers": servers})
+        return _for_session(config, path, client_mcp)
 
-    async def _open(self, config: Config, session_id: str | None) -> AcpSession:
+    async def _open(
+        self, config: Config, session_id: str | None, client_mcp: dict[str, McpServerConfig]
+    ) -> AcpSession:
+        session_id = session_id or new_session_id()
+        model = await stored_model(config, session_id) or config.model or ""
+        files = self._client_files(config, session_id)
+        agent = await self._start_agent(config, session_id, model)
+        working_dir = config.resolved_working_dir()
+        session = AcpSession(
+            agent.session_id, agent, config, working_dir, PlanWatch(plans_dirs(working_dir)),
+            files, model=model or agent.model_name, client_mcp=client_mcp,
+        )  # fmt: skip
+        if config.skip_permissions:
+            session.mode = AUTO_MODE
+        state = config.trust_state
+        session.trust_asked = state is None or state.trusted
+        self.sessions[session.id] = session
+        self._remember_model(session)
+        self._announce_later(session)
+        return session
+
+    def _announce_later(self, session: AcpSession) -> None:
+        """Announce the session's commands once the answer that opens it has gone out."""
+
+        async def announce() -> None:
+            await asyncio.sleep(ANNOUNCE_DELAY)
+            try:
+                await self.turns.announce_commands(session)
+            except Exception:  # a closed connection, a skills dir that cannot be read: no commands
+                logger.exception("announcing the commands of %s failed", session.id)
+
+        task = asyncio.create_task(announce())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _start_agent(self, config: Config, session_id: str, model: str) -> Agent:
         from freeact_tui.agent.models import ModelSetupError, missing_setup
 
+        if model and model != config.model:
+            config = config.model_copy(update={"model": model})
         problem = missing_setup(config.model, config.base_url, config.api_key_env)
         if problem:
             raise RequestError.auth_required({"message": problem})
-        session_id = session_id or new_session_id()
-        files = self._client_files(config, session_id)
+        own: dict[str, Any] = {}
+        if (config.model or "").strip() == DEMO_MODEL:  # its tour names an editor's menus, not the app's keys
+            own["model"] = demo_model(front_end="acp")
         try:
-            agent = self._agent_factory(config, session_id=session_id, file_access=files)
+            agent = self._agent_factory(
+                config, session_id=session_id, file_access=self._files.get(session_id), **own
+            )
         except (ModelSetupError, ValueError) as exc:
             raise invalid_params(str(exc)) from None
         await agent.start()
-        working_dir = config.resolved_working_dir()
-        session = AcpSession(agent.session_id, agent, working_dir, PlanWatch(plans_dirs(working_dir)), files)
-        if config.skip_permissions:
-            session.mode = AUTO_MODE
-        self.sessions[session.id] = session
-        return session
+        return agent
+
+    async def _reopen(
+        self, session: AcpSession, *, config: Config | None = None, model: str | None = None
+    ) -> None:
+        """The session's agent made again (same id, its history loaded again) with another config or model,
+        as the app's ``/model`` and its trust prompt do; the kernel starts afresh."""
+        config = config or session.config
+        model = model or session.model
+        agent = await self._start_agent(config, session.id, model)
+        old, session.agent, session.config, session.model = session.agent, agent, config, model
+        try:
+            await asyncio.wait_for(old.stop(), STOP_TIMEOUT)
+        except Exception:
+            logger.exception("stopping the replaced agent of %s failed", session.id)
 
     def _client_files(self, config: Config, session_id: str) -> ClientFiles | None:
         """The client's ``fs/*`` for the file tools, where it offers them and the kernel's files are its own."""
@@ -197,187 +238,188 @@ class FreeactAcpAgent:
         if config.execution == "remote":  # the kernel's files are on another machine, not the editor's
             logger.info("remote execution: the file tools use the kernel's files, not the client's fs/*")
             return None
-        return ClientFiles(self.client, session_id, fs)
+        files = ClientFiles(self.client, session_id, fs)
+        self._files[session_id] = files
+        return files
 
     def _modes(self, session: AcpSession) -> SessionModeState:
         return SessionModeState(current_mode_id=session.mode, available_modes=MODES)
 
+    async def _options(
+        self, session: AcpSession
+    ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
+        return [model_option(await model_choices(session.config, session.model), session.model)]
+
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
-        session = await self._open(self._config(cwd, mcp_servers), None)
-        return NewSessionResponse(session_id=session.id, modes=self._modes(session))
+        client_mcp = client_mcp_servers(mcp_servers or [])
+        session = await self._open(self._config(cwd, client_mcp), None, client_mcp)
+        return NewSessionResponse(
+            session_id=session.id, modes=self._modes(session), config_options=await self._options(session)
+        )
 
-    async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
-    ) -> LoadSessionResponse | None:
-        config = self._config(cwd, mcp_servers)
+    async def _stored_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> AcpSession:
+        """A session of the store, opened here (or as it is open already)."""
+        client_mcp = client_mcp_servers(mcp_servers or [])
+        config = self._config(cwd, client_mcp)
         try:
             validate_session_id(session_id)
         except InvalidSessionId as exc:
             raise invalid_params(str(exc)) from None
         session = self.sessions.get(session_id)
         if session is None:
-            store = SessionStore(config.resolved_sessions_dir())
-            if not store.session(session_id).exists():
-                raise _error(-32002, f"no session {session_id} in {config.resolved_sessions_dir()}")
-            session = await self._open(config, session_id)
+            if not _in_store(SessionStore(config.resolved_sessions_dir()).session(session_id)):
+                raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
+            session = await self._open(config, session_id, client_mcp)
         if session.agent.load_damage is not None:
             raise invalid_params(f"the session cannot be read: {session.agent.load_damage}")
+        return session
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse | None:
+        session = await self._stored_session(cwd, session_id, mcp_servers)
         for update in replay_updates(session.agent.history, session.working_dir):
             await self.client.session_update(session_id=session.id, update=update)
-        return LoadSessionResponse(modes=self._modes(session))
+        return LoadSessionResponse(modes=self._modes(session), config_options=await self._options(session))
+
+    async def resume_session(
+        self, session_id: str, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        """``session/load`` without the replay: the client has the conversation already."""
+        session = await self._stored_session(cwd, session_id, mcp_servers)
+        return ResumeSessionResponse(modes=self._modes(session), config_options=await self._options(session))
+
+    async def fork_session(
+        self, session_id: str, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ForkSessionResponse:
+        """A new session that starts with the stored conversation of ``session_id`` (as it is now); the
+        source goes on unchanged."""
+        client_mcp = client_mcp_servers(mcp_servers or [])
+        config = self._config(cwd, client_mcp)
+        try:
+            validate_session_id(session_id)
+        except InvalidSessionId as exc:
+            raise invalid_params(str(exc)) from None
+        store = SessionStore(config.resolved_sessions_dir())
+        source = store.session(session_id)
+        if not _in_store(source):
+            raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
+        fork_id = new_session_id()
+        await asyncio.to_thread(copy_history, source.dir, store.session(fork_id).dir)
+        session = await self._open(config, fork_id, client_mcp)
+        return ForkSessionResponse(
+            session_id=session.id, modes=self._modes(session), config_options=await self._options(session)
+        )
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
         try:
-            sessions = await asyncio.to_thread(self._list, cwd)
+            sessions = await asyncio.to_thread(listed_sessions, self._load_config, cwd)
         except ConfigError as exc:
             raise invalid_params(str(exc)) from None
         return ListSessionsResponse(sessions=sessions)
-
-    def _list(self, cwd: str | None) -> list[SessionInfo]:
-        """The sessions of the store ``cwd``'s config names, newest first (only those started in ``cwd``)."""
-        where = Path(cwd) if cwd else Path.cwd()
-        config = self._load_config(where).model_copy(update={"working_dir": where})
-        wanted = str(where.resolve()) if cwd else None
-        return [
-            SessionInfo(
-                session_id=info.id,
-                cwd=info.cwd or str(where),
-                title=info.title or None,
-                updated_at=info.updated.isoformat(),
-            )
-            for info in SessionStore(config.resolved_sessions_dir()).list()
-            if wanted is None or info.cwd is None or str(Path(info.cwd).resolve()) == wanted
-        ]
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
         session = self._session(session_id)
-        if mode_id not in (ASK_MODE, AUTO_MODE):
-            raise invalid_params(f"unknown mode {mode_id!r} (modes: {ASK_MODE}, {AUTO_MODE})")
+        if mode_id not in MODES_BY_ID:
+            raise invalid_params(f"unknown mode {mode_id!r} (modes: {', '.join(MODES_BY_ID)})")
         session.mode = mode_id
         await self.client.session_update(session_id=session_id, update=update_current_mode(mode_id))
         return SetSessionModeResponse()
 
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse | None:
+        """``model``: the next prompt talks to ``value`` (one of the offered models); it waits for a running
+        turn, and is stored with the session."""
+        session = self._session(session_id)
+        if config_id != MODEL_OPTION:
+            raise invalid_params(f"unknown config option {config_id!r} (options: {MODEL_OPTION})")
+        names = [c.name for c in await model_choices(session.config, session.model)]
+        if not isinstance(value, str) or value not in names:
+            raise invalid_params(f"unknown model {value!r} (models: {', '.join(names)})")
+        async with session.queue.turn():  # after the running (and the waiting) prompts
+            if self.sessions.get(session_id) is not session:
+                raise unknown_session(session_id)
+            if value != session.model:
+                await self._reopen(session, model=value)
+                self._remember_model(session)
+        options = await self._options(session)
+        await self.client.session_update(
+            session_id=session_id,
+            update=ConfigOptionUpdate(session_update="config_option_update", config_options=options),
+        )
+        return SetSessionConfigOptionResponse(config_options=options)
+
+    def _remember_model(self, session: AcpSession) -> None:
+        """The session's model (and folder) in its meta; this also makes a session that has had no prompt
+        yet exist in the store, so that another process (acpx runs one per command) can open it."""
+        stored = session.agent.session
+        if stored is not None:
+            try:
+                stored.update_meta(
+                    cwd=None if stored.exists() else str(session.working_dir), model=session.model
+                )
+            except Exception:
+                logger.exception("recording the model of %s failed", session.id)
+
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:
-            raise invalid_params(f"no open session {session_id!r}: call session/new or session/load first")
+            raise unknown_session(session_id)
         return session
 
     # -- turns ------------------------------------------------------------------------------------------
 
     async def prompt(self, prompt: list[PromptBlock], session_id: str, **kwargs: Any) -> PromptResponse:
+        """One turn; a prompt sent while another runs waits its turn (in order)."""
         session = self._session(session_id)
-        agent = session.agent
-        if agent.busy:
-            raise _error(-32600, "a prompt is already running in this session")
-        if agent.session_locked is not None:
-            raise _error(-32600, f"the session is open in another process: {agent.session_locked}")
         try:
             content = user_content(prompt)
         except PromptError as exc:
             raise invalid_params(str(exc)) from None
-        session.cancel_requested = False
-        turn = TurnUpdates(session.working_dir, session.files.texts if session.files is not None else None)
-        start = len(agent.history)
-        try:
-            async for event in agent.stream(content):
-                for update in turn.see(event):
-                    await self._send(session, update)
-                if isinstance(event, ApprovalRequest) and not event.decided:
-                    self._ask(session, turn, event)
-                elif isinstance(event, CodeExecutionOutput | ToolOutput):
-                    # a call ended: it may have written the plan file
-                    await self._send_plan(session)
-        finally:
-            await self._stop_asking(session)
-        for update in turn.close_open("The turn ended before this call finished."):
-            await self._send(session, update)
-        await self._send_plan(session)
-        return PromptResponse(stop_reason=self._stop_reason(session, turn, start))
+        async with session.queue.turn() as go:
+            if not go or self.sessions.get(session_id) is not session:  # cancelled or closed while waiting
+                return PromptResponse(stop_reason="cancelled")
+            if session.agent.session_locked is not None:
+                raise RequestError(
+                    -32600, f"the session is open in another process: {session.agent.session_locked}"
+                )
+            session.cancel_requested = False
+            await self._settle_trust(session)
+            only = prompt[0] if len(prompt) == 1 else None
+            text = only.text if isinstance(only, TextContentBlock) else ""
+            stop = await self.turns.run_prompt(session, text, content)
+            self._remember_model(session)
+            return PromptResponse(stop_reason=stop)
 
-    def _stop_reason(self, session: AcpSession, turn: TurnUpdates, start: int) -> StopReason:
-        """Why the turn ended: cancelled, the model refused (its provider filtered the reply), the
-        request budget ran out, or it answered."""
-        if turn.cancelled or session.cancel_requested:
-            return "cancelled"
-        history = session.agent.history
-        ended: ModelMessage | None = history[-1] if len(history) > start else None
-        if isinstance(ended, ModelResponse) and ended.finish_reason == "content_filter":
-            return "refusal"
-        if turn.limit_reached:  # the request budget (the same error twice is kind "repeat")
-            return "max_turn_requests"
-        return "end_turn"
-
-    async def _send_plan(self, session: AcpSession) -> None:
-        written = session.files.take_written() if session.files is not None else None
-        update = await asyncio.to_thread(session.plans.check, written)
-        if update is not None:
-            await self.client.session_update(session_id=session.id, update=update)
-
-    async def _send(self, session: AcpSession, update: Update) -> None:
-        await self.client.session_update(session_id=session.id, update=update)
-
-    def _ask(self, session: AcpSession, turn: TurnUpdates, request: ApprovalRequest) -> None:
-        """Decide ``request``: at once in the ``auto`` mode, else by asking the client (in a task, so the
-        turn's other events keep flowing while the client shows its dialog)."""
-        if session.mode == AUTO_MODE:
-            request.resolve(Decision(True))
+    async def _settle_trust(self, session: AcpSession) -> None:
+        """Before the first turn: ask the client whether the folder's project files may apply."""
+        if session.trust_asked:
             return
-        task = asyncio.create_task(self._request_permission(session, turn, request))
-        session.asking.add(task)
-        task.add_done_callback(session.asking.discard)
+        session.trust_asked = True
+        trusted = await ask_trust(self.client, session.id, session.config)
+        if trusted is not session.config and not session.cancel_requested:
+            await self._reopen(session, config=_for_session(trusted, session.working_dir, session.client_mcp))
+            await self.turns.announce_commands(session)  # the project's own skills now apply
 
-    async def _request_permission(
-        self, session: AcpSession, turn: TurnUpdates, request: ApprovalRequest
-    ) -> None:
-        tool_call_id = turn.tool_call_id(request)
-        view = turn.calls[tool_call_id].view
-        decision = Decision(False, reason=CANCELLED_REASON)
-        try:
-            response = await self.client.request_permission(
-                session_id=session.id,
-                tool_call=ToolCallUpdate(
-                    tool_call_id=tool_call_id,
-                    title=view.title,
-                    kind=view.kind,
-                    status="pending",
-                    content=view.content or None,
-                    locations=view.locations or None,
-                    raw_input=view.raw_input,
-                ),  # fmt: skip
-                options=permission_options(request.tool_call),
-            )
-            decision = decision_for(response, request.tool_call)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the client failed to answer or is gone: nobody approved it
-            logger.warning("request_permission failed: %s", exc)
-            decision = Decision(False, reason=f"the client did not answer the permission request ({exc})")
-        finally:
-            if not request.decided:
-                request.resolve(decision)
-                with contextlib.suppress(Exception):
-                    for update in turn.decided(request, decision):
-                        await asyncio.shield(self._send(session, update))
-
-    async def _stop_asking(self, session: AcpSession) -> None:
-        """Cancel the permission requests still waiting (their requests are rejected)."""
-        tasks = list(session.asking)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    @property
+    def turns(self) -> TurnRunner:
+        if self._turns is None:
+            raise RuntimeError("no client connection")
+        return self._turns
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
         if session is None:
             return
         session.cancel_requested = True
+        session.queue.cancel()
         session.agent.cancel()
         for task in list(session.asking):
             task.cancel()
@@ -387,15 +429,17 @@ class FreeactAcpAgent:
         MCP servers stop and its writer lock is released, so it can be loaded again (here or in the app)."""
         session = self.sessions.pop(session_id, None)
         if session is None:
-            raise invalid_params(f"no open session {session_id!r}")
+            raise unknown_session(session_id)
+        self._files.pop(session_id, None)
         session.cancel_requested = True
+        session.queue.cancel()
         for task in list(session.asking):
             task.cancel()
         try:
             await asyncio.wait_for(session.agent.stop(), STOP_TIMEOUT)
         except Exception as exc:
             logger.exception("closing session %s failed", session_id)
-            raise _error(-32603, f"the session could not be closed cleanly: {exc}") from None
+            raise internal_error(f"the session could not be closed cleanly: {exc}") from None
         return CloseSessionResponse()
 
     # -- the end ----------------------------------------------------------------------------------------
@@ -405,6 +449,7 @@ class FreeactAcpAgent:
         sessions, self.sessions = list(self.sessions.values()), {}
 
         async def stop(session: AcpSession) -> None:
+            session.queue.cancel()
             for task in list(session.asking):
                 task.cancel()
             try:
@@ -415,28 +460,15 @@ class FreeactAcpAgent:
         await asyncio.gather(*(stop(s) for s in sessions))
 
 
-def client_mcp_servers(servers: Sequence[Any]) -> dict[str, McpServerConfig]:
-    """The MCP servers a client passed, as config entries (added to the config's, by name).
-
-    Raises:
-        RequestError: an SSE server (``mcpCapabilities.sse`` is false) or an ACP-transport server.
-    """
-    out: dict[str, McpServerConfig] = {}
-    for server in servers:
-        match server:
-            case McpServerStdio(name=name, command=command, args=args, env=env):
-                out[name] = McpServerConfig(
-                    command=command, args=list(args), env={e.name: e.value for e in env}
-                )
-            case HttpMcpServer(name=name, url=url, headers=headers):
-                out[name] = McpServerConfig(url=url, headers={h.name: h.value for h in headers})
-            case _:
-                kind = getattr(server, "type", type(server).__name__)
-                name = getattr(server, "name", "?")
-                raise invalid_params(
-                    f"MCP server {name!r}: transport {kind!r} is not supported (stdio and http are)"
-                )
-    return out
+def _in_store(stored: Session) -> bool:
+    """A session of the store: one with a history, or one opened over ACP that has had no prompt yet."""
+    return stored.exists() or (stored.dir / META_FILE).is_file()
 
 
-__all__ = ["ASK_MODE", "AUTO_MODE", "AcpSession", "FreeactAcpAgent", "client_mcp_servers"]
+def _for_session(config: Config, cwd: Path, client_mcp: dict[str, McpServerConfig]) -> Config:
+    """``config`` for a session in ``cwd``: its working dir, the client's MCP servers added (they win)."""
+    servers = {**config.mcp_servers, **client_mcp}
+    return config.model_copy(update={"working_dir": cwd, "mcp_servers": servers})
+
+
+__all__ = ["ASK_MODE", "AUTO_MODE", "MODES", "AcpSession", "FreeactAcpAgent", "client_mcp_servers"]

@@ -16,6 +16,7 @@ import os
 import stat
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
@@ -121,11 +122,24 @@ class LineTransport:
     request error (-32600); both with ``id: null``, as JSON-RPC 2.0 asks. The connection goes on.
     """
 
-    def __init__(self, reader: asyncio.StreamReader, writer: ByteSink) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: ByteSink,
+        rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
+        self.rewrite = rewrite
+        """Applied to each message received (legacy methods read as current ones)."""
         self._reader = reader
         self._writer = writer
         self._lock = asyncio.Lock()
         self._closed = False
+        self._unread: list[dict[str, Any] | None] = []
+
+    def unread(self, message: dict[str, Any] | None) -> None:
+        """Give ``message`` back: the next ``receive`` returns it (a message looked at before the SDK's
+        connection reads the stream)."""
+        self._unread.append(message)
 
     async def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
@@ -135,6 +149,9 @@ class LineTransport:
             await self._writer.write(data)
 
     async def receive(self) -> dict[str, Any] | None:
+        if self._unread:
+            again = self._unread.pop()
+            return self.rewrite(again) if again is not None and self.rewrite is not None else again
         while True:
             try:
                 line = await self._reader.readuntil(b"\n")
@@ -160,7 +177,7 @@ class LineTransport:
             if "method" in message and not isinstance(message["method"], str):
                 await self.send(_error(INVALID_REQUEST, "Invalid Request: `method` must be a string"))
                 continue
-            return message
+            return self.rewrite(message) if self.rewrite is not None else message
 
     async def _skip_long_line(self) -> None:
         while True:

@@ -88,7 +88,8 @@ class TurnUpdates:
         self._streamed_text = False
         self._streamed_thoughts = False
         self.cancelled = False
-        self.limit_reached = False
+        self.error_kinds: list[str] = []
+        """The kinds of the main agent's errors in this turn, in order (the stop reason reads them)."""
 
     @staticmethod
     def _key_id(agent_id: str, corr_id: str) -> str:
@@ -127,8 +128,7 @@ class TurnUpdates:
                 self.cancelled = True
                 return self.close_open("Cancelled.")
             case AgentError(message=message, kind=kind) if main:
-                if kind == "limit":
-                    self.limit_reached = True
+                self.error_kinds.append(kind)
                 return [update_agent_message_text(f"\n\n**Error:** {message}\n")]
         return []
 
@@ -182,7 +182,7 @@ class TurnUpdates:
     def _end(self, agent_id: str, corr_id: str, output: list[ToolContent], is_error: bool) -> list[Update]:
         entry = self._by_key.get((agent_id, corr_id))
         if entry is None:
-            return []
+            return self._unasked_end(agent_id, corr_id, output, is_error)
         status: ToolCallStatus = "failed" if is_error else "completed"
         updates: list[Update] = []
         for part_id in entry.parts:
@@ -193,6 +193,26 @@ class TurnUpdates:
         entry.done = True
         updates.append(update_tool_call(entry.id, status=status, content=[*entry.view.content, *output]))
         return updates
+
+    def _unasked_end(
+        self, agent_id: str, corr_id: str, output: list[ToolContent], is_error: bool
+    ) -> list[Update]:
+        """A call that ended without ever being asked about (it failed before it could run: bad
+        arguments, a path that cannot be used): a failed call still reaches the client, as a tool call
+        of its own that starts failed; a result of a call never shown is nothing to show."""
+        if not is_error:
+            return []
+        tool_call_id = self._key_id(agent_id, corr_id or f"call-{len(self.calls) + 1}")
+        if tool_call_id in self.calls:
+            tool_call_id = f"{tool_call_id}#{len(self.calls)}"
+        entry = _Call(
+            tool_call_id, CallView("Tool call (failed before it ran)", "other", [], [], {}), done=True
+        )
+        self.calls[tool_call_id] = entry
+        self._by_key[(agent_id, corr_id)] = entry
+        return [
+            start_tool_call(tool_call_id, entry.view.title, kind="other", status="failed", content=output)
+        ]
 
     def _subagent(self, corr_id: str, state: str, detail: str) -> list[Update]:
         entry = self._by_key.get(("main", corr_id))

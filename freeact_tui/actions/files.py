@@ -126,7 +126,8 @@ class FileTools:
         start = offset or 1
         page = min(limit or ops.MAX_PAGE_LINES, ops.MAX_PAGE_LINES)
         probe = await self._op(corr, "load", path=path, max_bytes=0)
-        if probe["inside"]:  # outside the working dir, not even whether it exists is told unasked
+        unsaved = await self._unsaved(probe)
+        if probe["inside"] and unsaved is None:  # outside, not even whether it exists is told unasked
             _check_file(path, probe, text=True)
         call = FileRead(path, offset, limit, resolved=probe["resolved"], outside=not probe["inside"])
         decision = await self._ask(call, corr)
@@ -139,7 +140,9 @@ class FileTools:
             "max_line": ops.MAX_LINE_CHARS,
         }
         editor = self._editor(probe)
-        buffer = await self._editor_read(editor, probe) if editor is not None else None
+        buffer = (
+            unsaved if unsaved is not None else await self._editor_read(editor, probe) if editor else None
+        )
         if buffer is not None:
             result = ops.page_text(buffer, **limits)
         else:
@@ -216,6 +219,8 @@ class FileTools:
             raise FileOpError(pattern)  # writing would create a file named like the pattern
         reader = self._editor(current)
         buffer = await self._editor_read(reader, current) if reader is not None and exists else None
+        if not exists:
+            buffer = await self._unsaved(current)  # a new buffer the editor has not saved yet
         if buffer is not None:  # what the editor shows (unsaved changes included) is what is edited
             old = buffer
         if edits is not None:
@@ -285,6 +290,17 @@ class FileTools:
             return await access.read_text(str(where["resolved"]))
         except FileAccessError as exc:
             logger.warning("the editor could not read %s (%s); reading the disk", where["resolved"], exc)
+            return None
+
+    async def _unsaved(self, where: Mapping[str, Any]) -> str | None:
+        """The editor's text of a path inside the working directory that is not on the disk (a buffer it
+        has not saved yet), or ``None``: then the path is missing, as without the editor."""
+        access = self._editor(where)
+        if access is None or where.get("is_file") or where.get("is_dir"):
+            return None
+        try:
+            return await access.read_text(str(where["resolved"]))
+        except FileAccessError:
             return None
 
     async def _editor_write(

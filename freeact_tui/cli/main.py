@@ -8,6 +8,7 @@ fast; the config, the store and the app are imported by the command that needs t
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
@@ -92,6 +93,22 @@ def run(
     _prepare_subcommand(ctx, ctx.invoked_subcommand, config_path)
     # Options given before a subcommand apply to it (the subcommand's own options win).
     ctx.obj = {**ctx.params, "execution": execution}
+
+
+def _trust_as_printed(folder: Path) -> None:
+    """``--trust``: print what the folder's trust covers (the trust dialog's listing), then trust exactly
+    that (the digests of what was printed: a file changed since is asked about again)."""
+    from freeact_tui import trust
+    from freeact_tui.project_review import review
+
+    state = trust.check(folder)
+    if state.trusted:
+        return
+    typer.echo(f"freeact-tui: --trust: trusting {state.folder} with:\n{review(state).text()}", err=True)
+    try:
+        trust.trust(state)
+    except trust.TrustStoreError as exc:
+        typer.echo(f"freeact-tui: {exc}", err=True)
 
 
 def _echo_untrusted(config: Config) -> None:
@@ -218,27 +235,30 @@ def serve_acp(
 
     Each session's working directory is the cwd the client gives; its config is loaded there (its
     project files only once the folder is trusted: --trust or the app's prompt) with these options on top. Logs go to the log file, never to stdout."""
-    from freeact_tui.config import ConfigError, load_config
-
     before: dict[str, object] = ctx.obj or {}
     overrides = config_overrides(before, ctx.params)
     path = config_path or cast("Path | None", before.get("config_path"))
-
     trusted = trust_folder or bool(before.get("trust_folder"))
 
-    def config_for(cwd: Path) -> Config:
-        # an editor's folder is untrusted like any other: its project files apply only with --trust
-        # (or once trusted in the app); the refusal goes to stderr, stdout is the protocol's
-        config = load_config(path, overrides, cwd=cwd, trust_project=trusted)
-        _echo_untrusted(config)
-        return config
+    def prepare() -> Callable[[Path], Config]:
+        """Runs while ``initialize`` is answered: the config checked (a broken one ends the server with its
+        message), ``--trust`` applied to the folder it prints, and the loader of a session's config."""
+        from freeact_tui.config import load_config
 
-    try:
-        config = config_for(Path.cwd())  # a broken config is said now, not at the first session
-    except ConfigError as exc:
-        raise _fail(str(exc), 1) from None
+        def config_for(cwd: Path) -> Config:
+            # an editor's folder is untrusted like any other: its project files apply once trusted (the
+            # client is asked at the session's first prompt, or the app's prompt, or --trust for the folder
+            # it printed at start); the refusal goes to stderr, stdout is the protocol's
+            config = load_config(path, overrides, cwd=cwd, trust_project=False)
+            _echo_untrusted(config)
+            return config
+
+        if trusted:  # --trust covers the folder it starts in, as printed here, and no other
+            _trust_as_printed(Path.cwd())
+        warn_if_insecure(config_for(Path.cwd()))
+        return config_for
+
     log_file = _log_to_file()
-    warn_if_insecure(config)
     typer.echo(f"freeact-tui acp: serving ACP on stdin/stdout; logs in {log_file}", err=True)
 
     import asyncio
@@ -250,10 +270,15 @@ def serve_acp(
     logging.getLogger("freeact_tui.acp").setLevel(logging.INFO)
     code = 0
     try:
-        asyncio.run(serve(config_for))
+        asyncio.run(serve(prepare))
     except Exception as exc:  # e.g. stdin/stdout that cannot be used: a message, not a traceback
-        logging.getLogger("freeact_tui.acp").exception("the ACP server failed")
-        typer.echo(f"freeact-tui acp: {type(exc).__name__}: {exc} (details in {log_file})", err=True)
+        from freeact_tui.config_sources import ConfigError
+
+        if isinstance(exc, ConfigError):
+            typer.echo(f"freeact-tui: {exc}", err=True)
+        else:
+            logging.getLogger("freeact_tui.acp").exception("the ACP server failed")
+            typer.echo(f"freeact-tui acp: {type(exc).__name__}: {exc} (details in {log_file})", err=True)
         code = 1
     logging.shutdown()
     sys.stderr.flush()

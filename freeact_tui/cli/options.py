@@ -143,8 +143,6 @@ def _option_flag(ctx: typer.Context, name: str) -> str:
 
 def _prepare_subcommand(ctx: typer.Context, subcommand: str, config_path: Path | None) -> None:
     """Refuse app options the subcommand does not take; load ``--config`` for it."""
-    from freeact_tui.config import ConfigError, load_config
-
     takes = SUBCOMMAND_OPTIONS.get(subcommand, frozenset())
     refused = [_option_flag(ctx, name) for name in _given_options(ctx) if name not in takes]
     if refused:
@@ -153,6 +151,8 @@ def _prepare_subcommand(ctx: typer.Context, subcommand: str, config_path: Path |
             f"`{subcommand}`; give only --config before it."
         )
     if config_path is not None:
+        from freeact_tui.config import ConfigError, load_config  # (only then: `acp` answers before it)
+
         try:
             ctx.meta[CONFIG_META_KEY] = load_config(config_path)
         except ConfigError as exc:

@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -134,13 +134,14 @@ def _chunks(text: str, words: int = 3) -> Iterator[str]:
 
 
 class _DemoStream:
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, tour: str) -> None:
         self.delay = delay
+        self.tour = tour
 
     async def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
         turn = _read_turn(messages)
         tools = {t.name for t in info.function_tools}
-        steps = list(_reply(turn, tools))
+        steps = list(_reply(turn, tools, self.tour))
         part = 0
         for step in steps:
             match step:
@@ -163,9 +164,10 @@ class _DemoStream:
                     part += 1
 
 
-def demo_model(*, delay: float = 0.012) -> FunctionModel:
-    """The demo model; ``delay`` is the pause between streamed chunks (0 in tests)."""
-    return FunctionModel(stream_function=_DemoStream(delay), model_name=DEMO_MODEL)
+def demo_model(*, delay: float = 0.012, front_end: FrontEnd = "app") -> FunctionModel:
+    """The demo model; ``delay`` is the pause between streamed chunks (0 in tests); ``front_end`` is what
+    drives it (its tour names only what that front end has: the app's keys, or an editor's menus)."""
+    return FunctionModel(stream_function=_DemoStream(delay, tour(front_end)), model_name=DEMO_MODEL)
 
 
 # -- what the demo says and does -----------------------------------------------------------------------
@@ -181,12 +183,12 @@ def _polite_rejection(rejection: str) -> str:
     return "You rejected my last action, so I did not run it. No problem.\n\n"
 
 
-def _reply(turn: _Turn, tools: set[str]) -> Iterator[_Step]:
+def _reply(turn: _Turn, tools: set[str], tour_text: str = "") -> Iterator[_Step]:
     intent = parse_intent(turn.prompt)
     if turn.returns:
         yield from _after_return(intent, turn.returns[-1])
         return
-    steps = list(_first_step(intent, tools))
+    steps = list(_first_step(intent, tools, tour_text or TOUR))
     if turn.previous_rejection is not None:  # after the thought, as the answer's first words
         at = 1 if steps and isinstance(steps[0], _Think) else 0
         steps.insert(at, _Say(_polite_rejection(turn.previous_rejection)))
@@ -197,7 +199,7 @@ def _code_call(code: str) -> _Call:
     return _Call(CODE_TOOL, {"code": code})
 
 
-def _first_step(intent: Intent, tools: set[str]) -> Iterator[_Step]:
+def _first_step(intent: Intent, tools: set[str], tour_text: str) -> Iterator[_Step]:
     match intent.kind:
         case "compute":
             yield _Think(
@@ -258,7 +260,7 @@ def _first_step(intent: Intent, tools: set[str]) -> Iterator[_Step]:
                 "Nothing I can act on directly, so I'll give the tour: what the demo can do, approvals, "
                 "sessions, keys, and how to connect a real model."
             )
-            yield _Say(TOUR)
+            yield _Say(tour_text)
 
 
 def _quoted(text: str) -> str:
@@ -327,7 +329,7 @@ def _after_return(intent: Intent, ret: ToolReturnPart) -> Iterator[_Step]:
             yield _Say(f"The action returned:\n\n{_quoted(output)}\n")
 
 
-TOUR = """\
+_TOUR_INTRO = """\
 Hi! I'm the **demo model**: a small offline script built into freeact-tui, not a real LLM. I understand \
 a handful of requests and carry them out with real code actions in a real Python kernel, so what you \
 see — approvals, output, sessions, subagents — is the actual product.
@@ -341,6 +343,31 @@ see — approvals, output, sessions, subagents — is the actual product.
 - `use a subagent to compute the factorial of 20`
 - `show a table of powers up to 6`
 
+"""
+
+_TOUR_CONNECT = """\
+**Connect a real model**: give the provider its key in an environment variable and name the model:
+
+```bash
+export ANTHROPIC_API_KEY=...        # or OPENAI_API_KEY, GEMINI_API_KEY, GROQ_API_KEY, ...
+freeact-tui --model anthropic:claude-sonnet-4-5
+```
+
+or set `model = "provider:name"` in the config file{choose}. Local \
+models work through any OpenAI-compatible server (llama.cpp's `llama-server`, Ollama, vLLM):
+
+```bash
+freeact-tui --base-url http://localhost:8080/v1 --model local      # llama.cpp
+freeact-tui --base-url http://localhost:11434/v1 --model llama3.1  # Ollama
+```
+"""
+
+FrontEnd = Literal["app", "acp"]
+
+_TOUR_FRONT_END: dict[str, tuple[str, str]] = {
+    # front end → (how approvals, sessions and keys work there; how to pick another model there)
+    "app": (
+        """\
 **Approvals**: before anything runs you see it and decide: `y` (or Enter) runs it once, `n` rejects \
 it, `a` always allows matching actions (saved as a permission rule), `s` allows them for this session, \
 `d` always denies. Shell commands (`!ls`) inside code are approved one by one.
@@ -352,21 +379,31 @@ enough) or `freeact-tui --session-id ID` continues one, `freeact-tui --resume` t
 **Keys**: Ctrl+B shows or hides the side panel, Esc cancels a running turn, Ctrl+O expands or \
 collapses details, F1 opens the help, Ctrl+Q quits.
 
-**Connect a real model**: give the provider its key in an environment variable and name the model:
+""",
+        ", or type `/model openai:gpt-4o` here",
+    ),
+    "acp": (
+        """\
+**Approvals**: before anything runs, your editor shows it and asks you: allow it once, always allow \
+actions like it (saved as a permission rule), reject it, or always deny them. Shell commands (`!ls`) \
+inside code are asked about one by one. Stopping the turn in your editor stops the running code too.
 
-```bash
-export ANTHROPIC_API_KEY=...        # or OPENAI_API_KEY, GEMINI_API_KEY, GROQ_API_KEY, ...
-freeact-tui --model anthropic:claude-sonnet-4-5
-```
+**Sessions**: every conversation is saved; your editor can list and reopen them, and the terminal app \
+continues any of them with `freeact-tui --session-id ID`.
 
-or set `model = "provider:name"` in the config file, or type `/model openai:gpt-4o` here. Local \
-models work through any OpenAI-compatible server (llama.cpp's `llama-server`, Ollama, vLLM):
-
-```bash
-freeact-tui --base-url http://localhost:8080/v1 --model local      # llama.cpp
-freeact-tui --base-url http://localhost:11434/v1 --model llama3.1  # Ollama
-```
-"""
+""",
+        ", or choose another model in your editor's model menu",
+    ),
+}
 
 
-__all__ = ["DEMO_MODEL", "TOUR", "Intent", "demo_model", "parse_intent"]
+def tour(front_end: FrontEnd = "app") -> str:
+    """The demo's tour for ``front_end``: it names only what that front end has."""
+    how, choose = _TOUR_FRONT_END[front_end]
+    return _TOUR_INTRO + how + _TOUR_CONNECT.format(choose=choose)
+
+
+TOUR = tour("app")
+
+
+__all__ = ["DEMO_MODEL", "TOUR", "FrontEnd", "Intent", "demo_model", "parse_intent", "tour"]

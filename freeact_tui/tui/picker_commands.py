@@ -125,28 +125,13 @@ def session_items(infos: Sequence[SessionRow], current: str | None) -> list[Pick
 
 
 def model_items(config: Config, current: str | None) -> list[PickerItem]:
-    """The models usable now, without the network: in use, configured, offline, and by key found."""
-    from pydantic_ai.models import known_model_names
+    """The models usable now, without the network (the list every front end offers: ``agent.model_choices``)."""
+    from freeact_tui.agent.model_choices import offline_choices
 
-    from freeact_tui.agent.models import DEMO_MODEL, keys_found
-
-    items: dict[str, PickerItem] = {}
-
-    def add(name: str | None, detail: str) -> None:
-        if name and name not in items:
-            items[name] = PickerItem(name, name, detail, current=name == current)
-
-    add(current, "")
-    add(config.model, "from the config")
-    add(DEMO_MODEL, "offline demo, no key")
-    if config.base_url:  # a provider:name would be sent to that server too: its own list is fetched
-        return list(items.values())
-    known = known_model_names()
-    for provider, variable in keys_found():
-        for name in known:
-            if name.startswith(f"{provider}:"):
-                add(name, f"{variable} is set")
-    return list(items.values())
+    return [
+        PickerItem(c.name, c.name, c.detail, current=c.name == current)
+        for c in offline_choices(config.model, config.base_url, current)
+    ]
 
 
 def model_picker(config: Config, current: str | None) -> PickerScreen:
@@ -174,25 +159,9 @@ async def server_models(base_url: str, api_key_env: str | None, seconds: float =
         PickerLoadError: The server did not answer in ``seconds``, answered with an error, or
             with something that is not a model list (the message says which).
     """
-    import os
+    from freeact_tui.agent import model_choices
 
-    import httpx
-
-    url = base_url.rstrip("/") + "/models"
-    key = os.environ.get(api_key_env) if api_key_env else None
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        async with httpx.AsyncClient(timeout=seconds) as client:
-            response = await client.get(url, headers=headers)
-    except httpx.TimeoutException:
-        raise PickerLoadError(f"{url} did not answer within {seconds:g} s.") from None
-    except httpx.HTTPError as exc:
-        raise PickerLoadError(f"Cannot reach {url}: {exc or type(exc).__name__}") from None
-    if response.status_code != 200:
-        raise PickerLoadError(f"{url} answered HTTP {response.status_code}.")
-    try:
-        data = response.json()["data"]
-        names = [str(entry["id"]) for entry in data]
-    except (ValueError, KeyError, TypeError):
-        raise PickerLoadError(f"{url} did not send a model list.") from None
-    return sorted(names)
+        return await model_choices.server_models(base_url, api_key_env, seconds)
+    except model_choices.ModelListError as exc:
+        raise PickerLoadError(str(exc)) from None

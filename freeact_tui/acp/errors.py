@@ -1,0 +1,28 @@
+"""The JSON-RPC errors the ACP agent answers with, one function per kind, so that every method says the
+same thing for the same fault (an unknown session is ``-32602`` on every method)."""
+
+from __future__ import annotations
+
+from acp import RequestError
+
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+
+def invalid_params(message: str) -> RequestError:
+    return RequestError(INVALID_PARAMS, message)
+
+
+OPEN_HINT = "open in this process: call session/new, session/load or session/resume first"
+
+
+def unknown_session(session_id: str, where: str = OPEN_HINT) -> RequestError:
+    """The one answer for a session id no method can act on (prompt, load, resume, fork, close, set_*)."""
+    return invalid_params(f"no session {session_id!r} {where}")
+
+
+def internal_error(message: str) -> RequestError:
+    return RequestError(INTERNAL_ERROR, message)
+
+
+__all__ = ["INTERNAL_ERROR", "INVALID_PARAMS", "internal_error", "invalid_params", "unknown_session"]

@@ -1,0 +1,78 @@
+"""One ACP session: its agent, its config, its permission mode, its model and what its turns wait for."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from acp.schema import SessionMode
+
+from freeact_tui.acp.client_files import ClientFiles
+from freeact_tui.acp.plan import PlanWatch
+from freeact_tui.acp.turn_queue import TurnQueue
+from freeact_tui.agent.agent import Agent
+from freeact_tui.config import Config, McpServerConfig
+
+ASK_MODE = "ask"
+AUTO_MODE = "auto"
+
+
+@dataclass(frozen=True)
+class ModeSpec:
+    """One approval mode as ACP offers it; ``approve_all``: every action no deny rule refuses runs."""
+
+    id: str
+    name: str
+    description: str
+    approve_all: bool = False
+
+    def as_acp(self) -> SessionMode:
+        return SessionMode(id=self.id, name=self.name, description=self.description)
+
+
+MODE_TABLE: tuple[ModeSpec, ...] = (
+    ModeSpec(ASK_MODE, "Ask", "Ask before every action no saved rule decides."),
+    ModeSpec(
+        AUTO_MODE,
+        "Approve all",
+        "Run every action no deny rule refuses, without asking (like --skip-permissions).",
+        approve_all=True,
+    ),
+)
+"""The approval modes offered over ACP, in order (more modes are rows here)."""
+
+MODES_BY_ID = {spec.id: spec for spec in MODE_TABLE}
+
+
+@dataclass
+class AcpSession:
+    """One ACP session: its agent, its permission mode and what its running turn waits for."""
+
+    id: str
+    agent: Agent
+    config: Config
+    """The config the agent was made from (the client's MCP servers in it); reopening starts from it."""
+    working_dir: Path
+    plans: PlanWatch
+    files: ClientFiles | None = None
+    """The client's ``fs/*`` methods, when it offers them (the file tools go through them)."""
+    mode: str = ASK_MODE
+    model: str = ""
+    """The model chosen for this session (``model`` config option), as ``--model`` takes it."""
+    asking: set[asyncio.Task[None]] = field(default_factory=set)
+    cancel_requested: bool = False
+    queue: TurnQueue = field(default_factory=TurnQueue)
+    client_mcp: dict[str, McpServerConfig] = field(default_factory=dict)
+    """The MCP servers the client passed (added to every config the session is opened with)."""
+    commands: set[str] = field(default_factory=set)
+    """The slash commands announced (editor commands and skills): ``/name args`` runs one."""
+    trust_asked: bool = False
+    """The client was asked (or needed not be) whether the folder's project files may apply."""
+
+    @property
+    def approve_all(self) -> bool:
+        return MODES_BY_ID[self.mode].approve_all
+
+
+__all__ = ["ASK_MODE", "AUTO_MODE", "MODES_BY_ID", "MODE_TABLE", "AcpSession", "ModeSpec"]

@@ -1,0 +1,174 @@
+"""One ``session/prompt``: the agent's turn streamed as ``session/update``s, its approvals asked with
+``session/request_permission`` (while the turn's other events keep flowing), a ``usage_update`` after each
+model request, and the reason it stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from acp import update_agent_message_text
+from acp.helpers import update_available_commands
+from acp.interfaces import Client
+from acp.schema import StopReason, ToolCallUpdate
+from pydantic_ai.messages import ModelMessage, ModelResponse, UserContent
+
+from freeact_tui.acp.commands import (
+    EDITOR_COMMANDS,
+    available_commands,
+    command_line,
+    run_command,
+    skill_prompt,
+    skills_of,
+)
+from freeact_tui.acp.permission import CANCELLED_REASON, decision_for, permission_options
+from freeact_tui.acp.session import AcpSession
+from freeact_tui.acp.turn_updates import TurnUpdates, Update
+from freeact_tui.acp.usage import usage_update
+from freeact_tui.events import ApprovalRequest, CodeExecutionOutput, Decision, ToolOutput, UsageUpdate
+
+logger = logging.getLogger(__name__)
+
+EDITOR_NAMES = {c.name for c in EDITOR_COMMANDS}
+
+STOP_REASON_OF_ERROR: dict[str, StopReason] = {
+    "limit": "max_turn_requests",  # the turn's budget of model requests ran out
+}
+"""The ``AgentError`` kinds that end a turn with a stop reason of their own; any other error (the same
+error twice, broken tool calls, a turn stopped for lack of progress) ends it with ``end_turn`` and its
+message. A guard that should map elsewhere is a row here."""
+
+
+class TurnRunner:
+    """Runs the turns of the sessions of one client connection."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def run_prompt(
+        self, session: AcpSession, text: str, content: str | list[UserContent]
+    ) -> StopReason:
+        """A prompt: a command or skill (``/name args``, ``text`` being the prompt's only text) or a turn."""
+        line = command_line(text, session.commands)
+        if line is None:
+            return await self.run(session, content)
+        if line.name not in EDITOR_NAMES:  # a skill: freeact's skill prompt, as the app sends it
+            return await self.run(session, skill_prompt(line.name, line.args))
+
+        async def say(answer: str) -> None:
+            await self.send(session, update_agent_message_text(answer))
+
+        await run_command(session.agent, line, say)
+        return "cancelled" if session.cancel_requested else "end_turn"
+
+    async def announce_commands(self, session: AcpSession) -> None:
+        """``available_commands_update``: the editor commands and the session's skills."""
+        skills = await asyncio.to_thread(skills_of, session.agent)
+        commands = available_commands(skills)
+        session.commands = {c.name for c in commands}
+        await self.client.session_update(session_id=session.id, update=update_available_commands(commands))
+
+    async def run(self, session: AcpSession, content: str | list[UserContent]) -> StopReason:
+        agent = session.agent
+        turn = TurnUpdates(session.working_dir, session.files.texts if session.files is not None else None)
+        start = len(agent.history)
+        try:
+            async for event in agent.stream(content):
+                for update in turn.see(event):
+                    await self.send(session, update)
+                if isinstance(event, ApprovalRequest) and not event.decided:
+                    self._ask(session, turn, event)
+                elif isinstance(event, CodeExecutionOutput | ToolOutput):
+                    # a call ended: it may have written the plan file
+                    await self.send_plan(session)
+                elif isinstance(event, UsageUpdate) and event.agent_id == "main":
+                    await self.send_usage(session, event)
+        finally:
+            await self.stop_asking(session)
+        for update in turn.close_open("The turn ended before this call finished."):
+            await self.send(session, update)
+        await self.send_plan(session)
+        return self._stop_reason(session, turn, start)
+
+    def _stop_reason(self, session: AcpSession, turn: TurnUpdates, start: int) -> StopReason:
+        """Why the turn ended: cancelled, the model refused (its provider filtered the reply), the
+        request budget ran out, or it answered."""
+        if turn.cancelled or session.cancel_requested:
+            return "cancelled"
+        history = session.agent.history
+        ended: ModelMessage | None = history[-1] if len(history) > start else None
+        if isinstance(ended, ModelResponse) and ended.finish_reason == "content_filter":
+            return "refusal"
+        for kind in reversed(turn.error_kinds):
+            if kind in STOP_REASON_OF_ERROR:
+                return STOP_REASON_OF_ERROR[kind]
+        return "end_turn"
+
+    async def send_usage(self, session: AcpSession, usage: UsageUpdate | None) -> None:
+        """``usage_update``: the context window's fill and the session's cost (after each request)."""
+        update = usage_update(usage, session.agent.context_usage())
+        await self.client.session_update(session_id=session.id, update=update)
+
+    async def send_plan(self, session: AcpSession) -> None:
+        written = session.files.take_written() if session.files is not None else None
+        update = await asyncio.to_thread(session.plans.check, written)
+        if update is not None:
+            await self.client.session_update(session_id=session.id, update=update)
+
+    async def send(self, session: AcpSession, update: Update) -> None:
+        await self.client.session_update(session_id=session.id, update=update)
+
+    def _ask(self, session: AcpSession, turn: TurnUpdates, request: ApprovalRequest) -> None:
+        """Decide ``request``: at once in a mode that approves all, else by asking the client (in a
+        task, so the turn's other events keep flowing while the client shows its dialog)."""
+        if session.approve_all:
+            request.resolve(Decision(True))
+            return
+        task = asyncio.create_task(self._request_permission(session, turn, request))
+        session.asking.add(task)
+        task.add_done_callback(session.asking.discard)
+
+    async def _request_permission(
+        self, session: AcpSession, turn: TurnUpdates, request: ApprovalRequest
+    ) -> None:
+        tool_call_id = turn.tool_call_id(request)
+        view = turn.calls[tool_call_id].view
+        decision = Decision(False, reason=CANCELLED_REASON)
+        try:
+            response = await self.client.request_permission(
+                session_id=session.id,
+                tool_call=ToolCallUpdate(
+                    tool_call_id=tool_call_id,
+                    title=view.title,
+                    kind=view.kind,
+                    status="pending",
+                    content=view.content or None,
+                    locations=view.locations or None,
+                    raw_input=view.raw_input,
+                ),  # fmt: skip
+                options=permission_options(request.tool_call),
+            )
+            decision = decision_for(response, request.tool_call)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the client failed to answer or is gone: nobody approved it
+            logger.warning("request_permission failed: %s", exc)
+            decision = Decision(False, reason=f"the client did not answer the permission request ({exc})")
+        finally:
+            if not request.decided:
+                request.resolve(decision)
+                with contextlib.suppress(Exception):
+                    for update in turn.decided(request, decision):
+                        await asyncio.shield(self.send(session, update))
+
+    @staticmethod
+    async def stop_asking(session: AcpSession) -> None:
+        """Cancel the permission requests still waiting (their requests are rejected)."""
+        tasks = list(session.asking)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+__all__ = ["TurnRunner"]
