@@ -111,6 +111,10 @@ class ApprovalRequest(AgentEvent):
     )
     named_paths: tuple[NamedPath, ...] = field(default=(), kw_only=True)
     """Paths the action names outside the working directory or in the app's installation (a warning)."""
+    effects: str = field(default="", kw_only=True)
+    """What a code action does, in one line (``freeact_tui.effects.describe``); empty for other actions."""
+    effect_class: str | None = field(default=None, kw_only=True)
+    """The narrowest effect class that covers the code (``effects:<class>`` rules); ``None``: none does."""
 
     @property
     def tool_name(self) -> str:

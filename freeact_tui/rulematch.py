@@ -47,6 +47,8 @@ RuleScope = Literal["session", "always", "project", "default"]
 
 KINDS = ("code", "shell", "script", "mcp", "tool", "subagent", "read", "write")
 PATH_PREFIX = "path:"
+EFFECT_PREFIX = "effects:"
+"""A code rule by what the code does; judged by ``permissions`` through ``freeact_tui.effects``."""
 EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
 # Argument names of MCP / JSON tools whose values are paths.
 
@@ -73,6 +75,8 @@ class RuleEntry:
         """An allow rule on code or scripts that is not an exact cell: any code may follow what it names."""
         if self.effect != "allow" or is_cell_pattern(self.pattern) or self.pattern.startswith(PATH_PREFIX):
             return False
+        if self.pattern.startswith(EFFECT_PREFIX):
+            return False  # bounded by what the code does, not by its text
         return self.kind in ("code", "script", "*")
 
 
@@ -186,8 +190,8 @@ def _names_flag(pattern: str, unsafe: list[str]) -> bool:
 
 def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
     call = facts.call
-    if entry.kind not in ("*", call.kind):
-        return False
+    if entry.kind not in ("*", call.kind) or entry.pattern.startswith(EFFECT_PREFIX):
+        return False  # an effect rule is never matched on text
     if entry.pattern.startswith(PATH_PREFIX):
         pattern = os.path.expanduser(entry.pattern[len(PATH_PREFIX) :])
         regex, absolute = path_regex(pattern), pattern.startswith("/")

@@ -13,6 +13,7 @@ import re
 import shlex
 
 from freeact_tui.cellrules import cell_pattern, is_cell_pattern
+from freeact_tui.effects import EFFECT_PREFIX, class_of, class_words
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
 
 _WILDCARD = re.compile(r"[*?\[]")
@@ -38,14 +39,22 @@ _NOUN = {
 }
 
 
-def proposed_pattern(call: ToolCall) -> str:
+FOLDER_CLASSES = ("computes", "reads", "in-folder")
+"""Effect classes a remembered decision on code proposes: nothing wider (wider code asks each time)."""
+
+
+def proposed_pattern(call: ToolCall, effect_class: str | None = None) -> str:
     """A narrow pattern that matches ``call`` (and actions very much like it), for the dialog to propose.
 
-    A code action or script: the exact cell (``cell:<fingerprint>``, no other cell matches it). A shell
+    A code action whose effects stay inside the folder (``effect_class``, from ``ApprovalRequest``):
+    its class (``effects:in-folder``), so that later code that does no more runs unasked. Other code
+    or a script: the exact cell (``cell:<fingerprint>``, no other cell matches it). A shell
     command: the program (and subcommand) with ``*``, or, for programs that run or delete anything, the
     program with its first argument.
     """
     match call:
+        case CodeAction() if effect_class in FOLDER_CLASSES:
+            return EFFECT_PREFIX + str(effect_class)
         case CodeAction(code=text) | ShellScript(script=text):
             return cell_pattern(text)
         case ShellAction(command=command):
@@ -64,6 +73,10 @@ def broad_reason(kind: str, pattern: str) -> str | None:
     noun = _NOUN.get(kind, "action")
     if is_cell_pattern(text):
         return None
+    if (name := class_of(text)) is not None:
+        if name in FOLDER_CLASSES:
+            return None
+        return f"`{text}` lets {class_words(name)} run unasked, in every future session"
     if not text.strip("*?. "):
         return f"`{text}` matches every {noun}, in every future session"
     if kind in ("code", "script"):
@@ -77,9 +90,22 @@ def pattern_note(kind: str, pattern: str) -> str | None:
     """What a pattern matches, where it is not obvious (an exact cell, or code matched on its text)."""
     if is_cell_pattern(pattern.strip()):
         return "Matches only this exact cell (comments and formatting aside); any other code asks."
+    if (name := class_of(pattern.strip())) is not None:
+        return f"Matches {class_words(name)}, whatever it is written like; anything wider asks."
     if kind in ("code", "script") and not _has_wildcard(pattern):
         return "Matches only a cell that is exactly this text."
     return None
+
+
+def rule_words(kind: str, pattern: str, effect: str = "allow") -> str:
+    """A rule in words, as the rules screen, the dialog and ACP's options name it (never a hash)."""
+    text = pattern.strip()
+    if (name := class_of(text)) is not None:
+        return class_words(name, effect=effect)
+    if is_cell_pattern(text):
+        return f"one exact {'script' if kind == 'script' else 'cell'} (comments and formatting aside)"
+    noun = _NOUN.get(kind, "action" if kind != "*" else "any action").split(" (")[0]
+    return f"{noun}s matching {text}" if kind not in ("read", "write") else f"{kind}s of {text}"
 
 
 def _escape(text: str) -> str:
@@ -162,4 +188,4 @@ def _shell_pattern(command: str) -> str:
     return command  # spelled out in full
 
 
-__all__ = ["broad_reason", "pattern_note", "proposed_pattern"]
+__all__ = ["FOLDER_CLASSES", "broad_reason", "pattern_note", "proposed_pattern", "rule_words"]

@@ -284,7 +284,7 @@ def test_permission_answers_are_decisions(outcome: dict[str, str], expected: tup
     assert (decision.approved, decision.remember, decision.pattern) == tuple(
         rule if v == "RULE" else v for v in expected
     )
-    assert [o.name for o in permission_options(call)][1] == f"Always allow shell: {rule}"
+    assert [o.name for o in permission_options(call)][1] == f"Always allow shell commands matching {rule}"
 
 
 async def test_attached_files_and_images_reach_the_model_and_audio_is_refused(

@@ -79,15 +79,34 @@ def test_refusal_without_a_rule_exits_2_naming_the_pattern(fake_openai: FakeOpen
     fake_openai.script(code_call(f"open({str(marker)!r}, 'w').close()"))
     done = cli("run", *fake_args(fake_openai), "-o", "json", "do it", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert "--allow 'code:*'" in done.stderr and "nobody is present" in done.stderr
+    # the refusal says what the code does, in the dialog's words, and the class that would allow it
+    assert "it writes inside this folder: ran" in done.stderr and "nobody is present" in done.stderr
+    assert "--allow 'code:effects:in-folder'" in done.stderr
     assert not marker.exists()
     assert fake_openai.count == 1  # the turn ends: no further request after the refusal
     result = json.loads(done.stdout)
-    assert result["status"] == "refused" and result["refusals"][0]["allow"] == "code:*"
+    assert result["status"] == "refused" and result["refusals"][0]["allow"] == "code:effects:in-folder"
     # the model is told why (in the stored tool result it sees on the next turn)
     lines = session_lines(Path(os.environ["FREEACT_TUI_HOME"]), result["session_id"])
     returns = [p for line in lines for p in line["message"]["parts"] if p.get("part_kind") == "tool-return"]
-    assert "--allow 'code:*'" in returns[-1]["content"]
+    assert "--allow 'code:effects:in-folder'" in returns[-1]["content"]
+
+
+@pytest.mark.kernel
+def test_allow_by_effect_runs_in_folder_code_and_refuses_code_that_writes_outside(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    inside, outside = work / "inside.txt", tmp_path / "outside.txt"
+    fake_openai.script(
+        code_call("open('inside.txt', 'w').write('x')"),
+        code_call("open('../outside.txt', 'w').write('x')"),
+        Reply("done"),
+    )
+    done = cli("run", *fake_args(fake_openai), "--allow", "effects:in-folder", "-o", "json", "do it", cwd=work)
+    assert inside.exists() and not outside.exists(), done.stderr
+    assert done.returncode == 2 and "touches paths outside this folder" in done.stderr
 
 
 def test_deny_beats_allow(fake_openai: FakeOpenAI, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from acp.schema import AllowedOutcome, PermissionOption, RequestPermissionResponse
 
 from freeact_tui.events import Decision
-from freeact_tui.rulepatterns import proposed_pattern
+from freeact_tui.rulepatterns import proposed_pattern, rule_words
 from freeact_tui.toolcalls import ToolCall
 
 ALLOW_ONCE = "allow_once"
@@ -21,18 +21,25 @@ REJECT_ALWAYS = "reject_always"
 CANCELLED_REASON = "the permission request was cancelled"
 
 
-def permission_options(call: ToolCall) -> list[PermissionOption]:
-    """The options offered for ``call``; the "always" ones name the rule they save."""
-    rule = f"{call.kind}: {proposed_pattern(call)}"
+def permission_options(call: ToolCall, effect_class: str | None = None) -> list[PermissionOption]:
+    """The options offered for ``call``; the "always" ones name the rule they save, in words (``rule_words``).
+
+    ``effect_class`` (``ApprovalRequest.effect_class``): code that stays inside the folder is always
+    allowed by its class; it is always denied as this exact cell.
+    """
+    allow = rule_words(call.kind, proposed_pattern(call, effect_class))
+    deny = rule_words(call.kind, proposed_pattern(call), "deny")
     return [
         PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once"),
-        PermissionOption(option_id=ALLOW_ALWAYS, name=f"Always allow {rule}", kind="allow_always"),
+        PermissionOption(option_id=ALLOW_ALWAYS, name=f"Always allow {allow}", kind="allow_always"),
         PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"),
-        PermissionOption(option_id=REJECT_ALWAYS, name=f"Always deny {rule}", kind="reject_always"),
+        PermissionOption(option_id=REJECT_ALWAYS, name=f"Always deny {deny}", kind="reject_always"),
     ]
 
 
-def decision_for(response: RequestPermissionResponse, call: ToolCall) -> Decision:
+def decision_for(
+    response: RequestPermissionResponse, call: ToolCall, effect_class: str | None = None
+) -> Decision:
     """The decision a client's answer stands for; an unknown option id rejects (and says so)."""
     outcome = response.outcome
     if not isinstance(outcome, AllowedOutcome):
@@ -42,7 +49,7 @@ def decision_for(response: RequestPermissionResponse, call: ToolCall) -> Decisio
         case "allow_once":
             return Decision(True)
         case "allow_always":
-            return Decision(True, remember="always", pattern=pattern)
+            return Decision(True, remember="always", pattern=proposed_pattern(call, effect_class))
         case "reject_once":
             return Decision(False)
         case "reject_always":

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from freeact_tui.effects import EFFECT_PREFIX
 from freeact_tui.events import (
     AgentError,
     AgentEvent,
@@ -31,8 +32,9 @@ from freeact_tui.events import (
 )
 from freeact_tui.pathreach import describe
 from freeact_tui.permissions import KINDS, PermissionRules, rules_for
+from freeact_tui.rulepatterns import FOLDER_CLASSES
 from freeact_tui.textsafe import visible
-from freeact_tui.toolcalls import ToolCall
+from freeact_tui.toolcalls import CodeAction, ToolCall
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
@@ -70,8 +72,10 @@ def parse_rule(text: str) -> tuple[str, str]:
     return kind, pattern
 
 
-def allow_hint(call: ToolCall) -> str:
-    """The ``--allow`` value that would let ``call`` run."""
+def allow_hint(call: ToolCall, effect_class: str | None = None) -> str:
+    """The ``--allow`` value that would let ``call`` run: for code that stays in the folder, its effect class."""
+    if isinstance(call, CodeAction) and effect_class in FOLDER_CLASSES:
+        return f"{call.kind}:{EFFECT_PREFIX}{effect_class}"
     return f"{call.kind}:{call.suggested_pattern()}"
 
 
@@ -232,10 +236,12 @@ def _path_warning(request: ApprovalRequest) -> str:
 
 def refuse_unattended(request: ApprovalRequest, record: RunRecord) -> None:
     """Reject an undecided request: nobody is present to approve it, and no rule allows it."""
-    hint = allow_hint(request.tool_call)
-    reason = f"no rule allows it and nobody is present to approve it (headless run; allow it with --allow '{hint}')"
+    hint = allow_hint(request.tool_call, request.effect_class)
+    does = f"it {request.effects}; " if request.effects else ""
+    why = f"{does}no rule allows it and nobody is present to approve it"
+    reason = f"{why} (headless run; allow it with --allow '{hint}')"
     request.resolve(Decision(False, reason=reason))
-    record.refusals.append(_refusal(request, hint, "no rule allows it and nobody is present to approve it"))
+    record.refusals.append(_refusal(request, hint, why))
 
 
 def _refusal(request: ApprovalRequest, hint: str, reason: str) -> Refusal:
