@@ -233,6 +233,28 @@ async def test_auto_mode_runs_without_asking(fake_openai: FakeOpenAI, work: Path
     assert client.statuses("call_a")[-1] == "completed"
 
 
+async def test_in_folder_mode_runs_in_folder_code_and_asks_for_wider(
+    fake_openai: FakeOpenAI, work: Path, config_file: Path
+) -> None:
+    fake_openai.script(
+        code_call("open('inside.txt', 'w').write('x')", "call_i"),
+        code_call("import os\nos.system('true')", "call_o"),
+        Reply("done"),
+    )
+    client = RecordingClient(["reject_once"])
+    async with acp_agent(client, *fake_args(fake_openai, config_file), cwd=work) as (conn, _):
+        session = await conn.new_session(cwd=str(work), mcp_servers=[])
+        assert "in-folder" in [m.id for m in session.modes.available_modes]  # type: ignore[union-attr]
+        await conn.set_session_mode(session_id=session.session_id, mode_id="in-folder")
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("write")])
+    assert (work / "inside.txt").exists()
+    assert client.statuses("call_i")[-1] == "completed"
+    assert len(client.asked) == 1  # only the code that runs a program was asked
+    # the options say the rule in words: this exact cell, not a hash
+    assert client.asked[0][1][1].name == "Always allow one exact cell (comments and formatting aside)"
+    assert client.of("current_mode_update")[0]["currentModeId"] == "in-folder"
+
+
 def test_client_mcp_servers_join_the_config_and_sse_is_refused() -> None:
     from acp import RequestError
     from acp.schema import EnvVariable

@@ -46,6 +46,7 @@ from acp.schema import (
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
 from freeact_tui.acp.client_files import ClientFiles
+from freeact_tui.acp.effect_modes import effect_modes, set_effect_mode
 from freeact_tui.acp.permission import CANCELLED_REASON, decision_for, permission_options
 from freeact_tui.acp.plan import PlanWatch, plans_dirs
 from freeact_tui.acp.prompt_content import PromptBlock, PromptError, user_content
@@ -200,7 +201,7 @@ class FreeactAcpAgent:
         return ClientFiles(self.client, session_id, fs)
 
     def _modes(self, session: AcpSession) -> SessionModeState:
-        return SessionModeState(current_mode_id=session.mode, available_modes=MODES)
+        return SessionModeState(current_mode_id=session.mode, available_modes=MODES + effect_modes(session.agent))
 
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -257,8 +258,9 @@ class FreeactAcpAgent:
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
         session = self._session(session_id)
-        if mode_id not in (ASK_MODE, AUTO_MODE):
-            raise invalid_params(f"unknown mode {mode_id!r} (modes: {ASK_MODE}, {AUTO_MODE})")
+        if not set_effect_mode(session.agent, mode_id) and mode_id != AUTO_MODE:
+            known = ", ".join(m.id for m in MODES + effect_modes(session.agent))
+            raise invalid_params(f"unknown mode {mode_id!r} (modes: {known})")
         session.mode = mode_id
         await self.client.session_update(session_id=session_id, update=update_current_mode(mode_id))
         return SetSessionModeResponse()
