@@ -107,6 +107,7 @@ HIDING = [
     "from pathlib import Path\nfor p in Path('.').glob('*'):\n    p.write_text('x')",
     "from pathlib import Path\nPath('a.txt').symlink_to('/etc/passwd')",
     "from pathlib import Path\nPath('a.txt').rename('../a.txt')",
+    "from pathlib import Path\nfor p in Path('.').iterdir():\n    p.replace('../moved')",
     "import os\nos.symlink('/etc', 'e')",
     "import os\nos.chdir('/tmp')\nopen('x', 'w')",
     # open with computed paths and modes
@@ -182,6 +183,7 @@ BENIGN = [
     ("import numpy as np\na = np.linalg.norm(np.array([1.0, 2.0]))\nnp.save('a.npy', a)", "in-folder", "a.npy"),
     ("import os\nos.makedirs('out/deep', exist_ok=True)", "in-folder", "out/deep"),
     ("%time x = sum(range(100))", "computes", ""),
+    ("t = open('c.ini').read().replace('red', 'blue')\nopen('c.ini', 'w').write(t)", "in-folder", "c.ini"),
 ]  # fmt: skip
 
 

@@ -350,6 +350,8 @@ class PythonReader:
             if call.args or call.keywords:
                 return self._touch(call, known.Touch(writes=((0, "path_or_buf"),)), f".{method}()")
             return None
+        if method == "replace" and len(call.args) >= 2:
+            return self._args(call)  # str.replace (old, new); a path's .replace(target) has one argument
         if method in known.PURE_METHODS or (
             method in self.b.methods and method not in known.SUSPECT_NAMES and method != "open"
         ):
