@@ -219,6 +219,15 @@ SUSPECT_NAMES = (
 """A string constant equal to one of these names may be used to reach it by name (``attrgetter``,
 ``df.agg("to_pickle", ...)``, ``string.Formatter``): the reading cannot tell what it does."""
 
+SAFE_KEYWORDS = frozenset(
+    "encoding errors newline buffering mode index header sep delimiter dtype usecols skiprows nrows names "
+    "exist_ok parents indent sheet_name comment fmt dpi bbox_inches format columns orient lines parse_dates "
+    "index_col na_values quotechar skipinitialspace low_memory transparent facecolor float_format "
+    "date_format decimal thousands ensure_ascii sort_keys default_flow_style missing_ok".split()
+)
+"""Keywords of the functions that touch files that change no more than how (``allow_pickle``,
+``opener`` and any other keyword make the call "cannot tell")."""
+
 ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot"}
 """Nothing is imported under these names implicitly; listed so that the words name the library."""
 
@@ -271,6 +280,7 @@ __all__ = [
     "PATH_READS",
     "PATH_WRITES",
     "PURE_METHODS",
+    "SAFE_KEYWORDS",
     "SUSPECT_NAMES",
     "CHECKED_BUILTINS",
     "MODULES",

@@ -29,6 +29,12 @@ from freeact_tui.effects.classes import Found, Kind
 _DUNDER = re.compile(r"__\w+__")
 _INTERNAL_ATTR = re.compile(r"^(f|gi|cr|ag|tb|co|func|im)_\w+$")
 _WRITE_MODES = frozenset("wax+")
+_MODULE_NAMES = frozenset(
+    "os sys subprocess builtins importlib ctypes shutil io pickle marshal socket pty posix nt gc inspect "
+    "tempfile platform signal threading multiprocessing runpy codeop shelve ssl urllib http asyncio "
+    "sysconfig site zipimport pkgutil linecache traceback types weakref".split()
+)
+"""Attributes that are modules wherever they appear (``os.path.os``, ``uuid.os``): reaching one cannot be followed."""
 
 PathCheck = Callable[[str, Kind], list[Found]]
 """Judges one constant path touched as ``READS`` or ``WRITES``: inside the folder, outside it, or the network."""
@@ -282,11 +288,13 @@ class PythonReader:
     def _attribute(self, node: ast.Attribute) -> None:
         if _DUNDER.fullmatch(node.attr) or _INTERNAL_ATTR.match(node.attr) or node.attr.startswith("_"):
             raise _Unknown(f"uses the attribute .{node.attr}")
+        if node.attr in _MODULE_NAMES:
+            raise _Unknown(f"reaches a module through .{node.attr}")
         dotted = self._dotted(node)
         if dotted is not None:
             if not isinstance(node.ctx, ast.Load):
                 raise _Unknown(f"changes {dotted}")
-            if not isinstance(self._module_used(dotted), str):
+            if dotted in known.MODULES or not isinstance(self._module_used(dotted), str):
                 raise _Unknown(f"passes {dotted} around as a value")
             return
         self._visit(node.value)
@@ -314,8 +322,16 @@ class PythonReader:
                 named = True
         if not named and touch.bare is not None:
             self.found.append(Found(touch.bare, what))
+        elif not named and touch.writes:
+            raise _Unknown(f"{what} with its path given in a way the reading does not follow")
+        elif not named and touch.reads:
+            self.found += self.check_path(".", Kind.READS)  # ``os.listdir()``: the folder itself
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             raise _Unknown(f"{what} with unpacked arguments")
+        path_keywords = {keyword for _, keyword in (*touch.reads, *touch.writes)}
+        for k in call.keywords:
+            if k.arg not in path_keywords and k.arg not in known.SAFE_KEYWORDS:
+                raise _Unknown(f"{what} with {k.arg}=")
         self._args(call)
 
     def _call(self, call: ast.Call) -> None:
@@ -347,7 +363,10 @@ class PythonReader:
         if receiver is not None:
             return self._path_method(call, receiver, method)
         if method in known.ARG_WRITE_METHODS:
-            if call.args or call.keywords:
+            if call.args or any(
+                k.arg is None or "path" in k.arg or "buf" in k.arg or k.arg in ("fname", "excel_writer")
+                for k in call.keywords
+            ):
                 return self._touch(call, known.Touch(writes=((0, "path_or_buf"),)), f".{method}()")
             return None
         if method == "replace" and len(call.args) >= 2:
@@ -390,6 +409,8 @@ class PythonReader:
             or any(isinstance(a, ast.Starred) for a in args)
         ):
             raise _Unknown("opens a file in a mode given at run time")
+        if any(k.arg not in known.SAFE_KEYWORDS for k in call.keywords) or len(args) > 5:
+            raise _Unknown("opens a file with an opener or options the reading does not follow")
         kind = Kind.WRITES if _WRITE_MODES & set(mode) else Kind.READS
         self.found += self.check_path(path, kind)
         self._args(call)

@@ -126,6 +126,13 @@ def read_effects(call: ToolCall, working_dir: Path) -> Reading:
         call: a code action, shell command or script (any other call cannot be told here).
         working_dir: the folder the action runs in.
     """
+    try:
+        return _read(call, working_dir)
+    except (RecursionError, MemoryError):
+        return reading([Found(Kind.UNKNOWN, "too deeply nested to read")])
+
+
+def _read(call: ToolCall, working_dir: Path) -> Reading:
     paths = _Paths(working_dir)
     match call:
         case CodeAction(code=code):
