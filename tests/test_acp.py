@@ -125,7 +125,7 @@ async def test_always_rules_are_saved_and_apply_then_reject_ends_the_call(
         Reply("done 1"),
         code_call("print('first')", "call_2"),
         Reply("done 2"),
-        code_call("print('second')", "call_3"),
+        code_call("open('second.txt', 'w').write('2')", "call_3"),  # wider than computing: asked
         Reply("refused"),
     )
     client = RecordingClient(["allow_always", "reject_always"])
@@ -142,9 +142,11 @@ async def test_always_rules_are_saved_and_apply_then_reject_ends_the_call(
     assert client.statuses("call_3")[-1] == "failed"
     assert "Rejected by the user" in content_texts(client.call_updates("call_3")[-1])
     rules = json.loads(paths.permissions_file().read_text())
-    # "always" on code is the exact cell (a fingerprint), as in the app: never a prefix other code could follow
-    assert {"kind": "code", "pattern": cell_pattern("print('first')")} in rules["allow"]
-    assert {"kind": "code", "pattern": cell_pattern("print('second')")} in rules["deny"]
+    # "always allow" on code saves what it does (it only computes), as in the app: never a prefix other
+    # code could follow; "always deny" the exact cell (a fingerprint)
+    assert {"kind": "code", "pattern": "effects:computes"} in rules["allow"]
+    assert {"kind": "code", "pattern": cell_pattern("open('second.txt', 'w').write('2')")} in rules["deny"]
+    assert not (work / "second.txt").exists()
     assert "second" not in json.dumps(
         [u for u in client.updates if u.get("toolCallId") == "call_3" and u.get("status") == "completed"]
     )
