@@ -75,8 +75,8 @@ class RuleEntry:
         """An allow rule on code or scripts that is not an exact cell: any code may follow what it names."""
         if self.effect != "allow" or is_cell_pattern(self.pattern) or self.pattern.startswith(PATH_PREFIX):
             return False
-        if self.pattern.startswith(EFFECT_PREFIX):
-            return False  # bounded by what the code does, not by its text
+        if self.pattern.startswith(EFFECT_PREFIX):  # bounded by what the code does, not by its text
+            return self.pattern[len(EFFECT_PREFIX) :].strip() not in ("computes", "reads", "in-folder")
         return self.kind in ("code", "script", "*")
 
 

@@ -347,3 +347,25 @@ def test_the_mode_cycle_offers_sandboxed_auto_only_with_the_sandbox() -> None:
         parse_mode("sandboxed-auto", sandboxed=False)
     with pytest.raises(ValueError, match="unknown approval mode"):
         parse_mode("yolo", sandboxed=True)
+
+
+def test_an_effect_rule_in_a_freeact_project_stays_in_the_users_file(folder: Path, tmp_path: Path) -> None:
+    """freeact's rule file has no rules by what code does: an always effect rule goes to the user's file."""
+    from freeact_tui.freeact_project import permissions_file
+
+    (folder / ".freeact").mkdir()
+    user_file = tmp_path / "user-permissions.json"
+    rules = PermissionRules(user_file, working_dir=folder, project=folder, defaults=False)
+    assert rules.add("code", "effects:in-folder", scope="always") == "always"
+    assert "effects:in-folder" in user_file.read_text()
+    assert not permissions_file(folder).exists()
+    again = PermissionRules(user_file, working_dir=folder, project=folder, defaults=False)  # read back
+    assert again.check(CodeAction("open('a.txt', 'w')")) == "allow"
+
+
+def test_only_effect_rules_wider_than_the_folder_are_broad() -> None:
+    from freeact_tui.permissions import RuleEntry
+
+    assert not RuleEntry("code", "effects:in-folder", "allow", "session").broad
+    assert RuleEntry("code", "effects:network", "allow", "session").broad
+    assert not RuleEntry("code", "effects:network", "deny", "session").broad
