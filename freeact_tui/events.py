@@ -96,6 +96,8 @@ class Decision:
     """A code action that is only shell parts: not asked itself, each part is asked instead."""
     instruction: str | None = None
     """Said by the user with a rejection: what to do instead. The model is told it and the turn goes on."""
+    by_mode: str | None = None
+    """The approval mode that decided it (``freeact_tui.effects.modes``); ``by_rule`` is then set too."""
 
 
 @dataclass(frozen=True)

@@ -369,3 +369,14 @@ def test_only_effect_rules_wider_than_the_folder_are_broad() -> None:
     assert not RuleEntry("code", "effects:in-folder", "allow", "session").broad
     assert RuleEntry("code", "effects:network", "allow", "session").broad
     assert not RuleEntry("code", "effects:network", "deny", "session").broad
+
+
+def test_a_decision_by_a_mode_reads_back_from_the_session_as_such() -> None:
+    from freeact_tui.store.transcript import ApprovalRecord
+    from freeact_tui.toolcalls import call_record
+    from freeact_tui.tui.decisions import decision_status
+
+    item = {"call": call_record(CodeAction("x = 1")), "approved": True, "by": "mode", "mode": "in-folder"}
+    record = ApprovalRecord.parse(item)
+    assert record is not None and record.decision.by_mode == "in-folder"
+    assert decision_status(record.decision) == ("auto-approved by the in-folder mode", False)

@@ -104,6 +104,7 @@ async def test_shift_tab_cycles_the_mode_and_the_mode_decides(
         await pilot.pause()
         assert (work / "made.txt").read_text() == "ok"
         assert not isinstance(app.screen, ApprovalScreen)
+        assert actions(app)[-1].status == "auto-approved by the in-folder mode"
 
         await pilot.press("shift+tab")
         assert app.agent.permissions.mode == ApprovalMode.PLAN
@@ -111,7 +112,7 @@ async def test_shift_tab_cycles_the_mode_and_the_mode_decides(
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert not (work / "planned.txt").exists()
-        assert actions(app)[-1].status != "approved"
+        assert actions(app)[-1].status == "rejected by the plan mode"
 
         await pilot.press("shift+tab")  # no sandbox here: back to ask
         assert app.agent.permissions.mode == ApprovalMode.ASK

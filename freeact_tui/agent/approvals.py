@@ -66,7 +66,10 @@ class ApprovalGate:
         effect = self.permissions.check(call)
         verdict = self._mode_verdict(call, reading, effect)
         if verdict is not None:
-            request.resolve(Decision(verdict.decision == "allow", by_rule=True, reason=verdict.reason))
+            mode = str(self.permissions.mode)
+            request.resolve(
+                Decision(verdict.decision == "allow", by_rule=True, reason=verdict.reason, by_mode=mode)
+            )
         elif effect == "allow":
             request.resolve(Decision(True, by_rule=True))
         elif effect == "ask" and isinstance(call, CodeAction) and shell_only_cell(call.code):
@@ -111,7 +114,10 @@ class ApprovalGate:
 
     def _record(self, corr_id: str, call: ToolCall, decision: Decision) -> None:
         record: dict[str, Any] = {"call": call_record(call), "approved": decision.approved}
-        if decision.by_rule:
+        if decision.by_mode:
+            record["by"] = "mode"
+            record["mode"] = decision.by_mode
+        elif decision.by_rule:
             record["by"] = "skip" if self.permissions.skip_permissions and decision.approved else "rule"
         elif decision.per_part:
             record["by"] = "parts"
