@@ -118,6 +118,11 @@ async def test_shift_tab_cycles_the_mode_and_the_mode_decides(
         assert app.agent.permissions.mode == ApprovalMode.ASK
         assert label.has_class("-hidden")
 
+        # With the log focused, Shift+Tab moves the focus back to the prompt and leaves the mode alone.
+        await pilot.press("ctrl+l", "shift+tab")
+        assert app.focused is main(app).prompt
+        assert app.agent.permissions.mode == ApprovalMode.ASK
+
 
 async def test_esc_discards_a_typed_pattern(make_app: Callable[..., FreeactApp]) -> None:
     s = script([Code("import os\nos.system('true')")], ["done"])
