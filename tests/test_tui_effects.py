@@ -1,4 +1,4 @@
-"""Approvals by what code does, in the app (#42): `s` saves the effect class, Shift+Tab cycles the mode,
+"""Approvals by what code does, in the app (#42): `s` saves the effect class, Ctrl+T cycles the mode,
 Esc discards a typed pattern (real kernel, scripted model)."""
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ async def test_s_on_in_folder_code_covers_a_second_in_folder_cell_and_not_an_out
         assert not outside.exists()
 
 
-async def test_shift_tab_cycles_the_mode_and_the_mode_decides(
+async def test_ctrl_t_cycles_the_mode_and_the_mode_decides(
     make_app: Callable[..., FreeactApp], work: Path
 ) -> None:
     s = script(
@@ -95,7 +95,7 @@ async def test_shift_tab_cycles_the_mode_and_the_mode_decides(
         assert app.agent is not None
         label = main(app).status_bar.query_one("#status-approval-mode")
         assert label.has_class("-hidden")  # ask, the default, is not pointed out
-        await pilot.press("shift+tab")
+        await pilot.press("ctrl+t")
         assert app.agent.permissions.mode == ApprovalMode.IN_FOLDER
         assert "in-folder" in str(label.render()) and not label.has_class("-hidden")
 
@@ -106,7 +106,7 @@ async def test_shift_tab_cycles_the_mode_and_the_mode_decides(
         assert not isinstance(app.screen, ApprovalScreen)
         assert actions(app)[-1].status == "auto-approved by the in-folder mode"
 
-        await pilot.press("shift+tab")
+        await pilot.press("ctrl+t")
         assert app.agent.permissions.mode == ApprovalMode.PLAN
         await send(pilot, "plan it")  # nothing runs while planning
         await app.workers.wait_for_complete()
@@ -114,11 +114,11 @@ async def test_shift_tab_cycles_the_mode_and_the_mode_decides(
         assert not (work / "planned.txt").exists()
         assert actions(app)[-1].status == "rejected by the plan mode"
 
-        await pilot.press("shift+tab")  # no sandbox here: back to ask
+        await pilot.press("ctrl+t")  # no sandbox here: back to ask
         assert app.agent.permissions.mode == ApprovalMode.ASK
         assert label.has_class("-hidden")
 
-        # With the log focused, Shift+Tab moves the focus back to the prompt and leaves the mode alone.
+        # Shift+Tab keeps its place (the log focused: back to the prompt) and leaves the mode alone.
         await pilot.press("ctrl+l", "shift+tab")
         assert app.focused is main(app).prompt
         assert app.agent.permissions.mode == ApprovalMode.ASK

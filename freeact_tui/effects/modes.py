@@ -57,7 +57,7 @@ def modes(*, sandboxed: bool) -> tuple[ApprovalMode, ...]:
 
 
 def next_mode(current: ApprovalMode, *, sandboxed: bool) -> ApprovalMode:
-    """The mode after ``current`` in the cycle (Shift+Tab)."""
+    """The mode after ``current`` in the cycle (Ctrl+T in the app)."""
     there = modes(sandboxed=sandboxed)
     return there[(there.index(current) + 1) % len(there)] if current in there else there[0]
 

@@ -1,5 +1,7 @@
-"""The approval mode from the keyboard: Shift+Tab in the prompt cycles it (as in Claude Code), the status bar
-shows it. Elsewhere (the log focused) Shift+Tab keeps moving the focus back.
+"""The approval mode from the keyboard: Ctrl+T cycles it, the status bar shows it.
+
+Claude Code cycles its modes with Shift+Tab; here Shift+Tab is taken (from the prompt to the queued
+messages, from the log back to the prompt), so the cycle has a key of its own that no widget uses.
 
 ``ApprovalModeKeys`` is mixed into the main screen; the mode lives on the agent's rules
 (``PermissionRules.mode``, shared with its subagents) and is decided by ``freeact_tui.effects.modes``.
@@ -17,22 +19,19 @@ from freeact_tui.effects.modes import MODE_DESCRIPTIONS, MODE_WORDS, ApprovalMod
 
 def mode_label(mode: str) -> str:
     """What the status bar shows for ``mode`` ("" for ``ask``, the default: nothing to point out)."""
-    return "" if mode == ApprovalMode.ASK else f"⏵⏵ {ApprovalMode(mode).value}"
+    return "" if mode == ApprovalMode.ASK else f"⏵⏵ {ApprovalMode(mode).value} (^t)"
 
 
 class ApprovalModeKeys(Screen[None]):
-    """Shift+Tab cycles the approval mode of the shown agent (a screen's bindings are merged from its bases)."""
+    """Ctrl+T cycles the approval mode of the shown agent (a screen's bindings are merged from its bases)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        # Priority: the prompt would take it to move the focus back; outside the prompt it still does that.
-        Binding("shift+tab", "cycle_approval_mode", "Approval mode", id="main.approval_mode", show=False, priority=True),
+        # Priority: whatever has the focus, the key switches the mode (no widget here uses it).
+        Binding("ctrl+t", "cycle_approval_mode", "Approval mode", id="main.approval_mode", show=False, priority=True),
     ]
 
     def action_cycle_approval_mode(self) -> None:
         screen = cast(Any, self)  # the main screen: its app shows an agent, it has the status bar
-        if screen.app.focused is not screen.prompt:
-            screen.focus_previous()  # elsewhere Shift+Tab moves the focus back, as the screen's own binding
-            return
         agent = screen.app.agent
         if agent is None:
             screen.notify("No agent yet: the approval mode applies once a model is set up.", severity="warning")
