@@ -104,6 +104,7 @@ HIDING = [
     "import shutil\nshutil.copy('a.txt', '../b.txt')",
     "import shutil\nshutil.move('a.txt', '/tmp/b.txt')",
     "import tempfile\ntempfile.mkstemp()",
+    "import shutil\nshutil.copytree('sub', 'copied')",
     "import os\nfd = os.open('a.txt', os.O_WRONLY)",
     "import os\nos.remove('../x')",
     "open('../escape.txt', 'w').write('x')",

@@ -113,8 +113,9 @@ _OS_EFFECTS = {
     "spawnle spawnlp spawnlpe spawnv spawnve spawnvp spawnvpe posix_spawn posix_spawnp startfile kill "
     "killpg".split()
 }
+# not copytree: it copies what the symlinks inside a tree point to, wherever that is
 _SHUTIL_TOUCHES = {
-    "copy": _R0_W1, "copy2": _R0_W1, "copyfile": _R0_W1, "copytree": _R0_W1, "move": _W0_1,
+    "copy": _R0_W1, "copy2": _R0_W1, "copyfile": _R0_W1, "move": _W0_1,
     "rmtree": _W0, "disk_usage": _R0,
 }  # fmt: skip
 
