@@ -96,6 +96,8 @@ class Decision:
     """A code action that is only shell parts: not asked itself, each part is asked instead."""
     instruction: str | None = None
     """Said by the user with a rejection: what to do instead. The model is told it and the turn goes on."""
+    by_mode: str | None = None
+    """The approval mode that decided it (``freeact_tui.effects.modes``); ``by_rule`` is then set too."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,10 @@ class ApprovalRequest(AgentEvent):
     )
     named_paths: tuple[NamedPath, ...] = field(default=(), kw_only=True)
     """Paths the action names outside the working directory or in the app's installation (a warning)."""
+    effects: str = field(default="", kw_only=True)
+    """What a code action does, in one line (``freeact_tui.effects.describe``); empty for other actions."""
+    effect_class: str | None = field(default=None, kw_only=True)
+    """The narrowest effect class that covers the code (``effects:<class>`` rules); ``None``: none does."""
 
     @property
     def tool_name(self) -> str:

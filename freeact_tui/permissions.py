@@ -21,7 +21,8 @@ runs but cannot be read (``eval "$x"``, ``sh file``, a git alias of the reposito
 rule matches it but one that spells out the very command or cell.
 
 A code (or script) rule ``cell:<fingerprint>`` matches one exact cell (``freeact_tui.cellrules``);
-other code patterns match the cell's text and are broad.
+a code rule ``effects:<class>`` (``in-folder``, ``reads``, ``computes``, …) matches by what the code
+does (``freeact_tui.effects``); other code patterns match the cell's text and are broad.
 
 Rules live in the session, the user's file, a freeact project's ``.freeact/permissions.toml`` (freeact's
 format; an "always" rule freeact can hold is saved there) and the built-in defaults. A project's allow
@@ -42,6 +43,10 @@ import os
 from pathlib import Path
 
 from freeact_tui import paths
+from freeact_tui.effects import check_pattern as check_effect_pattern
+from freeact_tui.effects import class_of, read_effects
+from freeact_tui.effects import pattern_matches as effect_pattern_matches
+from freeact_tui.effects.modes import ApprovalMode
 from freeact_tui.freeact_project import (
     FreeactConfigError,
     add_freeact_permission,
@@ -66,7 +71,7 @@ from freeact_tui.rulematch import (
     rule_matches,
 )
 from freeact_tui.shellwords import split_command
-from freeact_tui.toolcalls import ShellAction, ToolCall
+from freeact_tui.toolcalls import CodeAction, ShellAction, ToolCall
 
 __all__ = [
     "KINDS",
@@ -120,7 +125,7 @@ def _parse(path: Path, text: str) -> dict[Effect, list[Rule]]:
             if not isinstance(entry, dict) or set(entry) != {"kind", "pattern"}:
                 raise PermissionsFileError(path, f'{where}: expected {{"kind": ..., "pattern": ...}}')
             try:
-                rule = _make_rule(entry["kind"], entry["pattern"])
+                rule = _make_rule(entry["kind"], entry["pattern"], effect)
             except ValueError as e:
                 raise PermissionsFileError(path, f"{where}: {e}") from e
             if rule not in result[effect]:
@@ -128,11 +133,12 @@ def _parse(path: Path, text: str) -> dict[Effect, list[Rule]]:
     return result
 
 
-def _make_rule(kind: object, pattern: object) -> Rule:
+def _make_rule(kind: object, pattern: object, effect: str = "ask") -> Rule:
     if not isinstance(kind, str) or kind not in (*KINDS, "*"):
         raise ValueError(f"unknown kind {kind!r} (one of {', '.join(KINDS)}, or *)")
     if not isinstance(pattern, str) or not pattern.strip():
         raise ValueError("the pattern must be a non-empty string")
+    check_effect_pattern(kind, pattern, effect)
     return Rule(kind, pattern)
 
 
@@ -166,6 +172,10 @@ class PermissionRules:
         self.defaults = defaults
         self.working_dir = Path(os.path.abspath(working_dir or Path.cwd()))
         self.project = project
+        self.mode = ApprovalMode.ASK
+        """The approval mode (``freeact_tui.effects.modes``): what no rule decides, decided by what code does."""
+        self.sandboxed = False
+        """The kernel runs in the sandbox: the ``sandboxed-auto`` mode is there."""
         self._session: dict[Effect, list[Rule]] = _no_rules()
         self._always: dict[Effect, list[Rule]] = self._read() if path else _no_rules()
         self._project: dict[Effect, list[Rule]] = self._read_project()
@@ -237,7 +247,15 @@ class PermissionRules:
                 return max(found, key=lambda e: STRICTNESS[e.effect] if e else -1)
             call = ShellAction(parts[0], full_command=call.full_command)
         facts = CallFacts(call, self.working_dir)
-        return next((entry for entry in self.rules() if rule_matches(entry, facts)), None)
+        return next((entry for entry in self.rules() if self._matches(entry, facts)), None)
+
+    def _matches(self, entry: RuleEntry, facts: CallFacts) -> bool:
+        """``rule_matches``, and an ``effects:`` rule judged by what the code does (``freeact_tui.effects``)."""
+        if class_of(entry.pattern) is None:
+            return rule_matches(entry, facts)
+        if entry.kind not in ("*", "code") or not isinstance(facts.call, CodeAction):
+            return False
+        return effect_pattern_matches(entry.pattern, entry.effect, read_effects(facts.call, self.working_dir))
 
     def add(
         self,
@@ -358,7 +376,7 @@ class PermissionRules:
             raise ValueError(f"unknown scope {scope!r} (always or session)")
         if effect not in EFFECTS:
             raise ValueError(f"unknown effect {effect!r} (allow, ask or deny)")
-        return _make_rule(kind, pattern)
+        return _make_rule(kind, pattern, effect)
 
     def _write(self, rules: dict[Effect, list[Rule]]) -> None:
         if not self.path:
@@ -390,7 +408,7 @@ class PermissionRules:
         found = read_freeact_permissions(self.project)  # FreeactConfigError names the file
         for effect, kind, pattern in found:
             try:
-                rule = _make_rule(kind, pattern)
+                rule = _make_rule(kind, pattern, effect)
             except ValueError:
                 continue  # a freeact rule this app's rules cannot hold is left to freeact
             if project_rule_refusal(effect, kind, pattern) is not None:

@@ -15,6 +15,10 @@ import re
 CELL_PREFIX = "cell:"
 """An exact-cell pattern: ``cell:<fingerprint>`` (``freeact_tui.cellrules``)."""
 PATH_PREFIX = "path:"
+EFFECT_PREFIX = "effects:"
+"""A code rule by what the code does (``effects:in-folder``), judged through ``freeact_tui.effects``."""
+FOLDER_CLASSES = ("computes", "reads", "in-folder")
+"""Effect classes that stay inside the folder: the only ones a remembered decision proposes, never broad."""
 
 _WILDCARD = re.compile(r"[*?\[]")
 _ESCAPED = re.compile(r"\[([*?\[])\]")
@@ -30,7 +34,7 @@ _TOUCHES_ANY_FILE = frozenset(
     "rm rmdir dd mkfs shred chmod chown chgrp mv cp truncate tee kill pkill killall curl wget scp rsync "
     "git".split()
 )
-_NOUN = {
+NOUN = {
     "code": "code action (any Python)",
     "script": "shell script",
     "shell": "shell command",
@@ -51,7 +55,10 @@ def is_cell_pattern(pattern: str) -> bool:
 
 
 def broad_allow(kind: str, pattern: str) -> bool:
-    """An allow rule on code or scripts that is not an exact cell: any code may follow what it names."""
+    """An allow rule on code or scripts that is not an exact cell: any code may follow what it names.
+    An effect class is bounded by what the code does: broad unless it stays inside the folder."""
+    if pattern.startswith(EFFECT_PREFIX):
+        return pattern[len(EFFECT_PREFIX) :].strip() not in FOLDER_CLASSES
     if is_cell_pattern(pattern) or pattern.startswith(PATH_PREFIX):
         return False
     return kind in ("code", "script", "*")
@@ -65,9 +72,12 @@ def broad_reason(kind: str, pattern: str) -> str | None:
         if not rest.strip("*/.~ "):
             return f"`{text}` matches every path, inside and outside the working directory"
         return None
-    noun = _NOUN.get(kind, "action")
+    noun = NOUN.get(kind, "action")
     if is_cell_pattern(text):
         return None
+    if text.startswith(EFFECT_PREFIX):
+        name = text[len(EFFECT_PREFIX) :].strip()
+        return None if name in FOLDER_CLASSES else f"`{text}` lets code that goes beyond this folder run unasked"
     if not text.strip("*?. "):
         return f"`{text}` matches every {noun}, in every future session"
     if kind in ("code", "script"):

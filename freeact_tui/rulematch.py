@@ -23,7 +23,7 @@ from freeact_tui.pathglobs import (
     path_regex,
     shell_path_words,
 )
-from freeact_tui.rulebreadth import PATH_PREFIX, broad_allow, escape_glob, is_cell_pattern
+from freeact_tui.rulebreadth import EFFECT_PREFIX, PATH_PREFIX, broad_allow, escape_glob, is_cell_pattern
 from freeact_tui.shellprograms import Unwrapped, program_name, unsafe_use, unwrap
 from freeact_tui.shellwords import (
     CommandTraits,
@@ -234,6 +234,8 @@ def _exact(pattern: str, call: ToolCall) -> bool:
 
 def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
     call = facts.call
+    if entry.pattern.startswith(EFFECT_PREFIX):
+        return False  # an effect rule is never matched on text (``permissions`` judges it by effects)
     # A script is shell commands: a shell deny or ask rule judges every command it runs.
     script_guard = entry.effect != "allow" and entry.kind == "shell" and isinstance(call, ShellScript)
     if entry.kind not in ("*", call.kind) and not script_guard:

@@ -11,20 +11,26 @@ from __future__ import annotations
 
 import shlex
 
+from freeact_tui import rulebreadth
 from freeact_tui.cellrules import cell_pattern
-from freeact_tui.rulebreadth import broad_reason, escape_glob, has_wildcard, is_cell_pattern
+from freeact_tui.effects import class_of, class_words
+from freeact_tui.rulebreadth import EFFECT_PREFIX, FOLDER_CLASSES, escape_glob, has_wildcard, is_cell_pattern
 from freeact_tui.shellwords import inspect_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
 
 
-def proposed_pattern(call: ToolCall) -> str:
+def proposed_pattern(call: ToolCall, effect_class: str | None = None) -> str:
     """A narrow pattern that matches ``call`` (and actions very much like it), for the dialog to propose.
 
-    A code action or script: the exact cell (``cell:<fingerprint>``, no other cell matches it). A shell
+    A code action whose effects stay inside the folder (``effect_class``, from ``ApprovalRequest``):
+    its class (``effects:in-folder``), so that later code that does no more runs unasked. Other code
+    or a script: the exact cell (``cell:<fingerprint>``, no other cell matches it). A shell
     command: the program (and subcommand) with ``*``, or, for programs that run or delete anything, the
     program with its first argument.
     """
     match call:
+        case CodeAction() if effect_class in FOLDER_CLASSES:
+            return EFFECT_PREFIX + str(effect_class)
         case CodeAction(code=text) | ShellScript(script=text):
             return cell_pattern(text)
         case ShellAction(command=command):
@@ -49,13 +55,34 @@ def exact_pattern(call: ToolCall) -> str:
     return escape_glob(call.subject)
 
 
+def broad_reason(kind: str, pattern: str) -> str | None:
+    """``rulebreadth.broad_reason``, with an effect class named in the words of ``freeact_tui.effects``."""
+    name = class_of(pattern.strip())
+    if name is not None and name not in FOLDER_CLASSES:
+        return f"`{pattern.strip()}` lets {class_words(name)} run unasked, in every future session"
+    return rulebreadth.broad_reason(kind, pattern)
+
+
 def pattern_note(kind: str, pattern: str) -> str | None:
     """What a pattern matches, where it is not obvious (an exact cell, or code matched on its text)."""
     if is_cell_pattern(pattern.strip()):
         return "Matches only this exact cell (comments and formatting aside); any other code asks."
+    if (name := class_of(pattern.strip())) is not None:
+        return f"Matches {class_words(name)}, whatever it is written like; anything wider asks."
     if kind in ("code", "script") and not has_wildcard(pattern):
         return "Matches only a cell that is exactly this text."
     return None
+
+
+def rule_words(kind: str, pattern: str, effect: str = "allow") -> str:
+    """A rule in words, as the rules screen, the dialog and ACP's options name it (never a hash)."""
+    text = pattern.strip()
+    if (name := class_of(text)) is not None:
+        return class_words(name, effect=effect)
+    if is_cell_pattern(text):
+        return f"one exact {'script' if kind == 'script' else 'cell'} (comments and formatting aside)"
+    noun = rulebreadth.NOUN.get(kind, "action" if kind != "*" else "any action").split(" (")[0]
+    return f"{noun}s matching {text}" if kind not in ("read", "write") else f"{kind}s of {text}"
 
 
 def _words(command: str) -> list[str]:
@@ -85,4 +112,4 @@ def _shell_pattern(command: str) -> str:
     return command  # spelled out in full
 
 
-__all__ = ["broad_reason", "exact_pattern", "pattern_note", "proposed_pattern"]
+__all__ = ["FOLDER_CLASSES", "broad_reason", "exact_pattern", "pattern_note", "proposed_pattern", "rule_words"]

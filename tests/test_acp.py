@@ -125,7 +125,7 @@ async def test_always_rules_are_saved_and_apply_then_reject_ends_the_call(
         Reply("done 1"),
         code_call("print('first')", "call_2"),
         Reply("done 2"),
-        code_call("print('second')", "call_3"),
+        code_call("open('second.txt', 'w').write('2')", "call_3"),  # wider than computing: asked
         Reply("refused"),
     )
     client = RecordingClient(["allow_always", "reject_always"])
@@ -142,9 +142,11 @@ async def test_always_rules_are_saved_and_apply_then_reject_ends_the_call(
     assert client.statuses("call_3")[-1] == "failed"
     assert "Rejected by the user" in content_texts(client.call_updates("call_3")[-1])
     rules = json.loads(paths.permissions_file().read_text())
-    # "always" on code is the exact cell (a fingerprint), as in the app: never a prefix other code could follow
-    assert {"kind": "code", "pattern": cell_pattern("print('first')")} in rules["allow"]
-    assert {"kind": "code", "pattern": cell_pattern("print('second')")} in rules["deny"]
+    # "always allow" on code saves what it does (it only computes), as in the app: never a prefix other
+    # code could follow; "always deny" the exact cell (a fingerprint)
+    assert {"kind": "code", "pattern": "effects:computes"} in rules["allow"]
+    assert {"kind": "code", "pattern": cell_pattern("open('second.txt', 'w').write('2')")} in rules["deny"]
+    assert not (work / "second.txt").exists()
     assert "second" not in json.dumps(
         [u for u in client.updates if u.get("toolCallId") == "call_3" and u.get("status") == "completed"]
     )
@@ -233,6 +235,28 @@ async def test_auto_mode_runs_without_asking(fake_openai: FakeOpenAI, work: Path
     assert client.statuses("call_a")[-1] == "completed"
 
 
+async def test_in_folder_mode_runs_in_folder_code_and_asks_for_wider(
+    fake_openai: FakeOpenAI, work: Path, config_file: Path
+) -> None:
+    fake_openai.script(
+        code_call("open('inside.txt', 'w').write('x')", "call_i"),
+        code_call("import os\nos.system('true')", "call_o"),
+        Reply("done"),
+    )
+    client = RecordingClient(["reject_once"])
+    async with acp_agent(client, *fake_args(fake_openai, config_file), cwd=work) as (conn, _):
+        session = await conn.new_session(cwd=str(work), mcp_servers=[])
+        assert "in-folder" in [m.id for m in session.modes.available_modes]  # type: ignore[union-attr]
+        await conn.set_session_mode(session_id=session.session_id, mode_id="in-folder")
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("write")])
+    assert (work / "inside.txt").exists()
+    assert client.statuses("call_i")[-1] == "completed"
+    assert len(client.asked) == 1  # only the code that runs a program was asked
+    # the options say the rule in words: this exact cell, not a hash
+    assert client.asked[0][1][1].name == "Always allow one exact cell (comments and formatting aside)"
+    assert client.of("current_mode_update")[0]["currentModeId"] == "in-folder"
+
+
 def test_client_mcp_servers_join_the_config_and_sse_is_refused() -> None:
     from acp import RequestError
     from acp.schema import EnvVariable
@@ -284,7 +308,7 @@ def test_permission_answers_are_decisions(outcome: dict[str, str], expected: tup
     assert (decision.approved, decision.remember, decision.pattern) == tuple(
         rule if v == "RULE" else v for v in expected
     )
-    assert [o.name for o in permission_options(call)][1] == f"Always allow shell commands matching `{rule}`"
+    assert [o.name for o in permission_options(call)][1] == f"Always allow shell commands matching {rule}"
 
 
 async def test_attached_files_and_images_reach_the_model_and_audio_is_refused(

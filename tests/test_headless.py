@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.cellrules import cell_pattern
 from freeact_tui.cli.run import STREAM_SCHEMA_VERSION, HeadlessRun, parse_rule, read_prompt, session_rules
 from freeact_tui.permissions import PermissionRules
 from tests.fake_openai import FakeOpenAI, HttpError, RecordedRequest, Reply, Stall, ToolCallReply
@@ -81,17 +80,34 @@ def test_refusal_without_a_rule_exits_2_naming_the_pattern(fake_openai: FakeOpen
     fake_openai.script(code_call(code))
     done = cli("run", *fake_args(fake_openai), "-o", "json", "do it", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    # the suggested rule is this very cell, never ``code:*`` (#39)
-    hint = f"code:{cell_pattern(code)}"
-    assert f"--allow {hint}" in done.stderr and "nobody is present" in done.stderr
+    # the refusal says what the code does, in the dialog's words, and the class that would allow it
+    assert "it writes inside this folder: ran" in done.stderr and "nobody is present" in done.stderr
+    assert "--allow code:effects:in-folder" in done.stderr
     assert not marker.exists()
     assert fake_openai.count == 1  # the turn ends: no further request after the refusal
     result = json.loads(done.stdout)
-    assert result["status"] == "refused" and result["refusals"][0]["allow"] == hint
+    assert result["status"] == "refused" and result["refusals"][0]["allow"] == "code:effects:in-folder"
     # the model is told why (in the stored tool result it sees on the next turn)
     lines = session_lines(Path(os.environ["FREEACT_TUI_HOME"]), result["session_id"])
     returns = [p for line in lines for p in line["message"]["parts"] if p.get("part_kind") == "tool-return"]
-    assert f"--allow {hint}" in returns[-1]["content"]
+    assert "--allow code:effects:in-folder" in returns[-1]["content"]
+
+
+@pytest.mark.kernel
+def test_allow_by_effect_runs_in_folder_code_and_refuses_code_that_writes_outside(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    inside, outside = work / "inside.txt", tmp_path / "outside.txt"
+    fake_openai.script(
+        code_call("open('inside.txt', 'w').write('x')"),
+        code_call("open('../outside.txt', 'w').write('x')"),
+        Reply("done"),
+    )
+    done = cli("run", *fake_args(fake_openai), "--allow", "effects:in-folder", "-o", "json", "do it", cwd=work)
+    assert inside.exists() and not outside.exists(), done.stderr
+    assert done.returncode == 2 and "touches paths outside this folder" in done.stderr
 
 
 def test_deny_beats_allow(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
@@ -270,6 +286,6 @@ def test_subagent_refusal_is_named_and_exits_2(tmp_path: Path) -> None:
     result = json.loads(lines[0])
     assert code == 2 and result["status"] == "refused"
     (refusal,) = result["refusals"]
-    hint = f"code:{cell_pattern('import shutil; shutil.rmtree(' + repr('logs') + ')')}"
-    assert refusal["agent_id"].startswith("sub-") and refusal["allow"] == hint
+    # deleting inside the folder: the class that would allow it, not a rule on the code's text
+    assert refusal["agent_id"].startswith("sub-") and refusal["allow"] == "code:effects:in-folder"
     assert f'subagent {refusal["agent_id"]}: refused code action "import shutil' in err

@@ -143,4 +143,5 @@ def test_snapshot_permissions_screen(snap_compare, tmp_path: Path) -> None:  # t
     rules.add("shell", "git commit *", scope="session")
     rules.add("code", proposed_pattern(CodeAction("print('hello')")), scope="session")
     rules.add("code", "from pathlib import Path*", scope="session")
+    rules.add("code", "effects:in-folder", scope="session")  # in words, as the dialog offered it
     assert snap_compare(RulesHost(rules), terminal_size=(120, 40))

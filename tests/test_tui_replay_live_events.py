@@ -62,7 +62,9 @@ async def test_images_rule_approvals_and_a_dead_kernel_replay_as_drawn_live(
             [Code(PLOT, call_id="c-plot")],
             [Code(PLOT, call_id="c-again")],  # approved by the rule saved on the first
             ["Two plots."],
-            [Code("print('y' * 5000)", call_id="c-big")],  # over the inline limit: whole in the log
+            # over the inline limit: whole in the log; it writes a file too, so the rule saved on the plot
+            # (code that only computes, #42) does not cover it and it is asked
+            [Code("open('y.txt', 'w').write('y')\nprint('y' * 5000)", call_id="c-big")],
             ["Lots of y."],
             [Code("import os\nos._exit(1)", call_id="c-die")],
         ]

@@ -48,6 +48,7 @@ from acp.schema import (
 
 from freeact_tui.acp.client_files import ClientFiles
 from freeact_tui.acp.client_mcp import client_mcp_servers
+from freeact_tui.acp.effect_modes import effect_modes, set_effect_mode
 from freeact_tui.acp.errors import internal_error, invalid_params, unknown_session
 from freeact_tui.acp.folder_trust import ask_trust
 from freeact_tui.acp.model_option import MODEL_OPTION, model_choices, model_option
@@ -243,7 +244,7 @@ class FreeactAcpAgent:
         return files
 
     def _modes(self, session: AcpSession) -> SessionModeState:
-        return SessionModeState(current_mode_id=session.mode, available_modes=MODES)
+        return SessionModeState(current_mode_id=session.mode, available_modes=MODES + effect_modes(session.agent))
 
     async def _options(
         self, session: AcpSession
@@ -326,8 +327,10 @@ class FreeactAcpAgent:
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
         session = self._session(session_id)
-        if mode_id not in MODES_BY_ID:
-            raise invalid_params(f"unknown mode {mode_id!r} (modes: {', '.join(MODES_BY_ID)})")
+        known = [*MODES_BY_ID, *(m.id for m in effect_modes(session.agent))]
+        if mode_id not in known:
+            raise invalid_params(f"unknown mode {mode_id!r} (modes: {', '.join(known)})")
+        set_effect_mode(session.agent, mode_id)  # the app's modes decide in the agent's gate; ask/auto reset it
         session.mode = mode_id
         await self.client.session_update(session_id=session_id, update=update_current_mode(mode_id))
         return SetSessionModeResponse()

@@ -72,7 +72,8 @@ class AcpSession:
 
     @property
     def approve_all(self) -> bool:
-        return MODES_BY_ID[self.mode].approve_all
+        spec = MODES_BY_ID.get(self.mode)  # the app's approval modes (effect_modes) decide in the agent
+        return spec is not None and spec.approve_all
 
 
 __all__ = ["ASK_MODE", "AUTO_MODE", "MODES_BY_ID", "MODE_TABLE", "AcpSession", "ModeSpec"]

@@ -147,9 +147,9 @@ class TurnRunner:
                     locations=view.locations or None,
                     raw_input=view.raw_input,
                 ),  # fmt: skip
-                options=permission_options(request.tool_call),
+                options=permission_options(request.tool_call, request.effect_class),
             )
-            decision = decision_for(response, request.tool_call)
+            decision = decision_for(response, request.tool_call, request.effect_class)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the client failed to answer or is gone: nobody approved it

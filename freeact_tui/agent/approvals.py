@@ -1,7 +1,8 @@
 """The approval gate: every action yields an ``ApprovalRequest`` and waits for its decision.
 
 A code action that is nothing but shell (``!cmd`` lines, a ``%%bash`` cell) is not asked itself:
-its shell parts are, one by one. A rule that allows or denies the action decides it at once (the
+its shell parts are, one by one. The approval mode (``freeact_tui.effects.modes``, kept on the rules) decides what no rule decides
+(plan mode refuses everything but reads). A rule that allows or denies the action decides it at once (the
 request still goes out, decided, so a UI can show what ran or was refused, and why). A decision
 with ``remember`` adds a rule. A timeout or a cancelled wait answers the request (rejected), so no
 dialog keeps asking.
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from freeact_tui.actions.ports import EventPorts
+from freeact_tui.effects import Reading, describe, read_effects
+from freeact_tui.effects.modes import ApprovalMode, Verdict, judge
 from freeact_tui.events import ApprovalRequest, Decision, Phase, ToolOutput
 from freeact_tui.pathreach import named_paths
 from freeact_tui.permissions import PermissionRules, PermissionsFileError
@@ -51,9 +54,23 @@ class ApprovalGate:
     async def ask(self, call: ToolCall, corr_id: str) -> Decision:
         """Yield an ApprovalRequest for ``call`` and wait for its decision (rules decide at once)."""
         paths = named_paths(call, self._working_dir) if self._working_dir is not None else ()
-        request = ApprovalRequest(call, named_paths=paths, **self._ids(corr_id))
+        wd = self._working_dir
+        reading = read_effects(call, wd) if wd is not None and isinstance(call, CodeAction) else None
+        request = ApprovalRequest(
+            call,
+            named_paths=paths,
+            effects=describe(reading) if reading is not None else "",
+            effect_class=reading.effect_class if reading is not None else None,
+            **self._ids(corr_id),
+        )
         effect = self.permissions.check(call)
-        if effect == "allow":
+        verdict = self._mode_verdict(call, reading, effect)
+        if verdict is not None:
+            mode = str(self.permissions.mode)
+            request.resolve(
+                Decision(verdict.decision == "allow", by_rule=True, reason=verdict.reason, by_mode=mode)
+            )
+        elif effect == "allow":
             request.resolve(Decision(True, by_rule=True))
         elif effect == "ask" and isinstance(call, CodeAction) and shell_only_cell(call.code):
             request.resolve(Decision(True, per_part=True))  # one question per shell part, not two
@@ -80,9 +97,27 @@ class ApprovalGate:
                 self._emit(ToolOutput(f"The rule was not saved: {exc}", is_error=True, **self._ids(corr_id)))
         return decision
 
+    def _mode_verdict(self, call: ToolCall, reading: Reading | None, effect: str) -> Verdict | None:
+        """What the approval mode decides (``None``: the rules, or the user). Never loosens a deny rule."""
+        rules = self.permissions
+        if rules.mode == ApprovalMode.ASK or effect == "deny" or self._working_dir is None:
+            return None
+        if effect == "allow" and rules.mode != ApprovalMode.PLAN:
+            return None
+        entry = rules.matching_rule(call)
+        matched = entry.effect if entry is not None else None
+        if rules.skip_permissions and matched is None:
+            matched = "allow"
+        return judge(
+            rules.mode, call, reading, rule=matched, sandboxed=rules.sandboxed, working_dir=self._working_dir
+        )
+
     def _record(self, corr_id: str, call: ToolCall, decision: Decision) -> None:
         record: dict[str, Any] = {"call": call_record(call), "approved": decision.approved}
-        if decision.by_rule:
+        if decision.by_mode:
+            record["by"] = "mode"
+            record["mode"] = decision.by_mode
+        elif decision.by_rule:
             record["by"] = "skip" if self.permissions.skip_permissions and decision.approved else "rule"
         elif decision.per_part:
             record["by"] = "parts"

@@ -48,6 +48,7 @@ def resolve_runtime(
     permissions = own.get("permissions") or PermissionRules(
         None, skip_permissions=resolved.skip_permissions, working_dir=resolved.working_dir
     )
+    permissions.sandboxed = resolved.execution == "sandbox"  # the sandboxed-auto mode is there
     runtime = Runtime(
         model=resolve_model(model, base_url=resolved.base_url, api_key_env=resolved.api_key_env),
         settings=resolved,

@@ -33,9 +33,10 @@ from freeact_tui.events import (
 )
 from freeact_tui.pathreach import describe
 from freeact_tui.permissions import KINDS, PermissionRules, rules_for
+from freeact_tui.rulebreadth import EFFECT_PREFIX, FOLDER_CLASSES
 from freeact_tui.rulepatterns import exact_pattern
 from freeact_tui.textsafe import visible
-from freeact_tui.toolcalls import ToolCall
+from freeact_tui.toolcalls import CodeAction, ToolCall
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
@@ -73,8 +74,11 @@ def parse_rule(text: str) -> tuple[str, str]:
     return kind, pattern
 
 
-def allow_hint(call: ToolCall) -> str:
-    """The ``--allow`` value that would let ``call`` run, and nothing that does more (``exact_pattern``)."""
+def allow_hint(call: ToolCall, effect_class: str | None = None) -> str:
+    """The ``--allow`` value that would let ``call`` run, and nothing that does more: for code that stays
+    in the folder, its effect class; otherwise the exact action (``exact_pattern``)."""
+    if isinstance(call, CodeAction) and effect_class in FOLDER_CLASSES:
+        return f"{call.kind}:{EFFECT_PREFIX}{effect_class}"
     return f"{call.kind}:{exact_pattern(call)}"
 
 
@@ -235,10 +239,12 @@ def _path_warning(request: ApprovalRequest) -> str:
 
 def refuse_unattended(request: ApprovalRequest, record: RunRecord) -> None:
     """Reject an undecided request: nobody is present to approve it, and no rule allows it."""
-    hint = allow_hint(request.tool_call)
-    reason = f"no rule allows it and nobody is present to approve it (headless run; allow it with --allow {shlex.quote(hint)})"
+    hint = allow_hint(request.tool_call, request.effect_class)
+    does = f"it {request.effects}; " if request.effects else ""
+    why = f"{does}no rule allows it and nobody is present to approve it"
+    reason = f"{why} (headless run; allow it with --allow {shlex.quote(hint)})"
     request.resolve(Decision(False, reason=reason))
-    record.refusals.append(_refusal(request, hint, "no rule allows it and nobody is present to approve it"))
+    record.refusals.append(_refusal(request, hint, why))
 
 
 def _refusal(request: ApprovalRequest, hint: str, reason: str) -> Refusal:

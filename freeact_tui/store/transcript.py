@@ -188,9 +188,10 @@ class ApprovalRecord:
             item["approved"],
             remember=remember,
             pattern=pattern if isinstance(pattern, str) else None,
-            by_rule=by in ("rule", "skip"),
+            by_rule=by in ("rule", "skip", "mode"),
             reason=reason if isinstance(reason, str) else None,
             per_part=by == "parts",
+            by_mode=item["mode"] if by == "mode" and isinstance(item.get("mode"), str) else None,
         )
         return cls(kind, call_from_record(item["call"]), decision, skip_permissions=by == "skip")
 

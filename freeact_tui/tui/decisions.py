@@ -18,6 +18,8 @@ def decision_status(decision: Decision | None, *, skip_permissions: bool = False
         return "shell commands asked one by one", False
     if decision.by_rule:
         source = "--skip-permissions" if skip_permissions else "rule"
+        if decision.by_mode:
+            source = f"the {decision.by_mode} mode"
         return (f"auto-approved by {source}", False) if decision.approved else (f"rejected by {source}", True)
     if decision.approved:
         rule = f" · {decision.remember} rule: {decision.pattern}" if decision.remember else ""

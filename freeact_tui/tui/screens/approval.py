@@ -12,12 +12,14 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from freeact_tui.cellrules import cell_pattern
 from freeact_tui.codeshow import shown
+from freeact_tui.effects import class_of
 from freeact_tui.events import ApprovalRequest, Decision, RememberScope
 from freeact_tui.pathreach import describe
 from freeact_tui.rulepatterns import broad_reason, pattern_note, proposed_pattern
 from freeact_tui.textsafe import visible
-from freeact_tui.toolcalls import ShellAction, ShellScript, ToolCall, installs_packages
+from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall, installs_packages
 from freeact_tui.tui.widgets.blocks.action import action_title, tool_call_content
 from freeact_tui.tui.widgets.code_view import CodeView
 
@@ -26,6 +28,7 @@ _SCOPE_TEXT: dict[str, str] = {
     "always": "Always allow (saved) actions matching:",
     "session": "Allow for this session actions matching:",
     "deny": "Always deny (saved) actions matching:",
+    "cell": "Allow for this session this cell only:",
 }
 
 
@@ -49,6 +52,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         Binding("a", "remember('always')", "Always allow", id="approval.always", group=_GROUP),
         Binding("s", "remember('session')", "Allow for session", id="approval.session", group=_GROUP),
         Binding("d", "remember('deny')", "Always deny", id="approval.deny", group=_GROUP),
+        Binding("c", "remember('cell')", "This cell only", id="approval.cell", group=_GROUP, show=False),
         Binding("escape", "escape", "Reject", id="approval.escape", show=False),
         # The code scrolls from the keyboard too: nothing of it is out of reach before deciding.
         Binding("down", "scroll_code('down')", "Scroll down", show=False),
@@ -93,6 +97,11 @@ class ApprovalScreen(ModalScreen[Decision]):
             yield Label(
                 Content(f"⚠ Installs packages into the kernel environment:\n{lines}"), id="approval-installs"
             )
+        if self.request.effects:
+            # What the code does, in the words rules use (``freeact_tui.effects.describe``).
+            yield Label(
+                Content(visible(f"It {self.request.effects}", multiline=False)), id="approval-effects"
+            )
         if warning := describe(self.request.named_paths):
             # Paths come from the model: controls shown, one line each, so none can hide another.
             text = "\n".join(visible(line, multiline=False) for line in warning)
@@ -101,7 +110,7 @@ class ApprovalScreen(ModalScreen[Decision]):
             yield Label("", id="approval-scope")
             # A pattern shown with its controls visible no longer matches the hidden command: safe to save.
             yield Input(
-                visible(proposed_pattern(call), multiline=False),
+                self._proposal("session"),
                 id="approval-pattern",
                 select_on_focus=False,
             )
@@ -123,6 +132,14 @@ class ApprovalScreen(ModalScreen[Decision]):
                 classes="approval-hint",
             )
         yield Label(_keys_text(self.armed), id="approval-keys", classes="approval-hint")
+
+    def _proposal(self, scope: str) -> str:
+        """The pattern a remembered decision starts from: the code's effect class, or the exact cell."""
+        call = self.request.tool_call
+        if scope in ("cell", "deny") and isinstance(call, CodeAction | ShellScript):
+            return cell_pattern(call.subject)
+        # A pattern shown with its controls visible no longer matches the hidden command: safe to save.
+        return visible(proposed_pattern(call, self.request.effect_class), multiline=False)
 
     def _title(self) -> str:
         from textual.markup import escape
@@ -218,13 +235,15 @@ class ApprovalScreen(ModalScreen[Decision]):
         else:
             self.dismiss(Decision(False))
 
-    def action_remember(self, scope: RememberScope | Literal["deny"]) -> None:
+    def action_remember(self, scope: RememberScope | Literal["deny", "cell"]) -> None:
         self.deny = scope == "deny"
-        self.scope = "always" if scope == "deny" else scope
+        self.scope = "always" if scope == "deny" else "session" if scope == "cell" else scope
         self.query_one("#approval-scope", Label).update(_SCOPE_TEXT[scope])
         self._broad_confirm = None
         self.query_one("#approval-remember").add_class("-open")
         pattern = self.query_one("#approval-pattern", Input)
+        # Filled afresh each time: what was typed and left with Esc is gone, never one Enter away.
+        pattern.value = self._proposal(scope)
         self._show_breadth(pattern.value.strip())
         pattern.focus()
         pattern.cursor_position = len(pattern.value)
@@ -246,6 +265,8 @@ class ApprovalScreen(ModalScreen[Decision]):
             text = f"⚠ Broad rule: {reason}."
         else:
             text = (pattern_note(kind, pattern) or "") if pattern and not self.deny else ""
+            if text and class_of(pattern) is not None:
+                text += " (c: this cell only)"
         label.set_class(broad, "-broad")
         label.update(Content(text))
         label.display = bool(text)

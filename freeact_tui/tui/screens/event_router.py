@@ -176,6 +176,7 @@ class EventRouter:
             mode=agent.execution_mode,
             skip_permissions=agent.skip_permissions,
         )
+        bar.set_approval_mode(agent.permissions.mode)
         bar.set_kernel(agent.kernel_state)
         bar.set_protocol(agent.action_protocol)
         bar.set_usage(agent.usage)

@@ -15,6 +15,7 @@ from textual.widget import Widget
 from textual.widgets import Input, TextArea
 from textual.worker import Worker
 
+from freeact_tui.tui.approval_modes import ApprovalModeKeys
 from freeact_tui.tui.layout_tracking import LayoutTrackingScreen
 from freeact_tui.tui.notify import Notifier
 from freeact_tui.tui.screens.chat_host import ChatHost, read_only_reason
@@ -52,7 +53,7 @@ _CLEAR_WINDOW = 2.0
 ASK_ANYTHING = "Ask anything · Enter sends · Ctrl+J newline · /help"
 
 
-class MainScreen(LayoutTrackingScreen):
+class MainScreen(LayoutTrackingScreen, ApprovalModeKeys):
     """The chat: one turn at a time, approvals queued in dialogs, status kept current."""
 
     CSS_PATH = "main.tcss"

@@ -20,8 +20,10 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label
 
 from freeact_tui.cellrules import is_cell_pattern
+from freeact_tui.effects import class_of
 from freeact_tui.freeact_project import FreeactConfigError
 from freeact_tui.permissions import Effect, PermissionRules, PermissionsFileError, RuleEntry
+from freeact_tui.rulepatterns import rule_words
 from freeact_tui.textsafe import visible as made_visible
 
 _GROUP = Binding.Group("Rules")
@@ -39,9 +41,9 @@ def visible(text: str) -> str:
 
 
 def pattern_text(entry: RuleEntry) -> str:
-    """How a pattern reads in the list: an exact-cell rule by its short fingerprint."""
-    if is_cell_pattern(entry.pattern):
-        return f"exact cell {entry.pattern.split(':', 1)[1][:12]}"
+    """How a pattern reads in the list: an effect rule and an exact-cell rule in words, never a hash."""
+    if is_cell_pattern(entry.pattern) or class_of(entry.pattern) is not None:
+        return visible(rule_words(entry.kind, entry.pattern, entry.effect))
     return visible(entry.pattern)
 
 
@@ -172,7 +174,9 @@ class PermissionsScreen(ModalScreen[None]):
 
     def _stop_editing(self) -> None:
         self._editing = None
-        self.query_one("#permissions-pattern", Input).display = False
+        field = self.query_one("#permissions-pattern", Input)
+        field.value = ""  # what was typed and left is gone: never one Enter from saving it
+        field.display = False
         self.query_one(DataTable).focus()
         self.refresh_bindings()
 

@@ -67,6 +67,7 @@ class StatusBar(Horizontal):
         & > #status-session { color: $text; }
         & > #status-session:hover { text-style: underline; }
         & > #status-approvals { color: $text-warning; text-style: bold; }
+        & > #status-approval-mode { color: $text-accent; text-style: bold; }
         & > #status-skip { background: $error; color: $text; text-style: bold; }
         & > .-hidden { display: none; }
         & > #status-kernel.-failed { color: $text-error; }
@@ -81,6 +82,7 @@ class StatusBar(Horizontal):
         yield Label("", id="status-activity", classes="-hidden")
         # Before the facts that can wait: a narrow terminal cuts the end of the bar.
         yield Label("", id="status-approvals", classes="-hidden")
+        yield Label("", id="status-approval-mode", classes="-hidden")
         yield Label("", id="status-model")
         yield Label("", id="status-session")
         yield Label("", id="status-mode")
@@ -101,6 +103,14 @@ class StatusBar(Horizontal):
         self._label("session").tooltip = f"{session_id} (click or F2 to copy)"
         self._label("mode").update(mode)
         self._label("skip").set_class(not skip_permissions, "-hidden")
+
+    def set_approval_mode(self, mode: str) -> None:
+        """Show the approval mode (``freeact_tui.effects.modes``); hidden for ``ask``, the default."""
+        from freeact_tui.tui.approval_modes import mode_label
+
+        label = self._label("approval-mode")
+        label.update(mode_label(mode))
+        label.set_class(not label.content, "-hidden")
 
     def set_protocol(self, protocol: str | None) -> None:
         """Show how the model acts (``tools``, ``text`` or ``auto``); ``None``: no agent."""

@@ -1,0 +1,293 @@
+"""The allow-list the reading of code is held to: the builtins, modules, functions and methods it understands.
+
+Anything not named here is "cannot tell". A module is understood in one of three ways: every public
+name is pure (checked at import: a name bound to a module, such as ``uuid.os``, is not pure), only the
+names listed are pure, or the whole module has one effect (``subprocess`` runs programs). Functions
+that touch files are listed with the positions of their path arguments, so that the reading can
+name the paths and check where they lead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+from dataclasses import dataclass
+from functools import cache
+
+from freeact_tui.effects.classes import Kind
+
+PURE_BUILTINS = frozenset(
+    "abs aiter all anext any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod "
+    "enumerate filter float format frozenset hash hex id int isinstance issubclass iter len list map max "
+    "min next object oct ord pow print property range repr reversed round set slice sorted staticmethod "
+    "str sum super tuple type zip True False None NotImplemented Ellipsis".split()
+) | frozenset(
+    "BaseException Exception ArithmeticError AssertionError AttributeError EOFError FileExistsError "
+    "FileNotFoundError FloatingPointError ImportError IndexError KeyError KeyboardInterrupt LookupError "
+    "MemoryError NameError NotImplementedError OSError OverflowError RecursionError RuntimeError "
+    "StopIteration StopAsyncIteration SyntaxError TypeError UnicodeError UnicodeDecodeError "
+    "UnicodeEncodeError ValueError ZeroDivisionError TimeoutError PermissionError IsADirectoryError "
+    "NotADirectoryError ExceptionGroup Warning UserWarning DeprecationWarning RuntimeWarning".split()
+)
+"""Builtins that compute only (``open`` is judged by its arguments; the rest of builtins are unknown)."""
+
+CHECKED_BUILTINS = frozenset({"open"})
+
+
+@dataclass(frozen=True)
+class Touch:
+    """A function that touches files: the path arguments it reads and writes (position, keyword)."""
+
+    reads: tuple[tuple[int, str], ...] = ()
+    writes: tuple[tuple[int, str], ...] = ()
+    bare: Kind | None = None
+    """Called without any path argument, what it does (``None``: it only computes)."""
+
+
+@dataclass(frozen=True)
+class Module:
+    """How a module is understood."""
+
+    pure: frozenset[str] = frozenset()
+    every_public: bool = False
+    """Every public name not in ``touches``, ``effects`` or ``unknown`` is pure (submodules aside)."""
+    touches: dict[str, Touch] | None = None
+    effects: dict[str, Kind] | None = None
+    whole: Kind | None = None
+    """The whole module has this effect (importing it is enough)."""
+    family: bool = False
+    """Its submodules are understood as it is (``numpy.linalg``), not imported to check."""
+    unknown: frozenset[str] = frozenset()
+
+
+_R0 = Touch(reads=((0, "path"),))
+_W0 = Touch(writes=((0, "path"),))
+_W0_1 = Touch(writes=((0, "src"), (1, "dst")))
+_R0_W1 = Touch(reads=((0, "src"),), writes=((1, "dst"),))
+
+_PURE_EVERY_PUBLIC = (
+    "math cmath statistics itertools textwrap re json csv collections collections.abc heapq bisect decimal "
+    "fractions random datetime calendar time copy base64 binascii hashlib zlib struct unicodedata pprint "
+    "numbers difflib enum abc array functools html".split()
+)
+_PARTS = {
+    "string": "ascii_letters ascii_lowercase ascii_uppercase digits hexdigits octdigits punctuation printable "
+    "whitespace capwords Template",
+    "operator": "add sub mul truediv floordiv mod pow neg pos abs eq ne lt le gt ge and_ or_ xor not_ "
+    "itemgetter contains countOf indexOf concat iadd",
+    "typing": "Any Callable Dict List Optional Set Tuple Union Iterable Iterator Sequence Mapping "
+    "NamedTuple TypedDict Literal Generator cast overload Final ClassVar TypeVar Protocol",
+    "dataclasses": "dataclass field fields asdict astuple replace is_dataclass",
+    "uuid": "UUID uuid4",
+    "io": "StringIO BytesIO",
+    "asyncio": "sleep gather wait_for create_task Queue Event Lock Semaphore TimeoutError CancelledError",
+    "os.path": "join basename dirname split splitext normpath sep extsep",
+    "os": "sep linesep name curdir pardir extsep getcwd cpu_count getenv",
+    "pathlib": "Path PurePath PosixPath PurePosixPath",
+}
+_NUMPY_IO = {
+    "load": _R0, "loadtxt": _R0, "genfromtxt": _R0, "fromfile": _R0,
+    "save": _W0, "savetxt": _W0, "savez": _W0, "savez_compressed": _W0,
+}  # fmt: skip
+_PANDAS_READS = "csv json excel parquet feather table fwf orc xml stata sas spss html".split()
+_NUMPY_FAMILY_UNKNOWN = frozenset(
+    "memmap fromregex ctypeslib distutils f2py testing lib DataSource show_config info source who "
+    "load_library dump dumps tofile core char rec".split()
+)
+_PANDAS_UNKNOWN = frozenset(
+    "eval read_pickle read_sql read_sql_query read_sql_table read_clipboard read_gbq read_hdf HDFStore "
+    "ExcelWriter io api set_eng_float_format".split()
+)
+
+_OS_TOUCHES = {
+    "listdir": _R0, "scandir": _R0, "walk": _R0, "stat": _R0, "lstat": _R0,
+    "makedirs": _W0, "mkdir": _W0, "remove": _W0, "unlink": _W0, "rmdir": _W0, "removedirs": _W0,
+    "rename": _W0_1, "replace": _W0_1,
+}  # fmt: skip
+_OS_PATH_TOUCHES = {
+    n: _R0 for n in "exists isfile isdir islink getsize getmtime getctime getatime realpath abspath".split()
+}
+_OS_EFFECTS = {
+    n: Kind.PROGRAMS
+    for n in "system popen fork forkpty execl execle execlp execlpe execv execve execvp execvpe spawnl "
+    "spawnle spawnlp spawnlpe spawnv spawnve spawnvp spawnvpe posix_spawn posix_spawnp startfile kill "
+    "killpg".split()
+}
+# not copytree: it copies what the symlinks inside a tree point to, wherever that is
+_SHUTIL_TOUCHES = {
+    "copy": _R0_W1, "copy2": _R0_W1, "copyfile": _R0_W1, "move": _W0_1,
+    "rmtree": _W0, "disk_usage": _R0,
+}  # fmt: skip
+
+_PROGRAM_MODULES = "subprocess pty multiprocessing concurrent.futures.process pexpect sh plumbum".split()
+_NETWORK_MODULES = (
+    "socket socketserver ssl http http.client http.server urllib urllib.request urllib.parse ftplib "
+    "smtplib poplib imaplib telnetlib xmlrpc xmlrpc.client requests httpx aiohttp websockets websocket "
+    "paramiko urllib3 boto3 openai anthropic".split()
+)
+
+MODULES: dict[str, Module] = {
+    **{name: Module(every_public=True) for name in _PURE_EVERY_PUBLIC},
+    **{name: Module(pure=frozenset(names.split())) for name, names in _PARTS.items()},
+    "numpy": Module(every_public=True, family=True, touches=_NUMPY_IO, unknown=_NUMPY_FAMILY_UNKNOWN),
+    "pandas": Module(
+        every_public=True,
+        family=True,
+        touches={f"read_{n}": _R0 for n in _PANDAS_READS},
+        unknown=_PANDAS_UNKNOWN,
+    ),
+    "matplotlib.pyplot": Module(
+        every_public=True,
+        touches={"savefig": _W0, "imsave": _W0, "imread": _R0},
+        unknown=frozenset({"switch_backend", "get_current_fig_manager", "install_repl_displayhook"}),
+    ),
+    "matplotlib": Module(pure=frozenset({"use"})),
+    **{name: Module(whole=Kind.PROGRAMS) for name in _PROGRAM_MODULES},
+    **{name: Module(whole=Kind.NETWORK) for name in _NETWORK_MODULES},
+}
+MODULES["os"] = Module(pure=MODULES["os"].pure, touches=_OS_TOUCHES, effects=_OS_EFFECTS)
+MODULES["os.path"] = Module(pure=MODULES["os.path"].pure, touches=_OS_PATH_TOUCHES)
+MODULES["shutil"] = Module(touches=_SHUTIL_TOUCHES, effects={"which": Kind.PROGRAMS})
+MODULES["asyncio"] = Module(
+    pure=MODULES["asyncio"].pure,
+    effects={
+        "open_connection": Kind.NETWORK,
+        "start_server": Kind.NETWORK,
+        "create_subprocess_exec": Kind.PROGRAMS,
+        "create_subprocess_shell": Kind.PROGRAMS,
+    },
+)
+PURE_METHODS = frozenset(
+    # str, bytes, list, dict, set, tuple, numbers
+    "capitalize casefold center count decode encode endswith expandtabs find format format_map index isalnum "
+    "isalpha isascii isdecimal isdigit isidentifier islower isnumeric isprintable isspace istitle isupper join "
+    "ljust lower lstrip maketrans partition removeprefix removesuffix rfind rindex rjust rpartition rsplit "
+    "rstrip split splitlines startswith strip swapcase title translate upper zfill hex fromhex "
+    "append extend insert pop remove reverse sort copy clear get items keys values setdefault update "
+    "popitem fromkeys add discard difference difference_update intersection intersection_update isdisjoint "
+    "issubset issuperset symmetric_difference union conjugate bit_length as_integer_ratio is_integer real imag "
+    # file handles (opened by a checked ``open``) and string buffers
+    "read readline readlines write writelines close seek tell flush getvalue readable writable seekable "
+    # re, datetime, csv, json, collections, itertools
+    "group groups groupdict span start end match search fullmatch findall finditer sub subn "
+    "isoformat strftime timestamp date time weekday isoweekday total_seconds astimezone "
+    "writerow writerows writeheader most_common elements subtract appendleft popleft extendleft rotate "
+    "hexdigest digest "
+    # numpy arrays and pandas frames (what they compute)
+    "sum mean median std var min max argmin argmax cumsum cumprod prod round abs clip any all "
+    "reshape ravel flatten transpose astype tolist item dot nonzero squeeze "
+    "head tail describe info groupby agg aggregate merge join concat pivot pivot_table melt sort_values "
+    "sort_index reset_index set_index drop dropna fillna isna notna isnull notnull unique nunique "
+    "value_counts rename loc iloc at iat corr cov rolling resample shift diff pct_change quantile "
+    "apply map applymap transform where mask filter sample duplicated drop_duplicates nlargest nsmallest "
+    "plot bar barh hist scatter line pie boxplot set_title set_xlabel set_ylabel legend grid subplots "
+    "tight_layout figure set_xticks set_yticks annotate text fill_between axhline axvline imshow "
+    "add_subplot set_xlim set_ylim twinx to_numpy to_dict to_list tolist to_frame to_datetime str dt cat "
+    "lstsq solve inv eig normal uniform integers random choice shuffle permutation standard_normal seed".split()
+)
+"""Methods that only compute on any value the reading allowed to exist (a value of an unknown kind cannot)."""
+
+ARG_WRITE_METHODS = frozenset(
+    "to_csv to_json to_excel to_parquet to_feather to_html to_latex to_markdown to_string to_xml "
+    "to_stata to_orc savefig".split()
+)
+"""Methods on values that write their first argument (as a path) when they have one; else they compute."""
+
+PATH_READS = frozenset(
+    "read_text read_bytes exists is_file is_dir is_symlink stat lstat iterdir glob rglob resolve absolute "
+    "samefile owner group".split()
+)
+PATH_WRITES = frozenset("write_text write_bytes mkdir touch unlink rmdir chmod".split())
+PATH_MOVES = frozenset({"rename", "replace"})
+PATH_PURE = frozenset(
+    "name suffix suffixes stem parent parents parts anchor root drive with_suffix with_name with_stem "
+    "as_posix relative_to is_absolute is_relative_to match joinpath".split()
+)
+"""What a ``pathlib`` path with a known value does: reads it, writes it, moves it, or only computes."""
+
+SUSPECT_NAMES = (
+    PATH_READS
+    | PATH_WRITES
+    | PATH_MOVES
+    | ARG_WRITE_METHODS
+    | frozenset(
+        "system popen spawn exec eval compile open remove unlink rmtree rename replace write_text "
+        "to_pickle to_clipboard to_sql to_gbq dump dumps load loads query tofile f_globals f_locals "
+        "f_builtins f_back gi_frame cr_frame ag_frame tb_frame f_code co_code modules builtins "
+        "getattr setattr import_module".split()
+    )
+) - frozenset({"replace", "open", "load", "loads", "dumps", "exists", "glob", "group", "name", "match"})
+"""A string constant equal to one of these names may be used to reach it by name (``attrgetter``,
+``df.agg("to_pickle", ...)``, ``string.Formatter``): the reading cannot tell what it does."""
+
+SAFE_KEYWORDS = frozenset(
+    "encoding errors newline buffering mode index header sep delimiter dtype usecols skiprows nrows names "
+    "exist_ok parents indent sheet_name comment fmt dpi bbox_inches format columns orient lines parse_dates "
+    "index_col na_values quotechar skipinitialspace low_memory transparent facecolor float_format "
+    "date_format decimal thousands ensure_ascii sort_keys default_flow_style missing_ok".split()
+)
+"""Keywords of the functions that touch files that change no more than how (``allow_pickle``,
+``opener`` and any other keyword make the call "cannot tell")."""
+
+ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot"}
+"""Nothing is imported under these names implicitly; listed so that the words name the library."""
+
+
+@cache
+def _runtime_submodules(name: str) -> frozenset[str]:
+    """The public names of a standard module bound to modules (``uuid.os``): never pure through it."""
+    try:
+        module = importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - a module that does not import here is understood by its table only
+        return frozenset()
+    return frozenset(a for a in dir(module) if isinstance(getattr(module, a, None), types.ModuleType))
+
+
+def module_rule(dotted: str) -> tuple[str, Module] | None:
+    """The understood module a dotted name is in (``numpy.linalg`` is in the ``numpy`` family)."""
+    if dotted in MODULES:
+        return dotted, MODULES[dotted]
+    parts = dotted.split(".")
+    for k in range(len(parts) - 1, 0, -1):
+        head = ".".join(parts[:k])
+        rule = MODULES.get(head)
+        if rule is not None and (rule.family or rule.whole is not None):
+            return head, rule
+    return None
+
+
+def name_in(module: str, rule: Module, name: str) -> Touch | Kind | str | None:
+    """What ``module.name`` is: a ``Touch``, an effect ``Kind``, ``"pure"``, or ``None`` (not understood)."""
+    if rule.whole is not None:
+        return rule.whole
+    if name.startswith("_") or name in rule.unknown:
+        return None
+    if rule.touches and name in rule.touches:
+        return rule.touches[name]
+    if rule.effects and name in rule.effects:
+        return rule.effects[name]
+    if name in rule.pure:
+        return "pure"
+    if rule.every_public and (rule.family or name not in _runtime_submodules(module)):
+        return "pure"
+    return None
+
+
+__all__ = [
+    "ALIASES",
+    "ARG_WRITE_METHODS",
+    "PATH_MOVES",
+    "PATH_PURE",
+    "PATH_READS",
+    "PATH_WRITES",
+    "PURE_METHODS",
+    "SAFE_KEYWORDS",
+    "SUSPECT_NAMES",
+    "CHECKED_BUILTINS",
+    "MODULES",
+    "PURE_BUILTINS",
+    "Module",
+    "Touch",
+    "module_rule",
+    "name_in",
+]

@@ -1,0 +1,429 @@
+"""The reading of Python: a walk over the syntax tree that understands only what ``known`` lists.
+
+Every name, attribute and call must be understood, or the cell "cannot tell":
+
+- a name is a builtin that computes, a name the cell binds, or a module the cell imports;
+- a module is used only as ``module.name`` with a name ``known`` understands (never as a value,
+  never assigned to, never a name starting with ``_``);
+- a call is of a pure builtin, ``open`` with a constant path and mode, an understood module function
+  (files it touches named by constant paths), a function or class the cell defines (its body is read
+  too), a ``pathlib`` path with a constant value, or a method ``known`` lists as computing;
+- no special attribute (``__x__``, frame and code attributes), no special name, and no string that
+  names a special attribute or a method that touches files (it may be reached by name).
+
+Names bound in an earlier cell are not followed: the reading does not know what they hold.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from freeact_tui.effects import known
+from freeact_tui.effects.classes import Found, Kind
+
+_DUNDER = re.compile(r"__\w+__")
+_INTERNAL_ATTR = re.compile(r"^(f|gi|cr|ag|tb|co|func|im)_\w+$")
+_WRITE_MODES = frozenset("wax+")
+_MODULE_NAMES = frozenset(
+    "os sys subprocess builtins importlib ctypes shutil io pickle marshal socket pty posix nt gc inspect "
+    "tempfile platform signal threading multiprocessing runpy codeop shelve ssl urllib http asyncio "
+    "sysconfig site zipimport pkgutil linecache traceback types weakref".split()
+)
+"""Attributes that are modules wherever they appear (``os.path.os``, ``uuid.os``): reaching one cannot be followed."""
+
+PathCheck = Callable[[str, Kind], list[Found]]
+"""Judges one constant path touched as ``READS`` or ``WRITES``: inside the folder, outside it, or the network."""
+
+
+class _Unknown(Exception):
+    """The reading stops: it cannot tell what the cell does (``str`` says why)."""
+
+
+@dataclass
+class _Bindings:
+    """How each name of the cell is bound, anywhere in it (scopes merged: the cautious side)."""
+
+    imports: dict[str, list[str]] = field(default_factory=dict)
+    defs: dict[str, int] = field(default_factory=dict)
+    lambdas: dict[str, int] = field(default_factory=dict)
+    other: dict[str, int] = field(default_factory=dict)
+    constants: dict[str, ast.expr] = field(default_factory=dict)
+    methods: set[str] = field(default_factory=set)
+
+    def callable(self, name: str) -> bool:
+        """Bound only by ``def``, ``class`` or ``name = lambda``: its body is read with the cell."""
+        return (
+            (name in self.defs or name in self.lambdas)
+            and name not in self.other
+            and name not in self.imports
+        )
+
+    def bound(self, name: str) -> bool:
+        return any(name in d for d in (self.imports, self.defs, self.lambdas, self.other))
+
+
+def _targets(node: ast.AST) -> list[str]:
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+
+
+def _bind(tree: ast.AST) -> _Bindings:
+    b = _Bindings()
+
+    def count(d: dict[str, int], name: str) -> None:
+        d[name] = d.get(name, 0) + 1
+
+    for node in ast.walk(tree):
+        match node:
+            case ast.FunctionDef(name=name) | ast.AsyncFunctionDef(name=name) | ast.ClassDef(name=name):
+                count(b.defs, name)
+                if not isinstance(node, ast.ClassDef):
+                    b.methods.add(name)
+            case ast.Import(names=names):
+                for alias in names:
+                    local = alias.asname or alias.name.split(".")[0]
+                    target = alias.name if alias.asname else alias.name.split(".")[0]
+                    b.imports.setdefault(local, []).append(target)
+            case ast.ImportFrom(module=module, names=names, level=level):
+                if level or module is None or any(a.name == "*" for a in names):
+                    raise _Unknown("imports from the folder or with *")
+                for alias in names:
+                    b.imports.setdefault(alias.asname or alias.name, []).append(f"{module}.{alias.name}")
+            case ast.Assign(targets=[ast.Name(id=name)], value=ast.Lambda()):
+                count(b.lambdas, name)
+            case ast.Assign(targets=targets):
+                for t in targets:
+                    for name in _targets(t):
+                        count(b.other, name)
+                if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                    b.constants[targets[0].id] = node.value
+            case (
+                ast.AugAssign(target=t)
+                | ast.AnnAssign(target=t)
+                | ast.For(target=t)
+                | ast.AsyncFor(target=t)
+                | ast.comprehension(target=t)
+                | ast.NamedExpr(target=t)
+            ):
+                for name in _targets(t):
+                    count(b.other, name)
+            case ast.Delete(targets=deleted):
+                for t in deleted:
+                    for name in _targets(t):
+                        count(b.other, name)
+            case ast.withitem(optional_vars=t) if t is not None:
+                for name in _targets(t):
+                    count(b.other, name)
+            case ast.ExceptHandler(name=name) if name:
+                count(b.other, name)
+            case ast.arg(arg=name):
+                count(b.other, name)
+            case ast.Global(names=declared) | ast.Nonlocal(names=declared):
+                for name in declared:
+                    count(b.other, name)
+            case ast.MatchAs(name=name) | ast.MatchStar(name=name) if name:
+                count(b.other, name)
+            case ast.MatchMapping(rest=name) if name:
+                count(b.other, name)
+    # a constant is a name assigned once, and only so
+    b.constants = {n: v for n, v in b.constants.items() if b.other.get(n) == 1 and not b.defs.get(n)}
+    for name, sources in b.imports.items():
+        if len(set(sources)) > 1 or name in b.other or name in b.defs or name in b.lambdas:
+            raise _Unknown(f"rebinds the imported name {name}")
+    return b
+
+
+class PythonReader:
+    """Reads one parsed cell into effects, or raises ``_Unknown``."""
+
+    def __init__(self, tree: ast.Module, check_path: PathCheck) -> None:
+        self.tree = tree
+        self.check_path = check_path
+        self.found: list[Found] = []
+        self.b = _bind(tree)
+
+    def read(self) -> list[Found]:
+        self._visit(self.tree)
+        return self.found
+
+    # -- values -------------------------------------------------------------------------------
+
+    def _const(self, node: ast.expr | None, depth: int = 0) -> str | None:
+        """The constant string or path an expression always has (``None``: not known)."""
+        if node is None or depth > 20:
+            return None
+        match node:
+            case ast.Constant(value=str() as value):
+                return value
+            case ast.Name(id=name) if name in self.b.constants:
+                return self._const(self.b.constants[name], depth + 1)
+            case ast.BinOp(left=left, op=ast.Div(), right=right) if self._is_path(left, depth):
+                a, c = self._const(left, depth + 1), self._const(right, depth + 1)
+                return None if a is None or c is None else os.path.join(a, c)
+            case ast.Call(func=func, args=args, keywords=[]) if self._path_maker(func):
+                parts = [self._const(a, depth + 1) for a in args]
+                if any(p is None for p in parts):
+                    return None
+                return os.path.join(*[p for p in parts if p is not None]) if parts else "."
+        return None
+
+    def _is_path(self, node: ast.expr, depth: int = 0) -> bool:
+        match node:
+            case ast.Call(func=func) if self._path_maker(func):
+                return True
+            case ast.BinOp(left=left, op=ast.Div()):
+                return self._is_path(left, depth + 1)
+            case ast.Name(id=name) if name in self.b.constants and depth < 20:
+                return self._is_path(self.b.constants[name], depth + 1)
+        return False
+
+    def _path_maker(self, func: ast.expr) -> bool:
+        """``Path``/``os.path.join`` as imported by the cell."""
+        dotted = self._dotted(func)
+        return dotted in (
+            "pathlib.Path",
+            "pathlib.PurePath",
+            "pathlib.PosixPath",
+            "pathlib.PurePosixPath",
+            "os.path.join",
+        )
+
+    def _dotted(self, node: ast.expr) -> str | None:
+        """The full dotted name of an imported module attribute chain (``np.linalg.norm``), if it is one."""
+        chain: list[str] = []
+        while isinstance(node, ast.Attribute):
+            chain.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.b.imports:
+            return None
+        return ".".join([self.b.imports[node.id][0], *reversed(chain)])
+
+    # -- the walk -----------------------------------------------------------------------------
+
+    def _visit(self, node: ast.AST) -> None:
+        match node:
+            case ast.Import(names=names):
+                for alias in names:
+                    self._imported(alias.name)
+            case ast.ImportFrom(module=module, names=names):
+                for alias in names:
+                    self._imported(f"{module}.{alias.name}")
+            case ast.Constant(value=str() | bytes() as value):
+                self._string(value if isinstance(value, str) else value.decode("latin-1"))
+            case ast.Name(id=name):
+                self._name(name, node.ctx)
+            case ast.Attribute():
+                self._attribute(node)
+            case ast.Call():
+                self._call(node)
+            case _:
+                for child in ast.iter_child_nodes(node):
+                    self._visit(child)
+
+    def _imported(self, dotted: str) -> None:
+        try:
+            self._module_used(dotted, imported=True)
+        except _Unknown:
+            raise _Unknown(f"imports {dotted}") from None
+
+    def _string(self, value: str) -> None:
+        if _DUNDER.search(value) or value in known.SUSPECT_NAMES or _INTERNAL_ATTR.match(value):
+            raise _Unknown(f"names {value[:40]!r} in a string (it may be reached by name)")
+
+    def _name(self, name: str, ctx: ast.expr_context) -> None:
+        if name.startswith("__"):
+            raise _Unknown(f"uses {name}")
+        if not isinstance(ctx, ast.Load):
+            return
+        if name in self.b.imports:
+            # a module (or a function that touches something) as a value: where it goes cannot be followed
+            target = self.b.imports[name][0]
+            if target in known.MODULES or self._module_used(target) != "pure":
+                raise _Unknown(f"passes {name} around as a value")
+            return
+        if self.b.bound(name) or name in known.PURE_BUILTINS:
+            return
+        if hasattr(builtins, name):
+            raise _Unknown(f"uses {name}")
+        raise _Unknown(f"uses {name}, a name from an earlier cell")
+
+    def _module_used(self, dotted: str, *, imported: bool = False) -> known.Touch | Kind | str:
+        """Judge a dotted module name (``os.system``) and record an effect it has by itself."""
+        if dotted in known.MODULES and (imported or known.MODULES[dotted].whole is not None):
+            whole = known.MODULES[dotted].whole
+            if whole is not None:
+                self.found.append(Found(whole, dotted))
+            return "pure"
+        found = known.module_rule(dotted)
+        if found is None:
+            head, _, last = dotted.rpartition(".")
+            rule = known.MODULES.get(head)
+            if rule is None:
+                raise _Unknown(f"uses {dotted}")
+            found, name_path = (head, rule), [last]
+        else:
+            name_path = [p for p in dotted[len(found[0]) :].split(".") if p]
+        module, rule = found
+        if rule.whole is not None:
+            self.found.append(Found(rule.whole, module))
+            return rule.whole
+        if not name_path:
+            return "pure"
+        if len(name_path) > 1 and not rule.family:
+            raise _Unknown(f"uses {dotted}")
+        what: known.Touch | Kind | str | None = "pure"
+        for part in name_path:
+            what = known.name_in(module, rule, part)
+            if what is None:
+                raise _Unknown(f"uses {dotted}")
+        assert what is not None
+        if isinstance(what, Kind):
+            self.found.append(Found(what, dotted))
+        return what
+
+    def _attribute(self, node: ast.Attribute) -> None:
+        if _DUNDER.fullmatch(node.attr) or _INTERNAL_ATTR.match(node.attr) or node.attr.startswith("_"):
+            raise _Unknown(f"uses the attribute .{node.attr}")
+        if node.attr in _MODULE_NAMES:
+            raise _Unknown(f"reaches a module through .{node.attr}")
+        dotted = self._dotted(node)
+        if dotted is not None:
+            if not isinstance(node.ctx, ast.Load):
+                raise _Unknown(f"changes {dotted}")
+            if dotted in known.MODULES or not isinstance(self._module_used(dotted), str):
+                raise _Unknown(f"passes {dotted} around as a value")
+            return
+        self._visit(node.value)
+
+    def _args(self, call: ast.Call) -> None:
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            self._visit(arg)
+
+    def _touch(self, call: ast.Call, touch: known.Touch, what: str) -> None:
+        def arg(position: int, keyword: str) -> ast.expr | None:
+            if position < len(call.args):
+                return call.args[position]
+            return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+        named = False
+        for positions, kind in ((touch.reads, Kind.READS), (touch.writes, Kind.WRITES)):
+            for position, keyword in positions:
+                value = arg(position, keyword)
+                if value is None:
+                    continue
+                path = self._const(value)
+                if path is None:
+                    raise _Unknown(f"{what} with a path built at run time")
+                self.found += self.check_path(path, kind)
+                named = True
+        if not named and touch.bare is not None:
+            self.found.append(Found(touch.bare, what))
+        elif not named and touch.writes:
+            raise _Unknown(f"{what} with its path given in a way the reading does not follow")
+        elif not named and touch.reads:
+            self.found += self.check_path(".", Kind.READS)  # ``os.listdir()``: the folder itself
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            raise _Unknown(f"{what} with unpacked arguments")
+        path_keywords = {keyword for _, keyword in (*touch.reads, *touch.writes)}
+        for k in call.keywords:
+            if k.arg not in path_keywords and k.arg not in known.SAFE_KEYWORDS:
+                raise _Unknown(f"{what} with {k.arg}=")
+        self._args(call)
+
+    def _call(self, call: ast.Call) -> None:
+        func = call.func
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name == "open" and not self.b.bound(name):
+                return self._open(call, None)
+            if name in self.b.imports:
+                what = self._module_used(self.b.imports[name][0])
+                if isinstance(what, known.Touch):
+                    return self._touch(call, what, self.b.imports[name][0])
+                return self._args(call)
+            if self.b.callable(name) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
+                return self._args(call)
+            self._name(name, func.ctx)
+            raise _Unknown(f"calls {name}, a value the reading cannot follow")
+        if not isinstance(func, ast.Attribute):
+            raise _Unknown("calls the result of an expression")
+        dotted = self._dotted(func)
+        if dotted is not None:
+            what = self._module_used(dotted)
+            if isinstance(what, known.Touch):
+                return self._touch(call, what, dotted)
+            return self._args(call)
+        self._attribute(func)  # special attributes, and the receiver
+        method = func.attr
+        receiver = self._const(func.value) if self._is_path(func.value) else None
+        if receiver is not None:
+            return self._path_method(call, receiver, method)
+        if method in known.ARG_WRITE_METHODS:
+            if call.args or any(
+                k.arg is None or "path" in k.arg or "buf" in k.arg or k.arg in ("fname", "excel_writer")
+                for k in call.keywords
+            ):
+                return self._touch(call, known.Touch(writes=((0, "path_or_buf"),)), f".{method}()")
+            return None
+        if method == "replace" and len(call.args) >= 2:
+            return self._args(call)  # str.replace (old, new); a path's .replace(target) has one argument
+        if method in known.PURE_METHODS or (
+            method in self.b.methods and method not in known.SUSPECT_NAMES and method != "open"
+        ):
+            return self._args(call)
+        raise _Unknown(f"calls .{method}() on a value")
+
+    def _path_method(self, call: ast.Call, path: str, method: str) -> None:
+        if method in known.PATH_PURE:
+            return self._args(call)
+        if method == "open":
+            return self._open(call, path)
+        if method in known.PATH_READS:
+            self.found += self.check_path(path, Kind.READS)
+            return self._args(call)
+        if method in known.PATH_WRITES:
+            self.found += self.check_path(path, Kind.WRITES)
+            return self._args(call)
+        if method in known.PATH_MOVES and len(call.args) == 1 and not call.keywords:
+            self.found += self.check_path(path, Kind.WRITES)
+            return self._touch(call, known.Touch(writes=((0, "target"),)), f".{method}()")
+        raise _Unknown(f"calls .{method}() on a path")
+
+    def _open(self, call: ast.Call, path: str | None) -> None:
+        args = list(call.args)
+        if path is None:
+            if not args:
+                raise _Unknown("opens a file given at run time")
+            path = self._const(args.pop(0))
+            if path is None:
+                raise _Unknown("opens a path built at run time")
+        mode_node = args[0] if args else next((k.value for k in call.keywords if k.arg == "mode"), None)
+        mode = "r" if mode_node is None else self._const(mode_node)
+        if (
+            mode is None
+            or any(k.arg is None for k in call.keywords)
+            or any(isinstance(a, ast.Starred) for a in args)
+        ):
+            raise _Unknown("opens a file in a mode given at run time")
+        if any(k.arg not in known.SAFE_KEYWORDS for k in call.keywords) or len(args) > 5:
+            raise _Unknown("opens a file with an opener or options the reading does not follow")
+        kind = Kind.WRITES if _WRITE_MODES & set(mode) else Kind.READS
+        self.found += self.check_path(path, kind)
+        self._args(call)
+
+
+def read_python(tree: ast.Module, check_path: PathCheck) -> list[Found]:
+    """The effects of a parsed cell (``Kind.UNKNOWN`` with the reason when it cannot tell)."""
+    try:
+        return PythonReader(tree, check_path).read()
+    except _Unknown as e:
+        return [Found(Kind.UNKNOWN, str(e))]
+    except RecursionError:
+        return [Found(Kind.UNKNOWN, "too deeply nested to read")]
+
+
+__all__ = ["PathCheck", "read_python"]

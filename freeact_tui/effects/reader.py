@@ -1,0 +1,149 @@
+"""A conservative static reading of an action into what it does (``freeact_tui.effects.classes``).
+
+A code action is split as IPython runs it: a cell magic on its first line decides the whole cell
+(``%%bash`` runs programs, ``%%writefile PATH`` writes the path, ``%%time``/``%%capture`` run the
+Python below, any other magic cannot be told); ``!`` lines run programs (each named); ``%time``
+and ``%timeit`` lines run Python; ``%matplotlib`` only sets up plots; any other line magic cannot be
+told. The Python is read by ``freeact_tui.effects.pycode``, which understands an allow-list and
+nothing else.
+
+Paths are judged where they lead with symlinks followed: through ``pathreach.named_paths`` (the one
+check of paths outside the folder and into the app's installation) and by the path's own real
+location. Every path the cell names outside the folder counts, used or not (the #30 warning's view).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+from freeact_tui.effects.classes import Found, Kind, Reading, reading
+from freeact_tui.effects.pycode import read_python
+from freeact_tui.pathreach import named_paths
+from freeact_tui.shellprograms import run_commands
+from freeact_tui.shellwords import split_command
+from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
+
+_CELL_MAGIC = re.compile(r"^%%(\w+)[ \t]*(.*)$")
+_SHELL_LINE = re.compile(r"^(\s*)!!?(.*)$")
+_LINE_MAGIC = re.compile(r"^(\s*)%(\w+)[ \t]*(.*)$")
+_PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+_SHELL_CELL_MAGICS = frozenset({"bash", "sh", "script", "system"})
+_PYTHON_LINE_MAGICS = frozenset({"time", "timeit"})
+_HARMLESS_LINE_MAGICS = frozenset({"matplotlib", "precision", "pprint"})
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+class _Paths:
+    """Judges constant paths against one working folder."""
+
+    def __init__(self, working_dir: Path) -> None:
+        self.working_dir = working_dir
+        self.root = os.path.realpath(working_dir)
+
+    def check(self, raw: str, kind: Kind) -> list[Found]:
+        if "://" in raw:
+            return [Found(Kind.NETWORK, raw)]
+        try:
+            full = os.path.realpath(os.path.join(self.root, os.path.expanduser(raw)))
+        except (OSError, ValueError):
+            return [Found(Kind.UNKNOWN, f"a path that names no file: {raw[:40]!r}")]
+        reached = named_paths(CodeAction(repr(raw)), self.working_dir)
+        if reached or not _within(full, self.root) or raw.startswith("~"):
+            return [Found(Kind.OUTSIDE, p.path) for p in reached] or [Found(Kind.OUTSIDE, full)]
+        shown = os.path.relpath(full, self.root)
+        return [Found(kind, shown)]
+
+
+def _programs(command: str) -> list[Found]:
+    found = [
+        Found(Kind.PROGRAMS, words[0]) for part in split_command(command) for words in run_commands(part)
+    ]
+    return found or [Found(Kind.PROGRAMS, command.strip()[:40] or "a shell command")]
+
+
+def _read_code(code: str, paths: _Paths) -> list[Found]:
+    lines = code.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and (magic := _CELL_MAGIC.match(lines[first])):
+        name, args = magic.group(1), magic.group(2).strip()
+        body = "\n".join(lines[first + 1 :])
+        if name in _SHELL_CELL_MAGICS and not args:
+            return _programs(body) if body.strip() else []
+        if name == "writefile" and args and not args.startswith("-"):
+            return paths.check(args, Kind.WRITES)
+        if name in _PYTHON_CELL_MAGICS and not args:
+            return _read_code(body, paths)
+        return [Found(Kind.UNKNOWN, f"the cell magic %%{name}")]
+    found: list[Found] = []
+    python: list[str] = []
+    for line in lines:
+        if shell := _SHELL_LINE.match(line):
+            found += _programs(shell.group(2))
+            python.append(shell.group(1) + "pass")  # keeps the block structure
+        elif magic := _LINE_MAGIC.match(line):
+            indent, name, rest = magic.groups()
+            if name in _PYTHON_LINE_MAGICS:
+                python.append(indent + rest)
+            elif name in _HARMLESS_LINE_MAGICS:
+                python.append(indent + "pass")
+            else:
+                return [Found(Kind.UNKNOWN, f"the magic %{name}")]
+        else:
+            python.append(line)
+    try:
+        tree = ast.parse("\n".join(python))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [Found(Kind.UNKNOWN, "code that does not parse as Python")]
+    shadowed = sorted(_shadowed(tree, paths.root))
+    if shadowed:
+        return [Found(Kind.UNKNOWN, f"imports {shadowed[0]}, which this folder has a file of its own for")]
+    return found + read_python(tree, paths.check)
+
+
+def _shadowed(tree: ast.Module, root: str) -> set[str]:
+    """Imported top-level names a file or package in the folder would provide instead (its code runs)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return {
+        n for n in names if any(os.path.exists(os.path.join(root, n + ext)) for ext in ("", ".py", ".pth"))
+    }
+
+
+def read_effects(call: ToolCall, working_dir: Path) -> Reading:
+    """What ``call`` does, read without running it. Unknown is never read as safe.
+
+    Args:
+        call: a code action, shell command or script (any other call cannot be told here).
+        working_dir: the folder the action runs in.
+    """
+    try:
+        return _read(call, working_dir)
+    except (RecursionError, MemoryError):
+        return reading([Found(Kind.UNKNOWN, "too deeply nested to read")])
+
+
+def _read(call: ToolCall, working_dir: Path) -> Reading:
+    paths = _Paths(working_dir)
+    match call:
+        case CodeAction(code=code):
+            found = _read_code(code, paths)
+        case ShellAction(command=text) | ShellScript(script=text):
+            found = _programs(text)
+        case _:
+            found = [Found(Kind.UNKNOWN, f"a {call.kind} call")]
+    # every path the action names outside the folder counts, wherever it is used
+    outside = [Found(Kind.OUTSIDE, p.path) for p in named_paths(call, working_dir)]
+    return reading([*found, *outside])
+
+
+__all__ = ["read_effects"]
