@@ -1,6 +1,6 @@
 """Turns that end by what they achieve (#30), end to end: a real kernel, a scripted model.
 
-The same error twice in a turn ends it (tools and text); a per-turn budget of model requests; a
+Steps without progress end a turn (tools and text, #40); a per-turn budget of model requests; a
 request cancelled before any text is closed, so the next prompt is the one answered; output the
 model made up is flagged (``OutputClaim``).
 """
@@ -36,34 +36,51 @@ def make_agent(s: Script, executor: KernelExecutor, tmp_path: Path, **kw: object
     )
 
 
-async def test_tools_a_b_a_ends_the_turn_on_the_same_error(executor: KernelExecutor, tmp_path: Path) -> None:
-    """#30 pandas: import fails, !pip installs elsewhere, import fails again … nine rounds until 400 s."""
+async def test_tools_a_b_a_b_a_ends_the_turn_for_want_of_progress(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    """#30 pandas: import fails, !pip installs elsewhere, import fails again … nine rounds until 400 s.
+    #40: the same failure again and the same step again are no progress; the third in a row stops."""
     s = script(
         [Code("import no_such_pkg_30", call_id="c1")],
         [Code("print('installing')", call_id="c2")],
         [Code("import no_such_pkg_30 as p", call_id="c3")],
-        [Code("print('never')", call_id="c4")],
+        [Code("print('installing')", call_id="c4")],
+        [Code("import no_such_pkg_30", call_id="c5")],
+        [Code("print('never')", call_id="c6")],
     )
     async with make_agent(s, executor, tmp_path) as agent:
         events = await run(agent, "Average price from prices.csv")
     errors = of(events, AgentError)
-    assert [e.kind for e in errors] == ["repeat"]
-    assert "No module named 'no_such_pkg_30'" in errors[0].message and "twice" in errors[0].message
-    assert len(s.requests) == 3 and len(of(events, ApprovalRequest)) == 3
+    assert [e.kind for e in errors] == ["stalled"]
+    assert "No module named 'no_such_pkg_30'" in errors[0].message and "3 steps in a row" in errors[0].message
+    assert len(s.requests) == 5 and len(of(events, ApprovalRequest)) == 5
 
 
-async def test_text_the_same_error_twice_ends_the_turn(executor: KernelExecutor, tmp_path: Path) -> None:
+async def test_text_the_same_error_again_and_again_ends_the_turn(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
     s = script(
         ["```python\n1 / 0\n```"],
-        ["```python\nx = 1\n```"],
         ["```python\nprint(1 / 0)\n```"],
+        ["```python\nx = 1 / 0\n```"],
+        ["```python\ny = 2 / 0\n```"],
         ["```python\nprint('never')\n```"],
     )
     async with make_agent(s, executor, tmp_path, action_protocol="text") as agent:
         events = await run(agent, "divide")
     errors = of(events, AgentError)
-    assert [e.kind for e in errors] == ["repeat"] and "ZeroDivisionError" in errors[0].message
-    assert len(s.requests) == 3
+    assert [e.kind for e in errors] == ["stalled"] and "ZeroDivisionError" in errors[0].message
+    assert len(s.requests) == 4
+
+
+async def test_the_bound_is_configurable(executor: KernelExecutor, tmp_path: Path) -> None:
+    s = script(*(["```python\n1 / 0\n```"] for _ in range(6)))
+    async with make_agent(
+        s, executor, tmp_path, action_protocol="text", max_steps_without_progress=1
+    ) as agent:
+        events = await run(agent, "divide")
+    assert [e.kind for e in of(events, AgentError)] == ["stalled"] and len(s.requests) == 2
 
 
 async def test_a_turn_has_a_budget_of_model_requests(executor: KernelExecutor, tmp_path: Path) -> None:
