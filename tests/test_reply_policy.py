@@ -23,6 +23,7 @@ from pydantic_ai.messages import (
 )
 
 from freeact_tui.agent.policy.mode import ActionMode
+from freeact_tui.agent.policy.nudge import CHECK, NUDGE_RULES
 from freeact_tui.agent.policy.outcomes import GUARDED_KEY, RESULTS_KEY
 from freeact_tui.agent.policy.progress import StopTurn, SwitchProtocol
 from freeact_tui.agent.policy.reply import (
@@ -35,6 +36,7 @@ from freeact_tui.agent.policy.reply import (
 )
 from freeact_tui.agent.policy.text_protocol import TextAction, tagged_calls, text_actions, unwrap_code_tool
 from freeact_tui.agent.policy.written_calls import written_tool_calls
+from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY
 from freeact_tui.store.transcript import NUDGE_KEY
 from freeact_tui.toolcalls import CODE_TOOL, EDIT_TEXT_TOOL, READ_TEXT_TOOL
 
@@ -192,6 +194,77 @@ ROWS: list[Row] = [
         "text",
         [prompt(), *block_step("print(1234 * 5678)", "7006652")],
         reply("The result is 7006652:\n```python\nprint(1234 * 5678)\n```"),
+        FinalAnswer,
+    ),
+    Row(
+        "#45: the app's own cancel note, given as the answer to the next request, is asked for once more",
+        "auto",
+        [prompt("What is 6 times 7?")],
+        reply(CANCELLED_NOTE),
+        NudgeModel,
+        told="repeats my words or the app's notes",
+        earlier=[
+            prompt("Print 1 to 30 slowly."),
+            ModelResponse(parts=[TextPart(CANCELLED_NOTE)], metadata={CUT_KEY: "cancelled"}),
+        ],
+    ),
+    Row(
+        "#45: the request echoed back is asked for once more (any language: overlap, not phrases)",
+        "text",
+        [
+            prompt("Zähle die Wörter in brief.txt und nenne mir die Zahl."),
+            *block_step("print(len(open('brief.txt').read().split()))", "12"),
+        ],
+        reply("Zähle die Wörter in brief.txt und nenne mir die Zahl."),
+        NudgeModel,
+        told="repeats my words or the app's notes",
+    ),
+    Row(
+        "#45: an answer that quotes the output is no echo",
+        "text",
+        [prompt(), *block_step("print('The product is', 1234 * 5678)", "The product is 7006652")],
+        reply("The product is 7006652."),
+        FinalAnswer,
+    ),
+    Row(
+        "#45 seconds in a day (German): a number in no output and not in the request is asked to be checked",
+        "text",
+        [
+            prompt("Wie viele Sekunden hat ein Tag?"),
+            *block_step("print(24 * 60 * 60 * 138.57)", "11972808.0"),
+        ],
+        reply("Ein Tag hat 10,982,432 Sekunden."),
+        NudgeModel,
+        told="appear in no output of your code: 10,982,432",
+    ),
+    Row(
+        "#45: numbers from the output, written with separators or rounded, are grounded",
+        "auto",
+        [
+            prompt("Seconds in a day, and the mean of p.csv?"),
+            *tool_step("print(24 * 3600, 5.928571)", "86400.0 5.928571", "ok", "c1"),
+        ],
+        reply("A day has 86,400 seconds; the mean is 5.93."),
+        FinalAnswer,
+    ),
+    Row(
+        "#45: a number the turn's code set is no claim (x = 99, 'I have set x to 99')",
+        "auto",
+        [prompt("Set x."), *tool_step("x = 99", "", "ok", "c1")],
+        reply("The result is 99, and I have set x."),
+        FinalAnswer,
+    ),
+    Row(
+        "#45: the numbers are asked about once; the reply after that is the answer",
+        "text",
+        [
+            prompt("Wie viele Sekunden hat ein Tag?"),
+            *block_step("print(24 * 60 * 60 * 138.57)", "11972808.0"),
+            reply("Ein Tag hat 10,982,432 Sekunden."),
+            nudge("These numbers in your reply appear in no output of your code: 10,982,432.", CHECK.log),
+            *block_step("print(24 * 60 * 60 * 138.57)", "11972808.0"),
+        ],
+        reply("Es sind 10,982,432 Sekunden pro Tag."),
         FinalAnswer,
     ),
     Row(
@@ -525,6 +598,13 @@ def test_decision_table(row: Row) -> None:
 
 def test_the_table_is_big_enough() -> None:
     assert len(ROWS) >= 30
+
+
+def test_the_table_mirrors_the_nudge_rules() -> None:
+    """#41: every row of the nudge table (``NUDGE_RULES``, in order) is the decision of a row here."""
+    given = [d.reason for d in map(decide, ROWS) if isinstance(d, NudgeModel)]
+    missing = [rule.reason.log for rule in NUDGE_RULES if rule.reason not in given]
+    assert missing == []
 
 
 # -- the pieces the table rests on -----------------------------------------------------------------
