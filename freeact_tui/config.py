@@ -77,6 +77,9 @@ class Config(BaseModel):
     # Tool discovery as freeact's: "basic" offers pytools_list_categories / pytools_list_tools,
     # "hybrid" freeact's search server (needs freeact[search]), "off" neither.
     tool_discovery: Literal["basic", "hybrid", "off"] = "basic"
+    # Steps in a row without progress (broken or refused calls, the same failure again, replies that
+    # neither act nor answer) before a turn stops with a message saying what kept failing.
+    max_steps_without_progress: int = Field(default=3, ge=1)
 
     sessions_dir: Path | None = None
     working_dir: Path | None = None

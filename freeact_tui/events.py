@@ -242,8 +242,20 @@ class Cancelled(AgentEvent):
     phase: Phase = Phase.MODEL
 
 
-ErrorKind = Literal["model", "kernel", "config", "limit", "repeat", "internal"]
-"""limit: the turn's request budget ran out; repeat: the same error came up twice in the turn."""
+ErrorKind = Literal["model", "kernel", "config", "limit", "stalled", "repeat", "internal"]
+"""Why a turn ended on an error.
+
+- ``limit``: the turn's request budget ran out (``max_model_requests``, or ``max_turns`` for one turn).
+  Headless: status ``max_turns``, exit code 3. ACP: ``stopReason`` ``max_turn_requests``.
+- ``stalled``: ``max_steps_without_progress`` steps in a row made no progress (broken or refused calls,
+  the same failure again, replies that neither acted nor answered); the message says what kept failing
+  and what the user can do. The same in every protocol (``tools``, ``text``, ``auto``). Headless: status
+  ``stalled``, exit code 4. ACP: ``stopReason`` ``max_turn_requests`` (the turn hit a bound, it did not
+  answer), with the message as an agent message chunk.
+- ``repeat``: stored by older versions (the same error twice); read back from old sessions, no longer emitted.
+- ``model``, ``kernel``, ``config``, ``internal``: a failure of that part. Headless: status ``error``, exit 1;
+  ACP: ``end_turn`` with the message.
+"""
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,10 @@ class Code:
 
 @dataclass
 class Call:
-    """Any tool call with JSON args."""
+    """Any tool call with JSON args (a string is sent verbatim: broken JSON)."""
 
     tool: str
-    args: dict[str, object]
+    args: dict[str, object] | str
     call_id: str = "call-1"
 
 
@@ -101,7 +101,8 @@ class Script:
                     yield {part: DeltaToolCall(json_args=args[len(args) // 2 :])}
                     part += 1
                 case Call(tool=tool, args=args, call_id=call_id):
-                    yield {part: DeltaToolCall(name=tool, json_args=json.dumps(args), tool_call_id=call_id)}
+                    raw = args if isinstance(args, str) else json.dumps(args)
+                    yield {part: DeltaToolCall(name=tool, json_args=raw, tool_call_id=call_id)}
                     part += 1
                 case Wait(event=event):
                     await event.wait()

@@ -23,7 +23,9 @@ from pydantic_ai.messages import (
 )
 
 from freeact_tui.agent.policy.mode import ActionMode
+from freeact_tui.agent.policy.nudge import CHECK, NUDGE_RULES
 from freeact_tui.agent.policy.outcomes import GUARDED_KEY, RESULTS_KEY
+from freeact_tui.agent.policy.progress import StopTurn, SwitchProtocol
 from freeact_tui.agent.policy.reply import (
     FinalAnswer,
     NudgeModel,
@@ -34,6 +36,7 @@ from freeact_tui.agent.policy.reply import (
 )
 from freeact_tui.agent.policy.text_protocol import TextAction, tagged_calls, text_actions, unwrap_code_tool
 from freeact_tui.agent.policy.written_calls import written_tool_calls
+from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY
 from freeact_tui.store.transcript import NUDGE_KEY
 from freeact_tui.toolcalls import CODE_TOOL, EDIT_TEXT_TOOL, READ_TEXT_TOOL
 
@@ -192,6 +195,85 @@ ROWS: list[Row] = [
         [prompt(), *block_step("print(1234 * 5678)", "7006652")],
         reply("The result is 7006652:\n```python\nprint(1234 * 5678)\n```"),
         FinalAnswer,
+    ),
+    Row(
+        "#45: the app's own cancel note, given as the answer to the next request, is asked for once more",
+        "auto",
+        [prompt("What is 6 times 7?")],
+        reply(CANCELLED_NOTE),
+        NudgeModel,
+        told="repeats my words or the app's notes",
+        earlier=[
+            prompt("Print 1 to 30 slowly."),
+            ModelResponse(parts=[TextPart(CANCELLED_NOTE)], metadata={CUT_KEY: "cancelled"}),
+        ],
+    ),
+    Row(
+        "#45: the request echoed back is asked for once more (any language: overlap, not phrases)",
+        "text",
+        [
+            prompt("Zähle die Wörter in brief.txt und nenne mir die Zahl."),
+            *block_step("print(len(open('brief.txt').read().split()))", "12"),
+        ],
+        reply("Zähle die Wörter in brief.txt und nenne mir die Zahl."),
+        NudgeModel,
+        told="repeats my words or the app's notes",
+    ),
+    Row(
+        "#45: an answer that quotes the output is no echo",
+        "text",
+        [prompt(), *block_step("print('The product is', 1234 * 5678)", "The product is 7006652")],
+        reply("The product is 7006652."),
+        FinalAnswer,
+    ),
+    Row(
+        "#45 seconds in a day (German): a number in no output and not in the request is asked to be checked",
+        "text",
+        [
+            prompt("Wie viele Sekunden hat ein Tag?"),
+            *block_step("print(24 * 60 * 60 * 138.57)", "11972808.0"),
+        ],
+        reply("Ein Tag hat 10,982,432 Sekunden."),
+        NudgeModel,
+        told="appear in no output of your code: 10,982,432",
+    ),
+    Row(
+        "#45: numbers from the output, written with separators or rounded, are grounded",
+        "auto",
+        [
+            prompt("Seconds in a day, and the mean of p.csv?"),
+            *tool_step("print(24 * 3600, 5.928571)", "86400.0 5.928571", "ok", "c1"),
+        ],
+        reply("A day has 86,400 seconds; the mean is 5.93."),
+        FinalAnswer,
+    ),
+    Row(
+        "#45: a number the turn's code set is no claim (x = 99, 'I have set x to 99')",
+        "auto",
+        [prompt("Set x."), *tool_step("x = 99", "", "ok", "c1")],
+        reply("The result is 99, and I have set x."),
+        FinalAnswer,
+    ),
+    Row(
+        "#45: the numbers are asked about once; the reply after that is the answer",
+        "text",
+        [
+            prompt("Wie viele Sekunden hat ein Tag?"),
+            *block_step("print(24 * 60 * 60 * 138.57)", "11972808.0"),
+            reply("Ein Tag hat 10,982,432 Sekunden."),
+            nudge("These numbers in your reply appear in no output of your code: 10,982,432.", CHECK.log),
+            *block_step("print(24 * 60 * 60 * 138.57)", "11972808.0"),
+        ],
+        reply("Es sind 10,982,432 Sekunden pro Tag."),
+        FinalAnswer,
+    ),
+    Row(
+        "#40 text: the code that just failed, sent again, is a step (it counts against progress), not the answer",
+        "text",
+        [prompt(), *block_step("1 / 0", "ZeroDivisionError: division by zero", "error")],
+        reply("```python\n1 / 0\n```"),
+        RunBlocks,
+        blocks=["1 / 0"],
     ),
     Row(
         "text: an answer from the output is the answer",
@@ -518,6 +600,13 @@ def test_the_table_is_big_enough() -> None:
     assert len(ROWS) >= 30
 
 
+def test_the_table_mirrors_the_nudge_rules() -> None:
+    """#41: every row of the nudge table (``NUDGE_RULES``, in order) is the decision of a row here."""
+    given = [d.reason for d in map(decide, ROWS) if isinstance(d, NudgeModel)]
+    missing = [rule.reason.log for rule in NUDGE_RULES if rule.reason not in given]
+    assert missing == []
+
+
 # -- the pieces the table rests on -----------------------------------------------------------------
 
 
@@ -559,75 +648,151 @@ ZERO = "Traceback (most recent call last):\n  ...\nZeroDivisionError: division b
 PANDAS = "ModuleNotFoundError: No module named 'pandas'"
 
 
+def broken(
+    call_id: str = "b1", told: str = "Invalid JSON arguments for `ipybox_execute_ipython_cell`."
+) -> list[ModelMessage]:
+    """A step whose one call was broken (bad JSON arguments, an unknown tool): the dispatcher's answer."""
+    call = ToolCallPart(CODE_TOOL, '{"code": "pri', tool_call_id=call_id)
+    ret = ToolReturnPart(
+        CODE_TOOL, told, tool_call_id=call_id, metadata={"outcome": "error", "malformed": True}
+    )
+    return [ModelResponse(parts=[call]), ModelRequest(parts=[ret])]
+
+
+def guarded_step(code: str, error: str, call_id: str) -> list[ModelMessage]:
+    told = f"This is the code that just failed ({error}). Do not repeat it: change it to fix the cause."
+    return [code_call(code, call_id), returned(call_id, told, "error", **{GUARDED_KEY: error})]
+
+
+def nudged_step(why: str = "the reply was empty") -> list[ModelMessage]:
+    return [reply(""), nudge("Your reply was empty. Go on.", why)]
+
+
+P = "progress"
+STOP = "stop"
+SWITCH = "switch"
+
+
 @pytest.mark.parametrize(
-    ("case", "turn", "expect"),
+    ("case", "modes", "steps", "expect"),
     [
         (
-            "#30 pandas: import fails, !pip elsewhere, import fails again (A, B, A)",
+            "#30 pandas: import fails, !pip elsewhere, import fails again, !pip again (A, B, A, B, A)",
+            ("tools", "auto"),
             [
-                prompt(),
-                *tool_step("import pandas", PANDAS, "error", "c1"),
-                *tool_step("!pip install pandas", "Successfully installed pandas", "ok", "c2"),
-                *tool_step("import pandas", PANDAS, "error", "c3"),
+                tool_step("import pandas", PANDAS, "error", "c1"),
+                tool_step("!pip install pandas", "Successfully installed pandas", "ok", "c2"),
+                tool_step("import pandas as p", PANDAS, "error", "c3"),
+                tool_step("!pip install pandas", "Successfully installed pandas", "ok", "c4"),
+                tool_step("import pandas", PANDAS, "error", "c5"),
             ],
-            PANDAS,
+            [P, P, "repeated failure", "repeated failure", STOP],
         ),
         (
-            "#30: A, B, A, B with two different errors: the second A repeats",
+            "#30 text protocol too: the same error from blocks",
+            ("text", "auto"),
             [
-                prompt(),
-                *tool_step("1/0", ZERO, "error", "c1"),
-                *tool_step("import pandas", PANDAS, "error", "c2"),
-                *tool_step("1 / 0", ZERO, "error", "c3"),
+                block_step("import pandas", PANDAS, "error"),
+                block_step("import pandas as pd", PANDAS, "error"),
+                block_step("import pandas as p", PANDAS, "error"),
+                block_step("import pandas as q", PANDAS, "error"),
             ],
-            "ZeroDivisionError: division by zero",
+            [P, "repeated failure", "repeated failure", STOP],
         ),
         (
-            "#30 text protocol too: the same error from two blocks",
+            "the same error with another line number, path and address is the same error",
+            ("tools", "text", "auto"),
             [
-                prompt(),
-                *block_step("import pandas", PANDAS, "error"),
-                *block_step("!pip install pandas", "ok"),
-                *block_step("import pandas as pd", PANDAS, "error"),
-            ],
-            PANDAS,
-        ),
-        (
-            "one error, then a fix: the turn goes on",
-            [prompt(), *tool_step("1/0", ZERO, "error", "c1"), *tool_step("print(1)", "1", "ok", "c2")],
-            None,
-        ),
-        (
-            "two different errors: the turn goes on",
-            [
-                prompt(),
-                *tool_step("1/0", ZERO, "error", "c1"),
-                *tool_step("import pandas", PANDAS, "error", "c2"),
-            ],
-            None,
-        ),
-        (
-            "a call the repeat guard did not run is not an error of its own",
-            [
-                prompt(),
-                *tool_step("1/0", ZERO, "error", "c1"),
-                code_call("1/0", "c2"),
-                returned(
-                    "c2",
-                    "This is the code that just failed (ZeroDivisionError: division by zero).",
-                    "error",
-                    **{GUARDED_KEY: True},
+                tool_step(
+                    "f()", 'File "/tmp/a/x.py", line 3\nValueError: bad <obj at 0x7f3a2b>', "error", "c1"
+                ),
+                tool_step(
+                    "f(1)", 'File "/home/u/y.py", line 41\nValueError: bad <obj at 0x1c>', "error", "c2"
                 ),
             ],
-            None,
+            [P, "repeated failure"],
+        ),
+        (
+            "#40: broken JSON arguments three times: stopped (tools), switched after two (auto)",
+            ("tools",),
+            [broken("b1"), broken("b2"), broken("b3")],
+            ["broken call", "broken call", STOP],
+        ),
+        (
+            "#40: auto switches to text after two steps of only broken calls, then stops on the third",
+            ("auto",),
+            [broken("b1"), broken("b2"), broken("b3")],
+            ["broken call", SWITCH, STOP],
+        ),
+        (
+            "#40: the repeat guard's refusals count against progress; a new error is progress",
+            ("auto",),
+            [
+                tool_step("1/0", ZERO, "error", "c1"),
+                guarded_step("1/0", "ZeroDivisionError: division by zero", "c2"),
+                guarded_step("1/0", "ZeroDivisionError: division by zero", "c3"),
+                tool_step("import pandas", PANDAS, "error", "c4"),
+            ],
+            [P, "refused call", "refused call", P],
+        ),
+        (
+            "#40: empty replies and nudges count; a fix resets the count",
+            ("text", "auto"),
+            [
+                nudged_step(),
+                nudged_step("the reply claims results no action produced"),
+                tool_step("print(1)", "1", "ok", "c1"),
+                nudged_step(),
+            ],
+            ["no answer", "no answer", P, "no answer"],
+        ),
+        (
+            "one error, then a fix, then other work: every step is progress",
+            ("tools", "text", "auto"),
+            [
+                tool_step("1/0", ZERO, "error", "c1"),
+                tool_step("print(1)", "1", "ok", "c2"),
+                tool_step("print(2)", "2", "ok", "c3"),
+            ],
+            [P, P, P],
+        ),
+        (
+            "the same successful step again, word for word, is no progress",
+            ("tools",),
+            [tool_step("print(1)", "1", "ok", "c1"), tool_step("print(1)", "1", "ok", "c2")],
+            [P, "repeated failure"],
         ),
     ],
 )
-def test_the_same_error_twice_in_a_turn_ends_it(
-    case: str, turn: list[ModelMessage], expect: str | None
+def test_progress_per_step(
+    case: str, modes: tuple[str, ...], steps: list[list[ModelMessage]], expect: list[str]
 ) -> None:
-    for mode in ("tools", "text", "auto"):
-        assert ReplyPolicy(ActionMode(mode)).repeated_error(turn) == expect, (case, mode)  # type: ignore[arg-type]
+    """#40: one notion of progress, the same in every protocol; the third step in a row without it stops."""
+    for mode in modes:
+        policy = ReplyPolicy(ActionMode(mode))  # type: ignore[arg-type]
+        got: list[str] = []
+        for step in steps:
+            verdict = policy.after_step(step)
+            faults = policy.meter.faults
+            got.append(
+                STOP
+                if isinstance(verdict, StopTurn)
+                else SWITCH
+                if isinstance(verdict, SwitchProtocol)
+                else faults[-1].kind
+                if faults
+                else P
+            )
+        assert got == expect, (case, mode)
+
+
+def test_the_stop_message_says_what_kept_failing_and_what_to_do() -> None:
+    policy = ReplyPolicy(ActionMode("tools"), stall_limit=2)
+    policy.after_step(broken("b1", "Unknown tool `no_such_tool`."))
+    stop = policy.after_step(broken("b2", "Invalid JSON arguments."))
+    assert isinstance(stop, StopTurn) and stop.steps == 2
+    assert "Unknown tool `no_such_tool`" in stop.message and "Invalid JSON arguments" in stop.message
+    assert "--action-protocol text" in stop.message and "max_steps_without_progress = 2" in stop.message
 
 
 def test_the_repeat_guard_is_auto_only() -> None:
@@ -643,7 +808,7 @@ def test_the_repeat_guard_is_auto_only() -> None:
         ModelResponse(parts=[call]),
     ]
     guarded = ReplyPolicy(ActionMode("auto")).guard(call, history)
-    assert guarded is not None and "just failed the same way" in guarded
+    assert guarded is not None and "just failed the same way" in guarded.message
     assert ReplyPolicy(ActionMode("tools")).guard(call, history) is None
 
 

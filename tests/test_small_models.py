@@ -378,7 +378,10 @@ async def test_written_tool_calls_are_decoded_tolerantly_and_only_for_offered_to
 async def test_python_form_calls_of_offered_tools_are_calls() -> None:
     from freeact_tui.agent.policy.written_calls import written_tool_calls
 
-    tools = {"ipybox_execute_ipython_cell": ["code"], "filesystem_read_text_file": ["path", "offset", "limit"]}
+    tools = {
+        "ipybox_execute_ipython_cell": ["code"],
+        "filesystem_read_text_file": ["path", "offset", "limit"],
+    }
     # as Qwen2.5-Coder-1.5B wrote it after a working file read, asked to use `wc -l`
     text = (
         "Here's how you can do it:\n\n```python\n# Run the wc -l command\n"
@@ -392,7 +395,7 @@ async def test_python_form_calls_of_offered_tools_are_calls() -> None:
     text = (
         '<tool_response>\nprint(filesystem_read_text_file("a.txt", limit=5))\n</tool_response> then '
         '{"name": "ipybox_execute_ipython_cell", "arguments": {"code": "x = 1"}}\n'
-        "ipybox_execute_ipython_cell(code=\"\"\"\n    print(x)\n\"\"\")"
+        'ipybox_execute_ipython_cell(code="""\n    print(x)\n""")'
     )
     assert [c.args for c in written_tool_calls(text, tools)] == [
         {"path": "a.txt", "limit": 5},
@@ -522,7 +525,9 @@ async def test_a_reply_that_repeats_an_earlier_one_after_an_action_gets_a_nudge(
     async with make_agent(s, executor, tmp_path, action_protocol="text") as agent:
         events = await run(agent, "List the .py files and name them.")
     assert outputs(events) == ["alpha.py beta.py"]
-    assert [n.reason for n in of(events, Nudge)] == ["the reply repeats an earlier one and ignores the output since"]
+    assert [n.reason for n in of(events, Nudge)] == [
+        "the reply repeats an earlier one and ignores the output since"
+    ]
     assert last_user_text(s.requests[2]) == (
         "That is your previous reply again: it does not use the output of your code. "
         "Answer my request with what the output shows."
@@ -573,7 +578,9 @@ async def test_auto_nudges_a_reply_that_tells_how_to_do_it_after_a_step_that_wor
     assert outputs(events)[-1] == "2" and of(events, Response)[-1].content == "It has 2 lines."
     # told so, it answers and tells how again (Qwen2.5-Coder-1.5B after a subagent's result): the
     # answer; its block does not run
-    s = script([Call("filesystem_read_text_file", {"path": "rows.csv"})], [howto], [f"It has 2 lines.\n\n{howto}"])
+    s = script(
+        [Call("filesystem_read_text_file", {"path": "rows.csv"})], [howto], [f"It has 2 lines.\n\n{howto}"]
+    )
     async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Count the lines of rows.csv.")
     assert len(of(events, Nudge)) == 1 and not outputs(events) and len(s.requests) == 3
@@ -690,17 +697,24 @@ async def test_auto_does_not_run_the_call_that_just_failed_again(
         "rm keep.txt"
     ]
     assert (tmp_path / "keep.txt").read_text() == "important\n" and len(s.requests) == 3
-    # the same call after another step runs again; meeting its error a second time ends the turn (#30)
+    # the same call after another step runs again; refused again and again, its refusal names the error
+    # once (never the refusal before it, #40), and the third step in a row without progress ends the turn
     s = script(
         [Code("1 / 0")],
         [Code("print('between')", call_id="c2")],
         [Code("1 / 0", call_id="c3")],
         [Code("1 / 0", call_id="c4")],
+        [Code("1 / 0", call_id="c5")],
         ["Gave up."],
     )
     async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "divide")
     assert len(of(events, ApprovalRequest)) == 3  # c1, c2, c3 ran
     errors = of(events, AgentError)
-    assert len(errors) == 1 and errors[0].kind == "repeat" and "ZeroDivisionError" in errors[0].message
-    assert "same error came up twice" in errors[0].message and len(s.requests) == 3
+    assert len(errors) == 1 and errors[0].kind == "stalled" and "ZeroDivisionError" in errors[0].message
+    assert len(s.requests) == 5
+    refused = {r.tool_call_id: str(r.content) for r in s.tool_returns()}
+    assert refused["c4"] == (
+        "This is the code that just failed (ZeroDivisionError: division by zero). "
+        "Do not repeat it: change it to fix the cause."
+    )

@@ -147,7 +147,7 @@ class Agent:
         self.kernel = AgentKernel(runtime, self.publish, launch)
         # ``__init__`` chose a protocol for "default"; a runtime built elsewhere gets the tools default.
         self.mode = ActionMode(choose_protocol(s.action_protocol, runtime.model))
-        self.policy = ReplyPolicy(self.mode)
+        self.policy = ReplyPolicy(self.mode, s.max_steps_without_progress)
         self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.mode)
         self._state = TurnState()  # the running turn's; reset for each turn
         events = EventPorts(emit=self.events.put, ids=self._ids, set_phase=self._state.set_phase)

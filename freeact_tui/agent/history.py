@@ -11,13 +11,16 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelRequestPart,
     ModelResponse,
+    SystemPromptPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
+    UserPromptPart,
 )
 
 from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY
+from freeact_tui.store.transcript import NUDGE_KEY, SWITCH_KEY, TEXT_ACTIONS_KEY
 
 INTERRUPTED = "Interrupted by user."
 
@@ -46,8 +49,6 @@ def partial_response(response: ModelResponse | None) -> ModelResponse | None:
     return ModelResponse(parts=parts, model_name=response.model_name, timestamp=response.timestamp)
 
 
-
-
 def cancelled_response(partial: ModelResponse | None) -> ModelResponse:
     """What closes a request cancelled while the model answered: what it had streamed (text and
     thinking) and, when it had written no text yet, a note that the request was cancelled, so the
@@ -60,6 +61,36 @@ def cancelled_response(partial: ModelResponse | None) -> ModelResponse:
     if any(isinstance(p, TextPart) for p in kept.parts):
         return kept
     return replace(kept, parts=[*kept.parts, TextPart(CANCELLED_NOTE)])
+
+
+def unanswered_prompt(request: ModelMessage, response: ModelMessage) -> bool:
+    """``response`` closes ``request``, the user's prompt, cancelled before the model answered any of it.
+
+    Such a pair stays in the session (the log shows it, marked cancelled) and is left out of what
+    the model is sent (#45): a small model answered the next request with the cancelled one. A
+    request cancelled mid-answer keeps what was shown; one cancelled after actions ran keeps them.
+    """
+    if not (isinstance(request, ModelRequest) and isinstance(response, ModelResponse)):
+        return False
+    cut = isinstance(response.metadata, dict) and response.metadata.get(CUT_KEY) == "cancelled"
+    said = any(
+        isinstance(p, ToolCallPart) or (isinstance(p, TextPart) and p.content != CANCELLED_NOTE)
+        for p in response.parts
+    )
+    meta = request.metadata if isinstance(request.metadata, dict) else {}
+    prompt = (
+        all(isinstance(p, UserPromptPart | SystemPromptPart) for p in request.parts)
+        and prompt_parts(request) > 0
+        and not (meta.keys() & {NUDGE_KEY, SWITCH_KEY, TEXT_ACTIONS_KEY})
+    )
+    return cut and not said and prompt
+
+
+def prompt_parts(request: ModelMessage) -> int:
+    """How many of a request's parts are the user's (a session's first request starts with the system prompt)."""
+    return (
+        sum(isinstance(p, UserPromptPart) for p in request.parts) if isinstance(request, ModelRequest) else 0
+    )
 
 
 def tool_calls(response: ModelResponse) -> list[ToolCallPart]:

@@ -61,6 +61,8 @@ class Settings:
     action_protocol: ActionProtocolSetting = _default("action_protocol")
     """``default``: chosen by the model when the agent is built (``models.choose_protocol``)."""
     max_model_requests: int = DEFAULT_MAX_MODEL_REQUESTS
+    max_steps_without_progress: int = _default("max_steps_without_progress")
+    """Steps in a row without progress before a turn stops (``agent/policy/progress.py``)."""
     """The most model requests one turn may make (``stream(max_turns=…)`` sets it for one turn)."""
     # The working dir's project rules, skills and AGENTS.md apply (the app: once the user trusts it).
     project_trusted: bool = True

@@ -43,10 +43,17 @@ if TYPE_CHECKING:
     from freeact_tui.config import Config
 
 OutputFormat = Literal["text", "json", "stream-json"]
-Status = Literal["answered", "error", "refused", "max_turns", "interrupted"]
+Status = Literal["answered", "error", "refused", "max_turns", "stalled", "interrupted"]
 
 STREAM_SCHEMA_VERSION = 1
-EXIT_CODES: dict[Status, int] = {"answered": 0, "error": 1, "refused": 2, "max_turns": 3, "interrupted": 130}
+EXIT_CODES: dict[Status, int] = {
+    "answered": 0,
+    "error": 1,
+    "refused": 2,
+    "max_turns": 3,
+    "stalled": 4,  # max_steps_without_progress steps in a row made no progress (AgentError kind "stalled")
+    "interrupted": 130,
+}
 
 
 class RuleSyntaxError(ValueError):
@@ -150,6 +157,7 @@ class RunRecord:
     errors: list[dict[str, str]] = field(default_factory=list)
     error_after_answer: bool = False
     limit_reached: bool = False
+    stalled: bool = False
     interrupted: bool = False
     usage: dict[str, Any] = field(default_factory=dict)
     path_warnings: list[str] = field(default_factory=list)
@@ -194,6 +202,8 @@ class RunRecord:
                 self.errors.append({"kind": kind, "message": message})
                 if kind == "limit":
                     self.limit_reached = True
+                elif kind == "stalled":
+                    self.stalled = True
                 else:
                     self.error_after_answer = True
             case Cancelled() if main:
@@ -207,6 +217,8 @@ class RunRecord:
             return "refused"
         if self.limit_reached:
             return "max_turns"
+        if self.stalled:
+            return "stalled"
         if self.error_after_answer or not self.answer:
             return "error"
         return "answered"

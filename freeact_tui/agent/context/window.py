@@ -39,6 +39,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
 
+from freeact_tui.agent.history import prompt_parts, unanswered_prompt
 from freeact_tui.agent.model_stream import PreparedMessages
 
 CHARS_PER_TOKEN = 4
@@ -277,6 +278,9 @@ class PreparedHistory:
             self._source, self._source_len, self._trimmed = history, 0, 0
             self._generation = generation
         for source, msg in enumerate(history[self._source_len :], start=self._source_len):
+            if source > 0 and unanswered_prompt(history[source - 1], msg) and self._ends_with_request():
+                self._withdraw(prompt_parts(history[source - 1]))  # a prompt cancelled before any answer
+                continue
             if isinstance(msg, ModelRequest):
                 if msg.instructions is not None:
                     self.messages.instructions = msg.instructions
@@ -336,6 +340,23 @@ class PreparedHistory:
             self._set(index, replace(message, parts=parts))
             saved += before - self._tokens[index].total
         return saved
+
+    def _ends_with_request(self) -> bool:
+        return bool(self.messages) and isinstance(self.messages[-1], ModelRequest)
+
+    def _withdraw(self, count: int) -> None:
+        """Take the last ``count`` parts (a cancelled prompt's; a system prompt before them stays) off the
+        last prepared request."""
+        index = len(self.messages) - 1
+        last = self.messages[index]
+        assert isinstance(last, ModelRequest)
+        parts = last.parts[:-count]
+        if parts:
+            self._set(index, ModelRequest(parts=parts, instructions=last.instructions))
+        else:
+            self.total.add(self._tokens[index], -1)
+            del self.messages[index], self._tokens[index], self.sources[index]
+        self._trimmed = min(self._trimmed, len(self.messages))
 
     def _set(self, index: int, message: ModelMessage) -> None:
         self.total.add(self._tokens[index], -1)

@@ -26,7 +26,7 @@ event for the log.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pydantic_ai.messages import (
@@ -38,6 +38,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from freeact_tui.agent.policy.grounding import echoes_app_text, unchecked_numbers
 from freeact_tui.agent.policy.outcomes import acted, failure_not_redone, last_action_failed
 from freeact_tui.agent.policy.text_protocol import code_blocks, fence_action, fences, reply_text
 from freeact_tui.store.transcript import NUDGE_KEY, content_text
@@ -178,38 +179,186 @@ def _digits(number: str) -> str:
     return number.replace(",", "").replace("_", "")
 
 
+@dataclass(frozen=True)
+class NudgeCase:
+    """What the nudge rules read: the reply, the history and the turn, and what the turn's actions did."""
+
+    response: ModelResponse
+    history: Sequence[ModelMessage]
+    turn: Sequence[ModelMessage]
+    text_mode: bool
+    failed: bool = False
+    """The turn's last action failed."""
+    redo: bool = False
+    """Only shell steps (an install) ran since the Python code that failed: its result is unknown."""
+    worked: bool = False
+    """An action ran, the last one did not fail, and no failed code waits to run again."""
+
+    @property
+    def text(self) -> str:
+        return reply_text(self.response).strip()
+
+    @classmethod
+    def of(
+        cls,
+        response: ModelResponse,
+        history: Sequence[ModelMessage],
+        turn: Sequence[ModelMessage],
+        *,
+        text_mode: bool,
+    ) -> NudgeCase:
+        failed = last_action_failed(turn)
+        redo = not failed and failure_not_redone(turn)  # structural: a shell step after failed Python code
+        worked = acted(turn) and not failed and not redo
+        return cls(response, history, turn, text_mode, failed, redo, worked)
+
+
+def _empty(case: NudgeCase) -> bool:
+    return not case.text and not any(isinstance(p, ToolCallPart) for p in case.response.parts)
+
+
+def _shows_unrun_block(case: NudgeCase) -> bool:
+    return any(fence_action(f) is None for f in fences(case.text))
+
+
+def _claims(case: NudgeCase) -> bool:
+    return bool(_CLAIM.search(case.text))
+
+
+def _unknown_number(case: NudgeCase) -> bool:
+    known = _known_numbers(case.history)
+    return any(_digits(n) not in known for n in _NUMBER.findall(case.text))
+
+
+def _then_act(case: NudgeCase) -> str:
+    return f"{_act(case.text_mode)[0].lower()}{_act(case.text_mode)[1:]}"
+
+
+EMPTY = NudgeReason("the reply was empty", "your reply was empty")
+AGAIN = NudgeReason(
+    "the reply repeats an earlier one and ignores the output since",
+    "that is your previous reply again: it does not use the output of your code",
+)
+HOWTO = NudgeReason(HOWTO_REASON, "you told me how to do it instead of doing it")
+ECHO = NudgeReason(TOOL_TAG_REASON, "your reply repeats the tool's output instead of answering")
+REDO = NudgeReason(REDO_REASON, "you do not know the result: your code failed and has not run again since")
+UNRUN = NudgeReason("the reply shows a code block that did not run", "the block in your reply did not run")
+CLAIM = NudgeReason("the reply claims results no action produced", "what your reply states did not happen")
+NUMBER = NudgeReason("the reply states a result that no code computed", "you do not know the result")
+OWN_WORDS = NudgeReason(
+    "the reply is the app's own words or the request, not an answer",
+    "your reply repeats my words or the app's notes instead of answering",
+)
+CHECK = NudgeReason(
+    "the reply states numbers no output of the turn shows", "numbers in your reply appear in no output"
+)
+
+
+def _first(reason: NudgeReason) -> Callable[[NudgeCase], bool]:
+    """The turn has had no nudge for ``reason`` yet (such a rule asks once; a second such reply is the answer)."""
+    return lambda case: all(nudge_reason(m) != reason.log for m in case.turn)
+
+
+def _echoes(case: NudgeCase) -> bool:
+    return _first(OWN_WORDS)(case) and echoes_app_text(case.text, case.history, case.turn)
+
+
+def _unchecked(case: NudgeCase) -> bool:
+    return case.worked and _first(CHECK)(case) and bool(unchecked_numbers(case.text, case.turn))
+
+
+def _check_text(case: NudgeCase) -> str:
+    numbers = ", ".join(unchecked_numbers(case.text, case.turn)[:5])
+    return (
+        f"These numbers in your reply appear in no output of your code: {numbers}. Check them against "
+        "the output above and answer with what it shows, or run code that computes them."
+    )
+
+
+@dataclass(frozen=True)
+class NudgeRule:
+    """One row of the nudge table: when it applies, why (for the log and the model), what the model is told."""
+
+    applies: Callable[[NudgeCase], bool]
+    reason: NudgeReason
+    message: Callable[[NudgeCase], str]
+
+
+def _states(reason: NudgeReason, condition: Callable[[NudgeCase], bool]) -> NudgeRule:
+    """A rule about what a reply states, asked only when nothing worked in the turn."""
+    return NudgeRule(
+        lambda c: not c.worked and condition(c),
+        reason,
+        lambda c: nudge_text(reason, text_mode=c.text_mode, failed=c.failed),
+    )
+
+
+EMPTY_RULE = NudgeRule(_empty, EMPTY, lambda c: _empty_text(text_mode=c.text_mode, worked=c.worked))
+UNRUN_RULE = _states(UNRUN, _shows_unrun_block)
+CLAIM_RULE = _states(CLAIM, _claims)
+NUMBER_RULE = _states(NUMBER, _unknown_number)
+
+NUDGE_RULES: tuple[NudgeRule, ...] = (
+    EMPTY_RULE,
+    NudgeRule(
+        lambda c: repeats_earlier_reply(c.response, c.turn),
+        AGAIN,
+        lambda c: f"{_capital(AGAIN.told)}. {_ANSWER}",
+    ),
+    NudgeRule(
+        _echoes,
+        OWN_WORDS,
+        lambda c: f"{_capital(OWN_WORDS.told)}. {_ANSWER if c.worked else 'Answer my request.'}",
+    ),
+    # "If the output above already answers my request, answer with it" made the model say just that
+    # ("The output above already answers my request.").
+    NudgeRule(
+        lambda c: c.worked and not c.text_mode and tells_how(c.response),
+        HOWTO,
+        lambda c: (
+            "You told me how to do it instead of doing it. If the output above has what my request asks "
+            f"for, write the answer from it. Else {_then_act(c)}"
+        ),
+    ),
+    NudgeRule(
+        lambda c: c.worked and plays_tool(c.response),
+        ECHO,
+        lambda c: (
+            "Your reply repeats the tool's output instead of answering. If the output above has what my "
+            f"request asks for, write the answer from it. Else {_then_act(c)}"
+        ),
+    ),
+    NudgeRule(lambda c: c.redo, REDO, lambda c: f"{_capital(REDO.told)}. {_act(c.text_mode)}"),
+    UNRUN_RULE,
+    CLAIM_RULE,
+    NUMBER_RULE,
+    NudgeRule(_unchecked, CHECK, _check_text),
+)
+"""The nudge rules, in order: the first that applies to a reply that would end the turn gives its nudge.
+
+Structural rows first (an empty reply, a reply repeated, the app's own words echoed, a failure not
+redone); the rows about what a reply states apply only when nothing worked in the turn; last, numbers
+no output of a turn that worked shows (asked once). ``tests/test_reply_policy.py`` has a row for each.
+"""
+
+
+def _capital(text: str) -> str:
+    return f"{text[0].upper()}{text[1:]}"
+
+
 def reason_for(response: ModelResponse, history: Sequence[ModelMessage]) -> NudgeReason | None:
     """Why this reply, ending a turn in which nothing ran (or the last action failed), should not end it.
 
-    ``None``: it may end it.
-
-    - it is empty;
-    - it has a fenced block that does not run (output shown as if it had been produced, or code
-      in a language that is not run);
-    - it claims results or changes ("has been created", "the output is", "there are 12 …");
-    - it states a number (two or more digits) that is in no user message and no output.
+    ``None``: it may end it. The rows of ``NUDGE_RULES`` about what a reply states, read for a turn in
+    which nothing worked: it is empty; it has a fenced block that does not run; it claims results or
+    changes; it states a number (two or more digits) that is in no user message and no output.
     """
     if any(isinstance(p, ToolCallPart) for p in response.parts):
         return None
-    text = reply_text(response).strip()
-    if not text:
-        return NudgeReason("the reply was empty", "your reply was empty")
-    shown = [f for f in fences(text) if fence_action(f) is None]
-    if shown:
-        return NudgeReason(
-            "the reply shows a code block that did not run", "the block in your reply did not run"
-        )
-    if _CLAIM.search(text):
-        return NudgeReason(
-            "the reply claims results no action produced",
-            "what your reply states did not happen",
-        )
-    known = _known_numbers(history)
-    if any(_digits(n) not in known for n in _NUMBER.findall(text)):
-        return NudgeReason(
-            "the reply states a result that no code computed",
-            "you do not know the result",
-        )
+    case = NudgeCase(response, history, (), text_mode=False)
+    for rule in (EMPTY_RULE, UNRUN_RULE, CLAIM_RULE, NUMBER_RULE):
+        if rule.applies(case):
+            return rule.reason
     return None
 
 
@@ -236,50 +385,16 @@ def nudge_for(
 ) -> tuple[NudgeReason, str, ModelRequest] | None:
     """The nudge for a reply that would end the turn (recorded as ``history[-1]``), if it gets one.
 
-    Asked in ``auto`` and ``text`` only (``ReplyPolicy``); within ``may_nudge``'s bound; an empty reply and one that
-    repeats an earlier reply of the turn always, the others only if nothing ran in the turn or its
-    last action failed. ``turn``: the turn's messages (the end of ``history``).
+    Asked in ``auto`` and ``text`` only (``ReplyPolicy``); within ``may_nudge``'s bound; the first row of
+    ``NUDGE_RULES`` that applies. ``turn``: the turn's messages (the end of ``history``).
     """
     if not may_nudge(turn):
         return None
-    failed = last_action_failed(turn)
-    # structural: only a shell step (an install) ran since the Python code failed; that code's result is unknown
-    redo = not failed and failure_not_redone(turn)
-    worked = acted(turn) and not failed and not redo
-    if not reply_text(response).strip() and not any(isinstance(p, ToolCallPart) for p in response.parts):
-        empty = NudgeReason("the reply was empty", "your reply was empty")
-        return empty, *_request(empty, _empty_text(text_mode=text_mode, worked=worked))
-    if repeats_earlier_reply(response, turn):
-        again = NudgeReason(
-            "the reply repeats an earlier one and ignores the output since",
-            "that is your previous reply again: it does not use the output of your code",
-        )
-        return again, *_request(again, f"{again.told[0].upper()}{again.told[1:]}. {_ANSWER}")
-    if worked and not text_mode and tells_how(response):
-        howto = NudgeReason(HOWTO_REASON, "you told me how to do it instead of doing it")
-        told = (
-            # "If the output above already answers my request, answer with it" made the model say
-            # just that ("The output above already answers my request.").
-            f"You told me how to do it instead of doing it. If the output above has what my request "
-            f"asks for, write the answer from it. Else {_act(text_mode)[0].lower()}{_act(text_mode)[1:]}"
-        )
-        return howto, *_request(howto, told)
-    if worked and plays_tool(response):
-        echo = NudgeReason(TOOL_TAG_REASON, "your reply repeats the tool's output instead of answering")
-        told = (
-            f"Your reply repeats the tool's output instead of answering. If the output above has what my "
-            f"request asks for, write the answer from it. Else {_act(text_mode)[0].lower()}{_act(text_mode)[1:]}"
-        )
-        return echo, *_request(echo, told)
-    if redo:
-        again = NudgeReason(
-            REDO_REASON, "you do not know the result: your code failed and has not run again since"
-        )
-        return again, *_request(again, f"{again.told[0].upper()}{again.told[1:]}. {_act(text_mode)}")
-    reason = reason_for(response, history) if not worked else None
-    if reason is None:
-        return None
-    return reason, *_request(reason, nudge_text(reason, text_mode=text_mode, failed=failed))
+    case = NudgeCase.of(response, history, turn, text_mode=text_mode)
+    for rule in NUDGE_RULES:
+        if rule.applies(case):
+            return rule.reason, *_request(rule.reason, rule.message(case))
+    return None
 
 
 def _request(reason: NudgeReason, told: str) -> tuple[str, ModelRequest]:
@@ -308,7 +423,10 @@ __all__ = [
     "last_action_failed",
     "nudge_reason",
     "tells_how",
+    "NUDGE_RULES",
+    "NudgeCase",
     "NudgeReason",
+    "NudgeRule",
     "MAX_NUDGES",
     "acted",
     "may_nudge",

@@ -3,7 +3,7 @@
 Actions are stored two ways: tool returns (their ``metadata["outcome"]``) and, in the text
 protocol, a results message whose request metadata lists its blocks (``RESULTS_KEY``). The
 reply policy asks this module, and only this module, whether anything ran, whether the last
-action failed and which errors came up.
+action failed and which errors came up (compared through ``errors.normalise_error``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from freeact_tui.toolcalls import CODE_TOOL
 RESULTS_KEY = TEXT_ACTIONS_KEY
 """Request metadata of a results message: the list of actions it reports (id, code, outcome, output)."""
 GUARDED_KEY = "guarded"
-"""Tool return metadata of a call the repeat guard did not run (its error is the earlier one's)."""
+"""Tool return metadata of a call the repeat guard did not run: the error it was refused for (older
+sessions: ``True``)."""
 
 
 @dataclass(frozen=True)
@@ -121,38 +122,13 @@ def had_working_tool_call(history: Sequence[ModelMessage]) -> bool:
     return any(o.kind == "tool" and o.ran for o in outcomes(history))
 
 
-def error_signature(output: str) -> str:
-    """What identifies an error across attempts: its last non-empty line (a traceback's exception line)."""
-    lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
-
-
-def repeated_error(turn: Sequence[ModelMessage]) -> str | None:
-    """The error of the turn's last step if an earlier action of the turn failed the same way, else ``None``.
-
-    Whatever steps lie between (A, B, A, B): the model is going round in a circle. Calls the repeat
-    guard did not run are not errors of their own.
-    """
-    failed = [o for o in outcomes(turn) if o.failed and not o.guarded]
-    if len(failed) < 2:
-        return None
-    last = error_signature(failed[-1].output)
-    if not last:
-        return None
-    if any(error_signature(o.output) == last for o in failed[:-1]):
-        return last
-    return None
-
-
 __all__ = [
     "GUARDED_KEY",
     "RESULTS_KEY",
     "Outcome",
     "acted",
-    "error_signature",
     "failure_not_redone",
     "had_working_tool_call",
     "last_action_failed",
     "outcomes",
-    "repeated_error",
 ]

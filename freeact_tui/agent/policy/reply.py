@@ -12,15 +12,20 @@ rules, structural ones first: did any action run in this turn and did the last o
 (``outcomes.py``), does the reply repeat the code that just ran, does a number in the reply come
 from an output or the user; phrasing rules ("here's how", "has been created") come last and
 never decide alone what runs. ``guard(call, history)`` is the one check per call (a call that
-just failed is not run again); ``repeated_error(turn)`` ends a turn that meets the same error
-twice, in every protocol. ``tests/test_reply_policy.py`` is the table of cases.
+just failed is not run again).
+
+The policy owns the turn's state (``begin_turn``): after each step that did not end the turn,
+``after_step(step)`` returns what the loop does next as a decision — ``StopTurn`` after
+``stall_limit`` steps in a row without progress (``progress.py``, every protocol), ``SwitchProtocol``
+when ``auto`` sees only broken tool calls, ``None`` to go on. ``tests/test_reply_policy.py`` is the
+table of cases.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart
 
@@ -31,9 +36,14 @@ from freeact_tui.agent.policy.outcomes import (
     acted,
     had_working_tool_call,
     last_action_failed,
-    repeated_error,
 )
-from freeact_tui.agent.policy.repeat_guard import failed_before, repeat_message
+from freeact_tui.agent.policy.progress import (
+    DEFAULT_STALL_LIMIT,
+    ProgressMeter,
+    StepVerdict,
+    SwitchProtocol,
+)
+from freeact_tui.agent.policy.repeat_guard import GuardedCall, guard_call
 from freeact_tui.agent.policy.text_protocol import (
     AUTO_SWITCH_MALFORMED,
     TextAction,
@@ -128,7 +138,7 @@ def repeats_last_actions(actions: Sequence[TextAction], turn: Sequence[ModelMess
     """Whether ``actions`` are exactly the code of the turn's previous step (its blocks or code tool calls).
 
     Such a reply repeats itself (small models restate the code they ran in their answer): it is the
-    answer, and its blocks do not run again. Code that ran earlier, with other steps since, may
+    answer, and its blocks do not run again — unless that code failed (then it is a step again). Code that ran earlier, with other steps since, may
     run again (the same import after a ``pip install``). ``turn[-1]`` is the reply itself.
     """
     codes = [a.code for a in actions]
@@ -158,9 +168,39 @@ def _code_arg(call: ToolCallPart) -> object:
 
 @dataclass
 class ReplyPolicy:
-    """Decides what each model reply leads to, for one agent's ``ActionMode``."""
+    """Decides what each model reply leads to, for one agent's ``ActionMode``, and when a turn stops
+    for want of progress (``stall_limit`` steps in a row without it)."""
 
     mode: ActionMode
+    stall_limit: int = DEFAULT_STALL_LIMIT
+    meter: ProgressMeter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.begin_turn()
+
+    def begin_turn(self) -> None:
+        """A new turn: nothing of the last one's progress counts."""
+        self.meter = ProgressMeter(self.stall_limit)
+
+    def after_step(self, step: Sequence[ModelMessage]) -> StepVerdict:
+        """What follows a step that did not end the turn (``step``: its reply and what that led to).
+
+        ``StopTurn``: the ``stall_limit``-th step in a row without progress (every protocol);
+        ``SwitchProtocol``: ``auto`` on tool calls after ``AUTO_SWITCH_MALFORMED`` steps in a row of
+        only broken calls (the mode is switched); ``None``: ask the model again.
+        """
+        stop = self.meter.after(step)
+        if stop is not None:
+            return stop
+        broken = self.meter.broken_run
+        if self.mode.auto and not self.mode.text and broken >= AUTO_SWITCH_MALFORMED:
+            self.switch_to_text()
+            return SwitchProtocol(f"the model sent broken tool calls {broken} times in a row")
+        return None
+
+    def switch_to_text(self) -> None:
+        """``auto``: the actions are code blocks from now on."""
+        self.mode.switch_to_text()
 
     @property
     def reads_written_calls(self) -> bool:
@@ -198,7 +238,10 @@ class ReplyPolicy:
         claims = claims_output(text, ran=now is None or acted(now))
         switch = self.switch_reason(blocks, history)
         runs = mode.text or switch is not None or (now is not None and self.repairs(reply, blocks, now))
-        if runs and blocks and not (now is not None and repeats_last_actions(blocks, now)):
+        # the code that just ran, restated, is the answer; the code that just failed, sent again, is a step
+        # (it fails the same way and counts against progress, as a repeated tool call does)
+        restated = now is not None and repeats_last_actions(blocks, now) and not last_action_failed(now[:-1])
+        if runs and blocks and not restated:
             return RunBlocks(reply, blocks, switch, claims)
         if now is not None:
             found = nudge_for(reply, whole, now, text_mode=mode.text)
@@ -224,23 +267,11 @@ class ReplyPolicy:
             return False
         return last_action_failed(turn, "tool") or answers_nudge(reply, turn)
 
-    def switch_after_malformed(self, malformed_steps: int) -> str | None:
-        """``auto``: switch after ``AUTO_SWITCH_MALFORMED`` responses in a row of only broken tool calls."""
-        if not self.mode.auto or self.mode.text or malformed_steps < AUTO_SWITCH_MALFORMED:
-            return None
-        return f"the model sent broken tool calls {malformed_steps} times in a row"
-
-    def guard(self, call: ToolCallPart, history: Sequence[ModelMessage]) -> str | None:
-        """``auto``: what the model is told instead of running a call that failed in the step before."""
+    def guard(self, call: ToolCallPart, history: Sequence[ModelMessage]) -> GuardedCall | None:
+        """``auto``: the refusal of a call that failed in the step before (what the model is told instead)."""
         if not self.mode.auto:
             return None
-        error = failed_before(call, history)
-        return repeat_message(call, error) if error is not None else None
-
-    @staticmethod
-    def repeated_error(turn: Sequence[ModelMessage]) -> str | None:
-        """Every protocol: the error the turn met a second time (the turn ends), else ``None``."""
-        return repeated_error(turn)
+        return guard_call(call, history)
 
 
 __all__ = [

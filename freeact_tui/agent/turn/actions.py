@@ -26,10 +26,9 @@ from freeact_tui.toolcalls import CODE_TOOL
 
 @dataclass(frozen=True)
 class StepResult:
-    """How a step of actions ended: the turn must stop (rejected, kernel died), every call was broken."""
+    """How a step of actions ended: the turn must stop (rejected, kernel died: the user decides)."""
 
     stop: bool
-    all_malformed: bool = False
 
 
 class ActionRunner:
@@ -65,15 +64,13 @@ class ActionRunner:
             if state.calls:  # a cancel or a failure: the model still gets a return for every call
                 self._recorder.record(hist.interrupted_returns(calls, state.done, state.meta))
                 state.calls = []
-        return StepResult(
-            any(o.rejected or o.kernel_died for o in outcomes), all(o.malformed for o in outcomes)
-        )
+        return StepResult(any(o.rejected or o.kernel_died for o in outcomes))
 
     async def _call(self, call: ToolCallPart) -> ActionOutcome:
         guarded = self._policy.guard(call, self._recorder.history)
         if guarded is not None:
-            self._ports.emit(ToolOutput(guarded, is_error=True, **self._ports.ids(call.tool_call_id)))
-            outcome = ActionOutcome(guarded, is_error=True, extra_meta={GUARDED_KEY: True})
+            self._ports.emit(ToolOutput(guarded.message, is_error=True, **self._ports.ids(call.tool_call_id)))
+            outcome = ActionOutcome(guarded.message, is_error=True, extra_meta={GUARDED_KEY: guarded.error})
         else:
             outcome = await self._dispatcher.run(call)
         self._state.done[call.tool_call_id] = outcome.tool_content()

@@ -1,7 +1,8 @@
 """One turn: model request → the reply policy's decision → actions → … until the reply is the answer.
 
 Built from explicit parts (``Turn(ports, recorder, gate, context, policy, …)``); it reads top to
-bottom in ``run``. Failures end the turn with an ``AgentError`` and a valid history: a failed
+bottom in ``run``: after each step the policy says whether the turn goes on, switches protocol or
+stops for want of progress (``policy/progress.py``). Failures end the turn with an ``AgentError`` and a valid history: a failed
 model request is rolled back, unfinished calls are answered, a cancelled turn keeps what the
 model had streamed and tells the model the request was cancelled.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Literal
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
@@ -20,20 +20,16 @@ from freeact_tui.agent import history as hist
 from freeact_tui.agent.approvals import ApprovalGate
 from freeact_tui.agent.context.keeper import ContextKeeper
 from freeact_tui.agent.offered_tools import OfferedTools
+from freeact_tui.agent.policy.progress import StopTurn, SwitchProtocol
 from freeact_tui.agent.policy.reply import FinalAnswer, NudgeModel, ReplyPolicy, RunBlocks, RunCalls
 from freeact_tui.agent.policy.text_protocol import switch_request
 from freeact_tui.agent.recorder import Recorder
-from freeact_tui.agent.turn.actions import ActionRunner, StepResult
+from freeact_tui.agent.turn.actions import ActionRunner
 from freeact_tui.agent.turn.model_step import ModelStep
 from freeact_tui.agent.turn.state import TurnError, TurnState
-from freeact_tui.events import AgentError, Cancelled, Nudge, OutputClaim, Phase, ProtocolSwitch
+from freeact_tui.events import AgentError, Cancelled, ErrorKind, Nudge, OutputClaim, Phase, ProtocolSwitch
 from freeact_tui.store.event_record import error_record
 from freeact_tui.store.sessions import SessionDamaged
-
-ErrorKind = Literal["model", "kernel", "config", "limit", "repeat", "internal"]
-
-MAX_MALFORMED_STEPS = 3
-"""Responses in a row whose tool calls are all broken before the turn stops (each got a corrective return)."""
 
 
 class Turn:
@@ -94,9 +90,10 @@ class Turn:
         generation = self.recorder.generation
         try:
             await self.opening()
-            steps = malformed = 0
+            self.policy.begin_turn()
+            steps = 0
             while True:
-                if steps >= self.budget:
+                if steps >= self.budget:  # the outer limit: a fault loop ends on the progress bound first
                     self._stop(self._budget_message(), kind="limit")
                     break
                 steps += 1
@@ -106,6 +103,7 @@ class Turn:
                 turn = self.recorder.history[start:] if same else None
                 tools = self.tools.parameter_names() if self.policy.reads_written_calls else {}
                 decision = self.policy.decide(reply, self.recorder.history, turn, tools)
+                step = len(self.recorder.history)
                 self.recorder.record(decision.response)
                 if not isinstance(decision, RunCalls) and decision.claims_output:
                     self.ports.emit(OutputClaim(_CLAIM_NOTE, **self.ports.ids("")))
@@ -115,22 +113,22 @@ class Turn:
                     case NudgeModel(reason=why, told=told, request=request):
                         self.ports.emit(Nudge(why.log, told, **self.ports.ids("")))
                         self.recorder.record(request)
-                        continue
                     case RunBlocks(blocks=blocks, switch=switch):
                         if switch is not None:
                             self._switch(switch)
-                        result = await self.actions.blocks(blocks, switched=switch)
-                        malformed = 0
+                        if (await self.actions.blocks(blocks, switched=switch)).stop:
+                            break  # rejected, or the kernel died: the user decides how to go on
                     case RunCalls(calls=calls, in_order=in_order):
-                        result = await self.actions.calls(calls, in_order=in_order)
-                        malformed = malformed + 1 if result.all_malformed else 0
-                if self._ends(result, malformed, start if same else None):
-                    break
-                switch = self.policy.switch_after_malformed(malformed)
-                if switch is not None:  # auto: the model cannot call tools; it acts in code blocks now
-                    self._switch(switch)
-                    self.recorder.record(switch_request(switch))
-                    continue
+                        if (await self.actions.calls(calls, in_order=in_order)).stop:
+                            break
+                match self.policy.after_step(self.recorder.history[step:]):
+                    case StopTurn(message=message):
+                        self._stop(message, kind="stalled")
+                        break
+                    case SwitchProtocol(reason=reason):  # auto: the model cannot call tools; it acts in code blocks now
+                        self._announce_switch(reason)
+                        self.recorder.record(switch_request(reason))
+                        continue
                 self._take_steering()
         except asyncio.CancelledError:
             if not self.cancel_requested:
@@ -162,29 +160,6 @@ class Turn:
             self.state.phases.clear()
             await self.recorder.sync()
 
-    def _ends(self, result: StepResult, malformed: int, start: int | None) -> bool:
-        """Whether the turn ends after a step of actions (and says why, where it is not the user's doing)."""
-        if result.stop:  # rejected, or the kernel died: the user decides how to go on
-            return True
-        if malformed >= MAX_MALFORMED_STEPS:
-            first = str(next(iter(self.state.done.values()), ""))[:200]
-            self._stop(
-                f"The model sent broken tool calls {malformed} times in a row ({first}); the turn stopped. "
-                "Try again, rephrase, use a model that is better at tool calls, "
-                "or let it write code blocks instead (--action-protocol auto or text).",
-                kind="model",
-            )
-            return True
-        error = self.policy.repeated_error(self.recorder.history[start:]) if start is not None else None
-        if error is not None:
-            self._stop(
-                f"The same error came up twice in this turn ({error}); the turn stopped so that you can "
-                "decide how to go on (fix the cause, or tell the model what to do differently).",
-                kind="repeat",
-            )
-            return True
-        return False
-
     def _budget_message(self) -> str:
         if self.explicit:
             return f"Stopped after {self.budget} model requests (max_turns)."
@@ -203,12 +178,16 @@ class Turn:
             pass
 
     def _switch(self, reason: str) -> None:
-        self.policy.mode.switch_to_text()
+        self.policy.switch_to_text()
+        self._announce_switch(reason)
+
+    def _announce_switch(self, reason: str) -> None:
         self.ports.emit(ProtocolSwitch("text", f"Switched to text actions: {reason}.", **self.ports.ids("")))
 
     def _take_steering(self) -> None:
         """Messages the user sent into the running turn go to the model with its next request."""
         if self.steering:
+            self.policy.begin_turn()  # the user spoke: the bound counts from here
             texts, self.steering = self.steering, []
             self.recorder.record(ModelRequest(parts=[UserPromptPart(t) for t in texts]))
 
@@ -223,4 +202,4 @@ class Turn:
 
 _CLAIM_NOTE = "The reply shows output for code that had not run: it is the model's claim, not a result."
 
-__all__ = ["MAX_MALFORMED_STEPS", "Turn"]
+__all__ = ["Turn"]

@@ -1,0 +1,51 @@
+"""The identity of an error across attempts: one normaliser for every rule that compares errors.
+
+Two attempts fail "the same way" when their errors are equal after ``normalise_error``: the
+exception line of a traceback, without what changes from one attempt to the next (colours,
+timestamps, addresses, ids, paths, line and cell numbers, spacing). The progress bound
+(``progress.py``) and the repeat guard's message (``repeat_guard.py``) both read errors through it.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_TIMESTAMP = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"
+)
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_HEX_ID = re.compile(r"\b(?=[0-9a-fA-F_]*\d)(?=[0-9a-fA-F_]*[a-fA-F])[0-9a-fA-F_]{8,}\b")
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s\\/'\"`:,;()<>\[\]]+)+[\\/]?|~(?:[\\/][^\s\\/'\"`:,;()<>\[\]]+)+")
+_LINE = re.compile(r"\b(line|lines|col|column|Line|Cell In\s*\[?\d*\]?)\s*\d+(?:\s*-\s*\d+)?", re.I)
+_CELL = re.compile(r"\[\d+\]")
+_SPACE = re.compile(r"\s+")
+_TAIL_CHARS = 300
+
+
+def error_line(text: str) -> str:
+    """The line that names an error: a traceback's exception line (its last non-empty line)."""
+    lines = [line.strip() for line in _ANSI.sub("", text).strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def normalise_error(text: str) -> str:
+    """What identifies an error across attempts, whatever wraps it.
+
+    Its last non-empty line (a traceback's exception line), without what changes from one attempt
+    to the next: terminal colours, timestamps, addresses, ids, paths, line and cell numbers, spacing.
+    Idempotent: ``normalise_error(normalise_error(e)) == normalise_error(e)``.
+    """
+    line = error_line(text)
+    line = _TIMESTAMP.sub("<time>", line)
+    line = _UUID.sub("<id>", line)
+    line = _ADDRESS.sub("<addr>", line)
+    line = _PATH.sub("<path>", line)
+    line = _HEX_ID.sub("<id>", line)
+    line = _LINE.sub(lambda m: f"{m.group(1).split()[0].lower()} <n>", line)
+    line = _CELL.sub("[<n>]", line)
+    return _SPACE.sub(" ", line).strip()[:_TAIL_CHARS]
+
+
+__all__ = ["error_line", "normalise_error"]

@@ -1,0 +1,81 @@
+"""#40: one normaliser decides when two errors are the same, whatever changes between attempts (kernel-free).
+
+Generated errors are wrapped in what differs from one attempt to the next — a traceback's frames,
+paths, line and cell numbers, addresses, ids, timestamps, colours, spacing — and must normalise to
+the same text; different exception lines must stay different.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from freeact_tui.agent.policy.errors import normalise_error
+
+NAMES = st.sampled_from(["ValueError", "KeyError", "ZeroDivisionError", "FileNotFoundError", "RuntimeError"])
+WORDS = (
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyzäöüß ", min_size=1, max_size=30).map(str.strip).filter(bool)
+)
+SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_-.", min_size=1, max_size=12).filter(
+    lambda s: s.strip(".")
+)
+PATHS = st.lists(SEGMENT, min_size=1, max_size=5).map(lambda parts: "/" + "/".join(parts))
+HEX = st.integers(min_value=16**4, max_value=16**12).map(lambda n: f"0x{n:x}")
+STAMP = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(2100, 1, 1)).map(lambda d: d.strftime("%Y-%m-%d %H:%M:%S"))
+
+
+@st.composite
+def attempt(draw: st.DrawFn, name: str, message: str, kind: int) -> str:
+    """One attempt's output of the error ``name: message``, with everything that varies drawn anew."""
+    path = draw(PATHS)
+    line = draw(st.integers(min_value=1, max_value=9999))
+    detail = ["", f" at {draw(HEX)}", f" in {path}", f" (line {line})", f" [{draw(STAMP)}]"][kind]
+    frames = draw(
+        st.lists(
+            st.builds(lambda p, n: f'  File "{p}", line {n}, in <module>', PATHS, st.integers(1, 500)),
+            max_size=3,
+        )
+    )
+    colour = draw(st.sampled_from(["", "\x1b[0;31m"]))
+    reset = "\x1b[0m" if colour else ""
+    head = draw(
+        st.sampled_from(["", "Traceback (most recent call last):\n", f"Cell In[{line}], line {line}\n"])
+    )
+    body = "\n".join(frames)
+    space = draw(st.sampled_from([" ", "  ", "\t"]))
+    return f"{head}{body}\n{colour}{name}:{space}{message}{detail}{reset}\n" + draw(
+        st.sampled_from(["", "\n\n"])
+    )
+
+
+@given(st.data(), NAMES, WORDS, st.integers(0, 4))
+def test_the_same_error_in_another_attempt_normalises_the_same(
+    data: st.DataObject, name: str, message: str, kind: int
+) -> None:
+    first = normalise_error(data.draw(attempt(name, message, kind)))
+    second = normalise_error(data.draw(attempt(name, message, kind)))
+    assert first == second and first.startswith(f"{name}: {' '.join(message.split())}")
+
+
+@given(NAMES, WORDS, PATHS, PATHS, HEX, HEX, STAMP, STAMP, st.integers(1, 999), st.integers(1, 999))
+def test_what_varies_between_attempts_is_stripped(
+    name: str, message: str, p1: str, p2: str, a1: str, a2: str, t1: str, t2: str, n1: int, n2: int
+) -> None:
+    def one(path: str, address: str, stamp: str, line: int) -> str:
+        return f"{stamp} {name}: {message} at {address} in {path}, line {line}"
+
+    assert normalise_error(one(p1, a1, t1, n1)) == normalise_error(one(p2, a2, t2, n2))
+
+
+@given(st.text(max_size=200))
+def test_normalising_is_idempotent(text: str) -> None:
+    once = normalise_error(text)
+    assert normalise_error(once) == once
+
+
+@given(NAMES, NAMES, WORDS, WORDS)
+def test_different_errors_stay_different(n1: str, n2: str, m1: str, m2: str) -> None:
+    if (n1, " ".join(m1.split())) != (n2, " ".join(m2.split())):
+        assert normalise_error(f"{n1}: {m1}") != normalise_error(f"{n2}: {m2}")

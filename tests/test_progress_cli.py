@@ -1,0 +1,83 @@
+"""#40's table: a server that keeps making one mistake costs a few requests, in every protocol.
+
+The real CLI (``freeact-tui run``, headless, a real kernel) against the fake OpenAI-compatible server
+through ``--base-url``: the default protocol (``auto`` for a ``--base-url`` server), ``tools`` and
+``text``. Each row counts the requests the server received and the exit code (4: ``stalled``, the
+turn made no progress ``max_steps_without_progress`` steps in a row). Before #40 the default protocol
+spent the whole budget of 100 requests on the first three rows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, ReplySpec, ToolCallReply
+from tests.helpers import cli, fake_args
+from tests.scripted import CODE_TOOL
+
+pytestmark = pytest.mark.kernel
+
+BROKEN_JSON = Reply(tool_calls=[ToolCallReply(CODE_TOOL, '{"code": "pri')])
+UNKNOWN_TOOL = Reply(tool_calls=[ToolCallReply("no_such_tool", {"x": 1})])
+SAME_FAILURE = Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": "1 / 0"})])
+SAME_FAILING_BLOCK = Reply("```python\n1 / 0\n```")
+EMPTY = Reply("")
+
+
+def two_failures_in_turn(request: RecordedRequest) -> Reply:
+    code = "1 / 0" if request.index % 2 else "import no_such_module_40"
+    return Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": code})])
+
+
+def two_failing_blocks_in_turn(request: RecordedRequest) -> Reply:
+    code = "1 / 0" if request.index % 2 else "import no_such_module_40"
+    return Reply(f"```python\n{code}\n```")
+
+
+# (the model keeps sending, protocol, the fault, requests, exit code); protocol None: the default (auto)
+TABLE: list[tuple[str, str | None, ReplySpec, int, int]] = [
+    ("a tool call with broken JSON arguments", None, BROKEN_JSON, 3, 4),
+    ("a tool call with broken JSON arguments", "tools", BROKEN_JSON, 3, 4),
+    ("a tool call with broken JSON arguments", "text", BROKEN_JSON, 3, 4),
+    ("a call of a tool that does not exist", None, UNKNOWN_TOOL, 3, 4),
+    ("a call of a tool that does not exist", "tools", UNKNOWN_TOOL, 3, 4),
+    ("the same code that fails the same way", None, SAME_FAILURE, 4, 4),
+    ("the same code that fails the same way", "tools", SAME_FAILURE, 4, 4),
+    ("the same code that fails the same way", "text", SAME_FAILING_BLOCK, 4, 4),
+    ("two failing steps in turn", None, two_failures_in_turn, 5, 4),
+    ("two failing steps in turn", "tools", two_failures_in_turn, 5, 4),
+    ("two failing steps in turn", "text", two_failing_blocks_in_turn, 5, 4),
+    ("an empty reply", None, EMPTY, 2, 1),  # one nudge, then the empty reply ends the turn: no answer
+    ("an empty reply", "tools", EMPTY, 1, 1),
+    ("an empty reply", "text", EMPTY, 2, 1),
+]
+
+
+@pytest.mark.parametrize(
+    ("keeps_sending", "protocol", "fault", "requests", "exit_code"),
+    TABLE,
+    ids=[f"{row[0]}-{row[1] or 'default'}" for row in TABLE],
+)
+def test_a_model_that_keeps_making_one_mistake_costs_a_few_requests(
+    keeps_sending: str,
+    protocol: str | None,
+    fault: ReplySpec,
+    requests: int,
+    exit_code: int,
+    fake_openai: FakeOpenAI,
+    tmp_path: Path,
+    isolated_home: Path,
+) -> None:
+    fake_openai.default = fault
+    chosen = ["--action-protocol", protocol] if protocol else []
+    done = cli("run", *fake_args(fake_openai), *chosen, "--allow", "code:*", "-o", "json", "go", cwd=tmp_path)
+    assert done.stdout.strip(), done.stderr
+    result = json.loads(done.stdout)
+    assert (fake_openai.count, done.returncode) == (requests, exit_code), (keeps_sending, result["errors"])
+    if exit_code == 4:
+        (error,) = result["errors"]
+        assert result["status"] == "stalled" and error["kind"] == "stalled"
+        assert "no progress" in error["message"] and "max_steps_without_progress" in error["message"]
