@@ -51,17 +51,18 @@ async def test_a_filtered_reply_is_a_refusal_and_the_next_turn_is_not(
     assert client.text() == "I can't help with that.Sure."
 
 
-async def test_the_request_budget_is_max_turn_requests_and_a_repeated_error_is_not(
+async def test_the_request_budget_and_the_progress_bound_are_max_turn_requests(
     fake_openai: FakeOpenAI, work: Path, tmp_path: Path
 ) -> None:
-    # The same failing action twice: the repeated-error guard ends the turn (a "limit", but no budget).
-    fake_openai.script(code_call("1/0", "call_a"), code_call("1/0", "call_b"))
+    # The same failing action again and again: the progress bound ends the turn long before the budget.
+    fake_openai.default = lambda request: code_call("1/0", f"call_{request.index}")
     client = RecordingClient()
     async with acp_agent(client, *args(fake_openai, tmp_path, "--skip-permissions"), cwd=work) as (conn, _):
         session = await conn.new_session(cwd=str(work), mcp_servers=[])
         sid = session.session_id
         guarded = await conn.prompt(session_id=sid, prompt=[text_block("divide")])
-        assert "The same error came up twice" in client.text()
+        assert "made no progress" in client.text()
+        stalled_requests = fake_openai.count
         # Then a model that never stops acting: the per-turn budget (100 requests) ends the turn.
         before = fake_openai.count
 
@@ -70,7 +71,7 @@ async def test_the_request_budget_is_max_turn_requests_and_a_repeated_error_is_n
 
         fake_openai.default = act
         budget = await conn.prompt(session_id=sid, prompt=[text_block("count forever")])
-    assert guarded.stop_reason == "end_turn"
+    assert guarded.stop_reason == "max_turn_requests" and stalled_requests <= 5
     assert budget.stop_reason == "max_turn_requests"
     assert fake_openai.count - before == 100
     assert "Stopped after 100 model requests" in client.text()

@@ -34,10 +34,10 @@ EDITOR_NAMES = {c.name for c in EDITOR_COMMANDS}
 
 STOP_REASON_OF_ERROR: dict[str, StopReason] = {
     "limit": "max_turn_requests",  # the turn's budget of model requests ran out
+    "stalled": "max_turn_requests",  # steps in a row made no progress: a bound ended it, not an answer
 }
-"""The ``AgentError`` kinds that end a turn with a stop reason of their own; any other error (the same
-error twice, broken tool calls, a turn stopped for lack of progress) ends it with ``end_turn`` and its
-message. A guard that should map elsewhere is a row here."""
+"""The ``AgentError`` kinds that end a turn with a stop reason of their own; any other error ends it
+with ``end_turn`` and its message. A guard that should map elsewhere is a row here."""
 
 
 class TurnRunner:

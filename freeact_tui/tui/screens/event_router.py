@@ -142,8 +142,10 @@ class EventRouter:
                 return "The turn was cancelled"
             case AgentError(message=message, kind=kind):
                 await log.finish_streams()
-                title = "Stopped" if kind == "repeat" else f"{kind.capitalize()} error"
+                title = "Stopped" if kind in ("repeat", "stalled") else f"{kind.capitalize()} error"
                 await log.error(message, title=title, parent_corr_id=event.parent_corr_id)
+                if kind == "stalled":
+                    return "The turn stopped (no progress)"
                 return "The turn stopped (the same error twice)" if kind == "repeat" else f"The turn failed ({kind} error)"
             case UsageUpdate():
                 if event.agent_id == agent.agent_id:
