@@ -208,8 +208,11 @@ async def test_ctrl_c_cancels_a_running_turn_and_copies_when_idle(
         screen.prompt.select_all()
         await pilot.press("ctrl+c")
         assert app.clipboard == "copy me"
-        # Idle, nothing selected: the quit hint, as before.
+        # Idle, nothing selected: the draft is cleared, then (empty) a second press would quit.
         screen.prompt.move_cursor((0, 0))
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert screen.prompt.text == ""
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert any("to quit" in str(n.message) for n in app._notifications)

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, work
-from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
@@ -381,12 +380,6 @@ class MainScreen(LayoutTrackingScreen):
     def action_follow_log(self) -> None:
         """Jump to the latest output and follow it again."""
         self.conversation.follow()
-
-    def action_interrupt(self) -> None:
-        """Ctrl+C: cancel a running turn; on an idle prompt the key does what it did (copy, quit hint)."""
-        if not self.turn_running:
-            raise SkipAction()
-        self.action_cancel_turn()
 
     def on_conversation_log_output_below(self, message: ConversationLog.OutputBelow) -> None:
         self.query_one(NewOutputMarker).show(message.below)
