@@ -114,8 +114,16 @@ def start_app(
     mark("config:end")
     from freeact_tui.config_sources import DeferredConfig, LaunchView
 
-    view = config.view if isinstance(config, DeferredConfig) else LaunchView.of(config)
     chosen = None if isinstance(config, DeferredConfig) else resolve_session_id(config, session_id, resume)
+    if chosen is not None and not isinstance(config, DeferredConfig):
+        from freeact_tui.cli.resume import resumed_overrides, session_launch
+
+        # The session's own model, protocol and base URL, for what the command line leaves open.
+        if extra := resumed_overrides(session_launch(config, chosen), overrides):
+            config, remember_valid = load_for_app(
+                config_path, {**overrides, **extra}, trust_project=trust_project, defer=False
+            )
+    view = config.view if isinstance(config, DeferredConfig) else LaunchView.of(config)
     remember_valid()  # only now: a launch refused (e.g. its session id) writes nothing
     log_to_file(log_level)
     warn_if_insecure(view)
