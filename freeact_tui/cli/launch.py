@@ -90,6 +90,7 @@ def launch_app(params: Mapping[str, object]) -> None:
         config_overrides({}, {**params, "execution": execution}),
         params.get("log_level"),  # type: ignore[arg-type]
         trust_project=bool(params.get("trust_folder")),
+        prompt=params.get("prompt"),  # type: ignore[arg-type]
     )
 
 
@@ -101,8 +102,10 @@ def start_app(
     log_level: LogLevel | None = None,
     *,
     trust_project: bool = False,
+    prompt: str | None = None,
 ) -> None:
-    """Load the config and run the terminal app until it quits (it ends the process)."""
+    """Load the config and run the terminal app until it quits (it ends the process); ``prompt`` is sent
+    as the first message once the agent is open."""
     from freeact_tui.timeline import mark
 
     mark("config:start")
@@ -150,7 +153,9 @@ def start_app(
         # third of its objects) would never be freed.
         gc.enable()
 
-    tui = FreeactApp(config, session_id=chosen, fast_exit=True, after_first_frame=after_first_frame)
+    tui = FreeactApp(
+        config, session_id=chosen, fast_exit=True, after_first_frame=after_first_frame, first_prompt=prompt
+    )
     # Our own loop, never closed: closing it would wait for tasks and threads of kernels being left.
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)

@@ -25,6 +25,7 @@ from freeact_tui.cli.options import (
     LogLevel,
     ModelOption,
     OutputChoice,
+    PromptOption,
     ProtocolOption,
     RemoteInsecureOption,
     ResumeOption,
@@ -75,6 +76,7 @@ def run(
         LogLevel | None,
         typer.Option("--log-level", help="Level of the log file (logs/freeact-tui.log in the data dir)."),
     ] = None,
+    prompt: PromptOption = None,
     version: Annotated[
         bool | None,
         typer.Option(

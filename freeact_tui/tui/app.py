@@ -77,6 +77,7 @@ class FreeactApp(App[None]):
             turn and writes the session; the kernels end by themselves once the process is gone.
         after_first_frame: Called once the first frame is drawn, before the agent loads (the command
             line turns garbage collection back on there).
+        first_prompt: Sent as the first message once the agent is open (``freeact-tui "PROMPT"``).
         **agent_options: More keyword arguments of ``Agent.from_config`` for every agent this app
             opens, e.g. ``executor=`` an already started executor (tests share one kernel).
     """
@@ -104,10 +105,12 @@ class FreeactApp(App[None]):
         clock: Clock | None = None,
         fast_exit: bool = False,
         after_first_frame: Callable[[], object] | None = None,
+        first_prompt: str | None = None,
         **agent_options: Any,
     ) -> None:
         super().__init__()
         self._after_first_frame = after_first_frame
+        self._first_prompt = first_prompt
         self.clock = clock
         self.fast_exit = fast_exit
         self._config: Config | None = None
@@ -201,6 +204,7 @@ class FreeactApp(App[None]):
             self.startup_error = problem
             await screen.show_agent()
             self.agent_ready = True
+            await screen.flow.first(self._first_prompt, send=False)  # kept in the prompt, not lost
             await self.push_screen(
                 FirstRunScreen(problem, config_file=paths.user_config_file()), self._first_run_done
             )
@@ -211,6 +215,7 @@ class FreeactApp(App[None]):
         await screen.show_agent()
         mark("placeholder:set")
         self.agent_ready = True  # after the view is drawn: tests and prompts see a finished start
+        await screen.flow.first(self._first_prompt, send=True)
         screen.send_queued()  # a prompt typed meanwhile goes to the model now, whatever the kernel does
 
     async def _launch_kernel(self, screen: MainScreen) -> None:

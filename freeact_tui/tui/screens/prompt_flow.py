@@ -89,6 +89,18 @@ class PromptFlow:
         prompt.clear_input()
         self._start(text)
 
+    async def first(self, text: str | None, *, send: bool) -> None:
+        """The command line's first message (``freeact-tui "PROMPT"``): sent as if typed (a slash
+        command runs), or (``send=False``: no model yet) left in the prompt to send once there is one."""
+        if not text:
+            return
+        if send and self.view.agent is not None:
+            await self.submit(text)
+            return
+        prompt = self.view.prompt
+        prompt.load_text(text)
+        prompt.move_cursor(prompt.document.end)
+
     def _queue(self, text: str, notice: str) -> None:
         self.view.prompt.remember(text)
         self.view.prompt.clear_input()
