@@ -111,6 +111,7 @@ class MainScreen(LayoutTrackingScreen):
 
     def on_mount(self) -> None:
         keep_toasts_above(self, self.prompt)  # notifications cover neither the prompt nor the token counts
+        self.prompt.scroll_log = self.conversation  # PageUp/PageDown (Home/End when empty) scroll it from the prompt
 
     @cached_property
     def router(self) -> EventRouter:
@@ -408,8 +409,12 @@ class MainScreen(LayoutTrackingScreen):
 
     def action_toggle_details(self) -> None:
         from freeact_tui.tui.widgets.blocks.output import toggle_details
+        from freeact_tui.tui.widgets.log_place import LogPlace
 
-        toggle_details(self.conversation)
+        log = self.conversation
+        place = LogPlace.of(log, log.following, self.focused)  # the reader's block stays where it is
+        toggle_details(log)
+        self.call_after_refresh(place.restore, log)
 
     def action_open_pager(self, focused: Widget | None = None) -> None:
         """Alt+O: the focused output, the found one, else the last long one, whole, with search."""

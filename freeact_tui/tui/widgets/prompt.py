@@ -8,6 +8,8 @@ moves the focus on only when there is nothing to complete.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from rich.text import Text
 from textual import events
 from textual.message import Message
@@ -19,6 +21,18 @@ from freeact_tui.tui.history import PromptHistory
 from freeact_tui.tui.widgets.completion_menu import CompletionMenu
 
 _NEWLINE_KEYS = {"ctrl+j", "alt+enter", "shift+enter", "ctrl+enter"}
+
+
+class ScrollableLog(Protocol):
+    def scroll_by_key(self, key: str) -> None: ...
+
+
+def scrolls_log(key: str, line_count: int, text: str) -> bool:
+    """Whether ``key`` in the prompt scrolls the log: PageUp/PageDown while the prompt has one line (it
+    has nothing to page through), Home/End while it is empty (with text they move the cursor)."""
+    if key in ("pageup", "pagedown"):
+        return line_count <= 1
+    return key in ("home", "end") and not text
 
 
 class PromptInput(TextArea):
@@ -82,6 +96,8 @@ class PromptInput(TextArea):
         self.prompt_history = history if history is not None else PromptHistory()
         self.menu: CompletionMenu | None = None
         """The menu the screen draws above the prompt; its keys come from here while it is open."""
+        self.scroll_log: ScrollableLog | None = None
+        """The conversation log, which PageUp/PageDown (Home/End: an empty prompt) scroll (``scrolls_log``)."""
 
     def get_line(self, line_index: int) -> Text:
         """A line as drawn: a pasted or mentioned name's control characters shown, never sent."""
@@ -172,6 +188,10 @@ class PromptInput(TextArea):
         if self._menu_key(key):
             event.stop()
             event.prevent_default()
+        elif self.scroll_log is not None and scrolls_log(key, self.document.line_count, self.text):
+            event.stop()
+            event.prevent_default()
+            self.scroll_log.scroll_by_key(key)
         elif key == "tab" and (context := self.completion_context()) is not None:
             event.stop()
             event.prevent_default()
