@@ -21,6 +21,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from freeact_tui.events import Decision
 from freeact_tui.store.compaction import CompactionTiming, compaction_info, summary_text
+from freeact_tui.store.decision_record import decision_from_record
 from freeact_tui.store.event_record import IMAGE_NOTE, KERNEL_DIED, event_of, withdrawn_messages
 from freeact_tui.store.prompt_record import (
     CANCELLED_NOTE,
@@ -179,20 +180,11 @@ class ApprovalRecord:
         if not isinstance(item, dict) or not isinstance(item.get("call"), dict):
             return None
         kind = item["call"].get("kind")
-        if not isinstance(kind, str) or not isinstance(item.get("approved"), bool):
+        read = decision_from_record(item)
+        if not isinstance(kind, str) or read is None:
             return None
-        by = item.get("by")
-        remember = item.get("remember") if item.get("remember") in ("always", "session") else None
-        pattern, reason = item.get("pattern"), item.get("reason")
-        decision = Decision(
-            item["approved"],
-            remember=remember,
-            pattern=pattern if isinstance(pattern, str) else None,
-            by_rule=by in ("rule", "skip"),
-            reason=reason if isinstance(reason, str) else None,
-            per_part=by == "parts",
-        )
-        return cls(kind, call_from_record(item["call"]), decision, skip_permissions=by == "skip")
+        decision, skip = read
+        return cls(kind, call_from_record(item["call"]), decision, skip_permissions=skip)
 
 
 @dataclass(frozen=True)

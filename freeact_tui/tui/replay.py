@@ -36,6 +36,7 @@ from freeact_tui.events import (
     Thoughts,
     ToolOutput,
 )
+from freeact_tui.store.prompt_record import INTERRUPTED
 from freeact_tui.toolcalls import (
     CODE_TOOL,
     SUBAGENT_TOOL,
@@ -243,6 +244,10 @@ class _Replayer:
             text = entry.kernel_output if whole is None else whole
             if any(not r.decision.approved for r in records if r.call is not None):
                 text = _kernel_output(text)  # live, the note to the model was not shown
+            if entry.outcome == "interrupted":  # live: what it printed, then the cancel's own notice
+                text = text.removesuffix(INTERRUPTED).rstrip("\n")
+                if not text:
+                    return
             truncated, path = entry.truncated
             yield CodeExecutionOutput(
                 text,
