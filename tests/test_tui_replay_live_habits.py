@@ -62,3 +62,34 @@ async def test_a_rejection_with_a_reason_and_a_cancelled_cell_replay_as_drawn_li
         if part.get("tool_call_id") == "c-slow" and part.get("part_kind") == "tool-return"
     ]
     assert [r["content"] for r in returns] == ["started\nInterrupted by user."]
+
+
+async def test_the_undo_notice_replays_where_it_was_shown(make_app: Callable[..., FreeactApp], tmp_path: Path) -> None:
+    from freeact_tui.tui.screens.undo import UndoScreen
+
+    target = tmp_path / "a.txt"
+    target.write_text("original\n")
+    s = Script(
+        [
+            [Code(f"open({str(target)!r}, 'w').write('changed\\n')", call_id="c-write")],
+            ["Changed it."],
+            ["Fine."],
+        ]
+    )
+    config: dict[str, object] = {"action_protocol": "tools", "skip_permissions": True}
+    app = make_app(s, config)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "change a.txt")
+        await idle(pilot)
+        await send(pilot, "/undo")
+        await until(pilot, lambda: isinstance(app.screen, UndoScreen), 20)
+        await pilot.press("y")
+        await until(pilot, lambda: any(r[0] == "NoticeBlock" and r[4] == "Undo" for r in log_rows(app)), 20)
+        await send(pilot, "thanks")
+        await idle(pilot)
+        live = log_rows(app)
+        assert app.agent is not None
+        session_id = app.agent.session_id
+    assert target.read_text() == "original\n"
+    assert [r[4] for r in live if r[0] == "NoticeBlock"] == ["Undo"]
+    assert await resumed_rows(make_app, session_id, config) == live

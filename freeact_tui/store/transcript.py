@@ -221,6 +221,14 @@ class ErrorEntry:
 
 
 @dataclass(frozen=True)
+class NoticeEntry:
+    """A notice the app showed in the log about the session (an undo), kept as an event record."""
+
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
 class OtherEntry:
     kind: str
     text: str
@@ -239,6 +247,7 @@ Entry = (
     | CutEntry
     | SwitchEntry
     | ErrorEntry
+    | NoticeEntry
     | OtherEntry
 )
 
@@ -338,6 +347,8 @@ def _entries(message: ModelMessage) -> Iterator[Entry]:
             for taken_back in withdrawn_messages(event):
                 yield from _entries(taken_back)
             yield ErrorEntry(str(event.get("error", "internal")), str(event.get("message", "")))
+        elif event["kind"] == "notice":
+            yield NoticeEntry(str(event.get("title", "")), str(event.get("text", "")))
         return  # a kind of a later version: nothing this one can show
     if isinstance(message, ModelRequest) and isinstance(message.metadata, dict):
         if SWITCH_KEY in message.metadata:
@@ -412,6 +423,7 @@ __all__ = [
     "CutEntry",
     "Entry",
     "ErrorEntry",
+    "NoticeEntry",
     "NUDGE_KEY",
     "NudgeEntry",
     "OtherEntry",

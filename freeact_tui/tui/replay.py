@@ -173,6 +173,8 @@ class _Replayer:
                     yield _compaction(entry, self.ids)
                 case tr.ErrorEntry(kind=kind, message=message, corr_id=corr):
                     yield AgentError(message, _ERROR_KINDS.get(kind, "internal"), **self._of(corr))
+                case tr.NoticeEntry(title=title, text=text):
+                    yield LogNotice(text, title)
                 case tr.RewindEntry(mark=mark):
                     yield LogNotice(mark.describe(), "Rewound")
                 case tr.NudgeEntry(reason=reason, text=told):
