@@ -84,7 +84,7 @@ class FreeactApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "freeact"
-    COMMANDS = App.COMMANDS | {SlashCommandProvider}
+    COMMANDS = {SlashCommandProvider}  # the app's own commands (Textual's quit, maximize, screenshot: not ours)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "request_quit", "Quit", priority=True, id="app.quit"),
