@@ -33,6 +33,7 @@ from freeact_tui.tui.quit_keys import QuitKeys
 from freeact_tui.tui.quitting import settle_for_exit
 from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.themes import ConfiguredTheme
+from freeact_tui.tui.toast_place import keep_toasts_off_dialogs
 from freeact_tui.tui.widgets.session_list import Clock
 
 if TYPE_CHECKING:
@@ -151,6 +152,7 @@ class FreeactApp(App[None]):
             if insecure is not None:
                 self.notify(insecure, severity="warning", timeout=15)
         self._theme.follow()
+        keep_toasts_off_dialogs(self)
         if self.launch.keymap:
             self.set_keymap(dict(self.launch.keymap))
         # The screen comes first so the prompt takes keys while the agent loads (in a worker).
