@@ -160,3 +160,21 @@ async def test_footer_keeps_quit_and_cuts_no_key(make_app: Callable[..., Freeact
         edge = min([k.region.x for k in palette] + [footer.region.right])
         assert all(k.region.right <= edge for k in shown()), [(k.description, k.region) for k in shown()]
         assert any(k.description == "Help" for k in shown())
+
+
+@pytest.mark.kernel
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize(("width", "most"), [(80, 30), (100, 36), (160, 46)])
+async def test_the_side_panel_leaves_the_log_most_of_the_width(
+    make_app: Callable[..., FreeactApp], width: int, most: int
+) -> None:
+    app = make_app(script(["ok"]))
+    async with app.run_test(size=(width, 24)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+b")
+        panel = app.main_screen.side_panel
+        await until(pilot, lambda: panel.display and panel.region.width > 0)
+        await pilot.pause()
+        log = app.main_screen.conversation
+        assert 26 <= panel.region.width <= most and log.region.width >= width - panel.region.width - 3
+        assert log.region.width > panel.region.width
