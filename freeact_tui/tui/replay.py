@@ -46,7 +46,7 @@ from freeact_tui.toolcalls import (
     SubagentTask,
     ToolCall,
 )
-from freeact_tui.tui.mentions import mentioned_paths
+from freeact_tui.userwords import split_attachments
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -126,15 +126,8 @@ def replay_history(
 
 
 def without_attachments(text: str) -> str:
-    """A prompt as the user typed it: the files its ``@path`` mentions attached after it taken off
-    (``mentions.attach_mentions`` puts each after a blank line, headed ``[@path]`` or ``[@path: why]``)."""
-    cuts = [
-        at
-        for token in mentioned_paths(text)
-        for head in (f"\n\n[@{token}]\n", f"\n\n[@{token}: ")
-        if (at := text.find(head)) >= 0
-    ]
-    return text[: min(cuts)] if cuts else text
+    """A prompt as the user typed it: the files its ``@path`` mentions attached after it taken off."""
+    return split_attachments(text)[0]
 
 
 def nudge_note(reason: str, told: str) -> str:
