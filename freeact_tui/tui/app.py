@@ -59,7 +59,7 @@ def _import_agent_modules() -> None:
 
 _NO_MODEL = (
     "No model is configured. Start with --model PROVIDER:NAME (for example anthropic:claude-sonnet-4-5, "
-    'openai:gpt-4o, google-gla:gemini-2.5-flash or ollama:llama3.2), set `model = "…"` in {config}, '
+    'openai:gpt-4o, google-gla:gemini-2.5-flash or ollama:llama3.2), set model = "…" in {config}, '
     "or type /model NAME here. Provider keys come from their usual environment variables "
     "(ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …). To try the app offline: /model demo."
 )
@@ -241,7 +241,7 @@ class FreeactApp(App[None]):
             return
 
         def show(state: KernelState, detail: str) -> None:
-            if not self.agent_ready:
+            if not self.agent_ready or self.agent is None:  # no agent (yet): the kernel's own state
                 screen.status_bar.set_kernel(state)
 
         launch.executor.add_state_listener(show)

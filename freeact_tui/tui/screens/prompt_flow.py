@@ -81,8 +81,9 @@ class PromptFlow:
         if view.agent is None:
             problem = view.host.startup_error or "No model is set."
             from freeact_tui.tui.screens.first_run import setup_guide  # its screen's Markdown: not at start
+            from freeact_tui.tui.widgets.blocks.guide import GuideBlock
 
-            await view.conversation.notice(setup_guide(problem), title="Set up a model first")
+            await view.conversation.add(GuideBlock(setup_guide(problem), title="Set up a model first"))
             view.notify("No model is set: type /model PROVIDER:NAME (see the guide).", severity="error")
             return
         prompt.remember(text)
