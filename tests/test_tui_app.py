@@ -349,7 +349,8 @@ async def test_large_paste_is_sent_whole(make_app: Callable[..., FreeactApp]) ->
         prompt.focus()
         app.post_message(events.Paste(pasted))  # as the terminal driver delivers it
         await pilot.pause()
-        assert prompt.text == pasted  # newlines in a paste do not send
+        assert prompt.text == "[Pasted text #1 +3000 lines]"  # newlines in a paste do not send
+        assert prompt.message == pasted
         await pilot.press("enter")
         await app.workers.wait_for_complete()
     sent = [p.content for p in s.requests[0][0].parts if isinstance(p, UserPromptPart)]

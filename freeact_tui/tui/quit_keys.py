@@ -148,7 +148,7 @@ class QuitKeys:
                 raise SkipAction()
             case CtrlC.CLEAR:
                 assert prompt is not None
-                prompt.remember(prompt.text)
+                prompt.remember(prompt.message)
                 prompt.clear_input()
             case CtrlC.ARM:
                 self._host.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)

@@ -317,7 +317,7 @@ class MainScreen(LayoutTrackingScreen):
         if self.turn_running:
             self.action_cancel_turn()
             return
-        draft = self.prompt.text
+        draft = self.prompt.message
         if not draft.strip():
             return
         now = time.monotonic()
@@ -401,7 +401,7 @@ class MainScreen(LayoutTrackingScreen):
         event.prevent_default()
         prompt.focus()
         if event.key == "enter":
-            prompt.post_message(PromptInput.Submitted(prompt, prompt.text))
+            prompt.post_message(PromptInput.Submitted(prompt, prompt.message))
         elif event.key == "backspace":
             prompt.action_delete_left()
         elif event.character is not None:

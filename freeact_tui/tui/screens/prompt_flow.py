@@ -128,7 +128,7 @@ class PromptFlow:
     async def steer(self) -> None:
         """Alt+S: the typed message into the running turn (the model gets it at its next step)."""
         view, prompt = self.view, self.view.prompt
-        text = prompt.text
+        text = prompt.message
         if not text.strip():
             return
         agent = view.agent
@@ -146,7 +146,7 @@ class PromptFlow:
     def edit_queued(self, text: str) -> None:
         """A queued message back into the prompt; a draft there goes to the queue, never lost."""
         prompt = self.view.prompt
-        draft = prompt.text.strip()
+        draft = prompt.message.strip()
         if draft:
             self.view.queue.push(draft)
         prompt.load_text(text)
