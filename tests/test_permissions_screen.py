@@ -153,3 +153,4 @@ def test_snapshot_permissions_screen(snap_compare, tmp_path: Path) -> None:  # t
     rules.add("code", proposed_pattern(CodeAction("print('hello')")), scope="session")
     rules.add("code", "from pathlib import Path*", scope="session")
     assert snap_compare(RulesHost(rules), terminal_size=(120, 40))
+    assert snap_compare(RulesHost(rules), terminal_size=(80, 24))  # readable at 80x24 too
