@@ -130,6 +130,12 @@ class Config(BaseModel):
     # A config built in code (the SDK, tests) trusts its working dir; ``load_config`` decides otherwise.
     _trust: trust.TrustState | None = PrivateAttr(default=None)
     _reload: Any = PrivateAttr(default=None)
+    _origins: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @property
+    def origins(self) -> dict[str, str]:
+        """Where each key set comes from (a file, "the command line"); a key not in it has its default."""
+        return self._origins
 
     @property
     def notices(self) -> list[str]:
@@ -234,6 +240,7 @@ def validate(sources: Sources, reload: Callable[[], Config] | None = None) -> Co
     config.notices.extend(sources.notices)
     config._trust = sources.trust_state
     config._reload = reload
+    config._origins = dict(sources.origins)
     return config
 
 

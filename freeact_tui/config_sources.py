@@ -103,6 +103,8 @@ class Sources:
     notices: list[str]
     trust_state: trust.TrustState
     """The trust of the folder the agent works in (``working_dir``, else the current one)."""
+    origins: dict[str, str] = field(default_factory=dict)
+    """Where each top-level key set comes from: a file's path, or "the command line" (unset: a default)."""
 
     def fingerprint(self) -> str:
         """The same for the same values to validate (with this app and Python), whatever they are."""
@@ -193,6 +195,8 @@ def gather(
         merged = merge(merged, expand_env(layer))
     merged = merge(merged, expand_env(explicit))
     merged = merge(merged, given)
+    named = [(str(user_file), user), *layers, (str(config_path), explicit), ("the command line", given)]
+    origins = {key: source for source, layer in named for key in layer}  # the last (highest) layer wins
     working_dir = merged.get("working_dir")
     if isinstance(working_dir, str) and working_dir:
         # The agent works elsewhere: that folder's rules, skills and AGENTS.md need its own trust.
@@ -200,7 +204,7 @@ def gather(
         elsewhere = Path(working_dir).expanduser().resolve()
         if elsewhere != folder:
             state = _trusted(elsewhere, trust_project)
-    return Sources(checks, merged, notices, state)
+    return Sources(checks, merged, notices, state, origins)
 
 
 class ValidSources:

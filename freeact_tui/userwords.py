@@ -87,3 +87,18 @@ def user_words(text: str) -> str:
 
 
 __all__ = ["ShellRun", "fence_for", "take_prefix", "user_words"]
+
+
+_ATTACHED = re.compile(r"\n\n\[@(?P<token>[^\]\n]+?)(?:\]\n|: )")
+
+
+def split_attachments(text: str) -> tuple[str, str]:
+    """``text`` as (what the user typed, the files its ``@path`` mentions attached after it).
+
+    The app attaches each mentioned file after a blank line, headed ``[@path]`` or ``[@path: why]``
+    (``tui/mentions.py``); a header counts only for a ``@path`` the text before it mentions.
+    """
+    for m in _ATTACHED.finditer(text):
+        if f"@{m.group('token')}" in text[: m.start()]:
+            return text[: m.start()], text[m.start() + 2 :]
+    return text, ""

@@ -133,7 +133,8 @@ async def test_close_ends_the_running_turn_and_its_kernel_and_the_session_loads_
     assert [u["sessionUpdate"] for u in replayed][:2] == ["user_message_chunk", "tool_call"]
     assert any(u.get("toolCallId") == "call_s" and u.get("status") == "failed" for u in replayed)
     assert again.stop_reason == "end_turn" and client.text().endswith("after close")
-    assert [r.lower() for r in fake_openai.requests[-1].tool_results()] == ["interrupted by user."]
+    # The model is told what the cell printed before it was interrupted, then that it was.
+    assert [r.lower() for r in fake_openai.requests[-1].tool_results()] == [f"kernel pid {pid}\ninterrupted by user."]
 
 
 async def test_close_is_advertised_and_an_unknown_session_is_refused(

@@ -22,7 +22,8 @@ def test_registry_has_every_command_with_description() -> None:
     names = [spec.name for spec in COMMANDS]
     assert names == [
         "help", "new", "sessions", "resume", "model", "theme", "export", "context", "compact", "undo", "rewind",
-        "diff", "clear", "copy", "permissions", "skills", "quit", "exit",
+        "diff", "clear", "status", "cost", "mcp", "config", "init", "memory", "copy", "permissions", "skills",
+        "quit", "exit",
     ]  # fmt: skip
     assert get_command("compact").usage == "/compact [FOCUS]"  # type: ignore[union-attr]
     assert all(spec.description for spec in COMMANDS)
@@ -119,6 +120,6 @@ async def test_palette_discovery_lists_argument_free_commands() -> None:
         shown = [hit.text async for hit in provider.discover()]
         assert shown == [
             "/help", "/new", "/sessions", "/resume", "/model", "/theme", "/export", "/context", "/compact", "/undo", "/rewind", "/diff", "/clear",
-            "/copy", "/permissions", "/skills", "/quit", "/exit",
+            "/status", "/cost", "/mcp", "/config", "/init", "/memory", "/copy", "/permissions", "/skills", "/quit", "/exit",
         ]  # fmt: skip
         await pilot.pause()

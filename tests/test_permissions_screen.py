@@ -17,6 +17,7 @@ from freeact_tui.config import Config
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.toolcalls import CodeAction, ShellAction
 from freeact_tui.tui.app import FreeactApp
+from freeact_tui.tui.screens.confirm import ConfirmScreen
 from freeact_tui.tui.screens.permissions import PermissionsScreen
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests.scripted import script
@@ -93,7 +94,15 @@ async def test_permissions_removes_and_changes_rules_from_the_keyboard(project: 
         assert rules.check(ShellAction("touch a.txt")) == "allow"
 
         await select(pilot, screen, "allow", "touch *")
-        await pilot.press("x")  # removed from the freeact project file
+        await pilot.press("x")  # asks first: n keeps the rule
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is screen)
+        assert any(row[2] == "touch *" for row in rows(screen)) and "touch" in toml.read_text()
+        await pilot.press("x")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")  # removed from the freeact project file
+        await until(pilot, lambda: app.screen is screen)
         assert not any(row[2] == "touch *" for row in rows(screen))
         assert "touch" not in toml.read_text()
         assert rules.check(ShellAction("touch a.txt")) == "ask"
@@ -145,3 +154,4 @@ def test_snapshot_permissions_screen(snap_compare, tmp_path: Path) -> None:  # t
     rules.add("code", "from pathlib import Path*", scope="session")
     rules.add("code", "effects:in-folder", scope="session")  # in words, as the dialog offered it
     assert snap_compare(RulesHost(rules), terminal_size=(120, 40))
+    assert snap_compare(RulesHost(rules), terminal_size=(80, 24))  # readable at 80x24 too

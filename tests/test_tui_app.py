@@ -160,12 +160,20 @@ async def test_no_model_starts_and_says_what_to_set(
         await until(pilot, lambda: isinstance(app.screen, MainScreen))
         errors = [b.text for b in main(app).conversation.query(ErrorBlock)]
         assert len(errors) == 1 and "--model" in errors[0] and "ANTHROPIC_API_KEY" in errors[0]
+        assert "`" not in errors[0]  # plain text: no Markdown marks
         await send(pilot, "hello")
         await pilot.pause()
         assert not main(app).turn_running
         assert app.agent is None
-        guide = main(app).conversation.query(NoticeBlock).last().text
+        from freeact_tui.tui.widgets.blocks.guide import GuideBlock
+
+        block = main(app).conversation.query(GuideBlock).last()
+        guide = block.text
         assert "--model" in guide and "ANTHROPIC_API_KEY" in guide and "base_url" in guide
+        # Drawn as Markdown, as the rest of the log: no marks shown raw.
+        await until(pilot, lambda: bool(block.query("MarkdownBlock")) and block.region.height > 0)
+        shown = "\n".join(str(p.render()) for p in block.query("MarkdownParagraph"))
+        assert shown and "**" not in shown and "`" not in shown, shown
         await send(pilot, "/model test")  # fixing the model from inside the app
         await pilot.pause()
         assert app.agent is not None and app.agent.model_name == "test"
@@ -341,7 +349,8 @@ async def test_large_paste_is_sent_whole(make_app: Callable[..., FreeactApp]) ->
         prompt.focus()
         app.post_message(events.Paste(pasted))  # as the terminal driver delivers it
         await pilot.pause()
-        assert prompt.text == pasted  # newlines in a paste do not send
+        assert prompt.text == "[Pasted text #1 +3000 lines]"  # newlines in a paste do not send
+        assert prompt.message == pasted
         await pilot.press("enter")
         await app.workers.wait_for_complete()
     sent = [p.content for p in s.requests[0][0].parts if isinstance(p, UserPromptPart)]
@@ -378,3 +387,15 @@ async def test_unknown_theme_in_config_is_said(make_app: Callable[..., FreeactAp
         messages = [n.message for n in app._notifications]
         assert any("Unknown theme 'no-such-theme'" in m and "freeact-dark" in m for m in messages), messages
         assert app.theme != "no-such-theme"
+
+
+async def test_continuing_without_a_model_shows_the_kernel_as_it_is(tmp_path: Path) -> None:
+    """The first-run screen's "Continue anyway": the kernel started at boot is shown ready, not "starting"."""
+    (tmp_path / "work").mkdir()
+    app = helpers.make_app(None, tmp_path / "sessions", tmp_path / "work", config={"subagent_pool_size": 0})
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FirstRunScreen), 30)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, MainScreen))
+        kernel = main(app).query_one("#status-kernel")
+        await until(pilot, lambda: "ready" in str(kernel.render()), 60)

@@ -201,19 +201,25 @@ def test_snapshot_help_screen(snap_compare) -> None:  # type: ignore[no-untyped-
     assert snap_compare(Host(), terminal_size=(120, 40), press=["f1"])
 
 
-def test_snapshot_first_run_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_snapshot_help_screen_at_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(Host(), terminal_size=(80, 24), press=["f1"])
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+def test_snapshot_first_run_screen(snap_compare, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     app = FirstRunHost(
         'No model is configured. Set `model = "provider:name"` in the config file '
         '(e.g. "anthropic:claude-sonnet-4-5") or start with `--model`.'
     )
-    assert snap_compare(app, terminal_size=(120, 40))
+    assert snap_compare(app, terminal_size=size)
 
 
-def test_snapshot_confirm_dialog(snap_compare) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+def test_snapshot_confirm_dialog(snap_compare, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     app = Host()
 
     async def ask(pilot) -> None:  # type: ignore[no-untyped-def]
         app.ask()
         await pilot.pause()
 
-    assert snap_compare(app, terminal_size=(120, 40), run_before=ask)
+    assert snap_compare(app, terminal_size=size, run_before=ask)

@@ -66,6 +66,8 @@ class Dispatcher:
 
     def __post_init__(self) -> None:
         self._kernel_lock = asyncio.Lock()
+        self.printed: dict[str, str] = {}
+        """What each cancelled code action printed before it was cancelled (by call id), for its return."""
         self._files = (
             FileTools(
                 self.files,
@@ -124,7 +126,12 @@ class Dispatcher:
             self.ports.set_phase(corr, Phase.EXECUTION)
             if self.checkpoint is not None:
                 await self.checkpoint([CodeAction(code)], corr)
-            outcome = await runner.run(executor, code, corr, ActionProgress())
+            progress = ActionProgress()
+            try:
+                outcome = await runner.run(executor, code, corr, progress)
+            except asyncio.CancelledError:
+                self.printed[corr] = progress.text()
+                raise
         if outcome.kernel_died:
             self.ports.emit(
                 AgentError(

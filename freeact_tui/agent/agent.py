@@ -364,6 +364,13 @@ class Agent:
             self.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
+    def record_notice(self, title: str, text: str) -> None:
+        """Keep a notice a UI showed about this session (an undo) in its file, for a resumed log to show
+        it where it happened; the model never sees it."""
+        from freeact_tui.store.event_record import notice_record
+
+        self.recorder.record_event(notice_record(title, text))
+
     def steer(self, text: str) -> bool:
         """Send ``text`` into the running turn: the model gets it before its next request (after the
         current tool calls). Returns False when no turn runs. What a turn that ends first did not take

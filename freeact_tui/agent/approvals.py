@@ -21,6 +21,7 @@ from freeact_tui.events import ApprovalRequest, Decision, Phase, ToolOutput
 from freeact_tui.pathreach import named_paths
 from freeact_tui.permissions import PermissionRules, PermissionsFileError
 from freeact_tui.shellwords import shell_only_cell
+from freeact_tui.store.decision_record import decision_record
 from freeact_tui.toolcalls import CodeAction, ToolCall, call_record
 
 
@@ -113,20 +114,8 @@ class ApprovalGate:
         )
 
     def _record(self, corr_id: str, call: ToolCall, decision: Decision) -> None:
-        record: dict[str, Any] = {"call": call_record(call), "approved": decision.approved}
-        if decision.by_mode:
-            record["by"] = "mode"
-            record["mode"] = decision.by_mode
-        elif decision.by_rule:
-            record["by"] = "skip" if self.permissions.skip_permissions and decision.approved else "rule"
-        elif decision.per_part:
-            record["by"] = "parts"
-        else:
-            record["by"] = "user"
-        if decision.remember and decision.pattern:
-            record |= {"remember": decision.remember, "pattern": decision.pattern}
-        if decision.reason:
-            record["reason"] = decision.reason
+        skip = self.permissions.skip_permissions
+        record = decision_record(call_record(call), decision, skip_permissions=skip)
         self._records.setdefault(corr_id, []).append(record)
 
     def take_records(self, corr_id: str) -> dict[str, Any]:

@@ -58,6 +58,7 @@ def resolve_runtime(
         executor=own.get("executor"),
         parent_corr_id=own.get("parent_corr_id"),
         file_access=own.get("file_access"),
+        model_spec=model if isinstance(model, str) else None,
     )
     return runtime, own
 

@@ -19,10 +19,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY
+from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY, INTERRUPTED
 from freeact_tui.store.transcript import NUDGE_KEY, SWITCH_KEY, TEXT_ACTIONS_KEY
-
-INTERRUPTED = "Interrupted by user."
 
 
 def prepare_for_model(history: Sequence[ModelMessage]) -> list[ModelMessage]:
@@ -108,17 +106,25 @@ def interrupted_returns(
     calls: Sequence[ToolCallPart],
     done: dict[str, Any],
     metadata: dict[str, dict[str, Any]] | None = None,
+    partial: dict[str, str] | None = None,
 ) -> ModelRequest:
-    """Tool returns for every call: the finished ones keep their content, the others say interrupted.
+    """Tool returns for every call: the finished ones keep their content, the others say interrupted
+    after what they printed before (``partial``, per call id: the live log showed it).
 
     ``metadata`` (per call id) is stored with the return for UIs (outcome, subagent id); models never see it.
     """
     meta = metadata or {}
+    seen = partial or {}
+
+    def cut(call_id: str) -> str:
+        printed = seen.get(call_id, "").rstrip("\n")
+        return f"{printed}\n{INTERRUPTED}" if printed else INTERRUPTED
+
     return ModelRequest(
         parts=[
             ToolReturnPart(
                 tool_name=c.tool_name,
-                content=done.get(c.tool_call_id, INTERRUPTED),
+                content=done.get(c.tool_call_id) if c.tool_call_id in done else cut(c.tool_call_id),
                 tool_call_id=c.tool_call_id,
                 metadata=meta.get(c.tool_call_id, {"outcome": "interrupted"}),
             )

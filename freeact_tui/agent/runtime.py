@@ -41,6 +41,17 @@ class Runtime:
     """The session's checkpoints (made by the main agent, shared with its subagents)."""
     file_access: FileAccess | None = None
     """The front end's access to text files (an editor's buffers), shared with subagents."""
+    model_spec: str | None = None
+    """The model as the user named it (``provider:name``); None for a pydantic-ai model object."""
+
+    def launch(self) -> dict[str, str]:
+        """How to start this model again (a session's ``launch`` record): model, action protocol, base URL."""
+        record = {"action_protocol": str(self.settings.action_protocol)}
+        if self.model_spec:
+            record["model"] = self.model_spec
+        if self.settings.base_url:
+            record["base_url"] = self.settings.base_url
+        return record
 
     @property
     def is_main(self) -> bool:

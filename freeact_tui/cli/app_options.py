@@ -75,6 +75,7 @@ APP_OPTIONS: tuple[AppOption, ...] = (
     AppOption("sandbox", ("--sandbox",), bool),
     AppOption("sandbox_config", ("--sandbox-config",), Path),
     AppOption("log_level", ("--log-level",), LogLevel),
+    AppOption("prompt", ("--prompt",), str),
 )
 _BY_FLAG = {flag: option for option in APP_OPTIONS for flag in option.flags}
 

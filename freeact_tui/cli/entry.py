@@ -146,9 +146,50 @@ def resume_with_id(argv: list[str]) -> list[str]:
     return out
 
 
+PRINT_FLAGS = ("-p", "--print")
+"""Claude Code's and Gemini CLI's "print the answer and exit": our ``run`` subcommand."""
+
+
+def prompt_arguments(argv: list[str]) -> list[str]:
+    """The first prompt as other agent terminals take it, in our forms: ``freeact-tui "PROMPT"`` (words
+    that are no subcommand) is ``--prompt "PROMPT"`` (the app, the prompt sent once it is open);
+    ``-p``/``--print`` anywhere before a subcommand is ``run`` (headless) with the same words, the app's
+    options before it. Anything else is left as it is (typer answers it)."""
+    from freeact_tui.cli.app_options import APP_OPTIONS
+
+    valued = {flag for option in APP_OPTIONS if not option.is_flag for flag in option.flags}
+    options: list[str] = []  # the app's options before -p (or all of them)
+    words: list[str] = []  # the prompt's words
+    after_print: list[str] | None = None
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            words += argv[i + 1 :]
+            break
+        if word in PRINT_FLAGS:
+            after_print = argv[i + 1 :]  # run's own options and the prompt, as `run` takes them
+            break
+        if word.startswith("-") and len(word) > 1:
+            options.append(word)
+            if word in valued and i + 1 < len(argv):
+                options.append(argv[i + 1])
+                i += 1
+        elif not words and word in _SUBCOMMANDS:
+            return argv  # a subcommand: its own words
+        else:
+            words.append(word)
+        i += 1
+    if after_print is not None:
+        return [*options, "run", *after_print, *words]
+    if not words:
+        return argv
+    return [*options, "--prompt", " ".join(words)]
+
+
 def main() -> None:
     """Console script entry point."""
-    sys.argv[1:] = resume_with_id(sys.argv[1:])
+    sys.argv[1:] = prompt_arguments(resume_with_id(sys.argv[1:]))
     params = app_params(sys.argv[1:])
     if params is not None:
         from freeact_tui import typeahead
@@ -206,4 +247,4 @@ def _main(params: dict[str, object] | None) -> None:
     typer_main()
 
 
-__all__ = ["ListArgs", "main", "quick_list_args", "resume_with_id", "starts_local_app"]
+__all__ = ["ListArgs", "main", "prompt_arguments", "quick_list_args", "resume_with_id", "starts_local_app"]

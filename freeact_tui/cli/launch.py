@@ -90,6 +90,7 @@ def launch_app(params: Mapping[str, object]) -> None:
         config_overrides({}, {**params, "execution": execution}),
         params.get("log_level"),  # type: ignore[arg-type]
         trust_project=bool(params.get("trust_folder")),
+        prompt=params.get("prompt"),  # type: ignore[arg-type]
     )
 
 
@@ -101,8 +102,10 @@ def start_app(
     log_level: LogLevel | None = None,
     *,
     trust_project: bool = False,
+    prompt: str | None = None,
 ) -> None:
-    """Load the config and run the terminal app until it quits (it ends the process)."""
+    """Load the config and run the terminal app until it quits (it ends the process); ``prompt`` is sent
+    as the first message once the agent is open."""
     from freeact_tui.timeline import mark
 
     mark("config:start")
@@ -114,8 +117,16 @@ def start_app(
     mark("config:end")
     from freeact_tui.config_sources import DeferredConfig, LaunchView
 
-    view = config.view if isinstance(config, DeferredConfig) else LaunchView.of(config)
     chosen = None if isinstance(config, DeferredConfig) else resolve_session_id(config, session_id, resume)
+    if chosen is not None and not isinstance(config, DeferredConfig):
+        from freeact_tui.cli.resume import resumed_overrides, session_launch
+
+        # The session's own model, protocol and base URL, for what the command line leaves open.
+        if extra := resumed_overrides(session_launch(config, chosen), overrides):
+            config, remember_valid = load_for_app(
+                config_path, {**overrides, **extra}, trust_project=trust_project, defer=False
+            )
+    view = config.view if isinstance(config, DeferredConfig) else LaunchView.of(config)
     remember_valid()  # only now: a launch refused (e.g. its session id) writes nothing
     log_to_file(log_level)
     warn_if_insecure(view)
@@ -142,7 +153,9 @@ def start_app(
         # third of its objects) would never be freed.
         gc.enable()
 
-    tui = FreeactApp(config, session_id=chosen, fast_exit=True, after_first_frame=after_first_frame)
+    tui = FreeactApp(
+        config, session_id=chosen, fast_exit=True, after_first_frame=after_first_frame, first_prompt=prompt
+    )
     # Our own loop, never closed: closing it would wait for tasks and threads of kernels being left.
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)

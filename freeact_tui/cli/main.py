@@ -26,6 +26,7 @@ from freeact_tui.cli.options import (
     LogLevel,
     ModelOption,
     OutputChoice,
+    PromptOption,
     ProtocolOption,
     RemoteInsecureOption,
     ResumeOption,
@@ -76,6 +77,7 @@ def run(
         LogLevel | None,
         typer.Option("--log-level", help="Level of the log file (logs/freeact-tui.log in the data dir)."),
     ] = None,
+    prompt: PromptOption = None,
     version: Annotated[
         bool | None,
         typer.Option(
@@ -204,6 +206,19 @@ def run_headless(
         chosen = resolve_session_id(config, session_id, resume)
     except SystemExit:  # said why; `run` exits 1 on any error
         raise typer.Exit(1) from None
+    if chosen is not None:
+        from freeact_tui.cli.resume import resumed_overrides, session_launch
+
+        # The session's own model, protocol and base URL, for what the command line leaves open.
+        if extra := resumed_overrides(session_launch(config, chosen), overrides):
+            try:
+                config = load_config(
+                    config_path or cast("Path | None", before.get("config_path")),
+                    {**overrides, **extra},
+                    trust_project=trust_folder or bool(before.get("trust_folder")),
+                )
+            except ConfigError as exc:
+                raise _fail(str(exc), 1) from None
     _log_to_file(log_level)
     warn_if_insecure(config)
     raise typer.Exit(

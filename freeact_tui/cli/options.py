@@ -78,6 +78,13 @@ ProtocolOption = Annotated[
     ),
 ]
 TrustOption = Annotated[bool, typer.Option("--trust", help=_TRUST_HELP)]
+PromptOption = Annotated[
+    str | None,
+    typer.Option(
+        "--prompt",
+        help='A first message, sent once the app is open (also: freeact-tui "PROMPT"; -p "PROMPT" runs it headless).',
+    ),
+]
 SandboxOption = Annotated[
     bool, typer.Option("--sandbox", help="Run code in the sandbox (as freeact's; = --execution sandbox).")
 ]

@@ -1,7 +1,9 @@
 """What the offline demo model makes of a prompt: ``parse_intent(prompt) -> Intent``.
 
 ``Intent.kind`` is one of ``compute``, ``compute_unknown``, ``list_files``, ``count_files``,
-``create_file``, ``subagent``, ``table``, ``tour``; the code it runs is built here.
+``create_file``, ``subagent``, ``table``, ``summarize``, ``tour``; the code it runs is built here. The
+request is what the user typed: files attached to it (``@path``) are its material, never the request;
+a request the demo has no recipe for, with files attached, is about them (``summarize``).
 """
 
 from __future__ import annotations
@@ -12,8 +14,18 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from freeact_tui.userwords import split_attachments
+
 IntentKind = Literal[
-    "compute", "compute_unknown", "list_files", "count_files", "create_file", "subagent", "table", "tour"
+    "compute",
+    "compute_unknown",
+    "list_files",
+    "count_files",
+    "create_file",
+    "subagent",
+    "table",
+    "summarize",
+    "tour",
 ]
 
 
@@ -170,6 +182,33 @@ def _unquote(value: str) -> str:
 
 def parse_intent(prompt: str) -> Intent:
     """What the demo makes of ``prompt`` (see the module docstring for the kinds)."""
+    request, attached = split_attachments(prompt)
+    intent = _request_intent(request)
+    if attached and intent.kind in ("tour", "compute_unknown"):
+        return Intent("summarize", what=request.strip(), content=attached)
+    return intent
+
+
+def attachment_summary(attached: str) -> str:
+    """What the demo says about attached files: each one's size, headings and first paragraph."""
+    parts: list[str] = []
+    for section in attached.split("\n\n[@"):
+        head, _, body = section.lstrip("[@").partition("\n")
+        name = head.rstrip("]")
+        lines = [line for line in body.splitlines() if not line.startswith("```")]
+        headings = [line.lstrip("#").strip() for line in lines if line.startswith("#")][:8]
+        paragraphs = "\n".join(line for line in lines if not line.startswith("#")).split("\n\n")
+        paragraph = next((" ".join(p.split()) for p in paragraphs if p.strip()), "")
+        text = f"**{name}**: {len(lines)} lines"
+        if headings:
+            text += "; its sections: " + ", ".join(f"*{h}*" for h in headings)
+        if paragraph:
+            text += f".\n\nIt begins: {paragraph[:300]}"
+        parts.append(text)
+    return "\n\n".join(parts)
+
+
+def _request_intent(prompt: str) -> Intent:
     text = " ".join(prompt.lower().split())
     m = re.search(
         r"\b(?:use|ask|start|launch|with|delegate to|via)\s+(?:a\s+|one\s+)?sub-?agents?\b[,:]?\s*(.*)", text

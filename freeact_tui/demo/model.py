@@ -32,7 +32,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 
-from freeact_tui.demo.intents import Intent, parse_intent
+from freeact_tui.demo.intents import Intent, attachment_summary, parse_intent
 from freeact_tui.toolcalls import CODE_TOOL, SUBAGENT_TOOL
 from freeact_tui.userwords import user_words
 
@@ -254,6 +254,16 @@ def _first_step(intent: Intent, tools: set[str], tour_text: str) -> Iterator[_St
                 "arithmetic (`what is 2**64 - 1`, `sqrt(2) * pi`), sums (`the sum of the squares of 1 to "
                 "100`), factorials, Fibonacci numbers and primes (`primes below 100`) — or connect a real "
                 "model (see `/help`, or send `tour`)."
+            )
+        case "summarize":
+            yield _Think(
+                "Files are attached to the request. I'm a scripted demo, not a language model: I can say what "
+                "is in them (their size, sections and opening), not summarise them in my own words."
+            )
+            yield _Say(
+                "I'm the offline demo model, so this is an outline rather than a summary:\n\n"
+                + attachment_summary(intent.content)
+                + "\n\nConnect a real model (see `/help`) for a real summary."
             )
         case "tour":
             yield _Think(

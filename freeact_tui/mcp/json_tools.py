@@ -126,6 +126,10 @@ class McpJsonTools:
             for qualified, entry in self._tools.items()
         ]
 
+    def tools_of(self, server: str) -> list[str]:
+        """The tools listed for ``server``, named as the model sees them (none: not started or failed)."""
+        return [qualified for qualified, entry in self._tools.items() if entry.server == server]
+
     @property
     def tool_names(self) -> list[str]:
         """The names of all listed tools, as the model sees them."""

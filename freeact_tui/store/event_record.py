@@ -7,8 +7,8 @@ nothing for it (OpenAI maps no part, Anthropic skips a request without content).
 records out of the history the model sees (``compaction.compacted_view``) and replays them where
 they happened (``transcript.walk``).
 
-The one kind so far is ``error``: a turn that ended on an error (a model API error, a request budget
-run out, the same error twice). ``withdrawn`` holds the messages of the turn that were taken back
+The kinds: ``error``, a turn that ended on an error (a model API error, a request budget run out,
+the same error twice); ``notice``, what the app said in the log about the session (an undo). ``withdrawn`` holds the messages of the turn that were taken back
 (a failed model request rolls its turn back, but the user saw it), so the log can still show them.
 """
 
@@ -36,6 +36,13 @@ def error_record(kind: str, message: str, withdrawn: Sequence[ModelMessage] = ()
     if withdrawn:
         event["withdrawn"] = to_jsonable_python(list(withdrawn), bytes_mode="base64")
     return ModelRequest(parts=[], metadata={EVENT_KEY: event})
+
+
+def notice_record(title: str, text: str) -> ModelRequest:
+    """The record of a notice the app showed in the log about the session (an undo), for a resumed log."""
+    from pydantic_ai.messages import ModelRequest
+
+    return ModelRequest(parts=[], metadata={EVENT_KEY: {"kind": "notice", "title": title, "text": text}})
 
 
 def event_of(message: Any) -> dict[str, Any] | None:

@@ -145,6 +145,8 @@ class SessionInfo:
     subagents: dict[str, str]
     size_bytes: int
     damaged: str | None = None
+    launch: dict[str, str] = field(default_factory=dict)
+    """What the session's model was started with (``model``, ``action_protocol``, ``base_url``): how to resume it."""
 
 
 @dataclass
@@ -170,6 +172,8 @@ class SessionMeta:
     indexed_bytes: int = 0
     indexed_lines: int = 0
     indexed_tail: str = ""
+    launch: dict[str, str] = field(default_factory=dict)
+    """The model as the user named it, the action protocol and the base URL of its last turn."""
 
     def observe(self, message: dict[str, Any], ts: datetime | None) -> None:
         """Account for one more serialized message of ``main.jsonl``."""
@@ -234,6 +238,8 @@ class SessionMeta:
             return None
         ok_types = (
             isinstance(meta.message_count, int)
+            and isinstance(meta.launch, dict)
+            and all(isinstance(v, str) for v in meta.launch.values())
             and isinstance(meta.subagents, dict)
             and isinstance(meta.event_records, list)
         )
@@ -336,7 +342,7 @@ def refresh_meta(session_dir: Path, *, write: bool = True) -> SessionMeta:
         scan_lines(meta, data[meta.indexed_bytes :], meta.indexed_bytes)
     else:
         old = meta or SessionMeta(cwd=_freeact_project_dir(session_dir))
-        meta = SessionMeta(cwd=old.cwd, model=old.model, subagents=dict(old.subagents))
+        meta = SessionMeta(cwd=old.cwd, model=old.model, subagents=dict(old.subagents), launch=dict(old.launch))
         scan_lines(meta, data, 0)
     if fresh:
         for sub in sorted(session_dir.glob("sub-*.jsonl")):
@@ -407,6 +413,7 @@ def session_info(session_id: str, session_dir: Path, meta: SessionMeta, *, size:
         subagents=dict(meta.subagents),
         size_bytes=_size_of(session_dir) if size else 0,
         damaged=meta.damaged,
+        launch=dict(meta.launch),
     )
 
 

@@ -27,6 +27,10 @@ CANCELLED_NOTE = (
 )
 """What closes a request cancelled before the model wrote any text (for the model; never shown)."""
 
+INTERRUPTED = "Interrupted by user."
+"""The last line of a cancelled action's return (after what it printed before): for the model; the log
+shows the cancel as a notice of its own."""
+
 
 def shell_context(command: str, output: str, failed: bool) -> str:
     """How a ``!command`` the user ran reaches the model, in front of the next prompt."""

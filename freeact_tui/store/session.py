@@ -301,6 +301,7 @@ class Session:
         cwd: str | None = None,
         model: str | None = None,
         subagent: tuple[str, str] | None = None,
+        launch: dict[str, str] | None = None,
     ) -> None:
         """Record listing details; ``title`` is only set if the session has none yet.
 
@@ -309,9 +310,13 @@ class Session:
             cwd: The working directory of the session.
             model: The model the session talks to.
             subagent: ``(subagent id, task)`` of a started subagent.
+            launch: What the model was started with (``SessionMeta.launch``); written only when it changed.
         """
         self._ensure_dir()
         meta = self._current_meta()
+        changed = any(value is not None for value in (title, cwd, model, subagent))
+        if launch is not None and launch != meta.launch:
+            meta.launch, changed = dict(launch), True
         if title is not None and meta.title is None:
             meta.title = make_title(title)
         if cwd is not None:
@@ -320,8 +325,9 @@ class Session:
             meta.model = model
         if subagent is not None:
             meta.subagents[validate_agent_id(subagent[0])] = make_title(subagent[1])
-        self._meta_dirty = True
-        self.flush_meta()
+        if changed:
+            self._meta_dirty = True
+            self.flush_meta()
 
     def flush_meta(self) -> None:
         """Write pending metadata to ``meta.json`` now (appends write it at most once a second)."""

@@ -21,6 +21,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from freeact_tui.events import Decision
 from freeact_tui.store.compaction import CompactionTiming, compaction_info, summary_text
+from freeact_tui.store.decision_record import decision_from_record
 from freeact_tui.store.event_record import IMAGE_NOTE, KERNEL_DIED, event_of, withdrawn_messages
 from freeact_tui.store.prompt_record import (
     CANCELLED_NOTE,
@@ -179,21 +180,11 @@ class ApprovalRecord:
         if not isinstance(item, dict) or not isinstance(item.get("call"), dict):
             return None
         kind = item["call"].get("kind")
-        if not isinstance(kind, str) or not isinstance(item.get("approved"), bool):
+        read = decision_from_record(item)
+        if not isinstance(kind, str) or read is None:
             return None
-        by = item.get("by")
-        remember = item.get("remember") if item.get("remember") in ("always", "session") else None
-        pattern, reason = item.get("pattern"), item.get("reason")
-        decision = Decision(
-            item["approved"],
-            remember=remember,
-            pattern=pattern if isinstance(pattern, str) else None,
-            by_rule=by in ("rule", "skip", "mode"),
-            reason=reason if isinstance(reason, str) else None,
-            per_part=by == "parts",
-            by_mode=item["mode"] if by == "mode" and isinstance(item.get("mode"), str) else None,
-        )
-        return cls(kind, call_from_record(item["call"]), decision, skip_permissions=by == "skip")
+        decision, skip = read
+        return cls(kind, call_from_record(item["call"]), decision, skip_permissions=skip)
 
 
 @dataclass(frozen=True)
@@ -230,6 +221,14 @@ class ErrorEntry:
 
 
 @dataclass(frozen=True)
+class NoticeEntry:
+    """A notice the app showed in the log about the session (an undo), kept as an event record."""
+
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
 class OtherEntry:
     kind: str
     text: str
@@ -248,6 +247,7 @@ Entry = (
     | CutEntry
     | SwitchEntry
     | ErrorEntry
+    | NoticeEntry
     | OtherEntry
 )
 
@@ -347,6 +347,8 @@ def _entries(message: ModelMessage) -> Iterator[Entry]:
             for taken_back in withdrawn_messages(event):
                 yield from _entries(taken_back)
             yield ErrorEntry(str(event.get("error", "internal")), str(event.get("message", "")))
+        elif event["kind"] == "notice":
+            yield NoticeEntry(str(event.get("title", "")), str(event.get("text", "")))
         return  # a kind of a later version: nothing this one can show
     if isinstance(message, ModelRequest) and isinstance(message.metadata, dict):
         if SWITCH_KEY in message.metadata:
@@ -421,6 +423,7 @@ __all__ = [
     "CutEntry",
     "Entry",
     "ErrorEntry",
+    "NoticeEntry",
     "NUDGE_KEY",
     "NudgeEntry",
     "OtherEntry",

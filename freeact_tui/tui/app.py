@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import re
-import time
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
@@ -31,9 +29,11 @@ from freeact_tui.tui.commands import (
     unescape_prompt,
 )
 from freeact_tui.tui.exit_signals import ExitSignals
+from freeact_tui.tui.quit_keys import QuitKeys
 from freeact_tui.tui.quitting import settle_for_exit
 from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.themes import ConfiguredTheme
+from freeact_tui.tui.toast_place import keep_toasts_off_dialogs
 from freeact_tui.tui.widgets.session_list import Clock
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def _import_agent_modules() -> None:
 
 _NO_MODEL = (
     "No model is configured. Start with --model PROVIDER:NAME (for example anthropic:claude-sonnet-4-5, "
-    'openai:gpt-4o, google-gla:gemini-2.5-flash or ollama:llama3.2), set `model = "…"` in {config}, '
+    'openai:gpt-4o, google-gla:gemini-2.5-flash or ollama:llama3.2), set model = "…" in {config}, '
     "or type /model NAME here. Provider keys come from their usual environment variables "
     "(ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …). To try the app offline: /model demo."
 )
@@ -78,21 +78,23 @@ class FreeactApp(App[None]):
             turn and writes the session; the kernels end by themselves once the process is gone.
         after_first_frame: Called once the first frame is drawn, before the agent loads (the command
             line turns garbage collection back on there).
+        first_prompt: Sent as the first message once the agent is open (``freeact-tui "PROMPT"``).
         **agent_options: More keyword arguments of ``Agent.from_config`` for every agent this app
             opens, e.g. ``executor=`` an already started executor (tests share one kernel).
     """
 
     CSS_PATH = "app.tcss"
     TITLE = "freeact"
-    COMMANDS = App.COMMANDS | {SlashCommandProvider}
+    COMMANDS = {SlashCommandProvider}  # the app's own commands (Textual's quit, maximize, screenshot: not ours)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "request_quit", "Quit", priority=True, id="app.quit"),
         Binding("f2", "copy_session_id", "Copy session id", id="app.copy_session_id"),
         Binding("f1", "slash('/help')", "Help", id="app.help"),
-        # Before copy and dialogs: a running turn is cancelled; idle, the key goes on (copy, quit hint).
+        # Before copy and dialogs: cancel a turn, clear a draft, or quit on a second press (quit_keys.py).
         Binding("ctrl+c", "interrupt", "Cancel turn", priority=True, show=False, id="app.interrupt"),
         Binding("ctrl+c", "help_quit", show=False, system=True),  # Textual's, which the line above hides
+        Binding("ctrl+d", "end_of_input", "Quit", priority=True, show=False, id="app.end_of_input"),
     ]
 
     def __init__(
@@ -104,10 +106,12 @@ class FreeactApp(App[None]):
         clock: Clock | None = None,
         fast_exit: bool = False,
         after_first_frame: Callable[[], object] | None = None,
+        first_prompt: str | None = None,
         **agent_options: Any,
     ) -> None:
         super().__init__()
         self._after_first_frame = after_first_frame
+        self._first_prompt = first_prompt
         self.clock = clock
         self.fast_exit = fast_exit
         self._config: Config | None = None
@@ -130,7 +134,7 @@ class FreeactApp(App[None]):
         self.resume_hint: str | None = None
         """How to come back to the session, printed by the command line after the app exits."""
         self._exit_signals = ExitSignals(self.action_quit)
-        self._quit_asked_at: float | None = None  # when Ctrl+Q last asked to confirm
+        self.quit_keys = QuitKeys(self, self)
         self._theme = ConfiguredTheme(self, self.launch.theme)
         terminal_keys.install()  # Alt+Enter as tmux/xterm send it
 
@@ -148,6 +152,7 @@ class FreeactApp(App[None]):
             if insecure is not None:
                 self.notify(insecure, severity="warning", timeout=15)
         self._theme.follow()
+        keep_toasts_off_dialogs(self)
         if self.launch.keymap:
             self.set_keymap(dict(self.launch.keymap))
         # The screen comes first so the prompt takes keys while the agent loads (in a worker).
@@ -201,6 +206,7 @@ class FreeactApp(App[None]):
             self.startup_error = problem
             await screen.show_agent()
             self.agent_ready = True
+            await screen.flow.first(self._first_prompt, send=False)  # kept in the prompt, not lost
             await self.push_screen(
                 FirstRunScreen(problem, config_file=paths.user_config_file()), self._first_run_done
             )
@@ -211,6 +217,7 @@ class FreeactApp(App[None]):
         await screen.show_agent()
         mark("placeholder:set")
         self.agent_ready = True  # after the view is drawn: tests and prompts see a finished start
+        await screen.flow.first(self._first_prompt, send=True)
         screen.send_queued()  # a prompt typed meanwhile goes to the model now, whatever the kernel does
 
     async def _launch_kernel(self, screen: MainScreen) -> None:
@@ -234,7 +241,7 @@ class FreeactApp(App[None]):
             return
 
         def show(state: KernelState, detail: str) -> None:
-            if not self.agent_ready:
+            if not self.agent_ready or self.agent is None:  # no agent (yet): the kernel's own state
                 screen.status_bar.set_kernel(state)
 
         launch.executor.add_state_listener(show)
@@ -340,30 +347,23 @@ class FreeactApp(App[None]):
             markup=markup,
         )
 
-    QUIT_CONFIRM_SECONDS: ClassVar[float] = 5.0
-    """While something runs, a second Ctrl+Q within this many seconds quits."""
-
     async def action_request_quit(self) -> None:
         """Ctrl+Q: quit; while a turn, an action, a subagent or a ``!command`` runs, only a second Ctrl+Q quits."""
-        now = time.monotonic()
-        asked, self._quit_asked_at = self._quit_asked_at, None
-        if self._running_something() and (asked is None or now - asked > self.QUIT_CONFIRM_SECONDS):
-            self._quit_asked_at = now
-            self.notify(
-                "Something is running. Press Ctrl+Q again to quit.",
-                title="Quit?",
-                severity="warning",
-                timeout=self.QUIT_CONFIRM_SECONDS,
-            )
-            return
-        await self.action_quit()
+        await self.quit_keys.request_quit()
+
+    async def action_interrupt(self) -> None:
+        """Ctrl+C: cancel a running turn, else copy a selection, else clear the draft, else quit on a second press."""
+        await self.quit_keys.ctrl_c()
 
     def action_help_quit(self) -> None:
-        """Idle Ctrl+C says how to quit (Textual's looks only for a binding to ``quit``; ours asks first)."""
-        keys = [k for k, b in self.active_bindings.items() if b.binding.action == "request_quit"]
-        self.notify(f"Press [b]{keys[0] if keys else 'ctrl+q'}[/b] to quit the app", title="Do you want to quit?")
+        """Ctrl+C that a widget passed on without copying: as on an idle prompt."""
+        self.run_worker(self.quit_keys.ctrl_c(passed=True), group="quit-keys", exit_on_error=False)
 
-    def _running_something(self) -> bool:
+    async def action_end_of_input(self) -> None:
+        """Ctrl+D: quit on the empty prompt; elsewhere it deletes forward."""
+        await self.quit_keys.ctrl_d()
+
+    def running_something(self) -> bool:
         try:
             turn_running = self.main_screen.turn_running
         except LookupError:
@@ -380,14 +380,6 @@ class FreeactApp(App[None]):
         from freeact_tui.tui import checkpoint_commands  # loaded on use: not before the first screen
 
         await checkpoint_commands.run_diff(self, corr_id=event.corr_id)
-
-    def action_interrupt(self) -> None:
-        """Ctrl+C: cancel a running turn (an open approval dialog too); idle, the key does what it did."""
-        try:
-            screen = self.main_screen
-        except LookupError:
-            raise SkipAction() from None
-        screen.action_interrupt()
 
     def copy_to_clipboard(self, text: str) -> None:
         """OSC 52 (Textual's), then the OS clipboard program if one is installed (freeact's fallback)."""

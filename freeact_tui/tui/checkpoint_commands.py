@@ -106,6 +106,7 @@ async def run_undo(app: CheckpointHost, arg: str) -> None:
             f"/undo again goes further back; the state before this undo is checkpoint {result.backup.short_id}."
         )
         await app.main_screen.conversation.notice("\n".join(lines), title="Undo")
+        agent.record_notice("Undo", "\n".join(lines))  # a resumed log shows it here too
 
     await app.push_screen(UndoScreen(plan, checkpointing.plan_undo), done)
 

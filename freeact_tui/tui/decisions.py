@@ -16,15 +16,16 @@ def decision_status(decision: Decision | None, *, skip_permissions: bool = False
         return "cancelled", True
     if decision.per_part:
         return "shell commands asked one by one", False
-    if decision.by_rule:
+    if decision.by_rule:  # --skip-permissions approves; a refusal is always a deny rule's
         source = "--skip-permissions" if skip_permissions else "rule"
         if decision.by_mode:
             source = f"the {decision.by_mode} mode"
-        return (f"auto-approved by {source}", False) if decision.approved else (f"rejected by {source}", True)
+            return (f"auto-approved by {source}", False) if decision.approved else (f"rejected by {source}", True)
+        return (f"auto-approved by {source}", False) if decision.approved else ("rejected by rule", True)
     if decision.approved:
-        rule = f" · {decision.remember} rule: {decision.pattern}" if decision.remember else ""
+        rule = f" · {decision.remember} rule: {decision.pattern}" if decision.remember and decision.pattern else ""
         return f"approved{rule}", False
     if decision.instruction:  # the turn went on with the user's words
         return f"rejected · you said: {decision.instruction}", True
-    rule = f" · {decision.remember} deny rule: {decision.pattern}" if decision.remember else ""
+    rule = f" · {decision.remember} deny rule: {decision.pattern}" if decision.remember and decision.pattern else ""
     return f"rejected{rule}", True

@@ -36,6 +36,7 @@ from freeact_tui.events import (
     Thoughts,
     ToolOutput,
 )
+from freeact_tui.store.prompt_record import INTERRUPTED
 from freeact_tui.toolcalls import (
     CODE_TOOL,
     SUBAGENT_TOOL,
@@ -45,7 +46,7 @@ from freeact_tui.toolcalls import (
     SubagentTask,
     ToolCall,
 )
-from freeact_tui.tui.mentions import mentioned_paths
+from freeact_tui.userwords import split_attachments
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -125,15 +126,8 @@ def replay_history(
 
 
 def without_attachments(text: str) -> str:
-    """A prompt as the user typed it: the files its ``@path`` mentions attached after it taken off
-    (``mentions.attach_mentions`` puts each after a blank line, headed ``[@path]`` or ``[@path: why]``)."""
-    cuts = [
-        at
-        for token in mentioned_paths(text)
-        for head in (f"\n\n[@{token}]\n", f"\n\n[@{token}: ")
-        if (at := text.find(head)) >= 0
-    ]
-    return text[: min(cuts)] if cuts else text
+    """A prompt as the user typed it: the files its ``@path`` mentions attached after it taken off."""
+    return split_attachments(text)[0]
 
 
 def nudge_note(reason: str, told: str) -> str:
@@ -172,6 +166,8 @@ class _Replayer:
                     yield _compaction(entry, self.ids)
                 case tr.ErrorEntry(kind=kind, message=message, corr_id=corr):
                     yield AgentError(message, _ERROR_KINDS.get(kind, "internal"), **self._of(corr))
+                case tr.NoticeEntry(title=title, text=text):
+                    yield LogNotice(text, title)
                 case tr.RewindEntry(mark=mark):
                     yield LogNotice(mark.describe(), "Rewound")
                 case tr.NudgeEntry(reason=reason, text=told):
@@ -243,6 +239,10 @@ class _Replayer:
             text = entry.kernel_output if whole is None else whole
             if any(not r.decision.approved for r in records if r.call is not None):
                 text = _kernel_output(text)  # live, the note to the model was not shown
+            if entry.outcome == "interrupted":  # live: what it printed, then the cancel's own notice
+                text = text.removesuffix(INTERRUPTED).rstrip("\n")
+                if not text:
+                    return
             truncated, path = entry.truncated
             yield CodeExecutionOutput(
                 text,

@@ -8,7 +8,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from freeact_tui.store.sessions import SessionStore
-from freeact_tui.tui import info_commands
+from freeact_tui.tui import info_commands, status_commands
 from freeact_tui.tui.checkpoint_commands import CheckpointHost
 from freeact_tui.tui.commands import SlashCommand
 from freeact_tui.tui.info_commands import InfoHost
@@ -27,6 +27,8 @@ class SlashHost(InfoHost, PickerHost, CheckpointHost, Protocol):
     def chosen_model(self) -> str | Model | None: ...
     @property
     def agent_modules_loaded(self) -> asyncio.Event: ...
+    @property
+    def current_model(self) -> str | None: ...
 
     async def show_help(self) -> None: ...
     async def switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None: ...
@@ -40,7 +42,7 @@ async def dispatch(app: SlashHost, command: SlashCommand) -> None:
     """Run a parsed slash command in ``app`` (the app's own state: its agent, config, theme)."""
     screen = app.main_screen
     log = screen.conversation
-    changes_agent = command.name in ("new", "resume", "model")
+    changes_agent = command.name in ("new", "resume", "model", "clear", "init")
     if changes_agent and screen.turn_running:
         app.notify(
             f"/{command.name} must wait until the turn ends (Esc cancels it).", severity="warning"
@@ -79,7 +81,16 @@ async def dispatch(app: SlashHost, command: SlashCommand) -> None:
 
             await checkpoint_commands.run(app, command.name, command.arg)
         case "clear":
-            await log.clear()
+            await clear(app)
+        case "status" | "cost" | "mcp" | "config":
+            await status_commands.show(app, command.name, app.current_model)
+        case "memory":
+            await status_commands.memory(app)
+        case "init":
+            if app.agent is None:
+                app.notify("No model yet: set one first (/model).", severity="warning")
+            else:
+                screen.start_turn(status_commands.INIT_PROMPT)
         case "context" | "compact":
             await info_commands.context_command(app, command)
         case "copy":
@@ -90,6 +101,19 @@ async def dispatch(app: SlashHost, command: SlashCommand) -> None:
             await info_commands.show_permissions(app)
         case "quit" | "exit":
             await app.action_quit()
+
+
+async def clear(app: SlashHost) -> None:
+    """``/clear``: a fresh conversation in a new session; the old one is kept, and the notice says how
+    to come back to it (the model starts without the earlier turns: a view cleared over them would hide them)."""
+    old = app.agent.session_id if app.agent is not None and app.agent.history else None
+    await app.switch_agent(session_id=None, model=app.chosen_model)
+    if app.agent is None:
+        return
+    kept = f" The previous session is kept: /resume {old[:8]} brings it back." if old else ""
+    await app.main_screen.conversation.notice(
+        f"A fresh conversation in a new session: the model starts without the earlier turns.{kept}", title="Clear"
+    )
 
 
 async def open_picker(app: SlashHost, name: str) -> None:

@@ -62,7 +62,9 @@ class ActionRunner:
                 outcomes = await _all([self._call(c) for c in calls])
         finally:
             if state.calls:  # a cancel or a failure: the model still gets a return for every call
-                self._recorder.record(hist.interrupted_returns(calls, state.done, state.meta))
+                printed = self._dispatcher.printed
+                self._recorder.record(hist.interrupted_returns(calls, state.done, state.meta, printed))
+                printed.clear()
                 state.calls = []
         return StepResult(any(o.rejected or o.kernel_died for o in outcomes))
 

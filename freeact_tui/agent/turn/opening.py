@@ -68,6 +68,8 @@ class TurnOpening:
         parts.append(UserPromptPart(prompt if isinstance(prompt, str) else list(prompt)))
         recorder.record(ModelRequest(parts=parts, metadata=prompt_metadata(added)))
         session = recorder.session
+        if session is not None and self.runtime.is_main:  # how to resume it (written when it changed)
+            session.update_meta(launch=self.runtime.launch())
         if session is not None and self.runtime.is_main and first:
             title = prompt[added:].lstrip("\n") if isinstance(prompt, str) else "(multimodal prompt)"
             session.update_meta(

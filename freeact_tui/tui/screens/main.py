@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, work
-from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
@@ -113,6 +112,7 @@ class MainScreen(LayoutTrackingScreen, ApprovalModeKeys):
 
     def on_mount(self) -> None:
         keep_toasts_above(self, self.prompt)  # notifications cover neither the prompt nor the token counts
+        self.prompt.scroll_log = self.conversation  # PageUp/PageDown (Home/End when empty) scroll it from the prompt
 
     @cached_property
     def router(self) -> EventRouter:
@@ -319,7 +319,7 @@ class MainScreen(LayoutTrackingScreen, ApprovalModeKeys):
         if self.turn_running:
             self.action_cancel_turn()
             return
-        draft = self.prompt.text
+        draft = self.prompt.message
         if not draft.strip():
             return
         now = time.monotonic()
@@ -384,12 +384,6 @@ class MainScreen(LayoutTrackingScreen, ApprovalModeKeys):
         """Jump to the latest output and follow it again."""
         self.conversation.follow()
 
-    def action_interrupt(self) -> None:
-        """Ctrl+C: cancel a running turn; on an idle prompt the key does what it did (copy, quit hint)."""
-        if not self.turn_running:
-            raise SkipAction()
-        self.action_cancel_turn()
-
     def on_conversation_log_output_below(self, message: ConversationLog.OutputBelow) -> None:
         self.query_one(NewOutputMarker).show(message.below)
 
@@ -409,7 +403,7 @@ class MainScreen(LayoutTrackingScreen, ApprovalModeKeys):
         event.prevent_default()
         prompt.focus()
         if event.key == "enter":
-            prompt.post_message(PromptInput.Submitted(prompt, prompt.text))
+            prompt.post_message(PromptInput.Submitted(prompt, prompt.message))
         elif event.key == "backspace":
             prompt.action_delete_left()
         elif event.character is not None:
@@ -417,8 +411,12 @@ class MainScreen(LayoutTrackingScreen, ApprovalModeKeys):
 
     def action_toggle_details(self) -> None:
         from freeact_tui.tui.widgets.blocks.output import toggle_details
+        from freeact_tui.tui.widgets.log_place import LogPlace
 
-        toggle_details(self.conversation)
+        log = self.conversation
+        place = LogPlace.of(log, log.following, self.focused)  # the reader's block stays where it is
+        toggle_details(log)
+        self.call_after_refresh(place.restore, log)
 
     def action_open_pager(self, focused: Widget | None = None) -> None:
         """Alt+O: the focused output, the found one, else the last long one, whole, with search."""

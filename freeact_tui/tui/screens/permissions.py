@@ -126,12 +126,25 @@ class PermissionsScreen(ModalScreen[None]):
         return True
 
     def action_remove(self) -> None:
+        """Ask first (a rule the user saved is not typed again in a moment); a built-in one says why it stays."""
+        from freeact_tui.tui.screens.confirm import ConfirmScreen
+
         entry = self.current
         if entry is None:
             return
-        if self._guard(lambda: self.rules.remove(entry)):
-            self.notify(f"Removed {entry.effect} {entry.kind}:{pattern_text(entry)} ({_WHERE[entry.scope]}).")
-            self.refill()
+        if entry.scope == "default":
+            self._guard(lambda: self.rules.remove(entry))
+            return
+        named = f"{entry.effect} {entry.kind}:{pattern_text(entry)} ({_WHERE[entry.scope]})"
+
+        def answered(yes: bool | None) -> None:
+            if yes and self._guard(lambda: self.rules.remove(entry)):
+                self.notify(f"Removed {named}.")
+                self.refill()
+
+        self.app.push_screen(
+            ConfirmScreen("Remove this rule?", f"{named} will no longer apply.", yes_label="Remove"), answered
+        )
 
     def action_effect(self, effect: Effect) -> None:
         entry = self.current

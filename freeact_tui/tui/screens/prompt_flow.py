@@ -81,13 +81,26 @@ class PromptFlow:
         if view.agent is None:
             problem = view.host.startup_error or "No model is set."
             from freeact_tui.tui.screens.first_run import setup_guide  # its screen's Markdown: not at start
+            from freeact_tui.tui.widgets.blocks.guide import GuideBlock
 
-            await view.conversation.notice(setup_guide(problem), title="Set up a model first")
+            await view.conversation.add(GuideBlock(setup_guide(problem), title="Set up a model first"))
             view.notify("No model is set: type /model PROVIDER:NAME (see the guide).", severity="error")
             return
         prompt.remember(text)
         prompt.clear_input()
         self._start(text)
+
+    async def first(self, text: str | None, *, send: bool) -> None:
+        """The command line's first message (``freeact-tui "PROMPT"``): sent as if typed (a slash
+        command runs), or (``send=False``: no model yet) left in the prompt to send once there is one."""
+        if not text:
+            return
+        if send and self.view.agent is not None:
+            await self.submit(text)
+            return
+        prompt = self.view.prompt
+        prompt.load_text(text)
+        prompt.move_cursor(prompt.document.end)
 
     def _queue(self, text: str, notice: str) -> None:
         self.view.prompt.remember(text)
@@ -115,7 +128,7 @@ class PromptFlow:
     async def steer(self) -> None:
         """Alt+S: the typed message into the running turn (the model gets it at its next step)."""
         view, prompt = self.view, self.view.prompt
-        text = prompt.text
+        text = prompt.message
         if not text.strip():
             return
         agent = view.agent
@@ -133,7 +146,7 @@ class PromptFlow:
     def edit_queued(self, text: str) -> None:
         """A queued message back into the prompt; a draft there goes to the queue, never lost."""
         prompt = self.view.prompt
-        draft = prompt.text.strip()
+        draft = prompt.message.strip()
         if draft:
             self.view.queue.push(draft)
         prompt.load_text(text)

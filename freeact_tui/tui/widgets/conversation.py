@@ -101,6 +101,21 @@ class ConversationLog(VerticalScroll):
         self.anchor()
         self._set_output_below(False)
 
+    def scroll_by_key(self, key: str) -> None:
+        """PageUp/PageDown/Home/End pressed in the prompt: move the view (End follows the output again)."""
+        if key == "end":
+            self.follow()
+            return
+        self.release_anchor()  # else the next output pulls the view back down
+        if key == "home":
+            self.scroll_home(animate=False)
+        elif key == "pageup":
+            self.scroll_page_up(animate=False)
+        else:
+            self.scroll_page_down(animate=False)
+        if self.scroll_y >= self.max_scroll_y:
+            self.follow()  # paged back to the end: follow again
+
     def _output_added(self) -> None:
         if not self.following:
             self._set_output_below(True)

@@ -8,6 +8,8 @@ moves the focus on only when there is nothing to complete.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from rich.text import Text
 from textual import events
 from textual.message import Message
@@ -16,9 +18,22 @@ from textual.widgets import TextArea
 from freeact_tui.textsafe import visible_in_place
 from freeact_tui.tui.completion import Completion, CompletionContext, completion_context
 from freeact_tui.tui.history import PromptHistory
+from freeact_tui.tui.pastes import PastedTexts
 from freeact_tui.tui.widgets.completion_menu import CompletionMenu
 
 _NEWLINE_KEYS = {"ctrl+j", "alt+enter", "shift+enter", "ctrl+enter"}
+
+
+class ScrollableLog(Protocol):
+    def scroll_by_key(self, key: str) -> None: ...
+
+
+def scrolls_log(key: str, line_count: int, text: str) -> bool:
+    """Whether ``key`` in the prompt scrolls the log: PageUp/PageDown while the prompt has one line (it
+    has nothing to page through), Home/End while it is empty (with text they move the cursor)."""
+    if key in ("pageup", "pagedown"):
+        return line_count <= 1
+    return key in ("home", "end") and not text
 
 
 class PromptInput(TextArea):
@@ -82,6 +97,24 @@ class PromptInput(TextArea):
         self.prompt_history = history if history is not None else PromptHistory()
         self.menu: CompletionMenu | None = None
         """The menu the screen draws above the prompt; its keys come from here while it is open."""
+        self.pastes = PastedTexts()
+        """Long pastes of the draft, shown as placeholders (``message`` has them whole)."""
+        self.scroll_log: ScrollableLog | None = None
+        """The conversation log, which PageUp/PageDown (Home/End: an empty prompt) scroll (``scrolls_log``)."""
+
+    @property
+    def message(self) -> str:
+        """The draft as it is sent: long pastes whole in place of their placeholders."""
+        return self.pastes.expand(self.text)
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        token = None if self.read_only else self.pastes.fold(event.text)
+        if token is None:
+            await super()._on_paste(event)
+            return
+        event.stop()
+        event.prevent_default()
+        self.insert(token)
 
     def get_line(self, line_index: int) -> Text:
         """A line as drawn: a pasted or mentioned name's control characters shown, never sent."""
@@ -123,6 +156,7 @@ class PromptInput(TextArea):
         """Empty the prompt and stop browsing."""
         self.prompt_history.reset()
         self.load_text("")
+        self.pastes.clear()
 
     def completion_context(self) -> CompletionContext | None:
         """What the text before the cursor asks to complete (``None``: nothing)."""
@@ -172,6 +206,10 @@ class PromptInput(TextArea):
         if self._menu_key(key):
             event.stop()
             event.prevent_default()
+        elif self.scroll_log is not None and scrolls_log(key, self.document.line_count, self.text):
+            event.stop()
+            event.prevent_default()
+            self.scroll_log.scroll_by_key(key)
         elif key == "tab" and (context := self.completion_context()) is not None:
             event.stop()
             event.prevent_default()
@@ -179,7 +217,7 @@ class PromptInput(TextArea):
         elif key == "enter":
             event.stop()
             event.prevent_default()
-            self.post_message(self.Submitted(self, self.text))
+            self.post_message(self.Submitted(self, self.message))
         elif key in _NEWLINE_KEYS:
             event.stop()
             event.prevent_default()

@@ -37,7 +37,9 @@ class SidePanel(Vertical):
     DEFAULT_CSS = """
     SidePanel {
         dock: right;
-        width: 44;
+        width: 35%;  /* at 80 columns the log keeps most of the width */
+        min-width: 26;
+        max-width: 44;
         height: 1fr;
         background: $surface;
         border-left: tall $panel;

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.markup import escape
 from textual.message import Message
-from textual.widgets import Collapsible, Static
+from textual.widgets import Static
 
 from freeact_tui.codeshow import fold
 from freeact_tui.textsafe import visible
@@ -29,6 +29,7 @@ from freeact_tui.toolcalls import (
     ToolCall,
 )
 from freeact_tui.tui.widgets.blocks.base import Block
+from freeact_tui.tui.widgets.blocks.fold import LogFold
 from freeact_tui.tui.widgets.code_view import mark_folds
 from freeact_tui.tui.widgets.diff import (
     DIFF_COLLAPSE_LINES,
@@ -164,7 +165,7 @@ class ActionBlock(Block):
             yield Static(file_call_header(call), classes="action-body", markup=False)
             added, removed = diff_stats(call.diff)
             collapsed = self.collapse_diff or call.diff.count("\n") > DIFF_COLLAPSE_LINES
-            with Collapsible(title=f"Diff +{added} -{removed}", collapsed=collapsed, classes="action-diff"):
+            with LogFold(title=f"Diff +{added} -{removed}", collapsed=collapsed, classes="action-diff"):
                 yield Static(diff_content(call.diff), markup=False)
             return
         yield Static(tool_call_content(call), classes="action-body", markup=False)

@@ -6,22 +6,7 @@ from textual.app import ComposeResult
 from textual.widgets import Collapsible
 
 from freeact_tui.tui.widgets.blocks.base import MarkdownBlock
-
-
-class _FoldingCollapsible(Collapsible):
-    """A Collapsible that does not scroll itself into view when it folds.
-
-    Textual's scrolls every toggled Collapsible into view; for a thought folded at the end of a long
-    answer that scrolls the log back up to the thought and releases its anchor, so the end of the
-    answer stays off screen and the log stops following new output.
-    """
-
-    def _watch_collapsed(self, collapsed: bool) -> None:
-        if not collapsed:
-            super()._watch_collapsed(collapsed)
-            return
-        self._update_collapsed(collapsed)
-        self.post_message(self.Collapsed(self))
+from freeact_tui.tui.widgets.blocks.fold import LogFold
 
 
 class ThoughtBlock(MarkdownBlock):
@@ -51,7 +36,7 @@ class ThoughtBlock(MarkdownBlock):
     def compose(self) -> ComposeResult:
         from freeact_tui.tui.widgets.blocks.markdown_view import BlankMarkdown  # not before the 1st frame
 
-        with _FoldingCollapsible(title=self.label("Thinking"), collapsed=self._collapsed):
+        with LogFold(title=self.label("Thinking"), collapsed=self._collapsed):
             yield BlankMarkdown(self._initial)
 
     async def finish(self, full_text: str | None = None, *, collapse: bool = True) -> None:

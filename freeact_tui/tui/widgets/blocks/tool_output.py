@@ -11,6 +11,7 @@ from textual.widgets import Collapsible, Static
 
 from freeact_tui.textsafe import one_line_summary, visible
 from freeact_tui.tui.widgets.blocks.base import Block
+from freeact_tui.tui.widgets.blocks.fold import LogFold
 from freeact_tui.tui.widgets.blocks.output import inline_limit_note
 from freeact_tui.tui.widgets.image_preview import ImagePreview, load_cells
 
@@ -72,7 +73,7 @@ class ToolOutputBlock(Block):
         self.query_one(Collapsible).title = self._title(self.size.width)
 
     def compose(self) -> ComposeResult:
-        with Collapsible(title=self._title(), collapsed=True):
+        with LogFold(title=self._title(), collapsed=True):
             yield Static(Content(visible(self.content)), markup=False)
         if self.truncated:  # under the title, seen while collapsed
             yield Static(inline_limit_note(self.result_path), classes="output-note")

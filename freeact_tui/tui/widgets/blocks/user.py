@@ -7,7 +7,12 @@ from textual.content import Content
 from textual.widgets import Static
 
 from freeact_tui.textsafe import visible
+from freeact_tui.tui.pastes import PASTE_FOLD_LINES
 from freeact_tui.tui.widgets.blocks.base import Block
+from freeact_tui.tui.widgets.blocks.fold import LogFold
+
+_SHOWN = 3
+"""Lines of a long message shown above its fold."""
 
 
 class UserMessageBlock(Block):
@@ -24,6 +29,7 @@ class UserMessageBlock(Block):
         padding: 0 1;
         margin: 1 0 0 0;
         & > Static { width: 1fr; }
+        Collapsible { border-top: none; padding: 0; background: transparent; }
     }
     """
 
@@ -32,4 +38,11 @@ class UserMessageBlock(Block):
         self.text = text
 
     def compose(self) -> ComposeResult:
-        yield Static(Content(visible(self.text)), markup=False)
+        lines = self.text.split("\n")
+        if len(lines) <= PASTE_FOLD_LINES:
+            yield Static(Content(visible(self.text)), markup=False)
+            return
+        # A long message (a paste): its first lines, the rest folded (live and resumed alike: from the text).
+        yield Static(Content(visible("\n".join(lines[:_SHOWN]))), markup=False)
+        with LogFold(title=f"+{len(lines) - _SHOWN} more lines", collapsed=True):
+            yield Static(Content(visible("\n".join(lines[_SHOWN:]))), markup=False)

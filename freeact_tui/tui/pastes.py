@@ -1,0 +1,37 @@
+"""Long pastes in the prompt: shown as a placeholder (``[Pasted text #1 +2000 lines]``) while the full
+text is kept for the message. The prompt stays readable; the model gets every character."""
+
+from __future__ import annotations
+
+import re
+
+PASTE_FOLD_LINES = 10
+"""A paste of more lines than this is shown as a placeholder."""
+
+_TOKEN = re.compile(r"\[Pasted text #(\d+) \+\d+ lines\]")
+
+
+class PastedTexts:
+    """The long pastes of one draft, by number."""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, str] = {}
+
+    def fold(self, text: str) -> str | None:
+        """The placeholder to insert for ``text`` (None: short enough to insert as it is)."""
+        lines = text.count("\n") + 1
+        if lines <= PASTE_FOLD_LINES:
+            return None
+        number = len(self._texts) + 1
+        self._texts[number] = text
+        return f"[Pasted text #{number} +{lines} lines]"
+
+    def expand(self, draft: str) -> str:
+        """``draft`` with each placeholder of this draft replaced by its text (others left as typed)."""
+        return _TOKEN.sub(lambda m: self._texts.get(int(m.group(1)), m.group(0)), draft)
+
+    def clear(self) -> None:
+        self._texts.clear()
+
+
+__all__ = ["PASTE_FOLD_LINES", "PastedTexts"]
