@@ -381,3 +381,37 @@ def test_a_decision_by_a_mode_reads_back_from_the_session_as_such() -> None:
     record = ApprovalRecord.parse(item)
     assert record is not None and record.decision.by_mode == "in-folder"
     assert decision_status(record.decision) == ("auto-approved by the in-folder mode", False)
+
+
+# Names that configure git or the app, or name programs they run later on the host (#39 x #42): a write to
+# one is never "inside this folder" work, however it is spelled, and no mode runs it unasked.
+_CONTROL_WRITES = [
+    "open({p!r}, 'w').write('x')",
+    "from pathlib import Path\nPath({p!r}).write_text('x')",
+    "import os\nos.makedirs({p!r}, exist_ok=True)",
+    "import os\nos.rename('notes.txt', {p!r})",
+    "%%writefile {p}\nx",
+]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from([".git", ".freeact", ".agents", ".freeact-tui.toml", ".env", "AGENTS.md"]),
+    prefix=st.sampled_from(["", "sub/", "./", "sub/../"]),
+    suffix=st.sampled_from(["", "/config", "/hooks/pre-commit", "/generated/sitecustomize.py"]),
+    form=st.sampled_from(_CONTROL_WRITES),
+)
+def test_a_write_to_a_name_that_configures_git_or_the_app_is_never_in_folder_work(
+    name: str, prefix: str, suffix: str, form: str, folder: Path
+) -> None:
+    path = f"{prefix}{name}{suffix}"
+    reading = read_effects(CodeAction(form.format(p=path)), folder)
+    assert Kind.CONTROLS in reading.kinds or Kind.UNKNOWN in reading.kinds, (path, describe(reading))
+    assert reading.effect_class is None
+    rules = PermissionRules(None, working_dir=folder)
+    rules.add("code", "effects:in-folder", scope="session")
+    matched = rules.matching_rule(CodeAction(form.format(p=path)))
+    assert matched is None or matched.pattern != "effects:in-folder"
+    for mode in (ApprovalMode.IN_FOLDER, ApprovalMode.SANDBOXED_AUTO):
+        verdict = judge(mode, FileWrite(path, "x"), None, rule=None, sandboxed=False, working_dir=folder)
+        assert verdict is None, (mode, path)

@@ -32,6 +32,10 @@ class Kind(StrEnum):
     READS = "reads"
     WRITES = "writes"
     OUTSIDE = "outside"
+    CONTROLS = "controls"
+    """Writes a name that configures git or this app, or names programs they run (``paths.PROTECTED_NAMES``:
+    ``.git/hooks``, ``.git/config``, ``.freeact/``, ``.env``, …): inside the folder, yet what runs later
+    on the host without a question, so no class allows it."""
     PROGRAMS = "programs"
     NETWORK = "network"
     UNKNOWN = "unknown"
@@ -86,7 +90,7 @@ ALLOWS: dict[str, frozenset[Kind]] = {
 MATCHES: dict[str, frozenset[Kind]] = {
     "computes": frozenset(Kind),
     "reads": frozenset({Kind.READS}),
-    "in-folder": frozenset({Kind.WRITES}),
+    "in-folder": frozenset({Kind.WRITES, Kind.CONTROLS}),
     "outside": frozenset({Kind.OUTSIDE}),
     "programs": frozenset({Kind.PROGRAMS}),
     "network": frozenset({Kind.NETWORK}),
@@ -115,6 +119,7 @@ _KIND_WORDS = {
     Kind.READS: "reads inside this folder",
     Kind.WRITES: "writes inside this folder",
     Kind.OUTSIDE: "touches paths outside this folder",
+    Kind.CONTROLS: "writes files that configure git or this app",
     Kind.PROGRAMS: "runs programs",
     Kind.NETWORK: "uses the network",
     Kind.UNKNOWN: "cannot tell what it does",

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from freeact_tui.effects.classes import Reading, class_words, describe
+from freeact_tui.paths import PROTECTED_NAMES
 from freeact_tui.toolcalls import CodeAction, FileCall, ShellAction, ShellScript, ToolCall
 
 
@@ -86,9 +87,13 @@ class Verdict:
 
 
 def _inside(call: FileCall, working_dir: Path) -> bool:
+    """The file call stays in the folder; a write never touches a name that configures git or the app."""
     root = os.path.realpath(working_dir)
     full = call.resolved or os.path.realpath(os.path.join(root, call.path))
-    return not call.outside and (full == root or full.startswith(root.rstrip("/") + "/"))
+    if call.outside or not (full == root or full.startswith(root.rstrip("/") + "/")):
+        return False
+    parts = os.path.relpath(full, root).split(os.sep)
+    return call.kind != "write" or not any(part in PROTECTED_NAMES for part in parts)
 
 
 def judge(

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from freeact_tui.effects.classes import Found, Kind, Reading, reading
 from freeact_tui.effects.pycode import read_python
+from freeact_tui.paths import PROTECTED_NAMES
 from freeact_tui.pathreach import named_paths
 from freeact_tui.shellprograms import run_commands
 from freeact_tui.shellwords import split_command
@@ -57,6 +58,8 @@ class _Paths:
         if reached or not _within(full, self.root) or raw.startswith("~"):
             return [Found(Kind.OUTSIDE, p.path) for p in reached] or [Found(Kind.OUTSIDE, full)]
         shown = os.path.relpath(full, self.root)
+        if kind == Kind.WRITES and any(part in PROTECTED_NAMES for part in shown.split(os.sep)):
+            return [Found(Kind.CONTROLS, shown)]  # git's hooks and config, the app's own files: asked
         return [Found(kind, shown)]
 
 
