@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 
 from freeact_tui.events import (
@@ -51,12 +54,73 @@ async def test_ansi_log_renders_colour_and_rewrites_line_on_carriage_return() ->
         log = app.query_one(AnsiLog)
         log.write("progress 10%\rprogress 100%\n\x1b[1;32mok\x1b[0m plain\x1b[2K")
         await pilot.pause()
-        assert log.plain_text == "progress 100%\nok plain"
+        # the rewritten text stays in sight (a marked restart), never drawn over unseen (#39)
+        assert log.plain_text == "progress 10%␍progress 100%\nok plain"
         strip = log.render_line(1)
         segments = [(seg.text, seg.style) for seg in strip if seg.text.strip()]
         ok_style = next(style for text, style in segments if text.startswith("ok"))
         assert ok_style is not None and ok_style.bold and ok_style.color is not None
         assert ok_style.color.name in ("green", "color(2)") or ok_style.color.number == 2
+
+
+class _OneLog(App[None]):
+    def compose(self) -> ComposeResult:
+        yield AnsiLog()
+
+
+async def test_output_never_hides_what_the_model_reads() -> None:
+    """A file the model reads (say by a default-allowed ``cat``) cannot hide text from the user: a line
+    rewritten by ``\\r``, concealed text (SGR 8) and a colour on the same background all show (#39)."""
+    app = _OneLog()
+    async with app.run_test(size=(100, 10)) as pilot:
+        log = app.query_one(AnsiLog)
+        log.write("line one safe\rEVIL OVERWRITTEN\n\x1b[8mCONCEALED\x1b[0m visible\n\x1b[30;40mBLACK\x1b[0m\n")
+        await pilot.pause()
+        assert "line one safe" in log.plain_text and "EVIL OVERWRITTEN" in log.plain_text
+        for y in (1, 2):
+            for seg in log.render_line(y):
+                style = seg.style
+                if style is None or not seg.text.strip():
+                    continue
+                assert not style.conceal
+                assert style.bgcolor is None or style.color is None or (
+                    style.color.get_truecolor() != style.bgcolor.get_truecolor()
+                )
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    segments=st.lists(st.text(alphabet="abcxyz 0123456789%", min_size=1, max_size=8), min_size=2, max_size=12),
+    cuts=st.lists(st.integers(min_value=1, max_value=40), max_size=4),
+)
+def test_a_rewritten_line_keeps_its_first_and_last_text_and_counts_the_rest(
+    segments: list[str], cuts: list[int]
+) -> None:
+    asyncio.run(_check_rewrites(segments, cuts))
+
+
+async def _check_rewrites(segments: list[str], cuts: list[int]) -> None:
+    data = "\r".join(segments) + "\n"
+    chunks, start = [], 0
+    for cut in sorted(set(cuts)):
+        if start < cut < len(data):
+            chunks.append(data[start:cut])
+            start = cut
+    chunks.append(data[start:])
+    app = _OneLog()
+    async with app.run_test(size=(300, 5)) as pilot:
+        log = app.query_one(AnsiLog)
+        for chunk in chunks:  # streamed in pieces, as a kernel sends it
+            log.write(chunk)
+        await pilot.pause()
+        shown = log.plain_text
+        kept = [seg for seg in segments if seg.strip()]
+        if kept:
+            assert kept[-1] in shown
+        if len(segments) <= AnsiLog.REWRITES_SHOWN + 1:
+            assert all(seg in shown for seg in kept), (segments, shown)
+        else:
+            assert "more rewrites" in shown
 
 
 async def test_subagent_events_nest_under_their_task_block() -> None:

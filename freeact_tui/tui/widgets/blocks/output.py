@@ -26,6 +26,37 @@ from freeact_tui.textsafe import sanitize_ansi, strip_sgr
 from freeact_tui.tui.widgets.blocks.base import Block
 from freeact_tui.tui.widgets.image_preview import ImagePreview, load_cells
 
+_RESET, _DIM, _UNDIM = "\x1b[0m", "\x1b[2m", "\x1b[22m"
+
+
+def legible(text: Text) -> Text:
+    """``text`` with nothing drawn invisibly: concealed text (SGR 8) shown, and a colour on the same
+    background colour drawn on the log's own background. Output is text the model reads: the user
+    sees it too (#39)."""
+    spans = []
+    for span in text.spans:
+        style = span.style
+        if isinstance(style, RichStyle):
+            same = (
+                style.color is not None
+                and style.bgcolor is not None
+                and style.color.get_truecolor() == style.bgcolor.get_truecolor()
+            )
+            if style.conceal or same:
+                style = RichStyle(
+                    color=style.color,
+                    bgcolor=None if same else style.bgcolor,
+                    bold=style.bold,
+                    dim=style.dim,
+                    italic=style.italic,
+                    underline=style.underline,
+                    strike=style.strike,
+                    link=style.link,
+                )
+        spans.append(span._replace(style=style))
+    text.spans = spans
+    return text
+
 
 class AnsiLog(Log):
     """A ``Log`` that renders SGR colours; writes append to the current line, ``\\r`` rewrites it.
@@ -74,6 +105,8 @@ class AnsiLog(Log):
         # Cells of a line's text, by the text (str hashes are cached: a rewrap is cheap).
         self._cells: dict[str, int] = {}
         self.folded = True
+        # A line a lone ``\r`` rewrote: what stood there first, and the segments written since.
+        self._rewritten: tuple[int, str, list[str]] | None = None
 
     @property
     def is_foldable(self) -> bool:
@@ -104,18 +137,51 @@ class AnsiLog(Log):
         data = sanitize_ansi(data).replace("\r\n", "\n")
         if "\r" not in data:
             super().write(data, scroll_end)
+            self._note_rewrite_text(data)
         else:
             for index, piece in enumerate(data.split("\r")):
                 if index and self._lines:
-                    self._lines[-1] = ""
+                    self._lines[-1] = self._rewrite_prefix()
                 super().write(piece, scroll_end)
+                self._note_rewrite_text(piece)
         self._rewrap()
         if self.auto_scroll if scroll_end is None else scroll_end:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
         return self
 
+    def _rewrite_prefix(self) -> str:
+        """What a line keeps in sight when a lone ``\r`` restarts it: the text it had (a progress bar's
+        steps fold into a count, ``REWRITES_SHOWN`` at most are written out), so that nothing the model
+        reads of the output is drawn over unseen (#39)."""
+        line = len(self._lines) - 1
+        current = self._lines[-1]
+        if self._rewritten is None or self._rewritten[0] != line:
+            if not strip_sgr(current).strip():
+                self._rewritten = None
+                return ""  # nothing was there to hide
+            self._rewritten = (line, current, [])
+        else:
+            self._rewritten[2].append(current[len(self._rewrite_head()) :])
+        return self._rewrite_head()
+
+    def _rewrite_head(self) -> str:
+        assert self._rewritten is not None
+        _, first, since = self._rewritten
+        mark = f"{_RESET}{_DIM}␍{_UNDIM}"
+        if len(since) < self.REWRITES_SHOWN:
+            return first + "".join(f"{mark}{seg}" for seg in since) + mark
+        hidden = len(since) - 1
+        return f"{first}{mark}{_DIM} ⋯ {hidden} more rewrites ⋯ {_UNDIM}{mark}{since[-1]}{mark}"
+
+    def _note_rewrite_text(self, text: str) -> None:
+        if "\n" in text:
+            self._rewritten = None  # a new line: the rewritten one is complete
+
+    REWRITES_SHOWN: ClassVar[int] = 4
+
     def clear(self) -> AnsiLog:
         super().clear()
+        self._rewritten = None
         self._rewrap()
         return self
 
@@ -198,7 +264,7 @@ class AnsiLog(Log):
         selection = self.text_selection
         if y in self._render_line_cache and selection is None:
             return self._render_line_cache[y]
-        line_text = Text.from_ansi(self._lines[y].expandtabs(), no_wrap=True, end="")
+        line_text = legible(Text.from_ansi(self._lines[y].expandtabs(), no_wrap=True, end=""))
         line_text.stylize_before(rich_style)
         if selection is not None and (span := selection.get_span(y - self._clear_y)) is not None:
             start, end = span
