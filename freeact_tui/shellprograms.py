@@ -16,6 +16,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from freeact_tui.programoptions import unknown_option
 from freeact_tui.shellwords import command_words, inner_commands, inspect_command, split_command
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -306,7 +307,8 @@ _FORBIDDEN: dict[str, tuple[frozenset[str], str]] = {
     "date": (frozenset({"--set"}), "s"),
     "file": (frozenset({"--compile"}), "C"),
     "git": (frozenset({"--output", "-c", "--config-env", "--exec-path", "--ext-diff", "--textconv",
-                       "--upload-pack", "--receive-pack"}), ""),
+                       "--upload-pack", "--receive-pack", "--pathspec-from-file", "--contents",
+                       "--ignore-revs-file", "--show-signature", "--output-directory"}), ""),
     "sed": (frozenset({"--in-place", "--file"}), "if"),
     "tar": (frozenset({"--to-command", "--use-compress-program", "--checkpoint-action", "--info-script",
                        "--new-volume-script", "--rsh-command"}), "IF"),
@@ -328,7 +330,7 @@ def unsafe_use(words: list[str]) -> str | None:
     program = words[0]
     if program in _AWKS:
         return _awk_unsafe(words[1:])
-    found = _flag_unsafe(program, words[1:])
+    found = _flag_unsafe(program, words[1:]) or unknown_option(program, words[1:])
     if found is None and program == "sed":
         scripts = [w for w in words[1:] if not w.startswith("-")][:1]
         for flag, value in zip(words[1:], words[2:], strict=False):
