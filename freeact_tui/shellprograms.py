@@ -75,6 +75,8 @@ GIT_COMMANDS = frozenset(
     "update-server-info var verify-commit verify-pack verify-tag version whatchanged worktree write-tree".split()
 )
 """git's own commands: any other name runs an alias or a ``git-<name>`` program (repository-defined)."""
+WORD_RUNNERS = frozenset(_WRAPPERS) | _LEADING_ARGUMENT | _SHELLS | _MULTICALL | {"eval", "watch", "trap", "source", "."}
+"""Programs that run a command (or script) their arguments name: their words are another program's."""
 _FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
 _MAX_DEPTH = 16
@@ -407,6 +409,7 @@ __all__ = [
     "NO_EXT_DIFF",
     "without_ext_diff",
     "GIT_COMMANDS",
+    "WORD_RUNNERS",
     "Unwrapped",
     "program_name",
     "run_commands",
