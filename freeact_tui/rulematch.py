@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from freeact_tui.cellrules import cell_matches
+from freeact_tui.gitreads import SECRET_NAMES
 from freeact_tui.gitrun import repo_program_keys
 from freeact_tui.pathglobs import (
     code_strings,
@@ -89,12 +90,7 @@ _DEFAULT_SHELL_ALLOW = (
 )  # fmt: skip
 # Secrets ask everywhere (inside the working dir and out), whatever allows the call: keys, tokens in
 # tool config dirs, and shell/REPL histories (they hold pasted secrets).
-_SECRETS = (
-    ".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key",
-    ".npmrc", ".pypirc", ".docker/config.json", ".kube/config", ".vault-token",
-    ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".python_history", ".node_repl_history",
-    ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo",
-)  # fmt: skip
+_SECRETS = SECRET_NAMES  # one table: the git reads (``gitreads``) judge by it too
 # Tool config dirs under home only (a project's own ``.docker/`` or ``.config/`` holds no login).
 _HOME_SECRETS = (
     ".config/gh/**", ".config/hub", ".config/gcloud/**", ".config/git/credentials", ".docker/**", ".kube/**",

@@ -1,0 +1,67 @@
+"""git reads a secret from its object store by names that are not path words (#39, round 2).
+
+Class: ``<rev>:<path>``, ``:<n>:<path>``, glob pathspecs, pathspec magic ``:(…)`` and bare object ids
+name a file's contents to a default-allowed ``git show``/``log -p``/``diff``/``blame``. Mechanism:
+``gitreads.secret_reference`` reads each argument as git does and checks it against the one secret
+table (``SECRET_NAMES``, the same the ask rules are made of); ``unsafe_use`` makes such a command ask.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from freeact_tui.gitreads import SECRET_NAMES, secret_reference
+from freeact_tui.permissions import PermissionRules
+from freeact_tui.toolcalls import ShellAction
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    for name, text in {".env": "SECRET=1\n", "a.key": "k\n", "b.pem": "p\n", "README": "x\n"}.items():
+        (tmp_path / name).write_text(text)
+    git = ["git", "-c", "user.email=a@b", "-c", "user.name=a"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "-f", "."], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], cwd=tmp_path, check=True)
+    return tmp_path
+
+
+def test_the_attackers_spellings_ask(repo: Path) -> None:
+    blob = subprocess.run(["git", "rev-parse", "HEAD:.env"], cwd=repo, capture_output=True, text=True).stdout
+    rules = PermissionRules(None, working_dir=repo)
+    for command in ("git show :0:.env", "git show :1:.env", "git show :.env", "git show HEAD:.env",
+                    "git log -p -- '*.env'", "git show HEAD -- ':(icase).ENV'", f"git show {blob.strip()}",
+                    "git show HEAD:a.key", "git log -p -- '*.pem'", "git blame HEAD -- .ENV",
+                    "git diff HEAD -- '*.key'", "git -C . show HEAD:.env"):  # fmt: skip
+        assert rules.check(ShellAction(command)) == "ask", command
+    for command in ("git show HEAD:README", "git log -p -- '*.py'", "git log --oneline", "git show --stat"):
+        assert rules.check(ShellAction(command)) == "allow", command
+
+
+_SYNTAX = st.sampled_from(["HEAD:{p}", ":{p}", ":0:{p}", ":2:{p}", "main~1:{p}", "-- {p}", "HEAD -- {p}",
+                           "-- ':(icase){P}'", "-- ':(glob){p}'", "-- {P}"])  # fmt: skip
+_DIRS = st.sampled_from(["", "sub/", "a/b/"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    command=st.sampled_from(["show", "log -p", "diff", "blame", "log --patch", "grep x", "whatchanged -p"]),
+    syntax=_SYNTAX, folder=_DIRS, secret=st.sampled_from(SECRET_NAMES),
+)  # fmt: skip
+def test_every_syntax_naming_a_secret_is_seen(command: str, syntax: str, folder: str, secret: str) -> None:
+    path = folder + secret.replace("**", "id").replace("*", "x")
+    words = ["git", *command.split(), *syntax.format(p=path, P=path.upper()).replace("'", "").split()]
+    assert secret_reference(words) is not None, words
+
+
+@settings(max_examples=100, deadline=None)
+@given(secret=st.sampled_from(SECRET_NAMES), glob=st.sampled_from(["*", "*{s}", "**/{s}", "{s}*", "?{t}"]))
+def test_a_glob_pathspec_that_matches_a_secret_is_seen(secret: str, glob: str) -> None:
+    name = secret.replace("**", "id").replace("*", "x")
+    spec = glob.format(s=name, t=name[1:])
+    assert secret_reference(["git", "log", "-p", "--", spec]) is not None, spec
