@@ -352,8 +352,9 @@ def _flag_unsafe(program: str, args: list[str]) -> str | None:
         return None
     long_flags, letters = _FORBIDDEN[program]
     for w in args:
-        if w.split("=", 1)[0] in long_flags:
-            return w
+        name = w.split("=", 1)[0]
+        if name in long_flags or (len(name) > 2 and any(f.startswith(name) for f in long_flags if f[:2] == "--")):
+            return w  # GNU and git's parse-options take any unambiguous prefix: ``--out`` is ``--output``
         if letters and w.startswith("-") and not w.startswith("--") and set(w[1:]) & set(letters):
             return w
     return None

@@ -65,3 +65,17 @@ def test_a_glob_pathspec_that_matches_a_secret_is_seen(secret: str, glob: str) -
     name = secret.replace("**", "id").replace("*", "x")
     spec = glob.format(s=name, t=name[1:])
     assert secret_reference(["git", "log", "-p", "--", spec]) is not None, spec
+
+
+def test_a_signature_check_asks_and_the_kernel_turns_it_off(repo: Path) -> None:
+    """``--show-signature`` runs ``gpg.program`` (any program the repository names): asked, however
+    abbreviated; the kernel's git runs with ``log.showSignature=false`` whatever the repository says."""
+    from freeact_tui.gitrun import KERNEL_SETTINGS, SAFE_SETTINGS
+
+    rules = PermissionRules(None, working_dir=repo)
+    rules.add("shell", "git log *", scope="session")
+    for command in ("git log --show-signature -1", "git log --show-sig -1", "git blame --cont=/etc/passwd x",
+                    "sort --out=x y", "git show --ext"):  # fmt: skip
+        assert rules.check(ShellAction(command)) == "ask", command
+    assert ("log.showSignature", "false") in KERNEL_SETTINGS
+    assert ("log.showSignature", "false") in SAFE_SETTINGS and ("gpg.program", "false") in SAFE_SETTINGS
