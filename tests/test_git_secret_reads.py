@@ -79,3 +79,28 @@ def test_a_signature_check_asks_and_the_kernel_turns_it_off(repo: Path) -> None:
         assert rules.check(ShellAction(command)) == "ask", command
     assert ("log.showSignature", "false") in KERNEL_SETTINGS
     assert ("log.showSignature", "false") in SAFE_SETTINGS and ("gpg.program", "false") in SAFE_SETTINGS
+
+
+def test_a_search_of_the_folder_never_reads_a_secret_file_unasked(repo: Path) -> None:
+    """``rg`` searches the folder recursively: a ``*.key``/``*.pem`` in the trees it reads asks
+    (``searchreach``); a tree without one, or a search that skips it, runs unasked."""
+    rules = PermissionRules(None, working_dir=repo)
+    (repo / "src").mkdir()
+    (repo / "src" / "x.py").write_text("x\n")
+    for command in ("rg SECRET", "rg -n SECRET .", "rg -e SECRET", "rg --regexp=x -- .", "nice rg SECRET"):
+        assert rules.check(ShellAction(command)) == "ask", command
+    for command in ("rg SECRET src", "rg -n -e x src", "rg x README"):
+        assert rules.check(ShellAction(command)) == "allow", command
+    (repo / "src" / "deploy.key").write_text("k\n")
+    assert rules.check(ShellAction("rg SECRET src")) == "ask"
+
+
+@settings(max_examples=40, deadline=None)
+@given(secret=st.sampled_from([s for s in SECRET_NAMES if not s.startswith(".")]), folder=_DIRS)
+def test_any_secret_name_in_a_searched_tree_asks(tmp_path_factory: pytest.TempPathFactory, secret: str,
+                                                 folder: str) -> None:
+    work = tmp_path_factory.mktemp("w")
+    target = work / "src" / folder / secret.replace("**", "id").replace("*", "x")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("s\n")
+    assert PermissionRules(None, working_dir=work).check(ShellAction("rg -n x src")) == "ask", target
