@@ -44,7 +44,7 @@ def project_rule_refusal(effect: str, kind: str, pattern: str) -> str | None:
         return None
     if broad_allow(kind, pattern):
         return "any code may follow what it names; a project may not allow code"
-    reason = broad_reason(kind, pattern)
+    reason = broad_reason(kind, pattern, strict=True)
     return f"{reason}; a project may not allow that much" if reason else None
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from freeact_tui.cellrules import cell_matches
+from freeact_tui.gitreads import SECRET_NAMES
 from freeact_tui.gitrun import repo_program_keys
 from freeact_tui.pathglobs import (
     code_strings,
@@ -24,6 +25,7 @@ from freeact_tui.pathglobs import (
     shell_path_words,
 )
 from freeact_tui.rulebreadth import EFFECT_PREFIX, PATH_PREFIX, broad_allow, escape_glob, is_cell_pattern
+from freeact_tui.searchreach import searched_secrets
 from freeact_tui.shellprograms import Unwrapped, program_name, unsafe_use, unwrap
 from freeact_tui.shellwords import (
     CommandTraits,
@@ -89,12 +91,7 @@ _DEFAULT_SHELL_ALLOW = (
 )  # fmt: skip
 # Secrets ask everywhere (inside the working dir and out), whatever allows the call: keys, tokens in
 # tool config dirs, and shell/REPL histories (they hold pasted secrets).
-_SECRETS = (
-    ".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key",
-    ".npmrc", ".pypirc", ".docker/config.json", ".kube/config", ".vault-token",
-    ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".python_history", ".node_repl_history",
-    ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo",
-)  # fmt: skip
+_SECRETS = SECRET_NAMES  # one table: the git reads (``gitreads``) judge by it too
 # Tool config dirs under home only (a project's own ``.docker/`` or ``.config/`` holds no login).
 _HOME_SECRETS = (
     ".config/gh/**", ".config/hub", ".config/gcloud/**", ".config/git/credentials", ".docker/**", ".kube/**",
@@ -202,6 +199,17 @@ class CallFacts:
         return where
 
     @cached_property
+    def searched_secrets(self) -> list[str]:
+        """Secret-named files a recursive search of this command reads unnamed (``searchreach``)."""
+        searches = [words for words in self.unwrapped.commands if words and words[0] == "rg"]
+        if not isinstance(self.call, ShellAction) or not searches:
+            return []
+        where = self._runs_in()
+        if where is None:
+            return ["a folder that cannot be told"]
+        return [s for words in searches for s in searched_secrets(words, where)]
+
+    @cached_property
     def outside(self) -> bool:
         """The command names a path outside the working directory (or reaches one through a symlink)."""
         return any(p.startswith("/") and p not in _NOT_FILES for p in self.paths)
@@ -273,6 +281,8 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
         return False
     if facts.unsafe and not _names_flag(entry.pattern, facts.unsafe):
         return False
+    if entry.scope == "default" and facts.searched_secrets:
+        return False  # a search that reads a secret no path word names: asked
     if entry.scope == "default" and facts.outside:
         return False  # the built-in read-only commands read inside the working directory only
     return glob_matches(entry.pattern, call.command)

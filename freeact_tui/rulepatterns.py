@@ -15,20 +15,27 @@ from freeact_tui import rulebreadth
 from freeact_tui.cellrules import cell_pattern
 from freeact_tui.effects import class_of, class_words
 from freeact_tui.rulebreadth import EFFECT_PREFIX, FOLDER_CLASSES, escape_glob, has_wildcard, is_cell_pattern
+from freeact_tui.shellprograms import unwrap
 from freeact_tui.shellwords import inspect_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
 
 
-def proposed_pattern(call: ToolCall, effect_class: str | None = None) -> str:
+def proposed_pattern(call: ToolCall, effect_class: str | None = None, *, deny: bool = False) -> str:
     """A narrow pattern that matches ``call`` (and actions very much like it), for the dialog to propose.
 
     A code action whose effects stay inside the folder (``effect_class``, from ``ApprovalRequest``):
     its class (``effects:in-folder``), so that later code that does no more runs unasked. Other code
     or a script: the exact cell (``cell:<fingerprint>``, no other cell matches it). A shell
-    command: the program (and subcommand) with ``*``, or, for programs that run or delete anything, the
-    program with its first argument.
+    command: judged as the project bound judges a pattern (``broad_reason(..., strict=True)``): the
+    program (and subcommand) with ``*`` for a program known only to read, else the program with its first
+    argument if that is still narrow, else the command spelled out. ``deny``: a rule that refuses the
+    program the command runs, however it is wrapped (``LC_ALL=C python3 -c 1`` → ``python3 *``; a deny
+    rule matches through wrappers).
     """
     match call:
+        case ShellAction(command=command) if deny:
+            inner = unwrap(command).commands
+            return ShellAction(shlex.join(inner[-1])).suggested_pattern() if inner else command
         case CodeAction() if effect_class in FOLDER_CLASSES:
             return EFFECT_PREFIX + str(effect_class)
         case CodeAction(code=text) | ShellScript(script=text):
@@ -97,7 +104,7 @@ def _shell_pattern(command: str) -> str:
     if not words or not inspect_command(command).simple:
         return command  # a wildcard never allows a redirection or a substitution: only the command itself
     base = ShellAction(command).suggested_pattern()
-    if broad_reason("shell", base) is None:
+    if rulebreadth.broad_reason("shell", base, strict=True) is None:
         return base
     # The program with its options up to the first argument: ``python script.py *``, ``rm -rf build *``.
     for k, word in enumerate(words[1:], 1):
@@ -106,10 +113,10 @@ def _shell_pattern(command: str) -> str:
                 break  # quoted words: only the command as written matches it
             head = " ".join(words[: k + 1])
             narrow = f"{escape_glob(head)} *" if k + 1 < len(words) else head
-            if broad_reason("shell", narrow) is None:
+            if rulebreadth.broad_reason("shell", narrow, strict=True) is None:
                 return narrow
             break
-    return command  # spelled out in full
+    return escape_glob(command)  # spelled out in full: no other command matches it
 
 
 __all__ = ["FOLDER_CLASSES", "broad_reason", "exact_pattern", "pattern_note", "proposed_pattern", "rule_words"]

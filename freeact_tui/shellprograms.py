@@ -16,6 +16,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from freeact_tui.gitreads import secret_reference
+from freeact_tui.programoptions import unknown_option
 from freeact_tui.shellwords import command_words, inner_commands, inspect_command, split_command
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -74,6 +76,8 @@ GIT_COMMANDS = frozenset(
     "update-server-info var verify-commit verify-pack verify-tag version whatchanged worktree write-tree".split()
 )
 """git's own commands: any other name runs an alias or a ``git-<name>`` program (repository-defined)."""
+WORD_RUNNERS = frozenset(_WRAPPERS) | _LEADING_ARGUMENT | _SHELLS | _MULTICALL | {"eval", "watch", "trap", "source", "."}
+"""Programs that run a command (or script) their arguments name: their words are another program's."""
 _FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
 _MAX_DEPTH = 16
@@ -306,7 +310,8 @@ _FORBIDDEN: dict[str, tuple[frozenset[str], str]] = {
     "date": (frozenset({"--set"}), "s"),
     "file": (frozenset({"--compile"}), "C"),
     "git": (frozenset({"--output", "-c", "--config-env", "--exec-path", "--ext-diff", "--textconv",
-                       "--upload-pack", "--receive-pack"}), ""),
+                       "--upload-pack", "--receive-pack", "--pathspec-from-file", "--contents",
+                       "--ignore-revs-file", "--show-signature", "--output-directory"}), ""),
     "sed": (frozenset({"--in-place", "--file"}), "if"),
     "tar": (frozenset({"--to-command", "--use-compress-program", "--checkpoint-action", "--info-script",
                        "--new-volume-script", "--rsh-command"}), "IF"),
@@ -328,7 +333,9 @@ def unsafe_use(words: list[str]) -> str | None:
     program = words[0]
     if program in _AWKS:
         return _awk_unsafe(words[1:])
-    found = _flag_unsafe(program, words[1:])
+    found = _flag_unsafe(program, words[1:]) or unknown_option(program, words[1:])
+    if found is None and program == "git":
+        found = secret_reference(words)
     if found is None and program == "sed":
         scripts = [w for w in words[1:] if not w.startswith("-")][:1]
         for flag, value in zip(words[1:], words[2:], strict=False):
@@ -345,8 +352,9 @@ def _flag_unsafe(program: str, args: list[str]) -> str | None:
         return None
     long_flags, letters = _FORBIDDEN[program]
     for w in args:
-        if w.split("=", 1)[0] in long_flags:
-            return w
+        name = w.split("=", 1)[0]
+        if name in long_flags or (len(name) > 2 and any(f.startswith(name) for f in long_flags if f[:2] == "--")):
+            return w  # GNU and git's parse-options take any unambiguous prefix: ``--out`` is ``--output``
         if letters and w.startswith("-") and not w.startswith("--") and set(w[1:]) & set(letters):
             return w
     return None
@@ -405,6 +413,7 @@ __all__ = [
     "NO_EXT_DIFF",
     "without_ext_diff",
     "GIT_COMMANDS",
+    "WORD_RUNNERS",
     "Unwrapped",
     "program_name",
     "run_commands",

@@ -32,7 +32,7 @@ print(json.dumps({
     "ls": pm.is_allowed(ShellAction(tool_name="bash", command="ls")),
     "rm": pm.is_allowed(ShellAction(tool_name="bash", command="rm -rf x")),
 }))
-pm.allow_always(ShellAction(tool_name="bash", command="mkdir *"))
+pm.allow_always(ShellAction(tool_name="bash", command="mkdir build"))
 """
 
 
@@ -57,13 +57,16 @@ def test_rules_saved_here_go_to_the_freeact_file_and_freeact_reads_them(project:
     from freeact_tui.permissions import rules_for
 
     rules = rules_for(project)
-    assert rules.add("shell", "touch *", scope="always") == "project"
+    # A wildcard on a program not known only to read is more than a project may allow (strict bound):
+    # such a rule goes to the user's own file; the exact command goes to the project's.
+    assert rules.add("shell", "touch *", scope="always") == "always"
+    assert rules.add("shell", "touch a.txt", scope="always") == "project"
     assert rules.add("read", "path:docs/**", scope="always") == "project"
     # freeact has no deny tier and no exact-cell rule: those stay in this app's own file
     assert rules.add("shell", "rm *", scope="always", effect="deny") == "always"
     assert rules.add("code", cell_pattern("print(1)"), scope="always") == "always"
     data = tomllib.loads((project / ".freeact" / "permissions.toml").read_text())
-    assert {"type": "ShellAction", "tool_name": "bash", "command": "touch *"} in data["allow"]
+    assert {"type": "ShellAction", "tool_name": "bash", "command": "touch a.txt"} in data["allow"]
     assert {"type": "FileRead", "tool_name": "filesystem_*", "path": "docs/**"} in data["allow"]
     assert set(data) == {"ask", "allow"}  # freeact refuses any other key
     saved = json.loads(paths.permissions_file().read_text())
@@ -101,10 +104,10 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.kernel
 def test_headless_run_applies_the_freeact_projects_rules(fake_openai: FakeOpenAI, project: Path) -> None:
-    (project / ".freeact" / "permissions.toml").write_text(
-        '[[allow]]\ntype = "ShellAction"\ntool_name = "bash"\ncommand = "touch *"\n'
-    )
     marker = project / "made-by-run"
+    (project / ".freeact" / "permissions.toml").write_text(  # exact: a project allows no `touch *`
+        f'[[allow]]\ntype = "ShellAction"\ntool_name = "bash"\ncommand = "touch {marker}"\n'
+    )
     call = Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": f"!touch {marker}"}, call_id="call_1")])
     fake_openai.script(call, Reply("done"))
     done = cli("run", "--trust", "--base-url", fake_openai.url, "--model", "fake-model", "make it", cwd=project)

@@ -103,9 +103,12 @@ def test_narrow_patterns_pass(kind: str, pattern: str) -> None:
 @pytest.mark.parametrize(
     ("command", "proposal"),
     [
-        ("git commit -m 'first'", "git commit *"),
-        ("touch a.txt", "touch *"),
-        ("python train.py --epochs 3", "python train.py *"),
+        # A wildcard only for programs known only to read (#39, strict): any other is proposed exactly.
+        ("git log -1 --stat", "git log *"),
+        ("ls -la src", "ls *"),
+        ("git commit -m 'first'", "git commit -m 'first'"),
+        ("touch a.txt", "touch a.txt"),
+        ("python train.py --epochs 3", "python train.py --epochs 3"),
         ("python train.py", "python train.py"),
         ("rm -rf build", "rm -rf build"),
         ("python -c 'import os'", "python -c 'import os'"),  # quoted: only the command as written

@@ -85,7 +85,8 @@ async def test_session_rule_with_edited_pattern(make_app: Callable[..., FreeactA
         assert f"touch {tmp_path}/alpha.txt" in str(shell_dialog.query_one("#approval-body").render())
         await pilot.press("s")
         pattern = shell_dialog.query_one("#approval-pattern", Input)
-        assert pattern.value == "touch *" and pattern.has_focus
+        # touch may write any file: the proposal is the command itself, a wider rule is the user's edit
+        assert pattern.value == f"touch {tmp_path}/alpha.txt" and pattern.has_focus
         pattern.value = f"touch {tmp_path}/a*"
         await pilot.press("enter")
         await app.workers.wait_for_complete()
@@ -193,14 +194,16 @@ async def test_always_rule_is_saved_and_pre_approves_the_next_match(
         await pilot.press("escape")  # Esc while editing the pattern goes back to the choice
         assert not shell.editing_pattern and shell.is_current
         await pilot.press("a")
-        assert shell.query_one("#approval-pattern", Input).value == "touch *"
+        pattern = shell.query_one("#approval-pattern", Input)
+        assert pattern.value == f"touch {tmp_path}/one.txt"  # not a program known only to read: exact
+        pattern.value = f"touch {tmp_path}/*"
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert (tmp_path / "one.txt").exists()
-        assert actions(app)[-1].status == "approved · always rule: touch *"
+        assert actions(app)[-1].status == f"approved · always rule: touch {tmp_path}/*"
         saved = paths.permissions_file()
-        assert saved.exists() and "touch *" in saved.read_text()
+        assert saved.exists() and f"touch {tmp_path}/*" in saved.read_text()
 
         await send(pilot, "touch two")
         await app.workers.wait_for_complete()  # nothing asked: the rule allows the only shell part

@@ -28,7 +28,7 @@ def permission_options(call: ToolCall, effect_class: str | None = None) -> list[
     allowed by its class; it is always denied as this exact cell.
     """
     allow = rule_words(call.kind, proposed_pattern(call, effect_class))
-    deny = rule_words(call.kind, proposed_pattern(call), "deny")
+    deny = rule_words(call.kind, proposed_pattern(call, deny=True), "deny")
     return [
         PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once"),
         PermissionOption(option_id=ALLOW_ALWAYS, name=f"Always allow {allow}", kind="allow_always"),
@@ -44,7 +44,7 @@ def decision_for(
     outcome = response.outcome
     if not isinstance(outcome, AllowedOutcome):
         return Decision(False, reason=CANCELLED_REASON)
-    pattern = proposed_pattern(call)
+    pattern = proposed_pattern(call, deny=True)
     match outcome.option_id:
         case "allow_once":
             return Decision(True)

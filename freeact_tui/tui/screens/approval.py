@@ -139,7 +139,8 @@ class ApprovalScreen(ModalScreen[Decision]):
         if scope in ("cell", "deny") and isinstance(call, CodeAction | ShellScript):
             return cell_pattern(call.subject)
         # A pattern shown with its controls visible no longer matches the hidden command: safe to save.
-        return visible(proposed_pattern(call, self.request.effect_class), multiline=False)
+        pattern = proposed_pattern(call, self.request.effect_class, deny=scope == "deny")
+        return visible(pattern, multiline=False)
 
     def _title(self) -> str:
         from textual.markup import escape
