@@ -198,7 +198,9 @@ async def test_cancel_stops_a_running_action_within_a_second_and_the_session_goe
     assert client.statuses("call_s")[-1] == "failed"
     # History consistent: the next request carries the interrupted call's result, and it answers.
     assert again.stop_reason == "end_turn" and client.text().endswith("after cancel")
-    assert [r.lower() for r in fake_openai.requests[1].tool_results()] == ["interrupted by user."]
+    # the model is told what the cancelled cell printed before it was stopped, then that it was stopped
+    (result,) = [r.lower() for r in fake_openai.requests[1].tool_results()]
+    assert result.endswith("interrupted by user.")
 
 
 async def test_permission_never_answered_then_cancelled_rejects(

@@ -58,8 +58,8 @@ def test_the_menu_lists_every_registered_command_and_the_skills() -> None:
     ("typed", "first"),
     [
         ("", ["help", "new", "sessions"]),  # the registry's order
-        ("mo", ["model"]),
-        ("co", ["context", "compact", "copy"]),  # prefixes, in registry order
+        ("mo", ["model", "memory"]),  # the prefix, then its letters in order
+        ("co", ["context", "compact", "cost", "config"]),  # prefixes, in registry order
         ("xt", ["context"]),  # inside the name
         ("rwd", ["rewind"]),  # its letters in order, when nothing matches better
         ("ski", ["skills"]),  # not also task-planning (t-a-S-K-planning-I)

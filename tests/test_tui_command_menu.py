@@ -115,9 +115,9 @@ async def test_menu_keys_move_complete_and_close_without_losing_text(
         prompt = (await ready(pilot)).prompt
         prompt.focus()
         await pilot.press("slash", "c", "o")
-        assert shown(app)[:3] == ["context", "compact", "copy"]
+        assert shown(app)[:4] == ["context", "compact", "cost", "config"]
         await pilot.press("down", "down")
-        assert highlighted(app) == "copy"
+        assert highlighted(app) == "cost"
         await pilot.press("up")
         assert highlighted(app) == "compact"
         await pilot.press("up", "up")  # wraps to the end of the list

@@ -17,6 +17,7 @@ class LogFold(Collapsible):
 
     def _on_collapsible_title_toggle(self, event: CollapsibleTitle.Toggle) -> None:
         event.stop()
+        event.prevent_default()  # Collapsible's own handler would toggle it back
         self.collapsed = not self.collapsed
         if not self.collapsed:
             self.call_after_refresh(self.scroll_visible)  # the user opened it: show what opened
