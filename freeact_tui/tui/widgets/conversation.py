@@ -113,8 +113,9 @@ class ConversationLog(VerticalScroll):
             self.follow()
             return
         self.release_anchor()  # else the next output pulls the view back down
-        if key == "home" or (key == "pageup" and self.scroll_y <= 0):
-            self.run_worker(self.show_earlier(), group="earlier")  # a resumed session's earlier turns
+        if self.earlier and (key == "home" or (key == "pageup" and self.scroll_y <= 0)):
+            self.run_worker(self.show_earlier(to_top=key == "home"), group="earlier")  # a resumed session's
+            return
         if key == "home":
             self.scroll_home(animate=False)
         elif key == "pageup":
@@ -137,8 +138,8 @@ class ConversationLog(VerticalScroll):
         super().watch_scroll_y(old_value, new_value)
         if self._output_below and self.following:  # scrolled back down to the end
             self._set_output_below(False)
-        if new_value <= 0 < old_value and self.earlier and not self.following:  # scrolled to the top
-            self.run_worker(self.show_earlier(), group="earlier")
+        if new_value <= 0 < old_value and self.earlier and not self.earlier.busy and not self.following:
+            self.run_worker(self.show_earlier(), group="earlier")  # scrolled to the top
 
     @property
     def blocks(self) -> list[Block]:
@@ -209,14 +210,15 @@ class ConversationLog(VerticalScroll):
         """Items enough to fill the log's height and a little more (a block is two rows or more)."""
         return max(self.KEEP_NEWEST, self.app.size.height // 2 + 2)
 
-    async def show_earlier(self) -> None:
-        """Draw the newest of a resumed session's waiting turns above the others, the view kept in place."""
+    async def show_earlier(self, *, to_top: bool = False) -> None:
+        """Draw the newest of a resumed session's waiting turns above the others, the view kept in
+        place (``to_top``: the view goes to the top, to the earliest turn drawn)."""
         from freeact_tui.tui.widgets.blocks import Block
 
         if self._active_blocks():  # a turn streams: drawing past turns would end its streams
             return
         first = next((c for c in self.children if isinstance(c, Block)), None)
-        await self.earlier.mount_next(self, self.screenful(), first)
+        await self.earlier.mount_next(self, self.screenful(), None if to_top else first)
 
     async def _prune(self) -> None:
         from freeact_tui.tui.widgets.blocks import Block

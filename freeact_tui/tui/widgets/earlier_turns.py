@@ -49,6 +49,8 @@ class EarlierTurns:
         self._is_start: Callable[[Any], bool] = lambda item: False
         self._draw: Draw | None = None
         self._lock = asyncio.Lock()  # one batch mounted at a time: each goes above the one before
+        self.busy = False
+        """A batch is being drawn or the view placed after it (its scrolling asks for no more)."""
 
     def __bool__(self) -> bool:
         return bool(self.items)
@@ -76,20 +78,32 @@ class EarlierTurns:
         return f"⋯ {turns:,} earlier turn{'s' if turns != 1 else ''} — press {self.KEY} to show"
 
     async def mount_next(self, log: ScrollableContainer, at_least: int, first: Widget | None) -> None:
-        """Draw the newest waiting turns (at least ``at_least`` items) and mount them above ``first``
-        (the log's first block), the view kept where it was."""
+        """Draw the newest waiting turns (at least ``at_least`` items) and mount them above the log's
+        blocks; the view stays on ``first`` (a block) where it was, else goes to the top."""
         async with self._lock:
             items = self.take(at_least)
             if not items or self._draw is None:
                 return
+            self.busy = True
             blocks = await self._draw(items)
-            if first is None or not first.is_attached:
+            above = _first_block(log)
+            offset = first.virtual_region.y - log.scroll_y if first is not None and first.is_attached else None
+            if above is None:
                 await log.mount_all(blocks)
             else:
-                offset = first.virtual_region.y - log.scroll_y
-                await log.mount_all(blocks, before=first)
-                log.call_after_refresh(_keep_place, log, first, offset)
+                await log.mount_all(blocks, before=above)
             await self.show_note(log)
+            log.call_after_refresh(self._place, log, first, offset)
+
+    def _place(self, log: ScrollableContainer, block: Widget | None, offset: int | None) -> None:
+        """After a batch: ``block`` ``offset`` rows from the top again, or the view at the top."""
+        try:
+            if block is None or offset is None or not block.is_attached:
+                log.scroll_home(animate=False, immediate=True)  # (its scrolling: while busy)
+            elif log.scroll_y < log.max_scroll_y:  # not when the user went back to the end meanwhile
+                log.scroll_to(y=block.virtual_region.y - offset, animate=False, immediate=True)
+        finally:
+            self.busy = False
 
     async def show_note(self, log: Widget) -> None:
         """The line at the top of the log that says what waits (removed when nothing does)."""
@@ -102,10 +116,10 @@ class EarlierTurns:
             await log.mount(Static(self.note(), id=EARLIER_ID, markup=False), before=0)
 
 
-def _keep_place(log: ScrollableContainer, block: Widget, offset: int) -> None:
-    """Scroll so that ``block`` is ``offset`` rows from the top again (turns were mounted above it)."""
-    if log.scroll_y < log.max_scroll_y:  # not when the user went back to the end meanwhile
-        log.scroll_to(y=block.virtual_region.y - offset, animate=False)
+def _first_block(log: Widget) -> Widget | None:
+    from freeact_tui.tui.widgets.blocks import Block
+
+    return next((c for c in log.children if isinstance(c, Block)), None)
 
 
 __all__ = ["EARLIER_ID", "Draw", "EarlierTurns", "count_turns", "turn_start"]
