@@ -48,3 +48,31 @@ def test_usage_is_restored_from_the_session_and_its_subagents(tmp_path: Path) ->
     alone = UsageMeter("main")
     alone.restore(recorder.past_responses(subagents=False))  # a subagent's own meter: its own responses
     assert (alone.totals.input_tokens, alone.totals.requests) == (1127, 3)
+
+
+def test_usage_withdrawn_by_a_rewind_still_counts_as_live(tmp_path: Path) -> None:
+    """Live, a rewind takes nothing off the totals (the tokens were spent); resumed, neither."""
+    session = SessionStore(tmp_path).new_session()
+    turns = [(UsageUpdate(100 * n, 10 * n, 1), f"turn {n}") for n in range(1, 5)]
+    for usage, text in turns:
+        session.append(
+            [
+                ModelRequest(parts=[UserPromptPart(text)]),
+                ModelResponse(parts=[TextPart("ok")], metadata=usage_record(usage)),
+            ]
+        )
+    live = UsageMeter("main")
+    for usage, _ in turns:
+        live.add(usage)
+    session.rewind(4, "back to turn 2")  # turns 3 and 4 withdrawn, live totals unchanged
+    session.rewind(2, "back to turn 1")  # and turn 2
+    session.flush_meta()
+    session.unlock()
+
+    recorder = Recorder(tmp_path, session.id, "main", inline_max_bytes=10_000, preview_chars=1000)
+    recorder.load()
+    assert len(recorder.stored) == 2
+    resumed = UsageMeter("main")
+    resumed.restore(recorder.past_responses(subagents=True))
+    assert resumed.totals == live.totals
+    recorder.close()

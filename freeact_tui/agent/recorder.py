@@ -20,6 +20,8 @@ from pydantic_ai.messages import ModelMessage, ModelRequest
 from freeact_tui.actions.ports import Overflow
 from freeact_tui.store.compaction import compacted_view, compaction_info
 from freeact_tui.store.event_record import event_of
+from freeact_tui.store.history import spent_history
+from freeact_tui.store.index import REWOUND_DIR
 from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.rewind_file import RewindMark
 from freeact_tui.store.sessions import Session, SessionDamaged, SessionStore
@@ -78,8 +80,14 @@ class Recorder:
             self.rewinds = list(loaded.rewinds)
 
     def past_responses(self, *, subagents: bool) -> Iterator[ModelMessage]:
-        """The stored messages (and, with ``subagents``, the session's subagents'): their usage is the session's."""
-        yield from self.stored
+        """The stored messages, those a rewind withdrew (their tokens were spent all the same: live, a
+        rewind takes nothing off the totals), and with ``subagents`` the session's subagents': their
+        usage is the session's."""
+        rewound = self.session is not None and (self.session.dir / REWOUND_DIR).is_dir()
+        if self.session is not None and (self.rewinds or rewound):
+            yield from spent_history(self.session.history_path(self.agent_id))
+        else:
+            yield from self.stored
         if subagents and self.session is not None and self.session.exists():
             for sub_id in self.session.subagent_ids():
                 try:

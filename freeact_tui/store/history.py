@@ -7,12 +7,15 @@ damage is reported with the file and the line, with everything before it loaded.
 from __future__ import annotations
 
 import logging
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from freeact_tui.store.envelope import MAX_LINE_BYTES, EnvelopeError, decode_envelope, shrink_oversized
 from freeact_tui.store.ids import SessionDamaged
+from freeact_tui.store.index import REWOUND_DIR
 from freeact_tui.store.rewind_file import RewindMark, mark_of, marker_keep
 
 log = logging.getLogger(__name__)
@@ -96,3 +99,47 @@ def read_history(path: Path) -> LoadedHistory:
     return LoadedHistory(
         messages=messages, damage=damage, truncated_tail=truncated, rewind_note=note, rewinds=marks
     )
+
+
+
+def spent_history(path: Path) -> list[ModelMessage]:
+    """Every message ever written to one agent's history file, rewound ones included, each once.
+
+    A rewind archives the whole file (``rewound/<stem>.<n>.jsonl``) and keeps a byte-identical prefix
+    of it, so each file in the order written (the archives by ``n``, then the file) adds the lines past
+    its common prefix with the one before; markers and damaged lines are skipped. A marker of an
+    earlier version left the withdrawn lines in the file itself: they are read there.
+    """
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    folder = path.parent / REWOUND_DIR
+    numbered = re.compile(rf"{re.escape(path.stem)}\.(\d+)\.jsonl")
+    archives = sorted(
+        (int(m.group(1)), folder / m.group(0))
+        for m in (numbered.fullmatch(name) for name in (os.listdir(folder) if folder.is_dir() else ()))
+        if m is not None
+    )
+    payloads: list[Any] = []
+    previous: list[bytes] = []
+    for file in [*(p for _, p in archives), path]:
+        try:
+            lines = [raw for raw in file.read_bytes().split(b"\n") if raw.strip()]
+        except OSError:
+            continue
+        shared = next((i for i, (a, b) in enumerate(zip(lines, previous, strict=False)) if a != b), None)
+        start = min(len(lines), len(previous)) if shared is None else shared
+        for raw in lines[start:]:
+            try:
+                envelope = decode_envelope(raw)
+            except EnvelopeError:
+                continue
+            if marker_keep(envelope) is None:
+                payloads.append(envelope["message"])
+        previous = lines
+    messages: list[ModelMessage] = []
+    for payload in payloads:  # one by one: a message this version cannot read costs only itself
+        try:
+            messages += ModelMessagesTypeAdapter.validate_python([payload])
+        except ValueError:
+            continue
+    return messages

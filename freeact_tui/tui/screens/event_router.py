@@ -44,6 +44,8 @@ from freeact_tui.tui.screens.chat_host import welcome_text
 WAITING_FOR_KERNEL = "waiting for the kernel"  # the activity of an approved action until the kernel is up
 
 if TYPE_CHECKING:
+    from textual.widget import Widget
+
     from freeact_tui.agent.agent import Agent
     from freeact_tui.events import Decision
     from freeact_tui.tui.notify import Notifier
@@ -192,22 +194,40 @@ class EventRouter:
             await self.view.conversation.welcome(welcome_text(agent.model_name, agent.working_dir))
 
     async def replay(self, items: list[ReplayItem], agent: Agent) -> None:
-        """Draw a resumed session's past turns with the methods that draw live events."""
+        """Draw a resumed session's past turns with the methods that draw live events: the last turns
+        now, the earlier ones when the user asks for them (the log holds them, ``EarlierTurns``)."""
+        from freeact_tui.tui.replay import UserPrompt
+
+        log = self.view.conversation
+
+        async def draw(part: list[ReplayItem]) -> list[Widget]:
+            async with log.drawing() as blocks:
+                await self._draw(part, agent)
+            self.view.status_bar.set_activity("")
+            return list(blocks)
+
+        shown = log.earlier.hold(items, log.screenful(), lambda item: isinstance(item, UserPrompt), draw)
+        for item in log.earlier.items:  # the side panel lists every subagent of the session, as live
+            if isinstance(item, SubagentStatus):
+                self.view.side_panel.update_subagent(item)
+        async with log.replay():
+            await self._draw(shown, agent)
+        self.view.status_bar.set_activity("")  # the outputs above set it as they would live
+
+    async def _draw(self, items: list[ReplayItem], agent: Agent) -> None:
         from freeact_tui.tui.replay import LogNotice, PastApproval, UserPrompt
 
         log = self.view.conversation
-        async with log.replay():
-            for item in items:
-                match item:
-                    case UserPrompt(text=text):
-                        await log.add_user(text)
-                    case LogNotice(text=text, title=title):
-                        await log.notice(text, title=title)
-                    case PastApproval():
-                        await self._past_approval(item)
-                    case _:
-                        await self.route(item, agent)
-        self.view.status_bar.set_activity("")  # the outputs above set it as they would live
+        for item in items:
+            match item:
+                case UserPrompt(text=text):
+                    await log.add_user(text)
+                case LogNotice(text=text, title=title):
+                    await log.notice(text, title=title)
+                case PastApproval():
+                    await self._past_approval(item)
+                case _:
+                    await self.route(item, agent)
 
     async def _past_approval(self, past: PastApproval) -> None:
         """An action of a past turn, drawn as its approval request was (decided, or never decided)."""

@@ -17,6 +17,9 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+from freeact_tui.tui.widgets.call_order import insert_in_call_order, last_block_of
+from freeact_tui.tui.widgets.earlier_turns import EarlierTurns
+
 if TYPE_CHECKING:  # the events and blocks load after the first frame: imported where used
     from freeact_tui.events import (
         ApprovalRequest,
@@ -60,6 +63,7 @@ class ConversationLog(VerticalScroll):
         padding: 0 1;
         & > #pruned { color: $text-muted; text-align: center; }
         & > #welcome { color: $text-muted; padding: 0 1; margin: 1 0 0 0; }
+        & > #earlier { color: $text-muted; text-align: center; }
     }
     """
 
@@ -79,6 +83,8 @@ class ConversationLog(VerticalScroll):
         self._outputs: dict[tuple[str, str], ExecutionOutputBlock] = {}
         self._output_below = False
         self._pending: list[Block] | None = None
+        self.earlier = EarlierTurns()
+        """A resumed session's turns not drawn yet."""
 
     class OutputBelow(Message):
         """New output arrived below the viewport while the user is scrolled up (``below``), or the
@@ -107,6 +113,9 @@ class ConversationLog(VerticalScroll):
             self.follow()
             return
         self.release_anchor()  # else the next output pulls the view back down
+        if self.earlier and (key == "home" or (key == "pageup" and self.scroll_y <= 0)):
+            self.run_worker(self.show_earlier(to_top=key == "home"), group="earlier")  # a resumed session's
+            return
         if key == "home":
             self.scroll_home(animate=False)
         elif key == "pageup":
@@ -129,6 +138,8 @@ class ConversationLog(VerticalScroll):
         super().watch_scroll_y(old_value, new_value)
         if self._output_below and self.following:  # scrolled back down to the end
             self._set_output_below(False)
+        if new_value <= 0 < old_value and self.earlier and not self.earlier.busy and not self.following:
+            self.run_worker(self.show_earlier(), group="earlier")  # scrolled to the top
 
     @property
     def blocks(self) -> list[Block]:
@@ -147,11 +158,11 @@ class ConversationLog(VerticalScroll):
         if isinstance(block, SubagentBlock) and block.corr_id:
             self._subagents[block.corr_id] = block
         if self._pending is not None:  # a resumed session: mounted at once when it is drawn
-            _insert(parent.adopted if parent is not None else self._pending, block)
+            insert_in_call_order(parent.adopted if parent is not None else self._pending, block)
             return block
         container: Widget = parent.nested if parent is not None and parent.is_attached else self
         # Parallel calls interleave their events: keep each call's blocks together, in call order.
-        anchor = _last_block_of(container, block.agent_id, block.corr_id) if block.corr_id else None
+        anchor = last_block_of(container, block.agent_id, block.corr_id) if block.corr_id else None
         if anchor is not None:
             await container.mount(block, after=anchor)
         else:
@@ -167,15 +178,23 @@ class ConversationLog(VerticalScroll):
         return self._pending is not None
 
     @asynccontextmanager
-    async def replay(self) -> AsyncIterator[None]:
-        """Draw a resumed session's past turns: blocks are made by the live methods inside, then
-        mounted at once; only the newest ``budget`` are mounted (the session keeps the others)."""
-        self._pending = []
+    async def drawing(self) -> AsyncIterator[list[Block]]:
+        """Collect the blocks the live methods make inside, not mounted (past turns are drawn so)."""
+        blocks: list[Block] = []
+        self._pending = blocks
         try:
-            yield
+            yield blocks
             await self.finish_streams()
         finally:
-            blocks, self._pending = self._pending, None
+            self._pending = None
+
+    @asynccontextmanager
+    async def replay(self) -> AsyncIterator[None]:
+        """Draw a resumed session's past turns: blocks are made by the live methods inside, then
+        mounted at once; only the newest ``budget`` are mounted (the session keeps the others). Turns
+        held in ``earlier`` are drawn on demand (``show_earlier``)."""
+        async with self.drawing() as blocks:
+            yield
         skipped = max(0, len(blocks) - self.budget)
         self.pruned += skipped
         for corr_id, sub in list(self._subagents.items()):
@@ -183,8 +202,23 @@ class ConversationLog(VerticalScroll):
                 del self._subagents[corr_id]
         await self.mount_all(blocks[skipped:])
         await self._prune()
+        await self.earlier.show_note(self)
         await self._show_pruned()
         self.follow()
+
+    def screenful(self) -> int:
+        """Items enough to fill the log's height and a little more (a block is two rows or more)."""
+        return max(self.KEEP_NEWEST, self.app.size.height // 2 + 2)
+
+    async def show_earlier(self, *, to_top: bool = False) -> None:
+        """Draw the newest of a resumed session's waiting turns above the others, the view kept in
+        place (``to_top``: the view goes to the top, to the earliest turn drawn)."""
+        from freeact_tui.tui.widgets.blocks import Block
+
+        if self._active_blocks():  # a turn streams: drawing past turns would end its streams
+            return
+        first = next((c for c in self.children if isinstance(c, Block)), None)
+        await self.earlier.mount_next(self, self.screenful(), None if to_top else first)
 
     async def _prune(self) -> None:
         from freeact_tui.tui.widgets.blocks import Block
@@ -208,6 +242,9 @@ class ConversationLog(VerticalScroll):
         if not victims:
             return
         self.pruned += len(victims)
+        if self.earlier:  # waiting turns were above them: given up, counted as blocks
+            self.pruned += self.earlier.drop()
+            await self.earlier.show_note(self)
         for corr_id, sub in list(self._subagents.items()):
             if sub in victims:
                 del self._subagents[corr_id]
@@ -233,6 +270,7 @@ class ConversationLog(VerticalScroll):
         self._subagents.clear()
         self._open_thoughts.clear()
         self.pruned = 0
+        self.earlier.drop()
         await self.remove_children()
         self.follow()
 
@@ -250,7 +288,8 @@ class ConversationLog(VerticalScroll):
         from freeact_tui.tui.widgets.blocks import UserMessageBlock
 
         await self.finish_streams()
-        self.follow()  # a new prompt always brings the view back to the end
+        if self._pending is None:
+            self.follow()  # a new prompt always brings the view back to the end
         block = UserMessageBlock(text)
         await self.add(block)
         return block
@@ -447,27 +486,3 @@ class ConversationLog(VerticalScroll):
             if not block.finished:
                 await block.finish(None)
 
-
-def _insert(blocks: list[Block], block: Block) -> None:
-    """Add ``block`` to a list of blocks not mounted yet, after the others of its call (as ``add`` mounts)."""
-    at = None
-    if block.corr_id:
-        at = next(
-            (k for k in range(len(blocks) - 1, -1, -1) if (blocks[k].agent_id, blocks[k].corr_id) == (block.agent_id, block.corr_id)),
-            None,
-        )
-    if at is None or at == len(blocks) - 1:
-        blocks.append(block)
-    else:
-        blocks.insert(at + 1, block)
-
-
-def _last_block_of(container: Widget, agent_id: str, corr_id: str) -> Widget | None:
-    """The last direct child of ``container`` that belongs to the same call, unless it is the last child."""
-    from freeact_tui.tui.widgets.blocks import Block
-
-    children = list(container.children)
-    for child in reversed(children):
-        if isinstance(child, Block) and child.agent_id == agent_id and child.corr_id == corr_id:
-            return child if child is not children[-1] else None
-    return None
