@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.toolcalls import ShellAction
@@ -80,7 +81,8 @@ async def test_resumed_session_shows_decisions_parts_and_results_as_live(
         await pilot.press("y")
         shell = await dialog_for(pilot, "touch one.txt")
         assert isinstance(shell.request.tool_call, ShellAction)
-        await pilot.press("s")  # allow for this session: "touch *"
+        await pilot.press("s")  # allow for this session; touch may write any file: the user widens it
+        shell.query_one("#approval-pattern", Input).value = "touch *"
         await pilot.press("enter")
         await until(pilot, lambda: not main(app).turn_running)
 
