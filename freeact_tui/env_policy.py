@@ -37,6 +37,19 @@ REFUSED_ENV: tuple[EnvRule, ...] = (
         "it turns off the verification of peers",
     ),
     _rule(r"SSLKEYLOGFILE", "it writes the keys of every TLS connection to a file"),
+    _rule(
+        r".*CREDENTIALS?(_.*)?|.*_CONFIG_(FILE|PATH)|GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES|AWS_PROFILE"
+        r"|.*_ENDPOINT_.*|KUBECONFIG|DOCKER_.*|GNUPGHOME|SSH_AUTH_SOCK",
+        "it chooses which credentials are used, or a program that makes them",
+    ),
+    _rule(
+        r"GOOGLE_CLOUD_(PROJECT|LOCATION)|GCLOUD_PROJECT|CLOUDSDK_.*",
+        "it chooses which cloud project requests go to and are logged in",
+    ),
+    _rule(
+        r"OPENSSL_.*|GCONV_PATH|LOCPATH|TERMINFO(_DIRS)?|CURL_HOME|WGETRC|MANPAGER",
+        "it makes a library or a tool load other code or config",
+    ),
     _rule(r"(LD|DYLD)_.*", "it makes the dynamic loader load other code into every process"),
     _rule(r"PYTHON.*", "it changes how Python starts and which code it imports"),
     _rule(r"GIT_.*", "it changes git's config and the programs git runs"),

@@ -108,8 +108,18 @@ def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[
     out = refuse_var_refs(out, where, "", notices)
     if servers is not None:
         out["mcp_servers"] = servers
-    if kernel_env is not None:
-        out["kernel_env"] = kernel_env  # freeact's documented way to hand a variable to the kernel
+    if isinstance(kernel_env, dict):
+        # freeact's documented way to hand a variable to the kernel; never one a project's .env may not
+        # set (PATH, LD_PRELOAD, PYTHONPATH, GIT_*, …: the same table, the same reasons)
+        kept_env: dict[str, Any] = {}
+        for name, value in kernel_env.items():
+            if (reason := refusal(str(name))) is not None:
+                notices.append(f"{where}: kernel_env.{name} is not applied: {reason}.")
+            else:
+                kept_env[name] = value
+        out["kernel_env"] = kept_env
+    elif kernel_env is not None:
+        out["kernel_env"] = kernel_env  # not a table: the config's own validation says so
     return out
 
 
