@@ -256,6 +256,7 @@ def test_a_freeact_projects_permissions_apply_in_the_app(project: Path) -> None:
     (project / ".freeact" / "permissions.toml").write_text(
         'ask = [{type = "FileRead", tool_name = "filesystem_*", path = "**/.env"}]\n'
         "allow = [\n"
+        '  {type = "ShellAction", tool_name = "bash", command = "make test"},\n'
         '  {type = "ShellAction", tool_name = "bash", command = "make test *"},\n'
         '  {type = "ShellAction", tool_name = "bash", command = "make *"},\n'
         '  {type = "FileWrite", tool_name = "filesystem_*", path = "docs/**"},\n'
@@ -264,7 +265,8 @@ def test_a_freeact_projects_permissions_apply_in_the_app(project: Path) -> None:
     )
     agent = Agent.from_config(Config(working_dir=project), model="test", eager_kernel=False)
     rules = agent.permissions
-    assert rules.check(ShellAction("make test")) == "allow"
+    assert rules.check(ShellAction("make test")) == "allow"  # spelled out in full
+    assert rules.check(ShellAction("make test CC=evil")) == "ask"  # ``make test *`` may run any code
     assert rules.check(ShellAction("make deploy")) == "ask"  # ``make *`` runs any code: never from a project
     assert rules.check(FileWrite("docs/guide.md", "x")) == "allow"
     assert rules.check(ShellAction("rm -rf build")) == "ask"
