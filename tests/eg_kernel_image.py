@@ -16,6 +16,7 @@ streamed into ``docker import`` (no registry is needed):
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -207,10 +208,12 @@ def kernel_containers(gateway: Gateway) -> list[dict[str, str]]:
 def _bridge_gateway() -> str:
     """The host's address on Docker's default bridge: where kernels in containers reach EG."""
     done = subprocess.run(
-        ["docker", "network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}"],
+        ["docker", "network", "inspect", "bridge", "--format", "{{json .IPAM.Config}}"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    return done.stdout.strip()
+    config = json.loads(done.stdout)[0]
+    # Some Docker versions name no gateway in the bridge's IPAM config: the bridge's is the subnet's first host.
+    return config.get("Gateway") or str(next(ipaddress.ip_network(config["Subnet"]).hosts()))
 
 
 @contextmanager
