@@ -8,6 +8,7 @@ plain in-folder work reads as such and an ``effects:in-folder`` rule lets it run
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from freeact_tui.effects import Kind, describe, read_effects
+from freeact_tui.effects import Kind, describe, known, read_effects
 from freeact_tui.effects.modes import ApprovalMode, judge, next_mode, parse_mode
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.rulepatterns import FOLDER_CLASSES, proposed_pattern, rule_words
@@ -119,6 +120,19 @@ HIDING = [
     "from pathlib import Path\nPath('a.txt').symlink_to('/etc/passwd')",
     "from pathlib import Path\nPath('a.txt').rename('../a.txt')",
     "from pathlib import Path\nfor p in Path('.').iterdir():\n    p.replace('../moved')",
+    # a method trusted by its name alone, on a value the reading cannot resolve (a path's move, write, read)
+    "from pathlib import Path\np = Path('.').resolve()\n(p / 'note.txt').rename(p.parent / 'x')",
+    "import os\nfrom pathlib import Path\nPath(str('a')).rename(Path(os.getenv('HOME')) / 'f')",
+    "from pathlib import Path\nPath(str('.e' + 'nv')).rename('e.txt')",
+    "from pathlib import Path\np = Path('.').resolve()\n(p / 'x').rename('.git' + '/config')",
+    "from pathlib import Path\np = Path('.').absolute()\n(p / 'a').rename(target='../a')",
+    "from pathlib import Path\np = Path('.').resolve()\n(p / 'a').replace('../a')",
+    "from pathlib import Path\np = Path('.').resolve()\n(p / 'a').copy('../a')",
+    "from pathlib import Path\np = Path('.').resolve()\n(p / 'a').move('../a')",
+    "from pathlib import Path\np = Path('.').resolve()\nargs = ['../a']\n(p / 'a').rename(*args)",
+    "def rename(self, t):\n    return t\nfrom pathlib import Path\nfor q in Path('.').iterdir():\n    q.rename('../q')",
+    "import os\nfrom pathlib import Path\nPath(os.getenv('HOME')).write_text('x')",
+    "import os\nfrom pathlib import Path\nPath(str('..')).owner()",
     "import os\nos.symlink('/etc', 'e')",
     "import os\nos.chdir('/tmp')\nopen('x', 'w')",
     # open with computed paths and modes
@@ -195,6 +209,8 @@ BENIGN = [
     ("import os\nos.makedirs('out/deep', exist_ok=True)", "in-folder", "out/deep"),
     ("%time x = sum(range(100))", "computes", ""),
     ("t = open('c.ini').read().replace('red', 'blue')\nopen('c.ini', 'w').write(t)", "in-folder", "c.ini"),
+    ("import pandas as pd\ndf = pd.read_csv('a.csv').rename(columns={'a': 'b'})\ndf.copy()", "reads", "a.csv"),
+    ("from pathlib import Path\nPath('a.txt').rename('b.txt')", "in-folder", "b.txt"),
 ]  # fmt: skip
 
 
@@ -415,3 +431,33 @@ def test_a_write_to_a_name_that_configures_git_or_the_app_is_never_in_folder_wor
     for mode in (ApprovalMode.IN_FOLDER, ApprovalMode.SANDBOXED_AUTO):
         verdict = judge(mode, FileWrite(path, "x"), None, rule=None, sandboxed=False, working_dir=folder)
         assert verdict is None, (mode, path)
+
+
+_UNRESOLVED_RECEIVERS = [
+    "Path('.').resolve() / 'a'",
+    "Path(str('a'))",
+    "Path(os.getenv('HOME', '.'))",
+    "Path(os.environ['HOME'])",
+    "next(Path('.').iterdir())",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    receiver=st.sampled_from(_UNRESOLVED_RECEIVERS),
+    method=st.sampled_from(sorted(known.IO_METHODS)),
+    args=st.sampled_from([((), ""), ((0,), "'../x'"), ((0,), "*['../x']"), ((0, 1), "'../x', 'y'")]),
+)
+def test_a_path_method_on_a_path_the_reading_cannot_resolve_is_never_in_folder_work(
+    receiver: str, method: str, args: tuple[tuple[int, ...], str], folder: Path
+) -> None:
+    """A method whose name is also a path's I/O is trusted by its name only when the call cannot be the I/O."""
+    member = getattr(Path, method, None)
+    if member is not None:  # a call a path would refuse (a TypeError) is no I/O
+        try:
+            inspect.signature(member).bind(None, *args[0])
+        except TypeError:
+            return
+    code = f"import os\nfrom pathlib import Path\nq = {receiver}\nq.{method}({args[1]})"
+    reading = read_effects(CodeAction(code), folder)
+    assert reading.effect_class not in FOLDER_CLASSES, (code, describe(reading))

@@ -369,8 +369,16 @@ class PythonReader:
             ):
                 return self._touch(call, known.Touch(writes=((0, "path_or_buf"),)), f".{method}()")
             return None
-        if method == "replace" and len(call.args) >= 2:
-            return self._args(call)  # str.replace (old, new); a path's .replace(target) has one argument
+        if self._is_path(func.value) and method not in known.PATH_PURE:
+            raise _Unknown(f"calls .{method}() on a path built at run time")
+        unpacked = any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords
+        )
+        if method in known.IO_METHODS and (
+            unpacked or known.io_shaped(method, len(call.args), tuple(str(k.arg) for k in call.keywords))
+        ):
+            # ``str.replace(old, new)`` and ``df.rename(columns=...)`` compute; ``x.rename(target)`` may move a file
+            raise _Unknown(f"calls .{method}() on a value that may be a path")
         if method in known.PURE_METHODS or (
             method in self.b.methods and method not in known.SUSPECT_NAMES and method != "open"
         ):

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from freeact_tui.effects.classes import Found, Kind, Reading, reading
 from freeact_tui.effects.pycode import read_python
-from freeact_tui.paths import PROTECTED_NAMES
 from freeact_tui.pathreach import named_paths
+from freeact_tui.paths import PROTECTED_NAMES
 from freeact_tui.shellprograms import run_commands
 from freeact_tui.shellwords import split_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
