@@ -120,6 +120,27 @@ HIDING = [
     "from pathlib import Path\nPath('a.txt').symlink_to('/etc/passwd')",
     "from pathlib import Path\nPath('a.txt').rename('../a.txt')",
     "from pathlib import Path\nfor p in Path('.').iterdir():\n    p.replace('../moved')",
+    # a value that names a module to import (the folder is on the kernel's sys.path)
+    "%matplotlib module://helper",
+    "%matplotlib Module://helper",
+    "%matplotlib qt module://helper",
+    "import matplotlib\nmatplotlib.use('module://helper')",
+    "import matplotlib\nmatplotlib.use(backend='module://helper')",
+    "from matplotlib import use\nuse('module://helper')",
+    "import matplotlib\nb = 'module://' + 'helper'\nmatplotlib.use(b)",
+    "import matplotlib.pyplot as plt\nplt.switch_backend('module://helper')",
+    "import matplotlib.pyplot as plt\nplt.rcParams['backend'] = 'module://helper'\nplt.figure()",
+    "import matplotlib.pyplot as plt\nplt.rcParams.update({'backend': 'module://helper'})",
+    "import pandas as pd\npd.set_option('plotting.backend', 'helper')",
+    "import pandas as pd\npd.set_option('BACKEND', 'helper')",
+    "import pandas as pd\npd.set_option('p.*d$', 'helper')",
+    "import pandas as pd\nk = 'plotting.' + 'backend'\npd.set_option(k, 'helper')",
+    "import pandas as pd\nwith pd.option_context('display.width', 80, 'plotting.backend', 'helper'):\n    pass",
+    "import pandas as pd\npd.options.plotting.backend = 'helper'",
+    "import pandas as pd\ndf = pd.DataFrame({'a': [1]})\ndf.plot(backend='helper')",
+    "import importlib\nimportlib.import_module('helper')",
+    "import pkgutil\npkgutil.resolve_name('helper:x')",
+    "from importlib.metadata import entry_points\nentry_points()",
     # a method trusted by its name alone, on a value the reading cannot resolve (a path's move, write, read)
     "from pathlib import Path\np = Path('.').resolve()\n(p / 'note.txt').rename(p.parent / 'x')",
     "import os\nfrom pathlib import Path\nPath(str('a')).rename(Path(os.getenv('HOME')) / 'f')",
@@ -211,6 +232,8 @@ BENIGN = [
     ("t = open('c.ini').read().replace('red', 'blue')\nopen('c.ini', 'w').write(t)", "in-folder", "c.ini"),
     ("import pandas as pd\ndf = pd.read_csv('a.csv').rename(columns={'a': 'b'})\ndf.copy()", "reads", "a.csv"),
     ("from pathlib import Path\nPath('a.txt').rename('b.txt')", "in-folder", "b.txt"),
+    ("%matplotlib inline\nimport matplotlib\nmatplotlib.use('Agg')", "computes", ""),
+    ("import pandas as pd\npd.set_option('display.max_rows', 100)", "computes", ""),
 ]  # fmt: skip
 
 
@@ -452,10 +475,11 @@ def test_a_path_method_on_a_path_the_reading_cannot_resolve_is_never_in_folder_w
     receiver: str, method: str, args: tuple[tuple[int, ...], str], folder: Path
 ) -> None:
     """A method whose name is also a path's I/O is trusted by its name only when the call cannot be the I/O."""
-    member = getattr(Path, method, None)
-    if member is not None:  # a call a path would refuse (a TypeError) is no I/O
+    member = getattr(Path, method, None)  # a later Python's path method: by the signature it has there
+    signature = inspect.signature(member) if member is not None else known.IO_METHODS[method]
+    if signature is not None:  # a call a path would refuse (a TypeError) is no I/O
         try:
-            inspect.signature(member).bind(None, *args[0])
+            signature.bind(None, *args[0])
         except TypeError:
             return
     code = f"import os\nfrom pathlib import Path\nq = {receiver}\nq.{method}({args[1]})"

@@ -141,7 +141,10 @@ MODULES: dict[str, Module] = {
     "matplotlib.pyplot": Module(
         every_public=True,
         touches={"savefig": _W0, "imsave": _W0, "imread": _R0},
-        unknown=frozenset({"switch_backend", "get_current_fig_manager", "install_repl_displayhook"}),
+        # rcParams["backend"] names a module to import (and other keys name programs to run)
+        unknown=frozenset(
+            "switch_backend get_current_fig_manager install_repl_displayhook rcParams rc rc_context style".split()
+        ),
     ),
     "matplotlib": Module(pure=frozenset({"use"})),
     **{name: Module(whole=Kind.PROGRAMS) for name in _PROGRAM_MODULES},
@@ -277,6 +280,22 @@ SAFE_KEYWORDS = frozenset(
 """Keywords of the functions that touch files that change no more than how (``allow_pickle``,
 ``opener`` and any other keyword make the call "cannot tell")."""
 
+PLOT_BACKENDS = frozenset(
+    "inline agg svg pdf ps pgf template matplotlib module://matplotlib_inline.backend_inline".split()
+)
+"""Backend names that import only modules shipped with matplotlib, pandas or the kernel (any other
+value, ``module://helper`` or ``qt`` whose binding may be missing, may import a file of the folder)."""
+
+MODULE_NAME_ARGS: dict[str, tuple[int, str]] = {"matplotlib.use": (0, "backend")}
+"""Understood functions an argument of which names a module to import (position, keyword); any call's
+``backend=`` keyword is one too (``df.plot(backend=...)``)."""
+
+OPTION_SETTERS = frozenset({"pandas.set_option", "pandas.option_context"})
+"""Setters of options by a key pattern (a regular expression searched in the option names)."""
+
+MODULE_NAME_OPTIONS = ("plotting.backend",)
+"""Options whose value names a module to import."""
+
 ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot"}
 """Nothing is imported under these names implicitly; listed so that the words name the library."""
 
@@ -335,6 +354,10 @@ __all__ = [
     "IO_METHODS",
     "io_shaped",
     "MODULES",
+    "MODULE_NAME_ARGS",
+    "MODULE_NAME_OPTIONS",
+    "OPTION_SETTERS",
+    "PLOT_BACKENDS",
     "PURE_BUILTINS",
     "Module",
     "Touch",

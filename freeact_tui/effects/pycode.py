@@ -334,8 +334,34 @@ class PythonReader:
                 raise _Unknown(f"{what} with {k.arg}=")
         self._args(call)
 
+    def _module_names(self, call: ast.Call, dotted: str | None) -> None:
+        """A value that names a module to import (a plot backend, an option that is one) must be a known one."""
+        named = [k.value for k in call.keywords if k.arg == "backend"]
+        if dotted in known.MODULE_NAME_ARGS:
+            position, keyword = known.MODULE_NAME_ARGS[dotted]
+            named += call.args[position : position + 1] + [k.value for k in call.keywords if k.arg == keyword]
+        if dotted in known.OPTION_SETTERS:
+            if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+                raise _Unknown(f"{dotted} with arguments the reading does not follow")
+            for key in call.args[::2]:
+                pattern = self._const(key)
+                try:
+                    names_module = pattern is None or any(
+                        re.search(pattern, option, re.IGNORECASE) for option in known.MODULE_NAME_OPTIONS
+                    )
+                except re.error:
+                    names_module = True
+                if names_module:
+                    raise _Unknown(f"{dotted} of an option that names a module to import")
+        for value in named:
+            name = self._const(value)
+            if name is None or name.lower() not in known.PLOT_BACKENDS:
+                raise _Unknown(f"names a module to import: {name!r}" if name else "names a module to import")
+
     def _call(self, call: ast.Call) -> None:
         func = call.func
+        imported = self.b.imports.get(func.id, [None])[0] if isinstance(func, ast.Name) else None
+        self._module_names(call, self._dotted(func) if isinstance(func, ast.Attribute) else imported)
         if isinstance(func, ast.Name):
             name = func.id
             if name == "open" and not self.b.bound(name):

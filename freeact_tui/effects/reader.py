@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from freeact_tui.effects.classes import Found, Kind, Reading, reading
+from freeact_tui.effects.known import PLOT_BACKENDS
 from freeact_tui.effects.pycode import read_python
 from freeact_tui.pathreach import named_paths
 from freeact_tui.paths import PROTECTED_NAMES
@@ -93,6 +94,12 @@ def _read_code(code: str, paths: _Paths) -> list[Found]:
             indent, name, rest = magic.groups()
             if name in _PYTHON_LINE_MAGICS:
                 python.append(indent + rest)
+            elif (
+                name == "matplotlib"
+                and rest.split()[:1] not in ([], ["-l"], ["--list"])
+                and (len(rest.split()) != 1 or rest.strip().lower() not in PLOT_BACKENDS)
+            ):
+                return [Found(Kind.UNKNOWN, f"%matplotlib {rest.strip()[:40]}: names a module to import")]
             elif name in _HARMLESS_LINE_MAGICS:
                 python.append(indent + "pass")
             else:
