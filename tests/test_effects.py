@@ -8,6 +8,7 @@ plain in-folder work reads as such and an ``effects:in-folder`` rule lets it run
 
 from __future__ import annotations
 
+import importlib.machinery
 import inspect
 import os
 from pathlib import Path
@@ -485,3 +486,29 @@ def test_a_path_method_on_a_path_the_reading_cannot_resolve_is_never_in_folder_w
     code = f"import os\nfrom pathlib import Path\nq = {receiver}\nq.{method}({args[1]})"
     reading = read_effects(CodeAction(code), folder)
     assert reading.effect_class not in FOLDER_CLASSES, (code, describe(reading))
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    stem=st.sampled_from(["helper", "pandas", "sitecustomize", "x", "pkg/__init__", "sub/numpy"]),
+    suffix=st.sampled_from([*importlib.machinery.all_suffixes(), ".pth", ".PY"]),
+    prefix=st.sampled_from(["", "./", "sub/../"]),
+    form=st.sampled_from(_CONTROL_WRITES),
+)
+def test_a_write_of_code_the_kernel_may_import_is_never_in_folder_work(
+    stem: str, suffix: str, prefix: str, form: str, folder: Path
+) -> None:
+    """The folder is on the kernel's sys.path: a file written there runs when a later import finds it."""
+    path = f"{prefix}{stem}{suffix}"
+    reading = read_effects(CodeAction(form.format(p=path)), folder)
+    assert Kind.CONTROLS in reading.kinds or Kind.UNKNOWN in reading.kinds, (path, describe(reading))
+    assert reading.effect_class is None
+    for mode in (ApprovalMode.IN_FOLDER, ApprovalMode.SANDBOXED_AUTO):
+        assert judge(mode, FileWrite(path, "x"), None, rule=None, sandboxed=False, working_dir=folder) is None
+
+
+@pytest.mark.parametrize("suffix", importlib.machinery.all_suffixes())
+def test_an_import_a_file_of_the_folder_would_provide_cannot_be_told(suffix: str, folder: Path) -> None:
+    (folder / f"pandas{suffix}").write_bytes(b"")
+    reading = read_effects(CodeAction("import pandas as pd\npd.DataFrame()"), folder)
+    assert reading.kinds == {Kind.UNKNOWN}, describe(reading)

@@ -15,6 +15,7 @@ location. Every path the cell names outside the folder counts, used or not (the 
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import os
 import re
 from pathlib import Path
@@ -23,7 +24,7 @@ from freeact_tui.effects.classes import Found, Kind, Reading, reading
 from freeact_tui.effects.known import PLOT_BACKENDS
 from freeact_tui.effects.pycode import read_python
 from freeact_tui.pathreach import named_paths
-from freeact_tui.paths import PROTECTED_NAMES
+from freeact_tui.paths import runs_later
 from freeact_tui.shellprograms import run_commands
 from freeact_tui.shellwords import split_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
@@ -59,8 +60,8 @@ class _Paths:
         if reached or not _within(full, self.root) or raw.startswith("~"):
             return [Found(Kind.OUTSIDE, p.path) for p in reached] or [Found(Kind.OUTSIDE, full)]
         shown = os.path.relpath(full, self.root)
-        if kind == Kind.WRITES and any(part in PROTECTED_NAMES for part in shown.split(os.sep)):
-            return [Found(Kind.CONTROLS, shown)]  # git's hooks and config, the app's own files: asked
+        if kind == Kind.WRITES and runs_later(shown):
+            return [Found(Kind.CONTROLS, shown)]  # git's hooks and config, the app's files, importable code
         return [Found(kind, shown)]
 
 
@@ -124,9 +125,8 @@ def _shadowed(tree: ast.Module, root: str) -> set[str]:
             names |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
-    return {
-        n for n in names if any(os.path.exists(os.path.join(root, n + ext)) for ext in ("", ".py", ".pth"))
-    }
+    suffixes = ("", *importlib.machinery.all_suffixes())
+    return {n for n in names if any(os.path.exists(os.path.join(root, n + ext)) for ext in suffixes)}
 
 
 def read_effects(call: ToolCall, working_dir: Path) -> Reading:
