@@ -142,6 +142,20 @@ HIDING = [
     "import importlib\nimportlib.import_module('helper')",
     "import pkgutil\npkgutil.resolve_name('helper:x')",
     "from importlib.metadata import entry_points\nentry_points()",
+    # a cell that rebinds a trusted builtin for later cells
+    "import matplotlib\nprint = matplotlib.use",
+    "from matplotlib import use as print",
+    "import os\nlen: object = os.getenv",
+    "for print in [1]:\n    pass",
+    "[(sorted := 1) for _ in range(1)]",
+    "def f():\n    global open\n    open = 1",
+    "class str:\n    pass",
+    "def print(x):\n    return x",
+    "import contextlib\nwith contextlib.nullcontext() as abs:\n    pass",
+    "try:\n    pass\nexcept Exception as repr:\n    pass",
+    "del print",
+    "(max := 3)",
+    "max += 1",
     # a method trusted by its name alone, on a value the reading cannot resolve (a path's move, write, read)
     "from pathlib import Path\np = Path('.').resolve()\n(p / 'note.txt').rename(p.parent / 'x')",
     "import os\nfrom pathlib import Path\nPath(str('a')).rename(Path(os.getenv('HOME')) / 'f')",
@@ -235,6 +249,7 @@ BENIGN = [
     ("from pathlib import Path\nPath('a.txt').rename('b.txt')", "in-folder", "b.txt"),
     ("%matplotlib inline\nimport matplotlib\nmatplotlib.use('Agg')", "computes", ""),
     ("import pandas as pd\npd.set_option('display.max_rows', 100)", "computes", ""),
+    ("def f(id, list):\n    return [len for len in list]\nprint(f(1, [2]))", "computes", ""),
 ]  # fmt: skip
 
 

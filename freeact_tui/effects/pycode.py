@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from freeact_tui.effects import known
 from freeact_tui.effects.classes import Found, Kind
+from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
 
 _DUNDER = re.compile(r"__\w+__")
 _INTERNAL_ATTR = re.compile(r"^(f|gi|cr|ag|tb|co|func|im)_\w+$")
@@ -145,6 +146,9 @@ class PythonReader:
         self.check_path = check_path
         self.found: list[Found] = []
         self.b = _bind(tree)
+        rebound = sorted(kept_names(tree) & TRUSTED_NAMES)
+        if rebound:
+            raise _Unknown(f"rebinds {rebound[0]} for later cells")
 
     def read(self) -> list[Found]:
         self._visit(self.tree)
