@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from freeact_tui.effects import Kind, describe, known, read_effects
+from freeact_tui.effects.kept import TRUSTED_NAMES
 from freeact_tui.effects.modes import ApprovalMode, judge, next_mode, parse_mode
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.rulepatterns import FOLDER_CLASSES, proposed_pattern, rule_words
@@ -527,3 +528,41 @@ def test_an_import_a_file_of_the_folder_would_provide_cannot_be_told(suffix: str
     (folder / f"pandas{suffix}").write_bytes(b"")
     reading = read_effects(CodeAction("import pandas as pd\npd.DataFrame()"), folder)
     assert reading.kinds == {Kind.UNKNOWN}, describe(reading)
+
+
+_REBINDINGS = [
+    "import matplotlib\n{n} = matplotlib.use",
+    "from matplotlib import use as {n}",
+    "def {n}(x):\n    return x",
+    "for {n} in [1]:\n    pass",
+    "[({n} := 1) for _ in range(1)]",
+    "def f():\n    global {n}\n    {n} = 1",
+    "%time {n} = 1",
+]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(TRUSTED_NAMES)), rebinding=st.sampled_from(_REBINDINGS))
+def test_a_name_an_approved_earlier_action_rebound_is_not_trusted_later(
+    name: str, rebinding: str, folder: Path
+) -> None:
+    """Cell 1 ``print = matplotlib.use`` (approved by the user), cell 2 ``print('module://helper')``."""
+    rules = PermissionRules(None, working_dir=folder, defaults=False)
+    rules.add("code", "effects:in-folder", scope="session")
+    later = CodeAction(f"x = {name}\n{name}('module://helper')")
+    before = rules.check(later)
+    rules.note_ran(CodeAction(rebinding.format(n=name)))
+    assert rules.check(later) == "ask", (name, rebinding, before)
+    reading = read_effects(later, folder, bound=rules.ran_names)
+    assert judge(ApprovalMode.IN_FOLDER, later, reading, rule=None, sandboxed=False, working_dir=folder) is None
+
+
+def test_the_reported_chain_asks_for_its_second_cell(folder: Path) -> None:
+    rules = PermissionRules(None, working_dir=folder, defaults=False)
+    rules.add("code", "effects:in-folder", scope="session")
+    second = CodeAction("print('module://helper3')")
+    assert rules.check(second) == "allow"  # nothing rebound print yet: it only prints
+    rules.note_ran(CodeAction("import matplotlib\nprint = matplotlib.use"))
+    assert rules.check(second) == "ask"
+    rules.note_ran(CodeAction("%%bash\necho print"))  # no Python: keeps nothing
+    assert rules.ran_names == {"print"}
