@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import re
 import tempfile
@@ -29,6 +30,19 @@ PROTECTED_NAMES: tuple[str, ...] = (
 """The names in a working directory that configure the app, hold its secrets or name programs that
 git runs: what the app reads from a project, and what code in the sandbox may never create, change or
 replace, whether or not it exists."""
+
+
+IMPORTABLE_SUFFIXES: tuple[str, ...] = (*importlib.machinery.all_suffixes(), ".pth")
+"""The endings of files Python imports (sources, bytecode, extensions) or runs at start-up (``.pth``):
+the working folder is on the kernel's ``sys.path``, so a later import may find and run such a file."""
+
+
+def runs_later(relative: str) -> bool:
+    """Whether writing ``relative`` (a path inside the working folder) changes what later runs unasked:
+    a name that configures git or the app (``PROTECTED_NAMES``, anywhere in the path), or code the
+    kernel may import (``helper.py``, ``pandas.pyc``, ``x.so``, ``pkg/__init__.py``, ``x.pth``)."""
+    parts = relative.split(os.sep)
+    return any(part in PROTECTED_NAMES for part in parts) or parts[-1].lower().endswith(IMPORTABLE_SUFFIXES)
 
 
 def _home() -> Path | None:

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from freeact_tui import paths
 from freeact_tui.effects import check_pattern as check_effect_pattern
-from freeact_tui.effects import class_of, read_effects
+from freeact_tui.effects import class_of, names_kept, read_effects
 from freeact_tui.effects import pattern_matches as effect_pattern_matches
 from freeact_tui.effects.modes import ApprovalMode
 from freeact_tui.freeact_project import (
@@ -179,6 +179,12 @@ class PermissionRules:
         self._session: dict[Effect, list[Rule]] = _no_rules()
         self._always: dict[Effect, list[Rule]] = self._read() if path else _no_rules()
         self._project: dict[Effect, list[Rule]] = self._read_project()
+        self.ran_names: frozenset[str] = frozenset()
+        """Trusted names (``print``, ``open``) code actions approved this session rebound in the kernel."""
+
+    def note_ran(self, call: ToolCall) -> None:
+        """``call`` was approved to run: the names it rebinds are not trusted in later actions' readings."""
+        self.ran_names |= names_kept(call)
 
     @classmethod
     def load(
@@ -255,7 +261,8 @@ class PermissionRules:
             return rule_matches(entry, facts)
         if entry.kind not in ("*", "code") or not isinstance(facts.call, CodeAction):
             return False
-        return effect_pattern_matches(entry.pattern, entry.effect, read_effects(facts.call, self.working_dir))
+        found = read_effects(facts.call, self.working_dir, bound=self.ran_names)
+        return effect_pattern_matches(entry.pattern, entry.effect, found)
 
     def add(
         self,

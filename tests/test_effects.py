@@ -8,6 +8,8 @@ plain in-folder work reads as such and an ``effects:in-folder`` rule lets it run
 
 from __future__ import annotations
 
+import importlib.machinery
+import inspect
 import os
 from pathlib import Path
 
@@ -15,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from freeact_tui.effects import Kind, describe, read_effects
+from freeact_tui.effects import Kind, describe, known, read_effects
+from freeact_tui.effects.kept import TRUSTED_NAMES
 from freeact_tui.effects.modes import ApprovalMode, judge, next_mode, parse_mode
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.rulepatterns import FOLDER_CLASSES, proposed_pattern, rule_words
@@ -119,6 +122,54 @@ HIDING = [
     "from pathlib import Path\nPath('a.txt').symlink_to('/etc/passwd')",
     "from pathlib import Path\nPath('a.txt').rename('../a.txt')",
     "from pathlib import Path\nfor p in Path('.').iterdir():\n    p.replace('../moved')",
+    # a value that names a module to import (the folder is on the kernel's sys.path)
+    "%matplotlib module://helper",
+    "%matplotlib Module://helper",
+    "%matplotlib qt module://helper",
+    "import matplotlib\nmatplotlib.use('module://helper')",
+    "import matplotlib\nmatplotlib.use(backend='module://helper')",
+    "from matplotlib import use\nuse('module://helper')",
+    "import matplotlib\nb = 'module://' + 'helper'\nmatplotlib.use(b)",
+    "import matplotlib.pyplot as plt\nplt.switch_backend('module://helper')",
+    "import matplotlib.pyplot as plt\nplt.rcParams['backend'] = 'module://helper'\nplt.figure()",
+    "import matplotlib.pyplot as plt\nplt.rcParams.update({'backend': 'module://helper'})",
+    "import pandas as pd\npd.set_option('plotting.backend', 'helper')",
+    "import pandas as pd\npd.set_option('BACKEND', 'helper')",
+    "import pandas as pd\npd.set_option('p.*d$', 'helper')",
+    "import pandas as pd\nk = 'plotting.' + 'backend'\npd.set_option(k, 'helper')",
+    "import pandas as pd\nwith pd.option_context('display.width', 80, 'plotting.backend', 'helper'):\n    pass",
+    "import pandas as pd\npd.options.plotting.backend = 'helper'",
+    "import pandas as pd\ndf = pd.DataFrame({'a': [1]})\ndf.plot(backend='helper')",
+    "import importlib\nimportlib.import_module('helper')",
+    "import pkgutil\npkgutil.resolve_name('helper:x')",
+    "from importlib.metadata import entry_points\nentry_points()",
+    # a cell that rebinds a trusted builtin for later cells
+    "import matplotlib\nprint = matplotlib.use",
+    "from matplotlib import use as print",
+    "import os\nlen: object = os.getenv",
+    "for print in [1]:\n    pass",
+    "[(sorted := 1) for _ in range(1)]",
+    "def f():\n    global open\n    open = 1",
+    "class str:\n    pass",
+    "def print(x):\n    return x",
+    "import contextlib\nwith contextlib.nullcontext() as abs:\n    pass",
+    "try:\n    pass\nexcept Exception as repr:\n    pass",
+    "del print",
+    "(max := 3)",
+    "max += 1",
+    # a method trusted by its name alone, on a value the reading cannot resolve (a path's move, write, read)
+    "from pathlib import Path\np = Path('.').resolve()\n(p / 'note.txt').rename(p.parent / 'x')",
+    "import os\nfrom pathlib import Path\nPath(str('a')).rename(Path(os.getenv('HOME')) / 'f')",
+    "from pathlib import Path\nPath(str('.e' + 'nv')).rename('e.txt')",
+    "from pathlib import Path\np = Path('.').resolve()\n(p / 'x').rename('.git' + '/config')",
+    "from pathlib import Path\np = Path('.').absolute()\n(p / 'a').rename(target='../a')",
+    "from pathlib import Path\np = Path('.').resolve()\n(p / 'a').replace('../a')",
+    "from pathlib import Path\np = Path('.').resolve()\n(p / 'a').copy('../a')",
+    "from pathlib import Path\np = Path('.').resolve()\n(p / 'a').move('../a')",
+    "from pathlib import Path\np = Path('.').resolve()\nargs = ['../a']\n(p / 'a').rename(*args)",
+    "def rename(self, t):\n    return t\nfrom pathlib import Path\nfor q in Path('.').iterdir():\n    q.rename('../q')",
+    "import os\nfrom pathlib import Path\nPath(os.getenv('HOME')).write_text('x')",
+    "import os\nfrom pathlib import Path\nPath(str('..')).owner()",
     "import os\nos.symlink('/etc', 'e')",
     "import os\nos.chdir('/tmp')\nopen('x', 'w')",
     # open with computed paths and modes
@@ -195,6 +246,11 @@ BENIGN = [
     ("import os\nos.makedirs('out/deep', exist_ok=True)", "in-folder", "out/deep"),
     ("%time x = sum(range(100))", "computes", ""),
     ("t = open('c.ini').read().replace('red', 'blue')\nopen('c.ini', 'w').write(t)", "in-folder", "c.ini"),
+    ("import pandas as pd\ndf = pd.read_csv('a.csv').rename(columns={'a': 'b'})\ndf.copy()", "reads", "a.csv"),
+    ("from pathlib import Path\nPath('a.txt').rename('b.txt')", "in-folder", "b.txt"),
+    ("%matplotlib inline\nimport matplotlib\nmatplotlib.use('Agg')", "computes", ""),
+    ("import pandas as pd\npd.set_option('display.max_rows', 100)", "computes", ""),
+    ("def f(id, list):\n    return [len for len in list]\nprint(f(1, [2]))", "computes", ""),
 ]  # fmt: skip
 
 
@@ -415,3 +471,98 @@ def test_a_write_to_a_name_that_configures_git_or_the_app_is_never_in_folder_wor
     for mode in (ApprovalMode.IN_FOLDER, ApprovalMode.SANDBOXED_AUTO):
         verdict = judge(mode, FileWrite(path, "x"), None, rule=None, sandboxed=False, working_dir=folder)
         assert verdict is None, (mode, path)
+
+
+_UNRESOLVED_RECEIVERS = [
+    "Path('.').resolve() / 'a'",
+    "Path(str('a'))",
+    "Path(os.getenv('HOME', '.'))",
+    "Path(os.environ['HOME'])",
+    "next(Path('.').iterdir())",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    receiver=st.sampled_from(_UNRESOLVED_RECEIVERS),
+    method=st.sampled_from(sorted(known.IO_METHODS)),
+    args=st.sampled_from([((), ""), ((0,), "'../x'"), ((0,), "*['../x']"), ((0, 1), "'../x', 'y'")]),
+)
+def test_a_path_method_on_a_path_the_reading_cannot_resolve_is_never_in_folder_work(
+    receiver: str, method: str, args: tuple[tuple[int, ...], str], folder: Path
+) -> None:
+    """A method whose name is also a path's I/O is trusted by its name only when the call cannot be the I/O."""
+    member = getattr(Path, method, None)  # a later Python's path method: by the signature it has there
+    signature = inspect.signature(member) if member is not None else known.IO_METHODS[method]
+    if signature is not None:  # a call a path would refuse (a TypeError) is no I/O
+        try:
+            signature.bind(None, *args[0])
+        except TypeError:
+            return
+    code = f"import os\nfrom pathlib import Path\nq = {receiver}\nq.{method}({args[1]})"
+    reading = read_effects(CodeAction(code), folder)
+    assert reading.effect_class not in FOLDER_CLASSES, (code, describe(reading))
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    stem=st.sampled_from(["helper", "pandas", "sitecustomize", "x", "pkg/__init__", "sub/numpy"]),
+    suffix=st.sampled_from([*importlib.machinery.all_suffixes(), ".pth", ".PY"]),
+    prefix=st.sampled_from(["", "./", "sub/../"]),
+    form=st.sampled_from(_CONTROL_WRITES),
+)
+def test_a_write_of_code_the_kernel_may_import_is_never_in_folder_work(
+    stem: str, suffix: str, prefix: str, form: str, folder: Path
+) -> None:
+    """The folder is on the kernel's sys.path: a file written there runs when a later import finds it."""
+    path = f"{prefix}{stem}{suffix}"
+    reading = read_effects(CodeAction(form.format(p=path)), folder)
+    assert Kind.CONTROLS in reading.kinds or Kind.UNKNOWN in reading.kinds, (path, describe(reading))
+    assert reading.effect_class is None
+    for mode in (ApprovalMode.IN_FOLDER, ApprovalMode.SANDBOXED_AUTO):
+        assert judge(mode, FileWrite(path, "x"), None, rule=None, sandboxed=False, working_dir=folder) is None
+
+
+@pytest.mark.parametrize("suffix", importlib.machinery.all_suffixes())
+def test_an_import_a_file_of_the_folder_would_provide_cannot_be_told(suffix: str, folder: Path) -> None:
+    (folder / f"pandas{suffix}").write_bytes(b"")
+    reading = read_effects(CodeAction("import pandas as pd\npd.DataFrame()"), folder)
+    assert reading.kinds == {Kind.UNKNOWN}, describe(reading)
+
+
+_REBINDINGS = [
+    "import matplotlib\n{n} = matplotlib.use",
+    "from matplotlib import use as {n}",
+    "def {n}(x):\n    return x",
+    "for {n} in [1]:\n    pass",
+    "[({n} := 1) for _ in range(1)]",
+    "def f():\n    global {n}\n    {n} = 1",
+    "%time {n} = 1",
+]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(TRUSTED_NAMES)), rebinding=st.sampled_from(_REBINDINGS))
+def test_a_name_an_approved_earlier_action_rebound_is_not_trusted_later(
+    name: str, rebinding: str, folder: Path
+) -> None:
+    """Cell 1 ``print = matplotlib.use`` (approved by the user), cell 2 ``print('module://helper')``."""
+    rules = PermissionRules(None, working_dir=folder, defaults=False)
+    rules.add("code", "effects:in-folder", scope="session")
+    later = CodeAction(f"x = {name}\n{name}('module://helper')")
+    before = rules.check(later)
+    rules.note_ran(CodeAction(rebinding.format(n=name)))
+    assert rules.check(later) == "ask", (name, rebinding, before)
+    reading = read_effects(later, folder, bound=rules.ran_names)
+    assert judge(ApprovalMode.IN_FOLDER, later, reading, rule=None, sandboxed=False, working_dir=folder) is None
+
+
+def test_the_reported_chain_asks_for_its_second_cell(folder: Path) -> None:
+    rules = PermissionRules(None, working_dir=folder, defaults=False)
+    rules.add("code", "effects:in-folder", scope="session")
+    second = CodeAction("print('module://helper3')")
+    assert rules.check(second) == "allow"  # nothing rebound print yet: it only prints
+    rules.note_ran(CodeAction("import matplotlib\nprint = matplotlib.use"))
+    assert rules.check(second) == "ask"
+    rules.note_ran(CodeAction("%%bash\necho print"))  # no Python: keeps nothing
+    assert rules.ran_names == {"print"}

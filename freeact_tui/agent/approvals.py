@@ -56,7 +56,10 @@ class ApprovalGate:
         """Yield an ApprovalRequest for ``call`` and wait for its decision (rules decide at once)."""
         paths = named_paths(call, self._working_dir) if self._working_dir is not None else ()
         wd = self._working_dir
-        reading = read_effects(call, wd) if wd is not None and isinstance(call, CodeAction) else None
+        bound = self.permissions.ran_names
+        reading = (
+            read_effects(call, wd, bound=bound) if wd is not None and isinstance(call, CodeAction) else None
+        )
         request = ApprovalRequest(
             call,
             named_paths=paths,
@@ -90,6 +93,8 @@ class ApprovalGate:
         finally:
             self._set_phase(corr_id, None)
         self._record(corr_id, call, decision)
+        if decision.approved:
+            self.permissions.note_ran(call)  # what it rebinds is not trusted in later readings
         if decision.remember and decision.pattern:  # a remembered rejection is a deny rule
             effect = "allow" if decision.approved else "deny"
             try:

@@ -16,9 +16,10 @@ from freeact_tui.effects.classes import (
     describe,
     pattern_matches,
 )
-from freeact_tui.effects.reader import read_effects
+from freeact_tui.effects.reader import names_kept, read_effects
 
 __all__ = [
+    "names_kept",
     "CLASSES",
     "EFFECT_PREFIX",
     "Found",

@@ -34,8 +34,9 @@ class Kind(StrEnum):
     OUTSIDE = "outside"
     CONTROLS = "controls"
     """Writes a name that configures git or this app, or names programs they run (``paths.PROTECTED_NAMES``:
-    ``.git/hooks``, ``.git/config``, ``.freeact/``, ``.env``, …): inside the folder, yet what runs later
-    on the host without a question, so no class allows it."""
+    ``.git/hooks``, ``.git/config``, ``.freeact/``, ``.env``, …), or code the kernel may import (the folder
+    is on its ``sys.path``: ``helper.py``, ``pandas.pyc``, ``x.so``, ``x.pth``; ``paths.runs_later``):
+    inside the folder, yet what runs later without a question, so no class allows it."""
     PROGRAMS = "programs"
     NETWORK = "network"
     UNKNOWN = "unknown"
@@ -119,7 +120,7 @@ _KIND_WORDS = {
     Kind.READS: "reads inside this folder",
     Kind.WRITES: "writes inside this folder",
     Kind.OUTSIDE: "touches paths outside this folder",
-    Kind.CONTROLS: "writes files that configure git or this app",
+    Kind.CONTROLS: "writes files that configure git or this app, or code the kernel may import",
     Kind.PROGRAMS: "runs programs",
     Kind.NETWORK: "uses the network",
     Kind.UNKNOWN: "cannot tell what it does",

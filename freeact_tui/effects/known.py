@@ -10,6 +10,8 @@ name the paths and check where they lead.
 from __future__ import annotations
 
 import importlib
+import inspect
+import pathlib
 import types
 from dataclasses import dataclass
 from functools import cache
@@ -139,7 +141,10 @@ MODULES: dict[str, Module] = {
     "matplotlib.pyplot": Module(
         every_public=True,
         touches={"savefig": _W0, "imsave": _W0, "imread": _R0},
-        unknown=frozenset({"switch_backend", "get_current_fig_manager", "install_repl_displayhook"}),
+        # rcParams["backend"] names a module to import (and other keys name programs to run)
+        unknown=frozenset(
+            "switch_backend get_current_fig_manager install_repl_displayhook rcParams rc rc_context style".split()
+        ),
     ),
     "matplotlib": Module(pure=frozenset({"use"})),
     **{name: Module(whole=Kind.PROGRAMS) for name in _PROGRAM_MODULES},
@@ -164,7 +169,7 @@ PURE_METHODS = frozenset(
     "ljust lower lstrip maketrans partition removeprefix removesuffix rfind rindex rjust rpartition rsplit "
     "rstrip split splitlines startswith strip swapcase title translate upper zfill hex fromhex "
     "append extend insert pop remove reverse sort copy clear get items keys values setdefault update "
-    "popitem fromkeys add discard difference difference_update intersection intersection_update isdisjoint "
+    "replace popitem fromkeys add discard difference difference_update intersection intersection_update isdisjoint "
     "issubset issuperset symmetric_difference union conjugate bit_length as_integer_ratio is_integer real imag "
     # file handles (opened by a checked ``open``) and string buffers
     "read readline readlines write writelines close seek tell flush getvalue readable writable seekable "
@@ -205,6 +210,52 @@ PATH_PURE = frozenset(
 )
 """What a ``pathlib`` path with a known value does: reads it, writes it, moves it, or only computes."""
 
+
+def _copy(self: object, target: object, **kwargs: object) -> None: ...
+def _copy_into(self: object, target_dir: object, **kwargs: object) -> None: ...
+def _move(self: object, target: object) -> None: ...
+def _move_into(self: object, target_dir: object) -> None: ...
+
+
+_LATER_PATH_METHODS = {"copy": _copy, "copy_into": _copy_into, "move": _move, "move_into": _move_into}
+"""Path methods of later Pythons than this one (the kernel's may be newer), by their signatures."""
+
+
+def _path_methods() -> dict[str, inspect.Signature | None]:
+    methods: dict[str, inspect.Signature | None] = {}
+    for name in {n for n in dir(pathlib.Path) if not n.startswith("_")} | set(_LATER_PATH_METHODS):
+        member = getattr(pathlib.Path, name, None) or _LATER_PATH_METHODS.get(name)
+        if name in PATH_PURE or not callable(member):
+            continue
+        try:
+            methods[name] = inspect.signature(member)
+        except (TypeError, ValueError):
+            methods[name] = None
+    for name in PATH_READS | PATH_WRITES | PATH_MOVES | {"open", "symlink_to", "hardlink_to"}:
+        methods.setdefault(name, None)
+    return methods
+
+
+IO_METHODS: dict[str, inspect.Signature | None] = _path_methods()
+"""Method names that are also a path's I/O (``rename``, ``write_text``, ``copy``), with the path method's
+signature (``None``: any call may be it): on a value the reading cannot resolve, such a method is
+trusted by its name only when the call's shape cannot be the path's."""
+
+
+def io_shaped(method: str, positional: int, keywords: tuple[str, ...]) -> bool:
+    """Whether ``value.method(<positional args>, <keywords>)`` may be a path's I/O (a move, a write, a read)."""
+    if method not in IO_METHODS:
+        return method in ARG_WRITE_METHODS
+    signature = IO_METHODS[method]
+    if signature is None:
+        return True
+    try:
+        signature.bind(None, *range(positional), **dict.fromkeys(keywords))
+    except TypeError:
+        return False
+    return True
+
+
 SUSPECT_NAMES = (
     PATH_READS
     | PATH_WRITES
@@ -228,6 +279,22 @@ SAFE_KEYWORDS = frozenset(
 )
 """Keywords of the functions that touch files that change no more than how (``allow_pickle``,
 ``opener`` and any other keyword make the call "cannot tell")."""
+
+PLOT_BACKENDS = frozenset(
+    "inline agg svg pdf ps pgf template matplotlib module://matplotlib_inline.backend_inline".split()
+)
+"""Backend names that import only modules shipped with matplotlib, pandas or the kernel (any other
+value, ``module://helper`` or ``qt`` whose binding may be missing, may import a file of the folder)."""
+
+MODULE_NAME_ARGS: dict[str, tuple[int, str]] = {"matplotlib.use": (0, "backend")}
+"""Understood functions an argument of which names a module to import (position, keyword); any call's
+``backend=`` keyword is one too (``df.plot(backend=...)``)."""
+
+OPTION_SETTERS = frozenset({"pandas.set_option", "pandas.option_context"})
+"""Setters of options by a key pattern (a regular expression searched in the option names)."""
+
+MODULE_NAME_OPTIONS = ("plotting.backend",)
+"""Options whose value names a module to import."""
 
 ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot"}
 """Nothing is imported under these names implicitly; listed so that the words name the library."""
@@ -284,7 +351,13 @@ __all__ = [
     "SAFE_KEYWORDS",
     "SUSPECT_NAMES",
     "CHECKED_BUILTINS",
+    "IO_METHODS",
+    "io_shaped",
     "MODULES",
+    "MODULE_NAME_ARGS",
+    "MODULE_NAME_OPTIONS",
+    "OPTION_SETTERS",
+    "PLOT_BACKENDS",
     "PURE_BUILTINS",
     "Module",
     "Touch",

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from freeact_tui.effects.classes import Reading, class_words, describe
-from freeact_tui.paths import PROTECTED_NAMES
+from freeact_tui.paths import runs_later
 from freeact_tui.toolcalls import CodeAction, FileCall, ShellAction, ShellScript, ToolCall
 
 
@@ -92,8 +92,7 @@ def _inside(call: FileCall, working_dir: Path) -> bool:
     full = call.resolved or os.path.realpath(os.path.join(root, call.path))
     if call.outside or not (full == root or full.startswith(root.rstrip("/") + "/")):
         return False
-    parts = os.path.relpath(full, root).split(os.sep)
-    return call.kind != "write" or not any(part in PROTECTED_NAMES for part in parts)
+    return call.kind != "write" or not runs_later(os.path.relpath(full, root))
 
 
 def judge(

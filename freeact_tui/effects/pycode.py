@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from freeact_tui.effects import known
 from freeact_tui.effects.classes import Found, Kind
+from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
 
 _DUNDER = re.compile(r"__\w+__")
 _INTERNAL_ATTR = re.compile(r"^(f|gi|cr|ag|tb|co|func|im)_\w+$")
@@ -145,6 +146,9 @@ class PythonReader:
         self.check_path = check_path
         self.found: list[Found] = []
         self.b = _bind(tree)
+        rebound = sorted(kept_names(tree) & TRUSTED_NAMES)
+        if rebound:
+            raise _Unknown(f"rebinds {rebound[0]} for later cells")
 
     def read(self) -> list[Found]:
         self._visit(self.tree)
@@ -334,8 +338,34 @@ class PythonReader:
                 raise _Unknown(f"{what} with {k.arg}=")
         self._args(call)
 
+    def _module_names(self, call: ast.Call, dotted: str | None) -> None:
+        """A value that names a module to import (a plot backend, an option that is one) must be a known one."""
+        named = [k.value for k in call.keywords if k.arg == "backend"]
+        if dotted in known.MODULE_NAME_ARGS:
+            position, keyword = known.MODULE_NAME_ARGS[dotted]
+            named += call.args[position : position + 1] + [k.value for k in call.keywords if k.arg == keyword]
+        if dotted in known.OPTION_SETTERS:
+            if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+                raise _Unknown(f"{dotted} with arguments the reading does not follow")
+            for key in call.args[::2]:
+                pattern = self._const(key)
+                try:
+                    names_module = pattern is None or any(
+                        re.search(pattern, option, re.IGNORECASE) for option in known.MODULE_NAME_OPTIONS
+                    )
+                except re.error:
+                    names_module = True
+                if names_module:
+                    raise _Unknown(f"{dotted} of an option that names a module to import")
+        for value in named:
+            name = self._const(value)
+            if name is None or name.lower() not in known.PLOT_BACKENDS:
+                raise _Unknown(f"names a module to import: {name!r}" if name else "names a module to import")
+
     def _call(self, call: ast.Call) -> None:
         func = call.func
+        imported = self.b.imports.get(func.id, [None])[0] if isinstance(func, ast.Name) else None
+        self._module_names(call, self._dotted(func) if isinstance(func, ast.Attribute) else imported)
         if isinstance(func, ast.Name):
             name = func.id
             if name == "open" and not self.b.bound(name):
@@ -369,8 +399,16 @@ class PythonReader:
             ):
                 return self._touch(call, known.Touch(writes=((0, "path_or_buf"),)), f".{method}()")
             return None
-        if method == "replace" and len(call.args) >= 2:
-            return self._args(call)  # str.replace (old, new); a path's .replace(target) has one argument
+        if self._is_path(func.value) and method not in known.PATH_PURE:
+            raise _Unknown(f"calls .{method}() on a path built at run time")
+        unpacked = any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords
+        )
+        if method in known.IO_METHODS and (
+            unpacked or known.io_shaped(method, len(call.args), tuple(str(k.arg) for k in call.keywords))
+        ):
+            # ``str.replace(old, new)`` and ``df.rename(columns=...)`` compute; ``x.rename(target)`` may move a file
+            raise _Unknown(f"calls .{method}() on a value that may be a path")
         if method in known.PURE_METHODS or (
             method in self.b.methods and method not in known.SUSPECT_NAMES and method != "open"
         ):

@@ -15,14 +15,17 @@ location. Every path the cell names outside the folder counts, used or not (the 
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import os
 import re
 from pathlib import Path
 
 from freeact_tui.effects.classes import Found, Kind, Reading, reading
+from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
+from freeact_tui.effects.known import PLOT_BACKENDS
 from freeact_tui.effects.pycode import read_python
 from freeact_tui.pathreach import named_paths
-from freeact_tui.paths import PROTECTED_NAMES
+from freeact_tui.paths import runs_later
 from freeact_tui.shellprograms import run_commands
 from freeact_tui.shellwords import split_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
@@ -58,8 +61,8 @@ class _Paths:
         if reached or not _within(full, self.root) or raw.startswith("~"):
             return [Found(Kind.OUTSIDE, p.path) for p in reached] or [Found(Kind.OUTSIDE, full)]
         shown = os.path.relpath(full, self.root)
-        if kind == Kind.WRITES and any(part in PROTECTED_NAMES for part in shown.split(os.sep)):
-            return [Found(Kind.CONTROLS, shown)]  # git's hooks and config, the app's own files: asked
+        if kind == Kind.WRITES and runs_later(shown):
+            return [Found(Kind.CONTROLS, shown)]  # git's hooks and config, the app's files, importable code
         return [Found(kind, shown)]
 
 
@@ -93,6 +96,12 @@ def _read_code(code: str, paths: _Paths) -> list[Found]:
             indent, name, rest = magic.groups()
             if name in _PYTHON_LINE_MAGICS:
                 python.append(indent + rest)
+            elif (
+                name == "matplotlib"
+                and rest.split()[:1] not in ([], ["-l"], ["--list"])
+                and (len(rest.split()) != 1 or rest.strip().lower() not in PLOT_BACKENDS)
+            ):
+                return [Found(Kind.UNKNOWN, f"%matplotlib {rest.strip()[:40]}: names a module to import")]
             elif name in _HARMLESS_LINE_MAGICS:
                 python.append(indent + "pass")
             else:
@@ -117,28 +126,76 @@ def _shadowed(tree: ast.Module, root: str) -> set[str]:
             names |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
-    return {
-        n for n in names if any(os.path.exists(os.path.join(root, n + ext)) for ext in ("", ".py", ".pth"))
-    }
+    suffixes = ("", *importlib.machinery.all_suffixes())
+    return {n for n in names if any(os.path.exists(os.path.join(root, n + ext)) for ext in suffixes)}
 
 
-def read_effects(call: ToolCall, working_dir: Path) -> Reading:
+def read_effects(call: ToolCall, working_dir: Path, *, bound: frozenset[str] = frozenset()) -> Reading:
     """What ``call`` does, read without running it. Unknown is never read as safe.
 
     Args:
         call: a code action, shell command or script (any other call cannot be told here).
         working_dir: the folder the action runs in.
+        bound: names earlier actions that ran kept in the kernel (``names_kept``): a use of one the
+            reading would otherwise trust (``print``) cannot be told.
     """
     try:
-        return _read(call, working_dir)
+        return _read(call, working_dir, bound)
     except (RecursionError, MemoryError):
         return reading([Found(Kind.UNKNOWN, "too deeply nested to read")])
 
 
-def _read(call: ToolCall, working_dir: Path) -> Reading:
+def names_kept(call: ToolCall) -> frozenset[str]:
+    """The trusted names (``kept.TRUSTED_NAMES``) a code action that ran rebinds in the kernel (all of
+    them when its Python cannot be read: the cautious side)."""
+    if not isinstance(call, CodeAction):
+        return frozenset()
+    source = _python_source(call.code)
+    if source is None:
+        return frozenset()
+    try:
+        names = kept_names(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return TRUSTED_NAMES
+    return frozenset(names & TRUSTED_NAMES)
+
+
+def _python_source(code: str) -> str | None:
+    """The Python a cell runs, magics and shell lines as ``pass`` (``None``: a cell magic runs no Python)."""
+    lines = code.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and (magic := _CELL_MAGIC.match(lines[first])):
+        if magic.group(1) in _PYTHON_CELL_MAGICS:
+            return _python_source("\n".join(lines[first + 1 :]))
+        return None
+    python = []
+    for line in lines:
+        magic = _LINE_MAGIC.match(line)
+        if magic and magic.group(2) in _PYTHON_LINE_MAGICS:
+            python.append(magic.group(1) + magic.group(3))
+        elif shell := _SHELL_LINE.match(line) or magic:
+            python.append(shell.group(1) + "pass")
+        else:
+            python.append(line)
+    return "\n".join(python)
+
+
+def _read(call: ToolCall, working_dir: Path, bound: frozenset[str] = frozenset()) -> Reading:
     paths = _Paths(working_dir)
     match call:
         case CodeAction(code=code):
+            source = _python_source(code)
+            try:
+                used = (
+                    {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+                    if source
+                    else set()
+                )
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                used = set()
+            earlier = sorted(used & bound & TRUSTED_NAMES)
+            if earlier:
+                return reading([Found(Kind.UNKNOWN, f"uses {earlier[0]}, which an earlier action rebound")])
             found = _read_code(code, paths)
         case ShellAction(command=text) | ShellScript(script=text):
             found = _programs(text)
@@ -149,4 +206,4 @@ def _read(call: ToolCall, working_dir: Path) -> Reading:
     return reading([*found, *outside])
 
 
-__all__ = ["read_effects"]
+__all__ = ["names_kept", "read_effects"]
