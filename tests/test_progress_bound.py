@@ -38,7 +38,9 @@ FAULTS = [
     "text_call",
     "block_fail",
     "refused",
+    "fail_numbered",
 ]
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
 PREFIX_ONLY = ["fail_varied", "works"]  # progress by definition: they may come before the loop, not be it
 
 
@@ -54,7 +56,14 @@ def fault_step(fault: str, i: int) -> list[Item]:
         case "fail_alternating":
             return [Code("1 / 0" if i % 2 else "import no_such_module_40", call_id=f"a{i}")]
         case "fail_varied":
-            return [Code(f"raise ValueError('varied {i}')", call_id=f"v{i}")]
+            return [Code(f"raise ValueError('varied {WORDS[i % len(WORDS)]}')", call_id=f"v{i}")]
+        case "fail_numbered":  # the same failure, a new number each time: a counter, a name, a time
+            return [
+                Code(
+                    f"import time; undefined_{i} if {i} % 2 else None; raise ValueError(f'attempt {i} {{time.time()}}')",
+                    call_id=f"n{i}",
+                )
+            ]
         case "works":
             return [Code(f"print({i})", call_id=f"w{i}")]
         case "empty":

@@ -37,6 +37,20 @@ def two_failing_blocks_in_turn(request: RecordedRequest) -> Reply:
     return Reply(f"```python\n{code}\n```")
 
 
+def numbered_failure(request: RecordedRequest) -> Reply:
+    """The same failure with a new number each time: a counter and a variable's name."""
+    n = request.index
+    return Reply(
+        tool_calls=[
+            ToolCallReply(CODE_TOOL, {"code": f"undefined_var_{n}; raise ValueError(f'attempt {n}')"})
+        ]
+    )
+
+
+def numbered_failing_block(request: RecordedRequest) -> Reply:
+    return Reply(f"```python\nraise ValueError('attempt {request.index}', {request.index}.5)\n```")
+
+
 # (the model keeps sending, protocol, the fault, requests, exit code); protocol None: the default (auto)
 TABLE: list[tuple[str, str | None, ReplySpec, int, int]] = [
     ("a tool call with broken JSON arguments", None, BROKEN_JSON, 3, 4),
@@ -47,6 +61,9 @@ TABLE: list[tuple[str, str | None, ReplySpec, int, int]] = [
     ("the same code that fails the same way", None, SAME_FAILURE, 4, 4),
     ("the same code that fails the same way", "tools", SAME_FAILURE, 4, 4),
     ("the same code that fails the same way", "text", SAME_FAILING_BLOCK, 4, 4),
+    ("the same failure with a new number each time", None, numbered_failure, 4, 4),
+    ("the same failure with a new number each time", "tools", numbered_failure, 4, 4),
+    ("the same failure with a new number each time", "text", numbered_failing_block, 4, 4),
     ("two failing steps in turn", None, two_failures_in_turn, 5, 4),
     ("two failing steps in turn", "tools", two_failures_in_turn, 5, 4),
     ("two failing steps in turn", "text", two_failing_blocks_in_turn, 5, 4),
