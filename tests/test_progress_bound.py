@@ -39,6 +39,7 @@ FAULTS = [
     "block_fail",
     "refused",
     "fail_numbered",
+    "works_commented",
 ]
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
 PREFIX_ONLY = ["fail_varied", "works"]  # progress by definition: they may come before the loop, not be it
@@ -64,6 +65,8 @@ def fault_step(fault: str, i: int) -> list[Item]:
                     call_id=f"n{i}",
                 )
             ]
+        case "works_commented":  # the same success, a new comment each time
+            return [Code(f"print('working on it')  # {i}", call_id=f"c{i}")]
         case "works":
             return [Code(f"print({i})", call_id=f"w{i}")]
         case "empty":

@@ -51,6 +51,16 @@ def numbered_failing_block(request: RecordedRequest) -> Reply:
     return Reply(f"```python\nraise ValueError('attempt {request.index}', {request.index}.5)\n```")
 
 
+def commented_success(request: RecordedRequest) -> Reply:
+    """The same successful step with a new comment each time."""
+    code = f"print('working on it')  # {request.index}"
+    return Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": code})])
+
+
+def commented_block(request: RecordedRequest) -> Reply:
+    return Reply(f"```python\n# try {request.index}\nprint('working on it')\n```")
+
+
 # (the model keeps sending, protocol, the fault, requests, exit code); protocol None: the default (auto)
 TABLE: list[tuple[str, str | None, ReplySpec, int, int]] = [
     ("a tool call with broken JSON arguments", None, BROKEN_JSON, 3, 4),
@@ -64,6 +74,9 @@ TABLE: list[tuple[str, str | None, ReplySpec, int, int]] = [
     ("the same failure with a new number each time", None, numbered_failure, 4, 4),
     ("the same failure with a new number each time", "tools", numbered_failure, 4, 4),
     ("the same failure with a new number each time", "text", numbered_failing_block, 4, 4),
+    ("the same success with a new comment each time", None, commented_success, 4, 4),
+    ("the same success with a new comment each time", "tools", commented_success, 4, 4),
+    ("the same success with a new comment each time", "text", commented_block, 4, 4),
     ("two failing steps in turn", None, two_failures_in_turn, 5, 4),
     ("two failing steps in turn", "tools", two_failures_in_turn, 5, 4),
     ("two failing steps in turn", "text", two_failing_blocks_in_turn, 5, 4),
