@@ -40,6 +40,8 @@ FAULTS = [
     "refused",
     "fail_numbered",
     "works_commented",
+    "whitespace",
+    "think_only",
 ]
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
 PREFIX_ONLY = ["fail_varied", "works"]  # progress by definition: they may come before the loop, not be it
@@ -69,6 +71,10 @@ def fault_step(fault: str, i: int) -> list[Item]:
             return [Code(f"print('working on it')  # {i}", call_id=f"c{i}")]
         case "works":
             return [Code(f"print({i})", call_id=f"w{i}")]
+        case "whitespace":
+            return [" \n\t " * (i % 3 + 1)]
+        case "think_only":
+            return [f"<think>I should run some code now, step {i}.</think>"]
         case "empty":
             return [""]
         case "text_call":

@@ -25,6 +25,9 @@ UNKNOWN_TOOL = Reply(tool_calls=[ToolCallReply("no_such_tool", {"x": 1})])
 SAME_FAILURE = Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": "1 / 0"})])
 SAME_FAILING_BLOCK = Reply("```python\n1 / 0\n```")
 EMPTY = Reply("")
+WHITESPACE = Reply("   \n\t  \n")
+THINK_ONLY = Reply("<think>I should run some code now.</think>")
+EMPTY_FENCE = Reply("```python\n```")
 
 
 def two_failures_in_turn(request: RecordedRequest) -> Reply:
@@ -83,6 +86,15 @@ TABLE: list[tuple[str, str | None, ReplySpec, int, int]] = [
     ("an empty reply", None, EMPTY, 2, 1),  # one nudge, then the empty reply ends the turn: no answer
     ("an empty reply", "tools", EMPTY, 1, 1),
     ("an empty reply", "text", EMPTY, 2, 1),
+    ("a reply of whitespace only", None, WHITESPACE, 2, 1),
+    ("a reply of whitespace only", "tools", WHITESPACE, 1, 1),
+    ("a reply of whitespace only", "text", WHITESPACE, 2, 1),
+    ("a reply of thinking only", None, THINK_ONLY, 2, 1),
+    ("a reply of thinking only", "tools", THINK_ONLY, 1, 1),
+    ("a reply of thinking only", "text", THINK_ONLY, 2, 1),
+    ("a reply of an empty code fence only", None, EMPTY_FENCE, 2, 1),
+    ("a reply of an empty code fence only", "tools", EMPTY_FENCE, 1, 1),
+    ("a reply of an empty code fence only", "text", EMPTY_FENCE, 2, 1),
 ]
 
 
