@@ -123,3 +123,9 @@ def test_a_model_that_keeps_making_one_mistake_costs_a_few_requests(
         (error,) = result["errors"]
         assert result["status"] == "stalled" and error["kind"] == "stalled"
         assert "no progress" in error["message"] and "max_steps_without_progress" in error["message"]
+
+
+def test_run_help_lists_the_stalled_exit_code(tmp_path: Path, isolated_home: Path) -> None:
+    done = cli("run", "--help", cwd=tmp_path)
+    assert "4 stalled" in " ".join(done.stdout.split()), done.stdout
+
