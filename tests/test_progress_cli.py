@@ -128,4 +128,3 @@ def test_a_model_that_keeps_making_one_mistake_costs_a_few_requests(
 def test_run_help_lists_the_stalled_exit_code(tmp_path: Path, isolated_home: Path) -> None:
     done = cli("run", "--help", cwd=tmp_path)
     assert "4 stalled" in " ".join(done.stdout.split()), done.stdout
-
