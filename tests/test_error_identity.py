@@ -23,7 +23,9 @@ SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_-.", min_size=1, max_size
 )
 PATHS = st.lists(SEGMENT, min_size=1, max_size=5).map(lambda parts: "/" + "/".join(parts))
 HEX = st.integers(min_value=16**4, max_value=16**12).map(lambda n: f"0x{n:x}")
-STAMP = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(2100, 1, 1)).map(lambda d: d.strftime("%Y-%m-%d %H:%M:%S"))
+STAMP = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(2100, 1, 1)).map(
+    lambda d: d.strftime("%Y-%m-%d %H:%M:%S")
+)
 
 
 @st.composite
@@ -79,3 +81,44 @@ def test_normalising_is_idempotent(text: str) -> None:
 def test_different_errors_stay_different(n1: str, n2: str, m1: str, m2: str) -> None:
     if (n1, " ".join(m1.split())) != (n2, " ".join(m2.split())):
         assert normalise_error(f"{n1}: {m1}") != normalise_error(f"{n2}: {m2}")
+
+
+NUMBER = st.one_of(
+    st.integers(min_value=-(10**12), max_value=10**12).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.integers(min_value=0, max_value=16**10).map(lambda n: f"0x{n:x}"),
+    st.floats(min_value=1e9, max_value=2e9).map(str),  # an epoch time, time.time()
+)
+TEMPLATE = st.lists(
+    st.one_of(WORDS, st.just("{}"), st.just("name_{}"), st.just("'{}'")), min_size=1, max_size=6
+)
+
+
+@given(st.data(), NAMES, TEMPLATE)
+def test_errors_that_differ_only_in_numbers_are_the_same_error(
+    data: st.DataObject, name: str, template: list[str]
+) -> None:
+    """A counter, a random value, an epoch time in the message: every attempt is the same error."""
+
+    def fill() -> str:
+        return " ".join(part.replace("{}", data.draw(NUMBER)) if "{}" in part else part for part in template)
+
+    assert normalise_error(f"{name}: {fill()}") == normalise_error(f"{name}: {fill()}")
+
+
+def test_the_attack_corpus_of_numbered_errors() -> None:
+    """The hostile model's errors: one error each, whatever the number."""
+    pairs = [
+        ("ValueError: attempt 1", "ValueError: attempt 2"),
+        (
+            "NameError: name 'undefined_var_7' is not defined",
+            "NameError: name 'undefined_var_8' is not defined",
+        ),
+        ("RuntimeError: 1764397200.123456", "RuntimeError: 1764397201.5"),
+        ("ValueError: 8412393", "ValueError: 12"),
+        ("ValueError: got 1e-05", "ValueError: got 3.5E+12"),
+    ]
+    for first, second in pairs:
+        assert normalise_error(first) == normalise_error(second)
+    assert normalise_error("ValueError: attempt 1") != normalise_error("KeyError: attempt 1")
+    assert normalise_error("ValueError: attempt 1") != normalise_error("ValueError: retry 1")

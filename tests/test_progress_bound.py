@@ -38,7 +38,12 @@ FAULTS = [
     "text_call",
     "block_fail",
     "refused",
+    "fail_numbered",
+    "works_commented",
+    "whitespace",
+    "think_only",
 ]
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
 PREFIX_ONLY = ["fail_varied", "works"]  # progress by definition: they may come before the loop, not be it
 
 
@@ -54,9 +59,22 @@ def fault_step(fault: str, i: int) -> list[Item]:
         case "fail_alternating":
             return [Code("1 / 0" if i % 2 else "import no_such_module_40", call_id=f"a{i}")]
         case "fail_varied":
-            return [Code(f"raise ValueError('varied {i}')", call_id=f"v{i}")]
+            return [Code(f"raise ValueError('varied {WORDS[i % len(WORDS)]}')", call_id=f"v{i}")]
+        case "fail_numbered":  # the same failure, a new number each time: a counter, a name, a time
+            return [
+                Code(
+                    f"import time; undefined_{i} if {i} % 2 else None; raise ValueError(f'attempt {i} {{time.time()}}')",
+                    call_id=f"n{i}",
+                )
+            ]
+        case "works_commented":  # the same success, a new comment each time
+            return [Code(f"print('working on it')  # {i}", call_id=f"c{i}")]
         case "works":
             return [Code(f"print({i})", call_id=f"w{i}")]
+        case "whitespace":
+            return [" \n\t " * (i % 3 + 1)]
+        case "think_only":
+            return [f"<think>I should run some code now, step {i}.</think>"]
         case "empty":
             return [""]
         case "text_call":

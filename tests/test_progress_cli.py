@@ -25,6 +25,9 @@ UNKNOWN_TOOL = Reply(tool_calls=[ToolCallReply("no_such_tool", {"x": 1})])
 SAME_FAILURE = Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": "1 / 0"})])
 SAME_FAILING_BLOCK = Reply("```python\n1 / 0\n```")
 EMPTY = Reply("")
+WHITESPACE = Reply("   \n\t  \n")
+THINK_ONLY = Reply("<think>I should run some code now.</think>")
+EMPTY_FENCE = Reply("```python\n```")
 
 
 def two_failures_in_turn(request: RecordedRequest) -> Reply:
@@ -37,6 +40,30 @@ def two_failing_blocks_in_turn(request: RecordedRequest) -> Reply:
     return Reply(f"```python\n{code}\n```")
 
 
+def numbered_failure(request: RecordedRequest) -> Reply:
+    """The same failure with a new number each time: a counter and a variable's name."""
+    n = request.index
+    return Reply(
+        tool_calls=[
+            ToolCallReply(CODE_TOOL, {"code": f"undefined_var_{n}; raise ValueError(f'attempt {n}')"})
+        ]
+    )
+
+
+def numbered_failing_block(request: RecordedRequest) -> Reply:
+    return Reply(f"```python\nraise ValueError('attempt {request.index}', {request.index}.5)\n```")
+
+
+def commented_success(request: RecordedRequest) -> Reply:
+    """The same successful step with a new comment each time."""
+    code = f"print('working on it')  # {request.index}"
+    return Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": code})])
+
+
+def commented_block(request: RecordedRequest) -> Reply:
+    return Reply(f"```python\n# try {request.index}\nprint('working on it')\n```")
+
+
 # (the model keeps sending, protocol, the fault, requests, exit code); protocol None: the default (auto)
 TABLE: list[tuple[str, str | None, ReplySpec, int, int]] = [
     ("a tool call with broken JSON arguments", None, BROKEN_JSON, 3, 4),
@@ -47,12 +74,27 @@ TABLE: list[tuple[str, str | None, ReplySpec, int, int]] = [
     ("the same code that fails the same way", None, SAME_FAILURE, 4, 4),
     ("the same code that fails the same way", "tools", SAME_FAILURE, 4, 4),
     ("the same code that fails the same way", "text", SAME_FAILING_BLOCK, 4, 4),
+    ("the same failure with a new number each time", None, numbered_failure, 4, 4),
+    ("the same failure with a new number each time", "tools", numbered_failure, 4, 4),
+    ("the same failure with a new number each time", "text", numbered_failing_block, 4, 4),
+    ("the same success with a new comment each time", None, commented_success, 4, 4),
+    ("the same success with a new comment each time", "tools", commented_success, 4, 4),
+    ("the same success with a new comment each time", "text", commented_block, 4, 4),
     ("two failing steps in turn", None, two_failures_in_turn, 5, 4),
     ("two failing steps in turn", "tools", two_failures_in_turn, 5, 4),
     ("two failing steps in turn", "text", two_failing_blocks_in_turn, 5, 4),
     ("an empty reply", None, EMPTY, 2, 1),  # one nudge, then the empty reply ends the turn: no answer
     ("an empty reply", "tools", EMPTY, 1, 1),
     ("an empty reply", "text", EMPTY, 2, 1),
+    ("a reply of whitespace only", None, WHITESPACE, 2, 1),
+    ("a reply of whitespace only", "tools", WHITESPACE, 1, 1),
+    ("a reply of whitespace only", "text", WHITESPACE, 2, 1),
+    ("a reply of thinking only", None, THINK_ONLY, 2, 1),
+    ("a reply of thinking only", "tools", THINK_ONLY, 1, 1),
+    ("a reply of thinking only", "text", THINK_ONLY, 2, 1),
+    ("a reply of an empty code fence only", None, EMPTY_FENCE, 2, 1),
+    ("a reply of an empty code fence only", "tools", EMPTY_FENCE, 1, 1),
+    ("a reply of an empty code fence only", "text", EMPTY_FENCE, 2, 1),
 ]
 
 
@@ -81,3 +123,8 @@ def test_a_model_that_keeps_making_one_mistake_costs_a_few_requests(
         (error,) = result["errors"]
         assert result["status"] == "stalled" and error["kind"] == "stalled"
         assert "no progress" in error["message"] and "max_steps_without_progress" in error["message"]
+
+
+def test_run_help_lists_the_stalled_exit_code(tmp_path: Path, isolated_home: Path) -> None:
+    done = cli("run", "--help", cwd=tmp_path)
+    assert "4 stalled" in " ".join(done.stdout.split()), done.stdout

@@ -115,7 +115,9 @@ class Agent:
         model, settings, own = config_arguments(config, overrides)
         return cls(model, settings, **own)
 
-    def _setup(self, runtime: Runtime, *, eager_kernel: bool = True, launch: KernelLaunch | None = None) -> None:
+    def _setup(
+        self, runtime: Runtime, *, eager_kernel: bool = True, launch: KernelLaunch | None = None
+    ) -> None:
         s = runtime.settings
         self._eager_kernel = eager_kernel
         self.runtime = runtime
@@ -147,11 +149,14 @@ class Agent:
         self.kernel = AgentKernel(runtime, self.publish, launch)
         # ``__init__`` chose a protocol for "default"; a runtime built elsewhere gets the tools default.
         self.mode = ActionMode(choose_protocol(s.action_protocol, runtime.model))
-        self.policy = ReplyPolicy(self.mode, s.max_steps_without_progress)
+        # the progress bound never exceeds the request budget: a fault loop ends on it, as "stalled"
+        self.policy = ReplyPolicy(self.mode, min(s.max_steps_without_progress, s.max_model_requests))
         self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.mode)
         self._state = TurnState()  # the running turn's; reset for each turn
         events = EventPorts(emit=self.events.put, ids=self._ids, set_phase=self._state.set_phase)
-        self.gate = ApprovalGate(runtime.permissions, events, timeout=s.approval_timeout, working_dir=s.working_dir)
+        self.gate = ApprovalGate(
+            runtime.permissions, events, timeout=s.approval_timeout, working_dir=s.working_dir
+        )
         self.ports = TurnPorts(
             emit=events.emit,
             ids=events.ids,

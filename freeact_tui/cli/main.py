@@ -164,7 +164,8 @@ def run_headless(
     log_level: Annotated[LogLevel | None, typer.Option("--log-level", help="Level of the log file.")] = None,
 ) -> None:
     """Run one request without the UI and print the answer (exit codes: 0 answered, 1 error,
-    2 refused for lack of approval, 3 max turns reached, 130 interrupted)."""
+    2 refused for lack of approval, 3 max turns reached, 4 stalled: max_steps_without_progress steps in a
+    row made no progress, 130 interrupted)."""
     from freeact_tui.cli import run as headless
     from freeact_tui.config import ConfigError, load_config
 

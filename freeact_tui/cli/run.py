@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from freeact_tui.agent.policy.text_protocol import said
 from freeact_tui.codeshow import summary
 from freeact_tui.events import (
     AgentError,
@@ -219,7 +220,7 @@ class RunRecord:
             return "max_turns"
         if self.stalled:
             return "stalled"
-        if self.error_after_answer or not self.answer:
+        if self.error_after_answer or not said(self.answer):  # whitespace or thinking only: no answer
             return "error"
         return "answered"
 
@@ -360,7 +361,9 @@ class HeadlessRun:
         for error in record.errors:
             self.err.write(f"freeact-tui: {visible(error['message'])}\n")
         for refusal in record.refusals:
-            fix = f" To allow it, run again with --allow {shlex.quote(refusal.allow)}." if refusal.allow else ""
+            fix = (
+                f" To allow it, run again with --allow {shlex.quote(refusal.allow)}." if refusal.allow else ""
+            )
             who = "" if refusal.agent_id == "main" else f"subagent {refusal.agent_id}: "
             self.err.write(
                 f"freeact-tui: {who}refused {refusal.kind} action {_short(refusal.text)!r}: {refusal.reason}.{fix}\n"

@@ -14,12 +14,15 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _TIMESTAMP = re.compile(
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"
 )
-_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
-_HEX_ID = re.compile(r"\b(?=[0-9a-fA-F_]*\d)(?=[0-9a-fA-F_]*[a-fA-F])[0-9a-fA-F_]{8,}\b")
-_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s\\/'\"`:,;()<>\[\]]+)+[\\/]?|~(?:[\\/][^\s\\/'\"`:,;()<>\[\]]+)+")
+_HEX_ID = re.compile(r"(?<!\.)\b(?=[0-9a-fA-F_]*\d)(?=[0-9a-fA-F_]*[a-fA-F])[0-9a-fA-F_]{8,}\b(?![-+]\d)")
+"""An id in hex; not the digits of a float (``1.0000000000000002e+16``)."""
+_PATH = re.compile(
+    r"(?:[A-Za-z]:)?(?:[\\/][^\s\\/'\"`:,;()<>\[\]]+)+[\\/]?|~(?:[\\/][^\s\\/'\"`:,;()<>\[\]]+)+"
+)
 _LINE = re.compile(r"\b(line|lines|col|column|Line|Cell In\s*\[?\d*\]?)\s*\d+(?:\s*-\s*\d+)?", re.I)
 _CELL = re.compile(r"\[\d+\]")
+_NUMBER = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)")
 _SPACE = re.compile(r"\s+")
 _TAIL_CHARS = 300
 
@@ -34,17 +37,18 @@ def normalise_error(text: str) -> str:
     """What identifies an error across attempts, whatever wraps it.
 
     Its last non-empty line (a traceback's exception line), without what changes from one attempt
-    to the next: terminal colours, timestamps, addresses, ids, paths, line and cell numbers, spacing.
+    to the next: terminal colours, timestamps, addresses, ids, paths, numbers of any form (ints,
+    floats, exponents, hex; also inside names such as ``var_7``), spacing.
     Idempotent: ``normalise_error(normalise_error(e)) == normalise_error(e)``.
     """
     line = error_line(text)
     line = _TIMESTAMP.sub("<time>", line)
     line = _UUID.sub("<id>", line)
-    line = _ADDRESS.sub("<addr>", line)
     line = _PATH.sub("<path>", line)
     line = _HEX_ID.sub("<id>", line)
     line = _LINE.sub(lambda m: f"{m.group(1).split()[0].lower()} <n>", line)
     line = _CELL.sub("[<n>]", line)
+    line = _NUMBER.sub("<n>", line)
     return _SPACE.sub(" ", line).strip()[:_TAIL_CHARS]
 
 

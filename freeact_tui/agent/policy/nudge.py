@@ -40,7 +40,7 @@ from pydantic_ai.messages import (
 
 from freeact_tui.agent.policy.grounding import echoes_app_text, unchecked_numbers
 from freeact_tui.agent.policy.outcomes import acted, failure_not_redone, last_action_failed
-from freeact_tui.agent.policy.text_protocol import code_blocks, fence_action, fences, reply_text
+from freeact_tui.agent.policy.text_protocol import code_blocks, fence_action, fences, reply_text, said
 from freeact_tui.store.transcript import NUDGE_KEY, content_text
 from freeact_tui.toolcalls import CODE_TOOL
 
@@ -214,7 +214,7 @@ class NudgeCase:
 
 
 def _empty(case: NudgeCase) -> bool:
-    return not case.text and not any(isinstance(p, ToolCallPart) for p in case.response.parts)
+    return not said(case.text) and not any(isinstance(p, ToolCallPart) for p in case.response.parts)
 
 
 def _shows_unrun_block(case: NudgeCase) -> bool:

@@ -2,7 +2,8 @@
 
 A step (one model reply and what it led to) made progress when an action ran and its result is
 new to the turn: an error that differs from every earlier failure of the turn (compared by
-``normalise_error``), or a success whose code and output are not an earlier step's. Every other
+``normalise_error``), or a success whose code (by ``code_identity``: comments and layout
+ignored) and output are not an earlier step's. Every other
 step counts against it: broken calls (bad JSON arguments, unknown tools), refused calls (the
 repeat guard, a rule), a failure met before, a step repeated word for word, an empty or
 non-answer reply the policy asked again about. After ``limit`` steps in a row without progress
@@ -13,6 +14,7 @@ The request budget (``max_model_requests``) stays the outer limit; it never ends
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -64,6 +66,7 @@ class TurnProgress:
 
     failures: set[str] = field(default_factory=set)
     successes: set[tuple[str | None, str]] = field(default_factory=set)
+    """Successful steps by (``code_identity`` of their code, output)."""
 
     def judge(self, step: Sequence[ModelMessage]) -> Fault | None:
         """``None`` when ``step`` made progress, else why not; then remember what the step met.
@@ -75,7 +78,7 @@ class TurnProgress:
             if o.failed and not o.guarded:
                 self.failures.add(normalise_error(o.output))
             elif o.ran and not o.failed:
-                self.successes.add((o.code, o.output))
+                self.successes.add((code_identity(o.code), o.output))
         return fault
 
     def _fault(self, step: Sequence[ModelMessage]) -> Fault | None:
@@ -89,7 +92,7 @@ class TurnProgress:
                     return None
                 faults.append(Fault("repeated failure", error_line(o.output)))
             elif o.ran:
-                if (o.code, o.output) not in self.successes:
+                if (code_identity(o.code), o.output) not in self.successes:
                     return None
                 faults.append(Fault("repeated failure", "the same step, with the same output, again"))
             else:  # rejected and the turn goes on: the user said what to do instead
@@ -100,6 +103,19 @@ class TurnProgress:
             if reason is not None:
                 faults.append(Fault("no answer", reason))
         return faults[0] if faults else Fault("no answer", "the reply neither acted nor answered")
+
+
+def code_identity(code: str | None) -> str | None:
+    """What identifies a step's code across attempts: its syntax tree, without comments or layout.
+
+    Code that does not parse as Python (shell lines, cell magics) by its text with spacing collapsed.
+    """
+    if code is None:
+        return None
+    try:
+        return ast.dump(ast.parse(code))
+    except (SyntaxError, ValueError):
+        return " ".join(code.split())
 
 
 def broken_calls(step: Sequence[ModelMessage]) -> list[str]:
@@ -190,6 +206,7 @@ __all__ = [
     "SwitchProtocol",
     "TurnProgress",
     "broken_calls",
+    "code_identity",
     "only_broken_calls",
     "stop_message",
 ]

@@ -227,6 +227,16 @@ def reply_text(response: ModelResponse) -> str:
     return "".join(p.content for p in response.parts if isinstance(p, TextPart))
 
 
+_THINK = re.compile(r"<(think|thinking|thought)>.*?(?:</\1>|\Z)", re.S | re.I)
+_EMPTY_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*\n(?:[ \t]*\n)*[ \t]*\1[ \t]*$", re.M)
+
+
+def said(text: str) -> str:
+    """What a reply says to the user: its text without thinking written as tags, empty code fences
+    and surrounding spacing. ``""``: the reply is empty, whatever whitespace or thinking it holds."""
+    return _EMPTY_FENCE.sub("", _THINK.sub("", text)).strip()
+
+
 @dataclass
 class BlockRun:
     action: TextAction
@@ -305,6 +315,7 @@ __all__ = [
     "is_python_code",
     "is_text_session",
     "reply_text",
+    "said",
     "results_request",
     "switch_request",
     "tagged_calls",
