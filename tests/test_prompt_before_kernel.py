@@ -76,8 +76,10 @@ def test_a_prompt_typed_before_the_agent_is_open_is_sent_as_soon_as_it_is(
         "        break\n    time.sleep(0.05)\n"
     )
     (tmp_path / "work").mkdir()
-    (tmp_path / "work" / ".freeact-tui.toml").write_text(f"kernel_env = {{ PYTHONPATH = {str(slow)!r} }}\n")
-    argv = ["--model", "openai:fake-model", "--base-url", fake_openai.url, "--skip-permissions", "--trust"]
+    # The user's own config (a project may not set the kernel's PYTHONPATH: env_policy)
+    (tmp_path / "user.toml").write_text(f"kernel_env = {{ PYTHONPATH = {str(slow)!r} }}\n")
+    argv = ["--model", "openai:fake-model", "--base-url", fake_openai.url, "--skip-permissions",
+            "--config", str(tmp_path / "user.toml")]  # fmt: skip
     with TimelineApp(tmp_path, argv, {"OPENAI_API_KEY": "fake"}) as app:
         deadline = time.monotonic() + 90
         app.wait_for("app:mount:end", deadline)  # the prompt takes keys

@@ -76,7 +76,11 @@ async def test_gauge_colours_and_auto_compaction_marker(tmp_path: Path) -> None:
     async with resumed.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: resumed.agent_ready)
         await pilot.pause()
-        prompts = [b.text for b in resumed.main_screen.conversation.query(UserMessageBlock)]
+        log = resumed.main_screen.conversation
+        while log.earlier:  # a resumed session draws its last turns first; Home brings the earlier ones
+            await log.show_earlier(to_top=True)
+            await pilot.pause()
+        prompts = [b.text for b in log.query(UserMessageBlock)]
         assert len(prompts) == 12  # the whole transcript, though the model sees the compacted history
         assert notices(resumed, "Context compacted")  # the marker where it happened
         assert resumed.agent is not None and len(resumed.agent.history) < len(resumed.agent.transcript)
