@@ -4,9 +4,6 @@ projects and library config are in the table too (found by an attacker, #39)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,9 +13,8 @@ from hypothesis import strategies as st
 from freeact_tui.env_policy import refusal
 from freeact_tui.project_policy import project_layer
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.helpers import cli
 from tests.test_headless import code_call
-
-APP = Path(sys.executable).parent / "freeact-tui"
 
 REFUSED = [
     "PATH", "LD_PRELOAD", "PYTHONPATH", "GIT_CONFIG_GLOBAL", "BASH_ENV", "HTTPS_PROXY",
@@ -64,11 +60,7 @@ def test_a_trusted_projects_kernel_env_cannot_put_its_programs_first_on_path(
     trap.chmod(0o755)
     (folder / ".freeact-tui.toml").write_text(f'[kernel_env]\nPATH = "{folder / "bin"}:/usr/bin:/bin"\n')
     fake_openai.script(code_call("!ls"), Reply("done"))
-    done = subprocess.run(
-        [str(APP), "run", "--trust", "--allow", "shell:ls *", "--allow", "code:*", "--base-url",
-         fake_openai.url, "--model", "fake-model", "--action-protocol", "tools", "list"],
-        cwd=folder, input="", capture_output=True, text=True, timeout=180,
-        env={**os.environ, "NO_COLOR": "1"},
-    )  # fmt: skip
+    done = cli("run", "--trust", "--allow", "shell:ls *", "--allow", "code:*", "--base-url",
+         fake_openai.url, "--model", "fake-model", "--action-protocol", "tools", "list", cwd=folder, timeout=180)
     assert "kernel_env.PATH is not applied" in done.stderr, done.stderr
     assert not marker.exists(), done.stderr

@@ -3,16 +3,12 @@ exactly those files (issue #39)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from freeact_tui import trust
 from freeact_tui.project_review import review
 from tests.fake_openai import FakeOpenAI, Reply
-
-APP = Path(sys.executable).parent / "freeact-tui"
+from tests.helpers import cli
 
 
 def test_run_trust_prints_the_listing_it_trusts(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
@@ -23,15 +19,7 @@ def test_run_trust_prints_the_listing_it_trusts(tmp_path: Path, fake_openai: Fak
     listing = review(trust.check(folder)).text()
     fake_openai.script(Reply("done"))
 
-    done = subprocess.run(
-        [str(APP), "run", "--trust", "--base-url", fake_openai.url, "--model", "fake-model", "hi"],
-        cwd=folder,
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
+    done = cli("run", "--trust", "--base-url", fake_openai.url, "--model", "fake-model", "hi", cwd=folder, timeout=180)
 
     assert done.returncode == 0, done.stderr
     assert f"--trust: trusted {folder}" in done.stderr
@@ -54,15 +42,7 @@ def test_resume_never_picks_a_session_planted_in_an_untrusted_folder(
     (planted / "main.jsonl").write_text(line)
     fake_openai.script(Reply("done"))
 
-    done = subprocess.run(
-        [str(APP), "run", "--resume", "--base-url", fake_openai.url, "--model", "fake-model", "hi"],
-        cwd=folder,
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
+    done = cli("run", "--resume", "--base-url", fake_openai.url, "--model", "fake-model", "hi", cwd=folder, timeout=180)
 
     assert done.returncode == 0, done.stderr
     sent = "\n".join(str(request.messages) for request in fake_openai.requests)
