@@ -63,3 +63,32 @@ async def test_a_toast_does_not_cover_the_theme_picker(
         for toast in screen.query(Toast):
             assert not toast.region.overlaps(box), (toast.region, box)
 
+
+
+@pytest.mark.asyncio
+async def test_a_dialog_pushed_as_the_app_shuts_down_ends_it_cleanly() -> None:
+    """A turn that asks for approval just as Ctrl+Q ends the app pushes a dialog that is never mounted;
+    placing its toasts must not raise (it did: Textual's SignalError, exit status 1)."""
+    from textual.app import App, ComposeResult
+    from textual.screen import ModalScreen
+    from textual.widgets import Static
+
+    from freeact_tui.tui.toast_place import keep_toasts_off_dialogs
+
+    class Dialog(ModalScreen[None]):
+        def compose(self) -> ComposeResult:
+            yield Static("approve?")
+
+    class Small(App[None]):
+        def on_mount(self) -> None:
+            keep_toasts_off_dialogs(self)
+
+    app = Small()
+    async with app.run_test() as pilot:
+        dialog = Dialog()
+        assert not dialog.is_running
+        app.screen_change_signal.publish(dialog)  # what Textual publishes for a screen not yet running
+        app.push_screen(Dialog())
+        await pilot.pause()
+        assert app.screen.is_running  # a mounted dialog is still placed
+    assert app.return_code in (0, None)

@@ -49,6 +49,10 @@ def keep_toasts_off_dialogs(app: App[Any]) -> None:
     placed: set[int] = set()
 
     def watch(screen: Screen[Any]) -> None:
+        # A dialog pushed while the app shuts down (a turn asking for approval as Ctrl+Q ends it) is
+        # never mounted: Textual refuses a subscription of a node that is not running.
+        if not screen.is_running:
+            return
         if isinstance(screen, ModalScreen) and id(screen) not in placed:
             placed.add(id(screen))
             screen.screen_layout_refresh_signal.subscribe(screen, _off_the_box)
