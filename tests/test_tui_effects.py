@@ -140,3 +140,37 @@ async def test_esc_discards_a_typed_pattern(make_app: Callable[..., FreeactApp])
         assert pattern.value == proposed  # the `*` is gone, not one Enter from allowing everything
         await pilot.press("escape", "escape")
         await app.workers.wait_for_complete()
+
+
+async def test_after_a_cell_the_reading_cannot_follow_the_dialog_says_why_an_in_folder_cell_asks(
+    make_app: Callable[..., FreeactApp], work: Path
+) -> None:
+    """Round 3: ``s`` saved in-folder work; a hand-approved ``exec`` poisons the kernel; the next in-folder
+    cell asks, and the dialog says that earlier code did what the reading cannot follow, and how to
+    trust readings again."""
+    s = script(
+        [Code("open('tui-one.txt', 'w').write('1')", call_id="c1")],
+        ["one"],
+        [Code("exec('zz_tui = 1')", call_id="c2")],
+        ["poisoned"],
+        [Code("open('tui-two.txt', 'w').write('2')", call_id="c3")],
+    )
+    app = make_app(s)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "one")
+        await dialog(pilot)
+        await pilot.press("s", "enter")  # allow in-folder work for the session
+        await app.workers.wait_for_complete()
+        await send(pilot, "poison")
+        poison = await dialog(pilot)
+        assert "cannot tell what it does: uses exec" in str(poison.query_one("#approval-effects").render())
+        await pilot.press("y")  # approved by hand
+        await app.workers.wait_for_complete()
+        await send(pilot, "two")
+        later = await dialog(pilot)  # in-folder work, yet asked
+        said = str(later.query_one("#approval-effects").render())
+        assert "earlier code in this kernel did something the reading cannot follow" in said
+        assert "reset the kernel to trust readings again" in said and "tui-two.txt" in said
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        assert not (work / "tui-two.txt").exists()

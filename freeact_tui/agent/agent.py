@@ -157,6 +157,7 @@ class Agent:
         self.gate = ApprovalGate(
             runtime.permissions, events, timeout=s.approval_timeout, working_dir=s.working_dir
         )
+        self.kernel.on_fresh = self.gate.kernel_restarted  # what ran in the old kernel is gone
         self.ports = TurnPorts(
             emit=events.emit,
             ids=events.ids,
