@@ -46,7 +46,7 @@ from freeact_tui import paths
 from freeact_tui.effects import check_pattern as check_effect_pattern
 from freeact_tui.effects import class_of
 from freeact_tui.effects import pattern_matches as effect_pattern_matches
-from freeact_tui.effects.ledger import KernelLedger
+from freeact_tui.effects.ledger import KernelLedger, runs_in_kernel
 from freeact_tui.effects.modes import ApprovalMode
 from freeact_tui.freeact_project import (
     FreeactConfigError,
@@ -264,7 +264,17 @@ class PermissionRules:
             call = ShellAction(parts[0], full_command=call.full_command)
         facts = CallFacts(call, self.working_dir)
         ledger = kernel if kernel is not None else self.kernel
-        return next((entry for entry in self.rules() if self._matches(entry, facts, ledger)), None)
+        # in a kernel that ran what no reading follows, the built-in allow-list vouches for nothing it runs
+        untrusted = ledger.lost is not None and runs_in_kernel(call)
+        return next(
+            (
+                entry
+                for entry in self.rules()
+                if not (untrusted and entry.scope == "default" and entry.effect == "allow")
+                and self._matches(entry, facts, ledger)
+            ),
+            None,
+        )
 
     def _matches(self, entry: RuleEntry, facts: CallFacts, kernel: KernelLedger) -> bool:
         """``rule_matches``, and an ``effects:`` rule judged by what the code does (``freeact_tui.effects``)."""

@@ -22,7 +22,7 @@ from freeact_tui.effects.modes import ApprovalMode
 from freeact_tui.events import ApprovalRequest, ToolOutput
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.permissions import PermissionRules
-from freeact_tui.toolcalls import RESET_TOOL, CodeAction
+from freeact_tui.toolcalls import RESET_TOOL, CodeAction, ShellAction
 from tests import helpers
 from tests.scripted import Call, Code, script
 
@@ -154,3 +154,49 @@ def test_exact_cell_and_program_rules_keep_working_when_readings_are_not_trusted
     assert rules.check(cell) == "ask"
     rules.add("code", cell_pattern(cell.code), scope="session")  # this very cell
     assert rules.check(cell) == "allow"
+
+
+def test_the_built_in_allow_list_vouches_for_nothing_a_poisoned_kernel_runs(tmp_path: Path) -> None:
+    """``!ls`` is allowed by the built-in rules; in a kernel whose ``system`` may be patched, it asks, and
+    so do the in-folder mode's file operations; the user's own rule for it keeps working."""
+    from freeact_tui.effects.modes import judge
+    from freeact_tui.toolcalls import FileRead, JsonToolCall
+
+    rules = PermissionRules(None, working_dir=tmp_path)
+    ledger = KernelLedger(tmp_path)
+    ls = ShellAction("ls")
+    assert rules.check(ls, kernel=ledger) == "allow"
+    ledger.ran(CodeAction("get_ipython().system = print"), "p")
+    assert rules.check(ls, kernel=ledger) == "ask"
+    assert rules.check(JsonToolCall("search", {"q": "x"}), kernel=ledger) == "ask"  # not the kernel's: as before
+    read = FileRead("a.txt")
+    kw = {"rule": None, "sandboxed": False, "working_dir": tmp_path}
+    assert judge(ApprovalMode.IN_FOLDER, read, None, trusted=True, **kw) is not None  # type: ignore[arg-type]
+    assert judge(ApprovalMode.IN_FOLDER, read, None, trusted=False, **kw) is None  # type: ignore[arg-type]
+    rules.add("shell", "ls", scope="session")  # the user's own rule
+    assert rules.check(ls, kernel=ledger) == "allow"
+
+
+@on_kernel
+async def test_a_shell_command_the_defaults_allow_asks_after_poisoning(executor: KernelExecutor, tmp_path: Path) -> None:
+    work = Path(executor.working_dir)
+    rules = PermissionRules(None, working_dir=work)  # with the built-in read-only allow-list
+    s = script(
+        [Code("!ls", call_id="l1")],
+        ["listed"],
+        [Code("exec('zz_g = 1')", call_id="p")],
+        ["poisoned"],
+        [Code("!ls", call_id="l2")],
+    )
+    agent = helpers.make_agent(s, executor, tmp_path, work, permissions=rules, enable_subagents=False)
+    asked: list[ApprovalRequest] = []
+
+    def decide(request: ApprovalRequest) -> bool:
+        asked.append(request)
+        return request.corr_id == "p"
+
+    async with agent:
+        for prompt in ("one", "two", "three"):
+            await helpers.run(agent, prompt, decide)
+    assert [r.corr_id for r in asked] == ["p", "l2"]  # `!ls` ran unasked before, and asks after
+    assert LOST in asked[-1].effects and asked[-1].tool_call == ShellAction("ls", full_command="ls")

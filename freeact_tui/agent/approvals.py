@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from freeact_tui.actions.ports import EventPorts
-from freeact_tui.effects import Reading, describe
-from freeact_tui.effects.ledger import KernelLedger
+from freeact_tui.effects import Found, Kind, Reading, describe
+from freeact_tui.effects.classes import reading as reading_of
+from freeact_tui.effects.ledger import KernelLedger, runs_in_kernel
 from freeact_tui.effects.modes import ApprovalMode, Verdict, judge
 from freeact_tui.events import ApprovalRequest, Decision, Phase, ToolOutput
 from freeact_tui.pathreach import named_paths
@@ -65,10 +66,15 @@ class ApprovalGate:
         paths = named_paths(call, self._working_dir) if self._working_dir is not None else ()
         wd = self._working_dir
         reading = self.kernel.read(call) if wd is not None and isinstance(call, CodeAction) else None
+        lost = self.kernel.lost if runs_in_kernel(call) else None
+        if reading is None and lost is not None:  # a shell part or file operation the kernel carries out
+            words = describe(reading_of([Found(Kind.UNKNOWN, lost)]))
+        else:
+            words = describe(reading) if reading is not None else ""
         request = ApprovalRequest(
             call,
             named_paths=paths,
-            effects=describe(reading) if reading is not None else "",
+            effects=words,
             effect_class=reading.effect_class if reading is not None else None,
             **self._ids(corr_id),
         )
@@ -120,7 +126,13 @@ class ApprovalGate:
         if rules.skip_permissions and matched is None:
             matched = "allow"
         return judge(
-            rules.mode, call, reading, rule=matched, sandboxed=rules.sandboxed, working_dir=self._working_dir
+            rules.mode,
+            call,
+            reading,
+            rule=matched,
+            sandboxed=rules.sandboxed,
+            working_dir=self._working_dir,
+            trusted=self.kernel.lost is None,
         )
 
     def _record(self, corr_id: str, call: ToolCall, decision: Decision) -> None:

@@ -7,7 +7,10 @@ at all). A cell the reading cannot tell (``exec``, ``setattr(builtins, …)``, `
 ``os.path.join = f``, an audit hook, ``get_ipython()``'s magics, input transformers, ``%alias``,
 ``%autocall``) may have changed anything: after one ran, no reading of this kernel's later code is
 trusted — each reads as "cannot tell" too, with the reason ``LOST`` — until the kernel starts again
-(a reset, a restart after its death or an interrupt, a rewind).
+(a reset, a restart after its death or an interrupt, a rewind). Nor, then, is what else runs through the
+kernel (shell commands, scripts, the file tools' operations: a patched ``get_ipython().system`` or
+``open`` runs instead) vouched for by what the app itself calls harmless: the built-in allow rules and
+the in-folder mode stop applying to them (``runs_in_kernel``); the user's own rules keep working.
 
 The approval gate notes a code action when it is approved (before it runs, so that a cell approved at
 the same time is judged after it) and when it finished; a kernel that starts again forgets what had
@@ -21,10 +24,18 @@ from pathlib import Path
 
 from freeact_tui.effects.classes import Found, Kind, Reading, reading
 from freeact_tui.effects.reader import names_kept, read_effects
-from freeact_tui.toolcalls import CodeAction, ToolCall
+from freeact_tui.toolcalls import CodeAction, FileCall, ShellAction, ShellScript, ToolCall
 
 LOST = "earlier code in this kernel did something the reading cannot follow"
 RESET_HINT = "reset the kernel to trust readings again"
+
+
+RUNS_IN_KERNEL = (CodeAction, ShellAction, ShellScript, FileCall)
+"""The calls the kernel carries out (code, its shell parts and scripts, the file tools' operations)."""
+
+
+def runs_in_kernel(call: ToolCall) -> bool:
+    return isinstance(call, RUNS_IN_KERNEL)
 
 
 @dataclass
@@ -84,4 +95,4 @@ class KernelLedger:
         return reading([*found.found, Found(Kind.UNKNOWN, lost)])
 
 
-__all__ = ["LOST", "RESET_HINT", "KernelLedger"]
+__all__ = ["LOST", "RESET_HINT", "RUNS_IN_KERNEL", "KernelLedger", "runs_in_kernel"]
