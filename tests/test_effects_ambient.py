@@ -147,6 +147,8 @@ SETTINGS_WIDER = [
     ("import matplotlib as mpl\nmpl.rcParams['backend'] = 'module://evil'", Kind.UNKNOWN),
     ("import matplotlib.pyplot as plt\nplt.rcParams.update({'backend': 'qt5agg'})", Kind.UNKNOWN),
     ("import matplotlib.pyplot as plt\nplt.rcParams['savefig.directory'] = '/etc'", Kind.OUTSIDE),
+    ("import matplotlib.pyplot as plt\nplt.rcParams['savefig.directory'] += '/../../etc'", Kind.UNKNOWN),
+    ("import matplotlib.pyplot as plt\nplt.rcParams['backend'] += 'g'", Kind.UNKNOWN),
     ("import matplotlib.pyplot as plt\nplt.rcParams['text.usetex'] = True", Kind.UNKNOWN),
     ("import matplotlib.pyplot as plt\nplt.rcParams['text.latex.preamble'] = r'\\input{/etc/passwd}'", Kind.UNKNOWN),
     ("import matplotlib.pyplot as plt\nplt.rcParams['animation.ffmpeg_path'] = './ffmpeg'", Kind.UNKNOWN),

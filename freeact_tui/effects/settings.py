@@ -3,7 +3,8 @@
 ``known.SETTINGS`` lists the objects (``matplotlib``'s ``rcParams``, ``pandas.options``, ``os.environ``).
 Only these forms of them are understood, each key judged by ``known.Settings``:
 
-- ``obj[key] = value`` and ``obj[key] += value`` (``obj.a.b = value`` for an object keyed by attribute);
+- ``obj[key] = value`` and ``obj[key] += value`` (``obj.a.b = value`` for an object keyed by attribute;
+  ``+=`` not on a key whose value names a module or a path: what it becomes is not known);
 - ``obj.update({key: value, ...})`` and ``obj.update(key=value)``;
 - ``obj[key]`` and ``obj.get/copy/keys/values/items(...)``: reading it (the environment is
   ``Kind.ENVIRONMENT``).
@@ -75,8 +76,11 @@ class SettingsForms:
         for t, setting in zip(targets, judged, strict=True):
             if setting is None:
                 self._visit(t)
-            else:
-                self._set(*setting, node.value)
+                continue
+            name, settings, key = setting
+            if isinstance(node, ast.AugAssign) and key in settings.module_keys | settings.path_keys:
+                raise CannotTell(f"adds to {key!r} of {name}: what it becomes is not known")
+            self._set(name, settings, key, node.value)
         self._visit(node.value)
         return True
 
