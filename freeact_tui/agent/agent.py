@@ -233,6 +233,12 @@ class Agent:
         return self.kernel.state
 
     @property
+    def readings_lost(self) -> str | None:
+        """Why readings of code no longer vouch for it in this agent's kernel (``None``: they do): earlier code
+        did what no reading follows, until the kernel starts again (``freeact_tui.effects.ledger``)."""
+        return self.gate.kernel.lost
+
+    @property
     def usage(self) -> UsageUpdate:
         return self.meter.totals
 
