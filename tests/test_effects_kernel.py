@@ -142,6 +142,12 @@ def test_a_restart_keeps_what_was_approved_and_has_not_run_yet(tmp_path: Path) -
     ledger.finished("waiting")
     ledger.restarted()
     assert ledger.lost is None and ledger.rebound == frozenset()
+    ledger.ran(CodeAction("exec('z = 1')"), "cancelled")  # its turn was cancelled: never finished
+    ledger.restarted()
+    assert ledger.lost is not None
+    ledger.settle()  # the next turn starts: nothing waits any more
+    ledger.restarted()
+    assert ledger.lost is None
     ledger.ran(CodeAction("print = len"), "r")
     assert ledger.rebound == {"print"} and ledger.lost is not None
 

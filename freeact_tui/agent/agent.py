@@ -406,6 +406,7 @@ class Agent:
 
     def _new_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None, added: int = 0) -> Turn:
         self._state.reset()
+        self.gate.kernel.settle()  # what an earlier turn approved has run, or never will
         return Turn(
             self.ports,
             self.recorder,

@@ -71,6 +71,12 @@ class KernelLedger:
             if entry.corr_id == corr_id:
                 entry.finished = True
 
+    def settle(self) -> None:
+        """No call is waiting to run in this kernel (a new turn starts): a call cancelled before it
+        finished counts as finished, so that the next start of the kernel forgets it."""
+        for entry in self._ran:
+            entry.finished = True
+
     def restarted(self) -> None:
         """The kernel starts again: what ran before is gone; what is approved and not yet run is kept."""
         self._ran = [entry for entry in self._ran if not entry.finished]
