@@ -22,7 +22,9 @@ rule matches it but one that spells out the very command or cell.
 
 A code (or script) rule ``cell:<fingerprint>`` matches one exact cell (``freeact_tui.cellrules``);
 a code rule ``effects:<class>`` (``in-folder``, ``reads``, ``computes``, …) matches by what the code
-does (``freeact_tui.effects``); other code patterns match the cell's text and are broad.
+does (``freeact_tui.effects``); other code patterns match the cell's text and are broad. The reading
+depends on what ran in the kernel (``freeact_tui.effects.ledger``, passed as ``kernel=``): after a cell
+no reading follows, effect rules allow nothing, and the built-in allow rules nothing the kernel runs.
 
 Rules live in the session, the user's file, a freeact project's ``.freeact/permissions.toml`` (freeact's
 format; an "always" rule freeact can hold is saved there) and the built-in defaults. A project's allow
