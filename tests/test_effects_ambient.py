@@ -167,6 +167,10 @@ SETTINGS_WIDER = [
     ("import logging\nlogging.basicConfig(handlers=[object()])", Kind.UNKNOWN),
     ("import warnings\nwarnings.showwarning = print", Kind.UNKNOWN),
     ("import json\njson.decoder.scanstring = len", Kind.UNKNOWN),  # not a settings object of the table
+    ("import matplotlib.pyplot as plt\nplt.rcParamsDefault['text.usetex'] = True\nplt.rcdefaults()", Kind.UNKNOWN),
+    ("import numpy as np\nnp.typecodes['x'] = 'y'", Kind.UNKNOWN),  # a library's own value, changed
+    ("import numpy as np\nnp.typecodes['x']['y'] = 1", Kind.UNKNOWN),
+    ("import numpy as np\ndel np.typecodes['All']", Kind.UNKNOWN),
     ("import matplotlib.pyplot as plt\nplt.style.use('/etc/evil.mplstyle')", Kind.UNKNOWN),
 ]
 
@@ -213,3 +217,14 @@ def test_a_setting_reads_as_computing_only_by_a_row_of_the_table(key: str, value
             assert value.lower() in known.PLOT_BACKENDS, code
         else:
             assert key.split(".")[0] in _RC.groups, code
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    wider=st.sampled_from([code for code, _ in SETTINGS_WIDER]),
+    before=st.sampled_from(["", "import matplotlib.pyplot as plt\nplt.rcParams['font.size'] = 9\n", "x = {}\nx['a'] = 1\n"]),
+    after=st.sampled_from(["", "\nimport pandas as pd\npd.options.display.max_rows = 3", "\nprint('ok')"]),
+)
+def test_allowed_settings_around_a_wider_one_never_make_it_pass(wider: str, before: str, after: str, folder: Path) -> None:
+    found = _read(before + wider + after, folder)
+    assert found.effect_class not in FOLDER_CLASSES, describe(found)

@@ -167,7 +167,8 @@ MODULES: dict[str, Module] = {
         touches={"savefig": _W0, "imsave": _W0, "imread": _R0},
         # rcParams["backend"] names a module to import (and other keys name programs to run)
         unknown=frozenset(
-            "switch_backend get_current_fig_manager install_repl_displayhook rcParams rc rc_context style".split()
+            "switch_backend get_current_fig_manager install_repl_displayhook rcParams rc rc_context style "
+            "rcParamsDefault rcParamsOrig rcdefaults rc_file rc_file_defaults".split()
         ),
     ),
     "matplotlib": Module(pure=frozenset({"use"})),

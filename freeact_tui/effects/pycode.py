@@ -215,6 +215,8 @@ class PythonReader:
             return
         if isinstance(node, ast.Subscript) and self.settings.read_item(node):
             return
+        if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+            self._item_store(node)
         match node:
             case ast.Import(names=names):
                 for alias in names:
@@ -233,6 +235,16 @@ class PythonReader:
             case _:
                 for child in ast.iter_child_nodes(node):
                     self._visit(child)
+
+    def _item_store(self, node: ast.Subscript) -> None:
+        """An item stored into (or deleted from) a library's own value (``np.typecodes['x'] = …``) changes
+        what later code finds there: cannot be told (a settings object of the table is judged before)."""
+        value: ast.expr = node.value
+        while isinstance(value, ast.Subscript | ast.Attribute):
+            dotted = self._dotted(value)
+            if dotted is not None:
+                raise _Unknown(f"changes an item of {dotted}")
+            value = value.value
 
     def _imported(self, dotted: str) -> None:
         try:
