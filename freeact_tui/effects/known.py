@@ -64,6 +64,9 @@ class Module:
     """The whole module has this effect (importing it is enough)."""
     family: bool = False
     """Its submodules are understood as it is (``numpy.linalg``), not imported to check."""
+    submodules: frozenset[str] = frozenset()
+    """A family's submodules a name may be in (``numpy.linalg.norm``: ``linalg``); a name deeper in any
+    other (``numpy.random.os.system``: a module the submodule imported) is not understood."""
     unknown: frozenset[str] = frozenset()
 
 
@@ -102,11 +105,11 @@ _NUMPY_IO = {
 _PANDAS_READS = "csv json excel parquet feather table fwf orc xml stata sas spss html".split()
 _NUMPY_FAMILY_UNKNOWN = frozenset(
     "memmap fromregex ctypeslib distutils f2py testing lib DataSource show_config info source who "
-    "load_library dump dumps tofile core char rec".split()
+    "load_library dump dumps loads tofile core char rec mrecords compat".split()
 )
 _PANDAS_UNKNOWN = frozenset(
     "eval read_pickle read_sql read_sql_query read_sql_table read_clipboard read_gbq read_hdf HDFStore "
-    "ExcelWriter io api set_eng_float_format options".split()
+    "ExcelWriter io api set_eng_float_format options core compat".split()
 )
 
 _OS_TOUCHES = {
@@ -155,12 +158,22 @@ _NETWORK_MODULES = (
 MODULES: dict[str, Module] = {
     **{name: Module(every_public=True) for name in _PURE_EVERY_PUBLIC},
     **{name: Module(pure=frozenset(names.split())) for name, names in _PARTS.items()},
-    "numpy": Module(every_public=True, family=True, touches=_NUMPY_IO, unknown=_NUMPY_FAMILY_UNKNOWN),
+    "numpy": Module(
+        every_public=True,
+        family=True,
+        touches=_NUMPY_IO,
+        unknown=_NUMPY_FAMILY_UNKNOWN,
+        submodules=frozenset(
+            "linalg fft random polynomial polynomial.polynomial polynomial.chebyshev polynomial.legendre "
+            "polynomial.hermite polynomial.laguerre ma emath dtypes exceptions".split()
+        ),
+    ),
     "pandas": Module(
         every_public=True,
         family=True,
         touches={f"read_{n}": _R0 for n in _PANDAS_READS},
         unknown=_PANDAS_UNKNOWN,
+        submodules=frozenset("plotting tseries tseries.offsets errors arrays".split()),
     ),
     "matplotlib.pyplot": Module(
         every_public=True,

@@ -295,12 +295,16 @@ class PythonReader:
             return rule.whole
         if not name_path:
             return "pure"
-        if len(name_path) > 1 and not rule.family:
+        if len(name_path) > 1 and (not rule.family or ".".join(name_path[:-1]) not in rule.submodules):
             raise _Unknown(f"uses {dotted}")
+        if any(part in _MODULE_NAMES for part in name_path):
+            raise _Unknown(f"reaches a module through {dotted}")
         what: known.Touch | Kind | str | None = "pure"
         for part in name_path:
             what = known.name_in(module, rule, part)
-            if what is None:
+            # a file or effect name of the family's table, reached through a submodule, may be another
+            # function (``np.ma.load`` unpickles): only the top-level one is the table's
+            if what is None or (len(name_path) > 1 and not isinstance(what, str)):
                 raise _Unknown(f"uses {dotted}")
         assert what is not None
         if isinstance(what, Kind):
