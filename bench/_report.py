@@ -13,8 +13,12 @@ def run_bench(description: str, main: Callable[[], Coroutine[Any, Any, dict[str,
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
-    figures = asyncio.run(main())
-    if args.json:
+    print_figures(asyncio.run(main()), as_json=args.json)
+
+
+def print_figures(figures: dict[str, Any], *, as_json: bool) -> None:
+    """Print a bench's figures: one JSON object, or one aligned line each."""
+    if as_json:
         print(json.dumps(figures))
     else:
         width = max(map(len, figures), default=0) + 2

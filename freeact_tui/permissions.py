@@ -22,7 +22,9 @@ rule matches it but one that spells out the very command or cell.
 
 A code (or script) rule ``cell:<fingerprint>`` matches one exact cell (``freeact_tui.cellrules``);
 a code rule ``effects:<class>`` (``in-folder``, ``reads``, ``computes``, …) matches by what the code
-does (``freeact_tui.effects``); other code patterns match the cell's text and are broad.
+does (``freeact_tui.effects``); other code patterns match the cell's text and are broad. The reading
+depends on what ran in the kernel (``freeact_tui.effects.ledger``, passed as ``kernel=``): after a cell
+no reading follows, effect rules allow nothing, and the built-in allow rules nothing the kernel runs.
 
 Rules live in the session, the user's file, a freeact project's ``.freeact/permissions.toml`` (freeact's
 format; an "always" rule freeact can hold is saved there) and the built-in defaults. A project's allow
@@ -44,8 +46,9 @@ from pathlib import Path
 
 from freeact_tui import paths
 from freeact_tui.effects import check_pattern as check_effect_pattern
-from freeact_tui.effects import class_of, names_kept, read_effects
+from freeact_tui.effects import class_of
 from freeact_tui.effects import pattern_matches as effect_pattern_matches
+from freeact_tui.effects.ledger import KernelLedger, runs_in_kernel
 from freeact_tui.effects.modes import ApprovalMode
 from freeact_tui.freeact_project import (
     FreeactConfigError,
@@ -179,12 +182,19 @@ class PermissionRules:
         self._session: dict[Effect, list[Rule]] = _no_rules()
         self._always: dict[Effect, list[Rule]] = self._read() if path else _no_rules()
         self._project: dict[Effect, list[Rule]] = self._read_project()
-        self.ran_names: frozenset[str] = frozenset()
-        """Trusted names (``print``, ``open``) code actions approved this session rebound in the kernel."""
+        self.kernel = KernelLedger(self.working_dir)
+        """What ran in the kernel, for the effect rules' readings when no other kernel's ledger is given
+        (the approval gate keeps one per kernel: ``freeact_tui.effects.ledger``)."""
+
+    @property
+    def ran_names(self) -> frozenset[str]:
+        """Trusted names (``print``, ``open``) code actions noted by ``note_ran`` rebound in the kernel."""
+        return self.kernel.rebound
 
     def note_ran(self, call: ToolCall) -> None:
-        """``call`` was approved to run: the names it rebinds are not trusted in later actions' readings."""
-        self.ran_names |= names_kept(call)
+        """``call`` was approved to run: what it rebinds, or a cell the reading cannot tell, is kept in mind
+        by later readings (``KernelLedger``)."""
+        self.kernel.ran(call)
 
     @classmethod
     def load(
@@ -214,7 +224,7 @@ class PermissionRules:
         """The freeact project's ``permissions.toml`` (whether or not it exists yet)."""
         return self.project / paths.FREEACT_DIR_NAME / "permissions.toml" if self.project else None
 
-    def check(self, call: ToolCall) -> Effect:
+    def check(self, call: ToolCall, *, kernel: KernelLedger | None = None) -> Effect:
         """Decide whether ``call`` may run without asking, needs a question, or is refused.
 
         A composite shell command is allowed only when every part is allowed, and refused when
@@ -222,17 +232,19 @@ class PermissionRules:
 
         Args:
             call: The action.
+            kernel: what ran in the kernel the action runs in (``None``: ``self.kernel``); an effect rule
+                judges code by a reading that depends on it.
 
         Returns:
             ``"allow"``, ``"ask"`` or ``"deny"``.
         """
-        entry = self.matching_rule(call)
+        entry = self.matching_rule(call, kernel=kernel)
         effect: Effect = entry.effect if entry else "ask"
         if self.skip_permissions and effect != "deny":
             return "allow"
         return effect
 
-    def matching_rule(self, call: ToolCall) -> RuleEntry | None:
+    def matching_rule(self, call: ToolCall, *, kernel: KernelLedger | None = None) -> RuleEntry | None:
         """The rule that decides ``call`` (the first in precedence order that matches), if any.
 
         For a composite shell command: the rule of its strictest part (``None`` if a part matches none
@@ -244,7 +256,7 @@ class PermissionRules:
                 return None
             if len(parts) > 1:
                 full = call.full_command or call.command
-                found = [self.matching_rule(ShellAction(p, full_command=full)) for p in parts]
+                found = [self.matching_rule(ShellAction(p, full_command=full), kernel=kernel) for p in parts]
                 denied = [e for e in found if e is not None and e.effect == "deny"]
                 if denied:
                     return denied[0]
@@ -253,15 +265,26 @@ class PermissionRules:
                 return max(found, key=lambda e: STRICTNESS[e.effect] if e else -1)
             call = ShellAction(parts[0], full_command=call.full_command)
         facts = CallFacts(call, self.working_dir)
-        return next((entry for entry in self.rules() if self._matches(entry, facts)), None)
+        ledger = kernel if kernel is not None else self.kernel
+        # in a kernel that ran what no reading follows, the built-in allow-list vouches for nothing it runs
+        untrusted = ledger.lost is not None and runs_in_kernel(call)
+        return next(
+            (
+                entry
+                for entry in self.rules()
+                if not (untrusted and entry.scope == "default" and entry.effect == "allow")
+                and self._matches(entry, facts, ledger)
+            ),
+            None,
+        )
 
-    def _matches(self, entry: RuleEntry, facts: CallFacts) -> bool:
+    def _matches(self, entry: RuleEntry, facts: CallFacts, kernel: KernelLedger) -> bool:
         """``rule_matches``, and an ``effects:`` rule judged by what the code does (``freeact_tui.effects``)."""
         if class_of(entry.pattern) is None:
             return rule_matches(entry, facts)
         if entry.kind not in ("*", "code") or not isinstance(facts.call, CodeAction):
             return False
-        found = read_effects(facts.call, self.working_dir, bound=self.ran_names)
+        found = kernel.read(facts.call)
         return effect_pattern_matches(entry.pattern, entry.effect, found)
 
     def add(

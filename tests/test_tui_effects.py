@@ -11,11 +11,12 @@ from textual.widgets import Input
 
 from freeact_tui.effects.modes import ApprovalMode
 from freeact_tui.execution.kernel import KernelExecutor
+from freeact_tui.toolcalls import RESET_TOOL
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from tests import helpers
 from tests.helpers import actions, dialog, main, send
-from tests.scripted import Code, Script, script
+from tests.scripted import Call, Code, Script, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 executor = helpers.kernel
@@ -140,3 +141,50 @@ async def test_esc_discards_a_typed_pattern(make_app: Callable[..., FreeactApp])
         assert pattern.value == proposed  # the `*` is gone, not one Enter from allowing everything
         await pilot.press("escape", "escape")
         await app.workers.wait_for_complete()
+
+
+async def test_after_a_cell_the_reading_cannot_follow_the_dialog_says_why_an_in_folder_cell_asks(
+    make_app: Callable[..., FreeactApp], work: Path
+) -> None:
+    """Round 3: ``s`` saved in-folder work; a hand-approved ``exec`` poisons the kernel; the next in-folder
+    cell asks, and the dialog says that earlier code did what the reading cannot follow, and how to
+    trust readings again."""
+    s = script(
+        [Code("open('tui-one.txt', 'w').write('1')", call_id="c1")],
+        ["one"],
+        [Code("exec('zz_tui = 1')", call_id="c2")],
+        ["poisoned"],
+        [Code("open('tui-two.txt', 'w').write('2')", call_id="c3")],
+        [Call(RESET_TOOL, {}, call_id="r")],
+        ["reset"],
+    )
+    app = make_app(s)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "one")
+        await dialog(pilot)
+        await pilot.press("s", "enter")  # allow in-folder work for the session
+        await app.workers.wait_for_complete()
+        await send(pilot, "poison")
+        poison = await dialog(pilot)
+        assert "cannot tell what it does: uses exec" in str(poison.query_one("#approval-effects").render())
+        readings = main(app).status_bar.query_one("#status-readings")
+        assert readings.has_class("-hidden")  # nothing to point out yet
+        await pilot.press("y")  # approved by hand
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not readings.has_class("-hidden") and "reset the kernel" in str(readings.render())
+        assert "uses exec" in str(readings.tooltip)
+        await send(pilot, "two")
+        later = await dialog(pilot)  # in-folder work, yet asked
+        said = str(later.query_one("#approval-effects").render())
+        assert "earlier code in this kernel did something the reading cannot follow" in said
+        assert "reset the kernel to trust readings again" in said and "tui-two.txt" in said
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        assert not (work / "tui-two.txt").exists()
+        await send(pilot, "reset the kernel")
+        await dialog(pilot)
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert readings.has_class("-hidden")  # a fresh kernel: readings are trusted again

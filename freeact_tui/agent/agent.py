@@ -157,6 +157,7 @@ class Agent:
         self.gate = ApprovalGate(
             runtime.permissions, events, timeout=s.approval_timeout, working_dir=s.working_dir
         )
+        self.kernel.on_fresh = self.gate.kernel_restarted  # what ran in the old kernel is gone
         self.ports = TurnPorts(
             emit=events.emit,
             ids=events.ids,
@@ -230,6 +231,12 @@ class Agent:
     @property
     def kernel_state(self) -> KernelState:
         return self.kernel.state
+
+    @property
+    def readings_lost(self) -> str | None:
+        """Why readings of code no longer vouch for it in this agent's kernel (``None``: they do): earlier code
+        did what no reading follows, until the kernel starts again (``freeact_tui.effects.ledger``)."""
+        return self.gate.kernel.lost
 
     @property
     def usage(self) -> UsageUpdate:
@@ -399,6 +406,7 @@ class Agent:
 
     def _new_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None, added: int = 0) -> Turn:
         self._state.reset()
+        self.gate.kernel.settle()  # what an earlier turn approved has run, or never will
         return Turn(
             self.ports,
             self.recorder,

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from freeact_tui.actions.ports import EventPorts
-from freeact_tui.effects import Reading, describe, read_effects
+from freeact_tui.effects import Found, Kind, Reading, describe
+from freeact_tui.effects.classes import reading as reading_of
+from freeact_tui.effects.ledger import KernelLedger, runs_in_kernel
 from freeact_tui.effects.modes import ApprovalMode, Verdict, judge
 from freeact_tui.events import ApprovalRequest, Decision, Phase, ToolOutput
 from freeact_tui.pathreach import named_paths
@@ -51,23 +53,32 @@ class ApprovalGate:
         self._timeout = timeout
         self._set_phase = ports.set_phase
         self._records: dict[str, list[dict[str, Any]]] = {}
+        self.kernel = KernelLedger(working_dir or permissions.working_dir)
+        """What ran in this agent's kernel: the effect rules' and modes' readings depend on it
+        (``kernel_restarted`` when the kernel starts again)."""
+
+    def kernel_restarted(self) -> None:
+        """The agent's kernel starts again (reset, restart, rewind): readings are trusted again."""
+        self.kernel.restarted()
 
     async def ask(self, call: ToolCall, corr_id: str) -> Decision:
         """Yield an ApprovalRequest for ``call`` and wait for its decision (rules decide at once)."""
         paths = named_paths(call, self._working_dir) if self._working_dir is not None else ()
         wd = self._working_dir
-        bound = self.permissions.ran_names
-        reading = (
-            read_effects(call, wd, bound=bound) if wd is not None and isinstance(call, CodeAction) else None
-        )
+        reading = self.kernel.read(call) if wd is not None and isinstance(call, CodeAction) else None
+        lost = self.kernel.lost if runs_in_kernel(call) else None
+        if reading is None and lost is not None:  # a shell part or file operation the kernel carries out
+            words = describe(reading_of([Found(Kind.UNKNOWN, lost)]))
+        else:
+            words = describe(reading) if reading is not None else ""
         request = ApprovalRequest(
             call,
             named_paths=paths,
-            effects=describe(reading) if reading is not None else "",
+            effects=words,
             effect_class=reading.effect_class if reading is not None else None,
             **self._ids(corr_id),
         )
-        effect = self.permissions.check(call)
+        effect = self.permissions.check(call, kernel=self.kernel)
         verdict = self._mode_verdict(call, reading, effect)
         if verdict is not None:
             mode = str(self.permissions.mode)
@@ -79,7 +90,7 @@ class ApprovalGate:
         elif effect == "ask" and isinstance(call, CodeAction) and shell_only_cell(call.code):
             request.resolve(Decision(True, per_part=True))  # one question per shell part, not two
         elif effect == "deny":
-            rule = self.permissions.matching_rule(call)
+            rule = self.permissions.matching_rule(call, kernel=self.kernel)
             named = f" `{rule.kind}:{rule.pattern}`" if rule else ""
             request.resolve(Decision(False, by_rule=True, reason=f"denied by the permission rule{named}"))
         self._emit(request)
@@ -94,7 +105,7 @@ class ApprovalGate:
             self._set_phase(corr_id, None)
         self._record(corr_id, call, decision)
         if decision.approved:
-            self.permissions.note_ran(call)  # what it rebinds is not trusted in later readings
+            self.kernel.ran(call, corr_id)  # what it rebinds, or that it cannot be told, weighs on later readings
         if decision.remember and decision.pattern:  # a remembered rejection is a deny rule
             effect = "allow" if decision.approved else "deny"
             try:
@@ -110,12 +121,18 @@ class ApprovalGate:
             return None
         if effect == "allow" and rules.mode != ApprovalMode.PLAN:
             return None
-        entry = rules.matching_rule(call)
+        entry = rules.matching_rule(call, kernel=self.kernel)
         matched = entry.effect if entry is not None else None
         if rules.skip_permissions and matched is None:
             matched = "allow"
         return judge(
-            rules.mode, call, reading, rule=matched, sandboxed=rules.sandboxed, working_dir=self._working_dir
+            rules.mode,
+            call,
+            reading,
+            rule=matched,
+            sandboxed=rules.sandboxed,
+            working_dir=self._working_dir,
+            trusted=self.kernel.lost is None,
         )
 
     def _record(self, corr_id: str, call: ToolCall, decision: Decision) -> None:
@@ -126,6 +143,7 @@ class ApprovalGate:
     def take_records(self, corr_id: str) -> dict[str, Any]:
         """The decisions on a finished call (the call itself, then its shell parts and MCP calls) as tool-return
         metadata (``{"approvals": [...]}``), so that a resumed session shows them; forgotten here."""
+        self.kernel.finished(corr_id)
         records = self._records.pop(corr_id, None)
         return {"approvals": records} if records else {}
 

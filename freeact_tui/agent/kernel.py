@@ -31,6 +31,9 @@ class AgentKernel:
         self.task: asyncio.Task[Executor] | None = None
         self._starting: Executor | None = None  # created, its start not finished
         self._launch = launch
+        self.on_fresh: Callable[[], None] = lambda: None
+        """Called when the kernel starts or starts again (all its state is gone): the approval gate's
+        ledger of what ran in it (``freeact_tui.effects.ledger``) forgets."""
 
     @property
     def state(self) -> KernelState:
@@ -85,6 +88,8 @@ class AgentKernel:
         return executor
 
     def _on_state(self, state: KernelState, detail: str) -> None:
+        if state in ("starting", "restarting"):
+            self.on_fresh()
         self._publish(KernelStatus(state, detail=detail, agent_id=self._runtime.agent_id))
 
     async def ensure(self) -> Executor:

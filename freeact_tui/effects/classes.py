@@ -1,8 +1,8 @@
 """What a code action does, as data: its effects, the classes rules allow, and the words for both.
 
-A reading (``freeact_tui.effects.reader``) finds effects of six kinds: it reads or writes files
-inside the working folder, touches paths outside it, runs programs, uses the network, or does
-something the reading cannot tell. A cell with none of them only computes.
+A reading (``freeact_tui.effects.reader``) finds effects of these kinds: it reads or writes files
+inside the working folder, touches paths outside it, runs programs, uses the network, reads the
+environment (ambient secrets), or does something the reading cannot tell. A cell with none of them only computes.
 
 Rules name an effect *class* (``effects:<class>``). An allow rule covers a cell whose effects all lie
 within the class (``in-folder`` covers reading and writing inside the folder, and computing);
@@ -39,6 +39,9 @@ class Kind(StrEnum):
     inside the folder, yet what runs later without a question, so no class allows it."""
     PROGRAMS = "programs"
     NETWORK = "network"
+    ENVIRONMENT = "environment"
+    """Reads the process environment or stored credentials (``os.environ``, ``os.getenv``, ``netrc``,
+    ``keyring``; ``known.AMBIENT``): where API keys and tokens live, so no class allows it."""
     UNKNOWN = "unknown"
 
 
@@ -123,6 +126,7 @@ _KIND_WORDS = {
     Kind.CONTROLS: "writes files that configure git or this app, or code the kernel may import",
     Kind.PROGRAMS: "runs programs",
     Kind.NETWORK: "uses the network",
+    Kind.ENVIRONMENT: "reads the environment or stored credentials",
     Kind.UNKNOWN: "cannot tell what it does",
 }
 

@@ -9,6 +9,7 @@ name the paths and check where they lead.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import pathlib
@@ -29,7 +30,8 @@ PURE_BUILTINS = frozenset(
     "MemoryError NameError NotImplementedError OSError OverflowError RecursionError RuntimeError "
     "StopIteration StopAsyncIteration SyntaxError TypeError UnicodeError UnicodeDecodeError "
     "UnicodeEncodeError ValueError ZeroDivisionError TimeoutError PermissionError IsADirectoryError "
-    "NotADirectoryError ExceptionGroup Warning UserWarning DeprecationWarning RuntimeWarning".split()
+    "NotADirectoryError ExceptionGroup Warning UserWarning DeprecationWarning RuntimeWarning FutureWarning "
+    "PendingDeprecationWarning SyntaxWarning ImportWarning UnicodeWarning BytesWarning ResourceWarning".split()
 )
 """Builtins that compute only (``open`` is judged by its arguments; the rest of builtins are unknown)."""
 
@@ -44,6 +46,9 @@ class Touch:
     writes: tuple[tuple[int, str], ...] = ()
     bare: Kind | None = None
     """Called without any path argument, what it does (``None``: it only computes)."""
+    optional: bool = False
+    """Its path arguments may be left out (``logging.basicConfig()``): then it only computes. A negative
+    position is a keyword-only argument."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,9 @@ class Module:
     """The whole module has this effect (importing it is enough)."""
     family: bool = False
     """Its submodules are understood as it is (``numpy.linalg``), not imported to check."""
+    submodules: frozenset[str] = frozenset()
+    """A family's submodules a name may be in (``numpy.linalg.norm``: ``linalg``); a name deeper in any
+    other (``numpy.random.os.system``: a module the submodule imported) is not understood."""
     unknown: frozenset[str] = frozenset()
 
 
@@ -84,7 +92,10 @@ _PARTS = {
     "io": "StringIO BytesIO",
     "asyncio": "sleep gather wait_for create_task Queue Event Lock Semaphore TimeoutError CancelledError",
     "os.path": "join basename dirname split splitext normpath sep extsep",
-    "os": "sep linesep name curdir pardir extsep getcwd cpu_count getenv",
+    "os": "sep linesep name curdir pardir extsep getcwd cpu_count",
+    "warnings": "filterwarnings simplefilter resetwarnings catch_warnings warn",
+    "logging": "getLogger debug info warning error critical exception log disable captureWarnings "
+    "DEBUG INFO WARNING ERROR CRITICAL NOTSET",
     "pathlib": "Path PurePath PosixPath PurePosixPath",
 }
 _NUMPY_IO = {
@@ -94,11 +105,11 @@ _NUMPY_IO = {
 _PANDAS_READS = "csv json excel parquet feather table fwf orc xml stata sas spss html".split()
 _NUMPY_FAMILY_UNKNOWN = frozenset(
     "memmap fromregex ctypeslib distutils f2py testing lib DataSource show_config info source who "
-    "load_library dump dumps tofile core char rec".split()
+    "load_library dump dumps loads tofile core char rec mrecords compat".split()
 )
 _PANDAS_UNKNOWN = frozenset(
     "eval read_pickle read_sql read_sql_query read_sql_table read_clipboard read_gbq read_hdf HDFStore "
-    "ExcelWriter io api set_eng_float_format".split()
+    "ExcelWriter io api set_eng_float_format options core compat".split()
 )
 
 _OS_TOUCHES = {
@@ -121,6 +132,22 @@ _SHUTIL_TOUCHES = {
     "rmtree": _W0, "disk_usage": _R0,
 }  # fmt: skip
 
+AMBIENT: dict[str, frozenset[str]] = {
+    "os": frozenset({"getenv", "getenvb"}),
+    "os.path": frozenset({"expandvars"}),
+    "getpass": frozenset({"getuser"}),
+    "numpy": frozenset({"show_runtime"}),
+    "pandas": frozenset({"show_versions"}),
+}
+"""Every understood function that exposes the process environment (where API keys and tokens live):
+``Kind.ENVIRONMENT``, which no class allows. The mapping ``os.environ``/``os.environb`` is a settings
+object (``SETTINGS``); ``subprocess``'s ``env`` runs programs anyway, and ``/proc/self/environ`` is a
+path outside the folder. Changing the environment (``putenv``, ``os.environ[k] = v``) cannot be told:
+later code reads it (``MPLBACKEND`` names a module matplotlib imports)."""
+
+_AMBIENT_MODULES = "netrc keyring dotenv".split()
+"""Modules whose whole purpose is ambient credentials (``~/.netrc``, the system keyring, ``.env`` files)."""
+
 _PROGRAM_MODULES = "subprocess pty multiprocessing concurrent.futures.process pexpect sh plumbum".split()
 _NETWORK_MODULES = (
     "socket socketserver ssl http http.client http.server urllib urllib.request urllib.parse ftplib "
@@ -131,28 +158,50 @@ _NETWORK_MODULES = (
 MODULES: dict[str, Module] = {
     **{name: Module(every_public=True) for name in _PURE_EVERY_PUBLIC},
     **{name: Module(pure=frozenset(names.split())) for name, names in _PARTS.items()},
-    "numpy": Module(every_public=True, family=True, touches=_NUMPY_IO, unknown=_NUMPY_FAMILY_UNKNOWN),
+    "numpy": Module(
+        every_public=True,
+        family=True,
+        touches=_NUMPY_IO,
+        unknown=_NUMPY_FAMILY_UNKNOWN,
+        submodules=frozenset(
+            "linalg fft random polynomial polynomial.polynomial polynomial.chebyshev polynomial.legendre "
+            "polynomial.hermite polynomial.laguerre ma emath dtypes exceptions".split()
+        ),
+    ),
     "pandas": Module(
         every_public=True,
         family=True,
         touches={f"read_{n}": _R0 for n in _PANDAS_READS},
         unknown=_PANDAS_UNKNOWN,
+        submodules=frozenset("plotting tseries tseries.offsets errors arrays".split()),
     ),
     "matplotlib.pyplot": Module(
         every_public=True,
         touches={"savefig": _W0, "imsave": _W0, "imread": _R0},
         # rcParams["backend"] names a module to import (and other keys name programs to run)
         unknown=frozenset(
-            "switch_backend get_current_fig_manager install_repl_displayhook rcParams rc rc_context style".split()
+            "switch_backend get_current_fig_manager install_repl_displayhook rcParams rc rc_context style "
+            "rcParamsDefault rcParamsOrig rcdefaults rc_file rc_file_defaults".split()
         ),
     ),
     "matplotlib": Module(pure=frozenset({"use"})),
     **{name: Module(whole=Kind.PROGRAMS) for name in _PROGRAM_MODULES},
     **{name: Module(whole=Kind.NETWORK) for name in _NETWORK_MODULES},
+    **{name: Module(whole=Kind.ENVIRONMENT) for name in _AMBIENT_MODULES},
+    "getpass": Module(),
+    "logging": Module(
+        pure=frozenset(_PARTS["logging"].split()),
+        # a log file is a path it writes; handlers and streams are values the reading does not follow
+        touches={"basicConfig": Touch(writes=((-1, "filename"),), optional=True)},
+    ),
 }
 MODULES["os"] = Module(pure=MODULES["os"].pure, touches=_OS_TOUCHES, effects=_OS_EFFECTS)
 MODULES["os.path"] = Module(pure=MODULES["os.path"].pure, touches=_OS_PATH_TOUCHES)
 MODULES["shutil"] = Module(touches=_SHUTIL_TOUCHES, effects={"which": Kind.PROGRAMS})
+for _module, _names in AMBIENT.items():
+    MODULES[_module] = dataclasses.replace(
+        MODULES[_module], effects={**(MODULES[_module].effects or {}), **dict.fromkeys(_names, Kind.ENVIRONMENT)}
+    )
 MODULES["asyncio"] = Module(
     pure=MODULES["asyncio"].pure,
     effects={
@@ -275,7 +324,8 @@ SAFE_KEYWORDS = frozenset(
     "encoding errors newline buffering mode index header sep delimiter dtype usecols skiprows nrows names "
     "exist_ok parents indent sheet_name comment fmt dpi bbox_inches format columns orient lines parse_dates "
     "index_col na_values quotechar skipinitialspace low_memory transparent facecolor float_format "
-    "date_format decimal thousands ensure_ascii sort_keys default_flow_style missing_ok".split()
+    "date_format decimal thousands ensure_ascii sort_keys default_flow_style missing_ok "
+    "level datefmt style force filemode".split()
 )
 """Keywords of the functions that touch files that change no more than how (``allow_pickle``,
 ``opener`` and any other keyword make the call "cannot tell")."""
@@ -295,6 +345,58 @@ OPTION_SETTERS = frozenset({"pandas.set_option", "pandas.option_context"})
 
 MODULE_NAME_OPTIONS = ("plotting.backend",)
 """Options whose value names a module to import."""
+
+@dataclass(frozen=True)
+class Settings:
+    """A process-wide settings object a cell may read and change by key (``rcParams["font.size"] = 12``).
+
+    A key is judged by what its value is to the library: a module it imports (``backend``: only the
+    ``PLOT_BACKENDS``), a path it reads or writes later (checked as a write), a program or code it runs
+    (cannot be told), or else, in one of ``groups``, a setting of how the library computes and draws
+    (only computes). A key in no group cannot be told, and so can a key or value given at run time.
+    Only the forms of ``freeact_tui.effects.settings`` are understood; the object as a value is not.
+    """
+
+    groups: frozenset[str] = frozenset()
+    module_keys: frozenset[str] = frozenset()
+    path_keys: frozenset[str] = frozenset()
+    program_keys: frozenset[str] = frozenset()
+    attributes: bool = False
+    """Keys are attribute paths (``pd.options.display.max_rows``), not items."""
+    read: Kind | None = None
+    """What reading it is (``Kind.ENVIRONMENT`` for ``os.environ``; ``None``: it only computes)."""
+    writable: bool = True
+    """Whether a cell may change it (the environment: no, later code reads it)."""
+
+
+_RC = Settings(
+    groups=frozenset(
+        "axes axes3d boxplot contour date errorbar figure font grid hatch hist image legend lines markers "
+        "mathtext patch pcolor pcolormesh polaraxes scatter savefig text xaxis xtick yaxis ytick pdf svg agg "
+        "path keymap timezone".split()
+    ),
+    module_keys=frozenset({"backend"}),
+    path_keys=frozenset({"savefig.directory"}),
+    # LaTeX and ghostscript run as programs on the next draw, with the preamble as their input
+    program_keys=frozenset("text.usetex text.latex.preamble pdf.preamble ps.usedistiller".split()),
+)
+_ENVIRON = Settings(read=Kind.ENVIRONMENT, writable=False)
+
+SETTINGS: dict[str, Settings] = {
+    "matplotlib.rcParams": _RC,
+    "matplotlib.pyplot.rcParams": _RC,
+    "pandas.options": Settings(
+        groups=frozenset("display mode compute plotting styler future".split()),
+        module_keys=frozenset(MODULE_NAME_OPTIONS),
+        attributes=True,
+    ),
+    "os.environ": _ENVIRON,
+    "os.environb": _ENVIRON,
+}
+"""Settings objects by their full dotted name: a known library's in-process settings, and the environment."""
+
+SETTINGS_READS = frozenset({"get", "copy", "keys", "values", "items"})
+"""Methods that read a settings object (``update`` changes it: each key is judged)."""
 
 ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot"}
 """Nothing is imported under these names implicitly; listed so that the words name the library."""
@@ -349,6 +451,10 @@ __all__ = [
     "PATH_WRITES",
     "PURE_METHODS",
     "SAFE_KEYWORDS",
+    "SETTINGS",
+    "SETTINGS_READS",
+    "Settings",
+    "AMBIENT",
     "SUSPECT_NAMES",
     "CHECKED_BUILTINS",
     "IO_METHODS",

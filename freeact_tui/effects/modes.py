@@ -103,6 +103,7 @@ def judge(
     rule: Literal["allow", "ask", "deny"] | None,
     sandboxed: bool,
     working_dir: Path,
+    trusted: bool = True,
 ) -> Verdict | None:
     """What ``mode`` decides for ``call`` (``None``: the rules decide, or the user is asked).
 
@@ -113,6 +114,8 @@ def judge(
         rule: the effect of the rule that matched the action, ``None`` when none did.
         sandboxed: the kernel runs in the sandbox.
         working_dir: the folder.
+        trusted: every cell that ran in the kernel was read fully (``effects.ledger``); else the in-folder
+            mode vouches for nothing the kernel runs (the reading of code then says so itself).
     """
     if rule == "deny":
         return None  # a mode never loosens a deny rule
@@ -125,7 +128,7 @@ def judge(
     if mode == ApprovalMode.IN_FOLDER or (mode == ApprovalMode.SANDBOXED_AUTO and not sandboxed):
         if isinstance(call, CodeAction) and reading is not None and reading.effect_class in _FOLDER_CLASSES:
             return Verdict("allow", f"in-folder mode: {describe(reading)}")
-        if isinstance(call, FileCall) and _inside(call, working_dir):
+        if isinstance(call, FileCall) and _inside(call, working_dir) and trusted:
             return Verdict("allow", f"in-folder mode: {call.kind} inside this folder")
         return None
     if mode == ApprovalMode.SANDBOXED_AUTO:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from freeact_tui.effects import known
 from freeact_tui.effects.classes import Found, Kind
 from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
+from freeact_tui.effects.settings import CannotTell, SettingsForms
 
 _DUNDER = re.compile(r"__\w+__")
 _INTERNAL_ATTR = re.compile(r"^(f|gi|cr|ag|tb|co|func|im)_\w+$")
@@ -41,8 +42,7 @@ PathCheck = Callable[[str, Kind], list[Found]]
 """Judges one constant path touched as ``READS`` or ``WRITES``: inside the folder, outside it, or the network."""
 
 
-class _Unknown(Exception):
-    """The reading stops: it cannot tell what the cell does (``str`` says why)."""
+_Unknown = CannotTell
 
 
 @dataclass
@@ -69,7 +69,8 @@ class _Bindings:
 
 
 def _targets(node: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+    """The names a target binds (``x`` of ``x = …``; not ``d`` of ``d[k] = …``, an item of a value)."""
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
 
 
 def _bind(tree: ast.AST) -> _Bindings:
@@ -146,6 +147,7 @@ class PythonReader:
         self.check_path = check_path
         self.found: list[Found] = []
         self.b = _bind(tree)
+        self.settings = SettingsForms(self._dotted, self._const, self._visit, check_path, self.found)
         rebound = sorted(kept_names(tree) & TRUSTED_NAMES)
         if rebound:
             raise _Unknown(f"rebinds {rebound[0]} for later cells")
@@ -209,6 +211,12 @@ class PythonReader:
     # -- the walk -----------------------------------------------------------------------------
 
     def _visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Assign | ast.AugAssign) and self.settings.assign(node):
+            return
+        if isinstance(node, ast.Subscript) and self.settings.read_item(node):
+            return
+        if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+            self._item_store(node)
         match node:
             case ast.Import(names=names):
                 for alias in names:
@@ -227,6 +235,16 @@ class PythonReader:
             case _:
                 for child in ast.iter_child_nodes(node):
                     self._visit(child)
+
+    def _item_store(self, node: ast.Subscript) -> None:
+        """An item stored into (or deleted from) a library's own value (``np.typecodes['x'] = …``) changes
+        what later code finds there: cannot be told (a settings object of the table is judged before)."""
+        value: ast.expr = node.value
+        while isinstance(value, ast.Subscript | ast.Attribute):
+            dotted = self._dotted(value)
+            if dotted is not None:
+                raise _Unknown(f"changes an item of {dotted}")
+            value = value.value
 
     def _imported(self, dotted: str) -> None:
         try:
@@ -277,12 +295,16 @@ class PythonReader:
             return rule.whole
         if not name_path:
             return "pure"
-        if len(name_path) > 1 and not rule.family:
+        if len(name_path) > 1 and (not rule.family or ".".join(name_path[:-1]) not in rule.submodules):
             raise _Unknown(f"uses {dotted}")
+        if any(part in _MODULE_NAMES for part in name_path):
+            raise _Unknown(f"reaches a module through {dotted}")
         what: known.Touch | Kind | str | None = "pure"
         for part in name_path:
             what = known.name_in(module, rule, part)
-            if what is None:
+            # a file or effect name of the family's table, reached through a submodule, may be another
+            # function (``np.ma.load`` unpickles): only the top-level one is the table's
+            if what is None or (len(name_path) > 1 and not isinstance(what, str)):
                 raise _Unknown(f"uses {dotted}")
         assert what is not None
         if isinstance(what, Kind):
@@ -309,7 +331,7 @@ class PythonReader:
 
     def _touch(self, call: ast.Call, touch: known.Touch, what: str) -> None:
         def arg(position: int, keyword: str) -> ast.expr | None:
-            if position < len(call.args):
+            if 0 <= position < len(call.args):
                 return call.args[position]
             return next((k.value for k in call.keywords if k.arg == keyword), None)
 
@@ -326,7 +348,7 @@ class PythonReader:
                 named = True
         if not named and touch.bare is not None:
             self.found.append(Found(touch.bare, what))
-        elif not named and touch.writes:
+        elif not named and touch.writes and not touch.optional:
             raise _Unknown(f"{what} with its path given in a way the reading does not follow")
         elif not named and touch.reads:
             self.found += self.check_path(".", Kind.READS)  # ``os.listdir()``: the folder itself
@@ -363,6 +385,8 @@ class PythonReader:
                 raise _Unknown(f"names a module to import: {name!r}" if name else "names a module to import")
 
     def _call(self, call: ast.Call) -> None:
+        if self.settings.call(call):
+            return
         func = call.func
         imported = self.b.imports.get(func.id, [None])[0] if isinstance(func, ast.Name) else None
         self._module_names(call, self._dotted(func) if isinstance(func, ast.Attribute) else imported)

@@ -106,6 +106,7 @@ class EventRouter:
         """
         view = self.view
         log = view.conversation
+        view.status_bar.set_readings(agent.readings_lost)  # a cell ran, or the kernel started again
         match event:
             case ThoughtsChunk():
                 await log.thought_chunk(event)
@@ -181,6 +182,7 @@ class EventRouter:
             skip_permissions=agent.skip_permissions,
         )
         bar.set_approval_mode(agent.permissions.mode)
+        bar.set_readings(agent.readings_lost)
         bar.set_kernel(agent.kernel_state)
         bar.set_protocol(agent.action_protocol)
         bar.set_usage(agent.usage)

@@ -54,6 +54,10 @@ def _tokens(count: int) -> str:
     return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
 
 
+READINGS_LOST = "⚠ readings untrusted: reset the kernel"
+"""The status bar's word that effect rules and the in-folder mode ask in this kernel (its tooltip: why)."""
+
+
 class StatusBar(Horizontal):
     """One line of session facts; clicking the session id copies it."""
 
@@ -68,6 +72,7 @@ class StatusBar(Horizontal):
         & > #status-session:hover { text-style: underline; }
         & > #status-approvals { color: $text-warning; text-style: bold; }
         & > #status-approval-mode { color: $text-accent; text-style: bold; }
+        & > #status-readings { color: $text-warning; text-style: bold; }
         & > #status-skip { background: $error; color: $text; text-style: bold; }
         & > .-hidden { display: none; }
         & > #status-kernel.-failed { color: $text-error; }
@@ -83,6 +88,7 @@ class StatusBar(Horizontal):
         # Before the facts that can wait: a narrow terminal cuts the end of the bar.
         yield Label("", id="status-approvals", classes="-hidden")
         yield Label("", id="status-approval-mode", classes="-hidden")
+        yield Label(READINGS_LOST, id="status-readings", classes="-hidden")
         yield Label("", id="status-model")
         yield Label("", id="status-session")
         yield Label("", id="status-mode")
@@ -111,6 +117,13 @@ class StatusBar(Horizontal):
         label = self._label("approval-mode")
         label.update(mode_label(mode))
         label.set_class(not label.content, "-hidden")
+
+    def set_readings(self, lost: str | None) -> None:
+        """Point out that readings of code no longer vouch for it (``Agent.readings_lost``: why); hidden else."""
+        label = self._label("readings")
+        if label.tooltip != lost:
+            label.tooltip = lost
+            label.set_class(lost is None, "-hidden")
 
     def set_protocol(self, protocol: str | None) -> None:
         """Show how the model acts (``tools``, ``text`` or ``auto``); ``None``: no agent."""
