@@ -91,8 +91,8 @@ class Turn:
         generation = self.recorder.generation
         try:
             await self.opening()
-            self.policy.begin_turn()
             steps = 0
+            self.policy.begin_turn(self.budget)  # the progress bound, lowered to the budget if it is smaller
             while True:
                 if steps >= self.budget:  # the outer limit: a fault loop ends on the progress bound first
                     self._stop(self._budget_message(), kind="limit")
@@ -132,7 +132,7 @@ class Turn:
                         self._announce_switch(reason)
                         self.recorder.record(switch_request(reason))
                         continue
-                self._take_steering()
+                self._take_steering(self.budget - steps)
         except asyncio.CancelledError:
             if not self.cancel_requested:
                 raise
@@ -186,10 +186,10 @@ class Turn:
     def _announce_switch(self, reason: str) -> None:
         self.ports.emit(ProtocolSwitch("text", f"Switched to text actions: {reason}.", **self.ports.ids("")))
 
-    def _take_steering(self) -> None:
+    def _take_steering(self, requests_left: int) -> None:
         """Messages the user sent into the running turn go to the model with its next request."""
         if self.steering:
-            self.policy.begin_turn()  # the user spoke: the bound counts from here
+            self.policy.begin_turn(requests_left)  # the user spoke: the bound counts from here
             texts, self.steering = self.steering, []
             self.recorder.record(ModelRequest(parts=[UserPromptPart(t) for t in texts]))
 
