@@ -31,9 +31,14 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from freeact_tui.agent import model_call
 from freeact_tui.agent.agent import Agent
+from freeact_tui.agent.context.compaction import CompactionError
+from freeact_tui.agent.model_call import ModelCallError
 from freeact_tui.agent.turn.failures import failure_of
+from freeact_tui.agent.turn.state import TurnError
 from freeact_tui.events import AgentError, Compacting, ErrorKind
+from freeact_tui.execution.base import ExecutorError
 from freeact_tui.permissions import PermissionRules
+from freeact_tui.store.ids import SessionDamaged
 from tests.fake_openai import FakeOpenAI, HttpError, RecordedRequest, Reply, ReplySpec
 from tests.helpers import cli, fake_args, of, session_lines
 from tests.windowed import sent_text
@@ -246,3 +251,26 @@ def test_headless_compaction_failure_is_a_clear_model_error_and_the_session_goes
     failing["on"] = False
     code, resumed, _ = run("and now?", *session)
     assert code == 0 and resumed["answer"] == "ok", resumed
+
+
+TABLE: list[tuple[BaseException, ErrorKind, str]] = [
+    (ModelHTTPError(503, "m", {"error": "busy"}), "model", "HTTP 503"),
+    (ModelCallError("The model request failed."), "model", "model request failed"),
+    (CompactionError("The context could not be compacted: no."), "model", "could not be compacted"),
+    (UnexpectedModelBehavior("odd"), "model", "odd"),
+    (UsageLimitExceeded("tokens"), "limit", "usage limit"),
+    (TurnError("config", "No model is set."), "config", "No model is set."),
+    (TurnError("kernel", "The kernel died."), "kernel", "The kernel died."),
+    (ExecutorError("cannot start"), "kernel", "cannot start"),
+    (SessionDamaged(Path("main.jsonl"), 3, "not JSON"), "internal", "main.jsonl, line 3"),
+    (OSError(28, "No space left on device"), "internal", "could not be saved"),
+    (ValueError("a bug"), "internal", "Internal error: ValueError: a bug"),
+]
+
+
+@pytest.mark.parametrize(("exc", "kind", "says"), TABLE, ids=[type(row[0]).__name__ for row in TABLE])
+def test_the_table_reads_each_exception_into_its_kind(exc: BaseException, kind: ErrorKind, says: str) -> None:
+    """The one table every front end's error comes from (the turn, and headless and the TUI outside a turn)."""
+    event = failure_of(exc).event()
+    assert (event.kind, event.agent_id) == (kind, "main")
+    assert says.lower() in event.message.lower() and "\n" not in event.message

@@ -149,7 +149,7 @@ class Agent:
         self.kernel = AgentKernel(runtime, self.publish, launch)
         # ``__init__`` chose a protocol for "default"; a runtime built elsewhere gets the tools default.
         self.mode = ActionMode(choose_protocol(s.action_protocol, runtime.model))
-        # each turn lowers the progress bound to its request budget (``Turn.run``): a fault loop ends as "stalled"
+        # each turn lowers the bound to what is left of max_model_requests (``Turn``): a fault loop ends "stalled"
         self.policy = ReplyPolicy(self.mode, s.max_steps_without_progress)
         self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.mode)
         self._state = TurnState()  # the running turn's; reset for each turn

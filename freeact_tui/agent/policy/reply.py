@@ -181,9 +181,9 @@ class ReplyPolicy:
     def begin_turn(self, requests_left: int | None = None) -> None:
         """A new turn (or the user spoke into it): nothing earlier counts towards the progress bound.
 
-        ``requests_left``: the model requests the turn may still make. The bound is lowered to it, so
-        that a fault loop always ends on the bound ("stalled"), never on the request budget, whatever
-        the budget (``max_model_requests``, a caller's ``max_turns``, what steering leaves of it).
+        ``requests_left``: the model requests the turn may still make of ``max_model_requests`` (what
+        steering leaves of it too). The bound is lowered to it, so that a fault loop ends on the bound
+        ("stalled"), never on that outer limit. ``None``: not lowered (a caller's explicit ``max_turns``).
         """
         limit = self.stall_limit if requests_left is None else max(1, min(self.stall_limit, requests_left))
         self.meter = ProgressMeter(limit, self.stall_limit if limit != self.stall_limit else None)

@@ -26,7 +26,7 @@ from pydantic_ai.messages import ModelResponse
 
 from freeact_tui.agent.model_call import ModelCallError, describe_model_error
 from freeact_tui.agent.turn.state import TurnError
-from freeact_tui.events import ErrorKind
+from freeact_tui.events import AgentError, ErrorKind
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.store.sessions import SessionDamaged
 
@@ -43,6 +43,10 @@ class Failure:
     """The part of a reply the model had streamed before it failed (kept, marked incomplete)."""
     request_failed: bool = False
     """A model request failed before anything was shown: the turn is rolled back (the user sends it again)."""
+
+    def event(self, agent_id: str = "main") -> AgentError:
+        """The ``AgentError`` of this failure (what every front end reads)."""
+        return AgentError(self.message, kind=self.kind, agent_id=agent_id)
 
 
 def _turn_error(exc: BaseException) -> Failure:
@@ -71,6 +75,10 @@ def _kernel(exc: BaseException) -> Failure:
     return Failure("kernel", f"The kernel failed: {str(exc).rstrip('.')}. The turn stopped.")
 
 
+def _damaged(exc: BaseException) -> Failure:
+    return Failure("internal", f"The session file is damaged ({exc}). The turn stopped; nothing was written.")
+
+
 def _session(exc: BaseException) -> Failure:
     return Failure(
         "internal", f"The session could not be saved: {exc}. The turn stopped; nothing after it was written."
@@ -88,7 +96,8 @@ FAILURES: tuple[
         _model_error,
     ),  # pydantic-ai's, not yet described
     (ExecutorError, _kernel),
-    ((SessionDamaged, OSError), _session),
+    (SessionDamaged, _damaged),  # it names the file and the line
+    (OSError, _session),
 )
 """Exception types, most specific first, and the failure each is. Anything else is ``internal``."""
 

@@ -92,7 +92,7 @@ class Turn:
         try:
             await self.opening()
             steps = 0
-            self.policy.begin_turn(self.budget)  # the progress bound, lowered to the budget if it is smaller
+            self.policy.begin_turn(self._requests_left(0))
             while True:
                 if steps >= self.budget:  # the outer limit: a fault loop ends on the progress bound first
                     self._stop(self._budget_message(), kind="limit")
@@ -132,7 +132,7 @@ class Turn:
                         self._announce_switch(reason)
                         self.recorder.record(switch_request(reason))
                         continue
-                self._take_steering(self.budget - steps)
+                self._take_steering(self._requests_left(steps))
         except asyncio.CancelledError:
             if not self.cancel_requested:
                 raise
@@ -186,7 +186,13 @@ class Turn:
     def _announce_switch(self, reason: str) -> None:
         self.ports.emit(ProtocolSwitch("text", f"Switched to text actions: {reason}.", **self.ports.ids("")))
 
-    def _take_steering(self, requests_left: int) -> None:
+    def _requests_left(self, steps: int) -> int | None:
+        """What the progress bound is lowered to: the requests left of ``max_model_requests``, so that a
+        fault loop ends on the bound ("stalled"), never on that outer limit. A caller's ``max_turns`` is a
+        budget asked for: reaching it is reported as such ("limit", headless exit 3)."""
+        return None if self.explicit else self.budget - steps
+
+    def _take_steering(self, requests_left: int | None) -> None:
         """Messages the user sent into the running turn go to the model with its next request."""
         if self.steering:
             self.policy.begin_turn(requests_left)  # the user spoke: the bound counts from here
