@@ -85,3 +85,27 @@ async def test_a_turn_cancelled_mid_stream_keeps_what_was_streamed(tmp_path: Pat
         kept = agent.history[-1]
         assert isinstance(kept, ModelResponse)
         assert "".join(pieces[:10]) in (kept.text or "")
+
+
+async def test_acp_keeps_a_bounded_tail_of_streamed_output_and_shows_the_same() -> None:
+    """ACP re-sends a running call's output with each chunk (its tail, ``OUTPUT_LIMIT``): what it keeps
+    per call is that tail, not the whole output, and every update shows what the whole would."""
+    from acp.schema import ToolCallProgress
+
+    from freeact_tui.acp.toolcall_view import OUTPUT_LIMIT, output_content
+    from freeact_tui.acp.turn_updates import TurnUpdates
+    from freeact_tui.events import ApprovalRequest, CodeExecutionOutputChunk, Decision
+    from freeact_tui.toolcalls import CodeAction
+
+    turn = TurnUpdates(Path("/work"))
+    request = ApprovalRequest(CodeAction("print(1)"), corr_id="c1")
+    request.resolve(Decision(True, by_rule=True))
+    turn.see(request)
+    whole = ""
+    chunk = "line of output ✓ " * 300 + "\n"
+    for _ in range(3 * OUTPUT_LIMIT // len(chunk)):
+        whole += chunk
+        (update,) = turn.see(CodeExecutionOutputChunk(chunk, corr_id="c1"))
+        assert isinstance(update, ToolCallProgress) and update.content is not None
+        assert update.content[-1] == output_content(whole)[-1]
+    assert max(len(call.output) for call in turn.calls.values()) <= OUTPUT_LIMIT + 1
