@@ -245,16 +245,21 @@ class Cancelled(AgentEvent):
 ErrorKind = Literal["model", "kernel", "config", "limit", "stalled", "repeat", "internal"]
 """Why a turn ended on an error.
 
-- ``limit``: the turn's request budget ran out (``max_model_requests``, or ``max_turns`` for one turn).
+- ``limit``: the turn's request budget ran out (``max_model_requests``, or ``max_turns`` for one turn), or
+  a usage limit of the model library.
   Headless: status ``max_turns``, exit code 3. ACP: ``stopReason`` ``max_turn_requests``.
 - ``stalled``: ``max_steps_without_progress`` steps in a row made no progress (broken or refused calls,
   the same failure again, replies that neither acted nor answered); the message says what kept failing
-  and what the user can do. The same in every protocol (``tools``, ``text``, ``auto``). Headless: status
+  and what the user can do; the bound is lowered to what is left of ``max_model_requests`` when that is
+  smaller (not to a caller's ``max_turns``). The same in every protocol (``tools``, ``text``, ``auto``). Headless: status
   ``stalled``, exit code 4. ACP: ``stopReason`` ``max_turn_requests`` (the turn hit a bound, it did not
   answer), with the message as an agent message chunk.
 - ``repeat``: stored by older versions (the same error twice); read back from old sessions, no longer emitted.
-- ``model``, ``kernel``, ``config``, ``internal``: a failure of that part. Headless: status ``error``, exit 1;
-  ACP: ``end_turn`` with the message.
+- ``model``, ``kernel``, ``config``, ``internal``: a failure of that part (``model``: any error of the model
+  path, a failed compaction before a request included; ``internal``: a bug, its message names the log file).
+  Headless: status ``error``, exit 1; ACP: ``end_turn`` with the message.
+
+Which exception ends a turn as which kind is one table: ``agent/turn/failures.py``.
 """
 
 

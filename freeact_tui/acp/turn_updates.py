@@ -23,7 +23,14 @@ from acp.schema import (
     ToolCallStatus,
 )
 
-from freeact_tui.acp.toolcall_view import CallView, ToolContent, describe, note_content, output_content
+from freeact_tui.acp.toolcall_view import (
+    OUTPUT_LIMIT,
+    CallView,
+    ToolContent,
+    describe,
+    note_content,
+    output_content,
+)
 from freeact_tui.events import (
     AgentError,
     AgentEvent,
@@ -175,7 +182,7 @@ class TurnUpdates:
         entry = self._by_key.get((agent_id, corr_id))
         if entry is None or not text:
             return []
-        entry.output += text
+        entry.output = (entry.output + text)[-(OUTPUT_LIMIT + 1) :]  # only the tail is shown: per chunk, a bound
         content: list[ToolContent] = [*entry.view.content, *output_content(entry.output)]
         return [update_tool_call(entry.id, status="in_progress", content=content)]
 

@@ -149,8 +149,8 @@ class Agent:
         self.kernel = AgentKernel(runtime, self.publish, launch)
         # ``__init__`` chose a protocol for "default"; a runtime built elsewhere gets the tools default.
         self.mode = ActionMode(choose_protocol(s.action_protocol, runtime.model))
-        # the progress bound never exceeds the request budget: a fault loop ends on it, as "stalled"
-        self.policy = ReplyPolicy(self.mode, min(s.max_steps_without_progress, s.max_model_requests))
+        # each turn lowers the bound to what is left of max_model_requests (``Turn``): a fault loop ends "stalled"
+        self.policy = ReplyPolicy(self.mode, s.max_steps_without_progress)
         self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.mode)
         self._state = TurnState()  # the running turn's; reset for each turn
         events = EventPorts(emit=self.events.put, ids=self._ids, set_phase=self._state.set_phase)
@@ -433,7 +433,12 @@ class Agent:
 
         Raises:
             AgentBusy: a turn is already running.
+            ValueError: ``max_turns`` is less than 1.
         """
+        if max_turns is not None and (
+            isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
+        ):
+            raise ValueError(f"max_turns must be a whole number of at least 1, not {max_turns!r}")
         if self.busy or self._shell_running:
             raise AgentBusy("a turn is already running")
         if not self._started:

@@ -84,12 +84,14 @@ async def request_response(
     parameters: ModelRequestParameters,
     emit: Callable[[AgentEvent], None],
     ids: dict[str, Any],
-    on_progress: Callable[[ModelResponse], None],
+    on_progress: Callable[[Callable[[], ModelResponse]], None],
     idle_timeout: float = IDLE_TIMEOUT,
 ) -> ModelResponse:
     """Stream one model response, emitting thoughts and text as they come.
 
-    ``on_progress`` sees the response so far (kept if the turn is cancelled mid-stream). A
+    ``on_progress`` is given, once the stream opens, a function that returns the response so far
+    (kept if the turn is cancelled mid-stream). It is called only when the response so far is needed:
+    building it costs as much as the reply is long, so doing it per delta made a long reply quadratic. A
     transient error is retried only if nothing was shown yet, after the delay of ``RETRY_DELAYS``
     or the provider's Retry-After, whichever is longer. A request that sends nothing for
     ``idle_timeout`` seconds counts as a dropped connection.
@@ -101,7 +103,7 @@ async def request_response(
     server = model_server(model)
     for attempt in range(attempts + 1):
         emitted = False
-        partial: ModelResponse | None = None
+        so_far: Callable[[], ModelResponse] | None = None  # per delta: O(1) work, never the whole reply
         delay = RETRY_DELAYS[attempt] if attempt < attempts else 0.0
         try:
             async with _idle_guard(idle_timeout) as guard:
@@ -109,10 +111,10 @@ async def request_response(
                     model, messages, settings=settings, parameters=parameters
                 ) as stream:
                     guard.touch()
+                    so_far = stream.get
+                    on_progress(so_far)
                     async for part_event in stream:
                         guard.touch()
-                        partial = stream.get()
-                        on_progress(partial)
                         event = event_for(part_event, ids)
                         if event is not None:
                             emit(event)
@@ -121,14 +123,15 @@ async def request_response(
         except _Stalled:
             stalled = f"The model sent nothing for {idle_timeout:g} s (model_idle_timeout)"
             if emitted:
-                raise ModelCallError(_cut_message(stalled), partial) from None
+                raise ModelCallError(_cut_message(stalled), _partial(so_far)) from None
             if attempt >= attempts:
                 raise ModelCallError(f"{stalled}. The turn was rolled back; try again.") from None
             reason = stalled
         except (ModelAPIError, UnexpectedModelBehavior) as exc:
             if emitted:
                 raise ModelCallError(
-                    _cut_message(describe_model_error(exc, rolled_back=False, server=server)), partial
+                    _cut_message(describe_model_error(exc, rolled_back=False, server=server)),
+                    _partial(so_far),
                 ) from exc
             if not is_retryable(exc) or attempt >= attempts:
                 raise ModelCallError(describe_model_error(exc, server=server)) from exc
@@ -143,13 +146,20 @@ async def request_response(
                 delay = float(asked)
         except (OSError, TimeoutError) as exc:
             if emitted:
-                raise ModelCallError(_cut_message(f"Connection lost: {exc}"), partial) from exc
-            reason = f"Cannot reach the model server{f' at {server}' if server else ''}: {str(exc).rstrip('.')}"
+                raise ModelCallError(_cut_message(f"Connection lost: {exc}"), _partial(so_far)) from exc
+            reason = (
+                f"Cannot reach the model server{f' at {server}' if server else ''}: {str(exc).rstrip('.')}"
+            )
             if attempt >= attempts:
                 raise ModelCallError(f"{reason}. The turn was rolled back; try again.") from exc
         emit(ModelRetry(reason, attempt + 1, attempts, delay, **ids))
         await asyncio.sleep(delay)
     raise ModelCallError("The model request failed.")  # pragma: no cover - the loop always returns or raises
+
+
+def _partial(so_far: Callable[[], ModelResponse] | None) -> ModelResponse | None:
+    """What the model had streamed when it failed (built once, here)."""
+    return so_far() if so_far is not None else None
 
 
 class _IdleGuard:

@@ -16,6 +16,9 @@ from freeact_tui.config import ActionProtocolSetting, Config
 if TYPE_CHECKING:  # pydantic-ai takes most of a second to import: the app's boot reads settings before it
     from pydantic_ai.settings import ModelSettings
 
+_AT_LEAST_ONE = ("max_model_requests", "max_steps_without_progress")
+"""Settings that bound a turn: 0 or less would end every turn before its first request or step."""
+
 DEFAULT_MAX_MODEL_REQUESTS = 100
 """Model requests a turn may make unless told otherwise: a loop that achieves nothing ends with a message."""
 
@@ -69,6 +72,10 @@ class Settings:
     tool_discovery: str = _default("tool_discovery")
 
     def __post_init__(self) -> None:
+        for name in _AT_LEAST_ONE:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number of at least 1, not {value!r}")
         object.__setattr__(self, "working_dir", Path(self.working_dir).resolve())
         if isinstance(self.model_settings, dict) and not self.model_settings:
             object.__setattr__(self, "model_settings", None)

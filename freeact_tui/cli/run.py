@@ -331,8 +331,12 @@ class HeadlessRun:
         except asyncio.CancelledError:
             record.interrupted = True
         except Exception as exc:  # e.g. a session that cannot be read: a message, not a traceback
-            record.errors.append({"kind": "internal", "message": f"{type(exc).__name__}: {exc}"})
-            record.error_after_answer = True
+            from freeact_tui.agent.turn.failures import failure_of
+
+            error = failure_of(exc).event()  # the error a turn would end on: the same status and exit code
+            record.see(error)
+            if streaming:
+                self._line(event_object(error))
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)

@@ -152,7 +152,7 @@ _WHAT: dict[FaultKind, str] = {
 }
 
 
-def stop_message(faults: Sequence[Fault], limit: int) -> str:
+def stop_message(faults: Sequence[Fault], limit: int, configured: int | None = None) -> str:
     """The one message of a turn that stopped: what kept failing, what the user can do."""
     seen: list[Fault] = []
     for f in faults:
@@ -163,7 +163,16 @@ def stop_message(faults: Sequence[Fault], limit: int) -> str:
     hints = "; ".join(_HINTS[k] for k in kinds)
     return (
         f"The turn stopped: {len(faults)} steps in a row made no progress ({listed}). "
-        f"To go on, {hints}. (The bound is max_steps_without_progress = {limit}.)"
+        f"To go on, {hints}. ({_bound(limit, configured)})"
+    )
+
+
+def _bound(limit: int, configured: int | None) -> str:
+    if configured is None or configured == limit:
+        return f"The bound is max_steps_without_progress = {limit}."
+    return (
+        f"The bound is max_steps_without_progress = {configured}, lowered to {limit}: "
+        "the model requests left in this turn's budget."
     )
 
 
@@ -177,6 +186,8 @@ class ProgressMeter:
     """The progress bound of one turn: steps in a row without progress, and the broken-call run for ``auto``."""
 
     limit: int = DEFAULT_STALL_LIMIT
+    configured: int | None = None
+    """The bound as set, when ``limit`` was lowered to the requests left in the turn's budget."""
     progress: TurnProgress = field(default_factory=TurnProgress)
     faults: list[Fault] = field(default_factory=list)
     """The faults of the steps since the last progress."""
@@ -192,7 +203,7 @@ class ProgressMeter:
             return None
         self.faults.append(fault)
         if len(self.faults) >= self.limit:
-            return StopTurn(stop_message(self.faults, self.limit), len(self.faults))
+            return StopTurn(stop_message(self.faults, self.limit, self.configured), len(self.faults))
         return None
 
 

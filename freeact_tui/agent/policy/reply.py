@@ -178,9 +178,15 @@ class ReplyPolicy:
     def __post_init__(self) -> None:
         self.begin_turn()
 
-    def begin_turn(self) -> None:
-        """A new turn: nothing of the last one's progress counts."""
-        self.meter = ProgressMeter(self.stall_limit)
+    def begin_turn(self, requests_left: int | None = None) -> None:
+        """A new turn (or the user spoke into it): nothing earlier counts towards the progress bound.
+
+        ``requests_left``: the model requests the turn may still make of ``max_model_requests`` (what
+        steering leaves of it too). The bound is lowered to it, so that a fault loop ends on the bound
+        ("stalled"), never on that outer limit. ``None``: not lowered (a caller's explicit ``max_turns``).
+        """
+        limit = self.stall_limit if requests_left is None else max(1, min(self.stall_limit, requests_left))
+        self.meter = ProgressMeter(limit, self.stall_limit if limit != self.stall_limit else None)
 
     def after_step(self, step: Sequence[ModelMessage]) -> StepVerdict:
         """What follows a step that did not end the turn (``step``: its reply and what that led to).

@@ -4,7 +4,8 @@ Built from explicit parts (``Turn(ports, recorder, gate, context, policy, …)``
 bottom in ``run``: after each step the policy says whether the turn goes on, switches protocol or
 stops for want of progress (``policy/progress.py``). Failures end the turn with an ``AgentError`` and a valid history: a failed
 model request is rolled back, unfinished calls are answered, a cancelled turn keeps what the
-model had streamed and tells the model the request was cancelled.
+model had streamed and tells the model the request was cancelled. What an exception is for the user
+(its kind, its message) is read in one table, ``failures.py``.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from freeact_tui.agent.policy.reply import FinalAnswer, NudgeModel, ReplyPolicy,
 from freeact_tui.agent.policy.text_protocol import switch_request
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.turn.actions import ActionRunner
+from freeact_tui.agent.turn.failures import failure_of
 from freeact_tui.agent.turn.model_step import ModelStep
-from freeact_tui.agent.turn.state import TurnError, TurnState
+from freeact_tui.agent.turn.state import TurnState
 from freeact_tui.events import AgentError, Cancelled, ErrorKind, Nudge, OutputClaim, Phase, ProtocolSwitch
 from freeact_tui.store.event_record import error_record
-from freeact_tui.store.sessions import SessionDamaged
 
 
 class Turn:
@@ -90,8 +91,8 @@ class Turn:
         generation = self.recorder.generation
         try:
             await self.opening()
-            self.policy.begin_turn()
             steps = 0
+            self.policy.begin_turn(self._requests_left(0))
             while True:
                 if steps >= self.budget:  # the outer limit: a fault loop ends on the progress bound first
                     self._stop(self._budget_message(), kind="limit")
@@ -125,11 +126,13 @@ class Turn:
                     case StopTurn(message=message):
                         self._stop(message, kind="stalled")
                         break
-                    case SwitchProtocol(reason=reason):  # auto: the model cannot call tools; it acts in code blocks now
+                    case SwitchProtocol(
+                        reason=reason
+                    ):  # auto: the model cannot call tools; it acts in code blocks now
                         self._announce_switch(reason)
                         self.recorder.record(switch_request(reason))
                         continue
-                self._take_steering()
+                self._take_steering(self._requests_left(steps))
         except asyncio.CancelledError:
             if not self.cancel_requested:
                 raise
@@ -137,24 +140,21 @@ class Turn:
             if current is not None:
                 current.uncancel()
             self._finish_cancelled()
-        except TurnError as exc:
-            kept = hist.incomplete_response(exc.partial) if exc.partial is not None else None
+        except (
+            Exception
+        ) as exc:  # never let a failure kill the UI: report it by its kind, keep the history valid
+            failure = failure_of(exc)
+            kept = hist.incomplete_response(failure.partial) if failure.partial is not None else None
             withdrawn: list[ModelMessage] = []
             if kept is not None:  # the user saw part of a reply: keep it, marked incomplete
                 self.recorder.record(kept)
-            elif exc.kind == "model":
+            elif failure.request_failed:
                 stored = list(self.recorder.stored)
                 self.recorder.rollback(start)
-                withdrawn = stored[len(self.recorder.stored) :]  # a compaction undone with it too: it was shown
-            self._stop(exc.message, kind=exc.kind, withdrawn=withdrawn)
-        except Exception as exc:  # never let a bug kill the UI: report it, keep the history valid
-            if isinstance(exc, OSError | SessionDamaged):
-                message = (
-                    f"The session could not be saved: {exc}. The turn stopped; nothing after it was written."
-                )
-            else:
-                message = f"Internal error: {type(exc).__name__}: {exc}"
-            self._stop(message, kind="internal")
+                withdrawn = stored[
+                    len(self.recorder.stored) :
+                ]  # a compaction undone with it too: it was shown
+            self._stop(failure.message, kind=failure.kind, withdrawn=withdrawn)
         finally:
             self.state.in_model = False
             self.state.phases.clear()
@@ -174,7 +174,9 @@ class Turn:
         self.ports.emit(AgentError(message, kind=kind, **self.ports.ids("")))
         try:
             self.recorder.record_event(error_record(kind, message, withdrawn))
-        except Exception:  # the session cannot be written (or a bug): the error was shown, the turn ends cleanly
+        except (
+            Exception
+        ):  # the session cannot be written (or a bug): the error was shown, the turn ends cleanly
             pass
 
     def _switch(self, reason: str) -> None:
@@ -184,10 +186,16 @@ class Turn:
     def _announce_switch(self, reason: str) -> None:
         self.ports.emit(ProtocolSwitch("text", f"Switched to text actions: {reason}.", **self.ports.ids("")))
 
-    def _take_steering(self) -> None:
+    def _requests_left(self, steps: int) -> int | None:
+        """What the progress bound is lowered to: the requests left of ``max_model_requests``, so that a
+        fault loop ends on the bound ("stalled"), never on that outer limit. A caller's ``max_turns`` is a
+        budget asked for: reaching it is reported as such ("limit", headless exit 3)."""
+        return None if self.explicit else self.budget - steps
+
+    def _take_steering(self, requests_left: int | None) -> None:
         """Messages the user sent into the running turn go to the model with its next request."""
         if self.steering:
-            self.policy.begin_turn()  # the user spoke: the bound counts from here
+            self.policy.begin_turn(requests_left)  # the user spoke: the bound counts from here
             texts, self.steering = self.steering, []
             self.recorder.record(ModelRequest(parts=[UserPromptPart(t) for t in texts]))
 

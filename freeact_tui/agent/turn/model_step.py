@@ -9,10 +9,10 @@ from pydantic_ai.messages import ModelResponse
 
 from freeact_tui.actions.ports import EventPorts
 from freeact_tui.agent.context.keeper import ContextKeeper
-from freeact_tui.agent.model_call import ModelCallError, request_response
+from freeact_tui.agent.model_call import request_response
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.runtime import Runtime
-from freeact_tui.agent.turn.state import TurnError, TurnState
+from freeact_tui.agent.turn.state import TurnState
 from freeact_tui.agent.usage import UsageMeter, usage_record
 from freeact_tui.events import UsageUpdate
 
@@ -32,7 +32,7 @@ class ModelStep:
         state.in_model = True
         messages = await self.context.prepare()  # may compact first
         parameters = self.tools.parameters()
-        try:
+        try:  # a failed request (``ModelCallError``) ends the turn as a model error: ``failures.py``
             response = await request_response(
                 self.runtime.model,
                 messages,
@@ -43,8 +43,6 @@ class ModelStep:
                 on_progress=state.streamed,
                 idle_timeout=self.runtime.settings.model_idle_timeout,
             )
-        except ModelCallError as exc:
-            raise TurnError("model", str(exc), exc.partial) from exc
         finally:
             state.in_model = False
         estimate = self.context.request_estimate(parameters.function_tools)  # used if the server reports none

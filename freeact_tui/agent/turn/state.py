@@ -8,6 +8,7 @@ or the model phase between calls.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,8 +23,8 @@ _RANK = {Phase.EXECUTION: 3, Phase.SUBAGENT: 2, Phase.APPROVAL: 1}
 class TurnState:
     """Everything a cancelled or failed turn needs to leave a valid history behind."""
 
-    response: ModelResponse | None = None
-    """The response streamed so far by the running model request."""
+    so_far: Callable[[], ModelResponse] | None = None
+    """The response streamed so far by the running model request, built when asked (``response``)."""
     calls: list[ToolCallPart] = field(default_factory=list)
     """The tool calls of the last response, while they run."""
     done: dict[str, Any] = field(default_factory=dict)
@@ -34,9 +35,14 @@ class TurnState:
     phases: dict[str, Phase] = field(default_factory=dict)
     """The phase of each running call (by tool call id)."""
 
-    def streamed(self, partial: ModelResponse) -> None:
-        """The running model request has streamed this much (kept if the turn is cancelled now)."""
-        self.response = partial
+    def streamed(self, so_far: Callable[[], ModelResponse]) -> None:
+        """The running model request streams; ``so_far()`` is what it has sent (kept if the turn is cancelled)."""
+        self.so_far = so_far
+
+    @property
+    def response(self) -> ModelResponse | None:
+        """The response streamed so far (built now: as costly as the reply is long, so never per delta)."""
+        return self.so_far() if self.so_far is not None else None
 
     def reset(self) -> None:
         """A new turn: nothing of the last one is left."""
@@ -45,7 +51,7 @@ class TurnState:
 
     def next_step(self) -> None:
         """Forget the previous step's response and calls."""
-        self.response = None
+        self.so_far = None
         self.calls = []
         self.done = {}
         self.meta = {}
@@ -63,7 +69,7 @@ class TurnState:
         if self.in_model:
             return Phase.MODEL
         if not self.phases:
-            return Phase.MODEL if self.calls or self.response is not None else Phase.IDLE
+            return Phase.MODEL if self.calls or self.so_far is not None else Phase.IDLE
         return max(self.phases.values(), key=lambda p: _RANK.get(p, 0))
 
 

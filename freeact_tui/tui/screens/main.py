@@ -461,9 +461,10 @@ class MainScreen(LayoutTrackingScreen, ApprovalModeKeys):
         try:
             async for event in agent.stream(prompt):
                 outcome = await self.router.route(event, agent) or outcome
-        except Exception as exc:  # the app must survive any agent failure
-            await log.finish_streams()
-            await log.error(f"{type(exc).__name__}: {exc}", title="Internal error")
+        except Exception as exc:  # the app must survive any agent failure: shown as the error a turn ends on
+            from freeact_tui.agent.turn.failures import failure_of
+
+            outcome = await self.router.route(failure_of(exc).event(), agent) or outcome
         finally:
             await log.finish_streams()
             self.approvals.clear()

@@ -58,7 +58,19 @@ class MarkdownBlock(Block):
         super().__init__(agent_id=agent_id, corr_id=corr_id)
         self._initial = text
         self._stream: ThrottledMarkdown | None = None
-        self.text = text
+        self._parts: list[str] = [text] if text else []
+        """The text as streamed, joined when read: appending to one string per chunk copies it all each time."""
+
+    @property
+    def text(self) -> str:
+        """The block's text so far."""
+        if len(self._parts) > 1:
+            self._parts[:] = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._parts = [value] if value else []
 
     @property
     def markdown(self) -> Markdown:
@@ -72,7 +84,7 @@ class MarkdownBlock(Block):
             from freeact_tui.tui.widgets.blocks.markdown_view import ThrottledMarkdown
 
             self._stream = ThrottledMarkdown(self.markdown)
-        self.text += chunk
+        self._parts.append(chunk)
         self._stream.write(chunk)
 
     async def end_stream(self, full_text: str | None = None) -> None:
