@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from freeact_tui import paths
+from freeact_tui import paths, projectfiles
 from freeact_tui.ownwrites import OwnLedger, OwnMark, file_mark
 
 TRUST_FILE_NAME = "trusted-folders.json"
@@ -109,7 +109,11 @@ def _file_entry(path: Path, folder: Path, keep_text: bool = True) -> ProjectFile
     and, when it is a link out of the folder, where it leads (the dialog names it)."""
     try:
         info = path.stat()
-        data = path.read_bytes() if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_DIGEST_BYTES else None
+        data = (
+            projectfiles.read_bytes(path, limit=_MAX_DIGEST_BYTES)
+            if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_DIGEST_BYTES
+            else None
+        )
     except OSError:
         return None
     outside: tuple[str, ...] = ()
@@ -209,7 +213,7 @@ def _dir_entry(
             info = file.stat()
             if contents and file.is_file() and total + info.st_size <= _MAX_DIGEST_BYTES:
                 total += info.st_size
-                digest.update(hashlib.sha256(file.read_bytes()).digest())
+                digest.update(hashlib.sha256(projectfiles.read_bytes(file, limit=info.st_size)).digest())
             else:
                 # The change time too: no user can set it back (a modification time can be).
                 digest.update(f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}".encode())
@@ -227,14 +231,15 @@ def _dir_entry(
 
 
 def project_env_file(folder: Path) -> Path | None:
-    """The ``.env`` the app would load for ``folder`` when it is a project's: the nearest at or above it,
+    """The ``.env`` the app would load for ``folder`` when it is a project's: the nearest at or above it
+    (of any kind: ``projectfiles`` reads only a regular file),
     stopping below the home directory (a ``~/.env`` is the user's own, not a project's)."""
     home = Path.home().absolute()
     for directory in (folder, *folder.parents):
         if directory == home and directory != folder:
             return None
         candidate = directory / ENV_FILE
-        if candidate.is_file():
+        if os.path.lexists(candidate):  # whatever stands there: a FIFO or a device is named, never read
             return candidate
     return None
 
@@ -308,8 +313,8 @@ def project_files(folder: Path) -> list[ProjectFile]:
         if project != folder:
             roots.append(project)
     candidates.append(folder / AGENTS_FILE)
-    for candidate in candidates:
-        if candidate.is_file() and (entry := _file_entry(candidate, folder)) is not None:
+    for candidate in candidates:  # whatever stands there is named (a FIFO or a device too: never read)
+        if os.path.lexists(candidate) and (entry := _file_entry(candidate, folder)) is not None:
             found.append(entry)
     own = OwnLedger(_read_own(), time.time_ns())
     for root in roots:
