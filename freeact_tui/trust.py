@@ -230,6 +230,16 @@ def _dir_entry(
     return ProjectFile(directory, _label(directory, folder) + "/", digest.hexdigest(), text, tuple(outside))
 
 
+def _stands(path: Path) -> bool:
+    """Anything but an empty directory stands at ``path`` (the sandbox's placeholder is one: it holds nothing)."""
+    if not os.path.lexists(path):
+        return False
+    try:
+        return path.is_symlink() or not path.is_dir() or any(path.iterdir())
+    except OSError:
+        return True
+
+
 def project_env_file(folder: Path) -> Path | None:
     """The ``.env`` the app would load for ``folder`` when it is a project's: the nearest at or above it
     (of any kind: ``projectfiles`` reads only a regular file),
@@ -239,7 +249,7 @@ def project_env_file(folder: Path) -> Path | None:
         if directory == home and directory != folder:
             return None
         candidate = directory / ENV_FILE
-        if os.path.lexists(candidate):  # whatever stands there: a FIFO or a device is named, never read
+        if _stands(candidate):  # whatever stands there: a FIFO or a device is named, never read
             return candidate
     return None
 
@@ -314,7 +324,7 @@ def project_files(folder: Path) -> list[ProjectFile]:
             roots.append(project)
     candidates.append(folder / AGENTS_FILE)
     for candidate in candidates:  # whatever stands there is named (a FIFO or a device too: never read)
-        if os.path.lexists(candidate) and (entry := _file_entry(candidate, folder)) is not None:
+        if _stands(candidate) and (entry := _file_entry(candidate, folder)) is not None:
             found.append(entry)
     own = OwnLedger(_read_own(), time.time_ns())
     for root in roots:
@@ -342,9 +352,7 @@ def _read_store() -> dict[str, Any]:
 
 def _read_own() -> dict[str, OwnMark]:
     own = _read_raw().get("own")
-    if not isinstance(own, dict):
-        return {}
-    return {k: mark for k, v in own.items() if (mark := OwnMark.from_json(v)) is not None}
+    return {k: m for k, v in own.items() if (m := OwnMark.from_json(v))} if isinstance(own, dict) else {}
 
 
 def _write_raw(update: Callable[[dict[str, Any]], None]) -> None:
