@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from freeact_tui import paths, trust
+from freeact_tui import paths, projectfiles, trust
 from freeact_tui.freeact_project import FreeactConfigError, read_freeact_config, toml_depth_problem
 from freeact_tui.project_policy import limit_layers, load_project_env, project_layer
 from freeact_tui.version import __version__
@@ -49,7 +49,7 @@ def expand_env(value: Any) -> Any:
 def read_toml_data(path: Path) -> dict[str, Any]:
     """One TOML config file's values, not validated; ConfigError (one paragraph) if it cannot be read."""
     try:
-        raw = path.read_bytes()
+        raw = projectfiles.read_bytes(path)
     except FileNotFoundError as exc:
         raise ConfigError(f"Config file not found: {path}") from exc
     except OSError as exc:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from freeact_tui import paths
+from freeact_tui import paths, projectfiles
 
 CONFIG_FILENAME = "config.toml"
 PERMISSIONS_FILENAME = "permissions.toml"
@@ -63,7 +63,7 @@ def toml_depth_problem(data: Any, limit: int = MAX_TOML_DEPTH) -> str | None:
 
 def _parse_toml(path: Path, what: str) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+        data = tomllib.loads(projectfiles.read_bytes(path).decode("utf-8"))
     except OSError as exc:
         raise FreeactConfigError(f"Cannot read {what} {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Callable
 
 SECRET_NAMES = (
     ".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key",
@@ -68,4 +69,71 @@ def secret_reference(words: list[str]) -> str | None:
     return None
 
 
-__all__ = ["SECRET_NAMES", "is_secret_name", "secret_reference"]
+# Flags after which ``show``/``diff`` print no file contents (names, counts, the commit only).
+_NO_CONTENTS = ("--stat", "--name-only", "--name-status", "--numstat", "--shortstat", "--dirstat", "--summary",
+                "--no-patch", "-s", "--raw", "--quiet", "--exit-code")  # fmt: skip
+# Flags by which ``log``/``whatchanged`` print patches (file contents); ``-L`` prints the range it names.
+_PATCH = ("-p", "-u", "--patch", "-U", "--unified", "--cc", "-c", "--word-diff", "--color-words",
+          "--patch-with-stat", "--patch-with-raw", "-m", "--diff-merges", "--remerge-diff", "--full-diff")  # fmt: skip
+# Commands that print contents of files they choose unless a pathspec limits them.
+_UNBOUNDED = frozenset({"show", "diff", "diff-tree", "diff-index", "difftool", "format-patch", "archive", "grep",
+                        "log", "whatchanged"})  # fmt: skip
+
+
+# Flags by which a read goes beyond the files git tracks (any file of the folder, or outside it).
+_BEYOND_TRACKED = ("--no-index", "--untracked", "--no-exclude-standard", "--add-file", "--add-virtual-file")
+BEYOND_TRACKED_NOTE = "it reads files git does not track"
+
+
+def _flag_in(word: str, flags: tuple[str, ...]) -> bool:
+    name = word.split("=", 1)[0]
+    if name in flags:
+        return True
+    # ``-U3``, ``--stat=80``, ``-p`` in a cluster (``-sp`` is git's ``-s -p``)
+    return any(name.startswith(f) for f in flags if f.startswith("--") or f == "-U") or (
+        name.startswith("-") and not name.startswith("--") and any(f"-{c}" in flags for c in name[1:])
+    )
+
+
+def unbounded_read(words: list[str], is_file: Callable[[str], bool]) -> str | None:
+    """Why a git command (``words``, ``git`` first) may print the contents of any tracked file, secrets
+    included, without naming it; ``None`` when it prints none or only what its pathspec names.
+
+    A read that prints contents (a commit's patch, a diff, a grep, an archive) is limited only by a
+    pathspec (the words after ``--``, or ``<rev>:<path>`` for ``show``); a pathspec bounds it when each
+    of its words names a file (``is_file``: a directory holds any file) or is a glob (which secret names
+    a glob may match, and what a file word names, ``secret_reference`` judges).
+    """
+    args, k = words[1:], 0
+    while k < len(args) and args[k].startswith("-"):
+        k += 2 if args[k] in _GIT_VALUE_OPTIONS else 1
+    if k >= len(args) or args[k] not in _UNBOUNDED:
+        return None
+    command, rest = args[k], args[k + 1 :]
+    cut = rest.index("--") if "--" in rest else len(rest)
+    options = [w for w in rest[:cut] if w.startswith("-")]
+    if command in ("log", "whatchanged") and not any(_flag_in(w, _PATCH) for w in options):
+        return None  # commit messages, names and counts: no file contents
+    if command in ("show", "diff", "diff-tree", "diff-index") and any(_flag_in(w, _NO_CONTENTS) for w in options):
+        if not any(_flag_in(w, ("-p", "--patch", "-U", "--unified")) for w in options):
+            return None
+    pathspec = rest[cut + 1 :]
+    if any(_flag_in(w, _BEYOND_TRACKED) for w in options):
+        return f"git {command} {' '.join(w for w in options if _flag_in(w, _BEYOND_TRACKED))} ({BEYOND_TRACKED_NOTE})"
+    if command == "show" and not pathspec:
+        objects = [w for w in rest[:cut] if not w.startswith("-")]
+        if objects and all(":" in w for w in objects):
+            return None  # blobs by path (``HEAD:README``): what they name is judged by ``secret_reference``
+    if command == "grep" and not pathspec:
+        pathspec = []
+    if not pathspec:
+        return f"git {command} with no pathspec (it may print any file, secrets included)"
+    for word in pathspec:
+        if any(c in word for c in "*?[") and not word.startswith(":"):
+            continue  # a glob: the secret names it may match are ``secret_reference``'s to find
+        if word.startswith(":") or not is_file(word):
+            return f"git {command} -- {word} (not one file: it may print any file below it)"
+    return None
+
+
+__all__ = ["BEYOND_TRACKED_NOTE", "SECRET_NAMES", "is_secret_name", "secret_reference", "unbounded_read"]

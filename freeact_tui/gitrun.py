@@ -21,7 +21,7 @@ import fnmatch
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 GIT = "git"
@@ -188,6 +188,22 @@ def repo_program_keys(cwd: Path, *, git: str | None = None) -> list[str] | None:
     except OSError:
         pass  # no hooks directory
     return found
+
+
+def repo_paths_matching(
+    cwd: Path, matches: Callable[[str], bool], *, timeout: float = 10, git: str | None = None
+) -> list[str] | None:
+    """The paths the repository at ``cwd`` holds anywhere in its store (every ref's history, the stash,
+    the index) that ``matches`` says yes to; ``None`` when git cannot tell in ``timeout`` (take it as
+    "some"). Outside a repository the list is empty."""
+    history = run_git(["rev-list", "--objects", "--all"], cwd, timeout=timeout, git=git)
+    index = run_git(["ls-files", "-z", "--cached"], cwd, timeout=timeout, git=git)
+    if history is None or index is None:
+        return None
+    if history.returncode != 0 or index.returncode != 0:
+        return [] if b"not a git repository" in history.stderr + index.stderr else None
+    names = {line.partition(b" ")[2] for line in history.stdout.splitlines()} | set(index.stdout.split(b"\0"))
+    return sorted(p for name in names if name and matches(p := name.decode("utf-8", "replace")))
 
 
 def kernel_git_env(environ: Mapping[str, str]) -> dict[str, str]:

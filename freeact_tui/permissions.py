@@ -44,7 +44,7 @@ import json
 import os
 from pathlib import Path
 
-from freeact_tui import paths
+from freeact_tui import paths, projectfiles
 from freeact_tui.effects import check_pattern as check_effect_pattern
 from freeact_tui.effects import class_of
 from freeact_tui.effects import pattern_matches as effect_pattern_matches
@@ -424,7 +424,7 @@ class PermissionRules:
     def _read(self) -> dict[Effect, list[Rule]]:
         assert self.path is not None
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = projectfiles.read_text(self.path)
         except FileNotFoundError:
             return _no_rules()
         except (OSError, UnicodeDecodeError) as e:

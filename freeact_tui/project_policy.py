@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from freeact_tui import paths
+from freeact_tui import paths, projectfiles
 from freeact_tui.env_policy import refusal
 from freeact_tui.rulebreadth import broad_allow, broad_reason
 
@@ -125,10 +125,8 @@ def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[
 
 def load_project_env(path: Path, notices: list[str]) -> None:
     """Set the variables of a trusted project's ``.env`` that are not set yet (never one ``env_policy`` refuses)."""
-    from dotenv import dotenv_values
-
     try:
-        values = dotenv_values(path)
+        values = projectfiles.read_env(path)
     except (OSError, UnicodeDecodeError) as exc:
         notices.append(f"{path} is not read: {exc}")
         return

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from freeact_tui import paths
+from freeact_tui import paths, projectfiles
 from freeact_tui.config import ConfigError, project_layers
 from freeact_tui.env_policy import refusal
 from freeact_tui.freeact_project import FreeactConfigError, read_freeact_permissions
@@ -75,11 +75,24 @@ def _names(listing: list[str]) -> str:
     return ", ".join(listing[:_NAMED]) + (f" and {more} more" if more > 0 else "")
 
 
+def _not_a_file(path: Path) -> str | None:
+    """What stands at ``path`` when it is not a regular file a project file could be read from."""
+    try:
+        what = projectfiles.kind(path.stat().st_mode)
+    except OSError:
+        return "unreadable"
+    if what is None and path.stat().st_size > projectfiles.MAX_PROJECT_FILE:
+        return f"{path.stat().st_size:,} bytes, more than a project file may hold"
+    return None if what is None else f"{what}, not a regular file"
+
+
 def _describe(label: str, path: Path, outside: tuple[str, ...] = (), listing: list[str] | None = None) -> str:
     if outside:
         links = "; ".join(outside)
         return f"{_describe(label, path, (), listing)} — LINKS OUT OF THE FOLDER: {links}"
     listing = listing or []
+    if not label.endswith("/") and (what := _not_a_file(path)) is not None:
+        return f"{label} — {what}: never read"
     if label.endswith("/"):
         if path.name == "skills":
             count = len(list(path.glob("*/SKILL.md")))
@@ -96,9 +109,7 @@ def _describe(label: str, path: Path, outside: tuple[str, ...] = (), listing: li
         return f"{label} — instructions added to the model's system prompt"
     if path.name == ".env":
         try:
-            from dotenv import dotenv_values
-
-            names = ", ".join(sorted(dotenv_values(path))) or "nothing"
+            names = ", ".join(sorted(projectfiles.read_env(path))) or "nothing"
         except (OSError, UnicodeDecodeError):
             names = "unreadable"
         return f"{label} — environment variables: {names}"
@@ -114,9 +125,7 @@ def _refused_env(state: TrustState) -> list[str]:
         if file.path.name != ".env":
             continue
         try:
-            from dotenv import dotenv_values
-
-            names = sorted(dotenv_values(file.path))
+            names = sorted(projectfiles.read_env(file.path))
         except (OSError, UnicodeDecodeError):
             continue
         lines += [

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Literal
 
 from freeact_tui.cellrules import cell_matches
-from freeact_tui.gitreads import SECRET_NAMES
-from freeact_tui.gitrun import repo_program_keys
+from freeact_tui.gitreads import BEYOND_TRACKED_NOTE, SECRET_NAMES, is_secret_name, unbounded_read
+from freeact_tui.gitrun import repo_paths_matching, repo_program_keys
 from freeact_tui.pathglobs import (
     code_strings,
     expand_path,
@@ -199,6 +199,26 @@ class CallFacts:
         return where
 
     @cached_property
+    def unbounded_git(self) -> list[str]:
+        """git reads of this command that may print a secret no word names: reads of any file git holds
+        (``gitreads.unbounded_read``) in a repository whose store holds a secret-named path
+        (``gitrun.repo_paths_matching``), and reads of files git does not track."""
+        reads = [words for words in self.unwrapped.commands if words and words[0] == "git"]
+        if not isinstance(self.call, ShellAction) or not reads:
+            return []
+        where = self._runs_in()
+
+        def is_file(word: str) -> bool:
+            return where is not None and (where / word).is_file()
+
+        found = [u for words in reads if (u := unbounded_read(words, is_file)) is not None]
+        if not found or any(BEYOND_TRACKED_NOTE in u for u in found) or where is None:
+            return found
+        # It may print any file git holds: a secret only if the repository holds a secret-named path.
+        secrets = repo_paths_matching(where, is_secret_name)
+        return found if secrets is None or secrets else []
+
+    @cached_property
     def searched_secrets(self) -> list[str]:
         """Secret-named files a recursive search of this command reads unnamed (``searchreach``)."""
         searches = [words for words in self.unwrapped.commands if words and words[0] == "rg"]
@@ -281,6 +301,8 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
         return False
     if facts.unsafe and not _names_flag(entry.pattern, facts.unsafe):
         return False
+    if entry.scope in ("default", "project") and facts.unbounded_git:
+        return False  # a git read that may print any file, secrets included, with no pathspec naming it
     if entry.scope == "default" and facts.searched_secrets:
         return False  # a search that reads a secret no path word names: asked
     if entry.scope == "default" and facts.outside:

@@ -179,6 +179,46 @@ def _collect(words: list[str], found: Unwrapped, depth: int) -> None:
         _git(rest, found, depth)
     elif program == "find":
         _find_commands(words, found, depth)
+    if (inline := inline_code(program, rest)) is not None:
+        found.opaque.append(inline)
+
+
+# Programs that run code given as an argument: the options that carry it, and its language. Shell code
+# (``sh -c``, ``eval``, ``trap``, ``find -exec``) and awk are read above; code in these languages is not
+# read here, so a command carrying it is "cannot tell" (asked, whatever an allow rule says).
+_INLINE_CODE: dict[str, tuple[tuple[str, ...], str]] = {
+    "python": (("-c",), "Python"), "pypy": (("-c",), "Python"), "ipython": (("-c",), "Python"),
+    "perl": (("-e", "-E"), "Perl"), "ruby": (("-e",), "Ruby"), "irb": (("-e",), "Ruby"),
+    "node": (("-e", "--eval", "-p", "--print"), "JavaScript"), "nodejs": (("-e", "--eval", "-p", "--print"), "JavaScript"),
+    "bun": (("-e", "--eval", "-p", "--print"), "JavaScript"), "deno": (("eval",), "JavaScript"),
+    "php": (("-r", "-B", "-R", "-E"), "PHP"), "lua": (("-e",), "Lua"), "luajit": (("-e",), "Lua"),
+    "Rscript": (("-e", "--expr"), "R"), "R": (("-e",), "R"), "julia": (("-e", "-E", "--eval", "--print"), "Julia"),
+    "elixir": (("-e", "--eval"), "Elixir"), "erl": (("-eval",), "Erlang"), "osascript": (("-e",), "AppleScript"),
+    "pwsh": (("-c", "-command", "-encodedcommand", "-ec"), "PowerShell"),
+    "powershell": (("-c", "-command", "-encodedcommand", "-ec"), "PowerShell"),
+    "tclsh": (("-c",), "Tcl"), "guile": (("-c", "-e"), "Scheme"), "racket": (("-e", "--eval"), "Racket"),
+    "sbcl": (("--eval",), "Lisp"), "gdb": (("-ex", "--eval-command"), "gdb"), "vim": (("-c", "--cmd"), "Vim"),
+    "nvim": (("-c", "--cmd"), "Vim"), "emacs": (("--eval",), "Emacs Lisp"), "jshell": (("-R",), "Java"),
+}  # fmt: skip
+_VERSION_SUFFIX = re.compile(r"[\d.]+$")
+
+
+def inline_code(program: str, args: list[str]) -> str | None:
+    """Why ``program`` runs code given in ``args`` that is not read here (``_INLINE_CODE``), if it does."""
+    family = _VERSION_SUFFIX.sub("", program) or program
+    if family not in _INLINE_CODE:
+        return None
+    options, language = _INLINE_CODE[family]
+    letters = {o[1] for o in options if len(o) == 2 and o[0] == "-"}
+    for word in args:
+        lowered = word.split("=", 1)[0].lower() if family in ("pwsh", "powershell") else word.split("=", 1)[0]
+        if lowered in options or (
+            word.startswith("-") and not word.startswith("--") and bool(set(word[1:]) & letters)
+        ):  # in a cluster too: ``perl -ne``, ``python -Ic`` (an option's attached value counts: asked)
+            return f"{program} {word[:12]} runs {language} code given as an argument (not read here)"
+        if word == "--" or (not word.startswith("-") and family != "deno"):
+            break  # the script file or its arguments: the interpreter's own options end here
+    return None
 
 
 def _skip_syntax(words: list[str]) -> list[str]:
@@ -418,5 +458,6 @@ __all__ = [
     "program_name",
     "run_commands",
     "unwrap",
+    "inline_code",
     "unsafe_use",
 ]

@@ -24,7 +24,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from freeact_tui import paths
+from freeact_tui import paths, projectfiles
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def find_skills_in(directories: Sequence[Path]) -> list[Skill]:
             continue
         for skill_file in sorted(directory.glob(f"*/{SKILL_FILE}")):
             try:
-                meta = front_matter(skill_file.read_text(encoding="utf-8", errors="replace"))
+                meta = front_matter(projectfiles.read_text(skill_file, errors="replace"))
             except OSError:
                 continue
             name = meta.get("name") or skill_file.parent.name

@@ -16,13 +16,15 @@ import json
 import os
 import secrets
 import stat
+import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from freeact_tui import paths
+from freeact_tui import paths, projectfiles
+from freeact_tui.ownwrites import OwnLedger, OwnMark, file_mark
 
 TRUST_FILE_NAME = "trusted-folders.json"
 AGENTS_FILE = "AGENTS.md"
@@ -107,7 +109,11 @@ def _file_entry(path: Path, folder: Path, keep_text: bool = True) -> ProjectFile
     and, when it is a link out of the folder, where it leads (the dialog names it)."""
     try:
         info = path.stat()
-        data = path.read_bytes() if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_DIGEST_BYTES else None
+        data = (
+            projectfiles.read_bytes(path, limit=_MAX_DIGEST_BYTES)
+            if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_DIGEST_BYTES
+            else None
+        )
     except OSError:
         return None
     outside: tuple[str, ...] = ()
@@ -182,7 +188,7 @@ def _dir_entry(
     skip: Collection[Path] = (),
     *,
     empty: bool = False,
-    own: Mapping[str, str] | None = None,
+    own: OwnLedger | None = None,
     contents: bool = True,
 ) -> ProjectFile | None:
     """A directory as one entry: a digest over every file's name and content, and its listing.
@@ -190,7 +196,7 @@ def _dir_entry(
     Contents are hashed up to ``_MAX_DIGEST_BYTES`` in all; past it a file counts by its name, size and
     modification time, so there is no file an edit could hide in (a huge tree costs time, never a blind
     spot). ``empty``: the entry exists even without files (a bare ``.freeact/`` is a project's).
-    ``own``: files the app wrote itself (``note_own_writes``), left out while their content is the same.
+    ``own``: files the app wrote itself (``note_own_writes``), left out while they hold only its bytes.
     ``contents=False``: every file by name, size and modification time only (a store of data that may be
     large, read at every start: a checkout or a pull that changes a file gives it a new time).
     """
@@ -199,7 +205,7 @@ def _dir_entry(
     listing: list[str] = []
     files, outside = _walk(directory, folder, skip)
     for rel, file in files:
-        if own and _is_own(file, own):
+        if own is not None and own.is_own(file):
             continue
         listing.append(rel)
         digest.update(rel.encode("utf-8", errors="replace") + b"\0")
@@ -207,9 +213,10 @@ def _dir_entry(
             info = file.stat()
             if contents and file.is_file() and total + info.st_size <= _MAX_DIGEST_BYTES:
                 total += info.st_size
-                digest.update(hashlib.sha256(file.read_bytes()).digest())
+                digest.update(hashlib.sha256(projectfiles.read_bytes(file, limit=info.st_size)).digest())
             else:
-                digest.update(f"{info.st_size}:{info.st_mtime_ns}".encode())
+                # The change time too: no user can set it back (a modification time can be).
+                digest.update(f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}".encode())
         except OSError:
             digest.update(b"?")
     for link in outside:
@@ -223,54 +230,51 @@ def _dir_entry(
     return ProjectFile(directory, _label(directory, folder) + "/", digest.hexdigest(), text, tuple(outside))
 
 
+def _stands(path: Path) -> bool:
+    """Anything but an empty directory stands at ``path`` (the sandbox's placeholder is one: it holds nothing)."""
+    if not os.path.lexists(path):
+        return False
+    try:
+        return path.is_symlink() or not path.is_dir() or any(path.iterdir())
+    except OSError:
+        return True
+
+
 def project_env_file(folder: Path) -> Path | None:
-    """The ``.env`` the app would load for ``folder`` when it is a project's: the nearest at or above it,
+    """The ``.env`` the app would load for ``folder`` when it is a project's: the nearest at or above it
+    (of any kind: ``projectfiles`` reads only a regular file),
     stopping below the home directory (a ``~/.env`` is the user's own, not a project's)."""
     home = Path.home().absolute()
     for directory in (folder, *folder.parents):
         if directory == home and directory != folder:
             return None
         candidate = directory / ENV_FILE
-        if candidate.is_file():
+        if _stands(candidate):  # whatever stands there: a FIFO or a device is named, never read
             return candidate
     return None
 
 
-OWN_SESSION = "session"
-"""The mark ``note_own_writes`` keeps for a session directory the app made (its files keep changing)."""
 _SESSIONS_INDEX = ".index.json"  # the store's cache of what its sessions hold (store.index), the app's
 _SESSION_META = "meta.json"  # a session's cached title, times and counts (store.index.META_FILE)
 
 
-def _is_own(path: Path, own: Mapping[str, str]) -> bool:
-    """Whether the app wrote ``path`` itself and it is as the app left it."""
-    mark = own.get(os.path.abspath(path))
-    if mark is None:
-        return False
-    if mark == OWN_SESSION:
-        return True
-    try:
-        return not path.is_symlink() and hashlib.sha256(path.read_bytes()).hexdigest() == mark
-    except OSError:
-        return False
-
-
-def _sessions_entry(sessions: Path, folder: Path, own: Mapping[str, str]) -> ProjectFile | None:
-    """A project's session store: every session in it but those the app made itself (``OWN_SESSION``),
-    which it keeps appending to; a session planted by a clone or a pull is asked about."""
+def _sessions_entry(sessions: Path, folder: Path, own: OwnLedger) -> ProjectFile | None:
+    """A project's session store: every file in it but those holding only the app's own bytes (``own``:
+    the app marks each file it writes or appends to); a session planted by a clone or a pull, a line
+    added to one the app wrote, or an edit of its earlier lines is asked about."""
     if not (sessions.is_dir() or sessions.is_symlink()):
         return None
     try:
         children = list(sessions.iterdir())
     except OSError:
         children = []
-    skip = {c for c in children if _is_own(c, own) or (c.name == _SESSIONS_INDEX and not c.is_symlink())}
+    skip = {c for c in children if c.name == _SESSIONS_INDEX and not c.is_symlink()}
     # A session's metadata is the store's cache of its history (rewritten when listed); the history counts.
     skip |= {c / _SESSION_META for c in children if c not in skip}
     return _dir_entry(sessions, folder, skip, own=own, contents=False)
 
 
-def _tree_entries(root: Path, folder: Path, own: Mapping[str, str]) -> list[ProjectFile]:
+def _tree_entries(root: Path, folder: Path, own: OwnLedger) -> list[ProjectFile]:
     """``root``'s ``.freeact/`` and ``.agents/``, whole: skills and generated code each as an entry of
     their own (the dialog describes them), then everything else in them, so that nothing in either is
     outside the digest (a bare ``.freeact/`` counts too); sessions as ``_sessions_entry`` says. What the
@@ -319,12 +323,14 @@ def project_files(folder: Path) -> list[ProjectFile]:
         if project != folder:
             roots.append(project)
     candidates.append(folder / AGENTS_FILE)
-    for candidate in candidates:
-        if candidate.is_file() and (entry := _file_entry(candidate, folder)) is not None:
+    for candidate in candidates:  # whatever stands there is named (a FIFO or a device too: never read)
+        if _stands(candidate) and (entry := _file_entry(candidate, folder)) is not None:
             found.append(entry)
-    own = _read_own()
+    own = OwnLedger(_read_own(), time.time_ns())
     for root in roots:
         found += _tree_entries(root, folder, own)
+    if own.settles:
+        _store_marks(own.settles)
     env = project_env_file(folder)
     if env is not None and (entry := _file_entry(env, folder, keep_text=False)) is not None:
         found.append(entry)
@@ -344,9 +350,9 @@ def _read_store() -> dict[str, Any]:
     return folders if isinstance(folders, dict) else {}
 
 
-def _read_own() -> dict[str, str]:
+def _read_own() -> dict[str, OwnMark]:
     own = _read_raw().get("own")
-    return {k: v for k, v in own.items() if isinstance(v, str)} if isinstance(own, dict) else {}
+    return {k: m for k, v in own.items() if (m := OwnMark.from_json(v))} if isinstance(own, dict) else {}
 
 
 def _write_raw(update: Callable[[dict[str, Any]], None]) -> None:
@@ -371,28 +377,34 @@ def _write_raw(update: Callable[[dict[str, Any]], None]) -> None:
         raise TrustStoreError(f"Cannot record the trusted folder in {path}: {exc.strerror or exc}") from exc
 
 
-def note_own_writes(written: Iterable[Path], *, session: bool = False) -> None:
-    """Remember files the app itself wrote into a project (generated APIs) by their content, or
-    (``session``) session directories it made, so that they never count as a change of the project.
+def note_own_writes(written: Iterable[Path]) -> None:
+    """Remember files the app itself has just written whole into a project (generated APIs) by their
+    content, so that they never count as a change of the project while they hold only those bytes."""
+    store_own_marks({path: mark for path in written if (mark := file_mark(path)) is not None})
 
-    A file changed since (by anyone else) counts again. A failure to write the record only means the
-    next start asks again.
+
+def own_mark(path: Path) -> OwnMark | None:
+    """The mark recorded for a file the app wrote (``None``: none, or not readable)."""
+    return _read_own().get(os.path.abspath(path))
+
+
+def store_own_marks(marks: Mapping[Path, OwnMark]) -> None:
+    """Record ``marks`` of files the app wrote (see ``ownwrites``); files gone since are forgotten.
+
+    A failure to write the record only means the next start asks again.
     """
-    marks: dict[str, str] = {}
-    for path in written:
-        try:
-            marks[os.path.abspath(path)] = (
-                OWN_SESSION if session else hashlib.sha256(path.read_bytes()).hexdigest()
-            )
-        except OSError:
-            continue
+    _store_marks({os.path.abspath(path): mark for path, mark in marks.items()})
+
+
+def _store_marks(marks: Mapping[str, OwnMark]) -> None:
     if not marks:
         return
 
     def update(raw: dict[str, Any]) -> None:
         kept = raw.get("own")
         own: dict[str, Any] = kept if isinstance(kept, dict) else {}
-        raw["own"] = {k: v for k, v in {**own, **marks}.items() if os.path.lexists(k)}
+        new = {k: v.to_json() for k, v in marks.items()}
+        raw["own"] = {k: v for k, v in {**own, **new}.items() if os.path.lexists(k)}
 
     try:
         _write_raw(update)
@@ -477,6 +489,8 @@ __all__ = [
     "TrustStoreError",
     "check",
     "note_own_writes",
+    "own_mark",
+    "store_own_marks",
     "project_env_file",
     "project_files",
     "trust",

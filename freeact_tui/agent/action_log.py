@@ -17,7 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from freeact_tui.ownwrites import AppendHash, resume_hash
 from freeact_tui.toolcalls import CodeAction, JsonToolCall, ProgrammaticToolCall, ToolCall
+from freeact_tui.trust import own_mark, store_own_marks
 
 ACTION_LOG = "checkpoints.log"
 
@@ -66,8 +68,12 @@ class ActionLog:
     Without a session (persistence off) the log lives in memory only.
     """
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, own: bool = False) -> None:
+        """``own``: the log is in a project's session store, where every byte the app appends is marked as
+        its own (``ownwrites``): an edit by anyone else asks for trust again."""
         self.path = path
+        self._own = own
+        self._hash: AppendHash | None = None
         self.entries: list[dict[str, Any]] = []
         if path is not None and path.is_file():
             for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -88,7 +94,16 @@ class ActionLog:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            os.write(fd, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
+            if self._own:
+                self._hash = resume_hash(self._hash, self.path, os.fstat(fd).st_size, own_mark)
+            line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+            if self._hash is not None:
+                self._hash.update(line)
+                if (mark := self._hash.mark(os.fstat(fd))) is not None:
+                    store_own_marks({self.path: mark})
         finally:
             os.close(fd)
 

@@ -86,7 +86,8 @@ class Checkpointing:
                 max_files=settings.checkpoint_max_files,
             ),
         )
-        return cls(checkpoints, ActionLog(session.dir / ACTION_LOG if session is not None else None), history)
+        log = ActionLog(session.dir / ACTION_LOG, own=session.in_project) if session is not None else ActionLog(None)
+        return cls(checkpoints, log, history)
 
     @property
     def enabled(self) -> bool:

@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TypedDict, Unpack
 
+from freeact_tui import projectfiles
 from freeact_tui import skills as _skills
 from freeact_tui.skills import available_skills, skills_section
 
@@ -120,7 +121,7 @@ def _project_instructions(working_dir: Path) -> str | None:
     try:
         if not path.is_file():
             return None
-        content = path.read_text(encoding="utf-8", errors="replace").strip()
+        content = projectfiles.read_text(path, errors="replace").strip()
     except OSError as e:
         # An unreadable file must not keep the agent from starting; the log says why it is missing.
         log.warning("cannot read %s: %s", path, e)

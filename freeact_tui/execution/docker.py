@@ -36,6 +36,7 @@ from freeact_tui.execution.kernel_gateway import KernelGatewayProcess
 from freeact_tui.execution.orphans import OWNER_LOCK_WATCH, OwnerLock, owner_dead, owner_label
 from freeact_tui.execution.sandbox import host_pid
 from freeact_tui.execution.sandbox_bridge import PortBridges
+from freeact_tui.execution.sandbox_protect import ProtectedNames
 
 _BUILD_HINT = "build it with `python -m freeact_tui.execution.docker build-image`"
 _INSTALL_HINT = (
@@ -230,6 +231,7 @@ class DockerGatewayProcess(KernelGatewayProcess):
         self._ports: PortBridges | None = None
         self._owner_lock: OwnerLock | None = None
         self._root_pid: int | None = None
+        self._protected: ProtectedNames | None = None
 
     @property
     def alive(self) -> bool:
@@ -258,7 +260,15 @@ class DockerGatewayProcess(KernelGatewayProcess):
         # Held while the container runs; the container ends when it can take it (we are gone).
         self._owner_lock = OwnerLock(self._ports.socket_dir / "owner.lock")
         self.port = await self._ports.open(self.host, self.port, self.tool_port, "container")
-        await super().start()
+        if self._protected is not None:
+            self._protected.cleanup()
+        self._protected = ProtectedNames(self.working_dir)  # the sandbox's table of read-only names
+        try:
+            await super().start()
+        except BaseException:
+            self._protected.cleanup()
+            self._protected = None
+            raise
 
     def process_env(self) -> dict[str, str]:
         # The docker CLI needs the user's own environment; the kernel's variables travel as `-e NAME`.
@@ -266,7 +276,7 @@ class DockerGatewayProcess(KernelGatewayProcess):
 
     def command(self) -> list[str]:
         """``docker run … python init bridge gateway-command``."""
-        assert self._docker is not None and self._ports is not None
+        assert self._docker is not None and self._ports is not None and self._protected is not None
         socket_dir = self._ports.socket_dir
         options = [
             "--rm", "--name", self.container_name, "--label", "freeact-tui=kernel",
@@ -277,6 +287,7 @@ class DockerGatewayProcess(KernelGatewayProcess):
             "--volume", f"{self.working_dir}:{self.working_dir}:rw",
             "--volume", f"{socket_dir}:{socket_dir}:rw",
         ]  # fmt: skip
+        options += self._protected.docker_options()  # after the folder's own bind: they cover names in it
         for path in self.read_only:
             options += ["--volume", f"{path}:{path}:ro"]
         if self.memory:
@@ -322,6 +333,9 @@ class DockerGatewayProcess(KernelGatewayProcess):
             ports, self._ports = self._ports, None
             if ports is not None:
                 await ports.close()
+            protected, self._protected = self._protected, None
+            if protected is not None:
+                protected.cleanup()
 
 
 class DockerKernelConnection(KernelConnection):

@@ -1,4 +1,4 @@
-"""What of the working directory the sandbox keeps read-only: the project's names, existing or not,
+"""What of the working directory every isolation backend (the sandbox, Docker) keeps read-only: the project's names, existing or not,
 and the app's own code when it lives there.
 
 bubblewrap binds the working directory writable; a name inside it stays read-only only if something
@@ -45,23 +45,31 @@ class ProtectedNames:
         """The names that did not exist: bubblewrap made their mount points in the folder."""
         self._made: set[Path] = set()
 
-    def options(self) -> list[str]:
-        """bubblewrap's options, after the working directory's own ``--bind``."""
-        options: list[str] = []
+    def binds(self) -> list[tuple[Path, Path]]:
+        """Every read-only bind as ``(source, target)``: the one table each isolation backend applies
+        (bubblewrap's ``--ro-bind``, Docker's ``--volume SRC:DST:ro``)."""
+        binds: list[tuple[Path, Path]] = []
         for name in PROTECTED_NAMES:
             path = self.working_dir / name
             if path.is_symlink():
                 continue  # a mount would land on its target; the trust digest sees a changed link
             if path.exists() and path not in self._made:
-                options += ["--ro-bind", str(path), str(path)]
+                binds.append((path, path))
             else:
                 form = "file" if name in _FILE_PLACEHOLDERS else "dir"
-                options += ["--ro-bind", str(self._source / form), str(path)]
+                binds.append((self._source / form, path))
                 self._made.add(path)
-        for path in app_code_paths(self.working_dir):
-            options += ["--ro-bind", str(path), str(path)]
+        binds += [(path, path) for path in app_code_paths(self.working_dir)]
         self.placeholders = sorted(self._made)
-        return options
+        return binds
+
+    def options(self) -> list[str]:
+        """bubblewrap's options, after the working directory's own ``--bind``."""
+        return [word for source, target in self.binds() for word in ("--ro-bind", str(source), str(target))]
+
+    def docker_options(self) -> list[str]:
+        """Docker's options, after the working directory's own ``--volume``."""
+        return [word for source, target in self.binds() for word in ("--volume", f"{source}:{target}:ro")]
 
     def cleanup(self) -> None:
         """Remove the mount points bubblewrap made that are still empty, then the placeholders."""

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai.models import Model
 
+from freeact_tui import projectfiles
 from freeact_tui.config import Config
 from freeact_tui.freeact.presets import (
     BASIC_SEARCH_MCP_SERVER_CONFIG,
@@ -126,7 +127,7 @@ def load_skills_metadata(*, skills_dir: Path, project_skills_dir: Path) -> list[
             continue
         for skill_file in sorted(directory.glob("*/SKILL.md")):
             try:
-                meta = front_matter(skill_file.read_text(encoding="utf-8", errors="replace"))
+                meta = front_matter(projectfiles.read_text(skill_file, errors="replace"))
             except OSError:
                 continue
             if meta.get("name") and "description" in meta:
@@ -221,8 +222,8 @@ def load(working_dir: Path | None = None) -> FreeactConfig:
     if not ws.config_file.exists():
         return FreeactConfig()
     try:
-        data = tomllib.loads(ws.config_file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = tomllib.loads(projectfiles.read_text(ws.config_file))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise ValueError(f"{ws.config_file}: {exc}") from None
     except RecursionError:
         raise ValueError(f"{ws.config_file}: nests tables or arrays too deeply") from None

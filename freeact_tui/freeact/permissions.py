@@ -13,6 +13,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from freeact_tui import projectfiles
 from freeact_tui.freeact.toolcalls import (
     CodeAction,
     FileEdit,
@@ -140,8 +141,8 @@ class PermissionManager:
         if not self._file.exists():
             return
         try:
-            data = tomllib.loads(self._file.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            data = tomllib.loads(projectfiles.read_text(self._file))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             raise ValueError(f"{self._file}: not valid TOML ({exc})") from None
         except RecursionError:
             raise ValueError(f"{self._file}: nests tables or arrays too deeply") from None

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from freeact_tui.ownwrites import AppendHash, resume_hash
 from freeact_tui.paths import FREEACT_DIR_NAME
 from freeact_tui.store import lock as session_lock
 from freeact_tui.store import rewind_file
@@ -40,7 +41,7 @@ from freeact_tui.store.index import (
     write_meta,
 )
 from freeact_tui.store.rewind_file import REWOUND_DIR, RewindMark, marker_keep, rewind_marker
-from freeact_tui.trust import note_own_writes
+from freeact_tui.trust import note_own_writes, own_mark, store_own_marks
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -86,7 +87,12 @@ class Session:
         self._damage: dict[str, SessionDamaged] = {}
         self._locked = False  # this object took the session's lock (and releases it)
         self._lock_checked = False
-        self._owned = False  # this object recorded the session as the app's own (``_ensure_dir``)
+        # In a project's store (``.freeact/sessions``) every file the app writes is marked as its own by
+        # content (``ownwrites``): the running hash of each history it appends to.
+        self.in_project = (
+            self.dir.parent.name == "sessions" and self.dir.parent.parent.name == FREEACT_DIR_NAME
+        )
+        self._own: dict[Path, AppendHash] = {}
 
     def history_path(self, agent_id: str = "main") -> Path:
         """The JSONL file of one agent (``main`` or a subagent id)."""
@@ -106,6 +112,8 @@ class Session:
             return
         self._locked = session_lock.acquire(self.dir)
         self._lock_checked = True
+        if self._locked and self.in_project:
+            note_own_writes([self.dir / session_lock.LOCK_FILE])
 
     def unlock(self) -> None:
         """Release the writer lock if this object took it."""
@@ -139,9 +147,13 @@ class Session:
         self.lock()  # a new session is locked when its directory appears
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
+            own = self._own_hash(path, os.fstat(fd).st_size, verify=agent_id not in self._checked_tails)
             if agent_id not in self._checked_tails:
+                before = os.fstat(fd).st_size
                 self._repair_tail(fd)
                 self._checked_tails.add(agent_id)
+                if own is not None and os.fstat(fd).st_size != before:
+                    own.rehash()
             meta = self._current_meta()
             if agent_id == "main" and meta.damaged:
                 reason = meta.damaged.split(": ", 1)[-1]
@@ -151,6 +163,8 @@ class Session:
                 payload = to_jsonable_python(message, bytes_mode="base64")
                 line = encode_envelope(payload, utc_now_ts())
                 _write_all(fd, line)
+                if own is not None:
+                    own.update(line)
                 if self._fsync:
                     _sync(fd)
                 now = datetime.now(UTC)
@@ -167,6 +181,7 @@ class Session:
                 st = os.fstat(fd)
                 meta.mark_indexed(st.st_size, line, meta.indexed_lines + len(messages))
                 meta.main_size, meta.main_mtime_ns = st.st_size, st.st_mtime_ns
+            self._note_own(own, os.fstat(fd))
         finally:
             os.close(fd)
         if created and self._fsync:
@@ -195,6 +210,7 @@ class Session:
         self._ensure_dir()
         self.lock()
         rewind_file.remove_leftovers(self.dir, path.stem)
+        own = self._own_hash(path, 0, verify=True)
         data = path.read_bytes() if path.exists() else b""
         kept, dropped = rewind_file.plan_cut(data, keep, path)
         archive = rewind_file.archive_path(self.dir, path.stem)
@@ -211,6 +227,10 @@ class Session:
         rewind_file.write_durably(archive, data)
         new = kept + line
         rewind_file.write_durably(path, new, strict_dir_sync=False)  # renamed: the rewind is done
+        if own is not None and not own.foreign:  # the archive and the cut hold only the app's bytes
+            note_own_writes([archive])
+            own.rehash()
+            self._note_own(own, path.stat())
         self._checked_tails.add(agent_id)
         if agent_id == "main":
             meta = self._current_meta()
@@ -277,11 +297,15 @@ class Session:
         pos, number = cut
         if pos == len(data):
             return
+        own = self._own_hash(path, 0, verify=True)
         with path.open("r+b") as fh:
             fh.truncate(pos)
             fh.flush()
             os.fsync(fh.fileno())
             st = os.fstat(fh.fileno())
+        if own is not None:
+            own.rehash()
+            self._note_own(own, st)
         self._damage.pop(agent_id, None)
         self._checked_tails.add(agent_id)
         if agent_id == "main":
@@ -352,6 +376,8 @@ class Session:
                 _write_all(fd, data)
             finally:
                 os.close(fd)
+            if self.in_project:
+                note_own_writes([path])
             return path
 
     def info(self) -> SessionInfo:
@@ -381,16 +407,21 @@ class Session:
         if created:
             self.dir.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             self.dir.mkdir(mode=0o700, exist_ok=True)
-        if (
-            not self._owned
-            and self.dir.parent.name == "sessions"
-            and self.dir.parent.parent.name == FREEACT_DIR_NAME
-        ):
-            # A project's store (``.freeact/sessions``): a session the app writes is its own, never a
-            # change of what the user trusted (``trust.note_own_writes``).
-            self._owned = True
-            note_own_writes([self.dir], session=True)
         return created
+
+    def _own_hash(self, path: Path, size: int, *, verify: bool = False) -> AppendHash | None:
+        """The running hash of a history in a project's store (``None`` elsewhere), started afresh from the
+        recorded mark (which hashes the file once) when the file is not as this object last left it
+        (``size`` is its size now) or before a rewrite (``verify``: the app rewrites only its own bytes)."""
+        if not self.in_project:
+            return None
+        own = self._own[path] = resume_hash(self._own.get(path), path, size, own_mark, verify=verify)
+        return own
+
+    def _note_own(self, own: AppendHash | None, info: os.stat_result) -> None:
+        """Record a history the app just wrote as its own, when it holds only the app's bytes."""
+        if own is not None and (mark := own.mark(info)) is not None:
+            store_own_marks({own.path: mark})
 
     def _fsync_dir(self) -> None:
         fd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY)

@@ -1,0 +1,116 @@
+"""The one reader of a project's files: regular files only, of a bounded size.
+
+A folder is untrusted input: a FIFO, a socket, a device (``AGENTS.md -> /dev/zero``), a directory or a
+2 GB sparse file may stand where a project file is expected. Every reader of project files (the trust
+digest and listing, config sources, skills, ``AGENTS.md``, permissions, ``.env``, freeact's project
+files) goes through ``read_bytes``/``read_text``: the file is opened without blocking (a FIFO with no
+writer would hang a plain ``open``), checked to be a regular file on the open descriptor (no race with a
+swap), and read no further than a bound. Anything else raises ``ProjectFileError`` with one line that
+names the file and what it is; callers treat it as any unreadable file (``OSError``).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+MAX_PROJECT_FILE = 4 * 1024 * 1024
+"""Bytes a project file (config, rules, instructions, skill, .env) may hold; more is refused, never read."""
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+class ProjectFileError(OSError):
+    """A project file that is not read: not a regular file, or too big. ``str(error)`` is one line."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(errno.EINVAL, reason, str(path))
+        self.path = path
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}; not read"
+
+
+def kind(mode: int) -> str | None:
+    """What a file of this mode is, when it is not a regular file (``None`` for a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_bytes(path: Path, *, limit: int = MAX_PROJECT_FILE) -> bytes:
+    """The content of the regular file at ``path`` (symlinks followed), at most ``limit`` bytes.
+
+    Raises:
+        ProjectFileError: it is not a regular file, or holds more than ``limit`` bytes.
+        OSError: it cannot be opened or read (missing, no permission, a socket).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket, or a FIFO's other end: never a regular file
+            raise ProjectFileError(path, "a socket or FIFO, not a regular file") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        what = kind(info.st_mode)
+        if what is not None:
+            raise ProjectFileError(path, f"{what}, not a regular file")
+        if info.st_size > limit:
+            raise ProjectFileError(path, f"{info.st_size:,} bytes, more than the {limit:,} a project file may hold")
+        chunks: list[bytes] = []
+        total = 0
+        while total <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > limit:  # it grew as it was read
+            raise ProjectFileError(path, f"more than the {limit:,} bytes a project file may hold")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path, *, limit: int = MAX_PROJECT_FILE, errors: str = "strict") -> str:
+    """``read_bytes`` decoded as UTF-8 (``errors`` as for ``bytes.decode``).
+
+    Raises:
+        ProjectFileError, OSError: as ``read_bytes``.
+        UnicodeDecodeError: the bytes are not UTF-8 (``errors="strict"``).
+    """
+    return read_bytes(path, limit=limit).decode("utf-8", errors=errors)
+
+
+def read_env(path: Path) -> dict[str, str | None]:
+    """The variables a ``.env`` file sets (python-dotenv's reading of it), read as ``read_text`` reads.
+
+    Raises:
+        ProjectFileError, OSError, UnicodeDecodeError: as ``read_text``.
+    """
+    import io
+
+    from dotenv import dotenv_values
+
+    return dict(dotenv_values(stream=io.StringIO(read_text(path))))
+
+
+def is_regular(path: Path) -> bool:
+    """Whether ``path`` (symlinks followed) is a regular file, found without opening it."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+__all__ = ["MAX_PROJECT_FILE", "ProjectFileError", "is_regular", "kind", "read_bytes", "read_env", "read_text"]
