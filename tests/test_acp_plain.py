@@ -4,12 +4,13 @@ must get back."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.fake_openai import FakeOpenAI, Reply
+from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
 from tests.test_acp_faults import read, request, send, start
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180)]
@@ -64,3 +65,82 @@ def test_an_older_client_sets_the_model_with_set_model(tmp_path: Path) -> None:
             proc.stdin.close()
             proc.wait(timeout=60)
         assert [r.body.get("model") for r in server.requests if r.method == "POST"] == ["other-model"]
+
+
+def _updates(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m["params"]["update"] for m in messages if m.get("method") == "session/update"]
+
+
+def _answer_asking(
+    proc: Any, id_: int, asked: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """As ``answer_to``, rejecting (and noting in ``asked``) every permission request on the way."""
+    seen: list[dict[str, Any]] = []
+    while True:
+        message = read(proc.stdout)
+        if message.get("method") == "session/request_permission":
+            asked.append(message)
+            send(
+                proc, {"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": {"outcome": "cancelled"}}}
+            )
+        elif message.get("id") == id_ and "method" not in message:
+            return message, seen
+        else:
+            seen.append(message)
+
+
+def _stop(proc: Any) -> None:
+    assert proc.stdin is not None
+    proc.stdin.close()
+    proc.wait(timeout=60)
+
+
+def test_the_mode_a_client_sets_survives_another_process_a_model_change_and_a_fork(tmp_path: Path) -> None:
+    """acpx runs each command in a process of its own (``set-mode plan``, then ``prompt``): the mode is the
+    session's, like its model, so it holds wherever and however the session is opened again."""
+    config = tmp_path / "acp.toml"
+    config.write_text('subagent_pool_size = 0\ncheckpoints = false\naction_protocol = "tools"\n')
+    code = ToolCallReply("ipybox_execute_ipython_cell", {"code": "print(6 * 7)"}, call_id="c1")
+    with FakeOpenAI(models=["fake-model", "other-model"]) as server:
+        server.script(Reply(tool_calls=[code]), Reply("Not run."))
+        args = ["--base-url", server.url, "--model", "fake-model", "--config", str(config)]
+        first = start(*args, cwd=tmp_path)
+        try:
+            send(first, request(0, "initialize", {"protocolVersion": 1}))
+            answer_to(first, 0)
+            send(first, request(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))
+            new = answer_to(first, 1)[0]["result"]
+            sid = new["sessionId"]
+            assert "plan" in [m["id"] for m in new["modes"]["availableModes"]]
+            send(first, request(2, "session/set_mode", {"sessionId": sid, "modeId": "plan"}))
+            answer, before = answer_to(first, 2)
+            assert "error" not in answer
+            assert {"sessionUpdate": "current_mode_update", "currentModeId": "plan"} in _updates(before)
+        finally:
+            _stop(first)
+        second = start(*args, cwd=tmp_path)
+        asked: list[dict[str, Any]] = []
+        try:
+            send(second, request(0, "initialize", {"protocolVersion": 1}))
+            answer_to(second, 0)
+            opened = {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []}
+            send(second, request(1, "session/resume", opened))
+            assert answer_to(second, 1)[0]["result"]["modes"]["currentModeId"] == "plan"
+            model = {"sessionId": sid, "configId": "model", "value": "other-model"}
+            send(second, request(2, "session/set_config_option", model))  # the session's agent is made again
+            assert "error" not in answer_to(second, 2)[0]
+            send(
+                second,
+                request(3, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}),
+            )
+            answer, during = _answer_asking(second, 3, asked)
+            assert answer["result"]["stopReason"] == "end_turn"
+            calls = [u for u in _updates(during) if u.get("toolCallId") == "c1"]
+            assert calls and calls[-1]["status"] == "failed"  # plan mode: refused, nothing ran
+            assert "42" not in json.dumps(calls)
+            send(second, request(4, "session/fork", opened))
+            assert answer_to(second, 4)[0]["result"]["modes"]["currentModeId"] == "plan"
+        finally:
+            _stop(second)
+    assert asked == []
+    assert [r.body.get("model") for r in server.requests if r.method == "POST"][:1] == ["other-model"]
