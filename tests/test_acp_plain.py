@@ -5,6 +5,7 @@ must get back."""
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,47 @@ def test_the_mode_a_client_sets_survives_another_process_a_model_change_and_a_fo
             _stop(second)
     assert asked == []
     assert [r.body.get("model") for r in server.requests if r.method == "POST"][:1] == ["other-model"]
+
+
+SESSION_METHODS: dict[str, dict[str, Any]] = {
+    "session/prompt": {"prompt": [{"type": "text", "text": "hi"}]},
+    "session/close": {},
+    "session/set_mode": {"modeId": "ask"},
+    "session/set_config_option": {"configId": "model", "value": "demo"},
+    "session/set_model": {"modelId": "demo"},
+    "session/load": {"mcpServers": []},
+    "session/resume": {"mcpServers": []},
+    "session/fork": {"mcpServers": []},
+}
+"""Every client → agent method that names a session, with the rest of its parameters (``cwd`` added)."""
+
+
+def test_an_unknown_session_is_the_same_error_on_every_method(tmp_path: Path) -> None:
+    """Each method that takes a ``sessionId``, given ids no session has (never made, closed, made up of
+    anything): -32602 with the id in the message, and the connection goes on."""
+    config = tmp_path / "acp.toml"
+    config.write_text("subagent_pool_size = 0\ncheckpoints = false\n")
+    proc = start("--model", "demo", "--config", str(config), cwd=tmp_path)
+    try:
+        send(proc, request(0, "initialize", {"protocolVersion": 1}))
+        answer_to(proc, 0)
+        send(proc, request(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))
+        closed = answer_to(proc, 1)[0]["result"]["sessionId"]
+        send(proc, request(2, "session/close", {"sessionId": closed}))
+        assert "error" not in answer_to(proc, 2)[0]
+        ids = [str(uuid.uuid4()), "not-a-session", "../" + str(uuid.uuid4()), ""]
+        id_ = 10
+        for method, params in SESSION_METHODS.items():
+            open_methods = method in ("session/load", "session/resume", "session/fork")
+            for session_id in ids if open_methods else [*ids, closed]:  # a closed one is still in the store
+                id_ += 1
+                send(
+                    proc, {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}}
+                )
+                send(proc, request(id_, method, {"sessionId": session_id, "cwd": str(tmp_path), **params}))
+                answer, before = answer_to(proc, id_)
+                assert not [m for m in before if "id" in m and "method" not in m]  # the cancel got no answer
+                assert answer.get("error", {}).get("code") == -32602, (method, session_id, answer)
+                assert session_id in json.dumps(answer["error"]), (method, answer)
+    finally:
+        _stop(proc)
