@@ -72,22 +72,43 @@ def _updates(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [m["params"]["update"] for m in messages if m.get("method") == "session/update"]
 
 
-def _answer_asking(
-    proc: Any, id_: int, asked: list[dict[str, Any]]
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """As ``answer_to``, rejecting (and noting in ``asked``) every permission request on the way."""
-    seen: list[dict[str, Any]] = []
-    while True:
-        message = read(proc.stdout)
-        if message.get("method") == "session/request_permission":
-            asked.append(message)
-            send(
-                proc, {"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": {"outcome": "cancelled"}}}
-            )
-        elif message.get("id") == id_ and "method" not in message:
-            return message, seen
-        else:
-            seen.append(message)
+class Editor:
+    """The client side of a plain-lines editor: files open in ``buffers`` (path → unsaved text) answer
+    ``fs/read_text_file``, ``fs/write_text_file`` lands in the buffer (noted in ``writes``), and each
+    permission request gets the next of ``choices`` (none left: ``cancelled``), noted in ``asked``."""
+
+    def __init__(self, choices: list[str] | None = None, buffers: dict[str, str] | None = None) -> None:
+        self.choices = list(choices or [])
+        self.buffers = dict(buffers or {})
+        self.asked: list[dict[str, Any]] = []
+        self.writes: list[tuple[str, str]] = []
+
+    def result(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        params = message["params"]
+        if message["method"] == "session/request_permission":
+            self.asked.append(params)
+            if not self.choices:
+                return {"outcome": {"outcome": "cancelled"}}
+            return {"outcome": {"outcome": "selected", "optionId": self.choices.pop(0)}}
+        if message["method"] == "fs/read_text_file":
+            return {"content": self.buffers[params["path"]]}
+        if message["method"] == "fs/write_text_file":
+            self.writes.append((params["path"], params["content"]))
+            self.buffers[params["path"]] = params["content"]
+            return None
+        raise AssertionError(f"unexpected request {message}")
+
+    def answer(self, proc: Any, id_: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """As ``answer_to``, serving the agent's requests on the way."""
+        seen: list[dict[str, Any]] = []
+        while True:
+            message = read(proc.stdout)
+            if "method" in message and "id" in message:
+                send(proc, {"jsonrpc": "2.0", "id": message["id"], "result": self.result(message)})
+            elif message.get("id") == id_ and "method" not in message:
+                return message, seen
+            else:
+                seen.append(message)
 
 
 def _stop(proc: Any) -> None:
@@ -120,7 +141,7 @@ def test_the_mode_a_client_sets_survives_another_process_a_model_change_and_a_fo
         finally:
             _stop(first)
         second = start(*args, cwd=tmp_path)
-        asked: list[dict[str, Any]] = []
+        editor = Editor()
         try:
             send(second, request(0, "initialize", {"protocolVersion": 1}))
             answer_to(second, 0)
@@ -134,7 +155,7 @@ def test_the_mode_a_client_sets_survives_another_process_a_model_change_and_a_fo
                 second,
                 request(3, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}),
             )
-            answer, during = _answer_asking(second, 3, asked)
+            answer, during = editor.answer(second, 3)
             assert answer["result"]["stopReason"] == "end_turn"
             calls = [u for u in _updates(during) if u.get("toolCallId") == "c1"]
             assert calls and calls[-1]["status"] == "failed"  # plan mode: refused, nothing ran
@@ -143,7 +164,7 @@ def test_the_mode_a_client_sets_survives_another_process_a_model_change_and_a_fo
             assert answer_to(second, 4)[0]["result"]["modes"]["currentModeId"] == "plan"
         finally:
             _stop(second)
-    assert asked == []
+    assert editor.asked == []
     assert [r.body.get("model") for r in server.requests if r.method == "POST"][:1] == ["other-model"]
 
 
@@ -189,3 +210,55 @@ def test_an_unknown_session_is_the_same_error_on_every_method(tmp_path: Path) ->
                 assert session_id in json.dumps(answer["error"]), (method, answer)
     finally:
         _stop(proc)
+
+
+def test_an_editor_buffer_never_saved_is_read_and_edited_and_a_failing_call_is_shown(tmp_path: Path) -> None:
+    """A file that exists only as the editor's unsaved buffer: the model reads it and edits it through
+    ``fs/*`` (the diff asked about is against the buffer, nothing is written to disk); an edit that cannot
+    apply fails before anything is asked, and still reaches the client as a ``failed`` tool call."""
+    work = tmp_path / "work"
+    work.mkdir()
+    config = tmp_path / "acp.toml"
+    config.write_text('subagent_pool_size = 0\ncheckpoints = false\naction_protocol = "tools"\n')
+    path = str(work.resolve() / "draft.md")
+    buffer = "# Draft\nbeta (unsaved)\n"
+    missing = {"path": "draft.md", "old_text": "no such text", "new_text": "x"}
+    edit = {"path": "draft.md", "old_text": "beta (unsaved)", "new_text": "beta, edited"}
+    with FakeOpenAI(models=["fake-model"]) as server:
+        server.script(
+            Reply(tool_calls=[ToolCallReply("filesystem_read_text_file", {"path": "draft.md"}, call_id="r")]),
+            Reply(tool_calls=[ToolCallReply("filesystem_edit_text_file", missing, call_id="bad")]),
+            Reply(tool_calls=[ToolCallReply("filesystem_edit_text_file", edit, call_id="e")]),
+            Reply("edited"),
+        )
+        proc = start("--base-url", server.url, "--model", "fake-model", "--config", str(config), cwd=work)
+        editor = Editor(["allow_once"] * 3, buffers={path: buffer})
+        try:
+            fs = {"fs": {"readTextFile": True, "writeTextFile": True}}
+            send(proc, request(0, "initialize", {"protocolVersion": 1, "clientCapabilities": fs}))
+            answer_to(proc, 0)
+            send(proc, request(1, "session/new", {"cwd": str(work), "mcpServers": []}))
+            sid = answer_to(proc, 1)[0]["result"]["sessionId"]
+            send(
+                proc,
+                request(2, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}),
+            )
+            answer, during = editor.answer(proc, 2)
+        finally:
+            _stop(proc)
+        results = [r.tool_results()[-1] for r in server.requests[1:4]]
+    assert answer["result"]["stopReason"] == "end_turn"
+    assert "beta (unsaved)" in results[0]  # the model read the buffer
+    updates = _updates(during)
+    bad = [u for u in updates if u.get("toolCallId") == "bad"]
+    assert bad and bad[0]["sessionUpdate"] == "tool_call" and bad[-1]["status"] == "failed"
+    assert "no such text" in json.dumps(bad) or "not found" in json.dumps(bad).lower()
+    assert [a["toolCall"]["toolCallId"] for a in editor.asked if a["toolCall"]["toolCallId"] == "bad"] == []
+    asked_edit = next(a for a in editor.asked if a["toolCall"]["toolCallId"] == "e")
+    diff = next(c for c in asked_edit["toolCall"]["content"] if c["type"] == "diff")
+    assert (diff["oldText"], diff["newText"]) == (buffer, "# Draft\nbeta, edited\n")
+    assert editor.writes == [(path, "# Draft\nbeta, edited\n")]
+    assert [u["status"] for u in updates if u.get("toolCallId") == "e"][-1] == "completed"
+    assert not (
+        work / "draft.md"
+    ).exists()  # the editor keeps it unsaved; nothing was written behind its back
