@@ -138,6 +138,9 @@ def test_the_mode_a_client_sets_survives_another_process_a_model_change_and_a_fo
             answer, before = answer_to(first, 2)
             assert "error" not in answer
             assert {"sessionUpdate": "current_mode_update", "currentModeId": "plan"} in _updates(before)
+            model = {"sessionId": sid, "configId": "model", "value": "other-model"}
+            send(first, request(3, "session/set_config_option", model))
+            assert "error" not in answer_to(first, 3)[0]
         finally:
             _stop(first)
         second = start(*args, cwd=tmp_path)
@@ -147,8 +150,10 @@ def test_the_mode_a_client_sets_survives_another_process_a_model_change_and_a_fo
             answer_to(second, 0)
             opened = {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []}
             send(second, request(1, "session/resume", opened))
-            assert answer_to(second, 1)[0]["result"]["modes"]["currentModeId"] == "plan"
-            model = {"sessionId": sid, "configId": "model", "value": "other-model"}
+            resumed = answer_to(second, 1)[0]["result"]
+            assert resumed["modes"]["currentModeId"] == "plan"
+            assert resumed["configOptions"][0]["currentValue"] == "other-model"  # set before any prompt
+            model = {"sessionId": sid, "configId": "model", "value": "fake-model"}
             send(second, request(2, "session/set_config_option", model))  # the session's agent is made again
             assert "error" not in answer_to(second, 2)[0]
             send(
@@ -165,7 +170,7 @@ def test_the_mode_a_client_sets_survives_another_process_a_model_change_and_a_fo
         finally:
             _stop(second)
     assert editor.asked == []
-    assert [r.body.get("model") for r in server.requests if r.method == "POST"][:1] == ["other-model"]
+    assert [r.body.get("model") for r in server.requests if r.method == "POST"][:1] == ["fake-model"]
 
 
 SESSION_METHODS: dict[str, dict[str, Any]] = {
