@@ -267,3 +267,72 @@ def test_an_editor_buffer_never_saved_is_read_and_edited_and_a_failing_call_is_s
     assert not (
         work / "draft.md"
     ).exists()  # the editor keeps it unsaved; nothing was written behind its back
+
+
+def _usages(messages: list[dict[str, Any]], sid: str) -> list[dict[str, Any]]:
+    return [
+        m["params"]["update"]
+        for m in messages
+        if m.get("method") == "session/update"
+        and m["params"]["sessionId"] == sid
+        and m["params"]["update"]["sessionUpdate"] == "usage_update"
+    ]
+
+
+def test_the_context_fill_follows_every_change_that_is_no_model_request(tmp_path: Path) -> None:
+    """``usage_update`` is sent after each model request, and also whenever else what the client shows
+    of the context would go stale: a session opened (new, fork: its history's fill), a command run (one
+    may compact), another model chosen (another window). And ``/name`` is a command from the first
+    prompt on, even one sent before the announcement of the commands could arrive."""
+    config = tmp_path / "acp.toml"
+    config.write_text('subagent_pool_size = 0\ncheckpoints = false\naction_protocol = "tools"\n')
+    with FakeOpenAI(models=["fake-model", "other-model"]) as server:
+        server.script(Reply("The answer is " + "long " * 200 + "."))
+        proc = start("--base-url", server.url, "--model", "fake-model", "--config", str(config), cwd=tmp_path)
+        editor = Editor()
+        seen: dict[str, list[dict[str, Any]]] = {}
+        ask_id = iter(range(10, 100))
+
+        def step(name: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            id_ = next(ask_id)
+            send(proc, request(id_, method, params))
+            answer, before = editor.answer(proc, id_)
+            seen[name] = before
+            return answer
+
+        def command(sid: str) -> dict[str, Any]:
+            return {"sessionId": sid, "prompt": [{"type": "text", "text": "/context"}]}
+
+        def posts() -> int:
+            return len([r for r in server.requests if r.method == "POST"])
+
+        try:
+            send(proc, request(0, "initialize", {"protocolVersion": 1}))
+            answer_to(proc, 0)
+            sid = step("new", "session/new", {"cwd": str(tmp_path), "mcpServers": []})["result"]["sessionId"]
+            while not [u for u in _updates(seen.setdefault("announced", [])) if "availableCommands" in u]:
+                seen["announced"].append(read(proc.stdout))
+            step("open", "session/prompt", command(sid))
+            step("turn", "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]})
+            step(
+                "model",
+                "session/set_config_option",
+                {"sessionId": sid, "configId": "model", "value": "other-model"},
+            )
+            fork = step("fork", "session/fork", {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []})
+            fork_id = fork["result"]["sessionId"]
+            before = posts()
+            step("forked", "session/prompt", command(fork_id))  # at once, before any announcement is read
+            after = posts()
+        finally:
+            _stop(proc)
+    opened = _usages(seen["open"], sid)
+    assert len(opened) == 2  # the open's (it follows the commands), then the command's
+    assert opened[0]["used"] > 0 and opened[0]["size"] > 0
+    turn = _usages(seen["turn"], sid)
+    assert turn and turn[-1]["used"] > opened[0]["used"]
+    assert _usages(seen["model"], sid)
+    assert after == before  # /context was a command: no model request
+    assert "Context:" in json.dumps(seen["forked"])
+    forked = _usages(seen["forked"], fork_id)
+    assert forked and forked[-1]["used"] >= turn[-1]["used"] - 50  # the copied history's fill

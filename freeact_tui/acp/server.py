@@ -190,16 +190,17 @@ class FreeactAcpAgent:
         session.trust_asked = state is None or state.trusted
         self.sessions[session.id] = session
         self._remember(session, mode=session.mode if restored else None)  # a fork keeps it too
+        await self.turns.refresh_commands(session)
         self._announce_later(session)
         return session
 
     def _announce_later(self, session: AcpSession) -> None:
-        """Announce the session's commands once the answer that opens it has gone out."""
+        """Announce the session's commands and context fill once the answer that opens it has gone out."""
 
         async def announce() -> None:
             await asyncio.sleep(ANNOUNCE_DELAY)
             try:
-                await self.turns.announce_commands(session)
+                await self.turns.announce(session)
             except Exception:  # a closed connection, a skills dir that cannot be read: no commands
                 logger.exception("announcing the commands of %s failed", session.id)
 
@@ -361,6 +362,7 @@ class FreeactAcpAgent:
             if value != session.model:
                 await self._reopen(session, model=value)
                 self._remember(session)
+                await self.turns.send_usage(session)  # another model: another context window
         options = await self._options(session)
         await self.client.session_update(
             session_id=session_id,
@@ -421,7 +423,7 @@ class FreeactAcpAgent:
         trusted = await ask_trust(self.client, session.id, session.config)
         if trusted is not session.config and not session.cancel_requested:
             await self._reopen(session, config=_for_session(trusted, session.working_dir, session.client_mcp))
-            await self.turns.announce_commands(session)  # the project's own skills now apply
+            await self.turns.announce(session)  # the project's own skills now apply
 
     @property
     def turns(self) -> TurnRunner:

@@ -14,6 +14,7 @@ from freeact_tui.acp.plan import PlanWatch
 from freeact_tui.acp.turn_queue import TurnQueue
 from freeact_tui.agent.agent import Agent
 from freeact_tui.config import Config, McpServerConfig
+from freeact_tui.events import UsageUpdate
 
 ASK_MODE = "ask"
 AUTO_MODE = "auto"
@@ -68,6 +69,8 @@ class AcpSession:
     """The MCP servers the client passed (added to every config the session is opened with)."""
     commands: set[str] = field(default_factory=set)
     """The slash commands announced (editor commands and skills): ``/name args`` runs one."""
+    usage: UsageUpdate | None = None
+    """The main agent's last usage event (the session's tokens and cost so far), for a ``usage_update``."""
     trust_asked: bool = False
     """The client was asked (or needed not be) whether the folder's project files may apply."""
 
