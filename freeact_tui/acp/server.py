@@ -191,7 +191,6 @@ class FreeactAcpAgent:
         self.sessions[session.id] = session
         self._remember(session, mode=session.mode if restored else None)  # a fork keeps it too
         await self.turns.refresh_commands(session)
-        self._announce_later(session)
         return session
 
     def _announce_later(self, session: AcpSession) -> None:
@@ -263,14 +262,22 @@ class FreeactAcpAgent:
     ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
         return [model_option(await model_choices(session.config, session.model), session.model)]
 
+    async def _opened(
+        self, session: AcpSession
+    ) -> tuple[SessionModeState, list[SessionConfigOptionSelect | SessionConfigOptionBoolean]]:
+        """The modes and options of the answer that opens ``session``; its announcement is scheduled only
+        now, after all the answer waited for (a replay, the model list), so that it follows the answer."""
+        modes, options = self._modes(session), await self._options(session)
+        self._announce_later(session)
+        return modes, options
+
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         client_mcp = client_mcp_servers(mcp_servers or [])
         session = await self._open(self._config(cwd, client_mcp), None, client_mcp)
-        return NewSessionResponse(
-            session_id=session.id, modes=self._modes(session), config_options=await self._options(session)
-        )
+        modes, options = await self._opened(session)
+        return NewSessionResponse(session_id=session.id, modes=modes, config_options=options)
 
     async def _stored_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> AcpSession:
         """A session of the store, opened here (or as it is open already)."""
@@ -295,14 +302,16 @@ class FreeactAcpAgent:
         session = await self._stored_session(cwd, session_id, mcp_servers)
         for update in replay_updates(session.agent.history, session.working_dir):
             await self.client.session_update(session_id=session.id, update=update)
-        return LoadSessionResponse(modes=self._modes(session), config_options=await self._options(session))
+        modes, options = await self._opened(session)
+        return LoadSessionResponse(modes=modes, config_options=options)
 
     async def resume_session(
         self, session_id: str, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> ResumeSessionResponse:
         """``session/load`` without the replay: the client has the conversation already."""
         session = await self._stored_session(cwd, session_id, mcp_servers)
-        return ResumeSessionResponse(modes=self._modes(session), config_options=await self._options(session))
+        modes, options = await self._opened(session)
+        return ResumeSessionResponse(modes=modes, config_options=options)
 
     async def fork_session(
         self, session_id: str, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -322,9 +331,8 @@ class FreeactAcpAgent:
         fork_id = new_session_id()
         await asyncio.to_thread(copy_history, source.dir, store.session(fork_id).dir)
         session = await self._open(config, fork_id, client_mcp, settings_of=session_id)
-        return ForkSessionResponse(
-            session_id=session.id, modes=self._modes(session), config_options=await self._options(session)
-        )
+        modes, options = await self._opened(session)
+        return ForkSessionResponse(session_id=session.id, modes=modes, config_options=options)
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
