@@ -112,7 +112,8 @@ async def test_resume_opens_without_replay_and_fork_starts_from_the_conversation
     async with acp_agent(client, *fake_args(fake_openai, config_file), cwd=work) as (conn, _):
         resumed = await conn.resume_session(cwd=str(work), session_id=sid, mcp_servers=[])
         assert resumed.modes is not None
-        assert not [u for u in client.updates if u["sessionUpdate"] != "usage_update"]  # no replay
+        announced = ("usage_update", "available_commands_update")  # what an open announces, not a replay
+        assert not [u for u in client.updates if u["sessionUpdate"] not in announced]  # no replay
         await conn.prompt(session_id=sid, prompt=[text_block("which word?")])
         forked = await conn.fork_session(cwd=str(work), session_id=sid, mcp_servers=[])
         assert forked.session_id != sid
@@ -165,9 +166,10 @@ async def test_usage_update_after_each_request(
         sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
         await conn.prompt(session_id=sid, prompt=[text_block("hi")])
     usage = client.of("usage_update")
-    assert len(usage) == 1
-    assert 0 < usage[0]["used"] <= usage[0]["size"]
-    assert usage[0]["_meta"]["freeact-tui"]["requests"] == 1
+    assert len(usage) == 2  # the open's (the fill of an empty session), then the request's
+    assert usage[0]["_meta"]["freeact-tui"]["requests"] == 0 and usage[0]["used"] < usage[1]["used"]
+    assert 0 < usage[1]["used"] <= usage[1]["size"]
+    assert usage[1]["_meta"]["freeact-tui"]["requests"] == 1
 
 
 MARKER = "project-rule-7f3a"

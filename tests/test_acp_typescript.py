@@ -111,6 +111,11 @@ def test_typescript_sdk_client_uses_the_session_features(tmp_path: Path) -> None
     assert out["stopReasons"] == ["end_turn", "end_turn"] and out["command"] == "end_turn"
     assert models == ["other-model", "other-model"]
     assert "error" not in out["resumed"] and out["forkId"] != out["session"]["sessionId"]
+    assert "error" not in out["mode"] and out["forkMode"] == "plan"
+    assert out["resumed"]["value"]["modes"]["currentModeId"] == "plan"
+    assert {"sessionUpdate": "current_mode_update", "currentModeId": "plan"} in [
+        {k: u[k] for k in ("sessionUpdate", "currentModeId") if k in u} for u in out["updates"]
+    ]
     assert out["unknown"]["error"]["code"] == -32602 and "error" not in out["closed"]
     kinds = {u["sessionUpdate"] for u in out["updates"]}
     assert {"available_commands_update", "usage_update", "config_option_update"} <= kinds

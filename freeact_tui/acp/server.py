@@ -48,15 +48,15 @@ from acp.schema import (
 
 from freeact_tui.acp.client_files import ClientFiles
 from freeact_tui.acp.client_mcp import client_mcp_servers
-from freeact_tui.acp.effect_modes import effect_modes, set_effect_mode
+from freeact_tui.acp.effect_modes import effect_modes
 from freeact_tui.acp.errors import internal_error, invalid_params, unknown_session
 from freeact_tui.acp.folder_trust import ask_trust
 from freeact_tui.acp.model_option import MODEL_OPTION, model_choices, model_option
 from freeact_tui.acp.plan import PlanWatch, plans_dirs
 from freeact_tui.acp.prompt_content import PromptBlock, PromptError, user_content
 from freeact_tui.acp.replay import replay_updates
-from freeact_tui.acp.session import ASK_MODE, AUTO_MODE, MODE_TABLE, MODES_BY_ID, AcpSession
-from freeact_tui.acp.stored import copy_history, listed_sessions, stored_model
+from freeact_tui.acp.session import ASK_MODE, AUTO_MODE, MODE_TABLE, AcpSession
+from freeact_tui.acp.stored import copy_history, listed_sessions, stored_settings
 from freeact_tui.acp.turn_runner import TurnRunner
 from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.demo_model import DEMO_MODEL, demo_model
@@ -163,10 +163,16 @@ class FreeactAcpAgent:
         return _for_session(config, path, client_mcp)
 
     async def _open(
-        self, config: Config, session_id: str | None, client_mcp: dict[str, McpServerConfig]
+        self,
+        config: Config,
+        session_id: str | None,
+        client_mcp: dict[str, McpServerConfig],
+        settings_of: str | None = None,
     ) -> AcpSession:
+        """A session here, with the model and mode stored with it (or with ``settings_of``: a fork's source)."""
         session_id = session_id or new_session_id()
-        model = await stored_model(config, session_id) or config.model or ""
+        settings = await stored_settings(config, settings_of or session_id)
+        model = settings.model or config.model or ""
         files = self._client_files(config, session_id)
         agent = await self._start_agent(config, session_id, model)
         working_dir = config.resolved_working_dir()
@@ -176,20 +182,24 @@ class FreeactAcpAgent:
         )  # fmt: skip
         if config.skip_permissions:
             session.mode = AUTO_MODE
+        # a stored mode no longer offered (a sandbox mode outside the sandbox) leaves it in ask
+        restored = (
+            settings.mode is not None and not config.skip_permissions and session.set_mode(settings.mode)
+        )
         state = config.trust_state
         session.trust_asked = state is None or state.trusted
         self.sessions[session.id] = session
-        self._remember_model(session)
-        self._announce_later(session)
+        self._remember(session, mode=session.mode if restored else None)  # a fork keeps it too
+        await self.turns.refresh_commands(session)
         return session
 
     def _announce_later(self, session: AcpSession) -> None:
-        """Announce the session's commands once the answer that opens it has gone out."""
+        """Announce the session's commands and context fill once the answer that opens it has gone out."""
 
         async def announce() -> None:
             await asyncio.sleep(ANNOUNCE_DELAY)
             try:
-                await self.turns.announce_commands(session)
+                await self.turns.announce(session)
             except Exception:  # a closed connection, a skills dir that cannot be read: no commands
                 logger.exception("announcing the commands of %s failed", session.id)
 
@@ -226,6 +236,7 @@ class FreeactAcpAgent:
         model = model or session.model
         agent = await self._start_agent(config, session.id, model)
         old, session.agent, session.config, session.model = session.agent, agent, config, model
+        session.set_mode(session.mode)  # the new agent's gate in the session's mode
         try:
             await asyncio.wait_for(old.stop(), STOP_TIMEOUT)
         except Exception:
@@ -251,14 +262,22 @@ class FreeactAcpAgent:
     ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
         return [model_option(await model_choices(session.config, session.model), session.model)]
 
+    async def _opened(
+        self, session: AcpSession
+    ) -> tuple[SessionModeState, list[SessionConfigOptionSelect | SessionConfigOptionBoolean]]:
+        """The modes and options of the answer that opens ``session``; its announcement is scheduled only
+        now, after all the answer waited for (a replay, the model list), so that it follows the answer."""
+        modes, options = self._modes(session), await self._options(session)
+        self._announce_later(session)
+        return modes, options
+
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         client_mcp = client_mcp_servers(mcp_servers or [])
         session = await self._open(self._config(cwd, client_mcp), None, client_mcp)
-        return NewSessionResponse(
-            session_id=session.id, modes=self._modes(session), config_options=await self._options(session)
-        )
+        modes, options = await self._opened(session)
+        return NewSessionResponse(session_id=session.id, modes=modes, config_options=options)
 
     async def _stored_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> AcpSession:
         """A session of the store, opened here (or as it is open already)."""
@@ -283,14 +302,16 @@ class FreeactAcpAgent:
         session = await self._stored_session(cwd, session_id, mcp_servers)
         for update in replay_updates(session.agent.history, session.working_dir):
             await self.client.session_update(session_id=session.id, update=update)
-        return LoadSessionResponse(modes=self._modes(session), config_options=await self._options(session))
+        modes, options = await self._opened(session)
+        return LoadSessionResponse(modes=modes, config_options=options)
 
     async def resume_session(
         self, session_id: str, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> ResumeSessionResponse:
         """``session/load`` without the replay: the client has the conversation already."""
         session = await self._stored_session(cwd, session_id, mcp_servers)
-        return ResumeSessionResponse(modes=self._modes(session), config_options=await self._options(session))
+        modes, options = await self._opened(session)
+        return ResumeSessionResponse(modes=modes, config_options=options)
 
     async def fork_session(
         self, session_id: str, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -309,10 +330,9 @@ class FreeactAcpAgent:
             raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
         fork_id = new_session_id()
         await asyncio.to_thread(copy_history, source.dir, store.session(fork_id).dir)
-        session = await self._open(config, fork_id, client_mcp)
-        return ForkSessionResponse(
-            session_id=session.id, modes=self._modes(session), config_options=await self._options(session)
-        )
+        session = await self._open(config, fork_id, client_mcp, settings_of=session_id)
+        modes, options = await self._opened(session)
+        return ForkSessionResponse(session_id=session.id, modes=modes, config_options=options)
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -327,11 +347,9 @@ class FreeactAcpAgent:
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
         session = self._session(session_id)
-        known = [*MODES_BY_ID, *(m.id for m in effect_modes(session.agent))]
-        if mode_id not in known:
-            raise invalid_params(f"unknown mode {mode_id!r} (modes: {', '.join(known)})")
-        set_effect_mode(session.agent, mode_id)  # the app's modes decide in the agent's gate; ask/auto reset it
-        session.mode = mode_id
+        if not session.set_mode(mode_id):
+            raise invalid_params(f"unknown mode {mode_id!r} (modes: {', '.join(session.known_modes())})")
+        self._remember(session, mode=mode_id)  # a later load or resume (here or elsewhere) opens in it
         await self.client.session_update(session_id=session_id, update=update_current_mode(mode_id))
         return SetSessionModeResponse()
 
@@ -351,7 +369,8 @@ class FreeactAcpAgent:
                 raise unknown_session(session_id)
             if value != session.model:
                 await self._reopen(session, model=value)
-                self._remember_model(session)
+                self._remember(session)
+                await self.turns.send_usage(session)  # another model: another context window
         options = await self._options(session)
         await self.client.session_update(
             session_id=session_id,
@@ -359,14 +378,17 @@ class FreeactAcpAgent:
         )
         return SetSessionConfigOptionResponse(config_options=options)
 
-    def _remember_model(self, session: AcpSession) -> None:
-        """The session's model (and folder) in its meta; this also makes a session that has had no prompt
-        yet exist in the store, so that another process (acpx runs one per command) can open it."""
+    def _remember(self, session: AcpSession, mode: str | None = None) -> None:
+        """The session's model, the mode the client chose and its folder in its meta; this also makes a
+        session that has had no prompt yet exist in the store, so that another process (acpx runs one per
+        command) can open it as it was left."""
         stored = session.agent.session
         if stored is not None:
             try:
                 stored.update_meta(
-                    cwd=None if stored.exists() else str(session.working_dir), model=session.model
+                    cwd=None if stored.exists() else str(session.working_dir),
+                    model=session.model,
+                    approval_mode=mode,
                 )
             except Exception:
                 logger.exception("recording the model of %s failed", session.id)
@@ -398,7 +420,7 @@ class FreeactAcpAgent:
             only = prompt[0] if len(prompt) == 1 else None
             text = only.text if isinstance(only, TextContentBlock) else ""
             stop = await self.turns.run_prompt(session, text, content)
-            self._remember_model(session)
+            self._remember(session)
             return PromptResponse(stop_reason=stop)
 
     async def _settle_trust(self, session: AcpSession) -> None:
@@ -409,7 +431,7 @@ class FreeactAcpAgent:
         trusted = await ask_trust(self.client, session.id, session.config)
         if trusted is not session.config and not session.cancel_requested:
             await self._reopen(session, config=_for_session(trusted, session.working_dir, session.client_mcp))
-            await self.turns.announce_commands(session)  # the project's own skills now apply
+            await self.turns.announce(session)  # the project's own skills now apply
 
     @property
     def turns(self) -> TurnRunner:

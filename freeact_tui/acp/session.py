@@ -9,10 +9,12 @@ from pathlib import Path
 from acp.schema import SessionMode
 
 from freeact_tui.acp.client_files import ClientFiles
+from freeact_tui.acp.effect_modes import effect_modes, set_effect_mode
 from freeact_tui.acp.plan import PlanWatch
 from freeact_tui.acp.turn_queue import TurnQueue
 from freeact_tui.agent.agent import Agent
 from freeact_tui.config import Config, McpServerConfig
+from freeact_tui.events import UsageUpdate
 
 ASK_MODE = "ask"
 AUTO_MODE = "auto"
@@ -67,8 +69,24 @@ class AcpSession:
     """The MCP servers the client passed (added to every config the session is opened with)."""
     commands: set[str] = field(default_factory=set)
     """The slash commands announced (editor commands and skills): ``/name args`` runs one."""
+    usage: UsageUpdate | None = None
+    """The main agent's last usage event (the session's tokens and cost so far), for a ``usage_update``."""
     trust_asked: bool = False
     """The client was asked (or needed not be) whether the folder's project files may apply."""
+
+    def known_modes(self) -> list[str]:
+        """The ids of the modes this session offers (the server's, then its agent's approval modes)."""
+        return [*MODES_BY_ID, *(m.id for m in effect_modes(self.agent))]
+
+    def set_mode(self, mode_id: str) -> bool:
+        """The approval mode ``mode_id``, in the server (``approve_all``) and in the agent's gate (the app's
+        modes); ``False`` when the session has no such mode (nothing changes). Setting a mode, opening a
+        session with its stored mode and making its agent again all come here, so the two never disagree."""
+        if mode_id not in self.known_modes():
+            return False
+        set_effect_mode(self.agent, mode_id)
+        self.mode = mode_id
+        return True
 
     @property
     def approve_all(self) -> bool:

@@ -1,18 +1,20 @@
 """What the ACP agent reads of the session store beyond opening a session: the listing for
-``session/list``, the model stored with a session, and the copy a ``session/fork`` starts from."""
+``session/list``, the settings (model, mode) stored with a session, and the copy a ``session/fork`` starts from."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from acp.schema import SessionInfo
 
 from freeact_tui.acp.model_option import model_choices
 from freeact_tui.config import Config
-from freeact_tui.store.index import TOOL_RESULTS_DIR
+from freeact_tui.store.index import TOOL_RESULTS_DIR, read_meta
+from freeact_tui.store.session import Session
 from freeact_tui.store.sessions import SessionStore
 
 
@@ -33,19 +35,38 @@ def listed_sessions(load_config: Callable[[Path], Config], cwd: str | None) -> l
     ]
 
 
-async def stored_model(config: Config, session_id: str) -> str | None:
-    """The model stored with a session (its meta), when it is one of the models offered now."""
+@dataclass(frozen=True)
+class StoredSettings:
+    """What an editor chose for a session and its meta keeps: the model (when still offered) and the mode."""
+
+    model: str | None = None
+    mode: str | None = None
+
+
+def _stored(session: Session) -> tuple[str | None, str | None]:
+    """The model and mode in a session's meta; one opened over ACP and not prompted yet has only its meta."""
+    if session.exists():
+        info = session.info()
+        return info.model, info.approval_mode
+    meta = read_meta(session.dir)
+    return (meta.model, meta.approval_mode) if meta is not None else (None, None)
+
+
+async def stored_settings(config: Config, session_id: str) -> StoredSettings:
+    """The settings stored with a session (its meta); none for a session without one or an unreadable meta."""
     stored = SessionStore(config.resolved_sessions_dir()).session(session_id)
     if not stored.dir.is_dir():
-        return None
+        return StoredSettings()
     try:
-        chosen = (await asyncio.to_thread(stored.info)).model
-    except Exception:  # an unreadable meta: the config's model
-        return None
-    if not chosen or chosen == config.model:
-        return None
-    names = [c.name for c in await model_choices(config, None)]
-    return chosen if chosen in names else None
+        chosen, mode = await asyncio.to_thread(_stored, stored)
+    except Exception:  # an unreadable meta: the config's settings
+        return StoredSettings()
+    if chosen and chosen != config.model:
+        names = [c.name for c in await model_choices(config, None)]
+        chosen = chosen if chosen in names else None
+    else:
+        chosen = None
+    return StoredSettings(model=chosen, mode=mode)
 
 
 def copy_history(source: Path, target: Path) -> None:
@@ -58,4 +79,4 @@ def copy_history(source: Path, target: Path) -> None:
             shutil.copytree(entry, target / entry.name, symlinks=True)
 
 
-__all__ = ["copy_history", "listed_sessions", "stored_model"]
+__all__ = ["StoredSettings", "copy_history", "listed_sessions", "stored_settings"]

@@ -11,7 +11,7 @@ import logging
 from acp import update_agent_message_text
 from acp.helpers import update_available_commands
 from acp.interfaces import Client
-from acp.schema import StopReason, ToolCallUpdate
+from acp.schema import AvailableCommand, StopReason, ToolCallUpdate
 from pydantic_ai.messages import ModelMessage, ModelResponse, UserContent
 
 from freeact_tui.acp.commands import (
@@ -60,14 +60,25 @@ class TurnRunner:
             await self.send(session, update_agent_message_text(answer))
 
         await run_command(session.agent, line, say)
+        await self.send_usage(session)  # a command changes the context without a model request (/compact)
         return "cancelled" if session.cancel_requested else "end_turn"
 
-    async def announce_commands(self, session: AcpSession) -> None:
-        """``available_commands_update``: the editor commands and the session's skills."""
+    async def announce(self, session: AcpSession) -> None:
+        """What the client shows of a session (just) opened or made again: ``available_commands_update``
+        (the editor commands and the session's skills) and ``usage_update`` (its history's context fill)."""
+        commands = await self.refresh_commands(session)
+        await self.client.session_update(session_id=session.id, update=update_available_commands(commands))
+        await self.send_usage(session)
+
+    @staticmethod
+    async def refresh_commands(session: AcpSession) -> list[AvailableCommand]:
+        """The session's commands (editor commands and skills), and ``session.commands`` set to their names:
+        done as the session opens, before its answer, so that ``/name`` is a command from its first prompt
+        on, whether or not the client has seen the announcement yet."""
         skills = await asyncio.to_thread(skills_of, session.agent)
         commands = available_commands(skills)
         session.commands = {c.name for c in commands}
-        await self.client.session_update(session_id=session.id, update=update_available_commands(commands))
+        return commands
 
     async def run(self, session: AcpSession, content: str | list[UserContent]) -> StopReason:
         agent = session.agent
@@ -105,9 +116,12 @@ class TurnRunner:
                 return STOP_REASON_OF_ERROR[kind]
         return "end_turn"
 
-    async def send_usage(self, session: AcpSession, usage: UsageUpdate | None) -> None:
-        """``usage_update``: the context window's fill and the session's cost (after each request)."""
-        update = usage_update(usage, session.agent.context_usage())
+    async def send_usage(self, session: AcpSession, usage: UsageUpdate | None = None) -> None:
+        """``usage_update``: the context window's fill and the session's cost; after each request (``usage``:
+        its event) and whenever else the context may have changed (with the session's last usage)."""
+        if usage is not None:
+            session.usage = usage
+        update = usage_update(session.usage, session.agent.context_usage())
         await self.client.session_update(session_id=session.id, update=update)
 
     async def send_plan(self, session: AcpSession) -> None:

@@ -147,6 +147,7 @@ class SessionInfo:
     damaged: str | None = None
     launch: dict[str, str] = field(default_factory=dict)
     """What the session's model was started with (``model``, ``action_protocol``, ``base_url``): how to resume it."""
+    approval_mode: str | None = None  # an editor's last ACP ``session/set_mode``: how to reopen the session
 
 
 @dataclass
@@ -174,6 +175,7 @@ class SessionMeta:
     indexed_tail: str = ""
     launch: dict[str, str] = field(default_factory=dict)
     """The model as the user named it, the action protocol and the base URL of its last turn."""
+    approval_mode: str | None = None
 
     def observe(self, message: dict[str, Any], ts: datetime | None) -> None:
         """Account for one more serialized message of ``main.jsonl``."""
@@ -342,7 +344,8 @@ def refresh_meta(session_dir: Path, *, write: bool = True) -> SessionMeta:
         scan_lines(meta, data[meta.indexed_bytes :], meta.indexed_bytes)
     else:
         old = meta or SessionMeta(cwd=_freeact_project_dir(session_dir))
-        meta = SessionMeta(cwd=old.cwd, model=old.model, subagents=dict(old.subagents), launch=dict(old.launch))
+        meta = SessionMeta(cwd=old.cwd, model=old.model, subagents=dict(old.subagents), launch=dict(old.launch),
+                           approval_mode=old.approval_mode)  # fmt: skip
         scan_lines(meta, data, 0)
     if fresh:
         for sub in sorted(session_dir.glob("sub-*.jsonl")):
@@ -414,6 +417,7 @@ def session_info(session_id: str, session_dir: Path, meta: SessionMeta, *, size:
         size_bytes=_size_of(session_dir) if size else 0,
         damaged=meta.damaged,
         launch=dict(meta.launch),
+        approval_mode=meta.approval_mode,
     )
 
 

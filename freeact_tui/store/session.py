@@ -326,6 +326,7 @@ class Session:
         model: str | None = None,
         subagent: tuple[str, str] | None = None,
         launch: dict[str, str] | None = None,
+        approval_mode: str | None = None,
     ) -> None:
         """Record listing details; ``title`` is only set if the session has none yet.
 
@@ -335,10 +336,11 @@ class Session:
             model: The model the session talks to.
             subagent: ``(subagent id, task)`` of a started subagent.
             launch: What the model was started with (``SessionMeta.launch``); written only when it changed.
+            approval_mode: The approval mode an editor chose (``SessionMeta.approval_mode``).
         """
         self._ensure_dir()
         meta = self._current_meta()
-        changed = any(value is not None for value in (title, cwd, model, subagent))
+        changed = any(value is not None for value in (title, cwd, model, subagent, approval_mode))
         if launch is not None and launch != meta.launch:
             meta.launch, changed = dict(launch), True
         if title is not None and meta.title is None:
@@ -347,6 +349,8 @@ class Session:
             meta.cwd = cwd
         if model is not None:
             meta.model = model
+        if approval_mode is not None:
+            meta.approval_mode = approval_mode
         if subagent is not None:
             meta.subagents[validate_agent_id(subagent[0])] = make_title(subagent[1])
         if changed:

@@ -1,6 +1,6 @@
 // An ACP client written with the TypeScript SDK (@agentclientprotocol/sdk, its unstable entry point for
-// session/fork): the session features of freeact-tui acp — the model config option, commands announced
-// and run, two prompts sent at once, resume, fork, usage, and the error for an unknown session.
+// session/fork): the session features of freeact-tui acp — the model config option, a mode (set_mode and
+// current_mode_update, kept by resume and fork), commands announced and run, two prompts sent at once, resume, fork, usage, and the error for an unknown session.
 // Prints one JSON object of what it received.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -26,6 +26,7 @@ const result = await app.connectWith(stream, async (ctx) => {
   const session = await ctx.request(methods.agent.session.new, { cwd, mcpServers: [] });
   const sessionId = session.sessionId;
   const set = await ctx.request(methods.agent.session.setConfigOption, { sessionId, configId: "model", value: "other-model" });
+  const mode = await settle(ctx.request(methods.agent.session.setMode, { sessionId, modeId: "plan" }));
   const both = await Promise.all([
     ctx.request(methods.agent.session.prompt, { sessionId, prompt: text("first") }),
     ctx.request(methods.agent.session.prompt, { sessionId, prompt: text("second") }),
@@ -37,7 +38,7 @@ const result = await app.connectWith(stream, async (ctx) => {
   const closed = await settle(ctx.request(methods.agent.session.close, { sessionId: fork.sessionId }));
   return {
     init, session, set, stopReasons: both.map((r) => r.stopReason), command: command.stopReason,
-    resumed, forkId: fork.sessionId, unknown, closed,
+    resumed, forkId: fork.sessionId, unknown, closed, mode, forkMode: fork.modes?.currentModeId,
   };
 });
 child.stdin.end();
