@@ -377,18 +377,7 @@ class PythonReader:
         imported = self.b.imports.get(func.id, [None])[0] if isinstance(func, ast.Name) else None
         self._module_names(call, self._dotted(func) if isinstance(func, ast.Attribute) else imported)
         if isinstance(func, ast.Name):
-            name = func.id
-            if name == "open" and not self.b.bound(name):
-                return self._open(call, None)
-            if name in self.b.imports:
-                what = self._module_used(self.b.imports[name][0])
-                if isinstance(what, known.Touch):
-                    return self._touch(call, what, self.b.imports[name][0])
-                return self._args(call)
-            if self.b.callable(name) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
-                return self._args(call)
-            self._name(name, func.ctx)
-            raise _Unknown(f"calls {name}, a value the reading cannot follow")
+            return self._call_name(call, func)
         if not isinstance(func, ast.Attribute):
             raise _Unknown("calls the result of an expression")
         dotted = self._dotted(func)
@@ -424,6 +413,21 @@ class PythonReader:
         ):
             return self._args(call)
         raise _Unknown(f"calls .{method}() on a value")
+
+    def _call_name(self, call: ast.Call, func: ast.Name) -> None:
+        """A call of a bare name: ``open``, an imported function, one the cell defines, or a pure builtin."""
+        name = func.id
+        if name == "open" and not self.b.bound(name):
+            return self._open(call, None)
+        if name in self.b.imports:
+            what = self._module_used(self.b.imports[name][0])
+            if isinstance(what, known.Touch):
+                return self._touch(call, what, self.b.imports[name][0])
+            return self._args(call)
+        if self.b.callable(name) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
+            return self._args(call)
+        self._name(name, func.ctx)
+        raise _Unknown(f"calls {name}, a value the reading cannot follow")
 
     def _path_method(self, call: ast.Call, path: str, method: str) -> None:
         if method in known.PATH_PURE:
