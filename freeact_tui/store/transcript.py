@@ -23,6 +23,7 @@ from freeact_tui.events import Decision
 from freeact_tui.store.compaction import CompactionTiming, compaction_info, summary_text
 from freeact_tui.store.decision_record import decision_from_record
 from freeact_tui.store.event_record import IMAGE_NOTE, KERNEL_DIED, event_of, withdrawn_messages
+from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY, TEXT_ACTIONS_KEY
 from freeact_tui.store.prompt_record import (
     CANCELLED_NOTE,
     PROMPT_KEY,
@@ -288,12 +289,6 @@ def _args(part: Any) -> dict[str, Any]:
     return args if isinstance(args, dict) else {"arguments": args}
 
 
-TEXT_ACTIONS_KEY = "freeact_tui_text_actions"
-"""Request metadata of a text-protocol results message (``agent/text_protocol.py`` writes it)."""
-SWITCH_KEY = "freeact_tui_protocol_switch"
-"""Request metadata: the session switched to text actions here (the value says why; ``agent/text_protocol.py``)."""
-NUDGE_KEY = "freeact_tui_nudge"
-"""Request metadata of a nudge: the agent told the model to act (``agent/nudge.py`` writes it; the value says why)."""
 
 
 def _text_actions(message: ModelMessage) -> Iterator[Entry]:
