@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,30 +127,10 @@ def map_agent_section(agent: dict[str, Any], project: Path, path: Path) -> Freea
             values[key] = agent[key]
     provider = agent.get("provider_settings")
     if isinstance(provider, dict):
-        if "base_url" in provider:
-            values["base_url"] = provider["base_url"]
-        api_key = provider.get("api_key")
-        if isinstance(api_key, str):
-            ref = _ENV_ONLY.fullmatch(api_key.strip())
-            if ref:
-                values["api_key_env"] = ref.group(1)
-            else:
-                notices.append(
-                    f"{out.path}: provider_settings.api_key holds a literal key, which freeact-tui never "
-                    'reads from a file; put it in an environment variable and write api_key = "${VAR}".'
-                )
-        for other in sorted(set(provider) - {"base_url", "api_key"}):
-            notices.append(f"{out.path}: provider_settings.{other} is not used by freeact-tui.")
-    if "execution_timeout" in agent:
-        timeout = float(agent["execution_timeout"])
-        values["execution_timeout"] = timeout if timeout > 0 else _NO_TIMEOUT
-    if "approval_timeout" in agent:
-        timeout = float(agent["approval_timeout"])
-        values["approval_timeout"] = timeout if timeout > 0 else None
-    if "tool_result_inline_max_bytes" in agent:
-        values["tool_result_inline_max_bytes"] = max(256, int(agent["tool_result_inline_max_bytes"]))
-    if "tool_result_preview_chars" in agent:
-        values["tool_result_preview_chars"] = max(64, int(agent["tool_result_preview_chars"]))
+        _map_provider(provider, out)
+    for key, convert in _LIMITS.items():
+        if key in agent:
+            values[key] = convert(agent[key])
     if isinstance(agent.get("images_dir"), str):
         images = Path(agent["images_dir"]).expanduser()
         values["images_dir"] = str(images if images.is_absolute() else project / images)
@@ -165,14 +146,57 @@ def map_agent_section(agent: dict[str, Any], project: Path, path: Path) -> Freea
             f"{out.path}: enable_persistence = false is ignored; freeact-tui always keeps sessions."
         )
     tools = agent.get("tools")
-    if isinstance(tools, dict) and tools.get("discovery") in ("basic", "hybrid", "off"):
-        values["tool_discovery"] = tools["discovery"]
-    if isinstance(tools, dict) and (tools.get("search") or tools.get("fetch")):
-        notices.append(
+    if isinstance(tools, dict):
+        _map_tools(tools, out)
+    return out
+
+
+def _map_provider(provider: dict[str, Any], out: FreeactSettings) -> None:
+    """freeact's ``provider_settings``: the server's address and the variable holding its key."""
+    if "base_url" in provider:
+        out.values["base_url"] = provider["base_url"]
+    api_key = provider.get("api_key")
+    if isinstance(api_key, str):
+        ref = _ENV_ONLY.fullmatch(api_key.strip())
+        if ref:
+            out.values["api_key_env"] = ref.group(1)
+        else:
+            out.notices.append(
+                f"{out.path}: provider_settings.api_key holds a literal key, which freeact-tui never "
+                'reads from a file; put it in an environment variable and write api_key = "${VAR}".'
+            )
+    for other in sorted(set(provider) - {"base_url", "api_key"}):
+        out.notices.append(f"{out.path}: provider_settings.{other} is not used by freeact-tui.")
+
+
+def _map_tools(tools: dict[str, Any], out: FreeactSettings) -> None:
+    """freeact's ``[agent.tools]``: the discovery mode; its bundled search/fetch servers have no counterpart."""
+    if tools.get("discovery") in ("basic", "hybrid", "off"):
+        out.values["tool_discovery"] = tools["discovery"]
+    if tools.get("search") or tools.get("fetch"):
+        out.notices.append(
             f"{out.path}: freeact's bundled search/fetch tool servers are not part of freeact-tui; "
             "configure an MCP server for them instead."
         )
-    return out
+
+
+def _timeout(value: Any) -> float:
+    seconds = float(value)
+    return seconds if seconds > 0 else _NO_TIMEOUT
+
+
+def _approval_timeout(value: Any) -> float | None:
+    seconds = float(value)
+    return seconds if seconds > 0 else None
+
+
+# freeact's numeric ``[agent]`` keys → the converter to this app's value (0 or less: no limit).
+_LIMITS: dict[str, Callable[[Any], Any]] = {
+    "execution_timeout": _timeout,
+    "approval_timeout": _approval_timeout,
+    "tool_result_inline_max_bytes": lambda value: max(256, int(value)),
+    "tool_result_preview_chars": lambda value: max(64, int(value)),
+}
 
 
 def _server(spec: dict[str, Any], mode: str, where: str, notices: list[str]) -> dict[str, Any]:

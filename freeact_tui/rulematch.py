@@ -271,18 +271,7 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
     if entry.effect == "allow" and facts.opaque and (entry.scope == "default" or not _exact(entry.pattern, call)):
         return False  # what runs cannot be told: asked, whatever a pattern would allow
     if entry.pattern.startswith(PATH_PREFIX):
-        pattern = os.path.expanduser(entry.pattern[len(PATH_PREFIX) :])
-        regex, absolute = path_regex(pattern), pattern.startswith("/")
-        if entry.effect != "allow":
-            # Asking or refusing: an absolute pattern also sees paths inside the working dir in full.
-            full = [p if p.startswith("/") else f"{facts.working_dir.as_posix()}/{p}" for p in facts.paths]
-            return any(
-                regex.fullmatch(f if absolute else p) is not None and (absolute or not p.startswith("/"))
-                for p, f in zip(facts.paths, full, strict=True)
-            )
-        # A relative pattern never matches a path outside the working dir, however broad it is.
-        hits = [p.startswith("/") == absolute and regex.fullmatch(p) is not None for p in facts.paths]
-        return bool(hits) and all(hits)
+        return _path_matches(entry, facts)
     if is_cell_pattern(entry.pattern):
         return isinstance(call, CodeAction | ShellScript) and cell_matches(entry.pattern, call.subject)
     if isinstance(call, ShellScript) and entry.effect != "allow":
@@ -290,6 +279,27 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
     if not isinstance(call, ShellAction):
         # Spelled out in full (a one-line code action), glob characters and all, or a glob.
         return entry.pattern == call.subject or glob_matches(entry.pattern, call.subject)
+    return _command_matches(entry, facts, call)
+
+
+def _path_matches(entry: RuleEntry, facts: CallFacts) -> bool:
+    """A ``path:`` rule matches the paths the call touches."""
+    pattern = os.path.expanduser(entry.pattern[len(PATH_PREFIX) :])
+    regex, absolute = path_regex(pattern), pattern.startswith("/")
+    if entry.effect != "allow":
+        # Asking or refusing: an absolute pattern also sees paths inside the working dir in full.
+        full = [p if p.startswith("/") else f"{facts.working_dir.as_posix()}/{p}" for p in facts.paths]
+        return any(
+            regex.fullmatch(f if absolute else p) is not None and (absolute or not p.startswith("/"))
+            for p, f in zip(facts.paths, full, strict=True)
+        )
+    # A relative pattern never matches a path outside the working dir, however broad it is.
+    hits = [p.startswith("/") == absolute and regex.fullmatch(p) is not None for p in facts.paths]
+    return bool(hits) and all(hits)
+
+
+def _command_matches(entry: RuleEntry, facts: CallFacts, call: ShellAction) -> bool:
+    """A shell rule matches one ``!cmd`` command: refusing matches what it runs, allowing only what is seen."""
     if entry.effect == "allow" and entry.scope in ("default", "project") and facts.repo_programs:
         return False  # a read-only git runs what the repository names (gitrun): the user decides
     if entry.pattern == call.command and entry.scope != "default":

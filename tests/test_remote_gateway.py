@@ -545,13 +545,13 @@ async def test_quick_quit_deletes_the_gateway_kernels(
     import weakref
 
     from freeact_tui.config import Config
-    from freeact_tui.execution import remote_release
+    from freeact_tui.execution.remote import GATEWAY_KERNELS
     from freeact_tui.tui.app import FreeactApp
     from tests.scripted import script
 
     # The quick quit deletes every gateway kernel of the process (it ends next); here the process
     # goes on and holds other tests' kernels (the module's executor): keep those out of its reach.
-    monkeypatch.setattr(remote_release, "LIVE", weakref.WeakSet())
+    monkeypatch.setattr(GATEWAY_KERNELS, "live", weakref.WeakSet())
     before = set(gateway_env.kernel_ids())
     config = Config(
         sessions_dir=tmp_path / "sessions", working_dir=tmp_path, subagent_pool_size=1,

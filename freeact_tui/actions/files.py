@@ -204,37 +204,8 @@ class FileTools:
         self, path: str, content: str | None, edits: list[Any] | None, corr: str
     ) -> ActionOutcome:
         current = await self._op(corr, "load", path=path, max_bytes=ops.MAX_EDIT_BYTES)
-        if current["is_dir"]:
-            raise FileOpError(f"{path} is a directory.")
-        exists = bool(current["is_file"])
-        if exists and "sha" not in current:
-            raise FileOpError(
-                f"{path} is {int(current['size']):,} bytes; the file tools change files up to "
-                f"{ops.MAX_EDIT_BYTES:,} bytes (use code for larger ones)."
-            )
-        if current.get("binary"):
-            raise FileOpError(f"{path} is not a UTF-8 text file; the file tools change only text files.")
-        old: str | None = current.get("text") if exists else None
-        if not exists and (pattern := _pattern(path)) is not None:
-            raise FileOpError(pattern)  # writing would create a file named like the pattern
-        reader = self._editor(current)
-        buffer = await self._editor_read(reader, current) if reader is not None and exists else None
-        if not exists:
-            buffer = await self._unsaved(current)  # a new buffer the editor has not saved yet
-        if buffer is not None:  # what the editor shows (unsaved changes included) is what is edited
-            old = buffer
-        if edits is not None:
-            if old is None:
-                raise FileOpError(
-                    _missing(path, current) or f"{path} does not exist; use `{WRITE_TEXT_TOOL}` to create it."
-                )
-            try:
-                new, count = ops.apply_edits(old, edits)
-            except ops.EditError as exc:
-                raise FileOpError(f"{path} was not changed: {exc}") from exc
-        else:
-            assert content is not None
-            new, count = content, 0
+        old, buffer = await self._current_text(path, current)
+        new, count = _new_text(path, current, old, content, edits)
         if new == old:  # nothing to approve, nothing to write
             summary = f"{path} already has this content; nothing was written."
             self._emit(ToolOutput(summary, **self._ids(corr)))
@@ -252,6 +223,44 @@ class FileTools:
             return _rejected(what, decision, {**_where(call), "diff": diff})
         if self.options.before_write is not None:
             await self.options.before_write(call, corr)
+        written = await self._store(path, current, buffer, new, corr)
+        added, removed = ops.diff_stats(diff)
+        if edits is not None:
+            summary = f"Edited {path}: {count} replacement(s), +{added} -{removed} lines."
+        elif old is None:
+            summary = f"Created {path} ({added} lines, {written:,} bytes)."
+        else:
+            summary = f"Wrote {path} ({written:,} bytes), +{added} -{removed} lines."
+        self._emit(ToolOutput(summary, **self._ids(corr)))
+        return ActionOutcome(summary, extra_meta={**_where(call), "diff": diff})
+
+    async def _current_text(self, path: str, current: Mapping[str, Any]) -> tuple[str | None, str | None]:
+        """The text a write replaces (``None`` for a new file) and the editor's buffer it came from, if any;
+        refuses what the file tools do not change (a directory, a large or binary file, a pattern)."""
+        if current["is_dir"]:
+            raise FileOpError(f"{path} is a directory.")
+        exists = bool(current["is_file"])
+        if exists and "sha" not in current:
+            raise FileOpError(
+                f"{path} is {int(current['size']):,} bytes; the file tools change files up to "
+                f"{ops.MAX_EDIT_BYTES:,} bytes (use code for larger ones)."
+            )
+        if current.get("binary"):
+            raise FileOpError(f"{path} is not a UTF-8 text file; the file tools change only text files.")
+        old: str | None = current.get("text") if exists else None
+        if not exists and (pattern := _pattern(path)) is not None:
+            raise FileOpError(pattern)  # writing would create a file named like the pattern
+        reader = self._editor(current)
+        buffer = await self._editor_read(reader, current) if reader is not None and exists else None
+        if not exists:
+            buffer = await self._unsaved(current)  # a new buffer the editor has not saved yet
+        # what the editor shows (unsaved changes included) is what is edited
+        return (buffer if buffer is not None else old), buffer
+
+    async def _store(
+        self, path: str, current: Mapping[str, Any], buffer: str | None, new: str, corr: str
+    ) -> int:
+        """Write ``new`` through the editor or to the disk; the number of bytes written."""
         writer = self._editor(current, write=True)
         if writer is not None:
             result = await self._editor_write(writer, path, current, buffer, new, corr)
@@ -263,15 +272,7 @@ class FileTools:
             )
         if "written" not in result:
             raise FileOpError(f"{path} could not be written.")
-        added, removed = ops.diff_stats(diff)
-        if edits is not None:
-            summary = f"Edited {path}: {count} replacement(s), +{added} -{removed} lines."
-        elif old is None:
-            summary = f"Created {path} ({added} lines, {int(result['written']):,} bytes)."
-        else:
-            summary = f"Wrote {path} ({int(result['written']):,} bytes), +{added} -{removed} lines."
-        self._emit(ToolOutput(summary, **self._ids(corr)))
-        return ActionOutcome(summary, extra_meta={**_where(call), "diff": diff})
+        return int(result["written"])
 
     # -- the front end's file access ----------------------------------------------------------------
 
@@ -414,3 +415,20 @@ def _rejected(what: str, decision: Decision, meta: dict[str, Any]) -> ActionOutc
 
 
 __all__ = ["BeforeWrite", "FileToolOptions", "FileTools"]
+
+
+def _new_text(
+    path: str, current: Mapping[str, Any], old: str | None, content: str | None, edits: list[Any] | None
+) -> tuple[str, int]:
+    """The text a write leaves and how many replacements made it (0 for a whole write)."""
+    if edits is None:
+        assert content is not None
+        return content, 0
+    if old is None:
+        raise FileOpError(
+            _missing(path, current) or f"{path} does not exist; use `{WRITE_TEXT_TOOL}` to create it."
+        )
+    try:
+        return ops.apply_edits(old, edits)
+    except ops.EditError as exc:
+        raise FileOpError(f"{path} was not changed: {exc}") from exc

@@ -16,7 +16,7 @@ import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from pydantic_ai.messages import ModelMessage, UserContent
 from pydantic_ai.models import Model
@@ -28,20 +28,18 @@ from freeact_tui.agent import history as hist
 from freeact_tui.agent.approvals import ApprovalGate
 from freeact_tui.agent.channel import EventChannel
 from freeact_tui.agent.checkpointing import Checkpointing
-from freeact_tui.agent.construction import config_arguments, resolve_runtime
 from freeact_tui.agent.context.keeper import ContextKeeper
 from freeact_tui.agent.context.window import ContextBreakdown
 from freeact_tui.agent.kernel import AgentKernel
 from freeact_tui.agent.kernel_launch import KernelLaunch
 from freeact_tui.agent.model_notes import put_before
-from freeact_tui.agent.models import choose_protocol
+from freeact_tui.agent.models import choose_protocol, resolve_model
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.policy.mode import ActionMode
 from freeact_tui.agent.policy.reply import ReplyPolicy
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.runtime import Runtime
 from freeact_tui.agent.settings import Settings
-from freeact_tui.agent.settings_view import SettingView
 from freeact_tui.agent.subagents import SubagentManager
 from freeact_tui.agent.turn.dispatcher import turn_dispatcher
 from freeact_tui.agent.turn.loop import Turn
@@ -56,9 +54,9 @@ from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.mcp.discovery import DiscoveryMode
 from freeact_tui.mcp.gentools import generated_root
 from freeact_tui.mcp.setup import McpSetup
-from freeact_tui.permissions import PermissionRules
+from freeact_tui.permissions import PermissionRules, rules_for
 from freeact_tui.store.lock import SessionLocked
-from freeact_tui.store.sessions import Session, SessionDamaged
+from freeact_tui.store.sessions import Session, SessionDamaged, new_session_id
 
 if TYPE_CHECKING:
     from freeact_tui.config import Config
@@ -66,6 +64,35 @@ if TYPE_CHECKING:
 
 class AgentBusy(RuntimeError):
     """``stream()`` was called while a turn is still running."""
+
+
+T = TypeVar("T")
+
+
+class SettingView(Generic[T]):
+    """``runtime.settings.<name>`` (or ``runtime.<name>`` with ``of_runtime``) of the owning agent: a
+    read-only view of a setting as an attribute (``agent.working_dir``); the runtime is the one place
+    the settings live, so nothing is copied that could drift.
+
+    Args:
+        name: The field of ``Settings`` (or of ``Runtime``) to read.
+        of_runtime: Read the runtime's own field instead of one of its settings.
+    """
+
+    def __init__(self, name: str, *, of_runtime: bool = False) -> None:
+        self.name = name
+        self.of_runtime = of_runtime
+
+    @overload
+    def __get__(self, agent: None, owner: type[Any]) -> SettingView[T]: ...
+    @overload
+    def __get__(self, agent: object, owner: type[Any]) -> T: ...
+    def __get__(self, agent: object | None, owner: type[Any]) -> SettingView[T] | T:
+        if agent is None:
+            return self
+        runtime = agent.runtime  # type: ignore[attr-defined]
+        value: T = getattr(runtime if self.of_runtime else runtime.settings, self.name)
+        return value
 
 
 class Agent:
@@ -492,6 +519,81 @@ class Agent:
                 yield event
         finally:
             self._shell_running = False
+
+
+# -- how ``Agent``'s arguments become a ``Runtime`` ---------------------------------------------------
+# ``Agent(model, settings, **overrides)`` and ``Agent.from_config(config, **overrides)`` take the same
+# keywords: fields of ``Settings`` by name, and what is per agent (``OWN_KEYWORDS``). They are sorted
+# here, the action protocol for ``"default"`` is decided once, and the defaults of what the caller left
+# out are filled in (a new session id, the permission rules); the agent composes itself from the result.
+
+OWN_KEYWORDS = (  # not settings
+    "agent_id", "session_id", "permissions", "executor", "parent_corr_id", "eager_kernel", "file_access",
+    "kernel_launch",
+)  # fmt: skip
+
+
+def take_own(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Remove the per-agent keywords from ``overrides`` and return them; what stays are settings."""
+    return {k: overrides.pop(k) for k in OWN_KEYWORDS if k in overrides}
+
+
+def resolve_runtime(
+    model: str | Model, settings: Settings | None, overrides: dict[str, Any]
+) -> tuple[Runtime, dict[str, Any]]:
+    """The runtime ``Agent(model, settings, **overrides)`` runs with, and the per-agent keywords given.
+
+    Raises:
+        TypeError: a keyword is neither a ``Settings`` field nor one of the per-agent ones.
+    """
+    own = take_own(overrides)
+    resolved = (settings or Settings()).with_overrides(**overrides)
+    # "default" is decided once, here: the runtime, its subagents and the prompt see the choice.
+    protocol = choose_protocol(resolved.action_protocol, model, resolved.base_url)
+    resolved = resolved.with_overrides(action_protocol=protocol)
+    permissions = own.get("permissions") or PermissionRules(
+        None, skip_permissions=resolved.skip_permissions, working_dir=resolved.working_dir
+    )
+    permissions.sandboxed = resolved.execution == "sandbox"  # the sandboxed-auto mode is there
+    runtime = Runtime(
+        model=resolve_model(model, base_url=resolved.base_url, api_key_env=resolved.api_key_env),
+        settings=resolved,
+        session_id=own.get("session_id") or new_session_id(),
+        permissions=permissions,
+        agent_id=own.get("agent_id") or "main",
+        executor=own.get("executor"),
+        parent_corr_id=own.get("parent_corr_id"),
+        file_access=own.get("file_access"),
+        model_spec=model if isinstance(model, str) else None,
+    )
+    return runtime, own
+
+
+def config_arguments(
+    config: Config, overrides: dict[str, Any]
+) -> tuple[str | Model, Settings, dict[str, Any]]:
+    """``Agent``'s arguments for a validated ``Config``, keyword ``overrides`` winning.
+
+    Returns the model, the settings and the per-agent keywords.
+
+    Without ``permissions`` given, the rules are the working directory's (``rules_for``, as far as
+    ``project_trusted`` lets the project's own rules count).
+
+    Raises:
+        ValueError: neither the config nor ``overrides`` names a model.
+    """
+    model = overrides.pop("model", config.model)
+    if model is None:
+        raise ValueError("no model configured")
+    own = take_own(overrides)
+    settings = Settings.from_config(config, **overrides)
+    if own.get("permissions") is None:
+        own["permissions"] = rules_for(
+            settings.working_dir,
+            skip_permissions=settings.skip_permissions,
+            trusted=settings.project_trusted,
+        )
+    return model, settings, own
 
 
 __all__ = ["Agent", "AgentBusy"]

@@ -19,8 +19,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY, TEXT_ACTIONS_KEY
 from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY, INTERRUPTED
-from freeact_tui.store.transcript import NUDGE_KEY, SWITCH_KEY, TEXT_ACTIONS_KEY
 
 
 def prepare_for_model(history: Sequence[ModelMessage]) -> list[ModelMessage]:

@@ -199,6 +199,11 @@ def missing_setup(
             f'Unknown model provider "{raw_provider}" in "{model}". Use e.g. anthropic, openai, google, '
             "groq, mistral, ollama, openrouter, or set `base_url` for an OpenAI-compatible server."
         )
+    return _credentials_missing(provider, model)
+
+
+def _credentials_missing(provider: str, model: str) -> str | None:
+    """What a known ``provider`` still needs (its key, its server's address), or ``None``."""
     if provider == "google-cloud":
         if _google_cloud_ready():
             return None

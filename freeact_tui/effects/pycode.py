@@ -73,6 +73,48 @@ def _targets(node: ast.AST) -> list[str]:
     return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
 
 
+def _other_names(node: ast.AST) -> list[str]:
+    """The names ``node`` binds other than by ``def``, ``class``, import or assignment (a loop target, a
+    parameter, an ``except`` name, a ``global``, a match capture...)."""
+    match node:
+        case (
+            ast.AugAssign(target=t)
+            | ast.AnnAssign(target=t)
+            | ast.For(target=t)
+            | ast.AsyncFor(target=t)
+            | ast.comprehension(target=t)
+            | ast.NamedExpr(target=t)
+        ):
+            return _targets(t)
+        case ast.Delete(targets=deleted):
+            return [name for t in deleted for name in _targets(t)]
+        case ast.withitem(optional_vars=t) if t is not None:
+            return _targets(t)
+        case ast.Global(names=declared) | ast.Nonlocal(names=declared):
+            return list(declared)
+        case (
+            ast.ExceptHandler(name=str() as name)
+            | ast.arg(arg=name)
+            | ast.MatchAs(name=str() as name)
+            | ast.MatchStar(name=str() as name)
+            | ast.MatchMapping(rest=str() as name)
+        ):
+            return [name]
+    return []
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
+    """The (local name, imported module or object) pairs an import binds."""
+    if isinstance(node, ast.Import):
+        return [
+            (alias.asname or alias.name.split(".")[0], alias.name if alias.asname else alias.name.split(".")[0])
+            for alias in node.names
+        ]
+    if node.level or node.module is None or any(a.name == "*" for a in node.names):
+        raise _Unknown("imports from the folder or with *")
+    return [(alias.asname or alias.name, f"{node.module}.{alias.name}") for alias in node.names]
+
+
 def _bind(tree: ast.AST) -> _Bindings:
     b = _Bindings()
 
@@ -85,16 +127,9 @@ def _bind(tree: ast.AST) -> _Bindings:
                 count(b.defs, name)
                 if not isinstance(node, ast.ClassDef):
                     b.methods.add(name)
-            case ast.Import(names=names):
-                for alias in names:
-                    local = alias.asname or alias.name.split(".")[0]
-                    target = alias.name if alias.asname else alias.name.split(".")[0]
+            case ast.Import() | ast.ImportFrom():
+                for local, target in _imported(node):
                     b.imports.setdefault(local, []).append(target)
-            case ast.ImportFrom(module=module, names=names, level=level):
-                if level or module is None or any(a.name == "*" for a in names):
-                    raise _Unknown("imports from the folder or with *")
-                for alias in names:
-                    b.imports.setdefault(alias.asname or alias.name, []).append(f"{module}.{alias.name}")
             case ast.Assign(targets=[ast.Name(id=name)], value=ast.Lambda()):
                 count(b.lambdas, name)
             case ast.Assign(targets=targets):
@@ -103,34 +138,9 @@ def _bind(tree: ast.AST) -> _Bindings:
                         count(b.other, name)
                 if len(targets) == 1 and isinstance(targets[0], ast.Name):
                     b.constants[targets[0].id] = node.value
-            case (
-                ast.AugAssign(target=t)
-                | ast.AnnAssign(target=t)
-                | ast.For(target=t)
-                | ast.AsyncFor(target=t)
-                | ast.comprehension(target=t)
-                | ast.NamedExpr(target=t)
-            ):
-                for name in _targets(t):
+            case _:
+                for name in _other_names(node):
                     count(b.other, name)
-            case ast.Delete(targets=deleted):
-                for t in deleted:
-                    for name in _targets(t):
-                        count(b.other, name)
-            case ast.withitem(optional_vars=t) if t is not None:
-                for name in _targets(t):
-                    count(b.other, name)
-            case ast.ExceptHandler(name=name) if name:
-                count(b.other, name)
-            case ast.arg(arg=name):
-                count(b.other, name)
-            case ast.Global(names=declared) | ast.Nonlocal(names=declared):
-                for name in declared:
-                    count(b.other, name)
-            case ast.MatchAs(name=name) | ast.MatchStar(name=name) if name:
-                count(b.other, name)
-            case ast.MatchMapping(rest=name) if name:
-                count(b.other, name)
     # a constant is a name assigned once, and only so
     b.constants = {n: v for n, v in b.constants.items() if b.other.get(n) == 1 and not b.defs.get(n)}
     for name, sources in b.imports.items():
@@ -391,18 +401,7 @@ class PythonReader:
         imported = self.b.imports.get(func.id, [None])[0] if isinstance(func, ast.Name) else None
         self._module_names(call, self._dotted(func) if isinstance(func, ast.Attribute) else imported)
         if isinstance(func, ast.Name):
-            name = func.id
-            if name == "open" and not self.b.bound(name):
-                return self._open(call, None)
-            if name in self.b.imports:
-                what = self._module_used(self.b.imports[name][0])
-                if isinstance(what, known.Touch):
-                    return self._touch(call, what, self.b.imports[name][0])
-                return self._args(call)
-            if self.b.callable(name) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
-                return self._args(call)
-            self._name(name, func.ctx)
-            raise _Unknown(f"calls {name}, a value the reading cannot follow")
+            return self._call_name(call, func)
         if not isinstance(func, ast.Attribute):
             raise _Unknown("calls the result of an expression")
         dotted = self._dotted(func)
@@ -438,6 +437,21 @@ class PythonReader:
         ):
             return self._args(call)
         raise _Unknown(f"calls .{method}() on a value")
+
+    def _call_name(self, call: ast.Call, func: ast.Name) -> None:
+        """A call of a bare name: ``open``, an imported function, one the cell defines, or a pure builtin."""
+        name = func.id
+        if name == "open" and not self.b.bound(name):
+            return self._open(call, None)
+        if name in self.b.imports:
+            what = self._module_used(self.b.imports[name][0])
+            if isinstance(what, known.Touch):
+                return self._touch(call, what, self.b.imports[name][0])
+            return self._args(call)
+        if self.b.callable(name) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
+            return self._args(call)
+        self._name(name, func.ctx)
+        raise _Unknown(f"calls {name}, a value the reading cannot follow")
 
     def _path_method(self, call: ast.Call, path: str, method: str) -> None:
         if method in known.PATH_PURE:

@@ -27,6 +27,8 @@ INTERRUPT_GRACE = 3.0
 CANCEL_GRACE = 1.0
 # How long a `!cmd` approval may wait for its marker in the output (see kernel_init.SYNC_MARK).
 _SYNC_HOLD = 0.5
+# The grace by the reason the cell is being stopped.
+_GRACE = {"cancelled": CANCEL_GRACE, "timed_out": INTERRUPT_GRACE}
 
 
 class Wake:
@@ -78,6 +80,46 @@ class Budget:
         if self.timeout is None or self.pending:
             return None
         return self.timeout - self.used - (time.monotonic() - self.since)
+
+
+class _MarkerSync:
+    """``!cmd`` approvals held until their marker arrives in the output, so each shows after the output
+    printed before it (see kernel_init.SYNC_MARK); a marker that comes first lets its approval pass."""
+
+    def __init__(self, synced: bool) -> None:
+        self.synced = synced  # the warm-up installed the markers
+        self.held: list[ExecApproval] = []
+        self.marks = 0  # markers that arrived before their approval
+        self.hold_until = 0.0
+
+    def wait(self, now: float) -> float | None:
+        """Seconds until the held approvals are shown anyway, or ``None`` when none is held."""
+        return self.hold_until - now if self.held else None
+
+    def markers(self, count: int) -> list[ExecApproval]:
+        """``count`` markers arrived: the held approvals they release."""
+        released = self.held[:count]
+        del self.held[:count]
+        self.marks += count - len(released)
+        return released
+
+    def admit(self, item: ExecApproval) -> bool:
+        """Whether an approval shows now (else it is held for its marker)."""
+        if item.kind in ("shell", "script") and self.synced and not self.marks:
+            self.hold_until = self.hold_until if self.held else time.monotonic() + _SYNC_HOLD
+            self.held.append(item)
+            return False
+        if item.kind != "mcp":
+            self.marks = max(0, self.marks - 1)
+        return True
+
+    def due(self, now: float) -> bool:
+        return bool(self.held) and now >= self.hold_until
+
+    def release(self) -> list[ExecApproval]:
+        """Every held approval, in order; none is held after."""
+        released, self.held = self.held, []
+        return released
 
 
 class CellRun:
@@ -150,66 +192,50 @@ class CellRun:
         """
         timeout = self.budget.timeout
         seen: list[str] = []  # output so far, for a cell that has to be abandoned
-        held: list[ExecApproval] = []  # `!cmd` approvals waiting for their marker in the output
-        marks = 0  # markers that arrived before their approval
+        sync = _MarkerSync(synced)
         stopping: str | None = None  # "cancelled" or "timed_out" once the kernel was interrupted
-        hold_until = grace_until = 0.0
+        grace_until = 0.0
         while True:
             now = time.monotonic()
-            waits = [grace_until - now if stopping else self.budget.remaining()]
-            waits += [hold_until - now] if held else []
+            waits = [grace_until - now if stopping else self.budget.remaining(), sync.wait(now)]
             item = await next_item(self.queue, min((w for w in waits if w is not None), default=None))
             match item:
-                case OutputText(text=text, sync=sync):
+                case OutputText(text=text, sync=markers):
                     if text:
                         seen.append(text)
                         yield ExecChunk(text)
-                    for _ in range(sync):
-                        if held:
-                            yield held.pop(0)
-                        else:
-                            marks += 1
+                    for released in sync.markers(markers):
+                        yield released
                 case ExecApproval() if stopping is not None:
                     await item.reject()
-                case ExecApproval(kind="shell" | "script") if synced and not marks:
-                    hold_until = hold_until if held else time.monotonic() + _SYNC_HOLD
-                    held.append(item)
                 case ExecApproval():
-                    marks = max(0, marks - 1) if item.kind != "mcp" else marks
-                    yield item
-                case CellEnd():
-                    result = ExecResult(item.text, item.images, is_error=item.error is not None)
-                    if stopping is not None:
-                        result = stopped_result(result, stopping, timeout)
-                    yield result
+                    if sync.admit(item):
+                        yield item
+                case CellEnd() | KernelGone() | Failed():
+                    yield _ended(item, "".join(seen), stopping, timeout, executor_stopping)
                     return
-                case KernelGone():
-                    yield died_result(item, stopped=executor_stopping())
-                    return
-                case Failed(reason=reason):
-                    yield ExecResult("\n".join(["".join(seen).strip("\n"), reason]).strip(), is_error=True)
-                    return
-                case None if held and time.monotonic() >= hold_until:
-                    while held:
-                        yield held.pop(0)
+                case None if sync.due(time.monotonic()):
+                    for released in sync.release():
+                        yield released
                 case Stop() | None if stopping is None:
-                    left = self.budget.remaining()
-                    if isinstance(item, Stop) or (left is not None and left <= 0):
-                        stopping = "cancelled" if isinstance(item, Stop) else "timed_out"
-                        grace = CANCEL_GRACE if isinstance(item, Stop) else INTERRUPT_GRACE
-                        grace_until = time.monotonic() + grace
-                        held.clear()
+                    stopping = self._stop_reason(item)
+                    if stopping is not None:
+                        grace_until = time.monotonic() + _GRACE[stopping]
+                        sync.release()  # dropped: the pending ones are rejected next
                         await self.reject_pending()
                         await conn.interrupt()
                 case None if time.monotonic() >= grace_until:
                     # The cell ignored the interrupt: only a new kernel frees it.
-                    result = stopped_result(
-                        ExecResult("".join(seen).strip("\n"), is_error=True), stopping, timeout
-                    )
-                    result.text += "\nThe cell did not stop, so the kernel is being restarted: all state is lost."
                     self.restart_reason = RESTART_AFTER_INTERRUPT
-                    yield result
+                    yield _unstoppable("".join(seen), stopping, timeout)
                     return
+
+    def _stop_reason(self, item: Stop | None) -> str | None:
+        """Why the running cell is interrupted now: the user stopped it or its time ran out; else ``None``."""
+        if isinstance(item, Stop):
+            return "cancelled"
+        left = self.budget.remaining()
+        return "timed_out" if left is not None and left <= 0 else None
 
     async def abandon(self, conn: KernelConnection | None, restart: Callable[[str], Awaitable[None]]) -> None:
         """Stop a cell nobody consumes any more: reject its approvals, interrupt, or restart the kernel.
@@ -229,6 +255,32 @@ class CellRun:
                     break
                 if isinstance(item, ExecApproval):
                     await item.reject()
+
+
+def _ended(
+    item: CellEnd | KernelGone | Failed,
+    seen: str,
+    stopping: str | None,
+    timeout: float | None,
+    executor_stopping: Callable[[], bool],
+) -> ExecResult:
+    """The result of a cell that ended: it finished (maybe after an interrupt), its kernel died, or the
+    executor failed under it (then its output so far and the reason)."""
+    match item:
+        case CellEnd():
+            result = ExecResult(item.text, item.images, is_error=item.error is not None)
+            return result if stopping is None else stopped_result(result, stopping, timeout)
+        case KernelGone():
+            return died_result(item, stopped=executor_stopping())
+        case Failed(reason=reason):
+            return ExecResult("\n".join([seen.strip("\n"), reason]).strip(), is_error=True)
+
+
+def _unstoppable(seen: str, stopping: str | None, timeout: float | None) -> ExecResult:
+    """The result of a cell that ignored the interrupt: its output so far; the kernel is restarted."""
+    result = stopped_result(ExecResult(seen.strip("\n"), is_error=True), stopping, timeout)
+    result.text += "\nThe cell did not stop, so the kernel is being restarted: all state is lost."
+    return result
 
 
 async def next_item(queue: asyncio.Queue[CellItem], wait: float | None) -> CellItem | None:

@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,6 @@ from uuid import uuid4
 
 import aiohttp
 
-from freeact_tui.execution import remote_release
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.gateway_endpoint import (
     REQUEST_TIMEOUT_ENV,
@@ -48,7 +48,6 @@ from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.execution.kernel_client import CellSink, KernelConnection
 from freeact_tui.execution.kernel_gateway import KernelGatewayProcess
 from freeact_tui.execution.kernel_init import WARM_UP_CODE
-from freeact_tui.execution.remote_release import release_remote_kernels as release_remote_kernels
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +56,8 @@ _POLL_INTERVAL = 1.0
 # Consecutive failed polls before the gateway counts as lost.
 _POLL_FAILURES = 3
 _CHECK_TIMEOUT = 10.0
+# Deletes of a kernel tried (0.5 s apart) before it is left to the gateway's culling.
+DELETE_ATTEMPTS = 10
 # What ipybox's handlers are told the tool server is: they never connect (requests go in-band).
 INBAND_HOST = "in-band.invalid"
 
@@ -187,15 +188,14 @@ class RemoteKernelConnection(KernelConnection):
         env.update({ENV_PREFIX + name: value for name, value in self.gateway.env.items()})
         post = asyncio.create_task(self._post_kernel(env))
         assert isinstance(self.gateway, RemoteGateway)
-        remote_release.STARTING[post] = self.gateway
-        post.add_done_callback(lambda task: remote_release.STARTING.pop(task, None))
+        GATEWAY_KERNELS.starting(post, self.gateway)
         try:
             self.kernel_id = await asyncio.shield(post)
-            remote_release.LIVE.add(self)
+            GATEWAY_KERNELS.started(self)
         except asyncio.CancelledError:
             # Timed out (or the executor stopped) while the gateway was still starting the kernel:
             # it would run for nobody. Delete it once the gateway says which it is.
-            remote_release.delete_when_started(post, self.gateway, self.endpoint.request_timeout)
+            GATEWAY_KERNELS.delete_when_started(post, self.gateway, self.endpoint.request_timeout)
             raise
         except aiohttp.ClientError as e:
             raise ExecutorError(self.endpoint.explain(e, "start a kernel in")) from e
@@ -329,17 +329,21 @@ class RemoteKernelConnection(KernelConnection):
         A kernel the gateway is restarting fails the first delete (500, a jupyter_client race).
         A remote kernel is always deleted (``delete`` is for gateways that end with the app).
         """
-        remote_release.LIVE.discard(self)
+        GATEWAY_KERNELS.closed(self)
         await super().close()
         if self.kernel_id is None or not self.gateway.alive:
             return
         async with self.gateway.client_session(aiohttp.ClientTimeout(total=5)) as session:
-            for _ in range(remote_release.DELETE_ATTEMPTS):
+            for _ in range(DELETE_ATTEMPTS):
                 with contextlib.suppress(aiohttp.ClientError, TimeoutError):
                     async with session.delete(self.kernel_url) as resp:
                         if resp.status in (204, 404):
                             return
                 await asyncio.sleep(0.5)
+
+    def held_kernel(self) -> str | None:
+        """The id of the gateway kernel this connection still holds (``None``: not started, or closed)."""
+        return None if self._closed else self.kernel_id
 
     def check_alive(self) -> bool:
         """Whether the kernel counts as alive (what the websocket and the last poll said)."""
@@ -440,3 +444,84 @@ class RemoteExecutor(KernelExecutor):
         if server is None:
             return {"error": self._tool_failure or "the executor is stopping"}
         return await answer_inband(server, request)
+
+
+class GatewayKernels:
+    """The kernels this process holds in gateways: deletes those whose start was given up, and every
+    one still held when the process quits without stopping its agents (``release``)."""
+
+    def __init__(self) -> None:
+        # Connections whose kernel lives in a gateway, and kernel starts under way.
+        self.live: weakref.WeakSet[RemoteKernelConnection] = weakref.WeakSet()
+        self.starts: dict[asyncio.Task[str], KernelGatewayProcess] = {}
+        # Deletions of kernels whose start was given up (kept referenced until done).
+        self.abandoned: set[asyncio.Task[None]] = set()
+
+    def starting(self, post: asyncio.Task[str], gateway: KernelGatewayProcess) -> None:
+        """``post`` asks ``gateway`` for a kernel: held until it answers."""
+        self.starts[post] = gateway
+        post.add_done_callback(lambda task: self.starts.pop(task, None))
+
+    def started(self, conn: RemoteKernelConnection) -> None:
+        self.live.add(conn)
+
+    def closed(self, conn: RemoteKernelConnection) -> None:
+        self.live.discard(conn)
+
+    def delete_when_started(self, post: asyncio.Task[str], gateway: KernelGatewayProcess, wait: float) -> None:
+        """Once ``post`` (a kernel start given up) returns the kernel's id, delete that kernel."""
+
+        async def delete() -> None:
+            try:
+                async with asyncio.timeout(wait + 30):
+                    kernel_id = await post
+            except (ExecutorError, aiohttp.ClientError, TimeoutError, KeyError, ValueError):
+                return  # it never started
+            async with gateway.client_session(aiohttp.ClientTimeout(total=5)) as session:
+                for _ in range(DELETE_ATTEMPTS):
+                    with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                        async with session.delete(f"{gateway.base_url}/api/kernels/{kernel_id}") as resp:
+                            if resp.status in (204, 404):
+                                logger.info("deleted kernel %s: its start had been given up", kernel_id)
+                                return
+                    await asyncio.sleep(0.5)
+
+        task = asyncio.create_task(delete())
+        self.abandoned.add(task)
+        task.add_done_callback(self.abandoned.discard)
+
+    async def release(self, limit: float) -> int:
+        """Delete every held kernel, all at once, within ``limit`` seconds; how many were asked to go."""
+        held = [(c.gateway, kernel_id) for c in list(self.live) if (kernel_id := c.held_kernel()) is not None]
+        starts = list(self.starts.items())  # the gateway may have made these already: wait for their ids
+
+        async def delete(gateway: KernelGatewayProcess, kernel_id: str) -> None:
+            with contextlib.suppress(aiohttp.ClientError, TimeoutError, OSError):
+                async with gateway.client_session(aiohttp.ClientTimeout(total=limit)) as session:
+                    async with session.delete(f"{gateway.base_url}/api/kernels/{kernel_id}"):
+                        pass
+
+        async def delete_started(post: asyncio.Task[str], gateway: KernelGatewayProcess) -> None:
+            with contextlib.suppress(Exception):
+                await delete(gateway, await asyncio.shield(post))
+
+        jobs = [delete(gateway, kernel_id) for gateway, kernel_id in held]
+        jobs += [delete_started(post, gateway) for post, gateway in starts]
+        if jobs:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(limit):
+                    await asyncio.gather(*jobs)
+        return len(jobs)
+
+
+GATEWAY_KERNELS = GatewayKernels()
+
+
+async def release_remote_kernels(limit: float = 3.0) -> int:
+    """Delete every gateway kernel this process still holds, all at once, within ``limit`` seconds.
+
+    For a process that ends without stopping its agents (the app's quick quit): local kernels end by
+    their watchdogs once we are gone, a gateway's would run on (on Enterprise Gateway, a pod until
+    culled). Returns how many kernels were asked to go.
+    """
+    return await GATEWAY_KERNELS.release(limit)

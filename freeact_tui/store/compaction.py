@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from freeact_tui.store.event_record import event_of
+from freeact_tui.store.meta_keys import COMPACTION_KEY
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage, ModelRequest
 
-COMPACTION_KEY = "freeact_tui_compaction"
 SUMMARY_HEADER = (
     "[Context compacted] The earlier part of this conversation was summarised to save context; "
     "the full text stays in the session file. Summary of the earlier conversation:"

@@ -38,12 +38,11 @@ from typing import Any
 from freeact_tui.store.envelope import EnvelopeError, decode_envelope
 from freeact_tui.store.ids import SessionDamaged
 from freeact_tui.store.index import REWOUND_DIR
+from freeact_tui.store.meta_keys import COMPACTION_KEY, TEXT_ACTIONS_KEY
 
 REWIND_KEY = "rewind"
 """The envelope ``meta`` key of a rewind marker (see the module doc)."""
 _TMP_SUFFIX = ".tmp"
-_COMPACTION_KEY = "freeact_tui_compaction"  # store.compaction.COMPACTION_KEY (no pydantic-ai import here)
-_TEXT_ACTIONS_KEY = "freeact_tui_text_actions"  # store.transcript.TEXT_ACTIONS_KEY
 
 
 @dataclass(frozen=True)
@@ -110,7 +109,7 @@ def is_user_turn(message: Any) -> bool:
     if not isinstance(message, dict) or message.get("kind") != "request":
         return False
     meta = message.get("metadata")
-    if isinstance(meta, dict) and (_COMPACTION_KEY in meta or _TEXT_ACTIONS_KEY in meta):
+    if isinstance(meta, dict) and (COMPACTION_KEY in meta or TEXT_ACTIONS_KEY in meta):
         return False
     parts = message.get("parts")
     return isinstance(parts, list) and any(

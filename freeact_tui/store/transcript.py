@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelRequest
 
 from freeact_tui.events import Decision
 from freeact_tui.store.compaction import CompactionTiming, compaction_info, summary_text
 from freeact_tui.store.decision_record import decision_from_record
 from freeact_tui.store.event_record import IMAGE_NOTE, KERNEL_DIED, event_of, withdrawn_messages
+from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY, TEXT_ACTIONS_KEY
 from freeact_tui.store.prompt_record import (
     CANCELLED_NOTE,
     PROMPT_KEY,
@@ -288,12 +289,6 @@ def _args(part: Any) -> dict[str, Any]:
     return args if isinstance(args, dict) else {"arguments": args}
 
 
-TEXT_ACTIONS_KEY = "freeact_tui_text_actions"
-"""Request metadata of a text-protocol results message (``agent/text_protocol.py`` writes it)."""
-SWITCH_KEY = "freeact_tui_protocol_switch"
-"""Request metadata: the session switched to text actions here (the value says why; ``agent/text_protocol.py``)."""
-NUDGE_KEY = "freeact_tui_nudge"
-"""Request metadata of a nudge: the agent told the model to act (``agent/nudge.py`` writes it; the value says why)."""
 
 
 def _text_actions(message: ModelMessage) -> Iterator[Entry]:
@@ -343,65 +338,89 @@ def _entries(message: ModelMessage) -> Iterator[Entry]:
         return
     event = event_of(message)
     if event is not None:
-        if event["kind"] == "error":
-            for taken_back in withdrawn_messages(event):
-                yield from _entries(taken_back)
-            yield ErrorEntry(str(event.get("error", "internal")), str(event.get("message", "")))
-        elif event["kind"] == "notice":
-            yield NoticeEntry(str(event.get("title", "")), str(event.get("text", "")))
-        return  # a kind of a later version: nothing this one can show
-    if isinstance(message, ModelRequest) and isinstance(message.metadata, dict):
-        if SWITCH_KEY in message.metadata:
-            yield SwitchEntry(str(message.metadata[SWITCH_KEY]))
-            if TEXT_ACTIONS_KEY not in message.metadata:
-                return  # what the model was told about it: not the user's words
-        if TEXT_ACTIONS_KEY in message.metadata:
-            yield from _text_actions(message)
-            return
-        if NUDGE_KEY in message.metadata:
-            told = "\n".join(content_text(getattr(p, "content", "")) for p in message.parts)
-            yield NudgeEntry(str(message.metadata[NUDGE_KEY]), told)
-            return
+        yield from _event_entries(event)
+        return
     parts: Sequence[Any] = message.parts  # duck-typed: pydantic-ai has many part types
-    for part in parts:
-        kind = getattr(part, "part_kind", "")
-        if isinstance(message, ModelRequest):
-            if kind == "system-prompt":
-                yield SystemEntry(part.content)
-            elif kind == "user-prompt":
-                yield PromptEntry(content_text(part.content), part.content, _typed(part.content, message.metadata))
-            elif kind in ("tool-return", "retry-prompt") and hasattr(part, "tool_name"):
-                meta = part.metadata if isinstance(getattr(part, "metadata", None), dict) else {}
-                outcome = meta.get("outcome")
-                yield ResultEntry(
-                    part.tool_call_id,
-                    part.tool_name or "",
-                    content_text(part.content),
-                    outcome if isinstance(outcome, str) else None,
-                    retry=kind == "retry-prompt",
-                    metadata=meta,
-                    part_outcome=str(getattr(part, "outcome", "success")),
-                )
-                if meta.get("kernel_died") is True:
-                    yield ErrorEntry("kernel", KERNEL_DIED, part.tool_call_id)
-            elif hasattr(part, "content"):
-                yield OtherEntry(kind, content_text(part.content))
-        elif isinstance(message, ModelResponse):
-            if kind == "thinking":
-                if part.content:
-                    yield ThoughtEntry(part.content)
-            elif kind == "text":
-                if part.content != CANCELLED_NOTE:  # said to the model only
-                    yield AnswerEntry(part.content)
-            elif hasattr(part, "args_as_dict"):
-                args = _args(part)
-                yield CallEntry(part.tool_call_id, part.tool_name, args, call_from_tool(part.tool_name, args))
-            elif hasattr(part, "content"):
-                yield OtherEntry(kind, content_text(part.content))
-    if isinstance(message, ModelResponse):
+    if isinstance(message, ModelRequest):
+        marked = _marked_entries(message)
+        if marked is not None:
+            yield from marked
+            return
+        for part in parts:
+            yield from _request_part(part, message)
+    else:
+        for part in parts:
+            yield from _response_part(part)
         texts = [p.content for p in parts if getattr(p, "part_kind", "") == "text"]
         if response_cut(message.metadata, texts):
             yield CutEntry()
+
+
+def _event_entries(event: dict[str, Any]) -> Iterator[Entry]:
+    """An app event stored in the session: an error (after what it took back) or a notice."""
+    if event["kind"] == "error":
+        for taken_back in withdrawn_messages(event):
+            yield from _entries(taken_back)
+        yield ErrorEntry(str(event.get("error", "internal")), str(event.get("message", "")))
+    elif event["kind"] == "notice":
+        yield NoticeEntry(str(event.get("title", "")), str(event.get("text", "")))
+    # a kind of a later version: nothing this one can show
+
+
+def _marked_entries(message: ModelRequest) -> list[Entry] | None:
+    """The entries of a request the app wrote (a protocol switch, text-protocol results, a nudge), or
+    ``None`` for a request of the user's own."""
+    meta = message.metadata
+    if not isinstance(meta, dict):
+        return None
+    entries: list[Entry] = [SwitchEntry(str(meta[SWITCH_KEY]))] if SWITCH_KEY in meta else []
+    if TEXT_ACTIONS_KEY in meta:
+        return [*entries, *_text_actions(message)]
+    if entries:
+        return entries  # what the model was told about the switch: not the user's words
+    if NUDGE_KEY in meta:
+        told = "\n".join(content_text(getattr(p, "content", "")) for p in message.parts)
+        return [NudgeEntry(str(meta[NUDGE_KEY]), told)]
+    return None
+
+
+def _request_part(part: Any, message: ModelRequest) -> Iterator[Entry]:
+    kind = getattr(part, "part_kind", "")
+    if kind == "system-prompt":
+        yield SystemEntry(part.content)
+    elif kind == "user-prompt":
+        yield PromptEntry(content_text(part.content), part.content, _typed(part.content, message.metadata))
+    elif kind in ("tool-return", "retry-prompt") and hasattr(part, "tool_name"):
+        meta = part.metadata if isinstance(getattr(part, "metadata", None), dict) else {}
+        outcome = meta.get("outcome")
+        yield ResultEntry(
+            part.tool_call_id,
+            part.tool_name or "",
+            content_text(part.content),
+            outcome if isinstance(outcome, str) else None,
+            retry=kind == "retry-prompt",
+            metadata=meta,
+            part_outcome=str(getattr(part, "outcome", "success")),
+        )
+        if meta.get("kernel_died") is True:
+            yield ErrorEntry("kernel", KERNEL_DIED, part.tool_call_id)
+    elif hasattr(part, "content"):
+        yield OtherEntry(kind, content_text(part.content))
+
+
+def _response_part(part: Any) -> Iterator[Entry]:
+    kind = getattr(part, "part_kind", "")
+    if kind == "thinking":
+        if part.content:
+            yield ThoughtEntry(part.content)
+    elif kind == "text":
+        if part.content != CANCELLED_NOTE:  # said to the model only
+            yield AnswerEntry(part.content)
+    elif hasattr(part, "args_as_dict"):
+        args = _args(part)
+        yield CallEntry(part.tool_call_id, part.tool_name, args, call_from_tool(part.tool_name, args))
+    elif hasattr(part, "content"):
+        yield OtherEntry(kind, content_text(part.content))
 
 
 def _typed(content: Any, metadata: Any) -> TypedPrompt:

@@ -162,33 +162,41 @@ class _Replayer:
             match entry:
                 case tr.PromptEntry() if self.main:  # a subagent's prompt is its task
                     yield from self._prompt(entry)
-                case tr.CompactionEntry():
-                    yield _compaction(entry, self.ids)
-                case tr.ErrorEntry(kind=kind, message=message, corr_id=corr):
-                    yield AgentError(message, _ERROR_KINDS.get(kind, "internal"), **self._of(corr))
-                case tr.NoticeEntry(title=title, text=text):
-                    yield LogNotice(text, title)
-                case tr.RewindEntry(mark=mark):
-                    yield LogNotice(mark.describe(), "Rewound")
-                case tr.NudgeEntry(reason=reason, text=told):
-                    yield Nudge(reason, told, **self.ids)
-                case tr.ThoughtEntry(text=text):
-                    yield Thoughts(text, **self.ids)
-                case tr.AnswerEntry(text=text):
-                    yield Response(text, **self.ids)
                 case tr.CutEntry():
                     yield from self._cancelled(Phase.MODEL)
-                case tr.SwitchEntry(reason=reason):
-                    yield ProtocolSwitch("text", f"Switched to text actions: {reason}.", **self.ids)
                 case tr.CallEntry(corr_id=corr):
                     self.calls[corr] = entry
                 case tr.ResultEntry():
                     yield from self._result(entry)
+                case _:
+                    yield from self._shown(entry)
         if self.interrupted:
             yield from self._cancelled(Phase.EXECUTION)
         for call in self.calls.values():  # never answered (a crash): shown undecided
             if not _hidden(call, None):
                 yield PastApproval(call.call, None, **self._of(call.corr_id))
+
+    def _shown(self, entry: tr.Entry) -> Iterator[ReplayItem]:
+        """An entry shown as one item, as it was live, with no state of the replay."""
+        from freeact_tui.store import transcript as tr
+
+        match entry:
+            case tr.CompactionEntry():
+                yield _compaction(entry, self.ids)
+            case tr.ErrorEntry(kind=kind, message=message, corr_id=corr):
+                yield AgentError(message, _ERROR_KINDS.get(kind, "internal"), **self._of(corr))
+            case tr.NoticeEntry(title=title, text=text):
+                yield LogNotice(text, title)
+            case tr.RewindEntry(mark=mark):
+                yield LogNotice(mark.describe(), "Rewound")
+            case tr.NudgeEntry(reason=reason, text=told):
+                yield Nudge(reason, told, **self.ids)
+            case tr.ThoughtEntry(text=text):
+                yield Thoughts(text, **self.ids)
+            case tr.AnswerEntry(text=text):
+                yield Response(text, **self.ids)
+            case tr.SwitchEntry(reason=reason):
+                yield ProtocolSwitch("text", f"Switched to text actions: {reason}.", **self.ids)
 
     def _of(self, corr: str) -> dict[str, Any]:
         return {**self.ids, "corr_id": corr}

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from freeact_tui.store.sessions import SessionStore
@@ -40,67 +40,90 @@ class SlashHost(InfoHost, PickerHost, CheckpointHost, Protocol):
 
 async def dispatch(app: SlashHost, command: SlashCommand) -> None:
     """Run a parsed slash command in ``app`` (the app's own state: its agent, config, theme)."""
-    screen = app.main_screen
-    log = screen.conversation
-    changes_agent = command.name in ("new", "resume", "model", "clear", "init")
-    if changes_agent and screen.turn_running:
+    if command.name in _CHANGES_AGENT and app.main_screen.turn_running:
         app.notify(
             f"/{command.name} must wait until the turn ends (Esc cancels it).", severity="warning"
         )
         return
-    match command.name:
-        case "model" | "theme" | "resume" | "sessions" if not command.arg:
-            app.run_worker(open_picker(app, command.name), group="picker", exclusive=True, exit_on_error=False)
-        case "help":
-            await app.show_help()
-        case "new":
-            await app.switch_agent(session_id=None, model=app.chosen_model)
-        case "resume":
-            store = SessionStore(app.config.resolved_sessions_dir())
-            await app.switch_agent(session_id=store.resolve(command.arg), model=app.chosen_model)
-        case "model":
-            if app.agent is not None and (problem := model_problem(app, command.arg)):
-                # The current session, kernel and view stay as they are.
-                app.notify(f"Model not changed: {problem}", severity="error", timeout=10)
-                await log.error(problem, title=f"Cannot switch to {command.arg}")
-                return
-            session = app.agent.session_id if app.agent is not None else None
-            await app.switch_agent(session_id=session, model=command.arg)
-            if app.agent is not None:
-                await log.notice(info_commands.protocol_text(app.agent, app.config), title="Model")
-        case "theme":
-            if command.arg not in app.available_themes:
-                names = ", ".join(sorted(app.available_themes))
-                app.notify(f"Unknown theme {command.arg!r}. Available: {names}", severity="error")
-                return
-            app.theme = command.arg  # saved by the app's theme watcher
-        case "export":
-            await info_commands.export(app, command.arg)
-        case "undo" | "diff" | "rewind":
-            from freeact_tui.tui import checkpoint_commands  # loaded on use: not before the first screen
+    if command.name in _PICKERS and not command.arg:
+        app.run_worker(open_picker(app, command.name), group="picker", exclusive=True, exit_on_error=False)
+        return
+    handler = _HANDLERS.get(command.name)
+    if handler is not None:
+        await handler(app, command)
 
-            await checkpoint_commands.run(app, command.name, command.arg)
-        case "clear":
-            await clear(app)
-        case "status" | "cost" | "mcp" | "config":
-            await status_commands.show(app, command.name, app.current_model)
-        case "memory":
-            await status_commands.memory(app)
-        case "init":
-            if app.agent is None:
-                app.notify("No model yet: set one first (/model).", severity="warning")
-            else:
-                screen.start_turn(status_commands.INIT_PROMPT)
-        case "context" | "compact":
-            await info_commands.context_command(app, command)
-        case "copy":
-            screen.action_copy_block()
-        case "skills":
-            await info_commands.list_skills(app)
-        case "permissions":
-            await info_commands.show_permissions(app)
-        case "quit" | "exit":
-            await app.action_quit()
+
+async def _resume(app: SlashHost, command: SlashCommand) -> None:
+    store = SessionStore(app.config.resolved_sessions_dir())
+    await app.switch_agent(session_id=store.resolve(command.arg), model=app.chosen_model)
+
+
+async def _model(app: SlashHost, command: SlashCommand) -> None:
+    log = app.main_screen.conversation
+    if app.agent is not None and (problem := model_problem(app, command.arg)):
+        # The current session, kernel and view stay as they are.
+        app.notify(f"Model not changed: {problem}", severity="error", timeout=10)
+        await log.error(problem, title=f"Cannot switch to {command.arg}")
+        return
+    session = app.agent.session_id if app.agent is not None else None
+    await app.switch_agent(session_id=session, model=command.arg)
+    if app.agent is not None:
+        await log.notice(info_commands.protocol_text(app.agent, app.config), title="Model")
+
+
+async def _theme(app: SlashHost, command: SlashCommand) -> None:
+    if command.arg not in app.available_themes:
+        names = ", ".join(sorted(app.available_themes))
+        app.notify(f"Unknown theme {command.arg!r}. Available: {names}", severity="error")
+        return
+    app.theme = command.arg  # saved by the app's theme watcher
+
+
+async def _checkpoints(app: SlashHost, command: SlashCommand) -> None:
+    from freeact_tui.tui import checkpoint_commands  # loaded on use: not before the first screen
+
+    await checkpoint_commands.run(app, command.name, command.arg)
+
+
+async def _init(app: SlashHost, command: SlashCommand) -> None:
+    if app.agent is None:
+        app.notify("No model yet: set one first (/model).", severity="warning")
+    else:
+        app.main_screen.start_turn(status_commands.INIT_PROMPT)
+
+
+async def _copy(app: SlashHost, command: SlashCommand) -> None:
+    app.main_screen.action_copy_block()
+
+
+_Handler = Callable[[SlashHost, SlashCommand], Awaitable[None]]
+
+# The commands that replace the agent: they wait until the turn ends.
+_CHANGES_AGENT = frozenset({"new", "resume", "model", "clear", "init"})
+# The commands that open a picker when they are given no argument.
+_PICKERS = frozenset({"model", "theme", "resume", "sessions"})
+# Each command's handler, by its name.
+_HANDLERS: dict[str, _Handler] = {
+    "help": lambda app, command: app.show_help(),
+    "new": lambda app, command: app.switch_agent(session_id=None, model=app.chosen_model),
+    "resume": _resume,
+    "model": _model,
+    "theme": _theme,
+    "export": lambda app, command: info_commands.export(app, command.arg),
+    **dict.fromkeys(("undo", "diff", "rewind"), _checkpoints),
+    "clear": lambda app, command: clear(app),
+    **dict.fromkeys(
+        ("status", "cost", "mcp", "config"),
+        lambda app, command: status_commands.show(app, command.name, app.current_model),
+    ),
+    "memory": lambda app, command: status_commands.memory(app),
+    "init": _init,
+    **dict.fromkeys(("context", "compact"), lambda app, command: info_commands.context_command(app, command)),
+    "copy": _copy,
+    "skills": lambda app, command: info_commands.list_skills(app),
+    "permissions": lambda app, command: info_commands.show_permissions(app),
+    **dict.fromkeys(("quit", "exit"), lambda app, command: app.action_quit()),
+}
 
 
 async def clear(app: SlashHost) -> None:

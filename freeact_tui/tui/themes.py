@@ -21,6 +21,7 @@ A theme file holds the fields of ``textual.theme.Theme``: ``name`` (defaults to 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,32 @@ def _valid_variable(value: str) -> bool:
     return True
 
 
+def _colour(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not _is_colour(value):
+        raise ThemeError(f"{where} is not a colour (got {value!r})")
+    return value
+
+
+def _flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ThemeError(f"{where} must be true or false")
+    return value
+
+
+def _fraction(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ThemeError(f"{where} must be a number between 0 and 1")
+    return float(value)
+
+
+# Each typed field of a theme file → its check and conversion (``where`` names the field in the error).
+_FIELD_VALUE: dict[str, Callable[[Any, str], Any]] = {
+    **dict.fromkeys(_COLOUR_FIELDS, _colour),
+    **dict.fromkeys(_BOOL_FIELDS, _flag),
+    **dict.fromkeys(_FLOAT_FIELDS, _fraction),
+}
+
+
 def _theme_from_data(data: dict[str, Any], source: Path) -> Theme:
     unknown = sorted(set(data) - _KNOWN)
     if unknown:
@@ -86,23 +113,9 @@ def _theme_from_data(data: dict[str, Any], source: Path) -> Theme:
     if "primary" not in data:
         raise ThemeError(f"Theme {source}: `primary` is required")
     kwargs: dict[str, Any] = {"name": name.strip()}
-    for key in _COLOUR_FIELDS:
-        if key in data:
-            value = data[key]
-            if not isinstance(value, str) or not _is_colour(value):
-                raise ThemeError(f"Theme {source}: `{key}` is not a colour (got {value!r})")
-            kwargs[key] = value
-    for key in _BOOL_FIELDS:
-        if key in data:
-            if not isinstance(data[key], bool):
-                raise ThemeError(f"Theme {source}: `{key}` must be true or false")
-            kwargs[key] = data[key]
-    for key in _FLOAT_FIELDS:
-        if key in data:
-            value = data[key]
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-                raise ThemeError(f"Theme {source}: `{key}` must be a number between 0 and 1")
-            kwargs[key] = float(value)
+    for key, value in data.items():
+        if key in _FIELD_VALUE:
+            kwargs[key] = _FIELD_VALUE[key](value, f"Theme {source}: `{key}`")
     variables = data.get("variables", {})
     if not isinstance(variables, dict):
         raise ThemeError(f"Theme {source}: `variables` must be a table")

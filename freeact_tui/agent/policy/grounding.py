@@ -29,8 +29,9 @@ from pydantic_ai.messages import (
 )
 
 from freeact_tui.agent.policy.outcomes import GUARDED_KEY, RESULTS_KEY, outcomes
+from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY
 from freeact_tui.store.prompt_record import CUT_KEY
-from freeact_tui.store.transcript import NUDGE_KEY, SWITCH_KEY, content_text
+from freeact_tui.store.transcript import content_text
 
 _WORD = re.compile(r"\w+")
 ECHO_SHARE = 0.8

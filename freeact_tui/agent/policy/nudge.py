@@ -41,7 +41,8 @@ from pydantic_ai.messages import (
 from freeact_tui.agent.policy.grounding import echoes_app_text, unchecked_numbers
 from freeact_tui.agent.policy.outcomes import acted, failure_not_redone, last_action_failed
 from freeact_tui.agent.policy.text_protocol import code_blocks, fence_action, fences, reply_text, said
-from freeact_tui.store.transcript import NUDGE_KEY, content_text
+from freeact_tui.store.meta_keys import NUDGE_KEY
+from freeact_tui.store.transcript import content_text
 from freeact_tui.toolcalls import CODE_TOOL
 
 _HOWTO = re.compile(

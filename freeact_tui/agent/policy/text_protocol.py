@@ -33,7 +33,7 @@ from pydantic_ai.messages import (
 from freeact_tui.actions.code import ActionOutcome
 from freeact_tui.agent.policy.outcomes import RESULTS_KEY
 from freeact_tui.agent.policy.written_calls import call_arguments, decode_object, written_tool_calls
-from freeact_tui.store.transcript import SWITCH_KEY  # the message that told the model of a switch to text
+from freeact_tui.store.meta_keys import SWITCH_KEY  # the message that told the model of a switch to text
 from freeact_tui.toolcalls import CODE_TOOL
 
 ProtocolName = Literal["tools", "text", "auto"]

@@ -22,7 +22,14 @@ from freeact_tui.agent.approvals import ApprovalGate
 from freeact_tui.agent.context.keeper import ContextKeeper
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.policy.progress import StopTurn, SwitchProtocol
-from freeact_tui.agent.policy.reply import FinalAnswer, NudgeModel, ReplyPolicy, RunBlocks, RunCalls
+from freeact_tui.agent.policy.reply import (
+    FinalAnswer,
+    NudgeModel,
+    ReplyDecision,
+    ReplyPolicy,
+    RunBlocks,
+    RunCalls,
+)
 from freeact_tui.agent.policy.text_protocol import switch_request
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.turn.actions import ActionRunner
@@ -106,22 +113,8 @@ class Turn:
                 decision = self.policy.decide(reply, self.recorder.history, turn, tools)
                 step = len(self.recorder.history)
                 self.recorder.record(decision.response)
-                if not isinstance(decision, RunCalls) and decision.claims_output:
-                    self.ports.emit(OutputClaim(_CLAIM_NOTE, **self.ports.ids("")))
-                match decision:
-                    case FinalAnswer():
-                        break
-                    case NudgeModel(reason=why, told=told, request=request):
-                        self.ports.emit(Nudge(why.log, told, **self.ports.ids("")))
-                        self.recorder.record(request)
-                    case RunBlocks(blocks=blocks, switch=switch):
-                        if switch is not None:
-                            self._switch(switch)
-                        if (await self.actions.blocks(blocks, switched=switch)).stop:
-                            break  # rejected, or the kernel died: the user decides how to go on
-                    case RunCalls(calls=calls, in_order=in_order):
-                        if (await self.actions.calls(calls, in_order=in_order)).stop:
-                            break
+                if await self._act(decision):
+                    break
                 match self.policy.after_step(self.recorder.history[step:]):
                     case StopTurn(message=message):
                         self._stop(message, kind="stalled")
@@ -159,6 +152,25 @@ class Turn:
             self.state.in_model = False
             self.state.phases.clear()
             await self.recorder.sync()
+
+    async def _act(self, decision: ReplyDecision) -> bool:
+        """Do what the policy decided for one reply; whether the turn ends with it (the answer, or an
+        action rejected or a kernel died: the user decides how to go on)."""
+        if not isinstance(decision, RunCalls) and decision.claims_output:
+            self.ports.emit(OutputClaim(_CLAIM_NOTE, **self.ports.ids("")))
+        match decision:
+            case FinalAnswer():
+                return True
+            case NudgeModel(reason=why, told=told, request=request):
+                self.ports.emit(Nudge(why.log, told, **self.ports.ids("")))
+                self.recorder.record(request)
+                return False
+            case RunBlocks(blocks=blocks, switch=switch):
+                if switch is not None:
+                    self._switch(switch)
+                return (await self.actions.blocks(blocks, switched=switch)).stop
+            case RunCalls(calls=calls, in_order=in_order):
+                return (await self.actions.calls(calls, in_order=in_order)).stop
 
     def _budget_message(self) -> str:
         if self.explicit:

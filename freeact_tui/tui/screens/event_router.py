@@ -118,58 +118,62 @@ class EventRouter:
                 await log.response_end(event)
             case ApprovalRequest():
                 await self._approval_request(event)
-            case CodeExecutionOutputChunk():
-                view.status_bar.set_activity("running")
-                await log.output_chunk(event)
-            case CodeExecutionOutput():
-                await log.output_end(event)
-                view.status_bar.set_activity("thinking")
-            case ToolOutput():
-                await log.tool_output(event)
-            case ProtocolSwitch(reason=reason):
-                await log.notice(reason, title="Text actions")
-            case CheckpointNotice(text=text):
-                await log.notice(text, title="Checkpoint")
-            case Nudge():
-                from freeact_tui.tui.replay import nudge_note  # (the replay module: not for the first frame)
-
-                await log.notice(nudge_note(event.reason, event.message), title="Nudged the model")
-            case ModelRetry():
-                await log.notice(
-                    f"{event.reason}. Retry {event.attempt} of {event.attempts} in {event.delay:g} s.",
-                    title="Model busy: retrying",
-                )
-            case Cancelled(phase=phase):
+            case CodeExecutionOutputChunk() | CodeExecutionOutput() | ToolOutput():
+                await self._action_output(event)
+            case ProtocolSwitch() | CheckpointNotice() | Nudge() | ModelRetry() | OutputClaim():
+                text, title = _notice(event)
+                await log.notice(text, title=title)
+            case Cancelled() | AgentError():
                 await log.finish_streams()
-                await log.notice(f"Cancelled ({phase}).", title="Turn cancelled")
-                return "The turn was cancelled"
-            case AgentError(message=message, kind=kind):
-                await log.finish_streams()
-                title = "Stopped" if kind in ("repeat", "stalled") else f"{kind.capitalize()} error"
-                await log.error(message, title=title, parent_corr_id=event.parent_corr_id)
-                if kind == "stalled":
-                    return "The turn stopped (no progress)"
-                return "The turn stopped (the same error twice)" if kind == "repeat" else f"The turn failed ({kind} error)"
+                return await self._turn_end(event)
             case UsageUpdate():
                 if event.agent_id == agent.agent_id:
                     view.status_bar.set_usage(event)
             case ContextUpdate() | Compacting() | Compacted():
                 await self._context_event(event)
-            case KernelStatus(state=state) if event.agent_id == agent.agent_id:
-                view.status_bar.set_kernel(state)
-                if state in ("ready", "busy") and view.status_bar.activity == WAITING_FOR_KERNEL:
-                    view.status_bar.set_activity("running")
-                if state == "restarting" and event.detail == RESTART_AFTER_INTERRUPT:
-                    await log.notice(
-                        "The kernel did not stop when interrupted, so it is being restarted: its variables are gone.",
-                        title="Kernel restarted",
-                    )
-            case OutputClaim(text=text):
-                await log.notice(text, title="Not a result")
+            case KernelStatus() if event.agent_id == agent.agent_id:
+                await self._kernel_status(event)
             case SubagentStatus():
                 log.subagent_status(event)
                 view.side_panel.update_subagent(event)
         return None
+
+    async def _action_output(self, event: CodeExecutionOutputChunk | CodeExecutionOutput | ToolOutput) -> None:
+        """An action's output: streamed while its code runs, then whole (the model thinks again)."""
+        log, bar = self.view.conversation, self.view.status_bar
+        match event:
+            case CodeExecutionOutputChunk():
+                bar.set_activity("running")
+                await log.output_chunk(event)
+            case CodeExecutionOutput():
+                await log.output_end(event)
+                bar.set_activity("thinking")
+            case ToolOutput():
+                await log.tool_output(event)
+
+    async def _turn_end(self, event: Cancelled | AgentError) -> str:
+        """Show what ended the turn; how it ended, for the status line."""
+        log = self.view.conversation
+        if isinstance(event, Cancelled):
+            await log.notice(f"Cancelled ({event.phase}).", title="Turn cancelled")
+            return "The turn was cancelled"
+        kind = event.kind
+        title = "Stopped" if kind in ("repeat", "stalled") else f"{kind.capitalize()} error"
+        await log.error(event.message, title=title, parent_corr_id=event.parent_corr_id)
+        if kind == "stalled":
+            return "The turn stopped (no progress)"
+        return "The turn stopped (the same error twice)" if kind == "repeat" else f"The turn failed ({kind} error)"
+
+    async def _kernel_status(self, event: KernelStatus) -> None:
+        bar = self.view.status_bar
+        bar.set_kernel(event.state)
+        if event.state in ("ready", "busy") and bar.activity == WAITING_FOR_KERNEL:
+            bar.set_activity("running")
+        if event.state == "restarting" and event.detail == RESTART_AFTER_INTERRUPT:
+            await self.view.conversation.notice(
+                "The kernel did not stop when interrupted, so it is being restarted: its variables are gone.",
+                title="Kernel restarted",
+            )
 
     async def show(self, agent: Agent) -> None:
         """An agent just shown: its figures in the status bar, then its past turns (drawn as live) or
@@ -282,3 +286,23 @@ class EventRouter:
     def _show_decision(block: ActionBlock, decision: Decision | None, *, skip_permissions: bool) -> None:
         status, rejected = decision_status(decision, skip_permissions=skip_permissions)
         block.set_status(status, rejected=rejected)
+
+
+def _notice(event: ProtocolSwitch | CheckpointNotice | Nudge | ModelRetry | OutputClaim) -> tuple[str, str]:
+    """The text and title of an event the log shows as a notice."""
+    match event:
+        case ProtocolSwitch(reason=reason):
+            return reason, "Text actions"
+        case CheckpointNotice(text=text):
+            return text, "Checkpoint"
+        case Nudge():
+            from freeact_tui.tui.replay import nudge_note  # (the replay module: not for the first frame)
+
+            return nudge_note(event.reason, event.message), "Nudged the model"
+        case ModelRetry():
+            return (
+                f"{event.reason}. Retry {event.attempt} of {event.attempts} in {event.delay:g} s.",
+                "Model busy: retrying",
+            )
+        case OutputClaim(text=text):
+            return text, "Not a result"
