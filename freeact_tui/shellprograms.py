@@ -154,6 +154,13 @@ def _collect(words: list[str], found: Unwrapped, depth: int) -> None:
     words = [program_name(words[0]), *words[1:]]
     found.commands.append(words)
     program, rest = words[0], words[1:]
+    _collect_inner(program, rest, words, found, depth)
+    if (inline := inline_code(program, rest)) is not None:
+        found.opaque.append(inline)
+
+
+def _collect_inner(program: str, rest: list[str], words: list[str], found: Unwrapped, depth: int) -> None:
+    """The commands ``program`` runs in turn: wrapped, evaluated, a shell's script, git's, find's."""
     if program in _WRAPPERS or program in _LEADING_ARGUMENT:
         _collect(_unwrap(program, rest, found, depth), found, depth + 1)
     elif program == "eval":
@@ -179,8 +186,6 @@ def _collect(words: list[str], found: Unwrapped, depth: int) -> None:
         _git(rest, found, depth)
     elif program == "find":
         _find_commands(words, found, depth)
-    if (inline := inline_code(program, rest)) is not None:
-        found.opaque.append(inline)
 
 
 # Programs that run code given as an argument: the options that carry it, and its language. Shell code
