@@ -155,3 +155,27 @@ def test_snapshot_permissions_screen(snap_compare, tmp_path: Path) -> None:  # t
     rules.add("code", "effects:in-folder", scope="session")  # in words, as the dialog offered it
     assert snap_compare(RulesHost(rules), terminal_size=(120, 40))
     assert snap_compare(RulesHost(rules), terminal_size=(80, 24))  # readable at 80x24 too
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)])
+async def test_the_rules_fit_the_screen_and_the_highlighted_one_reads_in_full(
+    project: Path, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """At any width the table fits its region (no column past the right edge) and a long pattern, cut
+    in the table, is shown whole and wrapped under it when its row is highlighted."""
+    long = "python -c " + " ".join(f"word{i}" for i in range(30)) + " *"
+    config = Config(sessions_dir=tmp_path / "sessions", working_dir=project, subagent_pool_size=0)
+    app = FreeactApp(config, model=script(["hi"]).model(), eager_kernel=False)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.agent is not None)
+        app.agent.permissions.add("shell", long, scope="session")  # type: ignore[union-attr]
+        screen = await open_rules(pilot, app)
+        await pilot.pause()
+        table = screen.query_one(DataTable)
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        assert table.region.right <= size[0]
+        at = [row[2] for row in rows(screen)].index(long)  # the cell keeps it whole; the view cuts it
+        table.move_cursor(row=at)
+        await pilot.pause()
+        detail = screen.query_one("#permissions-detail")
+        assert long in str(detail.render()) and detail.region.right <= size[0]

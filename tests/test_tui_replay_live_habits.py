@@ -12,7 +12,7 @@ import pytest
 from freeact_tui.tui.app import FreeactApp
 from tests import helpers
 from tests.helpers import dialog, idle, log_rows, resumed_rows, send, session_lines, until
-from tests.scripted import Code, Script
+from tests.scripted import Call, Code, Script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 executor = helpers.kernel
@@ -93,3 +93,47 @@ async def test_the_undo_notice_replays_where_it_was_shown(make_app: Callable[...
     assert target.read_text() == "original\n"
     assert [r[4] for r in live if r[0] == "NoticeBlock"] == ["Undo"]
     assert await resumed_rows(make_app, session_id, config) == live
+
+
+def usage_shown(app: FreeactApp) -> tuple[str, tuple[int, int, int, float | None]]:
+    """The status bar's token counts and the totals ``/cost`` reports (the agent's meter)."""
+    assert app.agent is not None
+    u = app.agent.usage
+    return str(helpers.main(app).status_bar.query_one("#status-usage").render()), (
+        u.input_tokens,
+        u.output_tokens,
+        u.requests,
+        u.cost_usd,
+    )
+
+
+async def test_the_tokens_of_a_turn_with_a_subagent_are_the_same_live_and_resumed(
+    make_app: Callable[..., FreeactApp], tmp_path: Path
+) -> None:
+    s = Script(
+        [
+            [Call("subagent_task", {"prompt": "compute three", "max_turns": 3}, call_id="t1")],
+            [Code("print(1 + 2)", call_id="s1")],  # the subagent's action
+            ["The subagent says 3."],  # the subagent's answer
+            ["Delegated: 3."],  # the parent's answer
+        ]
+    )
+    config: dict[str, object] = {"action_protocol": "tools"}
+    app = make_app(s, config)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "delegate")
+        for _ in range(2):  # the delegation, then the subagent's action
+            await dialog(pilot)
+            await pilot.press("y")
+            await pilot.pause()
+        await idle(pilot)
+        live = usage_shown(app)
+        assert app.agent is not None
+        session_id = app.agent.session_id
+
+    assert len(s.requests) == 4 and live[1][2] == 4  # four model requests, the subagent's two included
+    resumed = make_app(Script([["unused"]]), config, session_id=session_id)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await helpers.ready(pilot, limit=30)
+        await pilot.pause()
+        assert usage_shown(resumed) == live

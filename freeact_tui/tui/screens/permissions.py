@@ -27,6 +27,7 @@ from freeact_tui.rulepatterns import rule_words
 from freeact_tui.textsafe import visible as made_visible
 
 _GROUP = Binding.Group("Rules")
+_BROAD = "broad: any code may follow"
 _WHERE = {
     "session": "this session",
     "always": "user file",
@@ -45,6 +46,27 @@ def pattern_text(entry: RuleEntry) -> str:
     if is_cell_pattern(entry.pattern) or class_of(entry.pattern) is not None:
         return visible(rule_words(entry.kind, entry.pattern, entry.effect))
     return visible(entry.pattern)
+
+
+_PADDING = 2  # a DataTable cell's padding, both sides
+
+
+def column_widths(entries: list[RuleEntry], room: int) -> dict[str, int]:
+    """The columns' widths so the table fits ``room`` cells: effect, kind and where in full; the pattern
+    and the note share the rest (each whole when both fit, else the note gets up to a half). A cut cell is
+    shown in full under the table when its row is highlighted."""
+    natural = {
+        "effect": max([len("effect"), *(len(e.effect) for e in entries)]),
+        "kind": max([len("kind"), *(len(e.kind) for e in entries)]),
+        "pattern": max([len("pattern"), *(len(pattern_text(e)) for e in entries)]),
+        "where": max([len("where"), *(len(_WHERE[e.scope]) for e in entries)]),
+        "note": max([len("note"), *(len(_BROAD) for e in entries if e.broad)]),
+    }
+    rest = room - _PADDING * len(natural) - natural["effect"] - natural["kind"] - natural["where"]
+    if natural["pattern"] + natural["note"] > rest:
+        natural["note"] = min(natural["note"], max(len("note"), rest // 2))
+        natural["pattern"] = max(len("pattern"), rest - natural["note"])
+    return natural
 
 
 class PermissionsScreen(ModalScreen[None]):
@@ -73,6 +95,7 @@ class PermissionsScreen(ModalScreen[None]):
             yield Label(Content(self._sources_text()), id="permissions-sources")
             table: DataTable[Text] = DataTable(id="permissions-table", cursor_type="row", zebra_stripes=True)
             yield table
+            yield Label("", id="permissions-detail")
             yield Input(id="permissions-pattern", placeholder="pattern")
             yield Label(
                 "x remove · a allow · k ask · d deny · e edit pattern · Esc close",
@@ -86,21 +109,23 @@ class PermissionsScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("effect", "kind", "pattern", "where", "note")
         self.query_one("#permissions-pattern", Input).display = False
         self.refill()
+        self.call_after_refresh(self.refill)  # again with the width the table was laid out at
         table.focus()
 
     def refill(self, keep: int | None = None) -> None:
         """Show the rules as they are now; the cursor stays on row ``keep`` (or where it was)."""
         table = self.query_one(DataTable)
         row = table.cursor_row if keep is None else keep
-        table.clear()
+        table.clear(columns=True)
         every = self.rules.rules()
         # The rules a user can remove first (each group in precedence order), the built-in ones after.
         self.entries = [e for e in every if e.scope != "default"] + [e for e in every if e.scope == "default"]
+        for name, width in column_widths(self.entries, self._table_room()).items():
+            table.add_column(name, width=width, key=name)
         for entry in self.entries:
-            note = Text("broad: any code may follow", style="bold red") if entry.broad else Text("")
+            note = Text(_BROAD, style="bold red") if entry.broad else Text("")
             table.add_row(
                 Text(
                     entry.effect, style={"deny": "bold red", "ask": "yellow", "allow": "green"}[entry.effect]
@@ -112,6 +137,30 @@ class PermissionsScreen(ModalScreen[None]):
             )
         if self.entries:
             table.move_cursor(row=max(0, min(row, len(self.entries) - 1)))
+        self._show_detail()
+
+    def _table_room(self) -> int:
+        """The cells' width: the table's, or before it is laid out the dialog's share of the screen."""
+        table = self.query_one(DataTable)
+        if table.size.width:
+            return max(20, table.scrollable_content_region.width)
+        return max(20, min(140, self.app.size.width * 95 // 100) - 7)  # border, padding, scrollbar
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.refill)  # once the table has its new width
+
+    def on_data_table_row_highlighted(self) -> None:
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        """The highlighted rule in full, wrapped: a narrow table cuts its pattern and note."""
+        entry = self.current
+        text = ""
+        if entry is not None:
+            text = f"{entry.effect} {entry.kind}: {pattern_text(entry)} ({_WHERE[entry.scope]})"
+            if entry.broad:
+                text += " — broad: any code may follow"
+        self.query_one("#permissions-detail", Label).update(Content(text))
 
     @property
     def current(self) -> RuleEntry | None:
