@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import re
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 
 from freeact_tui import paths, typeahead
@@ -241,8 +243,10 @@ class FreeactApp(App[None]):
             return
 
         def show(state: KernelState, detail: str) -> None:
-            if not self.agent_ready or self.agent is None:  # no agent (yet): the kernel's own state
-                screen.status_bar.set_kernel(state)
+            # no agent (yet): the kernel's own state; none once the screen is gone (the app quitting)
+            if not self.agent_ready or self.agent is None:
+                with contextlib.suppress(NoMatches):
+                    screen.status_bar.set_kernel(state)
 
         launch.executor.add_state_listener(show)
 
