@@ -82,7 +82,9 @@ def _rules(mode: str, work: Path) -> PermissionRules:
 
 async def _task(cells: list[str], mode: str, work: Path, rules: PermissionRules, counter: _Counter) -> int:
     before = counter.asked
-    ports = EventPorts(emit=counter.emit, ids=lambda corr: {"agent_id": "main", "corr_id": corr}, set_phase=lambda *_: None)
+    ports = EventPorts(
+        emit=counter.emit, ids=lambda corr: {"agent_id": "main", "corr_id": corr}, set_phase=lambda *_: None
+    )
     gate = ApprovalGate(rules, ports, timeout=None, working_dir=work)
     for k, cell in enumerate(cells):
         decision = await gate.ask(CodeAction(cell), f"c{k}")

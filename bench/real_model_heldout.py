@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 from freeact_tui.events import ApprovalRequest
 from freeact_tui.toolcalls import CodeAction
 
-if TYPE_CHECKING:  # real_model imports this module; the types only are needed here
-    from real_model import Context
+if TYPE_CHECKING:  # the types only are needed here
+    from real_model_agents import Context
 
 _SEPARATOR = re.compile(r"(?<=\d)[,.'\u00a0\u202f ](?=\d{3}(?!\d))")
 
