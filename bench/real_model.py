@@ -293,8 +293,9 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
     for line, which in skipped.items():
         print(f"not run with {line}: {', '.join(which)}", file=sys.stderr, flush=True)
     for round_ in range(1, args.repeat + 1):
-        for agent in agents:
-            for name in names:
+        # task by task, every agent on it: a run cut short still compares the agents on the same tasks
+        for name in names:
+            for agent in agents:
                 if agent.unsupported(name):
                     continue
                 keep = args.keep_sessions / f"r{round_}-{agent.label}-{name}" if args.keep_sessions else None
