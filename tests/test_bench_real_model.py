@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
 from tests.freeact_peer import find_freeact
@@ -97,3 +100,21 @@ def test_a_peer_is_checked_by_the_same_outcome_check(peer: str, tmp_path: Path) 
     assert f"not run with {peer}: cancels a turn: cancel" in done.stderr
     assert _row(done.stdout, peer).startswith(f"| derived | {peer} | 1/1 (100 %) |")
     assert "action: CodeAction(code='print(1234 * 5678)')" in done.stdout  # its code actions, as this app's
+
+
+def _says_number() -> Callable[[str, str], bool]:
+    sys.path.insert(0, str(BENCH))
+    from real_model_heldout import says_number
+
+    return says_number
+
+
+@given(n=st.integers(0, 10**7), zeros=st.integers(0, 2), sep=st.sampled_from(["", ",", ".", " "]))
+def test_a_number_is_said_when_equal_by_value_whatever_its_form(n: int, zeros: int, sep: str) -> None:
+    """``86400.0`` and ``86,400`` state 86400 (a peer answered ``86400.0`` and was counted wrong);
+    a different number never does. (Three zeros after a point read as thousands: ``1.000`` is 1000.)"""
+    says = _says_number()
+    grouped = f"{n:,}".replace(",", sep) if sep != "." or n >= 1000 else str(n)
+    text = f"It is {grouped}{'.' + '0' * zeros if zeros and sep != '.' else ''} seconds."
+    assert says(text, str(n))
+    assert not says(f"It is {n + 1} seconds.", str(n))
