@@ -292,33 +292,38 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
                 skipped.setdefault(f"{agent.label}: {why}", []).append(name)
     for line, which in skipped.items():
         print(f"not run with {line}: {', '.join(which)}", file=sys.stderr, flush=True)
-    for round_ in range(1, args.repeat + 1):
-        # task by task, every agent on it: a run cut short still compares the agents on the same tasks
-        for name in names:
-            for agent in agents:
-                if agent.unsupported(name):
-                    continue
-                keep = args.keep_sessions / f"r{round_}-{agent.label}-{name}" if args.keep_sessions else None
-                result = await run_task(
-                    name, agent, base_url=args.base_url, model=args.model, limit=args.timeout,
-                    idle_timeout=args.idle_timeout, scratch=args.scratch, keep=keep,
-                )  # fmt: skip
-                result["round"] = round_
-                result["set"] = "heldout" if name not in TASKS else "derived"
-                results.append(result)
-                if args.json:
-                    continue
-                mark = "solved" if result["solved"] else "FAILED"
-                extra = " (switched to text)" if result["switched"] else ""
-                where = f"[{round_}] " if args.repeat > 1 else ""
-                print(
-                    f"{where}{agent.label:10} {name:14} {mark} {result['seconds']:6.1f} s{extra} {result['error']}",
-                    flush=True,
-                )
-                if not result["solved"] and args.verbose:
-                    print(f"      last answer: {result['last_answer']!r}", flush=True)
-                if args.trace:
-                    print("\n".join(f"      | {line}" for line in result["trace"]), flush=True)
+    try:
+        for round_ in range(1, args.repeat + 1):
+            # task by task, every agent on it: a run cut short still compares the agents on the same tasks
+            for name in names:
+                for agent in agents:
+                    if agent.unsupported(name):
+                        continue
+                    keep = (
+                        args.keep_sessions / f"r{round_}-{agent.label}-{name}" if args.keep_sessions else None
+                    )
+                    result = await run_task(
+                        name, agent, base_url=args.base_url, model=args.model, limit=args.timeout,
+                        idle_timeout=args.idle_timeout, scratch=args.scratch, keep=keep,
+                    )  # fmt: skip
+                    result["round"] = round_
+                    result["set"] = "heldout" if name not in TASKS else "derived"
+                    results.append(result)
+                    if args.json:
+                        continue
+                    mark = "solved" if result["solved"] else "FAILED"
+                    extra = " (switched to text)" if result["switched"] else ""
+                    where = f"[{round_}] " if args.repeat > 1 else ""
+                    print(
+                        f"{where}{agent.label:10} {name:14} {mark} {result['seconds']:6.1f} s{extra} {result['error']}",
+                        flush=True,
+                    )
+                    if not result["solved"] and args.verbose:
+                        print(f"      last answer: {result['last_answer']!r}", flush=True)
+                    if args.trace:
+                        print("\n".join(f"      | {line}" for line in result["trace"]), flush=True)
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl+C: the table of the tasks done so far
+        print(f"interrupted after {len(results)} runs", file=sys.stderr, flush=True)
     labels = [a.label for a in agents]
     if args.json:
         print(json.dumps(results))
@@ -387,4 +392,7 @@ if __name__ == "__main__":
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--verbose", action="store_true", help="print the last answer of a failed task")
     parser.add_argument("--trace", action="store_true", help="print what the model did in every task")
-    asyncio.run(main(parser.parse_args()))
+    try:
+        asyncio.run(main(parser.parse_args()))
+    except KeyboardInterrupt:  # the table was printed
+        raise SystemExit(130) from None
