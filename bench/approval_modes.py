@@ -96,7 +96,9 @@ def _rules(mode: str, work: Path) -> PermissionRules:
 async def _task(cells: list[Cell], mode: str, work: Path, rules: PermissionRules, counter: _Counter) -> int:
     """Ask for a task's cells in one kernel (its own gate and ledger), each cell finished after it ran."""
     before = counter.asked
-    ports = EventPorts(emit=counter.emit, ids=lambda corr: {"agent_id": "main", "corr_id": corr}, set_phase=lambda *_: None)
+    ports = EventPorts(
+        emit=counter.emit, ids=lambda corr: {"agent_id": "main", "corr_id": corr}, set_phase=lambda *_: None
+    )
     gate = ApprovalGate(rules, ports, timeout=None, working_dir=work)
     for k, cell in enumerate(cells):
         if cell is RESET:

@@ -31,7 +31,9 @@ async def main(tries: int, seed: int) -> dict[str, object]:
     failures: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        kills = [kill_at_random(root / "sessions", root / f"w{i}", rng, early=i % 4 == 0) for i in range(tries)]
+        kills = [
+            kill_at_random(root / "sessions", root / f"w{i}", rng, early=i % 4 == 0) for i in range(tries)
+        ]
         store = SessionStore(root / "sessions")
         listed = {info.id for info in store.list()}
         for kill in kills:

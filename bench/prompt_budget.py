@@ -33,7 +33,10 @@ def prompt_parts(protocol: str, *, subagents: bool = True) -> tuple[str, str]:
     tools = [] if protocol == "text" else tool_definitions(subagents=subagents)
     schemas = json.dumps(
         [
-            {"type": "function", "function": {k: v for k, v in asdict(t).items() if k in ("name", "description")}}
+            {
+                "type": "function",
+                "function": {k: v for k, v in asdict(t).items() if k in ("name", "description")},
+            }
             | {"parameters": t.parameters_json_schema}
             for t in tools
         ]

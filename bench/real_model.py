@@ -1,16 +1,22 @@
-"""A real model in the loop: a task set run through the agent (real kernel) for each action protocol.
+"""A real model in the loop: a task set run by this app (real kernel) per action protocol, and by peers.
 
 Each task gives a prompt (or several turns), approves actions like a user would (or rejects, or
 cancels), and checks the outcome in the working directory, the answer or the events — never what
-the model claims. Prints solved/total and the median seconds of a task per protocol.
+the model claims. Prints solved/total and the median seconds of a task per agent and task set.
 
     python bench/real_model.py --base-url http://127.0.0.1:8011/v1 --model local \
         [--set derived|heldout|all] [--protocols auto,tools,text] [--tasks compute,shell_count] \
-        [--json] [--timeout 300] [--repeat 3]
+        [--peers smolagents,freeact] [--keep-sessions DIR] [--json] [--timeout 300] [--repeat 3]
 
 Two task sets: ``derived`` (the default) is the set the small-model rules were derived from;
 ``heldout`` (``real_model_heldout.py``) was written before looking at any trace of it, phrased as
 people ask, in English and German. Report both.
+
+``--peers`` runs the same tasks, checked by the same outcome checks, with smolagents' ``CodeAgent``
+and freeact 0.11 against the same server, every action approved (``real_model_agents.py``); with
+peers and no ``--protocols`` this app runs with the protocol a ``--base-url`` user gets (``default``).
+A peer that is not installed is reported as such; tasks that reject, cancel, delegate to a subagent
+or resume are not run with peers (said in the output).
 
 Meant for a local OpenAI-compatible server (``../shared/local-llm/``); never run in CI. On a
 shared 2-core machine a task takes minutes: pick a few tasks per run with ``--tasks``.
@@ -28,104 +34,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from freeact_tui.agent.agent import Agent
-from freeact_tui.events import (
-    AgentError,
-    AgentEvent,
-    ApprovalRequest,
-    Cancelled,
-    CodeExecutionOutput,
-    ModelRetry,
-    Nudge,
-    ProtocolSwitch,
-    Response,
-    SubagentStatus,
-    ToolOutput,
-)
-from freeact_tui.permissions import PermissionRules
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent)
+)  # the held-out set and the agents live next to this file
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the held-out set lives next to this file
+from real_model_agents import Context, Folders, Runner, runners  # noqa: E402
 
-
-@dataclass
-class Turn:
-    """What one turn saw."""
-
-    events: list[AgentEvent] = field(default_factory=list)
-
-    @property
-    def answer(self) -> str:
-        responses = [e.content for e in self.events if isinstance(e, Response) and e.agent_id == "main"]
-        return responses[-1] if responses else ""
-
-    @property
-    def outputs(self) -> str:
-        return "\n".join(e.text or "" for e in self.events if isinstance(e, CodeExecutionOutput))
-
-    def of(self, kind: type) -> list[Any]:
-        return [e for e in self.events if isinstance(e, kind)]
-
-
-@dataclass
-class Context:
-    """What a task runs with: a fresh working directory and a way to run turns."""
-
-    work: Path
-    sessions: Path
-    make: Callable[..., Agent]
-    switched: bool = False
-    last: Turn | None = None
-    trace: list[str] = field(default_factory=list)
-    """What happened, one line per event of interest (``--trace`` prints it)."""
-
-    async def turn(
-        self,
-        agent: Agent,
-        prompt: str,
-        *,
-        decide: Callable[[ApprovalRequest], bool] = lambda _: True,
-        cancel_on: Callable[[AgentEvent], bool] | None = None,
-    ) -> Turn:
-        turn = Turn()
-        self.last = turn
-        self.trace.append(f"user: {prompt}")
-        async for event in agent.stream(prompt, max_turns=8):
-            turn.events.append(event)
-            line = _trace_line(event)
-            if line:
-                self.trace.append(line)
-            if isinstance(event, ProtocolSwitch):
-                self.switched = True
-            if isinstance(event, ApprovalRequest) and not event.decided:
-                event.approve(decide(event))
-            if cancel_on is not None and cancel_on(event):
-                agent.cancel()
-        return turn
-
-
-def _trace_line(event: AgentEvent) -> str:
-    """One line (or a few) for the events that show what the model did; "" for the rest."""
-    who = "" if event.agent_id == "main" else f"[{event.agent_id}] "
-    match event:
-        case Response(content=content):
-            return f"{who}model: {content!r}"
-        case ApprovalRequest(tool_call=call):
-            return f"{who}action: {call!r}"[:600]
-        case CodeExecutionOutput(text=text, is_error=error):
-            return f"{who}output{' (error)' if error else ''}: {(text or '')[:300]!r}"
-        case ToolOutput(content=content, is_error=error):
-            return f"{who}tool output{' (error)' if error else ''}: {content[:300]!r}"
-        case ProtocolSwitch(reason=reason) | Nudge(reason=reason):
-            return f"{who}{type(event).__name__}: {reason}"
-        case AgentError(message=message) | Cancelled(phase=message) | ModelRetry(reason=message):
-            return f"{who}{type(event).__name__}: {message}"
-        case SubagentStatus(state=state, task=task):
-            return f"{who}subagent {state}: {task[:80]!r}"
-    return ""
+from freeact_tui.events import AgentError, ApprovalRequest, Cancelled, SubagentStatus  # noqa: E402
 
 
 def _has(text: str, *needles: str) -> bool:
@@ -277,47 +195,30 @@ def _sets() -> dict[str, dict[str, Callable[[Context], Awaitable[bool]]]]:
 
 async def run_task(
     name: str,
-    protocol: str,
+    runner: Runner,
     *,
     base_url: str,
     model: str,
     limit: float,
     idle_timeout: float = 600,
     scratch: Path | None = None,
+    keep: Path | None = None,
 ) -> dict[str, Any]:
-    """One task in a fresh working directory and session store; a timeout or crash is unsolved."""
+    """One task in a fresh working directory and session store; a timeout or crash is unsolved.
+
+    ``keep``: where the task's session store is copied (the code actions the model wrote, for
+    ``approvals_real.py``)."""
     # One fixed place, emptied for each task: the system prompt names the working directory, so the
     # same path lets a local server reuse its cached prompt prefix across tasks (as for a user's project).
     tmp = scratch or Path(tempfile.gettempdir()) / f"freeact-real-model-bench-{os.getuid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
-        work, sessions, site = tmp / "work", tmp / "sessions", tmp / "site"
-        work.mkdir()
-        site.mkdir()
-        # A package the model installs (``!pip install sympy``) goes to the task's directory, not the venv.
-        kernel_env = {"PIP_TARGET": str(site), "PYTHONPATH": str(site), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-
-        def make(**kw: Any) -> Agent:
-            kw.setdefault("enable_subagents", False)
-            return Agent(
-                model,
-                base_url=base_url,
-                working_dir=work,
-                sessions_dir=sessions,
-                action_protocol=protocol,
-                permissions=PermissionRules(None, defaults=False),
-                model_settings={"temperature": 0.0, "max_tokens": 700},
-                # a loaded machine may take minutes before the first token: waiting beats a retry
-                # that queues behind the abandoned request on a one-request server
-                model_idle_timeout=idle_timeout,
-                execution_timeout=90,
-                subagent_pool_size=0,
-                kernel_env=kernel_env,
-                **kw,
-            )
-
-        context = Context(work, sessions, make)
+        folders = Folders(tmp / "work", tmp / "sessions", tmp / "site")
+        folders.work.mkdir()
+        folders.site.mkdir()
+        make = runner.opener(folders, base_url, model, idle_timeout)
+        context = Context(folders.work, folders.sessions, make)
         started = time.monotonic()
         error = ""
         try:
@@ -327,83 +228,109 @@ async def run_task(
         except Exception as exc:  # a bench reports, it does not stop
             solved, error = False, f"{type(exc).__name__}: {exc}"
         seconds = time.monotonic() - started
+        if keep is not None and folders.sessions.is_dir():
+            shutil.copytree(folders.sessions, keep, dirs_exist_ok=True)
+            (keep / "work.txt").write_text(f"{folders.work}\n")  # what the cells' paths were read against
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return {"task": name, "protocol": protocol, "solved": solved, "seconds": round(seconds, 1),
+    return {"task": name, "protocol": runner.label, "solved": solved, "seconds": round(seconds, 1),
             "switched": context.switched, "error": error,
             "last_answer": context.last.answer[-300:] if context.last else "",
             "trace": context.trace}  # fmt: skip
 
 
-def table(results: list[dict[str, Any]], protocols: list[str], task_set: str = "derived") -> str:
-    """Solved/total per protocol over every attempt (with each round's count when there were several)."""
+def table(results: list[dict[str, Any]], agents: list[str]) -> str:
+    """Per task set and agent: solved/total over every attempt, each round's count, the median seconds."""
     rounds = sorted({r.get("round", 1) for r in results})
-    head = "| protocol | solved | median s |" + (" per round |" if len(rounds) > 1 else "")
-    lines = [f"task set: {task_set}", "", head, "|---|---|---|" + ("---|" if len(rounds) > 1 else "")]
-    for protocol in protocols:
-        rows = [r for r in results if r["protocol"] == protocol]
-        solved = sum(r["solved"] for r in rows)
-        median = statistics.median(r["seconds"] for r in rows) if rows else 0
-        share = f" ({100 * solved / len(rows):.0f} %)" if rows else ""
-        line = f"| {protocol} | {solved}/{len(rows)}{share} | {median:.0f} |"
-        if len(rounds) > 1:
-            each = [sum(r["solved"] for r in rows if r.get("round", 1) == n) for n in rounds]
-            line += f" {', '.join(map(str, each))} |"
-        lines.append(line)
+    lines = ["| task set | agent | solved | per round | median s |", "|---|---|---|---|---|"]
+    for task_set in dict.fromkeys(r.get("set", "derived") for r in results):
+        for agent in agents:
+            rows = [r for r in results if r["protocol"] == agent and r.get("set", "derived") == task_set]
+            if not rows:
+                continue
+            solved = sum(r["solved"] for r in rows)
+            median = statistics.median(r["seconds"] for r in rows)
+            each = [
+                f"{sum(r['solved'] for r in rows if r.get('round', 1) == n)}/"
+                f"{sum(1 for r in rows if r.get('round', 1) == n)}"
+                for n in rounds
+            ]
+            share = f"{solved}/{len(rows)} ({100 * solved / len(rows):.0f} %)"
+            lines.append(f"| {task_set} | {agent} | {share} | {', '.join(each)} | {median:.0f} |")
     return "\n".join(lines)
 
 
-def per_task(results: list[dict[str, Any]], protocols: list[str]) -> str:
-    """Solved attempts per task and protocol, with the set each task belongs to."""
+def per_task(results: list[dict[str, Any]], agents: list[str]) -> str:
+    """Solved attempts per task and agent, with the set each task belongs to ("-": not run)."""
     names = list(dict.fromkeys(r["task"] for r in results))
     sets = {r["task"]: r.get("set", "derived") for r in results}
-    lines = ["| task | set | " + " | ".join(protocols) + " |", "|---|---|" + "---|" * len(protocols)]
+    lines = ["| task | set | " + " | ".join(agents) + " |", "|---|---|" + "---|" * len(agents)]
     for name in names:
         cells = []
-        for protocol in protocols:
-            rows = [r for r in results if r["task"] == name and r["protocol"] == protocol]
-            cells.append(f"{sum(r['solved'] for r in rows)}/{len(rows)}")
+        for agent in agents:
+            rows = [r for r in results if r["task"] == name and r["protocol"] == agent]
+            cells.append(f"{sum(r['solved'] for r in rows)}/{len(rows)}" if rows else "-")
         lines.append(f"| {name} | {sets[name]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
-    protocols = args.protocols.split(",")
+    peers = [p for p in args.peers.split(",") if p]
+    protocols = (args.protocols or ("default" if peers else "auto,tools,text")).split(",")
+    agents = runners(protocols, peers, args.freeact_python)
     tasks = _sets()[args.set]
     names = args.tasks.split(",") if args.tasks else list(tasks)
     unknown = [n for n in names if n not in tasks]
     if unknown:
         raise SystemExit(f"unknown tasks in set {args.set}: {', '.join(unknown)} (known: {', '.join(tasks)})")
     results = []
-    for round_ in range(1, args.repeat + 1):
-        for protocol in protocols:
+    skipped: dict[str, list[str]] = {}
+    for agent in agents:
+        for name in names:
+            why = agent.unsupported(name)
+            if why:
+                skipped.setdefault(f"{agent.label}: {why}", []).append(name)
+    for line, which in skipped.items():
+        print(f"not run with {line}: {', '.join(which)}", file=sys.stderr, flush=True)
+    try:
+        for round_ in range(1, args.repeat + 1):
+            # task by task, every agent on it: a run cut short still compares the agents on the same tasks
             for name in names:
-                result = await run_task(
-                    name, protocol, base_url=args.base_url, model=args.model, limit=args.timeout,
-                    idle_timeout=args.idle_timeout, scratch=args.scratch,
-                )  # fmt: skip
-                result["round"] = round_
-                result["set"] = "heldout" if name not in TASKS else "derived"
-                results.append(result)
-                if args.json:
-                    continue
-                mark = "solved" if result["solved"] else "FAILED"
-                extra = " (switched to text)" if result["switched"] else ""
-                where = f"[{round_}] " if args.repeat > 1 else ""
-                print(
-                    f"{where}{protocol:5} {name:14} {mark} {result['seconds']:6.1f} s{extra} {result['error']}",
-                    flush=True,
-                )
-                if not result["solved"] and args.verbose:
-                    print(f"      last answer: {result['last_answer']!r}", flush=True)
-                if args.trace:
-                    print("\n".join(f"      | {line}" for line in result["trace"]), flush=True)
+                for agent in agents:
+                    if agent.unsupported(name):
+                        continue
+                    keep = (
+                        args.keep_sessions / f"r{round_}-{agent.label}-{name}" if args.keep_sessions else None
+                    )
+                    result = await run_task(
+                        name, agent, base_url=args.base_url, model=args.model, limit=args.timeout,
+                        idle_timeout=args.idle_timeout, scratch=args.scratch, keep=keep,
+                    )  # fmt: skip
+                    result["round"] = round_
+                    result["set"] = "heldout" if name not in TASKS else "derived"
+                    results.append(result)
+                    if args.json:
+                        continue
+                    mark = "solved" if result["solved"] else "FAILED"
+                    extra = " (switched to text)" if result["switched"] else ""
+                    where = f"[{round_}] " if args.repeat > 1 else ""
+                    print(
+                        f"{where}{agent.label:10} {name:14} {mark} {result['seconds']:6.1f} s{extra} {result['error']}",
+                        flush=True,
+                    )
+                    if not result["solved"] and args.verbose:
+                        print(f"      last answer: {result['last_answer']!r}", flush=True)
+                    if args.trace:
+                        print("\n".join(f"      | {line}" for line in result["trace"]), flush=True)
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl+C: the table of the tasks done so far
+        print(f"interrupted after {len(results)} runs", file=sys.stderr, flush=True)
+    labels = [a.label for a in agents]
     if args.json:
         print(json.dumps(results))
     else:
-        print(table(results, protocols, args.set))
+        print(table(results, labels))
         print()
-        print(per_task(results, protocols))
+        print(per_task(results, labels))
     return results
 
 
@@ -413,7 +340,23 @@ if __name__ == "__main__":
         "--base-url", required=True, help="an OpenAI-compatible server, e.g. http://127.0.0.1:8011/v1"
     )
     parser.add_argument("--model", default="local", help="the model name the server knows")
-    parser.add_argument("--protocols", default="auto,tools,text", help="comma-separated: tools, text, auto")
+    parser.add_argument(
+        "--protocols",
+        default="",
+        help="this app's action protocols, comma-separated: default, tools, text, auto, or none "
+        "(peers only) (default: auto,tools,text; with --peers: default, what a --base-url user gets)",
+    )
+    parser.add_argument(
+        "--peers",
+        default="",
+        help="comma-separated peers run on the same tasks: smolagents (pip install smolagents openai), "
+        "freeact (0.11 in a Python 3.13, see --freeact-python)",
+    )
+    parser.add_argument(
+        "--freeact-python",
+        default=os.environ.get("FREEACT_PYTHON", "/tmp/freeact013/bin/python"),
+        help="a Python 3.13 with freeact 0.11.2 installed (default: $FREEACT_PYTHON or /tmp/freeact013)",
+    )
     parser.add_argument(
         "--set",
         choices=("derived", "heldout", "all"),
@@ -440,7 +383,16 @@ if __name__ == "__main__":
         default=None,
         help="the directory emptied for each task (default: one fixed temp dir); another one per bench run side by side",
     )
+    parser.add_argument(
+        "--keep-sessions",
+        type=Path,
+        default=None,
+        help="copy each task's session store to DIR/r<round>-<agent>-<task> (for bench/approvals_real.py)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--verbose", action="store_true", help="print the last answer of a failed task")
     parser.add_argument("--trace", action="store_true", help="print what the model did in every task")
-    asyncio.run(main(parser.parse_args()))
+    try:
+        asyncio.run(main(parser.parse_args()))
+    except KeyboardInterrupt:  # the table was printed
+        raise SystemExit(130) from None

@@ -18,23 +18,28 @@ import statistics
 import sys
 import zipfile
 from collections.abc import Awaitable, Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from freeact_tui.events import ApprovalRequest
 from freeact_tui.toolcalls import CodeAction
 
-if TYPE_CHECKING:  # real_model imports this module; the types only are needed here
-    from real_model import Context
+if TYPE_CHECKING:  # the types only are needed here
+    from real_model_agents import Context
 
 _SEPARATOR = re.compile(r"(?<=\d)[,.'\u00a0\u202f ](?=\d{3}(?!\d))")
 
 
+_NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,]\d+)?(?![\d]|[.,]\d)")
+
+
 def says_number(text: str, value: str) -> bool:
-    """Whether ``text`` states ``value`` (thousands separators and a decimal comma allowed)."""
+    """Whether ``text`` states ``value``: a number in it equal by value (``86400.0`` is 86400), with
+    thousands separators and a decimal comma allowed."""
     plain = _SEPARATOR.sub("", text)
-    forms = {value, value.replace(".", ",")}
-    return any(re.search(rf"(?<![\d.,]){re.escape(form)}(?![\d]|[.,]\d)", plain) for form in forms)
+    want = Decimal(value)
+    return any(Decimal(m.group().replace(",", ".")) == want for m in _NUMBER.finditer(plain))
 
 
 async def h_day_seconds(c: Context) -> bool:

@@ -174,7 +174,9 @@ def build_kernel_image(tag: str) -> None:
     with tempfile.TemporaryFile() as rootfs:  # ~300 MB: on disk, not in memory
         write_kernel_rootfs(rootfs)
         rootfs.seek(0)
-        done = subprocess.run(["docker", "import", *args, "-", tag], stdin=rootfs, capture_output=True, timeout=600)
+        done = subprocess.run(
+            ["docker", "import", *args, "-", tag], stdin=rootfs, capture_output=True, timeout=600
+        )
     if done.returncode != 0:
         raise RuntimeError(f"docker import failed: {(done.stdout + done.stderr).decode(errors='replace')}")
     if old and old != _image_id(tag):  # the previous build is left untagged: remove it (~300 MB)
@@ -182,7 +184,9 @@ def build_kernel_image(tag: str) -> None:
 
 
 def _image_id(tag: str) -> str | None:
-    done = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", tag], capture_output=True, text=True)
+    done = subprocess.run(
+        ["docker", "image", "inspect", "--format", "{{.Id}}", tag], capture_output=True, text=True
+    )
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 

@@ -74,7 +74,9 @@ def enterprise_gateway_python() -> Path:
                 capture_output=True, text=True, timeout=900,
             )  # fmt: skip
             if done.returncode != 0:
-                _unavailable(f"installing jupyter_enterprise_gateway=={EG_VERSION}", done.stdout + done.stderr)
+                _unavailable(
+                    f"installing jupyter_enterprise_gateway=={EG_VERSION}", done.stdout + done.stderr
+                )
             marker.write_text(EG_VERSION)
     return python
 

@@ -181,7 +181,11 @@ class FakeOpenAI:
     """
 
     def __init__(
-        self, default: ReplySpec | None = None, *, model: str = "fake-model", models: Sequence[str] | None = None
+        self,
+        default: ReplySpec | None = None,
+        *,
+        model: str = "fake-model",
+        models: Sequence[str] | None = None,
     ) -> None:
         self.default = default
         self.model = model
@@ -280,7 +284,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/").endswith("/models"):
             fake = self.server_fake
             fake.model_list_requests += 1
-            self._json(200, {"object": "list", "data": [{"id": name, "object": "model"} for name in fake.models]})
+            self._json(
+                200, {"object": "list", "data": [{"id": name, "object": "model"} for name in fake.models]}
+            )
         else:
             self._json(404, {"error": {"message": f"no route {self.path}"}})
 

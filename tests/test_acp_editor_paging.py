@@ -34,7 +34,9 @@ PAGES = [
 ]
 
 
-async def kernel_page(executor: KernelExecutor, root: Path, name: str, page: dict[str, int]) -> dict[str, Any]:
+async def kernel_page(
+    executor: KernelExecutor, root: Path, name: str, page: dict[str, int]
+) -> dict[str, Any]:
     code = ops.kernel_code("read_text", root=str(root), path=name, **page)
     result = None
     async for item in executor.stream(code, timeout=30):

@@ -28,10 +28,16 @@ def test_a_prompt_with_the_agents_record_shows_only_the_typed_words(tmp_path: Pa
 
 
 def test_an_older_session_without_the_record_drops_leading_notes_too(tmp_path: Path) -> None:
-    messages = [ModelRequest(parts=[UserPromptPart(f"{NOTE}\n\nand now?")]), ModelResponse(parts=[TextPart("ok")])]
+    messages = [
+        ModelRequest(parts=[UserPromptPart(f"{NOTE}\n\nand now?")]),
+        ModelResponse(parts=[TextPart("ok")]),
+    ]
     assert user_texts(messages, tmp_path) == ["and now?"]
 
 
 def test_a_plain_prompt_is_shown_whole(tmp_path: Path) -> None:
-    messages = [ModelRequest(parts=[UserPromptPart("[not a note] keep me")]), ModelResponse(parts=[TextPart("ok")])]
+    messages = [
+        ModelRequest(parts=[UserPromptPart("[not a note] keep me")]),
+        ModelResponse(parts=[TextPart("ok")]),
+    ]
     assert user_texts(messages, tmp_path) == ["[not a note] keep me"]

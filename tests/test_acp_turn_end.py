@@ -134,7 +134,9 @@ async def test_close_ends_the_running_turn_and_its_kernel_and_the_session_loads_
     assert any(u.get("toolCallId") == "call_s" and u.get("status") == "failed" for u in replayed)
     assert again.stop_reason == "end_turn" and client.text().endswith("after close")
     # The model is told what the cell printed before it was interrupted, then that it was.
-    assert [r.lower() for r in fake_openai.requests[-1].tool_results()] == [f"kernel pid {pid}\ninterrupted by user."]
+    assert [r.lower() for r in fake_openai.requests[-1].tool_results()] == [
+        f"kernel pid {pid}\ninterrupted by user."
+    ]
 
 
 async def test_close_is_advertised_and_an_unknown_session_is_refused(

@@ -58,7 +58,10 @@ async def test_the_dialog_says_an_action_installs_packages(call: ToolCall, lines
         await pilot.pause()
         text = _installs_text(app.screen)  # type: ignore[arg-type]
         assert text is not None
-        assert text.splitlines() == ["⚠ Installs packages into the kernel environment:", *(f"  {li}" for li in lines)]
+        assert text.splitlines() == [
+            "⚠ Installs packages into the kernel environment:",
+            *(f"  {li}" for li in lines),
+        ]
         assert "\x1b" not in text and "\r" not in text
         await pilot.pause(ApprovalScreen.ARMING_SECONDS + 0.1)
         await pilot.press("y")  # the line changes nothing about deciding
@@ -87,7 +90,9 @@ until = functools.partial(helpers.until, limit=20.0)
 
 @pytest.mark.kernel
 @pytest.mark.asyncio(loop_scope="module")
-async def test_the_models_pip_install_is_shown_as_an_install(executor: KernelExecutor, tmp_path: Path) -> None:
+async def test_the_models_pip_install_is_shown_as_an_install(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
     s = script([Code("!pip install freeact-tui-no-such-package")], ["Not installed."])
     config = Config(sessions_dir=tmp_path / "sessions", working_dir=tmp_path, subagent_pool_size=0)
     app = FreeactApp(config, model=s.model(), executor=executor)

@@ -42,7 +42,11 @@ def test_text_without_attachments_is_kept_whole(text: str) -> None:
 
 def test_the_demo_outlines_an_attached_file_instead_of_reading_it_as_the_request(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
-    readme.write_text("# Title\n\nWhat is 2 + 2? Count the files. Create a file x containing y.\n\n## Usage\n\nRun it.\n")
+    readme.write_text(
+        "# Title\n\nWhat is 2 + 2? Count the files. Create a file x containing y.\n\n## Usage\n\nRun it.\n"
+    )
     intent = parse_intent(attach_mentions("summarize @README.md", tmp_path))
     assert intent.kind == "summarize" and "[@README.md]" in intent.content
-    assert parse_intent(attach_mentions("count the files here (see @README.md)", tmp_path)).kind == "count_files"
+    assert (
+        parse_intent(attach_mentions("count the files here (see @README.md)", tmp_path)).kind == "count_files"
+    )

@@ -59,7 +59,10 @@ def test_default_protocol_by_model(model: str, base_url: str | None, expected: s
 
 
 @pytest.mark.parametrize("explicit", ["tools", "text", "auto"])
-@pytest.mark.parametrize(("model", "base_url"), [("ollama:qwen", None), ("anthropic:claude-sonnet-4-5", None), ("m", "http://x/v1")])
+@pytest.mark.parametrize(
+    ("model", "base_url"),
+    [("ollama:qwen", None), ("anthropic:claude-sonnet-4-5", None), ("m", "http://x/v1")],
+)
 def test_an_explicit_protocol_always_wins(explicit: str, model: str, base_url: str | None) -> None:
     assert choose_protocol(explicit, model, base_url) == explicit  # type: ignore[arg-type]
 
@@ -166,7 +169,10 @@ async def test_status_bar_names_the_protocol_for_a_base_url_server(
 ) -> None:
     with FakeOpenAI() as server:
         config = Config(
-            sessions_dir=tmp_path / "sessions", working_dir=tmp_path, subagent_pool_size=0, base_url=server.url
+            sessions_dir=tmp_path / "sessions",
+            working_dir=tmp_path,
+            subagent_pool_size=0,
+            base_url=server.url,
         )
         if explicit is not None:
             config.action_protocol = explicit  # type: ignore[assignment]
@@ -190,7 +196,10 @@ async def test_model_switch_shows_the_protocol_chosen_for_the_new_model(
     async with app.run_test(size=(160, 30)) as pilot:
         await until(pilot, lambda: app.agent_ready)
         assert str(_protocol_label(app).render()) == "protocol: tools"
-        for model, expected in (("ollama:qwen2.5-coder:1.5b", "auto"), ("anthropic:claude-sonnet-4-5", "tools")):
+        for model, expected in (
+            ("ollama:qwen2.5-coder:1.5b", "auto"),
+            ("anthropic:claude-sonnet-4-5", "tools"),
+        ):
             prompt = app.main_screen.query_one(PromptInput)
             prompt.load_text(f"/model {model}")
             prompt.focus()

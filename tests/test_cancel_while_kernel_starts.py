@@ -54,4 +54,6 @@ async def test_cancel_while_the_kernel_starts_closes_the_call(tmp_path: Path) ->
     assert any("42" in str(getattr(e, "content", "")) for e in answer)
     last_request = s.requests[-1]
     assert isinstance(last_request[-1], ModelRequest)
-    assert any(isinstance(p, UserPromptPart) and "6 times 7" in str(p.content) for p in last_request[-1].parts)
+    assert any(
+        isinstance(p, UserPromptPart) and "6 times 7" in str(p.content) for p in last_request[-1].parts
+    )

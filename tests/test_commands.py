@@ -67,7 +67,9 @@ def test_unknown_command_suggests_the_closest() -> None:
 def test_argument_errors() -> None:
     # Without an argument these open a picker (tests/test_tui_pickers.py).
     assert [parse_slash(f"/{name}") for name in ("resume", "model", "theme")] == [
-        SlashCommand("resume"), SlashCommand("model"), SlashCommand("theme")
+        SlashCommand("resume"),
+        SlashCommand("model"),
+        SlashCommand("theme"),
     ]
     extra = parse_slash("/clear everything")
     assert isinstance(extra, SlashError) and "takes no argument" in extra.message

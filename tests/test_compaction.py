@@ -125,7 +125,9 @@ async def test_failed_request_after_compaction_rolls_back_the_turn_and_the_recor
         *kept, record = path.read_text().splitlines()
         assert kept == lines  # the record of the compaction went with the turn; only the error's record came
         withdrawn = json.loads(record)["message"]["metadata"][EVENT_KEY]["withdrawn"]
-        assert [compaction_info(m) is not None for m in ModelMessagesTypeAdapter.validate_python(withdrawn)] == [
+        assert [
+            compaction_info(m) is not None for m in ModelMessagesTypeAdapter.validate_python(withdrawn)
+        ] == [
             False,
             True,
         ]  # the prompt and the compaction the user saw before the error, kept for the log only

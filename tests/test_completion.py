@@ -70,7 +70,10 @@ def test_the_menu_lists_every_registered_command_and_the_skills() -> None:
     ],
 )
 def test_commands_filter_by_prefix_then_inside_else_letters(typed: str, first: list[str]) -> None:
-    found = [e.text for e in filter_commands(command_entries([("task-planning", "Plan"), ("cop", "A skill")]), typed)]
+    found = [
+        e.text
+        for e in filter_commands(command_entries([("task-planning", "Plan"), ("cop", "A skill")]), typed)
+    ]
     assert found[: len(first)] == first
     if typed in ("ski", "zz", "mo", "cop"):
         assert found == first

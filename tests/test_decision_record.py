@@ -36,7 +36,10 @@ def test_every_decision_reads_the_same_after_the_session_file(decision: Decision
     live = decision_status(decision, skip_permissions=skip)
     assert decision_status(back, skip_permissions=skipped) == live
     parsed = ApprovalRecord.parse(record)  # what the transcript reads
-    assert parsed is not None and decision_status(parsed.decision, skip_permissions=parsed.skip_permissions) == live
+    assert (
+        parsed is not None
+        and decision_status(parsed.decision, skip_permissions=parsed.skip_permissions) == live
+    )
 
 
 def test_the_reported_case() -> None:

@@ -109,7 +109,9 @@ def make_app(executor: KernelExecutor, tmp_path: Path) -> Callable[..., FreeactA
     def make(model: object = None, **kw: Any) -> FreeactApp:
         config = {"subagent_pool_size": 0}
         model = model or demo_model(delay=0)
-        return helpers.make_app(model, tmp_path / "sessions", executor.working_dir, config=config, executor=executor, **kw)  # type: ignore[arg-type]
+        return helpers.make_app(
+            model, tmp_path / "sessions", executor.working_dir, config=config, executor=executor, **kw
+        )  # type: ignore[arg-type]
 
     return make
 
@@ -300,7 +302,9 @@ async def test_first_run_offers_the_demo(executor: KernelExecutor, tmp_path: Pat
         await until(pilot, lambda: isinstance(app.screen, FirstRunScreen))
 
         def guide() -> str:
-            found = app.screen.query("#first-run-guide")  # the screen is current a moment before it is composed
+            found = app.screen.query(
+                "#first-run-guide"
+            )  # the screen is current a moment before it is composed
             return str(found.first().source) if found else ""  # type: ignore[attr-defined]
 
         await until(pilot, lambda: "--model demo" in guide())  # the Markdown loads after the screen shows

@@ -273,7 +273,9 @@ def test_code_that_hides_an_effect_never_reads_as_staying_in_the_folder(code: st
     assert found.effect_class not in FOLDER_CLASSES, (code, describe(found))
     assert found.kinds - {Kind.READS, Kind.WRITES}, describe(found)
     # the in-folder mode asks for it, and an in-folder rule does not allow it
-    verdict = judge(ApprovalMode.IN_FOLDER, CodeAction(code), found, rule=None, sandboxed=False, working_dir=folder)
+    verdict = judge(
+        ApprovalMode.IN_FOLDER, CodeAction(code), found, rule=None, sandboxed=False, working_dir=folder
+    )
     assert verdict is None
     rules = PermissionRules(None, working_dir=folder, defaults=False)
     rules.add("code", "effects:in-folder", scope="session")
@@ -330,7 +332,9 @@ def test_the_words_name_what_the_code_does(folder: Path) -> None:
     assert describe(found) == "writes inside this folder: a.txt, b.txt"
     outside = read_effects(CodeAction("open('../x.txt', 'w')"), folder)
     assert describe(outside) == f"touches paths outside this folder: {folder.parent / 'x.txt'}"
-    assert describe(read_effects(CodeAction("import os\nos.system('ls')"), folder)) == "runs programs: os.system"
+    assert (
+        describe(read_effects(CodeAction("import os\nos.system('ls')"), folder)) == "runs programs: os.system"
+    )
     assert describe(read_effects(CodeAction("eval('1')"), folder)).startswith("cannot tell what it does: ")
     assert rule_words("code", "effects:in-folder") == "code that only reads and writes inside this folder"
     assert "exact cell" in rule_words("code", proposed_pattern(CodeAction("import os\nos.system('ls')")))
@@ -352,7 +356,9 @@ def test_the_dialog_proposes_the_effect_class_only_for_code_that_stays_in_the_fo
         ("effects:network", "deny", None),
     ],
 )
-def test_effect_rules_are_checked_when_added(pattern: str, effect: str, message: str | None, folder: Path) -> None:
+def test_effect_rules_are_checked_when_added(
+    pattern: str, effect: str, message: str | None, folder: Path
+) -> None:
     rules = PermissionRules(None, working_dir=folder, defaults=False)
     if message is None:
         rules.add("code", pattern, scope="session", effect=effect)  # type: ignore[arg-type]
@@ -567,7 +573,9 @@ def test_a_name_an_approved_earlier_action_rebound_is_not_trusted_later(
     rules.note_ran(CodeAction(rebinding.format(n=name)))
     assert rules.check(later) == "ask", (name, rebinding, before)
     reading = read_effects(later, folder, bound=rules.ran_names)
-    assert judge(ApprovalMode.IN_FOLDER, later, reading, rule=None, sandboxed=False, working_dir=folder) is None
+    assert (
+        judge(ApprovalMode.IN_FOLDER, later, reading, rule=None, sandboxed=False, working_dir=folder) is None
+    )
 
 
 def test_the_reported_chain_asks_for_its_second_cell(folder: Path) -> None:

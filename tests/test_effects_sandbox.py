@@ -35,7 +35,11 @@ async def test_sandboxed_auto_runs_code_unasked_and_the_sandbox_keeps_it_in(tmp_
     decided: list[ApprovalRequest] = []
     outputs: list[CodeExecutionOutput] = []
     async with Agent(
-        s.model(), execution="sandbox", working_dir=work, sessions_dir=tmp_path / "sessions", enable_subagents=False
+        s.model(),
+        execution="sandbox",
+        working_dir=work,
+        sessions_dir=tmp_path / "sessions",
+        enable_subagents=False,
     ) as agent:
         assert agent.permissions.sandboxed
         agent.permissions.mode = ApprovalMode.SANDBOXED_AUTO

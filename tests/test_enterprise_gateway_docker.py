@@ -124,7 +124,9 @@ async def test_parallel_kernels_get_their_own_containers_and_are_removed(
     try:
         await asyncio.gather(*(e.start() for e in executors))
         ids = [e.kernel_id for e in executors]
-        results = await asyncio.gather(*(run(e, "import socket; print(socket.gethostname())") for e in executors))
+        results = await asyncio.gather(
+            *(run(e, "import socket; print(socket.gethostname())") for e in executors)
+        )
         hosts = [r.text for _, r in results]
         assert hosts == [f"{getpass.getuser()}-{i}" for i in ids]
     finally:
@@ -172,5 +174,8 @@ async def test_a_kernel_launch_that_takes_too_long_is_a_clear_error_and_given_up
     await executor.stop()
     deadline = asyncio.get_running_loop().time() + 60
     while gateway.kernel_ids() != before or {c["ID"] for c in _kernel_containers(gateway)} - containers:
-        assert asyncio.get_running_loop().time() < deadline, (gateway.kernel_ids(), _kernel_containers(gateway))
+        assert asyncio.get_running_loop().time() < deadline, (
+            gateway.kernel_ids(),
+            _kernel_containers(gateway),
+        )
         await asyncio.sleep(0.5)

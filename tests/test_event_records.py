@@ -92,14 +92,16 @@ def test_images_are_replayed_from_our_metadata_and_from_freeacts_links(tmp_path:
 def test_a_session_whose_first_turn_failed_is_listed_by_what_the_user_asked(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions")
     session = store.new_session()
-    session.append([error_record("model", "HTTP 401", [ModelRequest(parts=[UserPromptPart("what failed first")])])])
+    session.append(
+        [error_record("model", "HTTP 401", [ModelRequest(parts=[UserPromptPart("what failed first")])])]
+    )
     session.flush_meta()
     session.unlock()
     assert store.session(session.id).info().title == "what failed first"
 
 
 def test_a_rewind_counts_the_conversations_messages_not_the_event_records(tmp_path: Path) -> None:
-    """"1 turn (2 messages) withdrawn" after a turn that failed: its error record is no message of it."""
+    """ "1 turn (2 messages) withdrawn" after a turn that failed: its error record is no message of it."""
     store = SessionStore(tmp_path / "sessions")
     session = store.new_session()
     session.append([*TURN, error_record("model", "Model API error (HTTP 500): boom.")])

@@ -201,7 +201,9 @@ async def test_a_mangled_path_gets_the_file_of_that_name_in_the_working_director
     assert texts["c2"].endswith("Did you mean `pkg/deep/notes.md` (relative to the working directory)?")
     # no file of that name: the advice to create it stays
     assert texts["c3"] == f"other.ini does not exist; use `{WRITE_TEXT_TOOL}` to create it."
-    assert texts["c4"].startswith("Edited config.ini") and (work / "config.ini").read_text() == "color = blue\n"
+    assert (
+        texts["c4"].startswith("Edited config.ini") and (work / "config.ini").read_text() == "color = blue\n"
+    )
     assert not (work.parent / "config.ini").exists()
 
 
@@ -268,7 +270,9 @@ async def test_write_new_file_shows_all_lines_added(executor: KernelExecutor, wo
         "outcome": "ok",
         "resolved": resolved,
         "outside": False,
-        "approvals": [{"call": {"kind": "write"}, "approved": True, "by": "user"}],  # the decision, for replay
+        "approvals": [
+            {"call": {"kind": "write"}, "approved": True, "by": "user"}
+        ],  # the decision, for replay
     }
 
 
@@ -429,7 +433,11 @@ async def test_before_write_hook_runs_after_approval(executor: KernelExecutor, w
         await run(agent, "write")
     assert len(seen) == 1
     call, corr, existed = seen[0]
-    assert isinstance(call, FileWrite) and call.path == "h.txt" and call.resolved == str((work / "h.txt").resolve())
+    assert (
+        isinstance(call, FileWrite)
+        and call.path == "h.txt"
+        and call.resolved == str((work / "h.txt").resolve())
+    )
     assert (corr, existed) == ("c1", False)  # called after approval, before the write
     assert (work / "h.txt").read_text() == "x\n"
 
@@ -607,7 +615,9 @@ def test_snapshot_approval_dialog_with_a_diff(snap_compare: Callable[..., bool],
     async def turn(pilot: Pilot[None]) -> None:
         app.animation_level = "none"
         await until(
-            pilot, lambda: app.agent_ready and app.agent is not None and app.agent.kernel_state == "ready", limit=60
+            pilot,
+            lambda: app.agent_ready and app.agent is not None and app.agent.kernel_state == "ready",
+            limit=60,
         )
         await until(pilot, lambda: "ready" in str(app.main_screen.query_one("#status-kernel").render()))
         app.main_screen.query_one(PromptInput).cursor_blink = False

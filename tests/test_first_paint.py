@@ -144,7 +144,9 @@ def heavy_among(modules: list[str]) -> list[str]:
 
 
 @pytest.mark.timeout(120)
-def test_the_first_frame_comes_before_the_agent_stack_and_markdown_beside_a_blind_spare_gateway(tmp_path: Path) -> None:
+def test_the_first_frame_comes_before_the_agent_stack_and_markdown_beside_a_blind_spare_gateway(
+    tmp_path: Path,
+) -> None:
     seen = at_first_frame(tmp_path)
     assert "freeact_tui.tui.screens.main" in seen["modules"], "the hook did not see the app's main screen"
     assert heavy_among(seen["modules"]) == []

@@ -59,6 +59,8 @@ async def test_real_freeact_loads_and_continues_a_session_with_an_error_record(
     by_freeact = freeact_load(freeact_python, root, sid, "main")["main"]
     assert by_freeact == ours(root, sid, "main") and by_freeact[-1] == {"kind": "request", "parts": []}
     added = freeact(freeact_python, "continue", root, sid)  # freeact resumes it and appends a turn
-    async with our_agent(script(["unused"]).model(), root, executor.working_dir, executor, session_id=sid) as agent:
+    async with our_agent(
+        script(["unused"]).model(), root, executor.working_dir, executor, session_id=sid
+    ) as agent:
         assert normalize(agent.history) == history + added  # the record stays out of the model's history
         assert event_of(agent.transcript[len(history)]) is not None

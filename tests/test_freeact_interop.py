@@ -346,7 +346,12 @@ async def test_a_session_continued_in_real_freeact_resumes_here(
     assert after.damage is None and normalize(after.messages) == normalize(before) + added
     assert store.session(sid).info().message_count == listed + 2  # the listing sees freeact's lines
     async with our_agent(
-        routed({"next": [["Back here."]]}), root, executor.working_dir, executor, session_id=sid, checkpoints=False
+        routed({"next": [["Back here."]]}),
+        root,
+        executor.working_dir,
+        executor,
+        session_id=sid,
+        checkpoints=False,
     ) as agent:
         assert normalize(agent.history[-2:]) == added
         events = await run(agent, "next")

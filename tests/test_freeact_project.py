@@ -197,7 +197,9 @@ def test_a_freeact_projects_config_is_read_and_own_settings_win(
 ) -> None:
     (project / ".freeact" / "config.toml").write_text(FREEACT_CONFIG)
     monkeypatch.setenv("GITHUB_TOKEN", "t0k")
-    config = load_config(cwd=project / "src", trust_project=True)  # found from a subdirectory, like the sessions
+    config = load_config(
+        cwd=project / "src", trust_project=True
+    )  # found from a subdirectory, like the sessions
     assert config.model == "openai:gpt-4o-mini"
     assert config.model_settings == {"temperature": 0.2}
     # A project may not name the key sent to its server: the base_url stays, keyless.
@@ -271,7 +273,9 @@ def test_a_freeact_projects_permissions_apply_in_the_app(project: Path) -> None:
     assert rules.check(FileWrite("docs/guide.md", "x")) == "allow"
     assert rules.check(ShellAction("rm -rf build")) == "ask"
     assert rules.check(CodeAction("print(1)")) == "ask"  # freeact's file allows no code: asked
-    assert (project / ".freeact" / "permissions.toml").read_text().count("make test *") == 1  # never rewritten
+    assert (project / ".freeact" / "permissions.toml").read_text().count(
+        "make test *"
+    ) == 1  # never rewritten
 
 
 def test_a_broken_freeact_permissions_file_stops_the_agent_with_its_name(project: Path) -> None:

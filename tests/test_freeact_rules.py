@@ -110,7 +110,9 @@ def test_headless_run_applies_the_freeact_projects_rules(fake_openai: FakeOpenAI
     )
     call = Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": f"!touch {marker}"}, call_id="call_1")])
     fake_openai.script(call, Reply("done"))
-    done = cli("run", "--trust", "--base-url", fake_openai.url, "--model", "fake-model", "make it", cwd=project)
+    done = cli(
+        "run", "--trust", "--base-url", fake_openai.url, "--model", "fake-model", "make it", cwd=project
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert marker.exists()
 

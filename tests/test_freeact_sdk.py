@@ -41,7 +41,15 @@ FREEACT_011_NAMES = {
     "Phase", "Response", "ResponseChunk", "ShellAction", "Thoughts", "ThoughtsChunk", "ToolCall", "ToolOutput",
     "extract_tool_output_text", "parse_pattern", "suggest_display", "suggest_pattern",
 }  # fmt: skip
-FREEACT_011_CONFIG_NAMES = {"init", "load", "resolve", "workspace", "Workspace", "FreeactConfig", "ResolvedRuntime"}
+FREEACT_011_CONFIG_NAMES = {
+    "init",
+    "load",
+    "resolve",
+    "workspace",
+    "Workspace",
+    "FreeactConfig",
+    "ResolvedRuntime",
+}
 
 
 def test_every_public_name_of_freeact_011_is_here() -> None:
@@ -113,7 +121,9 @@ async def test_rejection_and_cancellation_look_as_in_freeact(tmp_path: Path) -> 
     import asyncio
 
     gate = asyncio.Event()
-    s = Script([[Code("print('before')\n!touch gone.txt")], [Wait(gate), "late"]])  # a rejection ends the turn
+    s = Script(
+        [[Code("print('before')\n!touch gone.txt")], [Wait(gate), "late"]]
+    )  # a rejection ends the turn
     runtime = dataclasses.replace(config.resolve(config.init(tmp_path), tmp_path), model=s.model())
     async with Agent(runtime) as agent:
         printed: list[str] = []
@@ -156,7 +166,11 @@ def test_resolve_maps_freeacts_settings_and_reports_missing_variables(tmp_path: 
     with pytest.raises(ValueError, match="MY_TOKEN is not set"):
         config.resolve(cfg, tmp_path, env={})
     runtime = config.resolve(cfg, tmp_path, env={"MY_TOKEN": "t"})
-    assert (runtime.model, runtime.execution_timeout, runtime.kernel_env) == ("openai:gpt-4o", None, {"TOKEN": "t"})
+    assert (runtime.model, runtime.execution_timeout, runtime.kernel_env) == (
+        "openai:gpt-4o",
+        None,
+        {"TOKEN": "t"},
+    )
     assert list(runtime.ptc_servers) == ["gh"] and runtime.mcp_servers == {}
     assert runtime.app_config.max_subagents == 3
     assert runtime.app_config.resolved_sessions_dir() == freeact_dir / "sessions"
@@ -175,9 +189,15 @@ def test_permission_manager_reads_and_writes_freeacts_file(tmp_path: Path) -> No
 
     assert manager.is_allowed(ShellAction(tool_name="bash", command="git status"))
     assert not manager.is_allowed(ShellAction(tool_name="bash", command="rm -rf x"))
-    assert manager.is_allowed(FileRead(tool_name="filesystem_read_text_file", path="src/a.py", offset=None, limit=None))
-    assert not manager.is_allowed(FileRead(tool_name="filesystem_read_text_file", path="/etc/passwd", offset=None, limit=None))
-    assert not manager.is_allowed(FileRead(tool_name="filesystem_read_text_file", path="app/.env", offset=None, limit=None))
+    assert manager.is_allowed(
+        FileRead(tool_name="filesystem_read_text_file", path="src/a.py", offset=None, limit=None)
+    )
+    assert not manager.is_allowed(
+        FileRead(tool_name="filesystem_read_text_file", path="/etc/passwd", offset=None, limit=None)
+    )
+    assert not manager.is_allowed(
+        FileRead(tool_name="filesystem_read_text_file", path="app/.env", offset=None, limit=None)
+    )
 
     call = ShellAction(tool_name="bash", command="make test")
     pattern = suggest_pattern(call)

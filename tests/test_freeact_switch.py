@@ -217,7 +217,10 @@ def test_a_session_id_freeact_accepts_is_listed_shown_and_resolved(tmp_path: Pat
 
     store = SessionStore(tmp_path)
     store.session("countries-session").append(
-        [ModelRequest(parts=[UserPromptPart("Which is the largest country?")]), ModelResponse([TextPart("Russia.")])]
+        [
+            ModelRequest(parts=[UserPromptPart("Which is the largest country?")]),
+            ModelResponse([TextPart("Russia.")]),
+        ]
     )
     assert store.resolve("countries-session") == "countries-session"
     assert store.resolve("countries") == "countries-session"  # a unique prefix, as for UUIDs
@@ -240,7 +243,9 @@ def test_ids_that_would_leave_the_store_are_refused_clearly(tmp_path: Path, bad:
     assert not (tmp_path / "store").exists()
     if bad and "\0" not in bad:  # a NUL cannot be passed on a command line
         shown = CliRunner().invoke(sessions_app, ["show", bad, "--sessions-dir", str(tmp_path / "store")])
-        assert shown.exit_code == 2 and "Invalid session id" in shown.stderr and "Traceback" not in shown.stderr
+        assert (
+            shown.exit_code == 2 and "Invalid session id" in shown.stderr and "Traceback" not in shown.stderr
+        )
 
 
 def test_a_session_real_freeact_wrote_under_a_name_is_listed_and_resumable_here(tmp_path: Path) -> None:
@@ -250,7 +255,13 @@ def test_a_session_real_freeact_wrote_under_a_name_is_listed_and_resumable_here(
     from freeact_tui.store import SessionStore
 
     done = subprocess.run(
-        [python, str(Path(__file__).parent / "freeact_probe.py"), "write", str(tmp_path), "countries-session"],
+        [
+            python,
+            str(Path(__file__).parent / "freeact_probe.py"),
+            "write",
+            str(tmp_path),
+            "countries-session",
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -275,7 +286,9 @@ async def test_the_sdk_takes_a_named_session_id_and_resumes_it(tmp_path: Path) -
         said = [e.content async for e in agent.stream("My colour is blue.") if isinstance(e, Response)]
     assert said == ["Noted: blue."]
     later = script(["Blue."])
-    async with FreeactAgent(dataclasses.replace(runtime, model=later.model()), session_id="tui-sess-1") as agent:
+    async with FreeactAgent(
+        dataclasses.replace(runtime, model=later.model()), session_id="tui-sess-1"
+    ) as agent:
         said = [e.content async for e in agent.stream("What is my colour?") if isinstance(e, Response)]
     assert said == ["Blue."]
     assert "My colour is blue." in str(later.requests[0])  # the history came back
@@ -311,7 +324,10 @@ async def test_tool_discovery_answers_as_freeacts_basic_server_and_is_on_by_defa
     assert len(requests) == 2 and ASKED == []  # allowed without asking
     outputs = [json.loads(e.content) for e in events if isinstance(e, ToolOutput)]
     assert outputs[0] == {"gentools": ["mathx"], "mcptools": ["calc"]}
-    assert outputs[1]["mathx"] == {"gentools": [".freeact/generated/gentools/mathx/double/api.py"], "mcptools": []}
+    assert outputs[1]["mathx"] == {
+        "gentools": [".freeact/generated/gentools/mathx/double/api.py"],
+        "mcptools": [],
+    }
     assert ".freeact/generated/mcptools/calc/add.py" in outputs[1]["calc"]["mcptools"]
     assert {"pytools_list_categories", "pytools_list_tools"} <= {t.name for t in s.infos[0].function_tools}
 
@@ -337,11 +353,15 @@ async def test_hybrid_discovery_without_its_extra_says_so_and_basic_is_used(tmp_
     from freeact_tui.events import AgentError
 
     s = script(["ok"])
-    config = Config(working_dir=tmp_path, sessions_dir=tmp_path / "s", tool_discovery="hybrid", enable_subagents=False)
+    config = Config(
+        working_dir=tmp_path, sessions_dir=tmp_path / "s", tool_discovery="hybrid", enable_subagents=False
+    )
     agent = Agent.from_config(config, model=s.model())
     events = await run_turn(agent, "hi")
     notices = [e.message for e in events if isinstance(e, AgentError)]
-    assert len(notices) == 1 and 'discovery = "hybrid" needs' in notices[0] and "freeact[search]" in notices[0]
+    assert (
+        len(notices) == 1 and 'discovery = "hybrid" needs' in notices[0] and "freeact[search]" in notices[0]
+    )
     assert agent.mcp.discovery is not None  # basic discovery (offered once there is something to find)
 
     off = script(["ok"])
@@ -351,7 +371,10 @@ async def test_hybrid_discovery_without_its_extra_says_so_and_basic_is_used(tmp_
     assert config.tool_discovery == "off"
     agent = Agent.from_config(config, model=off.model(), working_dir=tmp_path, sessions_dir=tmp_path / "s2")
     await run_turn(agent, "hi")
-    assert not {t.name for t in off.infos[0].function_tools} & {"pytools_list_categories", "pytools_list_tools"}
+    assert not {t.name for t in off.infos[0].function_tools} & {
+        "pytools_list_categories",
+        "pytools_list_tools",
+    }
 
 
 @pytest.mark.kernel
@@ -369,7 +392,10 @@ async def test_a_freeact_rule_for_a_json_tool_matches_its_name_here(tmp_path: Pa
     )
     s = script([Call("jcalc_add", {"a": 2, "b": 40}, call_id="c1")], ["42"])
     agent = Agent.from_config(
-        load_config(cwd=project, trust_project=True), model=s.model(), working_dir=project, sessions_dir=tmp_path / "s"
+        load_config(cwd=project, trust_project=True),
+        model=s.model(),
+        working_dir=project,
+        sessions_dir=tmp_path / "s",
     )
     events = await run_turn(agent, "add")
     requests = [e for e in events if isinstance(e, ApprovalRequest)]

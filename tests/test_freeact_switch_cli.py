@@ -27,8 +27,15 @@ def test_init_makes_the_project_freeact_init_makes(tmp_path: Path, monkeypatch: 
     result = runner.invoke(app, ["init", "--log-level", "debug"])
     assert result.exit_code == 0, result.output
     made = tree(ours)
-    assert {".freeact/config.toml", ".freeact/permissions.toml", ".freeact/plans", ".freeact/sessions"} <= made
-    assert {f".freeact/skills/{n}/SKILL.md" for n in ("output-parsers", "saving-codeacts", "task-planning")} <= made
+    assert {
+        ".freeact/config.toml",
+        ".freeact/permissions.toml",
+        ".freeact/plans",
+        ".freeact/sessions",
+    } <= made
+    assert {
+        f".freeact/skills/{n}/SKILL.md" for n in ("output-parsers", "saving-codeacts", "task-planning")
+    } <= made
     # Run again: nothing is overwritten.
     (ours / ".freeact" / "config.toml").write_text('[agent]\nmodel = "openai:gpt-4o"\n')
     assert runner.invoke(app, ["init"]).exit_code == 0

@@ -48,7 +48,10 @@ def workspace_with_servers(root: Path) -> Path:
 async def test_freeacts_sdk_tutorial_runs_with_only_its_imports_changed(tmp_path: Path) -> None:
     working_dir = workspace_with_servers(tmp_path)
     s = script(
-        [Think("use the tool"), Code("from mcptools.calc import add\nprint(add.run(add.Params(a=2, b=3)).result)")],
+        [
+            Think("use the tool"),
+            Code("from mcptools.calc import add\nprint(add.run(add.Params(a=2, b=3)).result)"),
+        ],
         ["The sum is 5."],
     )
     printed: list[str] = []
@@ -106,9 +109,12 @@ async def test_sdk_names_and_behaviours_as_in_freeact(tmp_path: Path) -> None:
     names = sorted(skill.name for skill in runtime.skills_metadata)
     assert names == ["output-parsers", "saving-codeacts", "task-planning"]  # init copied freeact's three
     assert all(isinstance(skill, config.SkillMetadata) for skill in runtime.skills_metadata)
-    assert config.load_skills_metadata(
-        skills_dir=runtime.workspace.skills_dir, project_skills_dir=runtime.workspace.project_skills_dir
-    ) == runtime.skills_metadata
+    assert (
+        config.load_skills_metadata(
+            skills_dir=runtime.workspace.skills_dir, project_skills_dir=runtime.workspace.project_skills_dir
+        )
+        == runtime.skills_metadata
+    )
     system = runtime.system_prompt
     assert "task-planning" in system and str(Path(freeact_tui.__file__).parent) not in system
     sub = runtime.for_subagent()
@@ -158,5 +164,3 @@ async def test_the_basic_search_server_config_serves_discovery(tmp_path: Path) -
         assert tools.errors == []
         text, is_error = await tools.call("pytools_list_categories", {})
     assert not is_error and json.loads(text) == {"gentools": [], "mcptools": ["calc"]}
-
-

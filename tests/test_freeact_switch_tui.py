@@ -122,7 +122,11 @@ async def test_os_clipboard_programs_in_freeacts_order() -> None:  # async: the 
     from freeact_tui.tui.clipboard import clipboard_commands
 
     assert clipboard_commands("darwin", {}) == [("pbcopy",)]
-    assert [c[0] for c in clipboard_commands("linux", {"WAYLAND_DISPLAY": "wayland-0"})] == ["wl-copy", "xclip", "xsel"]
+    assert [c[0] for c in clipboard_commands("linux", {"WAYLAND_DISPLAY": "wayland-0"})] == [
+        "wl-copy",
+        "xclip",
+        "xsel",
+    ]
     assert [c[0] for c in clipboard_commands("linux", {"DISPLAY": ":0"})] == ["xclip", "xsel", "wl-copy"]
 
 

@@ -72,8 +72,12 @@ async def test_code_saved_as_a_tool_is_importable_in_a_later_session(tmp_path: P
                 if isinstance(event, CodeExecutionOutput):
                     outputs.append(event.text or "")
     assert outputs == ["saved", "338350"]
-    assert [(t.module, t.summary) for t in saved_tools(root)] == [("gentools.math.squares.api", "Sum of the squares of 1..n.")]
+    assert [(t.module, t.summary) for t in saved_tools(root)] == [
+        ("gentools.math.squares.api", "Sum of the squares of 1..n.")
+    ]
     prompt = str(later.requests[0][0])
     assert "`gentools.math.squares.api.run(n: int=10)`: Sum of the squares of 1..n." in prompt
     assert "saving-codeacts" in prompt
-    assert gentools_section(root, tmp_path) in build_system_prompt(tmp_path, gentools=gentools_section(root, tmp_path))
+    assert gentools_section(root, tmp_path) in build_system_prompt(
+        tmp_path, gentools=gentools_section(root, tmp_path)
+    )

@@ -97,8 +97,9 @@ def test_a_search_of_the_folder_never_reads_a_secret_file_unasked(repo: Path) ->
 
 @settings(max_examples=40, deadline=None)
 @given(secret=st.sampled_from([s for s in SECRET_NAMES if not s.startswith(".")]), folder=_DIRS)
-def test_any_secret_name_in_a_searched_tree_asks(tmp_path_factory: pytest.TempPathFactory, secret: str,
-                                                 folder: str) -> None:
+def test_any_secret_name_in_a_searched_tree_asks(
+    tmp_path_factory: pytest.TempPathFactory, secret: str, folder: str
+) -> None:
     work = tmp_path_factory.mktemp("w")
     target = work / "src" / folder / secret.replace("**", "id").replace("*", "x")
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -37,7 +37,9 @@ def test_text_answer_with_options_before_and_after_run(fake_openai: FakeOpenAI, 
     assert (done.returncode, done.stdout) == (0, "The answer is 42.\n"), done.stderr
     assert fake_openai.requests[0].last_user_text() == "what is 6*7?"
     assert CODE_TOOL in fake_openai.requests[0].tool_names
-    done = cli(*fake_args(fake_openai), "--action-protocol", "tools", "run", "again", cwd=tmp_path)  # all before `run`
+    done = cli(
+        *fake_args(fake_openai), "--action-protocol", "tools", "run", "again", cwd=tmp_path
+    )  # all before `run`
     assert (done.returncode, done.stdout) == (0, "Second answer.\n"), done.stderr
     assert fake_openai.count == 2
 
@@ -105,7 +107,9 @@ def test_allow_by_effect_runs_in_folder_code_and_refuses_code_that_writes_outsid
         code_call("open('../outside.txt', 'w').write('x')"),
         Reply("done"),
     )
-    done = cli("run", *fake_args(fake_openai), "--allow", "effects:in-folder", "-o", "json", "do it", cwd=work)
+    done = cli(
+        "run", *fake_args(fake_openai), "--allow", "effects:in-folder", "-o", "json", "do it", cwd=work
+    )
     assert inside.exists() and not outside.exists(), done.stderr
     assert done.returncode == 2 and "touches paths outside this folder" in done.stderr
 

@@ -39,7 +39,9 @@ def write_session(root: Path, prompt: str, extra: bytes = b"") -> str:
     ts = utc_now_ts()
     request = {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": prompt, "timestamp": ts}]}
     response = {"kind": "response", "parts": [{"part_kind": "text", "content": f"answer to {prompt}"}]}
-    (directory / "main.jsonl").write_bytes(encode_envelope(request, ts) + encode_envelope(response, ts) + extra)
+    (directory / "main.jsonl").write_bytes(
+        encode_envelope(request, ts) + encode_envelope(response, ts) + extra
+    )
     return sid
 
 
@@ -63,10 +65,16 @@ def sessions(home: Path) -> Path:
     return root
 
 
-def test_damaged_and_huge_sessions_do_not_break_the_others(tmp_path: Path, home: Path, sessions: Path) -> None:
-    tail = encode_envelope({"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "later"}]}, "x")
+def test_damaged_and_huge_sessions_do_not_break_the_others(
+    tmp_path: Path, home: Path, sessions: Path
+) -> None:
+    tail = encode_envelope(
+        {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "later"}]}, "x"
+    )
     good = write_session(sessions, "good one")
-    damaged = write_session(sessions, "damaged one", b'{"v": 1, "message": {"kind": "resp\x00\xff garbage\n' + tail)
+    damaged = write_session(
+        sessions, "damaged one", b'{"v": 1, "message": {"kind": "resp\x00\xff garbage\n' + tail
+    )
     huge = write_session(sessions, "huge one", b"x" * (30 * 2**20) + b"\n" + tail)  # a 30 MB broken line
     torn = write_session(sessions, "torn one", b'{"v": 1, "message": {"kind": "req')  # a write cut by a crash
     binary = sessions / str(uuid.uuid4())
@@ -87,7 +95,9 @@ def test_damaged_and_huge_sessions_do_not_break_the_others(tmp_path: Path, home:
         text = clean(shown)
         assert "answer to" in text  # what is readable before the damage is shown
         assert "damaged" in text and "line 3" in text and str(sessions / sid / "main.jsonl") in text
-        resumed = cli("run", "--session-id", sid, "--model", "test", "hi", cwd=tmp_path, home=home, timeout=120)
+        resumed = cli(
+            "run", "--session-id", sid, "--model", "test", "hi", cwd=tmp_path, home=home, timeout=120
+        )
         text = clean(resumed)
         assert resumed.returncode != 0 and "damaged" in text
 
@@ -122,9 +132,19 @@ def test_symlinks_out_of_the_sessions_dir_are_never_followed_or_touched(
 
 @pytest.mark.parametrize(
     "bad_id",
-    ["../../etc/passwd", "/etc/passwd", "..", "a/b", "00000000-0000-4000-8000-000000000000/../x", "\x00", "-x"],
+    [
+        "../../etc/passwd",
+        "/etc/passwd",
+        "..",
+        "a/b",
+        "00000000-0000-4000-8000-000000000000/../x",
+        "\x00",
+        "-x",
+    ],
 )
-def test_ids_with_path_parts_are_refused_clearly(tmp_path: Path, home: Path, sessions: Path, bad_id: str) -> None:
+def test_ids_with_path_parts_are_refused_clearly(
+    tmp_path: Path, home: Path, sessions: Path, bad_id: str
+) -> None:
     write_session(sessions, "present")
     before = snapshot(home)
     for args in (
@@ -169,7 +189,9 @@ def test_a_broken_permissions_file_is_named_and_kept(tmp_path: Path, home: Path)
     rules = home / "config" / "permissions.json"
     rules.parent.mkdir(parents=True)
     rules.write_text('{"allow": [{"kind": "code"}]}')
-    done = cli("run", "--model", "test", "--output-format", "json", "hi", cwd=tmp_path, home=home, timeout=120)
+    done = cli(
+        "run", "--model", "test", "--output-format", "json", "hi", cwd=tmp_path, home=home, timeout=120
+    )
     text = clean(done)
     assert done.returncode != 0 and str(rules) in text
     assert json.loads(rules.read_text()) == {"allow": [{"kind": "code"}]}  # never rewritten

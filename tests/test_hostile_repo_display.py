@@ -93,7 +93,8 @@ def test_visible_shows_every_control_and_keeps_lines() -> None:
 def test_kernel_output_keeps_colours_and_now_shows_c1_controls() -> None:
     # One module serves both: kernel output keeps SGR colours, drops other sequences, shows C1 controls.
     assert (
-        sanitize_ansi("\x1b[31mred\x1b[0m\x1b]2;t\x07 \x9b2J\u202e") == "\x1b[31mred\x1b[0m ⟨U+009B⟩2J⟨U+202E⟩"
+        sanitize_ansi("\x1b[31mred\x1b[0m\x1b]2;t\x07 \x9b2J\u202e")
+        == "\x1b[31mred\x1b[0m ⟨U+009B⟩2J⟨U+202E⟩"
     )
 
 

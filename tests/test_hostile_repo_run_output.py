@@ -21,7 +21,19 @@ def _run_on_a_terminal(fake_openai: FakeOpenAI, cwd: Path) -> bytes:
     leader, follower = pty.openpty()
     env = {**os.environ, "OPENAI_API_KEY": "test-key"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "freeact_tui", "run", "--action-protocol", "tools", "--base-url", fake_openai.url, "--model", "fake", "hi"],
+        [
+            sys.executable,
+            "-m",
+            "freeact_tui",
+            "run",
+            "--action-protocol",
+            "tools",
+            "--base-url",
+            fake_openai.url,
+            "--model",
+            "fake",
+            "hi",
+        ],
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=follower,
@@ -57,10 +69,24 @@ def test_run_shows_an_answers_escape_sequences_at_a_terminal(fake_openai: FakeOp
     assert "␛]52;c;aGFja2Vk".encode() in written  # what the model tried is in plain sight
 
 
-def test_run_into_a_pipe_writes_the_answer_as_the_model_wrote_it(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+def test_run_into_a_pipe_writes_the_answer_as_the_model_wrote_it(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
     fake_openai.script(Reply(HOSTILE))
     done = subprocess.run(
-        [sys.executable, "-m", "freeact_tui", "run", "--action-protocol", "tools", "--base-url", fake_openai.url, "--model", "fake", "hi"],
+        [
+            sys.executable,
+            "-m",
+            "freeact_tui",
+            "run",
+            "--action-protocol",
+            "tools",
+            "--base-url",
+            fake_openai.url,
+            "--model",
+            "fake",
+            "hi",
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -112,7 +112,10 @@ def app_for(project: Path, steps: list[object], executor: KernelExecutor) -> Fre
 
 async def trust_dialog(pilot: Pilot[None]) -> TrustScreen:
     # shown and composed (it is pushed after the first frame; its children mount a moment later)
-    await until(pilot, lambda: isinstance(pilot.app.screen, TrustScreen) and bool(pilot.app.screen.query("#trust-text")))
+    await until(
+        pilot,
+        lambda: isinstance(pilot.app.screen, TrustScreen) and bool(pilot.app.screen.query("#trust-text")),
+    )
     screen = pilot.app.screen
     assert isinstance(screen, TrustScreen)
     return screen

@@ -160,7 +160,9 @@ async def test_kernel_faults_are_reported_and_the_conversation_goes_on(tmp_path:
     async def settled() -> set[int]:
         for _ in range(100):
             left = {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)} - before
-            alive = {pid for pid in left if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"}
+            alive = {
+                pid for pid in left if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"
+            }
             if not alive and not psutil.pid_exists(child):
                 return alive
             await asyncio.sleep(0.1)

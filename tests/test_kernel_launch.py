@@ -31,7 +31,9 @@ pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120)]
 
 
 @pytest.fixture
-def tool_server_gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Exception | None], threading.Event]]:
+def tool_server_gate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Callable[[Exception | None], threading.Event]]:
     """Hold the tool server's imports until the returned event is set; then they load (or ``error`` is raised)."""
     gates: list[threading.Event] = []
     original = tool_link.import_tool_server
@@ -196,7 +198,9 @@ async def test_the_app_launches_the_kernel_before_the_agent_and_the_agent_adopts
     s = script([Code("print(6 * 7)")], ["42"])
     app = make_app(s, tmp_path / "sessions", tmp_path, config={"enable_subagents": False})
     async with app.run_test(size=SIZE) as pilot:
-        await until_pilot(pilot, lambda: app.agent is not None and app.agent.kernel_state == "ready", limit=60)
+        await until_pilot(
+            pilot, lambda: app.agent is not None and app.agent.kernel_state == "ready", limit=60
+        )
         assert app.agent is not None
         assert len(launches) == 1 and launches[0].adopted
         assert app.agent.kernel.executor is launches[0].executor
@@ -206,7 +210,9 @@ async def test_the_app_launches_the_kernel_before_the_agent_and_the_agent_adopts
     await no_new_descendants(before, within=15)
 
 
-async def test_an_app_whose_agent_starts_its_kernel_on_use_launches_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_app_whose_agent_starts_its_kernel_on_use_launches_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     launches: list[Settings] = []
 
     async def recorded(settings: Settings) -> KernelLaunch:
@@ -229,7 +235,9 @@ async def test_the_kernel_launches_only_once_trust_is_decided_with_what_it_allow
     project = tmp_path / "clone"
     project.mkdir()
     (project / ".freeact-tui.toml").write_text('kernel_env = { PROJECT_MARK = "from-the-project" }\n')
-    config = load_config(None, {"working_dir": str(project), "sessions_dir": str(tmp_path / "sessions")}, cwd=project)
+    config = load_config(
+        None, {"working_dir": str(project), "sessions_dir": str(tmp_path / "sessions")}, cwd=project
+    )
     before = descendants()
     app = FreeactApp(config, model=script(["hello"]).model(), enable_subagents=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -237,8 +245,12 @@ async def test_the_kernel_launches_only_once_trust_is_decided_with_what_it_allow
         await asyncio.sleep(1.0)  # the boot waits on the dialog: nothing of the project starts meanwhile
         assert launches == [] and descendants() == before
         await pilot.press(key)
-        await until_pilot(pilot, lambda: app.agent is not None and app.agent.kernel_state == "ready", limit=60)
-        assert len(launches) == 1 and app.agent is not None and app.agent.kernel.executor is launches[0].executor
+        await until_pilot(
+            pilot, lambda: app.agent is not None and app.agent.kernel_state == "ready", limit=60
+        )
+        assert (
+            len(launches) == 1 and app.agent is not None and app.agent.kernel.executor is launches[0].executor
+        )
         _, result = await run(launches[0].executor, "import os; print(os.environ.get('PROJECT_MARK'))")
         assert result.text == seen
         await app.action_quit()

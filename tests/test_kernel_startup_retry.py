@@ -34,7 +34,9 @@ EXITS = (
 
 def _launcher(marker: Path, *, every_time: bool) -> str:
     condition = "True" if every_time else f"not os.path.exists({str(marker)!r})"
-    return EXITS.format(condition=condition, marker=str(marker)) + kernel_venv._LAUNCH_KERNEL.replace("; ", "\n")
+    return EXITS.format(condition=condition, marker=str(marker)) + kernel_venv._LAUNCH_KERNEL.replace(
+        "; ", "\n"
+    )
 
 
 @pytest.fixture
@@ -44,7 +46,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-async def test_a_kernel_that_exits_as_it_starts_is_started_again(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_kernel_that_exits_as_it_starts_is_started_again(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     marker = home / "exited"
     monkeypatch.setattr(kernel_venv, "_LAUNCH_KERNEL", _launcher(marker, every_time=False))
     executor = create_executor("local", working_dir=home / "work", images_dir=home / "images")

@@ -46,7 +46,11 @@ executor = helpers.kernel
 def make_app(executor: KernelExecutor, tmp_path: Path) -> Callable[..., FreeactApp]:
     def make(s: object) -> FreeactApp:
         return helpers.make_app(
-            s, tmp_path / "sessions", tmp_path, config={"subagent_pool_size": 0}, executor=executor  # type: ignore[arg-type]
+            s,
+            tmp_path / "sessions",
+            tmp_path,
+            config={"subagent_pool_size": 0},
+            executor=executor,  # type: ignore[arg-type]
         )
 
     return make
@@ -57,7 +61,12 @@ async def _turns(pilot: object, app: FreeactApp, count: int) -> None:
         await send(pilot, f"question {i}")  # type: ignore[arg-type]
         await app.workers.wait_for_complete()
         await until(pilot, lambda: not app.main_screen.turn_running)  # type: ignore[arg-type]
-    await until(pilot, lambda: all(b.region.height or not b.display for b in app.main_screen.conversation.query(ResponseBlock)))  # type: ignore[arg-type]
+    await until(
+        pilot,
+        lambda: all(
+            b.region.height or not b.display for b in app.main_screen.conversation.query(ResponseBlock)
+        ),
+    )  # type: ignore[arg-type]
 
 
 @pytest.mark.kernel
@@ -106,4 +115,3 @@ async def test_ctrl_o_keeps_the_block_in_view_at_its_row(make_app: Callable[...,
             await pilot.press("ctrl+o")
             await pilot.pause(0.3)
             assert target.virtual_region.y - round(log.scroll_y) == row
-

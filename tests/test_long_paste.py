@@ -25,7 +25,11 @@ make_app = helpers.chat_app
 PASTE = "\n".join(f"line {i} of the log" for i in range(2000))
 
 
-@given(st.lists(st.text(st.characters(exclude_characters="\n\r"), max_size=30), min_size=1, max_size=40), st.text(max_size=10), st.text(max_size=10))
+@given(
+    st.lists(st.text(st.characters(exclude_characters="\n\r"), max_size=30), min_size=1, max_size=40),
+    st.text(max_size=10),
+    st.text(max_size=10),
+)
 def test_a_draft_expands_to_exactly_what_was_pasted(lines: list[str], before: str, after: str) -> None:
     pastes = PastedTexts()
     text = "\n".join(lines)

@@ -14,7 +14,10 @@ from tests.scripted import Code, Script
 
 def test_sequences_are_osc_9_and_777_and_pass_through_tmux() -> None:
     plain = desktop_sequences("Approval needed: rm x;\x1b]evil\x07")
-    assert plain == "\x1b]9;freeact: Approval needed: rm x]evil\x07\x1b]777;notify;freeact;Approval needed: rm x]evil\x07"
+    assert (
+        plain
+        == "\x1b]9;freeact: Approval needed: rm x]evil\x07\x1b]777;notify;freeact;Approval needed: rm x]evil\x07"
+    )
     wrapped = desktop_sequences("done", tmux=True)
     assert wrapped.startswith("\x1bPtmux;\x1b\x1b]9;freeact: done\x07\x1b\\")
     assert wrapped.count("\x1bPtmux;") == 2

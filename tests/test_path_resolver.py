@@ -52,8 +52,27 @@ _TARGETS = (
     "missing/x",  # dangling
     "../out/nothing",
 )
-_PARTS = ("a", "b", "d", "c", "e", "f", "g", "..", ".", "secret", "proc", "1", "environ", "id_rsa", "*", "x", "{a,d}",
-          "{a..c}", "?")
+_PARTS = (
+    "a",
+    "b",
+    "d",
+    "c",
+    "e",
+    "f",
+    "g",
+    "..",
+    ".",
+    "secret",
+    "proc",
+    "1",
+    "environ",
+    "id_rsa",
+    "*",
+    "x",
+    "{a,d}",
+    "{a..c}",
+    "?",
+)
 
 
 def _tree(root: Path, links: list[tuple[str, str]]) -> Path:
@@ -106,7 +125,9 @@ def test_a_rule_never_judges_inside_what_really_is_outside(links: list[tuple[str
         wd = _tree(Path(os.path.realpath(tmp)), links)
         root = str(wd)
         found, _ = expand_word(word, wd)
-        real = [os.path.realpath(os.path.join(root, w)) for w in found if os.path.exists(os.path.join(root, w))]
+        real = [
+            os.path.realpath(os.path.join(root, w)) for w in found if os.path.exists(os.path.join(root, w))
+        ]
         outside = [r for r in real if not _inside(r, root)]
         call = ShellAction(f"cat {word}")
         if outside:
@@ -226,7 +247,9 @@ def test_a_command_spelled_like_a_default_rule_is_still_judged(planted: Path, co
     assert PermissionRules(None, working_dir=planted / "docs").check(ShellAction(command)) == "ask"
 
 
-@pytest.mark.parametrize("command", ["grep -f.env x", "grep -fdocs/k/id_rsa x", "file -fdocs/k/id_rsa", "sort -T/proc/self"])
+@pytest.mark.parametrize(
+    "command", ["grep -f.env x", "grep -fdocs/k/id_rsa x", "file -fdocs/k/id_rsa", "sort -T/proc/self"]
+)
 def test_a_path_glued_to_a_short_option_is_judged(planted: Path, command: str) -> None:
     (planted / ".env").write_text("KEY=1\n")
     assert PermissionRules(None, working_dir=planted).check(ShellAction(command)) == "ask"

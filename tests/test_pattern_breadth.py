@@ -74,14 +74,18 @@ def test_no_spelling_of_a_program_that_runs_code_passes_the_project_bound(
         assert broad_reason("shell", pattern) is not None, pattern  # the dialog warns as well
 
 
-_PROGRAMS = st.sampled_from(sorted((READ_ONLY_PROGRAMS | RUNS_ANYTHING | WORD_RUNNERS | {"touch", "rm"}) - {"."}))
+_PROGRAMS = st.sampled_from(
+    sorted((READ_ONLY_PROGRAMS | RUNS_ANYTHING | WORD_RUNNERS | {"touch", "rm"}) - {"."})
+)
 _ARGS = st.lists(st.sampled_from(["-c", "1", "-la", "x.py", "run", "test", "--flag", "a b", "2*3", "-n", "5"]),
                  max_size=4)  # fmt: skip
 
 
 @settings(max_examples=300, deadline=None)
 @given(before=_BEFORE, program=_PROGRAMS, args=_ARGS)
-def test_a_proposed_pattern_is_never_broad_and_matches_the_command(before: str, program: str, args: list[str]) -> None:
+def test_a_proposed_pattern_is_never_broad_and_matches_the_command(
+    before: str, program: str, args: list[str]
+) -> None:
     command = before + " ".join(shlex.quote(w) for w in [program, *args])
     pattern = proposed_pattern(ShellAction(command))
     assert glob_matches(pattern, command), (command, pattern)

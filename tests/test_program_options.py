@@ -88,8 +88,9 @@ _NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0-", min_size=1, max_size=14
 
 @settings(max_examples=150, deadline=None)
 @given(program=st.sampled_from(PROGRAMS), name=_NAME, value=st.sampled_from(["-", "list0", ".env", "/etc/x"]))
-def test_any_option_not_in_the_table_asks(tmp_path_factory: pytest.TempPathFactory, program: str,
-                                          name: str, value: str) -> None:
+def test_any_option_not_in_the_table_asks(
+    tmp_path_factory: pytest.TempPathFactory, program: str, name: str, value: str
+) -> None:
     table = PROGRAM_OPTIONS[program]
     option = ("-" if table.single_dash else "--") + name
     known = table.long | table.long_valued | {"--help", "--version"}

@@ -56,11 +56,26 @@ def test_a_trusted_projects_kernel_env_cannot_put_its_programs_first_on_path(
     (folder / "bin").mkdir(parents=True)
     marker = tmp_path / "ran"
     trap = folder / "bin" / "ls"
-    trap.write_text(f"#!/bin/sh\necho ran > {marker}\nexec /bin/ls \"$@\"\n")
+    trap.write_text(f'#!/bin/sh\necho ran > {marker}\nexec /bin/ls "$@"\n')
     trap.chmod(0o755)
     (folder / ".freeact-tui.toml").write_text(f'[kernel_env]\nPATH = "{folder / "bin"}:/usr/bin:/bin"\n')
     fake_openai.script(code_call("!ls"), Reply("done"))
-    done = cli("run", "--trust", "--allow", "shell:ls *", "--allow", "code:*", "--base-url",
-         fake_openai.url, "--model", "fake-model", "--action-protocol", "tools", "list", cwd=folder, timeout=180)
+    done = cli(
+        "run",
+        "--trust",
+        "--allow",
+        "shell:ls *",
+        "--allow",
+        "code:*",
+        "--base-url",
+        fake_openai.url,
+        "--model",
+        "fake-model",
+        "--action-protocol",
+        "tools",
+        "list",
+        cwd=folder,
+        timeout=180,
+    )
     assert "kernel_env.PATH is not applied" in done.stderr, done.stderr
     assert not marker.exists(), done.stderr

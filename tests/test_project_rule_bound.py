@@ -54,8 +54,13 @@ def test_a_project_cannot_switch_approvals_off(tmp_path: Path) -> None:
 
 
 def test_a_narrow_project_rule_still_applies(tmp_path: Path) -> None:
-    work = _project(tmp_path, [{"type": "ShellAction", "tool_name": "bash", "command": "wc -l *"},
-                               {"type": "ShellAction", "tool_name": "bash", "command": "make test"}])
+    work = _project(
+        tmp_path,
+        [
+            {"type": "ShellAction", "tool_name": "bash", "command": "wc -l *"},
+            {"type": "ShellAction", "tool_name": "bash", "command": "make test"},
+        ],
+    )
     rules = rules_for(work)
     assert rules.check(ShellAction("wc -l a b")) == "allow"
     assert rules.check(ShellAction("make test")) == "allow"  # spelled out in full: no wildcard
@@ -84,7 +89,9 @@ _FREEACT = {
     "FileRead": ("read", "path"),
     "FileWrite": ("write", "path"),
 }
-_PIECES = st.sampled_from(["*", "**", "?", "*/", "./", "~", "..", " ", "bash", "python", "rm", "git", "sh", "x"])
+_PIECES = st.sampled_from(
+    ["*", "**", "?", "*/", "./", "~", "..", " ", "bash", "python", "rm", "git", "sh", "x"]
+)
 patterns = st.lists(_PIECES, min_size=1, max_size=4).map("".join).filter(lambda p: p.strip() != "")
 
 
@@ -97,7 +104,9 @@ def _broad(kind: str, pattern: str) -> bool:
     entries=st.lists(st.tuples(st.sampled_from(sorted(_FREEACT)), patterns), min_size=1, max_size=4),
     code=st.booleans(),
 )
-def test_no_broad_rule_is_ever_applied_from_a_project_file(entries: list[tuple[str, str]], code: bool) -> None:
+def test_no_broad_rule_is_ever_applied_from_a_project_file(
+    entries: list[tuple[str, str]], code: bool
+) -> None:
     allow = [
         {"type": kind, "tool_name": "bash" if field != "tool_name" else pattern, field: pattern}
         for kind, pattern in entries

@@ -57,7 +57,11 @@ def test_queued_messages_during_a_turn(snap_compare: SnapCompare, tmp_path: Path
             pilot, lambda: "first request" in "".join(b.text for b in main(pilot.app).query(ResponseBlock))
         )
         await send(pilot, "Then plot it as a bar chart", wait_ready=False)
-        await send(pilot, "And write the plot to plot.png, with a title and axis labels for every series", wait_ready=False)
+        await send(
+            pilot,
+            "And write the plot to plot.png, with a title and axis labels for every series",
+            wait_ready=False,
+        )
         queued = main(pilot.app).query_one(QueuedMessages)
         await until(pilot, lambda: len(queued.items) == 2)
         pilot.app.clear_notifications()

@@ -30,7 +30,10 @@ ROWS = [
     (["--model", "demo", "run", "hi"], ["--model", "demo", "run", "hi"]),  # a subcommand stays
     (["sessions", "list"], ["sessions", "list"]),
     (["-p", "hi"], ["run", "hi"]),
-    (["--model", "demo", "-p", "hi", "--output-format", "json"], ["--model", "demo", "run", "hi", "--output-format", "json"]),
+    (
+        ["--model", "demo", "-p", "hi", "--output-format", "json"],
+        ["--model", "demo", "run", "hi", "--output-format", "json"],
+    ),
     (["hi", "--print"], ["run", "hi"]),
     (["--", "-not an option"], ["--prompt", "-not an option"]),
     (["--help"], ["--help"]),
@@ -50,7 +53,10 @@ _WORDS = st.text(st.characters(codec="ascii", exclude_characters="-\x00"), min_s
 
 
 @given(
-    st.lists(st.sampled_from([["--model", "demo"], ["--trust"], ["-e", "local"], ["--log-level", "debug"]]), max_size=3),
+    st.lists(
+        st.sampled_from([["--model", "demo"], ["--trust"], ["-e", "local"], ["--log-level", "debug"]]),
+        max_size=3,
+    ),
     st.lists(_WORDS, min_size=1, max_size=4),
 )
 def test_a_prompt_with_the_app_s_options_parses_the_same_on_both_paths(

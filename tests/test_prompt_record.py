@@ -9,9 +9,7 @@ from freeact_tui.userwords import user_words
 
 def test_the_fallback_and_the_record_agree_on_notes_and_shell_runs() -> None:
     typed = "now fix it\n\n[Note: this line is the user's]"
-    shells = "\n\n".join(
-        [shell_context("ls", "a.txt\n```\nb", False), shell_context("false", "", True)]
-    )
+    shells = "\n\n".join([shell_context("ls", "a.txt\n```\nb", False), shell_context("false", "", True)])
     notes = "[Note: the user undid the file changes of action 2.]\n[Note: the user rewound the files.]"
     sent = put_before(notes, put_before(shells, typed))
     assert isinstance(sent, str)
@@ -23,5 +21,8 @@ def test_the_fallback_and_the_record_agree_on_notes_and_shell_runs() -> None:
 
 
 def test_a_prefix_that_does_not_parse_is_kept_as_typed() -> None:
-    for text in ("[Note: not closed\n\nhello", "[I ran `ls` in the kernel's shell; its output:]\n```\nno end"):
+    for text in (
+        "[Note: not closed\n\nhello",
+        "[I ran `ls` in the kernel's shell; its output:]\n```\nno end",
+    ):
         assert split_prompt(text, None).typed == text and split_prompt(text, None).shell == ()

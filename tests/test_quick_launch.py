@@ -54,7 +54,9 @@ def _command_lines() -> list[list[str]]:
         if option.is_flag:
             lines += [[flag] for flag in option.flags]
             continue
-        values = [c.value for c in option.kind] if hasattr(option.kind, "__members__") else [SAMPLE[option.kind]]
+        values = (
+            [c.value for c in option.kind] if hasattr(option.kind, "__members__") else [SAMPLE[option.kind]]
+        )
         for flag, value in itertools.product(option.flags, values):
             lines.append([flag, value])
             if flag.startswith("--"):
@@ -176,7 +178,10 @@ GC_HOOK = test_first_paint.HOOK.replace(
     "        later = {'gc_at_frame': at_frame, 'gc_later': gc.isenabled(), 'frozen': gc.get_freeze_count()}\n"
     f"        {WRITE_AT_FRAME}\n"
     "            json.dump(later | ",
-).replace("    os.replace(out + \".part\", out)", "        os.replace(out + \".part\", out)\n    self.set_timer(1.0, write)")
+).replace(
+    '    os.replace(out + ".part", out)',
+    '        os.replace(out + ".part", out)\n    self.set_timer(1.0, write)',
+)
 
 
 @pytest.mark.timeout(120)

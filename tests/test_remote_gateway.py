@@ -79,7 +79,11 @@ async def ex(gateway: Gateway, tmp_path_factory: pytest.TempPathFactory) -> Asyn
 
 
 async def test_code_runs_over_https_with_token_and_base_path(ex: RemoteExecutor, gateway: Gateway) -> None:
-    assert ex.endpoint.tls and ex.endpoint.base_path == gateway.base_path and ex.kernel_id in gateway.kernel_ids()
+    assert (
+        ex.endpoint.tls
+        and ex.endpoint.base_path == gateway.base_path
+        and ex.kernel_id in gateway.kernel_ids()
+    )
     code = "x = 41\nimport os\nprint(os.getcwd(), os.environ['GREETING'], *(os.environ.get(f'KERNEL_{n}') for n in ('USERNAME', 'LAUNCH_TIMEOUT')))"
     _, result = await run(ex, code)
     # KERNEL_USERNAME and KERNEL_LAUNCH_TIMEOUT are sent as Jupyter's gateway client does (EG names
@@ -390,7 +394,9 @@ async def test_lost_gateway_mid_cell_is_reported_and_the_kernel_restarted(
         # Enterprise Gateway interrupts a kernel before it shuts it down; an ipykernel 6 kernel (EG's
         # recommended) answers the interrupt before it goes, the cell then ends as interrupted.
         assert result.text.startswith("start")
-        assert result.kernel_died or (gateway_env.kind == "enterprise-gateway" and "KeyboardInterrupt" in result.text)
+        assert result.kernel_died or (
+            gateway_env.kind == "enterprise-gateway" and "KeyboardInterrupt" in result.text
+        )
         _, after = await run(executor, "print('fresh')")
         if not result.kernel_died:  # then the next cell is told, and nothing of it runs in the old kernel
             assert after.text.startswith("The kernel died (the kernel is gone from the remote gateway)")

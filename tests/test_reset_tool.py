@@ -46,6 +46,10 @@ async def test_the_model_can_reset_the_kernel_after_approval(tmp_path: Path) -> 
     assert outputs == ["42", "False files stay"]  # the variable went, the file stayed
     assert JsonToolCall(RESET_TOOL, {}) in asked
     assert tool_outputs[0][0].startswith("The kernel was reset") and not tool_outputs[0][1]
-    returns = [p for m in agent.history for p in getattr(m, "parts", []) if getattr(p, "tool_call_id", "") == "r2"]
-    assert any("rejected" in str(getattr(p, "content", "")).lower() for p in returns)  # a rejection ends the turn
+    returns = [
+        p for m in agent.history for p in getattr(m, "parts", []) if getattr(p, "tool_call_id", "") == "r2"
+    ]
+    assert any(
+        "rejected" in str(getattr(p, "content", "")).lower() for p in returns
+    )  # a rejection ends the turn
     assert RESET_TOOL in [t.name for t in s.infos[0].function_tools]

@@ -40,15 +40,24 @@ ROWS = [
 
 
 @pytest.mark.parametrize(("recorded", "given_", "taken"), ROWS)
-def test_resumed_overrides(recorded: dict[str, object], given_: dict[str, object], taken: dict[str, str]) -> None:
+def test_resumed_overrides(
+    recorded: dict[str, object], given_: dict[str, object], taken: dict[str, str]
+) -> None:
     assert resumed_overrides(recorded, given_) == taken
 
 
 @given(
-    st.dictionaries(st.sampled_from([*RESUMED_KEYS, "api_key", "other"]), st.one_of(st.text(max_size=8), st.none(), st.integers())),
-    st.dictionaries(st.sampled_from([*RESUMED_KEYS, "execution"]), st.one_of(st.none(), st.text(min_size=1, max_size=8))),
+    st.dictionaries(
+        st.sampled_from([*RESUMED_KEYS, "api_key", "other"]),
+        st.one_of(st.text(max_size=8), st.none(), st.integers()),
+    ),
+    st.dictionaries(
+        st.sampled_from([*RESUMED_KEYS, "execution"]), st.one_of(st.none(), st.text(min_size=1, max_size=8))
+    ),
 )
-def test_the_record_never_beats_the_command_line(recorded: dict[str, object], given_: dict[str, object]) -> None:
+def test_the_record_never_beats_the_command_line(
+    recorded: dict[str, object], given_: dict[str, object]
+) -> None:
     taken = resumed_overrides(recorded, given_)
     assert set(taken) <= set(RESUMED_KEYS)
     assert not any(given_.get(key) is not None for key in taken)
@@ -99,7 +108,12 @@ class Terminal:
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "freeact_tui", *args],
-            stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, start_new_session=True,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
         )
         os.close(slave)
         self.master = master

@@ -42,7 +42,9 @@ def root(tmp_path: Path) -> Path:
     return root
 
 
-def test_a_second_listing_reads_one_index_file_not_each_meta(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_second_listing_reads_one_index_file_not_each_meta(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first = _listing(root)
     assert (root / INDEX_FILE).is_file()
     reads: list[Path] = []

@@ -35,7 +35,10 @@ def write_skill(root: Path, where: str, dirname: str, text: str) -> Path:
 
 
 def test_front_matter_forms() -> None:
-    assert front_matter(PARSER) == {"name": "output-parsers", "description": "Parse the output of a tool into typed results."}
+    assert front_matter(PARSER) == {
+        "name": "output-parsers",
+        "description": "Parse the output of a tool into typed results.",
+    }
     assert front_matter('---\nname: "quoted"\ndescription: plain: with colon\n---\nbody') == {
         "name": "quoted",
         "description": "plain: with colon",
@@ -45,7 +48,9 @@ def test_front_matter_forms() -> None:
 
 def test_skills_are_found_in_freeact_and_project_dirs(tmp_path: Path) -> None:
     write_skill(tmp_path, ".freeact/skills", "parsers", PARSER)
-    write_skill(tmp_path, ".agents/skills", "plan", "---\nname: task-planning\ndescription: Plan big tasks.\n---\n")
+    write_skill(
+        tmp_path, ".agents/skills", "plan", "---\nname: task-planning\ndescription: Plan big tasks.\n---\n"
+    )
     write_skill(tmp_path, ".agents/skills", "nameless", "no front matter")
     (tmp_path / "src").mkdir()
     skills = {s.name: s for s in find_skills(tmp_path / "src")}  # found from the project root
@@ -54,7 +59,10 @@ def test_skills_are_found_in_freeact_and_project_dirs(tmp_path: Path) -> None:
 
     prompt = build_system_prompt(tmp_path)
     assert "## Skills" in prompt
-    assert "**output-parsers** (`.freeact/skills/parsers/SKILL.md`): Parse the output of a tool into typed results." in prompt
+    assert (
+        "**output-parsers** (`.freeact/skills/parsers/SKILL.md`): Parse the output of a tool into typed results."
+        in prompt
+    )
     assert "Long instructions" not in prompt  # read on demand, never listed whole
 
 
@@ -76,7 +84,9 @@ async def executor(tmp_path: Path) -> AsyncIterator[KernelExecutor]:
 
 
 @pytest.mark.kernel
-async def test_slash_skills_lists_them_and_the_model_can_read_one(tmp_path: Path, executor: KernelExecutor) -> None:
+async def test_slash_skills_lists_them_and_the_model_can_read_one(
+    tmp_path: Path, executor: KernelExecutor
+) -> None:
     path = write_skill(tmp_path, ".freeact/skills", "parsers", PARSER)
     s = Script([[Code("print(open('.freeact/skills/parsers/SKILL.md').read())")], ["Read it."]])
     config = Config(sessions_dir=tmp_path / "sessions", working_dir=tmp_path, subagent_pool_size=0)
@@ -91,7 +101,9 @@ async def test_slash_skills_lists_them_and_the_model_can_read_one(tmp_path: Path
         await pilot.press("enter")
         await pilot.pause()
         listing = app.main_screen.conversation.query(NoticeBlock).last().text
-        assert "output-parsers" in listing and "Parse the output of a tool" in listing and str(path) in listing
+        assert (
+            "output-parsers" in listing and "Parse the output of a tool" in listing and str(path) in listing
+        )
 
         prompt.text = "use the parser skill"
         await pilot.press("enter")

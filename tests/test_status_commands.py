@@ -46,7 +46,11 @@ def test_cost_rows() -> None:
 
 
 LAYERS = ("user", "project", "file", "command line")  # lowest first
-KEYS = {"theme": ["nord", "gruvbox", "dracula"], "execution_timeout": [11.0, 22.0, 33.0], "max_subagents": [1, 2, 3]}
+KEYS = {
+    "theme": ["nord", "gruvbox", "dracula"],
+    "execution_timeout": [11.0, 22.0, 33.0],
+    "max_subagents": [1, 2, 3],
+}
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -77,7 +81,12 @@ def test_config_says_where_each_setting_comes_from(
     finally:
         user.unlink()
     shown = dict(config_rows(config))
-    names = {"user": str(user), "file": str(explicit), "project": str(work / paths.PROJECT_CONFIG_NAME), "command line": "the command line"}
+    names = {
+        "user": str(user),
+        "file": str(explicit),
+        "project": str(work / paths.PROJECT_CONFIG_NAME),
+        "command line": "the command line",
+    }
     for key in KEYS:
         layers = placed.get(key, set())
         winner = next((layer for layer in reversed(LAYERS) if layer in layers), None)
@@ -96,7 +105,11 @@ executor = helpers.kernel
 def make_app(executor: KernelExecutor, tmp_path: Path) -> Callable[..., FreeactApp]:
     def make(s: object) -> FreeactApp:
         return helpers.make_app(
-            s, tmp_path / "sessions", tmp_path, config={"subagent_pool_size": 0}, executor=executor  # type: ignore[arg-type]
+            s,
+            tmp_path / "sessions",
+            tmp_path,
+            config={"subagent_pool_size": 0},
+            executor=executor,  # type: ignore[arg-type]
         )
 
     return make

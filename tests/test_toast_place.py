@@ -20,7 +20,9 @@ from tests.helpers import send, until
 
 
 @given(st.integers(5, 80), st.integers(0, 80), st.integers(0, 80), st.integers(1, 12))
-def test_toasts_stand_clear_of_the_box_where_there_is_room(height: int, top: int, size: int, toasts: int) -> None:
+def test_toasts_stand_clear_of_the_box_where_there_is_room(
+    height: int, top: int, size: int, toasts: int
+) -> None:
     top = min(top, height)
     bottom = min(top + size, height)
     margin = toast_margin(height, top, bottom, toasts)
@@ -37,7 +39,11 @@ executor = helpers.kernel
 def make_app(executor: KernelExecutor, tmp_path: Path) -> Callable[..., FreeactApp]:
     def make(s: object) -> FreeactApp:
         return helpers.make_app(
-            s, tmp_path / "sessions", tmp_path, config={"subagent_pool_size": 0}, executor=executor  # type: ignore[arg-type]
+            s,
+            tmp_path / "sessions",
+            tmp_path,
+            config={"subagent_pool_size": 0},
+            executor=executor,  # type: ignore[arg-type]
         )
 
     return make
@@ -57,12 +63,13 @@ async def test_a_toast_does_not_cover_the_theme_picker(
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
         app.notify("Something to say while the picker is open.", timeout=30)
         screen = app.screen
-        await until(pilot, lambda: bool(screen.query(Toast)) and all(t.region.height for t in screen.query(Toast)))
+        await until(
+            pilot, lambda: bool(screen.query(Toast)) and all(t.region.height for t in screen.query(Toast))
+        )
         await pilot.pause(0.3)
         box = screen.query_one("#picker-box").region
         for toast in screen.query(Toast):
             assert not toast.region.overlaps(box), (toast.region, box)
-
 
 
 @pytest.mark.asyncio

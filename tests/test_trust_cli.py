@@ -19,7 +19,17 @@ def test_run_trust_prints_the_listing_it_trusts(tmp_path: Path, fake_openai: Fak
     listing = review(trust.check(folder)).text()
     fake_openai.script(Reply("done"))
 
-    done = cli("run", "--trust", "--base-url", fake_openai.url, "--model", "fake-model", "hi", cwd=folder, timeout=180)
+    done = cli(
+        "run",
+        "--trust",
+        "--base-url",
+        fake_openai.url,
+        "--model",
+        "fake-model",
+        "hi",
+        cwd=folder,
+        timeout=180,
+    )
 
     assert done.returncode == 0, done.stderr
     assert f"--trust: trusted {folder}" in done.stderr
@@ -42,7 +52,17 @@ def test_resume_never_picks_a_session_planted_in_an_untrusted_folder(
     (planted / "main.jsonl").write_text(line)
     fake_openai.script(Reply("done"))
 
-    done = cli("run", "--resume", "--base-url", fake_openai.url, "--model", "fake-model", "hi", cwd=folder, timeout=180)
+    done = cli(
+        "run",
+        "--resume",
+        "--base-url",
+        fake_openai.url,
+        "--model",
+        "fake-model",
+        "hi",
+        cwd=folder,
+        timeout=180,
+    )
 
     assert done.returncode == 0, done.stderr
     sent = "\n".join(str(request.messages) for request in fake_openai.requests)

@@ -25,7 +25,12 @@ until = partial(helpers.until, limit=20.0)
 def make_app(model: WindowedModel, tmp_path: Path, session_id: str | None = None) -> FreeactApp:
     config = {"context_window": WINDOW, "enable_subagents": False, "skip_permissions": True}
     return make_chat_app(
-        model.model(), tmp_path / "sessions", tmp_path, config=config, session_id=session_id, eager_kernel=False
+        model.model(),
+        tmp_path / "sessions",
+        tmp_path,
+        config=config,
+        session_id=session_id,
+        eager_kernel=False,
     )
 
 

@@ -61,7 +61,9 @@ async def test_s_on_in_folder_code_covers_a_second_in_folder_cell_and_not_an_out
         await pilot.press("s")
         pattern = screen.query_one("#approval-pattern", Input)
         assert pattern.value == "effects:in-folder"
-        assert "only reads and writes inside this folder" in str(screen.query_one("#approval-breadth").render())
+        assert "only reads and writes inside this folder" in str(
+            screen.query_one("#approval-breadth").render()
+        )
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -75,7 +77,9 @@ async def test_s_on_in_folder_code_covers_a_second_in_folder_cell_and_not_an_out
 
         await send(pilot, "write outside")  # wider: asked, and it says why
         outside_dialog = await dialog(pilot)
-        assert "touches paths outside this folder" in str(outside_dialog.query_one("#approval-effects").render())
+        assert "touches paths outside this folder" in str(
+            outside_dialog.query_one("#approval-effects").render()
+        )
         await pilot.press("escape")
         await app.workers.wait_for_complete()
         assert not outside.exists()

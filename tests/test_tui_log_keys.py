@@ -250,7 +250,9 @@ async def test_palette_theme_choice_is_saved(make_app: Callable[..., FreeactApp]
         await ready(pilot)
         await pilot.press("ctrl+p")
         await until(pilot, lambda: app.screen.__class__.__name__ == "CommandPalette")
-        await pilot.press(*"screen")  # Textual's own commands (screenshot, maximize, quit at once) are not listed
+        await pilot.press(
+            *"screen"
+        )  # Textual's own commands (screenshot, maximize, quit at once) are not listed
         await pilot.pause(0.5)
         from textual.command import CommandList
 

@@ -42,7 +42,9 @@ def stored_session(sessions: Path) -> str:
     for i in range(TURNS):
         messages += [
             ModelRequest(parts=[UserPromptPart(f"question {i}")]),
-            ModelResponse(parts=[ThinkingPart(f"thinking about {i}"), TextPart(f"answer {i}\n\n- a list\n- of two")]),
+            ModelResponse(
+                parts=[ThinkingPart(f"thinking about {i}"), TextPart(f"answer {i}\n\n- a list\n- of two")]
+            ),
         ]
     session.append(messages)
     session.flush_meta()
@@ -96,7 +98,9 @@ async def test_a_long_session_shows_its_last_turn_first_and_earlier_turns_from_t
             await pilot.pause()
         await until(pilot, lambda: not log.earlier and not log.query(f"#{EARLIER_ID}"))
         assert prompts(app) == [f"question {i}" for i in range(TURNS)]
-        assert [b.text.split("\n")[0] for b in log.query(ResponseBlock)] == [f"answer {i}" for i in range(TURNS)]
+        assert [b.text.split("\n")[0] for b in log.query(ResponseBlock)] == [
+            f"answer {i}" for i in range(TURNS)
+        ]
 
 
 def _idle_model() -> object:

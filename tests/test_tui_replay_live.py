@@ -82,7 +82,9 @@ async def test_a_resumed_session_is_drawn_as_the_live_log_drew_it(
     s = BrokenScript(
         [
             [Think("Six times seven, by code."), "Let me compute it.", Code("print(6 * 7)", call_id="c1")],
-            [BrokenCall('{"code": "print(1)"', "c-broken")],  # invisible live: the model is told, not the user
+            [
+                BrokenCall('{"code": "print(1)"', "c-broken")
+            ],  # invisible live: the model is told, not the user
             ["The answer is 42."],
             ["The result of 1234 * 5678 is 7006652."],  # claims a result without code: nudged
             [Code("print(1234 * 5678)", call_id="c2")],
@@ -110,7 +112,13 @@ async def test_a_resumed_session_is_drawn_as_the_live_log_drew_it(
 
     # The live log is what this test is about: every kind of block, and nothing the user did not see.
     kinds = {row[0] for row in live}
-    assert {"UserMessageBlock", "ThoughtBlock", "ResponseBlock", "ActionBlock", "ExecutionOutputBlock"} <= kinds
+    assert {
+        "UserMessageBlock",
+        "ThoughtBlock",
+        "ResponseBlock",
+        "ActionBlock",
+        "ExecutionOutputBlock",
+    } <= kinds
     assert "NoticeBlock" in kinds  # the nudge
     assert [r[3] for r in live if r[0] == "UserMessageBlock"] == [
         "!echo shell-said-hi",
@@ -139,14 +147,21 @@ async def test_a_resumed_session_is_drawn_as_the_live_log_drew_it(
 
     info = SessionStore(tmp_path / "sessions").session(session_id).info()
     assert info.title == "What is six times seven?"  # the session's title is the user's words too
-    lines = [json.loads(line) for line in (tmp_path / "sessions" / session_id / "main.jsonl").read_text().splitlines()]
+    lines = [
+        json.loads(line)
+        for line in (tmp_path / "sessions" / session_id / "main.jsonl").read_text().splitlines()
+    ]
     metadata = [line["message"].get("metadata") or {} for line in lines]
     first = str(s.requests[0][-1].parts[-1].content)
     assert [m[PROMPT_KEY]["added"] for m in metadata if PROMPT_KEY in m] == [
         len(first) - len("What is six times seven?"),
         len(sent) - len(SECOND),
     ]
-    assert all(USAGE_KEY in m for line, m in zip(lines, metadata, strict=True) if line["message"]["kind"] == "response")
+    assert all(
+        USAGE_KEY in m
+        for line, m in zip(lines, metadata, strict=True)
+        if line["message"]["kind"] == "response"
+    )
 
 
 async def test_a_reply_cut_by_quitting_mid_stream_is_marked_on_resume(

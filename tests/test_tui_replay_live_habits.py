@@ -44,7 +44,11 @@ async def test_a_rejection_with_a_reason_and_a_cancelled_cell_replay_as_drawn_li
         await send(pilot, "now sleep")
         await dialog(pilot)
         await pilot.press("y")
-        await until(pilot, lambda: any(r[0] == "ExecutionOutputBlock" and "started" in r[3] for r in log_rows(app)), 30)
+        await until(
+            pilot,
+            lambda: any(r[0] == "ExecutionOutputBlock" and "started" in r[3] for r in log_rows(app)),
+            30,
+        )
         await pilot.press("escape")
         await idle(pilot)
         live = log_rows(app)
@@ -64,7 +68,9 @@ async def test_a_rejection_with_a_reason_and_a_cancelled_cell_replay_as_drawn_li
     assert [r["content"] for r in returns] == ["started\nInterrupted by user."]
 
 
-async def test_the_undo_notice_replays_where_it_was_shown(make_app: Callable[..., FreeactApp], tmp_path: Path) -> None:
+async def test_the_undo_notice_replays_where_it_was_shown(
+    make_app: Callable[..., FreeactApp], tmp_path: Path
+) -> None:
     from freeact_tui.tui.screens.undo import UndoScreen
 
     target = tmp_path / "a.txt"

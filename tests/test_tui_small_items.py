@@ -84,7 +84,9 @@ async def test_a_subagent_answer_title_is_plain_words_cut_between_words_to_fit_t
         assert len(title) + 4 <= 80  # "▶ " and the margins: nothing cut by the screen's edge
         await pilot.resize_terminal(120, 24)
         await pilot.pause()
-        assert str(app.query_one(Collapsible).title) == f"\\[main] Subagent answer: {plain}"  # room for it all
+        assert (
+            str(app.query_one(Collapsible).title) == f"\\[main] Subagent answer: {plain}"
+        )  # room for it all
 
 
 async def test_skills_are_listed_as_plain_text(tmp_path: Path) -> None:

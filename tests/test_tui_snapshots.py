@@ -55,7 +55,9 @@ def test_main_screen_mid_stream(snap_compare: SnapCompare, tmp_path: Path) -> No
 
     async def turn(pilot: Pilot[Any]) -> None:
         await send(pilot, "Plan the analysis", wait_ready=False)
-        await until(pilot, lambda: "Summarise" in "".join(b.text for b in main(pilot.app).query(ResponseBlock)))
+        await until(
+            pilot, lambda: "Summarise" in "".join(b.text for b in main(pilot.app).query(ResponseBlock))
+        )
 
     assert snap_compare(make_app(s, tmp_path), terminal_size=SIZE, run_before=before(turn))
 
@@ -70,7 +72,8 @@ def test_main_screen_execution_streaming(snap_compare: SnapCompare, tmp_path: Pa
         await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
         await pilot.press("y")
         await until(
-            pilot, lambda: "step 2 done" in "".join(b.text for b in main(pilot.app).query(ExecutionOutputBlock))
+            pilot,
+            lambda: "step 2 done" in "".join(b.text for b in main(pilot.app).query(ExecutionOutputBlock)),
         )
 
     assert snap_compare(make_app(s, tmp_path), terminal_size=SIZE, run_before=before(turn))
@@ -118,6 +121,8 @@ def test_main_screen_thought_streaming(snap_compare: SnapCompare, tmp_path: Path
 
     async def turn(pilot: Pilot[Any]) -> None:
         await send(pilot, "Clean up the repo", wait_ready=False)
-        await until(pilot, lambda: "then check" in "".join(b.text for b in main(pilot.app).query(ThoughtBlock)))
+        await until(
+            pilot, lambda: "then check" in "".join(b.text for b in main(pilot.app).query(ThoughtBlock))
+        )
 
     assert snap_compare(make_app(s, tmp_path), terminal_size=SIZE, run_before=before(turn))

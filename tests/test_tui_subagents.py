@@ -76,7 +76,13 @@ def make_app(
     (tmp_path / "work").mkdir(exist_ok=True)
     config = {"subagent_pool_size": 0, "system_prompt": system_prompt}
     return helpers.make_app(
-        model, tmp_path / "sessions", tmp_path / "work", config=config, executor=executor, clock=lambda: NOW, **kw
+        model,
+        tmp_path / "sessions",
+        tmp_path / "work",
+        config=config,
+        executor=executor,
+        clock=lambda: NOW,
+        **kw,
     )
 
 
@@ -120,7 +126,9 @@ async def test_subagents_live_in_panel_dialogs_and_resume(
 
         # Both subagents ask for their code action at once: the dialog queues them, labelled by id.
         first = await dialog_for(pilot, CodeAction)
-        await until(pilot, lambda: first.query_one("#approval-dialog").border_subtitle == "1 of 2", limit=120)  # two subagent kernels start; slow on a loaded machine
+        await until(
+            pilot, lambda: first.query_one("#approval-dialog").border_subtitle == "1 of 2", limit=120
+        )  # two subagent kernels start; slow on a loaded machine
         first_id = first.request.agent_id
         assert first_id in ("sub-0001", "sub-0002")
         assert f"[{first_id}] Code action" in str(first.query_one("#approval-dialog").border_title)
@@ -203,7 +211,10 @@ def test_snapshot_side_panel_with_running_subagents(
     model = routed_model(lambda p: f"import time\nprint('{p} working', flush=True)\ntime.sleep(120)")
     # A fixed system prompt: the built-in one names temporary paths, and the panel shows the session's size.
     app = make_app(
-        model, tmp_path, session_id="0b5848f8-89e8-4b08-a784-da134d221ea8", system_prompt="You are a test agent."
+        model,
+        tmp_path,
+        session_id="0b5848f8-89e8-4b08-a784-da134d221ea8",
+        system_prompt="You are a test agent.",
     )
 
     async def run(pilot: Pilot[Any]) -> None:

@@ -74,7 +74,9 @@ async def test_output_never_hides_what_the_model_reads() -> None:
     app = _OneLog()
     async with app.run_test(size=(100, 10)) as pilot:
         log = app.query_one(AnsiLog)
-        log.write("line one safe\rEVIL OVERWRITTEN\n\x1b[8mCONCEALED\x1b[0m visible\n\x1b[30;40mBLACK\x1b[0m\n")
+        log.write(
+            "line one safe\rEVIL OVERWRITTEN\n\x1b[8mCONCEALED\x1b[0m visible\n\x1b[30;40mBLACK\x1b[0m\n"
+        )
         await pilot.pause()
         assert "line one safe" in log.plain_text and "EVIL OVERWRITTEN" in log.plain_text
         for y in (1, 2):
@@ -83,14 +85,18 @@ async def test_output_never_hides_what_the_model_reads() -> None:
                 if style is None or not seg.text.strip():
                     continue
                 assert not style.conceal
-                assert style.bgcolor is None or style.color is None or (
-                    style.color.get_truecolor() != style.bgcolor.get_truecolor()
+                assert (
+                    style.bgcolor is None
+                    or style.color is None
+                    or (style.color.get_truecolor() != style.bgcolor.get_truecolor())
                 )
 
 
 @settings(max_examples=25, deadline=None)
 @given(
-    segments=st.lists(st.text(alphabet="abcxyz 0123456789%", min_size=1, max_size=8), min_size=2, max_size=12),
+    segments=st.lists(
+        st.text(alphabet="abcxyz 0123456789%", min_size=1, max_size=8), min_size=2, max_size=12
+    ),
     cuts=st.lists(st.integers(min_value=1, max_value=40), max_size=4),
 )
 def test_a_rewritten_line_keeps_its_first_and_last_text_and_counts_the_rest(

@@ -34,12 +34,16 @@ async def test_bang_runs_without_approval_and_the_model_sees_it(tmp_path: Path) 
         screen = app.main_screen
         screen.prompt.text = "!wc -l < data.txt && echo done-$((6*7))"
         await pilot.press("enter")
-        await until(pilot, lambda: not screen.turn_running and screen.conversation.query(ExecutionOutputBlock))
+        await until(
+            pilot, lambda: not screen.turn_running and screen.conversation.query(ExecutionOutputBlock)
+        )
         out = screen.conversation.query(ExecutionOutputBlock).last()
         await until(pilot, lambda: "done-42" in out.text)
         assert out.text.split() == ["3", "done-42"]
         assert app.screen is screen  # no approval dialog over it
-        assert [b.text for b in screen.conversation.query(UserMessageBlock)] == ["!wc -l < data.txt && echo done-$((6*7))"]
+        assert [b.text for b in screen.conversation.query(UserMessageBlock)] == [
+            "!wc -l < data.txt && echo done-$((6*7))"
+        ]
         assert s.requests == []  # the model was not asked
 
         screen.prompt.text = "how many lines?"
