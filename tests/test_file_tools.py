@@ -161,7 +161,11 @@ async def test_binary_and_missing_files_are_clear_errors(executor: KernelExecuto
         events = await run(agent, "read")
     texts = {r.tool_call_id: str(r.content) for r in returns(agent)}
     assert "blob.bin is a binary file" in texts["c1"] and READ_MEDIA_TOOL in texts["c1"]
-    assert texts["c2"] == f"nope.txt does not exist; use `{WRITE_TEXT_TOOL}` to create it."
+    # what is there first (#45: told only how to create it, a small model made files nobody asked for)
+    assert texts["c2"] == (
+        "nope.txt does not exist. The working directory holds `blob.bin`, `latin.txt`, `sub/`."
+        f" A new file is made with `{WRITE_TEXT_TOOL}`."
+    )
     assert "sub is a directory" in texts["c3"]
     assert texts["c4"] == "caf\ufffd\n[not UTF-8: undecodable bytes are shown as \ufffd]"
     assert texts["c5"] == "`offset` must be a positive integer (lines count from 1)."
@@ -199,8 +203,11 @@ async def test_a_mangled_path_gets_the_file_of_that_name_in_the_working_director
         f"{mangled} does not exist. Did you mean `config.ini` (relative to the working directory)?"
     )
     assert texts["c2"].endswith("Did you mean `pkg/deep/notes.md` (relative to the working directory)?")
-    # no file of that name: the advice to create it stays
-    assert texts["c3"] == f"other.ini does not exist; use `{WRITE_TEXT_TOOL}` to create it."
+    # no file of that name: what the folder holds, then how a new file is made
+    assert texts["c3"] == (
+        "other.ini does not exist. The working directory holds `config.ini`, `pkg/`."
+        f" A new file is made with `{WRITE_TEXT_TOOL}`."
+    )
     assert (
         texts["c4"].startswith("Edited config.ini") and (work / "config.ini").read_text() == "color = blue\n"
     )
@@ -759,3 +766,31 @@ def test_rules_for_file_calls(tmp_path: Path) -> None:
     assert rules.check(FileRead("private/k", resolved=str(tmp_path / "private/k"))) == "ask"
     rules.add("read", "*.log", scope="session", effect="deny")  # or refused, by the path as written
     assert rules.check(FileRead("x.log", resolved=str(tmp_path / "x.log"))) == "deny"
+
+
+@in_module_loop
+async def test_a_missing_file_is_answered_with_what_its_folder_holds(executor: KernelExecutor, work: Path) -> None:
+    """#45: told only how to create a missing file, a small model (renaming files it had misnamed) made
+    files nobody asked for; the error names what the nearest existing folder above it holds, first."""
+    data = work / "data"
+    data.mkdir()
+    for n in range(15):
+        (data / f"a{n:02}.txt").write_text("x\n")
+    (data / ".hidden").write_text("h\n")
+    s = script(
+        [
+            Call(EDIT_TEXT_TOOL, {"path": "data/file1.txt", "old_text": "x", "new_text": "y"}, "c1"),
+            Call(READ_TEXT_TOOL, {"path": "data/deeper/still/file2.txt"}, "c2"),
+        ],
+        ["done"],
+    )
+    async with make_agent(s, executor, work) as agent:
+        await run(agent, "edit")
+    texts = {r.tool_call_id: str(r.content) for r in returns(agent)}
+    listed = ", ".join(f"`a{n:02}.txt`" for n in range(12))
+    assert texts["c1"] == (
+        f"data/file1.txt does not exist. `data` holds {listed} and 3 more."
+        f" A new file is made with `{WRITE_TEXT_TOOL}`."
+    )
+    assert texts["c2"].startswith(f"data/deeper/still/file2.txt does not exist. `data` holds {listed} and 3 more.")
+    assert ".hidden" not in texts["c1"] and not (data / "file1.txt").exists()

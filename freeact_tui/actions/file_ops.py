@@ -53,7 +53,22 @@ def _stat(a):
         out["size"] = os.path.getsize(full)
     elif not out["exists"]:
         out["near"] = _near(os.path.realpath(a["root"]), full)
+        out["beside"] = _beside(os.path.realpath(a["root"]), full)
     return out
+
+def _beside(root, full):
+    # What the nearest existing folder above a missing path holds (a few names), so that the model
+    # sees what is there instead of guessing or creating a file nobody asked for.
+    top = os.path.dirname(full)
+    while top and not os.path.isdir(top):
+        top = os.path.dirname(top)
+    try:
+        names = sorted(n for n in os.listdir(top) if not n.startswith("."))
+    except OSError:
+        return None
+    shown = [n + ("/" if os.path.isdir(os.path.join(top, n)) else "") for n in names[:12]]
+    where = os.path.relpath(top, root) if top == root or top.startswith(root.rstrip("/") + "/") else top
+    return {"dir": where, "names": shown, "more": max(len(names) - 12, 0)}
 
 def _near(root, full):
     # Files named like the missing path under the working directory (models mangle long paths).

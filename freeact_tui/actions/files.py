@@ -371,10 +371,28 @@ def _check_file(path: str, result: Mapping[str, Any], *, text: bool = False) -> 
     if result.get("is_dir"):
         raise FileOpError(f"{path} is a directory; list it with code (e.g. `!ls {path}`).")
     if not result.get("is_file"):
-        # A missing text file: say how to create it, as the edit tool does — told only "does not
-        # exist", Qwen2.5-Coder-1.5B wrote a fake tool result claiming it had created the file.
-        create = f"; use `{WRITE_TEXT_TOOL}` to create it." if text else "."
-        raise FileOpError(_missing(path, result) or f"{path} does not exist{create}")
+        raise FileOpError(_missing(path, result) or _absent(path, result, create=text))
+
+
+def _absent(path: str, result: Mapping[str, Any], *, create: bool) -> str:
+    """A missing file's error: what the folder above it holds, then (for text) how a new file is made.
+
+    Told only "does not exist", Qwen2.5-Coder-1.5B wrote a fake tool result claiming it had created
+    the file; told only how to create it, it created files nobody asked for instead of looking at
+    what is there (#45). The facts come first: the names beside the missing one.
+    """
+    beside = result.get("beside") or {}
+    names = [str(n) for n in beside.get("names") or []]
+    where = str(beside.get("dir") or ".")
+    folder = "The working directory" if where == "." else f"`{where}`"
+    if names:
+        more = int(beside.get("more") or 0)
+        listed = ", ".join(f"`{n}`" for n in names) + (f" and {more} more" if more else "")
+        held = f" {folder} holds {listed}."
+    else:
+        held = f" {folder} is empty." if beside else ""
+    how = f" A new file is made with `{WRITE_TEXT_TOOL}`." if create else ""
+    return f"{path} does not exist.{held}{how}"
 
 
 def _pattern(path: str) -> str | None:
@@ -426,7 +444,7 @@ def _new_text(
         return content, 0
     if old is None:
         raise FileOpError(
-            _missing(path, current) or f"{path} does not exist; use `{WRITE_TEXT_TOOL}` to create it."
+            _missing(path, current) or _absent(path, current, create=True)
         )
     try:
         return ops.apply_edits(old, edits)
