@@ -11,6 +11,7 @@ lets it run unasked).
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 from pathlib import Path
@@ -24,6 +25,8 @@ from freeact_tui.effects.modes import ApprovalMode, judge
 from freeact_tui.permissions import PermissionRules
 from freeact_tui.rulepatterns import FOLDER_CLASSES
 from freeact_tui.toolcalls import CodeAction
+from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import cli, fake_args
 
 _SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -403,3 +406,29 @@ def test_a_file_that_configures_code_the_kernel_runs_is_never_in_folder_work(
     code = form.format(p=path)
     _asks(code, folder)
     assert read_effects(CodeAction(code), folder).kinds & {Kind.CONTROLS, Kind.UNKNOWN}
+
+
+# -- the real CLI: `run --allow effects:in-folder` refuses the reported actions, and nothing is written ----
+
+_CLI_ATTACKS = [
+    ("%precision {open(chr(46) * 2 + chr(47) + 'outside.txt', 'w').write('x')}", "outside.txt"),
+    ("%%writefile {chr(46) * 2 + chr(47) + 'outside.txt'}\nx", "outside.txt"),
+    ('%%writefile "helper.py"\nimport os', "work/helper.py"),
+    ("import numpy as np\nnp.test(extra_argv=['--basetemp', chr(46) * 2 + chr(47) + 'outside.txt'])", "outside.txt"),
+    ("import matplotlib.pyplot as plt\ndef print_png(self): pass\nplt.figure().canvas.print_png(chr(46) * 2 + chr(47) + 'outside.txt')", "outside.txt"),
+    ("open('matplotlibrc', 'w').write('backend: module://helper')", "work/matplotlibrc"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("code", "target"), _CLI_ATTACKS)
+def test_the_cli_in_folder_rule_refuses_the_reported_actions(
+    code: str, target: str, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    call = Reply(tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": code}, call_id="call_1")])
+    fake_openai.script(call, Reply("done"))
+    done = cli("run", *fake_args(fake_openai), "--allow", "effects:in-folder", "-o", "json", "do it", cwd=work)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert json.loads(done.stdout)["status"] == "refused"
+    assert not (tmp_path / target).exists()
