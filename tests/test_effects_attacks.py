@@ -432,3 +432,18 @@ def test_the_cli_in_folder_rule_refuses_the_reported_actions(
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert json.loads(done.stdout)["status"] == "refused"
     assert not (tmp_path / target).exists()
+
+
+@pytest.mark.parametrize("patch", [PATCHES[0], PATCHES[2], EXPANDED[0], METHODS_BY_NAME[0], TEMPLATES[0]])
+def test_after_a_patch_ran_the_kernel_is_not_trusted_for_later_cells(patch: str, folder: Path) -> None:
+    """``P.read_text = P.unlink`` in cell 1 makes ``Path('README.md').read_text()`` in cell 2 a delete:
+    the patch cannot be told, so once it ran, no later reading in that kernel vouches for anything."""
+    from freeact_tui.effects.ledger import KernelLedger
+
+    ledger = KernelLedger(folder)
+    later = CodeAction("from pathlib import Path\nPath('README.md').read_text()")
+    assert ledger.read(later).effect_class == "reads"
+    ledger.ran(CodeAction(patch), "c1")
+    ledger.finished("c1")
+    assert ledger.lost is not None
+    assert ledger.read(later).effect_class is None
