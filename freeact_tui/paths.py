@@ -37,12 +37,42 @@ IMPORTABLE_SUFFIXES: tuple[str, ...] = (*importlib.machinery.all_suffixes(), ".p
 the working folder is on the kernel's ``sys.path``, so a later import may find and run such a file."""
 
 
+CONFIGURES_CODE: dict[str, str] = {
+    "matplotlibrc": "matplotlib reads it from the working folder at import: backend, programs (LaTeX)",
+    ".matplotlib": "matplotlib's configuration folder when the home is the working folder",
+    "pyproject.toml": "pytest, and build tools, read their configuration from it (plugins, options)",
+    "setup.cfg": "pytest and distutils read their configuration from it",
+    "pytest.ini": "pytest's configuration: plugins it imports, options it runs with",
+    ".pytest.ini": "pytest's configuration: plugins it imports, options it runs with",
+    "tox.ini": "pytest reads its configuration from it",
+    "conftest.py": "pytest imports it from every folder it collects",
+    ".coveragerc": "coverage (a pytest plugin) reads it: plugins it imports",
+    "site.cfg": "numpy's build configuration",
+    ".numpy-site.cfg": "numpy's build configuration",
+    ".pdbrc": "pdb runs its lines as commands when a debugger starts",
+    ".pythonrc": "an interactive Python's start-up file",
+    ".pythonrc.py": "an interactive Python's start-up file",
+    ".ipython": "IPython's profile folder: start-up files it runs",
+    "ipython_config.py": "IPython's configuration: code it runs at start",
+    ".jupyter": "Jupyter's configuration folder",
+    ".gitattributes": "names the filters and diff programs git runs on the folder's files",
+    ".gitmodules": "names the repositories and commands git's submodules use",
+}
+"""Names in the working folder that configure code the kernel or the tools it starts run later
+(a library, its test runner, the debugger, the interpreter, git), with why: writing one changes what
+later cells do, so no effect class allows it (as ``PROTECTED_NAMES`` and ``IMPORTABLE_SUFFIXES``)."""
+
+
 def runs_later(relative: str) -> bool:
     """Whether writing ``relative`` (a path inside the working folder) changes what later runs unasked:
-    a name that configures git or the app (``PROTECTED_NAMES``, anywhere in the path), or code the
-    kernel may import (``helper.py``, ``pandas.pyc``, ``x.so``, ``pkg/__init__.py``, ``x.pth``)."""
+    a name that configures git or the app (``PROTECTED_NAMES``) or code the kernel runs
+    (``CONFIGURES_CODE``), anywhere in the path, or code the kernel may import (``helper.py``,
+    ``pandas.pyc``, ``x.so``, ``pkg/__init__.py``, ``x.pth``)."""
     parts = relative.split(os.sep)
-    return any(part in PROTECTED_NAMES for part in parts) or parts[-1].lower().endswith(IMPORTABLE_SUFFIXES)
+    return (
+        any(part in PROTECTED_NAMES or part.lower() in CONFIGURES_CODE for part in parts)
+        or parts[-1].lower().endswith(IMPORTABLE_SUFFIXES)
+    )
 
 
 def _home() -> Path | None:

@@ -228,6 +228,21 @@ HIDING = [
     "def f(:\n    pass",
     "%%javascript\nalert(1)",
     "%%writefile ../x.py\nprint(1)",
+    # #42: magic lines IPython expands, its own split of %%writefile, library test runners, methods by
+    # name, patched library classes, templates that follow attributes, a move then a write, config files
+    "%pprint {__import__('ctypes').CDLL(None).system(b'id')}",
+    "%precision {open(chr(47)+'tmp'+chr(47)+'x','w').write('x')}",
+    "%%writefile {chr(47)+'tmp'+chr(47)+'x'}\nhi",
+    '%%writefile "helper.py"\nimport os',
+    "%%writefile '.git/config'\n[core]",
+    "import numpy as np\nnp.test(extra_argv=['-p', 'helper'])",
+    "import numpy as np\nnp.linalg.test()",
+    "import matplotlib.pyplot as plt\ndef print_png(self): pass\nplt.figure().canvas.print_png(chr(47) + 'x')",
+    "import pathlib\nP = pathlib.Path\nP.read_text = P.unlink",
+    "def g():\n    yield 1\nprint('{0.gi_frame.f_globals[os].environ}'.format(g()))",
+    "import os\nos.rename('d', 'b')\nopen('a', 'w').write('x')",
+    "open('matplotlibrc', 'w').write('backend: module://helper')",
+    "%%writefile pytest.ini\n[pytest]\naddopts = -p helper",
     # local modules that would run the folder's own code
     "import helper",
     "from helper import run",

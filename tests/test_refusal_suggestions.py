@@ -89,3 +89,35 @@ def test_the_reported_redirect_and_code_cases() -> None:
     # the dialog's proposal no longer offers a wildcard a redirect could never match
     assert proposed_pattern(ShellAction("echo hi > notes.txt")) == "echo hi > notes.txt"
     assert exact_pattern(ShellAction("cat a | sh")) == "cat a | sh"
+
+
+_READS = st.sampled_from(["open({p!r}).read()", "from pathlib import Path\nPath({p!r}).read_text()", "print({p!r})",
+                          "open({p!r}, 'w').write('x')", "import os\nos.listdir({p!r})"])  # fmt: skip
+_NAMES = st.sampled_from([".env", "sub/.env", ".env.local", "notes.txt", "id_rsa", ".netrc", "data.csv", "sub"])
+
+
+@settings(max_examples=120, deadline=None)
+@given(form=_READS, name=_NAMES)
+def test_a_suggested_allow_rule_always_allows_the_refused_action(form: str, name: str) -> None:
+    """A suggestion never names a class (or cell) that would not allow the refused action: when a rule
+    that asks decides it (the secrets' rules come before every allow rule), nothing is suggested."""
+    from freeact_tui.effects import read_effects
+
+    tmp = Path("/nonexistent-working-dir")
+    call = CodeAction(form.format(p=name))
+    rules = PermissionRules(None, working_dir=tmp)
+    if rules.check(call) != "ask":
+        return
+    hint = allow_hint(call, read_effects(call, tmp).effect_class, rules)
+    if hint:
+        kind, pattern = parse_rule(hint)
+        rules.add(kind, pattern, scope="session")
+        assert rules.check(call) == "allow", (call.code, hint)
+
+
+def test_a_read_of_dotenv_suggests_no_allow_rule() -> None:
+    tmp = Path("/nonexistent-working-dir")
+    rules = PermissionRules(None, working_dir=tmp)
+    call = CodeAction("open('.env').read()")
+    assert rules.check(call) == "ask"
+    assert allow_hint(call, "reads", rules) == ""

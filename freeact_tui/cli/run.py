@@ -82,9 +82,15 @@ def parse_rule(text: str) -> tuple[str, str]:
     return kind, pattern
 
 
-def allow_hint(call: ToolCall, effect_class: str | None = None) -> str:
+def allow_hint(call: ToolCall, effect_class: str | None = None, rules: PermissionRules | None = None) -> str:
     """The ``--allow`` value that would let ``call`` run, and nothing that does more: for code that stays
-    in the folder, its effect class; otherwise the exact action (``exact_pattern``)."""
+    in the folder, its effect class; otherwise the exact action (``exact_pattern``).
+
+    ``""`` when no ``--allow`` value would let it run: a rule of ``rules`` that asks or refuses decides it
+    (the secrets' ask rules, a deny rule), and such a rule comes before every allow rule."""
+    held = rules.matching_rule(call) if rules is not None else None
+    if held is not None and held.effect != "allow":
+        return ""
     if isinstance(call, CodeAction) and effect_class in FOLDER_CLASSES:
         return f"{call.kind}:{EFFECT_PREFIX}{effect_class}"
     return f"{call.kind}:{exact_pattern(call)}"
@@ -250,12 +256,19 @@ def _path_warning(request: ApprovalRequest) -> str:
     return f"{who}{request.tool_call.kind} action {_short(request.tool_call.display_text())!r} ({state}): {head} {listed}"
 
 
-def refuse_unattended(request: ApprovalRequest, record: RunRecord) -> None:
+def refuse_unattended(
+    request: ApprovalRequest, record: RunRecord, rules: PermissionRules | None = None
+) -> None:
     """Reject an undecided request: nobody is present to approve it, and no rule allows it."""
-    hint = allow_hint(request.tool_call, request.effect_class)
+    hint = allow_hint(request.tool_call, request.effect_class, rules)
+    held = rules.matching_rule(request.tool_call) if rules is not None and not hint else None
     does = f"it {request.effects}; " if request.effects else ""
-    why = f"{does}no rule allows it and nobody is present to approve it"
-    reason = f"{why} (headless run; allow it with --allow {shlex.quote(hint)})"
+    if held is not None:
+        why = f"{does}the rule `{held.kind}:{held.pattern}` asks for it and nobody is present to approve it"
+        reason = f"{why} (headless run; no --allow rule overrides a rule that asks)"
+    else:
+        why = f"{does}no rule allows it and nobody is present to approve it"
+        reason = f"{why} (headless run; allow it with --allow {shlex.quote(hint)})"
     request.resolve(Decision(False, reason=reason))
     record.refusals.append(_refusal(request, hint, why))
 
@@ -324,7 +337,7 @@ class HeadlessRun:
             async with agent:
                 async for event in agent.stream(self.prompt, max_turns=self.max_turns):
                     if isinstance(event, ApprovalRequest) and not event.decided:
-                        refuse_unattended(event, record)
+                        refuse_unattended(event, record, agent.permissions)
                     record.see(event)
                     if streaming:
                         self._line(event_object(event))

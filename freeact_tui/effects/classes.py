@@ -34,7 +34,8 @@ class Kind(StrEnum):
     OUTSIDE = "outside"
     CONTROLS = "controls"
     """Writes a name that configures git or this app, or names programs they run (``paths.PROTECTED_NAMES``:
-    ``.git/hooks``, ``.git/config``, ``.freeact/``, ``.env``, …), or code the kernel may import (the folder
+    ``.git/hooks``, ``.git/config``, ``.freeact/``, ``.env``, …), or that configures code the kernel runs later
+    (``paths.CONFIGURES_CODE``: ``matplotlibrc``, ``pytest.ini``, ``.pdbrc``, …), or code the kernel may import (the folder
     is on its ``sys.path``: ``helper.py``, ``pandas.pyc``, ``x.so``, ``x.pth``; ``paths.runs_later``):
     inside the folder, yet what runs later without a question, so no class allows it."""
     PROGRAMS = "programs"
@@ -123,7 +124,7 @@ _KIND_WORDS = {
     Kind.READS: "reads inside this folder",
     Kind.WRITES: "writes inside this folder",
     Kind.OUTSIDE: "touches paths outside this folder",
-    Kind.CONTROLS: "writes files that configure git or this app, or code the kernel may import",
+    Kind.CONTROLS: "writes files that configure git, this app or code the kernel runs, or code it may import",
     Kind.PROGRAMS: "runs programs",
     Kind.NETWORK: "uses the network",
     Kind.ENVIRONMENT: "reads the environment or stored credentials",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from freeact_tui.effects.classes import Kind
+from freeact_tui.effects.settings_table import MODULE_NAME_OPTIONS, SETTINGS, SETTINGS_READS, Settings
 
 PURE_BUILTINS = frozenset(
     "abs aiter all anext any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod "
@@ -200,7 +201,8 @@ MODULES["os.path"] = Module(pure=MODULES["os.path"].pure, touches=_OS_PATH_TOUCH
 MODULES["shutil"] = Module(touches=_SHUTIL_TOUCHES, effects={"which": Kind.PROGRAMS})
 for _module, _names in AMBIENT.items():
     MODULES[_module] = dataclasses.replace(
-        MODULES[_module], effects={**(MODULES[_module].effects or {}), **dict.fromkeys(_names, Kind.ENVIRONMENT)}
+        MODULES[_module],
+        effects={**(MODULES[_module].effects or {}), **dict.fromkeys(_names, Kind.ENVIRONMENT)},
     )
 MODULES["asyncio"] = Module(
     pure=MODULES["asyncio"].pure,
@@ -343,63 +345,38 @@ MODULE_NAME_ARGS: dict[str, tuple[int, str]] = {"matplotlib.use": (0, "backend")
 OPTION_SETTERS = frozenset({"pandas.set_option", "pandas.option_context"})
 """Setters of options by a key pattern (a regular expression searched in the option names)."""
 
-MODULE_NAME_OPTIONS = ("plotting.backend",)
-"""Options whose value names a module to import."""
-
-@dataclass(frozen=True)
-class Settings:
-    """A process-wide settings object a cell may read and change by key (``rcParams["font.size"] = 12``).
-
-    A key is judged by what its value is to the library: a module it imports (``backend``: only the
-    ``PLOT_BACKENDS``), a path it reads or writes later (checked as a write), a program or code it runs
-    (cannot be told), or else, in one of ``groups``, a setting of how the library computes and draws
-    (only computes). A key in no group cannot be told, and so can a key or value given at run time.
-    Only the forms of ``freeact_tui.effects.settings`` are understood; the object as a value is not.
-    """
-
-    groups: frozenset[str] = frozenset()
-    module_keys: frozenset[str] = frozenset()
-    path_keys: frozenset[str] = frozenset()
-    program_keys: frozenset[str] = frozenset()
-    attributes: bool = False
-    """Keys are attribute paths (``pd.options.display.max_rows``), not items."""
-    read: Kind | None = None
-    """What reading it is (``Kind.ENVIRONMENT`` for ``os.environ``; ``None``: it only computes)."""
-    writable: bool = True
-    """Whether a cell may change it (the environment: no, later code reads it)."""
-
-
-_RC = Settings(
-    groups=frozenset(
-        "axes axes3d boxplot contour date errorbar figure font grid hatch hist image legend lines markers "
-        "mathtext patch pcolor pcolormesh polaraxes scatter savefig text xaxis xtick yaxis ytick pdf svg agg "
-        "path keymap timezone".split()
-    ),
-    module_keys=frozenset({"backend"}),
-    path_keys=frozenset({"savefig.directory"}),
-    # LaTeX and ghostscript run as programs on the next draw, with the preamble as their input
-    program_keys=frozenset("text.usetex text.latex.preamble pdf.preamble ps.usedistiller".split()),
-)
-_ENVIRON = Settings(read=Kind.ENVIRONMENT, writable=False)
-
-SETTINGS: dict[str, Settings] = {
-    "matplotlib.rcParams": _RC,
-    "matplotlib.pyplot.rcParams": _RC,
-    "pandas.options": Settings(
-        groups=frozenset("display mode compute plotting styler future".split()),
-        module_keys=frozenset(MODULE_NAME_OPTIONS),
-        attributes=True,
-    ),
-    "os.environ": _ENVIRON,
-    "os.environb": _ENVIRON,
-}
-"""Settings objects by their full dotted name: a known library's in-process settings, and the environment."""
-
-SETTINGS_READS = frozenset({"get", "copy", "keys", "values", "items"})
-"""Methods that read a settings object (``update`` changes it: each key is judged)."""
-
 ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot"}
 """Nothing is imported under these names implicitly; listed so that the words name the library."""
+
+
+NEVER_PURE: dict[str, str] = {
+    "test": "runs the library's test suite: pytest with the arguments given, plugins and files of the folder",
+    "bench": "runs the library's benchmarks through its test runner",
+    "main": "a command-line entry point: reads the files and arguments it is given, writes where told",
+    "show_config": "imports build modules and prints the build configuration",
+    "tzset": "changes the process's time zone from the environment",
+    "clock_settime": "sets the system clock",
+    "clock_settime_ns": "sets the system clock",
+    "to_pickle": "writes a file",
+    "read_pickle": "reads a file and runs what it unpickles",
+    "ExcelFile": "reads a file",
+    "ExcelWriter": "writes a file",
+    "HDFStore": "reads and writes a file",
+}
+"""Names that are never pure in any module whose public names are otherwise pure (``every_public``): a
+test runner, a command-line entry point, a setter of the process or the system, a file's reader or
+writer. A value that is a test runner by its type (numpy's ``PytestTester``) is excluded too
+(``_runtime_runners``), whatever its name."""
+
+
+@cache
+def _runtime_runners(name: str) -> frozenset[str]:
+    """The public names of a module bound to a test runner (an instance of a ``…Tester`` class)."""
+    try:
+        module = importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - a module that does not import here is understood by its table only
+        return frozenset()
+    return frozenset(a for a in dir(module) if type(getattr(module, a, None)).__name__.endswith("Tester"))
 
 
 @cache
@@ -437,6 +414,8 @@ def name_in(module: str, rule: Module, name: str) -> Touch | Kind | str | None:
         return rule.effects[name]
     if name in rule.pure:
         return "pure"
+    if name in NEVER_PURE or name in _runtime_runners(module):
+        return None
     if rule.every_public and (rule.family or name not in _runtime_submodules(module)):
         return "pure"
     return None
@@ -461,6 +440,7 @@ __all__ = [
     "io_shaped",
     "MODULES",
     "MODULE_NAME_ARGS",
+    "NEVER_PURE",
     "MODULE_NAME_OPTIONS",
     "OPTION_SETTERS",
     "PLOT_BACKENDS",

@@ -7,7 +7,12 @@ Every name, attribute and call must be understood, or the cell "cannot tell":
   never assigned to, never a name starting with ``_``);
 - a call is of a pure builtin, ``open`` with a constant path and mode, an understood module function
   (files it touches named by constant paths), a function or class the cell defines (its body is read
-  too), a ``pathlib`` path with a constant value, or a method ``known`` lists as computing;
+  too), a ``pathlib`` path with a constant value, a method ``known`` lists as computing, or a method
+  of a class the cell defines called on its own instance (``receivers``: never by the name alone);
+- an attribute is stored only on an object the cell made (``receivers``), a ``str.format`` template
+  is known and reaches into none of its arguments (``{0.gi_frame}``);
+- a move (``os.rename``, ``shutil.move``, ``Path.replace``) is the cell's only use of paths: after it,
+  the other paths may lead elsewhere than where they are judged;
 - no special attribute (``__x__``, frame and code attributes), no special name, and no string that
   names a special attribute or a method that touches files (it may be reached by name).
 
@@ -21,11 +26,12 @@ import builtins
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from freeact_tui.effects import known
+from freeact_tui.effects.bindings import bind
 from freeact_tui.effects.classes import Found, Kind
 from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
+from freeact_tui.effects.receivers import cell_objects, template_follows
 from freeact_tui.effects.settings import CannotTell, SettingsForms
 
 _DUNDER = re.compile(r"__\w+__")
@@ -38,115 +44,14 @@ _MODULE_NAMES = frozenset(
 )
 """Attributes that are modules wherever they appear (``os.path.os``, ``uuid.os``): reaching one cannot be followed."""
 
+_MOVES = frozenset({"os.rename", "os.replace", "shutil.move"})
+"""Understood functions that move a file or folder (the path methods' are ``known.PATH_MOVES``)."""
+
 PathCheck = Callable[[str, Kind], list[Found]]
 """Judges one constant path touched as ``READS`` or ``WRITES``: inside the folder, outside it, or the network."""
 
 
 _Unknown = CannotTell
-
-
-@dataclass
-class _Bindings:
-    """How each name of the cell is bound, anywhere in it (scopes merged: the cautious side)."""
-
-    imports: dict[str, list[str]] = field(default_factory=dict)
-    defs: dict[str, int] = field(default_factory=dict)
-    lambdas: dict[str, int] = field(default_factory=dict)
-    other: dict[str, int] = field(default_factory=dict)
-    constants: dict[str, ast.expr] = field(default_factory=dict)
-    methods: set[str] = field(default_factory=set)
-
-    def callable(self, name: str) -> bool:
-        """Bound only by ``def``, ``class`` or ``name = lambda``: its body is read with the cell."""
-        return (
-            (name in self.defs or name in self.lambdas)
-            and name not in self.other
-            and name not in self.imports
-        )
-
-    def bound(self, name: str) -> bool:
-        return any(name in d for d in (self.imports, self.defs, self.lambdas, self.other))
-
-
-def _targets(node: ast.AST) -> list[str]:
-    """The names a target binds (``x`` of ``x = …``; not ``d`` of ``d[k] = …``, an item of a value)."""
-    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
-
-
-def _other_names(node: ast.AST) -> list[str]:
-    """The names ``node`` binds other than by ``def``, ``class``, import or assignment (a loop target, a
-    parameter, an ``except`` name, a ``global``, a match capture...)."""
-    match node:
-        case (
-            ast.AugAssign(target=t)
-            | ast.AnnAssign(target=t)
-            | ast.For(target=t)
-            | ast.AsyncFor(target=t)
-            | ast.comprehension(target=t)
-            | ast.NamedExpr(target=t)
-        ):
-            return _targets(t)
-        case ast.Delete(targets=deleted):
-            return [name for t in deleted for name in _targets(t)]
-        case ast.withitem(optional_vars=t) if t is not None:
-            return _targets(t)
-        case ast.Global(names=declared) | ast.Nonlocal(names=declared):
-            return list(declared)
-        case (
-            ast.ExceptHandler(name=str() as name)
-            | ast.arg(arg=name)
-            | ast.MatchAs(name=str() as name)
-            | ast.MatchStar(name=str() as name)
-            | ast.MatchMapping(rest=str() as name)
-        ):
-            return [name]
-    return []
-
-
-def _imported(node: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
-    """The (local name, imported module or object) pairs an import binds."""
-    if isinstance(node, ast.Import):
-        return [
-            (alias.asname or alias.name.split(".")[0], alias.name if alias.asname else alias.name.split(".")[0])
-            for alias in node.names
-        ]
-    if node.level or node.module is None or any(a.name == "*" for a in node.names):
-        raise _Unknown("imports from the folder or with *")
-    return [(alias.asname or alias.name, f"{node.module}.{alias.name}") for alias in node.names]
-
-
-def _bind(tree: ast.AST) -> _Bindings:
-    b = _Bindings()
-
-    def count(d: dict[str, int], name: str) -> None:
-        d[name] = d.get(name, 0) + 1
-
-    for node in ast.walk(tree):
-        match node:
-            case ast.FunctionDef(name=name) | ast.AsyncFunctionDef(name=name) | ast.ClassDef(name=name):
-                count(b.defs, name)
-                if not isinstance(node, ast.ClassDef):
-                    b.methods.add(name)
-            case ast.Import() | ast.ImportFrom():
-                for local, target in _imported(node):
-                    b.imports.setdefault(local, []).append(target)
-            case ast.Assign(targets=[ast.Name(id=name)], value=ast.Lambda()):
-                count(b.lambdas, name)
-            case ast.Assign(targets=targets):
-                for t in targets:
-                    for name in _targets(t):
-                        count(b.other, name)
-                if len(targets) == 1 and isinstance(targets[0], ast.Name):
-                    b.constants[targets[0].id] = node.value
-            case _:
-                for name in _other_names(node):
-                    count(b.other, name)
-    # a constant is a name assigned once, and only so
-    b.constants = {n: v for n, v in b.constants.items() if b.other.get(n) == 1 and not b.defs.get(n)}
-    for name, sources in b.imports.items():
-        if len(set(sources)) > 1 or name in b.other or name in b.defs or name in b.lambdas:
-            raise _Unknown(f"rebinds the imported name {name}")
-    return b
 
 
 class PythonReader:
@@ -156,15 +61,60 @@ class PythonReader:
         self.tree = tree
         self.check_path = check_path
         self.found: list[Found] = []
-        self.b = _bind(tree)
+        self.b = bind(tree)
         self.settings = SettingsForms(self._dotted, self._const, self._visit, check_path, self.found)
         rebound = sorted(kept_names(tree) & TRUSTED_NAMES)
         if rebound:
             raise _Unknown(f"rebinds {rebound[0]} for later cells")
+        params: dict[str, int] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.arg):
+                params[node.arg] = params.get(node.arg, 0) + 1
+        bound_otherwise = {*self.b.imports, *self.b.defs, *self.b.lambdas}
+        bound_otherwise |= {n for n, c in self.b.other.items() if c != params.get(n, 0)}
+        self.objects = cell_objects(tree, frozenset(bound_otherwise))
+        self.moved: list[Found] = []
+        self.moves = 0
 
     def read(self) -> list[Found]:
         self._visit(self.tree)
+        if self.moved:
+            # a move changes where the cell's other paths lead after it ran (a folder renamed onto a path
+            # whose link leads outside): with one, no other path is judged in advance
+            files = (Kind.READS, Kind.WRITES, Kind.CONTROLS, Kind.OUTSIDE)
+            others = [f for f in self.found if f.kind in files and f not in self.moved]
+            if others or self.moves > 1:
+                raise _Unknown("moves a file and touches other paths in the same cell")
         return self.found
+
+    def _move(self, touch: Callable[[], None]) -> None:
+        """A move (``os.rename``, ``shutil.move``, ``Path.replace``): its own paths, noted as the move's."""
+        start = len(self.found)
+        touch()
+        self.moved += self.found[start:]
+        self.moves += 1
+
+    def _cell_made(self, node: ast.expr) -> bool:
+        """Whether ``node`` is an object the cell itself makes (``receivers``): an instance of its own class."""
+        match node:
+            case ast.Name(id=name) if name in self.objects.selves:
+                return True
+            case ast.Name(id=name) if name in self.b.constants:
+                return self._cell_made(self.b.constants[name])
+            case ast.Call(func=ast.Name(id=name)):
+                return name in self.objects.classes and self.b.callable(name)
+        return False
+
+    def _template(self, call: ast.Call, func: ast.Attribute) -> None:
+        """``str.format``/``format_map`` of a template the reading knows, reaching into no argument."""
+        receiver = func.value
+        if isinstance(receiver, ast.Name) and receiver.id == "str" and not self.b.bound("str"):
+            receiver = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else receiver
+        template = self._const(receiver)
+        if template is None:
+            raise _Unknown(f".{func.attr}() of a template given at run time")
+        if template_follows(template):
+            raise _Unknown(f".{func.attr}() of a template that reaches into its arguments")
 
     # -- values -------------------------------------------------------------------------------
 
@@ -333,6 +283,8 @@ class PythonReader:
             if dotted in known.MODULES or not isinstance(self._module_used(dotted), str):
                 raise _Unknown(f"passes {dotted} around as a value")
             return
+        if not isinstance(node.ctx, ast.Load) and not self._cell_made(node.value):
+            raise _Unknown(f"changes .{node.attr} of an object the cell did not make")
         self._visit(node.value)
 
     def _args(self, call: ast.Call) -> None:
@@ -397,6 +349,9 @@ class PythonReader:
     def _call(self, call: ast.Call) -> None:
         if self.settings.call(call):
             return
+        for k in call.keywords:  # a ``{``-style log format is a template applied to the record
+            if k.arg == "format" and template_follows(self._const(k.value) or ""):
+                raise _Unknown("a format= template that reaches into its arguments")
         func = call.func
         imported = self.b.imports.get(func.id, [None])[0] if isinstance(func, ast.Name) else None
         self._module_names(call, self._dotted(func) if isinstance(func, ast.Attribute) else imported)
@@ -408,13 +363,23 @@ class PythonReader:
         if dotted is not None:
             what = self._module_used(dotted)
             if isinstance(what, known.Touch):
+                if dotted in _MOVES:
+                    return self._move(lambda: self._touch(call, what, dotted))
                 return self._touch(call, what, dotted)
             return self._args(call)
+        return self._call_method(call, func)
+
+    def _call_method(self, call: ast.Call, func: ast.Attribute) -> None:
+        """A call of a method on a value: judged by the receiver (a path, the cell's own object) and the call's shape."""
         self._attribute(func)  # special attributes, and the receiver
         method = func.attr
+        if method in ("format", "format_map"):
+            self._template(call, func)
         receiver = self._const(func.value) if self._is_path(func.value) else None
         if receiver is not None:
             return self._path_method(call, receiver, method)
+        if method in self.objects.stored:
+            raise _Unknown(f"calls .{method}(), a name the cell stores on an object")
         if method in known.ARG_WRITE_METHODS:
             if call.args or any(
                 k.arg is None or "path" in k.arg or "buf" in k.arg or k.arg in ("fname", "excel_writer")
@@ -432,9 +397,7 @@ class PythonReader:
         ):
             # ``str.replace(old, new)`` and ``df.rename(columns=...)`` compute; ``x.rename(target)`` may move a file
             raise _Unknown(f"calls .{method}() on a value that may be a path")
-        if method in known.PURE_METHODS or (
-            method in self.b.methods and method not in known.SUSPECT_NAMES and method != "open"
-        ):
+        if method in known.PURE_METHODS or (method in self.objects.methods and self._cell_made(func.value)):
             return self._args(call)
         raise _Unknown(f"calls .{method}() on a value")
 
@@ -465,8 +428,12 @@ class PythonReader:
             self.found += self.check_path(path, Kind.WRITES)
             return self._args(call)
         if method in known.PATH_MOVES and len(call.args) == 1 and not call.keywords:
-            self.found += self.check_path(path, Kind.WRITES)
-            return self._touch(call, known.Touch(writes=((0, "target"),)), f".{method}()")
+
+            def move() -> None:
+                self.found += self.check_path(path, Kind.WRITES)
+                self._touch(call, known.Touch(writes=((0, "target"),)), f".{method}()")
+
+            return self._move(move)
         raise _Unknown(f"calls .{method}() on a path")
 
     def _open(self, call: ast.Call, path: str | None) -> None:

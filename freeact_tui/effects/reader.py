@@ -23,6 +23,7 @@ from pathlib import Path
 from freeact_tui.effects.classes import Found, Kind, Reading, reading
 from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
 from freeact_tui.effects.known import PLOT_BACKENDS
+from freeact_tui.effects.magics import NO_VAR_EXPAND, expands, magic_words, writefile_target
 from freeact_tui.effects.pycode import read_python
 from freeact_tui.pathreach import named_paths
 from freeact_tui.paths import runs_later
@@ -73,39 +74,56 @@ def _programs(command: str) -> list[Found]:
     return found or [Found(Kind.PROGRAMS, command.strip()[:40] or "a shell command")]
 
 
+def _cell_magic(name: str, args: str, body: str, paths: _Paths) -> list[Found]:
+    """A cell magic decides the whole cell, by its arguments as IPython reads them (``magics``)."""
+    if name not in NO_VAR_EXPAND and magic_words(args) is None:
+        return [
+            Found(Kind.UNKNOWN, f"the cell magic %%{name} with arguments IPython expands or reads otherwise")
+        ]
+    if name in _SHELL_CELL_MAGICS and not args:
+        return _programs(body) if body.strip() else []
+    if name == "writefile" and (target := writefile_target(args)) is not None:
+        return paths.check(target[0], Kind.WRITES)
+    if name in _PYTHON_CELL_MAGICS and not args:
+        return _read_code(body, paths)
+    return [Found(Kind.UNKNOWN, f"the cell magic %%{name}")]
+
+
+def _line_magic(indent: str, name: str, rest: str) -> str | Found:
+    """The Python a line magic stands for in the cell, or why it cannot be told."""
+    if name not in NO_VAR_EXPAND and magic_words(rest) is None:
+        return Found(Kind.UNKNOWN, f"%{name} with arguments IPython expands or reads otherwise")
+    if name in _PYTHON_LINE_MAGICS:
+        return indent + rest
+    if (
+        name == "matplotlib"
+        and rest.split()[:1] not in ([], ["-l"], ["--list"])
+        and (len(rest.split()) != 1 or rest.strip().lower() not in PLOT_BACKENDS)
+    ):
+        return Found(Kind.UNKNOWN, f"%matplotlib {rest.strip()[:40]}: names a module to import")
+    if name in _HARMLESS_LINE_MAGICS:
+        return indent + "pass"
+    return Found(Kind.UNKNOWN, f"the magic %{name}")
+
+
 def _read_code(code: str, paths: _Paths) -> list[Found]:
     lines = code.splitlines()
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and (magic := _CELL_MAGIC.match(lines[first])):
-        name, args = magic.group(1), magic.group(2).strip()
-        body = "\n".join(lines[first + 1 :])
-        if name in _SHELL_CELL_MAGICS and not args:
-            return _programs(body) if body.strip() else []
-        if name == "writefile" and args and not args.startswith("-"):
-            return paths.check(args, Kind.WRITES)
-        if name in _PYTHON_CELL_MAGICS and not args:
-            return _read_code(body, paths)
-        return [Found(Kind.UNKNOWN, f"the cell magic %%{name}")]
+        return _cell_magic(magic.group(1), magic.group(2).strip(), "\n".join(lines[first + 1 :]), paths)
     found: list[Found] = []
     python: list[str] = []
     for line in lines:
         if shell := _SHELL_LINE.match(line):
+            if expands(shell.group(2)):
+                return [Found(Kind.UNKNOWN, "a shell line IPython expands ({…} or $name runs first)")]
             found += _programs(shell.group(2))
             python.append(shell.group(1) + "pass")  # keeps the block structure
         elif magic := _LINE_MAGIC.match(line):
-            indent, name, rest = magic.groups()
-            if name in _PYTHON_LINE_MAGICS:
-                python.append(indent + rest)
-            elif (
-                name == "matplotlib"
-                and rest.split()[:1] not in ([], ["-l"], ["--list"])
-                and (len(rest.split()) != 1 or rest.strip().lower() not in PLOT_BACKENDS)
-            ):
-                return [Found(Kind.UNKNOWN, f"%matplotlib {rest.strip()[:40]}: names a module to import")]
-            elif name in _HARMLESS_LINE_MAGICS:
-                python.append(indent + "pass")
-            else:
-                return [Found(Kind.UNKNOWN, f"the magic %{name}")]
+            stands_for = _line_magic(*magic.groups())
+            if isinstance(stands_for, Found):
+                return [stands_for]
+            python.append(stands_for)
         else:
             python.append(line)
     try:
