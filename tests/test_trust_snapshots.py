@@ -54,6 +54,11 @@ def test_trust_dialog_first_time(snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(TrustApp(REVIEW), terminal_size=SIZE)
 
 
+def test_trust_dialog_first_time_at_80x24(snap_compare: Callable[..., bool]) -> None:
+    """The review scrolls inside what the rest leaves: the keys to answer stay in sight (issue #43)."""
+    assert snap_compare(TrustApp(REVIEW), terminal_size=(80, 24))
+
+
 def test_trust_dialog_after_a_change(snap_compare: Callable[..., bool]) -> None:
     review = ProjectReview(
         FOLDER,

@@ -319,3 +319,9 @@ def test_undo_dialog_snapshot(snap_compare: SnapCompare) -> None:
 
 def test_rewind_picker_snapshot(snap_compare: SnapCompare) -> None:
     assert snap_compare(RewindApp(), terminal_size=(100, 20))
+
+
+@pytest.mark.parametrize("app", [UndoApp, RewindApp, DiffApp], ids=["undo", "rewind", "diff"])
+def test_checkpoint_dialogs_at_80x24(snap_compare: SnapCompare, app: type[App[None]]) -> None:
+    """Each dialog's scrolling part takes what the rest leaves: its keys stay in sight (issue #43)."""
+    assert snap_compare(app(), terminal_size=(80, 24))

@@ -13,8 +13,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Label, Static
+
+from freeact_tui.tui.screens.dialog_room import FittedDialog
 
 
 def diff_content(diff: str) -> Content:
@@ -41,8 +42,10 @@ def diff_content(diff: str) -> Content:
     return Content.assemble(*pieces[:-1])
 
 
-class DiffScreen(ModalScreen[None]):
+class DiffScreen(FittedDialog[None]):
     """A coloured unified diff of what an action changed."""
+
+    FIT = (".checkpoint-dialog", "#diff-scroll", 24)  # the part takes what the rest leaves (dialog_room)
 
     CSS_PATH = "checkpoints.tcss"
     HELP_GROUP = "Diff"

@@ -78,8 +78,8 @@ def setup_guide(problem: str, config_file: Path | None = None, *, demo_key: bool
         Markdown text: the problem, the offline demo, then the model setting, provider keys, local servers.
     """
     config_file = config_file or paths.user_config_file()
-    width = max(len(prefix) for prefix, _ in _PROVIDER_ROWS) + 3
-    rows = "\n".join(f"{prefix.ljust(width)}{env}" for prefix, env in _PROVIDER_ROWS)
+    # A list, not a preformatted table: a row wraps on a narrow terminal instead of scrolling sideways.
+    rows = "\n".join(f"- `{prefix}`: {env}" for prefix, env in _PROVIDER_ROWS)
     how = "Press **d**" if demo_key else "Type `/model demo`"
     return f"""\
 **{problem}**
@@ -98,9 +98,7 @@ or start with `freeact-tui --model anthropic:claude-sonnet-4-5`.
 
 **Give the provider its key** in an environment variable (never in the config file):
 
-```text
 {rows}
-```
 
 **Local or self-hosted models**: any OpenAI-compatible server works (llama.cpp, Ollama, vLLM):
 `freeact-tui --base-url http://localhost:8080/v1 --model local`, or set

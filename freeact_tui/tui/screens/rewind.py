@@ -14,18 +14,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from freeact_tui.agent.checkpointing import UserTurn
 from freeact_tui.textsafe import one_line_summary
+from freeact_tui.tui.screens.dialog_room import FittedDialog
 
 RewindChoice = Literal["both", "conversation", "files"]
 
 
-class RewindScreen(ModalScreen[tuple[UserTurn, RewindChoice] | None]):
+class RewindScreen(FittedDialog[tuple[UserTurn, RewindChoice] | None]):
     """Pick a user message to rewind to, and what to rewind (files, conversation, both)."""
+
+    FIT = (".checkpoint-dialog", "#rewind-turns", 20)  # the part takes what the rest leaves (dialog_room)
 
     CSS_PATH = "checkpoints.tcss"
     HELP_GROUP = "Rewind"

@@ -14,17 +14,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from freeact_tui.codeshow import fold_visible
 from freeact_tui.project_review import ProjectReview
 from freeact_tui.textsafe import visible
+from freeact_tui.tui.screens.dialog_room import FittedDialog
 from freeact_tui.tui.widgets.code_view import CodeView, mark_folds
 
 
-class TrustScreen(ModalScreen[bool]):
+class TrustScreen(FittedDialog[bool]):
     """Ask whether to trust the working dir's project files; the result is ``True`` for trust."""
+
+    FIT = ("#trust-dialog", "CodeView", 24)  # the part takes what the rest leaves (dialog_room)
 
     CSS_PATH = "trust.tcss"
     BINDINGS = [

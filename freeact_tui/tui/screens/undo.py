@@ -13,11 +13,11 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from freeact_tui.agent.checkpointing import CheckpointsUnavailableHere, UndoPlan, UndoScope
 from freeact_tui.textsafe import visible
+from freeact_tui.tui.screens.dialog_room import FittedDialog
 from freeact_tui.tui.screens.diff import diff_content
 
 _STATUS_WORDS = {
@@ -51,8 +51,10 @@ def undo_summary(plan: UndoPlan) -> str:
     return visible("\n".join(lines))  # file names may hold escapes
 
 
-class UndoScreen(ModalScreen[UndoPlan | None]):
+class UndoScreen(FittedDialog[UndoPlan | None]):
     """Show what an undo changes (files and diff) and ask to confirm."""
+
+    FIT = (".checkpoint-dialog", "#undo-diff", 24)  # the part takes what the rest leaves (dialog_room)
 
     CSS_PATH = "checkpoints.tcss"
     HELP_GROUP = "Undo"
@@ -86,6 +88,7 @@ class UndoScreen(ModalScreen[UndoPlan | None]):
         self.query_one("#undo-diff-text", Static).update(diff_content(plan.diff))
         other = "the last turn" if plan.scope == "action" else "the last action only"
         self.query_one("#undo-keys", Static).update(f"y undo · n cancel · t undo {other} instead")
+        self.refit()  # the summary above the diff may have grown or shrunk
 
     def action_confirm(self) -> None:
         self.dismiss(self.plan)

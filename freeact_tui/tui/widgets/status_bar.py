@@ -8,6 +8,7 @@ from textual.app import ComposeResult, RenderResult
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.events import Click
+from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -15,18 +16,20 @@ from textual.widgets import Label
 
 from freeact_tui.textsafe import visible
 from freeact_tui.tui.widgets.context_gauge import ContextGauge
+from freeact_tui.tui.widgets.status_fit import PRIORITY, dropped
 
 if TYPE_CHECKING:  # annotations only: the events load with the agent, after the first frame
     from freeact_tui.events import ContextUpdate, KernelState, UsageUpdate
 
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPINNER_WIDTH = 2
 
 
 class Spinner(Widget):
     """A fixed-width activity indicator; a frame change repaints one cell and never triggers layout."""
 
-    DEFAULT_CSS = """
-    Spinner { width: 2; height: 1; color: $text-accent; }
+    DEFAULT_CSS = f"""
+    Spinner {{ width: {SPINNER_WIDTH}; height: 1; color: $text-accent; }}
     """
 
     frame: reactive[int] = reactive(0, layout=False)
@@ -50,6 +53,11 @@ class Spinner(Widget):
         return _FRAMES[self.frame] if self.active else " "
 
 
+def _whole_width(label: Label) -> int:
+    """The cells ``label`` takes when shown whole: its text and its padding."""
+    return label.get_content_width(Size(0, 0), Size(0, 0)) + label.styles.gutter.width
+
+
 def _tokens(count: int) -> str:
     return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
 
@@ -59,7 +67,8 @@ READINGS_LOST = "⚠ readings untrusted: reset the kernel"
 
 
 class StatusBar(Horizontal):
-    """One line of session facts; clicking the session id copies it."""
+    """One line of session facts; clicking the session id copies it. When the line is too narrow, whole
+    labels are left out by their priority (``status_fit.PRIORITY``), never cut."""
 
     DEFAULT_CSS = """
     StatusBar {
@@ -75,6 +84,7 @@ class StatusBar(Horizontal):
         & > #status-readings { color: $text-warning; text-style: bold; }
         & > #status-skip { background: $error; color: $text; text-style: bold; }
         & > .-hidden { display: none; }
+        & > .-dropped { display: none; }
         & > #status-kernel.-failed { color: $text-error; }
     }
     """
@@ -85,7 +95,6 @@ class StatusBar(Horizontal):
     def compose(self) -> ComposeResult:
         yield Spinner(id="status-spinner")
         yield Label("", id="status-activity", classes="-hidden")
-        # Before the facts that can wait: a narrow terminal cuts the end of the bar.
         yield Label("", id="status-approvals", classes="-hidden")
         yield Label("", id="status-approval-mode", classes="-hidden")
         yield Label(READINGS_LOST, id="status-readings", classes="-hidden")
@@ -96,19 +105,38 @@ class StatusBar(Horizontal):
         yield Label("", id="status-usage")
         yield ContextGauge(id="status-context")
         yield Label("SKIP PERMISSIONS", id="status-skip", classes="-hidden")
-        # Last: a narrow terminal cuts it first, before the kernel state, the usage or the skip warning.
         yield Label("", id="status-protocol", classes="-hidden")
 
     def _label(self, name: str) -> Label:
         return self.query_one(f"#status-{name}", Label)
 
+    def _fit(self) -> None:
+        """Leave out the lowest-priority labels that do not fit the bar's width (and show them again when
+        they do): every label changes through a setter of this class, each of which ends here."""
+        if not self.size.width:  # not laid out yet: the resize that follows fits it
+            return
+        labels = {name: self._label(name) for name in PRIORITY}
+        widths = [
+            (name, _whole_width(label)) for name, label in labels.items() if not label.has_class("-hidden")
+        ]
+        out = dropped(widths, self.size.width - SPINNER_WIDTH)
+        for name, label in labels.items():
+            if label.has_class("-dropped") != (name in out):  # a class change costs a layout pass
+                label.set_class(name in out, "-dropped")
+
+    def on_resize(self) -> None:
+        self._fit()
+
     def set_session(self, *, model: str, session_id: str, mode: str, skip_permissions: bool) -> None:
         """Show the facts of the current agent."""
-        self._label("model").update(Content(visible(model, multiline=False)))  # from config: shown, never markup
+        self._label("model").update(
+            Content(visible(model, multiline=False))
+        )  # from config: shown, never markup
         self._label("session").update(f"session {session_id[:8]}")
         self._label("session").tooltip = f"{session_id} (click or F2 to copy)"
         self._label("mode").update(mode)
         self._label("skip").set_class(not skip_permissions, "-hidden")
+        self._fit()
 
     def set_approval_mode(self, mode: str) -> None:
         """Show the approval mode (``freeact_tui.effects.modes``); hidden for ``ask``, the default."""
@@ -117,6 +145,7 @@ class StatusBar(Horizontal):
         label = self._label("approval-mode")
         label.update(mode_label(mode))
         label.set_class(not label.content, "-hidden")
+        self._fit()
 
     def set_readings(self, lost: str | None) -> None:
         """Point out that readings of code no longer vouch for it (``Agent.readings_lost``: why); hidden else."""
@@ -124,18 +153,21 @@ class StatusBar(Horizontal):
         if label.tooltip != lost:
             label.tooltip = lost
             label.set_class(lost is None, "-hidden")
+        self._fit()
 
     def set_protocol(self, protocol: str | None) -> None:
         """Show how the model acts (``tools``, ``text`` or ``auto``); ``None``: no agent."""
         label = self._label("protocol")
         label.update(f"protocol: {protocol}" if protocol else "")
         label.set_class(not protocol, "-hidden")
+        self._fit()
 
     def set_kernel(self, state: KernelState) -> None:
         """Show the kernel state (starting, ready, busy, restarting, failed, stopped)."""
         label = self._label("kernel")
         label.update(f"kernel: {state}")
         label.set_class(state == "failed", "-failed")
+        self._fit()
 
     def set_usage(self, usage: UsageUpdate) -> None:
         """Show tokens and cost so far."""
@@ -145,10 +177,12 @@ class StatusBar(Horizontal):
         if usage.cost_usd is not None:
             text += f"  ${usage.cost_usd:.4f}"
         self._label("usage").update(text)
+        self._fit()
 
     def set_context(self, usage: ContextUpdate) -> None:
         """Show how full the model's context window is."""
         self.query_one(ContextGauge).show(usage)
+        self._fit()
 
     def set_waiting(self, count: int) -> None:
         """Show how many approvals wait for the user."""
@@ -158,6 +192,7 @@ class StatusBar(Horizontal):
         if label.content != text:
             label.update(text)
         label.set_class(count == 0, "-hidden")
+        self._fit()
 
     @property
     def activity(self) -> str:
@@ -172,6 +207,7 @@ class StatusBar(Horizontal):
         if label.content != activity:
             label.update(activity)
         label.set_class(not activity, "-hidden")
+        self._fit()
 
     def on_click(self, event: Click) -> None:
         if event.widget is not None and event.widget.id == "status-session":
