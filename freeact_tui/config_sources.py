@@ -151,6 +151,24 @@ def _trusted(folder: Path, trust_project: bool) -> trust.TrustState:
     return state
 
 
+def _chosen_working_dir(config_path: Path | None, overrides: Mapping[str, Any] | None) -> Path | None:
+    """The ``working_dir`` the user chose (command line, ``--config``, user config), if any: the only
+    sources that may choose it. A file that cannot be read says so later, when it is read for good."""
+    given = (overrides or {}).get("working_dir")
+    if given:
+        return Path(str(given)).expanduser().resolve()
+    for path in (config_path, paths.user_config_file()):
+        if path is None or not path.is_file():
+            continue
+        try:
+            value = read_toml_data(path).get("working_dir")
+        except ConfigError:
+            return None
+        if isinstance(value, str) and value:
+            return (path.parent / Path(value).expanduser()).resolve()
+    return None
+
+
 def gather(
     config_path: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -164,7 +182,12 @@ def gather(
         ConfigError: a file is missing, unreadable or not TOML, or the folder cannot be trusted.
     """
     folder = (cwd or Path.cwd()).expanduser().resolve()
-    state = _trusted(folder, trust_project)
+    # ``--trust`` records the trust of one folder, the one the agent works in, which is the one the
+    # caller prints (``Sources.trust_state``); a project may not choose it (``PROJECT_REFUSED``), so it
+    # is known before any project file is read.
+    chosen = _chosen_working_dir(config_path, overrides)
+    working = chosen if chosen is not None else folder
+    state = _trusted(folder, trust_project and working == folder)
     notices: list[str] = []
     checks: list[tuple[str, dict[str, Any]]] = []
     layers: list[tuple[str, dict[str, Any]]] = []
@@ -186,10 +209,7 @@ def gather(
         explicit = anchor_paths(explicit, config_path.parent)
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     given = anchor_paths(given, Path.cwd())
-    user_key = next(
-        (layer["api_key_env"] for layer in (given, explicit, user) if layer.get("api_key_env")), None
-    )
-    limit_layers(layers, user_key=user_key, user_execution=user.get("execution"), notices=notices)
+    limit_layers(layers, user_execution=user.get("execution"), notices=notices)
     merged = expand_env(user)
     for _, layer in layers:
         merged = merge(merged, expand_env(layer))
@@ -203,7 +223,7 @@ def gather(
         # (Any other value is not a path: validating ``merged`` says so.)
         elsewhere = Path(working_dir).expanduser().resolve()
         if elsewhere != folder:
-            state = _trusted(elsewhere, trust_project)
+            state = _trusted(elsewhere, trust_project and elsewhere == working)
     return Sources(checks, merged, notices, state, origins)
 
 
