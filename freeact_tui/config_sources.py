@@ -46,14 +46,17 @@ def expand_env(value: Any) -> Any:
     return value
 
 
-def read_toml_data(path: Path) -> dict[str, Any]:
-    """One TOML config file's values, not validated; ConfigError (one paragraph) if it cannot be read."""
+def read_toml_data(path: Path, *, digest: str | None = None) -> dict[str, Any]:
+    """One TOML config file's values, not validated; ConfigError (one paragraph) if it cannot be read,
+    or (``digest``: what the trust check read) if what is read now is not what was trusted."""
     try:
         raw = projectfiles.read_bytes(path)
     except FileNotFoundError as exc:
         raise ConfigError(f"Config file not found: {path}") from exc
     except OSError as exc:
         raise ConfigError(f"Cannot read config file {path}: {exc.strerror}") from exc
+    if digest is not None and hashlib.sha256(raw).hexdigest() != digest:
+        raise ConfigError(f"{path} changed after the trust check read it: start again to be asked about it.")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -114,10 +117,14 @@ class Sources:
 
 
 def project_sources(
-    folder: Path, notices: list[str], checks: list[tuple[str, dict[str, Any]]]
+    folder: Path,
+    notices: list[str],
+    checks: list[tuple[str, dict[str, Any]]],
+    state: trust.TrustState | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """The project's config layers (lowest first) as ``(source, values)``, without the keys no project
-    may set; ``notices`` gets what is refused or not used, ``checks`` what must validate.
+    may set; ``notices`` gets what is refused or not used, ``checks`` what must validate. With ``state``
+    (the trust check), ``.freeact-tui.toml`` is used only as the check read it (its digest).
 
     Raises:
         ConfigError: a project config file cannot be read.
@@ -135,7 +142,8 @@ def project_sources(
             notices.extend(freeact.notices)
     own = folder / paths.PROJECT_CONFIG_NAME
     if own.is_file():
-        data = read_toml_data(own)
+        trusted = {f.path: f.digest for f in state.files} if state is not None else {}
+        data = read_toml_data(own, digest=trusted.get(own, "") if state is not None else None)
         checks.append((str(own), data))
         layers.append((str(own), project_layer(anchor_paths(data, own.parent), str(own), notices)))
     return layers
@@ -192,7 +200,7 @@ def gather(
     checks: list[tuple[str, dict[str, Any]]] = []
     layers: list[tuple[str, dict[str, Any]]] = []
     if state.trusted:
-        layers = project_sources(folder, notices, checks)
+        layers = project_sources(folder, notices, checks, state if state.folder == folder else None)
         env_file = trust.project_env_file(folder)
         if env_file is not None:
             load_project_env(env_file, notices)

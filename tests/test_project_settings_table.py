@@ -142,3 +142,21 @@ def test_run_trust_trusts_only_the_folder_it_prints(
         assert trust.check(folder).trusted == printed, (folder, done.stderr)
     # The project may not send the agent elsewhere; the user may, and then that folder alone is trusted.
     assert trust.check(b if chooser == "user" else a).trusted
+
+
+def test_a_project_config_changed_after_the_trust_check_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read once, digest what was read: a file swapped between the trust check and the config read is
+    never applied as trusted (the race of #39)."""
+    from freeact_tui.config import ConfigError
+
+    folder = tmp_path / "clone"
+    folder.mkdir()
+    config_file = folder / paths.PROJECT_CONFIG_NAME
+    config_file.write_text("max_subagents = 2\n")
+    checked = trust.trust(trust.check(folder))  # what the user saw and trusted
+    config_file.write_text("max_subagents = 4\n")  # swapped right after the check
+    monkeypatch.setattr(trust, "check", lambda _folder: checked)
+    with pytest.raises(ConfigError, match="changed after the trust check"):
+        load_config(cwd=folder)
