@@ -3,9 +3,9 @@
 Precedence (highest first): command line > ``--config`` file > project files (``.freeact-tui.toml``
 in the working directory, then a freeact project's ``.freeact/config.toml``, see ``freeact_project``)
 > user config file > defaults — the project wins over the user, as in freeact. Project files apply
-only once the user trusts the folder (``trust``), and even then never turn on ``skip_permissions``,
-choose where a key is sent (``api_key_env``, ``base_url`` with a key, ``remote_url``) or read
-``${VAR}`` outside ``kernel_env``. Secrets never live here: provider keys come from the providers'
+only once the user trusts the folder (``trust``), and even then never set a key of
+``project_policy.PROJECT_REFUSED`` (``skip_permissions``, where a key or the conversation goes, where the
+app keeps its state, what runs as the kernel, the keymap) or read ``${VAR}`` outside ``kernel_env``. Secrets never live here: provider keys come from the providers'
 usual environment variables.
 """
 

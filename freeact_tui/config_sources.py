@@ -46,14 +46,17 @@ def expand_env(value: Any) -> Any:
     return value
 
 
-def read_toml_data(path: Path) -> dict[str, Any]:
-    """One TOML config file's values, not validated; ConfigError (one paragraph) if it cannot be read."""
+def read_toml_data(path: Path, *, digest: str | None = None) -> dict[str, Any]:
+    """One TOML config file's values, not validated; ConfigError (one paragraph) if it cannot be read,
+    or (``digest``: what the trust check read) if what is read now is not what was trusted."""
     try:
         raw = projectfiles.read_bytes(path)
     except FileNotFoundError as exc:
         raise ConfigError(f"Config file not found: {path}") from exc
     except OSError as exc:
         raise ConfigError(f"Cannot read config file {path}: {exc.strerror}") from exc
+    if digest is not None and hashlib.sha256(raw).hexdigest() != digest:
+        raise ConfigError(f"{path} changed after the trust check read it: start again to be asked about it.")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -114,10 +117,14 @@ class Sources:
 
 
 def project_sources(
-    folder: Path, notices: list[str], checks: list[tuple[str, dict[str, Any]]]
+    folder: Path,
+    notices: list[str],
+    checks: list[tuple[str, dict[str, Any]]],
+    state: trust.TrustState | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """The project's config layers (lowest first) as ``(source, values)``, without the keys no project
-    may set; ``notices`` gets what is refused or not used, ``checks`` what must validate.
+    may set; ``notices`` gets what is refused or not used, ``checks`` what must validate. With ``state``
+    (the trust check), ``.freeact-tui.toml`` is used only as the check read it (its digest).
 
     Raises:
         ConfigError: a project config file cannot be read.
@@ -135,7 +142,8 @@ def project_sources(
             notices.extend(freeact.notices)
     own = folder / paths.PROJECT_CONFIG_NAME
     if own.is_file():
-        data = read_toml_data(own)
+        trusted = {f.path: f.digest for f in state.files} if state is not None else {}
+        data = read_toml_data(own, digest=trusted.get(own, "") if state is not None else None)
         checks.append((str(own), data))
         layers.append((str(own), project_layer(anchor_paths(data, own.parent), str(own), notices)))
     return layers
@@ -151,6 +159,24 @@ def _trusted(folder: Path, trust_project: bool) -> trust.TrustState:
     return state
 
 
+def _chosen_working_dir(config_path: Path | None, overrides: Mapping[str, Any] | None) -> Path | None:
+    """The ``working_dir`` the user chose (command line, ``--config``, user config), if any: the only
+    sources that may choose it. A file that cannot be read says so later, when it is read for good."""
+    given = (overrides or {}).get("working_dir")
+    if given:
+        return Path(str(given)).expanduser().resolve()
+    for path in (config_path, paths.user_config_file()):
+        if path is None or not path.is_file():
+            continue
+        try:
+            value = read_toml_data(path).get("working_dir")
+        except ConfigError:
+            return None
+        if isinstance(value, str) and value:
+            return (path.parent / Path(value).expanduser()).resolve()
+    return None
+
+
 def gather(
     config_path: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -164,12 +190,17 @@ def gather(
         ConfigError: a file is missing, unreadable or not TOML, or the folder cannot be trusted.
     """
     folder = (cwd or Path.cwd()).expanduser().resolve()
-    state = _trusted(folder, trust_project)
+    # ``--trust`` records the trust of one folder, the one the agent works in, which is the one the
+    # caller prints (``Sources.trust_state``); a project may not choose it (``PROJECT_REFUSED``), so it
+    # is known before any project file is read.
+    chosen = _chosen_working_dir(config_path, overrides)
+    working = chosen if chosen is not None else folder
+    state = _trusted(folder, trust_project and working == folder)
     notices: list[str] = []
     checks: list[tuple[str, dict[str, Any]]] = []
     layers: list[tuple[str, dict[str, Any]]] = []
     if state.trusted:
-        layers = project_sources(folder, notices, checks)
+        layers = project_sources(folder, notices, checks, state if state.folder == folder else None)
         env_file = trust.project_env_file(folder)
         if env_file is not None:
             load_project_env(env_file, notices)
@@ -186,10 +217,7 @@ def gather(
         explicit = anchor_paths(explicit, config_path.parent)
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     given = anchor_paths(given, Path.cwd())
-    user_key = next(
-        (layer["api_key_env"] for layer in (given, explicit, user) if layer.get("api_key_env")), None
-    )
-    limit_layers(layers, user_key=user_key, user_execution=user.get("execution"), notices=notices)
+    limit_layers(layers, user_execution=user.get("execution"), notices=notices)
     merged = expand_env(user)
     for _, layer in layers:
         merged = merge(merged, expand_env(layer))
@@ -203,7 +231,7 @@ def gather(
         # (Any other value is not a path: validating ``merged`` says so.)
         elsewhere = Path(working_dir).expanduser().resolve()
         if elsewhere != folder:
-            state = _trusted(elsewhere, trust_project)
+            state = _trusted(elsewhere, trust_project and elsewhere == working)
     return Sources(checks, merged, notices, state, origins)
 
 

@@ -22,7 +22,47 @@ def _rule(pattern: str, reason: str) -> EnvRule:
     return EnvRule(re.compile(pattern, re.I), reason)
 
 
+# The prefixes of the model providers' variables (pydantic-ai's providers and their SDKs; a test scans the
+# installed SDKs and fails on a provider missing here). A provider's variable that is not its key
+# (``*_KEY``, ``*_TOKEN``, ``*_SECRET``) says where its requests go or how they are made.
+PROVIDER_PREFIXES: tuple[str, ...] = (
+    "OPENAI", "ANTHROPIC", "GOOGLE", "GEMINI", "VERTEX", "CLOUD_ML", "GROQ", "MISTRAL", "CO", "COHERE",
+    "AWS", "BEDROCK", "DEEPSEEK", "XAI", "GROK", "OPENROUTER", "TOGETHER", "FIREWORKS", "AZURE", "HEROKU",
+    "GITHUB", "COPILOT", "HF", "HUGGINGFACE", "CEREBRAS", "MOONSHOTAI", "OLLAMA", "VERCEL", "LITELLM",
+    "NEBIUS", "OVHCLOUD", "DASHSCOPE", "ALIBABA", "SAMBANOVA", "PYDANTIC_AI", "PAIG", "LOGFIRE", "VLLM",
+    "LMSTUDIO", "CRUSOE", "ELEVENLABS", "META", "SNOWFLAKE", "SYSTEM_ONE", "TYPESAFE", "VOYAGE", "ZAI",
+)  # fmt: skip
+_KEY_ITSELF = r"(_KEY|_TOKEN|_SECRET)"
+
 REFUSED_ENV: tuple[EnvRule, ...] = (
+    _rule(
+        rf"(?!.*{_KEY_ITSELF}$)({'|'.join(PROVIDER_PREFIXES)})_.*",
+        "a model provider's setting other than its key: it chooses where a key or the conversation is "
+        "sent, or how (address, project, region, headers, client mode, replay files)",
+    ),
+    _rule(
+        r"LOCALDOMAIN|RES_OPTIONS|HOSTALIASES|RESOLV_.*",
+        "it changes how host names resolve, so where traffic goes",
+    ),
+    _rule(r"NETRC|.*_NETRC", "it chooses the file credentials are read from"),
+    _rule(
+        r"MPL(BACKEND|CONFIGDIR)|MATPLOTLIBRC|PYTEST_.*|COVERAGE_.*|UNITTEST_.*",
+        "it makes a library or test runner import other code (a backend, plugins, a config, a hook)",
+    ),
+    _rule(
+        r"CC|CXX|CPP|LD|AR|AS|FC|NM|RANLIB|STRIP|MAKE|MAKEFLAGS|MFLAGS|LDSHARED|RUSTC|RUSTDOC|CARGO_.*"
+        r"|RUSTUP_.*|GO[A-Z]*|CGO_.*|CMAKE_.*|MESON_.*|NINJA.*|.*_WRAPPER",
+        "it chooses the compiler, linker or build program that runs",
+    ),
+    _rule(
+        r".*(OPT|OPTS|OPTIONS|FLAGS)",
+        "a program reads its options from it, and options can make it load or run other code",
+    ),
+    _rule(
+        r".*(PATH|PATHS|_LIB|_LIBS|LIB|_HOME|_PLUGINS?|_PRELOAD|_STARTUP|RC|RC_?FILE)",
+        "it chooses where a program looks for code, plugins or start-up files to load",
+    ),
+
     _rule(
         r".*(_BASE_URL|_API_BASE|_ENDPOINT|_HOST|_GATEWAY_URL|_API_URL)",
         "it chooses where keys or code are sent",
@@ -68,8 +108,32 @@ REFUSED_ENV: tuple[EnvRule, ...] = (
         r"PATH|SHELL|EDITOR|VISUAL|PAGER|LESSOPEN|LESSCLOSE|BROWSER|.*ASKPASS",
         "it chooses the programs that run",
     ),
-    _rule(r"HOME|XDG_.*|FREEACT_TUI_(HOME|OWNER_PID|TIMELINE)|TMPDIR", "it moves where this app and others keep their own files"),
+    _rule(
+        r"HOME|XDG_.*|FREEACT_TUI_(HOME|OWNER_PID|TIMELINE)|TMPDIR|TMP|TEMP|APPDATA|LOCALAPPDATA|USERPROFILE",
+        "it moves where this app and others keep their own files",
+    ),
 )
+
+
+# Variables a provider SDK reads that a project may set, each with why (a test scans the installed SDKs:
+# every name they read is refused above or allowed here, so a new one must be decided).
+ALLOWED_ENV: dict[str, str] = {
+    "COLUMNS": "the terminal's width, for how output is laid out",
+    "LINES": "the terminal's height, for how output is laid out",
+    "DEFER_PYDANTIC_BUILD": "only when pydantic builds its models",
+}
+
+
+def allowance(name: str) -> str | None:
+    """Why a project's ``.env`` may set ``name`` when ``refusal`` lets it through and it is a provider's
+    (its key, or a name of ``ALLOWED_ENV``); None for any other name."""
+    if refusal(name) is not None:
+        return None
+    if name.upper() in ALLOWED_ENV:
+        return ALLOWED_ENV[name.upper()]
+    if re.fullmatch(rf"({'|'.join(PROVIDER_PREFIXES)})(_.*)?{_KEY_ITSELF}", name, re.I):
+        return "a provider's key itself: the project may bring its own (never sent anywhere else)"
+    return None
 
 
 def refusal(name: str) -> str | None:
@@ -80,4 +144,4 @@ def refusal(name: str) -> str | None:
     return None
 
 
-__all__ = ["REFUSED_ENV", "EnvRule", "refusal"]
+__all__ = ["ALLOWED_ENV", "PROVIDER_PREFIXES", "REFUSED_ENV", "EnvRule", "allowance", "refusal"]

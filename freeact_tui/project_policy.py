@@ -1,9 +1,9 @@
 """What a project file may set, even once its folder is trusted (used by ``config.load_config``).
 
-A trusted project still may not turn on ``skip_permissions``, choose which key is sent or where
-(``api_key_env``, ``base_url`` with the user's key, ``remote_url``), move code out of the user's
-sandbox, or read ``${VAR}`` anywhere but ``kernel_env``; its ``.env`` may not set variables that
-redirect providers or this app's own files; and it may hold no allow rule the app's own "broad" check
+A trusted project still may not set any key of ``PROJECT_REFUSED`` (one table, a reason per row:
+``skip_permissions``, which key is sent or where the conversation goes, where the app keeps its own
+state, what runs as the kernel, the keymap), move code out of the user's sandbox, or read ``${VAR}``
+anywhere but ``kernel_env``; its ``.env`` may not set variables that redirect providers or this app's own files; and it may hold no allow rule the app's own "broad" check
 calls broad (``project_rule_refusal``: ``code:*``, any code allow, ``shell:*``, ``*``, ``bash *`` …), so
 a project can never switch approvals off. Each refusal is named in a notice (file and key) or under
 "Never applied" in the trust dialog.
@@ -21,13 +21,56 @@ from freeact_tui.env_policy import refusal
 from freeact_tui.rulebreadth import broad_allow, broad_reason
 
 _VAR_REF = re.compile(r"\$\{")
-# Keys a project file may never set, even when trusted: each would let a cloned repository approve
-# actions or choose where the user's keys are sent.
-_PROJECT_REFUSED = {
+# The one decision per setting of ``config.Config``: what a (trusted) project file may set, and what it
+# may not, each with its reason (``tests/test_project_settings_table.py`` checks every field is in one
+# of the two, so a new setting must be decided here). A project may not choose where the app reads or
+# writes its own state, where keys or the conversation go, what runs as the kernel, or what the user's
+# keys do: each of those would let a cloned repository act for the user.
+PROJECT_REFUSED: dict[str, str] = {
     "skip_permissions": "a project may not turn off approvals",
     "api_key_env": "a project may not choose which key is sent",
+    "base_url": "a project may not choose where the conversation (and any key) is sent",
     "remote_url": "a project may not choose where code and the gateway token go",
     "remote_insecure": "a project may not turn off the gateway's certificate check",
+    "sessions_dir": (
+        "a project may not move the session store (a session planted there would be resumed, "
+        "unseen by the trust check)"
+    ),
+    "working_dir": "a project may not send the agent to another folder (its trust would be recorded unseen)",
+    "images_dir": "a project may not choose where the app writes its own files",
+    "docker_image": "a project may not choose what runs as the kernel (it would run code without approval)",
+    "keymap": "a project may not change what your keys do (approval dialogs included)",
+}
+# What a project may set, and why that is only the project's own business.
+PROJECT_ALLOWED: dict[str, str] = {
+    "model": "which provider model answers (the provider's own address, the user's own key)",
+    "model_settings": "how the model samples (temperature, tokens)",
+    "system_prompt": "instructions to the model, like AGENTS.md (listed when trusting)",
+    "action_protocol": "how the model writes actions; each is still approved",
+    "tool_discovery": "which tool-listing helpers the model gets",
+    "max_steps_without_progress": "when a turn gives up",
+    "execution": "only within the user's isolation (``limit_layers``: never out of a sandbox, never remote)",
+    "execution_timeout": "how long an approved action may run",
+    "model_idle_timeout": "how long a stalled model request is waited for",
+    "approval_timeout": "how long an approval waits before it counts as refused",
+    "kernel_env": "variables for the kernel, never one ``env_policy`` refuses",
+    "tool_result_inline_max_bytes": "how much of a tool result is shown inline",
+    "tool_result_preview_chars": "how much of a tool result is previewed",
+    "context_window": "the model's window size",
+    "compact_threshold": "when the conversation is compacted",
+    "trim_result_chars": "how much of an old tool result is sent again",
+    "enable_subagents": "whether the model may start subagents (their actions are approved too)",
+    "max_subagents": "how many subagents at once",
+    "subagent_pool_size": "how many spare kernels are kept",
+    "checkpoints": "whether the project's own files get undo checkpoints",
+    "checkpoint_max_file_bytes": "the size of a project file kept for undo",
+    "checkpoint_max_binary_bytes": "the size of a binary project file kept for undo",
+    "checkpoint_max_files": "how many project files are kept for undo",
+    "theme": "colours, from the app's own themes",
+    "notify_bell": "whether a bell rings",
+    "notify_desktop": "whether a desktop notification is sent",
+    "notify_after": "when a long turn is notified",
+    "mcp_servers": "servers listed when trusting, started only after it, never reading ${VAR} to launch",
 }
 # Isolation a project may not weaken (the user's sandbox stays a sandbox).
 _ISOLATED = ("sandbox", "docker")
@@ -75,7 +118,7 @@ def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[
     """What a (trusted) project file may set: ``data`` without the keys no project may hold."""
     out = dict(data)
     freeact = Path(where).parent.name == paths.FREEACT_DIR_NAME
-    for key, why in _PROJECT_REFUSED.items():
+    for key, why in PROJECT_REFUSED.items():
         if key in out:
             value = out.pop(key)
             # freeact spells a key reference `api_key = "${VAR}"`: name it as the file does.
@@ -142,16 +185,11 @@ def load_project_env(path: Path, notices: list[str]) -> None:
 
 
 def limit_layers(
-    layers: list[tuple[str, dict[str, Any]]], *, user_key: str | None, user_execution: Any, notices: list[str]
+    layers: list[tuple[str, dict[str, Any]]], *, user_execution: Any, notices: list[str]
 ) -> None:
-    """Take out of the project ``layers`` what depends on the user's own settings: a ``base_url`` when
-    the user's key (``user_key``) would be sent there, an ``execution`` that leaves the user's sandbox."""
+    """Take out of the project ``layers`` what depends on the user's own settings: an ``execution`` that
+    leaves the user's sandbox."""
     for source, layer in layers:
-        if user_key and "base_url" in layer:
-            notices.append(
-                f"{source}: `base_url = {layer.pop('base_url')!r}` is ignored: your key ({user_key}) would be "
-                "sent there; set base_url in your user config or with --base-url."
-            )
         execution = layer.get("execution")
         if "execution" in layer and (
             execution == "remote" or (user_execution in _ISOLATED and execution not in _ISOLATED)

@@ -131,7 +131,7 @@ class ApprovalScreen(ModalScreen[Decision]):
                 "Enter rejects (your words go to the agent, which goes on) · Esc goes back",
                 classes="approval-hint",
             )
-        yield Label(_keys_text(self.armed), id="approval-keys", classes="approval-hint")
+        yield Label("", id="approval-keys", classes="approval-hint")
 
     def _proposal(self, scope: str) -> str:
         """The pattern a remembered decision starts from: the code's effect class, or the exact cell."""
@@ -162,6 +162,7 @@ class ApprovalScreen(ModalScreen[Decision]):
             dialogs.first().border_subtitle = self._count_text()
 
     def on_mount(self) -> None:
+        self._show_keys()
         self.call_after_refresh(self._fit)
         self.set_count(self.position, self.total)
         if not self.armed:
@@ -188,8 +189,17 @@ class ApprovalScreen(ModalScreen[Decision]):
     def _arm(self) -> None:
         self.armed = True
         self.remove_class("-unarmed")
-        self.query_one("#approval-keys", Label).update(_keys_text(True))
+        self._show_keys()
         self.refresh_bindings()
+
+    def _show_keys(self) -> None:
+        """Say which keys decide, read from the bindings in effect (a keymap included): never a fixed
+        text that a rebinding would turn into a lie."""
+        keys: dict[str, list[str]] = {}
+        for key, active in self.active_bindings.items():
+            if active.node is self and active.binding.id in _KEY_WORDS:
+                keys.setdefault(active.binding.id, []).append(key)
+        self.query_one("#approval-keys", Label).update(_keys_text(keys, self.armed))
 
     @property
     def editing_pattern(self) -> bool:
@@ -322,6 +332,28 @@ def _install_lines(call: ToolCall) -> list[str]:
     return []
 
 
-def _keys_text(armed: bool) -> str:
-    keys = "y/Enter approve · n reject, say why · Esc reject · a always allow · s allow for this session · d always deny"
-    return keys if armed else f"{keys} …"
+# What each deciding binding does, in the order the hint names them (keys come from the bindings).
+_KEY_WORDS: dict[str, str] = {
+    "approval.approve": "approve",
+    "approval.reject": "reject, say why",
+    "approval.escape": "reject",
+    "approval.always": "always allow",
+    "approval.session": "allow for this session",
+    "approval.deny": "always deny",
+}
+_KEY_NAMES = {"enter": "Enter", "escape": "Esc", "space": "Space", "tab": "Tab"}
+
+
+def _key_name(key: str) -> str:
+    return _KEY_NAMES.get(key, visible(key, multiline=False))
+
+
+def _keys_text(keys: dict[str, list[str]], armed: bool) -> str:
+    """The hint: each decision with the keys bound to it now (``keys``: binding id to its keys)."""
+    parts = [
+        f"{'/'.join(_key_name(k) for k in keys[binding_id])} {words}"
+        for binding_id, words in _KEY_WORDS.items()
+        if keys.get(binding_id)
+    ]
+    text = " · ".join(parts)
+    return text if armed else f"{text} …"
