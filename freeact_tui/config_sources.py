@@ -217,7 +217,10 @@ def gather(
         explicit = anchor_paths(explicit, config_path.parent)
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     given = anchor_paths(given, Path.cwd())
-    limit_layers(layers, user_execution=user.get("execution"), notices=notices)
+    user_key = next(
+        (layer["api_key_env"] for layer in (given, explicit, user) if layer.get("api_key_env")), None
+    )
+    limit_layers(layers, user_key=user_key, user_execution=user.get("execution"), notices=notices)
     merged = expand_env(user)
     for _, layer in layers:
         merged = merge(merged, expand_env(layer))

@@ -29,7 +29,6 @@ _VAR_REF = re.compile(r"\$\{")
 PROJECT_REFUSED: dict[str, str] = {
     "skip_permissions": "a project may not turn off approvals",
     "api_key_env": "a project may not choose which key is sent",
-    "base_url": "a project may not choose where the conversation (and any key) is sent",
     "remote_url": "a project may not choose where code and the gateway token go",
     "remote_insecure": "a project may not turn off the gateway's certificate check",
     "sessions_dir": (
@@ -44,6 +43,10 @@ PROJECT_REFUSED: dict[str, str] = {
 # What a project may set, and why that is only the project's own business.
 PROJECT_ALLOWED: dict[str, str] = {
     "model": "which provider model answers (the provider's own address, the user's own key)",
+    "base_url": (
+        "the model server of the project (freeact keeps it in the project's config), shown when trusting; "
+        "dropped when the user's own key would be sent there (``limit_layers``)"
+    ),
     "model_settings": "how the model samples (temperature, tokens)",
     "system_prompt": "instructions to the model, like AGENTS.md (listed when trusting)",
     "action_protocol": "how the model writes actions; each is still approved",
@@ -185,11 +188,16 @@ def load_project_env(path: Path, notices: list[str]) -> None:
 
 
 def limit_layers(
-    layers: list[tuple[str, dict[str, Any]]], *, user_execution: Any, notices: list[str]
+    layers: list[tuple[str, dict[str, Any]]], *, user_key: str | None, user_execution: Any, notices: list[str]
 ) -> None:
-    """Take out of the project ``layers`` what depends on the user's own settings: an ``execution`` that
-    leaves the user's sandbox."""
+    """Take out of the project ``layers`` what depends on the user's own settings: a ``base_url`` when
+    the user's key (``user_key``) would be sent there, an ``execution`` that leaves the user's sandbox."""
     for source, layer in layers:
+        if user_key and "base_url" in layer:
+            notices.append(
+                f"{source}: `base_url = {layer.pop('base_url')!r}` is ignored: your key ({user_key}) would be "
+                "sent there; set base_url in your user config or with --base-url."
+            )
         execution = layer.get("execution")
         if "execution" in layer and (
             execution == "remote" or (user_execution in _ISOLATED and execution not in _ISOLATED)

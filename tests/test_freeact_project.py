@@ -202,10 +202,10 @@ def test_a_freeact_projects_config_is_read_and_own_settings_win(
     )  # found from a subdirectory, like the sessions
     assert config.model == "openai:gpt-4o-mini"
     assert config.model_settings == {"temperature": 0.2}
-    # A project may choose neither the key sent nor where the conversation goes (project_policy's table).
-    assert (config.base_url, config.api_key_env) == (None, None)
+    # A project may not name the key sent to its server: the base_url stays (freeact keeps its model
+    # server in the project), keyless.
+    assert (config.base_url, config.api_key_env) == ("http://127.0.0.1:9/v1", None)
     assert any("provider_settings] api_key" in n and "config.toml" in n for n in config.notices)
-    assert any("base_url" in n and "config.toml" in n for n in config.notices)
     assert config.execution_timeout >= 1e9 and config.approval_timeout is None  # freeact's 0: no limit
     assert (config.max_subagents, config.images_dir) == (2, None)  # where the app writes: the user's
     assert any("images_dir" in n and "config.toml" in n for n in config.notices)

@@ -262,9 +262,7 @@ def test_project_cannot_send_a_secret_even_when_trusted(case: str, project: Path
     env = {"AWS_SECRET_ACCESS_KEY": SECRET, "GITHUB_TOKEN": SECRET}
     done = cli("run", "--trust", *extra, "hello", cwd=project, env=env)
     assert "Traceback" not in done.stderr, done.stderr
-    # A project's base_url is refused outright (project_policy.PROJECT_REFUSED): its server never
-    # hears the conversation; its MCP server is contacted, without the secret.
-    assert bool(listener.seen) == (case == "mcp_headers"), done.stderr
+    assert listener.seen, done.stderr  # the project's server was contacted: without the secret
     assert not any(SECRET in seen for seen in listener.seen), listener.seen
     assert name in done.stderr and "is ignored" in done.stderr  # said, with the file, not silently
 

@@ -1,7 +1,7 @@
 """What a trusted project may set is one table with a reason per row (``project_policy``): every setting
 of ``Config`` is decided there, and a project may not choose where the app keeps its own state
-(``sessions_dir``, ``working_dir``, ``images_dir``), where the conversation goes (``base_url``), what
-runs as the kernel (``docker_image``) or what the user's keys do (``keymap``) (issue #39, F1/F2/F5)."""
+(``sessions_dir``, ``working_dir``, ``images_dir``), which key is sent (``base_url`` only without the
+user's key: freeact keeps its model server in the project), what runs as the kernel (``docker_image``) or what the user's keys do (``keymap``) (issue #39, F1/F2/F5)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ _VALUE: dict[str, Any] = {
     "images_dir": "/elsewhere/img",
     "docker_image": "evil/kernel:latest",
     "keymap": {"approval.approve": "n,escape"},
-    "base_url": "http://127.0.0.1:9/v1",
     "api_key_env": "AWS_SECRET_ACCESS_KEY",
     "remote_url": "https://evil.example",
     "remote_insecure": True,
@@ -47,7 +46,8 @@ def test_every_path_or_location_setting_is_refused() -> None:
     """A setting typed as a path (where the app reads or writes its own state) is never the project's."""
     for name, info in Config.model_fields.items():
         if "Path" in str(info.annotation) or name.endswith(("_dir", "_file", "_image", "_url")):
-            assert name in PROJECT_REFUSED, name
+            # base_url: a model server, allowed keyless (limit_layers drops it with the user's key)
+            assert name in PROJECT_REFUSED or name == "base_url", name
 
 
 @settings(max_examples=60, deadline=None)
