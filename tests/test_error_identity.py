@@ -122,3 +122,16 @@ def test_the_attack_corpus_of_numbered_errors() -> None:
         assert normalise_error(first) == normalise_error(second)
     assert normalise_error("ValueError: attempt 1") != normalise_error("KeyError: attempt 1")
     assert normalise_error("ValueError: attempt 1") != normalise_error("ValueError: retry 1")
+
+
+@given(
+    name=st.from_regex(r"[A-Z][A-Za-z]{0,12}(Error|Exception)", fullmatch=True),
+    message=st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=40),
+)
+def test_the_kind_of_an_error_is_its_exception_whatever_its_message(name: str, message: str) -> None:
+    """#40: a message made up anew each attempt (a random word, an invented name) keeps its kind."""
+    from freeact_tui.agent.policy.errors import error_kind
+
+    trace = f"Traceback (most recent call last):\n  Cell In[3], line 1\n{name}: {message}"
+    assert error_kind(trace) == name
+    assert error_kind(f"\x1b[31m{name}\x1b[0m: {message}") == name

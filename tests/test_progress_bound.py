@@ -19,7 +19,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, Use
 
 from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.policy.outcomes import GUARDED_KEY
-from freeact_tui.agent.policy.progress import DEFAULT_STALL_LIMIT
+from freeact_tui.agent.policy.progress import DEFAULT_STALL_LIMIT, KIND_REPEATS
 from freeact_tui.events import AgentError, ApprovalRequest
 from freeact_tui.execution.kernel import KernelExecutor
 from freeact_tui.permissions import PermissionRules
@@ -42,13 +42,19 @@ FAULTS = [
     "works_commented",
     "whitespace",
     "think_only",
+    "fail_words",
+    "name_words",
 ]
+KIND_LOOPS = {"fail_words", "name_words"}
+"""A new message each time, one kind of error: new failures until the kind has failed KIND_REPEATS times."""
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
 PREFIX_ONLY = ["fail_varied", "works"]  # progress by definition: they may come before the loop, not be it
 
 
 def fault_step(fault: str, i: int) -> list[Item]:
     """The reply of step ``i`` that makes ``fault``."""
+    if fault in KIND_LOOPS:
+        return made_up(fault, i)
     match fault:
         case "broken_json":
             return [Call(CODE_TOOL, '{"code": "pri', call_id=f"b{i}")]
@@ -67,10 +73,8 @@ def fault_step(fault: str, i: int) -> list[Item]:
                     call_id=f"n{i}",
                 )
             ]
-        case "works_commented":  # the same success, a new comment each time
-            return [Code(f"print('working on it')  # {i}", call_id=f"c{i}")]
-        case "works":
-            return [Code(f"print({i})", call_id=f"w{i}")]
+        case "works_commented" | "works":
+            return succeeding(fault, i)
         case "whitespace":
             return [" \n\t " * (i % 3 + 1)]
         case "think_only":
@@ -84,6 +88,22 @@ def fault_step(fault: str, i: int) -> list[Item]:
         case "refused":
             return [Code("print('REFUSE ME')", call_id=f"r{i}")]
     raise AssertionError(fault)
+
+
+def succeeding(fault: str, i: int) -> list[Item]:
+    """Code that works: the same success with a new comment each time, or a new output each time."""
+    if fault == "works_commented":
+        return [Code(f"print('working on it')  # {i}", call_id=f"c{i}")]
+    return [Code(f"print({i})", call_id=f"w{i}")]
+
+
+def made_up(fault: str, i: int) -> list[Item]:
+    """A failure whose message is made up anew each step, with no number in it."""
+    if fault == "fail_words":  # a random word
+        word = "".join(chr(97 + (i * 7 + k * 3) % 26) for k in range(8))
+        return [Code(f"raise ValueError('{word}')", call_id=f"fw{i}")]
+    word = "".join(chr(97 + (i * 5 + k * 11) % 26) for k in range(6))  # a name the model invents
+    return [Code(f"{word}_value + 1", call_id=f"nw{i}")]
 
 
 class Looping(Script):
@@ -142,6 +162,8 @@ async def test_a_fault_loop_ends_on_the_progress_bound_and_corrections_never_nes
     tmp_path: Path = tmp_path_factory.mktemp("bound")
     s = Looping(prefix, loop)
     bound = len(prefix) + 2 + DEFAULT_STALL_LIMIT  # a loop of two failures makes progress twice at most
+    if loop in KIND_LOOPS:
+        bound += KIND_REPEATS
     agent = Agent(
         s.model(),
         sessions_dir=tmp_path / "sessions",
@@ -160,3 +182,26 @@ async def test_a_fault_loop_ends_on_the_progress_bound_and_corrections_never_nes
     for k, earlier in enumerate(told):
         for later in told[k + 1 :]:
             assert later == earlier or earlier not in later, (protocol, prefix, loop, later)
+
+
+@pytest.mark.parametrize("protocol", ["tools", "text", "auto"])
+@pytest.mark.parametrize("loop", sorted(KIND_LOOPS))
+async def test_failures_with_a_new_message_each_time_end_on_the_bound(
+    executor: KernelExecutor, tmp_path: Path, protocol: str, loop: str
+) -> None:
+    """A tester's model raised ``ValueError('<8 random letters>')`` (or used a new invented name) on
+    every step: each error was new to the turn, so the turn ran to the request budget (#40)."""
+    s = Looping([], loop)
+    agent = Agent(
+        s.model(),
+        sessions_dir=tmp_path / "sessions",
+        working_dir=tmp_path,
+        executor=executor,
+        permissions=PermissionRules(None, defaults=False),
+        action_protocol=protocol,
+        max_model_requests=40,
+    )
+    async with agent:
+        events = await run(agent, "go")
+    assert len(s.requests) <= KIND_REPEATS + DEFAULT_STALL_LIMIT + 1, (protocol, loop, len(s.requests))
+    assert [e.kind for e in of(events, AgentError)] == ["stalled"]

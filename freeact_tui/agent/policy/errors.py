@@ -25,6 +25,7 @@ _CELL = re.compile(r"\[\d+\]")
 _NUMBER = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)")
 _SPACE = re.compile(r"\s+")
 _TAIL_CHARS = 300
+_KIND = re.compile(r"^([A-Za-z_][\w.]*)\s*:")
 
 
 def error_line(text: str) -> str:
@@ -52,4 +53,13 @@ def normalise_error(text: str) -> str:
     return _SPACE.sub(" ", line).strip()[:_TAIL_CHARS]
 
 
-__all__ = ["error_line", "normalise_error"]
+def error_kind(text: str) -> str:
+    """The kind of an error whatever its message: the exception's name (``ValueError``, ``bash``),
+    else the normalised error itself. Messages a program makes up each time (a random word, a name
+    the model invented) differ from attempt to attempt; the kind does not."""
+    line = _ANSI.sub("", error_line(text))
+    found = _KIND.match(line)
+    return found.group(1) if found else normalise_error(text)
+
+
+__all__ = ["error_kind", "error_line", "normalise_error"]

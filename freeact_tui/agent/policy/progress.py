@@ -2,7 +2,9 @@
 
 A step (one model reply and what it led to) made progress when an action ran and its result is
 new to the turn: an error that differs from every earlier failure of the turn (compared by
-``normalise_error``), or a success whose code (by ``code_identity``: comments and layout
+``normalise_error``) and whose kind (``error_kind``: the exception's name) has not already failed
+``KIND_REPEATS`` times in the turn — a message made up anew each time (a random word, an invented
+name) does not make the same kind of failure new — or a success whose code (by ``code_identity``: comments and layout
 ignored) and output are not an earlier step's. Every other
 step counts against it: broken calls (bad JSON arguments, unknown tools), refused calls (the
 repeat guard, a rule), a failure met before, a step repeated word for word, an empty or
@@ -21,13 +23,17 @@ from typing import Literal
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 
-from freeact_tui.agent.policy.errors import error_line, normalise_error
+from freeact_tui.agent.policy.errors import error_kind, error_line, normalise_error
 from freeact_tui.agent.policy.nudge import nudge_reason
 from freeact_tui.agent.policy.outcomes import outcomes
 from freeact_tui.store.transcript import content_text
 
 DEFAULT_STALL_LIMIT = 3
 """Steps in a row without progress before a turn stops (``max_steps_without_progress``)."""
+
+KIND_REPEATS = 3
+"""Failures of one kind (``error_kind``) a turn may meet, each with a new message, before another of
+that kind no longer counts as progress."""
 
 FaultKind = Literal["broken call", "refused call", "repeated failure", "no answer"]
 
@@ -65,6 +71,8 @@ class TurnProgress:
     """What a turn has met so far: its failures (normalised) and its successful steps (code, output)."""
 
     failures: set[str] = field(default_factory=set)
+    kinds: dict[str, int] = field(default_factory=dict)
+    """How many failing steps met each kind of error (``error_kind``)."""
     successes: set[tuple[str | None, str]] = field(default_factory=set)
     """Successful steps by (``code_identity`` of their code, output)."""
 
@@ -74,11 +82,15 @@ class TurnProgress:
         ``step``: the messages of one step (the reply first, then what it led to).
         """
         fault = self._fault(step)
+        met: set[str] = set()
         for o in outcomes(step):
             if o.failed and not o.guarded:
                 self.failures.add(normalise_error(o.output))
+                met.add(error_kind(o.output))
             elif o.ran and not o.failed:
                 self.successes.add((code_identity(o.code), o.output))
+        for kind in met:
+            self.kinds[kind] = self.kinds.get(kind, 0) + 1
         return fault
 
     def _fault(self, step: Sequence[ModelMessage]) -> Fault | None:
@@ -88,7 +100,7 @@ class TurnProgress:
                 faults.append(Fault("refused call", error_line(o.output)))
             elif o.failed:
                 error = normalise_error(o.output)
-                if error not in self.failures:
+                if error not in self.failures and self.kinds.get(error_kind(o.output), 0) < KIND_REPEATS:
                     return None
                 faults.append(Fault("repeated failure", error_line(o.output)))
             elif o.ran:
