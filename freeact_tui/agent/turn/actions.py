@@ -23,6 +23,19 @@ from freeact_tui.agent.turn.state import TurnState
 from freeact_tui.events import ToolOutput
 from freeact_tui.toolcalls import CODE_TOOL
 
+MAX_ACTIONS_PER_REPLY = 16
+"""The actions one reply may make (tool calls, or code blocks in the text protocol). The rest are not
+run; the model is told to make them in its next reply. A reply of 10,000 calls otherwise ran for
+minutes with nothing shown."""
+
+
+def over_the_cap(made: int) -> str:
+    """What the model is told for each action past ``MAX_ACTIONS_PER_REPLY``."""
+    return (
+        f"Not run: one reply may make at most {MAX_ACTIONS_PER_REPLY} calls, and this one made {made}. "
+        "Make the others in your next reply, if they are still needed."
+    )
+
 
 @dataclass(frozen=True)
 class StepResult:
@@ -55,11 +68,13 @@ class ActionRunner:
         their returns; a cancelled call's return says it was interrupted."""
         state = self._state
         state.calls = calls
+        runs, past = calls[:MAX_ACTIONS_PER_REPLY], calls[MAX_ACTIONS_PER_REPLY:]
         try:
             if in_order:
-                outcomes = [await self._call(c) for c in calls]
+                outcomes = [await self._call(c) for c in runs]
             else:
-                outcomes = await _all([self._call(c) for c in calls])
+                outcomes = await _all([self._call(c) for c in runs])
+            outcomes += [self._not_run(c, over_the_cap(len(calls))) for c in past]
         finally:
             if state.calls:  # a cancel or a failure: the model still gets a return for every call
                 printed = self._dispatcher.printed
@@ -67,6 +82,13 @@ class ActionRunner:
                 printed.clear()
                 state.calls = []
         return StepResult(any(o.rejected or o.kernel_died for o in outcomes))
+
+    def _not_run(self, call: ToolCallPart, why: str) -> ActionOutcome:
+        self._ports.emit(ToolOutput(why, is_error=True, **self._ports.ids(call.tool_call_id)))
+        outcome = ActionOutcome(why, is_error=True, malformed=True)
+        self._state.done[call.tool_call_id] = outcome.tool_content()
+        self._state.meta[call.tool_call_id] = outcome.metadata()
+        return outcome
 
     async def _call(self, call: ToolCallPart) -> ActionOutcome:
         guarded = self._policy.guard(call, self._recorder.history)
@@ -88,7 +110,7 @@ class ActionRunner:
         """
         done: list[BlockRun] = []
         try:
-            for block in blocks:
+            for block in blocks[:MAX_ACTIONS_PER_REPLY]:
                 item = BlockRun(block, f"text_{uuid.uuid4().hex[:16]}")
                 done.append(item)
                 call = ToolCallPart(CODE_TOOL, {"code": block.code}, tool_call_id=item.corr_id)
