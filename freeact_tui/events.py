@@ -272,6 +272,17 @@ class AgentError(AgentEvent):
 
 
 @dataclass(frozen=True)
+class ReplyStopped(AgentEvent):
+    """The model's reply did not end on its own: ``finish`` is its finish reason (pydantic-ai's
+    ``ModelResponse.finish_reason``: ``length``, ``content_filter``), ``message`` the one line for the
+    user. Emitted after the reply's ``Response``; how each front end reports it is one table:
+    ``agent/reply_stops.py``."""
+
+    finish: str
+    message: str
+
+
+@dataclass(frozen=True)
 class ModelRetry(AgentEvent):
     """A transient model error (rate limit, overload, dropped connection): retry ``attempt`` of ``attempts`` follows in ``delay`` s."""
 
@@ -413,6 +424,7 @@ __all__ = [
     "OutputClaim",
     "ProtocolSwitch",
     "RememberScope",
+    "ReplyStopped",
     "Response",
     "ResponseChunk",
     "SubagentState",

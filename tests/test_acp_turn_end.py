@@ -1,5 +1,6 @@
-"""How a turn ends over ACP: ``refusal``, ``max_turn_requests`` (and only for the request budget), and
-``session/close`` ending a running turn and its kernel with the store left loadable.
+"""How a turn ends over ACP: ``refusal`` and ``max_tokens`` (a reply cut short: ``agent/reply_stops.py``),
+``max_turn_requests`` (and only for the request budget), and ``session/close`` ending a running turn
+and its kernel with the store left loadable.
 
 The SDK's own client side drives the real ``freeact-tui acp`` process; the model is the fake OpenAI
 server (its finish reason scripted), the kernel and the store are real.
@@ -49,6 +50,20 @@ async def test_a_filtered_reply_is_a_refusal_and_the_next_turn_is_not(
     assert refused.stop_reason == "refusal"
     assert answered.stop_reason == "end_turn"
     assert client.text() == "I can't help with that.Sure."
+
+
+async def test_a_reply_at_the_token_limit_is_max_tokens_and_the_next_turn_is_not(
+    fake_openai: FakeOpenAI, work: Path, tmp_path: Path
+) -> None:
+    fake_openai.script(Reply("The answer is", finish_reason="length"), Reply("42."))
+    client = RecordingClient()
+    async with acp_agent(client, *args(fake_openai, tmp_path), cwd=work) as (conn, _):
+        session = await conn.new_session(cwd=str(work), mcp_servers=[])
+        cut = await conn.prompt(session_id=session.session_id, prompt=[text_block("what is it?")])
+        answered = await conn.prompt(session_id=session.session_id, prompt=[text_block("go on")])
+    assert cut.stop_reason == "max_tokens"
+    assert answered.stop_reason == "end_turn"
+    assert client.text() == "The answer is42."
 
 
 async def test_the_request_budget_and_the_progress_bound_are_max_turn_requests(

@@ -12,7 +12,7 @@ from acp import update_agent_message_text
 from acp.helpers import update_available_commands
 from acp.interfaces import Client
 from acp.schema import AvailableCommand, StopReason, ToolCallUpdate
-from pydantic_ai.messages import ModelMessage, ModelResponse, UserContent
+from pydantic_ai.messages import UserContent
 
 from freeact_tui.acp.commands import (
     EDITOR_COMMANDS,
@@ -26,6 +26,7 @@ from freeact_tui.acp.permission import CANCELLED_REASON, decision_for, permissio
 from freeact_tui.acp.session import AcpSession
 from freeact_tui.acp.turn_updates import TurnUpdates, Update
 from freeact_tui.acp.usage import usage_update
+from freeact_tui.agent.reply_stops import LastReply
 from freeact_tui.events import ApprovalRequest, CodeExecutionOutput, Decision, ToolOutput, UsageUpdate
 
 logger = logging.getLogger(__name__)
@@ -83,9 +84,10 @@ class TurnRunner:
     async def run(self, session: AcpSession, content: str | list[UserContent]) -> StopReason:
         agent = session.agent
         turn = TurnUpdates(session.working_dir, session.files.texts if session.files is not None else None)
-        start = len(agent.history)
+        last_reply = LastReply()
         try:
             async for event in agent.stream(content):
+                last_reply.see(event)
                 for update in turn.see(event):
                     await self.send(session, update)
                 if isinstance(event, ApprovalRequest) and not event.decided:
@@ -100,17 +102,15 @@ class TurnRunner:
         for update in turn.close_open("The turn ended before this call finished."):
             await self.send(session, update)
         await self.send_plan(session)
-        return self._stop_reason(session, turn, start)
+        return self._stop_reason(session, turn, last_reply)
 
-    def _stop_reason(self, session: AcpSession, turn: TurnUpdates, start: int) -> StopReason:
-        """Why the turn ended: cancelled, the model refused (its provider filtered the reply), the
-        request budget ran out, or it answered."""
+    def _stop_reason(self, session: AcpSession, turn: TurnUpdates, last_reply: LastReply) -> StopReason:
+        """Why the turn ended: cancelled, the last reply cut short (its row of ``agent/reply_stops.py``:
+        ``max_tokens``, ``refusal``), a bound ended it, or it answered."""
         if turn.cancelled or session.cancel_requested:
             return "cancelled"
-        history = session.agent.history
-        ended: ModelMessage | None = history[-1] if len(history) > start else None
-        if isinstance(ended, ModelResponse) and ended.finish_reason == "content_filter":
-            return "refusal"
+        if last_reply.stop is not None:
+            return last_reply.stop.stop_reason
         for kind in reversed(turn.error_kinds):
             if kind in STOP_REASON_OF_ERROR:
                 return STOP_REASON_OF_ERROR[kind]

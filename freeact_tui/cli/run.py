@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from freeact_tui.agent.policy.text_protocol import said
+from freeact_tui.agent.reply_stops import LastReply
 from freeact_tui.codeshow import summary
 from freeact_tui.events import (
     AgentError,
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from freeact_tui.config import Config
 
 OutputFormat = Literal["text", "json", "stream-json"]
-Status = Literal["answered", "error", "refused", "max_turns", "stalled", "interrupted"]
+Status = Literal["answered", "error", "refused", "max_turns", "stalled", "cut", "filtered", "interrupted"]
 
 STREAM_SCHEMA_VERSION = 1
 EXIT_CODES: dict[Status, int] = {
@@ -53,6 +54,8 @@ EXIT_CODES: dict[Status, int] = {
     "refused": 2,
     "max_turns": 3,
     "stalled": 4,  # max_steps_without_progress steps in a row made no progress (AgentError kind "stalled")
+    "cut": 5,  # the last reply reached the token limit (finish reason "length": agent/reply_stops.py)
+    "filtered": 6,  # the provider's content filter stopped the last reply (finish reason "content_filter")
     "interrupted": 130,
 }
 
@@ -166,12 +169,15 @@ class RunRecord:
     limit_reached: bool = False
     stalled: bool = False
     interrupted: bool = False
+    last_reply: LastReply = field(default_factory=LastReply)
+    """Whether the last reply was cut short (its status and notice: ``agent/reply_stops.py``)."""
     usage: dict[str, Any] = field(default_factory=dict)
     path_warnings: list[str] = field(default_factory=list)
     """One line for each action that names paths outside the working directory or in the app's installation."""
 
     def see(self, event: AgentEvent) -> None:
         main = event.agent_id == "main"
+        self.last_reply.see(event)
         match event:
             case Response(content=content) if main:
                 self.answer = content
@@ -226,6 +232,8 @@ class RunRecord:
             return "max_turns"
         if self.stalled:
             return "stalled"
+        if self.last_reply.stop is not None:  # cut short: never a complete answer
+            return self.last_reply.stop.status
         if self.error_after_answer or not said(self.answer):  # whitespace or thinking only: no answer
             return "error"
         return "answered"
@@ -363,11 +371,14 @@ class HeadlessRun:
 
     def _report(self, record: RunRecord) -> None:
         status = record.status
+        stop = record.last_reply.stop
+        cut_short = stop is not None and status == stop.status
         if self.output_format == "json":
             self._line(record.result_object())
         elif self.output_format == "stream-json":
             self._line({**record.result_object(), "type": "result"})
-        elif status == "answered":
+        elif status == "answered" or (cut_short and said(record.answer)):
+            # a reply cut short is printed as far as it went; the line on stderr says it is incomplete
             answer = record.answer.rstrip("\n")
             # At a terminal the model's text is shown, never obeyed (escape sequences made visible);
             # into a pipe or file it goes as written.
@@ -385,6 +396,8 @@ class HeadlessRun:
             self.err.write(
                 f"freeact-tui: {who}refused {refusal.kind} action {_short(refusal.text)!r}: {refusal.reason}.{fix}\n"
             )
+        if cut_short and stop is not None:
+            self.err.write(f"freeact-tui: {stop.notice}\n")
         if status == "error" and not record.errors:
             self.err.write("freeact-tui: the model gave no answer.\n")
         if status == "interrupted":

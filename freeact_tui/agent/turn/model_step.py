@@ -11,6 +11,7 @@ from freeact_tui.actions.ports import EventPorts
 from freeact_tui.agent.context.keeper import ContextKeeper
 from freeact_tui.agent.model_call import request_response
 from freeact_tui.agent.offered_tools import OfferedTools
+from freeact_tui.agent.reply_stops import stopped_event
 from freeact_tui.agent.runtime import Runtime
 from freeact_tui.agent.turn.state import TurnState
 from freeact_tui.agent.usage import UsageMeter, usage_record
@@ -45,6 +46,9 @@ class ModelStep:
             )
         finally:
             state.in_model = False
+        stopped = stopped_event(response.finish_reason, self.ports.ids(""))  # cut short: never a whole answer
+        if stopped is not None:
+            self.ports.emit(stopped)
         estimate = self.context.request_estimate(parameters.function_tools)  # used if the server reports none
         usage = self.meter.of_response(response, estimate)
         response.metadata = {**(response.metadata or {}), **usage_record(usage)}  # restored on resume

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from textual.message import Message
 
+from freeact_tui.agent.reply_stops import reply_stop
 from freeact_tui.events import (
     AgentError,
     AgentEvent,
@@ -28,6 +29,7 @@ from freeact_tui.events import (
     Nudge,
     OutputClaim,
     ProtocolSwitch,
+    ReplyStopped,
     Response,
     ResponseChunk,
     SubagentStatus,
@@ -120,7 +122,7 @@ class EventRouter:
                 await self._approval_request(event)
             case CodeExecutionOutputChunk() | CodeExecutionOutput() | ToolOutput():
                 await self._action_output(event)
-            case ProtocolSwitch() | CheckpointNotice() | Nudge() | ModelRetry() | OutputClaim():
+            case ProtocolSwitch() | CheckpointNotice() | Nudge() | ModelRetry() | OutputClaim() | ReplyStopped():
                 text, title = _notice(event)
                 await log.notice(text, title=title)
             case Cancelled() | AgentError():
@@ -288,7 +290,9 @@ class EventRouter:
         block.set_status(status, rejected=rejected)
 
 
-def _notice(event: ProtocolSwitch | CheckpointNotice | Nudge | ModelRetry | OutputClaim) -> tuple[str, str]:
+def _notice(
+    event: ProtocolSwitch | CheckpointNotice | Nudge | ModelRetry | OutputClaim | ReplyStopped,
+) -> tuple[str, str]:
     """The text and title of an event the log shows as a notice."""
     match event:
         case ProtocolSwitch(reason=reason):
@@ -306,3 +310,6 @@ def _notice(event: ProtocolSwitch | CheckpointNotice | Nudge | ModelRetry | Outp
             )
         case OutputClaim(text=text):
             return text, "Not a result"
+        case ReplyStopped(finish=finish, message=message):
+            stop = reply_stop(finish)  # the title from the same row as the message
+            return message, stop.title if stop is not None else "Reply stopped"
