@@ -659,12 +659,15 @@ class TerminalApp:
     """``freeact-tui`` running in a pseudo-terminal with a HOME of its own (``tmp_path/home``) that every
     process it starts keeps. Use as a context manager: leaving it ends the app and every such process."""
 
-    def __init__(self, tmp_path: Path, execution: str, project_config: str = "") -> None:
+    def __init__(self, tmp_path: Path, execution: str, project_config: str = "", user_config: str = "") -> None:
         self.home = tmp_path / "home"
         work = tmp_path / "work"
         self.home.mkdir()
         work.mkdir()
         (work / ".freeact-tui.toml").write_text(project_config)
+        if user_config:  # what a project may not set (the docker image): the user's own config
+            (self.home / "app" / "config").mkdir(parents=True)
+            (self.home / "app" / "config" / "config.toml").write_text(user_config)
         env = {
             **os.environ,
             "HOME": str(self.home),

@@ -111,7 +111,8 @@ def _remove_containers(names: list[str]) -> None:
 
 
 def test_docker_kernels_end_after_sigkill(tmp_path: Path, docker_image: str) -> None:
-    app = DockerTerminalApp(tmp_path, "docker", f'docker_image = "{docker_image}"\n')
+    # the user's config: a project may not choose what runs as the kernel (project_policy)
+    app = DockerTerminalApp(tmp_path, "docker", user_config=f'docker_image = "{docker_image}"\n')
     recorded: dict[int, float] = {}
     containers: list[str] = []
     try:
