@@ -116,13 +116,17 @@ class _Cell:
             self.error = trace or f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
             self.out(self.error + "\n")
         elif msg_type == "execute_reply":
+            # The reply comes on the shell channel, the output on iopub: the two are not ordered, so
+            # the reply's error summary waits for the cell's end (idle) and is used only when no
+            # `error` message with the full traceback came.
             self.reply = content
-            if content.get("status") == "error" and self.error is None:
-                self.error = f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
-                self.out(self.error + "\n")
         elif msg_type == "status" and content.get("execution_state") == "idle":
             self.idle = True
-        return self.reply is not None and self.idle
+        done = self.reply is not None and self.idle
+        if done and self.error is None and self.reply is not None and self.reply.get("status") == "error":
+            self.error = f"{self.reply.get('ename', 'Error')}: {self.reply.get('evalue', '')}"
+            self.out(self.error + "\n")
+        return done
 
     def _save_png(self, data: str) -> None:
         self.images_dir.mkdir(parents=True, exist_ok=True)
