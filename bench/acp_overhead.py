@@ -27,8 +27,8 @@ from acp.schema import RequestPermissionResponse  # noqa: E402
 
 from bench._report import run_bench  # noqa: E402
 from freeact_tui.agent.agent import Agent  # noqa: E402
-from freeact_tui.config import Config  # noqa: E402
 from freeact_tui.events import ResponseChunk  # noqa: E402
+from freeact_tui.project.config import Config  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Reply  # noqa: E402
 
 RUNS = 7

@@ -30,9 +30,9 @@ from freeact_tui.actions.ports import EventPorts  # noqa: E402
 from freeact_tui.agent.approvals import ApprovalGate  # noqa: E402
 from freeact_tui.effects.modes import ApprovalMode  # noqa: E402
 from freeact_tui.events import AgentEvent, ApprovalRequest, Decision  # noqa: E402
-from freeact_tui.permissions import PermissionRules  # noqa: E402
-from freeact_tui.rulepatterns import proposed_pattern  # noqa: E402
-from freeact_tui.shellwords import split_command  # noqa: E402
+from freeact_tui.permissions.patterns import proposed_pattern  # noqa: E402
+from freeact_tui.permissions.rules import PermissionRules  # noqa: E402
+from freeact_tui.shell.words import split_command  # noqa: E402
 from freeact_tui.store.history import read_history  # noqa: E402
 from freeact_tui.store.transcript import CallEntry, walk  # noqa: E402
 from freeact_tui.toolcalls import RESET_TOOL, CodeAction, ShellAction  # noqa: E402

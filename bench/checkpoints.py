@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
 
-from freeact_tui.agent.checkpointing import HOUSEKEEP_EVERY, ActionLog, Checkpointing  # noqa: E402
-from freeact_tui.execution.action_checkpoints import ActionCheckpoints  # noqa: E402
-from freeact_tui.execution.checkpoints import CheckpointStore  # noqa: E402
+from freeact_tui.checkpoints.actions import ActionCheckpoints  # noqa: E402
+from freeact_tui.checkpoints.checkpointing import HOUSEKEEP_EVERY, ActionLog, Checkpointing  # noqa: E402
+from freeact_tui.checkpoints.engine import CheckpointStore  # noqa: E402
 from freeact_tui.toolcalls import CodeAction  # noqa: E402
 
 FILES = 10_000

@@ -23,7 +23,7 @@ from _report import run_bench  # noqa: E402  (bench/ is on the path when a scrip
 
 from freeact_tui.agent.agent import Agent  # noqa: E402
 from freeact_tui.events import AgentError, Compacted, ContextUpdate  # noqa: E402
-from freeact_tui.permissions import PermissionRules  # noqa: E402
+from freeact_tui.permissions.rules import PermissionRules  # noqa: E402
 from tests.windowed import WindowedModel, sent_text  # noqa: E402
 
 TURNS = 2_000

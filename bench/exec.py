@@ -30,8 +30,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from freeact_tui.execution.base import ExecApproval, ExecResult  # noqa: E402
-from freeact_tui.execution.kernel import KernelExecutor  # noqa: E402
-from freeact_tui.execution.remote import RemoteExecutor  # noqa: E402
+from freeact_tui.execution.gateway.remote import RemoteExecutor  # noqa: E402
+from freeact_tui.execution.kernel.executor import KernelExecutor  # noqa: E402
 
 Factory = Callable[[Path], KernelExecutor]
 

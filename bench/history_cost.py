@@ -54,7 +54,7 @@ from sessions import turn  # noqa: E402
 from freeact_tui.agent import model_stream  # noqa: E402
 from freeact_tui.agent.agent import Agent  # noqa: E402
 from freeact_tui.agent.context import PreparedHistory  # noqa: E402
-from freeact_tui.permissions import PermissionRules  # noqa: E402
+from freeact_tui.permissions.rules import PermissionRules  # noqa: E402
 from freeact_tui.store import SessionStore  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Reply  # noqa: E402
 

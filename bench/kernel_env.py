@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
 
-from freeact_tui.execution.kernel import KernelExecutor  # noqa: E402
-from freeact_tui.execution.kernel_venv import ensure_kernel_venv  # noqa: E402
+from freeact_tui.execution.kernel.executor import KernelExecutor  # noqa: E402
+from freeact_tui.execution.kernel.venv import ensure_kernel_venv  # noqa: E402
 
 ROUNDS = 3
 

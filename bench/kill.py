@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 async def main(tries: int, seed: int) -> dict[str, object]:
     from freeact_tui.store.sessions import SessionStore
-    from tests.test_kill_sessions import check_survivor, kill_at_random, prompts
+    from tests.cli.test_kill_sessions import check_survivor, kill_at_random, prompts
 
     rng = random.Random(seed)
     survived = lost = 0

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
 
-from freeact_tui.config import Config  # noqa: E402
+from freeact_tui.project.config import Config  # noqa: E402
 from freeact_tui.store.sessions import SessionStore  # noqa: E402
 from freeact_tui.toolcalls import CODE_TOOL  # noqa: E402
 from freeact_tui.tui.app import FreeactApp  # noqa: E402

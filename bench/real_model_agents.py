@@ -37,7 +37,7 @@ from freeact_tui.events import (
     SubagentStatus,
     ToolOutput,
 )
-from freeact_tui.permissions import PermissionRules
+from freeact_tui.permissions.rules import PermissionRules
 from freeact_tui.toolcalls import CodeAction
 
 BENCH = Path(__file__).resolve().parent

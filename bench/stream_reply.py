@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from freeact_tui.agent.agent import Agent  # noqa: E402
 from freeact_tui.events import Response, ResponseChunk  # noqa: E402
-from freeact_tui.permissions import PermissionRules  # noqa: E402
+from freeact_tui.permissions.rules import PermissionRules  # noqa: E402
 
 SIZES_KB = (30, 120, 360)
 CHUNK = 20

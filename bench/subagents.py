@@ -25,8 +25,8 @@ from _report import run_bench  # noqa: E402  (bench/ is on the path when a scrip
 
 from freeact_tui.agent.agent import Agent  # noqa: E402
 from freeact_tui.events import ApprovalRequest, CodeExecutionOutput  # noqa: E402
-from freeact_tui.execution.kernel import KernelExecutor  # noqa: E402
-from freeact_tui.permissions import PermissionRules  # noqa: E402
+from freeact_tui.execution.kernel.executor import KernelExecutor  # noqa: E402
+from freeact_tui.permissions.rules import PermissionRules  # noqa: E402
 from freeact_tui.toolcalls import SubagentTask  # noqa: E402
 
 RUNS = 2

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
 
-from freeact_tui.config import Config  # noqa: E402
-from freeact_tui.execution.kernel import KernelExecutor  # noqa: E402
+from freeact_tui.execution.kernel.executor import KernelExecutor  # noqa: E402
+from freeact_tui.project.config import Config  # noqa: E402
 from freeact_tui.store.sessions import SessionStore  # noqa: E402
 from freeact_tui.tui.app import FreeactApp  # noqa: E402
 from freeact_tui.tui.widgets.blocks import ResponseBlock  # noqa: E402

@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from freeact_tui.agent.demo_model import demo_model  # noqa: E402
-from freeact_tui.config import Config  # noqa: E402
+from freeact_tui.project.config import Config  # noqa: E402
 from freeact_tui.tui.app import FreeactApp  # noqa: E402
 from freeact_tui.tui.screens.approval import ApprovalScreen  # noqa: E402
 from tests.helpers import idle, main, ready, send, until  # noqa: E402

@@ -12,9 +12,9 @@ from freeact_tui.version import __version__
 _EXPORTS = {
     "Agent": "freeact_tui.agent.agent",
     "AgentBusy": "freeact_tui.agent.agent",
-    "Config": "freeact_tui.config",
-    "ConfigError": "freeact_tui.config",
-    "load_config": "freeact_tui.config",
+    "Config": "freeact_tui.project.config",
+    "ConfigError": "freeact_tui.project.config",
+    "load_config": "freeact_tui.project.config",
     "SessionStore": "freeact_tui.store.sessions",
     "CodeActAgent": "freeact_tui.compat",
     "AgentEvent": "freeact_tui.events",
@@ -33,7 +33,6 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent, AgentBusy
     from freeact_tui.compat import CodeActAgent
-    from freeact_tui.config import Config, ConfigError, load_config
     from freeact_tui.events import (
         AgentError,
         AgentEvent,
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
         ThoughtsChunk,
         ToolOutput,
     )
+    from freeact_tui.project.config import Config, ConfigError, load_config
     from freeact_tui.store.sessions import SessionStore
 
 

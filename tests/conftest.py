@@ -13,7 +13,7 @@ from tests.fake_openai import FakeOpenAI
 from tests.user_dirs import IsolatedDirs
 
 if TYPE_CHECKING:
-    from freeact_tui.execution.kernel import KernelExecutor
+    from freeact_tui.execution.kernel.executor import KernelExecutor
 
 _DIRS = pytest.StashKey[IsolatedDirs]()
 
@@ -71,7 +71,7 @@ def fake_openai() -> Iterator[FakeOpenAI]:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def executor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KernelExecutor]:
     """One real kernel per test module (modules that need another kind define their own ``executor``)."""
-    from freeact_tui.execution.kernel import KernelExecutor
+    from freeact_tui.execution.kernel.executor import KernelExecutor
 
     work = tmp_path_factory.mktemp("work")
     ex = KernelExecutor(working_dir=work, images_dir=work / "images")

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from freeact_tui.execution.docker_image import COMMANDS, _add_text, _elf_files, shared_libraries
+from freeact_tui.execution.isolation.docker_image import COMMANDS, _add_text, _elf_files, shared_libraries
 from tests.enterprise_gateway import _locked, _unavailable, cache_dir, launchers
 
 if TYPE_CHECKING:

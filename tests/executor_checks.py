@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
-from freeact_tui.execution.sandbox_bridge import PortBridges
+from freeact_tui.execution.isolation.bridge import PortBridges
 
 T = TypeVar("T")
 

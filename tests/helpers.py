@@ -48,11 +48,11 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.config import Config
 from freeact_tui.events import AgentEvent, ApprovalRequest, SubagentStatus
 from freeact_tui.execution.base import Executor
-from freeact_tui.execution.kernel import KernelExecutor
-from freeact_tui.permissions import PermissionRules
+from freeact_tui.execution.kernel.executor import KernelExecutor
+from freeact_tui.permissions.rules import PermissionRules
+from freeact_tui.project.config import Config
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.screens.main import MainScreen
@@ -335,7 +335,7 @@ async def resumed_rows(
 def freeact_load(path: Path) -> list[ModelMessage]:
     """The rules freeact's ``SessionStore.load_messages`` enforces (freeact 0.11, agent/session.py).
 
-    A fast stand-in that always runs; tests/test_freeact_interop.py checks with the real freeact.
+    A fast stand-in that always runs; tests/freeact/test_freeact_interop.py checks with the real freeact.
     """
     lines = path.read_text(encoding="utf-8").splitlines()
     payloads: list[Any] = []

@@ -147,6 +147,11 @@ MOVES: dict[str, str] = {
     "tests.test_effects_kernel": "tests.effects.test_effects_kernel",
     "tests.test_project_file_kinds": "tests.project.test_project_file_kinds",
     "tests.test_bench_approval_modes": "tests.repo.test_bench_approval_modes",
+    # tests: added after the table was written
+    "tests.test_actions_cap": "tests.agent.test_actions_cap",
+    "tests.test_reply_stops": "tests.agent.test_reply_stops",
+    "tests.test_reply_stops_tui": "tests.tui.test_reply_stops_tui",
+    "tests.test_kernel_message_order": "tests.fast.execution.test_kernel_message_order",
     # tests: fast tier, shell
     "tests.test_shellprograms": "tests.fast.shell.test_shellprograms",
     # tests: fast tier, store
@@ -409,6 +414,7 @@ PACKAGES: dict[str, str] = {
     "tests.core": "Tests of the shared modules at ``freeact_tui``'s root (git runs, typed-ahead keys).\n",
     "tests.repo": "The repository's own rules (imports, module size) and the fake model server of the tests.\n",
     "tests.fast.repo": "The repository's own rules that need no process (module size).\n",
+    "tests.fast.execution": "Kernel message handling that needs no kernel.\n",
     "tests.fast": (
         "The fast tier: tests that start no kernel, no process and no pty (``tests/fast/conftest.py``\n"
         "fails a test that does). ``python -m pytest -q tests/fast`` gives feedback in seconds.\n"

@@ -8,7 +8,7 @@ from typing import Any
 from acp.schema import HttpMcpServer, McpServerStdio
 
 from freeact_tui.acp.errors import invalid_params
-from freeact_tui.config import McpServerConfig
+from freeact_tui.project.config import McpServerConfig
 
 
 def client_mcp_servers(servers: Sequence[Any]) -> dict[str, McpServerConfig]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.skills import Skill, available_skills, skill_prompt
+from freeact_tui.project.skills import Skill, available_skills, skill_prompt
 
 
 @dataclass(frozen=True)

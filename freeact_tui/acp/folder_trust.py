@@ -18,8 +18,8 @@ from acp.schema import (
 )
 from acp.schema import ContentToolCallContent as ToolCallContent
 
-from freeact_tui import trust
-from freeact_tui.config import Config, ConfigError
+from freeact_tui.project import trust
+from freeact_tui.project.config import Config, ConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def trust_question(state: trust.TrustState, listing: str) -> ToolCallUpdate:
 async def ask_trust(client: Client, session_id: str, config: Config) -> Config:
     """The config to go on with: ``config`` as it is (nothing to ask, refused, or trusting failed) or
     reloaded with the project's files once the client trusted them."""
-    from freeact_tui.project_review import review
+    from freeact_tui.project.review import review
 
     state = config.trust_state
     if state is None or state.trusted:

@@ -9,7 +9,7 @@ import logging
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
 
 from freeact_tui.agent.model_choices import ModelChoice, ModelListError, offline_choices, server_models
-from freeact_tui.config import Config
+from freeact_tui.project.config import Config
 
 logger = logging.getLogger(__name__)
 

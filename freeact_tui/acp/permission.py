@@ -10,7 +10,7 @@ from __future__ import annotations
 from acp.schema import AllowedOutcome, PermissionOption, RequestPermissionResponse
 
 from freeact_tui.events import Decision
-from freeact_tui.rulepatterns import proposed_pattern, rule_words
+from freeact_tui.permissions.patterns import proposed_pattern, rule_words
 from freeact_tui.toolcalls import ToolCall
 
 ALLOW_ONCE = "allow_once"

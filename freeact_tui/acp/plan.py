@@ -16,7 +16,7 @@ from pathlib import Path
 from acp.helpers import plan_entry, update_plan
 from acp.schema import AgentPlanUpdate, PlanEntry, PlanEntryStatus
 
-from freeact_tui import paths
+from freeact_tui.project import paths
 
 _STEP = re.compile(r"^\s*[-*+]\s+\[([ xX])\]\s+(\S.*?)\s*$")
 

@@ -30,7 +30,7 @@ from freeact_tui.acp.toolcall_view import CallView, ToolContent, describe, note_
 from freeact_tui.acp.turn_updates import Update, decision_note
 from freeact_tui.actions.code import REJECTED_PART_NOTE
 from freeact_tui.store import transcript as tr
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 from freeact_tui.toolcalls import CODE_TOOL, call_record
 
 ReplayUpdate = Update | UserMessageChunk

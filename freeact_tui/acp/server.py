@@ -60,7 +60,7 @@ from freeact_tui.acp.stored import copy_history, listed_sessions, stored_setting
 from freeact_tui.acp.turn_runner import TurnRunner
 from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.demo_model import DEMO_MODEL, demo_model
-from freeact_tui.config import Config, ConfigError, McpServerConfig
+from freeact_tui.project.config import Config, ConfigError, McpServerConfig
 from freeact_tui.store.index import META_FILE
 from freeact_tui.store.session import Session
 from freeact_tui.store.sessions import InvalidSessionId, SessionStore, new_session_id, validate_session_id

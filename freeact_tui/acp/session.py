@@ -13,8 +13,8 @@ from freeact_tui.acp.effect_modes import effect_modes, set_effect_mode
 from freeact_tui.acp.plan import PlanWatch
 from freeact_tui.acp.turn_queue import TurnQueue
 from freeact_tui.agent.agent import Agent
-from freeact_tui.config import Config, McpServerConfig
 from freeact_tui.events import UsageUpdate
+from freeact_tui.project.config import Config, McpServerConfig
 
 ASK_MODE = "ask"
 AUTO_MODE = "auto"

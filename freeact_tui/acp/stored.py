@@ -12,7 +12,7 @@ from pathlib import Path
 from acp.schema import SessionInfo
 
 from freeact_tui.acp.model_option import model_choices
-from freeact_tui.config import Config
+from freeact_tui.project.config import Config
 from freeact_tui.store.index import TOOL_RESULTS_DIR, read_meta
 from freeact_tui.store.session import Session
 from freeact_tui.store.sessions import SessionStore

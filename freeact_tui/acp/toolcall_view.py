@@ -25,8 +25,8 @@ from acp.schema import (
     ToolKind,
 )
 
-from freeact_tui.codeshow import shown, summary
-from freeact_tui.textsafe import strip_sgr, visible
+from freeact_tui.text.codeshow import shown, summary
+from freeact_tui.text.safe import strip_sgr, visible
 from freeact_tui.toolcalls import (
     CodeAction,
     FileCall,

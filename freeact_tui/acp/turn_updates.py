@@ -46,7 +46,7 @@ from freeact_tui.events import (
     ThoughtsChunk,
     ToolOutput,
 )
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript
 
 Update = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress

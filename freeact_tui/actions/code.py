@@ -10,7 +10,7 @@ from typing import Any
 from freeact_tui.actions.ports import Overflow, TurnPorts
 from freeact_tui.events import CodeExecutionOutput, CodeExecutionOutputChunk
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
-from freeact_tui.shellwords import split_command
+from freeact_tui.shell.words import split_command
 from freeact_tui.store.event_record import IMAGE_NOTE
 from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript, ToolCall
 

@@ -27,12 +27,10 @@ from freeact_tui.actions.ports import EventPorts, TurnPorts
 from freeact_tui.agent import history as hist
 from freeact_tui.agent.approvals import ApprovalGate
 from freeact_tui.agent.channel import EventChannel
-from freeact_tui.agent.checkpointing import Checkpointing
 from freeact_tui.agent.context.keeper import ContextKeeper
 from freeact_tui.agent.context.window import ContextBreakdown
 from freeact_tui.agent.kernel import AgentKernel
 from freeact_tui.agent.kernel_launch import KernelLaunch
-from freeact_tui.agent.model_notes import put_before
 from freeact_tui.agent.models import choose_protocol, resolve_model
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.policy.mode import ActionMode
@@ -48,18 +46,20 @@ from freeact_tui.agent.turn.opening import TurnOpening
 from freeact_tui.agent.turn.state import TurnError, TurnState
 from freeact_tui.agent.usage import UsageMeter
 from freeact_tui.agent.user_shell import UserShell
-from freeact_tui.config import ActionProtocolName
+from freeact_tui.checkpoints.checkpointing import Checkpointing
+from freeact_tui.checkpoints.model_notes import put_before
 from freeact_tui.events import AgentEvent, Compacted, ContextUpdate, KernelState, Phase, UsageUpdate
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.mcp.discovery import DiscoveryMode
 from freeact_tui.mcp.gentools import generated_root
 from freeact_tui.mcp.setup import McpSetup
-from freeact_tui.permissions import PermissionRules, rules_for
+from freeact_tui.permissions.rules import PermissionRules, rules_for
+from freeact_tui.project.config import ActionProtocolName
 from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.sessions import Session, SessionDamaged, new_session_id
 
 if TYPE_CHECKING:
-    from freeact_tui.config import Config
+    from freeact_tui.project.config import Config
 
 
 class AgentBusy(RuntimeError):

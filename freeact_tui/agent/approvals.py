@@ -20,9 +20,9 @@ from freeact_tui.effects.classes import reading as reading_of
 from freeact_tui.effects.ledger import KernelLedger, runs_in_kernel
 from freeact_tui.effects.modes import ApprovalMode, Verdict, judge
 from freeact_tui.events import ApprovalRequest, Decision, Phase, ToolOutput
-from freeact_tui.pathreach import named_paths
-from freeact_tui.permissions import PermissionRules, PermissionsFileError
-from freeact_tui.shellwords import shell_only_cell
+from freeact_tui.permissions.rules import PermissionRules, PermissionsFileError
+from freeact_tui.reach.named_paths import named_paths
+from freeact_tui.shell.words import shell_only_cell
 from freeact_tui.store.decision_record import decision_record
 from freeact_tui.toolcalls import CodeAction, ToolCall, call_record
 

@@ -28,8 +28,8 @@ from pydantic_ai.models import Model, infer_model, known_model_names
 from pydantic_ai.providers import infer_provider_class
 
 from freeact_tui.agent.sdk_body import without_sdk_walk
-from freeact_tui.config import ActionProtocolName, ActionProtocolSetting
 from freeact_tui.demo.model import DEMO_MODEL
+from freeact_tui.project.config import ActionProtocolName, ActionProtocolSetting
 
 TEST_MODEL = "test"
 OFFLINE_MODELS = (TEST_MODEL, DEMO_MODEL)

@@ -8,9 +8,9 @@ from importlib import resources
 from pathlib import Path
 from typing import TypedDict, Unpack
 
-from freeact_tui import projectfiles
-from freeact_tui import skills as _skills
-from freeact_tui.skills import available_skills, skills_section
+from freeact_tui.project import files as projectfiles
+from freeact_tui.project import skills as _skills
+from freeact_tui.project.skills import available_skills, skills_section
 
 log = logging.getLogger(__name__)
 

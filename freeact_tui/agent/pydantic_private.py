@@ -2,7 +2,7 @@
 
 ``model_stream.py`` opens a model request the way ``pydantic_ai.direct.model_request_stream`` does,
 without its whole-history passes, and needs four of its internals. A pydantic-ai release that moves
-one makes this import fail at once (and ``tests/test_pydantic_private.py`` names which one), rather
+one makes this import fail at once (and ``tests/fast/agent/test_pydantic_private.py`` names which one), rather
 than quietly taking a slower route.
 """
 

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from freeact_tui.agent.checkpointing import RewindPlan, UserTurn
-from freeact_tui.execution.checkpoint_records import RestoreResult
+from freeact_tui.checkpoints.checkpointing import RewindPlan, UserTurn
+from freeact_tui.checkpoints.records import RestoreResult
 from freeact_tui.store.event_record import is_event_record
 from freeact_tui.store.rewind_file import RewindMark
 from freeact_tui.store.sessions import SessionDamaged
-from freeact_tui.textsafe import one_line
+from freeact_tui.text.safe import one_line
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent

@@ -15,10 +15,10 @@ from typing import Any
 from pydantic_ai.models import Model
 
 from freeact_tui.actions.file_access import FileAccess
-from freeact_tui.agent.checkpointing import Checkpointing
 from freeact_tui.agent.settings import Settings
+from freeact_tui.checkpoints.checkpointing import Checkpointing
 from freeact_tui.execution.base import Executor
-from freeact_tui.permissions import PermissionRules
+from freeact_tui.permissions.rules import PermissionRules
 
 
 @dataclass

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from freeact_tui.config import ActionProtocolSetting, Config
+from freeact_tui.project.config import ActionProtocolSetting, Config
 
 if TYPE_CHECKING:  # pydantic-ai takes most of a second to import: the app's boot reads settings before it
     from pydantic_ai.settings import ModelSettings

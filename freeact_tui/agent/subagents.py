@@ -22,7 +22,7 @@ from freeact_tui.events import (
     UsageUpdate,
 )
 from freeact_tui.execution.base import Executor
-from freeact_tui.execution.pool import ExecutorPool
+from freeact_tui.execution.kernel.pool import ExecutorPool
 from freeact_tui.store.sessions import Session
 
 

@@ -3,7 +3,7 @@
 ``freeact-tui [options]`` with nothing but the app's options (the common launch) is taken apart here
 and started without importing typer (its import and parsing cost a fifth of the time to the first
 frame). typer stays the one definition of the options (``cli.options``, ``cli.main.run``):
-``tests/test_quick_launch.py`` checks ``APP_OPTIONS`` against it, and that both parse the same command
+``tests/cli/test_quick_launch.py`` checks ``APP_OPTIONS`` against it, and that both parse the same command
 lines to the same values. Anything this does not take apart with certainty (``--help``, ``--version``,
 a subcommand, an unknown or combined option, a bad choice, a value that looks like an option) is left
 to typer, which answers it as always.

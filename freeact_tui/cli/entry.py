@@ -92,8 +92,8 @@ def plain_sessions_dir(config: Path | None) -> Path | None:
         return None
     import tomllib
 
-    from freeact_tui import paths
-    from freeact_tui.trust import project_env_file
+    from freeact_tui.project import paths
+    from freeact_tui.project.trust import project_env_file
 
     user = paths.user_config_file()
     if user.exists():
@@ -117,7 +117,7 @@ def quick_sessions_list(args: ListArgs) -> bool:
 
     root = args.sessions_dir or plain_sessions_dir(args.config)
     if root is None:
-        from freeact_tui.config import ConfigError, load_config
+        from freeact_tui.project.config import ConfigError, load_config
 
         try:
             root = load_config(args.config).resolved_sessions_dir()
@@ -198,8 +198,8 @@ def main() -> None:
         typeahead.hold()  # keys typed while the app starts arrive as typed (Enter sends)
         mark("entry:hold")
     if starts_local_app(sys.argv[1:]):
-        from freeact_tui.execution import spare_gateway
         from freeact_tui.execution.deferred_imports import defer_mcpygen_init, defer_rfc3987_syntax
+        from freeact_tui.execution.kernel import spare_gateway
 
         # Whatever imports them first (the tool server, MCP API generation) loads only what it uses.
         defer_rfc3987_syntax()

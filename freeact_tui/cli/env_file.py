@@ -20,7 +20,7 @@ def load_env_file() -> Path | None:
         return None  # the common case, answered without importing dotenv
     from dotenv import find_dotenv, load_dotenv
 
-    from freeact_tui.trust import project_env_file
+    from freeact_tui.project.trust import project_env_file
 
     found = find_dotenv(usecwd=True)
     if not found or project_env_file(Path.cwd().resolve()) is not None:

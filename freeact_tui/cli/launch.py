@@ -18,8 +18,8 @@ from freeact_tui.cli.app_options import ExecutionChoice, LogLevel, ProtocolChoic
 from freeact_tui.cli.env_file import load_env_file
 
 if TYPE_CHECKING:
-    from freeact_tui.config import Config
-    from freeact_tui.config_sources import DeferredConfig, LaunchView, Sources
+    from freeact_tui.project.config import Config
+    from freeact_tui.project.sources import DeferredConfig, LaunchView, Sources
 
 # freeact's --sandbox-config names a sandbox-runtime settings file; ours has no such file.
 SANDBOX_CONFIG_REFUSAL = (
@@ -115,7 +115,7 @@ def start_app(
         config_path, overrides, trust_project=trust_project, defer=session_id is None and not resume
     )
     mark("config:end")
-    from freeact_tui.config_sources import DeferredConfig, LaunchView
+    from freeact_tui.project.sources import DeferredConfig, LaunchView
 
     chosen = None if isinstance(config, DeferredConfig) else resolve_session_id(config, session_id, resume)
     if chosen is not None and not isinstance(config, DeferredConfig):
@@ -139,7 +139,7 @@ def start_app(
     from freeact_tui.tui.quitting import exit_now
 
     mark("app_import:end")
-    from freeact_tui.execution import spare_gateway
+    from freeact_tui.execution.kernel import spare_gateway
 
     if view.execution == "local":
         # A local kernel's gateway imports on the other core while the first frame is mounted and
@@ -182,7 +182,7 @@ def load_for_app(
     Raises:
         SystemExit: a source is broken (after saying why), code 2.
     """
-    from freeact_tui.config_sources import ConfigError, DeferredConfig, LaunchView, ValidSources, gather
+    from freeact_tui.project.sources import ConfigError, DeferredConfig, LaunchView, ValidSources, gather
 
     try:
         sources = gather(config_path, overrides, trust_project=trust_project)
@@ -205,7 +205,7 @@ def _validated(sources: Sources, again: Callable[[], Config]) -> Config:
 
     mark("config_validate:start")
     with _pydantic_plugins_off():
-        from freeact_tui.config import validate
+        from freeact_tui.project.config import validate
 
         config = validate(sources, again)
     mark("config_validate:end")
@@ -213,7 +213,7 @@ def _validated(sources: Sources, again: Callable[[], Config]) -> Config:
 
 
 def _load_again(config_path: Path | None, overrides: dict[str, object]) -> Config:
-    from freeact_tui.config import load_config
+    from freeact_tui.project.config import load_config
 
     return load_config(config_path, overrides)
 
@@ -287,7 +287,7 @@ def warn_if_insecure(config: Config | LaunchView) -> None:
     """Say on stderr that the remote gateway's certificate is not verified (if so)."""
     if config.execution != "remote":
         return
-    from freeact_tui.execution.gateway_endpoint import config_warning
+    from freeact_tui.execution.gateway.endpoint import config_warning
 
     if warning := config_warning(config.execution, config.remote_url, config.remote_insecure):
         say(warning, err=True)
@@ -301,7 +301,7 @@ def log_to_file(level: LogLevel | None = None) -> Path:
     """
     import logging
 
-    from freeact_tui import paths
+    from freeact_tui.project import paths
 
     log_dir = paths.data_dir() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)

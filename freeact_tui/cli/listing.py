@@ -43,7 +43,7 @@ def print_sessions(root: Path, *, limit: int, show_all: bool, full_ids: bool) ->
     from rich.table import Table
     from rich.text import Text
 
-    from freeact_tui.textsafe import visible
+    from freeact_tui.text.safe import visible
 
     infos = SessionIndex(root).infos(sizes=False)  # sizes are not shown: no directory scan each
     if not infos:

@@ -44,7 +44,7 @@ from freeact_tui.cli.options import (
 from freeact_tui.cli.sessions import sessions_app
 
 if TYPE_CHECKING:
-    from freeact_tui.config import Config
+    from freeact_tui.project.config import Config
 
 app = typer.Typer(
     name="freeact-tui",
@@ -100,8 +100,8 @@ def run(
 def _trust_as_printed(folder: Path) -> None:
     """``--trust``: print what the folder's trust covers (the trust dialog's listing), then trust exactly
     that (the digests of what was printed: a file changed since is asked about again)."""
-    from freeact_tui import trust
-    from freeact_tui.project_review import review
+    from freeact_tui.project import trust
+    from freeact_tui.project.review import review
 
     state = trust.check(folder)
     if state.trusted:
@@ -116,11 +116,11 @@ def _trust_as_printed(folder: Path) -> None:
 def _echo_untrusted(config: Config) -> None:
     """Without a prompt to ask: say on stderr, in one line, which project files are ignored and why;
     or, when ``--trust`` trusted the folder just now, what it trusted: the trust dialog's listing."""
-    from freeact_tui.trust import untrusted_notice
+    from freeact_tui.project.trust import untrusted_notice
 
     state = config.trust_state
     if state is not None and state.granted:
-        from freeact_tui.project_review import review
+        from freeact_tui.project.review import review
 
         typer.echo(f"freeact-tui: --trust: trusted {state.folder} with:\n{review(state).text()}", err=True)
     elif state is not None and not state.trusted:
@@ -167,7 +167,7 @@ def run_headless(
     2 refused for lack of approval, 3 max turns reached, 4 stalled: max_steps_without_progress steps in a
     row made no progress, 130 interrupted)."""
     from freeact_tui.cli import run as headless
-    from freeact_tui.config import ConfigError, load_config
+    from freeact_tui.project.config import ConfigError, load_config
 
     before: dict[str, object] = ctx.obj or {}
     session_id = session_id or before.get("session_id")  # type: ignore[assignment]
@@ -259,7 +259,7 @@ def serve_acp(
     def prepare() -> Callable[[Path], Config]:
         """Runs while ``initialize`` is answered: the config checked (a broken one ends the server with its
         message), ``--trust`` applied to the folder it prints, and the loader of a session's config."""
-        from freeact_tui.config import load_config
+        from freeact_tui.project.config import load_config
 
         def config_for(cwd: Path) -> Config:
             # an editor's folder is untrusted like any other: its project files apply once trusted (the
@@ -288,7 +288,7 @@ def serve_acp(
     try:
         asyncio.run(serve(prepare))
     except Exception as exc:  # e.g. stdin/stdout that cannot be used: a message, not a traceback
-        from freeact_tui.config_sources import ConfigError
+        from freeact_tui.project.sources import ConfigError
 
         if isinstance(exc, ConfigError):
             typer.echo(f"freeact-tui: {exc}", err=True)

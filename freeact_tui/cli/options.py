@@ -158,7 +158,10 @@ def _prepare_subcommand(ctx: typer.Context, subcommand: str, config_path: Path |
             f"`{subcommand}`; give only --config before it."
         )
     if config_path is not None:
-        from freeact_tui.config import ConfigError, load_config  # (only then: `acp` answers before it)
+        from freeact_tui.project.config import (  # (only then: `acp` answers before it)
+            ConfigError,
+            load_config,
+        )
 
         try:
             ctx.meta[CONFIG_META_KEY] = load_config(config_path)

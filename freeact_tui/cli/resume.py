@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, get_args
 
-from freeact_tui.config import ActionProtocolSetting
+from freeact_tui.project.config import ActionProtocolSetting
 
 if TYPE_CHECKING:
-    from freeact_tui.config import Config
+    from freeact_tui.project.config import Config
 
 ENDPOINT_KEYS = ("model", "base_url")
 RESUMED_KEYS = (*ENDPOINT_KEYS, "action_protocol")

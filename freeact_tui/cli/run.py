@@ -21,7 +21,6 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 from freeact_tui.agent.policy.text_protocol import said
 from freeact_tui.agent.reply_stops import LastReply
-from freeact_tui.codeshow import summary
 from freeact_tui.events import (
     AgentError,
     AgentEvent,
@@ -33,16 +32,17 @@ from freeact_tui.events import (
     Response,
     ToolOutput,
 )
-from freeact_tui.pathreach import describe
-from freeact_tui.permissions import KINDS, PermissionRules, rules_for
-from freeact_tui.rulebreadth import EFFECT_PREFIX, FOLDER_CLASSES
-from freeact_tui.rulepatterns import exact_pattern
-from freeact_tui.textsafe import visible
+from freeact_tui.permissions.patterns import exact_pattern
+from freeact_tui.permissions.rules import KINDS, PermissionRules, rules_for
+from freeact_tui.reach.breadth import EFFECT_PREFIX, FOLDER_CLASSES
+from freeact_tui.reach.named_paths import describe
+from freeact_tui.text.codeshow import summary
+from freeact_tui.text.safe import visible
 from freeact_tui.toolcalls import CodeAction, ToolCall
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
-    from freeact_tui.config import Config
+    from freeact_tui.project.config import Config
 
 OutputFormat = Literal["text", "json", "stream-json"]
 Status = Literal["answered", "error", "refused", "max_turns", "stalled", "cut", "filtered", "interrupted"]
@@ -445,8 +445,8 @@ def run_from_config(
     """
     from freeact_tui.agent.agent import Agent
     from freeact_tui.agent.models import ModelSetupError, missing_setup
-    from freeact_tui.freeact_project import FreeactConfigError
-    from freeact_tui.permissions import PermissionsFileError
+    from freeact_tui.permissions.rules import PermissionsFileError
+    from freeact_tui.project.freeact_dir import FreeactConfigError
 
     problem = missing_setup(config.model, config.base_url, config.api_key_env)
     if problem:

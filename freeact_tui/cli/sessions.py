@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 if TYPE_CHECKING:
-    from freeact_tui.config import Config
+    from freeact_tui.project.config import Config
     from freeact_tui.store import SessionStore
 
 sessions_app = typer.Typer(
@@ -40,7 +40,7 @@ def _fail(message: str, code: int = 1) -> NoReturn:
 
 def _store(ctx: typer.Context, sessions_dir: Path | None, config: Path | None) -> SessionStore:
     """The store of ``--sessions-dir``, else of ``--config`` (this command's, else the app's), else defaults."""
-    from freeact_tui.config import ConfigError, load_config
+    from freeact_tui.project.config import ConfigError, load_config
     from freeact_tui.store import SessionStore
 
     if sessions_dir is not None:
@@ -93,7 +93,7 @@ def show_session(
     from freeact_tui.cli.listing import when
     from freeact_tui.store import validate_agent_id
     from freeact_tui.store.export import render_text
-    from freeact_tui.textsafe import visible
+    from freeact_tui.text.safe import visible
 
     store = _store(ctx, sessions_dir, config)
     session = store.session(_resolve(store, session_id))
@@ -130,7 +130,7 @@ def export_session(
     config: ConfigOption = None,
 ) -> None:
     """Export a conversation as markdown or JSON."""
-    from freeact_tui import paths
+    from freeact_tui.project import paths
     from freeact_tui.store.export import ExportFormat, render
 
     if fmt not in ("md", "json"):

@@ -31,7 +31,7 @@ from freeact_tui.events import (
     ResponseChunk,
 )
 from freeact_tui.execution.base import Executor
-from freeact_tui.permissions import PermissionRules
+from freeact_tui.permissions.rules import PermissionRules
 from freeact_tui.toolcalls import CodeAction
 
 _DONE = object()

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from freeact_tui.userwords import split_attachments
+from freeact_tui.text.userwords import split_attachments
 
 IntentKind = Literal[
     "compute",

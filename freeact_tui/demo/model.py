@@ -33,8 +33,8 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 
 from freeact_tui.demo.intents import Intent, attachment_summary, parse_intent
+from freeact_tui.text.userwords import user_words
 from freeact_tui.toolcalls import CODE_TOOL, SUBAGENT_TOOL
-from freeact_tui.userwords import user_words
 
 DEMO_MODEL = "demo"
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from freeact_tui.rulebreadth import EFFECT_PREFIX  # a rule pattern naming an effect class
+from freeact_tui.reach.breadth import EFFECT_PREFIX  # a rule pattern naming an effect class
 
 MAX_NAMED = 4
 """The most paths or programs one line names (it says how many more there were)."""

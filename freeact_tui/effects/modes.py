@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from freeact_tui.effects.classes import Reading, class_words, describe
-from freeact_tui.paths import runs_later
+from freeact_tui.project.paths import runs_later
 from freeact_tui.toolcalls import CodeAction, FileCall, ShellAction, ShellScript, ToolCall
 
 

@@ -25,10 +25,10 @@ from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
 from freeact_tui.effects.known import PLOT_BACKENDS
 from freeact_tui.effects.magics import NO_VAR_EXPAND, expands, magic_words, writefile_target
 from freeact_tui.effects.pycode import read_python
-from freeact_tui.pathreach import named_paths
-from freeact_tui.paths import runs_later
-from freeact_tui.shellprograms import run_commands
-from freeact_tui.shellwords import split_command
+from freeact_tui.project.paths import runs_later
+from freeact_tui.reach.named_paths import named_paths
+from freeact_tui.shell.programs import run_commands
+from freeact_tui.shell.words import split_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
 
 _CELL_MAGIC = re.compile(r"^%%(\w+)[ \t]*(.*)$")

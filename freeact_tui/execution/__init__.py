@@ -25,10 +25,10 @@ def __getattr__(name: str) -> Any:
 
 
 _BACKENDS = {
-    "local": ("freeact_tui.execution.kernel",),
-    "sandbox": ("freeact_tui.execution.sandbox",),
-    "docker": ("freeact_tui.execution.docker", "freeact_tui.execution.docker_image"),
-    "remote": ("freeact_tui.execution.remote",),
+    "local": ("freeact_tui.execution.kernel.executor",),
+    "sandbox": ("freeact_tui.execution.isolation.sandbox",),
+    "docker": ("freeact_tui.execution.isolation.docker", "freeact_tui.execution.isolation.docker_image"),
+    "remote": ("freeact_tui.execution.gateway.remote",),
 }
 
 
@@ -94,20 +94,20 @@ def create_executor(
         "import_working_dir": import_working_dir,
     }
     if mode == "local":
-        from freeact_tui.execution.kernel import KernelExecutor
+        from freeact_tui.execution.kernel.executor import KernelExecutor
 
         return KernelExecutor(**common)
     if mode == "sandbox":
-        from freeact_tui.execution.sandbox import SandboxExecutor
+        from freeact_tui.execution.isolation.sandbox import SandboxExecutor
 
         return SandboxExecutor(**common)
     if mode == "docker":
-        from freeact_tui.execution.docker import DockerExecutor
-        from freeact_tui.execution.docker_image import DEFAULT_IMAGE
+        from freeact_tui.execution.isolation.docker import DockerExecutor
+        from freeact_tui.execution.isolation.docker_image import DEFAULT_IMAGE
 
         return DockerExecutor(image=docker_image or DEFAULT_IMAGE, **common)
     if mode == "remote":
-        from freeact_tui.execution.remote import RemoteExecutor
+        from freeact_tui.execution.gateway.remote import RemoteExecutor
 
         return RemoteExecutor(remote_url=remote_url, remote_insecure=remote_insecure, **common)
     from freeact_tui.execution.base import ExecutorError

@@ -36,7 +36,7 @@ from freeact_tui.freeact.events import (
     ids,
 )
 from freeact_tui.freeact.toolcalls import from_ours
-from freeact_tui.permissions import PermissionRules
+from freeact_tui.permissions.rules import PermissionRules
 
 REJECTED = "Tool call rejected"
 

@@ -3,7 +3,7 @@
 ``load`` parses the file into ``FreeactConfig`` (freeact's schema: unknown keys are errors, as in
 freeact); ``resolve`` turns it into a ``ResolvedRuntime`` that ``freeact_tui.freeact.Agent`` runs.
 The settings map onto this app's ``Config`` the same way a freeact project's file is read by the
-app itself (``freeact_tui.freeact_project``).
+app itself (``freeact_tui.project.freeact_dir``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai.models import Model
 
-from freeact_tui import projectfiles
-from freeact_tui.config import Config
 from freeact_tui.freeact.presets import (
     BASIC_SEARCH_MCP_SERVER_CONFIG,
     FETCH_MCP_SERVER_CONFIG,
@@ -28,10 +26,12 @@ from freeact_tui.freeact.presets import (
     GOOGLE_SEARCH_MCP_SERVER_CONFIG,
     HYBRID_SEARCH_MCP_SERVER_CONFIG,
 )
-from freeact_tui.freeact_project import map_agent_section, toml_depth_problem
 from freeact_tui.mcp.discovery import HYBRID_MISSING, hybrid_available
-from freeact_tui.paths import FREEACT_DIR_NAME
-from freeact_tui.skills import front_matter, materialize_bundled_skills
+from freeact_tui.project import files as projectfiles
+from freeact_tui.project.config import Config
+from freeact_tui.project.freeact_dir import map_agent_section, toml_depth_problem
+from freeact_tui.project.paths import FREEACT_DIR_NAME
+from freeact_tui.project.skills import front_matter, materialize_bundled_skills
 
 CONFIG_FILENAME = "config.toml"
 DEFAULT_MODEL_NAME = "google-gla:gemini-3.6-flash"

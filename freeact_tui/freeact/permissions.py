@@ -13,7 +13,6 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from freeact_tui import projectfiles
 from freeact_tui.freeact.toolcalls import (
     CodeAction,
     FileEdit,
@@ -23,8 +22,9 @@ from freeact_tui.freeact.toolcalls import (
     ShellAction,
     ToolCall,
 )
-from freeact_tui.pathglobs import normalize_path, path_regex
-from freeact_tui.pathresolve import resolve, root_of, subject
+from freeact_tui.project import files as projectfiles
+from freeact_tui.reach.globs import normalize_path, path_regex
+from freeact_tui.reach.resolve import resolve, root_of, subject
 
 _TYPES: dict[str, type[ToolCall]] = {
     "GenericCall": GenericCall,

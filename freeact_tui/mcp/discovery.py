@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic_ai.tools import ToolDefinition
 
-from freeact_tui.config import McpServerConfig
+from freeact_tui.project.config import McpServerConfig
 
 DiscoveryMode = Literal["basic", "hybrid", "off"]
 

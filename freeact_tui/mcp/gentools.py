@@ -13,7 +13,7 @@ import keyword
 from dataclasses import dataclass
 from pathlib import Path
 
-from freeact_tui import paths
+from freeact_tui.project import paths
 
 PACKAGE = "gentools"
 LISTED_MAX = 50

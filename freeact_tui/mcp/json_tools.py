@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.tools import ToolDefinition
 
-from freeact_tui.config import McpServerConfig
 from freeact_tui.mcp.servers import (
     LEGACY_TOOL_NAME_SEPARATOR,
     McpServerError,
@@ -27,11 +26,12 @@ from freeact_tui.mcp.servers import (
     qualified_tool_name,
     result_text,
 )
+from freeact_tui.project.config import McpServerConfig
 
 if TYPE_CHECKING:
     from mcp.types import Tool
 
-    from freeact_tui.execution.mcp_session import McpSession
+    from freeact_tui.execution.tools.mcp_session import McpSession
 
 logger = logging.getLogger(__name__)
 

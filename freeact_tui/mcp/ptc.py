@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from freeact_tui import paths
-from freeact_tui.config import McpServerConfig
 from freeact_tui.mcp.ptc_marker import (
     DIGEST_FILE,
     baked_params,
@@ -45,7 +43,9 @@ from freeact_tui.mcp.servers import (
     list_tools,
     server_params,
 )
-from freeact_tui.trust import note_own_writes
+from freeact_tui.project import paths
+from freeact_tui.project.config import McpServerConfig
+from freeact_tui.project.trust import note_own_writes
 
 if TYPE_CHECKING:
     from mcp.types import Tool

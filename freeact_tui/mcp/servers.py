@@ -18,14 +18,14 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from freeact_tui import paths
-from freeact_tui.config import McpServerConfig
-from freeact_tui.paths import log_tail, mcp_log_file
+from freeact_tui.project import paths
+from freeact_tui.project.config import McpServerConfig
+from freeact_tui.project.paths import log_tail, mcp_log_file
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult, Tool
 
-    from freeact_tui.execution.mcp_session import McpSession
+    from freeact_tui.execution.tools.mcp_session import McpSession
 
 logger = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ async def connect(
     Raises:
         McpServerError: The server did not start or answer; the message quotes its stderr.
     """
-    from freeact_tui.execution.mcp_session import McpSession
+    from freeact_tui.execution.tools.mcp_session import McpSession
 
     log_dir = log_dir or default_log_dir()
     log: Path | None = None

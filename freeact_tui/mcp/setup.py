@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic_ai.tools import ToolDefinition
 
-from freeact_tui.config import McpServerConfig
 from freeact_tui.mcp.discovery import (
     HYBRID_MISSING,
     SERVER_NAME,
@@ -20,6 +19,7 @@ from freeact_tui.mcp.discovery import (
 )
 from freeact_tui.mcp.json_tools import McpJsonTools
 from freeact_tui.mcp.ptc import PtcApis, default_ptc_root, generate_ptc_sources
+from freeact_tui.project.config import McpServerConfig
 from freeact_tui.timeline import mark
 
 

@@ -12,7 +12,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
 from freeact_tui.store import transcript as tr
 from freeact_tui.store.rewind_file import RewindMark
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 from freeact_tui.toolcalls import CodeAction, SubagentTask
 
 ExportFormat = Literal["md", "json", "text"]

@@ -23,12 +23,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from freeact_tui import paths
+from freeact_tui.project import paths
 from freeact_tui.store.envelope import MAX_LINE_BYTES, EnvelopeError, decode_envelope
 from freeact_tui.store.event_record import EVENT_KEY, is_event_record
 from freeact_tui.store.prompt_record import split_prompt
-from freeact_tui.textsafe import one_line
-from freeact_tui.userwords import user_words
+from freeact_tui.text.safe import one_line
+from freeact_tui.text.userwords import user_words
 
 MAIN_FILE = "main.jsonl"
 META_FILE = "meta.json"

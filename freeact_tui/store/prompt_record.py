@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from freeact_tui.userwords import ShellRun, fence_for, take_prefix
+from freeact_tui.text.userwords import ShellRun, fence_for, take_prefix
 
 PROMPT_KEY = "freeact_tui_prompt"
 """Request metadata: ``{"added": N}`` — the first N characters of the prompt (or N leading items of a

@@ -21,8 +21,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from freeact_tui.ownwrites import AppendHash, resume_hash
-from freeact_tui.paths import FREEACT_DIR_NAME
+from freeact_tui.project.own_writes import AppendHash, resume_hash
+from freeact_tui.project.paths import FREEACT_DIR_NAME
+from freeact_tui.project.trust import note_own_writes, own_mark, store_own_marks
 from freeact_tui.store import lock as session_lock
 from freeact_tui.store import rewind_file
 from freeact_tui.store.envelope import EnvelopeError, decode_envelope, encode_envelope, utc_now_ts
@@ -41,7 +42,6 @@ from freeact_tui.store.index import (
     write_meta,
 )
 from freeact_tui.store.rewind_file import REWOUND_DIR, RewindMark, marker_keep, rewind_marker
-from freeact_tui.trust import note_own_writes, own_mark, store_own_marks
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage

@@ -15,9 +15,10 @@ from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 
-from freeact_tui import paths, typeahead
-from freeact_tui.config_sources import ConfigError, DeferredConfig, LaunchView
-from freeact_tui.textsafe import visible
+from freeact_tui import typeahead
+from freeact_tui.project import paths
+from freeact_tui.project.sources import ConfigError, DeferredConfig, LaunchView
+from freeact_tui.text.safe import visible
 from freeact_tui.timeline import mark
 from freeact_tui.tui import terminal_keys
 from freeact_tui.tui.clipboard import copy_to_os_clipboard
@@ -43,8 +44,8 @@ if TYPE_CHECKING:
 
     from freeact_tui.agent.agent import Agent
     from freeact_tui.agent.kernel_launch import KernelLaunch
-    from freeact_tui.config import Config
     from freeact_tui.events import KernelState
+    from freeact_tui.project.config import Config
     from freeact_tui.tui.widgets.blocks import ActionBlock
 
 SlashOutcome = Literal["prompt", "done", "invalid"]
@@ -148,7 +149,7 @@ class FreeactApp(App[None]):
         for warning in [*self.launch.notices, *self._theme.warnings]:
             self.notify(warning, severity="warning", timeout=10)
         if self.launch.execution == "remote":
-            from freeact_tui.execution.gateway_endpoint import config_warning
+            from freeact_tui.execution.gateway.endpoint import config_warning
 
             insecure = config_warning("remote", self.launch.remote_url, self.launch.remote_insecure)
             if insecure is not None:
@@ -407,14 +408,14 @@ class FreeactApp(App[None]):
         """What to send for a typed prompt (``//x`` sends ``/x``; ``/<skill> args`` the skill, as freeact)."""
         call = self._skill_call(text)
         if call is not None:
-            from freeact_tui.skills import skill_prompt
+            from freeact_tui.project.skills import skill_prompt
 
             return skill_prompt(*call)
         return unescape_prompt(text)
 
     def skill_entries(self) -> list[tuple[str, str]]:
         """(name, description) of the skills ``/<name> args`` invokes (not those a command's name hides)."""
-        from freeact_tui.skills import available_skills
+        from freeact_tui.project.skills import available_skills
 
         try:
             skills = available_skills(self.config.resolved_working_dir())

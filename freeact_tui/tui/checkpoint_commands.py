@@ -11,12 +11,12 @@ from collections.abc import Awaitable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from freeact_tui.agent.checkpointing import CheckpointsUnavailableHere, UndoPlan, UndoScope, UserTurn
 from freeact_tui.agent.rewind import RewindRefused, files_done, name_files, rewind
-from freeact_tui.execution.checkpoint_limits import SkippedFile
-from freeact_tui.execution.checkpoint_records import FileChange
-from freeact_tui.execution.shadow_git import CheckpointError
-from freeact_tui.textsafe import one_line_summary
+from freeact_tui.checkpoints.checkpointing import CheckpointsUnavailableHere, UndoPlan, UndoScope, UserTurn
+from freeact_tui.checkpoints.limits import SkippedFile
+from freeact_tui.checkpoints.records import FileChange
+from freeact_tui.checkpoints.shadow_git import CheckpointError
+from freeact_tui.text.safe import one_line_summary
 from freeact_tui.tui.screens.confirm import ConfirmScreen
 from freeact_tui.tui.screens.diff import DiffScreen
 from freeact_tui.tui.screens.rewind import RewindChoice, RewindScreen

@@ -23,7 +23,7 @@ import json
 import os
 from pathlib import Path
 
-from freeact_tui import paths
+from freeact_tui.project import paths
 
 
 def default_history_path() -> Path:

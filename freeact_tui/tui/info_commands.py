@@ -11,8 +11,8 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from freeact_tui import paths
-from freeact_tui.textsafe import one_line
+from freeact_tui.project import paths
+from freeact_tui.text.safe import one_line
 from freeact_tui.tui.commands import SlashCommand
 from freeact_tui.tui.context_report import context_report
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen, ScreenResultCallbackType
 
     from freeact_tui.agent.agent import Agent
-    from freeact_tui.config import Config
+    from freeact_tui.project.config import Config
     from freeact_tui.tui.screens.main import MainScreen
 
 _Result = TypeVar("_Result")
@@ -64,7 +64,7 @@ async def context_command(app: InfoHost, command: SlashCommand) -> None:
 
 async def show_permissions(app: InfoHost) -> None:
     """``/permissions``: the rules in force, on a screen of their own."""
-    from freeact_tui.permissions import rules_for
+    from freeact_tui.permissions.rules import rules_for
     from freeact_tui.tui.screens.permissions import PermissionsScreen
 
     # The running agent's rules (its session rules included); without an agent, the saved ones.
@@ -78,7 +78,7 @@ async def show_permissions(app: InfoHost) -> None:
 
 async def list_skills(app: InfoHost) -> None:
     """``/skills``: the skills of the working directory, with where each lives."""
-    from freeact_tui.skills import available_skills
+    from freeact_tui.project.skills import available_skills
 
     working_dir = app.config.resolved_working_dir()
     skills = available_skills(working_dir, trusted=app.config.project_trusted)

@@ -7,7 +7,7 @@ parent's set. With ``layout: stream`` (the conversation log and its blocks) a pa
 non-empty re-uses the cached placements of the children not in it. So when a response's first
 paragraph is mounted in the same frame as another block of the log changes (the tool call's action
 block, the approval dialog), the response block keeps its cached height of 0 and its text is not
-drawn until something else lays the log out again. ``tests/test_layout_tracking.py`` reproduces it.
+drawn until something else lays the log out again. ``tests/fast/tui/test_layout_tracking.py`` reproduces it.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from freeact_tui.textsafe import one_line_summary
+from freeact_tui.text.safe import one_line_summary
 
 _TITLE = "freeact"
 _MAX_BODY = 200

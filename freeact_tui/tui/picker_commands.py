@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen, ScreenResultCallbackType
 
     from freeact_tui.agent.agent import Agent
-    from freeact_tui.config import Config
+    from freeact_tui.project.config import Config
 
 SERVER_TIMEOUT = 3.0
 """Seconds the server's model list may take (the picker is usable meanwhile)."""

@@ -41,7 +41,7 @@ async def settle_for_exit(agent: Agent, *, limit: float = TURN_LIMIT) -> None:
             await asyncio.wait_for(asyncio.to_thread(session.sync), limit)
         except (OSError, TimeoutError) as exc:  # the messages are with the OS already
             logging.getLogger(__name__).warning("session not synced at exit: %s", exc)
-    from freeact_tui.execution.remote import release_remote_kernels
+    from freeact_tui.execution.gateway.remote import release_remote_kernels
 
     await release_remote_kernels(limit)
 

@@ -37,6 +37,7 @@ from freeact_tui.events import (
     ToolOutput,
 )
 from freeact_tui.store.prompt_record import INTERRUPTED
+from freeact_tui.text.userwords import split_attachments
 from freeact_tui.toolcalls import (
     CODE_TOOL,
     SUBAGENT_TOOL,
@@ -46,7 +47,6 @@ from freeact_tui.toolcalls import (
     SubagentTask,
     ToolCall,
 )
-from freeact_tui.userwords import split_attachments
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage

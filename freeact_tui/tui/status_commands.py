@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
-    from freeact_tui.config import Config
+    from freeact_tui.project.config import Config
     from freeact_tui.tui.info_commands import InfoHost
 
 MEMORY_FILE = "AGENTS.md"
@@ -34,7 +34,7 @@ def rows_text(rows: list[tuple[str, str]]) -> str:
 
 def status_rows(agent: Agent | None, config: Config, model: str | None) -> list[tuple[str, str]]:
     """``/status``: model, protocol, session, working dir, execution, trust, MCP servers, rules file."""
-    from freeact_tui.permissions import rules_for
+    from freeact_tui.permissions.rules import rules_for
 
     state = config.trust_state
     trust = "trusted" if state is None or state.trusted else "not trusted (project files ignored)"

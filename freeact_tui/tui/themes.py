@@ -10,7 +10,7 @@ Public interface:
 - ``load_theme_file(path) -> Theme`` (raises ``ThemeError``) and ``load_theme_dir(dir)``.
 - ``DEFAULT_THEME`` (``"freeact-dark"``) and ``BUNDLED_THEMES`` (names shipped with the package).
 
-Persist a choice with ``freeact_tui.config.save_user_setting("theme", name)``.
+Persist a choice with ``freeact_tui.project.config.save_user_setting("theme", name)``.
 
 A theme file holds the fields of ``textual.theme.Theme``: ``name`` (defaults to the file name),
 ``primary`` (required), ``secondary``, ``accent``, ``foreground``, ``background``, ``surface``,
@@ -30,7 +30,7 @@ from textual.color import Color, ColorParseError
 from textual.css.constants import VALID_STYLE_FLAGS
 from textual.theme import Theme
 
-from freeact_tui import paths
+from freeact_tui.project import paths
 
 DEFAULT_THEME = "freeact-dark"
 BUNDLED_THEMES = ("freeact-dark", "freeact-light")
@@ -222,7 +222,7 @@ class ConfiguredTheme:
         if theme.name == self.saved:
             return
         self.saved = theme.name
-        from freeact_tui.config import save_user_setting  # pydantic: not for the first frame
+        from freeact_tui.project.config import save_user_setting  # pydantic: not for the first frame
 
         try:
             save_user_setting("theme", theme.name)

@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
-from freeact_tui.config_sources import ConfigError
+from freeact_tui.project.sources import ConfigError
 
 if TYPE_CHECKING:
-    from freeact_tui.config import Config
+    from freeact_tui.project.config import Config
 
 
 async def ask_trust(app: App[Any], config: Config) -> Config:
     """The config to go on with: ``config`` as it is (nothing to ask, not trusted, or trusting failed:
     a notice says so) or reloaded with the project's files once they are trusted."""
-    from freeact_tui import trust
-    from freeact_tui.project_review import review
+    from freeact_tui.project import trust
+    from freeact_tui.project.review import review
     from freeact_tui.tui.screens.trust import TrustScreen
 
     state = config.trust_state

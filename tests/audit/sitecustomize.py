@@ -1,4 +1,4 @@
-"""Put on ``PYTHONPATH`` by ``tests/test_trust_boundary_audit.py``: an audit hook in every Python process
+"""Put on ``PYTHONPATH`` by ``tests/project/test_trust_boundary_audit.py``: an audit hook in every Python process
 the app starts (the app, the kernel gateway, each kernel), recording what it opens, imports, compiles,
 executes or spawns under ``AUDIT_FOLDER`` into ``AUDIT_LOG`` (one JSON object a line)."""
 

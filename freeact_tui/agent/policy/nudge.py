@@ -339,7 +339,7 @@ NUDGE_RULES: tuple[NudgeRule, ...] = (
 
 Structural rows first (an empty reply, a reply repeated, the app's own words echoed, a failure not
 redone); the rows about what a reply states apply only when nothing worked in the turn; last, numbers
-no output of a turn that worked shows (asked once). ``tests/test_reply_policy.py`` has a row for each.
+no output of a turn that worked shows (asked once). ``tests/fast/agent/test_reply_policy.py`` has a row for each.
 """
 
 

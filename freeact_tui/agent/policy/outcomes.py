@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
-from freeact_tui.shellwords import shell_only_cell
+from freeact_tui.shell.words import shell_only_cell
 from freeact_tui.store.meta_keys import TEXT_ACTIONS_KEY
 from freeact_tui.store.transcript import content_text
 from freeact_tui.toolcalls import CODE_TOOL

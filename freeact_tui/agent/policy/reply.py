@@ -17,7 +17,7 @@ just failed is not run again).
 The policy owns the turn's state (``begin_turn``): after each step that did not end the turn,
 ``after_step(step)`` returns what the loop does next as a decision — ``StopTurn`` after
 ``stall_limit`` steps in a row without progress (``progress.py``, every protocol), ``SwitchProtocol``
-when ``auto`` sees only broken tool calls, ``None`` to go on. ``tests/test_reply_policy.py`` is the
+when ``auto`` sees only broken tool calls, ``None`` to go on. ``tests/fast/agent/test_reply_policy.py`` is the
 table of cases.
 """
 

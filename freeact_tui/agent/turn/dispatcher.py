@@ -7,9 +7,9 @@ from collections.abc import Callable
 from freeact_tui.actions.dispatch import Dispatcher
 from freeact_tui.actions.files import FileToolOptions
 from freeact_tui.actions.ports import TurnPorts
-from freeact_tui.agent.checkpointing import Checkpointing
 from freeact_tui.agent.runtime import Runtime
 from freeact_tui.agent.subagents import SubagentManager
+from freeact_tui.checkpoints.checkpointing import Checkpointing
 from freeact_tui.events import AgentEvent
 from freeact_tui.execution.base import Executor
 from freeact_tui.mcp.setup import McpSetup

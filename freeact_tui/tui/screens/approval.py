@@ -12,13 +12,13 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from freeact_tui.cellrules import cell_pattern
-from freeact_tui.codeshow import shown
 from freeact_tui.effects import class_of
 from freeact_tui.events import ApprovalRequest, Decision, RememberScope
-from freeact_tui.pathreach import describe
-from freeact_tui.rulepatterns import broad_reason, pattern_note, proposed_pattern
-from freeact_tui.textsafe import visible
+from freeact_tui.permissions.cells import cell_pattern
+from freeact_tui.permissions.patterns import broad_reason, pattern_note, proposed_pattern
+from freeact_tui.reach.named_paths import describe
+from freeact_tui.text.codeshow import shown
+from freeact_tui.text.safe import visible
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall, installs_packages
 from freeact_tui.tui.widgets.blocks.action import action_title, tool_call_content
 from freeact_tui.tui.widgets.code_view import CodeView

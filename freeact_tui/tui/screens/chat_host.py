@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
-    from freeact_tui.config import Config
-    from freeact_tui.config_sources import LaunchView
+    from freeact_tui.project.config import Config
+    from freeact_tui.project.sources import LaunchView
     from freeact_tui.tui.widgets.session_list import Clock
 
 

@@ -20,7 +20,7 @@ from textual.content import Content
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 from freeact_tui.tui.file_index import FileIndex, list_files
 from freeact_tui.tui.screens.picker import ListModal
 

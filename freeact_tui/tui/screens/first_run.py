@@ -22,7 +22,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Label, Markdown
 
-from freeact_tui import paths
+from freeact_tui.project import paths
 
 START_DEMO = "demo"  # agent.models.DEMO_MODEL: not imported, it brings pydantic-ai to the first screen
 """The screen's result when the user chooses the offline demo."""

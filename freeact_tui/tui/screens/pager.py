@@ -18,7 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Static, TextArea
 from textual.widgets.text_area import Selection
 
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 from freeact_tui.tui.widgets.blocks.base import Block
 from freeact_tui.tui.widgets.blocks.output import ExecutionOutputBlock
 from freeact_tui.tui.widgets.blocks.tool_output import ToolOutputBlock

@@ -19,12 +19,12 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label
 
-from freeact_tui.cellrules import is_cell_pattern
 from freeact_tui.effects import class_of
-from freeact_tui.freeact_project import FreeactConfigError
-from freeact_tui.permissions import Effect, PermissionRules, PermissionsFileError, RuleEntry
-from freeact_tui.rulepatterns import rule_words
-from freeact_tui.textsafe import visible as made_visible
+from freeact_tui.permissions.cells import is_cell_pattern
+from freeact_tui.permissions.patterns import rule_words
+from freeact_tui.permissions.rules import Effect, PermissionRules, PermissionsFileError, RuleEntry
+from freeact_tui.project.freeact_dir import FreeactConfigError
+from freeact_tui.text.safe import visible as made_visible
 
 _GROUP = Binding.Group("Rules")
 _BROAD = "broad: any code may follow"

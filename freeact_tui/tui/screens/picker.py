@@ -24,7 +24,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 
 
 @dataclass(frozen=True)

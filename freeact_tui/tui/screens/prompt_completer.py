@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from freeact_tui.store.sessions import SessionStore
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 from freeact_tui.tui.completion import (
     Completion,
     CompletionContext,

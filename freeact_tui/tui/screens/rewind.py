@@ -17,8 +17,8 @@ from textual.content import Content
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from freeact_tui.agent.checkpointing import UserTurn
-from freeact_tui.textsafe import one_line_summary
+from freeact_tui.checkpoints.checkpointing import UserTurn
+from freeact_tui.text.safe import one_line_summary
 from freeact_tui.tui.screens.dialog_room import FittedDialog
 
 RewindChoice = Literal["both", "conversation", "files"]

@@ -16,9 +16,9 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Label, Static
 
-from freeact_tui.codeshow import fold_visible
-from freeact_tui.project_review import ProjectReview
-from freeact_tui.textsafe import visible
+from freeact_tui.project.review import ProjectReview
+from freeact_tui.text.codeshow import fold_visible
+from freeact_tui.text.safe import visible
 from freeact_tui.tui.screens.dialog_room import FittedDialog
 from freeact_tui.tui.widgets.code_view import CodeView, mark_folds
 

@@ -15,8 +15,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Label, Static
 
-from freeact_tui.agent.checkpointing import CheckpointsUnavailableHere, UndoPlan, UndoScope
-from freeact_tui.textsafe import visible
+from freeact_tui.checkpoints.checkpointing import CheckpointsUnavailableHere, UndoPlan, UndoScope
+from freeact_tui.text.safe import visible
 from freeact_tui.tui.screens.dialog_room import FittedDialog
 from freeact_tui.tui.screens.diff import diff_content
 

@@ -17,7 +17,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Label, Static
 
-from freeact_tui.codeshow import Folded
+from freeact_tui.text.codeshow import Folded
 
 FOLD_STYLE = "italic $text-warning"
 """How a fold mark (``⋯ 80 blank lines ⋯``) stands apart from the code around it."""

@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 from freeact_tui.tui.completion import Completion, CompletionContext
 
 _NAMES = {"command": "Commands and skills", "session": "Sessions", "path": "Files"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from freeact_tui.actions.file_ops import diff_stats
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 from freeact_tui.toolcalls import FileCall, FileEdit, FileRead, FileWrite
 
 DIFF_COLLAPSE_LINES = 60

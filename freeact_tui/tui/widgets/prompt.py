@@ -15,7 +15,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from freeact_tui.textsafe import visible_in_place
+from freeact_tui.text.safe import visible_in_place
 from freeact_tui.tui.completion import Completion, CompletionContext, completion_context
 from freeact_tui.tui.history import PromptHistory
 from freeact_tui.tui.pastes import PastedTexts

@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from freeact_tui.textsafe import one_line_summary
+from freeact_tui.text.safe import one_line_summary
 
 _PREVIEW = 100
 

@@ -18,7 +18,7 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 
 Clock = Callable[[], datetime]
 

@@ -14,7 +14,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Label
 
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 from freeact_tui.tui.widgets.context_gauge import ContextGauge
 from freeact_tui.tui.widgets.status_fit import PRIORITY, dropped
 

@@ -21,7 +21,7 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from freeact_tui.textsafe import one_line_summary
+from freeact_tui.text.safe import one_line_summary
 
 if TYPE_CHECKING:  # annotations only: the events load with the agent, after the first frame
     from freeact_tui.events import SubagentState, SubagentStatus

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from freeact_tui.config import McpServerConfig
 from freeact_tui.freeact.tools.pytools import MCPTOOLS_DIR
 from freeact_tui.mcp.ptc import generate_ptc_sources
+from freeact_tui.project.config import McpServerConfig
 
 # freeact spells the tool filter ``exclude_tools``.
 _RENAMED = {"exclude_tools": "excluded_tools"}

@@ -13,8 +13,8 @@ from textual.markup import escape
 from textual.message import Message
 from textual.widgets import Static
 
-from freeact_tui.codeshow import fold
-from freeact_tui.textsafe import visible
+from freeact_tui.text.codeshow import fold
+from freeact_tui.text.safe import visible
 from freeact_tui.toolcalls import (
     CodeAction,
     FileCall,

@@ -8,7 +8,7 @@ from textual.containers import Vertical
 from textual.markup import escape
 from textual.widget import Widget
 
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 
 if TYPE_CHECKING:
     from textual.widgets import Markdown

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 from freeact_tui.tui.widgets.blocks.base import MarkdownBlock
 
 

@@ -10,7 +10,7 @@ from textual.timer import Timer
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 
 
 def literal_parser() -> MarkdownIt:

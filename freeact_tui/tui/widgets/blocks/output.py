@@ -22,7 +22,7 @@ from textual.style import Style
 from textual.widget import Widget
 from textual.widgets import Collapsible, Log, Static
 
-from freeact_tui.textsafe import sanitize_ansi, strip_sgr
+from freeact_tui.text.safe import sanitize_ansi, strip_sgr
 from freeact_tui.tui.widgets.blocks.base import Block
 from freeact_tui.tui.widgets.image_preview import ImagePreview, load_cells
 

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
-from freeact_tui.textsafe import one_line_summary, visible
+from freeact_tui.text.safe import one_line_summary, visible
 from freeact_tui.tui.widgets.blocks.base import Block
 from freeact_tui.tui.widgets.blocks.fold import LogFold
 from freeact_tui.tui.widgets.blocks.output import inline_limit_note

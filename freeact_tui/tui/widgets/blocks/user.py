@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
-from freeact_tui.textsafe import visible
+from freeact_tui.text.safe import visible
 from freeact_tui.tui.pastes import PASTE_FOLD_LINES
 from freeact_tui.tui.widgets.blocks.base import Block
 from freeact_tui.tui.widgets.blocks.fold import LogFold

@@ -1,0 +1,193 @@
+"""Platform paths: every file location the app uses is derived here (platformdirs)."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from platformdirs import PlatformDirs
+
+APP_NAME = "freeact-tui"
+_dirs = PlatformDirs(APP_NAME, appauthor=False)
+
+# Tests and power users may relocate everything with one variable.
+_HOME_ENV = "FREEACT_TUI_HOME"
+
+PROJECT_CONFIG_NAME = ".freeact-tui.toml"
+FREEACT_DIR_NAME = ".freeact"  # a freeact project keeps config, skills and sessions here
+
+PROTECTED_NAMES: tuple[str, ...] = (
+    ".git",
+    FREEACT_DIR_NAME,
+    ".agents",
+    PROJECT_CONFIG_NAME,
+    ".env",
+    "AGENTS.md",
+)
+"""The names in a working directory that configure the app, hold its secrets or name programs that
+git runs: what the app reads from a project, and what code in the sandbox may never create, change or
+replace, whether or not it exists."""
+
+
+IMPORTABLE_SUFFIXES: tuple[str, ...] = (*importlib.machinery.all_suffixes(), ".pth")
+"""The endings of files Python imports (sources, bytecode, extensions) or runs at start-up (``.pth``):
+the working folder is on the kernel's ``sys.path``, so a later import may find and run such a file."""
+
+
+CONFIGURES_CODE: dict[str, str] = {
+    "matplotlibrc": "matplotlib reads it from the working folder at import: backend, programs (LaTeX)",
+    ".matplotlib": "matplotlib's configuration folder when the home is the working folder",
+    "pyproject.toml": "pytest, and build tools, read their configuration from it (plugins, options)",
+    "setup.cfg": "pytest and distutils read their configuration from it",
+    "pytest.ini": "pytest's configuration: plugins it imports, options it runs with",
+    ".pytest.ini": "pytest's configuration: plugins it imports, options it runs with",
+    "tox.ini": "pytest reads its configuration from it",
+    "conftest.py": "pytest imports it from every folder it collects",
+    ".coveragerc": "coverage (a pytest plugin) reads it: plugins it imports",
+    "site.cfg": "numpy's build configuration",
+    ".numpy-site.cfg": "numpy's build configuration",
+    ".pdbrc": "pdb runs its lines as commands when a debugger starts",
+    ".pythonrc": "an interactive Python's start-up file",
+    ".pythonrc.py": "an interactive Python's start-up file",
+    ".ipython": "IPython's profile folder: start-up files it runs",
+    "ipython_config.py": "IPython's configuration: code it runs at start",
+    ".jupyter": "Jupyter's configuration folder",
+    ".gitattributes": "names the filters and diff programs git runs on the folder's files",
+    ".gitmodules": "names the repositories and commands git's submodules use",
+}
+"""Names in the working folder that configure code the kernel or the tools it starts run later
+(a library, its test runner, the debugger, the interpreter, git), with why: writing one changes what
+later cells do, so no effect class allows it (as ``PROTECTED_NAMES`` and ``IMPORTABLE_SUFFIXES``)."""
+
+
+def runs_later(relative: str) -> bool:
+    """Whether writing ``relative`` (a path inside the working folder) changes what later runs unasked:
+    a name that configures git or the app (``PROTECTED_NAMES``) or code the kernel runs
+    (``CONFIGURES_CODE``), anywhere in the path, or code the kernel may import (``helper.py``,
+    ``pandas.pyc``, ``x.so``, ``pkg/__init__.py``, ``x.pth``)."""
+    parts = relative.split(os.sep)
+    return (
+        any(part in PROTECTED_NAMES or part.lower() in CONFIGURES_CODE for part in parts)
+        or parts[-1].lower().endswith(IMPORTABLE_SUFFIXES)
+    )
+
+
+def _home() -> Path | None:
+    value = os.environ.get(_HOME_ENV)
+    return Path(value).expanduser() if value else None
+
+
+def config_dir() -> Path:
+    """Directory of the user config file, permissions and user themes."""
+    home = _home()
+    return home / "config" if home else Path(_dirs.user_config_dir)
+
+
+def data_dir() -> Path:
+    """Directory of user data (sessions by default)."""
+    home = _home()
+    return home / "data" if home else Path(_dirs.user_data_dir)
+
+
+def user_config_file() -> Path:
+    return config_dir() / "config.toml"
+
+
+def permissions_file() -> Path:
+    return config_dir() / "permissions.json"
+
+
+def user_themes_dir() -> Path:
+    return config_dir() / "themes"
+
+
+def state_file() -> Path:
+    """Small UI state that persists (prompt history, last theme if not in config)."""
+    return data_dir() / "state.json"
+
+
+def default_sessions_dir() -> Path:
+    return data_dir() / "sessions"
+
+
+def exports_dir() -> Path:
+    """Where ``/export`` without a path writes (not the project, where git would see the file)."""
+    return data_dir() / "exports"
+
+
+def find_freeact_project(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` that holds a freeact project (``.freeact/``).
+
+    The search stops below the home directory: a ``~/.freeact`` counts only when ``start`` is home
+    itself, so a user-level freeact dir does not capture every project under home.
+    """
+    start = start.expanduser().absolute()
+    home = Path.home().absolute()
+    for directory in (start, *start.parents):
+        if directory == home and directory != start:
+            return None
+        if (directory / FREEACT_DIR_NAME).is_dir():
+            return directory
+    return None
+
+
+def checkpoints_dir() -> Path:
+    """Shadow git repositories of checkpoints, one per working directory."""
+    return data_dir() / "checkpoints"
+
+
+def bundled_themes_dir() -> Path:
+    """Themes shipped with the package (``themes/`` in a checkout)."""
+    here = Path(__file__).resolve().parents[1]
+    installed = here / "_themes"
+    if installed.is_dir():
+        return installed
+    return here.parent / "themes"
+
+
+def atomic_write_text(path: Path, text: str, mode: int = 0o600) -> None:
+    """Write ``text`` to ``path`` atomically (temp file in the same dir + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def log_tail(log: Path | None, offset: int, lines: int = 5) -> str:
+    """The last non-empty lines written to ``log`` after byte ``offset`` ("" if unreadable)."""
+    if log is None:
+        return ""
+    try:
+        with log.open("rb") as fh:
+            fh.seek(offset)
+            text = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
+
+
+_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def safe_file_name(name: str) -> str:
+    """``name`` with every character outside ``[A-Za-z0-9_-]`` replaced by ``_``."""
+    return _UNSAFE_NAME_CHARS.sub("_", name)
+
+
+def mcp_log_file(log_dir: Path, server: str) -> Path:
+    """Where a stdio MCP server's stderr is appended: ``<log_dir>/mcp-<server>.log``."""
+    return log_dir / f"mcp-{safe_file_name(server)}.log"

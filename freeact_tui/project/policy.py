@@ -1,0 +1,209 @@
+"""What a project file may set, even once its folder is trusted (used by ``config.load_config``).
+
+A trusted project still may not set any key of ``PROJECT_REFUSED`` (one table, a reason per row:
+``skip_permissions``, which key is sent or where the conversation goes, where the app keeps its own
+state, what runs as the kernel, the keymap), move code out of the user's sandbox, or read ``${VAR}``
+anywhere but ``kernel_env``; its ``.env`` may not set variables that redirect providers or this app's own files; and it may hold no allow rule the app's own "broad" check
+calls broad (``project_rule_refusal``: ``code:*``, any code allow, ``shell:*``, ``*``, ``bash *`` …), so
+a project can never switch approvals off. Each refusal is named in a notice (file and key) or under
+"Never applied" in the trust dialog.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from freeact_tui.project import files as projectfiles
+from freeact_tui.project import paths
+from freeact_tui.project.env_policy import refusal
+from freeact_tui.reach.breadth import broad_allow, broad_reason
+
+_VAR_REF = re.compile(r"\$\{")
+# The one decision per setting of ``config.Config``: what a (trusted) project file may set, and what it
+# may not, each with its reason (``tests/project/test_project_settings_table.py`` checks every field is in one
+# of the two, so a new setting must be decided here). A project may not choose where the app reads or
+# writes its own state, where keys or the conversation go, what runs as the kernel, or what the user's
+# keys do: each of those would let a cloned repository act for the user.
+PROJECT_REFUSED: dict[str, str] = {
+    "skip_permissions": "a project may not turn off approvals",
+    "api_key_env": "a project may not choose which key is sent",
+    "remote_url": "a project may not choose where code and the gateway token go",
+    "remote_insecure": "a project may not turn off the gateway's certificate check",
+    "sessions_dir": (
+        "a project may not move the session store (a session planted there would be resumed, "
+        "unseen by the trust check)"
+    ),
+    "working_dir": "a project may not send the agent to another folder (its trust would be recorded unseen)",
+    "images_dir": "a project may not choose where the app writes its own files",
+    "docker_image": "a project may not choose what runs as the kernel (it would run code without approval)",
+    "keymap": "a project may not change what your keys do (approval dialogs included)",
+}
+# What a project may set, and why that is only the project's own business.
+PROJECT_ALLOWED: dict[str, str] = {
+    "model": "which provider model answers (the provider's own address, the user's own key)",
+    "base_url": (
+        "the model server of the project (freeact keeps it in the project's config), shown when trusting; "
+        "dropped when the user's own key would be sent there (``limit_layers``)"
+    ),
+    "model_settings": "how the model samples (temperature, tokens)",
+    "system_prompt": "instructions to the model, like AGENTS.md (listed when trusting)",
+    "action_protocol": "how the model writes actions; each is still approved",
+    "tool_discovery": "which tool-listing helpers the model gets",
+    "max_steps_without_progress": "when a turn gives up",
+    "execution": "only within the user's isolation (``limit_layers``: never out of a sandbox, never remote)",
+    "execution_timeout": "how long an approved action may run",
+    "model_idle_timeout": "how long a stalled model request is waited for",
+    "approval_timeout": "how long an approval waits before it counts as refused",
+    "kernel_env": "variables for the kernel, never one ``env_policy`` refuses",
+    "tool_result_inline_max_bytes": "how much of a tool result is shown inline",
+    "tool_result_preview_chars": "how much of a tool result is previewed",
+    "context_window": "the model's window size",
+    "compact_threshold": "when the conversation is compacted",
+    "trim_result_chars": "how much of an old tool result is sent again",
+    "enable_subagents": "whether the model may start subagents (their actions are approved too)",
+    "max_subagents": "how many subagents at once",
+    "subagent_pool_size": "how many spare kernels are kept",
+    "checkpoints": "whether the project's own files get undo checkpoints",
+    "checkpoint_max_file_bytes": "the size of a project file kept for undo",
+    "checkpoint_max_binary_bytes": "the size of a binary project file kept for undo",
+    "checkpoint_max_files": "how many project files are kept for undo",
+    "theme": "colours, from the app's own themes",
+    "notify_bell": "whether a bell rings",
+    "notify_desktop": "whether a desktop notification is sent",
+    "notify_after": "when a long turn is notified",
+    "mcp_servers": "servers listed when trusting, started only after it, never reading ${VAR} to launch",
+}
+# Isolation a project may not weaken (the user's sandbox stays a sandbox).
+_ISOLATED = ("sandbox", "docker")
+
+
+def project_rule_refusal(effect: str, kind: str, pattern: str) -> str | None:
+    """Why a project file may not hold the rule ``effect kind: pattern``, or ``None`` when it may.
+
+    The one bound on a trusted project's rules (``permissions`` skips a refused rule, the trust dialog
+    names it under "Never applied"): an allow rule the app's own "broad" check calls broad. Ask rules
+    only ask more; a project has no deny rules.
+    """
+    if effect != "allow":
+        return None
+    if broad_allow(kind, pattern):
+        return "any code may follow what it names; a project may not allow code"
+    reason = broad_reason(kind, pattern, strict=True)
+    return f"{reason}; a project may not allow that much" if reason else None
+
+
+def refuse_var_refs(values: Any, where: str, path: str, notices: list[str]) -> Any:
+    """``values`` without any string holding a ``${VAR}`` reference (each named in ``notices``)."""
+    if isinstance(values, str):
+        if _VAR_REF.search(values):
+            notices.append(
+                f"{where}: `{path}` is ignored: a project file may not read environment variables "
+                "(${…}) outside kernel_env; set it in your user config or with --config."
+            )
+            return None
+        return values
+    if isinstance(values, dict):
+        out: dict[str, Any] = {}
+        for key, value in values.items():
+            kept = refuse_var_refs(value, where, f"{path}.{key}" if path else str(key), notices)
+            if kept is not None:
+                out[key] = kept
+        return out
+    if isinstance(values, list):
+        items = [refuse_var_refs(v, where, f"{path}[{i}]", notices) for i, v in enumerate(values)]
+        return [v for v in items if v is not None]
+    return values
+
+
+def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[str, Any]:
+    """What a (trusted) project file may set: ``data`` without the keys no project may hold."""
+    out = dict(data)
+    freeact = Path(where).parent.name == paths.FREEACT_DIR_NAME
+    for key, why in PROJECT_REFUSED.items():
+        if key in out:
+            value = out.pop(key)
+            # freeact spells a key reference `api_key = "${VAR}"`: name it as the file does.
+            shown = (
+                f'[agent.provider_settings] api_key = "${{{value}}}"'
+                if freeact and key == "api_key_env"
+                else f"{key} = {value!r}"
+            )
+            notices.append(
+                f"{where}: `{shown}` is ignored ({why}); set it in your user config or on the command line."
+            )
+    servers = out.get("mcp_servers")
+    if isinstance(servers, dict):
+        kept_servers: dict[str, Any] = {}
+        for name, spec in servers.items():
+            if not isinstance(spec, dict):
+                kept_servers[name] = spec
+                continue
+            launch = {k: spec[k] for k in ("command", "args", "url") if k in spec}
+            if refuse_var_refs(launch, where, f"mcp_servers.{name}", []) != launch:
+                notices.append(
+                    f"{where}: MCP server {name!r} is not started: its command, args or url reads an "
+                    "environment variable (${…}), which a project file may not do."
+                )
+                continue
+            kept_servers[name] = refuse_var_refs(spec, where, f"mcp_servers.{name}", notices)
+        out["mcp_servers"] = kept_servers
+    kernel_env = out.pop("kernel_env", None)
+    servers = out.pop("mcp_servers", None)
+    out = refuse_var_refs(out, where, "", notices)
+    if servers is not None:
+        out["mcp_servers"] = servers
+    if isinstance(kernel_env, dict):
+        # freeact's documented way to hand a variable to the kernel; never one a project's .env may not
+        # set (PATH, LD_PRELOAD, PYTHONPATH, GIT_*, …: the same table, the same reasons)
+        kept_env: dict[str, Any] = {}
+        for name, value in kernel_env.items():
+            if (reason := refusal(str(name))) is not None:
+                notices.append(f"{where}: kernel_env.{name} is not applied: {reason}.")
+            else:
+                kept_env[name] = value
+        out["kernel_env"] = kept_env
+    elif kernel_env is not None:
+        out["kernel_env"] = kernel_env  # not a table: the config's own validation says so
+    return out
+
+
+def load_project_env(path: Path, notices: list[str]) -> None:
+    """Set the variables of a trusted project's ``.env`` that are not set yet (never one ``env_policy`` refuses)."""
+    try:
+        values = projectfiles.read_env(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        notices.append(f"{path} is not read: {exc}")
+        return
+    refused = {name: reason for name in values if (reason := refusal(name)) is not None}
+    for name, reason in sorted(refused.items()):
+        notices.append(
+            f"{path}: {name} is ignored: {reason}; a project's .env may not set it (set it in your own "
+            "environment if you mean it)."
+        )
+    for name, value in values.items():
+        if value is not None and name not in refused and name not in os.environ:
+            os.environ[name] = value
+
+
+def limit_layers(
+    layers: list[tuple[str, dict[str, Any]]], *, user_key: str | None, user_execution: Any, notices: list[str]
+) -> None:
+    """Take out of the project ``layers`` what depends on the user's own settings: a ``base_url`` when
+    the user's key (``user_key``) would be sent there, an ``execution`` that leaves the user's sandbox."""
+    for source, layer in layers:
+        if user_key and "base_url" in layer:
+            notices.append(
+                f"{source}: `base_url = {layer.pop('base_url')!r}` is ignored: your key ({user_key}) would be "
+                "sent there; set base_url in your user config or with --base-url."
+            )
+        execution = layer.get("execution")
+        if "execution" in layer and (
+            execution == "remote" or (user_execution in _ISOLATED and execution not in _ISOLATED)
+        ):
+            notices.append(
+                f"{source}: `execution = {layer.pop('execution')!r}` is ignored: a project may not move "
+                "code out of the sandbox you chose or to a remote gateway."
+            )

@@ -1,0 +1,2 @@
+"""Tests of ``freeact_tui/actions/`` (see ``tests/__init__.py``).
+"""

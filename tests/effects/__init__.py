@@ -1,0 +1,2 @@
+"""Tests of ``freeact_tui/effects/`` (see ``tests/__init__.py``).
+"""

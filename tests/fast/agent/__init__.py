@@ -1,0 +1,2 @@
+"""Tests of ``freeact_tui/agent/`` (see ``tests/__init__.py``).
+"""

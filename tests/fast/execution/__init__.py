@@ -1,0 +1,2 @@
+"""Kernel message handling that needs no kernel.
+"""

@@ -1,0 +1,2 @@
+"""The repository's own rules that need no process (module size).
+"""

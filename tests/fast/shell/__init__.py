@@ -1,0 +1,2 @@
+"""Tests of ``freeact_tui/shell/`` (see ``tests/__init__.py``).
+"""

@@ -1,0 +1,2 @@
+"""Tests of ``freeact_tui/text/`` (see ``tests/__init__.py``).
+"""

@@ -1,0 +1,2 @@
+"""Tests of ``freeact_tui/store/`` (see ``tests/__init__.py``).
+"""
