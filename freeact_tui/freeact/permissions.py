@@ -22,7 +22,7 @@ from freeact_tui.freeact.toolcalls import (
     ShellAction,
     ToolCall,
 )
-from freeact_tui.project import files as projectfiles
+from freeact_tui.project import trusted
 from freeact_tui.reach.globs import normalize_path, path_regex
 from freeact_tui.reach.resolve import resolve, root_of, subject
 
@@ -141,7 +141,7 @@ class PermissionManager:
         if not self._file.exists():
             return
         try:
-            data = tomllib.loads(projectfiles.read_text(self._file))
+            data = tomllib.loads(trusted.read_text(self._file))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             raise ValueError(f"{self._file}: not valid TOML ({exc})") from None
         except RecursionError:

@@ -16,8 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from freeact_tui.project import files as projectfiles
-from freeact_tui.project import paths
+from freeact_tui.project import paths, trusted
 from freeact_tui.project.env_policy import refusal
 from freeact_tui.reach.breadth import broad_allow, broad_reason
 
@@ -173,7 +172,7 @@ def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[
 def load_project_env(path: Path, notices: list[str]) -> None:
     """Set the variables of a trusted project's ``.env`` that are not set yet (never one ``env_policy`` refuses)."""
     try:
-        values = projectfiles.read_env(path)
+        values = trusted.read_env(path)
     except (OSError, UnicodeDecodeError) as exc:
         notices.append(f"{path} is not read: {exc}")
         return

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from freeact_tui.project import files as projectfiles
-from freeact_tui.project import paths
+from freeact_tui.project import paths, trusted
 from freeact_tui.project.own_writes import OwnLedger, OwnMark, file_mark
 
 TRUST_FILE_NAME = "trusted-folders.json"
@@ -59,6 +59,9 @@ class ProjectFile:
     file list)."""
     outside: tuple[str, ...] = ()
     """Symlinks in it that lead out of the folder (``link -> target``): the dialog names them."""
+    marks: tuple[tuple[str, str], ...] = ()
+    """Each file the check read, by real path, with the mark of what it read (``trusted``): what a use of
+    it must find there."""
 
 
 @dataclass(frozen=True)
@@ -110,23 +113,27 @@ def _file_entry(path: Path, folder: Path, keep_text: bool = True) -> ProjectFile
     and, when it is a link out of the folder, where it leads (the dialog names it)."""
     try:
         info = path.stat()
-        data = (
-            projectfiles.read_bytes(path, limit=_MAX_DIGEST_BYTES)
+        opened = (
+            projectfiles.read_opened(path, limit=_MAX_DIGEST_BYTES)
             if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_DIGEST_BYTES
             else None
         )
     except OSError:
         return None
+    data = opened.data if opened is not None else None
     outside: tuple[str, ...] = ()
     if path.is_symlink() and not (target := Path(os.path.realpath(path))).is_relative_to(folder):
         outside = (f"{_label(path, folder)} -> {target}",)
     if data is None:
         digest = hashlib.sha256(f"{info.st_mode}:{info.st_size}:{info.st_mtime_ns}".encode()).hexdigest()
-        return ProjectFile(path, _label(path, folder), digest, None, outside)
+        marks = ((os.path.realpath(path), trusted.stat_mark(info)),) if stat.S_ISREG(info.st_mode) else ()
+        return ProjectFile(path, _label(path, folder), digest, None, outside, marks)
+    assert opened is not None
     text: str | None = None
     if keep_text and len(data) <= _MAX_KEPT_TEXT:
         text = data.decode("utf-8", errors="replace")
-    return ProjectFile(path, _label(path, folder), hashlib.sha256(data).hexdigest(), text, outside)
+    marks = ((opened.real, trusted.content_mark(data)),)
+    return ProjectFile(path, _label(path, folder), hashlib.sha256(data).hexdigest(), text, outside, marks)
 
 
 def _walk(directory: Path, folder: Path, skip: Collection[Path]) -> tuple[list[tuple[str, Path]], list[str]]:
@@ -204,9 +211,11 @@ def _dir_entry(
     digest = hashlib.sha256()
     total = 0
     listing: list[str] = []
+    marks: list[tuple[str, str]] = []
     files, outside = _walk(directory, folder, skip)
     for rel, file in files:
         if own is not None and own.is_own(file):
+            _mark_by_stat(file, marks)  # the app's own bytes, as they are now: a use finds them so
             continue
         listing.append(rel)
         digest.update(rel.encode("utf-8", errors="replace") + b"\0")
@@ -214,10 +223,13 @@ def _dir_entry(
             info = file.stat()
             if contents and file.is_file() and total + info.st_size <= _MAX_DIGEST_BYTES:
                 total += info.st_size
-                digest.update(hashlib.sha256(projectfiles.read_bytes(file, limit=info.st_size)).digest())
+                opened = projectfiles.read_opened(file, limit=info.st_size)
+                digest.update(hashlib.sha256(opened.data).digest())
+                marks.append((opened.real, trusted.content_mark(opened.data)))
             else:
                 # The change time too: no user can set it back (a modification time can be).
                 digest.update(f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}".encode())
+                _mark_by_stat(file, marks, info)
         except OSError:
             digest.update(b"?")
     for link in outside:
@@ -228,7 +240,18 @@ def _dir_entry(
         return None
     # The file list is what a diff of a directory shows.
     text = "".join(f"{rel}\n" for rel in listing)
-    return ProjectFile(directory, _label(directory, folder) + "/", digest.hexdigest(), text, tuple(outside))
+    label = _label(directory, folder) + "/"
+    return ProjectFile(directory, label, digest.hexdigest(), text, tuple(outside), tuple(marks))
+
+
+def _mark_by_stat(file: Path, marks: list[tuple[str, str]], info: os.stat_result | None = None) -> None:
+    """Add ``file``'s stat mark to ``marks`` (a regular file only; one that cannot be read is left out)."""
+    try:
+        info = info or file.stat()
+        if stat.S_ISREG(info.st_mode):
+            marks.append((os.path.realpath(file), trusted.stat_mark(info)))
+    except OSError:
+        pass
 
 
 def _stands(path: Path) -> bool:
@@ -445,12 +468,20 @@ def check(folder: Path) -> TrustState:
     folder = folder.expanduser().resolve()
     files = project_files(folder)
     if not files:
-        return TrustState(folder, files, "none")
+        return _registered(TrustState(folder, files, "none"))
     record = _read_store().get(str(folder))
     if not isinstance(record, dict):
-        return TrustState(folder, files, "untrusted")
+        return _registered(TrustState(folder, files, "untrusted"))
     changes = _changes(record, files)
-    return TrustState(folder, files, "changed" if changes else "trusted", changes)
+    return _registered(TrustState(folder, files, "changed" if changes else "trusted", changes))
+
+
+def _registered(state: TrustState) -> TrustState:
+    """``state``, registered as what this process may use of its folder (``trusted``: only the bytes read
+    now, and only when the folder is trusted with them)."""
+    marks = [mark for file in state.files for mark in file.marks]
+    trusted.register(state.folder, trusted=state.trusted, marks=marks)
+    return state
 
 
 def trust(state: TrustState) -> TrustState:
@@ -470,7 +501,7 @@ def trust(state: TrustState) -> TrustState:
         }
 
     _write_raw(update)
-    return TrustState(state.folder, state.files, "trusted", state.changes, granted=True)
+    return _registered(TrustState(state.folder, state.files, "trusted", state.changes, granted=True))
 
 
 def untrusted_notice(state: TrustState) -> str:
