@@ -43,7 +43,7 @@ from freeact_tui.mcp.servers import (
     list_tools,
     server_params,
 )
-from freeact_tui.project import paths
+from freeact_tui.project import paths, trusted
 from freeact_tui.project.config import McpServerConfig
 from freeact_tui.project.trust import note_own_writes
 
@@ -379,7 +379,7 @@ def _read_package(target: Path, pkg: str) -> list[PtcTool]:
 
 
 def _describe_module(path: Path, pkg: str) -> PtcTool:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = ast.parse(trusted.read_text(path))  # a project's: only as the trust check read it (or the app wrote it)
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     run = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run")
     tool = path.stem

@@ -415,8 +415,11 @@ def own_mark(path: Path) -> OwnMark | None:
 def store_own_marks(marks: Mapping[Path, OwnMark]) -> None:
     """Record ``marks`` of files the app wrote (see ``ownwrites``); files gone since are forgotten.
 
-    A failure to write the record only means the next start asks again.
+    A failure to write the record only means the next start asks again. The marked bytes are also
+    what a use of the file in this process expects (``trusted.note_own``).
     """
+    for path, mark in marks.items():
+        trusted.note_own(path, mark.sha256)
     _store_marks({os.path.abspath(path): mark for path, mark in marks.items()})
 
 

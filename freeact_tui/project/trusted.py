@@ -175,11 +175,20 @@ def note_written(path: Path, data: bytes) -> None:
     """The app has just written ``data`` to ``path`` itself (a rule added to ``permissions.toml``): those
     bytes are what a trusted registration covering it expects from now on (the app's own write is no
     change of the project; anything else there is)."""
+    _note(path, content_mark(data))
+
+
+def note_own(path: Path, sha256: str) -> None:
+    """As ``note_written``, for a file the app wrote whose bytes' SHA-256 is ``sha256`` (``own_writes``)."""
+    _note(path, "sha256:" + sha256)
+
+
+def _note(path: Path, mark: str) -> None:
     lexical, real = os.path.abspath(path), os.path.realpath(path)
     with _lock:
         for folder, registration in list(_registered.items()):
             if registration.trusted and (registration.covers(lexical) or registration.covers(real)):
-                marks = {**registration.marks, real: content_mark(data)}
+                marks = {**registration.marks, real: mark}
                 _registered[folder] = Registration(folder, True, MappingProxyType(marks))
 
 
@@ -188,6 +197,7 @@ __all__ = [
     "Registration",
     "content_mark",
     "forget",
+    "note_own",
     "note_written",
     "read_bytes",
     "read_env",

@@ -54,6 +54,11 @@ KINDS = [
         lambda m: f'[[allow]]\ntype = "ShellAction"\ntool_name = "bash"\ncommand = "echo {m}"\n',
     ),
     Kind("env", ".env", lambda m: f"{ENV_NAME}={m}\n"),
+    Kind(
+        "saved_tool",
+        ".freeact/generated/gentools/cat/tool/api.py",
+        lambda m: f'def run() -> None:\n    """Use {m}."""\n',
+    ),
 ]  # fmt: skip
 
 
