@@ -69,19 +69,23 @@ def _real_path(fd: int, path: Path) -> str:
         return os.path.realpath(path)
 
 
-def read_opened(path: Path, *, limit: int = MAX_PROJECT_FILE) -> Opened:
-    """The content of the regular file at ``path`` (symlinks followed), at most ``limit`` bytes, with the
-    stat and real path of the very file read.
+def read_opened(path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = True) -> Opened:
+    """The content of the regular file at ``path`` (a symlink followed unless ``follow`` is false), at most
+    ``limit`` bytes, with the stat and real path of the very file read.
 
     Raises:
-        ProjectFileError: it is not a regular file, or holds more than ``limit`` bytes.
+        ProjectFileError: it is not a regular file (or, not ``follow``: a symlink), or holds more than
+            ``limit`` bytes.
         OSError: it cannot be opened or read (missing, no permission, a socket).
     """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, flags if follow else flags | os.O_NOFOLLOW)
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a socket, or a FIFO's other end: never a regular file
             raise ProjectFileError(path, "a socket or FIFO, not a regular file") from None
+        if exc.errno == errno.ELOOP and not follow:
+            raise ProjectFileError(path, "a symlink, not followed") from None
         raise
     try:
         info = os.fstat(fd)
@@ -105,14 +109,49 @@ def read_opened(path: Path, *, limit: int = MAX_PROJECT_FILE) -> Opened:
         os.close(fd)
 
 
-def read_bytes(path: Path, *, limit: int = MAX_PROJECT_FILE) -> bytes:
-    """The content of the regular file at ``path`` (symlinks followed), at most ``limit`` bytes.
+def read_bytes(path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = True) -> bytes:
+    """The content of the regular file at ``path`` (symlinks followed unless ``follow`` is false), at most
+    ``limit`` bytes.
 
     Raises:
         ProjectFileError: it is not a regular file, or holds more than ``limit`` bytes.
         OSError: it cannot be opened or read (missing, no permission, a socket).
     """
-    return read_opened(path, limit=limit).data
+    return read_opened(path, limit=limit, follow=follow).data
+
+
+def write_new(directory: Path, real: str, name: str, data: bytes) -> Path:
+    """Write ``data`` as the new file ``name`` in ``directory``, a folder code may write too (the images of
+    a project that keeps them inside it): only when ``directory`` still is the folder ``real`` (its real
+    path when the app chose it; a component swapped for a symlink since leads nowhere), and never through
+    a symlink or over a file planted under that name.
+
+    Raises:
+        ProjectFileError: ``directory`` leads elsewhere now.
+        OSError: it cannot be written (a file of that name exists, no permission, a full disk).
+    """
+    Path(real).mkdir(parents=True, exist_ok=True)
+    try:
+        dfd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ProjectFileError(directory, f"{real} is a symlink now, not the folder it was") from None
+        raise
+    try:
+        now = _real_path(dfd, directory)
+        if now != real:
+            raise ProjectFileError(directory, f"now leads to {now}, not {real}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(name, flags, 0o644, dir_fd=dfd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dfd)
+    return directory / name
 
 
 def read_text(path: Path, *, limit: int = MAX_PROJECT_FILE, errors: str = "strict") -> str:
@@ -156,4 +195,5 @@ __all__ = [
     "read_env",
     "read_opened",
     "read_text",
+    "write_new",
 ]
