@@ -242,6 +242,7 @@ def init(working_dir: Path | None = None) -> FreeactConfig:
     ws.freeact_dir.mkdir(parents=True, exist_ok=True)
     if not ws.config_file.exists():
         ws.config_file.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
+        trusted.note_written(ws.config_file, DEFAULT_CONFIG_TOML.encode("utf-8"))  # the app's own write
     for directory in (ws.generated_dir, ws.plans_dir, ws.sessions_dir, ws.skills_dir):
         directory.mkdir(parents=True, exist_ok=True)
     materialize_bundled_skills(

@@ -162,7 +162,9 @@ class PermissionManager:
 
         self._freeact_dir.mkdir(parents=True, exist_ok=True)
         data = {"ask": [r.to_toml() for r in self._ask], "allow": [r.to_toml() for r in self._allow]}
-        self._file.write_text(tomli_w.dumps(data), encoding="utf-8")
+        text = tomli_w.dumps(data)
+        self._file.write_text(text, encoding="utf-8")
+        trusted.note_written(self._file, text.encode("utf-8"))  # the app's own write: no change of the project
 
     def is_allowed(self, tool_call: ToolCall) -> bool:
         """Whether a concrete call is pre-approved (an allow rule matches and no ask rule does)."""

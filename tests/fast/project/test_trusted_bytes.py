@@ -246,3 +246,16 @@ def test_after_the_check_no_project_file_is_opened_for_use_but_through_the_one_r
     assert not others, f"opened past the one reader: {others}"
     for kind in KINDS:
         assert str(folder / kind.path) in {path for path, _ in _opened}, kind.name
+
+
+def test_freeact_init_after_a_check_uses_what_it_wrote(tmp_path: Path) -> None:
+    """``freeact-tui init`` in a checked folder writes config and rules, then reads them back: its own."""
+    from freeact_tui.freeact import PermissionManager, config
+
+    folder = tmp_path.resolve()
+    assert trust.check(folder).status == "none"
+    config.init(folder)
+    manager = PermissionManager(working_dir=folder, freeact_dir=folder / ".freeact")
+    manager.init()
+    manager.load()
+    assert config.load(folder).agent is not None
