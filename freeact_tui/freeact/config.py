@@ -27,7 +27,7 @@ from freeact_tui.freeact.presets import (
     HYBRID_SEARCH_MCP_SERVER_CONFIG,
 )
 from freeact_tui.mcp.discovery import HYBRID_MISSING, hybrid_available
-from freeact_tui.project import trusted
+from freeact_tui.project import trust, trusted
 from freeact_tui.project.config import Config
 from freeact_tui.project.freeact_dir import map_agent_section, toml_depth_problem
 from freeact_tui.project.paths import FREEACT_DIR_NAME
@@ -242,7 +242,7 @@ def init(working_dir: Path | None = None) -> FreeactConfig:
     ws.freeact_dir.mkdir(parents=True, exist_ok=True)
     if not ws.config_file.exists():
         ws.config_file.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
-        trusted.note_written(ws.config_file, DEFAULT_CONFIG_TOML.encode("utf-8"))  # the app's own write
+        trust.note_project_write(ws.config_file, DEFAULT_CONFIG_TOML.encode("utf-8"))  # the app's own write
     for directory in (ws.generated_dir, ws.plans_dir, ws.sessions_dir, ws.skills_dir):
         directory.mkdir(parents=True, exist_ok=True)
     materialize_bundled_skills(

@@ -22,7 +22,7 @@ from freeact_tui.freeact.toolcalls import (
     ShellAction,
     ToolCall,
 )
-from freeact_tui.project import trusted
+from freeact_tui.project import trust, trusted
 from freeact_tui.reach.globs import normalize_path, path_regex
 from freeact_tui.reach.resolve import resolve, root_of, subject
 
@@ -164,7 +164,7 @@ class PermissionManager:
         data = {"ask": [r.to_toml() for r in self._ask], "allow": [r.to_toml() for r in self._allow]}
         text = tomli_w.dumps(data)
         self._file.write_text(text, encoding="utf-8")
-        trusted.note_written(self._file, text.encode("utf-8"))  # the app's own write: no change of the project
+        trust.note_project_write(self._file, text.encode("utf-8"))  # the app's own write: no change of the project
 
     def is_allowed(self, tool_call: ToolCall) -> bool:
         """Whether a concrete call is pre-approved (an allow rule matches and no ask rule does)."""

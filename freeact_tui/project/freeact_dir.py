@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from freeact_tui.project import paths, trusted
+from freeact_tui.project import paths, trust, trusted
 
 CONFIG_FILENAME = "config.toml"
 PERMISSIONS_FILENAME = "permissions.toml"
@@ -356,4 +356,4 @@ def _write_permissions(path: Path, data: dict[str, Any]) -> None:
         paths.atomic_write_text(path, text, mode=0o644)
     except (OSError, TypeError, ValueError) as exc:
         raise FreeactConfigError(f"The freeact permissions file {path} cannot be written: {exc}") from exc
-    trusted.note_written(path, text.encode("utf-8"))
+    trust.note_project_write(path, text.encode("utf-8"))

@@ -10,6 +10,7 @@ shown and asked about again before it applies.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -407,6 +408,31 @@ def note_own_writes(written: Iterable[Path]) -> None:
     store_own_marks({path: mark for path in written if (mark := file_mark(path)) is not None})
 
 
+def note_project_write(path: Path, data: bytes) -> None:
+    """The app has just written ``data`` whole to the project file ``path`` (a rule the user added to
+    ``permissions.toml``, ``freeact init``'s config): what it wrote is what the user trusts of it, in
+    this process (``trusted.note_written``) and in the record of every trusted folder that lists it, so
+    the next start does not ask about the app's own write. (The app read the file through
+    ``trusted`` first: it never writes over bytes the user did not trust.) A record that cannot be
+    written only means the next start asks again."""
+    trusted.note_written(path, data)
+    names = {Path(os.path.abspath(path)), Path(os.path.realpath(path))}
+    entry = {
+        "digest": hashlib.sha256(data).hexdigest(),
+        **({"text": data.decode("utf-8", errors="replace")} if len(data) <= _MAX_KEPT_TEXT else {}),
+    }
+
+    def update(raw: dict[str, Any]) -> None:
+        for folder, record in raw["folders"].items():
+            files = record.get("files") if isinstance(record, dict) else None
+            if isinstance(files, dict):
+                for label in {_label(name, Path(folder)) for name in names} & files.keys():
+                    files[label] = dict(entry)
+
+    with contextlib.suppress(TrustStoreError):
+        _write_raw(update)
+
+
 def own_mark(path: Path) -> OwnMark | None:
     """The mark recorded for a file the app wrote (``None``: none, or not readable)."""
     return _read_own().get(os.path.abspath(path))
@@ -524,6 +550,7 @@ __all__ = [
     "TrustStoreError",
     "check",
     "note_own_writes",
+    "note_project_write",
     "own_mark",
     "store_own_marks",
     "project_env_file",

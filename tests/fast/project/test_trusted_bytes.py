@@ -171,7 +171,8 @@ def test_a_swapped_env_says_so_in_a_notice(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_the_apps_own_rule_write_is_no_change(tmp_path: Path) -> None:
-    """A rule the user adds (written into ``permissions.toml`` by the app) is used at once, not refused."""
+    """A rule the user adds (written into ``permissions.toml`` by the app) is used at once, not refused,
+    and the next start does not ask about it (the app's own write never invalidates trust)."""
     folder = tmp_path.resolve()
     (folder / ".freeact").mkdir()
     (folder / ".freeact" / "permissions.toml").write_text("")
@@ -181,6 +182,9 @@ def test_the_apps_own_rule_write_is_no_change(tmp_path: Path) -> None:
     assert "allow shell: make test" in {
         f"{r.effect} {r.kind}: {r.pattern}" for r in rules_for(folder).rules()
     }
+    assert trust.check(folder).status == "trusted"
+    (folder / ".freeact" / "permissions.toml").write_text("# anyone else's edit\n", "utf-8")
+    assert trust.check(folder).status == "changed"
 
 
 def test_an_untrusted_folders_files_are_never_used_even_when_asked_for(tmp_path: Path) -> None:
