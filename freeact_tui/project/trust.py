@@ -6,6 +6,10 @@ skills (``.freeact/skills``, ``.agents/skills``), ``AGENTS.md`` and a project ``
 applies until the user trusts the folder. The decision is kept in ``trusted-folders.json`` in the
 user config dir (private, written atomically) with a digest of each file, so that a changed file is
 shown and asked about again before it applies.
+
+Each check also registers what it read (``trusted.register``: the mark of every file, by real path), and
+every use of a project file reads through ``trusted``, which refuses bytes that are not the ones the
+check read: what was trusted is what is used, whatever changes the folder in between.
 """
 
 from __future__ import annotations
