@@ -305,6 +305,9 @@ async def _ensure_package(
             await close_client(client)
         async with codegen:
             await asyncio.to_thread(_write_package, base, pkg, server_params(config), tools, digest)
+        # The app's own files before it reads them back for the prompt (``trusted`` reads a project's
+        # generated code only as the trust check read it, or as the app wrote it).
+        await asyncio.to_thread(_note_written, base.parent, [target])
     except BaseException:
         # A package generated from another config would call the server with stale parameters.
         shutil.rmtree(target, ignore_errors=True)
