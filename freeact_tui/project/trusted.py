@@ -15,11 +15,16 @@ times (``stat:…``; no user can set a change time back). Marks are keyed by the
 
 A path is *covered* by a folder's registration when the trust check would have listed it: anything in a
 ``.freeact/`` or ``.agents/`` at or above the folder, a ``.env`` at or above it, its ``AGENTS.md`` and
-``.freeact-tui.toml`` (``covers``), stopping below the home directory as the check does.
+``.freeact-tui.toml`` (``covers``), stopping below the home directory as the check does. A path no
+registration covers is not a project file of any checked folder (the SDK used without a trust check): it
+is read as ``files`` reads it.
 
 The trust dialog reads an untrusted folder's files to describe them (``reviewing``): it gets the bytes
-the check read (so what is shown is what trusting records) and nothing else, never a newer version. A path no registration covers is not a project file of any checked
-folder (the SDK used without a trust check): it is read as ``files`` reads it.
+the check read (so what is shown is what trusting records) and nothing else, never a newer version.
+
+The app's own writes into a project (a rule added to ``permissions.toml``, generated APIs) are noted
+(``note_written``, ``note_own``): what it wrote is what a use expects. Not read here (yet): the session
+store (``store/``) and the generated code the kernel imports itself (``.freeact/generated`` on its path).
 """
 
 from __future__ import annotations
