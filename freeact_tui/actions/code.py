@@ -10,6 +10,7 @@ from typing import Any
 from freeact_tui.actions.ports import Overflow, TurnPorts
 from freeact_tui.events import CodeExecutionOutput, CodeExecutionOutputChunk
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
+from freeact_tui.project import files as projectfiles
 from freeact_tui.shell.words import split_command
 from freeact_tui.store.event_record import IMAGE_NOTE
 from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript, ToolCall
@@ -206,7 +207,12 @@ def image_attachments(images: list[Path], model_profile: Callable[[], Any] | Non
         if len(attached) >= MAX_IMAGES or size > MAX_IMAGE_BYTES:
             skipped.append(path.name)
             continue
-        attached.append(BinaryContent(path.read_bytes(), media_type="image/png", identifier=path.name))
+        try:  # never through a link put in its place (the folder may be one the kernel writes)
+            data = projectfiles.read_bytes(path, limit=MAX_IMAGE_BYTES, follow=False)
+        except OSError:
+            skipped.append(path.name)
+            continue
+        attached.append(BinaryContent(data, media_type="image/png", identifier=path.name))
     note = f"\n({len(attached)} image(s) attached below.)" if attached else ""
     if skipped:
         note += f"\n(Not attached, too many or too big: {', '.join(skipped)}.)"

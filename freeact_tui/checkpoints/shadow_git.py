@@ -13,6 +13,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from freeact_tui import gitrun
+from freeact_tui.project import files as projectfiles
 
 # Identity and determinism for commits in the shadow repository (on top of ``gitrun.git_env``).
 _FIXED_ENV = {
@@ -52,11 +53,11 @@ def user_exclude_file(root: Path) -> Path | None:
     git_dir = dot_git
     if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
         with suppress(OSError, ValueError, IndexError):
-            text = dot_git.read_text(encoding="utf-8").strip()
+            text = projectfiles.read_text(dot_git).strip()  # the folder's: regular and bounded only
             git_dir = (root / text.split(":", 1)[1].strip()).resolve()
             common = git_dir / "commondir"
             if common.is_file():
-                git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+                git_dir = (git_dir / projectfiles.read_text(common).strip()).resolve()
     exclude = git_dir / "info" / "exclude"
     return exclude if exclude.is_file() else None
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from freeact_tui.project import files as projectfiles
 from freeact_tui.project import paths, trust
+from freeact_tui.project import trusted as trustedfiles
 from freeact_tui.project.freeact_dir import FreeactConfigError, read_freeact_config, toml_depth_problem
 from freeact_tui.project.policy import limit_layers, load_project_env, project_layer
 from freeact_tui.version import __version__
@@ -47,17 +48,17 @@ def expand_env(value: Any) -> Any:
     return value
 
 
-def read_toml_data(path: Path, *, digest: str | None = None) -> dict[str, Any]:
+def read_toml_data(path: Path, *, project: bool = False) -> dict[str, Any]:
     """One TOML config file's values, not validated; ConfigError (one paragraph) if it cannot be read,
-    or (``digest``: what the trust check read) if what is read now is not what was trusted."""
+    or (``project``: a project's file, read as ``trusted`` reads it) if it is not what the trust check read."""
     try:
-        raw = projectfiles.read_bytes(path)
+        raw = trustedfiles.read_bytes(path) if project else projectfiles.read_bytes(path)
     except FileNotFoundError as exc:
         raise ConfigError(f"Config file not found: {path}") from exc
+    except trustedfiles.ProjectFileChanged as exc:
+        raise ConfigError(f"{exc}.") from None
     except OSError as exc:
         raise ConfigError(f"Cannot read config file {path}: {exc.strerror}") from exc
-    if digest is not None and hashlib.sha256(raw).hexdigest() != digest:
-        raise ConfigError(f"{path} changed after the trust check read it: start again to be asked about it.")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -118,14 +119,11 @@ class Sources:
 
 
 def project_sources(
-    folder: Path,
-    notices: list[str],
-    checks: list[tuple[str, dict[str, Any]]],
-    state: trust.TrustState | None = None,
+    folder: Path, notices: list[str], checks: list[tuple[str, dict[str, Any]]]
 ) -> list[tuple[str, dict[str, Any]]]:
     """The project's config layers (lowest first) as ``(source, values)``, without the keys no project
-    may set; ``notices`` gets what is refused or not used, ``checks`` what must validate. With ``state``
-    (the trust check), ``.freeact-tui.toml`` is used only as the check read it (its digest).
+    may set; ``notices`` gets what is refused or not used, ``checks`` what must validate. Each file is
+    used only as the trust check read it (``trusted``).
 
     Raises:
         ConfigError: a project config file cannot be read.
@@ -143,8 +141,7 @@ def project_sources(
             notices.extend(freeact.notices)
     own = folder / paths.PROJECT_CONFIG_NAME
     if own.is_file():
-        trusted = {f.path: f.digest for f in state.files} if state is not None else {}
-        data = read_toml_data(own, digest=trusted.get(own, "") if state is not None else None)
+        data = read_toml_data(own, project=True)
         checks.append((str(own), data))
         layers.append((str(own), project_layer(anchor_paths(data, own.parent), str(own), notices)))
     return layers
@@ -201,7 +198,7 @@ def gather(
     checks: list[tuple[str, dict[str, Any]]] = []
     layers: list[tuple[str, dict[str, Any]]] = []
     if state.trusted:
-        layers = project_sources(folder, notices, checks, state if state.folder == folder else None)
+        layers = project_sources(folder, notices, checks)
         env_file = trust.project_env_file(folder)
         if env_file is not None:
             load_project_env(env_file, notices)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from freeact_tui.project import paths, trust
 from freeact_tui.project.config import Config, load_config
-from freeact_tui.project.policy import PROJECT_ALLOWED, PROJECT_REFUSED, project_layer
+from freeact_tui.project.policy import PROJECT_ALLOWED, PROJECT_INSIDE, PROJECT_REFUSED, project_layer
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers import cli
 
@@ -42,12 +42,14 @@ def test_every_setting_is_decided_once_with_a_reason() -> None:
     assert all(reason.strip() for reason in [*PROJECT_ALLOWED.values(), *PROJECT_REFUSED.values()])
 
 
-def test_every_path_or_location_setting_is_refused() -> None:
-    """A setting typed as a path (where the app reads or writes its own state) is never the project's."""
+def test_every_path_or_location_setting_is_refused_or_bound_inside_the_project() -> None:
+    """A setting typed as a path (where the app reads or writes its own state) is never the project's, but
+    for a place a project may choose inside its own folder (``PROJECT_INSIDE``: images_dir, as freeact)."""
     for name, info in Config.model_fields.items():
         if "Path" in str(info.annotation) or name.endswith(("_dir", "_file", "_image", "_url")):
             # base_url: a model server, allowed keyless (limit_layers drops it with the user's key)
-            assert name in PROJECT_REFUSED or name == "base_url", name
+            assert name in PROJECT_REFUSED or name in PROJECT_INSIDE or name == "base_url", name
+    assert PROJECT_INSIDE <= set(PROJECT_ALLOWED)
 
 
 @settings(max_examples=60, deadline=None)
