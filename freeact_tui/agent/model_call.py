@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -32,6 +33,7 @@ from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
 from freeact_tui.agent.model_stream import open_model_stream
+from freeact_tui.agent.reply_shape import NotProtocolReply, not_protocol
 from freeact_tui.events import AgentEvent, ModelRetry, Response, ResponseChunk, Thoughts, ThoughtsChunk
 
 # Seconds to wait before each retry of a transient error (rate limit, overload, 5xx, connection).
@@ -101,60 +103,97 @@ async def request_response(
     """
     attempts = len(RETRY_DELAYS)
     server = model_server(model)
-    for attempt in range(attempts + 1):
-        emitted = False
-        so_far: Callable[[], ModelResponse] | None = None  # per delta: O(1) work, never the whole reply
-        delay = RETRY_DELAYS[attempt] if attempt < attempts else 0.0
+    for number in range(attempts + 1):
+        attempt = _Attempt(number, number >= attempts, RETRY_DELAYS[number] if number < attempts else 0.0)
         try:
             async with _idle_guard(idle_timeout) as guard:
                 async with open_model_stream(
                     model, messages, settings=settings, parameters=parameters
                 ) as stream:
                     guard.touch()
-                    so_far = stream.get
-                    on_progress(so_far)
+                    attempt.so_far = stream.get  # per delta: O(1) work, never the whole reply
+                    on_progress(attempt.so_far)
                     async for part_event in stream:
                         guard.touch()
                         event = event_for(part_event, ids)
                         if event is not None:
                             emit(event)
-                            emitted = True
+                            attempt.emitted = True
                     return stream.get()
-        except _Stalled:
-            stalled = f"The model sent nothing for {idle_timeout:g} s (model_idle_timeout)"
-            if emitted:
-                raise ModelCallError(_cut_message(stalled), _partial(so_far)) from None
-            if attempt >= attempts:
-                raise ModelCallError(f"{stalled}. The turn was rolled back; try again.") from None
-            reason = stalled
-        except (ModelAPIError, UnexpectedModelBehavior) as exc:
-            if emitted:
-                raise ModelCallError(
-                    _cut_message(describe_model_error(exc, rolled_back=False, server=server)),
-                    _partial(so_far),
-                ) from exc
-            if not is_retryable(exc) or attempt >= attempts:
-                raise ModelCallError(describe_model_error(exc, server=server)) from exc
-            reason = describe_model_error(exc, rolled_back=False, server=server)
-            asked = retry_after(exc)
-            if asked is not None and asked > delay:
-                if asked > MAX_RETRY_AFTER:
-                    raise ModelCallError(
-                        f"{reason}. The provider asks to wait {asked:g} s before trying again; "
-                        "the turn was rolled back."
-                    ) from exc
-                delay = float(asked)
-        except (OSError, TimeoutError) as exc:
-            if emitted:
-                raise ModelCallError(_cut_message(f"Connection lost: {exc}"), _partial(so_far)) from exc
-            reason = (
-                f"Cannot reach the model server{f' at {server}' if server else ''}: {str(exc).rstrip('.')}"
-            )
-            if attempt >= attempts:
-                raise ModelCallError(f"{reason}. The turn was rolled back; try again.") from exc
-        emit(ModelRetry(reason, attempt + 1, attempts, delay, **ids))
+        except (
+            _Stalled,
+            NotProtocolReply,
+            ModelAPIError,
+            UnexpectedModelBehavior,
+            OSError,
+            TimeoutError,
+        ) as exc:
+            reason, delay = _retry_or_raise(exc, attempt, server, idle_timeout)
+        emit(ModelRetry(reason, number + 1, attempts, delay, **ids))
         await asyncio.sleep(delay)
     raise ModelCallError("The model request failed.")  # pragma: no cover - the loop always returns or raises
+
+
+@dataclass
+class _Attempt:
+    """One try of a request: whether it is the last, its retry delay, and what it showed before failing."""
+
+    number: int
+    last: bool
+    delay: float
+    emitted: bool = False
+    so_far: Callable[[], ModelResponse] | None = None
+
+    def cut(self, cause: str) -> ModelCallError:
+        """The reply broke off after the user saw part of it: kept, marked incomplete, never retried."""
+        return ModelCallError(_cut_message(cause), _partial(self.so_far))
+
+
+def _retry_or_raise(
+    exc: BaseException, attempt: _Attempt, server: str | None, idle_timeout: float
+) -> tuple[str, float]:
+    """What a failed attempt leads to: the reason and delay of a retry, or (raised) the error that ends it.
+
+    Raises:
+        ModelCallError: the request will not be retried.
+    """
+    wrong = not_protocol(exc)  # the client stack may have wrapped it: a wrong URL is never retried
+    if wrong is not None:
+        if attempt.emitted:
+            raise attempt.cut(str(wrong)) from exc
+        raise ModelCallError(f"{wrong} The turn was rolled back.") from exc
+    if isinstance(exc, _Stalled):
+        stalled = f"The model sent nothing for {idle_timeout:g} s (model_idle_timeout)"
+        if attempt.emitted:
+            raise attempt.cut(stalled) from None
+        if attempt.last:
+            raise ModelCallError(f"{stalled}. The turn was rolled back; try again.") from None
+        return stalled, attempt.delay
+    if isinstance(exc, ModelAPIError | UnexpectedModelBehavior):
+        return _api_error(exc, attempt, server)
+    if attempt.emitted:
+        raise attempt.cut(f"Connection lost: {exc}") from exc
+    reason = f"Cannot reach the model server{f' at {server}' if server else ''}: {str(exc).rstrip('.')}"
+    if attempt.last:
+        raise ModelCallError(f"{reason}. The turn was rolled back; try again.") from exc
+    return reason, attempt.delay
+
+
+def _api_error(exc: Exception, attempt: _Attempt, server: str | None) -> tuple[str, float]:
+    """An error pydantic-ai reports: retried when transient, after the provider's Retry-After if longer."""
+    if attempt.emitted:
+        raise attempt.cut(describe_model_error(exc, rolled_back=False, server=server)) from exc
+    if not is_retryable(exc) or attempt.last:
+        raise ModelCallError(describe_model_error(exc, server=server)) from exc
+    reason = describe_model_error(exc, rolled_back=False, server=server)
+    asked = retry_after(exc)
+    if asked is None or asked <= attempt.delay:
+        return reason, attempt.delay
+    if asked > MAX_RETRY_AFTER:
+        raise ModelCallError(
+            f"{reason}. The provider asks to wait {asked:g} s before trying again; the turn was rolled back."
+        ) from exc
+    return reason, float(asked)
 
 
 def _partial(so_far: Callable[[], ModelResponse] | None) -> ModelResponse | None:
