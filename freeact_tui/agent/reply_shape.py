@@ -88,17 +88,18 @@ class _WatchedStream(AsyncByteStream):
     def __init__(self, stream: Any, url: str) -> None:
         self._stream = stream
         self._url = url
+        self._seen = b""
+        self._judged = False  # kept across iterations: the client iterates again to drain what is left
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        seen = b""
-        judged = False
         async for chunk in self._stream:
-            if not judged:
-                seen += chunk
-                judged = self._judge(seen, ended=False)
+            if not self._judged:
+                self._seen += chunk
+                self._judged = self._judge(self._seen, ended=False)
             yield chunk
-        if not judged:
-            self._judge(seen, ended=True)
+        if not self._judged:
+            self._judged = True
+            self._judge(self._seen, ended=True)
 
     def _judge(self, seen: bytes, *, ended: bool) -> bool:
         """True once the stream is known to be the protocol; raises when it is known not to be."""

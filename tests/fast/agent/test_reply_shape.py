@@ -89,3 +89,20 @@ def test_the_reason_is_found_however_deep_the_client_stack_wrapped_it() -> None:
         assert not_protocol(outer) is reason
     assert str(reason).startswith("http://host/v1 answered with an HTML page, not an OpenAI-compatible reply")
     assert not_protocol(ValueError("x")) is None
+
+
+async def test_a_proper_stream_passes_the_check_to_its_end() -> None:
+    """The check watches a stream's first event only, and the client's drain after ``[DONE]`` is no new stream."""
+    from openai import AsyncOpenAI
+
+    from freeact_tui.agent.models import _checked_client
+    from tests.fake_openai import FakeOpenAI, Reply
+
+    with FakeOpenAI(default=Reply("hello there, a reply in pieces")) as server:
+        client = AsyncOpenAI(base_url=server.url, api_key="x", max_retries=0, http_client=_checked_client())
+        stream = await client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+        text = "".join([chunk.choices[0].delta.content or "" async for chunk in stream if chunk.choices])
+        await client.close()
+    assert text == "hello there, a reply in pieces"
