@@ -34,7 +34,15 @@ from pydantic_ai.settings import ModelSettings
 
 from freeact_tui.agent.model_stream import open_model_stream
 from freeact_tui.agent.reply_shape import NotProtocolReply, not_protocol
-from freeact_tui.events import AgentEvent, ModelRetry, Response, ResponseChunk, Thoughts, ThoughtsChunk
+from freeact_tui.events import (
+    AgentEvent,
+    ModelRetry,
+    ModelWaiting,
+    Response,
+    ResponseChunk,
+    Thoughts,
+    ThoughtsChunk,
+)
 
 # Seconds to wait before each retry of a transient error (rate limit, overload, 5xx, connection).
 RETRY_DELAYS = (1.0, 3.0)
@@ -43,6 +51,10 @@ RETRY_DELAYS = (1.0, 3.0)
 MAX_RETRY_AFTER = 60.0
 # Seconds without any stream event before a request counts as stalled (``Config.model_idle_timeout``).
 IDLE_TIMEOUT = 180.0
+# A request silent for this many seconds is said to be waiting (``ModelWaiting``), then again every
+# ``WAIT_EVERY`` seconds until it sends something: a slow model is never a silent one.
+WAIT_AFTER = 5.0
+WAIT_EVERY = 1.0
 
 
 class _Stalled(Exception):
@@ -106,7 +118,8 @@ async def request_response(
     for number in range(attempts + 1):
         attempt = _Attempt(number, number >= attempts, RETRY_DELAYS[number] if number < attempts else 0.0)
         try:
-            async with _idle_guard(idle_timeout) as guard:
+            waiting = _waiting_announcer(emit, ids, idle_timeout)
+            async with _idle_guard(idle_timeout, waiting) as guard:
                 async with open_model_stream(
                     model, messages, settings=settings, parameters=parameters
                 ) as stream:
@@ -201,28 +214,57 @@ def _partial(so_far: Callable[[], ModelResponse] | None) -> ModelResponse | None
     return so_far() if so_far is not None else None
 
 
+def _waiting_announcer(emit: Callable[[AgentEvent], None], ids: dict[str, Any], idle_timeout: float) -> Callable[[float], None]:
+    def announce(seconds: float) -> None:
+        emit(ModelWaiting(round(seconds, 1), idle_timeout, **ids))
+
+    return announce
+
+
 class _IdleGuard:
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
         self._cm: asyncio.Timeout | None = None
+        self.last = asyncio.get_running_loop().time()
+        """When the request last showed a sign of life (opened, or sent an event)."""
 
     def touch(self) -> None:
+        self.last = asyncio.get_running_loop().time()
         if self._cm is not None:
-            self._cm.reschedule(asyncio.get_running_loop().time() + self.timeout)
+            self._cm.reschedule(self.last + self.timeout)
+
+    async def announce_waits(self, announce: Callable[[float], None]) -> None:
+        """Say that the request is waiting once it has been silent ``WAIT_AFTER`` s, then every ``WAIT_EVERY`` s."""
+        loop = asyncio.get_running_loop()
+        while True:
+            silent = loop.time() - self.last
+            if silent < WAIT_AFTER:
+                await asyncio.sleep(WAIT_AFTER - silent)
+                continue
+            announce(silent)
+            await asyncio.sleep(WAIT_EVERY)
 
 
 class _idle_guard:  # noqa: N801 - used like a function in ``async with``
-    """Raise ``_Stalled`` when the block sees no ``touch()`` for ``timeout`` seconds."""
+    """Raise ``_Stalled`` when the block sees no ``touch()`` for ``timeout`` seconds; meanwhile ``waiting``
+    is told how long it has been silent (``_IdleGuard.announce_waits``)."""
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, waiting: Callable[[float], None] | None = None) -> None:
         self._guard = _IdleGuard(timeout)
         self._cm = asyncio.timeout(timeout)
+        self._waiting = waiting
+        self._announcer: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> _IdleGuard:
         self._guard._cm = await self._cm.__aenter__()
+        if self._waiting is not None:
+            self._announcer = asyncio.create_task(self._guard.announce_waits(self._waiting))
         return self._guard
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self._announcer is not None:
+            self._announcer.cancel()
+            await asyncio.gather(self._announcer, return_exceptions=True)
         try:
             await self._cm.__aexit__(exc_type, exc, tb)
         except TimeoutError:
