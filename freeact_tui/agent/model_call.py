@@ -107,8 +107,10 @@ async def request_response(
     (kept if the turn is cancelled mid-stream). It is called only when the response so far is needed:
     building it costs as much as the reply is long, so doing it per delta made a long reply quadratic. A
     transient error is retried only if nothing was shown yet, after the delay of ``RETRY_DELAYS``
-    or the provider's Retry-After, whichever is longer. A request that sends nothing for
-    ``idle_timeout`` seconds counts as a dropped connection.
+    or the provider's Retry-After, whichever is longer. A request silent for ``WAIT_AFTER`` seconds
+    emits ``ModelWaiting`` about every ``WAIT_EVERY`` seconds; one that sends nothing for
+    ``idle_timeout`` seconds counts as a dropped connection. A reply that is not the protocol at all
+    (``reply_shape.py``) is never retried.
 
     Raises:
         ModelCallError: the request failed and will not be retried.
@@ -214,7 +216,11 @@ def _partial(so_far: Callable[[], ModelResponse] | None) -> ModelResponse | None
     return so_far() if so_far is not None else None
 
 
-def _waiting_announcer(emit: Callable[[AgentEvent], None], ids: dict[str, Any], idle_timeout: float) -> Callable[[float], None]:
+def _waiting_announcer(
+    emit: Callable[[AgentEvent], None], ids: dict[str, Any], idle_timeout: float
+) -> Callable[[float], None]:
+    """Tells the turn (every front end) that the request has been silent ``seconds``: ``ModelWaiting``."""
+
     def announce(seconds: float) -> None:
         emit(ModelWaiting(round(seconds, 1), idle_timeout, **ids))
 
