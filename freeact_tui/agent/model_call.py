@@ -268,9 +268,8 @@ class _idle_guard:  # noqa: N801 - used like a function in ``async with``
         return self._guard
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if self._announcer is not None:
-            self._announcer.cancel()
-            await asyncio.gather(self._announcer, return_exceptions=True)
+        if self._announcer is not None:  # it ends at its next await: nothing is said after the request
+            self._announcer.cancel()  # not awaited here: a cancelled turn must still leave the timeout below
         try:
             await self._cm.__aexit__(exc_type, exc, tb)
         except TimeoutError:
