@@ -29,6 +29,7 @@ from freeact_tui.events import (
     CodeExecutionOutput,
     Decision,
     KernelStatus,
+    ModelWaiting,
     Response,
     ToolOutput,
 )
@@ -48,6 +49,8 @@ OutputFormat = Literal["text", "json", "stream-json"]
 Status = Literal["answered", "error", "refused", "max_turns", "stalled", "cut", "filtered", "interrupted"]
 
 STREAM_SCHEMA_VERSION = 1
+WAIT_NOTE_EVERY = 15.0
+"""Seconds between the stderr lines of a text run whose model request stays silent (``ModelWaiting``)."""
 EXIT_CODES: dict[Status, int] = {
     "answered": 0,
     "error": 1,
@@ -307,6 +310,9 @@ class HeadlessRun:
     out: IO[str] = field(default_factory=lambda: sys.stdout)
     err: IO[str] = field(default_factory=lambda: sys.stderr)
 
+    _wait_said: float = field(default=-1.0, init=False, repr=False)
+    """Seconds of the current model wait last said on stderr (-1: none said in this wait)."""
+
     def run(self) -> int:
         """Run the turn to its end; return the exit code."""
         try:
@@ -347,8 +353,7 @@ class HeadlessRun:
                     if isinstance(event, ApprovalRequest) and not event.decided:
                         refuse_unattended(event, record, agent.permissions)
                     record.see(event)
-                    if streaming:
-                        self._line(event_object(event))
+                    self._show(event)
         except asyncio.CancelledError:
             record.interrupted = True
         except Exception as exc:  # e.g. a session that cannot be read: a message, not a traceback
@@ -368,6 +373,29 @@ class HeadlessRun:
             record.usage.pop("estimated", None)
         self._report(record)
         return EXIT_CODES[record.status]
+
+    def _show(self, event: AgentEvent) -> None:
+        """What is said while the turn runs: every event in ``stream-json``; in text, a silent model."""
+        if self.output_format == "stream-json":
+            self._line(event_object(event))
+        elif self.output_format == "text" and isinstance(event, ModelWaiting):
+            self._say_waiting(event)
+
+    def _say_waiting(self, event: ModelWaiting) -> None:
+        """A line on stderr when a model request has been silent a while, and every ``WAIT_NOTE_EVERY`` s
+        after (text output only: json has its result, stream-json every event)."""
+        if event.agent_id != "main":
+            return
+        if event.seconds < self._wait_said:  # a new wait (the model spoke in between)
+            self._wait_said = -1.0
+        if self._wait_said >= 0 and event.seconds - self._wait_said < WAIT_NOTE_EVERY:
+            return
+        self._wait_said = event.seconds
+        self.err.write(
+            f"freeact-tui: waiting for the model: nothing for {int(event.seconds)} s "
+            f"(gives up at {event.idle_timeout:g} s, model_idle_timeout)\n"
+        )
+        self.err.flush()
 
     def _report(self, record: RunRecord) -> None:
         status = record.status

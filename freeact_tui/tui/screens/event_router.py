@@ -26,6 +26,7 @@ from freeact_tui.events import (
     ContextUpdate,
     KernelStatus,
     ModelRetry,
+    ModelWaiting,
     Nudge,
     OutputClaim,
     ProtocolSwitch,
@@ -44,6 +45,12 @@ from freeact_tui.tui.decisions import decision_status
 from freeact_tui.tui.screens.chat_host import welcome_text
 
 WAITING_FOR_KERNEL = "waiting for the kernel"  # the activity of an approved action until the kernel is up
+WAITING_FOR_MODEL = "waiting for the model"  # the activity while a model request sends nothing (ModelWaiting)
+
+
+def waiting_line(event: ModelWaiting) -> str:
+    """The live line of a silent model request: ``waiting for the model · 12 s · Esc cancels``."""
+    return f"{WAITING_FOR_MODEL} · {int(event.seconds)} s · Esc cancels"
 
 if TYPE_CHECKING:
     from textual.widget import Widget
@@ -109,6 +116,7 @@ class EventRouter:
         view = self.view
         log = view.conversation
         view.status_bar.set_readings(agent.readings_lost)  # a cell ran, or the kernel started again
+        self._model_wait(event, agent)
         match event:
             case ThoughtsChunk():
                 await log.thought_chunk(event)
@@ -139,6 +147,15 @@ class EventRouter:
                 log.subagent_status(event)
                 view.side_panel.update_subagent(event)
         return None
+
+    def _model_wait(self, event: AgentEvent, agent: Agent) -> None:
+        """The status line while a model request of ``agent`` sends nothing (a live count), and after."""
+        bar = self.view.status_bar
+        if isinstance(event, ModelWaiting):
+            if event.agent_id == agent.agent_id:
+                bar.set_activity(waiting_line(event))
+        elif bar.activity.startswith(WAITING_FOR_MODEL):
+            bar.set_activity("thinking")  # the model sent something (or the turn ended): the wait is over
 
     async def _action_output(self, event: CodeExecutionOutputChunk | CodeExecutionOutput | ToolOutput) -> None:
         """An action's output: streamed while its code runs, then whole (the model thinks again)."""
