@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -346,36 +347,46 @@ class FreeactAcpAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
+        """The session's approval mode, from the next prompt sent after this request on (in order)."""
         session = self._session(session_id)
-        if not session.set_mode(mode_id):
-            raise invalid_params(f"unknown mode {mode_id!r} (modes: {', '.join(session.known_modes())})")
-        self._remember(session, mode=mode_id)  # a later load or resume (here or elsewhere) opens in it
-        await self.client.session_update(session_id=session_id, update=update_current_mode(mode_id))
+        async with self._in_order(session):
+            if not session.set_mode(mode_id):
+                raise invalid_params(f"unknown mode {mode_id!r} (modes: {', '.join(session.known_modes())})")
+            self._remember(session, mode=mode_id)  # a later load or resume (here or elsewhere) opens in it
+            await self.client.session_update(session_id=session_id, update=update_current_mode(mode_id))
         return SetSessionModeResponse()
+
+    @asynccontextmanager
+    async def _in_order(self, session: AcpSession) -> AsyncIterator[None]:
+        """A settings change of ``session`` in its place among the session's requests: after every prompt
+        (and change) sent before it, before every one sent after it (``TurnQueue``; a cancel voids prompts,
+        not changes). Its ticket is taken at once, so a handler enters this before its first ``await``."""
+        async with session.queue.turn():
+            if self.sessions.get(session.id) is not session:  # closed while it waited
+                raise unknown_session(session.id)
+            yield
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
-        """``model``: the next prompt talks to ``value`` (one of the offered models); it waits for a running
-        turn, and is stored with the session."""
+        """``model``: the prompts sent after this request talk to ``value`` (one of the offered models), those
+        sent before it to the model they were sent to (in order); it is stored with the session."""
         session = self._session(session_id)
-        if config_id != MODEL_OPTION:
-            raise invalid_params(f"unknown config option {config_id!r} (options: {MODEL_OPTION})")
-        names = [c.name for c in await model_choices(session.config, session.model)]
-        if not isinstance(value, str) or value not in names:
-            raise invalid_params(f"unknown model {value!r} (models: {', '.join(names)})")
-        async with session.queue.turn():  # after the running (and the waiting) prompts
-            if self.sessions.get(session_id) is not session:
-                raise unknown_session(session_id)
+        async with self._in_order(session):  # the first await: its place is where it was sent
+            if config_id != MODEL_OPTION:
+                raise invalid_params(f"unknown config option {config_id!r} (options: {MODEL_OPTION})")
+            names = [c.name for c in await model_choices(session.config, session.model)]
+            if not isinstance(value, str) or value not in names:
+                raise invalid_params(f"unknown model {value!r} (models: {', '.join(names)})")
             if value != session.model:
                 await self._reopen(session, model=value)
                 self._remember(session)
                 await self.turns.send_usage(session)  # another model: another context window
-        options = await self._options(session)
-        await self.client.session_update(
-            session_id=session_id,
-            update=ConfigOptionUpdate(session_update="config_option_update", config_options=options),
-        )
+            options = await self._options(session)
+            await self.client.session_update(
+                session_id=session_id,
+                update=ConfigOptionUpdate(session_update="config_option_update", config_options=options),
+            )
         return SetSessionConfigOptionResponse(config_options=options)
 
     def _remember(self, session: AcpSession, mode: str | None = None) -> None:
