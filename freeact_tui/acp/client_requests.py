@@ -1,4 +1,5 @@
-"""Every request the agent sends to the client (``fs/*``, ``session/request_permission``), bounded.
+"""Every request the agent sends to the client (``fs/*``, ``session/request_permission``), bounded; every
+notification to a client that is gone, dropped.
 
 A client that never answers must not hold a turn forever: each request waits at most its bound, then
 fails with a line that says so (the file tools tell the model, a permission request rejects), and a
@@ -10,10 +11,15 @@ client-bound request in ``acp/`` goes through ``ask_client``.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from acp.interfaces import Client
 
 from freeact_tui.project.config import Config
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -46,4 +52,26 @@ async def ask_client(request: Awaitable[T], seconds: float, what: str) -> T:
         raise ClientTimeout(f"the client did not answer {what} within {seconds:g} s") from None
 
 
-__all__ = ["DECISION_TIMEOUT", "FS_TIMEOUT", "ClientTimeout", "ask_client", "decision_bound"]
+class ClientLink:
+    """The client's connection as the server uses it: ``session/update`` to a client that has gone away (it
+    closed stdin while a turn, a replay or an announcement was sending) is dropped with one info line, as
+    the transport drops what it cannot write; a client gone is a normal end, not an error. Everything else
+    is the connection's own (requests fail as they do, and are bounded by ``ask_client``)."""
+
+    def __init__(self, conn: Client) -> None:
+        self._conn = conn
+        self._told = False
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        try:
+            await self._conn.session_update(session_id=session_id, update=update, **kwargs)
+        except ConnectionError as exc:
+            if not self._told:
+                self._told = True
+                logger.info("the client has gone (%s): session updates are dropped", exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+__all__ = ["DECISION_TIMEOUT", "FS_TIMEOUT", "ClientLink", "ClientTimeout", "ask_client", "decision_bound"]

@@ -13,7 +13,7 @@ import shutil
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.helpers import update_current_mode
@@ -50,6 +50,7 @@ from acp.schema import (
 
 from freeact_tui.acp.client_files import ClientFiles
 from freeact_tui.acp.client_mcp import client_mcp_servers
+from freeact_tui.acp.client_requests import ClientLink
 from freeact_tui.acp.effect_modes import effect_modes
 from freeact_tui.acp.errors import internal_error, invalid_params, session_unusable, unknown_session
 from freeact_tui.acp.folder_trust import ask_trust
@@ -101,8 +102,8 @@ class FreeactAcpAgent:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Client) -> None:
-        self._conn = conn
-        self._turns = TurnRunner(conn)
+        self._conn = cast(Client, ClientLink(conn))  # a client gone: its updates dropped, not errors
+        self._turns = TurnRunner(self._conn)
 
     @property
     def client(self) -> Client:
@@ -459,8 +460,9 @@ class FreeactAcpAgent:
         try:
             trusted = await asking
         except asyncio.CancelledError:
-            if not session.cancel_requested:  # this prompt itself was cancelled (the client is gone)
-                raise
+            this = asyncio.current_task()
+            if not session.cancel_requested or (this is not None and this.cancelling()):
+                raise  # this prompt itself was cancelled (the client is gone), not only the question
             session.trust_asked = False  # the next prompt asks again
             return
         if trusted is not session.config and not session.cancel_requested:

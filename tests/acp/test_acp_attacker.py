@@ -266,16 +266,17 @@ def _log_lines() -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
+@pytest.mark.timeout(480)  # six processes one after the other
 def test_a_client_that_closes_right_after_opening_is_a_normal_end(tmp_path: Path) -> None:
-    """Closing stdin as soon as the answer of ``session/new`` (or ``session/load``) is read: the process
-    ends 0, and the log has no error and no traceback (info lines only)."""
+    """Closing stdin as soon as the answer of ``session/new`` (or ``session/load``) is read, or both pipes
+    mid-turn: the process ends 0, and the log has no error and no traceback (info lines only)."""
     work = _work(tmp_path)
     config = _config(tmp_path)
     with FakeOpenAI() as server:
         server.script(Reply("hello"))
         args = ["--base-url", server.url, "--model", "fake-model", "--config", str(config)]
         opened: list[str] = []
-        for _ in range(3):
+        for _ in range(2):
             proc = start(*args, cwd=work)
             opened.append(_open(proc, work))  # the answer read, then at once:
             assert proc.stdin is not None
@@ -293,6 +294,16 @@ def test_a_client_that_closes_right_after_opening_is_a_normal_end(tmp_path: Path
         assert "result" in answer_to(proc, 1)[0]
         assert proc.stdin is not None
         proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+        proc = start(*args, cwd=work)  # and a client that dies mid-turn: both its pipes closed
+        server.script(Reply("a long answer " * 100, delay=0.01))
+        sid = _open(proc, work)
+        send(proc, request(2, "session/prompt", _prompt(sid)))
+        while "agent_message_chunk" not in json.dumps(read(proc.stdout)):
+            pass
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.close()
+        proc.stdout.close()
         assert proc.wait(timeout=60) == 0
     lines = _log_lines()
     assert not [line for line in lines if " ERROR " in line or "Traceback" in line], "\n".join(lines[-30:])
