@@ -40,7 +40,6 @@ from freeact_tui.store.prompt_record import INTERRUPTED
 from freeact_tui.text.userwords import split_attachments
 from freeact_tui.toolcalls import (
     CODE_TOOL,
-    SUBAGENT_TOOL,
     FileCall,
     FileEdit,
     FileWrite,
@@ -224,9 +223,8 @@ class _Replayer:
         if entry.retry:
             yield ToolOutput(entry.text, is_error=True, **ids)
             return
-        if call is not None and _hidden(call, entry):
-            if not _silent(call, entry):  # live, only its error was shown (an unknown tool, a guard)
-                yield ToolOutput(entry.text, is_error=True, **ids)
+        if call is not None and _hidden(call, entry):  # live, only its error was shown (never asked)
+            yield ToolOutput(entry.text, is_error=True, **ids)
             return
         records = entry.approvals
         own = records[0] if records and records[0].call is None else None
@@ -309,14 +307,6 @@ def _hidden(call: tr.CallEntry, result: tr.ResultEntry | None) -> bool:
         return True
     meta = result.metadata if result is not None else {}
     return bool(meta.get("malformed") or meta.get("guarded"))
-
-
-def _silent(call: tr.CallEntry, result: tr.ResultEntry) -> bool:
-    """Whether a call refused before it was asked showed nothing live (broken or missing arguments of
-    the code and subagent tools); an unknown tool, a file call's bad arguments or a guard showed the error."""
-    if INVALID_JSON_KEY in call.args:
-        return True
-    return bool(result.metadata.get("malformed")) and call.tool_name in (CODE_TOOL, SUBAGENT_TOOL)
 
 
 def _restored(call: ToolCall, entry: tr.ResultEntry) -> ToolCall:
