@@ -323,9 +323,13 @@ class FreeactApp(App[None]):
         agent: Agent | None = None
         try:
             agent = Agent.from_config(self.config, **overrides)
+            if session_id is not None:  # its last turns on the screen while the whole history loads
+                await self.main_screen.router.preview(agent)
             await agent.start()
         except Exception as exc:  # a bad model name or missing key must not crash the app
             self.startup_error = f"The agent could not start: {exc}"
+            with contextlib.suppress(LookupError):
+                await self.main_screen.conversation.clear()  # a tail drawn from the file: not this
             if agent is not None:
                 await agent.stop()  # the kernel it started or adopted
             elif launch is not None:
@@ -485,9 +489,9 @@ class FreeactApp(App[None]):
 
     async def switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None:
         await self._stop_agent()
-        self.agent = await self._open_agent(session_id=session_id, model=model)
         screen = self.main_screen
-        await screen.conversation.clear()
+        await screen.conversation.clear()  # (before: the new session's tail is drawn while it opens)
+        self.agent = await self._open_agent(session_id=session_id, model=model)
         await screen.show_agent()
 
     async def show_help(self) -> None:
