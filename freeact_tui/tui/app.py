@@ -325,6 +325,7 @@ class FreeactApp(App[None]):
             agent = Agent.from_config(self.config, **overrides)
             if session_id is not None:  # its last turns on the screen while the whole history loads
                 await self.main_screen.router.preview(agent)
+                await self._refreshed()  # drawn before the whole history's work competes for the CPU
             await agent.start()
         except Exception as exc:  # a bad model name or missing key must not crash the app
             self.startup_error = f"The agent could not start: {exc}"
@@ -337,6 +338,12 @@ class FreeactApp(App[None]):
             return None
         self._model = model
         return agent
+
+    async def _refreshed(self) -> None:
+        """Return once the screen has been drawn with what is mounted now."""
+        drawn = asyncio.Event()
+        self.call_after_refresh(drawn.set)
+        await drawn.wait()
 
     def notify(
         self,
