@@ -137,3 +137,21 @@ async def test_a_damaged_line_anywhere_gives_the_same_message_and_log(
         p.content for m in before if m.kind == "request" for p in m.parts if p.part_kind == "user-prompt"
     ]
     assert shown == loaded_prompts  # what loaded before the damage, nothing after it
+
+
+async def test_a_tail_that_cannot_be_drawn_costs_only_the_head_start(
+    make_app: Callable[..., FreeactApp], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The end of the file is a fast path: when drawing it fails, the session opens as before."""
+    session_id, _ = stored(tmp_path / "sessions", turns=12)
+
+    def unreadable(*args: object, **kwargs: object) -> list[object]:
+        raise OSError("the end of the file could not be read")
+
+    monkeypatch.setattr("freeact_tui.tui.replay_tail.tail_items", unreadable)
+    app = make_app(recording([]), session_id=session_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, limit=60)
+        await pilot.pause()
+        assert app.startup_error is None and app.agent is not None
+        assert answers(app)[-1] == "answer 11"

@@ -45,6 +45,8 @@ from freeact_tui.toolcalls import CodeAction
 from freeact_tui.tui.decisions import decision_status
 from freeact_tui.tui.screens.chat_host import welcome_text
 
+MAIN_AGENT = "main"
+"""The agent a resumed session's tail is drawn for before it has loaded (its replay's own id)."""
 WAITING_FOR_KERNEL = "waiting for the kernel"  # the activity of an approved action until the kernel is up
 
 if TYPE_CHECKING:
@@ -138,7 +140,7 @@ class EventRouter:
                 if agent is not None and event.agent_id == agent.agent_id:
                     view.status_bar.set_usage(event)
             case ContextUpdate() | Compacting() | Compacted():
-                await self._context_event(event)
+                await self._context_event(event, agent.agent_id if agent is not None else MAIN_AGENT)
             case KernelStatus() if agent is not None and event.agent_id == agent.agent_id:
                 await self._kernel_status(event)
             case SubagentStatus():
@@ -229,10 +231,10 @@ class EventRouter:
         tail = tail_items(agent.session, log.screenful(), subagent_loader(agent))
         if not tail:
             return
-        self._tail = tail
         async with log.replay():
             await self._draw(tail, None)
         self.view.status_bar.set_activity("")
+        self._tail = tail
 
     async def _hold(self, earlier: list[ReplayItem], tail: list[ReplayItem], agent: Agent) -> None:
         """The items before a drawn tail wait as earlier turns, drawn on demand."""
@@ -298,9 +300,10 @@ class EventRouter:
         block = await self.view.conversation.add_action(request)
         self._show_decision(block, past.decision, skip_permissions=past.skip_permissions)
 
-    async def _context_event(self, event: ContextUpdate | Compacting | Compacted) -> None:
+    async def _context_event(self, event: ContextUpdate | Compacting | Compacted, agent_id: str) -> None:
+        """The context of ``agent_id``'s agent (a subagent's own is not shown)."""
         view = self.view
-        if view.agent is None or event.agent_id != view.agent.agent_id:
+        if event.agent_id != agent_id:
             return
         match event:
             case ContextUpdate():
