@@ -336,8 +336,9 @@ class Agent:
         if self._started:
             return
         self._started = True
-        self.recorder.load()
-        self.meter.restore(self.recorder.past_responses(subagents=self.runtime.is_main))
+        # The whole history is read and checked off the event loop: a UI draws meanwhile (a resumed
+        # log shows its last turns from the file's end first, ``tui/replay_tail.py``).
+        await asyncio.to_thread(self._load_history)
         self.mode.resume(self.history)  # an auto session that had switched to text stays in text
         if self.recorder.rewind_note and self.runtime.is_main:
             self.checkpointing.notes.tell(self.recorder.rewind_note)
@@ -362,6 +363,11 @@ class Agent:
                 overflow=self.recorder.overflow,
                 session=self.recorder.session,
             )
+
+    def _load_history(self) -> None:
+        """The session's history and the usage totals of its past responses (every message: in a thread)."""
+        self.recorder.load()
+        self.meter.restore(self.recorder.past_responses(subagents=self.runtime.is_main))
 
     async def stop(self) -> None:
         """Cancel a running turn and stop the kernel (if this agent started it)."""

@@ -359,7 +359,8 @@ _TOUR_CONNECT = """\
 **Connect a real model**: give the provider its key in an environment variable and name the model:
 
 ```bash
-export ANTHROPIC_API_KEY=...        # or OPENAI_API_KEY, GEMINI_API_KEY, GROQ_API_KEY, ...
+# or OPENAI_API_KEY, GEMINI_API_KEY, GROQ_API_KEY, ...
+export ANTHROPIC_API_KEY=...
 freeact-tui --model anthropic:claude-sonnet-4-5
 ```
 
@@ -367,8 +368,10 @@ or set `model = "provider:name"` in the config file{choose}. Local \
 models work through any OpenAI-compatible server (llama.cpp's `llama-server`, Ollama, vLLM):
 
 ```bash
-freeact-tui --base-url http://localhost:8080/v1 --model local      # llama.cpp
-freeact-tui --base-url http://localhost:11434/v1 --model llama3.1  # Ollama
+# llama.cpp
+freeact-tui --base-url http://localhost:8080/v1 --model local
+# Ollama
+freeact-tui --base-url http://localhost:11434/v1 --model llama3.1
 ```
 """
 

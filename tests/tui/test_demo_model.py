@@ -265,6 +265,23 @@ async def test_subagent_task_runs_the_demo_in_its_own_kernel(make_app: Callable[
 
 @pytest.mark.kernel
 @pytest.mark.asyncio(loop_scope="module")
+async def test_the_tour_fits_80_columns(make_app: Callable[..., FreeactApp]) -> None:
+    """Its code blocks are read at 80 columns as written: every line of each on one row (issue #43)."""
+    from textual.widgets._markdown import MarkdownFence
+
+    app = make_app(DEMO_MODEL)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await run_turn(pilot, "hi")
+        await pilot.pause()
+        fences = list(main(app).conversation.query(ResponseBlock).last().query(MarkdownFence))
+        assert len(fences) >= 2
+        for fence in fences:
+            widest = max(len(line) for line in fence.code.splitlines())
+            assert widest <= fence.content_region.width, (fence.code, fence.content_region.width)
+
+
+@pytest.mark.kernel
+@pytest.mark.asyncio(loop_scope="module")
 async def test_tour_for_anything_else(make_app: Callable[..., FreeactApp]) -> None:
     app = make_app(DEMO_MODEL)  # the name, as `--model demo` passes it
     async with app.run_test(size=SIZE) as pilot:
