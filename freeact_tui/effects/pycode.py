@@ -99,10 +99,10 @@ class PythonReader:
         match node:
             case ast.Name(id=name) if name in self.objects.selves:
                 return True
-            case ast.Name(id=name) if name in self.b.constants:
-                return self._cell_made(self.b.constants[name])
-            case ast.Call(func=ast.Name(id=name)):
-                return name in self.objects.classes and self.b.callable(name)
+            case ast.Name() if (value := self.b.constant(node)) is not None:
+                return self._cell_made(value)
+            case ast.Call(func=ast.Name(id=name) as func):
+                return name in self.objects.classes and self.b.callable(func)
         return False
 
     def _template(self, call: ast.Call, func: ast.Attribute) -> None:
@@ -125,8 +125,8 @@ class PythonReader:
         match node:
             case ast.Constant(value=str() as value):
                 return value
-            case ast.Name(id=name) if name in self.b.constants:
-                return self._const(self.b.constants[name], depth + 1)
+            case ast.Name() if (assigned := self.b.constant(node)) is not None:
+                return self._const(assigned, depth + 1)
             case ast.BinOp(left=left, op=ast.Div(), right=right) if self._is_path(left, depth):
                 a, c = self._const(left, depth + 1), self._const(right, depth + 1)
                 return None if a is None or c is None else os.path.join(a, c)
@@ -143,8 +143,8 @@ class PythonReader:
                 return True
             case ast.BinOp(left=left, op=ast.Div()):
                 return self._is_path(left, depth + 1)
-            case ast.Name(id=name) if name in self.b.constants and depth < 20:
-                return self._is_path(self.b.constants[name], depth + 1)
+            case ast.Name() if (value := self.b.constant(node)) is not None and depth < 20:
+                return self._is_path(value, depth + 1)
         return False
 
     def _path_maker(self, func: ast.expr) -> bool:
@@ -158,15 +158,21 @@ class PythonReader:
             "os.path.join",
         )
 
+    def _imported_at(self, node: ast.Name) -> str:
+        """What an imported name is at this use (an import that may not have run yet: cannot be told)."""
+        module = self.b.module(node)
+        if module is None:
+            raise _Unknown(f"uses {node.id} before the cell imports it (an earlier cell's value)")
+        return module
+
     def _dotted(self, node: ast.expr) -> str | None:
         """The full dotted name of an imported module attribute chain (``np.linalg.norm``), if it is one."""
         chain: list[str] = []
         while isinstance(node, ast.Attribute):
             chain.append(node.attr)
             node = node.value
-        if not isinstance(node, ast.Name) or node.id not in self.b.imports:
-            return None
-        return ".".join([self.b.imports[node.id][0], *reversed(chain)])
+        module = self.b.module(node)
+        return None if module is None else ".".join([module, *reversed(chain)])
 
     # -- the walk -----------------------------------------------------------------------------
 
@@ -186,8 +192,8 @@ class PythonReader:
                     self._imported(f"{module}.{alias.name}")
             case ast.Constant(value=str() | bytes() as value):
                 self._string(value if isinstance(value, str) else value.decode("latin-1"))
-            case ast.Name(id=name):
-                self._name(name, node.ctx)
+            case ast.Name():
+                self._name(node)
             case ast.Attribute():
                 self._attribute(node)
             case ast.Call():
@@ -216,19 +222,25 @@ class PythonReader:
         if _DUNDER.search(value) or value in known.SUSPECT_NAMES or _INTERNAL_ATTR.match(value):
             raise _Unknown(f"names {value[:40]!r} in a string (it may be reached by name)")
 
-    def _name(self, name: str, ctx: ast.expr_context) -> None:
+    def _name(self, node: ast.Name) -> None:
+        """A name used: the cell's own value (bound before the use, ``flow``) or a builtin that computes."""
+        name = node.id
         if name.startswith("__"):
             raise _Unknown(f"uses {name}")
-        if not isinstance(ctx, ast.Load):
+        if not isinstance(node.ctx, ast.Load):
             return
         if name in self.b.imports:
             # a module (or a function that touches something) as a value: where it goes cannot be followed
-            target = self.b.imports[name][0]
+            target = self._imported_at(node)
             if target in known.MODULES or self._module_used(target) != "pure":
                 raise _Unknown(f"passes {name} around as a value")
             return
-        if self.b.bound(name) or name in known.PURE_BUILTINS:
+        if id(node) in self.b.definite or (name in known.PURE_BUILTINS and not self.b.bound(name)):
             return
+        if self.b.bound(name):
+            raise _Unknown(
+                f"uses {name} where the cell's binding of it may not have run (an earlier cell's value)"
+            )
         if hasattr(builtins, name):
             raise _Unknown(f"uses {name}")
         raise _Unknown(f"uses {name}, a name from an earlier cell")
@@ -259,6 +271,10 @@ class PythonReader:
             raise _Unknown(f"uses {dotted}")
         if any(part in _MODULE_NAMES for part in name_path):
             raise _Unknown(f"reaches a module through {dotted}")
+        if any(part in known.LATER_NAMES for part in name_path):
+            raise _Unknown(f"starts work that runs later: {dotted}")
+        if rule.every_public and not known.has_name(module, tuple(name_path)):
+            raise _Unknown(f"uses {dotted}, which {module} does not have")
         what: known.Touch | Kind | str | None = "pure"
         for part in name_path:
             what = known.name_in(module, rule, part)
@@ -271,7 +287,10 @@ class PythonReader:
             self.found.append(Found(what, dotted))
         return what
 
-    def _attribute(self, node: ast.Attribute) -> None:
+    def _attribute(self, node: ast.Attribute, *, called: bool = False) -> None:
+        """An attribute: of a module (judged by ``known``), stored on the cell's own object, or loaded; a
+        load not called on the spot is a value that may be called later (``map(p.unlink, …)``, a callback):
+        it is judged as that call, so only an attribute ``known`` says computes whatever calls it passes."""
         if _DUNDER.fullmatch(node.attr) or _INTERNAL_ATTR.match(node.attr) or node.attr.startswith("_"):
             raise _Unknown(f"uses the attribute .{node.attr}")
         if node.attr in _MODULE_NAMES:
@@ -285,7 +304,21 @@ class PythonReader:
             return
         if not isinstance(node.ctx, ast.Load) and not self._cell_made(node.value):
             raise _Unknown(f"changes .{node.attr} of an object the cell did not make")
+        if isinstance(node.ctx, ast.Load) and not called:
+            self._attribute_value(node)
         self._visit(node.value)
+
+    def _attribute_value(self, node: ast.Attribute) -> None:
+        """``value.attr`` loaded, not called: a method as a value is the call it enables, with any arguments."""
+        if self._cell_made(node.value):
+            return  # the cell's own class: its methods are read with the cell, its attributes the cell's values
+        if self._is_path(node.value) and node.attr not in known.PATH_PURE:
+            raise _Unknown(f"takes .{node.attr} of a path as a value (it may be called later)")
+        later = known.LATER_METHODS.get(node.attr)
+        if later is not None:
+            raise _Unknown(f"starts work that runs later: .{node.attr} ({later})")
+        if node.attr not in known.VALUE_ATTRIBUTES or node.attr in self.objects.stored:
+            raise _Unknown(f"takes .{node.attr} as a value: what calls it later cannot be followed")
 
     def _args(self, call: ast.Call) -> None:
         for arg in [*call.args, *(k.value for k in call.keywords)]:
@@ -353,7 +386,9 @@ class PythonReader:
             if k.arg == "format" and template_follows(self._const(k.value) or ""):
                 raise _Unknown("a format= template that reaches into its arguments")
         func = call.func
-        imported = self.b.imports.get(func.id, [None])[0] if isinstance(func, ast.Name) else None
+        imported = (
+            self._imported_at(func) if isinstance(func, ast.Name) and func.id in self.b.imports else None
+        )
         self._module_names(call, self._dotted(func) if isinstance(func, ast.Attribute) else imported)
         if isinstance(func, ast.Name):
             return self._call_name(call, func)
@@ -371,7 +406,7 @@ class PythonReader:
 
     def _call_method(self, call: ast.Call, func: ast.Attribute) -> None:
         """A call of a method on a value: judged by the receiver (a path, the cell's own object) and the call's shape."""
-        self._attribute(func)  # special attributes, and the receiver
+        self._attribute(func, called=True)  # special attributes, and the receiver
         method = func.attr
         if method in ("format", "format_map"):
             self._template(call, func)
@@ -380,6 +415,10 @@ class PythonReader:
             return self._path_method(call, receiver, method)
         if method in self.objects.stored:
             raise _Unknown(f"calls .{method}(), a name the cell stores on an object")
+        if method in known.LATER_METHODS and not (
+            method in self.objects.methods and self._cell_made(func.value)
+        ):
+            raise _Unknown(f"starts work that runs later: .{method}() ({known.LATER_METHODS[method]})")
         if method in known.ARG_WRITE_METHODS:
             if call.args or any(
                 k.arg is None or "path" in k.arg or "buf" in k.arg or k.arg in ("fname", "excel_writer")
@@ -407,13 +446,14 @@ class PythonReader:
         if name == "open" and not self.b.bound(name):
             return self._open(call, None)
         if name in self.b.imports:
-            what = self._module_used(self.b.imports[name][0])
+            target = self._imported_at(func)
+            what = self._module_used(target)
             if isinstance(what, known.Touch):
-                return self._touch(call, what, self.b.imports[name][0])
+                return self._touch(call, what, target)
             return self._args(call)
-        if self.b.callable(name) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
+        if self.b.callable(func) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
             return self._args(call)
-        self._name(name, func.ctx)
+        self._name(func)
         raise _Unknown(f"calls {name}, a value the reading cannot follow")
 
     def _path_method(self, call: ast.Call, path: str, method: str) -> None:

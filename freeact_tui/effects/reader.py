@@ -31,6 +31,8 @@ from freeact_tui.shell.programs import run_commands
 from freeact_tui.shell.words import split_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
 
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+"""An RFC 3986 scheme and its colon, as URL-aware readers (pandas, fsspec, urllib) take it."""
 _CELL_MAGIC = re.compile(r"^%%(\w+)[ \t]*(.*)$")
 _SHELL_LINE = re.compile(r"^(\s*)!!?(.*)$")
 _LINE_MAGIC = re.compile(r"^(\s*)%(\w+)[ \t]*(.*)$")
@@ -54,6 +56,9 @@ class _Paths:
     def check(self, raw: str, kind: Kind) -> list[Found]:
         if "://" in raw:
             return [Found(Kind.NETWORK, raw)]
+        if _SCHEME.match(raw):
+            # ``file:/etc/passwd``, ``s3:bucket/x``: a URL to the library that opens it, not a path in the folder
+            return [Found(Kind.UNKNOWN, f"a URL, not a path in this folder: {raw[:40]!r}")]
         try:
             full = os.path.realpath(os.path.join(self.root, os.path.expanduser(raw)))
         except (OSError, ValueError):
