@@ -151,6 +151,14 @@ def bind(tree: ast.AST) -> Bindings:
     return b
 
 
+def _opens(manager: ast.expr, b: Bindings) -> bool:
+    """``open(…)`` (the builtin: the cell does not bind ``open``): a file, whose ``with`` swallows no error."""
+    match manager:
+        case ast.Call(func=ast.Name(id="open")):
+            return not b.bound("open")
+    return False
+
+
 def _trust(b: Bindings, tree: ast.Module) -> None:
     """Which values the reading may know: a name bound once in the cell, by a statement of its top level,
     at the uses a binding definitely ran before (``flow``)."""
@@ -158,7 +166,7 @@ def _trust(b: Bindings, tree: ast.Module) -> None:
     counts = {n: b.defs.get(n, 0) + b.lambdas.get(n, 0) + b.other.get(n, 0) for n in top}
     b.single = frozenset(n for n in top if top.count(n) == 1 and counts.get(n, 0) == 1 and n not in b.imports)
     b.constants = {n: v for n, v in b.constants.items() if n in b.single and not b.defs.get(n)}
-    b.definite = definite_uses(tree)
+    b.definite = definite_uses(tree, lambda manager: _opens(manager, b))
 
 
 __all__ = ["Bindings", "bind"]

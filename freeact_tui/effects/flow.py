@@ -6,8 +6,10 @@ writes wherever an earlier cell pointed ``p``. So a use of a name is the cell's 
 binding of it *definitely* ran before the use, by the structure of the code alone:
 
 - an earlier statement of the same block, or of a block enclosing the use (an assignment, an import, a
-  ``def``/``class``, a ``with … as`` target; never a compound statement's inner binding: a branch, a
-  loop, a ``try`` may not run it), and ``del`` unbinds;
+  ``def``/``class``, a ``with … as`` target; of a compound statement only what every way through it to
+  its end binds: both branches of an ``if``/``else``, the ``try`` body and each handler, a ``with`` body
+  whose context manager never swallows an exception — never a loop's body, which may not run), and
+  ``del`` unbinds;
 - a loop's target inside the loop's body, an ``except … as`` name inside its handler, a ``with`` target
   inside its body, a comprehension's targets inside it;
 - inside a function or lambda: any name local to it (Python never reads a local from elsewhere: unbound
@@ -24,7 +26,7 @@ cautious side: the use is the kernel's).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 _FUNCTION = ast.FunctionDef | ast.AsyncFunctionDef
 _COMPREHENSION = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
@@ -100,19 +102,22 @@ def _scope_names(body: Iterable[ast.AST]) -> tuple[set[str], set[str], set[str]]
 class _Walk:
     """Marks every name use whose value a binding of the cell definitely gave (``definite``: node ids)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keeps_errors: Callable[[ast.expr], bool]) -> None:
         self.definite: set[int] = set()
+        self.keeps_errors = keeps_errors
 
-    def block(self, stmts: list[ast.stmt], bound: frozenset[str], seen: frozenset[str] | None = None) -> None:
-        """A statement list, in order (``seen``: what functions defined in it see, in a class body)."""
-        names = set(bound)
+    def block(
+        self, stmts: list[ast.stmt], bound: frozenset[str], seen: frozenset[str] | None = None
+    ) -> frozenset[str]:
+        """A statement list, in order (``seen``: what functions defined in it see, in a class body); the
+        names definitely bound once it completed."""
+        names = bound
         for stmt in stmts:
-            self.stmt(stmt, frozenset(names), seen)
-            if isinstance(stmt, ast.Delete):
-                names -= set().union(*(_stored_or_deleted(t) for t in stmt.targets))
-            names |= binds(stmt)
+            names = self.stmt(stmt, names, seen)
+        return names
 
-    def stmt(self, stmt: ast.stmt, bound: frozenset[str], seen: frozenset[str] | None) -> None:
+    def stmt(self, stmt: ast.stmt, bound: frozenset[str], seen: frozenset[str] | None) -> frozenset[str]:
+        """One statement; the names definitely bound once it completed."""
         match stmt:
             case ast.FunctionDef() | ast.AsyncFunctionDef():
                 self.exprs([*stmt.decorator_list, *_header(stmt.args), stmt.returns], bound)
@@ -125,27 +130,47 @@ class _Walk:
                 self.exprs([stmt.iter, stmt.target], bound)
                 self.block(stmt.body, bound | _stored(stmt.target), seen)
                 self.block(stmt.orelse, bound, seen)
-            case ast.While() | ast.If():
+            case ast.While():
                 self.exprs([stmt.test], bound)
                 self.block(stmt.body, bound, seen)
                 self.block(stmt.orelse, bound, seen)
+            case ast.If():
+                # one branch ran to its end (or the code after the ``if`` does not run): what both bind
+                self.exprs([stmt.test], bound)
+                return self.block(stmt.body, bound, seen) & self.block(stmt.orelse, bound, seen)
             case ast.With() | ast.AsyncWith():
                 self.exprs([x for i in stmt.items for x in (i.context_expr, i.optional_vars)], bound)
-                self.block(stmt.body, bound | binds(stmt), seen)
+                inside = self.block(stmt.body, bound | binds(stmt), seen)
+                # a context manager that may swallow an exception skips the rest of its body
+                return (
+                    inside
+                    if all(self.keeps_errors(i.context_expr) for i in stmt.items)
+                    else bound | binds(stmt)
+                )
             case ast.Try() | ast.TryStar():
-                self.block(stmt.body, bound, seen)
-                for handler in stmt.handlers:
-                    self.exprs([handler.type], bound)
-                    self.block(handler.body, bound | ({handler.name} if handler.name else set()), seen)
-                self.block(stmt.orelse, bound, seen)
-                self.block(stmt.finalbody, bound, seen)
+                return self.attempt(stmt, bound, seen)
             case ast.Match():
                 self.exprs([stmt.subject], bound)
                 for case in stmt.cases:
                     self.exprs([case.pattern, case.guard], bound)
                     self.block(case.body, bound, seen)
+            case ast.Delete():
+                self.exprs(stmt.targets, bound)
+                return bound - set().union(*(_stored_or_deleted(t) for t in stmt.targets))
             case _:
                 self.exprs(list(ast.iter_child_nodes(stmt)), bound)
+        return bound | binds(stmt)
+
+    def attempt(
+        self, stmt: ast.Try | ast.TryStar, bound: frozenset[str], seen: frozenset[str] | None
+    ) -> frozenset[str]:
+        """A ``try``: the body and ``else`` ran to their end, or a handler did; the ``finally`` runs either way."""
+        ends = [self.block(stmt.orelse, self.block(stmt.body, bound, seen), seen)]
+        for handler in stmt.handlers:
+            self.exprs([handler.type], bound)
+            ends.append(self.block(handler.body, bound | ({handler.name} if handler.name else set()), seen))
+        after = frozenset.intersection(*ends) - {h.name for h in stmt.handlers if h.name}
+        return after | (self.block(stmt.finalbody, bound, seen) - bound)
 
     def function(self, args: ast.arguments, body: list[ast.stmt], seen: frozenset[str]) -> None:
         local, declared_global, declared_nonlocal = _scope_names(body)
@@ -187,9 +212,10 @@ def _header(args: ast.arguments) -> list[ast.expr | None]:
     return [*args.defaults, *args.kw_defaults, *(a.annotation for a in every if a is not None)]
 
 
-def definite_uses(tree: ast.Module) -> frozenset[int]:
-    """The ids of the cell's name nodes whose value, when that code runs, a binding of the cell gave."""
-    walk = _Walk()
+def definite_uses(tree: ast.Module, keeps_errors: Callable[[ast.expr], bool]) -> frozenset[int]:
+    """The ids of the cell's name nodes whose value, when that code runs, a binding of the cell gave
+    (``keeps_errors``: whether a ``with`` item's context manager never swallows an exception)."""
+    walk = _Walk(keeps_errors)
     walk.block(tree.body, frozenset())
     return frozenset(walk.definite)
 
