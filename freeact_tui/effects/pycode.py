@@ -406,8 +406,12 @@ class PythonReader:
 
     def _call_method(self, call: ast.Call, func: ast.Attribute) -> None:
         """A call of a method on a value: judged by the receiver (a path, the cell's own object) and the call's shape."""
-        self._attribute(func, called=True)  # special attributes, and the receiver
         method = func.attr
+        if method in known.LATER_METHODS and not (
+            method in self.objects.methods and self._cell_made(func.value)
+        ):
+            raise _Unknown(f"starts work that runs later: .{method}() ({known.LATER_METHODS[method]})")
+        self._attribute(func, called=True)  # special attributes, and the receiver
         if method in ("format", "format_map"):
             self._template(call, func)
         receiver = self._const(func.value) if self._is_path(func.value) else None
@@ -415,10 +419,6 @@ class PythonReader:
             return self._path_method(call, receiver, method)
         if method in self.objects.stored:
             raise _Unknown(f"calls .{method}(), a name the cell stores on an object")
-        if method in known.LATER_METHODS and not (
-            method in self.objects.methods and self._cell_made(func.value)
-        ):
-            raise _Unknown(f"starts work that runs later: .{method}() ({known.LATER_METHODS[method]})")
         if method in known.ARG_WRITE_METHODS:
             if call.args or any(
                 k.arg is None or "path" in k.arg or "buf" in k.arg or k.arg in ("fname", "excel_writer")
