@@ -308,12 +308,27 @@ class PythonReader:
             self._attribute_value(node)
         self._visit(node.value)
 
+    def _whole_effect(self, node: ast.expr) -> bool:
+        """Whether ``node`` is made from a module the whole of which has one effect (``netrc.netrc()``)."""
+        while isinstance(node, ast.Attribute | ast.Call | ast.Subscript):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        module = self.b.module(node)
+        found = known.module_rule(module) if module is not None else None
+        return found is not None and found[1].whole is not None
+
     def _attribute_value(self, node: ast.Attribute) -> None:
         """``value.attr`` loaded, not called: a method as a value is the call it enables, with any arguments."""
-        if self._cell_made(node.value):
-            return  # the cell's own class: its methods are read with the cell, its attributes the cell's values
+        if self._cell_made(node.value) or self._whole_effect(node.value):
+            # the cell's own class: its methods are read with the cell, its attributes the cell's values;
+            # or a value of a module whose every use has one effect (``netrc``), already found
+            return
         if self._is_path(node.value) and node.attr not in known.PATH_PURE:
             raise _Unknown(f"takes .{node.attr} of a path as a value (it may be called later)")
+        if node.attr in ("format", "format_map"):
+            template = self._const(node.value)
+            if template is None or template_follows(template):
+                raise _Unknown(f"takes .{node.attr} of a template that may reach into its arguments as a value")
+            return
         later = known.LATER_METHODS.get(node.attr)
         if later is not None:
             raise _Unknown(f"starts work that runs later: .{node.attr} ({later})")
