@@ -12,12 +12,13 @@ binding of it *definitely* ran before the use, by the structure of the code alon
   ``del`` unbinds;
 - a loop's target inside the loop's body, an ``except … as`` name inside its handler, a ``with`` target
   inside its body, a comprehension's targets inside it;
+- ``x += 1`` reads ``x`` first: only a name bound before is the cell's there;
 - inside a function or lambda: any name local to it (Python never reads a local from elsewhere: unbound
   it raises), a name of an enclosing function, the function's own name (undecorated: nothing can call it
   before the ``def`` ran), and a global definitely bound before the ``def`` statement (the body runs only
   when called, after the ``def``). A name the function declares ``global`` is bound only by the
-  function's own earlier statements. A class body is a block of its enclosing scope; the functions in it
-  do not see its names.
+  function's own earlier statements. A class body is a block of its enclosing scope; the functions,
+  lambdas and comprehensions in it do not see its names.
 
 Walrus targets, ``match`` captures and bindings inside a statement's own expressions are not followed (the
 cautious side: the use is the kernel's).
@@ -45,8 +46,6 @@ def binds(stmt: ast.stmt) -> set[str]:
         case ast.Assign(targets=targets):
             return set().union(*(_stored(t) for t in targets))
         case ast.AnnAssign(target=ast.Name(id=name), value=value) if value is not None:
-            return {name}
-        case ast.AugAssign(target=ast.Name(id=name)):
             return {name}
         case ast.Import(names=aliases):
             return {a.asname or a.name.split(".")[0] for a in aliases}
@@ -105,6 +104,8 @@ class _Walk:
     def __init__(self, keeps_errors: Callable[[ast.expr], bool]) -> None:
         self.definite: set[int] = set()
         self.keeps_errors = keeps_errors
+        self.class_outer: frozenset[str] | None = None
+        """In a class body: what its nested scopes (lambdas, comprehensions) see; they skip its names."""
 
     def block(
         self, stmts: list[ast.stmt], bound: frozenset[str], seen: frozenset[str] | None = None
@@ -125,7 +126,9 @@ class _Walk:
                 self.function(stmt.args, stmt.body, (bound if seen is None else seen) | own)
             case ast.ClassDef():
                 self.exprs([*stmt.bases, *(k.value for k in stmt.keywords), *stmt.decorator_list], bound)
-                self.block(stmt.body, bound, bound if seen is None else seen)
+                outer, self.class_outer = self.class_outer, bound if seen is None else seen
+                self.block(stmt.body, bound, self.class_outer)
+                self.class_outer = outer
             case ast.For() | ast.AsyncFor():
                 self.exprs([stmt.iter, stmt.target], bound)
                 self.block(stmt.body, bound | _stored(stmt.target), seen)
@@ -154,6 +157,11 @@ class _Walk:
                 for case in stmt.cases:
                     self.exprs([case.pattern, case.guard], bound)
                     self.block(case.body, bound, seen)
+            case ast.AugAssign(target=ast.Name(id=name) as target):
+                # ``x += 1`` reads ``x`` first: the cell's value only where it was bound before
+                self.exprs([stmt.value], bound)
+                if name in bound:
+                    self.definite.add(id(target))
             case ast.Delete():
                 self.exprs(stmt.targets, bound)
                 return bound - set().union(*(_stored_or_deleted(t) for t in stmt.targets))
@@ -175,7 +183,9 @@ class _Walk:
     def function(self, args: ast.arguments, body: list[ast.stmt], seen: frozenset[str]) -> None:
         local, declared_global, declared_nonlocal = _scope_names(body)
         inside = (seen - declared_global) | local | declared_nonlocal | _params(args)
+        outer, self.class_outer = self.class_outer, None
         self.block(body, frozenset(inside))
+        self.class_outer = outer
 
     def exprs(self, nodes: Iterable[ast.AST | None], bound: frozenset[str]) -> None:
         for node in nodes:
@@ -188,16 +198,22 @@ class _Walk:
                 self.definite.add(id(node))
             case ast.Lambda(args=args, body=body):
                 self.exprs(_header(args), bound)
-                self.expr(body, bound | _params(args))
+                outer, self.class_outer = self.class_outer, None
+                self.expr(body, (bound if outer is None else outer) | _params(args))
+                self.class_outer = outer
             case ast.ListComp() | ast.SetComp() | ast.GeneratorExp() | ast.DictComp():
                 first, *rest = node.generators
                 self.expr(first.iter, bound)
-                inner = bound | set().union(*(_stored(g.target) for g in node.generators))
+                outer, self.class_outer = self.class_outer, None
+                inner = (bound if outer is None else outer) | set().union(
+                    *(_stored(g.target) for g in node.generators)
+                )
                 self.exprs([first.target, *first.ifs], inner)
                 for generator in rest:
                     self.exprs([generator.target, generator.iter, *generator.ifs], inner)
                 parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
                 self.exprs(parts, inner)
+                self.class_outer = outer
             case _:
                 self.exprs(ast.iter_child_nodes(node), bound)
 

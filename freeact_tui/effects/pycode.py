@@ -194,6 +194,9 @@ class PythonReader:
                 self._string(value if isinstance(value, str) else value.decode("latin-1"))
             case ast.Name():
                 self._name(node)
+            case ast.AugAssign(target=ast.Name() as target):
+                self._name(target, load=True)  # ``x += 1`` reads ``x`` first
+                self._visit(node.value)
             case ast.Attribute():
                 self._attribute(node)
             case ast.Call():
@@ -222,12 +225,12 @@ class PythonReader:
         if _DUNDER.search(value) or value in known.SUSPECT_NAMES or _INTERNAL_ATTR.match(value):
             raise _Unknown(f"names {value[:40]!r} in a string (it may be reached by name)")
 
-    def _name(self, node: ast.Name) -> None:
+    def _name(self, node: ast.Name, *, load: bool = False) -> None:
         """A name used: the cell's own value (bound before the use, ``flow``) or a builtin that computes."""
         name = node.id
         if name.startswith("__"):
             raise _Unknown(f"uses {name}")
-        if not isinstance(node.ctx, ast.Load):
+        if not isinstance(node.ctx, ast.Load) and not load:
             return
         if name in self.b.imports:
             # a module (or a function that touches something) as a value: where it goes cannot be followed

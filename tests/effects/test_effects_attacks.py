@@ -486,6 +486,9 @@ UNRAN_BINDINGS = [
     "class A:\n    def go(self):\n        return 1\ngo()",  # a method's name is not the kernel's go
     "if False:\n    def helper():\n        return 1\nhelper()",
     "x = 1\ndel x\nx.write('y')",
+    "q += 0\nq.write('x')",  # += reads the kernel's q first
+    "class K:\n    q = [1]\n    fs = [q.write('x') for _ in [1]]",  # a comprehension skips the class's names
+    "class K:\n    q = [1]\n    f = lambda: q.write('x')",
 ]
 
 
@@ -577,7 +580,7 @@ _TAKERS = ["list(map({m}, xs))", "next(iter({m}, 1))", "sorted(xs, key={m})", "l
 
 
 def _effectful_method_names() -> list[str]:
-    return sorted(set(known.IO_METHODS) | known.ARG_WRITE_METHODS | {"to_pickle", "format", "format_map"})
+    return sorted(set(known.IO_METHODS) | known.ARG_WRITE_METHODS | {"to_pickle"})
 
 
 @_SETTINGS
