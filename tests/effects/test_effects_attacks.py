@@ -767,3 +767,17 @@ def test_a_path_with_a_url_scheme_is_never_read_as_a_path_in_the_folder(
     found = read_effects(CodeAction(code), folder)
     assert found.effect_class not in FOLDER_CLASSES, (code, describe(found))
     assert not found.names(Kind.READS) and not found.names(Kind.WRITES), (code, describe(found))
+
+
+def test_after_work_that_outlives_its_cell_ran_no_later_reading_vouches_for_the_kernel(folder: Path) -> None:
+    """The report's t1 (a task that renames ``pkg`` to ``work`` four seconds later), approved by hand: the
+    reading of t2 (``open("work/link/planted.txt", "w")``) cannot account for it, so it cannot be told."""
+    from freeact_tui.effects.ledger import KernelLedger
+
+    ledger = KernelLedger(folder)
+    later = CodeAction("import asyncio\nawait asyncio.sleep(6)\nopen('work/link/planted.txt', 'w').write('x')")
+    assert ledger.read(later).effect_class == "in-folder"
+    ledger.ran(CodeAction(LATER_WORK[0]), "t1")
+    ledger.finished("t1")
+    assert ledger.read(later).effect_class is None
+    assert "starts work that runs later" in (ledger.lost or "")
