@@ -75,9 +75,18 @@ class PythonReader:
         self.objects = cell_objects(tree, frozenset(bound_otherwise))
         self.moved: list[Found] = []
         self.moves = 0
+        self.touching: set[str] = set()
+        """The cell's functions and methods whose bodies touch something (an effect was found in them)."""
+        self.valued: set[str] = set()
+        """Names of the cell's functions and methods taken as values (not called on the spot)."""
 
     def read(self) -> list[Found]:
         self._visit(self.tree)
+        later = sorted(self.touching & self.valued)
+        if later:
+            # whoever holds the function may call it after the cell (a callback, a lazy map, an option):
+            # its paths would be judged now and touched then
+            raise _Unknown(f"passes {later[0]}, which touches files or runs something, as a value")
         if self.moved:
             # a move changes where the cell's other paths lead after it ran (a folder renamed onto a path
             # whose link leads outside): with one, no other path is judged in advance
@@ -183,6 +192,8 @@ class PythonReader:
             return
         if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
             self._item_store(node)
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            self._name(node.target, load=True)  # ``x += 1`` reads ``x`` first
         match node:
             case ast.Import(names=names):
                 for alias in names:
@@ -190,13 +201,12 @@ class PythonReader:
             case ast.ImportFrom(module=module, names=names):
                 for alias in names:
                     self._imported(f"{module}.{alias.name}")
+            case ast.FunctionDef() | ast.AsyncFunctionDef() | ast.Lambda():
+                self._function(node)
             case ast.Constant(value=str() | bytes() as value):
                 self._string(value if isinstance(value, str) else value.decode("latin-1"))
             case ast.Name():
                 self._name(node)
-            case ast.AugAssign(target=ast.Name() as target):
-                self._name(target, load=True)  # ``x += 1`` reads ``x`` first
-                self._visit(node.value)
             case ast.Attribute():
                 self._attribute(node)
             case ast.Call():
@@ -204,6 +214,19 @@ class PythonReader:
             case _:
                 for child in ast.iter_child_nodes(node):
                     self._visit(child)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        """A function's body is read with the cell; one that touches something is noted (``touching``): held
+        as a value, it may run after the cell."""
+        start = len(self.found)
+        for child in ast.iter_child_nodes(node):
+            self._visit(child)
+        if len(self.found) > start:
+            if isinstance(node, ast.Lambda):
+                raise _Unknown("a lambda that touches files or runs something: it may run after the cell")
+            self.touching.add(node.name)
+            if node.decorator_list:
+                self.valued.add(node.name)  # a decorator is handed the function
 
     def _item_store(self, node: ast.Subscript) -> None:
         """An item stored into (or deleted from) a library's own value (``np.typecodes['x'] = …``) changes
@@ -239,6 +262,7 @@ class PythonReader:
                 raise _Unknown(f"passes {name} around as a value")
             return
         if id(node) in self.b.definite or (name in known.PURE_BUILTINS and not self.b.bound(name)):
+            self.valued.add(name)
             return
         if self.b.bound(name):
             raise _Unknown(
@@ -321,10 +345,11 @@ class PythonReader:
 
     def _attribute_value(self, node: ast.Attribute) -> None:
         """``value.attr`` loaded, not called: a method as a value is the call it enables, with any arguments."""
-        if self._cell_made(node.value) or self._whole_effect(node.value):
-            # the cell's own class: its methods are read with the cell, its attributes the cell's values;
-            # or a value of a module whose every use has one effect (``netrc``), already found
+        if self._cell_made(node.value):
+            self.valued.add(node.attr)  # the cell's own class: its methods are read with the cell
             return
+        if self._whole_effect(node.value):
+            return  # a value of a module whose every use has one effect (``netrc``), already found
         if self._is_path(node.value) and node.attr not in known.PATH_PURE:
             raise _Unknown(f"takes .{node.attr} of a path as a value (it may be called later)")
         if node.attr in ("format", "format_map"):

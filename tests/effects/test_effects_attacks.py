@@ -543,6 +543,8 @@ DEFINITE = [
     ("def fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\nprint(fact(5))", "computes"),
     ("xs = [1, 2]\nprint([a * 2 for a in xs], {k: v for k, v in enumerate(xs)})", "computes"),
     ("class P:\n    def __init__(self, v):\n        self.v = v\n    def get(self):\n        return self.v\nprint(P(1).get())", "computes"),
+    ("def save(p):\n    open('out.txt', 'w').write(p)\nsave('x')", "in-folder"),
+    ("def double(x):\n    return 2 * x\nprint(list(map(double, [1, 2])), sorted([1], key=lambda v: -v))", "computes"),
 ]  # fmt: skip
 
 
@@ -733,6 +735,14 @@ LATER_WORK = [
     "import matplotlib.pyplot as plt\nfig = plt.figure()\nfig.canvas.mpl_connect('draw_event', print)",
     "import asyncio\nq = asyncio.Queue()\nq.call_later(1, print)",
     "import pandas as pd\ndf = pd.DataFrame()\ndf.add_done_callback(print)",
+    # the cell's own function handed to whoever may call it later (an option, a lazy map, a decorator)
+    "import pandas as pd\ndef fmt(x):\n    open('a.txt', 'w').write(str(x))\n    return str(x)\n"
+    "pd.options.display.float_format = fmt",
+    "def save(p):\n    open('out.txt', 'w').write(p)\nm = map(save, ['x'])",
+    "class S:\n    def save(self):\n        open('o.txt', 'w')\ns = S()\ncb = s.save",
+    "xs = ['a.txt']\nm = map(lambda p: open('a.txt', 'w'), xs)",
+    "import functools\n@functools.cache\ndef f():\n    return open('a.txt', 'w')",
+    "import numpy as np\ndef f(err, flag):\n    open('a.txt', 'w')\nnp.seterrcall(f)",
 ]
 
 
