@@ -2,7 +2,9 @@
 
 Every name, attribute and call must be understood, or the cell "cannot tell":
 
-- a name is a builtin that computes, a name the cell binds, or a module the cell imports;
+- a name is a builtin that computes, or the cell's own value where a binding of it definitely ran
+  before the use (``flow``): a module the cell imports, a constant, a function it defines are known only
+  so (bound once, at the top level); any other use is the kernel's value and cannot be told;
 - a module is used only as ``module.name`` with a name ``known`` understands (never as a value,
   never assigned to, never a name starting with ``_``);
 - a call is of a pure builtin, ``open`` with a constant path and mode, an understood module function
@@ -11,12 +13,18 @@ Every name, attribute and call must be understood, or the cell "cannot tell":
   of a class the cell defines called on its own instance (``receivers``: never by the name alone);
 - an attribute is stored only on an object the cell made (``receivers``), a ``str.format`` template
   is known and reaches into none of its arguments (``{0.gi_frame}``);
+- a method taken as a value (``map(p.unlink, …)``, ``key=``, a callback) is the call it enables, with
+  any arguments: only data and methods that compute whatever they are passed (``known.VALUE_ATTRIBUTES``);
+  the cell's own function or method that touches something, held as a value (or decorated), may run
+  after the cell, and so may work a cell starts for later (``known.LATER_NAMES``, ``LATER_METHODS``: a
+  task, a callback): neither can be told;
 - a move (``os.rename``, ``shutil.move``, ``Path.replace``) is the cell's only use of paths: after it,
   the other paths may lead elsewhere than where they are judged;
 - no special attribute (``__x__``, frame and code attributes), no special name, and no string that
   names a special attribute or a method that touches files (it may be reached by name).
 
 Names bound in an earlier cell are not followed: the reading does not know what they hold.
+A module attribute is understood only if the module has it (``math.system`` is not pure: it is not there).
 """
 
 from __future__ import annotations
