@@ -39,6 +39,7 @@ from _report import run_bench  # noqa: E402  (bench/ is on the path when a scrip
 
 from freeact_tui.project.config import Config  # noqa: E402
 from freeact_tui.store.sessions import SessionStore  # noqa: E402
+from freeact_tui.store.step_record import StepRecord  # noqa: E402
 from freeact_tui.toolcalls import CODE_TOOL  # noqa: E402
 from freeact_tui.tui.app import FreeactApp  # noqa: E402
 from freeact_tui.tui.widgets.blocks import Block, ResponseBlock  # noqa: E402
@@ -68,7 +69,7 @@ def turn(i: int) -> list[ModelMessage]:
             ],
             model_name="bench",
         ),
-        ModelRequest(parts=[ToolReturnPart(CODE_TOOL, output, f"call-{i}", metadata={"outcome": "ok"})]),
+        ModelRequest(parts=[ToolReturnPart(CODE_TOOL, output, f"call-{i}", metadata=StepRecord(outcome="ok").to_meta())]),
         ModelResponse(parts=[TextPart(answer)], model_name="bench"),
     ]
 

@@ -53,6 +53,7 @@ from freeact_tui.agent.policy.text_protocol import (
     text_actions,
 )
 from freeact_tui.agent.policy.written_calls import ToolParameters, with_written_calls
+from freeact_tui.store.step_record import stored_text_actions
 from freeact_tui.toolcalls import CODE_TOOL
 
 SWITCH_REASON = "the model wrote its code in a code block instead of calling the tool"
@@ -148,8 +149,7 @@ def repeats_last_actions(actions: Sequence[TextAction], turn: Sequence[ModelMess
             and isinstance(message.metadata, dict)
             and RESULTS_KEY in message.metadata
         ):
-            ran = message.metadata[RESULTS_KEY]
-            return isinstance(ran, list) and codes == [a.get("code") for a in ran if isinstance(a, dict)]
+            return codes == [block.code for block in stored_text_actions(message.metadata)]
         if isinstance(message, ModelResponse):
             calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
             if calls:

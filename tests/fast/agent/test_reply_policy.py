@@ -24,7 +24,7 @@ from pydantic_ai.messages import (
 
 from freeact_tui.agent.policy.mode import ActionMode
 from freeact_tui.agent.policy.nudge import CHECK, NUDGE_RULES
-from freeact_tui.agent.policy.outcomes import GUARDED_KEY, RESULTS_KEY
+from freeact_tui.agent.policy.outcomes import RESULTS_KEY
 from freeact_tui.agent.policy.progress import StopTurn, SwitchProtocol
 from freeact_tui.agent.policy.reply import (
     FinalAnswer,
@@ -37,6 +37,7 @@ from freeact_tui.agent.policy.reply import (
 from freeact_tui.agent.policy.text_protocol import TextAction, tagged_calls, text_actions, unwrap_code_tool
 from freeact_tui.agent.policy.written_calls import written_tool_calls
 from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY
+from freeact_tui.store.step_record import StepRecord
 from freeact_tui.store.transcript import NUDGE_KEY
 from freeact_tui.toolcalls import CODE_TOOL, EDIT_TEXT_TOOL, READ_TEXT_TOOL
 
@@ -661,7 +662,8 @@ def broken(
 
 def guarded_step(code: str, error: str, call_id: str) -> list[ModelMessage]:
     told = f"This is the code that just failed ({error}). Do not repeat it: change it to fix the cause."
-    return [code_call(code, call_id), returned(call_id, told, "error", **{GUARDED_KEY: error})]
+    guarded = ToolReturnPart(CODE_TOOL, told, tool_call_id=call_id, metadata=StepRecord("error", guarded=error).to_meta())
+    return [code_call(code, call_id), ModelRequest(parts=[guarded])]
 
 
 def nudged_step(why: str = "the reply was empty") -> list[ModelMessage]:
