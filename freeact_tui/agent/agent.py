@@ -33,8 +33,7 @@ from freeact_tui.agent.kernel import AgentKernel
 from freeact_tui.agent.kernel_launch import KernelLaunch
 from freeact_tui.agent.models import choose_protocol, resolve_model
 from freeact_tui.agent.offered_tools import OfferedTools
-from freeact_tui.agent.policy.mode import ActionMode
-from freeact_tui.agent.policy.reply import ReplyPolicy
+from freeact_tui.agent.policy.reply import reply_policy
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.runtime import Runtime
 from freeact_tui.agent.settings import Settings
@@ -175,10 +174,9 @@ class Agent:
         self.checkpointing = runtime.checkpointing
         self.kernel = AgentKernel(runtime, self.publish, launch)
         # ``__init__`` chose a protocol for "default"; a runtime built elsewhere gets the tools default.
-        self.mode = ActionMode(choose_protocol(s.action_protocol, runtime.model))
         # each turn lowers the bound to what is left of max_model_requests (``Turn``): a fault loop ends "stalled"
-        self.policy = ReplyPolicy(self.mode, s.max_steps_without_progress)
-        self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.mode)
+        self.policy = reply_policy(choose_protocol(s.action_protocol, runtime.model), s.max_steps_without_progress)
+        self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.policy)
         self._state = TurnState()  # the running turn's; reset for each turn
         events = EventPorts(emit=self.events.put, ids=self._ids, set_phase=self._state.set_phase)
         self.gate = ApprovalGate(
@@ -244,7 +242,7 @@ class Agent:
     @property
     def action_protocol(self) -> ActionProtocolName:
         """How the model acts: ``tools``, ``text`` or ``auto`` (as chosen for ``default``)."""
-        return self.mode.configured
+        return self.policy.name
 
     @property
     def busy(self) -> bool:
@@ -338,7 +336,7 @@ class Agent:
         self._started = True
         self.recorder.load()
         self.meter.restore(self.recorder.past_responses(subagents=self.runtime.is_main))
-        self.mode.resume(self.history)  # an auto session that had switched to text stays in text
+        self.policy.resume(self.history)  # an auto session that had switched to text stays in text
         if self.recorder.rewind_note and self.runtime.is_main:
             self.checkpointing.notes.tell(self.recorder.rewind_note)
         dangling = hist.unanswered_calls(self.history)

@@ -41,9 +41,6 @@ from freeact_tui.toolcalls import CODE_TOOL
 ProtocolName = Literal["tools", "text", "auto"]
 
 
-AUTO_SWITCH_MALFORMED = 2
-"""In ``auto``: responses in a row whose tool calls were all broken before the session switches to text."""
-
 PYTHON_LANGS = frozenset({"python", "py", "python3", "ipython"})
 SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh"})
 
@@ -298,7 +295,6 @@ def is_text_session(history: Sequence[ModelMessage]) -> bool:
 
 
 __all__ = [
-    "AUTO_SWITCH_MALFORMED",
     "CONVENTION",
     "RESULTS_KEY",
     "SWITCH_KEY",
