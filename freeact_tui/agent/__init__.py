@@ -2,7 +2,8 @@
 
 - ``agent``: ``Agent`` — lifecycle (start/stop), ``stream()``, ``cancel()``, ``steer()``; composes the parts.
 - ``settings`` / ``runtime``: ``Settings`` (the keyword settings, defaults from ``Config``) and ``Runtime``
-  (per agent; ``for_subagent()``).
+  (per agent, frozen; ``agent.resolve_runtime`` makes the main agent's, ``for_subagent()`` a subagent's from
+  its parent as it is then), and ``McpApis``, what a turn's opening learns and returns.
 - ``channel``: the one event channel (into the running turn's stream, else to the listeners).
 - ``turn/``: one turn — ``Turn`` (``loop``), its start (``opening``), one model request (``model_step``),
   a step's actions (``actions``), the dispatcher's wiring, and the typed state (a phase per call).

@@ -66,8 +66,7 @@ class ActionRunner:
     async def calls(self, calls: list[ToolCallPart], *, in_order: bool = False) -> StepResult:
         """Run the calls of one response concurrently (``in_order``: one after the other) and record
         their returns; a cancelled call's return says it was interrupted."""
-        state = self._state
-        state.calls = calls
+        self._state.calls = calls
         runs, past = calls[:MAX_ACTIONS_PER_REPLY], calls[MAX_ACTIONS_PER_REPLY:]
         try:
             if in_order:
@@ -75,13 +74,18 @@ class ActionRunner:
             else:
                 outcomes = await _all([self._call(c) for c in runs])
             outcomes += [self._not_run(c, over_the_cap(len(calls))) for c in past]
-        finally:
-            if state.calls:  # a cancel or a failure: the model still gets a return for every call
-                printed = self._dispatcher.printed
-                self._recorder.record(hist.interrupted_returns(calls, state.done, state.meta, printed))
-                printed.clear()
-                state.calls = []
+        except BaseException:  # a cancel or a failure: the model still gets a return for every call
+            self._record_returns(calls)
+            raise
+        self._record_returns(calls)  # every call finished
         return StepResult(any(o.rejected or o.kernel_died for o in outcomes))
+
+    def _record_returns(self, calls: list[ToolCallPart]) -> None:
+        """Record a return for each call: its result, or (not finished) what it printed, then interrupted."""
+        state, printed = self._state, self._dispatcher.printed
+        self._recorder.record(hist.interrupted_returns(calls, state.done, state.meta, printed))
+        printed.clear()
+        state.calls = []
 
     def _not_run(self, call: ToolCallPart, why: str) -> ActionOutcome:
         self._ports.emit(ToolOutput(why, is_error=True, **self._ports.ids(call.tool_call_id)))
