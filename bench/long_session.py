@@ -27,9 +27,6 @@ from pydantic_ai.messages import (
     ModelResponse,
     SystemPromptPart,
     TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -37,10 +34,11 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
+from sessions import step_messages  # noqa: E402
 
 from freeact_tui.project.config import Config  # noqa: E402
 from freeact_tui.store.sessions import SessionStore  # noqa: E402
-from freeact_tui.toolcalls import CODE_TOOL  # noqa: E402
+from freeact_tui.store.step_record import StepRecord  # noqa: E402
 from freeact_tui.tui.app import FreeactApp  # noqa: E402
 from freeact_tui.tui.widgets.blocks import Block, ResponseBlock  # noqa: E402
 
@@ -60,18 +58,8 @@ def turn(i: int) -> list[ModelMessage]:
         "- the terms alternate in sign\n- the partial sums stay bounded\n\n"
         "```python\nprint(sum(math.sin(x / 10) for x in range(10)))\n```\n\n"
     ) * 3
-    return [
-        ModelRequest(parts=[UserPromptPart(f"Step {i}: compute the sum of a sine series and explain it.")]),
-        ModelResponse(
-            parts=[
-                ThinkingPart("The user wants a numeric result; run it in the kernel first. " * 6),
-                ToolCallPart(CODE_TOOL, {"code": code}, f"call-{i}"),
-            ],
-            model_name="bench",
-        ),
-        ModelRequest(parts=[ToolReturnPart(CODE_TOOL, output, f"call-{i}", metadata={"outcome": "ok"})]),
-        ModelResponse(parts=[TextPart(answer)], model_name="bench"),
-    ]
+    thinking = "The user wants a numeric result; run it in the kernel first. " * 6
+    return step_messages(i, code, thinking, output, answer, model_name="bench", metadata=StepRecord(outcome="ok").to_meta())
 
 
 def write_session(root: Path) -> tuple[Config, str, int]:

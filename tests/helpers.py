@@ -542,24 +542,33 @@ def statuses(events: list[AgentEvent]) -> list[tuple[str, str]]:
 # -- the CLI as a subprocess --------------------------------------------------------------------------
 
 
+CLI = (sys.executable, "-m", "freeact_tui")
+"""The command that runs this tree's ``freeact-tui``: every test that starts the CLI starts it with this."""
+
+
 def cli(
-    *args: str, cwd: Path, stdin: str | None = None, timeout: float = 120
+    *args: str,
+    cwd: Path,
+    stdin: str | None = None,
+    timeout: float = 120,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``freeact-tui`` (this tree's code, the test's isolated home) and wait for it."""
+    """Run ``freeact-tui`` (this tree's code, the test's isolated home, ``env`` added) and wait for it."""
     return subprocess.run(
-        [sys.executable, "-m", "freeact_tui", *args],
+        [*CLI, *args],
         cwd=cwd,
         input=stdin if stdin is not None else "",
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=os.environ.copy(),
+        env={**os.environ, **(env or {})},
     )
 
 
-def fake_args(server: FakeOpenAI) -> list[str]:
-    """The options that point the CLI at the fake OpenAI server."""
-    return ["--base-url", server.url, "--model", "fake-model"]
+def fake_args(server: FakeOpenAI, config_file: Path | None = None) -> list[str]:
+    """The options that point the CLI at the fake OpenAI server (and at ``config_file``)."""
+    config = ["--config", str(config_file)] if config_file is not None else []
+    return ["--base-url", server.url, "--model", "fake-model", *config]
 
 
 def session_lines(home: Path, session_id: str) -> list[dict[str, Any]]:
@@ -674,7 +683,7 @@ class TerminalApp:
             "FREEACT_TUI_HOME": str(self.home / "app"),
             "TERM": "xterm-256color",
         }
-        cmd = [sys.executable, "-m", "freeact_tui", "--trust", "--model", "test", "--execution", execution]
+        cmd = [*CLI, "--trust", "--model", "test", "--execution", execution]
         self.process, self.master, slave, _ = spawn_in_pty(cmd, env, work)
         os.close(slave)
         self._master_open = True
@@ -760,7 +769,7 @@ class TimelineApp:
             "TERM": "xterm-256color",
             **(env or {}),
         }
-        argv = [sys.executable, "-m", "freeact_tui", *argv]
+        argv = [*CLI, *argv]
         self.process, self.master, self._slave, self.settings_before = spawn_in_pty(argv, full_env, self.work)
         self.settings_after: list[Any] = []
 

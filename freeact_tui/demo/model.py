@@ -33,6 +33,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 
 from freeact_tui.demo.intents import Intent, attachment_summary, parse_intent
+from freeact_tui.store.step_record import StepRecord
 from freeact_tui.text.userwords import user_words
 from freeact_tui.toolcalls import CODE_TOOL, SUBAGENT_TOOL
 
@@ -61,9 +62,8 @@ def _prompt_text(part: UserPromptPart) -> str:
 
 
 def _outcome(part: ToolReturnPart) -> str:
-    meta = part.metadata if isinstance(part.metadata, dict) else {}
-    outcome = meta.get("outcome")
-    if isinstance(outcome, str):
+    outcome = StepRecord.of_part(part).outcome
+    if outcome is not None:
         return outcome
     text = part.model_response_str()
     return "rejected" if text.startswith(("The user rejected", "Refused")) else "ok"

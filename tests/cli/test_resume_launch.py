@@ -9,7 +9,6 @@ import pty
 import re
 import struct
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ from hypothesis import strategies as st
 from freeact_tui.cli.resume import RESUMED_KEYS, resumed_overrides
 from freeact_tui.store.index import read_meta, refresh_meta
 from freeact_tui.store.sessions import SessionStore
-from tests.helpers import cli, kill_processes, with_home
+from tests.helpers import CLI, cli, kill_processes, with_home
 
 RECORD = {"model": "demo", "action_protocol": "text", "base_url": "http://127.0.0.1:9/v1"}
 
@@ -107,7 +106,7 @@ class Terminal:
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "freeact_tui", *args],
+            [*CLI, *args],
             stdin=slave,
             stdout=slave,
             stderr=slave,

@@ -52,6 +52,11 @@ def _asks(code: str, folder: Path) -> None:
     assert rules.check(CodeAction(code)) == "ask", code
 
 
+def _cannot_be_told(code: str, folder: Path) -> None:
+    """The reading says it cannot tell what ``code`` does (so no mode or rule lets it run unasked)."""
+    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+
+
 # -- F1: IPython expands {expr} and $name in a magic's line before the magic runs ----------------------
 
 EXPANDED = [
@@ -71,12 +76,6 @@ EXPANDED = [
 ]
 
 
-@pytest.mark.parametrize("code", EXPANDED)
-def test_a_magic_line_ipython_expands_cannot_be_told(code: str, folder: Path) -> None:
-    _asks(code, folder)
-    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds
-
-
 _MAGIC_LINES = ["%pprint{a}", "%precision 3{a}", "%matplotlib inline{a}", "%matplotlib -l{a}", "%%writefile notes.md{a}\nhi",
                 "%%writefile -a notes.md{a}\nhi", "%%time{a}\nx = 1", "%%capture{a}\nx = 1"]  # fmt: skip
 _EXPANSIONS = st.one_of(
@@ -93,7 +92,7 @@ def test_any_expansion_in_any_magic_line_cannot_be_told(
 ) -> None:
     """Whatever the magic (the harmless ones included), an expansion in its line is code run before it."""
     code = line.format(a=glue + expansion)
-    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+    _cannot_be_told(code, folder)
 
 
 # -- F2: %%writefile's file name is the word IPython's own parser gives it -----------------------------
@@ -101,11 +100,6 @@ def test_any_expansion_in_any_magic_line_cannot_be_told(
 QUOTED = [f'%%writefile {q}{name}{q}\nx' for q in ('"', "'") for name in
           (".git/config", "AGENTS.md", "helper.py", "x.pth", "sitecustomize.py", ".freeact-tui.toml", ".env")]  # fmt: skip
 QUOTED += ['%%writefile -a "helper.py"\nx', "%%writefile --append 'x.pth'\nx", '%%writefile "../x"\nx']
-
-
-@pytest.mark.parametrize("code", QUOTED)
-def test_a_quoted_writefile_path_is_judged_as_ipython_writes_it(code: str, folder: Path) -> None:
-    _asks(code, folder)
 
 
 def _ipython_writes(args: str) -> str | None:
@@ -174,11 +168,6 @@ _DENY = frozenset(
 """Names known to run a test runner or a command line, change the process or the system, or touch files."""
 
 
-@pytest.mark.parametrize("code", RUNNERS)
-def test_a_library_test_runner_or_entry_point_is_never_pure(code: str, folder: Path) -> None:
-    _asks(code, folder)
-
-
 def _pure_callables() -> list[tuple[str, str]]:
     """Every callable the reading calls pure in each module (and family submodule) it trusts by
     "every public name", importable here."""
@@ -231,11 +220,6 @@ METHODS_BY_NAME = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("code", METHODS_BY_NAME)
-def test_a_method_the_cell_defines_is_not_trusted_on_another_receiver(code: str, folder: Path) -> None:
-    _asks(code, folder)
-
-
 @_SETTINGS
 @given(
     name=st.from_regex(r"[a-z][a-z_]{2,10}", fullmatch=True),
@@ -256,7 +240,7 @@ def test_any_defined_method_name_called_on_a_library_value_cannot_be_told(
             f"{receiver}.{name}(chr(47) + 'x')",
         ]  # fmt: skip
     )
-    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+    _cannot_be_told(code, folder)
 
 
 def test_a_method_of_the_cells_own_class_on_its_own_instance_still_computes(folder: Path) -> None:
@@ -277,11 +261,6 @@ PATCHES = [
     "class A:\n    def f(self):\n        self.x = 1\nimport pathlib\nlist(map(A.f, [pathlib.Path]))",
     "import pathlib\nP = pathlib.Path\ndel P.read_text",
 ]
-
-
-@pytest.mark.parametrize("code", PATCHES)
-def test_an_attribute_store_on_a_value_the_cell_did_not_make_cannot_be_told(code: str, folder: Path) -> None:
-    _asks(code, folder)
 
 
 _LIBRARY_VALUES = ["pathlib.Path", "json.JSONEncoder", "np.ndarray", "pd.DataFrame", "plt.figure()",
@@ -307,7 +286,7 @@ def test_any_attribute_store_on_a_library_value_cannot_be_told(
 ) -> None:
     code = "import json, pathlib\nimport numpy as np\nimport pandas as pd\nimport matplotlib.pyplot as plt\n"
     code += form.format(v=value, a=attr)
-    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+    _cannot_be_told(code, folder)
 
 
 def test_attributes_of_the_cells_own_instances_still_compute(folder: Path) -> None:
@@ -331,11 +310,6 @@ TEMPLATES = [
 ]
 
 
-@pytest.mark.parametrize("code", TEMPLATES)
-def test_a_template_that_reaches_into_its_arguments_cannot_be_told(code: str, folder: Path) -> None:
-    _asks(code, folder)
-
-
 @_SETTINGS
 @given(
     field=st.from_regex(r"[0-9a-z]{0,2}(\.[a-z_]{1,8}|\[[a-z0-9]{1,4}\])+", fullmatch=True),
@@ -348,7 +322,7 @@ def test_any_template_field_with_an_attribute_or_item_cannot_be_told(
     field: str, around: str, call: str, folder: Path
 ) -> None:
     code = call.format(t=around.format(f=field))
-    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+    _cannot_be_told(code, folder)
 
 
 def test_plain_templates_still_compute(folder: Path) -> None:
@@ -372,7 +346,7 @@ def test_a_move_with_other_paths_in_one_cell_cannot_be_told(
 ) -> None:
     """a -> b/c/f and d/c -> outside: after ``rename('d', 'b')`` the write through ``a`` lands outside."""
     code = f"{move}\n{other}" if first else f"{other}\n{move}"
-    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+    _cannot_be_told(code, folder)
 
 
 def test_the_reported_rename_then_write_through_a_link_asks(folder: Path, tmp_path: Path) -> None:
@@ -454,6 +428,7 @@ def test_after_a_patch_ran_the_kernel_is_not_trusted_for_later_cells(patch: str,
 
 
 # == round 5: what an attacker found after the last round ===============================================
+
 
 # -- R1: a name's value is the cell's only where a binding of it definitely ran before the use --------------
 # (cell 1 of each report left the kernel's name pointing elsewhere; this is cell 2)
@@ -791,3 +766,23 @@ def test_after_work_that_outlives_its_cell_ran_no_later_reading_vouches_for_the_
     ledger.finished("t1")
     assert ledger.read(later).effect_class is None
     assert "starts work that runs later" in (ledger.lost or "")
+
+
+# -- the corpus: every attack of every family above asks ----------------------------------------------
+
+CORPUS: list[tuple[str, str, bool]] = [
+    *(("F1 an expansion IPython makes in a magic's line", code, True) for code in EXPANDED),
+    *(("F2 a quoted %%writefile path, as IPython writes it", code, False) for code in QUOTED),
+    *(("F3 a library's test runner or entry point", code, False) for code in RUNNERS),
+    *(("F4 a method the cell defines, on another receiver", code, False) for code in METHODS_BY_NAME),
+    *(("F5 an attribute stored on a value the cell did not make", code, False) for code in PATCHES),
+    *(("F6 a template that reaches into its arguments", code, False) for code in TEMPLATES),
+]
+"""(family, attack, whether the reading must also say it cannot be told): one runner for every family."""
+
+
+@pytest.mark.parametrize(("family", "code", "unknown"), CORPUS, ids=[f"{f[:2]}-{i}" for i, (f, _, _) in enumerate(CORPUS)])
+def test_every_attack_of_the_corpus_asks(family: str, code: str, unknown: bool, folder: Path) -> None:
+    _asks(code, folder)
+    if unknown:
+        _cannot_be_told(code, folder)

@@ -17,7 +17,7 @@ from freeact_tui.project import paths, trust
 from freeact_tui.project.config import Config, load_config
 from freeact_tui.project.policy import PROJECT_ALLOWED, PROJECT_INSIDE, PROJECT_REFUSED, project_layer
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.helpers import cli
+from tests.helpers import cli, fake_args
 
 # Values of the right type for each setting (a project file's TOML as it would be read).
 _VALUE: dict[str, Any] = {
@@ -108,7 +108,7 @@ def test_a_session_planted_where_a_project_moves_the_store_is_never_resumed(
     )
     fake_openai.script(Reply("done"))
 
-    args = ("--base-url", fake_openai.url, "--model", "fake-model", "hi")
+    args = (*fake_args(fake_openai), "hi")
     done = cli("run", "--trust", "--resume", *args, cwd=folder, timeout=180)
 
     assert done.returncode == 0, done.stderr
@@ -135,7 +135,7 @@ def test_run_trust_trusts_only_the_folder_it_prints(
     fake_openai.script(Reply("done"))
 
     done = cli(
-        "run", "--trust", "--base-url", fake_openai.url, "--model", "fake-model", "hi", cwd=a, timeout=180
+        "run", "--trust", *fake_args(fake_openai), "hi", cwd=a, timeout=180
     )
 
     assert done.returncode == 0, done.stderr

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from freeact_tui.tui.widgets.blocks import ResponseBlock, ThoughtBlock, UserMess
 from freeact_tui.tui.widgets.blocks.output import ExecutionOutputBlock
 from freeact_tui.tui.widgets.blocks.tool_output import ToolOutputBlock
 from tests import helpers
-from tests.helpers import main, ready, send, texts, until
+from tests.helpers import cli, main, ready, send, texts, until
 from tests.scripted import Think, script
 
 SIZE = (110, 34)
@@ -375,15 +374,7 @@ async def test_thought_between_two_texts_is_shown_once(executor: KernelExecutor,
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "freeact_tui", *args],
-        cwd=cwd,
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=os.environ.copy(),
-    )
+    return cli(*args, cwd=cwd, timeout=300)
 
 
 @pytest.mark.kernel

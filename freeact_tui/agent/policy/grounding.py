@@ -28,9 +28,10 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.outcomes import GUARDED_KEY, RESULTS_KEY, outcomes
+from freeact_tui.agent.policy.outcomes import RESULTS_KEY, outcomes
 from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY
 from freeact_tui.store.prompt_record import CUT_KEY
+from freeact_tui.store.step_record import StepRecord, stored_text_actions
 from freeact_tui.store.transcript import content_text
 
 _WORD = re.compile(r"\w+")
@@ -55,30 +56,23 @@ def _app_texts(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) ->
         meta = message.metadata if isinstance(message.metadata, dict) else {}
         for part in message.parts:
             if isinstance(part, ToolReturnPart):
-                pmeta = part.metadata if isinstance(part.metadata, dict) else {}
-                if (
-                    pmeta.get("malformed")
-                    or pmeta.get(GUARDED_KEY)
-                    or pmeta.get("outcome") in ("rejected", "interrupted")
-                ):
+                if StepRecord.of_part(part).refused:
                     yield content_text(part.content)
             elif isinstance(part, UserPromptPart) and (NUDGE_KEY in meta or SWITCH_KEY in meta):
                 yield content_text(part.content)
             elif isinstance(part, UserPromptPart) and RESULTS_KEY in meta:
-                yield _framing(content_text(part.content), meta[RESULTS_KEY])
+                yield _framing(content_text(part.content), meta)
     for message in turn:  # the request of this turn (the user's own words, echoed back)
         meta = message.metadata if isinstance(message.metadata, dict) else {}
         if isinstance(message, ModelRequest) and not meta.keys() & {NUDGE_KEY, SWITCH_KEY, RESULTS_KEY}:
             yield from (content_text(p.content) for p in message.parts if isinstance(p, UserPromptPart))
 
 
-def _framing(text: str, actions: object) -> str:
+def _framing(text: str, metadata: object) -> str:
     """A results message without the outputs it reports: the app's framing only."""
-    if isinstance(actions, list):
-        for item in actions:
-            output = item.get("output") if isinstance(item, dict) else None
-            if isinstance(output, str) and output:
-                text = text.replace(output, "\n")
+    for block in stored_text_actions(metadata):
+        if block.output:
+            text = text.replace(block.output, "\n")
     return text
 
 
