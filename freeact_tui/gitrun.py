@@ -129,13 +129,27 @@ def git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+TIME_BOUND = 30.0
+"""Seconds any git the app runs may take. git opens files the app did not choose (``.gitignore`` in
+every directory, ``.gitattributes``, ``.gitmodules``, ``info/exclude``, ``.mailmap``): a FIFO or a
+device at one of those names blocks it forever, so no git the app runs goes unbounded."""
+
+
+def timeout_message(what: str, seconds: float) -> str:
+    """The one line that says a git was stopped at its time bound."""
+    return (
+        f"{what}: git did not finish in {seconds:g} s (a FIFO or another special file in the tree?) and was "
+        "stopped"
+    )
+
+
 def find_git() -> str | None:
     """The path of the ``git`` executable, if installed."""
     return shutil.which(GIT)
 
 
 def run_git(
-    args: Sequence[str], cwd: Path, *, timeout: float = 30, git: str | None = None
+    args: Sequence[str], cwd: Path, *, timeout: float = TIME_BOUND, git: str | None = None
 ) -> subprocess.CompletedProcess[bytes] | None:
     """Run one git command the safe way (``git_argv``, ``git_env``), no stdin; ``None`` if git is missing,
     cannot start in ``cwd`` or takes longer than ``timeout``."""
@@ -228,6 +242,7 @@ __all__ = [
     "KERNEL_SETTINGS",
     "SAFE_ENV",
     "SAFE_SETTINGS",
+    "TIME_BOUND",
     "find_git",
     "git_argv",
     "git_env",
@@ -236,4 +251,5 @@ __all__ = [
     "repo_program_keys",
     "run_git",
     "safe_settings_args",
+    "timeout_message",
 ]
