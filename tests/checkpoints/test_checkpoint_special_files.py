@@ -79,4 +79,5 @@ def test_run_with_a_fifo_gitignore_finishes_and_the_action_runs(tmp_path: Path) 
         )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert (work / "made.txt").read_text() == "x"  # the action ran
+    assert "did not finish" in done.stderr and "FIFO" in done.stderr, done.stderr  # and the skip was said
     assert json.loads(done.stdout.strip().splitlines()[-1])
