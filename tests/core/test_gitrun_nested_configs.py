@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from freeact_tui import gitrun
+from freeact_tui.checkpoints.engine import CheckpointStore
 from freeact_tui.permissions.rules import PermissionRules
 from freeact_tui.toolcalls import ShellAction
+from freeact_tui.tui.file_index import list_files
 from tests.core.test_gitrun import DEFAULT_GIT, Hostile, _git, corpus, make_repo, markers  # noqa: F401
 
 _ID = ("-c", "user.name=t", "-c", "user.email=t@t")
@@ -112,3 +114,27 @@ def test_a_plain_repository_with_a_submodule_asks_nothing(
     top, _ = _with_submodule(tmp_path, mark, "plain")
     assert gitrun.repo_program_keys(top) == []
     assert PermissionRules(working_dir=top).check(ShellAction("git diff")) == "allow"
+
+
+@pytest.mark.parametrize("place", sorted(PLACES))
+async def test_the_apps_own_git_runs_no_program_of_a_submodule(
+    place: str, tmp_path: Path, markers: tuple[Path, str, str]  # noqa: F811
+) -> None:
+    """The ``@`` picker's listing and the checkpoints (status, add, diff, restore) in a repository whose
+    submodule's config names programs, wherever that config is."""
+    out, mark, hooks = markers
+    for hostile in corpus(mark, hooks):
+        if hostile.setup is not None and hostile.name in ("hooks", "signature", "include", "include-if"):
+            continue
+        top, sub = _with_submodule(tmp_path, mark, f"own-{place}-{hostile.name}")
+        _place(hostile, PLACES[place](top, sub), sub, mark)
+        list_files(top, use_git=True)
+        store = CheckpointStore(top, store_dir=tmp_path / "store")
+        first = await store.checkpoint("first")
+        (sub / "f.txt").write_text("again\n")
+        (top / "g.txt").write_text("new\n")
+        await store.checkpoint("second")
+        assert first is not None
+        await store.diff(first)
+        await store.restore(first)
+        assert sorted(p.name for p in out.iterdir()) == [], (place, hostile.name)
