@@ -26,6 +26,7 @@ from freeact_tui.events import (
     AgentEvent,
     ApprovalRequest,
     Cancelled,
+    CheckpointNotice,
     CodeExecutionOutput,
     Decision,
     KernelStatus,
@@ -176,6 +177,8 @@ class RunRecord:
     """Whether the last reply was cut short (its status and notice: ``agent/reply_stops.py``)."""
     usage: dict[str, Any] = field(default_factory=dict)
     path_warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    """What the checkpoints said (one skipped, or turned off and why), each once, for stderr."""
     """One line for each action that names paths outside the working directory or in the app's installation."""
 
     def see(self, event: AgentEvent) -> None:
@@ -224,6 +227,8 @@ class RunRecord:
                     self.error_after_answer = True
             case Cancelled() if main:
                 self.interrupted = True
+            case CheckpointNotice(text=text) if text not in self.notices:
+                self.notices.append(text)
 
     @property
     def status(self) -> Status:
@@ -412,7 +417,7 @@ class HeadlessRun:
             # into a pipe or file it goes as written.
             self.out.write((visible(answer) if _is_terminal(self.out) else answer) + "\n")
             self.out.flush()
-        for warning in record.path_warnings:
+        for warning in [*record.notices, *record.path_warnings]:
             self.err.write(f"freeact-tui: {visible(warning, multiline=False)}\n")
         for error in record.errors:
             self.err.write(f"freeact-tui: {visible(error['message'])}\n")

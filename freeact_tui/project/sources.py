@@ -175,14 +175,31 @@ def _chosen_working_dir(config_path: Path | None, overrides: Mapping[str, Any] |
     return None
 
 
+@dataclass(frozen=True)
+class StoredLayer:
+    """The settings a stored session gives back (its ``launch`` record), as one config layer.
+
+    Never the command line: a store inside a project folder is project data (``in_project``), so its
+    values pass the project table (``policy.project_layer``, ``policy.limit_layers``) and rank as a
+    project layer; a record in the user's own store ranks above the config files, below the command line.
+    """
+
+    source: str
+    """Where it was read (the session's ``meta.json``), named in notices and ``Config.origins``."""
+    values: dict[str, Any]
+    in_project: bool
+
+
 def gather(
     config_path: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
     cwd: Path | None = None,
     *,
     trust_project: bool = False,
+    stored: StoredLayer | None = None,
 ) -> Sources:
-    """Read all config sources and merge them (see ``config.load_config``), validating nothing.
+    """Read all config sources and merge them (see ``config.load_config``), validating nothing;
+    ``stored``: the settings of the session being resumed (``StoredLayer``).
 
     Raises:
         ConfigError: a file is missing, unreadable or not TOML, or the folder cannot be trusted.
@@ -218,13 +235,22 @@ def gather(
     user_key = next(
         (layer["api_key_env"] for layer in (given, explicit, user) if layer.get("api_key_env")), None
     )
+    own_record: list[tuple[str, dict[str, Any]]] = []
+    if stored is not None and stored.in_project:
+        layers.append((stored.source, project_layer(dict(stored.values), stored.source, notices)))
+    elif stored is not None:
+        own_record.append((stored.source, dict(stored.values)))
     limit_layers(layers, user_key=user_key, user_execution=user.get("execution"), notices=notices)
     merged = expand_env(user)
     for _, layer in layers:
         merged = merge(merged, expand_env(layer))
     merged = merge(merged, expand_env(explicit))
+    for _, layer in own_record:
+        merged = merge(merged, layer)
     merged = merge(merged, given)
-    named = [(str(user_file), user), *layers, (str(config_path), explicit), ("the command line", given)]
+    named = [
+        (str(user_file), user), *layers, (str(config_path), explicit), *own_record, ("the command line", given)
+    ]
     origins = {key: source for source, layer in named for key in layer}  # the last (highest) layer wins
     working_dir = merged.get("working_dir")
     if isinstance(working_dir, str) and working_dir:
@@ -335,6 +361,7 @@ __all__ = [
     "DeferredConfig",
     "LaunchView",
     "Sources",
+    "StoredLayer",
     "ValidSources",
     "anchor_paths",
     "expand_env",

@@ -284,13 +284,14 @@ def project_env_file(folder: Path) -> Path | None:
 
 
 _SESSIONS_INDEX = ".index.json"  # the store's cache of what its sessions hold (store.index), the app's
-_SESSION_META = "meta.json"  # a session's cached title, times and counts (store.index.META_FILE)
 
 
 def _sessions_entry(sessions: Path, folder: Path, own: OwnLedger) -> ProjectFile | None:
     """A project's session store: every file in it but those holding only the app's own bytes (``own``:
     the app marks each file it writes or appends to); a session planted by a clone or a pull, a line
-    added to one the app wrote, or an edit of its earlier lines is asked about."""
+    added to one the app wrote, or an edit of its earlier lines is asked about. A session's
+    ``meta.json`` counts too: a resumed session takes settings from it (``store.restored``), and the app
+    marks each one it writes."""
     if not (sessions.is_dir() or sessions.is_symlink()):
         return None
     try:
@@ -298,8 +299,6 @@ def _sessions_entry(sessions: Path, folder: Path, own: OwnLedger) -> ProjectFile
     except OSError:
         children = []
     skip = {c for c in children if c.name == _SESSIONS_INDEX and not c.is_symlink()}
-    # A session's metadata is the store's cache of its history (rewritten when listed); the history counts.
-    skip |= {c / _SESSION_META for c in children if c not in skip}
     return _dir_entry(sessions, folder, skip, own=own, contents=False)
 
 
