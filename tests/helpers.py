@@ -90,6 +90,27 @@ async def until(
         await pilot.pause(step)
 
 
+async def port_open(port: int, proc: asyncio.subprocess.Process | None = None, limit: float = 60.0) -> None:
+    """Wait until a server listens on 127.0.0.1:``port``; fail (never fall through) when ``proc`` exits
+    first or ``limit`` seconds pass. A loaded machine starts a Python server in tens of seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while True:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            if proc is not None and proc.returncode is not None:
+                raise AssertionError(f"the server exited ({proc.returncode}) before it listened on {port}") from None
+            if loop.time() > deadline:
+                raise AssertionError(f"nothing listened on 127.0.0.1:{port} within {limit:g} s") from None
+            await asyncio.sleep(0.1)
+            continue
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+        return
+
+
 async def log_settled(pilot: Pilot[Any], limit: float = 30.0, *, answers: int = 1) -> None:
     """Wait until every answer in the log is drawn and the log rests at its end (for pictures: on a
     loaded machine the markdown and the scroll to the end arrive a few frames after the dialog): its

@@ -23,6 +23,7 @@ from freeact_tui.mcp.json_tools import McpJsonTools
 from freeact_tui.mcp.ptc import PtcApis, generate_ptc_sources
 from freeact_tui.mcp.servers import McpServerError, qualified_tool_name
 from freeact_tui.project.config import McpServerConfig
+from tests.helpers import port_open
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
@@ -213,14 +214,7 @@ async def http_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[st
         sys.executable, str(SERVERS / "calc.py"), "--http", str(port), stdout=log, stderr=log
     )
     try:
-        for _ in range(150):
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.1)
-                continue
-            writer.close()
-            break
+        await port_open(port, proc)
         yield f"http://127.0.0.1:{port}/rpc"
     finally:
         proc.terminate()
