@@ -6,18 +6,22 @@ Two structural checks of a reply that would end a turn, in any language (no phra
   request, a refused or broken call, a nudge, the switch to text, the framing of a results message)
   or the request echoed back — decided by overlap: most of the reply's word trigrams occur in
   those texts. Outputs of actions are not the app's text (an answer may quote them).
-- ``unchecked_numbers``: numbers of the reply (two or more digits, or a decimal) that appear in no
-  output or code of the turn and not in the user's messages, compared by value (``86,400`` is ``86400.0``;
-  ``5.93`` is ``5.92857`` rounded).
+- ``unchecked_numbers``: numbers of the reply (two or more digits, or a decimal) that no output of
+  the turn holds, nor its request or the code's literals (comments are not read), and that are no
+  simple derivation of them — all read by ``numbers.py``, the one number reader, and compared as
+  values (``86 400``, ``86.400``, ``8.64e4``, ``86.4k`` are 86400; ``5.93`` is 5.92857 rounded; 1440
+  minutes is 86400 seconds; ``45.67%`` is a printed 0.4567). ``unknown_numbers``: the same reading
+  for a turn in which nothing worked, without derivations.
 
 Each leads to one nudge a turn (``nudge.py``'s table); a second such reply is the answer.
 """
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Iterator, Sequence
-from decimal import Decimal, InvalidOperation
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -28,6 +32,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from freeact_tui.agent.policy.numbers import Grounds, read_numbers, values
 from freeact_tui.agent.policy.outcomes import GUARDED_KEY, RESULTS_KEY, outcomes
 from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY
 from freeact_tui.store.prompt_record import CUT_KEY
@@ -95,54 +100,67 @@ def echoes_app_text(reply: str, history: Sequence[ModelMessage], turn: Sequence[
     return len(trigrams & known) >= ECHO_SHARE * len(trigrams)
 
 
-_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+def _is_note(part: ToolReturnPart) -> bool:
+    """A tool return the app wrote instead of an output: a broken call, a refused or rejected one."""
+    meta = part.metadata if isinstance(part.metadata, dict) else {}
+    return bool(meta.get("malformed") or meta.get(GUARDED_KEY) or meta.get("outcome") == "rejected")
 
 
-def _value(number: str) -> Decimal | None:
+def _grounds(messages: Sequence[ModelMessage]) -> Grounds:
+    """The values ``messages`` showed: outputs of actions, and the user's own messages and the code's
+    literals (``x = 99`` is no claim) as given. The app's notes and code comments count as neither."""
+    outputs: list[float] = []
+    given: list[float] = []
+    for message in messages:
+        if not isinstance(message, ModelRequest):
+            continue
+        meta = message.metadata if isinstance(message.metadata, dict) else {}
+        ran = meta.get(RESULTS_KEY)
+        if isinstance(ran, list):  # a results message: its outputs, not its framing
+            outputs.extend(values("\n".join(str(a.get("output", "")) for a in ran if isinstance(a, dict))))
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart) and not _is_note(part):
+                outputs.extend(values(content_text(part.content)))
+            elif isinstance(part, UserPromptPart) and not meta.keys() & {NUDGE_KEY, SWITCH_KEY, RESULTS_KEY}:
+                given.extend(values(content_text(part.content)))
+    for action in outcomes(messages):
+        given.extend(values(without_comments(action.code or "")))
+    return Grounds(outputs, given)
+
+
+def without_comments(code: str) -> str:
+    """``code`` without its comments (``print(24*60*60)  # 91234``: the comment is no output)."""
     try:
-        return Decimal(re.sub(r"[,_]", "", number))
-    except InvalidOperation:
-        return None
-
-
-def _significant(number: str) -> bool:
-    """Two or more digits, or a decimal: ``7`` or ``3`` in prose is no result."""
-    digits = re.sub(r"\D", "", number)
-    return len(digits) >= 2 or "." in number
-
-
-def _grounded(value: Decimal, known: set[Decimal]) -> bool:
-    """``value`` is a known number, or one rounded to ``value``'s places."""
-    if value in known:
-        return True
-    exponent = value.as_tuple().exponent
-    places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
-    quantum = Decimal(1).scaleb(-places)
-    return any(abs(k - value) <= quantum / 2 for k in known)
-
-
-def _numbers(text: str) -> Iterator[Decimal]:
-    values = (_value(n) for n in _NUMBER.findall(text))
-    return (v for v in values if v is not None)
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):  # a %%bash cell, !lines: a shell comment starts a word
+        return re.sub(r"(?m)(?:^|(?<=\s))#.*$", "", code)
+    lines = code.splitlines(keepends=True)
+    for token in reversed([t for t in tokens if t.type == tokenize.COMMENT]):
+        row, col = token.start
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + line[token.end[1] :]
+    return "".join(lines)
 
 
 def unchecked_numbers(reply: str, turn: Sequence[ModelMessage]) -> list[str]:
-    """The reply's numbers that appear in no output and no code of the turn and not in the user's messages."""
-    known: set[Decimal] = set()
-    for message in turn:
-        if not isinstance(message, ModelRequest):
-            continue
-        for part in message.parts:
-            if isinstance(part, UserPromptPart | ToolReturnPart):
-                known.update(_numbers(content_text(part.content)))
-    for action in outcomes(turn):  # a value the code set (``x = 99``) is no claim
-        known.update(_numbers(action.code or ""))
-    found: list[str] = []
-    for number in _NUMBER.findall(reply):
-        value = _value(number)
-        if value is not None and _significant(number) and not _grounded(value, known):
-            found.append(number)
-    return found
+    """The reply's numbers that no output of the turn, nor its request or code, holds or derives
+    (``numbers.Grounds``: values, with a tolerance and the bounded derivations)."""
+    grounds = _grounds(turn)
+    return [s.text for s in read_numbers(reply) if s.significant and not grounds.holds(s)]
 
 
-__all__ = ["ECHO_MIN_WORDS", "ECHO_SHARE", "echoes_app_text", "unchecked_numbers"]
+def unknown_numbers(reply: str, history: Sequence[ModelMessage]) -> list[str]:
+    """The reply's numbers that no output or user message of ``history`` holds, derivations not counted:
+    for a turn in which nothing worked (``1234 * 5678 = 7006652`` worked out in the head is no result)."""
+    grounds = _grounds(history)
+    return [s.text for s in read_numbers(reply) if s.significant and not grounds.holds(s, derived=False)]
+
+
+__all__ = [
+    "ECHO_MIN_WORDS",
+    "ECHO_SHARE",
+    "echoes_app_text",
+    "unchecked_numbers",
+    "unknown_numbers",
+    "without_comments",
+]

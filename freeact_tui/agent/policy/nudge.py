@@ -34,15 +34,13 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     ToolCallPart,
-    ToolReturnPart,
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.grounding import echoes_app_text, unchecked_numbers
+from freeact_tui.agent.policy.grounding import echoes_app_text, unchecked_numbers, unknown_numbers
 from freeact_tui.agent.policy.outcomes import acted, failure_not_redone, last_action_failed
 from freeact_tui.agent.policy.text_protocol import code_blocks, fence_action, fences, reply_text, said
 from freeact_tui.store.meta_keys import NUDGE_KEY
-from freeact_tui.store.transcript import content_text
 from freeact_tui.toolcalls import CODE_TOOL
 
 _HOWTO = re.compile(
@@ -107,7 +105,6 @@ _CLAIM = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
-_NUMBER = re.compile(r"(?<![\w.])(?:\d[\d,_]*\d(?:\.\d+)?|\d\.\d+)(?![\w])")  # 12, 1,234, 5.93; not 7
 
 
 @dataclass(frozen=True)
@@ -166,20 +163,6 @@ def repeats_earlier_reply(response: ModelResponse, turn: Sequence[ModelMessage])
     return False
 
 
-def _known_numbers(history: Sequence[ModelMessage]) -> set[str]:
-    """Numbers the session already knows: in the user's messages and in outputs (not the system prompt)."""
-    known: set[str] = set()
-    for message in _turn_requests(history):
-        for part in message.parts:
-            if isinstance(part, UserPromptPart | ToolReturnPart):
-                known.update(_digits(n) for n in _NUMBER.findall(content_text(part.content)))
-    return known
-
-
-def _digits(number: str) -> str:
-    return number.replace(",", "").replace("_", "")
-
-
 @dataclass(frozen=True)
 class NudgeCase:
     """What the nudge rules read: the reply, the history and the turn, and what the turn's actions did."""
@@ -227,8 +210,7 @@ def _claims(case: NudgeCase) -> bool:
 
 
 def _unknown_number(case: NudgeCase) -> bool:
-    known = _known_numbers(case.history)
-    return any(_digits(n) not in known for n in _NUMBER.findall(case.text))
+    return bool(unknown_numbers(case.text, case.history))
 
 
 def _then_act(case: NudgeCase) -> str:
