@@ -22,10 +22,10 @@ import io
 import re
 import tokenize
 from collections.abc import Iterator, Sequence
+from typing import Literal
 
 from pydantic_ai.messages import (
     ModelMessage,
-    ModelRequest,
     ModelResponse,
     TextPart,
     ToolReturnPart,
@@ -49,32 +49,46 @@ def _words(text: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(text)]
 
 
-def _app_texts(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> Iterator[str]:
-    """What the app itself sent the model: its notes in the whole history, and the turn's request."""
-    for message in history:
-        if isinstance(message, ModelResponse):
-            meta = message.metadata if isinstance(message.metadata, dict) else {}
-            if meta.get(CUT_KEY) == "cancelled":  # the note that closes a cancelled request
-                yield from (p.content for p in message.parts if isinstance(p, TextPart))
-            continue
+SourceKind = Literal["note", "user", "output", "code"]
+
+
+def _sources(messages: Sequence[ModelMessage]) -> Iterator[tuple[SourceKind, str]]:
+    """Every text of ``messages`` the model was sent or wrote as an action, by who made it: the app's
+    ``note``s (a cancelled request's close, a broken, refused, rejected or interrupted call's return, a
+    nudge, the switch to text, a results message's framing), the ``user``'s messages, the ``output``s
+    of actions, and the ``code`` of actions (without comments: they are no output). One reading for
+    every check of this module."""
+    for message in messages:
         meta = message.metadata if isinstance(message.metadata, dict) else {}
+        if isinstance(message, ModelResponse):
+            if meta.get(CUT_KEY) == "cancelled":  # the note that closes a cancelled request
+                yield from (("note", p.content) for p in message.parts if isinstance(p, TextPart))
+            continue
+        ran = meta.get(RESULTS_KEY)
         for part in message.parts:
             if isinstance(part, ToolReturnPart):
                 pmeta = part.metadata if isinstance(part.metadata, dict) else {}
-                if (
-                    pmeta.get("malformed")
-                    or pmeta.get(GUARDED_KEY)
-                    or pmeta.get("outcome") in ("rejected", "interrupted")
-                ):
-                    yield content_text(part.content)
+                text = content_text(part.content)
+                if _is_note(part) or pmeta.get("outcome") == "interrupted":
+                    yield "note", text
+                if not _is_note(part):
+                    yield "output", text  # an interrupted action's output is what it printed before
             elif isinstance(part, UserPromptPart) and (NUDGE_KEY in meta or SWITCH_KEY in meta):
-                yield content_text(part.content)
-            elif isinstance(part, UserPromptPart) and RESULTS_KEY in meta:
-                yield _framing(content_text(part.content), meta[RESULTS_KEY])
-    for message in turn:  # the request of this turn (the user's own words, echoed back)
-        meta = message.metadata if isinstance(message.metadata, dict) else {}
-        if isinstance(message, ModelRequest) and not meta.keys() & {NUDGE_KEY, SWITCH_KEY, RESULTS_KEY}:
-            yield from (content_text(p.content) for p in message.parts if isinstance(p, UserPromptPart))
+                yield "note", content_text(part.content)
+            elif isinstance(part, UserPromptPart) and ran is not None:
+                yield "note", _framing(content_text(part.content), ran)
+                if isinstance(ran, list):
+                    yield from (("output", str(a.get("output", ""))) for a in ran if isinstance(a, dict))
+            elif isinstance(part, UserPromptPart):
+                yield "user", content_text(part.content)
+    for action in outcomes(messages):
+        yield "code", without_comments(action.code or "")
+
+
+def _app_texts(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> Iterator[str]:
+    """What the app itself sent the model: its notes in the whole history, and the turn's request."""
+    yield from (text for kind, text in _sources(history) if kind == "note")
+    yield from (text for kind, text in _sources(turn) if kind == "user")
 
 
 def _framing(text: str, actions: object) -> str:
@@ -111,20 +125,11 @@ def _grounds(messages: Sequence[ModelMessage]) -> Grounds:
     literals (``x = 99`` is no claim) as given. The app's notes and code comments count as neither."""
     outputs: list[float] = []
     given: list[float] = []
-    for message in messages:
-        if not isinstance(message, ModelRequest):
-            continue
-        meta = message.metadata if isinstance(message.metadata, dict) else {}
-        ran = meta.get(RESULTS_KEY)
-        if isinstance(ran, list):  # a results message: its outputs, not its framing
-            outputs.extend(values("\n".join(str(a.get("output", "")) for a in ran if isinstance(a, dict))))
-        for part in message.parts:
-            if isinstance(part, ToolReturnPart) and not _is_note(part):
-                outputs.extend(values(content_text(part.content)))
-            elif isinstance(part, UserPromptPart) and not meta.keys() & {NUDGE_KEY, SWITCH_KEY, RESULTS_KEY}:
-                given.extend(values(content_text(part.content)))
-    for action in outcomes(messages):
-        given.extend(values(without_comments(action.code or "")))
+    for kind, text in _sources(messages):
+        if kind == "output":
+            outputs.extend(values(text))
+        elif kind != "note":
+            given.extend(values(text))
     return Grounds(outputs, given)
 
 
