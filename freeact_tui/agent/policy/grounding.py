@@ -1,19 +1,31 @@
-"""Whether a final answer is grounded: not the app's own words, not numbers no output showed (#45).
+"""Whether a final answer is grounded: it answers something, not in the app's words, not with numbers
+no output showed (#45).
 
-Two structural checks of a reply that would end a turn, in any language (no phrase is matched):
+Structural checks of a reply that would end a turn, in any language (no phrase of any language is
+matched). Every text the model was sent is read once, by who made it (``_sources``): the app's notes,
+the user's messages, the outputs of actions, the code of actions without its comments.
 
-- ``echoes_app_text``: the reply is made of text the app itself sent — its notes (a cancelled
-  request, a refused or broken call, a nudge, the switch to text, the framing of a results message)
-  or the request echoed back — decided by overlap: most of the reply's word trigrams occur in
-  those texts. Outputs of actions are not the app's text (an answer may quote them).
+- ``answers_nothing`` (the main check for the app's words): in a turn the app took part in — an
+  action ran, the app sent a note (a broken call's return, a refusal, a nudge), or the turn follows
+  a cancelled request — a reply that refers to nothing anyone but the app said: it shares fewer
+  than two mark words (and under a quarter of its own) with the user's messages, the outputs, the
+  code and the answers of earlier turns, and none of its numbers is a value they hold. A note
+  translated or paraphrased ("Der Benutzer hat diese Anfrage abgebrochen…") names nothing of them;
+  an answer names what it answers (a value, a file, a word of the request). A plain chat turn, a
+  short reply ("Paris.", "Ja.") are never judged. What it cannot see: an answer in another language
+  than the request and every output, which is asked for once more.
+- ``echoes_app_text``, a cheap extra: the reply is made of text the app itself sent — its notes or
+  the request echoed back — decided by overlap: most of the reply's word trigrams occur in those
+  texts. Outputs of actions are not the app's text (an answer may quote them).
 - ``unchecked_numbers``: numbers of the reply (two or more digits, or a decimal) that no output of
   the turn holds, nor its request or the code's literals (comments are not read), and that are no
   simple derivation of them — all read by ``numbers.py``, the one number reader, and compared as
   values (``86 400``, ``86.400``, ``8.64e4``, ``86.4k`` are 86400; ``5.93`` is 5.92857 rounded; 1440
   minutes is 86400 seconds; ``45.67%`` is a printed 0.4567). ``unknown_numbers``: the same reading
-  for a turn in which nothing worked, without derivations.
+  for a turn in which nothing worked, without derivations. Number words are no values (``numbers.py``).
 
-Each leads to one nudge a turn (``nudge.py``'s table); a second such reply is the answer.
+Each leads to at most one nudge a turn (``nudge.py``'s table; ``answers_nothing`` none after either
+of the others); a second such reply is the answer.
 """
 
 from __future__ import annotations
@@ -32,8 +44,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.numbers import Grounds, read_numbers, values
-from freeact_tui.agent.policy.outcomes import GUARDED_KEY, RESULTS_KEY, outcomes
+from freeact_tui.agent.policy.numbers import Grounds, read_numbers, values, written_values
+from freeact_tui.agent.policy.outcomes import GUARDED_KEY, RESULTS_KEY, acted, outcomes
 from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY
 from freeact_tui.store.prompt_record import CUT_KEY
 from freeact_tui.store.transcript import content_text
@@ -91,6 +103,79 @@ def _app_texts(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) ->
     yield from (text for kind, text in _sources(turn) if kind == "user")
 
 
+MARK_LEN = 4
+"""Words this long (or with a digit) mark what a text is about; shorter ones are mostly the function
+words of a language written with spaces ("the", "ist", "de", "и"). Chinese, Japanese and Korean runs
+are marked by their character pairs."""
+
+
+REFERS_MARKS = 2
+REFERS_SHARE = 0.25
+"""A reply refers to what was said when it shares ``REFERS_MARKS`` mark words with it, or that share of
+its own: one long function word in common ("della", "will") is no reference."""
+
+
+def _unspaced(word: str) -> bool:
+    """A run of Chinese, Japanese or Korean text: many words without spaces between them."""
+    return any("\u3000" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" for ch in word)
+
+
+def _length(text: str) -> int:
+    """How many words ``text`` has (a run of unspaced text: one per two characters)."""
+    return sum(max(1, len(w) // 2) if _unspaced(w) else 1 for w in _words(text))
+
+
+def _marks(text: str) -> set[str]:
+    marks: set[str] = set()
+    for word in _words(text):
+        if _unspaced(word):
+            marks.update(word[i : i + 2] for i in range(len(word) - 1))
+        elif len(word) >= MARK_LEN or any(ch.isdigit() for ch in word):
+            marks.add(word)
+    return marks
+
+
+def answers_nothing(reply: str, history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> bool:
+    """The reply, in a turn the app took part in, refers to nothing anyone but the app said (see the module).
+
+    Judged only when an action ran in the turn, the app sent a note in it (a broken call's return, a
+    nudge), or it follows a cancelled request: then a note is what the model may answer instead of the
+    request. A plain chat turn ("Hi!" "Hello! How can I help?") is never judged; nor a short reply
+    ("Paris.", "Ja.") or one without mark words.
+    """
+    if _length(reply) < ECHO_MIN_WORDS or not _app_took_part(history, turn):
+        return False
+    mine = _marks(reply)
+    if not mine:
+        return False
+    earlier = history[: max(0, len(history) - len(turn))]
+    said = [t for kind, t in _sources(history) if kind != "note"]
+    said += [
+        p.content
+        for m in earlier
+        if isinstance(m, ModelResponse) and not _cut(m)
+        for p in m.parts
+        if isinstance(p, TextPart)
+    ]
+    shared = mine & set().union(*(_marks(text) for text in said))
+    if len(shared) >= REFERS_MARKS or len(shared) >= REFERS_SHARE * len(mine):
+        return False
+    grounds = _grounds(history)
+    return not any(s.significant and grounds.holds(s) for s in read_numbers(reply))
+
+
+def _app_took_part(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> bool:
+    """An action ran in ``turn``, the app sent a note in it, or it follows a cancelled request."""
+    if acted(turn) or any(kind == "note" for kind, _ in _sources(turn)):
+        return True
+    before = history[len(history) - len(turn) - 1] if len(history) > len(turn) else None
+    return isinstance(before, ModelResponse) and _cut(before)
+
+
+def _cut(response: ModelResponse) -> bool:
+    return isinstance(response.metadata, dict) and response.metadata.get(CUT_KEY) == "cancelled"
+
+
 def _framing(text: str, actions: object) -> str:
     """A results message without the outputs it reports: the app's framing only."""
     if isinstance(actions, list):
@@ -123,11 +208,11 @@ def _is_note(part: ToolReturnPart) -> bool:
 def _grounds(messages: Sequence[ModelMessage]) -> Grounds:
     """The values ``messages`` showed: outputs of actions, and the user's own messages and the code's
     literals (``x = 99`` is no claim) as given. The app's notes and code comments count as neither."""
-    outputs: list[float] = []
+    outputs: list[tuple[float, ...]] = []
     given: list[float] = []
     for kind, text in _sources(messages):
         if kind == "output":
-            outputs.extend(values(text))
+            outputs.extend(written_values(text))
         elif kind != "note":
             given.extend(values(text))
     return Grounds(outputs, given)
@@ -162,6 +247,8 @@ def unknown_numbers(reply: str, history: Sequence[ModelMessage]) -> list[str]:
 
 
 __all__ = [
+    "MARK_LEN",
+    "answers_nothing",
     "ECHO_MIN_WORDS",
     "ECHO_SHARE",
     "echoes_app_text",

@@ -37,7 +37,12 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.grounding import echoes_app_text, unchecked_numbers, unknown_numbers
+from freeact_tui.agent.policy.grounding import (
+    answers_nothing,
+    echoes_app_text,
+    unchecked_numbers,
+    unknown_numbers,
+)
 from freeact_tui.agent.policy.outcomes import acted, failure_not_redone, last_action_failed
 from freeact_tui.agent.policy.text_protocol import code_blocks, fence_action, fences, reply_text, said
 from freeact_tui.store.meta_keys import NUDGE_KEY
@@ -232,6 +237,10 @@ OWN_WORDS = NudgeReason(
     "the reply is the app's own words or the request, not an answer",
     "your reply repeats my words or the app's notes instead of answering",
 )
+UNRELATED = NudgeReason(
+    "the reply refers to nothing of the request, an output or the session",
+    "your reply uses nothing of my request or of what your code showed",
+)
 CHECK = NudgeReason(
     "the reply states numbers no output of the turn shows", "numbers in your reply appear in no output"
 )
@@ -244,6 +253,12 @@ def _first(reason: NudgeReason) -> Callable[[NudgeCase], bool]:
 
 def _echoes(case: NudgeCase) -> bool:
     return _first(OWN_WORDS)(case) and echoes_app_text(case.text, case.history, case.turn)
+
+
+def _unrelated(case: NudgeCase) -> bool:
+    """Asked once a turn, and not after the turn was asked about its own words or numbers."""
+    once = all(_first(r)(case) for r in (OWN_WORDS, CHECK, UNRELATED))
+    return once and answers_nothing(case.text, case.history, case.turn)
 
 
 def _unchecked(case: NudgeCase) -> bool:
@@ -316,12 +331,18 @@ NUDGE_RULES: tuple[NudgeRule, ...] = (
     CLAIM_RULE,
     NUMBER_RULE,
     NudgeRule(_unchecked, CHECK, _check_text),
+    NudgeRule(
+        _unrelated,
+        UNRELATED,
+        lambda c: f"{_capital(UNRELATED.told)}. {_ANSWER if c.worked else 'Answer my request.'}",
+    ),
 )
 """The nudge rules, in order: the first that applies to a reply that would end the turn gives its nudge.
 
 Structural rows first (an empty reply, a reply repeated, the app's own words echoed, a failure not
-redone); the rows about what a reply states apply only when nothing worked in the turn; last, numbers
-no output of a turn that worked shows (asked once). ``tests/fast/agent/test_reply_policy.py`` has a row for each.
+redone); the rows about what a reply states apply only when nothing worked in the turn; then numbers
+no output of a turn that worked shows (asked once); last, a reply that refers to nothing the user, an
+output or an earlier answer said, in a turn the app took part in (``grounding.answers_nothing``). ``tests/fast/agent/test_reply_policy.py`` has a row for each.
 """
 
 

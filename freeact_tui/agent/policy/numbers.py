@@ -19,7 +19,7 @@ checks neither pass nor fault it — the other rules of ``nudge.py`` judge it.
 ``Grounds`` holds the values a turn showed and answers ``holds(number)``: a stated value agrees with a
 known one within its written precision (``5.93`` for 5.928571) or a relative ``TOLERANCE`` (rounding to
 three significant digits: ``91,000`` for 91234), or it is a simple derivation of known values, bounded:
-the sum, difference, product or ratio of two known values of which one is an output (not only the
+the sum, difference, product or ratio of two different known values of which one is an output (not only the
 request's numbers: ``1234 * 5678`` worked out in the head is no result); an output's value times or
 divided by one of ``FACTORS`` (a unit conversion: 86400 seconds is 1440 minutes, 24 hours; a
 percentage; a scale word of any language, "86.4 thousand", "1,2 Millionen"). Nothing else is derived.
@@ -30,7 +30,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 _GROUP = ",.'’_ \u00a0\u2009\u202f\u066b\u066c"
@@ -89,12 +89,15 @@ def _decimal(integer: str, fraction: str) -> Value:
     return Value(float(f"{integer}.{fraction}" if fraction else integer), 0.5 * 10.0 ** -len(fraction))
 
 
-def _body_readings(body: str) -> list[tuple[Value, ...]]:
-    """The readings of digits joined by separators (see the module)."""
+def _body_readings(body: str, scaled: bool) -> list[tuple[Value, ...]]:
+    """The readings of digits joined by separators (see the module). ``scaled``: an exponent, a suffix
+    or a percent follows, and one ``.`` or ``,`` is a decimal mark (``3.382k``, never 3382 thousand)."""
     groups = re.split(f"[{_GROUP}]", body)
     seps = re.findall(f"[{_GROUP}]", body)
     if not seps:
         return [(_decimal(body, ""),)]
+    if scaled and len(seps) == 1 and seps[0] in ",.\u066b":
+        return [(_decimal(groups[0], groups[1]),)]
     readings: list[tuple[Value, ...]] = []
     head, tail = groups[:-1], groups[-1]
     grouped = 1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:])
@@ -103,7 +106,7 @@ def _body_readings(body: str) -> list[tuple[Value, ...]]:
     last = seps[-1]
     if last in ",.\u066b" and all(s != last for s in seps[:-1]):
         lead_ok = len(head) == 1 or (1 <= len(head[0]) <= 3 and all(len(g) == 3 for g in head[1:]))
-        if lead_ok and (len(set(seps[:-1])) <= 1) and last != "\u066c":
+        if lead_ok and len(set(seps[:-1])) <= 1:
             readings.append((_decimal("".join(head), tail),))  # 5.93 5,93 1.234,5 86 400,5
     if not readings or any(s in _SPACES for s in seps):
         readings.append(tuple(_decimal(g, "") for g in groups))  # a list: 10 20 30, 3.11.2
@@ -117,8 +120,8 @@ def _scaled(reading: tuple[Value, ...], factor: float, sign: float) -> tuple[Val
 def _stated(match: re.Match[str]) -> Stated:
     body = _ascii(match["body"])
     sign = -1.0 if match["sign"] in ("-", "−") else 1.0
-    readings = _body_readings(body)
     exp = match["exp"]
+    readings = _body_readings(body, bool(exp or match["suffix"]))
     if exp:
         power = _ascii(match["pow"] or exp[1:]).replace("−", "-")
         factor = 10.0 ** int(power)
@@ -139,9 +142,15 @@ def read_numbers(text: str) -> list[Stated]:
 
 def values(text: str) -> Iterator[float]:
     """Every value ``text`` may state (all readings of all its numbers)."""
+    for written in written_values(text):
+        yield from written
+
+
+def written_values(text: str) -> Iterator[tuple[float, ...]]:
+    """For each number written in ``text``, every value it may state (two readings of one written
+    number are never two values of a derivation: ``526.282`` over ``526,282`` is no 1000)."""
     for stated in read_numbers(text):
-        for reading in stated.readings:
-            yield from (v.value for v in reading)
+        yield tuple(v.value for reading in stated.readings for v in reading)
 
 
 def _agree(a: float, b: Value) -> bool:
@@ -153,8 +162,13 @@ class Grounds:
     """The values a turn showed: ``outputs`` (printed by its actions) and ``given`` (the request, the
     code's own literals). ``holds`` says whether a stated number is one of them or derived from them."""
 
-    def __init__(self, outputs: Iterable[float], given: Iterable[float] = ()) -> None:
-        self.outputs = sorted(set(outputs))[:MAX_KNOWN]
+    def __init__(self, outputs: Iterable[Sequence[float]], given: Iterable[float] = ()) -> None:
+        self._written: dict[float, set[int]] = {}
+        """For each output value, the written numbers (their index) it is a reading of."""
+        for index, written in enumerate(outputs):
+            for value in written:
+                self._written.setdefault(value, set()).add(index)
+        self.outputs = sorted(self._written)[:MAX_KNOWN]
         self.known = sorted({*self.outputs, *given})[:MAX_KNOWN]
 
     def holds(self, stated: Stated, *, derived: bool = True) -> bool:
@@ -170,9 +184,15 @@ class Grounds:
             if any(_agree(out * f, value) or _agree(out / f, value) for f in FACTORS):
                 return True
             for target, derive in _operations(value.value, out):
-                if any(_agree(derive(k), value) for k in _nearest(self.known, target)):
+                if any(_agree(derive(k), value) for k in _nearest(self.known, target) if self._two(out, k)):
                     return True
         return False
+
+    def _two(self, out: float, other: float) -> bool:
+        """``out`` and ``other`` are two numbers, not one, nor two readings of one written number."""
+        return other != out and not (
+            self._written.get(other, set()) and self._written[other] <= self._written[out]
+        )
 
 
 def _nearest(known: list[float], target: float) -> list[float]:
@@ -193,4 +213,14 @@ def _operations(v: float, out: float) -> Iterator[tuple[float, Callable[[float],
         yield out / v, lambda k: out / k if k else float("inf")
 
 
-__all__ = ["FACTORS", "MAX_KNOWN", "TOLERANCE", "Grounds", "Stated", "Value", "read_numbers", "values"]
+__all__ = [
+    "FACTORS",
+    "MAX_KNOWN",
+    "TOLERANCE",
+    "Grounds",
+    "Stated",
+    "Value",
+    "read_numbers",
+    "values",
+    "written_values",
+]

@@ -16,18 +16,17 @@ from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from freeact_tui.agent.policy.grounding import unchecked_numbers, without_comments
-from freeact_tui.agent.policy.mode import ActionMode
 from freeact_tui.agent.policy.nudge import CHECK, NUMBER
 from freeact_tui.agent.policy.numbers import read_numbers
-from freeact_tui.agent.policy.reply import FinalAnswer, NudgeModel, ReplyPolicy
+from freeact_tui.agent.policy.reply import FinalAnswer, NudgeModel
 from freeact_tui.store.meta_keys import NUDGE_KEY
-from tests.fast.agent.test_reply_policy import TOOLS, block_step, prompt, reply, tool_step
+from tests.fast.agent.test_reply_policy import Row, block_step, decide, prompt, reply, tool_step
 
 DAY = [prompt("How many seconds are in a day?"), *tool_step("print(24*60*60)", "86400")]
 
 
 def _decide(turn: list[ModelMessage], text: str, mode: str = "auto") -> FinalAnswer | NudgeModel:
-    decision = ReplyPolicy(ActionMode(mode)).decide(reply(text), turn, turn, TOOLS)  # type: ignore[arg-type]
+    decision = decide(Row("", mode, turn, reply(text), FinalAnswer))
     assert isinstance(decision, FinalAnswer | NudgeModel), decision
     return decision
 
@@ -197,7 +196,8 @@ def test_a_grounded_value_in_any_format_passes(value: tuple[float, int], form: s
 @settings(max_examples=200, deadline=None)
 @given(VALUES, st.sampled_from(sorted(FORMATS)), st.floats(min_value=1.03, max_value=1.9))
 def test_a_value_no_output_holds_is_asked_once(value: tuple[float, int], form: str, off: float) -> None:
-    """Off by 3 % to 90 %: outside the rounding tolerance and none of the derivations (2x, x², 1, 0, x ⋅/÷ a factor)."""
+    """Off by 3 % to 90 %: outside the rounding tolerance and none of the derivations (one value is known:
+    no pair; a conversion by a factor is off by more than 3 %)."""
     v, places = value
     turn = _turn(v, places)
     text = f"The result is {FORMATS[form](v * off, places)}."

@@ -209,6 +209,19 @@ ROWS: list[Row] = [
         ],
     ),
     Row(
+        "#45 attack 6: the cancel note translated (German), answering the next request, is asked for once"
+        " more: it refers to nothing of the request (structure, not words)",
+        "auto",
+        [prompt("What is the capital of France?")],
+        reply("Der Benutzer hat diese Anfrage abgebrochen, bevor sie beantwortet wurde."),
+        NudgeModel,
+        told="uses nothing of my request",
+        earlier=[
+            prompt("Summarise the README"),
+            ModelResponse(parts=[TextPart(CANCELLED_NOTE)], metadata={CUT_KEY: "cancelled"}),
+        ],
+    ),
+    Row(
         "#45: the request echoed back is asked for once more (any language: overlap, not phrases)",
         "text",
         [
@@ -393,13 +406,15 @@ ROWS: list[Row] = [
         told="how to do it",
     ),
     Row(
-        "auto: a tool defined as a function in the reply is example code (#10 a57de46)",
+        "auto: a tool defined as a function in the reply is example code, never run (#10 a57de46); it"
+        " refers to nothing of the request or the output, so it is asked for once more (#45)",
         "auto",
         [prompt(), *tool_step("print(1)", "1")],
         reply(
             "def filesystem_read_text_file(path):\n    return open(path).read()\n\nfilesystem_read_text_file('a.txt')"
         ),
-        FinalAnswer,
+        NudgeModel,
+        told="uses nothing of my request",
     ),
     Row(
         "auto: 'Here's how you can do it' with code after a step that worked is nudged (#10 a57de46)",
