@@ -5,9 +5,9 @@ Structural checks of a reply that would end a turn, in any language (no phrase o
 matched). Every text the model was sent is read once, by who made it (``_sources``): the app's notes,
 the user's messages, the outputs of actions, the code of actions without its comments.
 
-- ``answers_nothing`` (the main check for the app's words): in a turn the app took part in — an
-  action ran, the app sent a note (a broken call's return, a refusal, a nudge), or the turn follows
-  a cancelled request — a reply that refers to nothing anyone but the app said: it shares fewer
+- ``answers_nothing`` (the main check for the app's words): right after a note of the app with no
+  action since (a broken call's return, a refusal, a nudge, or the cancelled request before the
+  turn) — a reply that refers to nothing anyone but the app said: it shares fewer
   than two mark words (and under a quarter of its own) with the user's messages, the outputs, the
   code and the answers of earlier turns, and none of its numbers is a value they hold. A note
   translated or paraphrased ("Der Benutzer hat diese Anfrage abgebrochen…") names nothing of them;
@@ -136,14 +136,16 @@ def _marks(text: str) -> set[str]:
 
 
 def answers_nothing(reply: str, history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> bool:
-    """The reply, in a turn the app took part in, refers to nothing anyone but the app said (see the module).
+    """The reply, right after a note of the app, refers to nothing anyone but the app said (see the module).
 
-    Judged only when an action ran in the turn, the app sent a note in it (a broken call's return, a
-    nudge), or it follows a cancelled request: then a note is what the model may answer instead of the
-    request. A plain chat turn ("Hi!" "Hello! How can I help?") is never judged; nor a short reply
-    ("Paris.", "Ja.") or one without mark words.
+    Judged only when the app's note is what the model last had and no action ran since: a broken or
+    refused call's return, a nudge, or the cancelled request before the turn — then the note is what
+    the model may answer instead of the request. After an action, a reply is judged by its numbers
+    (a confirmation, "Done, the file is written.", names nothing either, and is an answer). A plain
+    chat turn ("Hi!" "Hello! How can I help?") is never judged; nor a short reply ("Paris.", "Ja.")
+    or one without mark words.
     """
-    if _length(reply) < ECHO_MIN_WORDS or not _app_took_part(history, turn):
+    if _length(reply) < ECHO_MIN_WORDS or not _after_note(history, turn):
         return False
     mine = _marks(reply)
     if not mine:
@@ -164,12 +166,14 @@ def answers_nothing(reply: str, history: Sequence[ModelMessage], turn: Sequence[
     return not any(s.significant and grounds.holds(s) for s in read_numbers(reply))
 
 
-def _app_took_part(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> bool:
-    """An action ran in ``turn``, the app sent a note in it, or it follows a cancelled request."""
-    if acted(turn) or any(kind == "note" for kind, _ in _sources(turn)):
-        return True
+def _after_note(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> bool:
+    """The app's note is what the model last had: a note in ``turn`` (a broken or refused call's
+    return, a nudge) or the cancelled request before it, and no action ran since."""
+    notes = [i for i, m in enumerate(turn) if any(kind == "note" for kind, _ in _sources([m]))]
+    if notes:
+        return not any(o.ran and not o.guarded for o in outcomes(turn[notes[-1] :]))
     before = history[len(history) - len(turn) - 1] if len(history) > len(turn) else None
-    return isinstance(before, ModelResponse) and _cut(before)
+    return isinstance(before, ModelResponse) and _cut(before) and not acted(turn)
 
 
 def _cut(response: ModelResponse) -> bool:

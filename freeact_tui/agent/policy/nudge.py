@@ -342,7 +342,7 @@ NUDGE_RULES: tuple[NudgeRule, ...] = (
 Structural rows first (an empty reply, a reply repeated, the app's own words echoed, a failure not
 redone); the rows about what a reply states apply only when nothing worked in the turn; then numbers
 no output of a turn that worked shows (asked once); last, a reply that refers to nothing the user, an
-output or an earlier answer said, in a turn the app took part in (``grounding.answers_nothing``). ``tests/fast/agent/test_reply_policy.py`` has a row for each.
+output or an earlier answer said, right after a note of the app (``grounding.answers_nothing``). ``tests/fast/agent/test_reply_policy.py`` has a row for each.
 """
 
 

@@ -1,9 +1,9 @@
 """A reply that answers nothing is judged by structure, not by its words (#45 attack 6).
 
 The app's notes (the cancel note, the broken-call notice, an approval) translated or paraphrased got
-past the word-trigram check. ``grounding.answers_nothing``: in a turn the app took part in (an action
-ran, the app sent a note, or it follows a cancelled request) a reply that names nothing of the
-user's messages, an output or an earlier answer is asked for once more. Generated here: paraphrases and
+past the word-trigram check. ``grounding.answers_nothing``: right after a note of the app with no
+action since (a broken or refused call's return, a nudge, the cancelled request before the turn) a
+reply that names nothing of the user's messages, an output or an earlier answer is asked for once more. Generated here: paraphrases and
 translations of the notes in many languages (a hand-made corpus, combined by Hypothesis) are never the
 answer in such a turn, and real answers in the same languages are.
 """
@@ -18,7 +18,15 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from freeact_tui.agent.policy.nudge import OWN_WORDS, UNRELATED
 from freeact_tui.agent.policy.reply import FinalAnswer, NudgeModel
 from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY
-from tests.fast.agent.test_reply_policy import Row, broken, decide, prompt, reply, tool_step
+from tests.fast.agent.test_reply_policy import (
+    Row,
+    broken,
+    decide,
+    guarded_step,
+    prompt,
+    reply,
+    tool_step,
+)
 
 NOTES = [
     # the cancel note
@@ -77,10 +85,20 @@ def _after_action(question: str) -> tuple[list[ModelMessage], list[ModelMessage]
     return [], [prompt(question), *tool_step("print(24*60*60)", "86400")]
 
 
+def _after_refused_call(question: str) -> tuple[list[ModelMessage], list[ModelMessage]]:
+    error = "NameError: name 'x' is not defined"
+    return [], [
+        prompt(question),
+        *tool_step("print(x)", error, "error", "c0"),
+        *guarded_step("print(x)", error, "c1"),
+    ]
+
+
+# After a nudge with no action since, ``nudge.may_nudge`` gives no second one: that bound decides there.
 SCENES = {
     "after a cancel": _after_cancel,
     "after a broken call": _after_broken_call,
-    "after an action": _after_action,
+    "after a refused call": _after_refused_call,
 }
 
 
@@ -109,7 +127,7 @@ def test_a_note_translated_or_paraphrased_is_never_the_answer(
 
 
 @pytest.mark.parametrize("lang", sorted(QUESTIONS))
-@pytest.mark.parametrize("scene", ["after a cancel", "after a broken call"])
+@pytest.mark.parametrize("scene", sorted(SCENES))
 def test_a_real_answer_in_any_language_is_the_answer(scene: str, lang: str) -> None:
     question, answer = QUESTIONS[lang]
     earlier, turn = SCENES[scene](question)
@@ -121,6 +139,13 @@ def test_a_real_answer_from_the_output_is_the_answer(lang: str) -> None:
     question, answer = DAY[lang]
     earlier, turn = _after_action(question)
     assert isinstance(_decide(earlier, turn, answer), FinalAnswer)
+
+
+def test_a_confirmation_after_an_action_is_the_answer() -> None:
+    """After an action a reply is judged by its numbers, not by what it names: a confirmation names
+    nothing either ("Done, I wrote the greeting into the file.")."""
+    turn = [prompt("Write hello to a.txt"), *tool_step("open('a.txt', 'w').write('hello')", "")]
+    assert isinstance(_decide([], turn, "Done, I wrote the greeting into the file."), FinalAnswer)
 
 
 def test_a_plain_chat_turn_is_never_judged() -> None:

@@ -406,15 +406,13 @@ ROWS: list[Row] = [
         told="how to do it",
     ),
     Row(
-        "auto: a tool defined as a function in the reply is example code, never run (#10 a57de46); it"
-        " refers to nothing of the request or the output, so it is asked for once more (#45)",
+        "auto: a tool defined as a function in the reply is example code (#10 a57de46)",
         "auto",
         [prompt(), *tool_step("print(1)", "1")],
         reply(
             "def filesystem_read_text_file(path):\n    return open(path).read()\n\nfilesystem_read_text_file('a.txt')"
         ),
-        NudgeModel,
-        told="uses nothing of my request",
+        FinalAnswer,
     ),
     Row(
         "auto: 'Here's how you can do it' with code after a step that worked is nudged (#10 a57de46)",
