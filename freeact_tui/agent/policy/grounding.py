@@ -77,6 +77,8 @@ def _sources(messages: Sequence[ModelMessage]) -> Iterator[tuple[SourceKind, str
                 yield from (("note", p.content) for p in message.parts if isinstance(p, TextPart))
             continue
         ran = meta.get(RESULTS_KEY)
+        if isinstance(ran, list):  # a results message (perhaps with the switch to text): its outputs
+            yield from (("output", str(a.get("output", ""))) for a in ran if isinstance(a, dict))
         for part in message.parts:
             if isinstance(part, ToolReturnPart):
                 pmeta = part.metadata if isinstance(part.metadata, dict) else {}
@@ -85,14 +87,14 @@ def _sources(messages: Sequence[ModelMessage]) -> Iterator[tuple[SourceKind, str
                     yield "note", text
                 if not _is_note(part):
                     yield "output", text  # an interrupted action's output is what it printed before
-            elif isinstance(part, UserPromptPart) and (NUDGE_KEY in meta or SWITCH_KEY in meta):
-                yield "note", content_text(part.content)
-            elif isinstance(part, UserPromptPart) and ran is not None:
-                yield "note", _framing(content_text(part.content), ran)
-                if isinstance(ran, list):
-                    yield from (("output", str(a.get("output", ""))) for a in ran if isinstance(a, dict))
             elif isinstance(part, UserPromptPart):
-                yield "user", content_text(part.content)
+                text = content_text(part.content)
+                if ran is not None:
+                    yield "note", _framing(text, ran)
+                elif NUDGE_KEY in meta or SWITCH_KEY in meta:
+                    yield "note", text
+                else:
+                    yield "user", text
     for action in outcomes(messages):
         yield "code", without_comments(action.code or "")
 

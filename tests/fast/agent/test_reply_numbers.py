@@ -18,8 +18,9 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from freeact_tui.agent.policy.grounding import unchecked_numbers, without_comments
 from freeact_tui.agent.policy.nudge import CHECK, NUMBER
 from freeact_tui.agent.policy.numbers import read_numbers
+from freeact_tui.agent.policy.outcomes import RESULTS_KEY
 from freeact_tui.agent.policy.reply import FinalAnswer, NudgeModel
-from freeact_tui.store.meta_keys import NUDGE_KEY
+from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY
 from tests.fast.agent.test_reply_policy import Row, block_step, decide, prompt, reply, tool_step
 
 DAY = [prompt("How many seconds are in a day?"), *tool_step("print(24*60*60)", "86400")]
@@ -210,6 +211,18 @@ def test_a_second_check_is_never_asked() -> None:
     assert isinstance(decision, NudgeModel)
     turn += [reply("91234"), decision.request, *tool_step("print(1)", "1", call_id="q")]
     assert isinstance(_decide(turn, "It is 91234."), FinalAnswer)
+
+
+def test_outputs_reported_with_the_switch_to_text_are_outputs() -> None:
+    """``auto`` switching to text sends the switch note and the block's output in one message."""
+    results = [{"id": "text_1", "code": "print(6 * 7)", "outcome": "ok", "output": "42"}]
+    message = ModelRequest(
+        parts=[UserPromptPart("(Tool calls are off from now on: …)\n\nOutput of your code block:\n42")],
+        metadata={SWITCH_KEY: "the model wrote its code in a code block", RESULTS_KEY: results},
+    )
+    turn = [prompt("compute"), reply("```python\nprint(6 * 7)\n```"), message]
+    assert unchecked_numbers("It is 42.", turn) == []
+    assert unchecked_numbers("It is 43.", turn) == ["43"]
 
 
 def test_app_notes_are_no_outputs() -> None:
