@@ -211,6 +211,19 @@ ROWS: list[Row] = [
         ],
     ),
     Row(
+        "#45 attack 6: the cancel note translated (German), answering the next request, is asked for once"
+        " more: it refers to nothing of the request (structure, not words)",
+        "auto",
+        [prompt("What is the capital of France?")],
+        reply("Der Benutzer hat diese Anfrage abgebrochen, bevor sie beantwortet wurde."),
+        NudgeModel,
+        told="uses nothing of my request",
+        earlier=[
+            prompt("Summarise the README"),
+            ModelResponse(parts=[TextPart(CANCELLED_NOTE)], metadata={CUT_KEY: "cancelled"}),
+        ],
+    ),
+    Row(
         "#45: the request echoed back is asked for once more (any language: overlap, not phrases)",
         "text",
         [
