@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from freeact_tui import gitrun
 from freeact_tui.checkpoints.actions import ActionCheckpoints
 from freeact_tui.checkpoints.engine import CheckpointStore
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import cli, fake_args
 
 # Every name git opens while it looks at a work tree (status, add, diff of the shadow repository).
 FIFO_NAMES = (
@@ -72,11 +71,7 @@ def test_run_with_a_fifo_gitignore_finishes_and_the_action_runs(tmp_path: Path) 
             ),
             Reply("done"),
         )
-        done = subprocess.run(
-            [sys.executable, "-m", "freeact_tui", "run", "--base-url", server.url, "--model", "fake-model",
-             "--allow", "code:*", "-o", "json", "write"],
-            cwd=work, input="", capture_output=True, text=True, timeout=240, env=os.environ.copy(),
-        )  # fmt: skip
+        done = cli("run", *fake_args(server), "--allow", "code:*", "-o", "json", "write", cwd=work, timeout=240)
     assert done.returncode == 0, done.stderr
     assert (work / "made.txt").read_text() == "x"  # the action ran
     assert "did not finish" in done.stderr and "FIFO" in done.stderr, done.stderr  # and the skip was said

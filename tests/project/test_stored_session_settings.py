@@ -4,30 +4,21 @@ is edited) never sends the user's key to a server it names (``store.restored``, 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from freeact_tui.project import paths
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.helpers import cli
 from tests.project.test_hostile_repo_trust import Listener
 
 SECRET = "s3cret-user-key-0815"
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "freeact_tui", *args],
-        cwd=cwd,
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "MY_KEY": SECRET},
-    )
+    return cli(*args, cwd=cwd, timeout=180, env={"MY_KEY": SECRET})
 
 
 @pytest.fixture

@@ -127,7 +127,7 @@ async def test_subagents_live_in_panel_dialogs_and_resume(
         # Both subagents ask for their code action at once: the dialog queues them, labelled by id.
         first = await dialog_for(pilot, CodeAction)
         await until(
-            pilot, lambda: first.query_one("#approval-dialog").border_subtitle == "1 of 2", limit=120
+            pilot, lambda: first.query_one("#approval-dialog").border_subtitle == "1 of 2", limit=180
         )  # two subagent kernels start; slow on a loaded machine
         first_id = first.request.agent_id
         assert first_id in ("sub-0001", "sub-0002")
