@@ -28,6 +28,9 @@ from freeact_tui.store.ids import SessionDamaged
 from freeact_tui.store.session import Session
 
 _CACHES = {"meta.json", ".index.json"}  # the store's listing caches (rewritten by any reader)
+# The writer's lock holds a pid, read only to tell whether another process writes; the app takes over an
+# unreadable one and writes it whole again at any later append, so a foreign edit of it is not modelled.
+_NOT_MODELLED = {*_CACHES, "lock"}
 
 
 def _request(text: str) -> ModelRequest:
@@ -52,7 +55,7 @@ class _World:
         return self.folder / ".freeact" / "sessions"
 
     def files(self) -> list[Path]:
-        return sorted(p for p in self.root.rglob("*") if p.is_file() and p.name not in _CACHES)
+        return sorted(p for p in self.root.rglob("*") if p.is_file() and p.name not in _NOT_MODELLED)
 
 
 App = st.tuples(st.sampled_from(["append", "append_sub", "log", "new", "reopen", "rollback"]), st.integers(0, 50))
