@@ -75,6 +75,9 @@ def _app(world: _World, op: str, n: int) -> None:
         world.sessions.append(session)
         return
     session = world.sessions[n % len(world.sessions)]
+    # The app writing a session a foreign hand cut into may cut further or write over the cut (a rollback,
+    # an append after it): what is left is then all the app's, and either answer is sound for it.
+    world.cut = {p for p in world.cut if session.dir not in p.parents}
     try:
         if op == "append":
             session.append([_request(f"turn {n}")])
