@@ -167,7 +167,8 @@ FORMATS: dict[str, Callable[[float, int], str]] = {
     "a space": lambda v, p: _grouped(v, p, " ", ","),
     "Swiss": lambda v, p: _grouped(v, p, "'", "."),
     "exponent": lambda v, p: f"{v:.6e}",
-    "three significant digits": lambda v, p: f"{v:.3g}",
+    # "#" keeps trailing zeros (1.00e+04, not 1e+04): the written precision stays three digits
+    "three significant digits": lambda v, p: f"{v:#.3g}".rstrip("."),
     "k": lambda v, p: f"{v / 1000:.3f}k",
     "percent": lambda v, p: f"{v * 100:.{p}f}%",
     "Arabic-Indic digits": lambda v, p: _digits(f"{v:.{p}f}", "\u0660"),
