@@ -177,7 +177,7 @@ class Agent:
         # ``__init__`` chose a protocol for "default"; a runtime built elsewhere gets the tools default.
         self.mode = ActionMode(choose_protocol(s.action_protocol, runtime.model))
         # each turn lowers the bound to what is left of max_model_requests (``Turn``): a fault loop ends "stalled"
-        self.policy = ReplyPolicy(self.mode, s.max_steps_without_progress)
+        self.policy = ReplyPolicy(self.mode, s.max_steps_without_progress, s.max_failing_steps)
         self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.mode)
         self._state = TurnState()  # the running turn's; reset for each turn
         events = EventPorts(emit=self.events.put, ids=self._ids, set_phase=self._state.set_phase)

@@ -38,6 +38,7 @@ from freeact_tui.agent.policy.outcomes import (
     last_action_failed,
 )
 from freeact_tui.agent.policy.progress import (
+    DEFAULT_FAILING_LIMIT,
     DEFAULT_STALL_LIMIT,
     ProgressMeter,
     StepVerdict,
@@ -173,6 +174,7 @@ class ReplyPolicy:
 
     mode: ActionMode
     stall_limit: int = DEFAULT_STALL_LIMIT
+    failing_limit: int = DEFAULT_FAILING_LIMIT
     meter: ProgressMeter = field(init=False)
 
     def __post_init__(self) -> None:
@@ -186,7 +188,10 @@ class ReplyPolicy:
         ("stalled"), never on that outer limit. ``None``: not lowered (a caller's explicit ``max_turns``).
         """
         limit = self.stall_limit if requests_left is None else max(1, min(self.stall_limit, requests_left))
-        self.meter = ProgressMeter(limit, self.stall_limit if limit != self.stall_limit else None)
+        failing = (
+            self.failing_limit if requests_left is None else max(1, min(self.failing_limit, requests_left))
+        )
+        self.meter = ProgressMeter(limit, self.stall_limit if limit != self.stall_limit else None, failing)
 
     def after_step(self, step: Sequence[ModelMessage]) -> StepVerdict:
         """What follows a step that did not end the turn (``step``: its reply and what that led to).

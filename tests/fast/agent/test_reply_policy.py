@@ -686,7 +686,7 @@ SWITCH = "switch"
                 tool_step("!pip install pandas", "Successfully installed pandas", "ok", "c4"),
                 tool_step("import pandas", PANDAS, "error", "c5"),
             ],
-            [P, P, "repeated failure", "repeated failure", STOP],
+            [P, P, "repeated failure", "repeated success", STOP],
         ),
         (
             "#30 text protocol too: the same error from blocks",
@@ -752,7 +752,7 @@ SWITCH = "switch"
             [
                 tool_step("1/0", ZERO, "error", "c1"),
                 tool_step("print(1)", "1", "ok", "c2"),
-                tool_step("print(2)", "2", "ok", "c3"),
+                tool_step("x = sum(range(3))\nprint(x)", "3", "ok", "c3"),
             ],
             [P, P, P],
         ),
@@ -760,7 +760,7 @@ SWITCH = "switch"
             "the same successful step again, word for word, is no progress",
             ("tools",),
             [tool_step("print(1)", "1", "ok", "c1"), tool_step("print(1)", "1", "ok", "c2")],
-            [P, "repeated failure"],
+            [P, "repeated success"],
         ),
     ],
 )
