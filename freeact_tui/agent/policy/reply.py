@@ -1,11 +1,12 @@
 """The reply policy: what one model reply leads to, decided in one place.
 
-``ReplyPolicy.decide(reply, history, turn, tools)`` returns one of four decisions:
+``ReplyPolicy.decide(reply, history, turn, tools)`` returns one of five decisions:
 
 - ``RunCalls``: run these tool calls (in ``auto``, calls the model wrote as text are made real);
 - ``RunBlocks``: run these code blocks (``text``; ``auto`` switching to text, or repairing a failed step);
 - ``NudgeModel``: do not end the turn, tell the model this instead (``nudge.py``);
-- ``FinalAnswer``: the reply ends the turn.
+- ``FinalAnswer``: the reply ends the turn;
+- ``NotAnAnswer``: the reply is never an answer (the app's own words) and no nudge is left: the turn stops.
 
 ``tools`` is the null policy: a reply's tool calls run and anything else is the answer. The
 rules, structural ones first: did any action run in this turn and did the last one fail
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart
 
 from freeact_tui.agent.policy.mode import ActionMode
-from freeact_tui.agent.policy.nudge import NudgeReason, answers_nudge, nudge_for
+from freeact_tui.agent.policy.nudge import NoAnswer, NudgeReason, answers_nudge, nudge_for
 from freeact_tui.agent.policy.outcomes import (
     RESULTS_KEY,
     acted,
@@ -99,7 +100,18 @@ class FinalAnswer:
     """It shows an output block for code that did not run: the model's claim, not a result."""
 
 
-ReplyDecision = RunCalls | RunBlocks | NudgeModel | FinalAnswer
+@dataclass(frozen=True)
+class NotAnAnswer:
+    """The reply is no answer (the app's own words) and no nudge is left for it: the turn stops."""
+
+    response: ModelResponse
+    reason: NudgeReason
+    message: str
+    """What the user is told (the turn ends ``stalled``)."""
+    claims_output: bool = False
+
+
+ReplyDecision = RunCalls | RunBlocks | NudgeModel | FinalAnswer | NotAnAnswer
 
 
 _OUTPUT_LABEL = re.compile(
@@ -256,6 +268,8 @@ class ReplyPolicy:
             return RunBlocks(reply, blocks, switch, claims)
         if now is not None:
             found = nudge_for(reply, whole, now, text_mode=mode.text)
+            if isinstance(found, NoAnswer):
+                return NotAnAnswer(reply, found.reason, found.message, claims)
             if found is not None:
                 reason, told, request = found
                 return NudgeModel(reply, reason, told, request, claims)
@@ -287,6 +301,7 @@ class ReplyPolicy:
 
 __all__ = [
     "FinalAnswer",
+    "NotAnAnswer",
     "NudgeModel",
     "ReplyDecision",
     "ReplyPolicy",

@@ -24,6 +24,7 @@ from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.policy.progress import StopTurn, SwitchProtocol
 from freeact_tui.agent.policy.reply import (
     FinalAnswer,
+    NotAnAnswer,
     NudgeModel,
     ReplyDecision,
     ReplyPolicy,
@@ -160,6 +161,9 @@ class Turn:
             self.ports.emit(OutputClaim(_CLAIM_NOTE, **self.ports.ids("")))
         match decision:
             case FinalAnswer():
+                return True
+            case NotAnAnswer(message=message):  # the app's own words: never the answer
+                self._stop(message, kind="stalled")
                 return True
             case NudgeModel(reason=why, told=told, request=request):
                 self.ports.emit(Nudge(why.log, told, **self.ports.ids("")))
