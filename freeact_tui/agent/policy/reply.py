@@ -1,11 +1,12 @@
 """The reply policy: what one model reply leads to, decided in one place.
 
-``ReplyPolicy.decide(reply, history, turn, tools)`` returns one of five decisions:
+``ReplyPolicy.decide(reply, history, turn, tools)`` returns one of six decisions:
 
 - ``RunCalls``: run these tool calls (in ``auto``, calls the model wrote as text are made real);
 - ``RunBlocks``: run these code blocks (``text``; ``auto`` switching to text, or repairing a failed step);
 - ``NudgeModel``: do not end the turn, tell the model this instead (``nudge.py``);
 - ``FinalAnswer``: the reply ends the turn;
+- ``CutReply``: the reply was cut short (its finish reason, read first: ``reply_stops.py``); nothing of it runs;
 - ``NotAnAnswer``: the reply is never an answer (the app's own words) and no nudge is left: the turn stops.
 
 ``tools`` is the null policy: a reply's tool calls run and anything else is the answer. The
@@ -28,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
 from freeact_tui.agent.policy.mode import ActionMode
 from freeact_tui.agent.policy.nudge import NoAnswer, NudgeReason, answers_nudge, nudge_for
@@ -55,6 +56,7 @@ from freeact_tui.agent.policy.text_protocol import (
     text_actions,
 )
 from freeact_tui.agent.policy.written_calls import ToolParameters, with_written_calls
+from freeact_tui.agent.reply_stops import ReplyStop, reply_stop
 from freeact_tui.toolcalls import CODE_TOOL
 
 SWITCH_REASON = "the model wrote its code in a code block instead of calling the tool"
@@ -101,6 +103,37 @@ class FinalAnswer:
 
 
 @dataclass(frozen=True)
+class CutReply:
+    """The reply was cut short (the token limit, the provider's filter): nothing in it runs, whatever
+    its parts, and it is no protocol fault; the turn ends as the stop says (``reply_stops.py``)."""
+
+    response: ModelResponse
+    stop: ReplyStop
+    request: ModelRequest | None
+    """A return for each of its calls, telling the model why it did not run (``None``: it made none)."""
+    claims_output: bool = False
+
+
+def cut_returns(response: ModelResponse, stop: ReplyStop) -> ModelRequest | None:
+    """What the model is told for each call of a reply cut short: not run, and to make smaller steps."""
+    calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+    if not calls:
+        return None
+    told = (
+        f"Not run: {stop.told} Make smaller steps: a shorter reply, one action at a time, "
+        "and write big contents to a file in several steps."
+    )
+    return ModelRequest(
+        parts=[
+            ToolReturnPart(
+                c.tool_name, told, tool_call_id=c.tool_call_id, metadata={"outcome": "interrupted"}
+            )
+            for c in calls
+        ]
+    )
+
+
+@dataclass(frozen=True)
 class NotAnAnswer:
     """The reply is no answer (the app's own words) and no nudge is left for it: the turn stops."""
 
@@ -111,7 +144,7 @@ class NotAnAnswer:
     claims_output: bool = False
 
 
-ReplyDecision = RunCalls | RunBlocks | NudgeModel | FinalAnswer | NotAnAnswer
+ReplyDecision = RunCalls | RunBlocks | NudgeModel | FinalAnswer | NotAnAnswer | CutReply
 
 
 _OUTPUT_LABEL = re.compile(
@@ -242,6 +275,9 @@ class ReplyPolicy:
         ``turn``: the turn's messages before the reply (``None`` when a compaction rewrote them:
         then only the reply's own calls run); ``tools``: the offered tools (for calls written as text).
         """
+        stop = reply_stop(reply.finish_reason)
+        if stop is not None:  # the stop reason first: a cut reply's parts are incomplete, whatever they are
+            return CutReply(reply, stop, cut_returns(reply, stop))
         mode = self.mode
         if mode.tools_only:
             calls = [p for p in reply.parts if isinstance(p, ToolCallPart)]
@@ -300,6 +336,7 @@ class ReplyPolicy:
 
 
 __all__ = [
+    "CutReply",
     "FinalAnswer",
     "NotAnAnswer",
     "NudgeModel",
@@ -308,5 +345,6 @@ __all__ = [
     "RunBlocks",
     "RunCalls",
     "claims_output",
+    "cut_returns",
     "repeats_last_actions",
 ]

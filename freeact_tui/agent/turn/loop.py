@@ -23,6 +23,7 @@ from freeact_tui.agent.context.keeper import ContextKeeper
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.policy.progress import StopTurn, SwitchProtocol
 from freeact_tui.agent.policy.reply import (
+    CutReply,
     FinalAnswer,
     NotAnAnswer,
     NudgeModel,
@@ -161,6 +162,12 @@ class Turn:
             self.ports.emit(OutputClaim(_CLAIM_NOTE, **self.ports.ids("")))
         match decision:
             case FinalAnswer():
+                return True
+            case CutReply(
+                request=request
+            ):  # the reply is incomplete: nothing of it runs, the turn ends "cut"
+                if request is not None:
+                    self.recorder.record(request)
                 return True
             case NotAnAnswer(message=message):  # the app's own words: never the answer
                 self._stop(message, kind="stalled")
