@@ -32,6 +32,7 @@ from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
 from freeact_tui.agent.model_stream import open_model_stream
+from freeact_tui.agent.usage import sane_usage
 from freeact_tui.events import AgentEvent, ModelRetry, Response, ResponseChunk, Thoughts, ThoughtsChunk
 
 # Seconds to wait before each retry of a transient error (rate limit, overload, 5xx, connection).
@@ -119,7 +120,7 @@ async def request_response(
                         if event is not None:
                             emit(event)
                             emitted = True
-                    return stream.get()
+                    return sane_usage(stream.get())  # provider usage taken in one place
         except _Stalled:
             stalled = f"The model sent nothing for {idle_timeout:g} s (model_idle_timeout)"
             if emitted:
