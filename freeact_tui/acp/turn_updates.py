@@ -39,6 +39,7 @@ from freeact_tui.events import (
     CodeExecutionOutput,
     CodeExecutionOutputChunk,
     Decision,
+    Nudge,
     Response,
     ResponseChunk,
     SubagentStatus,
@@ -78,6 +79,40 @@ class _Call:
     done: bool = False
 
 
+def nudge_note(reason: str) -> str:
+    """What ends a reply the app did not take as the answer (a ``Nudge``), so that the next reply does not
+    read as its continuation ("The answer is 91234.You did not run any code…")."""
+    return f"\n\n---\n_(Not the answer — {visible(reason)}; the model was asked again.)_\n\n"
+
+
+ACP_EVENTS: dict[str, str] = {
+    "ThoughtsChunk": "agent_thought_chunk (the main agent's)",
+    "Thoughts": "agent_thought_chunk, unless streamed",
+    "ResponseChunk": "agent_message_chunk (the main agent's)",
+    "Response": "agent_message_chunk, unless streamed",
+    "Nudge": "agent_message_chunk: a separator and a note that the reply before it is not the answer",
+    "ApprovalRequest": "tool_call, and session/request_permission when undecided",
+    "CodeExecutionOutputChunk": "tool_call_update (in progress)",
+    "CodeExecutionOutput": "tool_call_update (completed or failed)",
+    "ToolOutput": "tool_call_update (completed or failed)",
+    "SubagentStatus": "tool_call_update of the subagent_task call",
+    "Cancelled": "open tool calls closed; stopReason cancelled",
+    "AgentError": "agent_message_chunk with the error; its kind is the stopReason",
+    "ReplyStopped": "the stopReason (max_tokens, refusal) when it is the turn's last reply",
+    "UsageUpdate": "usage_update (the main agent's)",
+    "ProtocolSwitch": "not sent: how the agent acts, shown in the TUI's log only",
+    "CheckpointNotice": "not sent: the TUI's undo notice (editors keep their own history)",
+    "ModelRetry": "not sent: the request is retried, and its reply is what the editor sees",
+    "OutputClaim": "not sent: a flag on a reply the editor shows as text",
+    "ContextUpdate": "not sent: the TUI's context gauge",
+    "Compacting": "not sent: a compaction between requests (the /compact command reports its own)",
+    "Compacted": "not sent: see Compacting",
+    "KernelStatus": "not sent: the TUI's kernel indicator",
+}
+"""How each agent event reaches an ACP client (by event class name): the mapping is total over
+``freeact_tui/events.py`` (``tests/fast/acp/test_event_mappings.py``)."""
+
+
 class TurnUpdates:
     """Translates one turn's events; ``see(event)`` returns the updates to send for it.
 
@@ -108,19 +143,9 @@ class TurnUpdates:
 
     def see(self, event: AgentEvent) -> list[Update]:
         main = event.agent_id == "main"
+        if main and isinstance(event, ThoughtsChunk | Thoughts | ResponseChunk | Response | Nudge):
+            return self._words(event)
         match event:
-            case ThoughtsChunk(content=text) if main and text:
-                self._streamed_thoughts = True
-                return [update_agent_thought_text(visible(text))]
-            case Thoughts(content=text) if main:
-                streamed, self._streamed_thoughts = self._streamed_thoughts, False
-                return [] if streamed or not text else [update_agent_thought_text(visible(text))]
-            case ResponseChunk(content=text) if main and text:
-                self._streamed_text = True
-                return [update_agent_message_text(visible(text))]
-            case Response(content=text) if main:
-                streamed, self._streamed_text = self._streamed_text, False
-                return [] if streamed or not text else [update_agent_message_text(visible(text))]
             case ApprovalRequest():
                 return self._request(event)
             case CodeExecutionOutputChunk(text=text):
@@ -138,6 +163,24 @@ class TurnUpdates:
                 self.error_kinds.append(kind)
                 return [update_agent_message_text(f"\n\n**Error:** {message}\n")]
         return []
+
+    def _words(self, event: ThoughtsChunk | Thoughts | ResponseChunk | Response | Nudge) -> list[Update]:
+        """The main agent's thoughts and replies, streamed or whole (a whole one is sent when nothing of it was)."""
+        match event:
+            case ThoughtsChunk(content=text):
+                self._streamed_thoughts = self._streamed_thoughts or bool(text)
+                return [update_agent_thought_text(visible(text))] if text else []
+            case Thoughts(content=text):
+                streamed, self._streamed_thoughts = self._streamed_thoughts, False
+                return [] if streamed or not text else [update_agent_thought_text(visible(text))]
+            case ResponseChunk(content=text):
+                self._streamed_text = self._streamed_text or bool(text)
+                return [update_agent_message_text(visible(text))] if text else []
+            case Response(content=text):
+                streamed, self._streamed_text = self._streamed_text, False
+                return [] if streamed or not text else [update_agent_message_text(visible(text))]
+            case Nudge(reason=reason):  # the reply just sent is not the answer: say so before the next one
+                return [update_agent_message_text(nudge_note(reason))]
 
     def _request(self, request: ApprovalRequest) -> list[Update]:
         key = (request.agent_id, request.corr_id)
