@@ -67,7 +67,7 @@ class Settings:
     max_steps_without_progress: int = _default("max_steps_without_progress")
     """Steps in a row without progress before a turn stops (``agent/policy/progress.py``)."""
     max_failing_steps: int = _default("max_failing_steps")
-    """Steps in a row without an action that worked before a turn stops (``agent/policy/progress.py``)."""
+    """New failures with no action that worked since before a turn stops (``agent/policy/progress.py``)."""
     """The most model requests one turn may make (``stream(max_turns=…)`` sets it for one turn)."""
     # The working dir's project rules, skills and AGENTS.md apply (the app: once the user trusts it).
     project_trusted: bool = True

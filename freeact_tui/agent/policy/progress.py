@@ -12,14 +12,14 @@ what it led to) is read into one ``StepKind``; ``STEP_RULES`` says, as data, wha
 - ``new failure``: an action failed with an error new to the turn (``error_shape``: paths, numbers,
   ids and the names of exception classes the code defined itself stripped) whose kind
   (``error_kind``) has not failed ``KIND_REPEATS`` times. It is progress, bounded: at most
-  ``failing_limit`` steps in a row without a new success (``max_failing_steps``), whatever the kinds.
+  ``failing_limit`` of them (``max_failing_steps``) with no action that worked since, whatever the kinds.
 - ``repeated success``: code (or a call) that already ran in this turn, run again: whatever it
   printed, the step is not new.
 - ``repeated failure``, ``refused call``, ``broken call``, ``no answer``: no progress.
 
 A step with several actions takes the first kind of ``STEP_RULES`` that one of them has. After
-``limit`` steps in a row without progress, or ``failing_limit`` steps in a row without a new success,
-the turn stops with one ``StopTurn`` that says what kept failing and what the user can do.
+``limit`` steps in a row without progress, or ``failing_limit`` new failures with no action that worked
+since, the turn stops with one ``StopTurn`` that says what kept failing and what the user can do.
 
 The request budget (``max_model_requests``) stays the outer limit; it never ends a fault loop.
 """
@@ -42,8 +42,8 @@ DEFAULT_STALL_LIMIT = 3
 """Steps in a row without progress before a turn stops (``max_steps_without_progress``)."""
 
 DEFAULT_FAILING_LIMIT = 5
-"""Steps in a row without a new success before a turn stops (``max_failing_steps``): new failures
-are progress, but not for ever (a new exception class, a rotating kind, each time)."""
+"""New failures with no action that worked since before a turn stops (``max_failing_steps``): new
+failures are progress, but not for ever (a new exception class, a rotating kind, each time)."""
 
 KIND_REPEATS = 3
 """Failures of one kind (``error_kind``) a turn may meet, each with a new message, before another of
@@ -70,23 +70,35 @@ class StepRule:
     progress: bool
     """It ends a run of steps without progress (``max_steps_without_progress``)."""
     result: bool
-    """It ends a run of steps without a new success (``max_failing_steps``)."""
+    """It ends a run of failing steps (``max_failing_steps``): an action worked, or the user decided."""
+    bounded: bool
+    """It is progress only while fewer than ``max_failing_steps`` such steps came without a result."""
     why: str
 
 
 STEP_RULES: dict[StepKind, StepRule] = {
-    "new success": StepRule(True, True, "an action that had not run in this turn worked"),
-    "rejected": StepRule(True, True, "the user rejected or stopped an action and decides how to go on"),
+    "new success": StepRule(True, True, False, "an action that had not run in this turn worked"),
+    "rejected": StepRule(
+        True, True, False, "the user rejected or stopped an action and decides how to go on"
+    ),
     "new failure": StepRule(
-        True, False, "an error new to the turn: the model learnt something, but a run of failures is bounded"
+        True,
+        False,
+        True,
+        "an error new to the turn: the model learnt something, but a run of failures is bounded",
     ),
     "repeated success": StepRule(
-        False, False, "code that already ran in this turn ran again: what it printed does not make it new"
+        False,
+        False,
+        False,
+        "code that already ran in this turn ran again: what it printed does not make it new",
     ),
-    "repeated failure": StepRule(False, False, "an error met before in this turn (or one kind too often)"),
-    "refused call": StepRule(False, False, "the call was not run (the repeat guard, a rule)"),
-    "broken call": StepRule(False, False, "bad JSON arguments or an unknown tool: nothing ran"),
-    "no answer": StepRule(False, False, "the reply neither acted nor answered"),
+    "repeated failure": StepRule(
+        False, False, False, "an error met before in this turn (or one kind too often)"
+    ),
+    "refused call": StepRule(False, False, False, "the call was not run (the repeat guard, a rule)"),
+    "broken call": StepRule(False, False, False, "bad JSON arguments or an unknown tool: nothing ran"),
+    "no answer": StepRule(False, False, False, "the reply neither acted nor answered"),
 }
 """Step kinds in order of precedence (a step with several actions is the first kind one of them has)
 and what each is to the bound."""
@@ -250,7 +262,7 @@ def stop_message(
 ) -> str:
     """The one message of a turn that stopped: what kept failing, what the user can do.
 
-    ``failing``: it stopped on ``max_failing_steps`` (steps in a row without a new success)."""
+    ``failing``: it stopped on ``max_failing_steps`` (new failures with no action that worked since)."""
     seen: list[Fault] = []
     for f in faults:
         if f not in seen:
@@ -259,7 +271,7 @@ def stop_message(
     kinds = list(dict.fromkeys(f.kind for f in faults if f.kind in _HINTS))
     hints = "; ".join(dict.fromkeys(_HINTS[k] for k in kinds))
     if failing:
-        head = f"{len(faults)} steps in a row without an action that worked"
+        head = f"{len(faults)} failing steps, none of them followed by an action that worked"
         bound = f"The bound is max_failing_steps = {limit}."
     else:
         head = f"{len(faults)} steps in a row made no progress"
@@ -294,18 +306,19 @@ class ProgressMeter:
     faults: list[Fault] = field(default_factory=list)
     """The steps since the last progress."""
     failing: list[Fault] = field(default_factory=list)
-    """The steps since the last new success."""
+    """The new failures since the last new success (or the user's decision)."""
     broken_run: int = 0
     """Steps in a row whose calls were all broken."""
 
     def after(self, step: Sequence[ModelMessage]) -> StopTurn | None:
         """Count ``step``; the stop when it is the ``limit``-th in a row without progress or the
-        ``failing_limit``-th in a row without a new success."""
+        ``failing_limit``-th new failure with no action that worked since."""
         self.broken_run = self.broken_run + 1 if only_broken_calls(step) else 0
         fault = self.progress.judge(step)
         rule = STEP_RULES[fault.kind]
         self.faults = [] if rule.progress else [*self.faults, fault]
-        self.failing = [] if rule.result else [*self.failing, fault]
+        if rule.result or rule.bounded:
+            self.failing = [] if rule.result else [*self.failing, fault]
         if len(self.faults) >= self.limit:
             return StopTurn(stop_message(self.faults, self.limit, self.configured), len(self.faults))
         if len(self.failing) >= self.failing_limit:

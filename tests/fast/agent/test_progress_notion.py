@@ -208,4 +208,5 @@ def test_every_step_kind_has_a_rule_with_a_reason() -> None:
     results = {k for k, r in STEP_RULES.items() if r.result}
     assert progress == {"new success", "rejected", "new failure"}
     assert results == {"new success", "rejected"}
+    assert {k for k, r in STEP_RULES.items() if r.bounded} == {"new failure"}
     assert all(r.why for r in STEP_RULES.values())
