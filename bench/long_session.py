@@ -4,8 +4,9 @@ The session is synthetic but mixed as real ones are: prompts, thoughts, code act
 (every few turns a longer one), answers in Markdown. Measured (median of ``RUNS`` runs, each in a fresh
 app): seconds from the app's start to its last answer being mounted and drawn (``last_turn_s``; the
 app's own launch and kernel start included), from its opening the session to then
-(``resume_to_last_turn_s``: reading the file, the replay, the first mount), the blocks mounted then,
-and the process's peak RSS. Run: ``python bench/long_session.py [--json]``.
+(``resume_to_last_turn_s``: reading the file, the replay, the first mount; and the CPU seconds this
+process spent meanwhile, ``resume_to_last_turn_cpu_s``, which a loaded machine changes less), the
+blocks mounted then, and the process's peak RSS. Run: ``python bench/long_session.py [--json]``.
 """
 
 from __future__ import annotations
@@ -26,9 +27,6 @@ from pydantic_ai.messages import (
     ModelResponse,
     SystemPromptPart,
     TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -36,10 +34,11 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _report import run_bench  # noqa: E402  (bench/ is on the path when a script runs)
+from sessions import step_messages  # noqa: E402
 
 from freeact_tui.project.config import Config  # noqa: E402
 from freeact_tui.store.sessions import SessionStore  # noqa: E402
-from freeact_tui.toolcalls import CODE_TOOL  # noqa: E402
+from freeact_tui.store.step_record import StepRecord  # noqa: E402
 from freeact_tui.tui.app import FreeactApp  # noqa: E402
 from freeact_tui.tui.widgets.blocks import Block, ResponseBlock  # noqa: E402
 
@@ -59,18 +58,8 @@ def turn(i: int) -> list[ModelMessage]:
         "- the terms alternate in sign\n- the partial sums stay bounded\n\n"
         "```python\nprint(sum(math.sin(x / 10) for x in range(10)))\n```\n\n"
     ) * 3
-    return [
-        ModelRequest(parts=[UserPromptPart(f"Step {i}: compute the sum of a sine series and explain it.")]),
-        ModelResponse(
-            parts=[
-                ThinkingPart("The user wants a numeric result; run it in the kernel first. " * 6),
-                ToolCallPart(CODE_TOOL, {"code": code}, f"call-{i}"),
-            ],
-            model_name="bench",
-        ),
-        ModelRequest(parts=[ToolReturnPart(CODE_TOOL, output, f"call-{i}", metadata={"outcome": "ok"})]),
-        ModelResponse(parts=[TextPart(answer)], model_name="bench"),
-    ]
+    thinking = "The user wants a numeric result; run it in the kernel first. " * 6
+    return step_messages(i, code, thinking, output, answer, model_name="bench", metadata=StepRecord(outcome="ok").to_meta())
 
 
 def write_session(root: Path) -> tuple[Config, str, int]:
@@ -116,10 +105,10 @@ async def resume_once(config: Config, session_id: str) -> dict[str, float]:
     its last answer drawn on the screen; the blocks mounted then."""
     app = FreeactApp(config, model=_model(), session_id=session_id)
     opened = app._open_agent
-    resume_at = [0.0]
+    resume_at = [0.0, 0.0]
 
     async def timed(*, session_id: str | None, model: Any) -> Any:  # opening the session starts resuming
-        resume_at[0] = time.perf_counter()
+        resume_at[:] = [time.perf_counter(), time.process_time()]
         return await opened(session_id=session_id, model=model)
 
     app._open_agent = timed  # type: ignore[method-assign]
@@ -129,11 +118,16 @@ async def resume_once(config: Config, session_id: str) -> dict[str, float]:
         drawn = asyncio.Event()
         app.call_after_refresh(drawn.set)
         await drawn.wait()
-        drawn_at = time.perf_counter()
+        drawn_at, drawn_cpu = time.perf_counter(), time.process_time()
         blocks = len(app.main_screen.conversation.query(Block))
         await _until(lambda: app.agent_ready)  # leave with the boot finished (its kernel is stopped on exit)
         await pilot.pause()
-    return {"seconds": drawn_at - start, "resume": drawn_at - resume_at[0], "blocks": blocks}
+    return {
+        "seconds": drawn_at - start,
+        "resume": drawn_at - resume_at[0],
+        "resume_cpu": drawn_cpu - resume_at[1],
+        "blocks": blocks,
+    }
 
 
 async def main() -> dict[str, Any]:
@@ -147,6 +141,7 @@ async def main() -> dict[str, Any]:
         "last_turn_s": round(statistics.median(r["seconds"] for r in runs), 2),
         "last_turn_s_runs": [round(r["seconds"], 2) for r in runs],
         "resume_to_last_turn_s": round(statistics.median(r["resume"] for r in runs), 2),
+        "resume_to_last_turn_cpu_s": round(statistics.median(r["resume_cpu"] for r in runs), 2),
         "mounted_blocks": int(statistics.median(r["blocks"] for r in runs)),
         "peak_rss_mb": round(peak, 1),
         "target_s": 1.0,

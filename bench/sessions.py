@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -33,25 +34,28 @@ from freeact_tui.store.index import META_FILE
 RUNS = 5
 
 
-def turn(i: int) -> list[ModelMessage]:
-    """Four messages of a realistic turn (prompt, thinking + code action, output, answer), ~1.3 KB."""
-    code = f"import math\nvalues = [math.sin(x / 10) for x in range({i % 97})]\nprint(sum(values))\n" * 3
+def step_messages(
+    i: int, code: str, thinking: str, output: str, answer: str, *, model_name: str, **returned: Any
+) -> list[ModelMessage]:
+    """The four messages of a turn: the prompt, thinking and a code action, its output, the answer (shared by
+    the benches that write sessions: ``long_session.py`` too). ``returned``: more of the tool return."""
     return [
         ModelRequest(parts=[UserPromptPart(f"Step {i}: compute the sum of a sine series and explain it.")]),
         ModelResponse(
-            parts=[
-                ThinkingPart("The user wants a numeric result; run it in the kernel first. " * 3),
-                ToolCallPart("ipybox_execute_ipython_cell", {"code": code}, f"call-{i}"),
-            ],
-            model_name="bench-model",
+            parts=[ThinkingPart(thinking), ToolCallPart("ipybox_execute_ipython_cell", {"code": code}, f"call-{i}")],
+            model_name=model_name,
         ),
-        ModelRequest(
-            parts=[ToolReturnPart("ipybox_execute_ipython_cell", f"{i * 0.125:.6f}\n" * 20, f"call-{i}")]
-        ),
-        ModelResponse(
-            parts=[TextPart(f"The sum for step {i} is shown above; it oscillates because sin does. " * 2)]
-        ),
+        ModelRequest(parts=[ToolReturnPart("ipybox_execute_ipython_cell", output, f"call-{i}", **returned)]),
+        ModelResponse(parts=[TextPart(answer)], model_name=None if model_name == "bench-model" else model_name),
     ]
+
+
+def turn(i: int) -> list[ModelMessage]:
+    """Four messages of a realistic turn (prompt, thinking + code action, output, answer), ~1.3 KB."""
+    code = f"import math\nvalues = [math.sin(x / 10) for x in range({i % 97})]\nprint(sum(values))\n" * 3
+    thinking = "The user wants a numeric result; run it in the kernel first. " * 3
+    answer = f"The sum for step {i} is shown above; it oscillates because sin does. " * 2
+    return step_messages(i, code, thinking, f"{i * 0.125:.6f}\n" * 20, answer, model_name="bench-model")
 
 
 def history(n: int) -> list[ModelMessage]:

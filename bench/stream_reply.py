@@ -1,10 +1,12 @@
-"""Streaming a long reply in small pieces: seconds per reply of 30, 120 and 360 KB sent in 20-character deltas.
+"""Streaming a long reply in small pieces: seconds per reply of 30, 120 and 360 KB sent in N-character deltas.
 
 Through ``Agent.stream()`` with a scripted model (``FunctionModel``), every event consumed as a front end
-would; and, with ``--cli``, through the headless CLI (``freeact-tui run -o stream-json``) against the fake
-OpenAI-compatible server of ``tests/fake_openai.py``. The work per delta must not grow with the reply:
-the time per KB stays flat from 30 to 360 KB (``ratio``: seconds per KB at 360 KB / at 30 KB).
-Run: ``python bench/stream_reply.py [--json] [--cli]``.
+would; with ``--cli``, through the headless CLI (``freeact-tui run -o stream-json``) against the fake
+OpenAI-compatible server of ``tests/fake_openai.py``; with ``--tui``, through the real app under
+``run_test`` (the reply drawn in the conversation log, no kernel). The work per delta must not grow with
+the reply: the time per KB stays flat from 30 to 360 KB (``ratio``: seconds per KB at 360 KB / at 30 KB).
+Run: ``python bench/stream_reply.py [--json] [--cli] [--tui] [--delta N] [--sizes 30,120,360] [--runs 3]``
+(``--delta 4`` is the worst case of small deltas; 20 is the default).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,7 @@ from freeact_tui.events import Response, ResponseChunk  # noqa: E402
 from freeact_tui.permissions.rules import PermissionRules  # noqa: E402
 
 SIZES_KB = (30, 120, 360)
-CHUNK = 20
+CHUNK = 20  # characters per delta (``--delta``)
 RUNS = 3
 LINE = "Some prose of the reply, with `code` and a number 42 in it; and more of it.\n"
 
@@ -51,19 +53,19 @@ def reply_text(kb: int) -> str:
     return "".join(out)
 
 
-def model_for(text: str) -> FunctionModel:
+def model_for(text: str, chunk: int) -> FunctionModel:
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
-        for i in range(0, len(text), CHUNK):
-            yield text[i : i + CHUNK]
+        for i in range(0, len(text), chunk):
+            yield text[i : i + chunk]
 
     return FunctionModel(stream_function=stream, model_name="long-reply")
 
 
-async def sdk_seconds(kb: int) -> float:
+async def sdk_seconds(kb: int, chunk: int) -> float:
     text = reply_text(kb)
     with tempfile.TemporaryDirectory() as tmp:
         agent = Agent(
-            model_for(text),
+            model_for(text, chunk),
             sessions_dir=Path(tmp) / "sessions",
             working_dir=Path(tmp),
             permissions=PermissionRules(None, defaults=False),
@@ -80,15 +82,49 @@ async def sdk_seconds(kb: int) -> float:
                 elif isinstance(event, Response):
                     final = event.content
             seconds = time.perf_counter() - started
-    assert final == text and chunks >= len(text) // CHUNK, (len(final), chunks)
+    assert final == text and chunks >= len(text) // chunk, (len(final), chunks)
     return seconds
 
 
-def cli_seconds(kb: int) -> float:
+async def _until(condition: Callable[[], bool], limit: float = 600.0, step: float = 0.01) -> None:
+    deadline = time.perf_counter() + limit
+    while not condition():
+        if time.perf_counter() > deadline:
+            raise TimeoutError("the reply did not finish in time")
+        await asyncio.sleep(step)
+
+
+async def tui_seconds(kb: int, chunk: int) -> float:
+    """From Enter to the turn's end with the whole reply in the log (the real app, no kernel)."""
+    from freeact_tui.project.config import Config
+    from freeact_tui.tui.app import FreeactApp
+    from freeact_tui.tui.widgets.blocks import ResponseBlock
+    from freeact_tui.tui.widgets.prompt import PromptInput
+
+    text = reply_text(kb)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        config = Config(sessions_dir=root / "sessions", working_dir=root, subagent_pool_size=0)
+        app = FreeactApp(config, model=model_for(text, chunk), eager_kernel=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _until(lambda: app.agent_ready)
+            screen = app.main_screen
+            screen.query_one(PromptInput).load_text("write it all")
+            started = time.perf_counter()
+            await pilot.press("enter")
+            await _until(lambda: not screen.turn_running and bool(screen.conversation.query(ResponseBlock)))
+            await pilot.pause()
+            seconds = time.perf_counter() - started
+            shown = screen.conversation.query(ResponseBlock).last().text
+    assert shown == text, (len(shown), len(text))
+    return seconds
+
+
+def cli_seconds(kb: int, chunk: int) -> float:
     from tests.fake_openai import FakeOpenAI, Reply
 
     text = reply_text(kb)
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(default=Reply(text, chunk=CHUNK)) as server:
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(default=Reply(text, chunk=chunk)) as server:
         env = {**os.environ, "FREEACT_TUI_HOME": str(Path(tmp) / "home")}
         argv = [sys.executable, "-m", "freeact_tui", "run", "--base-url", server.url, "--model", "fake"]
         started = time.perf_counter()
@@ -100,29 +136,42 @@ def cli_seconds(kb: int) -> float:
     return seconds
 
 
-async def main(with_cli: bool) -> dict[str, Any]:
-    figures: dict[str, Any] = {}
-    per_kb: dict[str, list[float]] = {"sdk": [], "cli": []}
-    for kb in SIZES_KB:
-        sdk = statistics.median([await sdk_seconds(kb) for _ in range(RUNS)])
+async def main(
+    with_cli: bool, with_tui: bool, chunk: int = CHUNK, sizes: tuple[int, ...] = SIZES_KB, runs: int = RUNS
+) -> dict[str, Any]:
+    figures: dict[str, Any] = {"delta_chars": chunk}
+    per_kb: dict[str, list[float]] = {"sdk": [], "cli": [], "tui": []}
+    for kb in sizes:
+        sdk = statistics.median([await sdk_seconds(kb, chunk) for _ in range(runs)])
         figures[f"sdk_{kb}kb_s"] = round(sdk, 3)
         per_kb["sdk"].append(sdk / kb)
         if with_cli:
-            cli = statistics.median([await asyncio.to_thread(cli_seconds, kb) for _ in range(RUNS)])
+            cli = statistics.median([await asyncio.to_thread(cli_seconds, kb, chunk) for _ in range(runs)])
             figures[f"cli_{kb}kb_s"] = round(cli, 3)
             per_kb["cli"].append(cli / kb)
+        if with_tui:
+            tui = statistics.median([await tui_seconds(kb, chunk) for _ in range(runs)])
+            figures[f"tui_{kb}kb_s"] = round(tui, 3)
+            per_kb["tui"].append(tui / kb)
     for name, values in per_kb.items():
-        if values:
-            figures[f"{name}_ratio_per_kb_360_to_30"] = round(values[-1] / values[0], 2)
+        if len(values) > 1:
+            figures[f"{name}_ratio_per_kb_{sizes[-1]}_to_{sizes[0]}"] = round(values[-1] / values[0], 2)
     return figures
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--cli", action="store_true", help="also through the headless CLI and the fake server")
+    parser.add_argument(
+        "--cli", action="store_true", help="also through the headless CLI and the fake server"
+    )
+    parser.add_argument("--tui", action="store_true", help="also through the real app under run_test")
+    parser.add_argument("--delta", type=int, default=CHUNK, help="characters per streamed delta (default 20)")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES_KB)), help="reply sizes in KB")
+    parser.add_argument("--runs", type=int, default=RUNS, help="runs per figure (the median is printed)")
     args = parser.parse_args()
-    result = asyncio.run(main(args.cli))
+    sizes = tuple(int(kb) for kb in args.sizes.split(","))
+    result = asyncio.run(main(args.cli, args.tui, max(1, args.delta), sizes, max(1, args.runs)))
     if args.json:
         print(json.dumps(result))
     else:

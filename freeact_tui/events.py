@@ -294,6 +294,17 @@ class ModelRetry(AgentEvent):
     delay: float
 
 
+@dataclass(frozen=True)
+class ModelWaiting(AgentEvent):
+    """A model request has sent nothing for ``seconds`` (more than a few): said about once a second until
+    it sends something, fails, or reaches ``idle_timeout`` (``model_idle_timeout``) and counts as stalled.
+    The TUI shows a live line, headless text runs a line on stderr now and then, ``stream-json`` a
+    ``model_waiting`` line; ACP sends nothing."""
+
+    seconds: float
+    idle_timeout: float
+
+
 KernelState = Literal["starting", "ready", "busy", "restarting", "failed", "stopped"]
 
 
@@ -422,6 +433,7 @@ __all__ = [
     "KernelState",
     "KernelStatus",
     "ModelRetry",
+    "ModelWaiting",
     "Nudge",
     "OutputClaim",
     "ProtocolSwitch",

@@ -85,7 +85,7 @@ INERT_KEYS: tuple[str, ...] = (
     "core.safecrlf", "core.quotepath", "core.sharedrepository", "core.untrackedcache",
     "core.splitindex", "core.commitgraph", "core.multipackindex", "core.abbrev", "core.compression",
     "core.checkstat", "core.trustctime", "core.whitespace", "core.filesrefversion", "core.preloadindex",
-    "core.longpaths", "core.fscache", "core.deltabasecachelimit", "core.bigfilethreshold",
+    "core.longpaths", "core.fscache", "core.deltabasecachelimit", "core.bigfilethreshold", "core.worktree",
     "remote.*.url", "remote.*.pushurl", "remote.*.fetch", "remote.*.push", "remote.*.tagopt",
     "remote.*.prune", "remote.*.prunetags", "remote.*.mirror", "remote.*.skipdefaultupdate",
     "branch.*.remote", "branch.*.merge", "branch.*.rebase", "branch.*.description", "branch.*.pushremote",
@@ -129,13 +129,27 @@ def git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+TIME_BOUND = 30.0
+"""Seconds any git the app runs may take. git opens files the app did not choose (``.gitignore`` in
+every directory, ``.gitattributes``, ``.gitmodules``, ``info/exclude``, ``.mailmap``): a FIFO or a
+device at one of those names blocks it forever, so no git the app runs goes unbounded."""
+
+
+def timeout_message(what: str, seconds: float) -> str:
+    """The one line that says a git was stopped at its time bound."""
+    return (
+        f"{what}: git did not finish in {seconds:g} s (a FIFO or another special file in the tree?) and was "
+        "stopped"
+    )
+
+
 def find_git() -> str | None:
     """The path of the ``git`` executable, if installed."""
     return shutil.which(GIT)
 
 
 def run_git(
-    args: Sequence[str], cwd: Path, *, timeout: float = 30, git: str | None = None
+    args: Sequence[str], cwd: Path, *, timeout: float = TIME_BOUND, git: str | None = None
 ) -> subprocess.CompletedProcess[bytes] | None:
     """Run one git command the safe way (``git_argv``, ``git_env``), no stdin; ``None`` if git is missing,
     cannot start in ``cwd`` or takes longer than ``timeout``."""
@@ -163,18 +177,16 @@ def is_inert_key(key: str) -> bool:
     return any(fnmatch.fnmatchcase(lowered if "*" not in p else shape, p) for p in INERT_KEYS)
 
 
-def repo_program_keys(cwd: Path, *, git: str | None = None) -> list[str] | None:
-    """What the repository at ``cwd`` names for git to run: the keys of its own config not known to be
-    inert, and its hooks (``hook:<name>``). Empty: nothing, git may run there unasked. ``None`` when git
-    cannot read it (no git, or a config git refuses), which a caller must take as unsafe. Outside a
-    repository the list is empty."""
-    done = run_git(["config", "--list", "--show-scope", "--includes", "-z"], cwd, git=git)
-    where = run_git(["rev-parse", "--path-format=absolute", "--git-common-dir"], cwd, git=git)
-    if done is None or where is None:
-        return None
-    if where.returncode != 0:
-        return [] if b"not a git repository" in where.stderr else None
-    if done.returncode != 0:
+NESTED_LIMIT = 2000
+"""How many entries of a repository's ``modules/`` and ``worktrees/`` are looked through for git dirs
+(more: the repository is judged unsafe, as one git cannot read)."""
+
+
+def _config_keys(cwd: Path, where: Sequence[str], git: str | None) -> list[str] | None:
+    """The keys of one repository's own config (local and worktree scope, includes followed) not known
+    to be inert; ``where`` picks the repository (``--git-dir=…``, ``-C …``). ``None``: git cannot read it."""
+    done = run_git([*where, "config", "--list", "--show-scope", "--includes", "-z"], cwd, git=git)
+    if done is None or done.returncode != 0:
         return None
     items = done.stdout.split(b"\0")
     found: list[str] = []
@@ -182,11 +194,83 @@ def repo_program_keys(cwd: Path, *, git: str | None = None) -> list[str] | None:
         key = entry.split(b"\n", 1)[0].decode("utf-8", "replace")
         if scope.decode("ascii", "replace") in _JUDGED_SCOPES and not is_inert_key(key):
             found.append(key)
-    hooks = Path(where.stdout.decode("utf-8", "replace").strip(), "hooks")
+    return found
+
+
+def _hook_names(git_dir: Path) -> list[str]:
     try:
-        found += [f"hook:{p.name}" for p in sorted(hooks.iterdir()) if not p.name.endswith(".sample")]
+        return [f"hook:{p.name}" for p in sorted((git_dir / "hooks").iterdir()) if not p.name.endswith(".sample")]
     except OSError:
-        pass  # no hooks directory
+        return []  # no hooks directory
+
+
+def _nested_git_dirs(common: Path) -> list[Path] | None:
+    """Every git dir a repository keeps inside its own (submodules' under ``modules/``, at any depth, and
+    linked worktrees' under ``worktrees/``): git reads their config when it enters a submodule or works
+    there. ``None`` past ``NESTED_LIMIT`` entries."""
+    found: list[Path] = []
+    seen = 0
+    for top in ("modules", "worktrees"):
+        for root, dirs, files in os.walk(common / top):
+            seen += len(dirs) + len(files)
+            if seen > NESTED_LIMIT:
+                return None
+            if "HEAD" in files and ("config" in files or "commondir" in files):
+                found.append(Path(root))
+                dirs[:] = [d for d in dirs if d == "modules"]  # its own objects and refs hold no git dir
+    return found
+
+
+def _gitlinks(cwd: Path, top: Path, git: str | None) -> list[Path] | None:
+    """The submodule checkouts of the repository at ``top`` (gitlinks in its index) that have a ``.git``
+    (a directory, or a file naming a git dir anywhere): git reads that repository's config there."""
+    done = run_git(["-C", str(top), "ls-files", "-s", "-z", "--full-name"], cwd, git=git)
+    if done is None or done.returncode != 0:
+        return None
+    found: list[Path] = []
+    for entry in done.stdout.split(b"\0"):
+        mode, _, rest = entry.partition(b" ")
+        if mode == b"160000":
+            path = top / rest.partition(b"\t")[2].decode("utf-8", "replace")
+            if os.path.lexists(path / ".git"):
+                found.append(path)
+    return found
+
+
+def repo_program_keys(cwd: Path, *, git: str | None = None, _depth: int = 0) -> list[str] | None:
+    """What the repository at ``cwd`` names for git to run: the keys not known to be inert in every
+    config git may read for a command there, and their hooks (``hook:<name>``). That is its own config
+    (with what it includes) and the configs of the repositories git enters from it: each submodule (its
+    git dir under ``modules/`` at any depth, or wherever its ``.git`` file points) and each linked
+    worktree; a key of one of those is named ``<git dir>: <key>``. Empty: nothing, git may run there
+    unasked. ``None`` when git cannot read one of them (no git, or a config git refuses), which a caller
+    must take as unsafe. Outside a repository the list is empty."""
+    where = run_git(["rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel"], cwd, git=git)
+    if where is None:
+        return None
+    if where.returncode != 0:
+        return [] if b"not a git repository" in where.stderr else None
+    lines = where.stdout.decode("utf-8", "replace").splitlines()
+    common = Path(lines[0].strip())
+    found = _config_keys(cwd, [], git)
+    nested = _nested_git_dirs(common)
+    if found is None or nested is None:
+        return None
+    found += _hook_names(common)
+    for git_dir in nested:
+        keys = _config_keys(cwd, [f"--git-dir={git_dir}"], git)
+        if keys is None:
+            return None
+        found += [f"{git_dir}: {key}" for key in [*keys, *_hook_names(git_dir)]]
+    if len(lines) > 1 and _depth < 4:  # a work tree: its submodules' checkouts (their .git may point anywhere)
+        links = _gitlinks(cwd, Path(lines[1].strip()), git)
+        if links is None:
+            return None
+        for link in links:
+            keys = repo_program_keys(link, git=git, _depth=_depth + 1)
+            if keys is None:
+                return None
+            found += [key if ": " in key else f"{link}/.git: {key}" for key in keys]
     return found
 
 
@@ -228,6 +312,7 @@ __all__ = [
     "KERNEL_SETTINGS",
     "SAFE_ENV",
     "SAFE_SETTINGS",
+    "TIME_BOUND",
     "find_git",
     "git_argv",
     "git_env",
@@ -236,4 +321,5 @@ __all__ = [
     "repo_program_keys",
     "run_git",
     "safe_settings_args",
+    "timeout_message",
 ]

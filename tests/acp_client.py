@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -29,6 +28,8 @@ from acp.schema import (
     ToolCallUpdate,
     WriteTextFileResponse,
 )
+
+from tests.helpers import CLI
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,10 +129,6 @@ def write_config(tmp_path: Path, *, checkpoints: bool = False) -> Path:
     return path
 
 
-def fake_model_args(server_url: str, config_file: Path) -> list[str]:
-    return ["--base-url", server_url, "--model", "fake-model", "--config", str(config_file)]
-
-
 def agent_env() -> dict[str, str]:
     """This tree's code, the test's isolated home (set by conftest), no API keys."""
     return {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -144,9 +141,7 @@ async def acp_agent(
     """``freeact-tui <args> acp`` as a subprocess with ``client`` connected; initialized."""
     async with spawn_agent_process(
         client,
-        sys.executable,
-        "-m",
-        "freeact_tui",
+        *CLI,
         *args,
         "acp",
         env=agent_env(),

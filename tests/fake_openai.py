@@ -24,7 +24,9 @@ Every request takes the next scripted reply, in order. A reply is one of:
 - Faults: ``HttpError(500)``, ``RateLimited(retry_after=1)`` (HTTP 429 with ``Retry-After``),
   ``Malformed()`` (a chunk or body that is not JSON), ``Cut("Partial answ")`` (the connection drops
   mid-reply: no final chunk, no ``[DONE]``), ``Stall(seconds)`` (sends headers, then nothing for that
-  long, or until the server stops).
+  long, or until the server stops), ``Raw(body, content_type)`` (a body that is not the protocol: an HTML
+  page, an empty body, JSON without ``choices``, an event stream without data — what a misconfigured
+  ``--base-url`` answers).
 - A tool call with invalid JSON arguments is ``ToolCallReply(name, '{"code": "pri')`` (a string is sent
   verbatim); an unknown tool is ``ToolCallReply("no_such_tool", {...})``.
 - Any callable ``(RecordedRequest) -> reply``, to answer from what was sent.
@@ -50,6 +52,7 @@ __all__ = [
     "HttpError",
     "Malformed",
     "RateLimited",
+    "Raw",
     "RecordedRequest",
     "Reply",
     "ReplySpec",
@@ -124,6 +127,15 @@ class Stall:
     text_before: str = ""
 
 
+@dataclass(frozen=True)
+class Raw:
+    """Exactly this body with this content type and status, whatever was asked (streamed or not)."""
+
+    body: str | bytes = b""
+    content_type: str = "text/html; charset=utf-8"
+    status: int = 200
+
+
 @dataclass
 class RecordedRequest:
     """A request the server received."""
@@ -168,7 +180,7 @@ class RecordedRequest:
         return ""
 
 
-ReplySpec = Reply | HttpError | Malformed | Cut | Stall | Callable[[RecordedRequest], Any]
+ReplySpec = Reply | HttpError | Malformed | Cut | Stall | Raw | Callable[[RecordedRequest], Any]
 
 
 class FakeOpenAI:
@@ -330,6 +342,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_chunk(b'data: {"id": "broken", "choices": [{"delta": {"content": \n\n')
                 self._send_chunk(b"data: [DONE]\n\n")
                 self._end_stream()
+            case Raw(body=body, content_type=content_type, status=status):
+                data = body.encode() if isinstance(body, str) else body
+                self._raw(status, data, content_type)
             case Malformed():
                 self._raw(200, b'{"id": "broken", "choices": [', "application/json")
             case Cut(text=text, clean=clean):

@@ -19,6 +19,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+# Run as a script, this file's folder is ``sys.path[0]``, and ``tests/freeact/`` (the tests of
+# ``freeact_tui.freeact``) would shadow the real freeact this probe is for: look only at installed packages.
+if __name__ == "__main__":
+    _here = Path(__file__).resolve().parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
+
 
 def _content(content: Any) -> Any:
     from pydantic_ai.messages import BinaryContent

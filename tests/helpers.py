@@ -90,6 +90,27 @@ async def until(
         await pilot.pause(step)
 
 
+async def port_open(port: int, proc: asyncio.subprocess.Process | None = None, limit: float = 60.0) -> None:
+    """Wait until a server listens on 127.0.0.1:``port``; fail (never fall through) when ``proc`` exits
+    first or ``limit`` seconds pass. A loaded machine starts a Python server in tens of seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while True:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            if proc is not None and proc.returncode is not None:
+                raise AssertionError(f"the server exited ({proc.returncode}) before it listened on {port}") from None
+            if loop.time() > deadline:
+                raise AssertionError(f"nothing listened on 127.0.0.1:{port} within {limit:g} s") from None
+            await asyncio.sleep(0.1)
+            continue
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+        return
+
+
 async def log_settled(pilot: Pilot[Any], limit: float = 30.0, *, answers: int = 1) -> None:
     """Wait until every answer in the log is drawn and the log rests at its end (for pictures: on a
     loaded machine the markdown and the scroll to the end arrive a few frames after the dialog): its
@@ -542,24 +563,33 @@ def statuses(events: list[AgentEvent]) -> list[tuple[str, str]]:
 # -- the CLI as a subprocess --------------------------------------------------------------------------
 
 
+CLI = (sys.executable, "-m", "freeact_tui")
+"""The command that runs this tree's ``freeact-tui``: every test that starts the CLI starts it with this."""
+
+
 def cli(
-    *args: str, cwd: Path, stdin: str | None = None, timeout: float = 120
+    *args: str,
+    cwd: Path,
+    stdin: str | None = None,
+    timeout: float = 120,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``freeact-tui`` (this tree's code, the test's isolated home) and wait for it."""
+    """Run ``freeact-tui`` (this tree's code, the test's isolated home, ``env`` added) and wait for it."""
     return subprocess.run(
-        [sys.executable, "-m", "freeact_tui", *args],
+        [*CLI, *args],
         cwd=cwd,
         input=stdin if stdin is not None else "",
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=os.environ.copy(),
+        env={**os.environ, **(env or {})},
     )
 
 
-def fake_args(server: FakeOpenAI) -> list[str]:
-    """The options that point the CLI at the fake OpenAI server."""
-    return ["--base-url", server.url, "--model", "fake-model"]
+def fake_args(server: FakeOpenAI, config_file: Path | None = None) -> list[str]:
+    """The options that point the CLI at the fake OpenAI server (and at ``config_file``)."""
+    config = ["--config", str(config_file)] if config_file is not None else []
+    return ["--base-url", server.url, "--model", "fake-model", *config]
 
 
 def session_lines(home: Path, session_id: str) -> list[dict[str, Any]]:
@@ -674,7 +704,7 @@ class TerminalApp:
             "FREEACT_TUI_HOME": str(self.home / "app"),
             "TERM": "xterm-256color",
         }
-        cmd = [sys.executable, "-m", "freeact_tui", "--trust", "--model", "test", "--execution", execution]
+        cmd = [*CLI, "--trust", "--model", "test", "--execution", execution]
         self.process, self.master, slave, _ = spawn_in_pty(cmd, env, work)
         os.close(slave)
         self._master_open = True
@@ -760,7 +790,7 @@ class TimelineApp:
             "TERM": "xterm-256color",
             **(env or {}),
         }
-        argv = [sys.executable, "-m", "freeact_tui", *argv]
+        argv = [*CLI, *argv]
         self.process, self.master, self._slave, self.settings_before = spawn_in_pty(argv, full_env, self.work)
         self.settings_after: list[Any] = []
 

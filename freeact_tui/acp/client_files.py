@@ -14,6 +14,7 @@ import logging
 from acp.interfaces import Client
 from acp.schema import FileSystemCapabilities
 
+from freeact_tui.acp.client_requests import FS_TIMEOUT, ask_client
 from freeact_tui.actions.file_access import FileAccessError
 
 logger = logging.getLogger(__name__)
@@ -26,10 +27,14 @@ class ClientFiles:
         client: the connection to the client.
         session_id: the ACP session the requests belong to.
         fs: what the client offered in ``initialize``.
+        timeout: seconds each request may wait for the client's answer (``client_requests.FS_TIMEOUT``).
     """
 
-    def __init__(self, client: Client, session_id: str, fs: FileSystemCapabilities) -> None:
+    def __init__(
+        self, client: Client, session_id: str, fs: FileSystemCapabilities, timeout: float = FS_TIMEOUT
+    ) -> None:
         self._client = client
+        self._timeout = timeout
         self._session_id = session_id
         self._fs = fs
         self.texts: dict[str, str] = {}
@@ -47,7 +52,11 @@ class ClientFiles:
 
     async def read_text(self, path: str) -> str:
         try:
-            response = await self._client.read_text_file(session_id=self._session_id, path=path)
+            response = await ask_client(
+                self._client.read_text_file(session_id=self._session_id, path=path),
+                self._timeout,
+                f"fs/read_text_file of {path}",
+            )
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an error answer, or the client is gone
@@ -57,7 +66,11 @@ class ClientFiles:
 
     async def write_text(self, path: str, content: str) -> None:
         try:
-            await self._client.write_text_file(session_id=self._session_id, path=path, content=content)
+            await ask_client(
+                self._client.write_text_file(session_id=self._session_id, path=path, content=content),
+                self._timeout,
+                f"fs/write_text_file of {path}",
+            )
         except asyncio.CancelledError:
             raise
         except Exception as exc:

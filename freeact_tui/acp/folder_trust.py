@@ -18,6 +18,7 @@ from acp.schema import (
 )
 from acp.schema import ContentToolCallContent as ToolCallContent
 
+from freeact_tui.acp.client_requests import ask_client, decision_bound
 from freeact_tui.project import trust
 from freeact_tui.project.config import Config, ConfigError
 
@@ -60,8 +61,12 @@ async def ask_trust(client: Client, session_id: str, config: Config) -> Config:
         return config
     listing = await asyncio.to_thread(lambda: review(state).text())
     try:
-        answer = await client.request_permission(
-            session_id=session_id, tool_call=trust_question(state, listing), options=trust_options()
+        answer = await ask_client(
+            client.request_permission(
+                session_id=session_id, tool_call=trust_question(state, listing), options=trust_options()
+            ),
+            decision_bound(config),
+            "the question whether to trust the folder",
         )
     except asyncio.CancelledError:
         raise

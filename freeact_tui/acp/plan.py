@@ -16,6 +16,7 @@ from pathlib import Path
 from acp.helpers import plan_entry, update_plan
 from acp.schema import AgentPlanUpdate, PlanEntry, PlanEntryStatus
 
+from freeact_tui.project import files as projectfiles
 from freeact_tui.project import paths
 
 _STEP = re.compile(r"^\s*[-*+]\s+\[([ xX])\]\s+(\S.*?)\s*$")
@@ -75,7 +76,7 @@ class PlanWatch:
             return None
         newest = max(changed, key=lambda p: now[p])
         try:
-            text = newest.read_text(encoding="utf-8", errors="replace")
+            text = projectfiles.read_text(newest, errors="replace")  # regular and bounded only
         except OSError:
             return None
         return self._update(text)

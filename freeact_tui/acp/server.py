@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import shutil
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.helpers import update_current_mode
@@ -48,8 +50,9 @@ from acp.schema import (
 
 from freeact_tui.acp.client_files import ClientFiles
 from freeact_tui.acp.client_mcp import client_mcp_servers
+from freeact_tui.acp.client_requests import ClientLink
 from freeact_tui.acp.effect_modes import effect_modes
-from freeact_tui.acp.errors import internal_error, invalid_params, unknown_session
+from freeact_tui.acp.errors import internal_error, invalid_params, session_unusable, unknown_session
 from freeact_tui.acp.folder_trust import ask_trust
 from freeact_tui.acp.model_option import MODEL_OPTION, model_choices, model_option
 from freeact_tui.acp.plan import PlanWatch, plans_dirs
@@ -62,6 +65,7 @@ from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.demo_model import DEMO_MODEL, demo_model
 from freeact_tui.project.config import Config, ConfigError, McpServerConfig
 from freeact_tui.store.index import META_FILE
+from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.session import Session
 from freeact_tui.store.sessions import InvalidSessionId, SessionStore, new_session_id, validate_session_id
 from freeact_tui.version import __version__
@@ -98,8 +102,8 @@ class FreeactAcpAgent:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Client) -> None:
-        self._conn = conn
-        self._turns = TurnRunner(conn)
+        self._conn = cast(Client, ClientLink(conn))  # a client gone: its updates dropped, not errors
+        self._turns = TurnRunner(self._conn)
 
     @property
     def client(self) -> Client:
@@ -175,6 +179,11 @@ class FreeactAcpAgent:
         model = settings.model or config.model or ""
         files = self._client_files(config, session_id)
         agent = await self._start_agent(config, session_id, model)
+        refusal = _refusal(agent)
+        if refusal is not None:  # it opens, but no prompt could run: refused now, not at its first prompt
+            self._files.pop(session_id, None)
+            await _stop(agent)
+            raise refusal
         working_dir = config.resolved_working_dir()
         session = AcpSession(
             agent.session_id, agent, config, working_dir, PlanWatch(plans_dirs(working_dir)),
@@ -190,6 +199,7 @@ class FreeactAcpAgent:
         session.trust_asked = state is None or state.trusted
         self.sessions[session.id] = session
         self._remember(session, mode=session.mode if restored else None)  # a fork keeps it too
+        _hold(agent)  # its meta is written: from now on no other process can open it
         await self.turns.refresh_commands(session)
         return session
 
@@ -200,7 +210,9 @@ class FreeactAcpAgent:
             await asyncio.sleep(ANNOUNCE_DELAY)
             try:
                 await self.turns.announce(session)
-            except Exception:  # a closed connection, a skills dir that cannot be read: no commands
+            except ConnectionError:  # the client closed stdin right after the answer: a normal end
+                logger.info("the client went away before the commands of %s were announced", session.id)
+            except Exception:  # a skills dir that cannot be read: no commands
                 logger.exception("announcing the commands of %s failed", session.id)
 
         task = asyncio.create_task(announce())
@@ -237,10 +249,10 @@ class FreeactAcpAgent:
         agent = await self._start_agent(config, session.id, model)
         old, session.agent, session.config, session.model = session.agent, agent, config, model
         session.set_mode(session.mode)  # the new agent's gate in the session's mode
-        try:
-            await asyncio.wait_for(old.stop(), STOP_TIMEOUT)
-        except Exception:
-            logger.exception("stopping the replaced agent of %s failed", session.id)
+        await _stop(old)
+        if agent.session is not None:  # the old agent's lock went with it: this one takes it again
+            agent.session.unlock()  # (it releases nothing: the lock was the old one's)
+        _hold(agent)
 
     def _client_files(self, config: Config, session_id: str) -> ClientFiles | None:
         """The client's ``fs/*`` for the file tools, where it offers them and the kernel's files are its own."""
@@ -292,8 +304,6 @@ class FreeactAcpAgent:
             if not _in_store(SessionStore(config.resolved_sessions_dir()).session(session_id)):
                 raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
             session = await self._open(config, session_id, client_mcp)
-        if session.agent.load_damage is not None:
-            raise invalid_params(f"the session cannot be read: {session.agent.load_damage}")
         return session
 
     async def load_session(
@@ -329,8 +339,13 @@ class FreeactAcpAgent:
         if not _in_store(source):
             raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
         fork_id = new_session_id()
-        await asyncio.to_thread(copy_history, source.dir, store.session(fork_id).dir)
-        session = await self._open(config, fork_id, client_mcp, settings_of=session_id)
+        copy = store.session(fork_id).dir
+        await asyncio.to_thread(copy_history, source.dir, copy)
+        try:  # a source another process writes forks well (the copy is this process's); a damaged one not
+            session = await self._open(config, fork_id, client_mcp, settings_of=session_id)
+        except RequestError:
+            await asyncio.to_thread(shutil.rmtree, copy, True)
+            raise
         modes, options = await self._opened(session)
         return ForkSessionResponse(session_id=session.id, modes=modes, config_options=options)
 
@@ -346,36 +361,46 @@ class FreeactAcpAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
+        """The session's approval mode, from the next prompt sent after this request on (in order)."""
         session = self._session(session_id)
-        if not session.set_mode(mode_id):
-            raise invalid_params(f"unknown mode {mode_id!r} (modes: {', '.join(session.known_modes())})")
-        self._remember(session, mode=mode_id)  # a later load or resume (here or elsewhere) opens in it
-        await self.client.session_update(session_id=session_id, update=update_current_mode(mode_id))
+        async with self._in_order(session):
+            if not session.set_mode(mode_id):
+                raise invalid_params(f"unknown mode {mode_id!r} (modes: {', '.join(session.known_modes())})")
+            self._remember(session, mode=mode_id)  # a later load or resume (here or elsewhere) opens in it
+            await self.client.session_update(session_id=session_id, update=update_current_mode(mode_id))
         return SetSessionModeResponse()
+
+    @asynccontextmanager
+    async def _in_order(self, session: AcpSession) -> AsyncIterator[None]:
+        """A settings change of ``session`` in its place among the session's requests: after every prompt
+        (and change) sent before it, before every one sent after it (``TurnQueue``; a cancel voids prompts,
+        not changes). Its ticket is taken at once, so a handler enters this before its first ``await``."""
+        async with session.queue.turn():
+            if self.sessions.get(session.id) is not session:  # closed while it waited
+                raise unknown_session(session.id)
+            yield
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
-        """``model``: the next prompt talks to ``value`` (one of the offered models); it waits for a running
-        turn, and is stored with the session."""
+        """``model``: the prompts sent after this request talk to ``value`` (one of the offered models), those
+        sent before it to the model they were sent to (in order); it is stored with the session."""
         session = self._session(session_id)
-        if config_id != MODEL_OPTION:
-            raise invalid_params(f"unknown config option {config_id!r} (options: {MODEL_OPTION})")
-        names = [c.name for c in await model_choices(session.config, session.model)]
-        if not isinstance(value, str) or value not in names:
-            raise invalid_params(f"unknown model {value!r} (models: {', '.join(names)})")
-        async with session.queue.turn():  # after the running (and the waiting) prompts
-            if self.sessions.get(session_id) is not session:
-                raise unknown_session(session_id)
+        async with self._in_order(session):  # the first await: its place is where it was sent
+            if config_id != MODEL_OPTION:
+                raise invalid_params(f"unknown config option {config_id!r} (options: {MODEL_OPTION})")
+            names = [c.name for c in await model_choices(session.config, session.model)]
+            if not isinstance(value, str) or value not in names:
+                raise invalid_params(f"unknown model {value!r} (models: {', '.join(names)})")
             if value != session.model:
                 await self._reopen(session, model=value)
                 self._remember(session)
                 await self.turns.send_usage(session)  # another model: another context window
-        options = await self._options(session)
-        await self.client.session_update(
-            session_id=session_id,
-            update=ConfigOptionUpdate(session_update="config_option_update", config_options=options),
-        )
+            options = await self._options(session)
+            await self.client.session_update(
+                session_id=session_id,
+                update=ConfigOptionUpdate(session_update="config_option_update", config_options=options),
+            )
         return SetSessionConfigOptionResponse(config_options=options)
 
     def _remember(self, session: AcpSession, mode: str | None = None) -> None:
@@ -411,12 +436,13 @@ class FreeactAcpAgent:
         async with session.queue.turn() as go:
             if not go or self.sessions.get(session_id) is not session:  # cancelled or closed while waiting
                 return PromptResponse(stop_reason="cancelled")
-            if session.agent.session_locked is not None:
-                raise RequestError(
-                    -32600, f"the session is open in another process: {session.agent.session_locked}"
-                )
+            refusal = _refusal(session.agent)  # refused at open; a lock lost since (a deleted lock file) here
+            if refusal is not None:
+                raise refusal
             session.cancel_requested = False
             await self._settle_trust(session)
+            if session.cancel_requested:  # cancelled while the client was asked about the folder
+                return PromptResponse(stop_reason="cancelled")
             only = prompt[0] if len(prompt) == 1 else None
             text = only.text if isinstance(only, TextContentBlock) else ""
             stop = await self.turns.run_prompt(session, text, content)
@@ -428,7 +454,17 @@ class FreeactAcpAgent:
         if session.trust_asked:
             return
         session.trust_asked = True
-        trusted = await ask_trust(self.client, session.id, session.config)
+        asking = asyncio.create_task(ask_trust(self.client, session.id, session.config))
+        session.asking.add(asking)  # a session/cancel cancels the question, as it cancels a permission request
+        asking.add_done_callback(session.asking.discard)
+        try:
+            trusted = await asking
+        except asyncio.CancelledError:
+            this = asyncio.current_task()
+            if not session.cancel_requested or (this is not None and this.cancelling()):
+                raise  # this prompt itself was cancelled (the client is gone), not only the question
+            session.trust_asked = False  # the next prompt asks again
+            return
         if trusted is not session.config and not session.cancel_requested:
             await self._reopen(session, config=_for_session(trusted, session.working_dir, session.client_mcp))
             await self.turns.announce(session)  # the project's own skills now apply
@@ -472,6 +508,8 @@ class FreeactAcpAgent:
     async def shutdown(self) -> None:
         """Cancel every turn and stop every agent (kernels, MCP servers): the client is gone."""
         sessions, self.sessions = list(self.sessions.values()), {}
+        for task in list(self._tasks):  # announcements not sent yet: there is nobody to tell
+            task.cancel()
 
         async def stop(session: AcpSession) -> None:
             session.queue.cancel()
@@ -483,6 +521,40 @@ class FreeactAcpAgent:
                 logger.exception("stopping session %s failed", session.id)
 
         await asyncio.gather(*(stop(s) for s in sessions))
+
+
+def _refusal(agent: Agent) -> RequestError | None:
+    """Why the session of ``agent`` (just started) cannot be used in this process, or ``None``: its history
+    is damaged, or another process writes it (its writer lock is taken here otherwise)."""
+    if agent.load_damage is not None:
+        return session_unusable(agent.session_id, f"its history cannot be read ({agent.load_damage})")
+    stored = agent.session
+    if stored is None:
+        return None
+    try:
+        stored.lock()
+    except SessionLocked as exc:
+        return session_unusable(agent.session_id, str(exc))
+    return None
+
+
+def _hold(agent: Agent) -> None:
+    """Take the writer lock of ``agent``'s session if it has not yet (a new session, once its directory
+    exists); a lock another process took meanwhile is refused at the next prompt."""
+    stored = agent.session
+    if stored is None:
+        return
+    try:
+        stored.lock()
+    except SessionLocked as exc:
+        logger.warning("%s", exc)
+
+
+async def _stop(agent: Agent) -> None:
+    try:
+        await asyncio.wait_for(agent.stop(), STOP_TIMEOUT)
+    except Exception:
+        logger.exception("stopping the agent of %s failed", agent.session_id)
 
 
 def _in_store(stored: Session) -> bool:

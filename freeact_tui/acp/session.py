@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from acp.schema import SessionMode
 
@@ -62,7 +63,9 @@ class AcpSession:
     mode: str = ASK_MODE
     model: str = ""
     """The model chosen for this session (``model`` config option), as ``--model`` takes it."""
-    asking: set[asyncio.Task[None]] = field(default_factory=set)
+    asking: set[asyncio.Task[Any]] = field(default_factory=set)
+    """The session's requests waiting for the client (permission requests, the trust question): a
+    ``session/cancel`` cancels them."""
     cancel_requested: bool = False
     queue: TurnQueue = field(default_factory=TurnQueue)
     client_mcp: dict[str, McpServerConfig] = field(default_factory=dict)

@@ -134,6 +134,8 @@ class LineTransport:
         self._writer = writer
         self._lock = asyncio.Lock()
         self._closed = False
+        self._gone = False
+        """The client closed its end: what is sent to it is dropped (a normal end, not an error)."""
         self._unread: list[dict[str, Any] | None] = []
 
     def unread(self, message: dict[str, Any] | None) -> None:
@@ -142,11 +144,17 @@ class LineTransport:
         self._unread.append(message)
 
     async def send(self, message: dict[str, Any]) -> None:
+        """Write ``message``; once the client has closed its end (or the server closed it), messages are
+        dropped: a client that went away is a normal end, logged once as an info line, never an error."""
         data = (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
         async with self._lock:
-            if self._closed:
-                raise ConnectionError("the client's stdin is closed")
-            await self._writer.write(data)
+            if self._closed or self._gone:
+                return
+            try:
+                await self._writer.write(data)
+            except (ConnectionError, OSError) as exc:  # a broken pipe, a reset: the client is gone
+                self._gone = True
+                logger.info("the client closed the connection (%s); what is left to send is dropped", exc)
 
     async def receive(self) -> dict[str, Any] | None:
         if self._unread:

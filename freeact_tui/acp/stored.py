@@ -13,8 +13,8 @@ from acp.schema import SessionInfo
 
 from freeact_tui.acp.model_option import model_choices
 from freeact_tui.project.config import Config
-from freeact_tui.store.index import TOOL_RESULTS_DIR, read_meta
-from freeact_tui.store.session import Session
+from freeact_tui.store.index import TOOL_RESULTS_DIR
+from freeact_tui.store.restored import stored_choice
 from freeact_tui.store.sessions import SessionStore
 
 
@@ -37,36 +37,23 @@ def listed_sessions(load_config: Callable[[Path], Config], cwd: str | None) -> l
 
 @dataclass(frozen=True)
 class StoredSettings:
-    """What an editor chose for a session and its meta keeps: the model (when still offered) and the mode."""
+    """What an editor chose for a session and its meta keeps, as far as it may be restored: the model
+    (when still offered) and the approval mode (never looser than the user's own: ``store.restored``)."""
 
     model: str | None = None
     mode: str | None = None
 
 
-def _stored(session: Session) -> tuple[str | None, str | None]:
-    """The model and mode in a session's meta; one opened over ACP and not prompted yet has only its meta."""
-    if session.exists():
-        info = session.info()
-        return info.model, info.approval_mode
-    meta = read_meta(session.dir)
-    return (meta.model, meta.approval_mode) if meta is not None else (None, None)
-
-
 async def stored_settings(config: Config, session_id: str) -> StoredSettings:
-    """The settings stored with a session (its meta); none for a session without one or an unreadable meta."""
-    stored = SessionStore(config.resolved_sessions_dir()).session(session_id)
-    if not stored.dir.is_dir():
-        return StoredSettings()
-    try:
-        chosen, mode = await asyncio.to_thread(_stored, stored)
-    except Exception:  # an unreadable meta: the config's settings
-        return StoredSettings()
+    """The settings stored with a session (its meta) that may be restored (``store.restored.stored_choice``)."""
+    stored = await asyncio.to_thread(stored_choice, config, session_id)
+    chosen = stored.model
     if chosen and chosen != config.model:
         names = [c.name for c in await model_choices(config, None)]
         chosen = chosen if chosen in names else None
     else:
         chosen = None
-    return StoredSettings(model=chosen, mode=mode)
+    return StoredSettings(model=chosen, mode=stored.mode)
 
 
 def copy_history(source: Path, target: Path) -> None:

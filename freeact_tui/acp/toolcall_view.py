@@ -25,6 +25,7 @@ from acp.schema import (
     ToolKind,
 )
 
+from freeact_tui.project import files as projectfiles
 from freeact_tui.text.codeshow import shown, summary
 from freeact_tui.text.safe import strip_sgr, visible
 from freeact_tui.toolcalls import (
@@ -44,6 +45,7 @@ from freeact_tui.toolcalls import (
 ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 # A file bigger than this is not sent whole as a diff's old text (the diff text is shown instead).
 DIFF_FILE_LIMIT = 1024 * 1024
+IMAGE_LIMIT = 16 * 1024 * 1024  # an image of the output sent to the editor
 # Only the tail of a long output is sent with each update: the client keeps the newest content only.
 OUTPUT_LIMIT = 64 * 1024
 
@@ -86,10 +88,7 @@ def file_path(call: FileCall, working_dir: Path) -> str:
 
 def _read(path: str) -> str | None:
     try:
-        p = Path(path)
-        if p.stat().st_size > DIFF_FILE_LIMIT:
-            return None
-        return p.read_text(encoding="utf-8")
+        return projectfiles.read_text(Path(path), limit=DIFF_FILE_LIMIT)  # regular and bounded only
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -173,7 +172,7 @@ def output_content(
         content.append(tool_content(text_block(_fenced(tail, ""))))
     for path in images or []:
         try:
-            data = path.read_bytes()
+            data = projectfiles.read_bytes(path, limit=IMAGE_LIMIT, follow=False)  # the app's own, never a link
         except OSError:
             continue
         mime = mimetypes.guess_type(path.name)[0] or "image/png"

@@ -14,6 +14,7 @@ from acp.interfaces import Client
 from acp.schema import AvailableCommand, StopReason, ToolCallUpdate
 from pydantic_ai.messages import UserContent
 
+from freeact_tui.acp.client_requests import ClientTimeout, ask_client, decision_bound
 from freeact_tui.acp.commands import (
     EDITOR_COMMANDS,
     available_commands,
@@ -150,22 +151,30 @@ class TurnRunner:
         view = turn.calls[tool_call_id].view
         decision = Decision(False, reason=CANCELLED_REASON)
         try:
-            response = await self.client.request_permission(
-                session_id=session.id,
-                tool_call=ToolCallUpdate(
-                    tool_call_id=tool_call_id,
-                    title=view.title,
-                    kind=view.kind,
-                    status="pending",
-                    content=view.content or None,
-                    locations=view.locations or None,
-                    raw_input=view.raw_input,
-                ),  # fmt: skip
-                options=permission_options(request.tool_call, request.effect_class),
+            tool_call = ToolCallUpdate(
+                tool_call_id=tool_call_id,
+                title=view.title,
+                kind=view.kind,
+                status="pending",
+                content=view.content or None,
+                locations=view.locations or None,
+                raw_input=view.raw_input,
+            )
+            response = await ask_client(
+                self.client.request_permission(
+                    session_id=session.id,
+                    tool_call=tool_call,
+                    options=permission_options(request.tool_call, request.effect_class),
+                ),
+                decision_bound(session.config),
+                "the permission request",
             )
             decision = decision_for(response, request.tool_call, request.effect_class)
         except asyncio.CancelledError:
             raise
+        except ClientTimeout as exc:  # nobody approved it in time
+            logger.warning("request_permission: %s", exc)
+            decision = Decision(False, reason=str(exc))
         except Exception as exc:  # the client failed to answer or is gone: nobody approved it
             logger.warning("request_permission failed: %s", exc)
             decision = Decision(False, reason=f"the client did not answer the permission request ({exc})")

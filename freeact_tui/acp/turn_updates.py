@@ -10,9 +10,10 @@ and the end (``completed`` or ``failed``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from acp import start_tool_call, update_agent_message_text, update_agent_thought_text, update_tool_call
 from acp.schema import (
@@ -36,16 +37,27 @@ from freeact_tui.events import (
     AgentEvent,
     ApprovalRequest,
     Cancelled,
+    CheckpointNotice,
     CodeExecutionOutput,
     CodeExecutionOutputChunk,
+    Compacted,
+    Compacting,
+    ContextUpdate,
     Decision,
+    KernelStatus,
+    ModelRetry,
+    ModelWaiting,
     Nudge,
+    OutputClaim,
+    ProtocolSwitch,
+    ReplyStopped,
     Response,
     ResponseChunk,
     SubagentStatus,
     Thoughts,
     ThoughtsChunk,
     ToolOutput,
+    UsageUpdate,
 )
 from freeact_tui.text.safe import visible
 from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript
@@ -85,34 +97,6 @@ def nudge_note(reason: str) -> str:
     return f"\n\n---\n_(Not the answer — {visible(reason)}; the model was asked again.)_\n\n"
 
 
-ACP_EVENTS: dict[str, str] = {
-    "ThoughtsChunk": "agent_thought_chunk (the main agent's)",
-    "Thoughts": "agent_thought_chunk, unless streamed",
-    "ResponseChunk": "agent_message_chunk (the main agent's)",
-    "Response": "agent_message_chunk, unless streamed",
-    "Nudge": "agent_message_chunk: a separator and a note that the reply before it is not the answer",
-    "ApprovalRequest": "tool_call, and session/request_permission when undecided",
-    "CodeExecutionOutputChunk": "tool_call_update (in progress)",
-    "CodeExecutionOutput": "tool_call_update (completed or failed)",
-    "ToolOutput": "tool_call_update (completed or failed)",
-    "SubagentStatus": "tool_call_update of the subagent_task call",
-    "Cancelled": "open tool calls closed; stopReason cancelled",
-    "AgentError": "agent_message_chunk with the error; its kind is the stopReason",
-    "ReplyStopped": "the stopReason (max_tokens, refusal) when it is the turn's last reply",
-    "UsageUpdate": "usage_update (the main agent's)",
-    "ProtocolSwitch": "not sent: how the agent acts, shown in the TUI's log only",
-    "CheckpointNotice": "not sent: the TUI's undo notice (editors keep their own history)",
-    "ModelRetry": "not sent: the request is retried, and its reply is what the editor sees",
-    "OutputClaim": "not sent: a flag on a reply the editor shows as text",
-    "ContextUpdate": "not sent: the TUI's context gauge",
-    "Compacting": "not sent: a compaction between requests (the /compact command reports its own)",
-    "Compacted": "not sent: see Compacting",
-    "KernelStatus": "not sent: the TUI's kernel indicator",
-}
-"""How each agent event reaches an ACP client (by event class name): the mapping is total over
-``freeact_tui/events.py`` (``tests/fast/acp/test_event_mappings.py``)."""
-
-
 class TurnUpdates:
     """Translates one turn's events; ``see(event)`` returns the updates to send for it.
 
@@ -142,45 +126,66 @@ class TurnUpdates:
         return self._requests[id(request)]
 
     def see(self, event: AgentEvent) -> list[Update]:
-        main = event.agent_id == "main"
-        if main and isinstance(event, ThoughtsChunk | Thoughts | ResponseChunk | Response | Nudge):
-            return self._words(event)
-        match event:
-            case ApprovalRequest():
-                return self._request(event)
-            case CodeExecutionOutputChunk(text=text):
-                return self._chunk(event.agent_id, event.corr_id, text)
-            case CodeExecutionOutput(text=text, images=images, is_error=is_error):
-                return self._end(event.agent_id, event.corr_id, output_content(text, images), is_error)
-            case ToolOutput(content=text, is_error=is_error, image=image):
-                return self._end(event.agent_id, event.corr_id, output_content(text, image=image), is_error)
-            case SubagentStatus(state=state, detail=detail):
-                return self._subagent(event.corr_id, state, detail)
-            case Cancelled() if main:
-                self.cancelled = True
-                return self.close_open("Cancelled.")
-            case AgentError(message=message, kind=kind) if main:
-                self.error_kinds.append(kind)
-                return [update_agent_message_text(f"\n\n**Error:** {message}\n")]
-        return []
+        """The updates for ``event``: its row of ``EVENT_UPDATES`` (a kind in ``NOT_SHOWN`` gives none)."""
+        handler = EVENT_UPDATES.get(type(event))
+        return handler(self, event) if handler is not None else []
 
-    def _words(self, event: ThoughtsChunk | Thoughts | ResponseChunk | Response | Nudge) -> list[Update]:
-        """The main agent's thoughts and replies, streamed or whole (a whole one is sent when nothing of it was)."""
-        match event:
-            case ThoughtsChunk(content=text):
-                self._streamed_thoughts = self._streamed_thoughts or bool(text)
-                return [update_agent_thought_text(visible(text))] if text else []
-            case Thoughts(content=text):
-                streamed, self._streamed_thoughts = self._streamed_thoughts, False
-                return [] if streamed or not text else [update_agent_thought_text(visible(text))]
-            case ResponseChunk(content=text):
-                self._streamed_text = self._streamed_text or bool(text)
-                return [update_agent_message_text(visible(text))] if text else []
-            case Response(content=text):
-                streamed, self._streamed_text = self._streamed_text, False
-                return [] if streamed or not text else [update_agent_message_text(visible(text))]
-            case Nudge(reason=reason):  # the reply just sent is not the answer: say so before the next one
-                return [update_agent_message_text(nudge_note(reason))]
+    def _thoughts_chunk(self, event: ThoughtsChunk) -> list[Update]:
+        if event.agent_id != "main" or not event.content:
+            return []
+        self._streamed_thoughts = True
+        return [update_agent_thought_text(visible(event.content))]
+
+    def _thoughts(self, event: Thoughts) -> list[Update]:
+        if event.agent_id != "main":
+            return []
+        streamed, self._streamed_thoughts = self._streamed_thoughts, False
+        return [] if streamed or not event.content else [update_agent_thought_text(visible(event.content))]
+
+    def _response_chunk(self, event: ResponseChunk) -> list[Update]:
+        if event.agent_id != "main" or not event.content:
+            return []
+        self._streamed_text = True
+        return [update_agent_message_text(visible(event.content))]
+
+    def _response(self, event: Response) -> list[Update]:
+        if event.agent_id != "main":
+            return []
+        streamed, self._streamed_text = self._streamed_text, False
+        return [] if streamed or not event.content else [update_agent_message_text(visible(event.content))]
+
+    def _nudge(self, event: Nudge) -> list[Update]:
+        """The reply just sent is not the answer: say so before the next one (the main agent's)."""
+        if event.agent_id != "main":
+            return []
+        return [update_agent_message_text(nudge_note(event.reason))]
+
+    def _code_output(self, event: CodeExecutionOutput) -> list[Update]:
+        return self._end(
+            event.agent_id, event.corr_id, output_content(event.text, event.images), event.is_error
+        )
+
+    def _tool_output(self, event: ToolOutput) -> list[Update]:
+        content = output_content(event.content, image=event.image)
+        return self._end(event.agent_id, event.corr_id, content, event.is_error)
+
+    def _output_chunk(self, event: CodeExecutionOutputChunk) -> list[Update]:
+        return self._chunk(event.agent_id, event.corr_id, event.text)
+
+    def _subagent_status(self, event: SubagentStatus) -> list[Update]:
+        return self._subagent(event.corr_id, event.state, event.detail)
+
+    def _cancelled(self, event: Cancelled) -> list[Update]:
+        if event.agent_id != "main":
+            return []
+        self.cancelled = True
+        return self.close_open("Cancelled.")
+
+    def _error(self, event: AgentError) -> list[Update]:
+        if event.agent_id != "main":  # a subagent's error ends its task (``SubagentStatus``)
+            return []
+        self.error_kinds.append(event.kind)
+        return [update_agent_message_text(f"\n\n**Error:** {event.message}\n")]
 
     def _request(self, request: ApprovalRequest) -> list[Update]:
         key = (request.agent_id, request.corr_id)
@@ -189,9 +194,12 @@ class TurnUpdates:
         if parent is not None and isinstance(call, _PART_TYPES):
             tool_call_id = f"{parent.id}/{len(parent.parts) + 1}"
             parent.parts.append(tool_call_id)
+        elif parent is not None:  # the same call asked again (a retry): a new id, ended with the call
+            tool_call_id = f"{parent.id}#{len(self.calls)}"
+            parent.parts.append(tool_call_id)
         else:
             tool_call_id = self._key_id(*key)
-            if tool_call_id in self.calls:  # the same call asked again (a retry): a new id
+            if tool_call_id in self.calls:  # an id seen before in this turn (a call never asked, an old one)
                 tool_call_id = f"{tool_call_id}#{len(self.calls)}"
         view = describe(call, request.tool_args, self.working_dir, self.known_texts)
         entry = _Call(tool_call_id, view)
@@ -215,6 +223,8 @@ class TurnUpdates:
     def decided(self, request: ApprovalRequest, decision: Decision) -> list[Update]:
         """The update for a decision given over ACP (after ``request_permission``)."""
         entry = self.calls[self.tool_call_id(request)]
+        if entry.done:  # ended already (the turn was cancelled while the client was asked)
+            return []
         if decision.approved:
             return [update_tool_call(entry.id, status="in_progress")]
         entry.done = True
@@ -223,9 +233,11 @@ class TurnUpdates:
 
     def _chunk(self, agent_id: str, corr_id: str, text: str) -> list[Update]:
         entry = self._by_key.get((agent_id, corr_id))
-        if entry is None or not text:
+        if entry is None or entry.done or not text:
             return []
-        entry.output = (entry.output + text)[-(OUTPUT_LIMIT + 1) :]  # only the tail is shown: per chunk, a bound
+        entry.output = (entry.output + text)[
+            -(OUTPUT_LIMIT + 1) :
+        ]  # only the tail is shown: per chunk, a bound
         content: list[ToolContent] = [*entry.view.content, *output_content(entry.output)]
         return [update_tool_call(entry.id, status="in_progress", content=content)]
 
@@ -240,6 +252,12 @@ class TurnUpdates:
             if not part.done:
                 part.done = True
                 updates.append(update_tool_call(part_id, status=status))
+        if (
+            entry.done
+        ):  # its end was sent (refused, its subagent failed, cancelled): the output, no new status
+            if output:
+                updates.append(update_tool_call(entry.id, content=[*entry.view.content, *output]))
+            return updates
         entry.done = True
         updates.append(update_tool_call(entry.id, status=status, content=[*entry.view.content, *output]))
         return updates
@@ -248,21 +266,17 @@ class TurnUpdates:
         self, agent_id: str, corr_id: str, output: list[ToolContent], is_error: bool
     ) -> list[Update]:
         """A call that ended without ever being asked about (it failed before it could run: bad
-        arguments, a path that cannot be used): a failed call still reaches the client, as a tool call
-        of its own that starts failed; a result of a call never shown is nothing to show."""
-        if not is_error:
-            return []
+        arguments, an unknown tool, a guard, a path that cannot be used): it still reaches the client, as
+        a tool call of its own that starts in its end state."""
         tool_call_id = self._key_id(agent_id, corr_id or f"call-{len(self.calls) + 1}")
         if tool_call_id in self.calls:
             tool_call_id = f"{tool_call_id}#{len(self.calls)}"
-        entry = _Call(
-            tool_call_id, CallView("Tool call (failed before it ran)", "other", [], [], {}), done=True
-        )
+        title = "Tool call (failed before it ran)" if is_error else "Tool call"
+        entry = _Call(tool_call_id, CallView(title, "other", [], [], {}), done=True)
         self.calls[tool_call_id] = entry
         self._by_key[(agent_id, corr_id)] = entry
-        return [
-            start_tool_call(tool_call_id, entry.view.title, kind="other", status="failed", content=output)
-        ]
+        status: ToolCallStatus = "failed" if is_error else "completed"
+        return [start_tool_call(tool_call_id, title, kind="other", status=status, content=output)]
 
     def _subagent(self, corr_id: str, state: str, detail: str) -> list[Update]:
         entry = self._by_key.get(("main", corr_id))
@@ -287,4 +301,51 @@ class TurnUpdates:
         return [c for c in self.calls.values() if not c.done]
 
 
-__all__ = ["TurnUpdates", "Update", "decided_status", "decision_note"]
+EventHandler = Callable[[TurnUpdates, Any], list[Update]]
+
+EVENT_UPDATES: dict[type[AgentEvent], EventHandler] = {
+    ThoughtsChunk: TurnUpdates._thoughts_chunk,
+    Thoughts: TurnUpdates._thoughts,
+    ResponseChunk: TurnUpdates._response_chunk,
+    Response: TurnUpdates._response,
+    Nudge: TurnUpdates._nudge,
+    ApprovalRequest: TurnUpdates._request,
+    CodeExecutionOutputChunk: TurnUpdates._output_chunk,
+    CodeExecutionOutput: TurnUpdates._code_output,
+    ToolOutput: TurnUpdates._tool_output,
+    SubagentStatus: TurnUpdates._subagent_status,
+    Cancelled: TurnUpdates._cancelled,
+    AgentError: TurnUpdates._error,
+}
+"""Every kind of agent event that becomes ``session/update``s here, and how: the one place agent events
+become ACP updates. Every step of the agent (ran, refused, rejected, broken, unknown tool, guarded, cut
+by a limit, cancelled) reaches the client as one ``tool_call`` that ends ``completed`` or ``failed``:
+an ``ApprovalRequest`` starts it (or, for a call never asked, its output does), its output or decision
+ends it, and ``close_open`` ends whatever the turn left open."""
+
+NOT_SHOWN: dict[type[AgentEvent], str] = {
+    UsageUpdate: "the runner sends it as usage_update",
+    ReplyStopped: "the turn's stop reason (max_tokens, refusal), read by the runner",
+    ContextUpdate: "usage_update carries the context fill",
+    ModelRetry: "a transient model error retried within the same request",
+    KernelStatus: "the kernel's state; a failure that ends a call ends it with its output or an AgentError",
+    ProtocolSwitch: "the action protocol is the agent's business; its actions show as tool calls",
+    CheckpointNotice: "checkpoints are the app's (/undo); nothing for an editor to act on",
+    OutputClaim: "a note on the model's text, which the client has",
+    Compacting: "a /compact command answers with its own text",
+    Compacted: "a /compact command answers with its own text",
+    ModelWaiting: "the editor shows the prompt as running; a chunk would stay in the transcript after the wait",
+}
+"""Every kind of agent event that is no update over ACP, and why (a table test checks that the two
+tables cover every kind, so a new kind of event is a decision here, never silence)."""
+
+
+__all__ = [
+    "EVENT_UPDATES",
+    "NOT_SHOWN",
+    "TurnUpdates",
+    "Update",
+    "decided_status",
+    "decision_note",
+    "nudge_note",
+]

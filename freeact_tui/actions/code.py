@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from freeact_tui.actions.ports import Overflow, TurnPorts
 from freeact_tui.events import CodeExecutionOutput, CodeExecutionOutputChunk
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, Executor
+from freeact_tui.project import files as projectfiles
 from freeact_tui.shell.words import split_command
 from freeact_tui.store.event_record import IMAGE_NOTE
+from freeact_tui.store.step_record import Outcome, StepRecord
 from freeact_tui.toolcalls import ProgrammaticToolCall, ShellAction, ShellScript, ToolCall
 
 REJECTED_PART_NOTE = "The user rejected "
@@ -34,8 +36,8 @@ class ActionOutcome:
     """The call itself was broken (invalid JSON arguments, a missing argument, an unknown tool)."""
     attachments: list[Any] = field(default_factory=list)
     """Multimodal content sent with the result (pydantic-ai ``BinaryContent``: a file tool's image or PDF)."""
-    extra_meta: dict[str, Any] = field(default_factory=dict)
-    """More metadata stored with the return for UIs (a file write's diff)."""
+    shown: StepRecord = StepRecord()
+    """What the log showed of it besides the text (images, a file call's path and diff), stored for UIs."""
     instructed: bool = False
     """Rejected, but the user said what to do instead: stored as rejected, and the turn goes on."""
 
@@ -43,17 +45,19 @@ class ActionOutcome:
         """The tool return's content: the text, followed by any attachments."""
         return [self.content, *self.attachments] if self.attachments else self.content
 
-    def metadata(self) -> dict[str, Any]:
+    @property
+    def outcome(self) -> Outcome:
+        return "rejected" if self.rejected or self.instructed else "error" if self.is_error else "ok"
+
+    def record(self) -> StepRecord:
         """Stored with the tool return so a resumed UI can show the outcome without parsing text."""
-        outcome = "rejected" if self.rejected or self.instructed else "error" if self.is_error else "ok"
-        meta: dict[str, Any] = {**self.extra_meta, "outcome": outcome}
-        if self.subagent_id is not None:
-            meta["subagent_id"] = self.subagent_id
-        if self.malformed:
-            meta["malformed"] = True
-        if self.kernel_died:
-            meta["kernel_died"] = True
-        return meta
+        return replace(
+            self.shown,
+            outcome=self.outcome,
+            subagent_id=self.subagent_id,
+            malformed=self.malformed,
+            kernel_died=self.kernel_died,
+        )
 
 
 @dataclass
@@ -160,21 +164,18 @@ class CodeActionRunner:
             is_error=result.is_error or instruction is not None,
             kernel_died=result.kernel_died,
             attachments=attachments,
-            extra_meta=shown_meta(result.images, kept),
+            shown=shown_record(result.images, kept),
         )
 
 
-def shown_meta(images: Sequence[Path], kept: Overflow) -> dict[str, Any]:
+def shown_record(images: Sequence[Path], kept: Overflow) -> StepRecord:
     """What the log showed of an output besides the model's text (its images, the whole of a long output),
     stored with the result for a resumed session."""
-    meta: dict[str, Any] = {}
-    if images:
-        meta["images"] = [str(p) for p in images]
-    if kept.truncated:
-        meta["truncated"] = True
-        if kept.path is not None:
-            meta["result_path"] = str(kept.path)
-    return meta
+    return StepRecord(
+        images=tuple(str(p) for p in images),
+        truncated=kept.truncated,
+        result_path=str(kept.path) if kept.truncated and kept.path is not None else None,
+    )
 
 
 MAX_IMAGES = 4  # attached per action (the first ones; the rest are named by path)
@@ -206,7 +207,12 @@ def image_attachments(images: list[Path], model_profile: Callable[[], Any] | Non
         if len(attached) >= MAX_IMAGES or size > MAX_IMAGE_BYTES:
             skipped.append(path.name)
             continue
-        attached.append(BinaryContent(path.read_bytes(), media_type="image/png", identifier=path.name))
+        try:  # never through a link put in its place (the folder may be one the kernel writes)
+            data = projectfiles.read_bytes(path, limit=MAX_IMAGE_BYTES, follow=False)
+        except OSError:
+            skipped.append(path.name)
+            continue
+        attached.append(BinaryContent(data, media_type="image/png", identifier=path.name))
     note = f"\n({len(attached)} image(s) attached below.)" if attached else ""
     if skipped:
         note += f"\n(Not attached, too many or too big: {', '.join(skipped)}.)"

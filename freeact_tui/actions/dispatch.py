@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from pydantic_ai.messages import ToolCallPart
 
 from freeact_tui.actions.code import ActionOutcome, ActionProgress, CheckpointFn, CodeActionRunner
 from freeact_tui.actions.files import FileToolOptions, FileTools
-from freeact_tui.actions.ports import TurnPorts
-from freeact_tui.events import AgentError, Decision, Phase, ToolOutput
+from freeact_tui.actions.ports import EmitFn, TurnPorts
+from freeact_tui.events import AgentError, AgentEvent, CodeExecutionOutput, Decision, Phase, ToolOutput
 from freeact_tui.execution.base import Executor
 from freeact_tui.store.event_record import KERNEL_DIED
 from freeact_tui.toolcalls import (
@@ -66,6 +66,9 @@ class Dispatcher:
 
     def __post_init__(self) -> None:
         self._kernel_lock = asyncio.Lock()
+        self._ended: set[str] = set()
+        """The calls (by id) that reported their end (their output, or their error) while they ran."""
+        self.ports = replace(self.ports, emit=self._watched(self.ports.emit))
         self.printed: dict[str, str] = {}
         """What each cancelled code action printed before it was cancelled (by call id), for its return."""
         self._files = (
@@ -79,8 +82,36 @@ class Dispatcher:
             else None
         )
 
+    def _watched(self, emit: EmitFn) -> EmitFn:
+        """``emit`` that notes which calls reported their end (every part of a call emits through it)."""
+
+        def watched(event: AgentEvent) -> None:
+            if isinstance(event, ToolOutput | CodeExecutionOutput):
+                self._ended.add(event.corr_id)
+            emit(event)
+
+        return watched
+
     async def run(self, call: ToolCallPart) -> ActionOutcome:
-        """Run one call to its end; what the model is told is the outcome's content."""
+        """Run one call to its end; what the model is told is the outcome's content.
+
+        Every call ends with exactly one event a front end can show: its output (``CodeExecutionOutput``,
+        ``ToolOutput``), or the refusal of its approval request. A call that ended any other way (broken
+        arguments, an unknown tool, a missing argument) is reported here, with what the model is told, so
+        that no front end has a step it never hears about.
+        """
+        corr = call.tool_call_id
+        self._ended.discard(corr)
+        try:
+            outcome = await self._run(call)
+        finally:
+            ended = corr in self._ended
+            self._ended.discard(corr)
+        if not ended and not (outcome.rejected or outcome.instructed):
+            self.ports.emit(ToolOutput(outcome.content, is_error=outcome.is_error, **self.ports.ids(corr)))
+        return outcome
+
+    async def _run(self, call: ToolCallPart) -> ActionOutcome:
         try:
             args = call.args_as_dict(raise_if_invalid=True)
         except Exception as exc:
@@ -107,8 +138,7 @@ class Dispatcher:
         finally:
             self.ports.set_phase(corr, None)
         content = f"Unknown tool `{call.tool_name}`. Use `{CODE_TOOL}` to run code."
-        self.ports.emit(ToolOutput(content, is_error=True, **self.ports.ids(corr)))
-        return ActionOutcome(content, is_error=True, malformed=True)
+        return ActionOutcome(content, is_error=True, malformed=True)  # reported by ``run``
 
     async def _run_code(self, code: str, corr: str) -> ActionOutcome:
         decision = await self.ports.ask(CodeAction(code), corr)

@@ -15,7 +15,7 @@ import base64
 import logging
 import posixpath
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from freeact_tui.actions.file_access import FileAccess, FileAccessError
 from freeact_tui.actions.ports import TurnPorts
 from freeact_tui.events import Decision, Phase, ToolOutput
 from freeact_tui.execution.base import ExecApproval, ExecResult
+from freeact_tui.store.step_record import StepRecord
 from freeact_tui.toolcalls import (
     FILE_TOOLS,
     READ_MEDIA_TOOL,
@@ -167,7 +168,7 @@ class FileTools:
         content = text + ("\n" if notes and not text.endswith("\n") else "") + "\n".join(notes)
         kept = self._overflow(content)
         self._emit(ToolOutput(content, truncated=kept.truncated, result_path=kept.path, **self._ids(corr)))
-        return ActionOutcome(kept.content, extra_meta=_where(call))
+        return ActionOutcome(kept.content, shown=_where(call))
 
     async def _read_media(self, path: str, corr: str) -> ActionOutcome:
         probe = await self._op(corr, "load", path=path, max_bytes=0)
@@ -198,7 +199,7 @@ class FileTools:
         image = data if media_type.startswith("image/") else None
         self._emit(ToolOutput(note, image=image, **self._ids(corr)))
         attached = BinaryContent(data, media_type=media_type, identifier=path)
-        return ActionOutcome(note, attachments=[attached], extra_meta=_where(call))
+        return ActionOutcome(note, attachments=[attached], shown=_where(call))
 
     async def _write(
         self, path: str, content: str | None, edits: list[Any] | None, corr: str
@@ -211,16 +212,16 @@ class FileTools:
             self._emit(ToolOutput(summary, **self._ids(corr)))
             return ActionOutcome(summary)
         diff = ops.unified_diff(path, old, new)
-        where = {"resolved": current["resolved"], "outside": not current["inside"]}
+        resolved, outside = current["resolved"], not current["inside"]
         call: FileWrite | FileEdit = (
-            FileEdit(path, tuple(edits), diff=diff, **where)
+            FileEdit(path, tuple(edits), diff=diff, resolved=resolved, outside=outside)
             if edits is not None
-            else FileWrite(path, new, diff=diff, **where)
+            else FileWrite(path, new, diff=diff, resolved=resolved, outside=outside)
         )
         decision = await self._ask(call, corr)
         if not decision.approved:
             what = f"{'editing' if edits is not None else 'writing'} {path}"
-            return _rejected(what, decision, {**_where(call), "diff": diff})
+            return _rejected(what, decision, replace(_where(call), diff=diff))
         if self.options.before_write is not None:
             await self.options.before_write(call, corr)
         written = await self._store(path, current, buffer, new, corr)
@@ -232,7 +233,7 @@ class FileTools:
         else:
             summary = f"Wrote {path} ({written:,} bytes), +{added} -{removed} lines."
         self._emit(ToolOutput(summary, **self._ids(corr)))
-        return ActionOutcome(summary, extra_meta={**_where(call), "diff": diff})
+        return ActionOutcome(summary, shown=replace(_where(call), diff=diff))
 
     async def _current_text(self, path: str, current: Mapping[str, Any]) -> tuple[str | None, str | None]:
         """The text a write replaces (``None`` for a new file) and the editor's buffer it came from, if any;
@@ -416,20 +417,20 @@ def _missing(path: str, result: Mapping[str, Any]) -> str | None:
     return f"{path} does not exist. Did you mean {named} (relative to the working directory)?"
 
 
-def _where(call: FileCall) -> dict[str, Any]:
+def _where(call: FileCall) -> StepRecord:
     """Stored with the result, so a resumed session shows where the path pointed (and the warning)."""
-    return {"resolved": call.resolved, "outside": call.outside}
+    return StepRecord(resolved=call.resolved, outside=call.outside)
 
 
-def _rejected(what: str, decision: Decision, meta: dict[str, Any]) -> ActionOutcome:
+def _rejected(what: str, decision: Decision, shown: StepRecord) -> ActionOutcome:
     if decision.instruction:  # the user said what to do instead: the turn goes on
         text = f"The user rejected {what}. Instead, the user says: {decision.instruction}"
-        return ActionOutcome(text, instructed=True, is_error=True, extra_meta=meta)
+        return ActionOutcome(text, instructed=True, is_error=True, shown=shown)
     if decision.reason:
         text = f"Refused {what}: {decision.reason}. Wait for new instructions."
     else:
         text = f"The user rejected {what}. Wait for new instructions."
-    return ActionOutcome(text, rejected=True, extra_meta=meta)
+    return ActionOutcome(text, rejected=True, shown=shown)
 
 
 __all__ = ["BeforeWrite", "FileToolOptions", "FileTools"]

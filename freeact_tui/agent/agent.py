@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
@@ -33,10 +34,9 @@ from freeact_tui.agent.kernel import AgentKernel
 from freeact_tui.agent.kernel_launch import KernelLaunch
 from freeact_tui.agent.models import choose_protocol, resolve_model
 from freeact_tui.agent.offered_tools import OfferedTools
-from freeact_tui.agent.policy.mode import ActionMode
-from freeact_tui.agent.policy.reply import ReplyPolicy
+from freeact_tui.agent.policy.reply import reply_policy
 from freeact_tui.agent.recorder import Recorder
-from freeact_tui.agent.runtime import Runtime
+from freeact_tui.agent.runtime import McpApis, Runtime
 from freeact_tui.agent.settings import Settings
 from freeact_tui.agent.subagents import SubagentManager
 from freeact_tui.agent.turn.budget import RequestBudget
@@ -148,7 +148,8 @@ class Agent:
     ) -> None:
         s = runtime.settings
         self._eager_kernel = eager_kernel
-        self.runtime = runtime
+        self.apis = runtime.apis
+        """The MCP APIs this agent knows: its runtime's, then what each turn's opening learned."""
         self.agent_id = runtime.agent_id
         self.model = runtime.model
         self.session_id = runtime.session_id
@@ -168,18 +169,22 @@ class Agent:
             preview_chars=s.tool_result_preview_chars,
         )
         self.meter = UsageMeter(runtime.agent_id)
-        if runtime.checkpointing is None:  # the main agent's; its subagents share it
-            runtime.checkpointing = Checkpointing.create(
-                s, self.recorder.session, lambda: self.recorder.history
-            )
-            runtime.checkpointing.notify = self.publish  # skipped files, failed checkpoints
-        self.checkpointing = runtime.checkpointing
-        self.kernel = AgentKernel(runtime, self.publish, launch)
+        checkpointing = runtime.checkpointing
+        if checkpointing is None:  # the main agent's; its subagents share it
+            checkpointing = Checkpointing.create(s, self.recorder.session, lambda: self.recorder.history)
+            checkpointing.notify = self.publish  # skipped files, failed checkpoints
+            runtime = replace(runtime, checkpointing=checkpointing)
+        self.runtime = runtime
+        self.checkpointing = checkpointing
+        self.kernel = AgentKernel(runtime, self.publish, self._apis, launch)
         # ``__init__`` chose a protocol for "default"; a runtime built elsewhere gets the tools default.
-        self.mode = ActionMode(choose_protocol(s.action_protocol, runtime.model))
         # each turn lowers the bound to what is left of max_model_requests (``Turn``): a fault loop ends "stalled"
-        self.policy = ReplyPolicy(self.mode, s.max_steps_without_progress, s.max_failing_steps)
-        self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.mode)
+        self.policy = reply_policy(
+            choose_protocol(s.action_protocol, runtime.model),
+            s.max_steps_without_progress,
+            s.max_failing_steps,
+        )
+        self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.policy)
         self._state = TurnState()  # the running turn's; reset for each turn
         events = EventPorts(emit=self.events.put, ids=self._ids, set_phase=self._state.set_phase)
         self.gate = ApprovalGate(
@@ -201,7 +206,7 @@ class Agent:
             publish=self.publish,
             add_usage=self.add_usage,
             tools=self.tools.definitions,
-            system_prompt=self.opening.system_prompt,
+            system_prompt=self._system_prompt,
             busy=lambda: self.busy,
         )
         self._subagents: SubagentManager | None = None
@@ -210,6 +215,22 @@ class Agent:
         self._turn: Turn | None = None
         self._turn_task: asyncio.Task[None] | None = None
         self._started = False
+
+    def _apis(self) -> McpApis:
+        return self.apis
+
+    def _system_prompt(self) -> str:
+        return self.opening.system_prompt(self.apis)
+
+    async def _open_turn(self, prompt: str | Sequence[UserContent], added: int) -> None:
+        """Open a turn, and keep what it learned of the MCP servers (for the kernel and the subagents)."""
+        self.apis = await self.opening(self.apis, prompt, added)
+
+    def _subagent_runtime(self, sub_id: str, executor: Executor, corr_id: str) -> Runtime:
+        """A subagent's runtime, from this agent as it is now (its rules, the MCP APIs it learned)."""
+        return self.runtime.for_subagent(
+            sub_id, executor, corr_id, permissions=self.permissions, apis=self.apis, checkpointing=self.checkpointing
+        )
 
     def _ids(self, corr_id: str = "") -> dict[str, Any]:
         return {"agent_id": self.agent_id, "corr_id": corr_id, "parent_corr_id": self.runtime.parent_corr_id}
@@ -231,7 +252,7 @@ class Agent:
 
     @permissions.setter
     def permissions(self, rules: PermissionRules) -> None:
-        self.runtime.permissions = rules
+        self.runtime = replace(self.runtime, permissions=rules)
         self.gate.permissions = rules
 
     @property
@@ -245,7 +266,7 @@ class Agent:
     @property
     def action_protocol(self) -> ActionProtocolName:
         """How the model acts: ``tools``, ``text`` or ``auto`` (as chosen for ``default``)."""
-        return self.mode.configured
+        return self.policy.name
 
     @property
     def busy(self) -> bool:
@@ -337,9 +358,10 @@ class Agent:
         if self._started:
             return
         self._started = True
-        self.recorder.load()
-        self.meter.restore(self.recorder.past_responses(subagents=self.runtime.is_main))
-        self.mode.resume(self.history)  # an auto session that had switched to text stays in text
+        # The whole history is read and checked off the event loop: a UI draws meanwhile (a resumed
+        # log shows its last turns from the file's end first, ``tui/replay_tail.py``).
+        await asyncio.to_thread(self._load_history)
+        self.policy.resume(self.history)  # an auto session that had switched to text stays in text
         if self.recorder.rewind_note and self.runtime.is_main:
             self.checkpointing.notes.tell(self.recorder.rewind_note)
         dangling = hist.unanswered_calls(self.history)
@@ -354,6 +376,7 @@ class Agent:
         if self.enable_subagents:
             self._subagents = SubagentManager.started(
                 self.runtime,
+                derive=self._subagent_runtime,
                 new_executor=self.kernel.new_executor,
                 parent_kernel=self.kernel.task,  # warm subagent kernels only once ours is up
                 eager=self._eager_kernel,
@@ -363,6 +386,11 @@ class Agent:
                 overflow=self.recorder.overflow,
                 session=self.recorder.session,
             )
+
+    def _load_history(self) -> None:
+        """The session's history and the usage totals of its past responses (every message: in a thread)."""
+        self.recorder.load()
+        self.meter.restore(self.recorder.past_responses(subagents=self.runtime.is_main))
 
     async def stop(self) -> None:
         """Cancel a running turn and stop the kernel (if this agent started it)."""
@@ -429,7 +457,14 @@ class Agent:
 
     def _dispatcher(self, budget: RequestBudget) -> Dispatcher:
         return turn_dispatcher(
-            self.ports, self.runtime, self.mcp, self.checkpointing, self._subagents, self.events.put, budget
+            self.ports,
+            self.runtime,
+            self.mcp,
+            self.checkpointing,
+            self._subagents,
+            self.events.put,
+            self._apis,
+            budget,
         )
 
     def _new_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None, added: int = 0) -> Turn:
@@ -448,7 +483,7 @@ class Agent:
             dispatcher=self._dispatcher(budget),
             tools=self.tools,
             state=self._state,
-            opening=functools.partial(self.opening, prompt, added),
+            opening=functools.partial(self._open_turn, prompt, added),
             budget=budget,
             explicit=max_turns is not None,
         )

@@ -140,12 +140,11 @@ class ApprovalGate:
         record = decision_record(call_record(call), decision, skip_permissions=skip)
         self._records.setdefault(corr_id, []).append(record)
 
-    def take_records(self, corr_id: str) -> dict[str, Any]:
-        """The decisions on a finished call (the call itself, then its shell parts and MCP calls) as tool-return
-        metadata (``{"approvals": [...]}``), so that a resumed session shows them; forgotten here."""
+    def take_records(self, corr_id: str) -> list[dict[str, Any]]:
+        """The decisions on a finished call (the call itself, then its shell parts and MCP calls), for its
+        ``StepRecord.approvals`` so that a resumed session shows them; forgotten here."""
         self.kernel.finished(corr_id)
-        records = self._records.pop(corr_id, None)
-        return {"approvals": records} if records else {}
+        return self._records.pop(corr_id, [])
 
     async def _wait(self, request: ApprovalRequest, corr_id: str) -> Decision:
         if self._timeout is None or request.decided:

@@ -21,6 +21,7 @@ from pydantic_ai.messages import (
 
 from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY, TEXT_ACTIONS_KEY
 from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY, INTERRUPTED
+from freeact_tui.store.step_record import INTERRUPTED_STEP, StepRecord
 
 
 def prepare_for_model(history: Sequence[ModelMessage]) -> list[ModelMessage]:
@@ -105,15 +106,15 @@ def unanswered_calls(history: Sequence[ModelMessage]) -> list[ToolCallPart]:
 def interrupted_returns(
     calls: Sequence[ToolCallPart],
     done: dict[str, Any],
-    metadata: dict[str, dict[str, Any]] | None = None,
+    records: dict[str, StepRecord] | None = None,
     partial: dict[str, str] | None = None,
 ) -> ModelRequest:
     """Tool returns for every call: the finished ones keep their content, the others say interrupted
     after what they printed before (``partial``, per call id: the live log showed it).
 
-    ``metadata`` (per call id) is stored with the return for UIs (outcome, subagent id); models never see it.
+    ``records`` (per call id) are stored with the returns for UIs (outcome, subagent id); models never see them.
     """
-    meta = metadata or {}
+    meta = records or {}
     seen = partial or {}
 
     def cut(call_id: str) -> str:
@@ -126,7 +127,7 @@ def interrupted_returns(
                 tool_name=c.tool_name,
                 content=done.get(c.tool_call_id) if c.tool_call_id in done else cut(c.tool_call_id),
                 tool_call_id=c.tool_call_id,
-                metadata=meta.get(c.tool_call_id, {"outcome": "interrupted"}),
+                metadata=meta.get(c.tool_call_id, INTERRUPTED_STEP).to_meta(),
             )
             for c in calls
         ]

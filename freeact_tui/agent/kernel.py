@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 
 from freeact_tui.agent.kernel_launch import KernelLaunch, new_executor
-from freeact_tui.agent.runtime import Runtime
+from freeact_tui.agent.runtime import McpApis, Runtime
 from freeact_tui.events import AgentEvent, KernelState, KernelStatus
 from freeact_tui.execution.base import Executor, ExecutorError
 from freeact_tui.timeline import mark
@@ -18,13 +18,19 @@ class AgentKernel:
     Args:
         runtime: the agent's runtime (settings; ``executor``: one already started, not stopped here).
         publish: reports ``KernelStatus`` events.
+        apis: the MCP APIs the agent knows now (a new kernel's tool server serves their servers).
         launch: an executor being started for this agent (``KernelLaunch``): it is stopped here.
     """
 
     def __init__(
-        self, runtime: Runtime, publish: Callable[[AgentEvent], None], launch: KernelLaunch | None = None
+        self,
+        runtime: Runtime,
+        publish: Callable[[AgentEvent], None],
+        apis: Callable[[], McpApis],
+        launch: KernelLaunch | None = None,
     ) -> None:
         self._runtime = runtime
+        self._apis = apis
         self._publish = publish
         self.executor: Executor | None = runtime.executor
         self.owned = runtime.executor is None
@@ -56,7 +62,7 @@ class AgentKernel:
             self.task = asyncio.create_task(self._start())
 
     def new_executor(self) -> Executor:
-        return new_executor(self._runtime.settings, self._runtime.ptc_servers)
+        return new_executor(self._runtime.settings, self._apis().ptc_servers)
 
     async def _start(self) -> Executor:
         launch, self._launch = self._launch, None

@@ -25,7 +25,7 @@ def new_executor(settings: Settings, ptc_servers: Mapping[str, Mapping[str, Any]
 
     Args:
         settings: The agent's settings.
-        ptc_servers: The MCP servers code may call (see ``Runtime.ptc_servers``); None until generated.
+        ptc_servers: The MCP servers code may call (see ``McpApis.ptc_servers``); None until generated.
 
     Raises:
         ExecutorError: As ``create_executor``.

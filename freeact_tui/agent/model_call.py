@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -33,8 +34,17 @@ from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
 from freeact_tui.agent.model_stream import open_model_stream
+from freeact_tui.agent.reply_shape import NotProtocolReply, not_protocol
 from freeact_tui.agent.usage import sane_usage
-from freeact_tui.events import AgentEvent, ModelRetry, Response, ResponseChunk, Thoughts, ThoughtsChunk
+from freeact_tui.events import (
+    AgentEvent,
+    ModelRetry,
+    ModelWaiting,
+    Response,
+    ResponseChunk,
+    Thoughts,
+    ThoughtsChunk,
+)
 
 # Seconds to wait before each retry of a transient error (rate limit, overload, 5xx, connection).
 RETRY_DELAYS = (1.0, 3.0)
@@ -43,6 +53,10 @@ RETRY_DELAYS = (1.0, 3.0)
 MAX_RETRY_AFTER = 60.0
 # Seconds without any stream event before a request counts as stalled (``Config.model_idle_timeout``).
 IDLE_TIMEOUT = 180.0
+# A request silent for this many seconds is said to be waiting (``ModelWaiting``), then again every
+# ``WAIT_EVERY`` seconds until it sends something: a slow model is never a silent one.
+WAIT_AFTER = 5.0
+WAIT_EVERY = 1.0
 
 
 class _Stalled(Exception):
@@ -112,68 +126,108 @@ async def request_response(
     (kept if the turn is cancelled mid-stream). It is called only when the response so far is needed:
     building it costs as much as the reply is long, so doing it per delta made a long reply quadratic. A
     transient error is retried only if nothing was shown yet, after the delay of ``RETRY_DELAYS``
-    or the provider's Retry-After, whichever is longer. A request that sends nothing for
-    ``idle_timeout`` seconds counts as a dropped connection.
+    or the provider's Retry-After, whichever is longer. A request silent for ``WAIT_AFTER`` seconds
+    emits ``ModelWaiting`` about every ``WAIT_EVERY`` seconds; one that sends nothing for
+    ``idle_timeout`` seconds counts as a dropped connection. A reply that is not the protocol at all
+    (``reply_shape.py``) is never retried.
 
     Raises:
         ModelCallError: the request failed and will not be retried.
     """
     attempts = len(RETRY_DELAYS)
     server = model_server(model)
-    for attempt in range(attempts + 1):
-        emitted = False
-        so_far: Callable[[], ModelResponse] | None = None  # per delta: O(1) work, never the whole reply
-        delay = RETRY_DELAYS[attempt] if attempt < attempts else 0.0
+    for number in range(attempts + 1):
+        attempt = _Attempt(number, number >= attempts, RETRY_DELAYS[number] if number < attempts else 0.0)
         try:
-            async with _idle_guard(idle_timeout) as guard:
+            waiting = _waiting_announcer(emit, ids, idle_timeout)
+            async with _idle_guard(idle_timeout, waiting) as guard:
                 async with open_model_stream(
                     model, messages, settings=settings, parameters=parameters
                 ) as stream:
                     guard.touch()
-                    so_far = stream.get
-                    on_progress(so_far)
+                    attempt.so_far = stream.get  # per delta: O(1) work, never the whole reply
+                    on_progress(attempt.so_far)
                     async for part_event in up_to_calls(stream, max_calls):
                         guard.touch()
                         event = event_for(part_event, ids)
                         if event is not None:
                             emit(event)
-                            emitted = True
+                            attempt.emitted = True
                     return sane_usage(stream.get())  # provider usage taken in one place
-        except _Stalled:
-            stalled = f"The model sent nothing for {idle_timeout:g} s (model_idle_timeout)"
-            if emitted:
-                raise ModelCallError(_cut_message(stalled), _partial(so_far)) from None
-            if attempt >= attempts:
-                raise ModelCallError(f"{stalled}. The turn was rolled back; try again.") from None
-            reason = stalled
-        except (ModelAPIError, UnexpectedModelBehavior) as exc:
-            if emitted:
-                raise ModelCallError(
-                    _cut_message(describe_model_error(exc, rolled_back=False, server=server)),
-                    _partial(so_far),
-                ) from exc
-            if not is_retryable(exc) or attempt >= attempts:
-                raise ModelCallError(describe_model_error(exc, server=server)) from exc
-            reason = describe_model_error(exc, rolled_back=False, server=server)
-            asked = retry_after(exc)
-            if asked is not None and asked > delay:
-                if asked > MAX_RETRY_AFTER:
-                    raise ModelCallError(
-                        f"{reason}. The provider asks to wait {asked:g} s before trying again; "
-                        "the turn was rolled back."
-                    ) from exc
-                delay = float(asked)
-        except (OSError, TimeoutError) as exc:
-            if emitted:
-                raise ModelCallError(_cut_message(f"Connection lost: {exc}"), _partial(so_far)) from exc
-            reason = (
-                f"Cannot reach the model server{f' at {server}' if server else ''}: {str(exc).rstrip('.')}"
-            )
-            if attempt >= attempts:
-                raise ModelCallError(f"{reason}. The turn was rolled back; try again.") from exc
-        emit(ModelRetry(reason, attempt + 1, attempts, delay, **ids))
+        except (
+            _Stalled,
+            NotProtocolReply,
+            ModelAPIError,
+            UnexpectedModelBehavior,
+            OSError,
+            TimeoutError,
+        ) as exc:
+            reason, delay = _retry_or_raise(exc, attempt, server, idle_timeout)
+        emit(ModelRetry(reason, number + 1, attempts, delay, **ids))
         await asyncio.sleep(delay)
     raise ModelCallError("The model request failed.")  # pragma: no cover - the loop always returns or raises
+
+
+@dataclass
+class _Attempt:
+    """One try of a request: whether it is the last, its retry delay, and what it showed before failing."""
+
+    number: int
+    last: bool
+    delay: float
+    emitted: bool = False
+    so_far: Callable[[], ModelResponse] | None = None
+
+    def cut(self, cause: str) -> ModelCallError:
+        """The reply broke off after the user saw part of it: kept, marked incomplete, never retried."""
+        return ModelCallError(_cut_message(cause), _partial(self.so_far))
+
+
+def _retry_or_raise(
+    exc: BaseException, attempt: _Attempt, server: str | None, idle_timeout: float
+) -> tuple[str, float]:
+    """What a failed attempt leads to: the reason and delay of a retry, or (raised) the error that ends it.
+
+    Raises:
+        ModelCallError: the request will not be retried.
+    """
+    wrong = not_protocol(exc)  # the client stack may have wrapped it: a wrong URL is never retried
+    if wrong is not None:
+        if attempt.emitted:
+            raise attempt.cut(str(wrong)) from exc
+        raise ModelCallError(f"{wrong} The turn was rolled back.") from exc
+    if isinstance(exc, _Stalled):
+        stalled = f"The model sent nothing for {idle_timeout:g} s (model_idle_timeout)"
+        if attempt.emitted:
+            raise attempt.cut(stalled) from None
+        if attempt.last:
+            raise ModelCallError(f"{stalled}. The turn was rolled back; try again.") from None
+        return stalled, attempt.delay
+    if isinstance(exc, ModelAPIError | UnexpectedModelBehavior):
+        return _api_error(exc, attempt, server)
+    if attempt.emitted:
+        raise attempt.cut(f"Connection lost: {exc}") from exc
+    reason = f"Cannot reach the model server{f' at {server}' if server else ''}: {str(exc).rstrip('.')}"
+    if attempt.last:
+        raise ModelCallError(f"{reason}. The turn was rolled back; try again.") from exc
+    return reason, attempt.delay
+
+
+def _api_error(exc: Exception, attempt: _Attempt, server: str | None) -> tuple[str, float]:
+    """An error pydantic-ai reports: retried when transient, after the provider's Retry-After if longer."""
+    if attempt.emitted:
+        raise attempt.cut(describe_model_error(exc, rolled_back=False, server=server)) from exc
+    if not is_retryable(exc) or attempt.last:
+        raise ModelCallError(describe_model_error(exc, server=server)) from exc
+    reason = describe_model_error(exc, rolled_back=False, server=server)
+    asked = retry_after(exc)
+    if asked is None or asked <= attempt.delay:
+        return reason, attempt.delay
+    if asked > MAX_RETRY_AFTER:
+        raise ModelCallError(
+            f"{reason}. The provider asks to wait {asked:g} s before trying again; the turn was rolled back."
+        ) from exc
+    return reason, float(asked)
 
 
 def _partial(so_far: Callable[[], ModelResponse] | None) -> ModelResponse | None:
@@ -181,28 +235,60 @@ def _partial(so_far: Callable[[], ModelResponse] | None) -> ModelResponse | None
     return so_far() if so_far is not None else None
 
 
+def _waiting_announcer(
+    emit: Callable[[AgentEvent], None], ids: dict[str, Any], idle_timeout: float
+) -> Callable[[float], None]:
+    """Tells the turn (every front end) that the request has been silent ``seconds``: ``ModelWaiting``."""
+
+    def announce(seconds: float) -> None:
+        emit(ModelWaiting(round(seconds, 1), idle_timeout, **ids))
+
+    return announce
+
+
 class _IdleGuard:
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
         self._cm: asyncio.Timeout | None = None
+        self.last = asyncio.get_running_loop().time()
+        """When the request last showed a sign of life (opened, or sent an event)."""
 
     def touch(self) -> None:
+        self.last = asyncio.get_running_loop().time()
         if self._cm is not None:
-            self._cm.reschedule(asyncio.get_running_loop().time() + self.timeout)
+            self._cm.reschedule(self.last + self.timeout)
+
+    async def announce_waits(self, announce: Callable[[float], None]) -> None:
+        """Say that the request is waiting once it has been silent ``WAIT_AFTER`` s, then every ``WAIT_EVERY`` s."""
+        loop = asyncio.get_running_loop()
+        while True:
+            silent = loop.time() - self.last
+            if silent < WAIT_AFTER:
+                await asyncio.sleep(WAIT_AFTER - silent)
+                continue
+            announce(silent)
+            await asyncio.sleep(WAIT_EVERY)
 
 
 class _idle_guard:  # noqa: N801 - used like a function in ``async with``
-    """Raise ``_Stalled`` when the block sees no ``touch()`` for ``timeout`` seconds."""
+    """Raise ``_Stalled`` when the block sees no ``touch()`` for ``timeout`` seconds; meanwhile ``waiting``
+    is told how long it has been silent (``_IdleGuard.announce_waits``)."""
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, waiting: Callable[[float], None] | None = None) -> None:
         self._guard = _IdleGuard(timeout)
         self._cm = asyncio.timeout(timeout)
+        self._waiting = waiting
+        self._announcer: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> _IdleGuard:
         self._guard._cm = await self._cm.__aenter__()
+        if self._waiting is not None:
+            self._announcer = asyncio.create_task(self._guard.announce_waits(self._waiting))
         return self._guard
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self._announcer is not None:  # it ends at its next await: nothing is said after the request
+            self._announcer.cancel()  # not awaited here: a cancelled turn must still leave the timeout below
         try:
             await self._cm.__aexit__(exc_type, exc, tb)
         except TimeoutError:

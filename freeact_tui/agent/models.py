@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model, infer_model, known_model_names
@@ -236,6 +237,16 @@ def _served_name(model: str) -> tuple[str | None, str]:
     return None, model
 
 
+def _checked_client() -> Any:
+    """The OpenAI client's usual HTTP client, with every reply checked for being the protocol at all (an
+    HTML login page or a wrong path gives one clear line naming the URL: ``reply_shape.py``)."""
+    from openai import DefaultAsyncHttpxClient
+
+    from freeact_tui.agent.reply_shape import check_reply
+
+    return DefaultAsyncHttpxClient(event_hooks={"response": [check_reply]})
+
+
 def _server_model(model: str, base_url: str, api_key_env: str | None) -> Model:
     provider, name = _served_name(model)
     api_key = os.environ.get(api_key_env) if api_key_env else None
@@ -247,7 +258,9 @@ def _server_model(model: str, base_url: str, api_key_env: str | None) -> Model:
         from pydantic_ai.models.ollama import OllamaModel
         from pydantic_ai.providers.ollama import OllamaProvider
 
-        return OllamaModel(name, provider=OllamaProvider(base_url=base_url, api_key=api_key))
+        return OllamaModel(
+            name, provider=OllamaProvider(base_url=base_url, api_key=api_key, http_client=_checked_client())
+        )
     # Local servers often need no key, but the OpenAI client insists on a non-empty one. A stream that
     # ends without a finish reason was cut off: an error, never a complete answer.
     from openai import AsyncOpenAI
@@ -257,7 +270,9 @@ def _server_model(model: str, base_url: str, api_key_env: str | None) -> Model:
 
     # The agent retries transient errors itself, visibly and a bounded number of times: no hidden
     # retries of the OpenAI client on top of them.
-    client = AsyncOpenAI(base_url=base_url, api_key=api_key or "not-needed", max_retries=0)
+    client = AsyncOpenAI(
+        base_url=base_url, api_key=api_key or "not-needed", max_retries=0, http_client=_checked_client()
+    )
     return OpenAIChatModel(
         name,
         provider=OpenAIProvider(openai_client=client),

@@ -8,7 +8,7 @@ from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import ToolDefinition
 
 from freeact_tui.actions.definitions import tool_definitions
-from freeact_tui.agent.policy.mode import ActionMode
+from freeact_tui.agent.policy.reply import ReplyPolicy
 from freeact_tui.agent.policy.written_calls import ToolParameters
 from freeact_tui.mcp.setup import McpSetup
 
@@ -19,10 +19,10 @@ class OfferedTools:
 
     mcp: McpSetup
     subagents: bool
-    mode: ActionMode
+    policy: ReplyPolicy
 
     def definitions(self) -> list[ToolDefinition]:
-        if self.mode.text:  # the actions are code blocks in the reply: no tool schemas
+        if self.policy.in_text:  # the actions are code blocks in the reply: no tool schemas
             return []
         return [*tool_definitions(subagents=self.subagents), *self.mcp.tool_definitions()]
 

@@ -8,8 +8,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TypedDict, Unpack
 
-from freeact_tui.project import files as projectfiles
 from freeact_tui.project import skills as _skills
+from freeact_tui.project import trusted
 from freeact_tui.project.skills import available_skills, skills_section
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ def _project_instructions(working_dir: Path) -> str | None:
     try:
         if not path.is_file():
             return None
-        content = projectfiles.read_text(path, errors="replace").strip()
+        content = trusted.read_text(path, errors="replace").strip()
     except OSError as e:
         # An unreadable file must not keep the agent from starting; the log says why it is missing.
         log.warning("cannot read %s: %s", path, e)

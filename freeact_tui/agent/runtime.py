@@ -2,13 +2,14 @@
 
 ``Settings`` has one set of defaults, taken from ``Config``, so the SDK and the app cannot drift
 apart; ``Settings.from_config`` maps a validated config field by field. ``Runtime`` adds what is
-per agent; ``Runtime.for_subagent`` derives a subagent's runtime from its parent's, so nothing
-copies settings by hand.
+per agent, frozen; ``Runtime.for_subagent`` derives a subagent's runtime from its parent's, so nothing
+copies settings by hand. What a turn learns (``McpApis``) is a value the turn's opening returns.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +22,28 @@ from freeact_tui.execution.base import Executor
 from freeact_tui.permissions.rules import PermissionRules
 
 
-@dataclass
+@dataclass(frozen=True)
+class McpApis:
+    """What a turn learns of the MCP servers once they are ready: their generated APIs as the system
+    prompt describes them, and the servers code in the kernel may call (package -> params + timeout).
+    ``None``: not known (yet)."""
+
+    description: str | None = None
+    ptc_servers: Mapping[str, Mapping[str, Any]] | None = None
+
+    def after(self, learned: McpApis) -> McpApis:
+        """These APIs with what a turn learned (what it did not learn stays as it was)."""
+        return McpApis(
+            learned.description or self.description,
+            learned.ptc_servers if learned.ptc_servers is not None else self.ptc_servers,
+        )
+
+
+@dataclass(frozen=True)
 class Runtime:
-    """One agent's resolved runtime. Mutable only where a turn learns something (the MCP APIs)."""
+    """One agent's resolved runtime, as it started. Never changed: what a turn learns (``McpApis``) is
+    the agent's, passed on to the subagents it starts (``for_subagent``). The main agent's comes from
+    ``agent.resolve_runtime`` (the ``Agent`` arguments), a subagent's from its parent's ``for_subagent``."""
 
     model: Model
     settings: Settings
@@ -33,10 +53,8 @@ class Runtime:
     executor: Executor | None = None
     """An already started executor to use (not stopped by the agent)."""
     parent_corr_id: str | None = None
-    ptc_servers: dict[str, dict[str, Any]] | None = None
-    """MCP servers code in the kernel may call (package -> params + timeout), once generated."""
-    mcp_description: str | None = None
-    """The generated APIs as described in the system prompt."""
+    apis: McpApis = McpApis()
+    """The MCP APIs known when the agent starts (a subagent's: its parent's)."""
     checkpointing: Checkpointing | None = None
     """The session's checkpoints (made by the main agent, shared with its subagents)."""
     file_access: FileAccess | None = None
@@ -61,21 +79,30 @@ class Runtime:
     def subagents_enabled(self) -> bool:
         return self.settings.enable_subagents and self.agent_id == "main"
 
-    def for_subagent(self, sub_id: str, executor: Executor, corr_id: str) -> Runtime:
-        """A subagent's runtime: the parent's model, settings, rules and MCP APIs; its own id and kernel."""
+    def for_subagent(
+        self,
+        sub_id: str,
+        executor: Executor,
+        corr_id: str,
+        *,
+        permissions: PermissionRules,
+        apis: McpApis,
+        checkpointing: Checkpointing,
+    ) -> Runtime:
+        """A subagent's runtime: the parent's model and settings, and what the parent has now (its
+        rules, the MCP APIs it learned, its checkpoints); its own id and kernel, no subagents."""
         return Runtime(
             model=self.model,
             settings=dataclasses.replace(self.settings, enable_subagents=False, mcp_servers={}),
             session_id=self.session_id,
-            permissions=self.permissions,
+            permissions=permissions,
             agent_id=sub_id,
             executor=executor,
             parent_corr_id=corr_id,
-            ptc_servers=self.ptc_servers,
-            mcp_description=self.mcp_description,
-            checkpointing=self.checkpointing,
+            apis=apis,
+            checkpointing=checkpointing,
             file_access=self.file_access,
         )
 
 
-__all__ = ["Runtime", "Settings"]
+__all__ = ["McpApis", "Runtime", "Settings"]

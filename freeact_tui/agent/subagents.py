@@ -51,7 +51,9 @@ class SubagentManager:
     ``sub-xxxx.jsonl``.
 
     Args:
-        runtime: the parent's runtime (read when a task starts: it carries the current MCP APIs).
+        runtime: the parent's runtime (its settings).
+        derive: a subagent's runtime from the parent as it is when the task starts (its rules, the MCP
+            APIs it learned): ``(sub_id, executor, corr_id) -> Runtime``.
         factory: makes an agent for a subagent's runtime.
         publish: reports a subagent's status (into the parent's turn, or to its listeners).
         add_usage: counts a finished subagent's usage into the parent's session totals.
@@ -65,6 +67,7 @@ class SubagentManager:
         cls,
         runtime: Runtime,
         *,
+        derive: Callable[[str, Executor, str], Runtime],
         new_executor: Callable[[], Executor],
         parent_kernel: asyncio.Task[Executor] | None,
         eager: bool,
@@ -78,7 +81,7 @@ class SubagentManager:
         the parent's is not starting)."""
         pool = ExecutorPool(new_executor, runtime.settings.subagent_pool_size)
         manager = cls(
-            runtime, factory=factory, publish=publish, add_usage=add_usage, overflow=overflow, session=session, pool=pool
+            runtime, derive=derive, factory=factory, publish=publish, add_usage=add_usage, overflow=overflow, session=session, pool=pool
         )
         if parent_kernel is not None:
             parent_kernel.add_done_callback(lambda _: pool.fill())
@@ -90,6 +93,7 @@ class SubagentManager:
         self,
         runtime: Runtime,
         *,
+        derive: Callable[[str, Executor, str], Runtime],
         factory: Callable[[Runtime], Delegate],
         publish: Callable[[SubagentStatus], None],
         add_usage: Callable[[UsageUpdate], None],
@@ -98,6 +102,7 @@ class SubagentManager:
         pool: ExecutorPool,
     ) -> None:
         self._runtime = runtime
+        self._derive = derive
         self._factory = factory
         self._publish = publish
         self._add_usage = add_usage
@@ -170,7 +175,7 @@ class SubagentManager:
         title: str,
         spent: Callable[[int], None],
     ) -> tuple[ActionOutcome, SubagentState, str]:
-        sub = self._factory(self._runtime.for_subagent(sub_id, executor, corr))
+        sub = self._factory(self._derive(sub_id, executor, corr))
         answer: list[str] = []
         requests: list[ApprovalRequest] = []
         error: str | None = None

@@ -218,7 +218,7 @@ class CheckpointStore:
         if not (self.git_dir / "HEAD").is_file():
             # Built aside and renamed into place: an interrupted start leaves no half repository.
             building = self.git_dir.with_name(f"{self.git_dir.name}.new-{uuid.uuid4().hex[:8]}")
-            git = ShadowGit(building, self.root, self._git.git)
+            git = ShadowGit(building, self.root, self._git.git, timeout=self._git.timeout)
             try:
                 await git.run("init", "--quiet", "--template=")
                 for key, value in (

@@ -13,6 +13,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from freeact_tui import gitrun
+from freeact_tui.project import files as projectfiles
 
 # Identity and determinism for commits in the shadow repository (on top of ``gitrun.git_env``).
 _FIXED_ENV = {
@@ -30,6 +31,11 @@ class CheckpointError(Exception):
 
 class CheckpointsUnavailable(CheckpointError):
     """Checkpoints cannot work here (``git`` is missing, or the directory is too big)."""
+
+
+class GitTimedOut(CheckpointsUnavailable):
+    """A git of the checkpoints did not finish within its time bound (a FIFO it opened, a huge tree): the
+    action goes on without a checkpoint, and checkpoints are off for the session (it would hang again)."""
 
 
 def find_git() -> str:
@@ -52,11 +58,11 @@ def user_exclude_file(root: Path) -> Path | None:
     git_dir = dot_git
     if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
         with suppress(OSError, ValueError, IndexError):
-            text = dot_git.read_text(encoding="utf-8").strip()
+            text = projectfiles.read_text(dot_git).strip()  # the folder's: regular and bounded only
             git_dir = (root / text.split(":", 1)[1].strip()).resolve()
             common = git_dir / "commondir"
             if common.is_file():
-                git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+                git_dir = (git_dir / projectfiles.read_text(common).strip()).resolve()
     exclude = git_dir / "info" / "exclude"
     return exclude if exclude.is_file() else None
 
@@ -64,10 +70,14 @@ def user_exclude_file(root: Path) -> Path | None:
 class ShadowGit:
     """``git --git-dir=<git_dir> --work-tree=<work_tree>`` run in a subprocess, off the event loop."""
 
-    def __init__(self, git_dir: Path, work_tree: Path, git: str | None = None) -> None:
+    def __init__(
+        self, git_dir: Path, work_tree: Path, git: str | None = None, *, timeout: float | None = None
+    ) -> None:
         self.git_dir = git_dir
         self.work_tree = work_tree
         self.git = git or find_git()
+        self.timeout = gitrun.TIME_BOUND if timeout is None else timeout
+        """Seconds one git command may take (``gitrun.TIME_BOUND``): then it is stopped (``GitTimedOut``)."""
         env = gitrun.git_env()
         env.update(_FIXED_ENV)
         self._env = env
@@ -124,10 +134,15 @@ class ShadowGit:
                 "Checkpoints are off: `git` is not installed (install git to make actions undoable)."
             ) from exc
         try:
-            stdout, stderr = await proc.communicate(input)
+            stdout, stderr = await asyncio.wait_for(proc.communicate(input), self.timeout)
         except asyncio.CancelledError:
             await _stop(proc)
             raise
+        except TimeoutError:
+            await _stop(proc, kill=True)
+            raise GitTimedOut(
+                gitrun.timeout_message(f"Checkpoints are off for this session (git {args[0]})", self.timeout)
+            ) from None
         if proc.returncode not in ok_codes:
             message = stderr.decode("utf-8", errors="replace").strip() or f"exit code {proc.returncode}"
             raise CheckpointError(f"git {args[0]} failed in the checkpoint store {self.git_dir}: {message}")
@@ -139,7 +154,7 @@ class ShadowGit:
         return out.decode("utf-8", errors="replace").strip()
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
+async def _stop(proc: asyncio.subprocess.Process, *, kill: bool = False) -> None:
     """End a git process of a cancelled call and wait for it.
 
     A cancelled turn must not leave git running with ``index.lock`` held: git removes its lock
@@ -147,5 +162,8 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
     """
     if proc.returncode is None:
         with suppress(ProcessLookupError):
-            proc.terminate()
+            if kill:
+                proc.kill()  # past its time bound: blocked in an open(), where only a kill reaches it
+            else:
+                proc.terminate()
         await proc.wait()

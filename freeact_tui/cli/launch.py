@@ -19,7 +19,7 @@ from freeact_tui.cli.env_file import load_env_file
 
 if TYPE_CHECKING:
     from freeact_tui.project.config import Config
-    from freeact_tui.project.sources import DeferredConfig, LaunchView, Sources
+    from freeact_tui.project.sources import DeferredConfig, LaunchView, Sources, StoredLayer
 
 # freeact's --sandbox-config names a sandbox-runtime settings file; ours has no such file.
 SANDBOX_CONFIG_REFUSAL = (
@@ -119,12 +119,13 @@ def start_app(
 
     chosen = None if isinstance(config, DeferredConfig) else resolve_session_id(config, session_id, resume)
     if chosen is not None and not isinstance(config, DeferredConfig):
-        from freeact_tui.cli.resume import resumed_overrides, session_launch
+        from freeact_tui.store.restored import launch_layer
 
-        # The session's own model, protocol and base URL, for what the command line leaves open.
-        if extra := resumed_overrides(session_launch(config, chosen), overrides):
+        # The session's own model, protocol and base URL, for what the command line leaves open: a
+        # config layer, a project's when the session is stored in the project (``store.restored``).
+        if (stored := launch_layer(config, chosen, overrides)) is not None:
             config, remember_valid = load_for_app(
-                config_path, {**overrides, **extra}, trust_project=trust_project, defer=False
+                config_path, overrides, trust_project=trust_project, defer=False, stored=stored
             )
     view = config.view if isinstance(config, DeferredConfig) else LaunchView.of(config)
     remember_valid()  # only now: a launch refused (e.g. its session id) writes nothing
@@ -171,7 +172,12 @@ def start_app(
 
 
 def load_for_app(
-    config_path: Path | None, overrides: dict[str, object], *, trust_project: bool, defer: bool
+    config_path: Path | None,
+    overrides: dict[str, object],
+    *,
+    trust_project: bool,
+    defer: bool,
+    stored: StoredLayer | None = None,
 ) -> tuple[Config | DeferredConfig, Callable[[], None]]:
     """The app's config: validated now, or (``defer``) once the first frame is drawn if the very same
     sources validated before (``config_sources.ValidSources``): validating imports pydantic and builds
@@ -185,11 +191,11 @@ def load_for_app(
     from freeact_tui.project.sources import ConfigError, DeferredConfig, LaunchView, ValidSources, gather
 
     try:
-        sources = gather(config_path, overrides, trust_project=trust_project)
+        sources = gather(config_path, overrides, trust_project=trust_project, stored=stored)
     except ConfigError as exc:
         raise fail(str(exc)) from None
     known, fingerprint = ValidSources(), sources.fingerprint()
-    again = partial(_load_again, config_path, overrides)
+    again = partial(_load_again, config_path, overrides, stored)
     if defer and fingerprint in known:
         view = LaunchView.from_values(sources.merged, sources.notices)
         return DeferredConfig(view, partial(_validated, sources, again)), lambda: None
@@ -212,10 +218,10 @@ def _validated(sources: Sources, again: Callable[[], Config]) -> Config:
     return config
 
 
-def _load_again(config_path: Path | None, overrides: dict[str, object]) -> Config:
+def _load_again(config_path: Path | None, overrides: dict[str, object], stored: StoredLayer | None) -> Config:
     from freeact_tui.project.config import load_config
 
-    return load_config(config_path, overrides)
+    return load_config(config_path, overrides, stored=stored)
 
 
 @contextmanager

@@ -208,15 +208,17 @@ def run_headless(
     except SystemExit:  # said why; `run` exits 1 on any error
         raise typer.Exit(1) from None
     if chosen is not None:
-        from freeact_tui.cli.resume import resumed_overrides, session_launch
+        from freeact_tui.store.restored import launch_layer
 
-        # The session's own model, protocol and base URL, for what the command line leaves open.
-        if extra := resumed_overrides(session_launch(config, chosen), overrides):
+        # The session's own model, protocol and base URL, for what the command line leaves open: a
+        # config layer, a project's when the session is stored in the project (``store.restored``).
+        if (stored := launch_layer(config, chosen, overrides)) is not None:
             try:
                 config = load_config(
                     config_path or cast("Path | None", before.get("config_path")),
-                    {**overrides, **extra},
+                    overrides,
                     trust_project=trust_folder or bool(before.get("trust_folder")),
+                    stored=stored,
                 )
             except ConfigError as exc:
                 raise _fail(str(exc), 1) from None

@@ -26,9 +26,11 @@ from freeact_tui.events import (
     AgentEvent,
     ApprovalRequest,
     Cancelled,
+    CheckpointNotice,
     CodeExecutionOutput,
     Decision,
     KernelStatus,
+    ModelWaiting,
     Nudge,
     Response,
     ToolOutput,
@@ -49,6 +51,8 @@ OutputFormat = Literal["text", "json", "stream-json"]
 Status = Literal["answered", "error", "refused", "max_turns", "stalled", "cut", "filtered", "interrupted"]
 
 STREAM_SCHEMA_VERSION = 1
+WAIT_NOTE_EVERY = 15.0
+"""Seconds between the stderr lines of a text run whose model request stays silent (``ModelWaiting``)."""
 EXIT_CODES: dict[Status, int] = {
     "answered": 0,
     "error": 1,
@@ -174,7 +178,8 @@ HEADLESS_EVENTS: dict[str, str] = {
     "CodeExecutionOutputChunk": "stream-json only",
     "SubagentStatus": "stream-json only",
     "ProtocolSwitch": "stream-json only",
-    "CheckpointNotice": "stream-json only",
+    "CheckpointNotice": "a warning on stderr (skipped files, failed checkpoints), once each",
+    "ModelWaiting": "text: a line on stderr while the request stays silent; stream-json: a line",
     "ModelRetry": "stream-json only",
     "OutputClaim": "stream-json only",
     "ContextUpdate": "stream-json only",
@@ -202,6 +207,8 @@ class RunRecord:
     """Whether the last reply was cut short (its status and notice: ``agent/reply_stops.py``)."""
     usage: dict[str, Any] = field(default_factory=dict)
     path_warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    """What the checkpoints said (one skipped, or turned off and why), each once, for stderr."""
     """One line for each action that names paths outside the working directory or in the app's installation."""
 
     def see(self, event: AgentEvent) -> None:
@@ -252,6 +259,8 @@ class RunRecord:
                 self.interrupted = True
             case Nudge() if main:  # the reply before it is not the answer
                 self.answer = ""
+            case CheckpointNotice(text=text) if text not in self.notices:
+                self.notices.append(text)
 
     @property
     def status(self) -> Status:
@@ -338,6 +347,9 @@ class HeadlessRun:
     out: IO[str] = field(default_factory=lambda: sys.stdout)
     err: IO[str] = field(default_factory=lambda: sys.stderr)
 
+    _wait_said: float = field(default=-1.0, init=False, repr=False)
+    """Seconds of the current model wait last said on stderr (-1: none said in this wait)."""
+
     def run(self) -> int:
         """Run the turn to its end; return the exit code."""
         try:
@@ -378,8 +390,7 @@ class HeadlessRun:
                     if isinstance(event, ApprovalRequest) and not event.decided:
                         refuse_unattended(event, record, agent.permissions)
                     record.see(event)
-                    if streaming:
-                        self._line(event_object(event))
+                    self._show(event)
         except asyncio.CancelledError:
             record.interrupted = True
         except Exception as exc:  # e.g. a session that cannot be read: a message, not a traceback
@@ -400,6 +411,29 @@ class HeadlessRun:
         self._report(record)
         return EXIT_CODES[record.status]
 
+    def _show(self, event: AgentEvent) -> None:
+        """What is said while the turn runs: every event in ``stream-json``; in text, a silent model."""
+        if self.output_format == "stream-json":
+            self._line(event_object(event))
+        elif self.output_format == "text" and isinstance(event, ModelWaiting):
+            self._say_waiting(event)
+
+    def _say_waiting(self, event: ModelWaiting) -> None:
+        """A line on stderr when a model request has been silent a while, and every ``WAIT_NOTE_EVERY`` s
+        after (text output only: json has its result, stream-json every event)."""
+        if event.agent_id != "main":
+            return
+        if event.seconds < self._wait_said:  # a new wait (the model spoke in between)
+            self._wait_said = -1.0
+        if self._wait_said >= 0 and event.seconds - self._wait_said < WAIT_NOTE_EVERY:
+            return
+        self._wait_said = event.seconds
+        self.err.write(
+            f"freeact-tui: waiting for the model: nothing for {int(event.seconds)} s "
+            f"(gives up at {event.idle_timeout:g} s, model_idle_timeout)\n"
+        )
+        self.err.flush()
+
     def _report(self, record: RunRecord) -> None:
         status = record.status
         stop = record.last_reply.stop
@@ -415,7 +449,7 @@ class HeadlessRun:
             # into a pipe or file it goes as written.
             self.out.write((visible(answer) if _is_terminal(self.out) else answer) + "\n")
             self.out.flush()
-        for warning in record.path_warnings:
+        for warning in [*record.notices, *record.path_warnings]:
             self.err.write(f"freeact-tui: {visible(warning, multiline=False)}\n")
         for error in record.errors:
             self.err.write(f"freeact-tui: {visible(error['message'])}\n")

@@ -33,6 +33,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 
 from freeact_tui.demo.intents import Intent, attachment_summary, parse_intent
+from freeact_tui.store.step_record import StepRecord
 from freeact_tui.text.userwords import user_words
 from freeact_tui.toolcalls import CODE_TOOL, SUBAGENT_TOOL
 
@@ -61,9 +62,8 @@ def _prompt_text(part: UserPromptPart) -> str:
 
 
 def _outcome(part: ToolReturnPart) -> str:
-    meta = part.metadata if isinstance(part.metadata, dict) else {}
-    outcome = meta.get("outcome")
-    if isinstance(outcome, str):
+    outcome = StepRecord.of_part(part).outcome
+    if outcome is not None:
         return outcome
     text = part.model_response_str()
     return "rejected" if text.startswith(("The user rejected", "Refused")) else "ok"
@@ -359,7 +359,8 @@ _TOUR_CONNECT = """\
 **Connect a real model**: give the provider its key in an environment variable and name the model:
 
 ```bash
-export ANTHROPIC_API_KEY=...        # or OPENAI_API_KEY, GEMINI_API_KEY, GROQ_API_KEY, ...
+# or OPENAI_API_KEY, GEMINI_API_KEY, GROQ_API_KEY, ...
+export ANTHROPIC_API_KEY=...
 freeact-tui --model anthropic:claude-sonnet-4-5
 ```
 
@@ -367,8 +368,10 @@ or set `model = "provider:name"` in the config file{choose}. Local \
 models work through any OpenAI-compatible server (llama.cpp's `llama-server`, Ollama, vLLM):
 
 ```bash
-freeact-tui --base-url http://localhost:8080/v1 --model local      # llama.cpp
-freeact-tui --base-url http://localhost:11434/v1 --model llama3.1  # Ollama
+# llama.cpp
+freeact-tui --base-url http://localhost:8080/v1 --model local
+# Ollama
+freeact-tui --base-url http://localhost:11434/v1 --model llama3.1
 ```
 """
 

@@ -46,9 +46,10 @@ def kept_names(tree: ast.AST) -> set[str]:
     return names
 
 
-TRUSTED_NAMES = known.PURE_BUILTINS | known.CHECKED_BUILTINS
+TRUSTED_NAMES = known.PURE_BUILTINS | known.CHECKED_BUILTINS | {"get_ipython"}
 """The names the reading trusts without the cell binding them: a cell that rebinds one for later cells
-(``print = matplotlib.use``) makes every later use of it something else."""
+(``print = matplotlib.use``) makes every later use of it something else. ``get_ipython`` is what every
+magic and shell line calls once IPython transformed the cell (``ipython_input``)."""
 
 
 __all__ = ["TRUSTED_NAMES", "kept_names"]

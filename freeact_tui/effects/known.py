@@ -91,7 +91,7 @@ _PARTS = {
     "dataclasses": "dataclass field fields asdict astuple replace is_dataclass",
     "uuid": "UUID uuid4",
     "io": "StringIO BytesIO",
-    "asyncio": "sleep gather wait_for create_task Queue Event Lock Semaphore TimeoutError CancelledError",
+    "asyncio": "sleep wait_for Queue Event Lock Semaphore TimeoutError CancelledError",
     "os.path": "join basename dirname split splitext normpath sep extsep",
     "os": "sep linesep name curdir pardir extsep getcwd cpu_count",
     "warnings": "filterwarnings simplefilter resetwarnings catch_warnings warn",
@@ -249,6 +249,31 @@ ARG_WRITE_METHODS = frozenset(
 )
 """Methods on values that write their first argument (as a path) when they have one; else they compute."""
 
+DATA_ATTRIBUTES = frozenset(
+    # arrays, frames and series; numbers, dates and times; matches; exceptions; figures' parts
+    "shape ndim size dtype dtypes T columns index values empty name names nbytes itemsize flat axes "
+    "year month day hour minute second microsecond days seconds microseconds tzinfo "
+    "string pos endpos lastindex lastgroup re pattern flags args".split()
+)
+"""Attributes of the values the reading allows that are data, not methods that touch anything."""
+
+LATER_METHODS: dict[str, str] = {
+    **dict.fromkeys(
+        "call_soon call_soon_threadsafe call_later call_at run_in_executor add_done_callback add_reader "
+        "add_writer add_signal_handler create_task ensure_future submit map_async apply_async "
+        "mpl_connect connect register add_callback new_timer".split(),
+        "a callback or a task that runs after the cell",
+    ),
+}
+"""Methods that start work which outlives its cell (a task, a callback, a thread): whatever the cell is read
+as, that work runs later, when the reading of a later cell cannot account for it."""
+
+LATER_NAMES = frozenset(
+    "create_task ensure_future gather run_coroutine_threadsafe get_event_loop get_running_loop "
+    "new_event_loop TaskGroup Timer Thread connect FuncAnimation TimedAnimation".split()
+)
+"""Module functions that start work which outlives its cell (``asyncio.create_task``, ``plt.connect``)."""
+
 PATH_READS = frozenset(
     "read_text read_bytes exists is_file is_dir is_symlink stat lstat iterdir glob rglob resolve absolute "
     "samefile owner group".split()
@@ -291,6 +316,11 @@ IO_METHODS: dict[str, inspect.Signature | None] = _path_methods()
 """Method names that are also a path's I/O (``rename``, ``write_text``, ``copy``), with the path method's
 signature (``None``: any call may be it): on a value the reading cannot resolve, such a method is
 trusted by its name only when the call's shape cannot be the path's."""
+
+VALUE_ATTRIBUTES = DATA_ATTRIBUTES | (PURE_METHODS - frozenset(IO_METHODS) - {"format", "format_map"})
+"""Attributes that may be loaded as values (not called on the spot: ``map(s.upper, …)``, a callback): data,
+or a method that computes whatever arguments a later call passes. A method that may touch a file by its
+name (``IO_METHODS``: ``replace``, ``rename``) or run a template (``format``) is a value only when called."""
 
 
 def io_shaped(method: str, positional: int, keywords: tuple[str, ...]) -> bool:
@@ -389,6 +419,23 @@ def _runtime_submodules(name: str) -> frozenset[str]:
     return frozenset(a for a in dir(module) if isinstance(getattr(module, a, None), types.ModuleType))
 
 
+@cache
+def has_name(module: str, path: tuple[str, ...]) -> bool:
+    """Whether ``module.a.b`` exists (``math.system`` does not: "every public name" is only of names there
+    are); a module that does not import here (the kernel's environment may have it) is understood by its
+    table only."""
+    try:
+        value: object = importlib.import_module(module)
+    except Exception:  # noqa: BLE001 - not importable here: the table decides
+        return True
+    try:
+        for part in path:
+            value = getattr(value, part)
+    except Exception:  # noqa: BLE001 - a name that does not resolve here is not understood
+        return False
+    return True
+
+
 def module_rule(dotted: str) -> tuple[str, Module] | None:
     """The understood module a dotted name is in (``numpy.linalg`` is in the ``numpy`` family)."""
     if dotted in MODULES:
@@ -423,6 +470,10 @@ def name_in(module: str, rule: Module, name: str) -> Touch | Kind | str | None:
 
 __all__ = [
     "ALIASES",
+    "DATA_ATTRIBUTES",
+    "LATER_METHODS",
+    "LATER_NAMES",
+    "VALUE_ATTRIBUTES",
     "ARG_WRITE_METHODS",
     "PATH_MOVES",
     "PATH_PURE",
@@ -447,6 +498,7 @@ __all__ = [
     "PURE_BUILTINS",
     "Module",
     "Touch",
+    "has_name",
     "module_rule",
     "name_in",
 ]

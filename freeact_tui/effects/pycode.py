@@ -2,7 +2,9 @@
 
 Every name, attribute and call must be understood, or the cell "cannot tell":
 
-- a name is a builtin that computes, a name the cell binds, or a module the cell imports;
+- a name is a builtin that computes, or the cell's own value where a binding of it definitely ran
+  before the use (``flow``): a module the cell imports, a constant, a function it defines are known only
+  so (bound once, at the top level); any other use is the kernel's value and cannot be told;
 - a module is used only as ``module.name`` with a name ``known`` understands (never as a value,
   never assigned to, never a name starting with ``_``);
 - a call is of a pure builtin, ``open`` with a constant path and mode, an understood module function
@@ -11,12 +13,18 @@ Every name, attribute and call must be understood, or the cell "cannot tell":
   of a class the cell defines called on its own instance (``receivers``: never by the name alone);
 - an attribute is stored only on an object the cell made (``receivers``), a ``str.format`` template
   is known and reaches into none of its arguments (``{0.gi_frame}``);
+- a method taken as a value (``map(p.unlink, …)``, ``key=``, a callback) is the call it enables, with
+  any arguments: only data and methods that compute whatever they are passed (``known.VALUE_ATTRIBUTES``);
+  the cell's own function or method that touches something, held as a value (or decorated), may run
+  after the cell, and so may work a cell starts for later (``known.LATER_NAMES``, ``LATER_METHODS``: a
+  task, a callback): neither can be told;
 - a move (``os.rename``, ``shutil.move``, ``Path.replace``) is the cell's only use of paths: after it,
   the other paths may lead elsewhere than where they are judged;
 - no special attribute (``__x__``, frame and code attributes), no special name, and no string that
   names a special attribute or a method that touches files (it may be reached by name).
 
 Names bound in an earlier cell are not followed: the reading does not know what they hold.
+A module attribute is understood only if the module has it (``math.system`` is not pure: it is not there).
 """
 
 from __future__ import annotations
@@ -75,9 +83,18 @@ class PythonReader:
         self.objects = cell_objects(tree, frozenset(bound_otherwise))
         self.moved: list[Found] = []
         self.moves = 0
+        self.touching: set[str] = set()
+        """The cell's functions and methods whose bodies touch something (an effect was found in them)."""
+        self.valued: set[str] = set()
+        """Names of the cell's functions and methods taken as values (not called on the spot)."""
 
     def read(self) -> list[Found]:
         self._visit(self.tree)
+        later = sorted(self.touching & self.valued)
+        if later:
+            # whoever holds the function may call it after the cell (a callback, a lazy map, an option):
+            # its paths would be judged now and touched then
+            raise _Unknown(f"passes {later[0]}, which touches files or runs something, as a value")
         if self.moved:
             # a move changes where the cell's other paths lead after it ran (a folder renamed onto a path
             # whose link leads outside): with one, no other path is judged in advance
@@ -99,10 +116,10 @@ class PythonReader:
         match node:
             case ast.Name(id=name) if name in self.objects.selves:
                 return True
-            case ast.Name(id=name) if name in self.b.constants:
-                return self._cell_made(self.b.constants[name])
-            case ast.Call(func=ast.Name(id=name)):
-                return name in self.objects.classes and self.b.callable(name)
+            case ast.Name() if (value := self.b.constant(node)) is not None:
+                return self._cell_made(value)
+            case ast.Call(func=ast.Name(id=name) as func):
+                return name in self.objects.classes and self.b.callable(func)
         return False
 
     def _template(self, call: ast.Call, func: ast.Attribute) -> None:
@@ -125,8 +142,8 @@ class PythonReader:
         match node:
             case ast.Constant(value=str() as value):
                 return value
-            case ast.Name(id=name) if name in self.b.constants:
-                return self._const(self.b.constants[name], depth + 1)
+            case ast.Name() if (assigned := self.b.constant(node)) is not None:
+                return self._const(assigned, depth + 1)
             case ast.BinOp(left=left, op=ast.Div(), right=right) if self._is_path(left, depth):
                 a, c = self._const(left, depth + 1), self._const(right, depth + 1)
                 return None if a is None or c is None else os.path.join(a, c)
@@ -143,8 +160,8 @@ class PythonReader:
                 return True
             case ast.BinOp(left=left, op=ast.Div()):
                 return self._is_path(left, depth + 1)
-            case ast.Name(id=name) if name in self.b.constants and depth < 20:
-                return self._is_path(self.b.constants[name], depth + 1)
+            case ast.Name() if (value := self.b.constant(node)) is not None and depth < 20:
+                return self._is_path(value, depth + 1)
         return False
 
     def _path_maker(self, func: ast.expr) -> bool:
@@ -158,15 +175,21 @@ class PythonReader:
             "os.path.join",
         )
 
+    def _imported_at(self, node: ast.Name) -> str:
+        """What an imported name is at this use (an import that may not have run yet: cannot be told)."""
+        module = self.b.module(node)
+        if module is None:
+            raise _Unknown(f"uses {node.id} before the cell imports it (an earlier cell's value)")
+        return module
+
     def _dotted(self, node: ast.expr) -> str | None:
         """The full dotted name of an imported module attribute chain (``np.linalg.norm``), if it is one."""
         chain: list[str] = []
         while isinstance(node, ast.Attribute):
             chain.append(node.attr)
             node = node.value
-        if not isinstance(node, ast.Name) or node.id not in self.b.imports:
-            return None
-        return ".".join([self.b.imports[node.id][0], *reversed(chain)])
+        module = self.b.module(node)
+        return None if module is None else ".".join([module, *reversed(chain)])
 
     # -- the walk -----------------------------------------------------------------------------
 
@@ -177,6 +200,8 @@ class PythonReader:
             return
         if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
             self._item_store(node)
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            self._name(node.target, load=True)  # ``x += 1`` reads ``x`` first
         match node:
             case ast.Import(names=names):
                 for alias in names:
@@ -184,10 +209,12 @@ class PythonReader:
             case ast.ImportFrom(module=module, names=names):
                 for alias in names:
                     self._imported(f"{module}.{alias.name}")
+            case ast.FunctionDef() | ast.AsyncFunctionDef() | ast.Lambda():
+                self._function(node)
             case ast.Constant(value=str() | bytes() as value):
                 self._string(value if isinstance(value, str) else value.decode("latin-1"))
-            case ast.Name(id=name):
-                self._name(name, node.ctx)
+            case ast.Name():
+                self._name(node)
             case ast.Attribute():
                 self._attribute(node)
             case ast.Call():
@@ -195,6 +222,19 @@ class PythonReader:
             case _:
                 for child in ast.iter_child_nodes(node):
                     self._visit(child)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        """A function's body is read with the cell; one that touches something is noted (``touching``): held
+        as a value, it may run after the cell."""
+        start = len(self.found)
+        for child in ast.iter_child_nodes(node):
+            self._visit(child)
+        if len(self.found) > start:
+            if isinstance(node, ast.Lambda):
+                raise _Unknown("a lambda that touches files or runs something: it may run after the cell")
+            self.touching.add(node.name)
+            if node.decorator_list:
+                self.valued.add(node.name)  # a decorator is handed the function
 
     def _item_store(self, node: ast.Subscript) -> None:
         """An item stored into (or deleted from) a library's own value (``np.typecodes['x'] = …``) changes
@@ -216,19 +256,26 @@ class PythonReader:
         if _DUNDER.search(value) or value in known.SUSPECT_NAMES or _INTERNAL_ATTR.match(value):
             raise _Unknown(f"names {value[:40]!r} in a string (it may be reached by name)")
 
-    def _name(self, name: str, ctx: ast.expr_context) -> None:
+    def _name(self, node: ast.Name, *, load: bool = False) -> None:
+        """A name used: the cell's own value (bound before the use, ``flow``) or a builtin that computes."""
+        name = node.id
         if name.startswith("__"):
             raise _Unknown(f"uses {name}")
-        if not isinstance(ctx, ast.Load):
+        if not isinstance(node.ctx, ast.Load) and not load:
             return
         if name in self.b.imports:
             # a module (or a function that touches something) as a value: where it goes cannot be followed
-            target = self.b.imports[name][0]
+            target = self._imported_at(node)
             if target in known.MODULES or self._module_used(target) != "pure":
                 raise _Unknown(f"passes {name} around as a value")
             return
-        if self.b.bound(name) or name in known.PURE_BUILTINS:
+        if id(node) in self.b.definite or (name in known.PURE_BUILTINS and not self.b.bound(name)):
+            self.valued.add(name)
             return
+        if self.b.bound(name):
+            raise _Unknown(
+                f"uses {name} where the cell's binding of it may not have run (an earlier cell's value)"
+            )
         if hasattr(builtins, name):
             raise _Unknown(f"uses {name}")
         raise _Unknown(f"uses {name}, a name from an earlier cell")
@@ -259,6 +306,10 @@ class PythonReader:
             raise _Unknown(f"uses {dotted}")
         if any(part in _MODULE_NAMES for part in name_path):
             raise _Unknown(f"reaches a module through {dotted}")
+        if any(part in known.LATER_NAMES for part in name_path):
+            raise _Unknown(f"starts work that runs later: {dotted}")
+        if rule.every_public and not known.has_name(module, tuple(name_path)):
+            raise _Unknown(f"uses {dotted}, which {module} does not have")
         what: known.Touch | Kind | str | None = "pure"
         for part in name_path:
             what = known.name_in(module, rule, part)
@@ -271,7 +322,10 @@ class PythonReader:
             self.found.append(Found(what, dotted))
         return what
 
-    def _attribute(self, node: ast.Attribute) -> None:
+    def _attribute(self, node: ast.Attribute, *, called: bool = False) -> None:
+        """An attribute: of a module (judged by ``known``), stored on the cell's own object, or loaded; a
+        load not called on the spot is a value that may be called later (``map(p.unlink, …)``, a callback):
+        it is judged as that call, so only an attribute ``known`` says computes whatever calls it passes."""
         if _DUNDER.fullmatch(node.attr) or _INTERNAL_ATTR.match(node.attr) or node.attr.startswith("_"):
             raise _Unknown(f"uses the attribute .{node.attr}")
         if node.attr in _MODULE_NAMES:
@@ -285,7 +339,37 @@ class PythonReader:
             return
         if not isinstance(node.ctx, ast.Load) and not self._cell_made(node.value):
             raise _Unknown(f"changes .{node.attr} of an object the cell did not make")
+        if isinstance(node.ctx, ast.Load) and not called:
+            self._attribute_value(node)
         self._visit(node.value)
+
+    def _whole_effect(self, node: ast.expr) -> bool:
+        """Whether ``node`` is made from a module the whole of which has one effect (``netrc.netrc()``)."""
+        while isinstance(node, ast.Attribute | ast.Call | ast.Subscript):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        module = self.b.module(node)
+        found = known.module_rule(module) if module is not None else None
+        return found is not None and found[1].whole is not None
+
+    def _attribute_value(self, node: ast.Attribute) -> None:
+        """``value.attr`` loaded, not called: a method as a value is the call it enables, with any arguments."""
+        if self._cell_made(node.value):
+            self.valued.add(node.attr)  # the cell's own class: its methods are read with the cell
+            return
+        if self._whole_effect(node.value):
+            return  # a value of a module whose every use has one effect (``netrc``), already found
+        if self._is_path(node.value) and node.attr not in known.PATH_PURE:
+            raise _Unknown(f"takes .{node.attr} of a path as a value (it may be called later)")
+        if node.attr in ("format", "format_map"):
+            template = self._const(node.value)
+            if template is None or template_follows(template):
+                raise _Unknown(f"takes .{node.attr} of a template that may reach into its arguments as a value")
+            return
+        later = known.LATER_METHODS.get(node.attr)
+        if later is not None:
+            raise _Unknown(f"starts work that runs later: .{node.attr} ({later})")
+        if node.attr not in known.VALUE_ATTRIBUTES or node.attr in self.objects.stored:
+            raise _Unknown(f"takes .{node.attr} as a value: what calls it later cannot be followed")
 
     def _args(self, call: ast.Call) -> None:
         for arg in [*call.args, *(k.value for k in call.keywords)]:
@@ -353,7 +437,9 @@ class PythonReader:
             if k.arg == "format" and template_follows(self._const(k.value) or ""):
                 raise _Unknown("a format= template that reaches into its arguments")
         func = call.func
-        imported = self.b.imports.get(func.id, [None])[0] if isinstance(func, ast.Name) else None
+        imported = (
+            self._imported_at(func) if isinstance(func, ast.Name) and func.id in self.b.imports else None
+        )
         self._module_names(call, self._dotted(func) if isinstance(func, ast.Attribute) else imported)
         if isinstance(func, ast.Name):
             return self._call_name(call, func)
@@ -371,8 +457,12 @@ class PythonReader:
 
     def _call_method(self, call: ast.Call, func: ast.Attribute) -> None:
         """A call of a method on a value: judged by the receiver (a path, the cell's own object) and the call's shape."""
-        self._attribute(func)  # special attributes, and the receiver
         method = func.attr
+        if method in known.LATER_METHODS and not (
+            method in self.objects.methods and self._cell_made(func.value)
+        ):
+            raise _Unknown(f"starts work that runs later: .{method}() ({known.LATER_METHODS[method]})")
+        self._attribute(func, called=True)  # special attributes, and the receiver
         if method in ("format", "format_map"):
             self._template(call, func)
         receiver = self._const(func.value) if self._is_path(func.value) else None
@@ -407,13 +497,14 @@ class PythonReader:
         if name == "open" and not self.b.bound(name):
             return self._open(call, None)
         if name in self.b.imports:
-            what = self._module_used(self.b.imports[name][0])
+            target = self._imported_at(func)
+            what = self._module_used(target)
             if isinstance(what, known.Touch):
-                return self._touch(call, what, self.b.imports[name][0])
+                return self._touch(call, what, target)
             return self._args(call)
-        if self.b.callable(name) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
+        if self.b.callable(func) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
             return self._args(call)
-        self._name(name, func.ctx)
+        self._name(func)
         raise _Unknown(f"calls {name}, a value the reading cannot follow")
 
     def _path_method(self, call: ast.Call, path: str, method: str) -> None:

@@ -1,6 +1,8 @@
 """A conservative static reading of an action into what it does (``freeact_tui.effects.classes``).
 
-A code action is split as IPython runs it: a cell magic on its first line decides the whole cell
+A code action is read as IPython runs it: transformed by IPython's own input transformers first
+(``ipython_input``: prompts stripped, magics and escapes turned into the calls IPython makes), then each
+magic and shell call read by the table below. A cell magic on its first line decides the whole cell
 (``%%bash`` runs programs, ``%%writefile PATH`` writes the path, ``%%time``/``%%capture`` run the
 Python below, any other magic cannot be told); ``!`` lines run programs (each named); ``%time``
 and ``%timeit`` lines run Python; ``%matplotlib`` only sets up plots; any other line magic cannot be
@@ -21,6 +23,7 @@ import re
 from pathlib import Path
 
 from freeact_tui.effects.classes import Found, Kind, Reading, reading
+from freeact_tui.effects.ipython_input import MagicCall, magic_call, transformed
 from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
 from freeact_tui.effects.known import PLOT_BACKENDS
 from freeact_tui.effects.magics import NO_VAR_EXPAND, expands, magic_words, writefile_target
@@ -31,9 +34,8 @@ from freeact_tui.shell.programs import run_commands
 from freeact_tui.shell.words import split_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
 
-_CELL_MAGIC = re.compile(r"^%%(\w+)[ \t]*(.*)$")
-_SHELL_LINE = re.compile(r"^(\s*)!!?(.*)$")
-_LINE_MAGIC = re.compile(r"^(\s*)%(\w+)[ \t]*(.*)$")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+"""An RFC 3986 scheme and its colon, as URL-aware readers (pandas, fsspec, urllib) take it."""
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 _SHELL_CELL_MAGICS = frozenset({"bash", "sh", "script", "system"})
 _PYTHON_LINE_MAGICS = frozenset({"time", "timeit"})
@@ -54,6 +56,9 @@ class _Paths:
     def check(self, raw: str, kind: Kind) -> list[Found]:
         if "://" in raw:
             return [Found(Kind.NETWORK, raw)]
+        if _SCHEME.match(raw):
+            # ``file:/etc/passwd``, ``s3:bucket/x``: a URL to the library that opens it, not a path in the folder
+            return [Found(Kind.UNKNOWN, f"a URL, not a path in this folder: {raw[:40]!r}")]
         try:
             full = os.path.realpath(os.path.join(self.root, os.path.expanduser(raw)))
         except (OSError, ValueError):
@@ -106,34 +111,97 @@ def _line_magic(indent: str, name: str, rest: str) -> str | Found:
     return Found(Kind.UNKNOWN, f"the magic %{name}")
 
 
-def _read_code(code: str, paths: _Paths) -> list[Found]:
-    lines = code.splitlines()
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is not None and (magic := _CELL_MAGIC.match(lines[first])):
-        return _cell_magic(magic.group(1), magic.group(2).strip(), "\n".join(lines[first + 1 :]), paths)
-    found: list[Found] = []
-    python: list[str] = []
-    for line in lines:
-        if shell := _SHELL_LINE.match(line):
-            if expands(shell.group(2)):
-                return [Found(Kind.UNKNOWN, "a shell line IPython expands ({…} or $name runs first)")]
-            found += _programs(shell.group(2))
-            python.append(shell.group(1) + "pass")  # keeps the block structure
-        elif magic := _LINE_MAGIC.match(line):
-            stands_for = _line_magic(*magic.groups())
-            if isinstance(stands_for, Found):
-                return [stands_for]
-            python.append(stands_for)
+class _Stop(Exception):
+    """A magic or shell call the reading cannot tell: so is the whole cell."""
+
+    def __init__(self, found: Found) -> None:
+        super().__init__(found.what)
+        self.found = found
+
+
+class _Magics(ast.NodeTransformer):
+    """Puts in place of each magic and shell statement of a transformed cell the Python it stands for
+    (``%time`` its line, a harmless magic ``pass``), noting the programs shell calls run. ``strict``: a
+    magic that cannot be told stops the reading (else it stands for ``pass``: the names a cell keeps)."""
+
+    def __init__(self, *, strict: bool) -> None:
+        self.found: list[Found] = []
+        self.strict = strict
+
+    def _stop(self, found: Found) -> None:
+        if self.strict:
+            raise _Stop(found)
+
+    def _shell(self, command: str) -> None:
+        if expands(command):
+            self._stop(Found(Kind.UNKNOWN, "a shell line IPython expands ({…} or $name runs first)"))
+        self.found += _programs(command)
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST | list[ast.stmt]:
+        call = magic_call(node.value)
+        if call is None:
+            return self.generic_visit(node)
+        if call.method in ("system", "getoutput"):
+            self._shell(call.line)
+        elif call.method == "run_line_magic":
+            stands_for = _line_magic("", call.name, call.line)
+            if isinstance(stands_for, str):
+                try:
+                    return ast.parse(stands_for).body or [ast.Pass()]
+                except (SyntaxError, ValueError):
+                    self._stop(Found(Kind.UNKNOWN, f"%{call.name} of code that does not parse as Python"))
+            else:
+                self._stop(stands_for)
         else:
-            python.append(line)
+            self._stop(Found(Kind.UNKNOWN, f"the cell magic %%{call.name} inside a cell"))
+        return ast.Pass()
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        call = magic_call(node.value)
+        if call is None:
+            return self.generic_visit(node)
+        if call.method == "getoutput":  # ``x = !cmd``
+            self._shell(call.line)
+        elif call.method == "run_line_magic" and call.name not in _PYTHON_LINE_MAGICS:
+            stands_for = _line_magic("", call.name, call.line)
+            if isinstance(stands_for, Found):
+                self._stop(stands_for)
+        else:
+            self._stop(Found(Kind.UNKNOWN, f"the value of the magic %{call.name}"))
+        node.value = ast.List(elts=[], ctx=ast.Load())
+        return node
+
+
+def _whole_cell_magic(tree: ast.Module) -> MagicCall | None:
+    """The cell magic a cell is (IPython makes a cell whose first line is ``%%name`` one call of it)."""
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
+        call = magic_call(tree.body[0].value)
+        if call is not None and call.method == "run_cell_magic":
+            return call
+    return None
+
+
+def _read_code(code: str, paths: _Paths) -> list[Found]:
+    """A cell read as IPython runs it: transformed by IPython's own input transformers (``ipython_input``)."""
+    python = transformed(code)
     try:
-        tree = ast.parse("\n".join(python))
+        if python is None:
+            raise SyntaxError("IPython refuses the cell")
+        tree = ast.parse(python)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [Found(Kind.UNKNOWN, "code that does not parse as Python")]
+    whole = _whole_cell_magic(tree)
+    if whole is not None:
+        return _cell_magic(whole.name, whole.line.strip(), whole.body, paths)
+    magics = _Magics(strict=True)
+    try:
+        tree = ast.fix_missing_locations(magics.visit(tree))
+    except _Stop as stop:
+        return [stop.found]
     shadowed = sorted(_shadowed(tree, paths.root))
     if shadowed:
         return [Found(Kind.UNKNOWN, f"imports {shadowed[0]}, which this folder has a file of its own for")]
-    return found + read_python(tree, paths.check)
+    return magics.found + read_python(tree, paths.check)
 
 
 def _shadowed(tree: ast.Module, root: str) -> set[str]:
@@ -168,47 +236,35 @@ def names_kept(call: ToolCall) -> frozenset[str]:
     them when its Python cannot be read: the cautious side)."""
     if not isinstance(call, CodeAction):
         return frozenset()
-    source = _python_source(call.code)
-    if source is None:
-        return frozenset()
     try:
-        names = kept_names(ast.parse(source))
+        tree = _python_tree(call.code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return TRUSTED_NAMES
-    return frozenset(names & TRUSTED_NAMES)
+    if tree is None:
+        return frozenset()
+    return frozenset(kept_names(tree) & TRUSTED_NAMES)
 
 
-def _python_source(code: str) -> str | None:
-    """The Python a cell runs, magics and shell lines as ``pass`` (``None``: a cell magic runs no Python)."""
-    lines = code.splitlines()
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is not None and (magic := _CELL_MAGIC.match(lines[first])):
-        if magic.group(1) in _PYTHON_CELL_MAGICS:
-            return _python_source("\n".join(lines[first + 1 :]))
-        return None
-    python = []
-    for line in lines:
-        magic = _LINE_MAGIC.match(line)
-        if magic and magic.group(2) in _PYTHON_LINE_MAGICS:
-            python.append(magic.group(1) + magic.group(3))
-        elif shell := _SHELL_LINE.match(line) or magic:
-            python.append(shell.group(1) + "pass")
-        else:
-            python.append(line)
-    return "\n".join(python)
+def _python_tree(code: str) -> ast.Module | None:
+    """The Python a cell runs, as IPython transforms it, its magics and shell calls as what they stand for
+    (``None``: a cell magic runs no Python; raises ``SyntaxError``: no Python to read)."""
+    python = transformed(code)
+    if python is None:
+        raise SyntaxError("IPython refuses the cell")
+    tree = ast.parse(python)
+    whole = _whole_cell_magic(tree)
+    if whole is not None:
+        return _python_tree(whole.body) if whole.name in _PYTHON_CELL_MAGICS else None
+    return ast.fix_missing_locations(_Magics(strict=False).visit(tree))
 
 
 def _read(call: ToolCall, working_dir: Path, bound: frozenset[str] = frozenset()) -> Reading:
     paths = _Paths(working_dir)
     match call:
         case CodeAction(code=code):
-            source = _python_source(code)
             try:
-                used = (
-                    {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
-                    if source
-                    else set()
-                )
+                tree = _python_tree(code)
+                used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} if tree else set()
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 used = set()
             earlier = sorted(used & bound & TRUSTED_NAMES)

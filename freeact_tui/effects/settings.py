@@ -100,7 +100,7 @@ class SettingsForms:
             if path is None:
                 raise CannotTell(f"sets {key!r} of {name} to a path built at run time")
             self.found.extend(self._check_path(path, Kind.WRITES))
-        elif key.split(".")[0] not in settings.groups:
+        elif not settings.computes(key):
             raise CannotTell(f"sets {key!r} of {name}, a setting the reading does not know")
 
     def _read(self, name: str, settings: known.Settings) -> None:

@@ -27,7 +27,7 @@ from freeact_tui.freeact.presets import (
     HYBRID_SEARCH_MCP_SERVER_CONFIG,
 )
 from freeact_tui.mcp.discovery import HYBRID_MISSING, hybrid_available
-from freeact_tui.project import files as projectfiles
+from freeact_tui.project import trust, trusted
 from freeact_tui.project.config import Config
 from freeact_tui.project.freeact_dir import map_agent_section, toml_depth_problem
 from freeact_tui.project.paths import FREEACT_DIR_NAME
@@ -127,7 +127,7 @@ def load_skills_metadata(*, skills_dir: Path, project_skills_dir: Path) -> list[
             continue
         for skill_file in sorted(directory.glob("*/SKILL.md")):
             try:
-                meta = front_matter(projectfiles.read_text(skill_file, errors="replace"))
+                meta = front_matter(trusted.read_text(skill_file, errors="replace"))
             except OSError:
                 continue
             if meta.get("name") and "description" in meta:
@@ -222,7 +222,7 @@ def load(working_dir: Path | None = None) -> FreeactConfig:
     if not ws.config_file.exists():
         return FreeactConfig()
     try:
-        data = tomllib.loads(projectfiles.read_text(ws.config_file))
+        data = tomllib.loads(trusted.read_text(ws.config_file))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise ValueError(f"{ws.config_file}: {exc}") from None
     except RecursionError:
@@ -242,6 +242,7 @@ def init(working_dir: Path | None = None) -> FreeactConfig:
     ws.freeact_dir.mkdir(parents=True, exist_ok=True)
     if not ws.config_file.exists():
         ws.config_file.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
+        trust.note_project_write(ws.config_file, DEFAULT_CONFIG_TOML.encode("utf-8"))  # the app's own write
     for directory in (ws.generated_dir, ws.plans_dir, ws.sessions_dir, ws.skills_dir):
         directory.mkdir(parents=True, exist_ok=True)
     materialize_bundled_skills(

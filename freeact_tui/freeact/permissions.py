@@ -22,7 +22,7 @@ from freeact_tui.freeact.toolcalls import (
     ShellAction,
     ToolCall,
 )
-from freeact_tui.project import files as projectfiles
+from freeact_tui.project import trust, trusted
 from freeact_tui.reach.globs import normalize_path, path_regex
 from freeact_tui.reach.resolve import resolve, root_of, subject
 
@@ -141,7 +141,7 @@ class PermissionManager:
         if not self._file.exists():
             return
         try:
-            data = tomllib.loads(projectfiles.read_text(self._file))
+            data = tomllib.loads(trusted.read_text(self._file))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             raise ValueError(f"{self._file}: not valid TOML ({exc})") from None
         except RecursionError:
@@ -162,7 +162,9 @@ class PermissionManager:
 
         self._freeact_dir.mkdir(parents=True, exist_ok=True)
         data = {"ask": [r.to_toml() for r in self._ask], "allow": [r.to_toml() for r in self._allow]}
-        self._file.write_text(tomli_w.dumps(data), encoding="utf-8")
+        text = tomli_w.dumps(data)
+        self._file.write_text(text, encoding="utf-8")
+        trust.note_project_write(self._file, text.encode("utf-8"))  # the app's own write: no change of the project
 
     def is_allowed(self, tool_call: ToolCall) -> bool:
         """Whether a concrete call is pre-approved (an allow rule matches and no ask rule does)."""

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import ast
 import keyword
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from freeact_tui.project import paths
+from freeact_tui.project import paths, trusted
+
+log = logging.getLogger(__name__)
 
 PACKAGE = "gentools"
 LISTED_MAX = 50
@@ -66,7 +69,10 @@ def saved_tools(root: Path) -> list[SavedTool]:
         if not (_importable_name(api.parent.name) and _importable_name(api.parent.parent.name)):
             continue  # e.g. `my-tools`: no import statement can name it
         try:
-            tree = ast.parse(api.read_text(encoding="utf-8"))
+            tree = ast.parse(trusted.read_text(api))  # a project's: only as the trust check read it
+        except trusted.ProjectFileChanged as exc:
+            log.warning("saved tool not listed: %s", exc)
+            continue
         except (OSError, SyntaxError, UnicodeDecodeError):
             continue
         run = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run"), None)

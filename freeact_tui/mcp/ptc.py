@@ -43,7 +43,7 @@ from freeact_tui.mcp.servers import (
     list_tools,
     server_params,
 )
-from freeact_tui.project import paths
+from freeact_tui.project import paths, trusted
 from freeact_tui.project.config import McpServerConfig
 from freeact_tui.project.trust import note_own_writes
 
@@ -305,6 +305,9 @@ async def _ensure_package(
             await close_client(client)
         async with codegen:
             await asyncio.to_thread(_write_package, base, pkg, server_params(config), tools, digest)
+        # The app's own files before it reads them back for the prompt (``trusted`` reads a project's
+        # generated code only as the trust check read it, or as the app wrote it).
+        await asyncio.to_thread(_note_written, base.parent, [target])
     except BaseException:
         # A package generated from another config would call the server with stale parameters.
         shutil.rmtree(target, ignore_errors=True)
@@ -379,7 +382,7 @@ def _read_package(target: Path, pkg: str) -> list[PtcTool]:
 
 
 def _describe_module(path: Path, pkg: str) -> PtcTool:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = ast.parse(trusted.read_text(path))  # a project's: only as the trust check read it (or the app wrote it)
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     run = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run")
     tool = path.stem

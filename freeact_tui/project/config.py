@@ -23,6 +23,7 @@ from freeact_tui.project.sources import (
     ConfigError,
     LaunchView,
     Sources,
+    StoredLayer,
     gather,
     project_sources,
     read_toml_data,
@@ -253,8 +254,10 @@ def load_config(
     cwd: Path | None = None,
     *,
     trust_project: bool = False,
+    stored: StoredLayer | None = None,
 ) -> Config:
-    """Load and merge all config sources, then apply command-line ``overrides``.
+    """Load and merge all config sources, then apply command-line ``overrides`` (``stored``: the
+    settings of a resumed session, ``sources.StoredLayer``).
 
     Project files (``trust``) apply only when the folder is trusted, or when ``trust_project`` is set
     (``--trust``), which also records the folder as trusted.
@@ -262,8 +265,8 @@ def load_config(
     Raises:
         ConfigError: a file is missing, unreadable, not TOML, or has an unknown key or a wrong type.
     """
-    sources = gather(config_path, overrides, cwd, trust_project=trust_project)
-    return validate(sources, lambda: load_config(config_path, overrides, cwd))
+    sources = gather(config_path, overrides, cwd, trust_project=trust_project, stored=stored)
+    return validate(sources, lambda: load_config(config_path, overrides, cwd, stored=stored))
 
 
 def save_user_setting(key: str, value: Any) -> None:

@@ -109,19 +109,33 @@ REFUSED_ENV: tuple[EnvRule, ...] = (
         "it chooses the programs that run",
     ),
     _rule(
-        r"HOME|XDG_.*|FREEACT_TUI_(HOME|OWNER_PID|TIMELINE)|TMPDIR|TMP|TEMP|APPDATA|LOCALAPPDATA|USERPROFILE",
+        r"HOME|XDG_.*|FREEACT_TUI_(HOME|OWNER_PID|TIMELINE)|TMPDIR|TMP|TEMP|APPDATA|LOCALAPPDATA|USERPROFILE"
+        r"|ALLUSERSPROFILE|PROGRAMDATA|PUBLIC|PREFIX|ANDROID_.*",
         "it moves where this app and others keep their own files",
+    ),
+    # The app's own process: a trusted project's .env is loaded into it, and the libraries it runs on read
+    # their settings from it at import (Textual presses keys, loads a driver module, writes logs and
+    # screenshots, opens a devtools connection). Whole families, by prefix: a library's next variable is
+    # refused before anyone names it (``test_env_policy_app_scan`` scans the installed libraries).
+    _rule(
+        r"TEXTUAL.*|RICH_.*|PROMPT_TOOLKIT_.*|TYPER_.*|CLICK_.*|_?TYPER_.*|PY_COLORS|TERMINAL_WIDTH|COMP_.*"
+        r"|WEBSOCKETS_.*|AIOHTTP_.*|TORNADO_.*|HTTPX_.*|ANYIO_.*|PSUTIL_.*|PYDANTIC_(?!AI_).*|DEFER_PYDANTIC_BUILD"
+        r"|ASYNC_TEST_TIMEOUT",
+        "a library of this app's own process reads it (its keys, drivers, logs, limits): a project may not "
+        "change the app",
+    ),
+    _rule(
+        r"DISPLAY|WAYLAND_.*|DBUS_.*|XAUTHORITY|TERM|TERM_.*|COLORTERM|LC_.*|LANG|LANGUAGE|TZ|TZDIR|NO_COLOR"
+        r"|FORCE_COLOR|TTY_.*|UNICODE_VERSION|COLUMNS|LINES|ROWS|ESCDELAY|LESS|USER|LOGNAME"
+        r"|DATABRICKS_RUNTIME_VERSION",
+        "it changes this app's own terminal, desktop session, locale, time zone or user",
     ),
 )
 
 
 # Variables a provider SDK reads that a project may set, each with why (a test scans the installed SDKs:
 # every name they read is refused above or allowed here, so a new one must be decided).
-ALLOWED_ENV: dict[str, str] = {
-    "COLUMNS": "the terminal's width, for how output is laid out",
-    "LINES": "the terminal's height, for how output is laid out",
-    "DEFER_PYDANTIC_BUILD": "only when pydantic builds its models",
-}
+ALLOWED_ENV: dict[str, str] = {}
 
 
 def allowance(name: str) -> str | None:

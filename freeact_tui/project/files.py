@@ -7,6 +7,9 @@ files) goes through ``read_bytes``/``read_text``: the file is opened without blo
 writer would hang a plain ``open``), checked to be a regular file on the open descriptor (no race with a
 swap), and read no further than a bound. Anything else raises ``ProjectFileError`` with one line that
 names the file and what it is; callers treat it as any unreadable file (``OSError``).
+
+What is read to be *used* (not only shown or digested) goes through ``project.trusted``, which reads
+here and checks the bytes against what the trust check read.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 MAX_PROJECT_FILE = 4 * 1024 * 1024
@@ -47,18 +51,41 @@ def kind(mode: int) -> str | None:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def read_bytes(path: Path, *, limit: int = MAX_PROJECT_FILE) -> bytes:
-    """The content of the regular file at ``path`` (symlinks followed), at most ``limit`` bytes.
+@dataclass(frozen=True)
+class Opened:
+    """What one read of a project file found: its bytes, the stat of the file they came from and the
+    real path of that file (both taken on the open descriptor: no swap between them and the bytes)."""
+
+    data: bytes
+    info: os.stat_result
+    real: str
+
+
+def _real_path(fd: int, path: Path) -> str:
+    """The real path of the file open at ``fd`` (``/proc`` names it; elsewhere the path's realpath)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
+
+
+def read_opened(path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = True) -> Opened:
+    """The content of the regular file at ``path`` (a symlink followed unless ``follow`` is false), at most
+    ``limit`` bytes, with the stat and real path of the very file read.
 
     Raises:
-        ProjectFileError: it is not a regular file, or holds more than ``limit`` bytes.
+        ProjectFileError: it is not a regular file (or, not ``follow``: a symlink), or holds more than
+            ``limit`` bytes.
         OSError: it cannot be opened or read (missing, no permission, a socket).
     """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, flags if follow else flags | os.O_NOFOLLOW)
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a socket, or a FIFO's other end: never a regular file
             raise ProjectFileError(path, "a socket or FIFO, not a regular file") from None
+        if exc.errno == errno.ELOOP and not follow:
+            raise ProjectFileError(path, "a symlink, not followed") from None
         raise
     try:
         info = os.fstat(fd)
@@ -77,9 +104,54 @@ def read_bytes(path: Path, *, limit: int = MAX_PROJECT_FILE) -> bytes:
             total += len(chunk)
         if total > limit:  # it grew as it was read
             raise ProjectFileError(path, f"more than the {limit:,} bytes a project file may hold")
-        return b"".join(chunks)
+        return Opened(b"".join(chunks), os.fstat(fd), _real_path(fd, path))
     finally:
         os.close(fd)
+
+
+def read_bytes(path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = True) -> bytes:
+    """The content of the regular file at ``path`` (symlinks followed unless ``follow`` is false), at most
+    ``limit`` bytes.
+
+    Raises:
+        ProjectFileError: it is not a regular file, or holds more than ``limit`` bytes.
+        OSError: it cannot be opened or read (missing, no permission, a socket).
+    """
+    return read_opened(path, limit=limit, follow=follow).data
+
+
+def write_new(directory: Path, real: str, name: str, data: bytes) -> Path:
+    """Write ``data`` as the new file ``name`` in ``directory``, a folder code may write too (the images of
+    a project that keeps them inside it): only when ``directory`` still is the folder ``real`` (its real
+    path when the app chose it; a component swapped for a symlink since leads nowhere), and never through
+    a symlink or over a file planted under that name.
+
+    Raises:
+        ProjectFileError: ``directory`` leads elsewhere now.
+        OSError: it cannot be written (a file of that name exists, no permission, a full disk).
+    """
+    Path(real).mkdir(parents=True, exist_ok=True)
+    try:
+        dfd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ProjectFileError(directory, f"{real} is a symlink now, not the folder it was") from None
+        raise
+    try:
+        now = _real_path(dfd, directory)
+        if now != real:
+            raise ProjectFileError(directory, f"now leads to {now}, not {real}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(name, flags, 0o644, dir_fd=dfd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dfd)
+    return directory / name
 
 
 def read_text(path: Path, *, limit: int = MAX_PROJECT_FILE, errors: str = "strict") -> str:
@@ -113,4 +185,15 @@ def is_regular(path: Path) -> bool:
         return False
 
 
-__all__ = ["MAX_PROJECT_FILE", "ProjectFileError", "is_regular", "kind", "read_bytes", "read_env", "read_text"]
+__all__ = [
+    "MAX_PROJECT_FILE",
+    "Opened",
+    "ProjectFileError",
+    "is_regular",
+    "kind",
+    "read_bytes",
+    "read_env",
+    "read_opened",
+    "read_text",
+    "write_new",
+]

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from freeact_tui.project import files as projectfiles
-from freeact_tui.project import paths
+from freeact_tui.project import paths, trust, trusted
 
 CONFIG_FILENAME = "config.toml"
 PERMISSIONS_FILENAME = "permissions.toml"
@@ -65,7 +64,9 @@ def toml_depth_problem(data: Any, limit: int = MAX_TOML_DEPTH) -> str | None:
 
 def _parse_toml(path: Path, what: str) -> dict[str, Any]:
     try:
-        data = tomllib.loads(projectfiles.read_bytes(path).decode("utf-8"))
+        data = tomllib.loads(trusted.read_bytes(path).decode("utf-8"))
+    except trusted.ProjectFileChanged as exc:
+        raise FreeactConfigError(f"{exc}.") from None
     except OSError as exc:
         raise FreeactConfigError(f"Cannot read {what} {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
@@ -351,6 +352,8 @@ def _write_permissions(path: Path, data: dict[str, Any]) -> None:
     import tomli_w
 
     try:
-        paths.atomic_write_text(path, tomli_w.dumps(data), mode=0o644)
+        text = tomli_w.dumps(data)
+        paths.atomic_write_text(path, text, mode=0o644)
     except (OSError, TypeError, ValueError) as exc:
         raise FreeactConfigError(f"The freeact permissions file {path} cannot be written: {exc}") from exc
+    trust.note_project_write(path, text.encode("utf-8"))

@@ -2,7 +2,8 @@
 
 A trusted project still may not set any key of ``PROJECT_REFUSED`` (one table, a reason per row:
 ``skip_permissions``, which key is sent or where the conversation goes, where the app keeps its own
-state, what runs as the kernel, the keymap), move code out of the user's sandbox, or read ``${VAR}``
+state, what runs as the kernel, the keymap), set a place the app writes to (``PROJECT_INSIDE``:
+``images_dir``) outside its own folder, move code out of the user's sandbox, or read ``${VAR}``
 anywhere but ``kernel_env``; its ``.env`` may not set variables that redirect providers or this app's own files; and it may hold no allow rule the app's own "broad" check
 calls broad (``project_rule_refusal``: ``code:*``, any code allow, ``shell:*``, ``*``, ``bash *`` …), so
 a project can never switch approvals off. Each refusal is named in a notice (file and key) or under
@@ -16,10 +17,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from freeact_tui.project import files as projectfiles
-from freeact_tui.project import paths
+from freeact_tui.project import paths, trusted
 from freeact_tui.project.env_policy import refusal
 from freeact_tui.reach.breadth import broad_allow, broad_reason
+from freeact_tui.reach.resolve import real_path, resolve, subject, within
 
 _VAR_REF = re.compile(r"\$\{")
 # The one decision per setting of ``config.Config``: what a (trusted) project file may set, and what it
@@ -37,7 +38,6 @@ PROJECT_REFUSED: dict[str, str] = {
         "unseen by the trust check)"
     ),
     "working_dir": "a project may not send the agent to another folder (its trust would be recorded unseen)",
-    "images_dir": "a project may not choose where the app writes its own files",
     "docker_image": "a project may not choose what runs as the kernel (it would run code without approval)",
     "keymap": "a project may not change what your keys do (approval dialogs included)",
 }
@@ -76,7 +76,16 @@ PROJECT_ALLOWED: dict[str, str] = {
     "notify_desktop": "whether a desktop notification is sent",
     "notify_after": "when a long turn is notified",
     "mcp_servers": "servers listed when trusting, started only after it, never reading ${VAR} to launch",
+    "images_dir": (
+        "where images of the output are saved (freeact keeps it in the project's config), only inside the "
+        "project's own folder (``PROJECT_INSIDE``)"
+    ),
 }
+PROJECT_INSIDE: frozenset[str] = frozenset({"images_dir"})
+"""The settings of ``PROJECT_ALLOWED`` that name a place the app writes to: a project may set one only to a
+path that leads, through every symlink (``reach.resolve``, the one path resolver), inside its own folder
+and into none of the names that configure git or the app (``paths.PROTECTED_NAMES``); any other value is
+refused and named."""
 # Isolation a project may not weaken (the user's sandbox stays a sandbox).
 _ISOLATED = ("sandbox", "docker")
 
@@ -119,9 +128,47 @@ def refuse_var_refs(values: Any, where: str, path: str, notices: list[str]) -> A
     return values
 
 
+def project_root(where: str) -> Path:
+    """The folder of the project whose file is ``where`` (``.freeact/config.toml``'s is above ``.freeact``)."""
+    parent = Path(where).parent
+    return parent.parent if parent.name == paths.FREEACT_DIR_NAME else parent
+
+
+def outside_refusal(value: object, root: Path) -> tuple[str | None, str]:
+    """Why the place ``value`` (relative: to ``root``) may not be a project's choice, or ``None``; and
+    where it really leads (every symlink followed)."""
+    if not isinstance(value, str | Path) or not str(value):
+        return None, str(value)  # not a path: the config's own validation says so
+    home = real_path(str(root)).path
+    leads = resolve(str(value), root)
+    if not leads.certain:
+        return "it passes through a symlink loop or too long a chain", leads.path
+    if not within(leads.path, home):
+        return f"it leads outside the project folder {home}", leads.path
+    parts = subject(leads.path, home).split("/")
+    if protected := next((part for part in parts if part in paths.PROTECTED_NAMES), None):
+        return f"it leads into {protected}, which configures git or this app", leads.path
+    return None, leads.path
+
+
+def _bound_inside(out: dict[str, Any], where: str, notices: list[str]) -> None:
+    """Keep each ``PROJECT_INSIDE`` setting of ``out`` only where it leads inside the project (as the path it
+    leads to: a symlink changed later cannot move it), naming each refused one."""
+    for key in sorted(PROJECT_INSIDE & out.keys()):
+        why, leads = outside_refusal(out[key], project_root(where))
+        if why is None:
+            out[key] = leads
+            continue
+        notices.append(
+            f"{where}: `{key} = {str(out.pop(key))!r}` is ignored ({why}: a project may choose it only inside "
+            "its own folder); set it in your user config or on the command line."
+        )
+
+
 def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[str, Any]:
     """What a (trusted) project file may set: ``data`` without the keys no project may hold."""
     out = dict(data)
+    _bound_inside(out, where, notices)
     freeact = Path(where).parent.name == paths.FREEACT_DIR_NAME
     for key, why in PROJECT_REFUSED.items():
         if key in out:
@@ -174,7 +221,7 @@ def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[
 def load_project_env(path: Path, notices: list[str]) -> None:
     """Set the variables of a trusted project's ``.env`` that are not set yet (never one ``env_policy`` refuses)."""
     try:
-        values = projectfiles.read_env(path)
+        values = trusted.read_env(path)
     except (OSError, UnicodeDecodeError) as exc:
         notices.append(f"{path} is not read: {exc}")
         return

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from freeact_tui.project import files as projectfiles
-from freeact_tui.project import paths
+from freeact_tui.project import paths, trusted
 from freeact_tui.project.config import ConfigError, project_layers
 from freeact_tui.project.env_policy import refusal
 from freeact_tui.project.freeact_dir import FreeactConfigError, read_freeact_permissions
@@ -110,7 +110,7 @@ def _describe(label: str, path: Path, outside: tuple[str, ...] = (), listing: li
         return f"{label} — instructions added to the model's system prompt"
     if path.name == ".env":
         try:
-            names = ", ".join(sorted(projectfiles.read_env(path))) or "nothing"
+            names = ", ".join(sorted(trusted.read_env(path))) or "nothing"
         except (OSError, UnicodeDecodeError):
             names = "unreadable"
         return f"{label} — environment variables: {names}"
@@ -126,7 +126,7 @@ def _refused_env(state: TrustState) -> list[str]:
         if file.path.name != ".env":
             continue
         try:
-            names = sorted(projectfiles.read_env(file.path))
+            names = sorted(trusted.read_env(file.path))
         except (OSError, UnicodeDecodeError):
             continue
         lines += [
@@ -136,7 +136,13 @@ def _refused_env(state: TrustState) -> list[str]:
 
 
 def review(state: TrustState) -> ProjectReview:
-    """What ``state.folder``'s project files would change if trusted (nothing is applied)."""
+    """What ``state.folder``'s project files would change if trusted (nothing is applied), from the bytes
+    the trust check read (``trusted.reviewing``): a file changed since is named as not read."""
+    with trusted.reviewing():
+        return _review(state)
+
+
+def _review(state: TrustState) -> ProjectReview:
     files = [_describe(f.label, f.path, f.outside, (f.text or "").splitlines()) for f in state.files]
     settings: list[str] = []
     servers: list[str] = []

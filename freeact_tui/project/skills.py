@@ -24,8 +24,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from freeact_tui.project import files as projectfiles
-from freeact_tui.project import paths
+from freeact_tui.project import paths, trusted
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +85,9 @@ def find_skills_in(directories: Sequence[Path]) -> list[Skill]:
             continue
         for skill_file in sorted(directory.glob(f"*/{SKILL_FILE}")):
             try:
-                meta = front_matter(projectfiles.read_text(skill_file, errors="replace"))
-            except OSError:
+                meta = front_matter(trusted.read_text(skill_file, errors="replace"))
+            except OSError as exc:  # unreadable, or not what the trust check read (``trusted``)
+                log.warning("skill %s is not listed: %s", skill_file, exc)
                 continue
             name = meta.get("name") or skill_file.parent.name
             description = " ".join(meta.get("description", "").split())[:_MAX_DESCRIPTION]

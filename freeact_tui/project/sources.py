@@ -24,6 +24,7 @@ from typing import Any
 
 from freeact_tui.project import files as projectfiles
 from freeact_tui.project import paths, trust
+from freeact_tui.project import trusted as trustedfiles
 from freeact_tui.project.freeact_dir import FreeactConfigError, read_freeact_config, toml_depth_problem
 from freeact_tui.project.policy import limit_layers, load_project_env, project_layer
 from freeact_tui.version import __version__
@@ -47,17 +48,17 @@ def expand_env(value: Any) -> Any:
     return value
 
 
-def read_toml_data(path: Path, *, digest: str | None = None) -> dict[str, Any]:
+def read_toml_data(path: Path, *, project: bool = False) -> dict[str, Any]:
     """One TOML config file's values, not validated; ConfigError (one paragraph) if it cannot be read,
-    or (``digest``: what the trust check read) if what is read now is not what was trusted."""
+    or (``project``: a project's file, read as ``trusted`` reads it) if it is not what the trust check read."""
     try:
-        raw = projectfiles.read_bytes(path)
+        raw = trustedfiles.read_bytes(path) if project else projectfiles.read_bytes(path)
     except FileNotFoundError as exc:
         raise ConfigError(f"Config file not found: {path}") from exc
+    except trustedfiles.ProjectFileChanged as exc:
+        raise ConfigError(f"{exc}.") from None
     except OSError as exc:
         raise ConfigError(f"Cannot read config file {path}: {exc.strerror}") from exc
-    if digest is not None and hashlib.sha256(raw).hexdigest() != digest:
-        raise ConfigError(f"{path} changed after the trust check read it: start again to be asked about it.")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -118,14 +119,11 @@ class Sources:
 
 
 def project_sources(
-    folder: Path,
-    notices: list[str],
-    checks: list[tuple[str, dict[str, Any]]],
-    state: trust.TrustState | None = None,
+    folder: Path, notices: list[str], checks: list[tuple[str, dict[str, Any]]]
 ) -> list[tuple[str, dict[str, Any]]]:
     """The project's config layers (lowest first) as ``(source, values)``, without the keys no project
-    may set; ``notices`` gets what is refused or not used, ``checks`` what must validate. With ``state``
-    (the trust check), ``.freeact-tui.toml`` is used only as the check read it (its digest).
+    may set; ``notices`` gets what is refused or not used, ``checks`` what must validate. Each file is
+    used only as the trust check read it (``trusted``).
 
     Raises:
         ConfigError: a project config file cannot be read.
@@ -143,8 +141,7 @@ def project_sources(
             notices.extend(freeact.notices)
     own = folder / paths.PROJECT_CONFIG_NAME
     if own.is_file():
-        trusted = {f.path: f.digest for f in state.files} if state is not None else {}
-        data = read_toml_data(own, digest=trusted.get(own, "") if state is not None else None)
+        data = read_toml_data(own, project=True)
         checks.append((str(own), data))
         layers.append((str(own), project_layer(anchor_paths(data, own.parent), str(own), notices)))
     return layers
@@ -178,14 +175,31 @@ def _chosen_working_dir(config_path: Path | None, overrides: Mapping[str, Any] |
     return None
 
 
+@dataclass(frozen=True)
+class StoredLayer:
+    """The settings a stored session gives back (its ``launch`` record), as one config layer.
+
+    Never the command line: a store inside a project folder is project data (``in_project``), so its
+    values pass the project table (``policy.project_layer``, ``policy.limit_layers``) and rank as a
+    project layer; a record in the user's own store ranks above the config files, below the command line.
+    """
+
+    source: str
+    """Where it was read (the session's ``meta.json``), named in notices and ``Config.origins``."""
+    values: dict[str, Any]
+    in_project: bool
+
+
 def gather(
     config_path: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
     cwd: Path | None = None,
     *,
     trust_project: bool = False,
+    stored: StoredLayer | None = None,
 ) -> Sources:
-    """Read all config sources and merge them (see ``config.load_config``), validating nothing.
+    """Read all config sources and merge them (see ``config.load_config``), validating nothing;
+    ``stored``: the settings of the session being resumed (``StoredLayer``).
 
     Raises:
         ConfigError: a file is missing, unreadable or not TOML, or the folder cannot be trusted.
@@ -201,7 +215,7 @@ def gather(
     checks: list[tuple[str, dict[str, Any]]] = []
     layers: list[tuple[str, dict[str, Any]]] = []
     if state.trusted:
-        layers = project_sources(folder, notices, checks, state if state.folder == folder else None)
+        layers = project_sources(folder, notices, checks)
         env_file = trust.project_env_file(folder)
         if env_file is not None:
             load_project_env(env_file, notices)
@@ -221,13 +235,22 @@ def gather(
     user_key = next(
         (layer["api_key_env"] for layer in (given, explicit, user) if layer.get("api_key_env")), None
     )
+    own_record: list[tuple[str, dict[str, Any]]] = []
+    if stored is not None and stored.in_project:
+        layers.append((stored.source, project_layer(dict(stored.values), stored.source, notices)))
+    elif stored is not None:
+        own_record.append((stored.source, dict(stored.values)))
     limit_layers(layers, user_key=user_key, user_execution=user.get("execution"), notices=notices)
     merged = expand_env(user)
     for _, layer in layers:
         merged = merge(merged, expand_env(layer))
     merged = merge(merged, expand_env(explicit))
+    for _, layer in own_record:
+        merged = merge(merged, layer)
     merged = merge(merged, given)
-    named = [(str(user_file), user), *layers, (str(config_path), explicit), ("the command line", given)]
+    named = [
+        (str(user_file), user), *layers, (str(config_path), explicit), *own_record, ("the command line", given)
+    ]
     origins = {key: source for source, layer in named for key in layer}  # the last (highest) layer wins
     working_dir = merged.get("working_dir")
     if isinstance(working_dir, str) and working_dir:
@@ -338,6 +361,7 @@ __all__ = [
     "DeferredConfig",
     "LaunchView",
     "Sources",
+    "StoredLayer",
     "ValidSources",
     "anchor_paths",
     "expand_env",

@@ -6,10 +6,15 @@ skills (``.freeact/skills``, ``.agents/skills``), ``AGENTS.md`` and a project ``
 applies until the user trusts the folder. The decision is kept in ``trusted-folders.json`` in the
 user config dir (private, written atomically) with a digest of each file, so that a changed file is
 shown and asked about again before it applies.
+
+Each check also registers what it read (``trusted.register``: the mark of every file, by real path), and
+every use of a project file reads through ``trusted``, which refuses bytes that are not the ones the
+check read: what was trusted is what is used, whatever changes the folder in between.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -24,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from freeact_tui.project import files as projectfiles
-from freeact_tui.project import paths
+from freeact_tui.project import paths, trusted
 from freeact_tui.project.own_writes import OwnLedger, OwnMark, file_mark
 
 TRUST_FILE_NAME = "trusted-folders.json"
@@ -59,6 +64,9 @@ class ProjectFile:
     file list)."""
     outside: tuple[str, ...] = ()
     """Symlinks in it that lead out of the folder (``link -> target``): the dialog names them."""
+    marks: tuple[tuple[str, str], ...] = ()
+    """Each file the check read, by real path, with the mark of what it read (``trusted``): what a use of
+    it must find there."""
 
 
 @dataclass(frozen=True)
@@ -110,23 +118,27 @@ def _file_entry(path: Path, folder: Path, keep_text: bool = True) -> ProjectFile
     and, when it is a link out of the folder, where it leads (the dialog names it)."""
     try:
         info = path.stat()
-        data = (
-            projectfiles.read_bytes(path, limit=_MAX_DIGEST_BYTES)
+        opened = (
+            projectfiles.read_opened(path, limit=_MAX_DIGEST_BYTES)
             if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_DIGEST_BYTES
             else None
         )
     except OSError:
         return None
+    data = opened.data if opened is not None else None
     outside: tuple[str, ...] = ()
     if path.is_symlink() and not (target := Path(os.path.realpath(path))).is_relative_to(folder):
         outside = (f"{_label(path, folder)} -> {target}",)
     if data is None:
         digest = hashlib.sha256(f"{info.st_mode}:{info.st_size}:{info.st_mtime_ns}".encode()).hexdigest()
-        return ProjectFile(path, _label(path, folder), digest, None, outside)
+        marks = ((os.path.realpath(path), trusted.stat_mark(info)),) if stat.S_ISREG(info.st_mode) else ()
+        return ProjectFile(path, _label(path, folder), digest, None, outside, marks)
+    assert opened is not None
     text: str | None = None
     if keep_text and len(data) <= _MAX_KEPT_TEXT:
         text = data.decode("utf-8", errors="replace")
-    return ProjectFile(path, _label(path, folder), hashlib.sha256(data).hexdigest(), text, outside)
+    marks = ((opened.real, trusted.content_mark(data)),)
+    return ProjectFile(path, _label(path, folder), hashlib.sha256(data).hexdigest(), text, outside, marks)
 
 
 def _walk(directory: Path, folder: Path, skip: Collection[Path]) -> tuple[list[tuple[str, Path]], list[str]]:
@@ -204,9 +216,11 @@ def _dir_entry(
     digest = hashlib.sha256()
     total = 0
     listing: list[str] = []
+    marks: list[tuple[str, str]] = []
     files, outside = _walk(directory, folder, skip)
     for rel, file in files:
         if own is not None and own.is_own(file):
+            _mark_by_stat(file, marks)  # the app's own bytes, as they are now: a use finds them so
             continue
         listing.append(rel)
         digest.update(rel.encode("utf-8", errors="replace") + b"\0")
@@ -214,10 +228,13 @@ def _dir_entry(
             info = file.stat()
             if contents and file.is_file() and total + info.st_size <= _MAX_DIGEST_BYTES:
                 total += info.st_size
-                digest.update(hashlib.sha256(projectfiles.read_bytes(file, limit=info.st_size)).digest())
+                opened = projectfiles.read_opened(file, limit=info.st_size)
+                digest.update(hashlib.sha256(opened.data).digest())
+                marks.append((opened.real, trusted.content_mark(opened.data)))
             else:
                 # The change time too: no user can set it back (a modification time can be).
                 digest.update(f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}".encode())
+                _mark_by_stat(file, marks, info)
         except OSError:
             digest.update(b"?")
     for link in outside:
@@ -228,7 +245,18 @@ def _dir_entry(
         return None
     # The file list is what a diff of a directory shows.
     text = "".join(f"{rel}\n" for rel in listing)
-    return ProjectFile(directory, _label(directory, folder) + "/", digest.hexdigest(), text, tuple(outside))
+    label = _label(directory, folder) + "/"
+    return ProjectFile(directory, label, digest.hexdigest(), text, tuple(outside), tuple(marks))
+
+
+def _mark_by_stat(file: Path, marks: list[tuple[str, str]], info: os.stat_result | None = None) -> None:
+    """Add ``file``'s stat mark to ``marks`` (a regular file only; one that cannot be read is left out)."""
+    try:
+        info = info or file.stat()
+        if stat.S_ISREG(info.st_mode):
+            marks.append((os.path.realpath(file), trusted.stat_mark(info)))
+    except OSError:
+        pass
 
 
 def _stands(path: Path) -> bool:
@@ -256,13 +284,14 @@ def project_env_file(folder: Path) -> Path | None:
 
 
 _SESSIONS_INDEX = ".index.json"  # the store's cache of what its sessions hold (store.index), the app's
-_SESSION_META = "meta.json"  # a session's cached title, times and counts (store.index.META_FILE)
 
 
 def _sessions_entry(sessions: Path, folder: Path, own: OwnLedger) -> ProjectFile | None:
     """A project's session store: every file in it but those holding only the app's own bytes (``own``:
     the app marks each file it writes or appends to); a session planted by a clone or a pull, a line
-    added to one the app wrote, or an edit of its earlier lines is asked about."""
+    added to one the app wrote, or an edit of its earlier lines is asked about. A session's
+    ``meta.json`` counts too: a resumed session takes settings from it (``store.restored``), and the app
+    marks each one it writes."""
     if not (sessions.is_dir() or sessions.is_symlink()):
         return None
     try:
@@ -270,8 +299,6 @@ def _sessions_entry(sessions: Path, folder: Path, own: OwnLedger) -> ProjectFile
     except OSError:
         children = []
     skip = {c for c in children if c.name == _SESSIONS_INDEX and not c.is_symlink()}
-    # A session's metadata is the store's cache of its history (rewritten when listed); the history counts.
-    skip |= {c / _SESSION_META for c in children if c not in skip}
     return _dir_entry(sessions, folder, skip, own=own, contents=False)
 
 
@@ -384,6 +411,31 @@ def note_own_writes(written: Iterable[Path]) -> None:
     store_own_marks({path: mark for path in written if (mark := file_mark(path)) is not None})
 
 
+def note_project_write(path: Path, data: bytes) -> None:
+    """The app has just written ``data`` whole to the project file ``path`` (a rule the user added to
+    ``permissions.toml``, ``freeact init``'s config): what it wrote is what the user trusts of it, in
+    this process (``trusted.note_written``) and in the record of every trusted folder that lists it, so
+    the next start does not ask about the app's own write. (The app read the file through
+    ``trusted`` first: it never writes over bytes the user did not trust.) A record that cannot be
+    written only means the next start asks again."""
+    trusted.note_written(path, data)
+    names = {Path(os.path.abspath(path)), Path(os.path.realpath(path))}
+    entry = {
+        "digest": hashlib.sha256(data).hexdigest(),
+        **({"text": data.decode("utf-8", errors="replace")} if len(data) <= _MAX_KEPT_TEXT else {}),
+    }
+
+    def update(raw: dict[str, Any]) -> None:
+        for folder, record in raw["folders"].items():
+            files = record.get("files") if isinstance(record, dict) else None
+            if isinstance(files, dict):
+                for label in {_label(name, Path(folder)) for name in names} & files.keys():
+                    files[label] = dict(entry)
+
+    with contextlib.suppress(TrustStoreError):
+        _write_raw(update)
+
+
 def own_mark(path: Path) -> OwnMark | None:
     """The mark recorded for a file the app wrote (``None``: none, or not readable)."""
     return _read_own().get(os.path.abspath(path))
@@ -392,8 +444,11 @@ def own_mark(path: Path) -> OwnMark | None:
 def store_own_marks(marks: Mapping[Path, OwnMark]) -> None:
     """Record ``marks`` of files the app wrote (see ``ownwrites``); files gone since are forgotten.
 
-    A failure to write the record only means the next start asks again.
+    A failure to write the record only means the next start asks again. The marked bytes are also
+    what a use of the file in this process expects (``trusted.note_own``).
     """
+    for path, mark in marks.items():
+        trusted.note_own(path, mark.sha256)
     _store_marks({os.path.abspath(path): mark for path, mark in marks.items()})
 
 
@@ -445,12 +500,20 @@ def check(folder: Path) -> TrustState:
     folder = folder.expanduser().resolve()
     files = project_files(folder)
     if not files:
-        return TrustState(folder, files, "none")
+        return _registered(TrustState(folder, files, "none"))
     record = _read_store().get(str(folder))
     if not isinstance(record, dict):
-        return TrustState(folder, files, "untrusted")
+        return _registered(TrustState(folder, files, "untrusted"))
     changes = _changes(record, files)
-    return TrustState(folder, files, "changed" if changes else "trusted", changes)
+    return _registered(TrustState(folder, files, "changed" if changes else "trusted", changes))
+
+
+def _registered(state: TrustState) -> TrustState:
+    """``state``, registered as what this process may use of its folder (``trusted``: only the bytes read
+    now, and only when the folder is trusted with them)."""
+    marks = [mark for file in state.files for mark in file.marks]
+    trusted.register(state.folder, trusted=state.trusted, marks=marks)
+    return state
 
 
 def trust(state: TrustState) -> TrustState:
@@ -470,7 +533,7 @@ def trust(state: TrustState) -> TrustState:
         }
 
     _write_raw(update)
-    return TrustState(state.folder, state.files, "trusted", state.changes, granted=True)
+    return _registered(TrustState(state.folder, state.files, "trusted", state.changes, granted=True))
 
 
 def untrusted_notice(state: TrustState) -> str:
@@ -490,6 +553,7 @@ __all__ = [
     "TrustStoreError",
     "check",
     "note_own_writes",
+    "note_project_write",
     "own_mark",
     "store_own_marks",
     "project_env_file",

@@ -5,6 +5,7 @@ and the user's instruction), so that none is dropped on the way to the file and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from freeact_tui.events import Decision
@@ -36,7 +37,7 @@ def decision_record(call: dict[str, Any], decision: Decision, *, skip_permission
     return record
 
 
-def decision_from_record(item: dict[str, Any]) -> tuple[Decision, bool] | None:
+def decision_from_record(item: Mapping[str, Any]) -> tuple[Decision, bool] | None:
     """The decision a record keeps and whether ``--skip-permissions`` made it (None: not a record)."""
     if not isinstance(item.get("approved"), bool):
         return None

@@ -79,10 +79,7 @@ def read_history(path: Path) -> LoadedHistory:
             note = mark.note
             continue
         note = None
-        if len(raw) > MAX_LINE_BYTES:  # bounded for the app, the model and the context figure
-            envelope["message"] = shrink_oversized(envelope["message"], number, len(raw))
-            log.warning("%s: line %d is %d bytes; its long strings were cut on loading", path, number, len(raw))
-        payloads.append(envelope["message"])
+        payloads.append(_payload(envelope, raw, number, path))
         line_numbers.append(number)
     try:
         messages = ModelMessagesTypeAdapter.validate_python(payloads)
@@ -100,6 +97,52 @@ def read_history(path: Path) -> LoadedHistory:
         messages=messages, damage=damage, truncated_tail=truncated, rewind_note=note, rewinds=marks
     )
 
+
+def _payload(envelope: dict[str, Any], raw: bytes, number: int, path: Path) -> Any:
+    """The message of a line's envelope, bounded for the app, the model and the context figure."""
+    if len(raw) > MAX_LINE_BYTES:
+        log.warning("%s: line %d is %d bytes; its long strings were cut on loading", path, number, len(raw))
+        return shrink_oversized(envelope["message"], number, len(raw))
+    return envelope["message"]
+
+
+def read_tail(path: Path, count: int) -> list[ModelMessage] | None:
+    """The last ``count`` messages of one history file (fewer if it holds fewer), reading and checking
+    only their lines: what a resumed log draws before the whole history is loaded.
+
+    When it is not None, the result is the end of ``read_history(path).messages`` for a file without
+    damage before the lines read: a rewind marker among them, or a damaged one, gives None (only the
+    whole read can say what they mean); damage before them is the whole read's to find (its messages
+    then end there, and the caller compares). A truncated last line is ignored, as the whole read does.
+    """
+    import pydantic
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    lines = data.split(b"\n")
+    numbered = [(n, raw) for n, raw in enumerate(lines, start=1) if raw.strip()]
+    payloads: list[Any] = []
+    for position in range(len(numbered) - 1, -1, -1):
+        if len(payloads) >= count:
+            break
+        number, raw = numbered[position]
+        try:
+            envelope = decode_envelope(raw)
+        except EnvelopeError as exc:
+            if exc.bad_json and position == len(numbered) - 1:
+                continue  # a crash mid-write: ignored, as the whole read ignores it
+            return None
+        if marker_keep(envelope) is not None:
+            return None
+        payloads.append(_payload(envelope, raw, number, path))
+    payloads.reverse()
+    try:
+        return ModelMessagesTypeAdapter.validate_python(payloads)
+    except pydantic.ValidationError:
+        return None
 
 
 def spent_history(path: Path) -> list[ModelMessage]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from freeact_tui.project import paths
+from freeact_tui.project.trust import note_own_writes
 from freeact_tui.store.envelope import MAX_LINE_BYTES, EnvelopeError, decode_envelope
 from freeact_tui.store.event_record import EVENT_KEY, is_event_record
 from freeact_tui.store.prompt_record import split_prompt
@@ -256,11 +257,19 @@ def read_meta(session_dir: Path) -> SessionMeta | None:
 
 
 def write_meta(session_dir: Path, meta: SessionMeta) -> None:
-    """Write ``meta.json`` atomically; a read-only session dir is not an error (the cache is optional)."""
+    """Write ``meta.json`` atomically; a read-only session dir is not an error (the cache is optional).
+
+    In a project's store it is recorded as the app's own write (``trust.note_own_writes``): the trust
+    check reads every ``meta.json`` there (the settings a resumed session gives come from it), and only
+    an edit by someone else asks again.
+    """
+    path = session_dir / META_FILE
     try:
-        paths.atomic_write_text(session_dir / META_FILE, meta.to_json())
+        paths.atomic_write_text(path, meta.to_json())
     except OSError:
-        pass
+        return
+    if session_dir.parent.name == "sessions" and session_dir.parent.parent.name == paths.FREEACT_DIR_NAME:
+        note_own_writes([path])
 
 
 def scan_lines(meta: SessionMeta, data: bytes, offset: int) -> None:

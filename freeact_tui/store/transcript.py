@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from freeact_tui.store.prompt_record import (
     split_prompt,
 )
 from freeact_tui.store.rewind_file import RewindMark
+from freeact_tui.store.step_record import StepRecord, stored_text_actions
 from freeact_tui.toolcalls import CODE_TOOL, ToolCall, call_from_record, call_from_tool
 
 
@@ -102,12 +103,16 @@ class ResultEntry:
     corr_id: str
     tool_name: str
     text: str
-    outcome: str | None = None
+    record: StepRecord = StepRecord()
+    """What the app stored with it (freeact stores nothing: ``StepRecord()``)."""
     retry: bool = False
     """A retry prompt (pydantic-ai asked the model to fix a call), always an error."""
-    metadata: dict[str, Any] = field(default_factory=dict)
     part_outcome: str = "success"
     """pydantic-ai's own outcome of the return part (``success``, ``failed``, ``denied``)."""
+
+    @property
+    def outcome(self) -> str | None:
+        return self.record.outcome
 
     @property
     def is_error(self) -> bool:
@@ -116,10 +121,7 @@ class ResultEntry:
     @property
     def approvals(self) -> list[ApprovalRecord]:
         """How the call and its parts were decided, in order (stored by this app; freeact stores none)."""
-        raw = self.metadata.get("approvals")
-        if not isinstance(raw, list):
-            return []
-        return [r for r in (ApprovalRecord.parse(item) for item in raw) if r is not None]
+        return [r for r in (ApprovalRecord.parse(item) for item in self.record.approvals) if r is not None]
 
     @property
     def rejected(self) -> bool:
@@ -128,9 +130,8 @@ class ResultEntry:
     @property
     def images(self) -> list[Path]:
         """The images a code action made, as the log linked them (freeact names them in the text)."""
-        raw = self.metadata.get("images")
-        if isinstance(raw, list):
-            return [Path(p) for p in raw if isinstance(p, str) and p]
+        if self.record.images:
+            return [Path(p) for p in self.record.images]
         if self.outcome is None and self.tool_name == CODE_TOOL:
             return [Path(p) for p in _FREEACT_IMAGE.findall(self.text)]
         return []
@@ -138,8 +139,8 @@ class ResultEntry:
     @property
     def truncated(self) -> tuple[bool, Path | None]:
         """Whether the output was over the inline limit (the model got a head and tail), and where it all is."""
-        path = self.metadata.get("result_path")
-        return self.metadata.get("truncated") is True, Path(path) if isinstance(path, str) and path else None
+        path = self.record.result_path
+        return self.record.truncated, Path(path) if path else None
 
     def whole_output(self) -> str | None:
         """The whole of an output over the inline limit, as the log showed it (``None``: not saved, or gone)."""
@@ -157,9 +158,8 @@ class ResultEntry:
     def kernel_output(self) -> str:
         """A code action's output as the log showed it: without what names its images for the model
         (and what follows them) or the attached images themselves."""
-        images = self.metadata.get("images")
-        if isinstance(images, list) and images:
-            at = self.text.find(f"{IMAGE_NOTE}{images[0]}]")
+        if self.record.images:
+            at = self.text.find(f"{IMAGE_NOTE}{self.record.images[0]}]")
             return self.text[:at].rstrip("\n") if at >= 0 else self.text
         if self.outcome is None and self.tool_name == CODE_TOOL:
             return _FREEACT_IMAGE_LINE.sub("", self.text).rstrip("\n")
@@ -178,7 +178,7 @@ class ApprovalRecord:
 
     @classmethod
     def parse(cls, item: Any) -> ApprovalRecord | None:
-        if not isinstance(item, dict) or not isinstance(item.get("call"), dict):
+        if not isinstance(item, Mapping) or not isinstance(item.get("call"), dict):
             return None
         kind = item["call"].get("kind")
         read = decision_from_record(item)
@@ -293,24 +293,14 @@ def _args(part: Any) -> dict[str, Any]:
 
 def _text_actions(message: ModelMessage) -> Iterator[Entry]:
     """The code blocks a text-protocol results message reports, as calls with their results."""
-    meta = getattr(message, "metadata", None)
-    actions = meta.get(TEXT_ACTIONS_KEY) if isinstance(meta, dict) else None
-    for action in actions if isinstance(actions, list) else []:
-        if not isinstance(action, dict) or not isinstance(action.get("code"), str):
+    for block in stored_text_actions(getattr(message, "metadata", None)):
+        if block.code is None:
             continue
-        corr = str(action.get("id", ""))
-        args = {"code": action["code"]}
-        yield CallEntry(corr, CODE_TOOL, args, call_from_tool(CODE_TOOL, args))
-        outcome = action.get("outcome")
-        yield ResultEntry(
-            corr,
-            CODE_TOOL,
-            str(action.get("output", "")),
-            outcome if isinstance(outcome, str) else None,
-            metadata=action,  # its approvals and images, as a tool return's metadata holds them
-        )
-        if action.get("kernel_died") is True:
-            yield ErrorEntry("kernel", KERNEL_DIED, corr)
+        args = {"code": block.code}
+        yield CallEntry(block.id, CODE_TOOL, args, call_from_tool(CODE_TOOL, args))
+        yield ResultEntry(block.id, CODE_TOOL, block.output, block.step)
+        if block.step.kernel_died:
+            yield ErrorEntry("kernel", KERNEL_DIED, block.id)
 
 
 def walk(messages: Sequence[ModelMessage], rewinds: Sequence[RewindMark] = ()) -> Iterator[Entry]:
@@ -391,18 +381,16 @@ def _request_part(part: Any, message: ModelRequest) -> Iterator[Entry]:
     elif kind == "user-prompt":
         yield PromptEntry(content_text(part.content), part.content, _typed(part.content, message.metadata))
     elif kind in ("tool-return", "retry-prompt") and hasattr(part, "tool_name"):
-        meta = part.metadata if isinstance(getattr(part, "metadata", None), dict) else {}
-        outcome = meta.get("outcome")
+        record = StepRecord.of_part(part)
         yield ResultEntry(
             part.tool_call_id,
             part.tool_name or "",
             content_text(part.content),
-            outcome if isinstance(outcome, str) else None,
+            record,
             retry=kind == "retry-prompt",
-            metadata=meta,
             part_outcome=str(getattr(part, "outcome", "success")),
         )
-        if meta.get("kernel_died") is True:
+        if record.kernel_died:
             yield ErrorEntry("kernel", KERNEL_DIED, part.tool_call_id)
     elif hasattr(part, "content"):
         yield OtherEntry(kind, content_text(part.content))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import re
 from collections.abc import Callable
 from functools import partial
@@ -38,6 +39,8 @@ from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.themes import ConfiguredTheme
 from freeact_tui.tui.toast_place import keep_toasts_off_dialogs
 from freeact_tui.tui.widgets.session_list import Clock
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -323,9 +326,13 @@ class FreeactApp(App[None]):
         agent: Agent | None = None
         try:
             agent = Agent.from_config(self.config, **overrides)
+            if session_id is not None:  # its last turns on the screen while the whole history loads
+                await self._preview(agent)
             await agent.start()
         except Exception as exc:  # a bad model name or missing key must not crash the app
             self.startup_error = f"The agent could not start: {exc}"
+            with contextlib.suppress(LookupError):
+                await self.main_screen.conversation.clear()  # a tail drawn from the file: not this
             if agent is not None:
                 await agent.stop()  # the kernel it started or adopted
             elif launch is not None:
@@ -333,6 +340,16 @@ class FreeactApp(App[None]):
             return None
         self._model = model
         return agent
+
+    async def _preview(self, agent: Agent) -> None:
+        """A resumed session's last turns, drawn from the end of its file (``replay_tail``) before the
+        agent loads the whole history; a failure only costs the head start (the whole is drawn then)."""
+        screen = self.main_screen
+        try:
+            await screen.router.preview(agent)
+        except Exception:  # noqa: BLE001 - a fast path: whatever is wrong, the whole history's load says it
+            _log.exception("drawing the end of session %s failed", agent.session_id)
+            await screen.conversation.clear()
 
     def notify(
         self,
@@ -485,9 +502,9 @@ class FreeactApp(App[None]):
 
     async def switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None:
         await self._stop_agent()
-        self.agent = await self._open_agent(session_id=session_id, model=model)
         screen = self.main_screen
-        await screen.conversation.clear()
+        await screen.conversation.clear()  # (before: the new session's tail is drawn while it opens)
+        self.agent = await self._open_agent(session_id=session_id, model=model)
         await screen.show_agent()
 
     async def show_help(self) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from freeact_tui.gitrun import run_git
+from freeact_tui.project import files as projectfiles
 
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".ruff_cache"})
 MAX_FILES = 200_000
@@ -47,7 +48,8 @@ def _git_files(root: Path) -> list[str] | None:
 
 def _gitignore_patterns(root: Path) -> list[str]:
     try:
-        lines = (root / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+        # the folder's own file (a link to /dev/zero, a FIFO): regular and bounded only
+        lines = projectfiles.read_text(root / ".gitignore", errors="replace").splitlines()
     except OSError:
         return []
     return [line.strip() for line in lines if line.strip() and not line.startswith(("#", "!"))]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from freeact_tui.project import files as projectfiles
+
 INLINE_MAX_BYTES = 100_000
 TOTAL_MAX_BYTES = 300_000
 
@@ -63,7 +65,8 @@ def attach_mentions(
             )
             continue
         try:
-            data = path.read_bytes()
+            # the folder's file: a link to /dev/zero or a FIFO counts 0 bytes; regular and bounded only
+            data = projectfiles.read_bytes(path, limit=inline_max)
         except OSError as exc:
             sections.append(f"[@{token}: cannot be read ({exc.strerror or exc})]")
             continue

@@ -11,6 +11,13 @@ PASTE_FOLD_LINES = 10
 _TOKEN = re.compile(r"\[Pasted text #(\d+) \+\d+ lines\]")
 
 
+def line_breaks(text: str) -> str:
+    """``text`` with every line break as the prompt keeps it, ``\n``: a terminal pastes a line break as
+    CR (tmux's default, xterm) or CRLF as well as LF, and a paste of 2,000 CR-separated lines counted
+    as one line was kept raw in the prompt and sent with its CRs."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 class PastedTexts:
     """The long pastes of one draft, by number."""
 
@@ -18,7 +25,9 @@ class PastedTexts:
         self._texts: dict[int, str] = {}
 
     def fold(self, text: str) -> str | None:
-        """The placeholder to insert for ``text`` (None: short enough to insert as it is)."""
+        """The placeholder to insert for ``text`` (None: short enough to insert as it is); the text kept
+        has its line breaks as the prompt keeps them (``line_breaks``)."""
+        text = line_breaks(text)
         lines = text.count("\n") + 1
         if lines <= PASTE_FOLD_LINES:
             return None
@@ -34,4 +43,4 @@ class PastedTexts:
         self._texts.clear()
 
 
-__all__ = ["PASTE_FOLD_LINES", "PastedTexts"]
+__all__ = ["PASTE_FOLD_LINES", "PastedTexts", "line_breaks"]

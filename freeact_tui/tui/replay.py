@@ -37,10 +37,10 @@ from freeact_tui.events import (
     ToolOutput,
 )
 from freeact_tui.store.prompt_record import INTERRUPTED
+from freeact_tui.store.step_record import StepRecord
 from freeact_tui.text.userwords import split_attachments
 from freeact_tui.toolcalls import (
     CODE_TOOL,
-    SUBAGENT_TOOL,
     FileCall,
     FileEdit,
     FileWrite,
@@ -224,9 +224,8 @@ class _Replayer:
         if entry.retry:
             yield ToolOutput(entry.text, is_error=True, **ids)
             return
-        if call is not None and _hidden(call, entry):
-            if not _silent(call, entry):  # live, only its error was shown (an unknown tool, a guard)
-                yield ToolOutput(entry.text, is_error=True, **ids)
+        if call is not None and _hidden(call, entry):  # live, only its error was shown (never asked)
+            yield ToolOutput(entry.text, is_error=True, **ids)
             return
         records = entry.approvals
         own = records[0] if records and records[0].call is None else None
@@ -271,8 +270,8 @@ class _Replayer:
             failed = entry.outcome in ("error", "interrupted")
         else:  # sessions written by freeact (or before outcomes were stored): no outcome to read
             rejected = failed = False
-        sub_id = entry.metadata.get("subagent_id")
-        if isinstance(sub_id, str) and sub_id:
+        sub_id = entry.record.subagent_id
+        if sub_id:
             if self.load_subagent is not None:
                 yield from _Replayer(sub_id, corr, None).run(self.load_subagent(sub_id))
             state: SubagentState = (
@@ -307,27 +306,19 @@ def _hidden(call: tr.CallEntry, result: tr.ResultEntry | None) -> bool:
     guard refused it), so no approval request was made."""
     if INVALID_JSON_KEY in call.args:
         return True
-    meta = result.metadata if result is not None else {}
-    return bool(meta.get("malformed") or meta.get("guarded"))
-
-
-def _silent(call: tr.CallEntry, result: tr.ResultEntry) -> bool:
-    """Whether a call refused before it was asked showed nothing live (broken or missing arguments of
-    the code and subagent tools); an unknown tool, a file call's bad arguments or a guard showed the error."""
-    if INVALID_JSON_KEY in call.args:
-        return True
-    return bool(result.metadata.get("malformed")) and call.tool_name in (CODE_TOOL, SUBAGENT_TOOL)
+    record = result.record if result is not None else StepRecord()
+    return record.malformed or bool(record.guarded)
 
 
 def _restored(call: ToolCall, entry: tr.ResultEntry) -> ToolCall:
     """What a file call's result keeps (the diff, where the path pointed) goes back on its call."""
     if not isinstance(call, FileCall):
         return call
-    meta = entry.metadata
-    if isinstance(meta.get("resolved"), str) and isinstance(meta.get("outside"), bool):
-        call = replace(call, resolved=meta["resolved"], outside=meta["outside"])
-    if isinstance(call, FileWrite | FileEdit) and isinstance(meta.get("diff"), str):
-        call = replace(call, diff=meta["diff"])
+    record = entry.record
+    if record.resolved is not None and record.outside is not None:
+        call = replace(call, resolved=record.resolved, outside=record.outside)
+    if isinstance(call, FileWrite | FileEdit) and record.diff is not None:
+        call = replace(call, diff=record.diff)
     return call
 
 

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from freeact_tui.project import files as projectfiles
+
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
     from freeact_tui.project.config import Config
@@ -148,7 +150,7 @@ async def memory(app: InfoHost) -> None:
 
     path = memory_file(app.config.resolved_working_dir())
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = projectfiles.read_text(path, errors="replace")  # the folder's: regular and bounded only
     except FileNotFoundError:
         await app.main_screen.conversation.notice(
             f"No {MEMORY_FILE} in {path.parent}. /init asks the agent to write one.", title="Memory"

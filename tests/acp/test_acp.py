@@ -23,6 +23,7 @@ from freeact_tui.project import paths
 from freeact_tui.store.sessions import SessionStore
 from tests.acp_client import RecordingClient, acp_agent, content_texts
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import fake_args
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
@@ -47,10 +48,6 @@ def config_file(tmp_path: Path) -> Path:
     # tools: these tests script a tool-calling model; a --base-url server would otherwise default to auto.
     path.write_text('subagent_pool_size = 0\ncheckpoints = false\naction_protocol = "tools"\n')
     return path
-
-
-def fake_args(server: FakeOpenAI, config_file: Path) -> list[str]:
-    return ["--base-url", server.url, "--model", "fake-model", "--config", str(config_file)]
 
 
 def main_lines(session_id: str) -> list[dict[str, Any]]:

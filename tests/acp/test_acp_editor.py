@@ -12,8 +12,9 @@ import pytest
 from acp import text_block
 
 from freeact_tui.checkpoints.engine import CheckpointStore
-from tests.acp_client import EditorClient, RecordingClient, acp_agent, fake_model_args, write_config
+from tests.acp_client import EditorClient, RecordingClient, acp_agent, write_config
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import fake_args
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
@@ -28,10 +29,6 @@ def work(tmp_path: Path) -> Path:
 @pytest.fixture
 def config_file(tmp_path: Path) -> Path:
     return write_config(tmp_path)
-
-
-def fake_args(server: FakeOpenAI, config_file: Path) -> list[str]:
-    return fake_model_args(server.url, config_file)
 
 
 def file_call(tool: str, args: dict[str, object], call_id: str) -> Reply:
@@ -87,7 +84,7 @@ async def test_an_edit_through_the_editor_is_checkpointed_first_and_can_be_undon
     fake_openai.script(file_call("filesystem_edit_text_file", edit, "call_edit"), Reply("edited"))
     client = EditorClient(["allow_once"], buffers={path: "alpha\nbeta\n"})
     config = write_config(tmp_path, checkpoints=True)
-    async with acp_agent(client, *fake_model_args(fake_openai.url, config), cwd=work) as (conn, _):
+    async with acp_agent(client, *fake_args(fake_openai, config), cwd=work) as (conn, _):
         session = await conn.new_session(cwd=str(work), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=[text_block("edit")])
     assert client.writes == [(path, "alpha\ngamma\n")]

@@ -15,13 +15,14 @@ import pytest
 
 from tests.acp_client import ROOT, agent_env
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import CLI, fake_args
 
 pytestmark = pytest.mark.timeout(180)
 
 
 def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "freeact_tui", *args, "acp"],
+        [*CLI, *args, "acp"],
         cwd=cwd,
         env=agent_env(),
         stdin=subprocess.PIPE,
@@ -119,7 +120,7 @@ def test_client_gone_mid_turn_ends_the_process_and_its_kernels(
     config = tmp_path / "acp.toml"
     config.write_text("subagent_pool_size = 0\ncheckpoints = false\n")
     proc = start(
-        "--base-url", fake_openai.url, "--model", "fake-model", "--config", str(config), "--skip-permissions",
+        *fake_args(fake_openai), "--config", str(config), "--skip-permissions",
         cwd=tmp_path,
     )  # fmt: skip
     try:

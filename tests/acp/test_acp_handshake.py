@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 from freeact_tui.acp.handshake import PROTOCOL_VERSION, early_answer, initialize_result
 from freeact_tui.acp.server import FreeactAcpAgent
 from tests.acp_client import agent_env
+from tests.helpers import CLI
 
 HEAVY = ("pydantic_ai", "acp.schema", "freeact_tui.agent")
 
@@ -69,7 +69,7 @@ def _imported(log: str) -> set[str]:
 @pytest.mark.timeout(120)
 async def test_initialize_is_answered_before_the_heavy_modules_are_imported(tmp_path: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-X", "importtime", "-m", "freeact_tui", "acp",
+        CLI[0], "-X", "importtime", *CLI[1:], "acp",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         cwd=tmp_path, env=agent_env(),
     )  # fmt: skip

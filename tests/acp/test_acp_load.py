@@ -7,7 +7,6 @@ import asyncio
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.widgets.blocks import ExecutionOutputBlock, ResponseBlock, UserMessageBlock
 from tests.acp_client import RecordingClient, acp_agent, agent_env, content_texts
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import CLI, fake_args
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240), pytest.mark.asyncio(loop_scope="module")]
 
@@ -32,10 +32,6 @@ def config_file(tmp_path: Path) -> Path:
     path = tmp_path / "acp.toml"
     path.write_text("subagent_pool_size = 0\ncheckpoints = false\n")
     return path
-
-
-def fake_args(server: FakeOpenAI, config_file: Path) -> list[str]:
-    return ["--base-url", server.url, "--model", "fake-model", "--config", str(config_file)]
 
 
 async def test_acp_session_replays_over_acp_continues_and_resumes_in_the_app(
@@ -96,7 +92,7 @@ async def test_a_headless_run_session_replays(
     fake_openai.script(Reply("From run."))
     done = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "freeact_tui", *fake_args(fake_openai, config_file), "run", "-o", "json", "hello run"],
+        [*CLI, *fake_args(fake_openai, config_file), "run", "-o", "json", "hello run"],
         cwd=work, env=agent_env(), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

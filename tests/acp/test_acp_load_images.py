@@ -11,8 +11,9 @@ import pytest
 from acp import text_block
 
 from freeact_tui.store.event_record import IMAGE_NOTE
-from tests.acp_client import RecordingClient, acp_agent, content_texts, fake_model_args, write_config
+from tests.acp_client import RecordingClient, acp_agent, content_texts, write_config
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import fake_args
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240), pytest.mark.asyncio(loop_scope="module")]
 
@@ -46,7 +47,7 @@ async def test_a_loaded_session_shows_an_image_result_as_it_was_sent_live(
         Reply("A rising line."),
     )
     live = RecordingClient(["allow_once"])
-    async with acp_agent(live, *fake_model_args(fake_openai.url, config), cwd=work) as (conn, _):
+    async with acp_agent(live, *fake_args(fake_openai, config), cwd=work) as (conn, _):
         sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
         await conn.prompt(session_id=sid, prompt=[text_block("plot a line")])
     sent = _result(live, "call_plot")
@@ -58,7 +59,7 @@ async def test_a_loaded_session_shows_an_image_result_as_it_was_sent_live(
     assert IMAGE_NOTE.strip() in told  # the model got the lines that name the image: they are stored
 
     again = RecordingClient()
-    async with acp_agent(again, *fake_model_args(fake_openai.url, config), cwd=work) as (conn, _):
+    async with acp_agent(again, *fake_args(fake_openai, config), cwd=work) as (conn, _):
         await conn.load_session(cwd=str(work), session_id=sid, mcp_servers=[])
     replayed = _result(again, "call_plot")
     assert replayed["status"] == "completed"

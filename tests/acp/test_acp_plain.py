@@ -13,6 +13,7 @@ import pytest
 
 from tests.acp.test_acp_faults import read, request, send, start
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import fake_args
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180)]
 
@@ -32,7 +33,7 @@ def test_an_older_client_sets_the_model_with_set_model(tmp_path: Path) -> None:
     config.write_text('subagent_pool_size = 0\ncheckpoints = false\naction_protocol = "tools"\n')
     with FakeOpenAI(models=["fake-model", "other-model"]) as server:
         server.script(Reply("one"), Reply("two"))
-        args = ["--base-url", server.url, "--model", "fake-model", "--config", str(config)]
+        args = [*fake_args(server), "--config", str(config)]
         proc = start(*args, cwd=tmp_path)
         try:
             send(proc, request(0, "initialize", {"protocolVersion": 1}))
@@ -125,7 +126,7 @@ def test_the_mode_a_client_sets_survives_another_process_a_model_change_and_a_fo
     code = ToolCallReply("ipybox_execute_ipython_cell", {"code": "print(6 * 7)"}, call_id="c1")
     with FakeOpenAI(models=["fake-model", "other-model"]) as server:
         server.script(Reply(tool_calls=[code]), Reply("Not run."))
-        args = ["--base-url", server.url, "--model", "fake-model", "--config", str(config)]
+        args = [*fake_args(server), "--config", str(config)]
         first = start(*args, cwd=tmp_path)
         try:
             send(first, request(0, "initialize", {"protocolVersion": 1}))
@@ -236,7 +237,7 @@ def test_an_editor_buffer_never_saved_is_read_and_edited_and_a_failing_call_is_s
             Reply(tool_calls=[ToolCallReply("filesystem_edit_text_file", edit, call_id="e")]),
             Reply("edited"),
         )
-        proc = start("--base-url", server.url, "--model", "fake-model", "--config", str(config), cwd=work)
+        proc = start(*fake_args(server), "--config", str(config), cwd=work)
         editor = Editor(["allow_once"] * 3, buffers={path: buffer})
         try:
             fs = {"fs": {"readTextFile": True, "writeTextFile": True}}
@@ -288,7 +289,7 @@ def test_the_context_fill_follows_every_change_that_is_no_model_request(tmp_path
     config.write_text('subagent_pool_size = 0\ncheckpoints = false\naction_protocol = "tools"\n')
     with FakeOpenAI(models=["fake-model", "other-model"]) as server:
         server.script(Reply("The answer is " + "long " * 200 + "."))
-        proc = start("--base-url", server.url, "--model", "fake-model", "--config", str(config), cwd=tmp_path)
+        proc = start(*fake_args(server), "--config", str(config), cwd=tmp_path)
         editor = Editor()
         seen: dict[str, list[dict[str, Any]]] = {}
         ask_id = iter(range(10, 100))

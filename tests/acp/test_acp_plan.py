@@ -14,8 +14,9 @@ from acp import text_block
 
 from freeact_tui.acp.plan import plan_entries
 from freeact_tui.project import paths
-from tests.acp_client import EditorClient, RecordingClient, acp_agent, fake_model_args, write_config
+from tests.acp_client import EditorClient, RecordingClient, acp_agent, write_config
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import fake_args
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
@@ -74,7 +75,7 @@ async def test_a_plan_written_and_ticked_by_the_agent_is_sent_as_plan_updates(
     )
     client = RecordingClient(["allow_once"] * 3)
     config = write_config(tmp_path)
-    async with acp_agent(client, *fake_model_args(fake_openai.url, config), cwd=work) as (conn, _):
+    async with acp_agent(client, *fake_args(fake_openai, config), cwd=work) as (conn, _):
         session = await conn.new_session(cwd=str(work), mcp_servers=[])
         sid = session.session_id
         await conn.prompt(session_id=sid, prompt=[text_block("plan the fix")])
@@ -113,7 +114,7 @@ async def test_a_plan_written_through_the_editor_is_sent_even_unsaved(
     fake_openai.script(call("filesystem_edit_text_file", edit, "call_e"), Reply("ticked"))
     client = EditorClient(["allow_once"], saves=False)
     config = write_config(tmp_path)
-    async with acp_agent(client, *fake_model_args(fake_openai.url, config), cwd=work) as (conn, _):
+    async with acp_agent(client, *fake_args(fake_openai, config), cwd=work) as (conn, _):
         session = await conn.new_session(cwd=str(work), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=[text_block("tick step one")])
     assert plan_file.read_text() == PLAN  # the editor did not save: the disk knows nothing of it

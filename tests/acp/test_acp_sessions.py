@@ -18,6 +18,7 @@ from acp import RequestError, text_block
 
 from tests.acp_client import RecordingClient, acp_agent
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.helpers import fake_args
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
@@ -34,10 +35,6 @@ def config_file(tmp_path: Path) -> Path:
     path = tmp_path / "acp.toml"
     path.write_text('subagent_pool_size = 0\ncheckpoints = false\naction_protocol = "tools"\n')
     return path
-
-
-def fake_args(server: FakeOpenAI, config_file: Path) -> list[str]:
-    return ["--base-url", server.url, "--model", "fake-model", "--config", str(config_file)]
 
 
 def posts(server: FakeOpenAI) -> list[Any]:

@@ -17,8 +17,9 @@ import psutil
 import pytest
 from acp import RequestError, text_block
 
-from tests.acp_client import RecordingClient, acp_agent, content_texts, fake_model_args, write_config
+from tests.acp_client import RecordingClient, acp_agent, content_texts, write_config
 from tests.fake_openai import FakeOpenAI, RecordedRequest, Reply, ToolCallReply
+from tests.helpers import fake_args
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
@@ -31,39 +32,33 @@ def work(tmp_path: Path) -> Path:
 
 
 def args(server: FakeOpenAI, tmp_path: Path, *extra: str) -> list[str]:
-    return [*fake_model_args(server.url, write_config(tmp_path)), *extra]
+    return [*fake_args(server, write_config(tmp_path)), *extra]
 
 
 def code_call(code: str, call_id: str) -> Reply:
     return Reply(tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": code}, call_id=call_id)])
 
 
-async def test_a_filtered_reply_is_a_refusal_and_the_next_turn_is_not(
-    fake_openai: FakeOpenAI, work: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("cut", "stop"),
+    [
+        (Reply("I can't help with that.", finish_reason="content_filter"), "refusal"),
+        (Reply("The answer is", finish_reason="length"), "max_tokens"),
+    ],
+    ids=["a filtered reply is a refusal", "a reply at the token limit is max_tokens"],
+)
+async def test_a_reply_cut_short_ends_its_turn_by_why_and_the_next_turn_is_not(
+    fake_openai: FakeOpenAI, work: Path, tmp_path: Path, cut: Reply, stop: str
 ) -> None:
-    fake_openai.script(Reply("I can't help with that.", finish_reason="content_filter"), Reply("Sure."))
+    fake_openai.script(cut, Reply("42."))
     client = RecordingClient()
     async with acp_agent(client, *args(fake_openai, tmp_path), cwd=work) as (conn, _):
         session = await conn.new_session(cwd=str(work), mcp_servers=[])
-        refused = await conn.prompt(session_id=session.session_id, prompt=[text_block("something bad")])
-        answered = await conn.prompt(session_id=session.session_id, prompt=[text_block("something else")])
-    assert refused.stop_reason == "refusal"
-    assert answered.stop_reason == "end_turn"
-    assert client.text() == "I can't help with that.Sure."
-
-
-async def test_a_reply_at_the_token_limit_is_max_tokens_and_the_next_turn_is_not(
-    fake_openai: FakeOpenAI, work: Path, tmp_path: Path
-) -> None:
-    fake_openai.script(Reply("The answer is", finish_reason="length"), Reply("42."))
-    client = RecordingClient()
-    async with acp_agent(client, *args(fake_openai, tmp_path), cwd=work) as (conn, _):
-        session = await conn.new_session(cwd=str(work), mcp_servers=[])
-        cut = await conn.prompt(session_id=session.session_id, prompt=[text_block("what is it?")])
+        first = await conn.prompt(session_id=session.session_id, prompt=[text_block("what is it?")])
         answered = await conn.prompt(session_id=session.session_id, prompt=[text_block("go on")])
-    assert cut.stop_reason == "max_tokens"
+    assert first.stop_reason == stop
     assert answered.stop_reason == "end_turn"
-    assert client.text() == "The answer is42."
+    assert client.text() == f"{cut.text}42."
 
 
 async def test_the_request_budget_and_the_progress_bound_are_max_turn_requests(

@@ -8,13 +8,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.acp_client import agent_env
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import CLI, fake_args
 
 pytestmark = [
     pytest.mark.kernel,
@@ -55,7 +55,7 @@ def test_typescript_sdk_client_runs_a_turn(fake_openai: FakeOpenAI, tmp_path: Pa
         ),
         Reply("It is 42."),
     )
-    agent = [sys.executable, "-m", "freeact_tui", "--base-url", fake_openai.url, "--model", "fake-model",
+    agent = [*CLI, *fake_args(fake_openai),
              "--config", str(config), "acp"]  # fmt: skip
     done = subprocess.run(
         ["node", str(client), *agent],
@@ -87,7 +87,7 @@ def test_typescript_sdk_client_uses_the_session_features(tmp_path: Path) -> None
     config.write_text('subagent_pool_size = 0\ncheckpoints = false\naction_protocol = "tools"\n')
     with FakeOpenAI(models=["fake-model", "other-model"]) as server:
         server.script(Reply("one"), Reply("two"))
-        agent = [sys.executable, "-m", "freeact_tui", "--base-url", server.url, "--model", "fake-model",
+        agent = [*CLI, *fake_args(server),
                  "--config", str(config), "acp"]  # fmt: skip
         done = subprocess.run(
             ["node", str(client), *agent],

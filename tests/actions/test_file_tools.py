@@ -46,7 +46,7 @@ from freeact_tui.tui.widgets.blocks import ActionBlock, ToolOutputBlock
 from freeact_tui.tui.widgets.image_preview import ImagePreview
 from freeact_tui.tui.widgets.prompt import PromptInput
 from tests import helpers
-from tests.helpers import run
+from tests.helpers import CLI, fake_args, run
 from tests.scripted import Call, Script, script
 
 pytestmark = pytest.mark.kernel
@@ -717,7 +717,7 @@ def test_headless_run_reads_without_a_rule_and_writes_only_with_one(tmp_path: Pa
 
     def headless(server: FakeOpenAI, *rules: str) -> dict[str, object]:
         done = subprocess.run(
-            [sys.executable, "-m", "freeact_tui", "run", "--base-url", server.url, "--model", "fake-model"]
+            [*CLI, "run", *fake_args(server)]
             + [a for rule in rules for a in ("--allow", rule)]
             + ["-o", "json", "add coffee"],
             cwd=work,

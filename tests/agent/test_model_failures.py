@@ -33,6 +33,7 @@ from freeact_tui.agent import model_call
 from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.context.compaction import CompactionError
 from freeact_tui.agent.model_call import ModelCallError
+from freeact_tui.agent.reply_shape import NotProtocolReply
 from freeact_tui.agent.turn.failures import failure_of
 from freeact_tui.agent.turn.state import TurnError
 from freeact_tui.events import AgentError, Compacting, ErrorKind
@@ -253,11 +254,24 @@ def test_headless_compaction_failure_is_a_clear_model_error_and_the_session_goes
     assert code == 0 and resumed["answer"] == "ok", resumed
 
 
+def _wrapped(reason: BaseException) -> BaseException:
+    """``reason`` as the client stack reports it: the cause of its own error."""
+    outer = UnexpectedModelBehavior("Streamed response ended without content or tool calls")
+    outer.__cause__ = reason
+    return outer
+
+
 TABLE: list[tuple[BaseException, ErrorKind, str]] = [
     (ModelHTTPError(503, "m", {"error": "busy"}), "model", "HTTP 503"),
     (ModelCallError("The model request failed."), "model", "model request failed"),
     (CompactionError("The context could not be compacted: no."), "model", "could not be compacted"),
     (UnexpectedModelBehavior("odd"), "model", "odd"),
+    (NotProtocolReply("http://h/v1", "an HTML page"), "model", "http://h/v1 answered with an HTML page"),
+    (
+        _wrapped(NotProtocolReply("http://h/v1", "an empty body")),
+        "model",
+        "http://h/v1 answered with an empty body",
+    ),
     (UsageLimitExceeded("tokens"), "limit", "usage limit"),
     (TurnError("config", "No model is set."), "config", "No model is set."),
     (TurnError("kernel", "The kernel died."), "kernel", "The kernel died."),

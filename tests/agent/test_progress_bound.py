@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.policy.outcomes import GUARDED_KEY
 from freeact_tui.agent.policy.progress import DEFAULT_FAILING_LIMIT, DEFAULT_STALL_LIMIT, KIND_REPEATS
 from freeact_tui.events import AgentError, ApprovalRequest
 from freeact_tui.execution.kernel.executor import KernelExecutor
 from freeact_tui.permissions.rules import PermissionRules
+from freeact_tui.store.step_record import StepRecord
 from freeact_tui.store.transcript import NUDGE_KEY, SWITCH_KEY, content_text
 from tests.helpers import of, run
 from tests.scripted import CODE_TOOL, Call, Code, Item, Script
@@ -155,8 +155,7 @@ def correctives(messages: list[ModelMessage]) -> list[str]:
         if NUDGE_KEY in meta or SWITCH_KEY in meta:
             found.extend(str(p.content) for p in m.parts if isinstance(p, UserPromptPart))
         for p in m.parts:
-            pmeta = p.metadata if isinstance(p, ToolReturnPart) and isinstance(p.metadata, dict) else {}
-            if isinstance(p, ToolReturnPart) and (pmeta.get("malformed") or pmeta.get(GUARDED_KEY)):
+            if isinstance(p, ToolReturnPart) and (StepRecord.of_part(p).malformed or StepRecord.of_part(p).guarded):
                 found.append(content_text(p.content))
     return found
 

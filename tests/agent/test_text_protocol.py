@@ -307,8 +307,7 @@ async def test_cancel_while_a_block_runs_keeps_a_valid_history(
 async def test_the_auto_rule_counts_only_tool_calls_that_ran() -> None:
     from pydantic_ai.messages import ToolReturnPart
 
-    from freeact_tui.agent.policy.mode import ActionMode
-    from freeact_tui.agent.policy.reply import ReplyPolicy
+    from freeact_tui.agent.policy.reply import reply_policy
     from freeact_tui.agent.policy.text_protocol import text_actions
 
     def history(metadata: dict[str, object] | None) -> list[ModelRequest]:
@@ -316,7 +315,7 @@ async def test_the_auto_rule_counts_only_tool_calls_that_ran() -> None:
         return [ModelRequest(parts=[part])]
 
     blocks = text_actions("```python\nprint(1)\n```")
-    protocol = ReplyPolicy(ActionMode("auto"))
+    protocol = reply_policy("auto")
     for meta in (
         {"outcome": "interrupted"},
         {"outcome": "rejected"},
@@ -325,4 +324,4 @@ async def test_the_auto_rule_counts_only_tool_calls_that_ran() -> None:
         assert protocol.switch_reason(blocks, history(meta)) is not None, meta
     for meta in ({"outcome": "ok"}, {"outcome": "error"}, None):  # None: a freeact session stores no outcome
         assert protocol.switch_reason(blocks, history(meta)) is None, meta
-    assert ReplyPolicy(ActionMode("tools")).switch_reason(blocks, []) is None
+    assert reply_policy("tools").switch_reason(blocks, []) is None

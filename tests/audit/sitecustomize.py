@@ -10,6 +10,23 @@ _FOLDER = os.environ.get("AUDIT_FOLDER")
 _LOG = os.environ.get("AUDIT_LOG")
 
 
+# The app's readers of project files: the trust check's digest and the one reader for use.
+_READERS = {("trusted.py", "read_opened"), ("trust.py", "project_files")}
+
+
+def _reader(event: str) -> str | None:
+    """Which of ``_READERS`` an ``open`` is made through (``None``: another way, or not an open)."""
+    if event != "open":
+        return None
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if (os.path.basename(code.co_filename), code.co_name) in _READERS and "project" in code.co_filename:
+            return code.co_name
+        frame = frame.f_back
+    return None
+
+
 def _install(folder: str, log: str) -> None:
     folder = os.path.realpath(folder)
     busy = [False]
@@ -49,8 +66,9 @@ def _install(folder: str, log: str) -> None:
             for candidate in candidates:
                 path = under(candidate)
                 if path is not None:
+                    record = {"pid": os.getpid(), "event": event, "path": path, "reader": _reader(event)}
                     with open(log, "a", encoding="utf-8") as out:
-                        out.write(json.dumps({"pid": os.getpid(), "event": event, "path": path}) + "\n")
+                        out.write(json.dumps(record) + "\n")
         except Exception:
             pass
         finally:

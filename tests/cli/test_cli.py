@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ from typer.testing import CliRunner
 
 from freeact_tui.cli import app, resolve_session_id
 from freeact_tui.project.config import load_config
+from tests.helpers import CLI, cli
 
 runner = CliRunner()
 
@@ -69,22 +68,14 @@ def test_sessions_subcommand_is_mounted() -> None:
 
 def test_python_dash_m_entry_point() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "freeact_tui", "--version"], capture_output=True, text=True, timeout=60
+        [*CLI, "--version"], capture_output=True, text=True, timeout=60
     )
     assert out.returncode == 0 and "freeact-tui" in out.stdout
 
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The real command line in a subprocess, with its own home (no user config is read)."""
-    env = {**os.environ, "FREEACT_TUI_HOME": str(tmp_path / "home")}
-    return subprocess.run(
-        [sys.executable, "-m", "freeact_tui", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=tmp_path,
-    )
+    return cli(*args, cwd=tmp_path, env={"FREEACT_TUI_HOME": str(tmp_path / "home")})
 
 
 def test_config_given_before_sessions_applies_to_it(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from freeact_tui.agent.agent import Agent
 from freeact_tui.cli.run import STREAM_SCHEMA_VERSION, HeadlessRun, parse_rule, read_prompt, session_rules
 from freeact_tui.permissions.rules import PermissionRules
 from tests.fake_openai import FakeOpenAI, HttpError, RecordedRequest, Reply, Stall, ToolCallReply
-from tests.helpers import cli, fake_args, session_lines
+from tests.helpers import CLI, cli, fake_args, session_lines
 from tests.scripted import Call, Code, Script, Think, script
 
 CODE_TOOL = "ipybox_execute_ipython_cell"
@@ -210,7 +209,7 @@ def test_a_server_that_cannot_be_reached_is_named_with_the_cause(tmp_path: Path)
 def test_sigint_exits_130(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     fake_openai.script(Stall(text_before="thinking"))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "freeact_tui", "run", *fake_args(fake_openai), "wait"],
+        [*CLI, "run", *fake_args(fake_openai), "wait"],
         cwd=tmp_path,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

@@ -9,36 +9,25 @@ import os
 import pty
 import select
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.helpers import CLI, cli, fake_args
 
 HOSTILE = "Done.\x1b]52;c;aGFja2Vk\x07\x1b]2;pwned\x07 \x1b[2K\x1b[1Gall good"
 
 
+ARGS = ("run", "--action-protocol", "tools")
+
+
 def _run_on_a_terminal(fake_openai: FakeOpenAI, cwd: Path) -> bytes:
     leader, follower = pty.openpty()
-    env = {**os.environ, "OPENAI_API_KEY": "test-key"}
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "freeact_tui",
-            "run",
-            "--action-protocol",
-            "tools",
-            "--base-url",
-            fake_openai.url,
-            "--model",
-            "fake",
-            "hi",
-        ],
+        [*CLI, *ARGS, *fake_args(fake_openai), "hi"],
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=follower,
         stderr=subprocess.PIPE,
-        env=env,
     )
     os.close(follower)
     written = b""
@@ -73,25 +62,6 @@ def test_run_into_a_pipe_writes_the_answer_as_the_model_wrote_it(
     fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     fake_openai.script(Reply(HOSTILE))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "freeact_tui",
-            "run",
-            "--action-protocol",
-            "tools",
-            "--base-url",
-            fake_openai.url,
-            "--model",
-            "fake",
-            "hi",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "OPENAI_API_KEY": "test-key"},
-    )
+    done = cli(*ARGS, *fake_args(fake_openai), "hi", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.rstrip("\n") == HOSTILE

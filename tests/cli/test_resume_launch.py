@@ -9,7 +9,6 @@ import pty
 import re
 import struct
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -18,10 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freeact_tui.cli.resume import RESUMED_KEYS, resumed_overrides
 from freeact_tui.store.index import read_meta, refresh_meta
+from freeact_tui.store.restored import RESUMED_KEYS, resumed_values
 from freeact_tui.store.sessions import SessionStore
-from tests.helpers import cli, kill_processes, with_home
+from tests.helpers import CLI, cli, kill_processes, with_home
 
 RECORD = {"model": "demo", "action_protocol": "text", "base_url": "http://127.0.0.1:9/v1"}
 
@@ -43,7 +42,7 @@ ROWS = [
 def test_resumed_overrides(
     recorded: dict[str, object], given_: dict[str, object], taken: dict[str, str]
 ) -> None:
-    assert resumed_overrides(recorded, given_) == taken
+    assert resumed_values(recorded, given_) == taken
 
 
 @given(
@@ -58,7 +57,7 @@ def test_resumed_overrides(
 def test_the_record_never_beats_the_command_line(
     recorded: dict[str, object], given_: dict[str, object]
 ) -> None:
-    taken = resumed_overrides(recorded, given_)
+    taken = resumed_values(recorded, given_)
     assert set(taken) <= set(RESUMED_KEYS)
     assert not any(given_.get(key) is not None for key in taken)
     assert all(isinstance(v, str) and v == recorded[k] for k, v in taken.items())
@@ -107,7 +106,7 @@ class Terminal:
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "freeact_tui", *args],
+            [*CLI, *args],
             stdin=slave,
             stdout=slave,
             stderr=slave,

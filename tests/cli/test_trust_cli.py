@@ -8,7 +8,7 @@ from pathlib import Path
 from freeact_tui.project import trust
 from freeact_tui.project.review import review
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.helpers import cli
+from tests.helpers import cli, fake_args
 
 
 def test_run_trust_prints_the_listing_it_trusts(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
@@ -22,10 +22,7 @@ def test_run_trust_prints_the_listing_it_trusts(tmp_path: Path, fake_openai: Fak
     done = cli(
         "run",
         "--trust",
-        "--base-url",
-        fake_openai.url,
-        "--model",
-        "fake-model",
+        *fake_args(fake_openai),
         "hi",
         cwd=folder,
         timeout=180,
@@ -55,10 +52,7 @@ def test_resume_never_picks_a_session_planted_in_an_untrusted_folder(
     done = cli(
         "run",
         "--resume",
-        "--base-url",
-        fake_openai.url,
-        "--model",
-        "fake-model",
+        *fake_args(fake_openai),
         "hi",
         cwd=folder,
         timeout=180,

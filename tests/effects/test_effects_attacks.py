@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from freeact_tui.effects import Kind, describe, known, read_effects
@@ -52,6 +52,11 @@ def _asks(code: str, folder: Path) -> None:
     assert rules.check(CodeAction(code)) == "ask", code
 
 
+def _cannot_be_told(code: str, folder: Path) -> None:
+    """The reading says it cannot tell what ``code`` does (so no mode or rule lets it run unasked)."""
+    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+
+
 # -- F1: IPython expands {expr} and $name in a magic's line before the magic runs ----------------------
 
 EXPANDED = [
@@ -71,12 +76,6 @@ EXPANDED = [
 ]
 
 
-@pytest.mark.parametrize("code", EXPANDED)
-def test_a_magic_line_ipython_expands_cannot_be_told(code: str, folder: Path) -> None:
-    _asks(code, folder)
-    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds
-
-
 _MAGIC_LINES = ["%pprint{a}", "%precision 3{a}", "%matplotlib inline{a}", "%matplotlib -l{a}", "%%writefile notes.md{a}\nhi",
                 "%%writefile -a notes.md{a}\nhi", "%%time{a}\nx = 1", "%%capture{a}\nx = 1"]  # fmt: skip
 _EXPANSIONS = st.one_of(
@@ -93,7 +92,7 @@ def test_any_expansion_in_any_magic_line_cannot_be_told(
 ) -> None:
     """Whatever the magic (the harmless ones included), an expansion in its line is code run before it."""
     code = line.format(a=glue + expansion)
-    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+    _cannot_be_told(code, folder)
 
 
 # -- F2: %%writefile's file name is the word IPython's own parser gives it -----------------------------
@@ -101,11 +100,6 @@ def test_any_expansion_in_any_magic_line_cannot_be_told(
 QUOTED = [f'%%writefile {q}{name}{q}\nx' for q in ('"', "'") for name in
           (".git/config", "AGENTS.md", "helper.py", "x.pth", "sitecustomize.py", ".freeact-tui.toml", ".env")]  # fmt: skip
 QUOTED += ['%%writefile -a "helper.py"\nx', "%%writefile --append 'x.pth'\nx", '%%writefile "../x"\nx']
-
-
-@pytest.mark.parametrize("code", QUOTED)
-def test_a_quoted_writefile_path_is_judged_as_ipython_writes_it(code: str, folder: Path) -> None:
-    _asks(code, folder)
 
 
 def _ipython_writes(args: str) -> str | None:
@@ -174,11 +168,6 @@ _DENY = frozenset(
 """Names known to run a test runner or a command line, change the process or the system, or touch files."""
 
 
-@pytest.mark.parametrize("code", RUNNERS)
-def test_a_library_test_runner_or_entry_point_is_never_pure(code: str, folder: Path) -> None:
-    _asks(code, folder)
-
-
 def _pure_callables() -> list[tuple[str, str]]:
     """Every callable the reading calls pure in each module (and family submodule) it trusts by
     "every public name", importable here."""
@@ -231,11 +220,6 @@ METHODS_BY_NAME = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("code", METHODS_BY_NAME)
-def test_a_method_the_cell_defines_is_not_trusted_on_another_receiver(code: str, folder: Path) -> None:
-    _asks(code, folder)
-
-
 @_SETTINGS
 @given(
     name=st.from_regex(r"[a-z][a-z_]{2,10}", fullmatch=True),
@@ -256,7 +240,7 @@ def test_any_defined_method_name_called_on_a_library_value_cannot_be_told(
             f"{receiver}.{name}(chr(47) + 'x')",
         ]  # fmt: skip
     )
-    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+    _cannot_be_told(code, folder)
 
 
 def test_a_method_of_the_cells_own_class_on_its_own_instance_still_computes(folder: Path) -> None:
@@ -277,11 +261,6 @@ PATCHES = [
     "class A:\n    def f(self):\n        self.x = 1\nimport pathlib\nlist(map(A.f, [pathlib.Path]))",
     "import pathlib\nP = pathlib.Path\ndel P.read_text",
 ]
-
-
-@pytest.mark.parametrize("code", PATCHES)
-def test_an_attribute_store_on_a_value_the_cell_did_not_make_cannot_be_told(code: str, folder: Path) -> None:
-    _asks(code, folder)
 
 
 _LIBRARY_VALUES = ["pathlib.Path", "json.JSONEncoder", "np.ndarray", "pd.DataFrame", "plt.figure()",
@@ -307,7 +286,7 @@ def test_any_attribute_store_on_a_library_value_cannot_be_told(
 ) -> None:
     code = "import json, pathlib\nimport numpy as np\nimport pandas as pd\nimport matplotlib.pyplot as plt\n"
     code += form.format(v=value, a=attr)
-    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+    _cannot_be_told(code, folder)
 
 
 def test_attributes_of_the_cells_own_instances_still_compute(folder: Path) -> None:
@@ -331,11 +310,6 @@ TEMPLATES = [
 ]
 
 
-@pytest.mark.parametrize("code", TEMPLATES)
-def test_a_template_that_reaches_into_its_arguments_cannot_be_told(code: str, folder: Path) -> None:
-    _asks(code, folder)
-
-
 @_SETTINGS
 @given(
     field=st.from_regex(r"[0-9a-z]{0,2}(\.[a-z_]{1,8}|\[[a-z0-9]{1,4}\])+", fullmatch=True),
@@ -348,7 +322,7 @@ def test_any_template_field_with_an_attribute_or_item_cannot_be_told(
     field: str, around: str, call: str, folder: Path
 ) -> None:
     code = call.format(t=around.format(f=field))
-    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+    _cannot_be_told(code, folder)
 
 
 def test_plain_templates_still_compute(folder: Path) -> None:
@@ -372,7 +346,7 @@ def test_a_move_with_other_paths_in_one_cell_cannot_be_told(
 ) -> None:
     """a -> b/c/f and d/c -> outside: after ``rename('d', 'b')`` the write through ``a`` lands outside."""
     code = f"{move}\n{other}" if first else f"{other}\n{move}"
-    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+    _cannot_be_told(code, folder)
 
 
 def test_the_reported_rename_then_write_through_a_link_asks(folder: Path, tmp_path: Path) -> None:
@@ -417,12 +391,16 @@ _CLI_ATTACKS = [
     ("import numpy as np\nnp.test(extra_argv=['--basetemp', chr(46) * 2 + chr(47) + 'outside.txt'])", "outside.txt"),
     ("import matplotlib.pyplot as plt\ndef print_png(self): pass\nplt.figure().canvas.print_png(chr(46) * 2 + chr(47) + 'outside.txt')", "outside.txt"),
     ("open('matplotlibrc', 'w').write('backend: module://helper')", "work/matplotlibrc"),
+    # round 5: IPython's prompt stripping makes a magic of `... %cd`; a method as a value; a binding that never runs
+    ('cd = 1\ndoc = """\n>>> example\n"""\n... %cd\nopen("planted.txt", "w").write("x")', "planted.txt"),  # HOME
+    ("import pathlib\nlist(map(pathlib.Path(chr(46) * 2 + chr(47) + 'outside.txt').write_text, ['x']))", "outside.txt"),
+    ('if False:\n    p = "ok.txt"\nopen(p, "w").write("x")', "work/ok.txt"),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("code", "target"), _CLI_ATTACKS)
 def test_the_cli_in_folder_rule_refuses_the_reported_actions(
-    code: str, target: str, fake_openai: FakeOpenAI, tmp_path: Path
+    code: str, target: str, fake_openai: FakeOpenAI, tmp_path: Path, home_is_tmp: None
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -447,3 +425,364 @@ def test_after_a_patch_ran_the_kernel_is_not_trusted_for_later_cells(patch: str,
     ledger.finished("c1")
     assert ledger.lost is not None
     assert ledger.read(later).effect_class is None
+
+
+# == round 5: what an attacker found after the last round ===============================================
+
+
+# -- R1: a name's value is the cell's only where a binding of it definitely ran before the use --------------
+# (cell 1 of each report left the kernel's name pointing elsewhere; this is cell 2)
+
+UNRAN_BINDINGS = [
+    'if False:\n    p = "ok.txt"\nopen(p, "w").write("x")',  # 1a
+    'if False: secret = "data.csv"\nprint(open(secret).read())',  # 1b
+    "if False:\n    import math as os\n    _ipybox_magic_allowed = 0\nnext(iter(_ipybox_magic_allowed.set, 1))\n"
+    'print(os.popen("id; touch ../PWNED3").read())\nprint(sorted(dict(os.environ).items())[:60])',  # 1c
+    "if False:\n    _ipybox_magic_allowed = 0\nnext(iter(_ipybox_magic_allowed.set, 1))",
+    'if False: import math as asyncio\nawait asyncio.open_connection("example.org", 80)',  # 1d
+    'if False: import math as np\nlibc = list(map(np.ctypeslib.load_library, ["libc.so.6"], ["/lib"]))[0]',  # 1e
+    'if False: p = "notes.txt"\nopen(p, "w").write("#!/bin/sh")',  # 1f
+    "if False: get_ipython = lambda: 0\nget_ipython().user_ns.update({})",
+    "import math\nmath.system('id')",  # a name math does not have
+    # the neighbours: every construct that may not run a binding, or may rebind it
+    'for _ in []:\n    p = "ok.txt"\nopen(p, "w")',
+    'while False:\n    p = "ok.txt"\nopen(p, "w")',
+    'try:\n    p = "ok.txt"\nexcept Exception:\n    pass\nopen(p, "w")',
+    'x = 0\nif x:\n    p = "ok.txt"\nopen(p, "w")',
+    'def f():\n    global p\n    p = "ok.txt"\nopen(p, "w")',
+    '[(p := "ok.txt") for _ in []]\nopen(p, "w")',
+    'class C:\n    p = "ok.txt"\nopen(p, "w")',
+    'open(p, "w")\np = "ok.txt"',
+    'def f():\n    return open(p, "w")\nf()\np = "ok.txt"',
+    'p = "ok.txt"\nif False:\n    p = "other.txt"\nopen(p, "w")',
+    'x = 0\nif x:\n    import os\nos.getcwd()',
+    "def f():\n    import os\n    return os.getcwd()",
+    'import pathlib\nif False:\n    q = pathlib.Path("ok.txt")\nq.write_text("x")',
+    "class A:\n    def go(self):\n        return 1\ngo()",  # a method's name is not the kernel's go
+    "if False:\n    def helper():\n        return 1\nhelper()",
+    "x = 1\ndel x\nx.write('y')",
+    "q += 0\nq.write('x')",  # += reads the kernel's q first
+    "class K:\n    q = [1]\n    fs = [q.write('x') for _ in [1]]",  # a comprehension skips the class's names
+    "class K:\n    q = [1]\n    f = lambda: q.write('x')",
+]
+
+
+@pytest.mark.parametrize("code", UNRAN_BINDINGS)
+def test_a_binding_that_may_not_run_before_the_use_leaves_the_kernels_value(code: str, folder: Path) -> None:
+    _asks(code, folder)
+    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds
+
+
+_UNSURE = ["if c:\n{b}", "if c:\n    pass\nelse:\n{b}", "for _ in xs:\n{b}", "while c:\n{b}\n    break",
+           "try:\n{b}\nexcept Exception:\n    pass", "def f():\n{b}", "class K:\n{b}", "with m as fh:\n{b}",
+           "async def f():\n{b}", "if c:\n    if d:\n    {b}"]  # fmt: skip
+_BOUND_THEN_USED = [
+    ('p = "ok.txt"', 'open(p, "w").write("x")'),
+    ("import math as os", 'os.popen("id")'),
+    ("_ipybox_magic_allowed = 0", "next(iter(_ipybox_magic_allowed.set, 1))"),
+    ("import json as np", "np.ctypeslib"),
+    ("f = lambda: 0", "f()"),
+    ("def f():\n    return 0", "f()"),
+    ('secret = "data.csv"', "print(open(secret).read())"),
+    ("q = [1]", "q.write('x')"),
+]
+
+
+@_SETTINGS
+@given(
+    wrapper=st.sampled_from(_UNSURE),
+    pair=st.sampled_from(_BOUND_THEN_USED),
+    prelude=st.sampled_from(["", "c = d = 0\nxs = []\nm = open('a.txt')\n"]),
+    also_after=st.booleans(),
+)
+def test_a_use_after_a_binding_in_any_construct_that_may_not_run_it_cannot_be_told(
+    wrapper: str, pair: tuple[str, str], prelude: str, also_after: bool, folder: Path
+) -> None:
+    """A name bound only inside a branch, loop, ``try``, function or class body (or bound only after the
+    use) is the kernel's at the use: whatever the cell seems to bind, the use cannot be told."""
+    binding, use = pair
+    indented = "\n".join("    " + line for line in binding.splitlines())
+    code = prelude + wrapper.format(b=indented) + "\n" + use
+    if also_after:
+        code = prelude + use + "\n" + binding
+    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+
+
+DEFINITE = [
+    ('p = "ok.txt"\nopen(p, "w").write("x")', "in-folder"),
+    ('p = "ok.txt"\ndef f():\n    return open(p, "w")\nf()', "in-folder"),
+    ("total = 0\nfor i in range(3):\n    total += i\nprint(total)", "computes"),
+    ('x = 3\nif x > 0:\n    label = "pos"\nelse:\n    label = "neg"\nprint(label)', "computes"),
+    ("try:\n    v = int('3')\nexcept ValueError:\n    v = 0\nprint(v)", "computes"),
+    ("with open('a.txt') as fh:\n    data = fh.read()\nprint(len(data))", "reads"),
+    ("def fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\nprint(fact(5))", "computes"),
+    ("xs = [1, 2]\nprint([a * 2 for a in xs], {k: v for k, v in enumerate(xs)})", "computes"),
+    ("class P:\n    def __init__(self, v):\n        self.v = v\n    def get(self):\n        return self.v\nprint(P(1).get())", "computes"),
+    ("def save(p):\n    open('out.txt', 'w').write(p)\nsave('x')", "in-folder"),
+    ("def double(x):\n    return 2 * x\nprint(list(map(double, [1, 2])), sorted([1], key=lambda v: -v))", "computes"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("code", "klass"), DEFINITE)
+def test_bindings_that_definitely_ran_still_read_as_what_they_do(code: str, klass: str, folder: Path) -> None:
+    found = read_effects(CodeAction(code), folder)
+    assert found.effect_class == klass, describe(found)
+
+
+# -- R2: a method taken as a value is the call it enables ------------------------------------------------
+
+METHOD_VALUES = [
+    'import pathlib\nq = pathlib.Path("victim.txt")\nnext(iter(q.unlink, 1))',
+    'import pathlib\nlist(map(pathlib.Path(".git/config").write_text, ["[core]\\n\\tfsmonitor = touch PWNED; false\\n"]))',
+    'import pathlib\nhook = pathlib.Path(".git/hooks/pre-commit")\nlist(map(hook.chmod, [0o755]))',
+    'import pathlib\nsorted(["x"], key=pathlib.Path("a.txt").write_text)',
+    'import functools, pathlib\nf = functools.partial(pathlib.Path("a.txt").unlink)\nf()',
+    'import pathlib\nfns = [pathlib.Path("a.txt").unlink]\nfns[0]()',
+    "import pandas as pd\ndf = pd.DataFrame()\nlist(map(df.to_pickle, ['x.pkl']))",
+    "import pandas as pd\ndf = pd.DataFrame()\nlist(map(df.to_csv, ['.git/config']))",
+    "import pandas as pd\ns = pd.Series([1])\nlist(filter(s.to_json, ['x.json']))",
+    "t = '{0.gi_frame}'\nlist(map(t.format, [1]))",
+    "s = 'a b'\nlist(map(s.replace, ['a'], ['b']))",
+]
+
+
+@pytest.mark.parametrize("code", METHOD_VALUES)
+def test_a_method_taken_as_a_value_is_judged_as_its_call(code: str, folder: Path) -> None:
+    _asks(code, folder)
+
+
+_RECEIVERS = ['pathlib.Path("a.txt")', 'pathlib.Path("sub") / "b.txt"', "df", "[1]", '"text"', "{1: 2}"]
+_TAKERS = ["list(map({m}, xs))", "next(iter({m}, 1))", "sorted(xs, key={m})", "list(filter({m}, xs))",
+           "functools.partial({m})", "[{m}][0]", "cb = {m}", "max(xs, key={m})", "print({m})"]  # fmt: skip
+
+
+def _effectful_method_names() -> list[str]:
+    return sorted(set(known.IO_METHODS) | known.ARG_WRITE_METHODS | {"to_pickle"})
+
+
+@_SETTINGS
+@given(
+    receiver=st.sampled_from(_RECEIVERS),
+    method=st.sampled_from(_effectful_method_names()),
+    taker=st.sampled_from(_TAKERS),
+)
+def test_any_method_that_may_touch_files_taken_as_a_value_cannot_be_told(
+    receiver: str, method: str, taker: str, folder: Path
+) -> None:
+    """Whatever higher-order call takes it (``map``, ``iter(f, x)``, ``key=``, ``partial``, a callback), a
+    method that would touch a file or run a template if called cannot be told as a value."""
+    code = (
+        "import functools, pathlib\nimport pandas as pd\ndf = pd.DataFrame()\nxs = ['a.txt']\n"
+        + taker.format(m=f"({receiver}).{method}")
+    )
+    assert Kind.UNKNOWN in read_effects(CodeAction(code), folder).kinds, code
+
+
+def test_data_attributes_and_pure_methods_as_values_still_compute(folder: Path) -> None:
+    code = "xs = ['a', 'b']\nprint(list(map(str.upper, xs)), sorted(xs, key=xs.index), [1, 2].count)\n"
+    code += "import numpy as np\na = np.array([1.0])\nprint(a.shape, a.T, a.dtype)"
+    assert read_effects(CodeAction(code), folder).effect_class == "computes", describe(
+        read_effects(CodeAction(code), folder)
+    )
+
+
+# -- R3: the cell is read as IPython runs it: after its own input transformers ----------------------------
+
+PROMPT_STRIPPED = [
+    'cd = tmp = attack = eff = r5 = outside = 1\ndoc = """\n>>> example\n"""\n... %cd /tmp/attack-eff/r5/outside\n'
+    'open("planted_by_cd.txt", "w").write("x")',
+    'doc = """\n>>> x\n"""\n... %env',
+    'doc = """\n>>> x\n"""\n... %run /abs/x.py',
+    'doc = """\n>>> x\n"""\n... %logstart',
+    'doc = """\n>>> x\n"""\n... %store -r',
+    'doc = """\n>>> x\n"""\n... !id',
+    ">>> %cd ..\n>>> open('x.txt', 'w')",
+    "... %cd ..",
+    "x = 1\nx?",
+    "/open 'a.txt', 'w'",
+]
+
+
+@pytest.mark.parametrize("code", PROMPT_STRIPPED)
+def test_a_magic_ipython_makes_of_the_text_is_read_as_the_magic(code: str, folder: Path) -> None:
+    _asks(code, folder)
+
+
+_HARMLESS_MAGICS = frozenset({"time", "timeit", "matplotlib", "precision", "pprint"})
+_PIECES = st.sampled_from(
+    ["x = 1", "print('>>> a')", "s = '''\n>>> example\n'''", 'd = """\n>>> b\n"""', "%cd ..", "%env",
+     "%run helper.py", "%logstart", "%time y = 2", "%matplotlib inline", "!ls", "y = !pwd", "%%bash\nls",
+     "open('a.txt', 'w')", "cd = tmp = 1", "a = 1 % 2", "z = 3 %cd", "/print 1", ",print a b", "x?",
+     "%store -r", "#  %cd ..", "%precision 3", "%%writefile n.md\nhi", "%cd", "env = 1", "%env"]  # fmt: skip
+)
+_PROMPTS = st.sampled_from(["", "", "... ", ">>> ", "    ", "In [1]: ", "   ...: "])
+
+
+def _ipython_magics(code: str) -> list[tuple[str, str]] | None:
+    """The magics and shell calls IPython runs for ``code`` (its own transformer; ``None``: not Python)."""
+    import ast
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        tree = ast.parse(TransformerManager().transform_cell(code))
+    except (SyntaxError, ValueError):
+        return None
+    found = []
+    for node in ast.walk(tree):
+        match node:
+            case ast.Call(
+                func=ast.Attribute(value=ast.Call(func=ast.Name(id="get_ipython")), attr=method), args=args
+            ):
+                name = args[0].value if args and isinstance(args[0], ast.Constant) else ""
+                found.append((method, str(name)))
+    return found
+
+
+@_SETTINGS
+@given(lines=st.lists(st.tuples(_PROMPTS, _PIECES), min_size=1, max_size=6))
+@example(lines=[("", "cd = tmp = 1"), ("", "s = '''\n>>> example\n'''"), ("... ", "%cd")])
+@example(lines=[("", "env = 1"), ("", 'd = """\n>>> b\n"""'), ("... ", "%env")])
+def test_every_magic_ipython_would_run_is_seen_by_the_reading(
+    lines: list[tuple[str, str]], folder: Path
+) -> None:
+    """Cells mixing magics, escapes, prompts and strings: any magic or shell call IPython makes of the text
+    (``transform_cell``) that is not a harmless one is in the reading (programs, or cannot tell)."""
+    code = "\n".join(prompt + piece for prompt, piece in lines)
+    magics = _ipython_magics(code)
+    found = read_effects(CodeAction(code), folder)
+    if magics is None:
+        assert Kind.UNKNOWN in found.kinds, code
+        return
+    for method, name in magics:
+        if method in ("system", "getoutput") or name in ("bash", "sh"):
+            assert found.kinds & {Kind.PROGRAMS, Kind.UNKNOWN}, (code, magics, describe(found))
+        elif name == "writefile":
+            assert found.kinds & {Kind.WRITES, Kind.CONTROLS, Kind.OUTSIDE, Kind.UNKNOWN}, (code, describe(found))
+        elif name not in _HARMLESS_MAGICS:
+            assert Kind.UNKNOWN in found.kinds, (code, magics, describe(found))
+
+
+# -- R4: every matplotlib rcParam is decided by its key -------------------------------------------------
+
+
+def test_every_matplotlib_rcparam_is_decided_in_the_table() -> None:
+    import matplotlib
+
+    rc = known.SETTINGS["matplotlib.rcParams"]
+    assert rc.keys is not None
+    decided = [rc.keys, rc.module_keys, rc.path_keys, rc.program_keys]
+    missing = sorted(k for k in matplotlib.rcParams if not any(k in d for d in decided))
+    assert not missing, missing
+    assert not rc.keys & (rc.module_keys | rc.path_keys | rc.program_keys)
+
+
+@pytest.mark.parametrize(
+    "key", ["figure.hooks", "animation.ffmpeg_path", "animation.writer", "text.latex.engine", "pgf.texsystem",
+            "webagg.open_in_browser", "backend_fallback", "figure.not_a_key", "savefig.directory_x"]  # fmt: skip
+)
+@pytest.mark.parametrize(
+    "form", ["matplotlib.rcParams[{k!r}] = ['evilmod:hook']", "matplotlib.rcParams.update({{{k!r}: ['evilmod:hook']}})"]
+)
+def test_an_rcparam_that_names_code_a_program_or_no_known_key_cannot_be_told(
+    key: str, form: str, folder: Path
+) -> None:
+    code = "import matplotlib\n" + form.format(k=key) + "\nimport matplotlib.pyplot as plt\nplt.figure()"
+    _asks(code, folder)
+
+
+def test_an_rcparam_that_only_changes_drawing_still_computes(folder: Path) -> None:
+    code = "import matplotlib\nmatplotlib.rcParams['font.size'] = 12\nmatplotlib.rcParams['figure.dpi'] = 90"
+    assert read_effects(CodeAction(code), folder).effect_class == "computes"
+
+
+# -- R5: work that outlives its cell --------------------------------------------------------------------
+
+LATER_WORK = [
+    "import asyncio, os\nasync def tidy():\n    await asyncio.sleep(4)\n    os.rename('pkg', 'work')\n"
+    "task = asyncio.create_task(tidy())",
+    "import asyncio\nasync def t():\n    open('a.txt', 'w')\nasyncio.ensure_future(t())",
+    "import asyncio\nasync def t():\n    open('a.txt', 'w')\nasyncio.gather(t())",
+    "from asyncio import create_task",
+    "import asyncio\nloop = asyncio.get_event_loop()",
+    "import asyncio\nasync def t():\n    return 1\nasync def main():\n    loop = asyncio.get_running_loop()\n",
+    "import matplotlib.pyplot as plt\ndef f(e):\n    open('a.txt', 'w')\nplt.connect('draw_event', f)",
+    "import matplotlib.pyplot as plt\nfig = plt.figure()\nfig.canvas.mpl_connect('draw_event', print)",
+    "import asyncio\nq = asyncio.Queue()\nq.call_later(1, print)",
+    "import pandas as pd\ndf = pd.DataFrame()\ndf.add_done_callback(print)",
+    # the cell's own function handed to whoever may call it later (an option, a lazy map, a decorator)
+    "import pandas as pd\ndef fmt(x):\n    open('a.txt', 'w').write(str(x))\n    return str(x)\n"
+    "pd.options.display.float_format = fmt",
+    "def save(p):\n    open('out.txt', 'w').write(p)\nm = map(save, ['x'])",
+    "class S:\n    def save(self):\n        open('o.txt', 'w')\ns = S()\ncb = s.save",
+    "xs = ['a.txt']\nm = map(lambda p: open('a.txt', 'w'), xs)",
+    "import functools\n@functools.cache\ndef f():\n    return open('a.txt', 'w')",
+    "import numpy as np\ndef f(err, flag):\n    open('a.txt', 'w')\nnp.seterrcall(f)",
+]
+
+
+@pytest.mark.parametrize("code", LATER_WORK)
+def test_work_that_outlives_its_cell_is_never_in_folder_work(code: str, folder: Path) -> None:
+    _asks(code, folder)
+    found = read_effects(CodeAction(code), folder)
+    assert Kind.UNKNOWN in found.kinds
+
+
+@pytest.mark.parametrize("code", LATER_WORK[:3] + LATER_WORK[6:8])
+def test_work_that_outlives_its_cell_is_named_so(code: str, folder: Path) -> None:
+    assert "starts work that runs later" in describe(read_effects(CodeAction(code), folder))
+
+
+# -- R6: a path with a URL scheme is not a path in the folder -------------------------------------------
+
+_SCHEMES = st.from_regex(r"[A-Za-z][A-Za-z0-9+.\-]{0,8}", fullmatch=True)
+
+
+@_SETTINGS
+@given(
+    scheme=_SCHEMES,
+    rest=st.sampled_from(["/etc/passwd", "data.csv", "bucket/key", "//host/x", "x"]),
+    form=st.sampled_from(["import pandas as pd\npd.read_csv({p!r})", "open({p!r})", "open({p!r}, 'w')",
+                          "import numpy as np\nnp.load({p!r})", "import json\njson.load(open({p!r}))"]),  # fmt: skip
+)
+def test_a_path_with_a_url_scheme_is_never_read_as_a_path_in_the_folder(
+    scheme: str, rest: str, form: str, folder: Path
+) -> None:
+    code = form.format(p=f"{scheme}:{rest}")
+    found = read_effects(CodeAction(code), folder)
+    assert found.effect_class not in FOLDER_CLASSES, (code, describe(found))
+    assert not found.names(Kind.READS) and not found.names(Kind.WRITES), (code, describe(found))
+
+
+def test_after_work_that_outlives_its_cell_ran_no_later_reading_vouches_for_the_kernel(folder: Path) -> None:
+    """The report's t1 (a task that renames ``pkg`` to ``work`` four seconds later), approved by hand: the
+    reading of t2 (``open("work/link/planted.txt", "w")``) cannot account for it, so it cannot be told."""
+    from freeact_tui.effects.ledger import KernelLedger
+
+    ledger = KernelLedger(folder)
+    later = CodeAction("import asyncio\nawait asyncio.sleep(6)\nopen('work/link/planted.txt', 'w').write('x')")
+    assert ledger.read(later).effect_class == "in-folder"
+    ledger.ran(CodeAction(LATER_WORK[0]), "t1")
+    ledger.finished("t1")
+    assert ledger.read(later).effect_class is None
+    assert "starts work that runs later" in (ledger.lost or "")
+
+
+# -- the corpus: every attack of every family above asks ----------------------------------------------
+
+CORPUS: list[tuple[str, str, bool]] = [
+    *(("F1 an expansion IPython makes in a magic's line", code, True) for code in EXPANDED),
+    *(("F2 a quoted %%writefile path, as IPython writes it", code, False) for code in QUOTED),
+    *(("F3 a library's test runner or entry point", code, False) for code in RUNNERS),
+    *(("F4 a method the cell defines, on another receiver", code, False) for code in METHODS_BY_NAME),
+    *(("F5 an attribute stored on a value the cell did not make", code, False) for code in PATCHES),
+    *(("F6 a template that reaches into its arguments", code, False) for code in TEMPLATES),
+]
+"""(family, attack, whether the reading must also say it cannot be told): one runner for every family."""
+
+
+@pytest.mark.parametrize(("family", "code", "unknown"), CORPUS, ids=[f"{f[:2]}-{i}" for i, (f, _, _) in enumerate(CORPUS)])
+def test_every_attack_of_the_corpus_asks(family: str, code: str, unknown: bool, folder: Path) -> None:
+    _asks(code, folder)
+    if unknown:
+        _cannot_be_told(code, folder)

@@ -16,7 +16,7 @@ from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.kernel_launch import KernelLaunch
 from freeact_tui.agent.settings import Settings
 from freeact_tui.events import AgentEvent, KernelStatus
-from freeact_tui.execution.base import ExecApproval, ExecutorError
+from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult, ExecutorError
 from freeact_tui.execution.kernel.executor import KernelExecutor
 from freeact_tui.execution.tools import link as tool_link
 from freeact_tui.project.config import load_config
@@ -96,10 +96,22 @@ async def test_a_tool_server_that_fails_after_ready_fails_the_executor_and_the_w
     try:
         await asyncio.wait_for(ex.start(), 60)
         assert ex.state == "ready"
-        cell = asyncio.create_task(run(ex, "print('before', flush=True)\n!echo never"))
-        await asyncio.sleep(1.0)
+        seen: list[str] = []
+
+        async def cell_run() -> ExecResult:
+            async for item in ex.stream("print('before', flush=True)\n!echo never"):
+                if isinstance(item, ExecResult):
+                    return item
+                if isinstance(item, ExecChunk):
+                    seen.append(item.text)
+            raise AssertionError("stream ended without an ExecResult")
+
+        cell = asyncio.create_task(cell_run())
+        # The tool server fails while the cell waits on it: only once the cell runs (a loaded machine
+        # may take seconds to start it; a cell sent after the failure is refused at once, by design).
+        await until(lambda: "before" in "".join(seen), "the cell is running")
         gate.set()
-        _, result = await asyncio.wait_for(cell, 30)  # never a hang
+        result = await asyncio.wait_for(cell, 30)  # never a hang
         assert result.is_error
         assert "The kernel's tool server could not start" in result.text
         assert "no module named 'uvicorn'" in result.text

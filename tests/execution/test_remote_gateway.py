@@ -32,6 +32,7 @@ from freeact_tui.execution.gateway.endpoint import resolve_endpoint
 from freeact_tui.execution.gateway.remote import RemoteExecutor
 from tests.executor_checks import approvals, run
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import CLI, fake_args
 from tests.tls_gateway import Gateway, free_port, tls_gateway
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180), pytest.mark.asyncio(loop_scope="module")]
@@ -439,8 +440,8 @@ async def test_headless_run_over_tls_writes_the_token_nowhere(
         lambda request: Reply(f"Done: {request.tool_results()[-1].strip()}"),
     )
     done = await _cli(
-        [sys.executable, "-m", "freeact_tui", "run", "-e", "remote", "--skip-permissions",
-         "--base-url", fake_openai.url, "--model", "fake-model", "-o", "json", "go"],
+        [*CLI, "run", "-e", "remote", "--skip-permissions",
+         *fake_args(fake_openai), "-o", "json", "go"],
         tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -466,8 +467,7 @@ async def test_cli_insecure_switch_warns_and_works(
         ),
         lambda request: Reply(f"Got {request.tool_results()[-1].strip()}"),
     )
-    args = [sys.executable, "-m", "freeact_tui", "run", "-e", "remote", "--base-url", fake_openai.url,
-            "--model", "fake-model", "--allow", "code:*", "go"]  # fmt: skip
+    args = [*CLI, "run", "-e", "remote", *fake_args(fake_openai), "--allow", "code:*", "go"]  # fmt: skip
     done = await _cli([*args[:4], "--remote-insecure", *args[4:]], tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Got 42" in done.stdout and "are NOT verified" in done.stderr

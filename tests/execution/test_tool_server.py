@@ -21,6 +21,7 @@ import pytest_asyncio
 from freeact_tui.execution.base import ExecApproval, ExecChunk, ExecResult
 from freeact_tui.execution.kernel.executor import KernelExecutor
 from freeact_tui.execution.tools.server import parse_mcp_servers
+from tests.helpers import port_open
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
@@ -279,11 +280,7 @@ async def test_http_server_without_deprecation_warning(
         stderr=asyncio.subprocess.DEVNULL,
     )
     try:
-        for _ in range(100):
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            await asyncio.sleep(0.1)
+        await port_open(port, proc)
         params = {"url": f"http://127.0.0.1:{port}/rpc", "headers": {}, "type": "streamable_http"}
         ex.set_mcp_servers({"calc_http": params})
         asked, result = await run(ex, call("calc_http", params, "add", {"a": 20, "b": 22}))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -15,6 +14,8 @@ import pytest
 from freeact_tui.project import paths
 from freeact_tui.toolcalls import FileRead, ShellAction
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import cli as run_cli
+from tests.helpers import fake_args
 
 CODE_TOOL = "ipybox_execute_ipython_cell"
 
@@ -91,15 +92,7 @@ def test_rules_saved_here_go_to_the_freeact_file_and_freeact_reads_them(project:
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "freeact_tui", *args],
-        cwd=cwd,
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=os.environ.copy(),
-    )
+    return run_cli(*args, cwd=cwd, timeout=180)
 
 
 @pytest.mark.kernel
@@ -111,7 +104,7 @@ def test_headless_run_applies_the_freeact_projects_rules(fake_openai: FakeOpenAI
     call = Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": f"!touch {marker}"}, call_id="call_1")])
     fake_openai.script(call, Reply("done"))
     done = cli(
-        "run", "--trust", "--base-url", fake_openai.url, "--model", "fake-model", "make it", cwd=project
+        "run", "--trust", *fake_args(fake_openai), "make it", cwd=project
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert marker.exists()
@@ -120,7 +113,7 @@ def test_headless_run_applies_the_freeact_projects_rules(fake_openai: FakeOpenAI
     marker.unlink()
     fake_openai.script(call, Reply("done"))
     done = cli(
-        "run", "--trust", "--base-url", fake_openai.url, "--model", "fake-model", "--deny", "shell:touch *", "make it",
+        "run", "--trust", *fake_args(fake_openai), "--deny", "shell:touch *", "make it",
         cwd=project,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr[-2000:]

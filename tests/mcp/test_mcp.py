@@ -23,6 +23,7 @@ from freeact_tui.mcp.json_tools import McpJsonTools
 from freeact_tui.mcp.ptc import PtcApis, generate_ptc_sources
 from freeact_tui.mcp.servers import McpServerError, qualified_tool_name
 from freeact_tui.project.config import McpServerConfig
+from tests.helpers import port_open
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
@@ -213,14 +214,7 @@ async def http_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[st
         sys.executable, str(SERVERS / "calc.py"), "--http", str(port), stdout=log, stderr=log
     )
     try:
-        for _ in range(150):
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.1)
-                continue
-            writer.close()
-            break
+        await port_open(port, proc)
         yield f"http://127.0.0.1:{port}/rpc"
     finally:
         proc.terminate()
@@ -358,3 +352,29 @@ async def test_json_stop_ends_server_processes(tmp_path: Path) -> None:
         ours = {p.pid for p in server_processes("calc.py")} - before
         assert ours
     assert not ours & {p.pid for p in server_processes("calc.py")}
+
+
+def _trusted_freeact_project(folder: Path) -> Path:
+    """``folder`` as a trusted freeact project; its generated root."""
+    from freeact_tui.project import trust
+
+    project = folder.resolve()
+    (project / ".freeact" / "generated").mkdir(parents=True)
+    (project / ".freeact" / "config.toml").write_text("")
+    trust.trust(trust.check(project))
+    return project / ".freeact" / "generated"
+
+
+def _swap_docstring(module: Path) -> None:
+    module.write_text(module.read_text().replace('"""', '"""SWAPPED ', 1))
+
+
+async def test_ptc_generated_into_a_trusted_project_is_listed_and_a_later_swap_is_not(tmp_path: Path) -> None:
+    """In a trusted freeact project the app's freshly generated APIs are its own (listed for the prompt at
+    once); a module changed afterwards by anyone else is not read into the prompt (issue #39)."""
+    root = await asyncio.to_thread(_trusted_freeact_project, tmp_path)
+    apis = await generate_ptc_sources(calc_ptc(), root)
+    assert not apis.errors and apis.tools, apis
+    await asyncio.to_thread(_swap_docstring, root / "mcptools" / "calc" / f"{apis.tools[0].module}.py")
+    again = await generate_ptc_sources(calc_ptc(), root)
+    assert "SWAPPED" not in repr(again.tools)

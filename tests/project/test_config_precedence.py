@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from freeact_tui.cli.main import load_env_file
 from freeact_tui.project import paths, trust
 from freeact_tui.project.config import load_config
+from tests.helpers import CLI
 
 
 def write(path: Path, text: str) -> Path:
@@ -41,7 +41,7 @@ def test_unhonoured_freeact_keys_are_named_once_at_start(tmp_path: Path) -> None
         '[terminal]\ncollapse_tool_outputs = false\nexpand_all_toggle_key = "ctrl+e"\n',
     )
     done = subprocess.run(
-        [sys.executable, "-m", "freeact_tui", "run", "--trust", "--max-turns", "1", "hello"],
+        [*CLI, "run", "--trust", "--max-turns", "1", "hello"],
         cwd=tmp_path,
         input="",
         capture_output=True,

@@ -207,8 +207,9 @@ def test_a_freeact_projects_config_is_read_and_own_settings_win(
     assert (config.base_url, config.api_key_env) == ("http://127.0.0.1:9/v1", None)
     assert any("provider_settings] api_key" in n and "config.toml" in n for n in config.notices)
     assert config.execution_timeout >= 1e9 and config.approval_timeout is None  # freeact's 0: no limit
-    assert (config.max_subagents, config.images_dir) == (2, None)  # where the app writes: the user's
-    assert any("images_dir" in n and "config.toml" in n for n in config.notices)
+    # where images go: the project's choice inside its own folder (outside ones: test_project_images_dir)
+    assert (config.max_subagents, config.images_dir) == (2, project.resolve() / "pics")
+    assert not any("images_dir" in n for n in config.notices)
     assert config.tool_result_inline_max_bytes == 256  # freeact allows smaller; ours has a floor
     assert config.kernel_env == {"GREETING": "hi"}
     calc, github = config.mcp_servers["calc"], config.mcp_servers["github"]

@@ -7,7 +7,6 @@ real app under Pilot; the secret cases point the project at a recording HTTP lis
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -27,26 +26,17 @@ from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.screens.trust import TrustScreen
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
-from tests.helpers import send, until
+from tests.helpers import cli as run_cli
+from tests.helpers import fake_args, send, until
 from tests.scripted import Code, script
 
 SIZE = (120, 40)
 SECRET = "s3cret-token-4711"
 
 
-def cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 180
-) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     """The real ``freeact-tui`` in ``cwd`` (this tree's code, the test's isolated home)."""
-    return subprocess.run(
-        [sys.executable, "-m", "freeact_tui", *args],
-        cwd=cwd,
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
+    return run_cli(*args, cwd=cwd, env=env, timeout=timeout)
 
 
 class Listener:
@@ -135,7 +125,7 @@ def test_run_never_takes_skip_permissions_from_the_project(project: Path, fake_o
     code = f"open({str(marker)!r}, 'w').write('x')"
     call = Reply(tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": code})])
     fake_openai.script(call, Reply("done"))
-    args = ["--base-url", fake_openai.url, "--model", "fake-model"]
+    args = [*fake_args(fake_openai)]
 
     done = cli("run", *args, "write the file", cwd=project)
     assert done.returncode == 2 and not marker.exists(), done.stderr

@@ -14,7 +14,7 @@ from freeact_tui.project.env_policy import refusal
 from freeact_tui.project.policy import project_layer
 from tests.cli.test_headless import code_call
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.helpers import cli
+from tests.helpers import cli, fake_args
 
 REFUSED = [
     "PATH", "LD_PRELOAD", "PYTHONPATH", "GIT_CONFIG_GLOBAL", "BASH_ENV", "HTTPS_PROXY",
@@ -23,7 +23,7 @@ REFUSED = [
     "DOCKER_CONFIG", "OPENSSL_CONF", "OPENSSL_MODULES", "GCONV_PATH", "KUBECONFIG", "SSLKEYLOGFILE",
     "MPLBACKEND", "PYTEST_PLUGINS", "CC", "HEROKU_INFERENCE_URL", "NETRC", "LOCALDOMAIN",
 ]  # fmt: skip
-KEPT = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "DATABASE_URL", "MY_SETTING", "LANG"]
+KEPT = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "DATABASE_URL", "MY_SETTING"]
 
 
 @pytest.mark.parametrize("name", REFUSED)
@@ -68,10 +68,7 @@ def test_a_trusted_projects_kernel_env_cannot_put_its_programs_first_on_path(
         "shell:ls *",
         "--allow",
         "code:*",
-        "--base-url",
-        fake_openai.url,
-        "--model",
-        "fake-model",
+        *fake_args(fake_openai),
         "--action-protocol",
         "tools",
         "list",

@@ -21,7 +21,7 @@ from freeact_tui.project import files as projectfiles
 from freeact_tui.project import trust
 from freeact_tui.project.review import review
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.helpers import cli
+from tests.helpers import cli, fake_args
 
 
 def _fifo(path: Path) -> None:
@@ -103,10 +103,7 @@ def test_run_trust_with_odd_files_as_project_files_finishes_and_names_them(
             done = cli(
                 "run",
                 "--trust",
-                "--base-url",
-                fake_openai.url,
-                "--model",
-                "fake-model",
+                *fake_args(fake_openai),
                 "hi",
                 cwd=folder,
                 timeout=90,

@@ -7,9 +7,7 @@ On main a ``CodeAction`` allow and ``ShellAction "*"`` made every action "auto-a
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -24,6 +22,8 @@ from freeact_tui.project.review import review
 from freeact_tui.reach.breadth import broad_allow, broad_reason
 from freeact_tui.toolcalls import CodeAction, FileRead, JsonToolCall, ShellAction
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
+from tests.helpers import cli as run_cli
+from tests.helpers import fake_args
 
 CODE_TOOL = "ipybox_execute_ipython_cell"
 SWITCH_OFF = (
@@ -133,15 +133,7 @@ def test_no_broad_rule_is_ever_applied_from_a_project_file(
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "freeact_tui", *args],
-        cwd=cwd,
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=os.environ.copy(),
-    )
+    return run_cli(*args, cwd=cwd, timeout=180)
 
 
 @pytest.mark.kernel
@@ -154,6 +146,6 @@ def test_headless_run_in_a_trusted_project_still_refuses_unapproved_code(
     marker = work / "ran"
     call = Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": f"open({str(marker)!r}, 'w')"}, call_id="c1")])
     fake_openai.script(call, Reply("done"))
-    done = cli("run", "--trust", "--base-url", fake_openai.url, "--model", "fake-model", "go", cwd=work)
+    done = cli("run", "--trust", *fake_args(fake_openai), "go", cwd=work)
     assert done.returncode == 2, done.stderr[-2000:]
     assert not marker.exists()

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from freeact_tui.project import paths, trust
 from freeact_tui.project.config import Config, load_config
-from freeact_tui.project.policy import PROJECT_ALLOWED, PROJECT_REFUSED, project_layer
+from freeact_tui.project.policy import PROJECT_ALLOWED, PROJECT_INSIDE, PROJECT_REFUSED, project_layer
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.helpers import cli
+from tests.helpers import cli, fake_args
 
 # Values of the right type for each setting (a project file's TOML as it would be read).
 _VALUE: dict[str, Any] = {
@@ -42,12 +42,14 @@ def test_every_setting_is_decided_once_with_a_reason() -> None:
     assert all(reason.strip() for reason in [*PROJECT_ALLOWED.values(), *PROJECT_REFUSED.values()])
 
 
-def test_every_path_or_location_setting_is_refused() -> None:
-    """A setting typed as a path (where the app reads or writes its own state) is never the project's."""
+def test_every_path_or_location_setting_is_refused_or_bound_inside_the_project() -> None:
+    """A setting typed as a path (where the app reads or writes its own state) is never the project's, but
+    for a place a project may choose inside its own folder (``PROJECT_INSIDE``: images_dir, as freeact)."""
     for name, info in Config.model_fields.items():
         if "Path" in str(info.annotation) or name.endswith(("_dir", "_file", "_image", "_url")):
             # base_url: a model server, allowed keyless (limit_layers drops it with the user's key)
-            assert name in PROJECT_REFUSED or name == "base_url", name
+            assert name in PROJECT_REFUSED or name in PROJECT_INSIDE or name == "base_url", name
+    assert PROJECT_INSIDE <= set(PROJECT_ALLOWED)
 
 
 @settings(max_examples=60, deadline=None)
@@ -106,7 +108,7 @@ def test_a_session_planted_where_a_project_moves_the_store_is_never_resumed(
     )
     fake_openai.script(Reply("done"))
 
-    args = ("--base-url", fake_openai.url, "--model", "fake-model", "hi")
+    args = (*fake_args(fake_openai), "hi")
     done = cli("run", "--trust", "--resume", *args, cwd=folder, timeout=180)
 
     assert done.returncode == 0, done.stderr
@@ -133,7 +135,7 @@ def test_run_trust_trusts_only_the_folder_it_prints(
     fake_openai.script(Reply("done"))
 
     done = cli(
-        "run", "--trust", "--base-url", fake_openai.url, "--model", "fake-model", "hi", cwd=a, timeout=180
+        "run", "--trust", *fake_args(fake_openai), "hi", cwd=a, timeout=180
     )
 
     assert done.returncode == 0, done.stderr

@@ -21,7 +21,7 @@ import pytest
 
 from freeact_tui.project import paths, trust
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
-from tests.helpers import spawn_in_pty
+from tests.helpers import fake_args, spawn_in_pty
 
 AUDIT_DIR = Path(__file__).parents[1] / "audit"
 # The installed entry point, as a user starts it (``python -m`` would put the folder on sys.path itself).
@@ -117,7 +117,7 @@ def test_run_in_a_folder_of_traps_touches_nothing_but_what_it_lists(
     fake_openai.script(cell, Reply("done"))
 
     done = subprocess.run(
-        [str(APP), "run", "--base-url", fake_openai.url, "--model", "fake-model", "--skip-permissions", "hi"],
+        [str(APP), "run", *fake_args(fake_openai), "--skip-permissions", "hi"],
         cwd=folder,
         input="",
         capture_output=True,
@@ -160,7 +160,7 @@ def test_the_app_in_a_folder_of_traps_touches_nothing_but_what_its_dialog_lists(
     timeline = tmp_path / "timeline.txt"
     env = {**env, "FREEACT_TUI_TIMELINE": str(timeline), "TERM": "xterm-256color"}
     process, master, slave, _ = spawn_in_pty(
-        [str(APP), "--base-url", fake_openai.url, "--model", "fake-model"], env, folder
+        [str(APP), *fake_args(fake_openai)], env, folder
     )
 
     def stages() -> str:
@@ -198,7 +198,7 @@ def test_acp_session_new_in_a_folder_of_traps_touches_nothing_but_what_it_lists(
     folder, markers, log, env, listed = _trapped(tmp_path)
     cell = Reply(tool_calls=[ToolCallReply("ipybox_execute_ipython_cell", {"code": "print(6 * 7)"})])
     fake_openai.script(cell, Reply("done"))
-    args = ["--base-url", fake_openai.url, "--model", "fake-model", "--skip-permissions", "acp"]
+    args = [*fake_args(fake_openai), "--skip-permissions", "acp"]
     proc = subprocess.Popen(
         [str(APP), *args], cwd=tmp_path, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )

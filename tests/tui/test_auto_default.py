@@ -111,7 +111,7 @@ def test_the_agent_resolves_default_once(
     agent = Agent.from_config(Config(working_dir=tmp_path, **config))  # type: ignore[arg-type]
     assert agent.action_protocol == expected
     assert agent.runtime.settings.action_protocol == expected  # the prompt and subagents see the choice
-    assert agent.mode.auto is (expected == "auto")
+    assert (agent.policy.name == "auto") is (expected == "auto")
 
 
 # -- the command line against a real OpenAI-compatible server (the fake one) -----------------------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from freeact_tui.tui.widgets.blocks import ResponseBlock, ThoughtBlock, UserMess
 from freeact_tui.tui.widgets.blocks.output import ExecutionOutputBlock
 from freeact_tui.tui.widgets.blocks.tool_output import ToolOutputBlock
 from tests import helpers
-from tests.helpers import main, ready, send, texts, until
+from tests.helpers import cli, main, ready, send, texts, until
 from tests.scripted import Think, script
 
 SIZE = (110, 34)
@@ -265,6 +264,23 @@ async def test_subagent_task_runs_the_demo_in_its_own_kernel(make_app: Callable[
 
 @pytest.mark.kernel
 @pytest.mark.asyncio(loop_scope="module")
+async def test_the_tour_fits_80_columns(make_app: Callable[..., FreeactApp]) -> None:
+    """Its code blocks are read at 80 columns as written: every line of each on one row (issue #43)."""
+    from textual.widgets._markdown import MarkdownFence
+
+    app = make_app(DEMO_MODEL)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await run_turn(pilot, "hi")
+        await pilot.pause()
+        fences = list(main(app).conversation.query(ResponseBlock).last().query(MarkdownFence))
+        assert len(fences) >= 2
+        for fence in fences:
+            widest = max(len(line) for line in fence.code.splitlines())
+            assert widest <= fence.content_region.width, (fence.code, fence.content_region.width)
+
+
+@pytest.mark.kernel
+@pytest.mark.asyncio(loop_scope="module")
 async def test_tour_for_anything_else(make_app: Callable[..., FreeactApp]) -> None:
     app = make_app(DEMO_MODEL)  # the name, as `--model demo` passes it
     async with app.run_test(size=SIZE) as pilot:
@@ -358,15 +374,7 @@ async def test_thought_between_two_texts_is_shown_once(executor: KernelExecutor,
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "freeact_tui", *args],
-        cwd=cwd,
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=os.environ.copy(),
-    )
+    return cli(*args, cwd=cwd, timeout=300)
 
 
 @pytest.mark.kernel

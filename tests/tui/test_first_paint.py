@@ -81,6 +81,7 @@ HEAVY = (
     "freeact_tui.execution.kernel.executor",
     "markdown_it",
     "pygments",
+    "IPython",  # the effects reading's input transformers: imported at the first reading
 )
 
 

@@ -41,6 +41,24 @@ def test_a_draft_expands_to_exactly_what_was_pasted(lines: list[str], before: st
     assert pastes.expand(before + token + after) == before + text + after
 
 
+@given(
+    st.lists(st.text(st.characters(exclude_characters="\n\r"), max_size=30), min_size=1, max_size=40),
+    st.lists(st.sampled_from(["\n", "\r", "\r\n"]), min_size=1),
+)
+def test_a_paste_s_lines_count_whatever_the_terminal_sends_as_a_line_break(
+    lines: list[str], breaks: list[str]
+) -> None:
+    """tmux (by default) and xterm paste a line break as CR: 2,000 such lines were one line, kept raw."""
+    pastes = PastedTexts()
+    text = lines[0] + "".join(breaks[i % len(breaks)] + line for i, line in enumerate(lines[1:]))
+    token = pastes.fold(text)
+    if len(lines) <= PASTE_FOLD_LINES:
+        assert token is None
+        return
+    assert token == f"[Pasted text #1 +{len(lines)} lines]"
+    assert pastes.expand(token) == "\n".join(lines)  # as the prompt keeps a short paste's lines
+
+
 @pytest.mark.kernel
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_long_paste_is_a_placeholder_then_a_fold_and_the_model_gets_it_whole(

@@ -82,3 +82,16 @@ def test_model_picker_at_80x24(snap_compare: SnapCompare, tmp_path: Path) -> Non
         await until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
 
     assert snap_compare(make_app(script(["unused"]), tmp_path), terminal_size=SIZE, run_before=before(pick))
+
+
+def test_demo_tour_at_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    """The end of the demo's ``hi`` tour: its code blocks read whole at 80 columns, a line a row."""
+    from freeact_tui.agent.demo_model import DEMO_MODEL
+
+    async def hi(pilot: Pilot[Any]) -> None:
+        await send(pilot, "hi", wait_ready=False)
+        await log_settled(pilot)
+        await until(pilot, lambda: not main(pilot.app).turn_running)
+
+    app = make_app(DEMO_MODEL, tmp_path)  # type: ignore[arg-type]  (a model name, as --model demo gives)
+    assert snap_compare(app, terminal_size=SIZE, run_before=before(hi))

@@ -5,6 +5,7 @@ scrolls sideways. One row per screen; the real app on the module's kernel."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -261,6 +262,10 @@ async def test_every_screen_fits_80x24(row: Row, executor: object, tmp_path: Pat
         await row.open(pilot, app)
         await until(pilot, lambda: isinstance(app.screen, row.screen), limit=30)
         await pilot.pause(0.3)  # laid out, its contents loaded
+        # On a loaded machine the layout can settle a few frames later: a screen fits when it comes to
+        # rest fitting, within the limit; a screen that never fits still fails, with what does not fit.
+        with contextlib.suppress(AssertionError):
+            await until(pilot, lambda: not misfits(app.screen), limit=10)
         found = misfits(app.screen)
         assert not found, "\n".join(found)
         if row.screen is not MainScreen:

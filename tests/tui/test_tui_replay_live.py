@@ -1,9 +1,9 @@
 """A resumed session is drawn exactly as the live log drew it (real kernel, real app under Pilot).
 
 One scripted session runs live — the user's own ``!command``, thinking, text, a code action with
-output, a tool call the model wrote as broken JSON, a note the agent put before a prompt, a nudge —
-then a new app resumes it and its log must equal the live one, block for block; the token counts
-and the context gauge come back too. A reply cut by quitting mid-stream is marked on resume.
+output, a tool call the model wrote as broken JSON (shown as its error alone), a note the agent put
+before a prompt, a nudge — then a new app resumes it and its log must equal the live one, block for
+block; the token counts and the context gauge come back too. A reply cut by quitting mid-stream is marked on resume.
 """
 
 from __future__ import annotations
@@ -82,9 +82,7 @@ async def test_a_resumed_session_is_drawn_as_the_live_log_drew_it(
     s = BrokenScript(
         [
             [Think("Six times seven, by code."), "Let me compute it.", Code("print(6 * 7)", call_id="c1")],
-            [
-                BrokenCall('{"code": "print(1)"', "c-broken")
-            ],  # invisible live: the model is told, not the user
+            [BrokenCall('{"code": "print(1)"', "c-broken")],  # never asked: only its error is shown
             ["The answer is 42."],
             ["The result of 1234 * 5678 is 7006652."],  # claims a result without code: nudged
             [Code("print(1234 * 5678)", call_id="c2")],
@@ -125,7 +123,12 @@ async def test_a_resumed_session_is_drawn_as_the_live_log_drew_it(
         "What is six times seven?",
         SECOND,
     ]
-    assert not [r for r in live if "c-broken" in r or "INVALID_JSON" in " ".join(r)]
+    broken = [r for r in live if "c-broken" in r or "INVALID_JSON" in " ".join(r)]
+    assert [
+        (r[0], r[3].split(":")[0]) for r in broken
+    ] == [  # a step the user hears about, once, as its error
+        ("ToolOutputBlock", "Invalid JSON arguments for `ipybox_execute_ipython_cell`")
+    ]
     assert "↑" in live_figures[0] and "↑0 ↓0" not in live_figures[0] and "ctx" in live_figures[1]
     sent = s.requests[3][-1].parts[-1].content  # what the model got: the note and the shell run
     assert isinstance(sent, str) and sent.startswith(NOTE) and sent.endswith(SECOND)
@@ -189,7 +192,7 @@ async def test_a_session_written_before_the_records_hides_what_live_never_showed
     make_app: Callable[..., FreeactApp], tmp_path: Path
 ) -> None:
     """No prompt, cut or usage records (an older session, or freeact's): the agent's own text is still
-    taken off, a broken call still hidden, a cancelled request still marked."""
+    taken off, a broken call still shown as its error alone, a cancelled request still marked."""
     session = SessionStore(tmp_path / "sessions").new_session()
     shell = "[I ran `ls` in the kernel's shell; its output:]\n```\nnotes.txt\n```"
     session.append(
@@ -210,6 +213,7 @@ async def test_a_session_written_before_the_records_hides_what_live_never_showed
         ("UserMessageBlock", "main", "", "!ls"),
         ("ExecutionOutputBlock", "main", "user-shell", "notes.txt", "False", "previews=0"),
         ("UserMessageBlock", "main", "", "What is in notes.txt?"),
+        ("ToolOutputBlock", "main", "c-broken", "Invalid JSON arguments"),  # as live: its error, never asked
         ("ResponseBlock", "main", "", "It lists the groceries."),
         ("UserMessageBlock", "main", "", "And then?"),
         ("NoticeBlock", "main", "", "Cancelled (model).", "Turn cancelled"),

@@ -1,36 +1,54 @@
-"""Whether a final answer is grounded: not the app's own words, not numbers no output showed (#45).
+"""Whether a final answer is grounded: it answers something, not in the app's words, not with numbers
+no output showed (#45).
 
-Two structural checks of a reply that would end a turn, in any language (no phrase is matched):
+Structural checks of a reply that would end a turn, in any language (no phrase of any language is
+matched). Every text the model was sent is read once, by who made it (``_sources``): the app's notes,
+the user's messages, the outputs of actions, the code of actions without its comments.
 
-- ``echoes_app_text``: the reply is made of text the app itself sent — its notes (a cancelled
-  request, a refused or broken call, a nudge, the switch to text, the framing of a results message)
-  or the request echoed back — decided by overlap: most of the reply's word trigrams occur in
-  those texts. Outputs of actions are not the app's text (an answer may quote them).
-- ``unchecked_numbers``: numbers of the reply (two or more digits, or a decimal) that appear in no
-  output or code of the turn and not in the user's messages, compared by value (``86,400`` is ``86400.0``;
-  ``5.93`` is ``5.92857`` rounded).
+- ``answers_nothing`` (the main check for the app's words): right after a note of the app with no
+  action since (a broken call's return, a refusal, a nudge, or the cancelled request before the
+  turn) — a reply that refers to nothing anyone but the app said: it shares fewer
+  than two mark words (and under a quarter of its own) with the user's messages, the outputs, the
+  code and the answers of earlier turns, and none of its numbers is a value they hold. A note
+  translated or paraphrased ("Der Benutzer hat diese Anfrage abgebrochen…") names nothing of them;
+  an answer names what it answers (a value, a file, a word of the request). A plain chat turn, a
+  short reply ("Paris.", "Ja.") are never judged. What it cannot see: an answer in another language
+  than the request and every output, which is asked for once more.
+- ``echoes_app_text``, a cheap extra: the reply is made of text the app itself sent — its notes or
+  the request echoed back — decided by overlap: most of the reply's word trigrams occur in those
+  texts. Outputs of actions are not the app's text (an answer may quote them).
+- ``unchecked_numbers``: numbers of the reply (two or more digits, or a decimal) that no output of
+  the turn holds, nor its request or the code's literals (comments are not read), and that are no
+  simple derivation of them — all read by ``numbers.py``, the one number reader, and compared as
+  values (``86 400``, ``86.400``, ``8.64e4``, ``86.4k`` are 86400; ``5.93`` is 5.92857 rounded; 1440
+  minutes is 86400 seconds; ``45.67%`` is a printed 0.4567). ``unknown_numbers``: the same reading
+  for a turn in which nothing worked, without derivations. Number words are no values (``numbers.py``).
 
-Each leads to one nudge a turn (``nudge.py``'s table); a second such reply is the answer.
+Each leads to at most one nudge a turn (``nudge.py``'s table; ``answers_nothing`` none after either
+of the others); a second such reply is the answer.
 """
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Iterator, Sequence
-from decimal import Decimal, InvalidOperation
+from typing import Literal
 
 from pydantic_ai.messages import (
     ModelMessage,
-    ModelRequest,
     ModelResponse,
     TextPart,
     ToolReturnPart,
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.outcomes import GUARDED_KEY, RESULTS_KEY, outcomes
+from freeact_tui.agent.policy.numbers import Grounds, read_numbers, values, written_values
+from freeact_tui.agent.policy.outcomes import RESULTS_KEY, acted, outcomes
 from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY
 from freeact_tui.store.prompt_record import CUT_KEY
+from freeact_tui.store.step_record import StepRecord, stored_text_actions
 from freeact_tui.store.transcript import content_text
 
 _WORD = re.compile(r"\w+")
@@ -44,41 +62,131 @@ def _words(text: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(text)]
 
 
-def _app_texts(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> Iterator[str]:
-    """What the app itself sent the model: its notes in the whole history, and the turn's request."""
-    for message in history:
-        if isinstance(message, ModelResponse):
-            meta = message.metadata if isinstance(message.metadata, dict) else {}
-            if meta.get(CUT_KEY) == "cancelled":  # the note that closes a cancelled request
-                yield from (p.content for p in message.parts if isinstance(p, TextPart))
-            continue
+SourceKind = Literal["note", "user", "output", "code"]
+
+
+def _sources(messages: Sequence[ModelMessage]) -> Iterator[tuple[SourceKind, str]]:
+    """Every text of ``messages`` the model was sent or wrote as an action, by who made it: the app's
+    ``note``s (a cancelled request's close, a broken, refused, rejected or interrupted call's return, a
+    nudge, the switch to text, a results message's framing), the ``user``'s messages, the ``output``s
+    of actions, and the ``code`` of actions (without comments: they are no output). One reading for
+    every check of this module."""
+    for message in messages:
         meta = message.metadata if isinstance(message.metadata, dict) else {}
+        if isinstance(message, ModelResponse):
+            if meta.get(CUT_KEY) == "cancelled":  # the note that closes a cancelled request
+                yield from (("note", p.content) for p in message.parts if isinstance(p, TextPart))
+            continue
+        ran = meta.get(RESULTS_KEY)
+        # a results message (perhaps with the switch to text): its outputs
+        yield from (("output", block.output) for block in stored_text_actions(meta))
         for part in message.parts:
             if isinstance(part, ToolReturnPart):
-                pmeta = part.metadata if isinstance(part.metadata, dict) else {}
-                if (
-                    pmeta.get("malformed")
-                    or pmeta.get(GUARDED_KEY)
-                    or pmeta.get("outcome") in ("rejected", "interrupted")
-                ):
-                    yield content_text(part.content)
-            elif isinstance(part, UserPromptPart) and (NUDGE_KEY in meta or SWITCH_KEY in meta):
-                yield content_text(part.content)
-            elif isinstance(part, UserPromptPart) and RESULTS_KEY in meta:
-                yield _framing(content_text(part.content), meta[RESULTS_KEY])
-    for message in turn:  # the request of this turn (the user's own words, echoed back)
-        meta = message.metadata if isinstance(message.metadata, dict) else {}
-        if isinstance(message, ModelRequest) and not meta.keys() & {NUDGE_KEY, SWITCH_KEY, RESULTS_KEY}:
-            yield from (content_text(p.content) for p in message.parts if isinstance(p, UserPromptPart))
+                text = content_text(part.content)
+                if StepRecord.of_part(part).refused:  # an interrupted one: the note, then its output
+                    yield "note", text
+                if not _is_note(part):
+                    yield "output", text  # an interrupted action's output is what it printed before
+            elif isinstance(part, UserPromptPart):
+                text = content_text(part.content)
+                if ran is not None:
+                    yield "note", _framing(text, meta)
+                elif NUDGE_KEY in meta or SWITCH_KEY in meta:
+                    yield "note", text
+                else:
+                    yield "user", text
+    for action in outcomes(messages):
+        yield "code", without_comments(action.code or "")
 
 
-def _framing(text: str, actions: object) -> str:
+def _app_texts(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> Iterator[str]:
+    """What the app itself sent the model: its notes in the whole history, and the turn's request."""
+    yield from (text for kind, text in _sources(history) if kind == "note")
+    yield from (text for kind, text in _sources(turn) if kind == "user")
+
+
+MARK_LEN = 4
+"""Words this long (or with a digit) mark what a text is about; shorter ones are mostly the function
+words of a language written with spaces ("the", "ist", "de", "и"). Chinese, Japanese and Korean runs
+are marked by their character pairs."""
+
+
+REFERS_MARKS = 2
+REFERS_SHARE = 0.25
+"""A reply refers to what was said when it shares ``REFERS_MARKS`` mark words with it, or that share of
+its own: one long function word in common ("della", "will") is no reference."""
+
+
+def _unspaced(word: str) -> bool:
+    """A run of Chinese, Japanese or Korean text: many words without spaces between them."""
+    return any("\u3000" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" for ch in word)
+
+
+def _length(text: str) -> int:
+    """How many words ``text`` has (a run of unspaced text: one per two characters)."""
+    return sum(max(1, len(w) // 2) if _unspaced(w) else 1 for w in _words(text))
+
+
+def _marks(text: str) -> set[str]:
+    marks: set[str] = set()
+    for word in _words(text):
+        if _unspaced(word):
+            marks.update(word[i : i + 2] for i in range(len(word) - 1))
+        elif len(word) >= MARK_LEN or any(ch.isdigit() for ch in word):
+            marks.add(word)
+    return marks
+
+
+def answers_nothing(reply: str, history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> bool:
+    """The reply, right after a note of the app, refers to nothing anyone but the app said (see the module).
+
+    Judged only when the app's note is what the model last had and no action ran since: a broken or
+    refused call's return, a nudge, or the cancelled request before the turn — then the note is what
+    the model may answer instead of the request. After an action, a reply is judged by its numbers
+    (a confirmation, "Done, the file is written.", names nothing either, and is an answer). A plain
+    chat turn ("Hi!" "Hello! How can I help?") is never judged; nor a short reply ("Paris.", "Ja.")
+    or one without mark words.
+    """
+    if _length(reply) < ECHO_MIN_WORDS or not _after_note(history, turn):
+        return False
+    mine = _marks(reply)
+    if not mine:
+        return False
+    earlier = history[: max(0, len(history) - len(turn))]
+    said = [t for kind, t in _sources(history) if kind != "note"]
+    said += [
+        p.content
+        for m in earlier
+        if isinstance(m, ModelResponse) and not _cut(m)
+        for p in m.parts
+        if isinstance(p, TextPart)
+    ]
+    shared = mine & set().union(*(_marks(text) for text in said))
+    if len(shared) >= REFERS_MARKS or len(shared) >= REFERS_SHARE * len(mine):
+        return False
+    grounds = _grounds(history)
+    return not any(s.significant and grounds.holds(s) for s in read_numbers(reply))
+
+
+def _after_note(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> bool:
+    """The app's note is what the model last had: a note in ``turn`` (a broken or refused call's
+    return, a nudge) or the cancelled request before it, and no action ran since."""
+    notes = [i for i, m in enumerate(turn) if any(kind == "note" for kind, _ in _sources([m]))]
+    if notes:
+        return not any(o.ran and not o.guarded for o in outcomes(turn[notes[-1] :]))
+    before = history[len(history) - len(turn) - 1] if len(history) > len(turn) else None
+    return isinstance(before, ModelResponse) and _cut(before) and not acted(turn)
+
+
+def _cut(response: ModelResponse) -> bool:
+    return isinstance(response.metadata, dict) and response.metadata.get(CUT_KEY) == "cancelled"
+
+
+def _framing(text: str, metadata: object) -> str:
     """A results message without the outputs it reports: the app's framing only."""
-    if isinstance(actions, list):
-        for item in actions:
-            output = item.get("output") if isinstance(item, dict) else None
-            if isinstance(output, str) and output:
-                text = text.replace(output, "\n")
+    for block in stored_text_actions(metadata):
+        if block.output:
+            text = text.replace(block.output, "\n")
     return text
 
 
@@ -95,54 +203,60 @@ def echoes_app_text(reply: str, history: Sequence[ModelMessage], turn: Sequence[
     return len(trigrams & known) >= ECHO_SHARE * len(trigrams)
 
 
-_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+def _is_note(part: ToolReturnPart) -> bool:
+    """A tool return the app wrote instead of an output: a broken call, a refused or rejected one."""
+    step = StepRecord.of_part(part)
+    return step.refused and step.outcome != "interrupted"
 
 
-def _value(number: str) -> Decimal | None:
+def _grounds(messages: Sequence[ModelMessage]) -> Grounds:
+    """The values ``messages`` showed: outputs of actions, and the user's own messages and the code's
+    literals (``x = 99`` is no claim) as given. The app's notes and code comments count as neither."""
+    outputs: list[tuple[float, ...]] = []
+    given: list[float] = []
+    for kind, text in _sources(messages):
+        if kind == "output":
+            outputs.extend(written_values(text))
+        elif kind != "note":
+            given.extend(values(text))
+    return Grounds(outputs, given)
+
+
+def without_comments(code: str) -> str:
+    """``code`` without its comments (``print(24*60*60)  # 91234``: the comment is no output)."""
     try:
-        return Decimal(re.sub(r"[,_]", "", number))
-    except InvalidOperation:
-        return None
-
-
-def _significant(number: str) -> bool:
-    """Two or more digits, or a decimal: ``7`` or ``3`` in prose is no result."""
-    digits = re.sub(r"\D", "", number)
-    return len(digits) >= 2 or "." in number
-
-
-def _grounded(value: Decimal, known: set[Decimal]) -> bool:
-    """``value`` is a known number, or one rounded to ``value``'s places."""
-    if value in known:
-        return True
-    exponent = value.as_tuple().exponent
-    places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
-    quantum = Decimal(1).scaleb(-places)
-    return any(abs(k - value) <= quantum / 2 for k in known)
-
-
-def _numbers(text: str) -> Iterator[Decimal]:
-    values = (_value(n) for n in _NUMBER.findall(text))
-    return (v for v in values if v is not None)
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):  # a %%bash cell, !lines: a shell comment starts a word
+        return re.sub(r"(?m)(?:^|(?<=\s))#.*$", "", code)
+    lines = code.splitlines(keepends=True)
+    for token in reversed([t for t in tokens if t.type == tokenize.COMMENT]):
+        row, col = token.start
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + line[token.end[1] :]
+    return "".join(lines)
 
 
 def unchecked_numbers(reply: str, turn: Sequence[ModelMessage]) -> list[str]:
-    """The reply's numbers that appear in no output and no code of the turn and not in the user's messages."""
-    known: set[Decimal] = set()
-    for message in turn:
-        if not isinstance(message, ModelRequest):
-            continue
-        for part in message.parts:
-            if isinstance(part, UserPromptPart | ToolReturnPart):
-                known.update(_numbers(content_text(part.content)))
-    for action in outcomes(turn):  # a value the code set (``x = 99``) is no claim
-        known.update(_numbers(action.code or ""))
-    found: list[str] = []
-    for number in _NUMBER.findall(reply):
-        value = _value(number)
-        if value is not None and _significant(number) and not _grounded(value, known):
-            found.append(number)
-    return found
+    """The reply's numbers that no output of the turn, nor its request or code, holds or derives
+    (``numbers.Grounds``: values, with a tolerance and the bounded derivations)."""
+    grounds = _grounds(turn)
+    return [s.text for s in read_numbers(reply) if s.significant and not grounds.holds(s)]
 
 
-__all__ = ["ECHO_MIN_WORDS", "ECHO_SHARE", "echoes_app_text", "unchecked_numbers"]
+def unknown_numbers(reply: str, history: Sequence[ModelMessage]) -> list[str]:
+    """The reply's numbers that no output or user message of ``history`` holds, derivations not counted:
+    for a turn in which nothing worked (``1234 * 5678 = 7006652`` worked out in the head is no result)."""
+    grounds = _grounds(history)
+    return [s.text for s in read_numbers(reply) if s.significant and not grounds.holds(s, derived=False)]
+
+
+__all__ = [
+    "MARK_LEN",
+    "answers_nothing",
+    "ECHO_MIN_WORDS",
+    "ECHO_SHARE",
+    "echoes_app_text",
+    "unchecked_numbers",
+    "unknown_numbers",
+    "without_comments",
+]

@@ -34,15 +34,18 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     ToolCallPart,
-    ToolReturnPart,
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.grounding import echoes_app_text, unchecked_numbers
+from freeact_tui.agent.policy.grounding import (
+    answers_nothing,
+    echoes_app_text,
+    unchecked_numbers,
+    unknown_numbers,
+)
 from freeact_tui.agent.policy.outcomes import acted, failure_not_redone, last_action_failed
 from freeact_tui.agent.policy.text_protocol import code_blocks, fence_action, fences, reply_text, said
 from freeact_tui.store.meta_keys import NUDGE_KEY
-from freeact_tui.store.transcript import content_text
 from freeact_tui.toolcalls import CODE_TOOL
 
 _HOWTO = re.compile(
@@ -107,7 +110,6 @@ _CLAIM = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
-_NUMBER = re.compile(r"(?<![\w.])(?:\d[\d,_]*\d(?:\.\d+)?|\d\.\d+)(?![\w])")  # 12, 1,234, 5.93; not 7
 
 
 @dataclass(frozen=True)
@@ -166,20 +168,6 @@ def repeats_earlier_reply(response: ModelResponse, turn: Sequence[ModelMessage])
     return False
 
 
-def _known_numbers(history: Sequence[ModelMessage]) -> set[str]:
-    """Numbers the session already knows: in the user's messages and in outputs (not the system prompt)."""
-    known: set[str] = set()
-    for message in _turn_requests(history):
-        for part in message.parts:
-            if isinstance(part, UserPromptPart | ToolReturnPart):
-                known.update(_digits(n) for n in _NUMBER.findall(content_text(part.content)))
-    return known
-
-
-def _digits(number: str) -> str:
-    return number.replace(",", "").replace("_", "")
-
-
 @dataclass(frozen=True)
 class NudgeCase:
     """What the nudge rules read: the reply, the history and the turn, and what the turn's actions did."""
@@ -227,8 +215,7 @@ def _claims(case: NudgeCase) -> bool:
 
 
 def _unknown_number(case: NudgeCase) -> bool:
-    known = _known_numbers(case.history)
-    return any(_digits(n) not in known for n in _NUMBER.findall(case.text))
+    return bool(unknown_numbers(case.text, case.history))
 
 
 def _then_act(case: NudgeCase) -> str:
@@ -250,6 +237,10 @@ OWN_WORDS = NudgeReason(
     "the reply is the app's own words or the request, not an answer",
     "your reply repeats my words or the app's notes instead of answering",
 )
+UNRELATED = NudgeReason(
+    "the reply refers to nothing of the request, an output or the session",
+    "your reply uses nothing of my request or of what your code showed",
+)
 CHECK = NudgeReason(
     "the reply states numbers no output of the turn shows", "numbers in your reply appear in no output"
 )
@@ -262,6 +253,12 @@ def _asked(reason: NudgeReason, turn: Sequence[ModelMessage]) -> bool:
 
 def _echoes(case: NudgeCase) -> bool:
     return echoes_app_text(case.text, case.history, case.turn)
+
+
+def _unrelated(case: NudgeCase) -> bool:
+    """Not after the turn was asked about its own words or numbers (asked once a turn: its row's ``once``)."""
+    asked = any(_asked(r, case.turn) for r in (OWN_WORDS, CHECK))
+    return not asked and answers_nothing(case.text, case.history, case.turn)
 
 
 def _unchecked(case: NudgeCase) -> bool:
@@ -357,14 +354,22 @@ NUDGE_RULES: tuple[NudgeRule, ...] = (
     CLAIM_RULE,
     NUMBER_RULE,
     NudgeRule(_unchecked, CHECK, _check_text, once=True),
+    NudgeRule(
+        _unrelated,
+        UNRELATED,
+        lambda c: f"{_capital(UNRELATED.told)}. {_ANSWER if c.worked else 'Answer my request.'}",
+        once=True,
+    ),
 )
 """The nudge rules, in order: the first that applies to a reply that would end the turn gives its nudge.
 
 Structural rows first (an empty reply, a reply repeated, the app's own words echoed, a failure not
-redone); the rows about what a reply states apply only when nothing worked in the turn; last, numbers
-no output of a turn that worked shows (asked once). A row's condition reads the reply only; the nudge
-budget (``may_nudge``, ``once``) is applied after it, in ``nudge_for``, so that a budget never lets a
-reply that is no answer (``answer=False``) end the turn as one. ``tests/fast/agent/test_reply_policy.py`` has a row for each.
+redone); the rows about what a reply states apply only when nothing worked in the turn; then numbers
+no output of a turn that worked shows (asked once); last, a reply that refers to nothing the user, an
+output or an earlier answer said, right after a note of the app (``grounding.answers_nothing``, asked
+once). A row's condition reads the reply only; the nudge budget (``may_nudge``, ``once``) is applied
+after it, in ``nudge_for``, so that a budget never lets a reply that is no answer (``answer=False``)
+end the turn as one. ``tests/fast/agent/test_reply_policy.py`` has a row for each.
 """
 
 

@@ -1,7 +1,7 @@
 """What the actions of a stretch of history did: one reading of the stored outcomes for every rule.
 
-Actions are stored two ways: tool returns (their ``metadata["outcome"]``) and, in the text
-protocol, a results message whose request metadata lists its blocks (``RESULTS_KEY``). The
+Actions are stored two ways: tool returns (their ``StepRecord``) and, in the text protocol, a
+results message whose request metadata lists its blocks (``TextActionRecord``s under ``RESULTS_KEY``). The
 reply policy asks this module, and only this module, whether anything ran, whether the last
 action failed and which errors came up (compared through ``errors.normalise_error``).
 """
@@ -17,14 +17,12 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 
 from freeact_tui.shell.words import shell_only_cell
 from freeact_tui.store.meta_keys import TEXT_ACTIONS_KEY
+from freeact_tui.store.step_record import StepRecord, stored_text_actions
 from freeact_tui.store.transcript import content_text
 from freeact_tui.toolcalls import CODE_TOOL
 
 RESULTS_KEY = TEXT_ACTIONS_KEY
 """Request metadata of a results message: the list of actions it reports (id, code, outcome, output)."""
-GUARDED_KEY = "guarded"
-"""Tool return metadata of a call the repeat guard did not run: the error it was refused for (older
-sessions: ``True``)."""
 
 
 @dataclass(frozen=True)
@@ -67,29 +65,19 @@ def outcomes(messages: Sequence[ModelMessage]) -> Iterator[Outcome]:
     for message in messages:
         if not isinstance(message, ModelRequest):
             continue
-        meta = message.metadata if isinstance(message.metadata, dict) else {}
-        ran = meta.get(RESULTS_KEY)
-        if isinstance(ran, list):
-            for item in ran:
-                if isinstance(item, dict):
-                    code = item.get("code")
-                    yield Outcome(
-                        "block",
-                        str(item.get("outcome")),
-                        str(item.get("output", "")),
-                        code=code if isinstance(code, str) else None,
-                    )
+        for block in stored_text_actions(message.metadata):
+            yield Outcome("block", str(block.step.outcome), block.output, code=block.code)
         for part in message.parts:
             if isinstance(part, ToolReturnPart):
-                pmeta = part.metadata if isinstance(part.metadata, dict) else {}
-                if pmeta.get("malformed"):
+                record = StepRecord.of_part(part)
+                if record.malformed:
                     continue
                 code, call = _call_of(calls.get(part.tool_call_id))
                 yield Outcome(
                     "tool",
-                    str(pmeta.get("outcome", "")),
+                    record.outcome or "",
                     content_text(part.content),
-                    guarded=bool(pmeta.get(GUARDED_KEY)),
+                    guarded=bool(record.guarded),
                     code=code,
                     call=call,
                 )
@@ -142,7 +130,6 @@ def had_working_tool_call(history: Sequence[ModelMessage]) -> bool:
 
 
 __all__ = [
-    "GUARDED_KEY",
     "RESULTS_KEY",
     "Outcome",
     "acted",

@@ -36,6 +36,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from freeact_tui.agent.policy.errors import error_kind, error_line, error_shape
 from freeact_tui.agent.policy.nudge import nudge_reason
 from freeact_tui.agent.policy.outcomes import Outcome, outcomes
+from freeact_tui.store.step_record import StepRecord
 from freeact_tui.store.transcript import content_text
 
 DEFAULT_STALL_LIMIT = 3
@@ -226,7 +227,7 @@ def broken_calls(step: Sequence[ModelMessage]) -> list[str]:
         for m in step
         if isinstance(m, ModelRequest)
         for p in m.parts
-        if isinstance(p, ToolReturnPart) and isinstance(p.metadata, dict) and p.metadata.get("malformed")
+        if isinstance(p, ToolReturnPart) and StepRecord.of_part(p).malformed
     ]
 
 

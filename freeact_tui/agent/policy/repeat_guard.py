@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
 from freeact_tui.agent.policy.errors import error_line
-from freeact_tui.agent.policy.outcomes import GUARDED_KEY
+from freeact_tui.store.step_record import StepRecord
 from freeact_tui.store.transcript import content_text
 from freeact_tui.toolcalls import CODE_TOOL
 
@@ -47,16 +47,15 @@ def failed_before(call: ToolCallPart, history: Sequence[ModelMessage]) -> str | 
                 return None  # the step before was no tool call
             for before in calls:
                 result = returns.get(before.tool_call_id)
-                meta = result.metadata if result is not None and isinstance(result.metadata, dict) else {}
+                record = StepRecord.of_part(result)
                 if (
                     before.tool_name == call.tool_name
                     and _args(before) == _args(call)
-                    and meta.get("outcome") == "error"
-                    and not meta.get("malformed")
+                    and record.failed
+                    and not record.malformed
                 ):
-                    root = meta.get(GUARDED_KEY)
-                    if isinstance(root, str):
-                        return root
+                    if isinstance(record.guarded, str):
+                        return record.guarded
                     return content_text(result.content) if result is not None else ""
             return None
     return None

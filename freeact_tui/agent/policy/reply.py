@@ -9,17 +9,19 @@
 - ``CutReply``: the reply was cut short (its finish reason, read first: ``reply_stops.py``); nothing of it runs;
 - ``NotAnAnswer``: the reply is never an answer (the app's own words) and no nudge is left: the turn stops.
 
-``tools`` is the null policy: a reply's tool calls run and anything else is the answer. The
-rules, structural ones first: did any action run in this turn and did the last one fail
+One policy per protocol (``reply_policy(name)``): ``ToolsPolicy`` is the null policy (a reply's
+tool calls run and anything else is the answer), ``TextPolicy`` runs a reply's code blocks, and
+``AutoPolicy`` owns the switch from tool calls to text. The rules, structural ones first: did any action run in this turn and did the last one fail
 (``outcomes.py``), does the reply repeat the code that just ran, does a number in the reply come
 from an output or the user; phrasing rules ("here's how", "has been created") come last and
 never decide alone what runs. ``guard(call, history)`` is the one check per call (a call that
 just failed is not run again).
 
-The policy owns the turn's state (``begin_turn``): after each step that did not end the turn,
-``after_step(step)`` returns what the loop does next as a decision — ``StopTurn`` after
+The policy owns the turn's state (``begin_turn``) and its protocol's: after each step that did not
+end the turn, ``after_step(step)`` returns what the loop does next as a decision — ``StopTurn`` after
 ``stall_limit`` steps in a row without progress (``progress.py``, every protocol), ``SwitchProtocol``
-when ``auto`` sees only broken tool calls, ``None`` to go on. ``tests/fast/agent/test_reply_policy.py`` is the
+when ``auto`` sees only broken tool calls (``RunBlocks.switch`` when it switches on a reply's
+block), ``None`` to go on. The loop announces these; it never sets the protocol. ``tests/fast/agent/test_reply_policy.py`` is the
 table of cases.
 """
 
@@ -27,11 +29,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
-from freeact_tui.agent.policy.mode import ActionMode
 from freeact_tui.agent.policy.nudge import NoAnswer, NudgeReason, answers_nudge, nudge_for
 from freeact_tui.agent.policy.outcomes import (
     RESULTS_KEY,
@@ -48,18 +50,22 @@ from freeact_tui.agent.policy.progress import (
 )
 from freeact_tui.agent.policy.repeat_guard import GuardedCall, guard_call
 from freeact_tui.agent.policy.text_protocol import (
-    AUTO_SWITCH_MALFORMED,
+    ProtocolName,
     TextAction,
     fence_action,
     fences,
+    is_text_session,
     reply_text,
     text_actions,
 )
 from freeact_tui.agent.policy.written_calls import ToolParameters, with_written_calls
 from freeact_tui.agent.reply_stops import ReplyStop, reply_stop
+from freeact_tui.store.step_record import StepRecord, stored_text_actions
 from freeact_tui.toolcalls import CODE_TOOL
 
 SWITCH_REASON = "the model wrote its code in a code block instead of calling the tool"
+AUTO_SWITCH_MALFORMED = 2
+"""``auto`` on tool calls switches to text after this many steps in a row of only broken calls."""
 
 
 @dataclass(frozen=True)
@@ -126,11 +132,20 @@ def cut_returns(response: ModelResponse, stop: ReplyStop) -> ModelRequest | None
     return ModelRequest(
         parts=[
             ToolReturnPart(
-                c.tool_name, told, tool_call_id=c.tool_call_id, metadata={"outcome": "interrupted"}
+                c.tool_name,
+                told,
+                tool_call_id=c.tool_call_id,
+                metadata=StepRecord(outcome="interrupted").to_meta(),
             )
             for c in calls
         ]
     )
+
+
+def cut_reply(reply: ModelResponse) -> CutReply | None:
+    """The decision for a reply cut short, read first whatever the protocol: its parts are incomplete."""
+    stop = reply_stop(reply.finish_reason)
+    return CutReply(reply, stop, cut_returns(reply, stop)) if stop is not None else None
 
 
 @dataclass(frozen=True)
@@ -194,8 +209,7 @@ def repeats_last_actions(actions: Sequence[TextAction], turn: Sequence[ModelMess
             and isinstance(message.metadata, dict)
             and RESULTS_KEY in message.metadata
         ):
-            ran = message.metadata[RESULTS_KEY]
-            return isinstance(ran, list) and codes == [a.get("code") for a in ran if isinstance(a, dict)]
+            return codes == [block.code for block in stored_text_actions(message.metadata)]
         if isinstance(message, ModelResponse):
             calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
             if calls:
@@ -212,18 +226,32 @@ def _code_arg(call: ToolCallPart) -> object:
         return None
 
 
-@dataclass
 class ReplyPolicy:
-    """Decides what each model reply leads to, for one agent's ``ActionMode``, and when a turn stops
-    for want of progress (``stall_limit`` steps in a row without it)."""
+    """Decides what each model reply leads to, for one protocol, and when a turn stops for want of
+    progress (``stall_limit`` steps in a row without it). One subclass per protocol (``reply_policy``):
+    each owns its state and says what changes as a decision; nothing outside reads or sets it."""
 
-    mode: ActionMode
-    stall_limit: int = DEFAULT_STALL_LIMIT
-    failing_limit: int = DEFAULT_FAILING_LIMIT
-    meter: ProgressMeter = field(init=False)
+    name: ClassVar[ProtocolName]
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self, stall_limit: int = DEFAULT_STALL_LIMIT, failing_limit: int = DEFAULT_FAILING_LIMIT
+    ) -> None:
+        self.stall_limit = stall_limit
+        self.failing_limit = failing_limit
         self.begin_turn()
+
+    @property
+    def in_text(self) -> bool:
+        """The actions are code blocks in the reply now (no tool schemas are offered)."""
+        return False
+
+    @property
+    def reads_written_calls(self) -> bool:
+        """Calls written as text are made (``decide`` needs the offered tools)."""
+        return False
+
+    def resume(self, history: Sequence[ModelMessage]) -> None:
+        """A stored session was loaded (called once): its state goes on from it."""
 
     def begin_turn(self, requests_left: int | None = None) -> None:
         """A new turn (or the user spoke into it): nothing earlier counts towards the progress bound.
@@ -242,26 +270,9 @@ class ReplyPolicy:
         """What follows a step that did not end the turn (``step``: its reply and what that led to).
 
         ``StopTurn``: the ``stall_limit``-th step in a row without progress (every protocol);
-        ``SwitchProtocol``: ``auto`` on tool calls after ``AUTO_SWITCH_MALFORMED`` steps in a row of
-        only broken calls (the mode is switched); ``None``: ask the model again.
+        ``SwitchProtocol``: the protocol changed (``auto``); ``None``: ask the model again.
         """
-        stop = self.meter.after(step)
-        if stop is not None:
-            return stop
-        broken = self.meter.broken_run
-        if self.mode.auto and not self.mode.text and broken >= AUTO_SWITCH_MALFORMED:
-            self.switch_to_text()
-            return SwitchProtocol(f"the model sent broken tool calls {broken} times in a row")
-        return None
-
-    def switch_to_text(self) -> None:
-        """``auto``: the actions are code blocks from now on."""
-        self.mode.switch_to_text()
-
-    @property
-    def reads_written_calls(self) -> bool:
-        """``auto`` on tool calls: calls written as text are made (``decide`` needs the offered tools)."""
-        return self.mode.auto and not self.mode.text
+        return self.meter.after(step)
 
     def decide(
         self,
@@ -275,16 +286,54 @@ class ReplyPolicy:
         ``turn``: the turn's messages before the reply (``None`` when a compaction rewrote them:
         then only the reply's own calls run); ``tools``: the offered tools (for calls written as text).
         """
-        stop = reply_stop(reply.finish_reason)
-        if stop is not None:  # the stop reason first: a cut reply's parts are incomplete, whatever they are
-            return CutReply(reply, stop, cut_returns(reply, stop))
-        mode = self.mode
-        if mode.tools_only:
-            calls = [p for p in reply.parts if isinstance(p, ToolCallPart)]
-            if calls:
-                return RunCalls(reply, calls)
-            ran = turn is None or acted(turn)
-            return FinalAnswer(reply, claims_output(reply_text(reply), ran=ran))  # a flag for the UI only
+        raise NotImplementedError
+
+    def switch_reason(self, blocks: Sequence[TextAction], history: Sequence[ModelMessage]) -> str | None:
+        """Why the protocol switches to text on a reply without tool calls, if it does (``auto`` only)."""
+        return None
+
+    def guard(self, call: ToolCallPart, history: Sequence[ModelMessage]) -> GuardedCall | None:
+        """The refusal of a call that failed in the step before (``auto`` only), what the model is told instead."""
+        return None
+
+
+class ToolsPolicy(ReplyPolicy):
+    """``tools``, the null policy: the model calls tools well; a reply's tool calls run and anything
+    else is the answer."""
+
+    name = "tools"
+
+    def decide(
+        self,
+        reply: ModelResponse,
+        history: Sequence[ModelMessage],
+        turn: Sequence[ModelMessage] | None,
+        tools: ToolParameters,
+    ) -> ReplyDecision:
+        cut = cut_reply(reply)
+        if cut is not None:
+            return cut
+        calls = [p for p in reply.parts if isinstance(p, ToolCallPart)]
+        if calls:
+            return RunCalls(reply, calls)
+        ran = turn is None or acted(turn)
+        return FinalAnswer(reply, claims_output(reply_text(reply), ran=ran))  # a flag for the UI only
+
+
+class _BlocksPolicy(ReplyPolicy):
+    """What ``text`` and ``auto`` share: a reply's code blocks may run, and a reply that would end the
+    turn without acting may get a nudge (``nudge.py``)."""
+
+    def decide(
+        self,
+        reply: ModelResponse,
+        history: Sequence[ModelMessage],
+        turn: Sequence[ModelMessage] | None,
+        tools: ToolParameters,
+    ) -> ReplyDecision:
+        cut = cut_reply(reply)
+        if cut is not None:
+            return cut
         written = with_written_calls(reply, tools) if self.reads_written_calls else None
         response = written or reply
         calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
@@ -296,14 +345,16 @@ class ReplyPolicy:
         now = [*turn, reply] if turn is not None else None
         claims = claims_output(text, ran=now is None or acted(now))
         switch = self.switch_reason(blocks, history)
-        runs = mode.text or switch is not None or (now is not None and self.repairs(reply, blocks, now))
+        runs = self.in_text or switch is not None or (now is not None and self.repairs(reply, blocks, now))
         # the code that just ran, restated, is the answer; the code that just failed, sent again, is a step
         # (it fails the same way and counts against progress, as a repeated tool call does)
         restated = now is not None and repeats_last_actions(blocks, now) and not last_action_failed(now[:-1])
         if runs and blocks and not restated:
+            if switch is not None:
+                self._switch_to_text()
             return RunBlocks(reply, blocks, switch, claims)
         if now is not None:
-            found = nudge_for(reply, whole, now, text_mode=mode.text)
+            found = nudge_for(reply, whole, now, text_mode=self.in_text)
             if isinstance(found, NoAnswer):
                 return NotAnAnswer(reply, found.reason, found.message, claims)
             if found is not None:
@@ -311,31 +362,102 @@ class ReplyPolicy:
                 return NudgeModel(reply, reason, told, request, claims)
         return FinalAnswer(reply, claims)
 
+    def repairs(self, reply: ModelResponse, blocks: Sequence[TextAction], turn: Sequence[ModelMessage]) -> bool:
+        """Whether a reply's blocks run although the protocol is on tool calls (``auto``)."""
+        return False
+
+    def _switch_to_text(self) -> None:
+        raise NotImplementedError  # only ``auto`` switches, and only it gives a switch reason
+
+
+class TextPolicy(_BlocksPolicy):
+    """``text``: every reply's code blocks are its actions; a reply without one is the answer."""
+
+    name = "text"
+
+    @property
+    def in_text(self) -> bool:
+        return True
+
+
+class AutoPolicy(_BlocksPolicy):
+    """``auto``: tool calls until the model shows it cannot make them, then text for good.
+
+    Owns the switch: on a reply whose code block is its action while no tool call ever worked
+    (``RunBlocks.switch``), or after ``AUTO_SWITCH_MALFORMED`` steps in a row of only broken calls
+    (``SwitchProtocol``). On tool calls it reads calls written as text, runs the blocks of a reply
+    that repairs a failed call or answers a nudge, and refuses a call that just failed the same way.
+    """
+
+    name = "auto"
+
+    def __init__(
+        self, stall_limit: int = DEFAULT_STALL_LIMIT, failing_limit: int = DEFAULT_FAILING_LIMIT
+    ) -> None:
+        super().__init__(stall_limit, failing_limit)
+        self._text = False
+
+    @property
+    def in_text(self) -> bool:
+        return self._text
+
+    @property
+    def reads_written_calls(self) -> bool:
+        return not self._text
+
+    def resume(self, history: Sequence[ModelMessage]) -> None:
+        """A session that had switched to text stays in text."""
+        if is_text_session(history):
+            self._text = True
+
+    def after_step(self, step: Sequence[ModelMessage]) -> StepVerdict:
+        stop = self.meter.after(step)
+        if stop is not None:
+            return stop
+        broken = self.meter.broken_run
+        if not self._text and broken >= AUTO_SWITCH_MALFORMED:
+            self._switch_to_text()
+            return SwitchProtocol(f"the model sent broken tool calls {broken} times in a row")
+        return None
+
     def switch_reason(self, blocks: Sequence[TextAction], history: Sequence[ModelMessage]) -> str | None:
-        """Why ``auto`` switches to text on a reply without tool calls, if it does: the reply has a
-        runnable block and the model never made a working tool call in this session."""
-        if not self.mode.auto or self.mode.text or not blocks or had_working_tool_call(history):
+        """The reply has a runnable block and the model never made a working tool call in this session."""
+        if self._text or not blocks or had_working_tool_call(history):
             return None
         return SWITCH_REASON
 
-    def repairs(
-        self, reply: ModelResponse, blocks: Sequence[TextAction], turn: Sequence[ModelMessage]
-    ) -> bool:
-        """``auto`` on tool calls: a reply's blocks run when the turn's last tool call failed (the block
-        is the next step, written instead of called) or the reply answers a nudge. After a tool call
-        that worked, blocks are examples in an answer. ``turn[-1]`` is the reply."""
-        if not self.mode.auto or self.mode.text or not blocks:
+    def repairs(self, reply: ModelResponse, blocks: Sequence[TextAction], turn: Sequence[ModelMessage]) -> bool:
+        """On tool calls: a reply's blocks run when the turn's last tool call failed (the block is the
+        next step, written instead of called) or the reply answers a nudge. After a tool call that
+        worked, blocks are examples in an answer. ``turn[-1]`` is the reply."""
+        if self._text or not blocks:
             return False
         return last_action_failed(turn, "tool") or answers_nudge(reply, turn)
 
     def guard(self, call: ToolCallPart, history: Sequence[ModelMessage]) -> GuardedCall | None:
-        """``auto``: the refusal of a call that failed in the step before (what the model is told instead)."""
-        if not self.mode.auto:
-            return None
         return guard_call(call, history)
+
+    def _switch_to_text(self) -> None:
+        self._text = True
+
+
+POLICIES: dict[ProtocolName, type[ReplyPolicy]] = {"tools": ToolsPolicy, "text": TextPolicy, "auto": AutoPolicy}
+
+
+def reply_policy(
+    protocol: ProtocolName, stall_limit: int = DEFAULT_STALL_LIMIT, failing_limit: int = DEFAULT_FAILING_LIMIT
+) -> ReplyPolicy:
+    """The policy of ``protocol``, fresh (its state: the progress bound, and ``auto``'s switch)."""
+    return POLICIES[protocol](stall_limit, failing_limit)
 
 
 __all__ = [
+    "AUTO_SWITCH_MALFORMED",
+    "POLICIES",
+    "AutoPolicy",
+    "TextPolicy",
+    "ToolsPolicy",
+    "reply_policy",
     "CutReply",
     "FinalAnswer",
     "NotAnAnswer",

@@ -34,13 +34,12 @@ from freeact_tui.actions.code import ActionOutcome
 from freeact_tui.agent.policy.outcomes import RESULTS_KEY
 from freeact_tui.agent.policy.written_calls import call_arguments, decode_object, written_tool_calls
 from freeact_tui.store.meta_keys import SWITCH_KEY  # the message that told the model of a switch to text
+from freeact_tui.store.prompt_record import INTERRUPTED
+from freeact_tui.store.step_record import INTERRUPTED_STEP, TextActionRecord, text_actions_meta
 from freeact_tui.toolcalls import CODE_TOOL
 
 ProtocolName = Literal["tools", "text", "auto"]
 
-
-AUTO_SWITCH_MALFORMED = 2
-"""In ``auto``: responses in a row whose tool calls were all broken before the session switches to text."""
 
 PYTHON_LANGS = frozenset({"python", "py", "python3", "ipython"})
 SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh"})
@@ -243,8 +242,15 @@ class BlockRun:
     corr_id: str
     outcome: ActionOutcome | None = None
     """``None``: interrupted (cancelled or failed) before it finished."""
-    shown: dict[str, Any] = field(default_factory=dict)
-    """What the log showed of it besides the output (its approvals, images), stored for a resumed session."""
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    """The decisions on it (stored with its record, for a resumed session)."""
+
+    def record(self) -> TextActionRecord:
+        """The block as the results message stores it (what the log showed of it besides the output)."""
+        if self.outcome is None:
+            return TextActionRecord(self.corr_id, self.action.code, INTERRUPTED, INTERRUPTED_STEP)
+        step = self.outcome.record().with_approvals(self.approvals)
+        return TextActionRecord(self.corr_id, self.action.code, self.outcome.content, step)
 
 
 def results_request(done: Sequence[BlockRun], skipped: int, *, switched: str | None = None) -> ModelRequest:
@@ -264,18 +270,7 @@ def results_request(done: Sequence[BlockRun], skipped: int, *, switched: str | N
             sections.append(f"Output of {label}{error}:\n{item.outcome.content}")
     if skipped:
         sections.append(f"The {skipped} code block(s) after it did not run.")
-    metadata: dict[str, Any] = {
-        RESULTS_KEY: [
-            {
-                **item.shown,
-                "id": item.corr_id,
-                "code": item.action.code,
-                "outcome": "interrupted" if item.outcome is None else item.outcome.metadata()["outcome"],
-                "output": "Interrupted by user." if item.outcome is None else item.outcome.content,
-            }
-            for item in done
-        ]
-    }
+    metadata = text_actions_meta([item.record() for item in done])
     if switched is not None:
         metadata[SWITCH_KEY] = switched
     text = "\n\n".join(sections)
@@ -300,7 +295,6 @@ def is_text_session(history: Sequence[ModelMessage]) -> bool:
 
 
 __all__ = [
-    "AUTO_SWITCH_MALFORMED",
     "CONVENTION",
     "RESULTS_KEY",
     "SWITCH_KEY",

@@ -15,12 +15,12 @@ from freeact_tui.actions.dispatch import Dispatcher
 from freeact_tui.actions.ports import TurnPorts
 from freeact_tui.agent import history as hist
 from freeact_tui.agent.approvals import ApprovalGate
-from freeact_tui.agent.policy.outcomes import GUARDED_KEY
 from freeact_tui.agent.policy.reply import ReplyPolicy
 from freeact_tui.agent.policy.text_protocol import BlockRun, TextAction, results_request
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.turn.state import TurnState
 from freeact_tui.events import ToolOutput
+from freeact_tui.store.step_record import StepRecord
 from freeact_tui.toolcalls import CODE_TOOL
 
 MAX_ACTIONS_PER_REPLY = 16
@@ -68,8 +68,7 @@ class ActionRunner:
     async def calls(self, calls: list[ToolCallPart], *, in_order: bool = False) -> StepResult:
         """Run the calls of one response concurrently (``in_order``: one after the other) and record
         their returns; a cancelled call's return says it was interrupted."""
-        state = self._state
-        state.calls = calls
+        self._state.calls = calls
         runs, past = calls[:MAX_ACTIONS_PER_REPLY], calls[MAX_ACTIONS_PER_REPLY:]
         try:
             if in_order:
@@ -77,30 +76,36 @@ class ActionRunner:
             else:
                 outcomes = await _all([self._call(c) for c in runs])
             outcomes += [self._not_run(c, over_the_cap(len(calls))) for c in past]
-        finally:
-            if state.calls:  # a cancel or a failure: the model still gets a return for every call
-                printed = self._dispatcher.printed
-                self._recorder.record(hist.interrupted_returns(calls, state.done, state.meta, printed))
-                printed.clear()
-                state.calls = []
+        except BaseException:  # a cancel or a failure: the model still gets a return for every call
+            self._record_returns(calls)
+            raise
+        self._record_returns(calls)  # every call finished
         return StepResult(any(o.rejected or o.kernel_died for o in outcomes))
+
+    def _record_returns(self, calls: list[ToolCallPart]) -> None:
+        """Record a return for each call: its result, or (not finished) what it printed, then interrupted."""
+        state, printed = self._state, self._dispatcher.printed
+        self._recorder.record(hist.interrupted_returns(calls, state.done, state.meta, printed))
+        printed.clear()
+        state.calls = []
 
     def _not_run(self, call: ToolCallPart, why: str) -> ActionOutcome:
         self._ports.emit(ToolOutput(why, is_error=True, **self._ports.ids(call.tool_call_id)))
         outcome = ActionOutcome(why, is_error=True, malformed=True)
         self._state.done[call.tool_call_id] = outcome.tool_content()
-        self._state.meta[call.tool_call_id] = outcome.metadata()
+        self._state.meta[call.tool_call_id] = outcome.record()
         return outcome
 
     async def _call(self, call: ToolCallPart) -> ActionOutcome:
         guarded = self._policy.guard(call, self._recorder.history)
         if guarded is not None:
             self._ports.emit(ToolOutput(guarded.message, is_error=True, **self._ports.ids(call.tool_call_id)))
-            outcome = ActionOutcome(guarded.message, is_error=True, extra_meta={GUARDED_KEY: guarded.error})
+            outcome = ActionOutcome(guarded.message, is_error=True, shown=StepRecord(guarded=guarded.error))
         else:
             outcome = await self._dispatcher.run(call)
         self._state.done[call.tool_call_id] = outcome.tool_content()
-        self._state.meta[call.tool_call_id] = outcome.metadata() | self._gate.take_records(call.tool_call_id)
+        approvals = self._gate.take_records(call.tool_call_id)
+        self._state.meta[call.tool_call_id] = outcome.record().with_approvals(approvals)
         return outcome
 
     async def blocks(self, blocks: Sequence[TextAction], *, switched: str | None = None) -> StepResult:
@@ -116,9 +121,8 @@ class ActionRunner:
                 item = BlockRun(block, f"text_{uuid.uuid4().hex[:16]}")
                 done.append(item)
                 call = ToolCallPart(CODE_TOOL, {"code": block.code}, tool_call_id=item.corr_id)
-                item.outcome = outcome = await self._dispatcher.run(call)
-                item.shown = {k: v for k, v in outcome.metadata().items() if k != "outcome"}
-                item.shown |= self._gate.take_records(item.corr_id)
+                item.outcome = await self._dispatcher.run(call)
+                item.approvals = self._gate.take_records(item.corr_id)
                 if item.outcome.rejected or item.outcome.kernel_died or item.outcome.is_error:
                     break
         finally:

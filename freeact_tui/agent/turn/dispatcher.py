@@ -8,7 +8,7 @@ from freeact_tui.actions.code import ActionOutcome
 from freeact_tui.actions.dispatch import Dispatcher, SubagentRunner
 from freeact_tui.actions.files import FileToolOptions
 from freeact_tui.actions.ports import TurnPorts
-from freeact_tui.agent.runtime import Runtime
+from freeact_tui.agent.runtime import McpApis, Runtime
 from freeact_tui.agent.subagents import SubagentManager
 from freeact_tui.agent.turn.budget import RequestBudget
 from freeact_tui.checkpoints.checkpointing import Checkpointing
@@ -24,15 +24,17 @@ def turn_dispatcher(
     checkpointing: Checkpointing,
     subagents: SubagentManager | None,
     emit: Callable[[AgentEvent], None],
+    apis: Callable[[], McpApis],
     budget: RequestBudget,
 ) -> Dispatcher:
-    """A dispatcher for one turn (the MCP servers code may call are known once the turn has opened);
-    a subagent it starts makes its requests from the turn's ``budget``."""
+    """A dispatcher for one turn (the MCP servers code may call are known once the turn has opened:
+    ``apis`` gives what the agent knows when the kernel is used); a subagent it starts makes its
+    requests from the turn's ``budget``."""
     checkpoint = checkpointing.hook(runtime.agent_id)
 
     def pin(executor: Executor) -> None:
-        # Read when the kernel is used: the turn's opening sets them after this dispatcher is built.
-        ptc = runtime.ptc_servers
+        # Read when the kernel is used: the turn's opening learns them after this dispatcher is built.
+        ptc = apis().ptc_servers
         if ptc is not None:  # the kernel's tool server serves the configured MCP servers only
             executor.set_mcp_servers(ptc)
 

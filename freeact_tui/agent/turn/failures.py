@@ -25,6 +25,7 @@ from pydantic_ai.exceptions import (
 from pydantic_ai.messages import ModelResponse
 
 from freeact_tui.agent.model_call import ModelCallError, describe_model_error
+from freeact_tui.agent.reply_shape import NotProtocolReply, not_protocol
 from freeact_tui.agent.turn.state import TurnError
 from freeact_tui.events import AgentError, ErrorKind
 from freeact_tui.execution.base import ExecutorError
@@ -61,7 +62,9 @@ def _model_call(exc: BaseException) -> Failure:
 
 def _model_error(exc: BaseException) -> Failure:
     assert isinstance(exc, Exception)
-    return Failure("model", describe_model_error(exc), request_failed=True)
+    wrong = not_protocol(exc)  # the server's reply was not the protocol: say what came back, not how it broke
+    message = f"{wrong} The turn was rolled back." if wrong is not None else describe_model_error(exc)
+    return Failure("model", message, request_failed=True)
 
 
 def _usage_limit(exc: BaseException) -> Failure:
@@ -91,6 +94,7 @@ FAILURES: tuple[
     (TurnError, _turn_error),  # a part of the turn said what happened
     (ModelCallError, _model_call),  # a model request failed for good (also a compaction: CompactionError)
     (UsageLimitExceeded, _usage_limit),
+    (NotProtocolReply, _model_error),  # a base URL that answers with a page, not a chat completion
     (
         (ModelAPIError, UnexpectedModelBehavior, AgentRunError),
         _model_error,

@@ -178,8 +178,8 @@ class Turn:
                 self.recorder.record(request)
                 return False
             case RunBlocks(blocks=blocks, switch=switch):
-                if switch is not None:
-                    self._switch(switch)
+                if switch is not None:  # auto switched to text on this reply (the policy took the switch)
+                    self._announce_switch(switch)
                 return (await self.actions.blocks(blocks, switched=switch)).stop
             case RunCalls(calls=calls, in_order=in_order):
                 return (await self.actions.calls(calls, in_order=in_order)).stop
@@ -202,10 +202,6 @@ class Turn:
             Exception
         ):  # the session cannot be written (or a bug): the error was shown, the turn ends cleanly
             pass
-
-    def _switch(self, reason: str) -> None:
-        self.policy.switch_to_text()
-        self._announce_switch(reason)
 
     def _announce_switch(self, reason: str) -> None:
         self.ports.emit(ProtocolSwitch("text", f"Switched to text actions: {reason}.", **self.ports.ids("")))

@@ -11,7 +11,7 @@ from pydantic_ai.messages import ModelRequest, SystemPromptPart, UserContent, Us
 from freeact_tui.actions.ports import EventPorts
 from freeact_tui.agent.prompts import build_system_prompt
 from freeact_tui.agent.recorder import Recorder
-from freeact_tui.agent.runtime import Runtime
+from freeact_tui.agent.runtime import McpApis, Runtime
 from freeact_tui.agent.turn.state import TurnError
 from freeact_tui.events import AgentError
 from freeact_tui.mcp.gentools import gentools_root, gentools_section
@@ -30,7 +30,8 @@ class TurnOpening:
     mcp: McpSetup
     ports: EventPorts
 
-    def system_prompt(self) -> str:
+    def system_prompt(self, apis: McpApis | None = None) -> str:
+        """The system prompt, describing ``apis`` (the MCP APIs the agent knows)."""
         custom = self.runtime.settings.system_prompt
         if custom is not None:
             return custom
@@ -38,7 +39,7 @@ class TurnOpening:
         trusted = self.runtime.settings.project_trusted
         return build_system_prompt(
             working_dir,
-            mcp_apis=self.runtime.mcp_description,
+            mcp_apis=(apis or self.runtime.apis).description,
             subagents=self.runtime.subagents_enabled,
             # A project's saved tools describe themselves to the model: not before it is trusted.
             gentools=gentools_section(gentools_root(working_dir), working_dir) if trusted else None,
@@ -46,8 +47,10 @@ class TurnOpening:
             project=trusted,
         )
 
-    async def __call__(self, prompt: str | Sequence[UserContent], added: int = 0) -> None:
+    async def __call__(self, known: McpApis, prompt: str | Sequence[UserContent], added: int = 0) -> McpApis:
         """Record the prompt of a new turn (its first ``added`` characters or items the agent put there).
+
+        Returns ``known``, the MCP APIs the agent knew, with what this opening learned (the servers are ready).
 
         Raises:
             TurnError: the session is read-only.
@@ -60,11 +63,9 @@ class TurnOpening:
             )
         for problem in await self.mcp.ready():
             self.ports.emit(AgentError(problem, kind="config", **self.ports.ids("")))
-        self.runtime.mcp_description = self.mcp.description() or self.runtime.mcp_description
-        if self.mcp.apis is not None:
-            self.runtime.ptc_servers = self._ptc_allow_list()
+        apis = known.after(McpApis(self.mcp.description(), self._ptc_allow_list() if self.mcp.apis is not None else None))
         first = not recorder.history
-        parts: list[Any] = [SystemPromptPart(self.system_prompt())] if first else []
+        parts: list[Any] = [SystemPromptPart(self.system_prompt(apis))] if first else []
         parts.append(UserPromptPart(prompt if isinstance(prompt, str) else list(prompt)))
         recorder.record(ModelRequest(parts=parts, metadata=prompt_metadata(added)))
         session = recorder.session
@@ -75,6 +76,7 @@ class TurnOpening:
             session.update_meta(
                 title=title, cwd=str(self.runtime.settings.working_dir), model=self.runtime.model.model_name
             )
+        return apis
 
     def _ptc_allow_list(self) -> dict[str, dict[str, Any]]:
         """The generated APIs' connection parameters, each with its server's call timeout."""

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 
 from freeact_tui.events import Phase
+from freeact_tui.store.step_record import StepRecord
 
 _RANK = {Phase.EXECUTION: 3, Phase.SUBAGENT: 2, Phase.APPROVAL: 1}
 
@@ -29,8 +30,8 @@ class TurnState:
     """The tool calls of the last response, while they run."""
     done: dict[str, Any] = field(default_factory=dict)
     """What the model is told for each finished call (by tool call id)."""
-    meta: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """The outcome metadata stored with each finished call's return."""
+    meta: dict[str, StepRecord] = field(default_factory=dict)
+    """The record stored with each finished call's return."""
     in_model: bool = False
     phases: dict[str, Phase] = field(default_factory=dict)
     """The phase of each running call (by tool call id)."""

@@ -27,6 +27,7 @@ import psutil
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.kernel.gateway_process import KernelGatewayProcess
 from freeact_tui.execution.kernel.init_code import SYNC_MARK
+from freeact_tui.project import files as projectfiles
 from freeact_tui.timeline import enabled as timeline_enabled
 from freeact_tui.timeline import mark
 
@@ -73,9 +74,10 @@ CellSink = Callable[[CellEvent], None]
 class _Cell:
     """Collects the messages of one execute request until both its reply and its idle arrived."""
 
-    def __init__(self, sink: CellSink, images_dir: Path) -> None:
+    def __init__(self, sink: CellSink, images_dir: Path, images_real: str | None = None) -> None:
         self.sink = sink
         self.images_dir = images_dir
+        self.images_real = images_real or os.path.realpath(images_dir)
         self.chunks: list[str] = []
         self.images: list[Path] = []
         self.error: str | None = None
@@ -129,10 +131,14 @@ class _Cell:
         return done
 
     def _save_png(self, data: str) -> None:
-        self.images_dir.mkdir(parents=True, exist_ok=True)
-        path = self.images_dir / f"{uuid4().hex[:12]}.png"
-        # Small and synchronous on purpose: keeps images in order with the text around them.
-        path.write_bytes(b64decode(data))
+        # Small and synchronous on purpose: keeps images in order with the text around them. The folder
+        # may be one the kernel writes too (a project's images_dir): never through a link it planted.
+        try:
+            name = f"{uuid4().hex[:12]}.png"
+            path = projectfiles.write_new(self.images_dir, self.images_real, name, b64decode(data))
+        except OSError as exc:
+            self.out(f"(an image was not saved: {exc})\n")
+            return
         self.images.append(path)
 
 
@@ -162,6 +168,7 @@ class KernelConnection:
     ) -> None:
         self.gateway = gateway
         self.images_dir = images_dir
+        self._images_real = os.path.realpath(images_dir)  # where it leads now: a later swap is refused
         self._on_death = on_death
         self._session = gateway.client_session(aiohttp.ClientTimeout(total=None, sock_connect=5))
         self._ws: aiohttp.ClientWebSocketResponse | None = None
@@ -317,7 +324,7 @@ class KernelConnection:
             The request's message id.
         """
         msg_id = uuid4().hex
-        cell = _Cell(sink, self.images_dir)
+        cell = _Cell(sink, self.images_dir, self._images_real)
         if self.dead or self._ws is None:
             sink(KernelGone("", [], self.dead_reason or "not connected"))
             return msg_id

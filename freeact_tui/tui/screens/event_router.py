@@ -8,6 +8,8 @@ whichever way it came.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 from textual.message import Message
@@ -26,6 +28,7 @@ from freeact_tui.events import (
     ContextUpdate,
     KernelStatus,
     ModelRetry,
+    ModelWaiting,
     Nudge,
     OutputClaim,
     ProtocolSwitch,
@@ -43,7 +46,15 @@ from freeact_tui.toolcalls import CodeAction
 from freeact_tui.tui.decisions import decision_status
 from freeact_tui.tui.screens.chat_host import welcome_text
 
+MAIN_AGENT = "main"
+"""The agent a resumed session's tail is drawn for before it has loaded (its replay's own id)."""
 WAITING_FOR_KERNEL = "waiting for the kernel"  # the activity of an approved action until the kernel is up
+WAITING_FOR_MODEL = "waiting for the model"  # the activity while a model request sends nothing (ModelWaiting)
+
+
+def waiting_line(event: ModelWaiting) -> str:
+    """The live line of a silent model request: ``waiting for the model · 12 s · Esc cancels``."""
+    return f"{WAITING_FOR_MODEL} · {int(event.seconds)} s · Esc cancels"
 
 if TYPE_CHECKING:
     from textual.widget import Widget
@@ -112,6 +123,7 @@ TUI_EVENTS: dict[str, str] = {
     "Compacting": "the context gauge and a notice",
     "Compacted": "the context gauge and a notice",
     "KernelStatus": "the kernel indicator",
+    "ModelWaiting": "the status line: a live count of the wait, until the model sends something",
     "SubagentStatus": "the subagent's status in the log and the side panel",
 }
 """How each agent event is shown (by event class name): total over ``freeact_tui/events.py``
@@ -127,16 +139,21 @@ class EventRouter:
 
     def __init__(self, view: EventView) -> None:
         self.view = view
+        self._tail: list[ReplayItem] = []
+        """The items a resumed session's tail was drawn from before its agent loaded (``preview``)."""
 
-    async def route(self, event: AgentEvent, agent: Agent) -> str | None:
-        """Show one event of ``agent`` (the turn's, or the screen's current one between turns).
+    async def route(self, event: AgentEvent, agent: Agent | None) -> str | None:
+        """Show one event of ``agent`` (the turn's, or the screen's current one between turns; None: a
+        resumed session's tail drawn before its agent has loaded).
 
         Returns:
             How the turn ended, for the events that end it (cancelled, failed); else None.
         """
         view = self.view
         log = view.conversation
-        view.status_bar.set_readings(agent.readings_lost)  # a cell ran, or the kernel started again
+        if agent is not None:
+            view.status_bar.set_readings(agent.readings_lost)  # a cell ran, or the kernel started again
+            self._model_wait(event, agent)
         match event:
             case ThoughtsChunk():
                 await log.thought_chunk(event)
@@ -157,16 +174,25 @@ class EventRouter:
                 await log.finish_streams()
                 return await self._turn_end(event)
             case UsageUpdate():
-                if event.agent_id == agent.agent_id:
+                if agent is not None and event.agent_id == agent.agent_id:
                     view.status_bar.set_usage(event)
             case ContextUpdate() | Compacting() | Compacted():
-                await self._context_event(event)
-            case KernelStatus() if event.agent_id == agent.agent_id:
+                await self._context_event(event, agent.agent_id if agent is not None else MAIN_AGENT)
+            case KernelStatus() if agent is not None and event.agent_id == agent.agent_id:
                 await self._kernel_status(event)
             case SubagentStatus():
                 log.subagent_status(event)
                 view.side_panel.update_subagent(event)
         return None
+
+    def _model_wait(self, event: AgentEvent, agent: Agent) -> None:
+        """The status line while a model request of ``agent`` sends nothing (a live count), and after."""
+        bar = self.view.status_bar
+        if isinstance(event, ModelWaiting):
+            if event.agent_id == agent.agent_id:
+                bar.set_activity(waiting_line(event))
+        elif bar.activity.startswith(WAITING_FOR_MODEL):
+            bar.set_activity("thinking")  # the model sent something (or the turn ended): the wait is over
 
     async def _action_output(self, event: CodeExecutionOutputChunk | CodeExecutionOutput | ToolOutput) -> None:
         """An action's output: streamed while its code runs, then whole (the model thinks again)."""
@@ -221,19 +247,52 @@ class EventRouter:
         bar.set_protocol(agent.action_protocol)
         bar.set_usage(agent.usage)
         bar.set_context(agent.context_usage())
+        tail, self._tail = self._tail, []
         if agent.history or agent.recorder.rewinds:  # the whole transcript (turns before a compaction too)
             from freeact_tui.tui.replay import replay_history, subagent_loader
+            from freeact_tui.tui.replay_tail import before_tail
 
-            past = replay_history(agent.transcript, subagent_loader(agent), rewinds=agent.recorder.rewinds)
+            past = await asyncio.to_thread(
+                replay_history, agent.transcript, subagent_loader(agent), rewinds=agent.recorder.rewinds
+            )
+            earlier = before_tail(past, tail) if tail else None
+            if earlier is not None:
+                await self._hold(earlier, tail, agent)
+                return
+            if tail:  # the whole does not end as the tail did: drawn again from the whole
+                await self.view.conversation.clear()
             await self.replay(past, agent)
         else:
+            if tail:
+                await self.view.conversation.clear()
             await self.view.conversation.welcome(welcome_text(agent.model_name, agent.working_dir))
 
-    async def replay(self, items: list[ReplayItem], agent: Agent) -> None:
-        """Draw a resumed session's past turns with the methods that draw live events: the last turns
-        now, the earlier ones when the user asks for them (the log holds them, ``EarlierTurns``)."""
-        from freeact_tui.tui.replay import UserPrompt
+    async def preview(self, agent: Agent) -> None:
+        """A resumed session's last turns, drawn from the end of its file before the agent loads the whole
+        history (``replay_tail``); ``show`` then keeps them, or draws the log again from the whole."""
+        from freeact_tui.tui.replay import subagent_loader
+        from freeact_tui.tui.replay_tail import tail_items
 
+        log = self.view.conversation
+        tail = tail_items(agent.session, log.screenful(), subagent_loader(agent))
+        if not tail:
+            return
+        async with log.replay():
+            await self._draw(tail, None)
+        self.view.status_bar.set_activity("")
+        self._tail = tail
+
+    async def _hold(self, earlier: list[ReplayItem], tail: list[ReplayItem], agent: Agent) -> None:
+        """The items before a drawn tail wait as earlier turns, drawn on demand."""
+        from freeact_tui.tui.replay_tail import is_turn_start
+
+        log = self.view.conversation
+        log.earlier.keep(earlier, is_turn_start, self._drawer(agent))
+        self._list_subagents([*earlier, *tail])  # (the panel was cleared when the agent was shown)
+        await log.earlier.show_note(log)
+
+    def _drawer(self, agent: Agent) -> Callable[[list[ReplayItem]], Awaitable[list[Widget]]]:
+        """Draws some past items into blocks, not mounted (earlier turns, on demand)."""
         log = self.view.conversation
 
         async def draw(part: list[ReplayItem]) -> list[Widget]:
@@ -242,15 +301,27 @@ class EventRouter:
             self.view.status_bar.set_activity("")
             return list(blocks)
 
-        shown = log.earlier.hold(items, log.screenful(), lambda item: isinstance(item, UserPrompt), draw)
-        for item in log.earlier.items:  # the side panel lists every subagent of the session, as live
+        return draw
+
+    def _list_subagents(self, items: list[ReplayItem]) -> None:
+        """The side panel lists every subagent of the session, as live (those of turns not drawn too)."""
+        for item in items:
             if isinstance(item, SubagentStatus):
                 self.view.side_panel.update_subagent(item)
+
+    async def replay(self, items: list[ReplayItem], agent: Agent) -> None:
+        """Draw a resumed session's past turns with the methods that draw live events: the last turns
+        now, the earlier ones when the user asks for them (the log holds them, ``EarlierTurns``)."""
+        from freeact_tui.tui.replay import UserPrompt
+
+        log = self.view.conversation
+        shown = log.earlier.hold(items, log.screenful(), lambda item: isinstance(item, UserPrompt), self._drawer(agent))
+        self._list_subagents(log.earlier.items)
         async with log.replay():
             await self._draw(shown, agent)
         self.view.status_bar.set_activity("")  # the outputs above set it as they would live
 
-    async def _draw(self, items: list[ReplayItem], agent: Agent) -> None:
+    async def _draw(self, items: list[ReplayItem], agent: Agent | None) -> None:
         from freeact_tui.tui.replay import LogNotice, PastApproval, UserPrompt
 
         log = self.view.conversation
@@ -275,9 +346,10 @@ class EventRouter:
         block = await self.view.conversation.add_action(request)
         self._show_decision(block, past.decision, skip_permissions=past.skip_permissions)
 
-    async def _context_event(self, event: ContextUpdate | Compacting | Compacted) -> None:
+    async def _context_event(self, event: ContextUpdate | Compacting | Compacted, agent_id: str) -> None:
+        """The context of ``agent_id``'s agent (a subagent's own is not shown)."""
         view = self.view
-        if view.agent is None or event.agent_id != view.agent.agent_id:
+        if event.agent_id != agent_id:
             return
         match event:
             case ContextUpdate():

@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.content import Content
 from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Label, Static
 
 from freeact_tui.tui.commands import COMMANDS, CommandSpec
+from freeact_tui.tui.widgets.columns import Columns
 
 BindingRow = tuple[str, str, str]
 
@@ -77,11 +77,6 @@ def collect_bindings(screen: Screen[object]) -> list[BindingRow]:
     return rows
 
 
-def _table(rows: Sequence[tuple[str, str]], key_style: str, width: int) -> Content:
-    lines = [Content.assemble((key.ljust(width), key_style), "   ", desc) for key, desc in rows]
-    return Content("\n").join(lines)
-
-
 class HelpScreen(ModalScreen[None]):
     """Key bindings and slash commands, in one scrollable dialog."""
 
@@ -124,9 +119,9 @@ class HelpScreen(ModalScreen[None]):
                     yield Static("No key bindings.", classes="help-empty")
                 for group, rows in groups.items():
                     yield Label(group, classes="help-group")
-                    yield Static(_table(rows, "bold $accent", width), classes="help-table")
+                    yield Columns(rows, width, "bold $accent", classes="help-table")
                 yield Label("Slash commands (type in the prompt)", classes="help-section")
-                yield Static(_table(commands, "bold $accent", width), classes="help-table")
+                yield Columns(commands, width, "bold $accent", classes="help-table")
                 yield Static(
                     "Type / at the start of the prompt for a menu of these and the skills; Tab completes "
                     "a command, a path after @ and a session id after /resume. /model, /theme, /resume "

@@ -62,6 +62,10 @@ class EarlierTurns:
         self.items, self._is_start, self._draw = list(items[:cut]), is_start, draw
         return list(items[cut:])
 
+    def keep(self, items: Sequence[Any], is_start: Callable[[Any], bool], draw: Draw) -> None:
+        """Keep all of ``items`` to be drawn by ``draw`` on demand (the turns after them are drawn)."""
+        self.items, self._is_start, self._draw = list(items), is_start, draw
+
     def take(self, at_least: int) -> list[Any]:
         """The newest waiting turns (at least ``at_least`` items), no longer waiting."""
         cut = turn_start(self.items, at_least, self._is_start)

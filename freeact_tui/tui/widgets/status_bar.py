@@ -150,9 +150,10 @@ class StatusBar(Horizontal):
     def set_readings(self, lost: str | None) -> None:
         """Point out that readings of code no longer vouch for it (``Agent.readings_lost``: why); hidden else."""
         label = self._label("readings")
-        if label.tooltip != lost:
-            label.tooltip = lost
-            label.set_class(lost is None, "-hidden")
+        if label.tooltip == lost:
+            return  # called for every event of a turn (each streamed delta): nothing changed, no work
+        label.tooltip = lost
+        label.set_class(lost is None, "-hidden")
         self._fit()
 
     def set_protocol(self, protocol: str | None) -> None:

@@ -42,7 +42,7 @@ def test_settings_and_overrides(tmp_path: Path) -> None:
     base = Settings(working_dir=tmp_path, execution_timeout=12.0, action_protocol="auto")
     agent = Agent("test", base, execution_timeout=3.0)
     assert agent.runtime.settings == dataclasses.replace(base, execution_timeout=3.0)
-    assert agent.policy.mode.auto and agent.execution_timeout == 3.0
+    assert agent.policy.name == "auto" and agent.execution_timeout == 3.0
 
 
 def test_the_old_keywords_keep_working(tmp_path: Path) -> None:
@@ -67,7 +67,7 @@ def test_the_old_keywords_keep_working(tmp_path: Path) -> None:
     )
     s = agent.runtime.settings
     assert s.model_settings is None and s.working_dir == Path.cwd().resolve() and s.mcp_servers == {}
-    assert agent.skip_permissions and agent.permissions.skip_permissions and agent.policy.mode.text
+    assert agent.skip_permissions and agent.permissions.skip_permissions and agent.policy.in_text
     assert agent.sessions_dir == tmp_path / "s" and not agent.enable_subagents
 
 

@@ -13,16 +13,15 @@ from typing import Any
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 
-from freeact_tui.agent.policy.mode import ActionMode
 from freeact_tui.agent.policy.nudge import NUDGE_RULES, OWN_WORDS, nudge_text
-from freeact_tui.agent.policy.reply import FinalAnswer, NotAnAnswer, NudgeModel, ReplyPolicy
+from freeact_tui.agent.policy.reply import FinalAnswer, NotAnAnswer, NudgeModel, reply_policy
 from tests.fast.agent.test_reply_policy import ROWS, TOOLS, Row, block_step, nudge, prompt, reply
 
 
 def decide(
     mode: str, turn: list[ModelMessage], answer: ModelResponse, earlier: list[ModelMessage] | None = None
 ) -> Any:
-    policy = ReplyPolicy(ActionMode(mode))  # type: ignore[arg-type]
+    policy = reply_policy(mode)  # type: ignore[arg-type]
     return policy.decide(answer, [*(earlier or []), *turn], turn, TOOLS)
 
 

@@ -21,7 +21,6 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.mode import ActionMode
 from freeact_tui.agent.policy.outcomes import RESULTS_KEY
 from freeact_tui.agent.policy.progress import (
     DEFAULT_FAILING_LIMIT,
@@ -29,7 +28,7 @@ from freeact_tui.agent.policy.progress import (
     STEP_RULES,
     StopTurn,
 )
-from freeact_tui.agent.policy.reply import ReplyPolicy
+from freeact_tui.agent.policy.reply import ReplyPolicy, reply_policy
 from freeact_tui.toolcalls import CODE_TOOL
 
 PROTOCOLS = ["tools", "text", "auto"]
@@ -142,7 +141,7 @@ def test_a_loop_of_model_made_novelty_ends_within_the_bound(
     """Whatever came before, a model that keeps doing one of the tester's loops is stopped within
     ``max_failing_steps`` steps of the loop (plus a few steps of real progress in the prefix)."""
     rng = random.Random(seed)
-    policy = ReplyPolicy(ActionMode(protocol))  # type: ignore[arg-type]
+    policy = reply_policy(protocol)  # type: ignore[arg-type]
     work = itertools.count()
     steps: list[list[ModelMessage]] = []
     for n, kind in enumerate(prefix):
@@ -170,7 +169,7 @@ def test_genuinely_new_steps_are_never_cut_short(
     protocol: str, order: list[int], failures: list[int]
 ) -> None:
     """Eight different successful steps (some after one new failure each) then an answer: no stop."""
-    policy = ReplyPolicy(ActionMode(protocol))  # type: ignore[arg-type]
+    policy = reply_policy(protocol)  # type: ignore[arg-type]
     steps: list[list[ModelMessage]] = []
     for n, i in enumerate(order):
         if i in failures:
@@ -198,7 +197,7 @@ def test_the_testers_loops_stop_where_the_rules_say(protocol: str, loop: str, st
     if loop == "subagent" and protocol == "text":
         pytest.skip("the text protocol calls no tools")
     rng = random.Random(0)
-    policy = ReplyPolicy(ActionMode(protocol))  # type: ignore[arg-type]
+    policy = reply_policy(protocol)  # type: ignore[arg-type]
     assert run_steps(policy, [behaviour(loop, protocol, n, rng) for n in range(100)]) == stop_at
 
 

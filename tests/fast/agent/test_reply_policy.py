@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -22,21 +24,21 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.mode import ActionMode
 from freeact_tui.agent.policy.nudge import CHECK, NUDGE_RULES
-from freeact_tui.agent.policy.outcomes import GUARDED_KEY, RESULTS_KEY
+from freeact_tui.agent.policy.outcomes import RESULTS_KEY
 from freeact_tui.agent.policy.progress import StopTurn, SwitchProtocol
 from freeact_tui.agent.policy.reply import (
     FinalAnswer,
     NudgeModel,
-    ReplyPolicy,
     RunBlocks,
     RunCalls,
     claims_output,
+    reply_policy,
 )
 from freeact_tui.agent.policy.text_protocol import TextAction, tagged_calls, text_actions, unwrap_code_tool
 from freeact_tui.agent.policy.written_calls import written_tool_calls
 from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY
+from freeact_tui.store.step_record import StepRecord
 from freeact_tui.store.transcript import NUDGE_KEY
 from freeact_tui.toolcalls import CODE_TOOL, EDIT_TEXT_TOOL, READ_TEXT_TOOL
 
@@ -205,6 +207,19 @@ ROWS: list[Row] = [
         told="repeats my words or the app's notes",
         earlier=[
             prompt("Print 1 to 30 slowly."),
+            ModelResponse(parts=[TextPart(CANCELLED_NOTE)], metadata={CUT_KEY: "cancelled"}),
+        ],
+    ),
+    Row(
+        "#45 attack 6: the cancel note translated (German), answering the next request, is asked for once"
+        " more: it refers to nothing of the request (structure, not words)",
+        "auto",
+        [prompt("What is the capital of France?")],
+        reply("Der Benutzer hat diese Anfrage abgebrochen, bevor sie beantwortet wurde."),
+        NudgeModel,
+        told="uses nothing of my request",
+        earlier=[
+            prompt("Summarise the README"),
             ModelResponse(parts=[TextPart(CANCELLED_NOTE)], metadata={CUT_KEY: "cancelled"}),
         ],
     ),
@@ -576,7 +591,7 @@ ROWS: list[Row] = [
 
 
 def decide(row: Row) -> Any:
-    policy = ReplyPolicy(ActionMode(row.mode))  # type: ignore[arg-type]
+    policy = reply_policy(row.mode)  # type: ignore[arg-type]
     return policy.decide(row.reply, [*row.earlier, *row.turn], row.turn, TOOLS)
 
 
@@ -661,7 +676,8 @@ def broken(
 
 def guarded_step(code: str, error: str, call_id: str) -> list[ModelMessage]:
     told = f"This is the code that just failed ({error}). Do not repeat it: change it to fix the cause."
-    return [code_call(code, call_id), returned(call_id, told, "error", **{GUARDED_KEY: error})]
+    guarded = ToolReturnPart(CODE_TOOL, told, tool_call_id=call_id, metadata=StepRecord("error", guarded=error).to_meta())
+    return [code_call(code, call_id), ModelRequest(parts=[guarded])]
 
 
 def nudged_step(why: str = "the reply was empty") -> list[ModelMessage]:
@@ -769,7 +785,7 @@ def test_progress_per_step(
 ) -> None:
     """#40: one notion of progress, the same in every protocol; the third step in a row without it stops."""
     for mode in modes:
-        policy = ReplyPolicy(ActionMode(mode))  # type: ignore[arg-type]
+        policy = reply_policy(mode)  # type: ignore[arg-type]
         got: list[str] = []
         for step in steps:
             verdict = policy.after_step(step)
@@ -787,7 +803,7 @@ def test_progress_per_step(
 
 
 def test_the_stop_message_says_what_kept_failing_and_what_to_do() -> None:
-    policy = ReplyPolicy(ActionMode("tools"), stall_limit=2)
+    policy = reply_policy("tools", stall_limit=2)
     policy.after_step(broken("b1", "Unknown tool `no_such_tool`."))
     stop = policy.after_step(broken("b2", "Invalid JSON arguments."))
     assert isinstance(stop, StopTurn) and stop.steps == 2
@@ -807,9 +823,9 @@ def test_the_repeat_guard_is_auto_only() -> None:
         ModelRequest(parts=[failed]),
         ModelResponse(parts=[call]),
     ]
-    guarded = ReplyPolicy(ActionMode("auto")).guard(call, history)
+    guarded = reply_policy("auto").guard(call, history)
     assert guarded is not None and "just failed the same way" in guarded.message
-    assert ReplyPolicy(ActionMode("tools")).guard(call, history) is None
+    assert reply_policy("tools").guard(call, history) is None
 
 
 # -- output the model made up ---------------------------------------------------------------------
@@ -836,9 +852,9 @@ def test_output_the_model_made_up_is_marked(case: str, text: str, ran: bool, exp
 
 def test_a_final_answer_with_made_up_output_carries_the_flag() -> None:
     text = "```python\nprint(2 + 2)\n```\nOutput:\n```\n4\n```"
-    decision = ReplyPolicy(ActionMode("tools")).decide(reply(text), [prompt()], [prompt()], TOOLS)
+    decision = reply_policy("tools").decide(reply(text), [prompt()], [prompt()], TOOLS)
     assert isinstance(decision, FinalAnswer) and decision.claims_output
-    auto = ReplyPolicy(ActionMode("text")).decide(reply(text), [prompt()], [prompt()], TOOLS)
+    auto = reply_policy("text").decide(reply(text), [prompt()], [prompt()], TOOLS)
     assert isinstance(auto, RunBlocks) and auto.claims_output
 
 
@@ -859,3 +875,81 @@ def test_a_python_form_call_may_pass_the_arguments_object_whole() -> None:
         f'{CODE_TOOL}({{"name": "other", "arguments": {{"code": "x = 1"}}}})', TOOLS
     )
     assert named.args == {"code": {"name": "other", "arguments": {"code": "x = 1"}}}
+
+
+# -- one policy per protocol owns its state ---------------------------------------------------------
+
+_STEPS = {
+    "broken": lambda i: broken(f"b{i}"),
+    # a new step is new code, not the same code with another number (``progress.py`` reads its shape)
+    "new": lambda i: tool_step(f"v{i} = {i}\nprint(v{i})", str(i), "ok", f"c{i}"),
+    "same failure": lambda i: tool_step("1/0", ZERO, "error", f"c{i}"),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(["tools", "text", "auto"]),
+    st.lists(st.sampled_from(sorted(_STEPS)), min_size=1, max_size=8),
+    st.integers(min_value=1, max_value=4),
+)
+def test_each_protocol_returns_its_state_changes_as_decisions(mode: str, kinds: list[str], limit: int) -> None:
+    """Over generated runs of steps: only ``auto`` switches, once, exactly when two steps in a row had
+    only broken calls, and is in text from then on; every protocol stops at the ``limit``-th step in a
+    row without progress and not before (a new result is progress; a broken call or a failure met
+    before is not)."""
+    policy = reply_policy(mode, stall_limit=limit)  # type: ignore[arg-type]
+    assert policy.name == mode and policy.in_text is (mode == "text")
+    without = broken_run = switches = 0
+    failed_before = False
+    for i, kind in enumerate(kinds):
+        verdict = policy.after_step(_STEPS[kind](i))
+        progress = kind == "new" or (kind == "same failure" and not failed_before)
+        failed_before |= kind == "same failure"
+        without = 0 if progress else without + 1
+        broken_run = broken_run + 1 if kind == "broken" else 0
+        if without >= limit:
+            assert isinstance(verdict, StopTurn) and verdict.steps == limit
+            break
+        if mode == "auto" and not switches and broken_run >= 2:
+            assert verdict == SwitchProtocol("the model sent broken tool calls 2 times in a row")
+            switches += 1
+        else:
+            assert verdict is None
+        assert policy.in_text is (mode == "text" or switches > 0)
+        assert policy.reads_written_calls is (mode == "auto" and not switches)
+
+
+def test_auto_takes_its_switch_when_it_decides_to_run_blocks() -> None:
+    """The switch on a reply's code block is the policy's own: the loop only announces ``RunBlocks.switch``."""
+    policy = reply_policy("auto")
+    blocked = reply("```python\nprint(1234 * 5678)\n```")
+    first = policy.decide(blocked, [prompt()], [prompt()], TOOLS)
+    assert isinstance(first, RunBlocks) and first.switch is not None and policy.in_text
+    again = policy.decide(blocked, [prompt()], [prompt()], TOOLS)
+    assert isinstance(again, RunBlocks) and again.switch is None
+
+
+def test_a_resumed_text_session_stays_in_text_in_auto_only() -> None:
+    history = [prompt(), *block_step("print(1)", "1")]
+    for mode, in_text in (("auto", True), ("tools", False), ("text", True)):
+        policy = reply_policy(mode)  # type: ignore[arg-type]
+        policy.resume(history)
+        assert policy.in_text is in_text, mode
+
+
+def test_the_turn_only_reads_decisions_from_the_policy() -> None:
+    """The turn's modules use the policy through its decisions: no switch, no mode, no counter of its own."""
+    import ast
+    from pathlib import Path
+
+    import freeact_tui.agent.turn as turn
+
+    allowed = {"decide", "after_step", "begin_turn", "reads_written_calls", "guard"}
+    used: set[str] = set()
+    for path in Path(turn.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
+                if node.value.attr in ("policy", "_policy"):
+                    used.add(node.attr)
+    assert used and used <= allowed, used - allowed

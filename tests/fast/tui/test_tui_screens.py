@@ -223,3 +223,30 @@ def test_snapshot_confirm_dialog(snap_compare, size: tuple[int, int]) -> None:  
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=ask)
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 140])
+async def test_help_rows_wrap_in_their_own_column_at_any_width(width: int) -> None:
+    """A long description wraps beside its key, never back under the key column (issue #43: at 80
+    columns the help read ``from`` and ``block found)`` on lines of their own)."""
+    from freeact_tui.tui.widgets.columns import Columns
+
+    app = Host()
+    async with app.run_test(size=(width, 30)) as pilot:
+        await pilot.press("f1")
+        await pilot.pause()
+        tables = list(app.screen.query(Columns))
+        assert tables
+        starts = set()
+        for table in tables:
+            cells = list(table.children)
+            keys, texts = cells[0::2], cells[1::2]
+            for key, text in zip(keys, texts, strict=True):
+                assert text.region.y == key.region.y  # one row: side by side
+                assert text.region.x > key.region.x
+                assert text.region.right <= table.region.right  # wraps inside, never past the edge
+                starts.add(text.region.x)
+        assert len(starts) == 1  # every description in one column down the whole screen
+        wrapped = [t for table in tables for t in list(table.children)[1::2] if t.region.height > 1]
+        if width <= 80:
+            assert wrapped  # (the long ones do wrap at this width: the case is exercised)

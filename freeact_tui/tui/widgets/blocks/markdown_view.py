@@ -8,7 +8,8 @@ from markdown_it import MarkdownIt
 from textual.await_complete import AwaitComplete
 from textual.timer import Timer
 from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets._markdown import MarkdownHeader  # not exported; what ``Markdown.append`` checks
+from textual.widgets.markdown import MarkdownBlock, MarkdownStream
 
 from freeact_tui.text.safe import visible
 
@@ -28,18 +29,80 @@ class BlankMarkdown(Markdown):
     A plain widget renders every line of its full height whenever its size changes; a growing
     response would re-render hundreds of blank lines per append. Control characters are shown,
     never sent to the terminal (Textual passes ESC in markdown and code fences through as is).
+
+    Appending costs what is appended plus the last top-level block (which a new fragment may still
+    change), never the whole document: Textual's ``append`` rebuilds the whole source and splits it
+    into lines on every call, so a long reply streamed in small pieces did work in proportion to the
+    text so far per append. Here the source is kept in pieces (joined when read) and the unparsed
+    ``_tail`` (the text from the start of the last top-level block) is all that is split and parsed.
     """
 
     BLANK = True
 
     def __init__(self, markdown: str | None = None) -> None:
+        self._pieces: list[str] = []
+        """Appended text not yet joined into ``_markdown`` (joined when ``source`` is read)."""
+        self._tail = ""
+        """The source from line ``_last_parsed_line`` on: the last top-level block and what follows."""
+        self._parser: MarkdownIt | None = None
         super().__init__(visible(markdown) if markdown else markdown, parser_factory=literal_parser)
 
+    @property
+    def source(self) -> str:
+        if self._pieces:
+            self._markdown = "".join([self._markdown or "", *self._pieces])
+            self._pieces.clear()
+        return self._markdown or ""
+
     def update(self, markdown: str) -> AwaitComplete:
-        return super().update(visible(markdown))
+        shown = visible(markdown)
+        self._pieces.clear()
+        lines = shown.splitlines(keepends=True)
+        self._tail = lines[-1] if lines and not lines[-1].endswith(("\n", "\r")) else ""
+        return super().update(shown)  # it sets ``_last_parsed_line`` to the last, unfinished line
 
     def append(self, markdown: str) -> AwaitComplete:
-        return super().append(visible(markdown))
+        fragment = visible(markdown)
+        self._pieces.append(fragment)
+        self._tail += fragment
+        if self._parser is None:
+            self._parser = literal_parser()
+        return AwaitComplete(self._append_tail(self._parser, self._tail))
+
+    async def _append_tail(self, parser: MarkdownIt, updated_source: str) -> None:
+        """Textual's ``Markdown.append`` on the tail alone: re-parse the last block and what follows,
+        update the last block widget in place, mount the new ones."""
+        async with self.lock:
+            tokens = parser.parse(updated_source)
+            last_block = next((c for c in reversed(self.children) if isinstance(c, MarkdownBlock)), None)
+            start_line = self._last_parsed_line
+            for token in reversed(tokens):
+                if token.map is not None and token.level == 0:
+                    done = updated_source.splitlines(keepends=True)[: token.map[0]]
+                    self._tail = self._tail[sum(map(len, done)) :]  # later appends only add at the end
+                    self._last_parsed_line += token.map[0]
+                    break
+            new_blocks = list(self._parse_markdown(tokens))
+            any_headers = any(isinstance(block, MarkdownHeader) for block in new_blocks)
+            for block in new_blocks:
+                start, end = block.source_range
+                block.source_range = (start + start_line, end + start_line)
+            with self.app.batch_update():
+                if last_block is not None and new_blocks:
+                    last_block.source_range = new_blocks[0].source_range
+                    try:
+                        await last_block._update_from_block(new_blocks[0])
+                    except IndexError:
+                        pass
+                    else:
+                        new_blocks = new_blocks[1:]
+                if new_blocks:
+                    await self.mount_all(new_blocks)
+            if any_headers:
+                self._table_of_contents = None
+                self.post_message(
+                    Markdown.TableOfContentsUpdated(self, self.table_of_contents).set_sender(self)
+                )
 
 
 class ThrottledMarkdown:

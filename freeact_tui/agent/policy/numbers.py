@@ -1,0 +1,226 @@
+"""The one number reader of the reply policy: text to values, and whether a value is grounded (#45).
+
+Numbers are compared as VALUES, never as strings. ``read_numbers`` finds every number written
+with digits, in any script (``unicodedata.decimal``: ``٩١٢٣٤`` and ``９１２３４`` are 91234), in the
+ways people write them:
+
+- groupings with ``,`` ``.`` ``'`` ``’`` ``_``, a space, a no-break, thin or narrow no-break space
+  (``86,400`` ``86.400`` ``86 400`` ``86'400``), the Arabic separators ``٬`` and ``٫``;
+- a decimal point or a decimal comma (``5.93``, ``5,93``, ``1.234,5``);
+- exponents (``8.64e4``, ``8.64×10^4``), the suffixes ``k`` and ``M`` (``86.4k``), percent (``45.67%``
+  is 0.4567).
+
+A written form that can be read two ways has both readings (``86.400`` is 86400 or 86.4; ``45.67%``
+is 0.4567 or 45.67; ``86.4k`` is 86400 or 86.4): a number is grounded when one of its readings is.
+Number words ("ninety-one thousand", "einundneunzig") are not values: reading them means reading
+one language. A reply whose only numbers are words makes no claim this reader sees, so the number
+checks neither pass nor fault it — the other rules of ``nudge.py`` judge it.
+
+``Grounds`` holds the values a turn showed and answers ``holds(number)``: a stated value agrees with a
+known one within its written precision (``5.93`` for 5.928571) or a relative ``TOLERANCE`` (rounding to
+three significant digits: ``91,000`` for 91234), or it is a simple derivation of known values, bounded:
+the sum, difference, product or ratio of two different known values of which one is an output (not only the
+request's numbers: ``1234 * 5678`` worked out in the head is no result); an output's value times or
+divided by one of ``FACTORS`` (a unit conversion: 86400 seconds is 1440 minutes, 24 hours; a
+percentage; a scale word of any language, "86.4 thousand", "1,2 Millionen"). Nothing else is derived.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+_GROUP = ",.'’_ \u00a0\u2009\u202f\u066b\u066c"
+"""Characters that may join digit groups (the last one may be a decimal point or comma)."""
+_SPACES = " \u00a0\u2009\u202f"
+_MARKS = ",.'’_\u066b\u066c"
+_WORDY = r"[^\W\u3000-\u9fff\uac00-\ud7af]"
+"""A word character of a script that spaces its words: a number glued to one is part of a name
+(``x1``, ``abc123``); one glued to Chinese, Japanese or Korean text is a number (``一天有86400秒``)."""
+_NUMBER = re.compile(
+    rf"(?<!{_WORDY})(?<![.,])(?P<sign>[-−+](?=\d))?"
+    rf"(?P<body>\d+(?:[{_MARKS}]\d+|[{_SPACES}]\d{{3}}(?!\d))*)"
+    rf"(?P<exp>[eE][-+−]?\d+(?!{_WORDY})|\s?[×x·]\s?10\^?(?P<pow>[-+−]?\d+))?"
+    rf"(?P<suffix>[kKM](?!{_WORDY})|\s?%)?"
+    rf"(?!{_WORDY})"
+)
+TOLERANCE = 0.005
+"""Relative difference within which two values agree: what rounding to three significant digits loses."""
+FACTORS = (24.0, 60.0, 100.0, 1000.0, 3600.0, 1e6, 1e9)
+"""Conversions a stated value may apply to one output value (hours, minutes, percent, thousands, millions)."""
+MAX_KNOWN = 4000
+"""Values kept for derivations (the first ones read): a bound on the work of one check."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """One reading of a written number: its value and half the unit of its last written digit."""
+
+    value: float
+    half_unit: float
+
+
+@dataclass(frozen=True)
+class Stated:
+    """A number as written: its text, whether it is significant, and its readings (alternatives).
+
+    Each reading is a tuple of values: one for a number, several when the digits are a list
+    (``10 20 30``, ``3.11.2``) rather than one grouped number.
+    """
+
+    text: str
+    readings: tuple[tuple[Value, ...], ...]
+
+    @property
+    def significant(self) -> bool:
+        """Two or more digits, or a decimal: ``7`` or ``3`` in prose is no result."""
+        digits = sum(ch.isdigit() for ch in self.text)
+        return digits >= 2 or any(v.half_unit < 0.5 for r in self.readings for v in r)
+
+
+def _ascii(text: str) -> str:
+    return "".join(str(unicodedata.decimal(ch)) if ch.isdigit() else ch for ch in text)
+
+
+def _decimal(integer: str, fraction: str) -> Value:
+    return Value(float(f"{integer}.{fraction}" if fraction else integer), 0.5 * 10.0 ** -len(fraction))
+
+
+def _body_readings(body: str, scaled: bool) -> list[tuple[Value, ...]]:
+    """The readings of digits joined by separators (see the module). ``scaled``: an exponent, a suffix
+    or a percent follows, and one ``.`` or ``,`` is a decimal mark (``3.382k``, never 3382 thousand)."""
+    groups = re.split(f"[{_GROUP}]", body)
+    seps = re.findall(f"[{_GROUP}]", body)
+    if not seps:
+        return [(_decimal(body, ""),)]
+    if scaled and len(seps) == 1 and seps[0] in ",.\u066b":
+        return [(_decimal(groups[0], groups[1]),)]
+    readings: list[tuple[Value, ...]] = []
+    head, tail = groups[:-1], groups[-1]
+    grouped = 1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:])
+    if grouped and len(set(seps)) == 1 and seps[0] not in "\u066b":
+        readings.append((_decimal("".join(groups), ""),))  # 86,400 86.400 86 400 86'400
+    last = seps[-1]
+    if last in ",.\u066b" and all(s != last for s in seps[:-1]):
+        lead_ok = len(head) == 1 or (1 <= len(head[0]) <= 3 and all(len(g) == 3 for g in head[1:]))
+        if lead_ok and len(set(seps[:-1])) <= 1:
+            readings.append((_decimal("".join(head), tail),))  # 5.93 5,93 1.234,5 86 400,5
+    if not readings or any(s in _SPACES for s in seps):
+        readings.append(tuple(_decimal(g, "") for g in groups))  # a list: 10 20 30, 3.11.2
+    return readings
+
+
+def _scaled(reading: tuple[Value, ...], factor: float, sign: float) -> tuple[Value, ...]:
+    return tuple(Value(sign * v.value * factor, v.half_unit * factor) for v in reading)
+
+
+def _stated(match: re.Match[str]) -> Stated:
+    body = _ascii(match["body"])
+    sign = -1.0 if match["sign"] in ("-", "−") else 1.0
+    exp = match["exp"]
+    readings = _body_readings(body, bool(exp or match["suffix"]))
+    if exp:
+        power = _ascii(match["pow"] or exp[1:]).replace("−", "-")
+        factor = 10.0 ** int(power)
+        readings = [_scaled(r, factor, sign) for r in readings if len(r) == 1]
+    else:
+        suffix = (match["suffix"] or "").strip()
+        scale = {"k": 1e3, "K": 1e3, "M": 1e6, "%": 0.01}.get(suffix)
+        plain = [_scaled(r, 1.0, sign) for r in readings]
+        more = [_scaled(r, scale, sign) for r in readings if len(r) == 1] if scale else []
+        readings = more + plain
+    return Stated(match.group(0).strip(), tuple(readings))
+
+
+def read_numbers(text: str) -> list[Stated]:
+    """Every number written with digits in ``text``, with its readings (see the module)."""
+    return [_stated(m) for m in _NUMBER.finditer(text)]
+
+
+def values(text: str) -> Iterator[float]:
+    """Every value ``text`` may state (all readings of all its numbers)."""
+    for written in written_values(text):
+        yield from written
+
+
+def written_values(text: str) -> Iterator[tuple[float, ...]]:
+    """For each number written in ``text``, every value it may state (two readings of one written
+    number are never two values of a derivation: ``526.282`` over ``526,282`` is no 1000)."""
+    for stated in read_numbers(text):
+        yield tuple(v.value for reading in stated.readings for v in reading)
+
+
+def _agree(a: float, b: Value) -> bool:
+    diff = abs(a - b.value)
+    return diff <= b.half_unit * 1.000001 or diff <= TOLERANCE * max(abs(a), abs(b.value))
+
+
+class Grounds:
+    """The values a turn showed: ``outputs`` (printed by its actions) and ``given`` (the request, the
+    code's own literals). ``holds`` says whether a stated number is one of them or derived from them."""
+
+    def __init__(self, outputs: Iterable[Sequence[float]], given: Iterable[float] = ()) -> None:
+        self._written: dict[float, set[int]] = {}
+        """For each output value, the written numbers (their index) it is a reading of."""
+        for index, written in enumerate(outputs):
+            for value in written:
+                self._written.setdefault(value, set()).add(index)
+        self.outputs = sorted(self._written)[:MAX_KNOWN]
+        self.known = sorted({*self.outputs, *given})[:MAX_KNOWN]
+
+    def holds(self, stated: Stated, *, derived: bool = True) -> bool:
+        """One of ``stated``'s readings has only values that are known (or, with ``derived``, derived)."""
+        return any(all(self._holds(v, derived) for v in r) for r in stated.readings)
+
+    def _holds(self, value: Value, derived: bool) -> bool:
+        if any(_agree(k, value) for k in _nearest(self.known, value.value)):
+            return True
+        if not derived:
+            return False
+        for out in self.outputs:
+            if any(_agree(out * f, value) or _agree(out / f, value) for f in FACTORS):
+                return True
+            for target, derive in _operations(value.value, out):
+                if any(_agree(derive(k), value) for k in _nearest(self.known, target) if self._two(out, k)):
+                    return True
+        return False
+
+    def _two(self, out: float, other: float) -> bool:
+        """``out`` and ``other`` are two numbers, not one, nor two readings of one written number."""
+        return other != out and not (
+            self._written.get(other, set()) and self._written[other] <= self._written[out]
+        )
+
+
+def _nearest(known: list[float], target: float) -> list[float]:
+    at = bisect.bisect_left(known, target)
+    return known[max(0, at - 1) : at + 1]
+
+
+def _operations(v: float, out: float) -> Iterator[tuple[float, Callable[[float], float]]]:
+    """For each way ``v`` may be ``out`` combined with another known value: that value, if ``v`` is
+    exact, and the combination (compared with ``v`` within its precision)."""
+    yield v - out, lambda k: out + k
+    yield v + out, lambda k: k - out
+    yield out - v, lambda k: out - k
+    if out:
+        yield v / out, lambda k: out * k
+        yield v * out, lambda k: k / out
+    if v:
+        yield out / v, lambda k: out / k if k else float("inf")
+
+
+__all__ = [
+    "FACTORS",
+    "MAX_KNOWN",
+    "TOLERANCE",
+    "Grounds",
+    "Stated",
+    "Value",
+    "read_numbers",
+    "values",
+    "written_values",
+]
