@@ -249,7 +249,9 @@ ErrorKind = Literal["model", "kernel", "config", "limit", "stalled", "repeat", "
   a usage limit of the model library.
   Headless: status ``max_turns``, exit code 3. ACP: ``stopReason`` ``max_turn_requests``.
 - ``stalled``: ``max_steps_without_progress`` steps in a row made no progress (broken or refused calls,
-  the same failure again, replies that neither acted nor answered); the message says what kept failing
+  the same failure again, code that already ran in the turn run again whatever it printed, replies that
+  neither acted nor answered), or ``max_failing_steps`` failing steps came with no action that worked
+  (``agent/policy/progress.py`` ``STEP_RULES``); the message says what kept failing
   and what the user can do; the bound is lowered to what is left of ``max_model_requests`` when that is
   smaller (not to a caller's ``max_turns``). The same in every protocol (``tools``, ``text``, ``auto``). Headless: status
   ``stalled``, exit code 4. ACP: ``stopReason`` ``max_turn_requests`` (the turn hit a bound, it did not

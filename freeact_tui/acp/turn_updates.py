@@ -91,6 +91,12 @@ class _Call:
     done: bool = False
 
 
+def nudge_note(reason: str) -> str:
+    """What ends a reply the app did not take as the answer (a ``Nudge``), so that the next reply does not
+    read as its continuation ("The answer is 91234.You did not run any code…")."""
+    return f"\n\n---\n_(Not the answer — {visible(reason)}; the model was asked again.)_\n\n"
+
+
 class TurnUpdates:
     """Translates one turn's events; ``see(event)`` returns the updates to send for it.
 
@@ -147,6 +153,12 @@ class TurnUpdates:
             return []
         streamed, self._streamed_text = self._streamed_text, False
         return [] if streamed or not event.content else [update_agent_message_text(visible(event.content))]
+
+    def _nudge(self, event: Nudge) -> list[Update]:
+        """The reply just sent is not the answer: say so before the next one (the main agent's)."""
+        if event.agent_id != "main":
+            return []
+        return [update_agent_message_text(nudge_note(event.reason))]
 
     def _code_output(self, event: CodeExecutionOutput) -> list[Update]:
         return self._end(
@@ -296,6 +308,7 @@ EVENT_UPDATES: dict[type[AgentEvent], EventHandler] = {
     Thoughts: TurnUpdates._thoughts,
     ResponseChunk: TurnUpdates._response_chunk,
     Response: TurnUpdates._response,
+    Nudge: TurnUpdates._nudge,
     ApprovalRequest: TurnUpdates._request,
     CodeExecutionOutputChunk: TurnUpdates._output_chunk,
     CodeExecutionOutput: TurnUpdates._code_output,
@@ -318,7 +331,6 @@ NOT_SHOWN: dict[type[AgentEvent], str] = {
     KernelStatus: "the kernel's state; a failure that ends a call ends it with its output or an AgentError",
     ProtocolSwitch: "the action protocol is the agent's business; its actions show as tool calls",
     CheckpointNotice: "checkpoints are the app's (/undo); nothing for an editor to act on",
-    Nudge: "a message to the model, not a step",
     OutputClaim: "a note on the model's text, which the client has",
     Compacting: "a /compact command answers with its own text",
     Compacted: "a /compact command answers with its own text",
@@ -328,4 +340,12 @@ NOT_SHOWN: dict[type[AgentEvent], str] = {
 tables cover every kind, so a new kind of event is a decision here, never silence)."""
 
 
-__all__ = ["EVENT_UPDATES", "NOT_SHOWN", "TurnUpdates", "Update", "decided_status", "decision_note"]
+__all__ = [
+    "EVENT_UPDATES",
+    "NOT_SHOWN",
+    "TurnUpdates",
+    "Update",
+    "decided_status",
+    "decision_note",
+    "nudge_note",
+]

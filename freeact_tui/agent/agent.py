@@ -39,6 +39,7 @@ from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.runtime import McpApis, Runtime
 from freeact_tui.agent.settings import Settings
 from freeact_tui.agent.subagents import SubagentManager
+from freeact_tui.agent.turn.budget import RequestBudget
 from freeact_tui.agent.turn.dispatcher import turn_dispatcher
 from freeact_tui.agent.turn.loop import Turn
 from freeact_tui.agent.turn.model_step import ModelStep
@@ -178,7 +179,11 @@ class Agent:
         self.kernel = AgentKernel(runtime, self.publish, self._apis, launch)
         # ``__init__`` chose a protocol for "default"; a runtime built elsewhere gets the tools default.
         # each turn lowers the bound to what is left of max_model_requests (``Turn``): a fault loop ends "stalled"
-        self.policy = reply_policy(choose_protocol(s.action_protocol, runtime.model), s.max_steps_without_progress)
+        self.policy = reply_policy(
+            choose_protocol(s.action_protocol, runtime.model),
+            s.max_steps_without_progress,
+            s.max_failing_steps,
+        )
         self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.policy)
         self._state = TurnState()  # the running turn's; reset for each turn
         events = EventPorts(emit=self.events.put, ids=self._ids, set_phase=self._state.set_phase)
@@ -450,14 +455,24 @@ class Agent:
         left, self._turn.steering = self._turn.steering, []
         return left
 
-    def _dispatcher(self) -> Dispatcher:
+    def _dispatcher(self, budget: RequestBudget) -> Dispatcher:
         return turn_dispatcher(
-            self.ports, self.runtime, self.mcp, self.checkpointing, self._subagents, self.events.put, self._apis
+            self.ports,
+            self.runtime,
+            self.mcp,
+            self.checkpointing,
+            self._subagents,
+            self.events.put,
+            self._apis,
+            budget,
         )
 
     def _new_turn(self, prompt: str | Sequence[UserContent], max_turns: int | None, added: int = 0) -> Turn:
         self._state.reset()
         self.gate.kernel.settle()  # what an earlier turn approved has run, or never will
+        budget = RequestBudget(
+            max_turns if max_turns is not None else self.runtime.settings.max_model_requests
+        )
         return Turn(
             self.ports,
             self.recorder,
@@ -465,11 +480,11 @@ class Agent:
             self.context,
             self.policy,
             model=ModelStep(self.runtime, self.ports, self.context, self.tools, self.meter, self.add_usage),
-            dispatcher=self._dispatcher(),
+            dispatcher=self._dispatcher(budget),
             tools=self.tools,
             state=self._state,
             opening=functools.partial(self._open_turn, prompt, added),
-            budget=max_turns if max_turns is not None else self.runtime.settings.max_model_requests,
+            budget=budget,
             explicit=max_turns is not None,
         )
 

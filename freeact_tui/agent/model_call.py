@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -28,12 +28,14 @@ from pydantic_ai.messages import (
     TextPartDelta,
     ThinkingPart,
     ThinkingPartDelta,
+    ToolCallPart,
 )
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
 from freeact_tui.agent.model_stream import open_model_stream
 from freeact_tui.agent.reply_shape import NotProtocolReply, not_protocol
+from freeact_tui.agent.usage import sane_usage
 from freeact_tui.events import (
     AgentEvent,
     ModelRetry,
@@ -90,6 +92,18 @@ def event_for(part_event: Any, ids: dict[str, Any]) -> AgentEvent | None:
     return None
 
 
+async def up_to_calls(stream: AsyncIterable[Any], limit: int | None) -> AsyncIterator[Any]:
+    """The events of a streamed reply until a tool call past ``limit`` starts: the reply is read no
+    further (it ends with that call, cut), the bound before the work it bounds."""
+    calls = 0
+    async for event in stream:
+        if isinstance(event, PartStartEvent) and isinstance(event.part, ToolCallPart):
+            calls += 1
+            if limit is not None and calls > limit:
+                return
+        yield event
+
+
 async def request_response(
     model: Model,
     messages: Sequence[ModelMessage],
@@ -100,8 +114,13 @@ async def request_response(
     ids: dict[str, Any],
     on_progress: Callable[[Callable[[], ModelResponse]], None],
     idle_timeout: float = IDLE_TIMEOUT,
+    max_calls: int | None = None,
 ) -> ModelResponse:
     """Stream one model response, emitting thoughts and text as they come.
+
+    ``max_calls``: the stream is closed once the reply starts a tool call past it (the reply then ends
+    with that call, cut): a reply of thousands of calls cost quadratic time inside the model library
+    before the per-reply cap of actions could apply (``turn/actions.py`` tells the model).
 
     ``on_progress`` is given, once the stream opens, a function that returns the response so far
     (kept if the turn is cancelled mid-stream). It is called only when the response so far is needed:
@@ -128,13 +147,13 @@ async def request_response(
                     guard.touch()
                     attempt.so_far = stream.get  # per delta: O(1) work, never the whole reply
                     on_progress(attempt.so_far)
-                    async for part_event in stream:
+                    async for part_event in up_to_calls(stream, max_calls):
                         guard.touch()
                         event = event_for(part_event, ids)
                         if event is not None:
                             emit(event)
                             attempt.emitted = True
-                    return stream.get()
+                    return sane_usage(stream.get())  # provider usage taken in one place
         except (
             _Stalled,
             NotProtocolReply,

@@ -7,7 +7,9 @@ A model reply ends with a finish reason (pydantic-ai's ``ModelResponse.finish_re
 never be reported as a complete answer. The model step emits ``ReplyStopped`` for each reason in
 ``REPLY_STOPS``; the headless status and exit code (``cli/run.py``), the ACP ``stopReason``
 (``acp/turn_runner.py``) and the TUI's notice under the answer are read from the same row. A new
-reason is a row here, never a test in a front end.
+reason is a row here, never a test in a front end. The reply policy reads the finish reason before
+the reply's parts (``CutReply``): nothing of a cut reply runs (a tool call cut mid-arguments is no
+broken call and no protocol fault), and the model is told why.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class ReplyStop:
     """The one line shown under the reply (TUI notice, headless stderr)."""
     title: str
     """The notice's title in the TUI."""
+    told: str
+    """What the model is told of a call in such a reply (it did not run)."""
 
 
 REPLY_STOPS: dict[str, ReplyStop] = {
@@ -48,12 +52,14 @@ REPLY_STOPS: dict[str, ReplyStop] = {
         "max_tokens",
         "The model stopped: its reply reached the token limit, so it is incomplete.",
         "Reply cut off",
+        "your reply reached the token limit before it was complete.",
     ),
     "content_filter": ReplyStop(
         "filtered",
         "refusal",
         "The provider's content filter stopped the reply, so it is incomplete.",
         "Reply filtered",
+        "the provider's content filter stopped your reply before it was complete.",
     ),
 }
 """Finish reasons of a reply cut short, and how each is reported. Any other reason is a reply the

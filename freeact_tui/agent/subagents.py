@@ -124,9 +124,15 @@ class SubagentManager:
         self._publish(SubagentStatus(state, task, detail, agent_id=sub_id, corr_id=corr, parent_corr_id=corr))
 
     async def run(
-        self, prompt: str, max_turns: int, corr: str, emit: Callable[[AgentEvent], None]
+        self,
+        prompt: str,
+        max_turns: int,
+        corr: str,
+        emit: Callable[[AgentEvent], None],
+        spent: Callable[[int], None] = lambda _: None,
     ) -> ActionOutcome:
-        """Run one delegated task to its end and return what the parent's model is told."""
+        """Run one delegated task to its end and return what the parent's model is told; ``spent`` is
+        told the model requests the subagent made (the parent turn's budget counts them)."""
         sub_id = new_subagent_id()
         title = prompt.strip().splitlines()[0][:80] if prompt.strip() else "(task)"
         if self._session is not None:
@@ -146,7 +152,7 @@ class SubagentManager:
                     )
                 try:
                     outcome, state, detail = await self._drive(
-                        sub_id, prompt, max_turns, corr, executor, emit, title
+                        sub_id, prompt, max_turns, corr, executor, emit, title, spent
                     )
                 finally:
                     with contextlib.suppress(Exception):
@@ -167,6 +173,7 @@ class SubagentManager:
         executor: Any,
         emit: Callable[[AgentEvent], None],
         title: str,
+        spent: Callable[[int], None],
     ) -> tuple[ActionOutcome, SubagentState, str]:
         sub = self._factory(self._derive(sub_id, executor, corr))
         answer: list[str] = []
@@ -200,6 +207,7 @@ class SubagentManager:
             for task in list(waiting):
                 task.cancel()
             self._add_usage(sub.usage)  # the session's tokens and cost include its subagents
+            spent(sub.usage.requests)  # and the parent turn's request budget its requests
         rejected = [r for r in requests if r.decision is not None and not r.decision.approved]
         if rejected and error is None:
             what = rejected[0].tool_call.display_text()

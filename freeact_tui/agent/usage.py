@@ -1,18 +1,68 @@
-"""Token, request and cost totals of one agent's session (a main agent's include its subagents')."""
+"""Token, request and cost totals of one agent's session (a main agent's include its subagents').
+
+Provider usage is taken in one place, ``sane_usage`` (applied to every reply ``model_call.request_response``
+returns, and to counts read back from a session): a count is a whole number from 0 to ``MAX_TOKENS``;
+anything else (a negative, a float such as ``3.7`` or ``1e30``, a count no request can have) is no count:
+missing, and estimated as for a server that reports none.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 from collections.abc import Iterable
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.usage import RequestUsage
 
 from freeact_tui.events import UsageUpdate
 from freeact_tui.store.prompt_record import USAGE_KEY
 
 CHARS_PER_TOKEN = 4
 """The estimate where a server reports no usage: about four characters a token (English and code)."""
+
+
+MAX_TOKENS = 100_000_000
+"""The most tokens one request or reply may count: a provider's count above it is no count (missing)."""
+
+
+def sane_count(value: object) -> int:
+    """A provider's token count as the app takes it: a whole number from 0 to ``MAX_TOKENS`` (a float
+    that is whole, ``12.0``, is that number); anything else is 0 — missing, so estimated."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            return 0
+        value = int(value)
+    return value if isinstance(value, int) and 0 <= value <= MAX_TOKENS else 0
+
+
+def _taken(value: object) -> bool:
+    """``value`` is a count as given (``sane_count`` keeps it)."""
+    return not isinstance(value, bool) and sane_count(value) == value
+
+
+_COUNTS = tuple(f.name for f in dataclasses.fields(RequestUsage) if f.name.endswith("_tokens"))
+
+
+def sane_usage(response: ModelResponse) -> ModelResponse:
+    """``response`` with its usage's token counts checked (``sane_count``); the one place provider usage
+    is taken. A reply whose input or output count is no count has neither: it is estimated whole."""
+    usage = response.usage
+    counts = {name: sane_count(getattr(usage, name)) for name in _COUNTS}
+    if not (_taken(usage.input_tokens) and _taken(usage.output_tokens)):
+        counts["input_tokens"] = counts["output_tokens"] = 0
+    details = {k: sane_count(v) for k, v in (usage.details or {}).items()}
+    given = [getattr(usage, name) for name in _COUNTS] + list((usage.details or {}).values())
+    if list(counts.values()) + list(details.values()) == given and all(type(v) is int for v in given):
+        return response
+    checked = dataclasses.replace(usage, details=details)
+    for name, count in counts.items():
+        setattr(checked, name, count)
+    return dataclasses.replace(response, usage=checked)
 
 
 def estimate_tokens(text: str) -> int:
@@ -55,14 +105,14 @@ def stored_usage(message: ModelMessage) -> UsageUpdate | None:
     if isinstance(record, dict) and isinstance(record.get("in"), int) and isinstance(record.get("out"), int):
         cost = record.get("cost")
         return UsageUpdate(
-            record["in"],
-            record["out"],
+            sane_count(record["in"]),
+            sane_count(record["out"]),
             1,
             float(cost) if isinstance(cost, int | float) else None,
             estimated=record.get("estimated") is True,
         )
-    usage = message.usage
-    return UsageUpdate(usage.input_tokens or 0, usage.output_tokens or 0, 1)
+    usage = sane_usage(message).usage
+    return UsageUpdate(usage.input_tokens, usage.output_tokens, 1)
 
 
 class UsageMeter:
@@ -122,4 +172,13 @@ class UsageMeter:
         )
 
 
-__all__ = ["UsageMeter", "estimate_response", "estimate_tokens", "stored_usage", "usage_record"]
+__all__ = [
+    "MAX_TOKENS",
+    "UsageMeter",
+    "estimate_response",
+    "estimate_tokens",
+    "sane_count",
+    "sane_usage",
+    "stored_usage",
+    "usage_record",
+]

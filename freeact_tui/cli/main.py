@@ -165,7 +165,7 @@ def run_headless(
 ) -> None:
     """Run one request without the UI and print the answer (exit codes: 0 answered, 1 error,
     2 refused for lack of approval, 3 max turns reached, 4 stalled: max_steps_without_progress steps in a
-    row made no progress, 130 interrupted)."""
+    row made no progress or max_failing_steps failing steps with none that worked, 130 interrupted)."""
     from freeact_tui.cli import run as headless
     from freeact_tui.project.config import ConfigError, load_config
 

@@ -31,6 +31,7 @@ from freeact_tui.events import (
     Decision,
     KernelStatus,
     ModelWaiting,
+    Nudge,
     Response,
     ToolOutput,
 )
@@ -160,6 +161,35 @@ class Refusal:
     reason: str
 
 
+HEADLESS_EVENTS: dict[str, str] = {
+    "Response": "the answer (the main agent's last reply)",
+    "Nudge": "the reply before it is not the answer: the answer is cleared",
+    "ApprovalRequest": "an action of the result, with its approvals and refusals",
+    "CodeExecutionOutput": "the output of its action",
+    "ToolOutput": "the output of its action",
+    "AgentError": "errors, and the status (max_turns, stalled, error)",
+    "Cancelled": "status interrupted",
+    "ReplyStopped": "status cut or filtered when it is the turn's last reply (LastReply)",
+    "UsageUpdate": "usage and cost_usd, read from the agent at the end",
+    "KernelStatus": "the kernel's start failure, if any (stderr)",
+    "ThoughtsChunk": "stream-json only: every event is a line; not in the result",
+    "Thoughts": "stream-json only",
+    "ResponseChunk": "stream-json only",
+    "CodeExecutionOutputChunk": "stream-json only",
+    "SubagentStatus": "stream-json only",
+    "ProtocolSwitch": "stream-json only",
+    "CheckpointNotice": "a warning on stderr (skipped files, failed checkpoints), once each",
+    "ModelWaiting": "text: a line on stderr while the request stays silent; stream-json: a line",
+    "ModelRetry": "stream-json only",
+    "OutputClaim": "stream-json only",
+    "ContextUpdate": "stream-json only",
+    "Compacting": "stream-json only",
+    "Compacted": "stream-json only",
+}
+"""How each agent event shows in a headless run (by event class name): total over ``freeact_tui/events.py``
+(``tests/fast/acp/test_event_mappings.py``)."""
+
+
 @dataclass
 class RunRecord:
     """What a headless run saw, summed up from the events."""
@@ -227,6 +257,8 @@ class RunRecord:
                     self.error_after_answer = True
             case Cancelled() if main:
                 self.interrupted = True
+            case Nudge() if main:  # the reply before it is not the answer
+                self.answer = ""
             case CheckpointNotice(text=text) if text not in self.notices:
                 self.notices.append(text)
 

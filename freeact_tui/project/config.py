@@ -81,6 +81,9 @@ class Config(BaseModel):
     # Steps in a row without progress (broken or refused calls, the same failure again, replies that
     # neither act nor answer) before a turn stops with a message saying what kept failing.
     max_steps_without_progress: int = Field(default=3, ge=1)
+    # Failing steps (each with an error new to the turn: progress, but not for ever) with no action
+    # that worked since, before a turn stops.
+    max_failing_steps: int = Field(default=5, ge=1)
 
     sessions_dir: Path | None = None
     working_dir: Path | None = None

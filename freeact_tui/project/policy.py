@@ -53,6 +53,7 @@ PROJECT_ALLOWED: dict[str, str] = {
     "action_protocol": "how the model writes actions; each is still approved",
     "tool_discovery": "which tool-listing helpers the model gets",
     "max_steps_without_progress": "when a turn gives up",
+    "max_failing_steps": "when a turn gives up",
     "execution": "only within the user's isolation (``limit_layers``: never out of a sandbox, never remote)",
     "execution_timeout": "how long an approved action may run",
     "model_idle_timeout": "how long a stalled model request is waited for",

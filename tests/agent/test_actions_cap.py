@@ -48,8 +48,30 @@ async def test_a_reply_runs_at_most_the_cap_of_actions(
     told = str(s.requests[1]) if len(s.requests) > 1 else ""
     if protocol == "tools":
         over = [e for e in of(events, ToolOutput) if e.is_error and "Not run" in e.content]
-        assert len(over) == made - ran
+        assert len(over) == min(made, MAX_ACTIONS_PER_REPLY + 1) - ran  # not read past the first call over
         if made > ran:
-            assert over_the_cap(made) in told
+            assert over_the_cap(min(made, MAX_ACTIONS_PER_REPLY + 1)) in told
     elif made > ran:
         assert f"The {made - ran} code block(s) after it did not run." in told
+
+
+async def test_a_reply_of_ten_thousand_calls_is_read_only_to_the_first_call_over_the_cap(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    """Reading every part of such a reply cost quadratic time in the model library (2,000 calls: 59 s;
+    10,000 never ended) before the cap applied: the request is closed at the first call past the cap."""
+    made = 10_000
+    s = script([Code(f"x_{i} = {i}", call_id=f"c{i}") for i in range(made)], ["done"])
+    agent = Agent(
+        s.model(),
+        sessions_dir=tmp_path / "sessions",
+        working_dir=tmp_path,
+        executor=executor,
+        permissions=PermissionRules(None, defaults=False),
+        action_protocol="tools",
+    )
+    async with agent:
+        events = await run(agent, "go")
+    assert len(of(events, ApprovalRequest)) == MAX_ACTIONS_PER_REPLY
+    assert len(s.requests) == 2
+    assert over_the_cap(MAX_ACTIONS_PER_REPLY + 1) in str(s.requests[1])

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.policy.progress import DEFAULT_STALL_LIMIT, KIND_REPEATS
+from freeact_tui.agent.policy.progress import DEFAULT_FAILING_LIMIT, DEFAULT_STALL_LIMIT, KIND_REPEATS
 from freeact_tui.events import AgentError, ApprovalRequest
 from freeact_tui.execution.kernel.executor import KernelExecutor
 from freeact_tui.permissions.rules import PermissionRules
@@ -44,7 +44,14 @@ FAULTS = [
     "think_only",
     "fail_words",
     "name_words",
+    "clock",
+    "counter",
+    "invented_class",
+    "rotating_kinds",
 ]
+NOVELTY_LOOPS = ["clock", "counter", "invented_class", "rotating_kinds"]
+"""The hostile tester's loops (#40): the result is new each time because the model makes it so."""
+ROTATING = ["ValueError", "KeyError", "TypeError", "IndexError", "RuntimeError", "AttributeError", "OSError"]
 KIND_LOOPS = {"fail_words", "name_words"}
 """A new message each time, one kind of error: new failures until the kind has failed KIND_REPEATS times."""
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
@@ -53,8 +60,9 @@ PREFIX_ONLY = ["fail_varied", "works"]  # progress by definition: they may come 
 
 def fault_step(fault: str, i: int) -> list[Item]:
     """The reply of step ``i`` that makes ``fault``."""
-    if fault in KIND_LOOPS:
-        return made_up(fault, i)
+    made = made_up if fault in KIND_LOOPS else model_made_novelty if fault in NOVELTY_LOOPS else None
+    if made is not None:
+        return made(fault, i)
     match fault:
         case "broken_json":
             return [Call(CODE_TOOL, '{"code": "pri', call_id=f"b{i}")]
@@ -95,6 +103,21 @@ def succeeding(fault: str, i: int) -> list[Item]:
     if fault == "works_commented":
         return [Code(f"print('working on it')  # {i}", call_id=f"c{i}")]
     return [Code(f"print({i})", call_id=f"w{i}")]
+
+
+def model_made_novelty(fault: str, i: int) -> list[Item]:
+    """A step whose result is new each time because the model makes it so (the tester's loops)."""
+    match fault:
+        case "clock":  # the same code, a new output each time
+            return [Code("import time; print(time.time())", call_id=f"t{i}")]
+        case "counter":
+            return [Code("n = globals().get('n', 0) + 1; print(n)", call_id=f"k{i}")]
+        case "invented_class":  # a new exception class each time
+            name = "E" + "".join(chr(97 + (i * 7 + k * 5) % 26) for k in range(6))
+            return [Code(f"class {name}(Exception): pass\nraise {name}('boom')", call_id=f"x{i}")]
+        case "rotating_kinds":
+            return [Code(f"raise {ROTATING[i % len(ROTATING)]}('boom')", call_id=f"rk{i}")]
+    raise AssertionError(fault)
 
 
 def made_up(fault: str, i: int) -> list[Item]:
@@ -203,4 +226,31 @@ async def test_failures_with_a_new_message_each_time_end_on_the_bound(
     async with agent:
         events = await run(agent, "go")
     assert len(s.requests) <= KIND_REPEATS + DEFAULT_STALL_LIMIT + 1, (protocol, loop, len(s.requests))
+    assert [e.kind for e in of(events, AgentError)] == ["stalled"]
+
+
+@pytest.mark.parametrize("protocol", ["tools", "text", "auto"])
+@pytest.mark.parametrize("loop", NOVELTY_LOOPS)
+async def test_novelty_the_model_makes_is_not_progress(
+    executor: KernelExecutor, tmp_path: Path, protocol: str, loop: str
+) -> None:
+    """The tester's model repeated ``print(time.time())`` (or a counter), raised an exception class it
+    invented each time, or rotated kinds of error: 100 requests (33 rotating) in every protocol (#40)."""
+    s = Looping([], loop)
+    agent = Agent(
+        s.model(),
+        sessions_dir=tmp_path / "sessions",
+        working_dir=tmp_path,
+        executor=executor,
+        permissions=PermissionRules(None, defaults=False),
+        action_protocol=protocol,
+        max_model_requests=40,
+    )
+    async with agent:
+        events = await run(agent, "go")
+    assert len(s.requests) <= 1 + max(DEFAULT_STALL_LIMIT, DEFAULT_FAILING_LIMIT), (
+        protocol,
+        loop,
+        len(s.requests),
+    )
     assert [e.kind for e in of(events, AgentError)] == ["stalled"]

@@ -85,7 +85,8 @@ async def test_a_fault_loop_ends_as_stalled_at_the_smaller_of_bound_and_budget(
 async def test_a_turn_that_makes_progress_ends_on_the_budget_as_limit(
     executor: KernelExecutor, tmp_path: Path
 ) -> None:
-    s = Script([[Code(f"print({i})", call_id=f"w{i}")] for i in range(10)])
+    # a new step each time (the same code with another number is the same step, #40)
+    s = Script([[Code(f"x_{i} = {i}\nprint(x_{i})", call_id=f"w{i}")] for i in range(10)])
     agent = Agent(
         s.model(),
         sessions_dir=tmp_path / "sessions",

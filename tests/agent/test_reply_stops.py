@@ -38,7 +38,9 @@ PROTOCOLS = [(), ("--action-protocol", "tools"), ("--action-protocol", "text")]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS, ids=["default", "tools", "text"])
-@pytest.mark.parametrize(("finish", "status", "code"), [("length", "cut", 5), ("content_filter", "filtered", 6)])
+@pytest.mark.parametrize(
+    ("finish", "status", "code"), [("length", "cut", 5), ("content_filter", "filtered", 6)]
+)
 def test_a_reply_cut_short_is_not_answered_headless(
     fake_openai: FakeOpenAI, tmp_path: Path, protocol: tuple[str, ...], finish: str, status: str, code: int
 ) -> None:
@@ -61,14 +63,48 @@ def test_text_output_prints_the_reply_as_far_as_it_went_and_says_why_on_stderr(
     assert f"freeact-tui: {REPLY_STOPS[finish].notice}" in done.stderr.splitlines()
 
 
+CUT_ARGUMENTS = ['{"code": "import pandas as pd\\ndf = pd.DataFrame(', {"code": "print(6 * 7)"}]
+
+
 @pytest.mark.kernel
-def test_a_cut_tool_call_followed_by_a_whole_answer_is_answered(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
-    """Only the turn's last reply decides: a reply cut earlier and recovered from is not the turn's end."""
-    cut_call = Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": "print(6 * 7)"})], finish_reason="length")
-    fake_openai.script(cut_call, Reply("It is 42."))
-    done = cli("run", *fake_args(fake_openai), "--allow", "code:*", "-o", "json", "compute", cwd=tmp_path)
+@pytest.mark.parametrize("protocol", PROTOCOLS[:2], ids=["default", "tools"])
+@pytest.mark.parametrize("arguments", CUT_ARGUMENTS, ids=["partial-json", "whole-json"])
+def test_a_tool_call_cut_by_the_token_limit_is_cut_not_a_broken_call(
+    fake_openai: FakeOpenAI, tmp_path: Path, protocol: tuple[str, ...], arguments: str | dict[str, str]
+) -> None:
+    """The stop reason is read before the reply's parts (#40, a tester): a call cut mid-arguments was
+    "Invalid JSON arguments… use a better model", exit 4, and ``auto`` switched to text. Nothing of a cut
+    reply runs; the turn ends ``cut``; the model is told next time that it ran out of tokens."""
+    cut_call = Reply(tool_calls=[ToolCallReply(CODE_TOOL, arguments, pieces=2)], finish_reason="length")
+    fake_openai.script(cut_call, Reply("OK."))
+    args = (*fake_args(fake_openai), *protocol, "--allow", "code:*", "-o", "json")
+    done = cli("run", *args, "compute", cwd=tmp_path)
     result = json.loads(done.stdout)
-    assert (done.returncode, result["status"], result["answer"]) == (0, "answered", "It is 42."), done.stderr
+    assert (done.returncode, result["status"]) == (5, "cut"), done.stderr
+    assert fake_openai.count == 1  # no request spent on repairing it
+    assert (
+        "Invalid JSON" not in done.stdout + done.stderr
+        and "Switched to text" not in done.stdout + done.stderr
+    )
+    again = cli("run", *args, "--resume", "go on", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    told = " ".join(fake_openai.requests[1].tool_results())
+    assert "token limit" in told and "smaller steps" in told, told
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=["default", "tools", "text"])
+def test_a_code_block_cut_by_the_token_limit_does_not_run(
+    fake_openai: FakeOpenAI, tmp_path: Path, protocol: tuple[str, ...]
+) -> None:
+    fake_openai.script(
+        Reply("Let me compute.\n```python\nimport math\nprint(math.fac", finish_reason="length")
+    )
+    done = cli(
+        "run", *fake_args(fake_openai), *protocol, "--allow", "code:*", "-o", "json", "go", cwd=tmp_path
+    )
+    result = json.loads(done.stdout)
+    assert (done.returncode, result["status"]) == (5, "cut"), done.stderr
+    assert fake_openai.count == 1
 
 
 def test_every_row_has_its_own_status_exit_code_and_a_valid_acp_stop_reason() -> None:

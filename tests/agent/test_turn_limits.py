@@ -84,7 +84,8 @@ async def test_the_bound_is_configurable(executor: KernelExecutor, tmp_path: Pat
 
 
 async def test_a_turn_has_a_budget_of_model_requests(executor: KernelExecutor, tmp_path: Path) -> None:
-    s = script(*([Code(f"print({i})", call_id=f"c{i}")] for i in range(10)))
+    # a new step each time (the same code with another number is the same step, #40)
+    s = script(*([Code(f"x_{i} = {i}\nprint(x_{i})", call_id=f"c{i}")] for i in range(10)))
     async with make_agent(s, executor, tmp_path, max_model_requests=3) as agent:
         events = await run(agent, "count forever")
     errors = of(events, AgentError)

@@ -8,6 +8,7 @@ timestamps, addresses, ids, paths, line and cell numbers, spacing). The progress
 
 from __future__ import annotations
 
+import builtins
 import re
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -53,6 +54,24 @@ def normalise_error(text: str) -> str:
     return _SPACE.sub(" ", line).strip()[:_TAIL_CHARS]
 
 
+_BUILTIN_ERRORS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+
+
+def error_shape(text: str) -> str:
+    """What makes an error new to a turn: ``normalise_error`` with an exception class the code defined
+    itself (any name that is not one of Python's own) as one placeholder — a model that invents a
+    class each time (``class Qwzx(Exception)``) fails the same way each time."""
+    line = normalise_error(text)
+    found = _KIND.match(line)
+    if found is None or found.group(1).rsplit(".", 1)[-1] in _BUILTIN_ERRORS:
+        return line
+    return "<exception>" + line[found.end(1) :]
+
+
 def error_kind(text: str) -> str:
     """The kind of an error whatever its message: the exception's name (``ValueError``, ``bash``),
     else the normalised error itself. Messages a program makes up each time (a random word, a name
@@ -62,4 +81,4 @@ def error_kind(text: str) -> str:
     return found.group(1) if found else normalise_error(text)
 
 
-__all__ = ["error_kind", "error_line", "normalise_error"]
+__all__ = ["error_kind", "error_line", "error_shape", "normalise_error"]

@@ -246,23 +246,23 @@ CHECK = NudgeReason(
 )
 
 
-def _first(reason: NudgeReason) -> Callable[[NudgeCase], bool]:
-    """The turn has had no nudge for ``reason`` yet (such a rule asks once; a second such reply is the answer)."""
-    return lambda case: all(nudge_reason(m) != reason.log for m in case.turn)
+def _asked(reason: NudgeReason, turn: Sequence[ModelMessage]) -> bool:
+    """The turn had a nudge for ``reason`` already."""
+    return any(nudge_reason(m) == reason.log for m in turn)
 
 
 def _echoes(case: NudgeCase) -> bool:
-    return _first(OWN_WORDS)(case) and echoes_app_text(case.text, case.history, case.turn)
+    return echoes_app_text(case.text, case.history, case.turn)
 
 
 def _unrelated(case: NudgeCase) -> bool:
-    """Asked once a turn, and not after the turn was asked about its own words or numbers."""
-    once = all(_first(r)(case) for r in (OWN_WORDS, CHECK, UNRELATED))
-    return once and answers_nothing(case.text, case.history, case.turn)
+    """Not after the turn was asked about its own words or numbers (asked once a turn: its row's ``once``)."""
+    asked = any(_asked(r, case.turn) for r in (OWN_WORDS, CHECK))
+    return not asked and answers_nothing(case.text, case.history, case.turn)
 
 
 def _unchecked(case: NudgeCase) -> bool:
-    return case.worked and _first(CHECK)(case) and bool(unchecked_numbers(case.text, case.turn))
+    return case.worked and bool(unchecked_numbers(case.text, case.turn))
 
 
 def _check_text(case: NudgeCase) -> str:
@@ -275,11 +275,32 @@ def _check_text(case: NudgeCase) -> str:
 
 @dataclass(frozen=True)
 class NudgeRule:
-    """One row of the nudge table: when it applies, why (for the log and the model), what the model is told."""
+    """One row of the nudge table: when it applies (by the reply's content only), why (for the log and
+    the model), what the model is told, and what becomes of the reply when no nudge is left for it."""
 
     applies: Callable[[NudgeCase], bool]
     reason: NudgeReason
     message: Callable[[NudgeCase], str]
+    once: bool = False
+    """It asks once a turn: a second such reply is not nudged for it again."""
+    answer: bool = True
+    """When no nudge is left for it (``may_nudge``'s bound, or ``once``), the reply may end the turn as
+    its answer (a claim or a number may be right after all). ``False``: such a reply is never an answer
+    (the app's own words): the turn stops instead (``NoAnswer``)."""
+
+
+@dataclass(frozen=True)
+class NoAnswer:
+    """A reply that is never an answer, with no nudge left for it: the turn stops (``stalled``)."""
+
+    reason: NudgeReason
+
+    @property
+    def message(self) -> str:
+        return (
+            f"The turn stopped: the model's reply is not an answer ({self.reason.log}), and it was asked "
+            "again already. To go on, rephrase the request, or try another model."
+        )
 
 
 def _states(reason: NudgeReason, condition: Callable[[NudgeCase], bool]) -> NudgeRule:
@@ -307,6 +328,8 @@ NUDGE_RULES: tuple[NudgeRule, ...] = (
         _echoes,
         OWN_WORDS,
         lambda c: f"{_capital(OWN_WORDS.told)}. {_ANSWER if c.worked else 'Answer my request.'}",
+        once=True,
+        answer=False,
     ),
     # "If the output above already answers my request, answer with it" made the model say just that
     # ("The output above already answers my request.").
@@ -330,11 +353,12 @@ NUDGE_RULES: tuple[NudgeRule, ...] = (
     UNRUN_RULE,
     CLAIM_RULE,
     NUMBER_RULE,
-    NudgeRule(_unchecked, CHECK, _check_text),
+    NudgeRule(_unchecked, CHECK, _check_text, once=True),
     NudgeRule(
         _unrelated,
         UNRELATED,
         lambda c: f"{_capital(UNRELATED.told)}. {_ANSWER if c.worked else 'Answer my request.'}",
+        once=True,
     ),
 )
 """The nudge rules, in order: the first that applies to a reply that would end the turn gives its nudge.
@@ -342,7 +366,10 @@ NUDGE_RULES: tuple[NudgeRule, ...] = (
 Structural rows first (an empty reply, a reply repeated, the app's own words echoed, a failure not
 redone); the rows about what a reply states apply only when nothing worked in the turn; then numbers
 no output of a turn that worked shows (asked once); last, a reply that refers to nothing the user, an
-output or an earlier answer said, right after a note of the app (``grounding.answers_nothing``). ``tests/fast/agent/test_reply_policy.py`` has a row for each.
+output or an earlier answer said, right after a note of the app (``grounding.answers_nothing``, asked
+once). A row's condition reads the reply only; the nudge budget (``may_nudge``, ``once``) is applied
+after it, in ``nudge_for``, so that a budget never lets a reply that is no answer (``answer=False``)
+end the turn as one. ``tests/fast/agent/test_reply_policy.py`` has a row for each.
 """
 
 
@@ -386,18 +413,23 @@ def nudge_for(
     turn: Sequence[ModelMessage],
     *,
     text_mode: bool,
-) -> tuple[NudgeReason, str, ModelRequest] | None:
+) -> tuple[NudgeReason, str, ModelRequest] | NoAnswer | None:
     """The nudge for a reply that would end the turn (recorded as ``history[-1]``), if it gets one.
 
-    Asked in ``auto`` and ``text`` only (``ReplyPolicy``); within ``may_nudge``'s bound; the first row of
-    ``NUDGE_RULES`` that applies. ``turn``: the turn's messages (the end of ``history``).
+    Asked in ``auto`` and ``text`` only (``ReplyPolicy``): the first row of ``NUDGE_RULES`` whose
+    condition holds and that has a nudge left (``may_nudge``; a ``once`` row not asked yet). A row whose
+    condition holds but that has no nudge left: ``NoAnswer`` when the reply is never an answer, else the
+    next row. ``None``: the reply is the answer. ``turn``: the turn's messages (the end of ``history``).
     """
-    if not may_nudge(turn):
-        return None
+    left = may_nudge(turn)
     case = NudgeCase.of(response, history, turn, text_mode=text_mode)
     for rule in NUDGE_RULES:
-        if rule.applies(case):
+        if not rule.applies(case):
+            continue
+        if left and not (rule.once and _asked(rule.reason, turn)):
             return rule.reason, *_request(rule.reason, rule.message(case))
+        if not rule.answer:
+            return NoAnswer(rule.reason)
     return None
 
 
@@ -428,6 +460,7 @@ __all__ = [
     "nudge_reason",
     "tells_how",
     "NUDGE_RULES",
+    "NoAnswer",
     "NudgeCase",
     "NudgeReason",
     "NudgeRule",

@@ -8,6 +8,7 @@ action failed and which errors came up (compared through ``errors.normalise_erro
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -35,6 +36,8 @@ class Outcome:
     guarded: bool = False
     code: str | None = None
     """The cell of a code action (``None``: another tool, or its call is not in the messages read)."""
+    call: str | None = None
+    """Another tool's call: its name and arguments (``None``: a code action, or not in the messages read)."""
 
     @property
     def ran(self) -> bool:
@@ -52,12 +55,12 @@ class Outcome:
 
 def outcomes(messages: Sequence[ModelMessage]) -> Iterator[Outcome]:
     """The actions of ``messages`` in order; a broken call (malformed arguments, unknown tool) is none."""
-    cells = {
-        p.tool_call_id: p.args_as_dict().get("code")
+    calls = {
+        p.tool_call_id: p
         for m in messages
         if isinstance(m, ModelResponse)
         for p in m.parts
-        if isinstance(p, ToolCallPart) and p.tool_name == CODE_TOOL
+        if isinstance(p, ToolCallPart)
     }
     for message in messages:
         if not isinstance(message, ModelRequest):
@@ -69,14 +72,29 @@ def outcomes(messages: Sequence[ModelMessage]) -> Iterator[Outcome]:
                 record = StepRecord.of_part(part)
                 if record.malformed:
                     continue
-                code = cells.get(part.tool_call_id)
+                code, call = _call_of(calls.get(part.tool_call_id))
                 yield Outcome(
                     "tool",
                     record.outcome or "",
                     content_text(part.content),
                     guarded=bool(record.guarded),
-                    code=code if isinstance(code, str) else None,
+                    code=code,
+                    call=call,
                 )
+
+
+def _call_of(call: ToolCallPart | None) -> tuple[str | None, str | None]:
+    """A call's code (a code action) or its name and arguments (another tool); ``None`` for what is not known."""
+    if call is None:
+        return None, None
+    try:
+        args = call.args_as_dict()
+    except ValueError:
+        return None, None
+    if call.tool_name == CODE_TOOL:
+        code = args.get("code")
+        return (code if isinstance(code, str) else None), None
+    return None, f"{call.tool_name} {json.dumps(args, sort_keys=True, default=str)}"
 
 
 def acted(messages: Sequence[ModelMessage]) -> bool:

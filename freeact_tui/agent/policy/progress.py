@@ -1,15 +1,25 @@
 """Progress of a turn: one notion, one bound, the same in every protocol (#40).
 
-A step (one model reply and what it led to) made progress when an action ran and its result is
-new to the turn: an error that differs from every earlier failure of the turn (compared by
-``normalise_error``) and whose kind (``error_kind``: the exception's name) has not already failed
-``KIND_REPEATS`` times in the turn — a message made up anew each time (a random word, an invented
-name) does not make the same kind of failure new — or a success whose code (by ``code_identity``: comments and layout
-ignored) and output are not an earlier step's. Every other
-step counts against it: broken calls (bad JSON arguments, unknown tools), refused calls (the
-repeat guard, a rule), a failure met before, a step repeated word for word, an empty or
-non-answer reply the policy asked again about. After ``limit`` steps in a row without progress
-the turn stops with one ``StopTurn`` that says what kept failing and what the user can do.
+Progress is evidence that the TURN moves toward an answer, not that a result is new: the model
+controls what its code prints and what its errors say (a clock, a counter, a random word, an
+invented exception class), so novelty of a result alone never counts. Each step (one model reply and
+what it led to) is read into one ``StepKind``; ``STEP_RULES`` says, as data, what each kind is:
+
+- ``new success``: an action that had not run in this turn worked. Its identity is its code
+  (``code_identity``: comments, layout and number literals ignored) or, for another tool, the tool and
+  its arguments (a ``subagent_task`` by its task text) — never what it printed.
+- ``rejected``: the user rejected or stopped an action (the turn ends; the user said what to do).
+- ``new failure``: an action failed with an error new to the turn (``error_shape``: paths, numbers,
+  ids and the names of exception classes the code defined itself stripped) whose kind
+  (``error_kind``) has not failed ``KIND_REPEATS`` times. It is progress, bounded: at most
+  ``failing_limit`` of them (``max_failing_steps``) with no action that worked since, whatever the kinds.
+- ``repeated success``: code (or a call) that already ran in this turn, run again: whatever it
+  printed, the step is not new.
+- ``repeated failure``, ``refused call``, ``broken call``, ``no answer``: no progress.
+
+A step with several actions takes the first kind of ``STEP_RULES`` that one of them has. After
+``limit`` steps in a row without progress, or ``failing_limit`` new failures with no action that worked
+since, the turn stops with one ``StopTurn`` that says what kept failing and what the user can do.
 
 The request budget (``max_model_requests``) stays the outer limit; it never ends a fault loop.
 """
@@ -23,27 +33,83 @@ from typing import Literal
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 
-from freeact_tui.agent.policy.errors import error_kind, error_line, normalise_error
+from freeact_tui.agent.policy.errors import error_kind, error_line, error_shape
 from freeact_tui.agent.policy.nudge import nudge_reason
-from freeact_tui.agent.policy.outcomes import outcomes
+from freeact_tui.agent.policy.outcomes import Outcome, outcomes
 from freeact_tui.store.step_record import StepRecord
 from freeact_tui.store.transcript import content_text
 
 DEFAULT_STALL_LIMIT = 3
 """Steps in a row without progress before a turn stops (``max_steps_without_progress``)."""
 
+DEFAULT_FAILING_LIMIT = 5
+"""New failures with no action that worked since before a turn stops (``max_failing_steps``): new
+failures are progress, but not for ever (a new exception class, a rotating kind, each time)."""
+
 KIND_REPEATS = 3
 """Failures of one kind (``error_kind``) a turn may meet, each with a new message, before another of
 that kind no longer counts as progress."""
 
-FaultKind = Literal["broken call", "refused call", "repeated failure", "no answer"]
+StepKind = Literal[
+    "new success",
+    "rejected",
+    "new failure",
+    "repeated success",
+    "repeated failure",
+    "refused call",
+    "broken call",
+    "no answer",
+]
+FaultKind = StepKind
+"""The kind of a step that made no (or only bounded) progress."""
+
+
+@dataclass(frozen=True)
+class StepRule:
+    """What one kind of step is to the bound."""
+
+    progress: bool
+    """It ends a run of steps without progress (``max_steps_without_progress``)."""
+    result: bool
+    """It ends a run of failing steps (``max_failing_steps``): an action worked, or the user decided."""
+    bounded: bool
+    """It is progress only while fewer than ``max_failing_steps`` such steps came without a result."""
+    why: str
+
+
+STEP_RULES: dict[StepKind, StepRule] = {
+    "new success": StepRule(True, True, False, "an action that had not run in this turn worked"),
+    "rejected": StepRule(
+        True, True, False, "the user rejected or stopped an action and decides how to go on"
+    ),
+    "new failure": StepRule(
+        True,
+        False,
+        True,
+        "an error new to the turn: the model learnt something, but a run of failures is bounded",
+    ),
+    "repeated success": StepRule(
+        False,
+        False,
+        False,
+        "code that already ran in this turn ran again: what it printed does not make it new",
+    ),
+    "repeated failure": StepRule(
+        False, False, False, "an error met before in this turn (or one kind too often)"
+    ),
+    "refused call": StepRule(False, False, False, "the call was not run (the repeat guard, a rule)"),
+    "broken call": StepRule(False, False, False, "bad JSON arguments or an unknown tool: nothing ran"),
+    "no answer": StepRule(False, False, False, "the reply neither acted nor answered"),
+}
+"""Step kinds in order of precedence (a step with several actions is the first kind one of them has)
+and what each is to the bound."""
 
 
 @dataclass(frozen=True)
 class Fault:
-    """Why a step made no progress: its kind and what the user reads of it (one line)."""
+    """What a step was (its ``StepKind``) and what the user reads of it (one line)."""
 
-    kind: FaultKind
+    kind: StepKind
     detail: str
 
 
@@ -69,66 +135,89 @@ StepVerdict = StopTurn | SwitchProtocol | None
 
 @dataclass
 class TurnProgress:
-    """What a turn has met so far: its failures (normalised) and its successful steps (code, output)."""
+    """What a turn has met so far: its failures (normalised), their kinds, the actions that worked."""
 
     failures: set[str] = field(default_factory=set)
+    """The errors met, by ``error_shape``."""
     kinds: dict[str, int] = field(default_factory=dict)
     """How many failing steps met each kind of error (``error_kind``)."""
-    successes: set[tuple[str | None, str]] = field(default_factory=set)
-    """Successful steps by (``code_identity`` of their code, output)."""
+    successes: set[str] = field(default_factory=set)
+    """The actions that worked, by ``action_identity`` (never by their output)."""
 
-    def judge(self, step: Sequence[ModelMessage]) -> Fault | None:
-        """``None`` when ``step`` made progress, else why not; then remember what the step met.
-
-        ``step``: the messages of one step (the reply first, then what it led to).
-        """
-        fault = self._fault(step)
+    def judge(self, step: Sequence[ModelMessage]) -> Fault:
+        """What ``step`` was (the messages of one step: the reply first, then what it led to); then
+        remember what it met."""
+        fault = self._kind(step)
         met: set[str] = set()
         for o in outcomes(step):
             if o.failed and not o.guarded:
-                self.failures.add(normalise_error(o.output))
+                self.failures.add(error_shape(o.output))
                 met.add(error_kind(o.output))
             elif o.ran and not o.failed:
-                self.successes.add((code_identity(o.code), o.output))
+                self.successes.add(action_identity(o))
         for kind in met:
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
         return fault
 
-    def _fault(self, step: Sequence[ModelMessage]) -> Fault | None:
-        faults: list[Fault] = []
-        for o in outcomes(step):
-            if o.guarded:
-                faults.append(Fault("refused call", error_line(o.output)))
-            elif o.failed:
-                error = normalise_error(o.output)
-                if error not in self.failures and self.kinds.get(error_kind(o.output), 0) < KIND_REPEATS:
-                    return None
-                faults.append(Fault("repeated failure", error_line(o.output)))
-            elif o.ran:
-                if (code_identity(o.code), o.output) not in self.successes:
-                    return None
-                faults.append(Fault("repeated failure", "the same step, with the same output, again"))
-            else:  # rejected and the turn goes on: the user said what to do instead
-                return None
-        faults.extend(Fault("broken call", error_line(text)) for text in broken_calls(step))
+    def _kind(self, step: Sequence[ModelMessage]) -> Fault:
+        found = [self._action(o) for o in outcomes(step)]
+        found.extend(Fault("broken call", error_line(text)) for text in broken_calls(step))
         for message in step:
             reason = nudge_reason(message)
             if reason is not None:
-                faults.append(Fault("no answer", reason))
-        return faults[0] if faults else Fault("no answer", "the reply neither acted nor answered")
+                found.append(Fault("no answer", reason))
+        if not found:
+            return Fault("no answer", "the reply neither acted nor answered")
+        order = list(STEP_RULES)
+        return min(found, key=lambda f: order.index(f.kind))
+
+    def _action(self, o: Outcome) -> Fault:
+        if o.guarded:
+            return Fault("refused call", error_line(o.output))
+        if o.failed:
+            error = error_shape(o.output)
+            if error not in self.failures and self.kinds.get(error_kind(o.output), 0) < KIND_REPEATS:
+                return Fault("new failure", error_line(o.output))
+            return Fault("repeated failure", error_line(o.output))
+        if o.ran:
+            if action_identity(o) not in self.successes:
+                return Fault("new success", "")
+            return Fault("repeated success", "the same code as an earlier step of this turn, again")
+        return Fault("rejected", o.output)  # rejected or interrupted: the user decides how to go on
+
+
+class _Numbers(ast.NodeTransformer):
+    """Number literals as one placeholder: a counter or a time written into the code is the same step."""
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if isinstance(node.value, (int, float, complex)) and not isinstance(node.value, bool):
+            return ast.copy_location(ast.Constant(0), node)
+        return node
 
 
 def code_identity(code: str | None) -> str | None:
-    """What identifies a step's code across attempts: its syntax tree, without comments or layout.
+    """What identifies a step's code across attempts: its syntax tree, without comments, layout or
+    the values of number literals (``print(1)`` and ``print(2)`` are one step; strings stay: reading
+    another file is another step).
 
     Code that does not parse as Python (shell lines, cell magics) by its text with spacing collapsed.
     """
     if code is None:
         return None
     try:
-        return ast.dump(ast.parse(code))
+        return ast.dump(_Numbers().visit(ast.parse(code)))
     except (SyntaxError, ValueError):
         return " ".join(code.split())
+
+
+def action_identity(o: Outcome) -> str:
+    """What identifies an action across attempts: its code (``code_identity``), else the tool and
+    its arguments (``subagent_task`` by its task), else (neither is known) its output."""
+    if o.code is not None:
+        return f"code {code_identity(o.code)}"
+    if o.call is not None:
+        return f"call {o.call}"
+    return f"output {o.output}"
 
 
 def broken_calls(step: Sequence[ModelMessage]) -> list[str]:
@@ -149,35 +238,46 @@ def only_broken_calls(step: Sequence[ModelMessage]) -> bool:
 
 # -- the bound -----------------------------------------------------------------------------------
 
-_HINTS: dict[FaultKind, str] = {
+_HINTS: dict[StepKind, str] = {
     "broken call": "use a model that is better at tool calls, or let it write code blocks (--action-protocol text)",
     "refused call": "allow the action (a rule, or --allow when headless) or tell the model to do it another way",
     "repeated failure": "fix the cause, or tell the model what to do differently",
+    "new failure": "fix the cause, or tell the model what to do differently",
+    "repeated success": "tell the model what is still missing, or ask for the answer",
     "no answer": "rephrase the request, or try another model",
 }
-"""What the user can do, by the kind of fault (in the order the faults came)."""
+"""What the user can do, by the kind of step (in the order the steps came)."""
 
-_WHAT: dict[FaultKind, str] = {
+_WHAT: dict[StepKind, str] = {
     "broken call": "broken tool call",
     "refused call": "refused call",
     "repeated failure": "the same failure again",
+    "new failure": "failure",
+    "repeated success": "the same code again",
     "no answer": "no answer",
 }
 
 
-def stop_message(faults: Sequence[Fault], limit: int, configured: int | None = None) -> str:
-    """The one message of a turn that stopped: what kept failing, what the user can do."""
+def stop_message(
+    faults: Sequence[Fault], limit: int, configured: int | None = None, *, failing: bool = False
+) -> str:
+    """The one message of a turn that stopped: what kept failing, what the user can do.
+
+    ``failing``: it stopped on ``max_failing_steps`` (new failures with no action that worked since)."""
     seen: list[Fault] = []
     for f in faults:
         if f not in seen:
             seen.append(f)
-    listed = "; ".join(f"{_WHAT[f.kind]}: {_short(f.detail)}" for f in seen[:3])
-    kinds = list(dict.fromkeys(f.kind for f in faults))
-    hints = "; ".join(_HINTS[k] for k in kinds)
-    return (
-        f"The turn stopped: {len(faults)} steps in a row made no progress ({listed}). "
-        f"To go on, {hints}. ({_bound(limit, configured)})"
-    )
+    listed = "; ".join(f"{_WHAT.get(f.kind, f.kind)}: {_short(f.detail)}" for f in seen[:3])
+    kinds = list(dict.fromkeys(f.kind for f in faults if f.kind in _HINTS))
+    hints = "; ".join(dict.fromkeys(_HINTS[k] for k in kinds))
+    if failing:
+        head = f"{len(faults)} failing steps, none of them followed by an action that worked"
+        bound = f"The bound is max_failing_steps = {limit}."
+    else:
+        head = f"{len(faults)} steps in a row made no progress"
+        bound = _bound(limit, configured)
+    return f"The turn stopped: {head} ({listed}). To go on, {hints}. ({bound})"
 
 
 def _bound(limit: int, configured: int | None) -> str:
@@ -196,39 +296,52 @@ def _short(text: str, limit: int = 160) -> str:
 
 @dataclass
 class ProgressMeter:
-    """The progress bound of one turn: steps in a row without progress, and the broken-call run for ``auto``."""
+    """The progress bound of one turn: steps in a row without progress, steps in a row without a new
+    success, and the broken-call run for ``auto``."""
 
     limit: int = DEFAULT_STALL_LIMIT
     configured: int | None = None
     """The bound as set, when ``limit`` was lowered to the requests left in the turn's budget."""
+    failing_limit: int = DEFAULT_FAILING_LIMIT
     progress: TurnProgress = field(default_factory=TurnProgress)
     faults: list[Fault] = field(default_factory=list)
-    """The faults of the steps since the last progress."""
+    """The steps since the last progress."""
+    failing: list[Fault] = field(default_factory=list)
+    """The new failures since the last new success (or the user's decision)."""
     broken_run: int = 0
     """Steps in a row whose calls were all broken."""
 
     def after(self, step: Sequence[ModelMessage]) -> StopTurn | None:
-        """Count ``step``; the stop when it is the ``limit``-th in a row without progress."""
+        """Count ``step``; the stop when it is the ``limit``-th in a row without progress or the
+        ``failing_limit``-th new failure with no action that worked since."""
         self.broken_run = self.broken_run + 1 if only_broken_calls(step) else 0
         fault = self.progress.judge(step)
-        if fault is None:
-            self.faults = []
-            return None
-        self.faults.append(fault)
+        rule = STEP_RULES[fault.kind]
+        self.faults = [] if rule.progress else [*self.faults, fault]
+        if rule.result or rule.bounded:
+            self.failing = [] if rule.result else [*self.failing, fault]
         if len(self.faults) >= self.limit:
             return StopTurn(stop_message(self.faults, self.limit, self.configured), len(self.faults))
+        if len(self.failing) >= self.failing_limit:
+            return StopTurn(stop_message(self.failing, self.failing_limit, failing=True), len(self.failing))
         return None
 
 
 __all__ = [
+    "DEFAULT_FAILING_LIMIT",
     "DEFAULT_STALL_LIMIT",
+    "KIND_REPEATS",
+    "STEP_RULES",
     "Fault",
     "FaultKind",
     "ProgressMeter",
+    "StepKind",
+    "StepRule",
     "StepVerdict",
     "StopTurn",
     "SwitchProtocol",
     "TurnProgress",
+    "action_identity",
     "broken_calls",
     "code_identity",
     "only_broken_calls",

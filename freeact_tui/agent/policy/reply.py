@@ -1,11 +1,13 @@
 """The reply policy: what one model reply leads to, decided in one place.
 
-``ReplyPolicy.decide(reply, history, turn, tools)`` returns one of four decisions:
+``ReplyPolicy.decide(reply, history, turn, tools)`` returns one of six decisions:
 
 - ``RunCalls``: run these tool calls (in ``auto``, calls the model wrote as text are made real);
 - ``RunBlocks``: run these code blocks (``text``; ``auto`` switching to text, or repairing a failed step);
 - ``NudgeModel``: do not end the turn, tell the model this instead (``nudge.py``);
-- ``FinalAnswer``: the reply ends the turn.
+- ``FinalAnswer``: the reply ends the turn;
+- ``CutReply``: the reply was cut short (its finish reason, read first: ``reply_stops.py``); nothing of it runs;
+- ``NotAnAnswer``: the reply is never an answer (the app's own words) and no nudge is left: the turn stops.
 
 One policy per protocol (``reply_policy(name)``): ``ToolsPolicy`` is the null policy (a reply's
 tool calls run and anything else is the answer), ``TextPolicy`` runs a reply's code blocks, and
@@ -30,9 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
-from freeact_tui.agent.policy.nudge import NudgeReason, answers_nudge, nudge_for
+from freeact_tui.agent.policy.nudge import NoAnswer, NudgeReason, answers_nudge, nudge_for
 from freeact_tui.agent.policy.outcomes import (
     RESULTS_KEY,
     acted,
@@ -40,6 +42,7 @@ from freeact_tui.agent.policy.outcomes import (
     last_action_failed,
 )
 from freeact_tui.agent.policy.progress import (
+    DEFAULT_FAILING_LIMIT,
     DEFAULT_STALL_LIMIT,
     ProgressMeter,
     StepVerdict,
@@ -56,7 +59,8 @@ from freeact_tui.agent.policy.text_protocol import (
     text_actions,
 )
 from freeact_tui.agent.policy.written_calls import ToolParameters, with_written_calls
-from freeact_tui.store.step_record import stored_text_actions
+from freeact_tui.agent.reply_stops import ReplyStop, reply_stop
+from freeact_tui.store.step_record import StepRecord, stored_text_actions
 from freeact_tui.toolcalls import CODE_TOOL
 
 SWITCH_REASON = "the model wrote its code in a code block instead of calling the tool"
@@ -104,7 +108,58 @@ class FinalAnswer:
     """It shows an output block for code that did not run: the model's claim, not a result."""
 
 
-ReplyDecision = RunCalls | RunBlocks | NudgeModel | FinalAnswer
+@dataclass(frozen=True)
+class CutReply:
+    """The reply was cut short (the token limit, the provider's filter): nothing in it runs, whatever
+    its parts, and it is no protocol fault; the turn ends as the stop says (``reply_stops.py``)."""
+
+    response: ModelResponse
+    stop: ReplyStop
+    request: ModelRequest | None
+    """A return for each of its calls, telling the model why it did not run (``None``: it made none)."""
+    claims_output: bool = False
+
+
+def cut_returns(response: ModelResponse, stop: ReplyStop) -> ModelRequest | None:
+    """What the model is told for each call of a reply cut short: not run, and to make smaller steps."""
+    calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+    if not calls:
+        return None
+    told = (
+        f"Not run: {stop.told} Make smaller steps: a shorter reply, one action at a time, "
+        "and write big contents to a file in several steps."
+    )
+    return ModelRequest(
+        parts=[
+            ToolReturnPart(
+                c.tool_name,
+                told,
+                tool_call_id=c.tool_call_id,
+                metadata=StepRecord(outcome="interrupted").to_meta(),
+            )
+            for c in calls
+        ]
+    )
+
+
+def cut_reply(reply: ModelResponse) -> CutReply | None:
+    """The decision for a reply cut short, read first whatever the protocol: its parts are incomplete."""
+    stop = reply_stop(reply.finish_reason)
+    return CutReply(reply, stop, cut_returns(reply, stop)) if stop is not None else None
+
+
+@dataclass(frozen=True)
+class NotAnAnswer:
+    """The reply is no answer (the app's own words) and no nudge is left for it: the turn stops."""
+
+    response: ModelResponse
+    reason: NudgeReason
+    message: str
+    """What the user is told (the turn ends ``stalled``)."""
+    claims_output: bool = False
+
+
+ReplyDecision = RunCalls | RunBlocks | NudgeModel | FinalAnswer | NotAnAnswer | CutReply
 
 
 _OUTPUT_LABEL = re.compile(
@@ -178,8 +233,11 @@ class ReplyPolicy:
 
     name: ClassVar[ProtocolName]
 
-    def __init__(self, stall_limit: int = DEFAULT_STALL_LIMIT) -> None:
+    def __init__(
+        self, stall_limit: int = DEFAULT_STALL_LIMIT, failing_limit: int = DEFAULT_FAILING_LIMIT
+    ) -> None:
         self.stall_limit = stall_limit
+        self.failing_limit = failing_limit
         self.begin_turn()
 
     @property
@@ -203,7 +261,10 @@ class ReplyPolicy:
         ("stalled"), never on that outer limit. ``None``: not lowered (a caller's explicit ``max_turns``).
         """
         limit = self.stall_limit if requests_left is None else max(1, min(self.stall_limit, requests_left))
-        self.meter = ProgressMeter(limit, self.stall_limit if limit != self.stall_limit else None)
+        failing = (
+            self.failing_limit if requests_left is None else max(1, min(self.failing_limit, requests_left))
+        )
+        self.meter = ProgressMeter(limit, self.stall_limit if limit != self.stall_limit else None, failing)
 
     def after_step(self, step: Sequence[ModelMessage]) -> StepVerdict:
         """What follows a step that did not end the turn (``step``: its reply and what that led to).
@@ -249,6 +310,9 @@ class ToolsPolicy(ReplyPolicy):
         turn: Sequence[ModelMessage] | None,
         tools: ToolParameters,
     ) -> ReplyDecision:
+        cut = cut_reply(reply)
+        if cut is not None:
+            return cut
         calls = [p for p in reply.parts if isinstance(p, ToolCallPart)]
         if calls:
             return RunCalls(reply, calls)
@@ -267,6 +331,9 @@ class _BlocksPolicy(ReplyPolicy):
         turn: Sequence[ModelMessage] | None,
         tools: ToolParameters,
     ) -> ReplyDecision:
+        cut = cut_reply(reply)
+        if cut is not None:
+            return cut
         written = with_written_calls(reply, tools) if self.reads_written_calls else None
         response = written or reply
         calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
@@ -288,6 +355,8 @@ class _BlocksPolicy(ReplyPolicy):
             return RunBlocks(reply, blocks, switch, claims)
         if now is not None:
             found = nudge_for(reply, whole, now, text_mode=self.in_text)
+            if isinstance(found, NoAnswer):
+                return NotAnAnswer(reply, found.reason, found.message, claims)
             if found is not None:
                 reason, told, request = found
                 return NudgeModel(reply, reason, told, request, claims)
@@ -322,8 +391,10 @@ class AutoPolicy(_BlocksPolicy):
 
     name = "auto"
 
-    def __init__(self, stall_limit: int = DEFAULT_STALL_LIMIT) -> None:
-        super().__init__(stall_limit)
+    def __init__(
+        self, stall_limit: int = DEFAULT_STALL_LIMIT, failing_limit: int = DEFAULT_FAILING_LIMIT
+    ) -> None:
+        super().__init__(stall_limit, failing_limit)
         self._text = False
 
     @property
@@ -373,9 +444,11 @@ class AutoPolicy(_BlocksPolicy):
 POLICIES: dict[ProtocolName, type[ReplyPolicy]] = {"tools": ToolsPolicy, "text": TextPolicy, "auto": AutoPolicy}
 
 
-def reply_policy(protocol: ProtocolName, stall_limit: int = DEFAULT_STALL_LIMIT) -> ReplyPolicy:
+def reply_policy(
+    protocol: ProtocolName, stall_limit: int = DEFAULT_STALL_LIMIT, failing_limit: int = DEFAULT_FAILING_LIMIT
+) -> ReplyPolicy:
     """The policy of ``protocol``, fresh (its state: the progress bound, and ``auto``'s switch)."""
-    return POLICIES[protocol](stall_limit)
+    return POLICIES[protocol](stall_limit, failing_limit)
 
 
 __all__ = [
@@ -385,12 +458,15 @@ __all__ = [
     "TextPolicy",
     "ToolsPolicy",
     "reply_policy",
+    "CutReply",
     "FinalAnswer",
+    "NotAnAnswer",
     "NudgeModel",
     "ReplyDecision",
     "ReplyPolicy",
     "RunBlocks",
     "RunCalls",
     "claims_output",
+    "cut_returns",
     "repeats_last_actions",
 ]

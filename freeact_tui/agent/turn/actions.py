@@ -26,13 +26,15 @@ from freeact_tui.toolcalls import CODE_TOOL
 MAX_ACTIONS_PER_REPLY = 16
 """The actions one reply may make (tool calls, or code blocks in the text protocol). The rest are not
 run; the model is told to make them in its next reply. A reply of 10,000 calls otherwise ran for
-minutes with nothing shown."""
+minutes with nothing shown; the model request is closed at the first call past it (``model_call.py``),
+as reading thousands of calls costs quadratic time in the model library."""
 
 
 def over_the_cap(made: int) -> str:
     """What the model is told for each action past ``MAX_ACTIONS_PER_REPLY``."""
     return (
-        f"Not run: one reply may make at most {MAX_ACTIONS_PER_REPLY} calls, and this one made {made}. "
+        f"Not run: one reply may make at most {MAX_ACTIONS_PER_REPLY} calls, and this one made more "
+        f"(at least {made}: a reply is not read past the first call over the limit). "
         "Make the others in your next reply, if they are still needed."
     )
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from freeact_tui.actions.dispatch import Dispatcher
+from freeact_tui.actions.code import ActionOutcome
+from freeact_tui.actions.dispatch import Dispatcher, SubagentRunner
 from freeact_tui.actions.files import FileToolOptions
 from freeact_tui.actions.ports import TurnPorts
 from freeact_tui.agent.runtime import McpApis, Runtime
 from freeact_tui.agent.subagents import SubagentManager
+from freeact_tui.agent.turn.budget import RequestBudget
 from freeact_tui.checkpoints.checkpointing import Checkpointing
 from freeact_tui.events import AgentEvent
 from freeact_tui.execution.base import Executor
@@ -23,9 +25,11 @@ def turn_dispatcher(
     subagents: SubagentManager | None,
     emit: Callable[[AgentEvent], None],
     apis: Callable[[], McpApis],
+    budget: RequestBudget,
 ) -> Dispatcher:
     """A dispatcher for one turn (the MCP servers code may call are known once the turn has opened:
-    ``apis`` gives what the agent knows when the kernel is used)."""
+    ``apis`` gives what the agent knows when the kernel is used); a subagent it starts makes its
+    requests from the turn's ``budget``."""
     checkpoint = checkpointing.hook(runtime.agent_id)
 
     def pin(executor: Executor) -> None:
@@ -37,7 +41,7 @@ def turn_dispatcher(
     return Dispatcher(
         ports,
         json_tools=mcp,
-        subagents=(lambda p, m, c: subagents.run(p, m, c, emit)) if subagents is not None else None,
+        subagents=_within(subagents, emit, budget) if subagents is not None else None,
         execution_timeout=runtime.settings.execution_timeout,
         prepare_executor=pin,
         files=FileToolOptions(
@@ -48,6 +52,21 @@ def turn_dispatcher(
         ),
         checkpoint=checkpoint,
     )
+
+
+def _within(
+    subagents: SubagentManager, emit: Callable[[AgentEvent], None], budget: RequestBudget
+) -> SubagentRunner:
+    """Runs a subagent with at most the requests the turn has left, and spends what it made."""
+
+    async def run(prompt: str, max_turns: int, corr: str) -> ActionOutcome:
+        if budget.left <= 0:
+            return ActionOutcome(
+                "Not run: this turn's model requests (max_model_requests) are spent.", is_error=True
+            )
+        return await subagents.run(prompt, min(max_turns, budget.left), corr, emit, spent=budget.spend)
+
+    return run
 
 
 __all__ = ["turn_dispatcher"]

@@ -23,7 +23,9 @@ from freeact_tui.agent.context.keeper import ContextKeeper
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.policy.progress import StopTurn, SwitchProtocol
 from freeact_tui.agent.policy.reply import (
+    CutReply,
     FinalAnswer,
+    NotAnAnswer,
     NudgeModel,
     ReplyDecision,
     ReplyPolicy,
@@ -33,6 +35,7 @@ from freeact_tui.agent.policy.reply import (
 from freeact_tui.agent.policy.text_protocol import switch_request
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.turn.actions import ActionRunner
+from freeact_tui.agent.turn.budget import RequestBudget
 from freeact_tui.agent.turn.failures import failure_of
 from freeact_tui.agent.turn.model_step import ModelStep
 from freeact_tui.agent.turn.state import TurnState
@@ -54,7 +57,8 @@ class Turn:
         tools: what the requests offer (for calls written as text).
         state: the turn's state (phases, the calls running); the agent reads its phase.
         opening: records the prompt (raises ``TurnError`` when the turn cannot start).
-        budget: the most model requests of this turn; ``explicit``: it is the caller's ``max_turns``.
+        budget: the model requests of this turn, its subagents' included (``budget.py``); ``explicit``:
+            its total is the caller's ``max_turns``.
     """
 
     def __init__(
@@ -70,7 +74,7 @@ class Turn:
         tools: OfferedTools,
         state: TurnState,
         opening: Callable[[], Awaitable[None]],
-        budget: int,
+        budget: RequestBudget,
         explicit: bool,
     ) -> None:
         self.ports = ports
@@ -98,13 +102,12 @@ class Turn:
         generation = self.recorder.generation
         try:
             await self.opening()
-            steps = 0
-            self.policy.begin_turn(self._requests_left(0))
+            self.policy.begin_turn(self._requests_left())
             while True:
-                if steps >= self.budget:  # the outer limit: a fault loop ends on the progress bound first
+                if self.budget.left <= 0:  # the outer limit: a fault loop ends on the progress bound first
                     self._stop(self._budget_message(), kind="limit")
                     break
-                steps += 1
+                self.budget.spend()
                 self.state.next_step()
                 reply = await self.model(self.state)
                 same = self.recorder.generation == generation  # else a compaction rewrote the turn
@@ -125,7 +128,7 @@ class Turn:
                         self._announce_switch(reason)
                         self.recorder.record(switch_request(reason))
                         continue
-                self._take_steering(self._requests_left(steps))
+                self._take_steering(self._requests_left())
         except asyncio.CancelledError:
             if not self.cancel_requested:
                 raise
@@ -161,6 +164,15 @@ class Turn:
         match decision:
             case FinalAnswer():
                 return True
+            case CutReply(
+                request=request
+            ):  # the reply is incomplete: nothing of it runs, the turn ends "cut"
+                if request is not None:
+                    self.recorder.record(request)
+                return True
+            case NotAnAnswer(message=message):  # the app's own words: never the answer
+                self._stop(message, kind="stalled")
+                return True
             case NudgeModel(reason=why, told=told, request=request):
                 self.ports.emit(Nudge(why.log, told, **self.ports.ids("")))
                 self.recorder.record(request)
@@ -174,9 +186,9 @@ class Turn:
 
     def _budget_message(self) -> str:
         if self.explicit:
-            return f"Stopped after {self.budget} model requests (max_turns)."
+            return f"Stopped after {self.budget.total} model requests (max_turns)."
         return (
-            f"Stopped after {self.budget} model requests in this turn (the per-turn budget, "
+            f"Stopped after {self.budget.total} model requests in this turn (the per-turn budget, "
             "max_model_requests). Say how to go on, or raise the budget."
         )
 
@@ -194,11 +206,11 @@ class Turn:
     def _announce_switch(self, reason: str) -> None:
         self.ports.emit(ProtocolSwitch("text", f"Switched to text actions: {reason}.", **self.ports.ids("")))
 
-    def _requests_left(self, steps: int) -> int | None:
+    def _requests_left(self) -> int | None:
         """What the progress bound is lowered to: the requests left of ``max_model_requests``, so that a
         fault loop ends on the bound ("stalled"), never on that outer limit. A caller's ``max_turns`` is a
         budget asked for: reaching it is reported as such ("limit", headless exit 3)."""
-        return None if self.explicit else self.budget - steps
+        return None if self.explicit else self.budget.left
 
     def _take_steering(self, requests_left: int | None) -> None:
         """Messages the user sent into the running turn go to the model with its next request."""

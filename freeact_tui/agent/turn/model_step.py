@@ -13,6 +13,7 @@ from freeact_tui.agent.model_call import request_response
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.reply_stops import stopped_event
 from freeact_tui.agent.runtime import Runtime
+from freeact_tui.agent.turn.actions import MAX_ACTIONS_PER_REPLY
 from freeact_tui.agent.turn.state import TurnState
 from freeact_tui.agent.usage import UsageMeter, usage_record
 from freeact_tui.events import UsageUpdate
@@ -43,6 +44,7 @@ class ModelStep:
                 ids=self.ports.ids(""),
                 on_progress=state.streamed,
                 idle_timeout=self.runtime.settings.model_idle_timeout,
+                max_calls=MAX_ACTIONS_PER_REPLY,  # a reply of more calls is cut at the next one
             )
         finally:
             state.in_model = False

@@ -101,6 +101,35 @@ class EventView(Protocol):
         ...
 
 
+TUI_EVENTS: dict[str, str] = {
+    "ThoughtsChunk": "the thought block, streamed",
+    "Thoughts": "the thought block, ended",
+    "ResponseChunk": "the reply, streamed",
+    "Response": "the reply, ended",
+    "ApprovalRequest": "the action block and the approval dialog",
+    "CodeExecutionOutputChunk": "the action's output, streamed",
+    "CodeExecutionOutput": "the action's output",
+    "ToolOutput": "the action's output",
+    "ProtocolSwitch": "a notice",
+    "CheckpointNotice": "a notice",
+    "Nudge": "a notice under the reply that was not the answer",
+    "ModelRetry": "a notice",
+    "OutputClaim": "a notice",
+    "ReplyStopped": "a notice under the reply",
+    "Cancelled": "the turn's end",
+    "AgentError": "the turn's end, with the error",
+    "UsageUpdate": "the status bar",
+    "ContextUpdate": "the context gauge",
+    "Compacting": "the context gauge and a notice",
+    "Compacted": "the context gauge and a notice",
+    "KernelStatus": "the kernel indicator",
+    "ModelWaiting": "the status line: a live count of the wait, until the model sends something",
+    "SubagentStatus": "the subagent's status in the log and the side panel",
+}
+"""How each agent event is shown (by event class name): total over ``freeact_tui/events.py``
+(``tests/fast/acp/test_event_mappings.py``)."""
+
+
 class EventRouter:
     """Shows agent events on the main screen: one ``match`` on the event type for every channel.
 

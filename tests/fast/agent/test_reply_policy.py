@@ -702,7 +702,7 @@ SWITCH = "switch"
                 tool_step("!pip install pandas", "Successfully installed pandas", "ok", "c4"),
                 tool_step("import pandas", PANDAS, "error", "c5"),
             ],
-            [P, P, "repeated failure", "repeated failure", STOP],
+            [P, P, "repeated failure", "repeated success", STOP],
         ),
         (
             "#30 text protocol too: the same error from blocks",
@@ -768,7 +768,7 @@ SWITCH = "switch"
             [
                 tool_step("1/0", ZERO, "error", "c1"),
                 tool_step("print(1)", "1", "ok", "c2"),
-                tool_step("print(2)", "2", "ok", "c3"),
+                tool_step("x = sum(range(3))\nprint(x)", "3", "ok", "c3"),
             ],
             [P, P, P],
         ),
@@ -776,7 +776,7 @@ SWITCH = "switch"
             "the same successful step again, word for word, is no progress",
             ("tools",),
             [tool_step("print(1)", "1", "ok", "c1"), tool_step("print(1)", "1", "ok", "c2")],
-            [P, "repeated failure"],
+            [P, "repeated success"],
         ),
     ],
 )
@@ -881,7 +881,8 @@ def test_a_python_form_call_may_pass_the_arguments_object_whole() -> None:
 
 _STEPS = {
     "broken": lambda i: broken(f"b{i}"),
-    "new": lambda i: tool_step(f"print({i})", str(i), "ok", f"c{i}"),
+    # a new step is new code, not the same code with another number (``progress.py`` reads its shape)
+    "new": lambda i: tool_step(f"v{i} = {i}\nprint(v{i})", str(i), "ok", f"c{i}"),
     "same failure": lambda i: tool_step("1/0", ZERO, "error", f"c{i}"),
 }
 
