@@ -140,7 +140,7 @@ class FreeactApp(App[None]):
         self.resume_hint: str | None = None
         """How to come back to the session, printed by the command line after the app exits."""
         self._exit_signals = ExitSignals(self.action_quit)
-        self.quit_keys = QuitKeys(self, self)
+        self.quit_keys = QuitKeys(self)
         self._theme = ConfiguredTheme(self, self.launch.theme)
         terminal_keys.install()  # Alt+Enter as tmux/xterm send it
 
@@ -385,13 +385,6 @@ class FreeactApp(App[None]):
         """Ctrl+D: quit on the empty prompt; elsewhere it deletes forward."""
         await self.quit_keys.ctrl_d()
 
-    def running_something(self) -> bool:
-        try:
-            turn_running = self.main_screen.turn_running
-        except LookupError:
-            turn_running = False
-        return turn_running or (self.agent is not None and self.agent.busy)
-
     async def action_quit(self) -> None:
         """Stop the agent (cancelling a running turn, stopping its kernel), then exit."""
         await self._stop_agent(leave=self.fast_exit)
@@ -401,7 +394,7 @@ class FreeactApp(App[None]):
         """A key on an action block: show what that action changed."""
         from freeact_tui.tui import checkpoint_commands  # loaded on use: not before the first screen
 
-        await checkpoint_commands.run_diff(self, corr_id=event.corr_id)
+        await checkpoint_commands.run_diff(self.main_screen, corr_id=event.corr_id)
 
     def copy_to_clipboard(self, text: str) -> None:
         """OSC 52 (Textual's), then the OS clipboard program if one is installed (freeact's fallback)."""
@@ -484,7 +477,7 @@ class FreeactApp(App[None]):
     async def _dispatch(self, command: SlashCommand) -> None:
         from freeact_tui.tui.slash_dispatch import dispatch
 
-        await dispatch(self, command)
+        await dispatch(self.main_screen, command)
 
     @property
     def chosen_model(self) -> str | Model | None:
@@ -506,9 +499,3 @@ class FreeactApp(App[None]):
         await screen.conversation.clear()  # (before: the new session's tail is drawn while it opens)
         self.agent = await self._open_agent(session_id=session_id, model=model)
         await screen.show_agent()
-
-    async def show_help(self) -> None:
-        from freeact_tui.tui.screens.help import HelpScreen  # (not for the first frame)
-
-        if not isinstance(self.screen, HelpScreen):
-            await self.push_screen(HelpScreen())

@@ -1,15 +1,15 @@
 """``/undo``, ``/diff`` and ``/rewind``: the app's side (dialogs and notices) of the session's checkpoints.
 
-Each function takes the app (as a ``CheckpointHost``: what they use of it, so that they never import
-``FreeactApp``), checks that the command can run now, opens its dialog and, once the
+Each function takes the chat screen (``MainScreen``: the app's state through ``chat.host``, see
+``tui/screens/chat_host.py``), checks that the command can run now, opens its dialog and, once the
 user confirms, does the work and reports it in the conversation log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING
 
 from freeact_tui.agent.rewind import RewindRefused, files_done, name_files, rewind
 from freeact_tui.checkpoints.checkpointing import CheckpointsUnavailableHere, UndoPlan, UndoScope, UserTurn
@@ -23,56 +23,33 @@ from freeact_tui.tui.screens.rewind import RewindChoice, RewindScreen
 from freeact_tui.tui.screens.undo import UndoScreen
 
 if TYPE_CHECKING:
-    from textual.notifications import SeverityLevel
-    from textual.screen import Screen, ScreenResultCallbackType
-
     from freeact_tui.agent.agent import Agent
     from freeact_tui.tui.screens.main import MainScreen
 
-_Result = TypeVar("_Result")
-
-
-class CheckpointHost(Protocol):
-    """What the checkpoint commands need of their app (``FreeactApp``)."""
-
-    @property
-    def agent(self) -> Agent | None: ...
-    @property
-    def main_screen(self) -> MainScreen: ...
-
-    def notify(
-        self, message: str, *, severity: SeverityLevel = "information", timeout: float | None = None
-    ) -> None: ...
-
-    def push_screen(
-        self, screen: Screen[_Result], callback: ScreenResultCallbackType[_Result] | None = None
-    ) -> Awaitable[object]: ...
-
-
-async def run(app: CheckpointHost, name: str, arg: str) -> None:
+async def run(chat: MainScreen, name: str, arg: str) -> None:
     """Run ``/undo``, ``/diff`` or ``/rewind``."""
     if name == "undo":
-        await run_undo(app, arg)
+        await run_undo(chat, arg)
     elif name == "diff":
-        await run_diff(app, arg)
+        await run_diff(chat, arg)
     else:
-        await run_rewind(app)
+        await run_rewind(chat)
 
 
-def _agent(app: CheckpointHost, command: str, *, idle: bool) -> Agent | None:
-    agent = app.agent
+def _agent(chat: MainScreen, command: str, *, idle: bool) -> Agent | None:
+    agent = chat.agent
     if agent is None:
-        app.notify(f"/{command}: no session yet.", severity="warning")
+        chat.notify(f"/{command}: no session yet.", severity="warning")
         return None
-    if idle and app.main_screen.turn_running:
-        app.notify(f"/{command} must wait until the turn ends (Esc cancels it).", severity="warning")
+    if idle and chat.turn_running:
+        chat.notify(f"/{command} must wait until the turn ends (Esc cancels it).", severity="warning")
         return None
     return agent
 
 
-async def run_undo(app: CheckpointHost, arg: str) -> None:
+async def run_undo(chat: MainScreen, arg: str) -> None:
     """``/undo`` (the last action) or ``/undo turn``: show the files and diff, undo on confirm."""
-    agent = _agent(app, "undo", idle=True)
+    agent = _agent(chat, "undo", idle=True)
     if agent is None:
         return
     scope: UndoScope = "turn" if arg.strip().lower() in ("turn", "t") else "action"
@@ -80,14 +57,14 @@ async def run_undo(app: CheckpointHost, arg: str) -> None:
     try:
         plan = await checkpointing.plan_undo(scope)
     except CheckpointsUnavailableHere as exc:
-        await app.main_screen.conversation.notice(f"Cannot undo: {exc}", title="Undo")
+        await chat.conversation.notice(f"Cannot undo: {exc}", title="Undo")
         return
 
     async def done(chosen: UndoPlan | None) -> None:
         if chosen is None:
             return
         if chosen.edited:
-            await app.push_screen(_edited_warning("undo", chosen.edited), partial(undo, chosen))
+            await chat.app.push_screen(_edited_warning("undo", chosen.edited), partial(undo, chosen))
             return
         await undo(chosen, True)
 
@@ -97,7 +74,7 @@ async def run_undo(app: CheckpointHost, arg: str) -> None:
         try:
             result = await checkpointing.undo(chosen)
         except (CheckpointError, OSError) as exc:  # OSError: a file it may not write (e.g. root-owned)
-            await app.main_screen.conversation.error(f"The undo failed: {exc}", title="Undo")
+            await chat.conversation.error(f"The undo failed: {exc}", title="Undo")
             return
         lines = [f"Undid {chosen.title}: {files_done(result.restored, result.removed)}."]
         lines += [f"  not restored: {s.path} ({s.reason})" for s in result.not_restorable]
@@ -105,45 +82,45 @@ async def run_undo(app: CheckpointHost, arg: str) -> None:
         lines.append(
             f"/undo again goes further back; the state before this undo is checkpoint {result.backup.short_id}."
         )
-        await app.main_screen.conversation.notice("\n".join(lines), title="Undo")
+        await chat.conversation.notice("\n".join(lines), title="Undo")
         agent.record_notice("Undo", "\n".join(lines))  # a resumed log shows it here too
 
-    await app.push_screen(UndoScreen(plan, checkpointing.plan_undo), done)
+    await chat.app.push_screen(UndoScreen(plan, checkpointing.plan_undo), done)
 
 
-async def run_diff(app: CheckpointHost, arg: str = "", corr_id: str | None = None) -> None:
+async def run_diff(chat: MainScreen, arg: str = "", corr_id: str | None = None) -> None:
     """``/diff``: what the last action changed (or the action ``corr_id``, or ``/diff N``: N actions back)."""
-    agent = _agent(app, "diff", idle=False)
+    agent = _agent(chat, "diff", idle=False)
     if agent is None:
         return
     checkpointing = agent.checkpointing
     seq: int | None = None
     if corr_id is None and arg.strip():
         if not arg.strip().isdigit() or int(arg) < 1:
-            app.notify("/diff takes a number: 1 is the last action, 2 the one before, …", severity="error")
+            chat.notify("/diff takes a number: 1 is the last action, 2 the one before, …", severity="error")
             return
         starts = checkpointing.action_starts()
         if int(arg) > len(starts):
-            app.notify(f"This session has {len(starts)} action(s) with a checkpoint.", severity="warning")
+            chat.notify(f"This session has {len(starts)} action(s) with a checkpoint.", severity="warning")
             return
         seq = starts[-int(arg)].seq
     try:
         record, diff = await checkpointing.action_diff(corr_id, seq=seq)
     except CheckpointsUnavailableHere as exc:
-        app.notify(f"No diff: {exc}", severity="warning", timeout=6)
+        chat.notify(f"No diff: {exc}", severity="warning", timeout=6)
         return
     title = f"Changes of {record.kind} action: {one_line_summary(record.summary, 60)}"
-    await app.push_screen(DiffScreen(title, diff))
+    await chat.app.push_screen(DiffScreen(title, diff))
 
 
-async def run_rewind(app: CheckpointHost) -> None:
+async def run_rewind(chat: MainScreen) -> None:
     """``/rewind``: pick a user message; restore files, conversation or both to the point before it."""
-    agent = _agent(app, "rewind", idle=True)
+    agent = _agent(chat, "rewind", idle=True)
     if agent is None:
         return
     turns = agent.checkpointing.turns()
     if not turns:
-        await app.main_screen.conversation.notice("Nothing to rewind: no message yet.", title="Rewind")
+        await chat.conversation.notice("Nothing to rewind: no message yet.", title="Rewind")
         return
 
     async def picked(choice: tuple[UserTurn, RewindChoice] | None) -> None:
@@ -152,7 +129,7 @@ async def run_rewind(app: CheckpointHost) -> None:
         turn, what = choice
         files, conversation = what in ("both", "files"), what in ("both", "conversation")
         if files and not agent.checkpointing.enabled:
-            await app.main_screen.conversation.notice(
+            await chat.conversation.notice(
                 f"Cannot rewind files: {agent.checkpointing.checkpoints.disabled_reason}", title="Rewind"
             )
             if not conversation:
@@ -172,26 +149,25 @@ async def run_rewind(app: CheckpointHost) -> None:
             try:
                 outcome = await rewind(agent, plan, files=files, conversation=conversation)
             except (RewindRefused, CheckpointError, OSError) as exc:
-                await app.main_screen.conversation.error(f"The rewind failed: {exc}", title="Rewind")
+                await chat.conversation.error(f"The rewind failed: {exc}", title="Rewind")
                 return
-            screen = app.main_screen
             if conversation:
-                await screen.conversation.clear()
-                await screen.show_agent()
-                prompt = screen.prompt  # the withdrawn message, ready to edit and send again
+                await chat.conversation.clear()
+                await chat.show_agent()
+                prompt = chat.prompt  # the withdrawn message, ready to edit and send again
                 prompt.load_text(turn.text)
                 prompt.move_cursor(prompt.document.end)  # typing goes on where the message ends
                 prompt.focus()
-            await screen.conversation.notice(outcome.summary(), title="Rewind")
+            await chat.conversation.notice(outcome.summary(), title="Rewind")
 
         title = f"Rewind to before “{one_line_summary(turn.text, 40)}”?"
         if edited:  # the warning in the title too: Enter does not confirm this one
             title = f"Rewind to before “{one_line_summary(turn.text, 30)}”? {len(edited)} file(s) edited outside the agent"
-        await app.push_screen(
+        await chat.app.push_screen(
             ConfirmScreen(title, message, yes_label="Rewind", default_yes=not edited), confirmed
         )
 
-    await app.push_screen(RewindScreen(turns), picked)
+    await chat.app.push_screen(RewindScreen(turns), picked)
 
 
 def _rewind_question(

@@ -1,15 +1,14 @@
 """``/context``, ``/compact``, ``/permissions``, ``/skills`` and ``/export``: the slash
 commands that show or write out what the app holds, without changing the session or the agent.
 
-Each function takes the app (as an ``InfoHost``: what they use of it, so that they never import
-``FreeactApp``) and reports in the conversation log, a notification or a screen of its own.
+Each function takes the chat screen (``MainScreen``: the app's state through ``chat.host``, see
+``tui/screens/chat_host.py``) and reports in its conversation log, a notification or a screen of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING
 
 from freeact_tui.project import paths
 from freeact_tui.text.safe import one_line
@@ -18,70 +17,41 @@ from freeact_tui.tui.context_report import context_report
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
-    from textual.notifications import SeverityLevel
-    from textual.screen import Screen, ScreenResultCallbackType
 
     from freeact_tui.agent.agent import Agent
     from freeact_tui.project.config import Config
     from freeact_tui.tui.screens.main import MainScreen
 
-_Result = TypeVar("_Result")
-
-
-class InfoHost(Protocol):
-    """What the informational commands need of their app (``FreeactApp``)."""
-
-    @property
-    def agent(self) -> Agent | None: ...
-    @property
-    def config(self) -> Config: ...
-    @property
-    def main_screen(self) -> MainScreen: ...
-
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-    ) -> None: ...
-
-    def push_screen(
-        self, screen: Screen[_Result], callback: ScreenResultCallbackType[_Result] | None = None
-    ) -> Awaitable[object]: ...
-
-
-async def context_command(app: InfoHost, command: SlashCommand) -> None:
+async def context_command(chat: MainScreen, command: SlashCommand) -> None:
     """``/context`` (what fills the context window) or ``/compact [instructions]``."""
-    if app.agent is None:
-        app.notify("No agent yet: set a model first.", severity="warning")
+    if chat.agent is None:
+        chat.notify("No agent yet: set a model first.", severity="warning")
     elif command.name == "context":
-        await app.main_screen.conversation.notice(context_report(app.agent), title="Context")
+        await chat.conversation.notice(context_report(chat.agent), title="Context")
     else:
-        app.main_screen.start_compaction(command.arg)
+        chat.start_compaction(command.arg)
 
 
-async def show_permissions(app: InfoHost) -> None:
+async def show_permissions(chat: MainScreen) -> None:
     """``/permissions``: the rules in force, on a screen of their own."""
     from freeact_tui.permissions.rules import rules_for
     from freeact_tui.tui.screens.permissions import PermissionsScreen
 
     # The running agent's rules (its session rules included); without an agent, the saved ones.
     rules = (
-        app.agent.permissions
-        if app.agent is not None
-        else rules_for(app.config.resolved_working_dir(), trusted=app.config.project_trusted)
+        chat.agent.permissions
+        if chat.agent is not None
+        else rules_for(chat.host.config.resolved_working_dir(), trusted=chat.host.config.project_trusted)
     )
-    await app.push_screen(PermissionsScreen(rules))
+    await chat.app.push_screen(PermissionsScreen(rules))
 
 
-async def list_skills(app: InfoHost) -> None:
+async def list_skills(chat: MainScreen) -> None:
     """``/skills``: the skills of the working directory, with where each lives."""
     from freeact_tui.project.skills import available_skills
 
-    working_dir = app.config.resolved_working_dir()
-    skills = available_skills(working_dir, trusted=app.config.project_trusted)
+    working_dir = chat.host.config.resolved_working_dir()
+    skills = available_skills(working_dir, trusted=chat.host.config.project_trusted)
     if not skills:
         text = (
             f"No skills in {working_dir}. A skill is a directory in .freeact/skills/ or "
@@ -93,24 +63,24 @@ async def list_skills(app: InfoHost) -> None:
             for s in skills
         )
         text += "\n\nInvoke one with /<name> args (also from the @ picker: type /)."
-    await app.main_screen.conversation.notice(text, title=f"Skills ({len(skills)})")
+    await chat.conversation.notice(text, title=f"Skills ({len(skills)})")
 
 
-async def export(app: InfoHost, arg: str) -> None:
+async def export(chat: MainScreen, arg: str) -> None:
     """``/export [path]``: the session as Markdown, to ``path`` (relative: to the working directory) or
     the app's data directory (``exports/``), never into the project unasked."""
-    agent = app.agent
+    agent = chat.agent
     if agent is None or not agent.history:
-        app.notify("Nothing to export yet.", severity="warning")
+        chat.notify("Nothing to export yet.", severity="warning")
         return
     try:
         target = _write_export(arg, agent.transcript, agent.session_id)
     except OSError as exc:
-        app.notify(f"Export failed: {exc}", severity="error", timeout=10)
+        chat.notify(f"Export failed: {exc}", severity="error", timeout=10)
         return
     where = "" if arg else "\n(the app's data directory, outside the project; /export PATH writes elsewhere)"
-    app.notify(f"Exported to {target}", title="Export", timeout=10)
-    await app.main_screen.conversation.notice(f"Exported to {target}{where}", title="Export")
+    chat.notify(f"Exported to {target}", title="Export", timeout=10)
+    await chat.conversation.notice(f"Exported to {target}{where}", title="Export")
 
 
 def _write_export(arg: str, messages: list[ModelMessage], session_id: str) -> Path:

@@ -11,82 +11,55 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.screens.picker import PickerItem, PickerLoadError, PickerScreen
 
 if TYPE_CHECKING:
-    from textual.screen import Screen, ScreenResultCallbackType
-
-    from freeact_tui.agent.agent import Agent
     from freeact_tui.project.config import Config
+    from freeact_tui.tui.screens.main import MainScreen
 
 SERVER_TIMEOUT = 3.0
 """Seconds the server's model list may take (the picker is usable meanwhile)."""
 
 
-class PickerHost(Protocol):
-    """What the pickers need of their app (``FreeactApp``)."""
-
-    @property
-    def agent(self) -> Agent | None: ...
-    @property
-    def config(self) -> Config: ...
-    @property
-    def current_model(self) -> str | None: ...
-    @property
-    def theme(self) -> str: ...
-    @property
-    def available_themes(self) -> dict[str, Any]: ...
-
-    async def handle_slash(self, text: str) -> str: ...
-
-    def notify(
-        self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None
-    ) -> None: ...
-
-    def push_screen(
-        self, screen: Screen[Any], callback: ScreenResultCallbackType[Any] | None = None
-    ) -> Awaitable[object]: ...
-
-
-async def open_picker(app: PickerHost, command: str) -> None:
+async def open_picker(chat: MainScreen, command: str) -> None:
     """Show the picker of ``command`` (``model``, ``theme``, ``resume`` or ``sessions``)."""
     if command == "model":
-        screen = model_picker(app.config, app.current_model)
-        await app.push_screen(screen, _then(app, "/model"))
+        screen = model_picker(chat.host.config, chat.host.current_model)
+        await chat.app.push_screen(screen, _then(chat, "/model"))
     elif command == "theme":
-        await app.push_screen(
-            PickerScreen("Theme", theme_items(sorted(app.available_themes), app.theme), noun="themes"),
-            _then(app, "/theme"),
+        await chat.app.push_screen(
+            PickerScreen("Theme", theme_items(sorted(chat.app.available_themes), chat.app.theme), noun="themes"),
+            _then(chat, "/theme"),
         )
     else:
-        current = app.agent.session_id if app.agent is not None else None
-        infos = await asyncio.to_thread(SessionStore(app.config.resolved_sessions_dir()).list)
+        current = chat.agent.session_id if chat.agent is not None else None
+        infos = await asyncio.to_thread(SessionStore(chat.host.config.resolved_sessions_dir()).list)
         if not infos:
-            app.notify("No sessions yet.", title="Sessions")
+            chat.notify("No sessions yet.", title="Sessions")
             return
-        await app.push_screen(
+        await chat.app.push_screen(
             PickerScreen("Resume a session", session_items(infos, current), noun="sessions"),
-            _resume(app, current),
+            _resume(chat, current),
         )
 
 
-def _then(app: PickerHost, command: str) -> Callable[[str | None], Awaitable[None]]:
+def _then(chat: MainScreen, command: str) -> Callable[[str | None], Awaitable[None]]:
     async def run(value: str | None) -> None:
         if value:
-            await app.handle_slash(f"{command} {value}")
+            await chat.host.handle_slash(f"{command} {value}")
 
     return run
 
 
-def _resume(app: PickerHost, current: str | None) -> Callable[[str | None], Awaitable[None]]:
+def _resume(chat: MainScreen, current: str | None) -> Callable[[str | None], Awaitable[None]]:
     async def run(value: str | None) -> None:
         if value and value == current:
-            app.notify("That is the session open now.")
+            chat.notify("That is the session open now.")
         elif value:
-            await app.handle_slash(f"/resume {value}")
+            await chat.host.handle_slash(f"/resume {value}")
 
     return run
 

@@ -10,16 +10,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.actions import SkipAction
 from textual.widgets import TextArea
 
+from freeact_tui.tui.screens.main import MainScreen
+
 if TYPE_CHECKING:
     from textual.app import App
-    from textual.notifications import SeverityLevel
 
-    from freeact_tui.tui.screens.main import MainScreen
     from freeact_tui.tui.widgets.prompt import PromptInput
 
 QUIT_WINDOW = 2.0
@@ -76,40 +76,28 @@ def ctrl_d_quits(*, prompt_focused: bool, draft: str) -> bool:
     return prompt_focused and not draft
 
 
-class QuitHost(Protocol):
-    """What the quit keys need of the app."""
-
-    @property
-    def main_screen(self) -> MainScreen: ...
-
-    def notify(self, message: str, *, title: str = ..., severity: SeverityLevel = ..., timeout: float | None = ...) -> None: ...
-
-    async def action_quit(self) -> None: ...
-
-    def running_something(self) -> bool: ...
-
-
 class QuitKeys:
     """Ctrl+C, Ctrl+D and Ctrl+Q of one app: the decisions above, carried out.
 
     Args:
-        app: The app (its screens, its notifications, its quit).
+        app: The app (its screens, its notifications, its quit); its chat screen says what runs.
     """
 
     CONFIRM_SECONDS: ClassVar[float] = 5.0
     """While something runs, a second Ctrl+Q within this many seconds quits."""
 
-    def __init__(self, app: App[Any], host: QuitHost) -> None:
+    def __init__(self, app: App[Any]) -> None:
         self._app = app
-        self._host = host
         self._armed_at: float | None = None  # when an idle Ctrl+C last said a second one quits
         self._quit_asked_at: float | None = None  # when Ctrl+Q last asked to confirm
 
     def _chat(self) -> MainScreen | None:
-        try:
-            return self._host.main_screen
-        except LookupError:
-            return None
+        return next((s for s in self._app.screen_stack if isinstance(s, MainScreen)), None)
+
+    def _running_something(self) -> bool:
+        """A turn, an action, a subagent or a ``!command`` runs."""
+        screen = self._chat()
+        return screen is not None and (screen.turn_running or (screen.agent is not None and screen.agent.busy))
 
     def _prompt_on_top(self) -> PromptInput | None:
         """The chat's prompt when the chat is the screen shown (a dialog above it owns the keys)."""
@@ -151,7 +139,7 @@ class QuitKeys:
                 prompt.remember(prompt.message)
                 prompt.clear_input()
             case CtrlC.ARM:
-                self._host.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
+                self._app.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
             case CtrlC.QUIT:
                 await self.request_quit()
 
@@ -167,13 +155,13 @@ class QuitKeys:
         """Quit; while a turn, an action, a subagent or a ``!command`` runs, only a second request quits."""
         now = time.monotonic()
         asked, self._quit_asked_at = self._quit_asked_at, None
-        if self._host.running_something() and (asked is None or now - asked > self.CONFIRM_SECONDS):
+        if self._running_something() and (asked is None or now - asked > self.CONFIRM_SECONDS):
             self._quit_asked_at = now
-            self._host.notify(
+            self._app.notify(
                 "Something is running. Press Ctrl+Q again to quit.",
                 title="Quit?",
                 severity="warning",
                 timeout=self.CONFIRM_SECONDS,
             )
             return
-        await self._host.action_quit()
+        await self._app.action_quit()

@@ -15,7 +15,7 @@ from freeact_tui.project import files as projectfiles
 if TYPE_CHECKING:
     from freeact_tui.agent.agent import Agent
     from freeact_tui.project.config import Config
-    from freeact_tui.tui.info_commands import InfoHost
+    from freeact_tui.tui.screens.main import MainScreen
 
 MEMORY_FILE = "AGENTS.md"
 
@@ -122,9 +122,9 @@ def memory_file(working_dir: Path) -> Path:
     return working_dir / MEMORY_FILE
 
 
-async def show(app: InfoHost, name: str, model: str | None) -> None:
-    """Run ``/status``, ``/cost``, ``/mcp`` or ``/config`` in ``app`` (``model``: as the user named it)."""
-    agent, config = app.agent, app.config
+async def show(chat: MainScreen, name: str, model: str | None) -> None:
+    """Run ``/status``, ``/cost``, ``/mcp`` or ``/config`` on the chat screen (``model``: as the user named it)."""
+    agent, config = chat.agent, chat.host.config
     match name:
         case "status":
             text, title = rows_text(status_rows(agent, config, model)), "Status"
@@ -141,25 +141,25 @@ async def show(app: InfoHost, name: str, model: str | None) -> None:
             title = f"MCP servers ({len(rows)})"
         case _:
             text, title = rows_text(config_rows(config)), "Config (setting · value ← where it comes from)"
-    await app.main_screen.conversation.notice(text, title=title)
+    await chat.conversation.notice(text, title=title)
 
 
-async def memory(app: InfoHost) -> None:
+async def memory(chat: MainScreen) -> None:
     """``/memory``: ``AGENTS.md`` of the working directory in the pager (or how to make one)."""
     from freeact_tui.tui.screens.pager import PagerScreen
 
-    path = memory_file(app.config.resolved_working_dir())
+    path = memory_file(chat.host.config.resolved_working_dir())
     try:
         text = projectfiles.read_text(path, errors="replace")  # the folder's: regular and bounded only
     except FileNotFoundError:
-        await app.main_screen.conversation.notice(
+        await chat.conversation.notice(
             f"No {MEMORY_FILE} in {path.parent}. /init asks the agent to write one.", title="Memory"
         )
         return
     except OSError as exc:
-        app.notify(f"Cannot read {path}: {exc}", severity="error")
+        chat.notify(f"Cannot read {path}: {exc}", severity="error")
         return
-    await app.push_screen(PagerScreen(str(path), text))
+    await chat.app.push_screen(PagerScreen(str(path), text))
 
 
 __all__ = ["INIT_PROMPT", "MEMORY_FILE", "config_rows", "cost_rows", "mcp_rows", "memory", "show", "status_rows"]

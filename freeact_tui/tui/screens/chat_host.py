@@ -1,5 +1,13 @@
-"""What the main screen needs of its app (``ChatHost``), kept apart so that the screen never imports
-the app; and what the screen says of a session when it opens it (welcome line, read-only reason).
+"""The app as the chat screen sees it (``ChatHost``), and what the screen says of a session when it
+opens it (welcome line, read-only reason).
+
+One design for the screen and the app: the app (``FreeactApp``) owns the agent, the config and the
+choice of model, and runs the slash commands; the chat screen (``MainScreen``) owns the view (log,
+prompt, whether a turn runs). The screen knows its app by ``ChatHost`` alone: the app imports the
+screen, and the import contracts count type-only imports too, so the screen may name the app only
+by an interface below both. The command modules (``tui/slash_dispatch.py`` and the ``*_commands.py``
+it calls) take the chat screen and reach the app through this same interface (``chat.host``) and
+Textual's services through ``chat.app``: one interface, not one per command module.
 """
 
 from __future__ import annotations
@@ -9,6 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from pydantic_ai.models import Model
+
     from freeact_tui.agent.agent import Agent
     from freeact_tui.project.config import Config
     from freeact_tui.project.sources import LaunchView
@@ -25,7 +37,8 @@ def welcome_text(model: str, working_dir: Path) -> str:
 
 
 class ChatHost(Protocol):
-    """What the main screen needs of its app (``FreeactApp``), so that the screen never imports it."""
+    """The app (``FreeactApp``) as its chat screen and the commands run on it see it: its state (the agent,
+    the config, the model) and what only the app does (run a slash command, open another agent)."""
 
     @property
     def config(self) -> Config: ...
@@ -49,6 +62,23 @@ class ChatHost(Protocol):
     def prompt_text(self, text: str) -> str: ...
     def skill_entries(self) -> list[tuple[str, str]]: ...
     def action_copy_session_id(self) -> None: ...
+
+    @property
+    def chosen_model(self) -> str | Model | None:
+        """The model the app was started with or switched to (``None``: the config's)."""
+        ...
+    @property
+    def current_model(self) -> str | None:
+        """The model in use as the user named it (``provider:name``), else the agent's own name."""
+        ...
+    @property
+    def agent_modules_loaded(self) -> asyncio.Event:
+        """Set once pydantic-ai is imported (the ``/model`` picker lists its models)."""
+        ...
+
+    async def switch_agent(self, *, session_id: str | None, model: str | Model | None) -> None:
+        """Stop the agent and open another one (a new or resumed session, another model)."""
+        ...
 
 
 @dataclass(frozen=True)
