@@ -36,7 +36,7 @@ from freeact_tui.agent.models import choose_protocol, resolve_model
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.policy.reply import reply_policy
 from freeact_tui.agent.recorder import Recorder
-from freeact_tui.agent.runtime import McpApis, Runtime
+from freeact_tui.agent.runtime import AgentRole, McpApis, Runtime
 from freeact_tui.agent.settings import Settings
 from freeact_tui.agent.subagents import SubagentManager
 from freeact_tui.agent.turn.budget import RequestBudget
@@ -156,7 +156,7 @@ class Agent:
         self.enable_subagents = runtime.subagents_enabled
         self.events = EventChannel()
         self.mcp = McpSetup(
-            s.mcp_servers if runtime.is_main else {},
+            s.mcp_servers if runtime.role.connects_mcp_servers else {},
             ptc_root=generated_root(s.working_dir, trusted=s.project_trusted),
             discovery=cast(DiscoveryMode, s.tool_discovery),
             working_dir=s.working_dir,
@@ -362,7 +362,7 @@ class Agent:
         # log shows its last turns from the file's end first, ``tui/replay_tail.py``).
         await asyncio.to_thread(self._load_history)
         self.policy.resume(self.history)  # an auto session that had switched to text stays in text
-        if self.recorder.rewind_note and self.runtime.is_main:
+        if self.recorder.rewind_note and self.runtime.role.takes_checkpoint_notes:
             self.checkpointing.notes.tell(self.recorder.rewind_note)
         dangling = hist.unanswered_calls(self.history)
         if dangling and self.load_damage is None and self.recorder.locked is None:
@@ -390,7 +390,7 @@ class Agent:
     def _load_history(self) -> None:
         """The session's history and the usage totals of its past responses (every message: in a thread)."""
         self.recorder.load()
-        self.meter.restore(self.recorder.past_responses(subagents=self.runtime.is_main))
+        self.meter.restore(self.recorder.past_responses(subagents=self.runtime.role.counts_subagent_usage))
 
     async def stop(self) -> None:
         """Cancel a running turn and stop the kernel (if this agent started it)."""
@@ -400,7 +400,7 @@ class Agent:
             await self._subagents.pool.stop()
             self._subagents = None
         await self.kernel.stop()
-        if self.runtime.is_main:
+        if self.runtime.role.owns_checkpoints:
             await self.checkpointing.close()  # a background packing run of the checkpoint store
         self.recorder.close()
         self._started = False
@@ -511,7 +511,7 @@ class Agent:
             await self.start()
         typed = prompt  # what was put before it is recorded, so that a resumed log shows only this
         prompt = put_before(self._user_shell.take_context(), prompt)  # the user's own !commands
-        if self.runtime.is_main:
+        if self.runtime.role.takes_checkpoint_notes:
             prompt = self.checkpointing.notes.take(prompt)  # after an undo or a rewind
         turn = self._new_turn(prompt, max_turns, len(prompt) - len(typed))
         self._turn = turn
@@ -532,7 +532,7 @@ class Agent:
             await turn.run()
         finally:
             try:
-                if self.runtime.is_main:  # the state the agent left: later edits are the user's
+                if self.runtime.role.owns_checkpoints:  # the state the agent left: later edits are the user's
                     await self.checkpointing.after_turn()
             finally:
                 self.events.close()  # inside the task: the stream ends after the turn's last event
@@ -594,16 +594,18 @@ def resolve_runtime(
         None, skip_permissions=resolved.skip_permissions, working_dir=resolved.working_dir
     )
     permissions.sandboxed = resolved.execution == "sandbox"  # the sandboxed-auto mode is there
+    agent_id, parent_corr_id = own.get("agent_id") or "main", own.get("parent_corr_id")
     runtime = Runtime(
         model=resolve_model(model, base_url=resolved.base_url, api_key_env=resolved.api_key_env),
         settings=resolved,
         session_id=own.get("session_id") or new_session_id(),
         permissions=permissions,
-        agent_id=own.get("agent_id") or "main",
+        agent_id=agent_id,
         executor=own.get("executor"),
-        parent_corr_id=own.get("parent_corr_id"),
+        parent_corr_id=parent_corr_id,
         file_access=own.get("file_access"),
         model_spec=model if isinstance(model, str) else None,
+        role=AgentRole.of(agent_id, parent_corr_id),
     )
     return runtime, own
 

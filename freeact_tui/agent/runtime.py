@@ -4,6 +4,8 @@
 apart; ``Settings.from_config`` maps a validated config field by field. ``Runtime`` adds what is
 per agent, frozen; ``Runtime.for_subagent`` derives a subagent's runtime from its parent's, so nothing
 copies settings by hand. What a turn learns (``McpApis``) is a value the turn's opening returns.
+How the main agent and a subagent differ is data, an ``AgentRole`` on the runtime (``MAIN`` or
+``SUBAGENT``), chosen once where the runtime is made and read where it matters.
 """
 
 from __future__ import annotations
@@ -40,6 +42,52 @@ class McpApis:
 
 
 @dataclass(frozen=True)
+class AgentRole:
+    """What an agent does by its place in the session: the main agent owns the session, a subagent does
+    a task delegated to it in its own kernel, with what its parent has (rules, MCP APIs, checkpoints)."""
+
+    name: str
+    connects_mcp_servers: bool
+    """It connects the configured MCP servers (a subagent calls the APIs its parent generated)."""
+    takes_checkpoint_notes: bool
+    """After an undo or a rewind, its model is told what changed, before its next prompt."""
+    owns_checkpoints: bool
+    """It marks the state it left after each turn and closes the checkpoint store when it stops."""
+    counts_subagent_usage: bool
+    """Its usage, restored from the session, includes the session's subagents'."""
+    writes_session_meta: bool
+    """It writes the session's metadata: how to resume it, its title, folder and model."""
+    starts_subagents: bool
+    """It may delegate tasks to subagents (when the settings enable them)."""
+
+    @staticmethod
+    def of(agent_id: str, parent_corr_id: str | None) -> AgentRole:
+        """The role of an agent made from ``Agent`` arguments: the main one unless a parent started it or
+        it is named other than ``main``."""
+        return MAIN if agent_id == "main" and parent_corr_id is None else SUBAGENT
+
+
+MAIN = AgentRole(
+    "main",
+    connects_mcp_servers=True,
+    takes_checkpoint_notes=True,
+    owns_checkpoints=True,
+    counts_subagent_usage=True,
+    writes_session_meta=True,
+    starts_subagents=True,
+)
+SUBAGENT = AgentRole(
+    "subagent",
+    connects_mcp_servers=False,
+    takes_checkpoint_notes=False,
+    owns_checkpoints=False,
+    counts_subagent_usage=False,
+    writes_session_meta=False,
+    starts_subagents=False,
+)
+
+
+@dataclass(frozen=True)
 class Runtime:
     """One agent's resolved runtime, as it started. Never changed: what a turn learns (``McpApis``) is
     the agent's, passed on to the subagents it starts (``for_subagent``). The main agent's comes from
@@ -61,6 +109,8 @@ class Runtime:
     """The front end's access to text files (an editor's buffers), shared with subagents."""
     model_spec: str | None = None
     """The model as the user named it (``provider:name``); None for a pydantic-ai model object."""
+    role: AgentRole = MAIN
+    """What this agent does by its place (``MAIN``; ``SUBAGENT`` from ``for_subagent``)."""
 
     def launch(self) -> dict[str, str]:
         """How to start this model again (a session's ``launch`` record): model, action protocol, base URL."""
@@ -72,12 +122,8 @@ class Runtime:
         return record
 
     @property
-    def is_main(self) -> bool:
-        return self.parent_corr_id is None and self.agent_id == "main"
-
-    @property
     def subagents_enabled(self) -> bool:
-        return self.settings.enable_subagents and self.agent_id == "main"
+        return self.settings.enable_subagents and self.role.starts_subagents
 
     def for_subagent(
         self,
@@ -102,7 +148,8 @@ class Runtime:
             apis=apis,
             checkpointing=checkpointing,
             file_access=self.file_access,
+            role=SUBAGENT,
         )
 
 
-__all__ = ["McpApis", "Runtime", "Settings"]
+__all__ = ["MAIN", "SUBAGENT", "AgentRole", "McpApis", "Runtime", "Settings"]

@@ -69,9 +69,9 @@ class TurnOpening:
         parts.append(UserPromptPart(prompt if isinstance(prompt, str) else list(prompt)))
         recorder.record(ModelRequest(parts=parts, metadata=prompt_metadata(added)))
         session = recorder.session
-        if session is not None and self.runtime.is_main:  # how to resume it (written when it changed)
+        if session is not None and self.runtime.role.writes_session_meta:  # how to resume it (written when it changed)
             session.update_meta(launch=self.runtime.launch())
-        if session is not None and self.runtime.is_main and first:
+        if session is not None and self.runtime.role.writes_session_meta and first:
             title = prompt[added:].lstrip("\n") if isinstance(prompt, str) else "(multimodal prompt)"
             session.update_meta(
                 title=title, cwd=str(self.runtime.settings.working_dir), model=self.runtime.model.model_name

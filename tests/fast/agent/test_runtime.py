@@ -15,7 +15,7 @@ from pydantic_ai.messages import ModelRequest, SystemPromptPart
 
 import freeact_tui
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.runtime import McpApis
+from freeact_tui.agent.runtime import SUBAGENT, McpApis
 from freeact_tui.permissions.rules import PermissionRules
 
 PACKAGE = Path(freeact_tui.__file__).parent
@@ -67,7 +67,7 @@ def test_a_subagent_gets_what_its_parent_has_when_the_task_starts(tmp_path: Path
     sub = agent._subagent_runtime("sub-0001", executor, "call-1")
     assert (sub.agent_id, sub.parent_corr_id, sub.executor) == ("sub-0001", "call-1", executor)
     assert sub.permissions is rules and sub.apis == API and sub.checkpointing is agent.checkpointing
-    assert not sub.subagents_enabled and sub.settings.mcp_servers == {} and not sub.is_main
+    assert not sub.subagents_enabled and sub.settings.mcp_servers == {} and sub.role is SUBAGENT
     assert agent.runtime.permissions is rules and started.permissions is not rules  # a new runtime, explicitly
 
 
