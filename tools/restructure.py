@@ -454,44 +454,6 @@ FIXUPS: list[tuple[str, str, str]] = [
     ),
 ]
 
-# The fast tier's guard, written once to tests/fast/conftest.py: a test there that starts a process fails.
-FAST_CONFTEST = '''"""The fast tier: no kernel, no process, no pty, so ``python -m pytest -q tests/fast`` answers in seconds.
-
-An audit hook fails a test here that starts a process (a kernel, a CLI subprocess, git, a pty): such a
-test belongs in its package's folder under ``tests/``, which the full run covers.
-"""
-
-from __future__ import annotations
-
-import sys
-from collections.abc import Iterator
-
-import pytest
-
-_SPAWNS = frozenset(
-    {"subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty", "os.system", "os.exec", "os.spawn", "pty.spawn"}
-)
-_running: list[str] = []
-
-
-def _no_process(event: str, args: tuple[object, ...]) -> None:
-    if _running and event in _SPAWNS:
-        raise RuntimeError(f"{_running[-1]} starts a process ({event}): move it out of tests/fast/")
-
-
-sys.addaudithook(_no_process)
-
-
-@pytest.fixture(autouse=True)
-def no_process(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Arm the guard for each fast test (setup, call and teardown of its function-scoped fixtures)."""
-    _running.append(request.node.nodeid)
-    try:
-        yield
-    finally:
-        _running.pop()
-'''
-
 # Modules that may stay at the package root (the shared core); a root module not listed is reported.
 ROOT_MODULES = {"__init__", "__main__", "events", "toolcalls", "version", "timeline", "typeahead", "gitrun"}
 
@@ -820,11 +782,6 @@ def main() -> None:
     moved = move_all(root, touched)
     rewrite_all(root, touched)
     write_layers(root, touched)
-    fast_conftest = root / "tests" / "fast" / "conftest.py"
-    if fast_conftest.parent.is_dir() and not fast_conftest.exists():
-        fast_conftest.write_text(FAST_CONFTEST, encoding="utf-8")
-        git(root, "add", str(fast_conftest.relative_to(root)))
-        touched.add(fast_conftest)
     for path in sorted((root / "freeact_tui").glob("*.py")):
         if path.stem not in ROOT_MODULES:
             print(f"restructure: warning: freeact_tui/{path.name} is at the root and not in MOVES")
