@@ -58,6 +58,14 @@ def request(code: str) -> ApprovalRequest:
     return ApprovalRequest(CodeAction(code=code), corr_id=code)
 
 
+def queue(host: Host, *tags: str) -> list[ApprovalRequest]:
+    """A request for ``tag()`` of each tag, added to the host's controller in order (tagged ``tag``)."""
+    requests = [request(f"{tag}()") for tag in tags]
+    for tag, req in zip(tags, requests, strict=True):
+        host.controller.add(req, tag)
+    return requests
+
+
 async def dialog_for(pilot: Pilot[None], req: ApprovalRequest) -> ApprovalScreen:
     await until(
         pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen) and pilot.app.screen.request is req
@@ -80,9 +88,7 @@ async def test_requests_are_asked_in_order_with_count() -> None:
     app = HostApp()
     async with app.run_test(size=(100, 30)) as pilot:
         host = app.host
-        first, second, third = request("one()"), request("two()"), request("three()")
-        for tag, req in (("one", first), ("two", second), ("three", third)):
-            host.controller.add(req, tag)
+        first, second, third = queue(host, "one", "two", "three")
         assert host.controller.count == 3 and host.counts == [1, 2, 3]
         assert host.controller.requests == [first, second, third]
         screen = await dialog_for(pilot, first)
@@ -117,9 +123,7 @@ async def test_request_decided_elsewhere_while_queued_is_dropped_without_a_dialo
     app = HostApp()
     async with app.run_test(size=(100, 30)) as pilot:
         host = app.host
-        first, second, third = request("one()"), request("two()"), request("three()")
-        for tag, req in (("one", first), ("two", second), ("three", third)):
-            host.controller.add(req, tag)
+        first, second, third = queue(host, "one", "two", "three")
         screen = await dialog_for(pilot, first)
         # The agent gives up on the second (its timeout or cancel) while the first is shown.
         second.resolve(Decision(False))
@@ -140,9 +144,7 @@ async def test_shown_request_decided_elsewhere_closes_its_dialog() -> None:
     app = HostApp()
     async with app.run_test(size=(100, 30)) as pilot:
         host = app.host
-        first, second = request("one()"), request("two()")
-        host.controller.add(first, "one")
-        host.controller.add(second, "two")
+        first, second = queue(host, "one", "two")
         await dialog_for(pilot, first)
         first.resolve(Decision(False))
         await dialog_for(pilot, second)
@@ -156,9 +158,7 @@ async def test_clear_drops_waiting_requests_and_closes_the_dialog() -> None:
     app = HostApp()
     async with app.run_test(size=(100, 30)) as pilot:
         host = app.host
-        first, second = request("one()"), request("two()")
-        host.controller.add(first, "one")
-        host.controller.add(second, "two")
+        first, second = queue(host, "one", "two")
         await dialog_for(pilot, first)
         host.controller.clear()  # the turn ended
         await until(pilot, lambda: not isinstance(app.screen, ApprovalScreen) and not approval_workers(app))
@@ -171,16 +171,12 @@ async def test_next_turn_after_clear_counts_from_one() -> None:
     app = HostApp()
     async with app.run_test(size=(100, 30)) as pilot:
         host = app.host
-        first, second = request("one()"), request("two()")
-        host.controller.add(first, "one")
-        host.controller.add(second, "two")
+        first, second = queue(host, "one", "two")
         await dialog_for(pilot, first)
         await pilot.press("y")
         await dialog_for(pilot, second)
         host.controller.clear()  # the turn ended with the second still waiting
-        nxt, after = request("next()"), request("after()")
-        host.controller.add(nxt, "next")
-        host.controller.add(after, "after")
+        nxt, after = queue(host, "next", "after")
         screen = await dialog_for(pilot, nxt)
         assert subtitle(screen) == "1 of 2"
         await pilot.press("y")
@@ -201,8 +197,7 @@ async def test_keys_typed_before_the_dialog_is_armed_decide_nothing(monkeypatch:
     app = HostApp()
     async with app.run_test(size=(100, 30)) as pilot:
         host = app.host
-        first = request("one()")
-        host.controller.add(first, "one")
+        (first,) = queue(host, "one")
         screen = await dialog_for(pilot, first)
         assert not screen.armed and screen.has_class("-unarmed")
         assert str(screen.query_one("#approval-keys", Label).render()).endswith("…")
@@ -222,9 +217,7 @@ async def test_every_new_dialog_is_armed_anew(monkeypatch: pytest.MonkeyPatch) -
     app = HostApp()
     async with app.run_test(size=(100, 30)) as pilot:
         host = app.host
-        first, second = request("one()"), request("two()")
-        host.controller.add(first, "one")
-        host.controller.add(second, "two")
+        first, second = queue(host, "one", "two")
         screen = await dialog_for(pilot, first)
         await until(pilot, lambda: screen.armed)
         await pilot.press("y", "y")  # the second y lands on the second dialog before it is armed
@@ -246,25 +239,42 @@ async def open_rule(pilot: Pilot[None], code: str, key: str) -> tuple[ApprovalRe
     return req, screen
 
 
-async def test_always_allow_proposes_a_narrow_pattern_and_a_broad_one_needs_a_second_enter() -> None:
+# (key, the rule a broad "*" saves, the Enters it needs, the breadth warned of): only allowing always
+# asks twice; a session rule is warned of all the same; refusing more is safe.
+BROAD_RULES = [
+    ("a", Decision(True, remember="always", pattern="*"), 2, True),
+    ("s", Decision(True, remember="session", pattern="*"), 1, True),
+    ("d", Decision(False, remember="always", pattern="*"), 1, False),
+]
+
+
+@pytest.mark.parametrize(("key", "decision", "enters", "warned"), BROAD_RULES, ids=[r[0] for r in BROAD_RULES])
+async def test_a_rule_proposes_the_exact_cell_and_a_broad_one_asks_as_its_key_says(
+    key: str, decision: Decision, enters: int, warned: bool
+) -> None:
     app = HostApp()
     async with app.run_test(size=(100, 30)) as pilot:
-        req, screen = await open_rule(pilot, "import json\nprint(json.dumps({'a': 1}))", "a")
+        req, screen = await open_rule(pilot, "import json\nprint(json.dumps({'a': 1}))", key)
         pattern = screen.query_one("#approval-pattern", Input)
         breadth = screen.query_one("#approval-breadth", Label)
         assert pattern.value.startswith("cell:")  # the exact cell, never a prefix of it (#29)
-        assert not breadth.has_class("-broad") and "only this exact cell" in str(breadth.render())
+        assert not breadth.has_class("-broad")
+        assert not warned or "only this exact cell" in str(breadth.render())
         pattern.value = "*"
         await pilot.pause()
-        assert breadth.has_class("-broad") and breadth.display
-        assert "every code action (any Python)" in str(breadth.render())
-        await pilot.press("enter")
-        await pilot.pause()
-        assert not req.decided and screen.is_current
-        assert "press Enter again" in str(screen.query_one("#approval-save", Label).render())
+        if warned:
+            assert breadth.has_class("-broad") and breadth.display
+            assert "every code action (any Python)" in str(breadth.render())
+        else:
+            assert not breadth.display
+        for _ in range(enters - 1):
+            await pilot.press("enter")
+            await pilot.pause()
+            assert not req.decided and screen.is_current
+            assert "press Enter again" in str(screen.query_one("#approval-save", Label).render())
         await pilot.press("enter")
         await until(pilot, lambda: req.decided)
-        assert req.decision == Decision(True, remember="always", pattern="*")
+        assert req.decision == decision
 
 
 async def test_editing_a_broad_pattern_asks_for_the_second_enter_again() -> None:
@@ -283,25 +293,6 @@ async def test_editing_a_broad_pattern_asks_for_the_second_enter_again() -> None
         await pilot.press("enter")
         await until(pilot, lambda: req.decided)
         assert req.decision == Decision(True, remember="always", pattern="print*")
-
-
-async def test_broad_session_and_deny_rules_need_one_enter() -> None:
-    app = HostApp()
-    async with app.run_test(size=(100, 30)) as pilot:
-        req, screen = await open_rule(pilot, "print(1)", "s")
-        screen.query_one("#approval-pattern", Input).value = "*"
-        await pilot.pause()
-        assert screen.query_one("#approval-breadth", Label).has_class("-broad")  # warned all the same
-        await pilot.press("enter")
-        await until(pilot, lambda: req.decided)
-        assert req.decision == Decision(True, remember="session", pattern="*")
-        req, screen = await open_rule(pilot, "print(2)", "d")
-        screen.query_one("#approval-pattern", Input).value = "*"
-        await pilot.pause()
-        assert not screen.query_one("#approval-breadth", Label).display  # refusing more is safe
-        await pilot.press("enter")
-        await until(pilot, lambda: req.decided)
-        assert req.decision == Decision(False, remember="always", pattern="*")
 
 
 async def test_a_second_enter_typed_at_once_does_not_confirm_a_broad_rule(
