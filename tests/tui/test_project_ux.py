@@ -121,6 +121,20 @@ async def type_prompt(pilot: Pilot[None], text: str) -> None:
     prompt.focus()
 
 
+async def send(pilot: Pilot[None], text: str) -> None:
+    """Type ``text`` and press Enter: it is sent, or queued while a turn runs."""
+    await type_prompt(pilot, text)
+    await pilot.press("enter")
+
+
+async def start_turn(pilot: Pilot[None], s: Script, text: str) -> None:
+    """Send ``text`` and wait until the model has its request (a script waiting at a gate holds the turn there)."""
+    app = pilot.app
+    assert isinstance(app, FreeactApp)
+    await send(pilot, text)
+    await until(pilot, lambda: screen(app).turn_running and bool(s.requests))
+
+
 async def alt(pilot: Pilot[None], letter: str) -> None:
     """Press Alt+letter as a terminal sends it: a key that also carries its printable character."""
     event = events.Key(f"alt+{letter}", letter)
@@ -189,13 +203,10 @@ async def test_messages_typed_during_a_turn_queue_edit_remove_and_send_after(
     s = script(["first ", Wait(gate), "done"], ["second done"], ["fourth done"])
     app = make_app(s)
     async with app.run_test(size=SIZE) as pilot:
-        await type_prompt(pilot, "first")
-        await pilot.press("enter")
-        await until(pilot, lambda: screen(app).turn_running and s.requests)
+        await start_turn(pilot, s, "first")
         queue = screen(app).query_one(QueuedMessages)
         for text in ("second", "third", "fourth"):
-            await type_prompt(pilot, text)
-            await pilot.press("enter")
+            await send(pilot, text)
         await until(pilot, lambda: queue.items == ["second", "third", "fourth"])
         assert queue.display
         assert "Queued (3)" in str(queue.query_one("#queued-title").render())
@@ -226,18 +237,26 @@ async def test_messages_typed_during_a_turn_queue_edit_remove_and_send_after(
         assert not queue.display
 
 
+# (the model's script while the message is typed; whether a next step of the same turn takes it)
+STEERS = [
+    pytest.param(lambda gate: script([Wait(gate), Code("print(6 * 7)")], ["Noted: use tabs."]), True, id="a-step-follows"),
+    pytest.param(lambda gate: script(["thinking ", Wait(gate), "answer"], ["next answer"]), False, id="the-turn-ends"),
+]
+
+
 @pytest.mark.kernel
 @pytest.mark.asyncio(loop_scope="module")
-async def test_alt_s_sends_into_the_running_turn_at_the_next_step(
-    make_app: Callable[[Script], FreeactApp],
+@pytest.mark.parametrize(("make_script", "same_turn"), STEERS)
+async def test_alt_s_sends_into_the_running_turn_at_its_next_step_else_the_next_turn(
+    make_app: Callable[[Script], FreeactApp], make_script: Callable[[asyncio.Event], Script], same_turn: bool
 ) -> None:
+    """The message goes into the turn (not the queue); the turn's next step carries it after the step's tool
+    results; a turn that ends without another step leaves it for the next turn."""
     gate = asyncio.Event()
-    s = script([Wait(gate), Code("print(6 * 7)")], ["Noted: use tabs."])
+    s = make_script(gate)
     app = make_app(s)
     async with app.run_test(size=SIZE) as pilot:
-        await type_prompt(pilot, "compute")
-        await pilot.press("enter")
-        await until(pilot, lambda: s.requests)
+        await start_turn(pilot, s, "compute")
         await type_prompt(pilot, "also: use tabs")
         await alt(pilot, "s")
         assert screen(app).query_one(PromptInput).text == ""
@@ -245,33 +264,17 @@ async def test_alt_s_sends_into_the_running_turn_at_the_next_step(
         gate.set()
         await until(pilot, lambda: len(s.requests) == 2 and not screen(app).turn_running)
         await app.workers.wait_for_complete()
-        second = s.requests[1]
-        last = second[-1]
+        last = s.requests[1][-1]
         assert isinstance(last, ModelRequest)
         assert [p.content for p in last.parts if isinstance(p, UserPromptPart)] == ["also: use tabs"]
         returns = [p for p in last.parts if isinstance(p, ToolReturnPart)]  # the same request, after them
-        assert "42" in str(returns[0].content) and last.parts.index(returns[0]) == 0
-        assert len(s.requests) == 2  # it went into the turn, not into a new one
-        texts = [b.text for b in screen(app).conversation.query(UserMessageBlock)]
-        assert texts == ["compute", "also: use tabs"]
-
-
-@pytest.mark.kernel
-@pytest.mark.asyncio(loop_scope="module")
-async def test_steer_left_over_when_the_turn_ends_is_queued(make_app: Callable[[Script], FreeactApp]) -> None:
-    gate = asyncio.Event()
-    s = script(["thinking ", Wait(gate), "answer"], ["next answer"])
-    app = make_app(s)
-    async with app.run_test(size=SIZE) as pilot:
-        await type_prompt(pilot, "one")
-        await pilot.press("enter")
-        await until(pilot, lambda: s.requests)
-        await type_prompt(pilot, "late steer")
-        await alt(pilot, "s")
-        gate.set()
-        await until(pilot, lambda: len(s.requests) == 2 and not screen(app).turn_running)
-        await app.workers.wait_for_complete()
-        assert user_prompts(s, 1)[-1] == "late steer"
+        assert len(s.requests) == 2  # one request more: the next step's, or the next turn's
+        if same_turn:
+            assert "42" in str(returns[0].content) and last.parts.index(returns[0]) == 0
+            texts = [b.text for b in screen(app).conversation.query(UserMessageBlock)]
+            assert texts == ["compute", "also: use tabs"]
+        else:
+            assert returns == []
 
 
 @pytest.mark.kernel
@@ -281,8 +284,7 @@ async def test_ctrl_f_finds_blocks_and_alt_c_copies(make_app: Callable[[Script],
     app = make_app(s)
     async with app.run_test(size=SIZE) as pilot:
         for prompt in ("fruit one", "fruit two", "fruit three"):
-            await type_prompt(pilot, prompt)
-            await pilot.press("enter")
+            await send(pilot, prompt)
             await until(pilot, lambda: not screen(app).turn_running)
             await app.workers.wait_for_complete()
         answers = list(screen(app).conversation.query(ResponseBlock))
@@ -361,11 +363,8 @@ async def test_cancelling_a_turn_keeps_the_queue_waiting(make_app: Callable[[Scr
     s = script(["working ", Wait(gate)], ["later answer"])
     app = make_app(s)
     async with app.run_test(size=SIZE) as pilot:
-        await type_prompt(pilot, "long task")
-        await pilot.press("enter")
-        await until(pilot, lambda: s.requests)
-        await type_prompt(pilot, "follow-up")
-        await pilot.press("enter")
+        await start_turn(pilot, s, "long task")
+        await send(pilot, "follow-up")
         queue = screen(app).query_one(QueuedMessages)
         assert queue.items == ["follow-up"]
         await pilot.press("escape")  # cancels the turn
@@ -391,12 +390,9 @@ async def test_a_queued_shell_command_runs_then_the_next_message_goes(
     s = script(["busy ", Wait(gate)], ["seen it"])
     app = make_app(s)
     async with app.run_test(size=SIZE) as pilot:
-        await type_prompt(pilot, "start")
-        await pilot.press("enter")
-        await until(pilot, lambda: s.requests)
+        await start_turn(pilot, s, "start")
         for text in ("!echo queued-$((6*7))", "what did it print?"):
-            await type_prompt(pilot, text)
-            await pilot.press("enter")
+            await send(pilot, text)
         gate.set()
         await until(pilot, lambda: len(s.requests) == 2 and not screen(app).turn_running, limit=30)
         await app.workers.wait_for_complete()
