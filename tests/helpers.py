@@ -302,6 +302,23 @@ def before(*steps: Callable[[Pilot[Any]], Awaitable[None]]) -> Callable[[Pilot[A
     return run
 
 
+def at_picker(typed: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    """A snapshot's step: ``Explain `` in the prompt, ``@`` opens the file picker, ``typed`` filters it."""
+
+    async def pick(pilot: Pilot[Any]) -> None:
+        from freeact_tui.tui.screens.file_picker import FilePicker
+
+        prompt = main(pilot.app).prompt
+        prompt.load_text("Explain ")
+        prompt.move_cursor(prompt.document.end)
+        await pilot.press("@")
+        await own_kernel_until(pilot, lambda: isinstance(pilot.app.screen, FilePicker) and pilot.app.screen.shown == "")
+        await pilot.press(*typed)
+        await own_kernel_until(pilot, lambda: getattr(pilot.app.screen, "shown", None) == typed)
+
+    return pick
+
+
 # -- replay (a resumed log against the live one) -----------------------------------------------------
 
 

@@ -9,10 +9,9 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from freeact_tui.tui.screens.file_picker import FilePicker
 from freeact_tui.tui.widgets.blocks import ResponseBlock
 from freeact_tui.tui.widgets.queued import QueuedMessages
-from tests.helpers import SIZE, SnapCompare, before, main, send
+from tests.helpers import SIZE, SnapCompare, at_picker, before, main, send
 from tests.helpers import own_kernel_until as until
 from tests.helpers import snapshot_app as make_app
 from tests.scripted import Wait, script
@@ -33,18 +32,7 @@ def test_file_picker_filtered(snap_compare: SnapCompare, tmp_path: Path) -> None
     ):
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
         (work / rel).write_text("x\n")
-    s = script(["unused"])
-
-    async def pick(pilot: Pilot[Any]) -> None:
-        prompt = main(pilot.app).prompt
-        prompt.load_text("Explain ")
-        prompt.move_cursor(prompt.document.end)
-        await pilot.press("@")
-        await until(pilot, lambda: isinstance(pilot.app.screen, FilePicker) and pilot.app.screen.shown == "")
-        await pilot.press(*"conv")
-        await until(pilot, lambda: getattr(pilot.app.screen, "shown", None) == "conv")
-
-    assert snap_compare(make_app(s, tmp_path), terminal_size=SIZE, run_before=before(pick))
+    assert snap_compare(make_app(script(["unused"]), tmp_path), terminal_size=SIZE, run_before=before(at_picker("conv")))
 
 
 def test_queued_messages_during_a_turn(snap_compare: SnapCompare, tmp_path: Path) -> None:

@@ -12,9 +12,8 @@ from textual.pilot import Pilot
 
 from freeact_tui.toolcalls import EDIT_TEXT_TOOL
 from freeact_tui.tui.screens.approval import ApprovalScreen
-from freeact_tui.tui.screens.file_picker import FilePicker
 from freeact_tui.tui.screens.picker import PickerScreen
-from tests.helpers import SnapCompare, before, log_settled, main, send
+from tests.helpers import SnapCompare, at_picker, before, log_settled, main, send
 from tests.helpers import own_kernel_until as until
 from tests.helpers import snapshot_app as make_app
 from tests.scripted import Call, Code, script
@@ -63,17 +62,7 @@ def test_file_edit_approval_at_80x24(snap_compare: SnapCompare, tmp_path: Path) 
 @pytest.mark.parametrize("typed", ["conv", "/"], ids=["files", "skills"])
 def test_at_picker_at_80x24(snap_compare: SnapCompare, tmp_path: Path, typed: str) -> None:
     files(tmp_path)
-
-    async def pick(pilot: Pilot[Any]) -> None:
-        prompt = main(pilot.app).prompt
-        prompt.load_text("Explain ")
-        prompt.move_cursor(prompt.document.end)
-        await pilot.press("@")
-        await until(pilot, lambda: isinstance(pilot.app.screen, FilePicker) and pilot.app.screen.shown == "")
-        await pilot.press(*typed)
-        await until(pilot, lambda: getattr(pilot.app.screen, "shown", None) == typed)
-
-    assert snap_compare(make_app(script(["unused"]), tmp_path), terminal_size=SIZE, run_before=before(pick))
+    assert snap_compare(make_app(script(["unused"]), tmp_path), terminal_size=SIZE, run_before=before(at_picker(typed)))
 
 
 def test_model_picker_at_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
