@@ -157,9 +157,27 @@ def texts(app: App[Any], kind: type) -> list[str]:
     return [b.text for b in main(app).conversation.query(kind)]
 
 
-async def dialog(pilot: Pilot[Any]) -> ApprovalScreen:
-    """Wait for the approval dialog; the dialog."""
-    await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
+async def dialog(
+    pilot: Pilot[Any],
+    kind: type | None = None,
+    *,
+    showing: str = "",
+    where: Callable[[ApprovalRequest], bool] | None = None,
+    limit: float = 10.0,
+) -> ApprovalScreen:
+    """Wait for the approval dialog (the one every test waits for: asking for a call of ``kind``, whose
+    text shows ``showing``, that ``where`` accepts, when given); the dialog."""
+
+    def shown() -> bool:
+        screen = pilot.app.screen
+        return (
+            isinstance(screen, ApprovalScreen)
+            and (kind is None or isinstance(screen.request.tool_call, kind))
+            and showing in screen.request.tool_call.display_text()
+            and (where is None or where(screen.request))
+        )
+
+    await until(pilot, shown, limit)
     screen = pilot.app.screen
     assert isinstance(screen, ApprovalScreen)
     await pilot.pause()

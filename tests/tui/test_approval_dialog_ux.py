@@ -14,34 +14,19 @@ from pathlib import Path
 import pytest
 from pydantic_ai.messages import ModelRequest, ToolReturnPart
 from rich.console import Console
-from textual.pilot import Pilot
 from textual.widgets import Input
 
 from freeact_tui.toolcalls import CodeAction, ShellAction
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.widgets.blocks import ActionBlock, ExecutionOutputBlock, ResponseBlock
-from tests.helpers import main, send, until
+from tests.helpers import dialog, main, send, until
 from tests.scripted import Code, Wait, script
 from tests.tui import test_tui_app as shared
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 executor = shared.executor
 make_app = shared.make_app
-
-
-async def dialog_for(pilot: Pilot[None], kind: type) -> ApprovalScreen:
-    await until(
-        pilot,
-        lambda: (
-            isinstance(pilot.app.screen, ApprovalScreen)
-            and isinstance(pilot.app.screen.request.tool_call, kind)
-        ),
-    )
-    screen = pilot.app.screen
-    assert isinstance(screen, ApprovalScreen)
-    await pilot.pause()
-    return screen
 
 
 def tool_returns(app: FreeactApp) -> list[str]:
@@ -73,9 +58,9 @@ async def test_a_rejected_shell_part_is_one_line_never_a_traceback(
     app = make_app(s)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "touch it")
-        await dialog_for(pilot, CodeAction)
+        await dialog(pilot, CodeAction)
         await pilot.press("y")
-        await dialog_for(pilot, ShellAction)
+        await dialog(pilot, ShellAction)
         await pilot.press("n", "enter")
         await app.workers.wait_for_complete()
         await until(pilot, lambda: not main(app).turn_running)
@@ -95,7 +80,7 @@ async def test_reject_with_an_instruction_tells_the_model_and_the_turn_goes_on(
     app = make_app(s)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "write a file")
-        screen = await dialog_for(pilot, CodeAction)
+        screen = await dialog(pilot, CodeAction)
         await pilot.press("n")
         line = screen.query_one("#approval-instruction", Input)
         assert line.has_focus and screen.is_current  # n alone decides nothing yet
@@ -120,7 +105,7 @@ async def test_reject_a_shell_part_with_an_instruction(
     app = make_app(s)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "clean up")
-        await dialog_for(pilot, ShellAction)
+        await dialog(pilot, ShellAction)
         await pilot.press("n", *"keep that dir", "enter")
         await app.workers.wait_for_complete()
         await until(pilot, lambda: not main(app).turn_running)
@@ -140,7 +125,7 @@ async def test_escape_on_the_instruction_line_goes_back_to_the_keys(
     app = make_app(s)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "print")
-        screen = await dialog_for(pilot, CodeAction)
+        screen = await dialog(pilot, CodeAction)
         await pilot.press("n", "y", "escape")  # y types into the line; Esc closes it, the dialog stays
         assert screen.is_current and not screen.rejecting
         assert screen.query_one("#approval-instruction", Input).value == "y"
@@ -175,7 +160,7 @@ async def test_ctrl_q_while_an_approval_waits_asks_first(make_app: Callable[...,
     app = make_app(script([Code("print(1)")], ["ok"]))
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "one")
-        await dialog_for(pilot, CodeAction)
+        await dialog(pilot, CodeAction)
         await pilot.press("ctrl+q")
         await pilot.pause()
         assert app.return_code is None and isinstance(app.screen, ApprovalScreen)
@@ -203,7 +188,7 @@ async def test_dialog_at_80x24_shows_every_key_and_the_waiting_count(
     app = make_app(script([Code(code)], ["ok"]))
     async with app.run_test(size=(80, 24)) as pilot:
         await send(pilot, "long")
-        screen = await dialog_for(pilot, CodeAction)
+        screen = await dialog(pilot, CodeAction)
         await pilot.pause(0.2)
         lines = screen_lines(app)
         shown = "\n".join(lines)

@@ -23,7 +23,6 @@ from pydantic_ai.messages import (
 )
 from rich.console import Console
 from textual.app import App
-from textual.pilot import Pilot
 from textual.widgets import OptionList
 from textual.widgets._toast import Toast
 from typer.testing import CliRunner
@@ -32,12 +31,11 @@ from freeact_tui.cli.sessions import sessions_app
 from freeact_tui.store import SessionStore
 from freeact_tui.text.safe import sanitize_ansi, visible
 from freeact_tui.tui.app import FreeactApp
-from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.screens.file_picker import FilePicker
 from freeact_tui.tui.screens.main import MainScreen
 from freeact_tui.tui.widgets.blocks import ResponseBlock, ThoughtBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
-from tests.helpers import main, ready, send, until
+from tests.helpers import dialog, main, ready, send, until
 from tests.scripted import CODE_TOOL, Code, Think, script
 from tests.tui import test_tui_app as shared
 
@@ -70,14 +68,6 @@ def screen_text(app: App[object]) -> str:
     console = Console(width=width, height=height, file=io.StringIO(), record=True, force_terminal=True)
     console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
     return console.export_text()
-
-
-async def dialog(pilot: Pilot[None]) -> ApprovalScreen:
-    await until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
-    screen = pilot.app.screen
-    assert isinstance(screen, ApprovalScreen)
-    await pilot.pause()
-    return screen
 
 
 # -- the shared helper -----------------------------------------------------------------------------

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Input
 
 from freeact_tui.project import paths
@@ -78,7 +77,7 @@ async def test_session_rule_with_edited_pattern(make_app: Callable[..., FreeactA
     app = make_app(s)  # the working dir is tmp_path
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "touch alpha")
-        shell_dialog = await until_shell_dialog(pilot)  # a cell of only shell: its command alone is asked
+        shell_dialog = await dialog(pilot, ShellAction)  # a cell of only shell: its command alone is asked
         assert actions(app)[0].status == "shell commands asked one by one"
         assert isinstance(actions(app)[0].tool_call, CodeAction)
         assert isinstance(shell_dialog.request.tool_call, ShellAction)
@@ -101,25 +100,11 @@ async def test_session_rule_with_edited_pattern(make_app: Callable[..., FreeactA
         assert actions(app)[-1].status == "auto-approved by rule"
 
         await send(pilot, "touch zulu")
-        zulu = await until_shell_dialog(pilot)  # outside the edited pattern: asked again
+        zulu = await dialog(pilot, ShellAction)  # outside the edited pattern: asked again
         assert f"touch {tmp_path}/zulu.txt" in str(zulu.query_one("#approval-body").render())
         await pilot.press("escape")
         await app.workers.wait_for_complete()
         assert not (tmp_path / "zulu.txt").exists()
-
-
-async def until_shell_dialog(pilot: Pilot[None]) -> ApprovalScreen:
-    await until(
-        pilot,
-        lambda: (
-            isinstance(pilot.app.screen, ApprovalScreen)
-            and isinstance(pilot.app.screen.request.tool_call, ShellAction)
-        ),
-    )
-    await pilot.pause()
-    screen = pilot.app.screen
-    assert isinstance(screen, ApprovalScreen)
-    return screen
 
 
 async def test_parallel_requests_queue_with_count(make_app: Callable[..., FreeactApp]) -> None:
@@ -188,7 +173,7 @@ async def test_always_rule_is_saved_and_pre_approves_the_next_match(
     app = make_app(s)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "touch one")
-        shell = await until_shell_dialog(pilot)
+        shell = await dialog(pilot, ShellAction)
         await pilot.press("a")
         assert "Always allow" in str(shell.query_one("#approval-scope").render())
         await pilot.press("escape")  # Esc while editing the pattern goes back to the choice
@@ -230,7 +215,7 @@ async def test_always_deny_saves_a_deny_rule_that_refuses_without_asking(
     app = make_app(s)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "touch one")
-        shell = await until_shell_dialog(pilot)
+        shell = await dialog(pilot, ShellAction)
         await pilot.press("d")
         assert "Always deny" in str(shell.query_one("#approval-scope").render())
         assert "rejects" in str(shell.query_one("#approval-save").render())

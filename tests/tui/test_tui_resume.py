@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Input
 
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.toolcalls import ShellAction
 from freeact_tui.tui.app import FreeactApp
-from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.widgets.blocks import (
     ActionBlock,
     Block,
@@ -33,16 +32,7 @@ make_app = helpers.chat_app
 SIZE = (120, 40)
 
 
-async def dialog_for(pilot: Pilot[None], text: str) -> ApprovalScreen:
-    def shown() -> bool:
-        screen = pilot.app.screen
-        return isinstance(screen, ApprovalScreen) and text in screen.request.tool_call.display_text()
-
-    await until(pilot, shown, limit=60)
-    await pilot.pause()
-    screen = pilot.app.screen
-    assert isinstance(screen, ApprovalScreen)
-    return screen
+dialog_for = partial(helpers.dialog, limit=60.0)
 
 
 def look(app: FreeactApp) -> list[tuple[str, str, str]]:
@@ -70,16 +60,16 @@ async def test_resumed_session_shows_decisions_parts_and_results_as_live(
     app = make_app(s)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "two at once")
-        await dialog_for(pilot, "print('left')")
+        await dialog_for(pilot, showing="print('left')")
         await pilot.press("y")
-        await dialog_for(pilot, "print('right')")
+        await dialog_for(pilot, showing="print('right')")
         await pilot.press("n", "enter")  # n opens the instruction line; Enter alone rejects
         await until(pilot, lambda: not main(app).turn_running)
 
         await send(pilot, "shell parts")
-        await dialog_for(pilot, "n = 2")
+        await dialog_for(pilot, showing="n = 2")
         await pilot.press("y")
-        shell = await dialog_for(pilot, "touch one.txt")
+        shell = await dialog_for(pilot, showing="touch one.txt")
         assert isinstance(shell.request.tool_call, ShellAction)
         await pilot.press("s")  # allow for this session; touch may write any file: the user widens it
         shell.query_one("#approval-pattern", Input).value = "touch *"
@@ -87,9 +77,9 @@ async def test_resumed_session_shows_decisions_parts_and_results_as_live(
         await until(pilot, lambda: not main(app).turn_running)
 
         await send(pilot, "only shell")
-        await dialog_for(pilot, "mkdir -p solo")
+        await dialog_for(pilot, showing="mkdir -p solo")
         await pilot.press("y")
-        await dialog_for(pilot, "rm -rf solo")
+        await dialog_for(pilot, showing="rm -rf solo")
         await pilot.press("n", "enter")  # n opens the instruction line; Enter alone rejects
         await until(pilot, lambda: not main(app).turn_running)
         await pilot.pause()
@@ -122,7 +112,7 @@ async def test_decisions_are_stored_as_metadata_freeact_ignores(
     app = make_app(s)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "store")
-        await dialog_for(pilot, "touch stored.txt")
+        await dialog_for(pilot, showing="touch stored.txt")
         await pilot.press("y")
         await until(pilot, lambda: not main(app).turn_running)
         assert app.agent is not None

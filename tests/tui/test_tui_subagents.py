@@ -7,6 +7,7 @@ import itertools
 import json
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,6 @@ from freeact_tui.events import SubagentStatus
 from freeact_tui.execution.kernel.executor import KernelExecutor
 from freeact_tui.toolcalls import CodeAction, SubagentTask
 from freeact_tui.tui.app import FreeactApp
-from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.widgets.blocks import ActionBlock, SubagentBlock, ToolOutputBlock
 from freeact_tui.tui.widgets.prompt import PromptInput
 from freeact_tui.tui.widgets.side_panel import SidePanel
@@ -86,20 +86,7 @@ def make_app(
     )
 
 
-async def dialog_for(pilot: Pilot[Any], kind: type, not_agent: str = "") -> ApprovalScreen:
-    def shown() -> bool:
-        screen = pilot.app.screen
-        return (
-            isinstance(screen, ApprovalScreen)
-            and isinstance(screen.request.tool_call, kind)
-            and screen.request.agent_id != not_agent
-        )
-
-    await until(pilot, shown, limit=60)
-    await pilot.pause()
-    screen = pilot.app.screen
-    assert isinstance(screen, ApprovalScreen)
-    return screen
+dialog_for = partial(helpers.dialog, limit=60.0)  # subagents' kernels start meanwhile
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -138,7 +125,7 @@ async def test_subagents_live_in_panel_dialogs_and_resume(
         assert {e.state for e in listing.entries} == {"waiting"}
         assert "2 active" in str(panel.query_one("#subagents-title").render())
         await pilot.press("y")
-        second = await dialog_for(pilot, CodeAction, not_agent=first_id)
+        second = await dialog_for(pilot, CodeAction, where=lambda request: request.agent_id != first_id)
         second_id = second.request.agent_id
         assert second.query_one("#approval-dialog").border_subtitle == "2 of 2"
         await pilot.press("n", "enter")  # n opens the instruction line; Enter alone rejects
