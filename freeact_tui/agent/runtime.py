@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai.models import Model
@@ -109,8 +109,9 @@ class Runtime:
     """The front end's access to text files (an editor's buffers), shared with subagents."""
     model_spec: str | None = None
     """The model as the user named it (``provider:name``); None for a pydantic-ai model object."""
-    role: AgentRole = MAIN
-    """What this agent does by its place (``MAIN``; ``SUBAGENT`` from ``for_subagent``)."""
+    role: AgentRole = field(kw_only=True)
+    """What this agent does by its place, said by each factory: ``resolve_runtime`` (``AgentRole.of`` its
+    arguments) and ``for_subagent`` (``SUBAGENT``)."""
 
     def launch(self) -> dict[str, str]:
         """How to start this model again (a session's ``launch`` record): model, action protocol, base URL."""

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import freeact_tui.agent as agent_package
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.runtime import MAIN, SUBAGENT, AgentRole
+from freeact_tui.agent.runtime import MAIN, SUBAGENT, AgentRole, Runtime
 from freeact_tui.project.config import McpServerConfig
 from freeact_tui.store.index import read_meta
 
@@ -62,6 +62,9 @@ def test_each_factory_gives_its_role(tmp_path: Path) -> None:
     sub = agent._subagent_runtime("sub-0001", object(), "call-1")  # type: ignore[arg-type]
     assert sub.role is SUBAGENT and not sub.subagents_enabled
     assert _agent(tmp_path, agent_id="helper").runtime.role is SUBAGENT
+    r = agent.runtime
+    with pytest.raises(TypeError, match="role"):  # no default: whoever makes a runtime says its role
+        Runtime(model=r.model, settings=r.settings, session_id=r.session_id, permissions=r.permissions)  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize("role", [MAIN, SUBAGENT], ids=lambda r: r.name)
