@@ -2,13 +2,14 @@
 
 In the ``sandboxed-auto`` mode code runs unasked and its output goes to the model's provider, so what
 keeps a secret in is that the sandbox holds none. The secret names are those the permission rules ask
-for anywhere (``shell.gitreads.SECRET_NAMES``, through ``is_secret_name``: ``.env``, ``.env.*``,
-``*.pem``, ``*.key``, ``.ssh/``, ``.aws/``, ``.netrc``, histories, …); the home directory is the
-sandbox's own (``sandbox.hidden_dirs``), so ``~/.ssh`` and cloud credentials are not there at all. What
+for anywhere (``shell.gitreads.SECRET_NAMES``: ``.env``, ``.env.*``, ``*.pem``, ``*.key``, ``.ssh/``,
+``.aws/``, ``.netrc``, histories, …), judged one name at a time (``is_secret_entry``: every path
+``is_secret_name`` calls secret is hidden, a test checks it); the homes are the sandbox's own
+(``sandbox.hidden_homes``), so ``~/.ssh`` and cloud credentials are not there at all. What
 is left are the secret files of the folder and of the folders above it (a monorepo's ``.env``):
 
 - ``folder_secrets``: every secret-named file or folder in the working directory (walked, symlinks not
-  followed, at most ``WALK_LIMIT`` entries);
+  followed, a secret folder not entered, at most ``WALK_LIMIT`` entries);
 - the secret-named entries directly in each folder above it.
 
 ``secret_targets`` says where each leads (a symlink is hidden where it points, a dangling one cannot be
@@ -22,19 +23,38 @@ start); a new sandbox (``/restart``) hides it.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 from pathlib import Path
 
-from freeact_tui.shell.gitreads import is_secret_name
+from freeact_tui.shell.gitreads import SECRET_NAMES
 
 WALK_LIMIT = 200_000
 """Entries of the working directory looked at for secret names; a larger tree is hidden as far as walked."""
 
 
-def _is_secret(relative: str, is_dir: bool) -> bool:
-    """A file by its name; a folder by its name or because all it holds is secret (``.ssh/**``)."""
-    names = [relative, relative + "/x"] if is_dir else [relative]
-    return any(is_secret_name(n) or is_secret_name(n.lower()) for n in names)
+def _pattern(globs: list[str]) -> re.Pattern[str]:
+    return re.compile("|".join(fnmatch.translate(g) for g in globs) or "(?!)", re.IGNORECASE)
+
+
+# The secret table by the shape of its rows, so that one name is judged at a time as the walk goes down
+# (``is_secret_name`` on every path of a large tree takes minutes): a file or folder by its name
+# (``*.pem``), a folder all of whose contents are secret (``.ssh/**``), a name in a folder (``.kube/config``).
+_NAMES = _pattern([g for g in SECRET_NAMES if "/" not in g])
+_FOLDERS = _pattern([g[: -len("/**")] for g in SECRET_NAMES if g.endswith("/**")])
+_IN_FOLDER = [
+    (_pattern([parent]), _pattern([name]))
+    for parent, _, name in (g.partition("/") for g in SECRET_NAMES if "/" in g and not g.endswith("/**"))
+]
+
+
+def is_secret_entry(name: str, is_dir: bool, parent: str = "") -> bool:
+    """Whether the entry ``name`` (a folder when ``is_dir``) in the folder named ``parent`` is secret by
+    the table (any case): as ``is_secret_name`` of its path, one name at a time."""
+    if _NAMES.fullmatch(name) or (is_dir and _FOLDERS.fullmatch(name)):
+        return True
+    return any(p.fullmatch(parent) and n.fullmatch(name) for p, n in _IN_FOLDER)
 
 
 def folder_secrets(working_dir: Path, limit: int = WALK_LIMIT) -> list[Path]:
@@ -43,15 +63,16 @@ def folder_secrets(working_dir: Path, limit: int = WALK_LIMIT) -> list[Path]:
     found: list[Path] = []
     seen = 0
     for top, dirs, files in os.walk(working_dir):
-        rel_top = os.path.relpath(top, working_dir)
-        for name in sorted(dirs) + sorted(files):
+        parent = "" if os.path.samefile(top, working_dir) else os.path.basename(top)
+        hidden: set[str] = set()
+        for name, is_dir in [*((d, True) for d in dirs), *((f, False) for f in files)]:
             seen += 1
             if seen > limit:
                 return sorted(found)
-            rel = name if rel_top == "." else os.path.join(rel_top, name)
-            if _is_secret(rel, name in dirs):
-                found.append(working_dir / rel)
-        dirs[:] = [d for d in dirs if working_dir / rel_top / d not in found]
+            if is_secret_entry(name, is_dir, parent):
+                found.append(Path(top) / name)
+                hidden.add(name)
+        dirs[:] = [d for d in dirs if d not in hidden]
     return sorted(found)
 
 
@@ -79,9 +100,9 @@ def secret_targets(working_dir: Path) -> tuple[list[Path], list[Path]]:
             continue
         for name in names:
             path = parent / name
-            if not root.is_relative_to(path) and _is_secret(name, path.is_dir()) and (real := _real(path)):
+            if not root.is_relative_to(path) and is_secret_entry(name, path.is_dir()) and (real := _real(path)):
                 (inside if real.is_relative_to(root) else outside).add(real)
     return sorted(inside), sorted(outside)
 
 
-__all__ = ["WALK_LIMIT", "folder_secrets", "secret_targets"]
+__all__ = ["WALK_LIMIT", "folder_secrets", "is_secret_entry", "secret_targets"]

@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 
 from freeact_tui.execution.isolation.protect import ProtectedNames
 from freeact_tui.execution.isolation.sandbox import SandboxGatewayProcess, bwrap_options, hidden_dirs
-from freeact_tui.execution.isolation.secret_files import folder_secrets, secret_targets
+from freeact_tui.execution.isolation.secret_files import folder_secrets, is_secret_entry, secret_targets
 from freeact_tui.execution.kernel.gateway_process import GATEWAY_TOKEN_ENV
 from freeact_tui.execution.kernel.spare_gateway import INHERITED_ENV
 from freeact_tui.project.env_policy import is_secret_env
-from freeact_tui.shell.gitreads import SECRET_NAMES
+from freeact_tui.shell.gitreads import SECRET_NAMES, is_secret_name
 
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8)
 
@@ -62,6 +62,22 @@ def test_every_secret_path_of_the_table_is_found_and_nothing_else(
     for rel in plain:
         if not any((work / rel).is_relative_to(work / s) for s in secrets):
             assert not any((work / rel).is_relative_to(f) for f in found), (rel, found)
+
+
+_PART = st.one_of(_WORD, st.sampled_from(SECRET_NAMES).flatmap(_instance).flatmap(lambda p: st.sampled_from(p.split("/"))))
+
+
+@settings(max_examples=500, deadline=None)
+@given(parts=st.lists(_PART, min_size=1, max_size=4), upper=st.booleans())
+def test_one_name_at_a_time_hides_every_path_the_secret_table_names(parts: list[str], upper: bool) -> None:
+    """The walk's judge (name and parent) against the rules' own (``is_secret_name`` of the whole path)."""
+    parts = [p.upper() for p in parts] if upper else parts
+    path = "/".join(parts)
+    hidden = any(
+        is_secret_entry(part, k < len(parts) - 1, parts[k - 1] if k else "") for k, part in enumerate(parts)
+    )
+    if is_secret_name(path) or is_secret_name(path.lower()):
+        assert hidden, path
 
 
 def test_secrets_above_the_folder_and_where_its_secret_links_lead_are_hidden_too(tmp_path: Path) -> None:
