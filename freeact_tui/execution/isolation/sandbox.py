@@ -33,6 +33,7 @@ from freeact_tui.execution.isolation.protect import ProtectedNames
 from freeact_tui.execution.kernel.client import KernelConnection
 from freeact_tui.execution.kernel.executor import KernelExecutor
 from freeact_tui.execution.kernel.gateway_process import GATEWAY_TOKEN_ENV, KernelGatewayProcess
+from freeact_tui.project import paths
 
 _INSTALL_HINT = "install them (Debian/Ubuntu: `apt-get install bubblewrap socat`) or use --execution local"
 
@@ -86,10 +87,12 @@ _SANDBOX_HOME = "/tmp/home"
 """The sandbox's own home directory (created by the launcher, in its private ``/tmp``)."""
 
 
-def hidden_homes() -> list[Path]:
-    """The homes the sandbox sees empty and read-only: ``/home``, ``/root`` and the user's own (outermost)."""
+def hidden_private() -> list[Path]:
+    """What the sandbox sees empty and read-only (outermost only): the homes (``/home``, ``/root``, the
+    user's own) and this app's own config and data, wherever ``FREEACT_TUI_HOME`` puts them (sessions,
+    checkpoints of the user's files, rules); what the kernel needs of them is bound back (``needed_paths``)."""
     found: list[Path] = []
-    for home in (*_HOMES, os.environ.get("HOME"), str(Path.home())):
+    for home in (*_HOMES, os.environ.get("HOME"), str(Path.home()), str(paths.config_dir()), str(paths.data_dir())):
         path = Path(home).resolve() if home and not os.path.islink(home) else None
         if path is not None and path != Path("/") and path.is_dir() and path not in found:
             found.append(path)
@@ -99,7 +102,7 @@ def hidden_homes() -> list[Path]:
 def hidden_dirs() -> list[Path]:
     """The host directories the sandbox sees empty (see ``_HIDDEN``; the homes too)."""
     found = [Path(d) for d in _HIDDEN if os.path.isdir(d) and not os.path.islink(d)]
-    return found + [home for home in hidden_homes() if home not in found]
+    return found + [home for home in hidden_private() if home not in found]
 
 
 def needed_paths(env: Mapping[str, str] | None = None) -> list[Path]:
@@ -150,7 +153,7 @@ def bwrap_options(
         "--bind", str(working_dir), str(working_dir),
     ]  # fmt: skip
     options += protected
-    for home in hidden_homes():
+    for home in hidden_private():
         # read-only once what is bound inside is (its own mounts stay as they are): a write there fails
         options += ["--remount-ro", str(home)]
     options += [

@@ -5,7 +5,7 @@ keeps a secret in is that the sandbox holds none. The secret names are those the
 for anywhere (``shell.gitreads.SECRET_NAMES``: ``.env``, ``.env.*``, ``*.pem``, ``*.key``, ``.ssh/``,
 ``.aws/``, ``.netrc``, histories, …), judged one name at a time (``is_secret_entry``: every path
 ``is_secret_name`` calls secret is hidden, a test checks it); the homes are the sandbox's own
-(``sandbox.hidden_homes``), so ``~/.ssh`` and cloud credentials are not there at all. What
+(``sandbox.hidden_private``), so ``~/.ssh`` and cloud credentials are not there at all. What
 is left are the secret files of the folder and of the folders above it (a monorepo's ``.env``):
 
 - ``folder_secrets``: every secret-named file or folder in the working directory (walked, symlinks not

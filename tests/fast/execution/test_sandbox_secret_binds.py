@@ -21,6 +21,7 @@ from freeact_tui.execution.isolation.sandbox import SandboxGatewayProcess, bwrap
 from freeact_tui.execution.isolation.secret_files import folder_secrets, is_secret_entry, secret_targets
 from freeact_tui.execution.kernel.gateway_process import GATEWAY_TOKEN_ENV
 from freeact_tui.execution.kernel.spare_gateway import INHERITED_ENV
+from freeact_tui.project import paths
 from freeact_tui.project.env_policy import is_secret_env
 from freeact_tui.shell.gitreads import SECRET_NAMES, is_secret_name
 
@@ -119,7 +120,7 @@ def test_the_sandbox_binds_an_empty_placeholder_over_each_secret(tmp_path: Path)
 
 def test_the_homes_are_the_sandboxes_own_and_no_secret_variable_is_passed_on(tmp_path: Path) -> None:
     hidden = hidden_dirs()
-    for home in ("/home", "/root", os.environ.get("HOME", "/")):
+    for home in ("/home", "/root", os.environ.get("HOME", "/"), str(paths.config_dir()), str(paths.data_dir())):
         if home != "/" and os.path.isdir(home) and not os.path.islink(home):
             assert any(Path(home).resolve().is_relative_to(h) for h in hidden), home
     gateway = SandboxGatewayProcess(
