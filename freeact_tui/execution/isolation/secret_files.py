@@ -10,7 +10,9 @@ is left are the secret files of the folder and of the folders above it (a monore
 
 - ``folder_secrets``: every secret-named file or folder in the working directory (walked, symlinks not
   followed, a secret folder not entered, at most ``WALK_LIMIT`` entries);
-- the secret-named entries directly in each folder above it.
+- the secret-named entries directly in each folder above it;
+- the sessions a freeact project keeps in its ``.freeact/sessions`` (past conversations and tool
+  results; the app's own data dir is hidden whole, ``sandbox.hidden_private``).
 
 ``secret_targets`` says where each leads (a symlink is hidden where it points, a dangling one cannot be
 read): an empty placeholder of the same type is bound over each, inside the folder by
@@ -28,6 +30,8 @@ import os
 import re
 from pathlib import Path
 
+from freeact_tui.project import paths
+from freeact_tui.project.trust import SESSIONS_DIR
 from freeact_tui.shell.gitreads import SECRET_NAMES
 
 WALK_LIMIT = 200_000
@@ -93,6 +97,12 @@ def secret_targets(working_dir: Path) -> tuple[list[Path], list[Path]]:
         real = _real(entry)
         if real is not None:
             (inside if real.is_relative_to(root) else outside).add(real)
+    project = paths.find_freeact_project(working_dir)
+    if project is not None:
+        # a freeact project keeps this app's sessions (past conversations, tool results) in its folder
+        sessions = (project / paths.FREEACT_DIR_NAME / SESSIONS_DIR).resolve()
+        if sessions.is_dir():
+            (inside if sessions.is_relative_to(root) else outside).add(sessions)
     for parent in root.parents:
         try:
             names = os.listdir(parent)

@@ -97,6 +97,15 @@ def test_secrets_above_the_folder_and_where_its_secret_links_lead_are_hidden_too
     assert outside == sorted([tmp_path / ".env", tmp_path / "repo" / "deploy.key", tmp_path / "vault.txt"])
 
 
+def test_a_freeact_projects_sessions_are_hidden(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".freeact" / "sessions" / "abc").mkdir(parents=True)
+    (project / "sub").mkdir()
+    for work in (project, project / "sub"):
+        inside, outside = secret_targets(work)
+        assert project / ".freeact" / "sessions" in inside + outside
+
+
 def test_the_sandbox_binds_an_empty_placeholder_over_each_secret(tmp_path: Path) -> None:
     work = tmp_path / "work"
     (work / ".ssh").mkdir(parents=True)
