@@ -44,3 +44,11 @@ def test_the_reported_case_and_its_neighbours() -> None:
     out = project_layer({"kernel_env": env}, "/repo/.freeact-tui.toml", notices)
     assert out["kernel_env"] == {"LEVEL": "${LOG_LEVEL}", "X": "1"}
     assert len(notices) == 3 and any("${OPENAI_API_KEY}" in n for n in notices)
+
+
+def test_every_provider_key_the_app_reads_is_secret_by_the_table() -> None:
+    """The one table agrees with the other place the app names credentials: the providers' key variables."""
+    from freeact_tui.agent.models import _KEY_VARS
+
+    keys = [name for names in _KEY_VARS.values() for name in names if not name.endswith("_BASE_URL")]
+    assert keys and not [name for name in keys if not is_secret_env(name)]
