@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from freeact_tui.effects.classes import Kind
-from freeact_tui.effects.settings_table import MODULE_NAME_OPTIONS, SETTINGS, SETTINGS_READS, Settings
+from freeact_tui.effects.settings_table import SETTINGS, SETTINGS_READS, Settings
 
 PURE_BUILTINS = frozenset(
     "abs aiter all anext any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod "
@@ -373,7 +373,8 @@ MODULE_NAME_ARGS: dict[str, tuple[int, str]] = {"matplotlib.use": (0, "backend")
 ``backend=`` keyword is one too (``df.plot(backend=...)``)."""
 
 OPTION_SETTERS = frozenset({"pandas.set_option", "pandas.option_context"})
-"""Setters of options by a key pattern (a regular expression searched in the option names)."""
+"""Setters of options by a key pattern (a regular expression searched in the option names), judged by
+``pandas_options``."""
 
 ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot"}
 """Nothing is imported under these names implicitly; listed so that the words name the library."""
@@ -492,7 +493,6 @@ __all__ = [
     "MODULES",
     "MODULE_NAME_ARGS",
     "NEVER_PURE",
-    "MODULE_NAME_OPTIONS",
     "OPTION_SETTERS",
     "PLOT_BACKENDS",
     "PURE_BUILTINS",

@@ -35,7 +35,7 @@ import os
 import re
 from collections.abc import Callable
 
-from freeact_tui.effects import known
+from freeact_tui.effects import known, pandas_options
 from freeact_tui.effects.bindings import bind
 from freeact_tui.effects.classes import Found, Kind
 from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
@@ -413,22 +413,29 @@ class PythonReader:
             position, keyword = known.MODULE_NAME_ARGS[dotted]
             named += call.args[position : position + 1] + [k.value for k in call.keywords if k.arg == keyword]
         if dotted in known.OPTION_SETTERS:
-            if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
-                raise _Unknown(f"{dotted} with arguments the reading does not follow")
-            for key in call.args[::2]:
-                pattern = self._const(key)
-                try:
-                    names_module = pattern is None or any(
-                        re.search(pattern, option, re.IGNORECASE) for option in known.MODULE_NAME_OPTIONS
-                    )
-                except re.error:
-                    names_module = True
-                if names_module:
-                    raise _Unknown(f"{dotted} of an option that names a module to import")
+            self._options(call, dotted)
         for value in named:
             name = self._const(value)
             if name is None or name.lower() not in known.PLOT_BACKENDS:
                 raise _Unknown(f"names a module to import: {name!r}" if name else "names a module to import")
+
+    def _options(self, call: ast.Call, dotted: str) -> None:
+        """``pd.set_option(pattern, value, ...)`` (or one dict of them): each pattern judged by the options it
+        selects (``pandas_options.refusal``)."""
+        args = call.args
+        if call.keywords or any(isinstance(a, ast.Starred) for a in args):
+            raise _Unknown(f"{dotted} with arguments the reading does not follow")
+        if len(args) == 1 and isinstance(args[0], ast.Dict) and None not in args[0].keys:
+            pairs = list(zip(args[0].keys, args[0].values, strict=True))
+        elif len(args) % 2 == 0:
+            pairs = list(zip(args[::2], args[1::2], strict=True))
+        else:
+            raise _Unknown(f"{dotted} with arguments the reading does not follow")
+        for key, value in pairs:
+            assert key is not None
+            why = pandas_options.refusal(self._const(key), self._const(value), known.PLOT_BACKENDS)
+            if why is not None:
+                raise _Unknown(f"{dotted} of {why}")
 
     def _call(self, call: ast.Call) -> None:
         if self.settings.call(call):

@@ -6,9 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from freeact_tui.effects.classes import Kind
-
-MODULE_NAME_OPTIONS = ("plotting.backend",)
-"""Options whose value names a module to import."""
+from freeact_tui.effects.pandas_options import OptionUse, keys_of
 
 
 @dataclass(frozen=True)
@@ -127,8 +125,11 @@ SETTINGS: dict[str, Settings] = {
     "matplotlib.rcParams": _RC,
     "matplotlib.pyplot.rcParams": _RC,
     "pandas.options": Settings(
-        groups=frozenset("display mode compute plotting styler future".split()),
-        module_keys=frozenset(MODULE_NAME_OPTIONS),
+        # every option of pandas, by key (``pandas_options``): an engine, a storage or an accelerator is a
+        # library pandas imports by name, which cannot be told
+        keys=keys_of(OptionUse.COMPUTES),
+        module_keys=keys_of(OptionUse.MODULE),
+        program_keys=keys_of(OptionUse.IMPORTS),
         attributes=True,
     ),
     "os.environ": _ENVIRON,
@@ -140,4 +141,4 @@ SETTINGS_READS = frozenset({"get", "copy", "keys", "values", "items"})
 """Methods that read a settings object (``update`` changes it: each key is judged)."""
 
 
-__all__ = ["MODULE_NAME_OPTIONS", "SETTINGS", "SETTINGS_READS", "Settings"]
+__all__ = ["SETTINGS", "SETTINGS_READS", "Settings"]

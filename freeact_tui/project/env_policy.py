@@ -32,7 +32,19 @@ PROVIDER_PREFIXES: tuple[str, ...] = (
     "NEBIUS", "OVHCLOUD", "DASHSCOPE", "ALIBABA", "SAMBANOVA", "PYDANTIC_AI", "PAIG", "LOGFIRE", "VLLM",
     "LMSTUDIO", "CRUSOE", "ELEVENLABS", "META", "SNOWFLAKE", "SYSTEM_ONE", "TYPESAFE", "VOYAGE", "ZAI",
 )  # fmt: skip
-_KEY_ITSELF = r"(_KEY|_TOKEN|_SECRET)"
+SECRET_ENV_ENDINGS: tuple[str, ...] = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY")
+"""How the name of a variable that holds a credential ends (``OPENAI_API_KEY``, ``HF_TOKEN``, ``PGPASSWORD``,
+``AWS_SECRET_ACCESS_KEY``): the one table of secret-looking names. A provider's variable with one of these
+endings is its key itself (``allowance``); a project may not hand one of the user's to the kernel
+(``policy.project_layer``); no isolated kernel's environment holds one the user did not give it
+(``tests/execution/test_sandbox_secrets.py``)."""
+_KEY_ITSELF = "(" + "|".join("_" + ending for ending in SECRET_ENV_ENDINGS) + ")"
+
+
+def is_secret_env(name: str) -> bool:
+    """Whether ``name`` is the name of a variable that holds a credential (``SECRET_ENV_ENDINGS``)."""
+    return name.upper().endswith(SECRET_ENV_ENDINGS)
+
 
 REFUSED_ENV: tuple[EnvRule, ...] = (
     _rule(
@@ -158,4 +170,13 @@ def refusal(name: str) -> str | None:
     return None
 
 
-__all__ = ["ALLOWED_ENV", "PROVIDER_PREFIXES", "REFUSED_ENV", "EnvRule", "allowance", "refusal"]
+__all__ = [
+    "ALLOWED_ENV",
+    "PROVIDER_PREFIXES",
+    "REFUSED_ENV",
+    "SECRET_ENV_ENDINGS",
+    "EnvRule",
+    "allowance",
+    "is_secret_env",
+    "refusal",
+]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from freeact_tui.project import paths, trusted
-from freeact_tui.project.env_policy import refusal
+from freeact_tui.project.env_policy import is_secret_env, refusal
 from freeact_tui.reach.breadth import broad_allow, broad_reason
 from freeact_tui.reach.resolve import real_path, resolve, subject, within
 
@@ -208,7 +208,7 @@ def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[
         # set (PATH, LD_PRELOAD, PYTHONPATH, GIT_*, …: the same table, the same reasons)
         kept_env: dict[str, Any] = {}
         for name, value in kernel_env.items():
-            if (reason := refusal(str(name))) is not None:
+            if (reason := refusal(str(name)) or _hands_a_secret(value)) is not None:
                 notices.append(f"{where}: kernel_env.{name} is not applied: {reason}.")
             else:
                 kept_env[name] = value
@@ -216,6 +216,20 @@ def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[
     elif kernel_env is not None:
         out["kernel_env"] = kernel_env  # not a table: the config's own validation says so
     return out
+
+
+_VAR_NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _hands_a_secret(value: Any) -> str | None:
+    """Why a project's kernel variable may not be ``value`` (``None``: it may): it reads a variable whose
+    name says it holds a credential (``env_policy.is_secret_env``): the user's keys reach a kernel only
+    from the user's own config."""
+    names = [m.group(1) for m in _VAR_NAME.finditer(value)] if isinstance(value, str) else []
+    secret = next((name for name in names if is_secret_env(name)), None)
+    if secret is None:
+        return None
+    return f"it hands ${{{secret}}}, a credential, to the kernel; only your own config may (user config or --config)"
 
 
 def load_project_env(path: Path, notices: list[str]) -> None:

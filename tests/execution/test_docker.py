@@ -248,3 +248,20 @@ async def test_agent_runs_its_code_actions_in_docker(image: str, tmp_path: Path)
 
 async def test_interrupt_and_timeout(ex: DockerExecutor) -> None:
     await check_interrupt_and_timeout(ex)
+
+
+async def test_no_process_of_the_container_holds_the_gateway_token(ex: DockerExecutor) -> None:
+    """The gateway's key goes on its stdin (#42): every process of the container can read the others'
+    environments, and the kernels in it run code unasked in sandboxed-like modes."""
+    code = (
+        "import glob\n"
+        "for p in glob.glob('/proc/[0-9]*/environ'):\n"
+        "    try:\n"
+        "        print(open(p, 'rb').read().decode(errors='replace'))\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    _, result = await run(ex, code)
+    token = ex._gateway.token if ex._gateway is not None else ""  # noqa: SLF001
+    assert token and token not in result.text
+    assert "FREEACT_GATEWAY_TOKEN" not in result.text

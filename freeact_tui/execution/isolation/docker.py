@@ -35,7 +35,7 @@ from freeact_tui.execution.isolation.protect import ProtectedNames
 from freeact_tui.execution.isolation.sandbox import host_pid
 from freeact_tui.execution.kernel.client import KernelConnection
 from freeact_tui.execution.kernel.executor import KernelExecutor
-from freeact_tui.execution.kernel.gateway_process import KernelGatewayProcess
+from freeact_tui.execution.kernel.gateway_process import GATEWAY_TOKEN_ENV, KernelGatewayProcess
 from freeact_tui.execution.orphans import OWNER_LOCK_WATCH, OwnerLock, owner_dead, owner_label
 
 _BUILD_HINT = "build it with `python -m freeact_tui.execution.isolation.docker build-image`"
@@ -108,8 +108,8 @@ def watch_owner():
         time.sleep(0.5)
     os._exit(1)
 threading.Thread(target=watch_owner, daemon=True).start()
-bridge = subprocess.Popen([sys.executable, '-c', cfg['bridge'], *cfg['bridge_args']])
-gateway = subprocess.Popen(cfg['gateway'])
+bridge = subprocess.Popen([sys.executable, '-c', cfg['bridge'], *cfg['bridge_args']], stdin=subprocess.DEVNULL)
+gateway = subprocess.Popen(cfg['gateway'])  # reads its token from the container's stdin
 for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
     signal.signal(s, lambda n, f: gateway.send_signal(n))
 while True:
@@ -270,16 +270,22 @@ class DockerGatewayProcess(KernelGatewayProcess):
             self._protected = None
             raise
 
+    token_on_stdin = True  # every process of the container can read the environment of the others
+
     def process_env(self) -> dict[str, str]:
         # The docker CLI needs the user's own environment; the kernel's variables travel as `-e NAME`.
-        return {**os.environ, **{k: v for k, v in self.env.items() if k not in _CONTAINER_ENV}}
+        return {**os.environ, **{k: v for k, v in self._kernel_env().items() if k not in _CONTAINER_ENV}}
+
+    def _kernel_env(self) -> dict[str, str]:
+        """The container's variables: no gateway token (it goes on stdin)."""
+        return {k: v for k, v in self.env.items() if k != GATEWAY_TOKEN_ENV}
 
     def command(self) -> list[str]:
         """``docker run … python init bridge gateway-command``."""
         assert self._docker is not None and self._ports is not None and self._protected is not None
         socket_dir = self._ports.socket_dir
         options = [
-            "--rm", "--name", self.container_name, "--label", "freeact-tui=kernel",
+            "--rm", "--interactive", "--name", self.container_name, "--label", "freeact-tui=kernel",
             "--label", f"freeact-tui.owner={owner_label()}",
             "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,mode=1777",
             "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
@@ -294,8 +300,9 @@ class DockerGatewayProcess(KernelGatewayProcess):
             options += ["--memory", self.memory, "--memory-swap", self.memory]
         if self.pids_limit:
             options += ["--pids-limit", str(self.pids_limit)]
-        for name in sorted(self.env):
-            options += ["--env", f"{name}={self.env[name]}" if name in _CONTAINER_ENV else name]
+        env = self._kernel_env()
+        for name in sorted(env):
+            options += ["--env", f"{name}={env[name]}" if name in _CONTAINER_ENV else name]
         init = {
             "bridge": _BRIDGE,
             "bridge_args": [str(socket_dir), str(self.port), str(self.tool_port)],

@@ -16,6 +16,10 @@ is still empty when the sandbox stops.
 
 The app's interpreter, ``sys.path`` and package directories inside the folder (an app run from its
 own checkout) are bound read-only too: nothing the sandbox can write is imported on the host later.
+
+Secret files (``secret_files``: ``.env``, ``*.pem``, ``.ssh/``, … by the permission rules' one table)
+get an empty placeholder of their own type bound over them, last, so that the isolated kernel holds
+none: ``.env`` is then neither readable nor writable.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from freeact_tui.execution.isolation.secret_files import secret_targets
 from freeact_tui.project.paths import FREEACT_DIR_NAME, PROTECTED_NAMES
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[2]
@@ -44,6 +49,8 @@ class ProtectedNames:
         self.placeholders: list[Path] = []
         """The names that did not exist: bubblewrap made their mount points in the folder."""
         self._made: set[Path] = set()
+        self._outside: list[Path] = []
+        """Secret files outside the folder (hidden by the sandbox; Docker sees nothing outside it)."""
 
     def binds(self) -> list[tuple[Path, Path]]:
         """Every read-only bind as ``(source, target)``: the one table each isolation backend applies
@@ -61,11 +68,18 @@ class ProtectedNames:
                 self._made.add(path)
         binds += [(path, path) for path in app_code_paths(self.working_dir)]
         self.placeholders = sorted(self._made)
-        return binds
+        inside, self._outside = secret_targets(self.working_dir)
+        return binds + [self._hidden(path) for path in inside]  # last: over the names bound above
+
+    def _hidden(self, path: Path) -> tuple[Path, Path]:
+        """An empty placeholder of ``path``'s type bound over it (a secret file the sandbox must not hold)."""
+        return (self._source / ("dir" if path.is_dir() else "file"), path)
 
     def options(self) -> list[str]:
-        """bubblewrap's options, after the working directory's own ``--bind``."""
-        return [word for source, target in self.binds() for word in ("--ro-bind", str(source), str(target))]
+        """bubblewrap's options, after the working directory's own ``--bind``: the read-only names, the
+        secrets of the folder and those outside it (``secret_files``) hidden."""
+        binds = self.binds() + [self._hidden(path) for path in self._outside]
+        return [word for source, target in binds for word in ("--ro-bind", str(source), str(target))]
 
     def docker_options(self) -> list[str]:
         """Docker's options, after the working directory's own ``--volume``."""

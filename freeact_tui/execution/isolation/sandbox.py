@@ -32,7 +32,8 @@ from freeact_tui.execution.isolation.bridge import PortBridges
 from freeact_tui.execution.isolation.protect import ProtectedNames
 from freeact_tui.execution.kernel.client import KernelConnection
 from freeact_tui.execution.kernel.executor import KernelExecutor
-from freeact_tui.execution.kernel.gateway_process import KernelGatewayProcess
+from freeact_tui.execution.kernel.gateway_process import GATEWAY_TOKEN_ENV, KernelGatewayProcess
+from freeact_tui.project import paths
 
 _INSTALL_HINT = "install them (Debian/Ubuntu: `apt-get install bubblewrap socat`) or use --execution local"
 
@@ -48,6 +49,7 @@ _SANDBOX_ENV = {
 
 # Runs first inside the sandbox: the two socket bridges in the background, then the gateway.
 _LAUNCHER = """\
+mkdir -p "$HOME"
 "$1" UNIX-LISTEN:"$2",fork,unlink-early,mode=600 TCP:127.0.0.1:"$3",nodelay &
 "$1" TCP-LISTEN:"$4",bind=127.0.0.1,fork,reuseaddr,nodelay UNIX-CONNECT:"$5" &
 shift 5
@@ -75,18 +77,32 @@ def sandbox_tools() -> tuple[str, str]:
     return found["bwrap"] or "", found["socat"] or ""
 
 
-# Host directories the sandbox replaces with empty private ones: its own /tmp, an empty home (no
-# ~/.ssh, no tokens in ~/.config), and no /run or /var/tmp (where the host's Unix sockets live:
-# Docker's, D-Bus, agents) — the bridged ports are the only way out.
+# Host directories the sandbox replaces with empty private ones: its own /tmp, no home of anyone (no
+# ~/.ssh, ~/.netrc, cloud credentials or tokens in ~/.config: the sandbox's home is its own, ``HOME``
+# below), and no /run or /var/tmp (where the host's Unix sockets live: Docker's, D-Bus, agents) — the
+# bridged ports are the only way out.
 _HIDDEN = ("/tmp", "/run", "/var/run", "/var/tmp")
+_HOMES = ("/home", "/root")
+_SANDBOX_HOME = "/tmp/home"
+"""The sandbox's own home directory (created by the launcher, in its private ``/tmp``)."""
+
+
+def hidden_private() -> list[Path]:
+    """What the sandbox sees empty and read-only (outermost only): the homes (``/home``, ``/root``, the
+    user's own) and this app's own config and data, wherever ``FREEACT_TUI_HOME`` puts them (sessions,
+    checkpoints of the user's files, rules); what the kernel needs of them is bound back (``needed_paths``)."""
+    found: list[Path] = []
+    for home in (*_HOMES, os.environ.get("HOME"), str(Path.home()), str(paths.config_dir()), str(paths.data_dir())):
+        path = Path(home).resolve() if home and not os.path.islink(home) else None
+        if path is not None and path != Path("/") and path.is_dir() and path not in found:
+            found.append(path)
+    return [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
+
 
 def hidden_dirs() -> list[Path]:
-    """The host directories the sandbox sees empty (see ``_HIDDEN``; the home directory too)."""
+    """The host directories the sandbox sees empty (see ``_HIDDEN``; the homes too)."""
     found = [Path(d) for d in _HIDDEN if os.path.isdir(d) and not os.path.islink(d)]
-    home = Path(os.environ.get("HOME") or Path.home()).resolve()
-    if home != Path("/") and home.is_dir():
-        found.append(home)
-    return found
+    return found + [home for home in hidden_private() if home not in found]
 
 
 def needed_paths(env: Mapping[str, str] | None = None) -> list[Path]:
@@ -137,6 +153,9 @@ def bwrap_options(
         "--bind", str(working_dir), str(working_dir),
     ]  # fmt: skip
     options += protected
+    for home in hidden_private():
+        # read-only once what is bound inside is (its own mounts stay as they are): a write there fails
+        options += ["--remount-ro", str(home)]
     options += [
         "--chdir", str(working_dir),
         # user (when possible), pid, net, ipc, uts, cgroup
@@ -221,7 +240,10 @@ class SandboxGatewayProcess(KernelGatewayProcess):
         self, *, host: str, port: int, tool_port: int, working_dir: Path, env: dict[str, str]
     ) -> None:
         super().__init__(
-            host=host, port=port, working_dir=working_dir, env={**_SANDBOX_ENV, **env, "TMPDIR": "/tmp"}
+            host=host,
+            port=port,
+            working_dir=working_dir,
+            env={**_SANDBOX_ENV, **env, "TMPDIR": "/tmp", "HOME": _SANDBOX_HOME},
         )
         self.tool_port = tool_port
         self._tools: tuple[str, str] | None = None
@@ -250,10 +272,12 @@ class SandboxGatewayProcess(KernelGatewayProcess):
         self.port = await self._ports.open(self.host, self.port, self.tool_port, "sandbox")
         await super().start()
 
+    token_on_stdin = True  # every process of the sandbox can read the environment of the others
+
     def process_env(self) -> dict[str, str]:
         # No owner watchdog: bwrap (--die-with-parent) ends the sandbox's init, and with it every
-        # process inside, when we die.
-        return self.env
+        # process inside, when we die. No token: it goes on stdin.
+        return {k: v for k, v in self.env.items() if k != GATEWAY_TOKEN_ENV}
 
     def command(self) -> list[str]:
         """``bwrap … sh launcher socat … gateway-command``."""

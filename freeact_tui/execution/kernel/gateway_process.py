@@ -33,7 +33,9 @@ logger = logging.getLogger(__name__)
 _KERNEL_GRACE = 0.5
 
 # The gateway's auth token travels in this variable (never on a command line, which any user can
-# read); the gateway takes it out of its environment before it starts a kernel.
+# read); the gateway takes it out of its environment before it starts a kernel. Without the variable it
+# reads the token as the first line of its stdin (``token_on_stdin``: a process environment stays readable
+# in /proc by the processes beside it, which in the sandbox are the kernels).
 GATEWAY_TOKEN_ENV = "FREEACT_GATEWAY_TOKEN"  # noqa: S105 - the name of a variable, not a secret
 
 # The token is appended to the settings from the environment (see GATEWAY_TOKEN_ENV), then the
@@ -43,7 +45,9 @@ _GATEWAY_MAIN = (
     OWNER_WATCH
     + f"""\
 import os as _os, sys as _sys
-_sys.argv.append('--KernelGatewayApp.auth_token=' + _os.environ.pop({GATEWAY_TOKEN_ENV!r}, ''))
+_token = _os.environ.pop({GATEWAY_TOKEN_ENV!r}, None)
+_sys.argv.append('--KernelGatewayApp.auth_token=' + (_sys.stdin.readline().strip() if _token is None else _token))
+del _token
 """
     + GATEWAY_SOURCE
     + NODELAY_PATCH
@@ -109,6 +113,9 @@ class KernelGatewayProcess:
             its first start instead of a new process.
     """
 
+    token_on_stdin = False
+    """The token goes to the process on its stdin, not in its environment (see ``GATEWAY_TOKEN_ENV``)."""
+
     def __init__(
         self,
         *,
@@ -167,15 +174,20 @@ class KernelGatewayProcess:
         fd, log_name = tempfile.mkstemp(prefix="freeact-tui-gateway-", suffix=".log")
         self._log_path = Path(log_name)
         try:
-            self._process = await asyncio.create_subprocess_exec(
+            self._process = process = await asyncio.create_subprocess_exec(
                 *cmd,
                 cwd=self.working_dir,
                 env=self.process_env(),
-                stdin=asyncio.subprocess.DEVNULL,
+                stdin=asyncio.subprocess.PIPE if self.token_on_stdin else asyncio.subprocess.DEVNULL,
                 stdout=fd,
                 stderr=fd,
                 start_new_session=True,
             )
+            if process.stdin is not None:
+                process.stdin.write(self.token.encode() + b"\n")
+                with contextlib.suppress(ConnectionError):
+                    await process.stdin.drain()
+                process.stdin.close()
         except OSError as e:
             raise ExecutorError(f"Cannot start the Jupyter kernel gateway ({cmd[0]}): {e}") from e
         finally:

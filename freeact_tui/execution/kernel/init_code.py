@@ -1,4 +1,28 @@
-"""Code run inside the kernel: ipybox's init code made safe for IPython 9, and the warm-up."""
+"""Code run inside the kernel: ipybox's init code made safe for IPython 9, and the warm-up.
+
+What the app does not rely on: ipybox's shell-escape guard (``require_shell_escape``: ``subprocess``,
+``os.system``, ``os.exec*``, ``pty.spawn`` raise unless a ``!cmd`` or ``%%bash`` asked first). It is a
+speed bump against code that forgets ``!``, not a boundary: its state lives in the kernel's own globals
+(``_ipybox_magic_allowed`` is an Event any cell can ``set()``, ``_ipybox_shell_allowed`` a ContextVar any
+cell can set), and upstream deletes ``_ipybox_orig_os_system`` which its own ``os.system`` wrapper then
+looks up. No decision of the app counts on it. What the app relies on instead:
+
+- every code action is decided before it runs, from what the effects reader makes of its text
+  (``freeact_tui.effects``, from the text alone): programs (``subprocess``, ``os.system``, ``pty``,
+  ``!cmd``…) are an effect only a rule that allows programs (or sandboxed-auto) lets run, whether or not
+  the guard was disarmed before, and a cell that touches the guard's names (or
+  ``globals()``, ``get_ipython()``, a name from an earlier cell) cannot be told, so it is asked (but in
+  sandboxed-auto);
+- after any cell the reading cannot follow has run, no later reading of that kernel is trusted
+  (``effects.ledger``: each reads as "cannot tell" until the kernel starts again), so a guard flipped by
+  an approved cell never makes later cells pass as in-folder work;
+- an allow rule for all code (``code:*``, ``--allow code:*``) is called broad wherever it is offered:
+  it allows whatever the code does, programs included, guard or not;
+- in sandboxed-auto, the sandbox (``execution.isolation.sandbox``: no network, the host read-only, a
+  home of its own, no secret files, no key of the app in any environment) keeps what runs unasked in;
+- each ``!cmd`` asks through the tool server (the approval handler below), and the permission rules
+  judge the command itself.
+"""
 
 from __future__ import annotations
 
