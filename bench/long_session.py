@@ -43,7 +43,7 @@ from freeact_tui.tui.app import FreeactApp  # noqa: E402
 from freeact_tui.tui.widgets.blocks import Block, ResponseBlock  # noqa: E402
 
 MESSAGES = 6_000
-RUNS = 3
+RUNS = int(__import__("os").environ.get("RUNS", "3"))
 SIZE = (120, 40)
 LAST_ANSWER = "That was the last step: the series converges, as the table above shows."
 

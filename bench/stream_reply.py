@@ -5,7 +5,8 @@ would; with ``--cli``, through the headless CLI (``freeact-tui run -o stream-jso
 OpenAI-compatible server of ``tests/fake_openai.py``; with ``--tui``, through the real app under
 ``run_test`` (the reply drawn in the conversation log, no kernel). The work per delta must not grow with
 the reply: the time per KB stays flat from 30 to 360 KB (``ratio``: seconds per KB at 360 KB / at 30 KB).
-Run: ``python bench/stream_reply.py [--json] [--cli] [--tui] [--delta N] [--sizes 30,120,360] [--runs 3]``
+Run: ``python bench/stream_reply.py [--json] [--cli] [--tui] [--delta N] [--sizes 30,120,360] [--runs 3]
+[--one-paragraph]``
 (``--delta 4`` is the worst case of small deltas; 20 is the default).
 """
 
@@ -40,8 +41,16 @@ RUNS = 3
 LINE = "Some prose of the reply, with `code` and a number 42 in it; and more of it.\n"
 
 
+ONE_PARAGRAPH = False
+"""``--one-paragraph``: the reply is one paragraph ("word word …", no line breaks): its open block is the
+whole reply, the worst case for re-drawing the block that grows."""
+
+
 def reply_text(kb: int) -> str:
-    """A reply of ``kb`` KB: prose lines and a fenced block now and then (what a long answer looks like)."""
+    """A reply of ``kb`` KB: prose lines and a fenced block now and then (what a long answer looks like),
+    or one paragraph (``ONE_PARAGRAPH``)."""
+    if ONE_PARAGRAPH:
+        return ("word " * (kb * 200))[: kb * 1000]
     out: list[str] = []
     size = 0
     i = 0
@@ -169,7 +178,9 @@ if __name__ == "__main__":
     parser.add_argument("--delta", type=int, default=CHUNK, help="characters per streamed delta (default 20)")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES_KB)), help="reply sizes in KB")
     parser.add_argument("--runs", type=int, default=RUNS, help="runs per figure (the median is printed)")
+    parser.add_argument("--one-paragraph", action="store_true", help="the reply is one paragraph, no line breaks")
     args = parser.parse_args()
+    ONE_PARAGRAPH = args.one_paragraph
     sizes = tuple(int(kb) for kb in args.sizes.split(","))
     result = asyncio.run(main(args.cli, args.tui, max(1, args.delta), sizes, max(1, args.runs)))
     if args.json:

@@ -28,11 +28,14 @@ from freeact_tui.events import (
     Cancelled,
     CheckpointNotice,
     CodeExecutionOutput,
+    CodeExecutionOutputChunk,
     Decision,
     KernelStatus,
     ModelWaiting,
     Nudge,
     Response,
+    ResponseChunk,
+    ThoughtsChunk,
     ToolOutput,
 )
 from freeact_tui.permissions.patterns import exact_pattern
@@ -52,6 +55,10 @@ Status = Literal["answered", "error", "refused", "max_turns", "stalled", "cut", 
 
 STREAM_SCHEMA_VERSION = 1
 WAIT_NOTE_EVERY = 15.0
+STREAM_PIECES = (ResponseChunk, ThoughtsChunk, CodeExecutionOutputChunk)
+"""Events that are a piece of a stream: their stream-json lines are flushed together (``PIECE_FLUSH_S``)."""
+PIECE_FLUSH_S = 0.05
+"""The longest a piece of a stream waits in the output buffer before it is flushed."""
 """Seconds between the stderr lines of a text run whose model request stays silent (``ModelWaiting``)."""
 EXIT_CODES: dict[Status, int] = {
     "answered": 0,
@@ -349,6 +356,8 @@ class HeadlessRun:
 
     _wait_said: float = field(default=-1.0, init=False, repr=False)
     """Seconds of the current model wait last said on stderr (-1: none said in this wait)."""
+    _flush_timer: asyncio.TimerHandle | None = field(default=None, init=False, repr=False)
+    """The flush of stream pieces written since the last flush (None: none waiting)."""
 
     def run(self) -> int:
         """Run the turn to its end; return the exit code."""
@@ -358,8 +367,20 @@ class HeadlessRun:
             self.err.write("freeact-tui: interrupted.\n")
             return EXIT_CODES["interrupted"]
 
-    def _line(self, payload: dict[str, Any]) -> None:
+    def _line(self, payload: dict[str, Any], *, piece: bool = False) -> None:
+        """One JSON line. A piece of a stream (a delta of text, thought or output) is flushed within
+        ``PIECE_FLUSH_S`` with the pieces after it; anything else at once (with the pieces before it): a
+        reply in 4-character deltas is 30,000 lines, and a write to a pipe each cost more than the rest."""
         self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        if not piece:
+            self._flush()
+        elif self._flush_timer is None:
+            self._flush_timer = asyncio.get_running_loop().call_later(PIECE_FLUSH_S, self._flush)
+
+    def _flush(self) -> None:
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
         self.out.flush()
 
     async def _main(self) -> int:
@@ -414,7 +435,7 @@ class HeadlessRun:
     def _show(self, event: AgentEvent) -> None:
         """What is said while the turn runs: every event in ``stream-json``; in text, a silent model."""
         if self.output_format == "stream-json":
-            self._line(event_object(event))
+            self._line(event_object(event), piece=isinstance(event, STREAM_PIECES))
         elif self.output_format == "text" and isinstance(event, ModelWaiting):
             self._say_waiting(event)
 

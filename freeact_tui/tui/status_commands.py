@@ -28,8 +28,16 @@ INIT_PROMPT = (
 """What ``/init`` sends: the model looks and writes; the write is approved like any other."""
 
 
+EMPTY = {
+    "cost": "No model yet: nothing spent.",
+    "mcp": "No MCP servers. Add one as [mcp_servers.NAME] in the config.",
+}
+"""What a report says when it has no rows."""
+
+
 def rows_text(rows: list[tuple[str, str]]) -> str:
-    """Aligned ``label  value`` lines (plain text: a notice shows no markdown)."""
+    """Aligned ``label  value`` lines: the report as copied (the log draws the rows as two columns, a long
+    value wrapping in its own column)."""
     width = max((len(label) for label, _ in rows), default=0)
     return "\n".join(f"{label.ljust(width)}  {value}" for label, value in rows)
 
@@ -125,23 +133,22 @@ def memory_file(working_dir: Path) -> Path:
 async def show(chat: MainScreen, name: str, model: str | None) -> None:
     """Run ``/status``, ``/cost``, ``/mcp`` or ``/config`` on the chat screen (``model``: as the user named it)."""
     agent, config = chat.agent, chat.host.config
+    rows: list[tuple[str, str]] = []
     match name:
         case "status":
-            text, title = rows_text(status_rows(agent, config, model)), "Status"
+            rows, title = status_rows(agent, config, model), "Status"
         case "cost":
-            if agent is None:
-                text = "No model yet: nothing spent."
-            else:
+            if agent is not None:
                 u = agent.usage
-                text = rows_text(cost_rows(u.input_tokens, u.output_tokens, u.requests, u.cost_usd, u.estimated))
+                rows = cost_rows(u.input_tokens, u.output_tokens, u.requests, u.cost_usd, u.estimated)
             title = "Cost of this session"
         case "mcp":
             rows = mcp_rows(config.mcp_servers, agent)
-            text = rows_text(rows) if rows else "No MCP servers. Add one as [mcp_servers.NAME] in the config."
             title = f"MCP servers ({len(rows)})"
         case _:
-            text, title = rows_text(config_rows(config)), "Config (setting · value ← where it comes from)"
-    await chat.conversation.notice(text, title=title)
+            rows, title = config_rows(config), "Config (setting · value ← where it comes from)"
+    empty = EMPTY.get(name, "")
+    await chat.conversation.notice(rows_text(rows) if rows else empty, title=title, rows=rows)
 
 
 async def memory(chat: MainScreen) -> None:

@@ -171,3 +171,30 @@ async def test_memory_opens_agents_md_and_init_asks_the_agent(
         await until(pilot, lambda: not app.main_screen.turn_running)
         assert [b.text for b in app.main_screen.conversation.query(UserMessageBlock)] == [INIT_PROMPT]
         assert app.agent is not None and INIT_PROMPT in repr(app.agent.history[0])
+
+
+@pytest.mark.kernel
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("command", ["status", "config"])
+async def test_a_long_value_wraps_in_its_own_column_at_80_columns(
+    executor: KernelExecutor, tmp_path: Path, command: str
+) -> None:
+    """A report's rows are two columns: a value too long for the line (a deep working dir) wraps under
+    itself, never back under the labels; the block copies as aligned text."""
+    work = tmp_path / ("a-rather-long-folder-name-" * 3) / ("and-deeper-still-" * 3)
+    work.mkdir(parents=True)
+    app = helpers.make_app(
+        script(["ok"]), tmp_path / "sessions", work, config={"subagent_pool_size": 0}, executor=executor
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, f"/{command}")
+        await until(pilot, lambda: bool(app.main_screen.conversation.query(NoticeBlock).filter(".-rows")))
+        await pilot.pause()
+        block = app.main_screen.conversation.query(NoticeBlock).filter(".-rows").last()
+        keys, values = list(block.query(".columns-key")), list(block.query(".columns-text"))
+        assert keys and len(keys) == len(values)
+        value_x = {v.region.x for v in values}
+        assert len(value_x) == 1 and value_x.pop() > max(k.region.x for k in keys)  # one column, right of the labels
+        assert max(v.region.height for v in values) > 1  # something wrapped, inside its column
+        assert all(v.region.right <= block.region.right for v in values)
+        assert "\n" in block.text and block.text.splitlines()[0].split()[0] == str(keys[0].render()).strip()

@@ -28,6 +28,7 @@ percentage; a scale word of any language, "86.4 thousand", "1,2 Millionen"). Not
 from __future__ import annotations
 
 import bisect
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -53,6 +54,9 @@ FACTORS = (24.0, 60.0, 100.0, 1000.0, 3600.0, 1e6, 1e9)
 """Conversions a stated value may apply to one output value (hours, minutes, percent, thousands, millions)."""
 MAX_KNOWN = 4000
 """Values kept for derivations (the first ones read): a bound on the work of one check."""
+MAX_POWER = 300
+"""The largest power of ten read from an exponent (a float ends near 1e308): a number beyond it (``1e999``,
+a git hash such as ``4e60978``) is no value anyone checks, and is not read."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,20 @@ def _ascii(text: str) -> str:
 
 
 def _decimal(integer: str, fraction: str) -> Value:
-    return Value(float(f"{integer}.{fraction}" if fraction else integer), 0.5 * 10.0 ** -len(fraction))
+    return Value(float(f"{integer}.{fraction}" if fraction else integer), 0.5 * 10.0 ** -min(len(fraction), 400))
+
+
+def _power_of_ten(power: str) -> float | None:
+    """``10 ** power`` as a float; None beyond ``MAX_POWER``."""
+    digits = power.lstrip("+-")
+    if len(digits) > 4 or abs(int(power)) > MAX_POWER:
+        return None
+    return 10.0 ** int(power)
+
+
+def _finite(reading: tuple[Value, ...]) -> bool:
+    """Every value of ``reading`` is a finite float (a 400-digit number reads as infinity)."""
+    return all(math.isfinite(v.value) and math.isfinite(v.half_unit) for v in reading)
 
 
 def _body_readings(body: str, scaled: bool) -> list[tuple[Value, ...]]:
@@ -117,14 +134,17 @@ def _scaled(reading: tuple[Value, ...], factor: float, sign: float) -> tuple[Val
     return tuple(Value(sign * v.value * factor, v.half_unit * factor) for v in reading)
 
 
-def _stated(match: re.Match[str]) -> Stated:
+def _stated(match: re.Match[str]) -> Stated | None:
+    """The number ``match`` wrote; None when it is beyond a float's range (no value to check)."""
     body = _ascii(match["body"])
     sign = -1.0 if match["sign"] in ("-", "−") else 1.0
     exp = match["exp"]
     readings = _body_readings(body, bool(exp or match["suffix"]))
     if exp:
         power = _ascii(match["pow"] or exp[1:]).replace("−", "-")
-        factor = 10.0 ** int(power)
+        factor = _power_of_ten(power)
+        if factor is None:
+            return None
         readings = [_scaled(r, factor, sign) for r in readings if len(r) == 1]
     else:
         suffix = (match["suffix"] or "").strip()
@@ -132,12 +152,14 @@ def _stated(match: re.Match[str]) -> Stated:
         plain = [_scaled(r, 1.0, sign) for r in readings]
         more = [_scaled(r, scale, sign) for r in readings if len(r) == 1] if scale else []
         readings = more + plain
+    if not all(_finite(r) for r in readings):
+        return None
     return Stated(match.group(0).strip(), tuple(readings))
 
 
 def read_numbers(text: str) -> list[Stated]:
     """Every number written with digits in ``text``, with its readings (see the module)."""
-    return [_stated(m) for m in _NUMBER.finditer(text)]
+    return [stated for m in _NUMBER.finditer(text) if (stated := _stated(m)) is not None]
 
 
 def values(text: str) -> Iterator[float]:

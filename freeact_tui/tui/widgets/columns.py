@@ -31,7 +31,9 @@ class Columns(Grid):
     Columns > .columns-text { width: 100%; }
     """
 
-    def __init__(self, rows: Sequence[tuple[str, str]], key_width: int, key_style: str, **kwargs: object) -> None:
+    def __init__(
+        self, rows: Sequence[tuple[str, str]], key_width: int, key_style: str, *, gap: int = GAP, **kwargs: object
+    ) -> None:
         cells = []
         for key, text in rows:
             cells += [
@@ -39,7 +41,7 @@ class Columns(Grid):
                 Static(Content(text), classes="columns-text"),
             ]
         super().__init__(*cells, **kwargs)  # type: ignore[arg-type]
-        self.styles.grid_columns = f"{key_width + GAP} 1fr"
+        self.styles.grid_columns = f"{key_width + gap} 1fr"
 
 
 __all__ = ["GAP", "Columns"]

@@ -8,7 +8,7 @@ bounds the cost of each turn.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -449,11 +449,11 @@ class ConversationLog(VerticalScroll):
         await self.add(block, parent_corr_id)
         return block
 
-    async def notice(self, text: str, *, title: str = "") -> NoticeBlock:
-        """Show an informational note of the app."""
+    async def notice(self, text: str, *, title: str = "", rows: Sequence[tuple[str, str]] = ()) -> NoticeBlock:
+        """Show an informational note of the app (``rows``: drawn as a two-column table, ``text`` copied)."""
         from freeact_tui.tui.widgets.blocks import NoticeBlock
 
-        block = NoticeBlock(text, title=title)
+        block = NoticeBlock(text, title=title, rows=rows)
         await self.add(block)
         return block
 

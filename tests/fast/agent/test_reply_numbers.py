@@ -233,3 +233,39 @@ def test_app_notes_are_no_outputs() -> None:
     )
     turn = [*DAY, ModelResponse(parts=[TextPart("91234")]), note]
     assert unchecked_numbers("91234", turn) == ["91234"]
+
+
+# -- numbers beyond a float's range (a git hash such as 4e60978, 1e999, a 400-digit number) -----------
+
+NUMBER_LIKE = st.one_of(
+    st.text(alphabet="0123456789eE+-−.,' x×·^%kM", min_size=1, max_size=40),
+    st.builds(lambda m, e: f"{m}e{e}", st.integers(0, 10**6), st.integers(-(10**6), 10**6)),
+    st.builds(lambda n: "9" * n, st.integers(300, 5000)),
+    st.builds(lambda h: f"commit {h:07x}", st.integers(0, 16**7 - 1)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(NUMBER_LIKE, st.text(max_size=20)), min_size=1, max_size=6))
+def test_reading_numbers_never_fails_and_gives_finite_values(pieces: list[str]) -> None:
+    """Whatever a reply or an output writes, its numbers are read without an error and every value read
+    is finite; the check of a reply against such outputs decides (never raises)."""
+    import math
+
+    from freeact_tui.agent.policy.numbers import Grounds, written_values
+
+    text = " ".join(pieces)
+    stated = read_numbers(text)
+    assert all(math.isfinite(v.value) for s in stated for r in s.readings for v in r)
+    grounds = Grounds(list(written_values(text)), [1.0, 0.0])
+    for s in stated:
+        grounds.holds(s)
+    unchecked_numbers(text, [prompt(text), *tool_step("print(x)", text)])
+
+
+@pytest.mark.parametrize("text", ["The value is 1e999.", "commit 4e60978 fixed it", "1" * 500, "2e-999", "3e99999999"])
+def test_a_number_out_of_range_is_not_read_and_the_reply_is_decided(text: str) -> None:
+    assert all(s.text not in ("1e999", "4e60978", "3e99999999") for s in read_numbers(text))
+    turn = [prompt("what is it?"), *tool_step("print(1)", "commit 4e60978\n1e999\n")]
+    for mode in ("tools", "auto", "text"):
+        assert decide(Row("F6 of the trust attack", mode, turn, reply(text), FinalAnswer)) is not None

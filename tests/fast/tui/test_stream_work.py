@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -25,7 +27,12 @@ from freeact_tui.project.config import Config
 from freeact_tui.text.safe import visible
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.widgets.blocks import ResponseBlock
-from freeact_tui.tui.widgets.blocks.markdown_view import BlankMarkdown
+from freeact_tui.tui.widgets.blocks.markdown_view import (
+    OPEN_BLOCK_RATE,
+    BlankMarkdown,
+    ThrottledMarkdown,
+    flush_interval,
+)
 from freeact_tui.tui.widgets.prompt import PromptInput
 from freeact_tui.tui.widgets.status_bar import StatusBar
 from tests import helpers
@@ -156,3 +163,44 @@ async def test_the_status_bar_is_not_refitted_per_streamed_delta(
         await asyncio.sleep(0)
         assert screen.conversation.query(ResponseBlock).last().text == "".join(pieces)
     assert len(fits) <= 20, f"{len(fits)} fits for {count} deltas"
+
+
+# -- a reply that is one long paragraph: the flush waits in proportion to the block it re-draws ------------
+
+
+def redrawn(total: int, rate: float, wait: Callable[[int], float]) -> int:
+    """Characters re-drawn when ``total`` characters of one paragraph arrive at ``rate`` per second and each
+    flush (after ``wait(open block)`` seconds) re-draws the open block whole: a model of the stream."""
+    shown, spent, clock = 0, 0, 0.0
+    while shown < total:
+        clock += wait(shown)
+        shown = min(total, int(clock * rate))
+        spent += shown
+    return spent
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(20_000, 400_000), st.floats(2_000, 200_000))
+def test_one_long_paragraph_is_redrawn_in_time_linear_in_its_length(total: int, rate: float) -> None:
+    """With the wait of ``flush_interval`` the re-drawing sums to a steady multiple of the text, whatever its
+    length and the rate it comes at; with a fixed wait it grows with the square of the length."""
+    bound = 3 * (1 + OPEN_BLOCK_RATE / rate)  # the block grows by rate/OPEN_BLOCK_RATE of itself per flush
+    adaptive = redrawn(total, rate, lambda n: flush_interval(0.2, n))
+    assert adaptive <= bound * total + 40 * 0.2 * rate  # (+ the flushes at the base wait, while short)
+    fixed = redrawn(total, rate, lambda n: 0.2)
+    if total >= 5 * 0.2 * OPEN_BLOCK_RATE and total / (0.2 * rate) > 50:  # a long block, many flushes
+        assert fixed > 2 * adaptive
+
+
+async def test_the_stream_waits_longer_while_its_open_block_is_long() -> None:
+    app = MarkdownApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        markdown = app.query_one(BlankMarkdown)
+        stream = ThrottledMarkdown(markdown, interval=0.05)
+        stream.write("word " * 40_000)  # one paragraph of 200,000 characters
+        await pilot.pause(0.2)
+        assert stream.flushes == 1 and len(markdown.open_block) == 200_000
+        stream.write("more ")
+        assert stream._timer is not None and stream._timer._interval == 200_000 / OPEN_BLOCK_RATE  # not 0.05
+        await stream.stop()
+        assert stream.flushes == 2 and markdown.source.endswith("more ")

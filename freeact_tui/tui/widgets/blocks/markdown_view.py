@@ -48,6 +48,11 @@ class BlankMarkdown(Markdown):
         super().__init__(visible(markdown) if markdown else markdown, parser_factory=literal_parser)
 
     @property
+    def open_block(self) -> str:
+        """The source of the last top-level block and what follows it: what the next append re-parses."""
+        return self._tail
+
+    @property
     def source(self) -> str:
         if self._pieces:
             self._markdown = "".join([self._markdown or "", *self._pieces])
@@ -105,20 +110,40 @@ class BlankMarkdown(Markdown):
                 )
 
 
+OPEN_BLOCK_RATE = 100_000
+"""Characters of the open (last) block re-drawn per second of waiting, at most: see ``flush_interval``."""
+
+
+def flush_interval(base: float, open_block: int) -> float:
+    """Seconds streamed text waits before it is shown, when the block it grows holds ``open_block``
+    characters: ``base``, or longer in proportion to that block.
+
+    Each flush re-parses, re-wraps and re-draws the open block whole (a paragraph can only be laid out
+    whole), while the pieces that arrive between flushes come at a steady rate. With a fixed interval a
+    reply that is one long paragraph costs the square of its length (the attack: 120 KB of "word " took
+    minutes); with the wait in proportion to the block, the block grows by a steady fraction per flush,
+    and the re-drawing sums to a steady multiple of the text.
+    """
+    return max(base, open_block / OPEN_BLOCK_RATE)
+
+
 class ThrottledMarkdown:
-    """Feeds a ``MarkdownStream`` at most every ``interval`` seconds.
+    """Feeds a ``MarkdownStream`` at most every ``interval`` seconds (longer for a long open block,
+    ``flush_interval``).
 
     Each append re-lays out the screen, so many tiny appends cost far more than a few larger ones;
     batching keeps throughput high while the text still appears within ``interval``.
 
     Args:
         markdown: The widget to stream into.
-        interval: The longest time text waits before it is shown.
+        interval: The longest time text waits before it is shown, while the open block is short.
     """
 
     def __init__(self, markdown: Markdown, interval: float = 0.2) -> None:
         self._markdown = markdown
         self._interval = interval
+        self.flushes = 0
+        """Flushes so far (what a test of the bound counts)."""
         self._stream: MarkdownStream | None = None
         self._pending: list[str] = []
         self._timer: Timer | None = None
@@ -129,7 +154,13 @@ class ThrottledMarkdown:
             return
         self._pending.append(chunk)
         if self._timer is None:
-            self._timer = self._markdown.set_timer(self._interval, self._flush)
+            wait = flush_interval(self._interval, self.open_block())
+            self._timer = self._markdown.set_timer(wait, self._flush)
+
+    def open_block(self) -> int:
+        """Characters of the block the next text grows (re-drawn whole by each flush)."""
+        markdown = self._markdown
+        return len(markdown.open_block) if isinstance(markdown, BlankMarkdown) else 0
 
     async def _flush(self) -> None:
         self._timer = None
@@ -137,6 +168,7 @@ class ThrottledMarkdown:
             return
         text = "".join(self._pending)
         self._pending.clear()
+        self.flushes += 1
         if self._stream is None:
             self._stream = Markdown.get_stream(self._markdown)
         await self._stream.write(text)
