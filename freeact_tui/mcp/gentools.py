@@ -1,7 +1,8 @@
 """Saved tools (``gentools``): code that worked, kept as importable packages for later sessions.
 
 A tool is ``<root>/gentools/<category>/<tool>/api.py`` with a ``run`` function (freeact's layout).
-The root is on the kernel's ``PYTHONPATH``: a freeact project's ``.freeact/generated`` (shared with
+The root is what the kernel imports them from (through the app's checking finder, ``execution.kernel.code_finder``;
+never on a ``PYTHONPATH``): a freeact project's ``.freeact/generated`` (shared with
 freeact), elsewhere ``generated`` in the user data dir. The system prompt lists the saved tools by
 the first line of ``run``'s docstring; the bundled skill ``saving-codeacts`` says how to add one.
 """

@@ -24,7 +24,8 @@ the check read (so what is shown is what trusting records) and nothing else, nev
 
 The app's own writes into a project (a rule added to ``permissions.toml``, generated APIs) are noted
 (``note_written``, ``note_own``): what it wrote is what a use expects. Not read here (yet): the session
-store (``store/``) and the generated code the kernel imports itself (``.freeact/generated`` on its path).
+store (``store/``). The generated code the kernel imports is checked in the kernel, against a copy of these
+marks the app writes for it (``code_manifest``, kept current through ``watch``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -122,17 +123,53 @@ _lock = threading.Lock()
 _registered: dict[Path, Registration] = {}
 
 
+_watchers: list[Callable[[], None]] = []
+
+
+def watch(callback: Callable[[], None]) -> None:
+    """Call ``callback()`` after every change of what is registered (a check, the app's own write): a
+    copy of the marks kept elsewhere (``code_manifest``, for the kernel) is written again."""
+    with _lock:
+        _watchers.append(callback)
+
+
+def unwatch(callback: Callable[[], None]) -> None:
+    with _lock:
+        if callback in _watchers:
+            _watchers.remove(callback)
+
+
+def _changed() -> None:
+    with _lock:
+        watchers = list(_watchers)
+    for callback in watchers:
+        callback()
+
+
 def register(folder: Path, *, trusted: bool, marks: Iterable[tuple[str, str]]) -> None:
     """Record what the trust check of ``folder`` found (replacing an earlier check of it)."""
     registration = Registration(folder, trusted, MappingProxyType(dict(marks)))
     with _lock:
         _registered[folder] = registration
+    _changed()
+
+
+def trusted_marks(path: Path) -> Mapping[str, str] | None:
+    """The marks a use of files under the directory ``path`` must find (by real path): those of the
+    registration that decides about it (``{}`` when its folder is not trusted), or ``None`` when no check
+    covers it (read as ``files`` reads it)."""
+    lexical, real = os.path.abspath(path), os.path.realpath(path)
+    registration = _deciding(os.path.join(lexical, "_"), os.path.join(real, "_"))
+    if registration is None:
+        return None
+    return registration.marks if registration.trusted else {}
 
 
 def forget(folder: Path) -> None:
     """Drop the registration of ``folder`` (its files are then read as no check had been made)."""
     with _lock:
         _registered.pop(folder, None)
+    _changed()
 
 
 def _deciding(lexical: str, real: str) -> Registration | None:
@@ -195,6 +232,7 @@ def _note(path: Path, mark: str) -> None:
             if registration.trusted and (registration.covers(lexical) or registration.covers(real)):
                 marks = {**registration.marks, real: mark}
                 _registered[folder] = Registration(folder, True, MappingProxyType(marks))
+    _changed()
 
 
 __all__ = [
@@ -211,4 +249,7 @@ __all__ = [
     "register",
     "reviewing",
     "stat_mark",
+    "trusted_marks",
+    "unwatch",
+    "watch",
 ]
