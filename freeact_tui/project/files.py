@@ -69,9 +69,10 @@ def _real_path(fd: int, path: Path) -> str:
         return os.path.realpath(path)
 
 
-def read_opened(path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = True) -> Opened:
+def read_opened(path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = True, head: bool = False) -> Opened:
     """The content of the regular file at ``path`` (a symlink followed unless ``follow`` is false), at most
-    ``limit`` bytes, with the stat and real path of the very file read.
+    ``limit`` bytes, with the stat and real path of the very file read. ``head``: its first ``limit``
+    bytes, whatever its size.
 
     Raises:
         ProjectFileError: it is not a regular file (or, not ``follow``: a symlink), or holds more than
@@ -92,12 +93,13 @@ def read_opened(path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = Tru
         what = kind(info.st_mode)
         if what is not None:
             raise ProjectFileError(path, f"{what}, not a regular file")
-        if info.st_size > limit:
+        if info.st_size > limit and not head:
             raise ProjectFileError(path, f"{info.st_size:,} bytes, more than the {limit:,} a project file may hold")
+        want = limit if head else limit + 1
         chunks: list[bytes] = []
         total = 0
-        while total <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+        while total < want:
+            chunk = os.read(fd, min(1 << 20, want - total))
             if not chunk:
                 break
             chunks.append(chunk)

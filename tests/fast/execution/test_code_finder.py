@@ -166,3 +166,34 @@ def test_an_unchecked_root_loads_from_source_never_from_a_planted_pyc(tmp_path: 
             f for f in sys.meta_path if getattr(f, "freeact_generated_root", None) != finder.root
         ]  # type: ignore[attr-defined]
         sys.modules.pop(package, None)
+
+
+def test_the_apps_own_files_still_import_after_the_next_check(tmp_path: Path) -> None:
+    """A trusted project where the app then generated code (its own writes): the next start's check leaves
+    those files out of its entries (no change), yet registers their marks, so the kernel imports them."""
+    folder = (tmp_path / "proj").resolve()
+    root = folder / ".freeact" / "generated"
+    root.mkdir(parents=True)
+    trust.trust(trust.check(folder))
+    package = f"gen_pkg_{os.getpid()}_{next(_names)}"
+    files = []
+    for module, rel in _FILES.items():
+        path = root / package / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_trusted_source(module))
+        files.append(path)
+    trust.note_own_writes(files)  # the app's generate step
+    trusted.forget(folder)
+    assert trust.check(folder).status == "trusted"  # the next start
+    manifest = CodeManifest(root, tmp_path / "manifests")
+    finder = code_finder.install(str(root), str(manifest.open()))
+    try:
+        assert getattr(_import(f"{package}.sub.mod_b"), "VALUE", None) == "sub.mod_b"
+    finally:
+        manifest.close()
+        sys.meta_path[:] = [
+            f for f in sys.meta_path if getattr(f, "freeact_generated_root", None) != finder.root
+        ]
+        for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+            del sys.modules[name]
+        trusted.forget(folder)
