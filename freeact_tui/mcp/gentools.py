@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from freeact_tui.project import paths, trusted
+from freeact_tui.project import paths, refusals, trusted
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +71,12 @@ def saved_tools(root: Path) -> list[SavedTool]:
             continue  # e.g. `my-tools`: no import statement can name it
         try:
             tree = ast.parse(trusted.read_text(api))  # a project's: only as the trust check read it
-        except trusted.ProjectFileChanged as exc:
-            log.warning("saved tool not listed: %s", exc)
+        except FileNotFoundError:
             continue
-        except (OSError, SyntaxError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError) as exc:  # not what the trust check read, too big, ...: said
+            refusals.report(refusals.refusal_of("saved tool", api, exc))
+            continue
+        except SyntaxError:
             continue
         run = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run"), None)
         if run is None:

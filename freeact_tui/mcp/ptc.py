@@ -43,7 +43,7 @@ from freeact_tui.mcp.servers import (
     list_tools,
     server_params,
 )
-from freeact_tui.project import paths, trusted
+from freeact_tui.project import paths, refusals, trusted
 from freeact_tui.project.config import McpServerConfig
 from freeact_tui.project.trust import note_own_writes
 
@@ -376,7 +376,11 @@ def _read_package(target: Path, pkg: str) -> list[PtcTool]:
             continue
         try:
             tools.append(_describe_module(module, pkg))
-        except (OSError, SyntaxError, ValueError):
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError) as exc:  # not what the trust check read, too big, ...: said
+            refusals.report(refusals.refusal_of("generated API", module, exc))
+        except (SyntaxError, ValueError):
             continue  # a damaged module is left out of the listing; the model cannot use it anyway
     return tools
 

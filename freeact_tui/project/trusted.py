@@ -95,13 +95,18 @@ class Registration:
 
     def refusal(self, opened: projectfiles.Opened) -> str | None:
         """Why the bytes just read may not be used (``None``: they are the ones the check read)."""
+        refused = self.refused(opened)
+        return refused[1] if refused is not None else None
+
+    def refused(self, opened: projectfiles.Opened) -> tuple[str, str] | None:
+        """As ``refusal``, with its kind first (a ``refusals.Reason`` value)."""
         if not self.trusted and not _reviewing.get():
-            return f"is in {self.folder}, which is not trusted"
+            return "untrusted", f"is in {self.folder}, which is not trusted"
         mark = self.marks.get(opened.real)
         if mark is None:
-            return "appeared after the trust check"
+            return "appeared", "appeared after the trust check"
         if not _matches(mark, opened):
-            return "changed after the trust check read it"
+            return "changed", "changed after the trust check read it"
         return None
 
 
@@ -189,8 +194,8 @@ def read_opened(path: Path, *, limit: int = projectfiles.MAX_PROJECT_FILE) -> pr
     """
     opened = projectfiles.read_opened(path, limit=limit)
     registration = _deciding(os.path.abspath(path), opened.real)
-    if registration is not None and (reason := registration.refusal(opened)) is not None:
-        raise ProjectFileChanged(path, reason)
+    if registration is not None and (refused := registration.refused(opened)) is not None:
+        raise ProjectFileChanged(path, refused[1], refused[0])
     return opened
 
 
