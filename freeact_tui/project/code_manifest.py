@@ -49,11 +49,23 @@ class CodeManifest:
             "files": dict(sorted((marks or {}).items())),
         }
 
-    def write(self) -> None:
-        """Write the manifest as it is now (a failure leaves the last one: the kernel refuses what it lacks)."""
+    def write(self, changed: Path | None = None) -> None:
+        """Write the manifest as it is now (a failure leaves the last one: the kernel refuses what it lacks);
+        ``changed``: only one file changed (the app's own write), which need not be under the root."""
+        if changed is not None and not self._concerns(changed):
+            return  # a session appended to, a rule added: nothing the kernel imports
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             paths.atomic_write_text(self.path, json.dumps(self.contents(), indent=0), mode=0o600)
+
+    def _concerns(self, path: Path) -> bool:
+        """Whether ``path`` may be a file of the root (by its path, or by its real path: a link in the root
+        leads elsewhere)."""
+        real_root = Path(os.path.realpath(self.root))
+        lexical, real = Path(os.path.abspath(path)), Path(os.path.realpath(path))
+        return any(
+            p.is_relative_to(r) for p in (lexical, real) for r in (self.root, real_root)
+        ) or not real.is_relative_to(real_root.parent.parent)
 
     def open(self) -> Path:
         """Write it and keep it current; its path (for the kernel's start-up code)."""

@@ -128,27 +128,28 @@ _lock = threading.Lock()
 _registered: dict[Path, Registration] = {}
 
 
-_watchers: list[Callable[[], None]] = []
+_watchers: list[Callable[[Path | None], None]] = []
 
 
-def watch(callback: Callable[[], None]) -> None:
-    """Call ``callback()`` after every change of what is registered (a check, the app's own write): a
-    copy of the marks kept elsewhere (``code_manifest``, for the kernel) is written again."""
+def watch(callback: Callable[[Path | None], None]) -> None:
+    """Call ``callback(path)`` after every change of what is registered: the app's own write of ``path``,
+    or ``None`` for a check (anything may have changed). A copy of the marks kept elsewhere
+    (``code_manifest``, for the kernel) is written again."""
     with _lock:
         _watchers.append(callback)
 
 
-def unwatch(callback: Callable[[], None]) -> None:
+def unwatch(callback: Callable[[Path | None], None]) -> None:
     with _lock:
         if callback in _watchers:
             _watchers.remove(callback)
 
 
-def _changed() -> None:
+def _changed(path: Path | None = None) -> None:
     with _lock:
         watchers = list(_watchers)
     for callback in watchers:
-        callback()
+        callback(path)
 
 
 def register(folder: Path, *, trusted: bool, marks: Iterable[tuple[str, str]]) -> None:
@@ -237,7 +238,7 @@ def _note(path: Path, mark: str) -> None:
             if registration.trusted and (registration.covers(lexical) or registration.covers(real)):
                 marks = {**registration.marks, real: mark}
                 _registered[folder] = Registration(folder, True, MappingProxyType(marks))
-    _changed()
+    _changed(path)
 
 
 __all__ = [
