@@ -9,6 +9,7 @@ at start-up, and the app's own regenerate step is accepted (``importlib.reload``
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -25,6 +26,19 @@ from tests.planted import plant_pyc
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
 PLANTED = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\nVALUE = 'planted'\n"
+
+
+# A generated tree (module -> file; ``ns`` is a namespace package) and every way a file of it can change
+# after the trust check: each (file, change) is one package of the project.
+TREE = {
+    "": "__init__.py",
+    "mod_a": "mod_a.py",
+    "sub": "sub/__init__.py",
+    "sub.mod_b": "sub/mod_b.py",
+    "ns.mod_c": "ns/mod_c.py",
+}
+CHANGES = ("changed", "removed", "symlink", "pyc", "added")
+CASES = [(target, change) for target in TREE for change in CHANGES]
 
 
 @dataclass
@@ -48,6 +62,10 @@ async def project(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Pro
         (root / name).mkdir(parents=True)
         (root / name / "__init__.py").write_text(f"VALUE = {name!r}\n")
     (root / "gen_ok" / "part.py").write_text("VALUE = 'part'\n")
+    for i, _case in enumerate(CASES):  # one package per case of the class test, trusted as it is
+        for module, rel in TREE.items():
+            (root / f"case{i}" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / f"case{i}" / rel).write_text(f"VALUE = {module or 'package'!r}\n")
     # Trusted with the folder, yet nothing of the root loads while the gateway or the kernel start.
     (root / "sitecustomize.py").write_text(PLANTED.format(marker=str(markers / "sitecustomize")))
     trust.trust(trust.check(folder))
@@ -107,3 +125,57 @@ async def test_the_apps_own_regenerate_is_accepted_and_a_foreign_change_after_it
     text = await output(project.executor, "importlib.reload(gen_regen)")
     assert "changed since the folder was trusted" in text
     assert not (project.markers / "regen").exists()
+
+
+def expected(target: str, change: str, module: str) -> str:
+    """What importing ``module`` of a package whose ``target`` file had ``change`` gives."""
+    inside = target == "" or module == target or module.startswith(target + ".")
+    if change in ("pyc", "added") or not inside:
+        return f"ok:{module or 'package'}"
+    if change == "removed" and TREE[target].endswith("__init__.py"):
+        return "ok:None" if module == target else f"ok:{module}"  # a namespace package now
+    return "refused"
+
+
+async def test_every_file_of_a_tree_changed_after_the_check_is_refused_and_the_rest_imports(
+    project: Project,
+) -> None:
+    """The class, exhaustively over (file, change): changed, removed, swapped for a link out of the folder,
+    shadowed by a planted .pyc, or a file added next to it."""
+    names: list[str] = []
+    for i, (target, change) in enumerate(CASES):
+        package = project.root / f"case{i}"
+        path = package / TREE[target]
+        if change == "changed":
+            path.write_text(project.planted(f"case{i}"))
+        elif change == "removed":
+            path.unlink()
+        elif change == "symlink":
+            outside = project.markers.parent / f"outside{i}.py"
+            outside.write_text(project.planted(f"case{i}"))
+            path.unlink()
+            path.symlink_to(outside)
+        elif change == "pyc":
+            plant_pyc(path, project.planted(f"case{i}"))
+        else:
+            path.with_name("added.py").write_text(project.planted(f"case{i}"))
+            # The module a file added next to the target would be: its directory's package, then ``added``.
+            names.append(".".join([f"case{i}", *Path(TREE[target]).parent.parts, "added"]))
+        names += [f"case{i}.{m}" if m else f"case{i}" for m in sorted(TREE, key=len)]
+    code = (
+        "import importlib, json\n_r = {}\n"
+        f"for _n in {names!r}:\n"
+        "    try:\n"
+        "        _r[_n] = 'ok:' + str(getattr(importlib.import_module(_n), 'VALUE', None))\n"
+        "    except ImportError:\n"
+        "        _r[_n] = 'refused'\n"
+        "print(json.dumps(_r))"
+    )
+    seen = json.loads((await output(project.executor, code)).strip().splitlines()[-1])
+    for i, (target, change) in enumerate(CASES):
+        for module in TREE:
+            name = f"case{i}.{module}" if module else f"case{i}"
+            assert seen[name] == expected(target, change, module), (target, change, name)
+        for name in [n for n in names if n.startswith(f"case{i}.") and n.endswith(".added")]:
+            assert seen[name] == "refused", (target, change, name)
+    assert sorted(p.name for p in project.markers.iterdir() if p.name.startswith("case")) == []
