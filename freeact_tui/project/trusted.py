@@ -23,9 +23,9 @@ The trust dialog reads an untrusted folder's files to describe them (``reviewing
 the check read (so what is shown is what trusting records) and nothing else, never a newer version.
 
 The app's own writes into a project (a rule added to ``permissions.toml``, generated APIs) are noted
-(``note_written``, ``note_own``): what it wrote is what a use expects. Not read here (yet): the session
-store (``store/``). The generated code the kernel imports is checked in the kernel, against a copy of these
-marks the app writes for it (``code_manifest``, kept current through ``watch``).
+(``note_written``, ``note_own``): what it wrote is what a use expects. The session store reads here too
+(``store.checked_read``). The generated code the kernel imports is checked in the kernel, against a copy of
+these marks the app writes for it (``code_manifest``, kept current through ``watch``).
 """
 
 from __future__ import annotations
