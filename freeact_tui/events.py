@@ -342,6 +342,17 @@ class CheckpointNotice(AgentEvent):
 
 
 @dataclass(frozen=True)
+class ProjectFileRefused(AgentEvent):
+    """A project file the agent did not use (``AGENTS.md``, a skill, a saved tool: changed since the folder
+    was trusted, too big, not a regular file, ...): every front end shows ``text``, one line
+    (``project.refusals.notice``)."""
+
+    text: str
+    reason: str
+    """Why, as a ``project.refusals.Reason`` value."""
+
+
+@dataclass(frozen=True)
 class Nudge(AgentEvent):
     """The agent told the model to act or answer instead of ending the turn (``auto``/``text``; ``agent/nudge.py``)."""
 
@@ -436,6 +447,7 @@ __all__ = [
     "ModelWaiting",
     "Nudge",
     "OutputClaim",
+    "ProjectFileRefused",
     "ProtocolSwitch",
     "RememberScope",
     "ReplyStopped",

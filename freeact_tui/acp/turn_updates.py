@@ -49,6 +49,7 @@ from freeact_tui.events import (
     ModelWaiting,
     Nudge,
     OutputClaim,
+    ProjectFileRefused,
     ProtocolSwitch,
     ReplyStopped,
     Response,
@@ -89,6 +90,12 @@ class _Call:
     parts: list[str] = field(default_factory=list)
     output: str = ""
     done: bool = False
+
+
+def info_note(text: str) -> str:
+    """An info line of the app's own in the agent's message (a project file not used): set apart from
+    the model's words before and after it."""
+    return f"\n\n_(freeact-tui: {visible(text, multiline=False)})_\n\n"
 
 
 def nudge_note(reason: str) -> str:
@@ -180,6 +187,12 @@ class TurnUpdates:
             return []
         self.cancelled = True
         return self.close_open("Cancelled.")
+
+    def _refused(self, event: ProjectFileRefused) -> list[Update]:
+        """A project file the agent did not use: an info line of the turn (the main agent's)."""
+        if event.agent_id != "main":
+            return []
+        return [update_agent_message_text(info_note(event.text))]
 
     def _error(self, event: AgentError) -> list[Update]:
         if event.agent_id != "main":  # a subagent's error ends its task (``SubagentStatus``)
@@ -316,6 +329,7 @@ EVENT_UPDATES: dict[type[AgentEvent], EventHandler] = {
     SubagentStatus: TurnUpdates._subagent_status,
     Cancelled: TurnUpdates._cancelled,
     AgentError: TurnUpdates._error,
+    ProjectFileRefused: TurnUpdates._refused,
 }
 """Every kind of agent event that becomes ``session/update``s here, and how: the one place agent events
 become ACP updates. Every step of the agent (ran, refused, rejected, broken, unknown tool, guarded, cut
@@ -347,5 +361,6 @@ __all__ = [
     "Update",
     "decided_status",
     "decision_note",
+    "info_note",
     "nudge_note",
 ]

@@ -38,8 +38,9 @@ def new_executor(settings: Settings, ptc_servers: Mapping[str, Mapping[str, Any]
         images_dir=settings.images_dir,
         kernel_env=settings.kernel_env,
         # The generated MCP APIs (mcptools) and saved tools (gentools) share this root (the agent's
-        # ``McpSetup`` generates into it): one entry, known from the settings alone.
-        extra_pythonpath=[gentools_root(settings.working_dir, trusted=settings.project_trusted)],
+        # ``McpSetup`` generates into it): known from the settings alone, on no path, imported only as the
+        # app checked or wrote it.
+        generated_root=gentools_root(settings.working_dir, trusted=settings.project_trusted),
         mcp_servers=ptc_servers,
         docker_image=settings.docker_image,
         remote_url=settings.remote_url,

@@ -8,8 +8,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TypedDict, Unpack
 
+from freeact_tui.project import refusals, trusted
 from freeact_tui.project import skills as _skills
-from freeact_tui.project import trusted
 from freeact_tui.project.skills import available_skills, skills_section
 
 log = logging.getLogger(__name__)
@@ -119,12 +119,13 @@ def bundled_skills_dir() -> Path:
 def _project_instructions(working_dir: Path) -> str | None:
     path = working_dir / AGENTS_FILE
     try:
-        if not path.is_file():
-            return None
+        # Whatever stands there is read or refused (a FIFO, a directory: said, never skipped in silence).
         content = trusted.read_text(path, errors="replace").strip()
+    except FileNotFoundError:
+        return None
     except OSError as e:
-        # An unreadable file must not keep the agent from starting; the log says why it is missing.
-        log.warning("cannot read %s: %s", path, e)
+        # An unreadable file must not keep the agent from starting; the user is told why it is not used.
+        refusals.report(refusals.refusal_of("project instructions", path, e))
         return None
     if len(content) > MAX_PROJECT_INSTRUCTIONS_CHARS:
         content = content[:MAX_PROJECT_INSTRUCTIONS_CHARS] + f"\n\n[… {AGENTS_FILE} truncated …]"

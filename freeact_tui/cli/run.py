@@ -33,6 +33,7 @@ from freeact_tui.events import (
     KernelStatus,
     ModelWaiting,
     Nudge,
+    ProjectFileRefused,
     Response,
     ResponseChunk,
     ThoughtsChunk,
@@ -186,6 +187,7 @@ HEADLESS_EVENTS: dict[str, str] = {
     "SubagentStatus": "stream-json only",
     "ProtocolSwitch": "stream-json only",
     "CheckpointNotice": "a warning on stderr (skipped files, failed checkpoints), once each",
+    "ProjectFileRefused": "a warning on stderr (the project file not used, and why), once each",
     "ModelWaiting": "text: a line on stderr while the request stays silent; stream-json: a line",
     "ModelRetry": "stream-json only",
     "OutputClaim": "stream-json only",
@@ -215,7 +217,8 @@ class RunRecord:
     usage: dict[str, Any] = field(default_factory=dict)
     path_warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
-    """What the checkpoints said (one skipped, or turned off and why), each once, for stderr."""
+    """What the checkpoints said (one skipped, or turned off and why) and the project files not used, each
+    once, for stderr."""
     """One line for each action that names paths outside the working directory or in the app's installation."""
 
     def see(self, event: AgentEvent) -> None:
@@ -266,7 +269,7 @@ class RunRecord:
                 self.interrupted = True
             case Nudge() if main:  # the reply before it is not the answer
                 self.answer = ""
-            case CheckpointNotice(text=text) if text not in self.notices:
+            case CheckpointNotice(text=text) | ProjectFileRefused(text=text) if text not in self.notices:
                 self.notices.append(text)
 
     @property

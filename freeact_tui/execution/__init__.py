@@ -56,6 +56,7 @@ def create_executor(
     remote_url: str | None = None,
     remote_insecure: bool = False,
     import_working_dir: bool = True,
+    generated_root: Path | None = None,
 ) -> Executor:
     """Build the executor for an execution mode.
 
@@ -78,6 +79,8 @@ def create_executor(
         remote_insecure: Do not verify the remote gateway's TLS certificate.
         import_working_dir: Whether code in the kernel imports the working dir's modules (off before the
             folder is trusted).
+        generated_root: The generated root (``mcptools``, ``gentools``) code imports from, only as the app
+            checked or wrote it (see ``KernelExecutor``); a ``remote`` kernel gets it on its path (by name).
 
     Raises:
         ExecutorError: the mode is unknown, or ``remote`` without a valid gateway URL (a
@@ -93,23 +96,27 @@ def create_executor(
         "log_dir": log_dir,
         "import_working_dir": import_working_dir,
     }
+    local = {**common, "generated_root": generated_root}
     if mode == "local":
         from freeact_tui.execution.kernel.executor import KernelExecutor
 
-        return KernelExecutor(**common)
+        return KernelExecutor(**local)
     if mode == "sandbox":
         from freeact_tui.execution.isolation.sandbox import SandboxExecutor
 
-        return SandboxExecutor(**common)
+        return SandboxExecutor(**local)
     if mode == "docker":
         from freeact_tui.execution.isolation.docker import DockerExecutor
         from freeact_tui.execution.isolation.docker_image import DEFAULT_IMAGE
 
-        return DockerExecutor(image=docker_image or DEFAULT_IMAGE, **common)
+        return DockerExecutor(image=docker_image or DEFAULT_IMAGE, **local)
     if mode == "remote":
         from freeact_tui.execution.gateway.remote import RemoteExecutor
 
-        return RemoteExecutor(remote_url=remote_url, remote_insecure=remote_insecure, **common)
+        # A remote kernel cannot read the app's manifest: the root goes by path, as the user's remote setup
+        # provides it (docs/remote.md), checked by nothing here.
+        remote = {**common, "extra_pythonpath": [*(extra_pythonpath or []), *filter(None, [generated_root])]}
+        return RemoteExecutor(remote_url=remote_url, remote_insecure=remote_insecure, **remote)
     from freeact_tui.execution.base import ExecutorError
 
     raise ExecutorError(f"Unknown execution mode {mode!r}; use local, sandbox, docker or remote.")

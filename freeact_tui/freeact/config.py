@@ -27,7 +27,7 @@ from freeact_tui.freeact.presets import (
     HYBRID_SEARCH_MCP_SERVER_CONFIG,
 )
 from freeact_tui.mcp.discovery import HYBRID_MISSING, hybrid_available
-from freeact_tui.project import trust, trusted
+from freeact_tui.project import refusals, trust, trusted
 from freeact_tui.project.config import Config
 from freeact_tui.project.freeact_dir import map_agent_section, toml_depth_problem
 from freeact_tui.project.paths import FREEACT_DIR_NAME
@@ -128,7 +128,10 @@ def load_skills_metadata(*, skills_dir: Path, project_skills_dir: Path) -> list[
         for skill_file in sorted(directory.glob("*/SKILL.md")):
             try:
                 meta = front_matter(trusted.read_text(skill_file, errors="replace"))
-            except OSError:
+            except FileNotFoundError:
+                continue
+            except OSError as exc:  # not what the trust check read, too big, not a file: said
+                refusals.report(refusals.refusal_of("skill", skill_file, exc))
                 continue
             if meta.get("name") and "description" in meta:
                 found.append(

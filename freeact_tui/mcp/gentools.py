@@ -1,7 +1,8 @@
 """Saved tools (``gentools``): code that worked, kept as importable packages for later sessions.
 
 A tool is ``<root>/gentools/<category>/<tool>/api.py`` with a ``run`` function (freeact's layout).
-The root is on the kernel's ``PYTHONPATH``: a freeact project's ``.freeact/generated`` (shared with
+The root is what the kernel imports them from (through the app's checking finder, ``execution.kernel.code_finder``;
+never on a ``PYTHONPATH``): a freeact project's ``.freeact/generated`` (shared with
 freeact), elsewhere ``generated`` in the user data dir. The system prompt lists the saved tools by
 the first line of ``run``'s docstring; the bundled skill ``saving-codeacts`` says how to add one.
 """
@@ -14,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from freeact_tui.project import paths, trusted
+from freeact_tui.project import paths, refusals, trusted
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +71,12 @@ def saved_tools(root: Path) -> list[SavedTool]:
             continue  # e.g. `my-tools`: no import statement can name it
         try:
             tree = ast.parse(trusted.read_text(api))  # a project's: only as the trust check read it
-        except trusted.ProjectFileChanged as exc:
-            log.warning("saved tool not listed: %s", exc)
+        except FileNotFoundError:
             continue
-        except (OSError, SyntaxError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError) as exc:  # not what the trust check read, too big, ...: said
+            refusals.report(refusals.refusal_of("saved tool", api, exc))
+            continue
+        except SyntaxError:
             continue
         run = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run"), None)
         if run is None:

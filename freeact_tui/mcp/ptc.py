@@ -2,7 +2,7 @@
 
 For each enabled ``mode="ptc"`` server, ``generate_ptc_sources`` writes ``<root>/mcptools/<server>/
 <tool>.py`` (mcpygen's code generators: a ``Params`` model, a ``Result`` model when the tool has an
-output schema, and ``run(params)``). With ``<root>`` on the kernel's ``PYTHONPATH``, code runs
+output schema, and ``run(params)``). With ``<root>`` as the kernel's generated root (``execution.kernel.code_finder``), code runs
 ``from mcptools.calc import add; add.run(add.Params(a=1, b=2))``; the call goes to the executor's
 tool server, which asks for approval (``ExecApproval(kind="mcp")``) and runs the server on demand.
 Generation starts the server, which is slow, so a package is regenerated only when its config
@@ -43,7 +43,7 @@ from freeact_tui.mcp.servers import (
     list_tools,
     server_params,
 )
-from freeact_tui.project import paths, trusted
+from freeact_tui.project import paths, refusals, trusted
 from freeact_tui.project.config import McpServerConfig
 from freeact_tui.project.trust import note_own_writes
 
@@ -61,7 +61,7 @@ _STALE_STAGING_SECONDS = 3600
 
 
 def default_ptc_root() -> Path:
-    """Where generated APIs live by default (put this directory on the kernel's ``PYTHONPATH``)."""
+    """Where generated APIs live by default (the kernel's generated root)."""
     return paths.data_dir() / "generated"
 
 
@@ -89,7 +89,7 @@ class PtcApis:
     """The generated APIs: what to put on the kernel's path and what to tell the model.
 
     Attributes:
-        root: The directory to put on the kernel's ``PYTHONPATH`` (it holds ``mcptools/``).
+        root: The kernel's generated root (it holds ``mcptools/``).
         tools: Every generated tool module, by server and module name.
         params: Per package name, the connection parameters baked into its ``__init__.py``
             (an executor can pin tool-server calls to these).
@@ -376,7 +376,11 @@ def _read_package(target: Path, pkg: str) -> list[PtcTool]:
             continue
         try:
             tools.append(_describe_module(module, pkg))
-        except (OSError, SyntaxError, ValueError):
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError) as exc:  # not what the trust check read, too big, ...: said
+            refusals.report(refusals.refusal_of("generated API", module, exc))
+        except (SyntaxError, ValueError):
             continue  # a damaged module is left out of the listing; the model cannot use it anyway
     return tools
 

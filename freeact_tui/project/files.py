@@ -35,10 +35,12 @@ _KINDS = (
 class ProjectFileError(OSError):
     """A project file that is not read: not a regular file, or too big. ``str(error)`` is one line."""
 
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: Path, reason: str, kind: str = "not-regular") -> None:
         super().__init__(errno.EINVAL, reason, str(path))
         self.path = path
         self.reason = reason
+        self.kind = kind
+        """Why, as a ``refusals.Reason`` value (the front ends' one table)."""
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}; not read"
@@ -69,9 +71,10 @@ def _real_path(fd: int, path: Path) -> str:
         return os.path.realpath(path)
 
 
-def read_opened(path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = True) -> Opened:
+def read_opened(path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = True, head: bool = False) -> Opened:
     """The content of the regular file at ``path`` (a symlink followed unless ``follow`` is false), at most
-    ``limit`` bytes, with the stat and real path of the very file read.
+    ``limit`` bytes, with the stat and real path of the very file read. ``head``: its first ``limit``
+    bytes, whatever its size.
 
     Raises:
         ProjectFileError: it is not a regular file (or, not ``follow``: a symlink), or holds more than
@@ -85,25 +88,28 @@ def read_opened(path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = Tru
         if exc.errno == errno.ENXIO:  # a socket, or a FIFO's other end: never a regular file
             raise ProjectFileError(path, "a socket or FIFO, not a regular file") from None
         if exc.errno == errno.ELOOP and not follow:
-            raise ProjectFileError(path, "a symlink, not followed") from None
+            raise ProjectFileError(path, "a symlink, not followed", "symlink") from None
         raise
     try:
         info = os.fstat(fd)
         what = kind(info.st_mode)
         if what is not None:
             raise ProjectFileError(path, f"{what}, not a regular file")
-        if info.st_size > limit:
-            raise ProjectFileError(path, f"{info.st_size:,} bytes, more than the {limit:,} a project file may hold")
+        if info.st_size > limit and not head:
+            raise ProjectFileError(
+                path, f"{info.st_size:,} bytes, more than the {limit:,} a project file may hold", "too-big"
+            )
+        want = limit if head else limit + 1
         chunks: list[bytes] = []
         total = 0
-        while total <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+        while total < want:
+            chunk = os.read(fd, min(1 << 20, want - total))
             if not chunk:
                 break
             chunks.append(chunk)
             total += len(chunk)
         if total > limit:  # it grew as it was read
-            raise ProjectFileError(path, f"more than the {limit:,} bytes a project file may hold")
+            raise ProjectFileError(path, f"more than the {limit:,} bytes a project file may hold", "too-big")
         return Opened(b"".join(chunks), os.fstat(fd), _real_path(fd, path))
     finally:
         os.close(fd)

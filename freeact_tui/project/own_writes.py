@@ -247,6 +247,8 @@ class OwnLedger:
         self.marks = marks
         self.now_ns = now_ns
         self.settles: dict[str, OwnMark] = {}
+        self.seen: list[tuple[str, str]] = []
+        """What the walk found of the app's own files (``trusted`` marks by real path), for the caller."""
 
     def is_own(self, path: Path) -> bool:
         """Whether the app wrote ``path`` and it holds exactly the app's bytes."""

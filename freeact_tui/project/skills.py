@@ -24,7 +24,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from freeact_tui.project import paths, trusted
+from freeact_tui.project import paths, refusals, trusted
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +86,10 @@ def find_skills_in(directories: Sequence[Path]) -> list[Skill]:
         for skill_file in sorted(directory.glob(f"*/{SKILL_FILE}")):
             try:
                 meta = front_matter(trusted.read_text(skill_file, errors="replace"))
-            except OSError as exc:  # unreadable, or not what the trust check read (``trusted``)
-                log.warning("skill %s is not listed: %s", skill_file, exc)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:  # unreadable, or not what the trust check read (``trusted``): said
+                refusals.report(refusals.refusal_of("skill", skill_file, exc))
                 continue
             name = meta.get("name") or skill_file.parent.name
             description = " ".join(meta.get("description", "").split())[:_MAX_DESCRIPTION]

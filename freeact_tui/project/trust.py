@@ -87,6 +87,9 @@ class TrustState:
     changes: list[FileChange] = field(default_factory=list)
     granted: bool = False
     """Trusted just now (``trust``), with these files and changes: a caller without a dialog says what."""
+    own_marks: tuple[tuple[str, str], ...] = ()
+    """The marks of the app's own files the check found (in no entry: they are no change): a use finds
+    them as the app left them."""
 
     @property
     def trusted(self) -> bool:
@@ -202,7 +205,7 @@ def _dir_entry(
     *,
     empty: bool = False,
     own: OwnLedger | None = None,
-    contents: bool = True,
+    contents: Callable[[Path, int], int] | None = None,
 ) -> ProjectFile | None:
     """A directory as one entry: a digest over every file's name and content, and its listing.
 
@@ -210,8 +213,8 @@ def _dir_entry(
     modification time, so there is no file an edit could hide in (a huge tree costs time, never a blind
     spot). ``empty``: the entry exists even without files (a bare ``.freeact/`` is a project's).
     ``own``: files the app wrote itself (``note_own_writes``), left out while they hold only its bytes.
-    ``contents=False``: every file by name, size and modification time only (a store of data that may be
-    large, read at every start: a checkout or a pull that changes a file gives it a new time).
+    ``contents``: how many bytes of a file (given its size) are digested by content, the rest by its size,
+    modification and change times (a store of data that may be large, read at every start); ``None``: all.
     """
     digest = hashlib.sha256()
     total = 0
@@ -220,14 +223,23 @@ def _dir_entry(
     files, outside = _walk(directory, folder, skip)
     for rel, file in files:
         if own is not None and own.is_own(file):
-            _mark_by_stat(file, marks)  # the app's own bytes, as they are now: a use finds them so
+            # The app's own bytes, as they are now: a use finds them so (with no entry to carry them when
+            # every file is the app's: ``own.seen``).
+            _mark_by_stat(file, own.seen)
             continue
         listing.append(rel)
         digest.update(rel.encode("utf-8", errors="replace") + b"\0")
         try:
             info = file.stat()
-            if contents and file.is_file() and total + info.st_size <= _MAX_DIGEST_BYTES:
-                total += info.st_size
+            want = info.st_size if contents is None else min(info.st_size, contents(file, info.st_size))
+            if want and file.is_file() and total + want <= _MAX_DIGEST_BYTES:
+                total += want
+                if want < info.st_size:  # its head by content, all of it by its stat
+                    opened = projectfiles.read_opened(file, limit=want, head=True)
+                    stamp = f"{opened.info.st_size}:{opened.info.st_mtime_ns}:{opened.info.st_ctime_ns}"
+                    digest.update(hashlib.sha256(opened.data).digest() + stamp.encode())
+                    marks.append((opened.real, trusted.stat_mark(opened.info)))
+                    continue
                 opened = projectfiles.read_opened(file, limit=info.st_size)
                 digest.update(hashlib.sha256(opened.data).digest())
                 marks.append((opened.real, trusted.content_mark(opened.data)))
@@ -284,14 +296,27 @@ def project_env_file(folder: Path) -> Path | None:
 
 
 _SESSIONS_INDEX = ".index.json"  # the store's cache of what its sessions hold (store.index), the app's
+_SESSION_META = "meta.json"
+# A session's meta is digested whole up to this size; of a history, the head (what a listing shows).
+_SESSION_META_MAX = 1024 * 1024
+_SESSION_HEAD = 64 * 1024
+
+
+def _session_content(file: Path, size: int) -> int:
+    """Bytes of a session store's file the digest reads by content: a ``meta.json`` whole (a resumed
+    session takes settings from it), the head of a history (its first prompt is a listing's title); the
+    rest counts by its stat (``_dir_entry``)."""
+    if file.name == _SESSION_META and size <= _SESSION_META_MAX:
+        return size
+    return _SESSION_HEAD if file.suffix == ".jsonl" else 0
 
 
 def _sessions_entry(sessions: Path, folder: Path, own: OwnLedger) -> ProjectFile | None:
     """A project's session store: every file in it but those holding only the app's own bytes (``own``:
     the app marks each file it writes or appends to); a session planted by a clone or a pull, a line
     added to one the app wrote, or an edit of its earlier lines is asked about. A session's
-    ``meta.json`` counts too: a resumed session takes settings from it (``store.restored``), and the app
-    marks each one it writes."""
+    ``meta.json`` counts too, by content: a resumed session takes settings from it (``store.restored``),
+    and the app marks each one it writes; of a history, its head by content and the rest by its stat."""
     if not (sessions.is_dir() or sessions.is_symlink()):
         return None
     try:
@@ -299,7 +324,7 @@ def _sessions_entry(sessions: Path, folder: Path, own: OwnLedger) -> ProjectFile
     except OSError:
         children = []
     skip = {c for c in children if c.name == _SESSIONS_INDEX and not c.is_symlink()}
-    return _dir_entry(sessions, folder, skip, own=own, contents=False)
+    return _dir_entry(sessions, folder, skip, own=own, contents=_session_content)
 
 
 def _tree_entries(root: Path, folder: Path, own: OwnLedger) -> list[ProjectFile]:
@@ -339,6 +364,11 @@ def _tree_entries(root: Path, folder: Path, own: OwnLedger) -> list[ProjectFile]
 
 def project_files(folder: Path) -> list[ProjectFile]:
     """The project files found for ``folder`` (see the module docstring), in a fixed order."""
+    return _scan(folder)[0]
+
+
+def _scan(folder: Path) -> tuple[list[ProjectFile], tuple[tuple[str, str], ...]]:
+    """``project_files`` and the marks of the app's own files among them (left out of every entry)."""
     folder = folder.expanduser().resolve()
     found: list[ProjectFile] = []
     candidates: list[Path] = [folder / paths.PROJECT_CONFIG_NAME]
@@ -362,7 +392,7 @@ def project_files(folder: Path) -> list[ProjectFile]:
     env = project_env_file(folder)
     if env is not None and (entry := _file_entry(env, folder, keep_text=False)) is not None:
         found.append(entry)
-    return found
+    return found, tuple(own.seen)
 
 
 def _read_raw() -> dict[str, Any]:
@@ -498,20 +528,20 @@ def _changes(record: dict[str, Any], files: Iterable[ProjectFile]) -> list[FileC
 def check(folder: Path) -> TrustState:
     """The trust state of ``folder``: its project files, and whether they are trusted as they are now."""
     folder = folder.expanduser().resolve()
-    files = project_files(folder)
+    files, own = _scan(folder)
     if not files:
-        return _registered(TrustState(folder, files, "none"))
+        return _registered(TrustState(folder, files, "none", own_marks=own))
     record = _read_store().get(str(folder))
     if not isinstance(record, dict):
-        return _registered(TrustState(folder, files, "untrusted"))
+        return _registered(TrustState(folder, files, "untrusted", own_marks=own))
     changes = _changes(record, files)
-    return _registered(TrustState(folder, files, "changed" if changes else "trusted", changes))
+    return _registered(TrustState(folder, files, "changed" if changes else "trusted", changes, own_marks=own))
 
 
 def _registered(state: TrustState) -> TrustState:
     """``state``, registered as what this process may use of its folder (``trusted``: only the bytes read
     now, and only when the folder is trusted with them)."""
-    marks = [mark for file in state.files for mark in file.marks]
+    marks = [*(mark for file in state.files for mark in file.marks), *state.own_marks]
     trusted.register(state.folder, trusted=state.trusted, marks=marks)
     return state
 
@@ -533,7 +563,9 @@ def trust(state: TrustState) -> TrustState:
         }
 
     _write_raw(update)
-    return _registered(TrustState(state.folder, state.files, "trusted", state.changes, granted=True))
+    return _registered(
+        TrustState(state.folder, state.files, "trusted", state.changes, granted=True, own_marks=state.own_marks)
+    )
 
 
 def untrusted_notice(state: TrustState) -> str:

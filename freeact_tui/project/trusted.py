@@ -23,8 +23,9 @@ The trust dialog reads an untrusted folder's files to describe them (``reviewing
 the check read (so what is shown is what trusting records) and nothing else, never a newer version.
 
 The app's own writes into a project (a rule added to ``permissions.toml``, generated APIs) are noted
-(``note_written``, ``note_own``): what it wrote is what a use expects. Not read here (yet): the session
-store (``store/``) and the generated code the kernel imports itself (``.freeact/generated`` on its path).
+(``note_written``, ``note_own``): what it wrote is what a use expects. The session store reads here too
+(``store.checked_read``). The generated code the kernel imports is checked in the kernel, against a copy of
+these marks the app writes for it (``code_manifest``, kept current through ``watch``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -94,13 +95,18 @@ class Registration:
 
     def refusal(self, opened: projectfiles.Opened) -> str | None:
         """Why the bytes just read may not be used (``None``: they are the ones the check read)."""
+        refused = self.refused(opened)
+        return refused[1] if refused is not None else None
+
+    def refused(self, opened: projectfiles.Opened) -> tuple[str, str] | None:
+        """As ``refusal``, with its kind first (a ``refusals.Reason`` value)."""
         if not self.trusted and not _reviewing.get():
-            return f"is in {self.folder}, which is not trusted"
+            return "untrusted", f"is in {self.folder}, which is not trusted"
         mark = self.marks.get(opened.real)
         if mark is None:
-            return "appeared after the trust check"
+            return "appeared", "appeared after the trust check"
         if not _matches(mark, opened):
-            return "changed after the trust check read it"
+            return "changed", "changed after the trust check read it"
         return None
 
 
@@ -122,17 +128,54 @@ _lock = threading.Lock()
 _registered: dict[Path, Registration] = {}
 
 
+_watchers: list[Callable[[Path | None], None]] = []
+
+
+def watch(callback: Callable[[Path | None], None]) -> None:
+    """Call ``callback(path)`` after every change of what is registered: the app's own write of ``path``,
+    or ``None`` for a check (anything may have changed). A copy of the marks kept elsewhere
+    (``code_manifest``, for the kernel) is written again."""
+    with _lock:
+        _watchers.append(callback)
+
+
+def unwatch(callback: Callable[[Path | None], None]) -> None:
+    with _lock:
+        if callback in _watchers:
+            _watchers.remove(callback)
+
+
+def _changed(path: Path | None = None) -> None:
+    with _lock:
+        watchers = list(_watchers)
+    for callback in watchers:
+        callback(path)
+
+
 def register(folder: Path, *, trusted: bool, marks: Iterable[tuple[str, str]]) -> None:
     """Record what the trust check of ``folder`` found (replacing an earlier check of it)."""
     registration = Registration(folder, trusted, MappingProxyType(dict(marks)))
     with _lock:
         _registered[folder] = registration
+    _changed()
+
+
+def trusted_marks(path: Path) -> Mapping[str, str] | None:
+    """The marks a use of files under the directory ``path`` must find (by real path): those of the
+    registration that decides about it (``{}`` when its folder is not trusted), or ``None`` when no check
+    covers it (read as ``files`` reads it)."""
+    lexical, real = os.path.abspath(path), os.path.realpath(path)
+    registration = _deciding(os.path.join(lexical, "_"), os.path.join(real, "_"))
+    if registration is None:
+        return None
+    return registration.marks if registration.trusted else {}
 
 
 def forget(folder: Path) -> None:
     """Drop the registration of ``folder`` (its files are then read as no check had been made)."""
     with _lock:
         _registered.pop(folder, None)
+    _changed()
 
 
 def _deciding(lexical: str, real: str) -> Registration | None:
@@ -152,8 +195,8 @@ def read_opened(path: Path, *, limit: int = projectfiles.MAX_PROJECT_FILE) -> pr
     """
     opened = projectfiles.read_opened(path, limit=limit)
     registration = _deciding(os.path.abspath(path), opened.real)
-    if registration is not None and (reason := registration.refusal(opened)) is not None:
-        raise ProjectFileChanged(path, reason)
+    if registration is not None and (refused := registration.refused(opened)) is not None:
+        raise ProjectFileChanged(path, refused[1], refused[0])
     return opened
 
 
@@ -195,6 +238,7 @@ def _note(path: Path, mark: str) -> None:
             if registration.trusted and (registration.covers(lexical) or registration.covers(real)):
                 marks = {**registration.marks, real: mark}
                 _registered[folder] = Registration(folder, True, MappingProxyType(marks))
+    _changed(path)
 
 
 __all__ = [
@@ -211,4 +255,7 @@ __all__ = [
     "register",
     "reviewing",
     "stat_mark",
+    "trusted_marks",
+    "unwatch",
+    "watch",
 ]

@@ -1,7 +1,8 @@
 """Reading one agent's history file: envelopes decoded, rewind markers applied, damage located.
 
 A missing file is an empty history; a truncated last line (a crash mid-write) is ignored; any other
-damage is reported with the file and the line, with everything before it loaded.
+damage is reported with the file and the line, with everything before it loaded. Every file is read
+through ``checked_read`` (a project's store: only as the trust check read it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from freeact_tui.store import checked_read
 from freeact_tui.store.envelope import MAX_LINE_BYTES, EnvelopeError, decode_envelope, shrink_oversized
 from freeact_tui.store.ids import SessionDamaged
 from freeact_tui.store.index import REWOUND_DIR
@@ -49,9 +51,11 @@ def read_history(path: Path) -> LoadedHistory:
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
     try:
-        data = path.read_bytes()
+        data = checked_read.read_bytes(path)
     except FileNotFoundError:
         return LoadedHistory(messages=[])
+    except checked_read.ProjectFileChanged as exc:  # nothing of it is used: the session opens read-only
+        return LoadedHistory(messages=[], damage=SessionDamaged(path, 1, exc.reason + "; not used"))
     lines = data.split(b"\n")
     payloads: list[Any] = []
     line_numbers: list[int] = []
@@ -119,9 +123,11 @@ def read_tail(path: Path, count: int) -> list[ModelMessage] | None:
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
     try:
-        data = path.read_bytes()
+        data = checked_read.read_bytes(path)
     except FileNotFoundError:
         return []
+    except checked_read.ProjectFileChanged:
+        return None  # the whole read says why
     lines = data.split(b"\n")
     numbered = [(n, raw) for n, raw in enumerate(lines, start=1) if raw.strip()]
     payloads: list[Any] = []
@@ -166,7 +172,7 @@ def spent_history(path: Path) -> list[ModelMessage]:
     previous: list[bytes] = []
     for file in [*(p for _, p in archives), path]:
         try:
-            lines = [raw for raw in file.read_bytes().split(b"\n") if raw.strip()]
+            lines = [raw for raw in checked_read.read_bytes(file).split(b"\n") if raw.strip()]
         except OSError:
             continue
         shared = next((i for i, (a, b) in enumerate(zip(lines, previous, strict=False)) if a != b), None)

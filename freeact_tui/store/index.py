@@ -6,10 +6,12 @@ When ``main.jsonl`` changed since, only the unread tail is scanned; a file that 
 rewritten (or a session dir written by freeact, which has no ``meta.json``) is scanned once in full.
 
 A listing also keeps every session's metadata in one file, ``.index.json`` in the sessions dir, keyed
-by the size and modification time of its ``main.jsonl`` and ``meta.json``: a listing of a thousand
+by the identity, size, modification and change times of its ``main.jsonl`` and ``meta.json``: a listing of a thousand
 sessions then reads one file and stats two per session. An entry whose files changed (another process
 appended, rewrote, damaged or renamed them) is read again from ``meta.json``; a session dir that is
 gone drops out; a damaged or foreign index file is rebuilt.
+
+Every session file is read through ``checked_read``: in a project's store, only as the trust check read it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 from freeact_tui.project import paths
 from freeact_tui.project.trust import note_own_writes
+from freeact_tui.store import checked_read
 from freeact_tui.store.envelope import MAX_LINE_BYTES, EnvelopeError, decode_envelope
 from freeact_tui.store.event_record import EVENT_KEY, is_event_record
 from freeact_tui.store.prompt_record import split_prompt
@@ -250,8 +253,9 @@ class SessionMeta:
 
 
 def read_meta(session_dir: Path) -> SessionMeta | None:
+    """The session's ``meta.json`` (``None``: missing, unreadable, or not what the trust check read)."""
     try:
-        return SessionMeta.from_json((session_dir / META_FILE).read_text(encoding="utf-8"))
+        return SessionMeta.from_json(checked_read.read_bytes(session_dir / META_FILE).decode("utf-8"))
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -306,10 +310,9 @@ def scan_lines(meta: SessionMeta, data: bytes, offset: int) -> None:
 
 def _first_prompt(path: Path) -> str:
     try:
-        with path.open("rb") as fh:
-            for raw in fh:
-                if raw.strip():
-                    return make_title(prompt_text(decode_envelope(raw)["message"]) or "")
+        for raw in checked_read.read_bytes(path).split(b"\n"):
+            if raw.strip():
+                return make_title(prompt_text(decode_envelope(raw)["message"]) or "")
     except (OSError, EnvelopeError):
         pass
     return ""
@@ -329,6 +332,10 @@ def refresh_meta(session_dir: Path, *, write: bool = True) -> SessionMeta:
     Args:
         session_dir: The session's directory.
         write: Store refreshed metadata back to ``meta.json``.
+
+    Raises:
+        ProjectFileChanged: its history is a checked folder's and not what the trust check read.
+        OSError: it cannot be read.
     """
     session_dir = session_dir.absolute()
     main = session_dir / MAIN_FILE
@@ -347,8 +354,9 @@ def refresh_meta(session_dir: Path, *, write: bool = True) -> SessionMeta:
     fresh = meta is None
     data = b""
     if size:
-        with main.open("rb") as fh:
-            data = fh.read(size)  # bounded: a concurrent writer may be appending
+        # Bounded: a concurrent writer may be appending. Not what the trust check read: ``ProjectFileChanged``
+        # (nothing of it is listed or written into a meta; the next start asks about it).
+        data = checked_read.read_bytes(main)[:size]
     if meta is not None and not meta.damaged and _prefix_unchanged(meta, data):
         scan_lines(meta, data[meta.indexed_bytes :], meta.indexed_bytes)
     else:
@@ -380,23 +388,30 @@ def _prefix_unchanged(meta: SessionMeta, data: bytes) -> bool:
 _INDEX_VERSION = 1
 
 
+def _stat_key(st: os.stat_result) -> list[int]:
+    """What a cached entry is keyed by: the file's identity, size, modification and change times (a swap
+    that keeps the size and sets the modification time back still moves the change time, which no user
+    can set back)."""
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
 def _meta_file_key(session_dir: str) -> list[int]:
     try:
         st = os.stat(os.path.join(session_dir, META_FILE))
     except OSError:
-        return [-1, -1]
-    return [st.st_size, st.st_mtime_ns]
+        return [-1, -1, -1, -1]
+    return _stat_key(st)
 
 
 def _files_key(session_dir: str) -> list[int] | None:
-    """Size and modification time of ``main.jsonl`` and ``meta.json`` (None: no ``main.jsonl``)."""
+    """The stat keys of ``main.jsonl`` and ``meta.json`` (None: no ``main.jsonl``)."""
     try:
         st = os.stat(os.path.join(session_dir, MAIN_FILE))
     except OSError:
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    return [st.st_size, st.st_mtime_ns, *_meta_file_key(session_dir)]
+    return [*_stat_key(st), *_meta_file_key(session_dir)]
 
 
 def _size_of(session_dir: Path) -> int:
@@ -468,8 +483,9 @@ class SessionIndex:
                     meta = refresh_meta(self.root / session_id)
                 except OSError:
                     continue  # removed or unreadable while listing
-                # What refresh_meta read (a writer may have appended since: the next listing sees it).
-                key = [meta.main_size, meta.main_mtime_ns, *_meta_file_key(os.path.join(root, session_id))]
+                # The history as it was before refresh_meta read it (a writer may have appended since: the
+                # next listing sees it), and the meta as refresh_meta left it.
+                key = [*key[:4], *_meta_file_key(os.path.join(root, session_id))]
                 entry = {"key": key, "meta": meta.to_dict()}
             entries[session_id] = entry
             # The directory is only needed to count sizes: no path is built for each session otherwise.

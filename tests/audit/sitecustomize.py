@@ -11,7 +11,7 @@ _LOG = os.environ.get("AUDIT_LOG")
 
 
 # The app's readers of project files: the trust check's digest and the one reader for use.
-_READERS = {("trusted.py", "read_opened"), ("trust.py", "project_files")}
+_READERS = {("trusted.py", "read_opened"), ("trust.py", "_scan")}  # ``_scan``: the walk of ``project_files`` and ``check``
 
 
 def _reader(event: str) -> str | None:

@@ -68,7 +68,7 @@ async def ptc(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ptc]:
     (base / "work").mkdir()
     # The path must exist before the kernel starts: Python caches a missing sys.path entry as unusable.
     root.mkdir()
-    executor = KernelExecutor(working_dir=base / "work", images_dir=base / "images", extra_pythonpath=[root])
+    executor = KernelExecutor(working_dir=base / "work", images_dir=base / "images", generated_root=root)
     apis, _ = await asyncio.gather(generate_ptc_sources(calc_ptc(), root, log_dir=logs), executor.start())
     executor.set_mcp_servers(apis.params)
     yield Ptc(apis, executor, logs)

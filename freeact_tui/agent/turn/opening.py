@@ -13,11 +13,12 @@ from freeact_tui.agent.prompts import build_system_prompt
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.runtime import McpApis, Runtime
 from freeact_tui.agent.turn.state import TurnError
-from freeact_tui.events import AgentError
+from freeact_tui.events import AgentError, ProjectFileRefused
 from freeact_tui.mcp.gentools import gentools_root, gentools_section
 from freeact_tui.mcp.ptc import package_name
 from freeact_tui.mcp.servers import McpServerError
 from freeact_tui.mcp.setup import McpSetup
+from freeact_tui.project import refusals
 from freeact_tui.store.prompt_record import prompt_metadata
 
 
@@ -47,6 +48,17 @@ class TurnOpening:
             project=trusted,
         )
 
+    def _first_system_prompt(self, apis: McpApis) -> str:
+        """The system prompt the session starts with; each project file it did not use is told to the
+        front end (``ProjectFileRefused``: the TUI's log, ``run``'s stderr, an ACP info line)."""
+        with refusals.collecting() as refused:
+            prompt = self.system_prompt(apis)
+        folder = self.runtime.settings.working_dir
+        for refusal in refused:
+            text = refusals.notice(refusal, folder)
+            self.ports.emit(ProjectFileRefused(text, refusal.reason.value, **self.ports.ids("")))
+        return prompt
+
     async def __call__(self, known: McpApis, prompt: str | Sequence[UserContent], added: int = 0) -> McpApis:
         """Record the prompt of a new turn (its first ``added`` characters or items the agent put there).
 
@@ -65,7 +77,7 @@ class TurnOpening:
             self.ports.emit(AgentError(problem, kind="config", **self.ports.ids("")))
         apis = known.after(McpApis(self.mcp.description(), self._ptc_allow_list() if self.mcp.apis is not None else None))
         first = not recorder.history
-        parts: list[Any] = [SystemPromptPart(self.system_prompt(apis))] if first else []
+        parts: list[Any] = [SystemPromptPart(self._first_system_prompt(apis))] if first else []
         parts.append(UserPromptPart(prompt if isinstance(prompt, str) else list(prompt)))
         recorder.record(ModelRequest(parts=parts, metadata=prompt_metadata(added)))
         session = recorder.session

@@ -36,6 +36,7 @@ from freeact_tui.execution.isolation.sandbox import host_pid
 from freeact_tui.execution.kernel.client import KernelConnection
 from freeact_tui.execution.kernel.executor import KernelExecutor
 from freeact_tui.execution.kernel.gateway_process import GATEWAY_TOKEN_ENV, KernelGatewayProcess
+from freeact_tui.execution.kernel.init_code import CODE_PATHS_ENV
 from freeact_tui.execution.orphans import OWNER_LOCK_WATCH, OwnerLock, owner_dead, owner_label
 
 _BUILD_HINT = "build it with `python -m freeact_tui.execution.isolation.docker build-image`"
@@ -414,7 +415,9 @@ class DockerExecutor(KernelExecutor):
 
     def _read_only_mounts(self, env: dict[str, str]) -> list[Path]:
         pythonpath = [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-        found = outermost([*python_roots(), *self.extra_pythonpath, *pythonpath])
+        # The generated root and the manifest's directory (``code_finder`` reads both): read-only.
+        code = [Path(p) for p in env.get(CODE_PATHS_ENV, "").split(os.pathsep) if p]
+        found = outermost([*python_roots(), *self.extra_pythonpath, *pythonpath, *code])
         # The working directory is bound read-write already.
         return [p for p in found if not p.is_relative_to(self.working_dir)]
 

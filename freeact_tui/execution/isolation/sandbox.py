@@ -33,6 +33,7 @@ from freeact_tui.execution.isolation.protect import ProtectedNames
 from freeact_tui.execution.kernel.client import KernelConnection
 from freeact_tui.execution.kernel.executor import KernelExecutor
 from freeact_tui.execution.kernel.gateway_process import GATEWAY_TOKEN_ENV, KernelGatewayProcess
+from freeact_tui.execution.kernel.init_code import CODE_PATHS_ENV
 from freeact_tui.project import paths
 
 _INSTALL_HINT = "install them (Debian/Ubuntu: `apt-get install bubblewrap socat`) or use --execution local"
@@ -114,7 +115,7 @@ def needed_paths(env: Mapping[str, str] | None = None) -> list[Path]:
     found: set[Path] = set()
     names = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, sys.executable]
     names += [os.path.realpath(sys.executable), *sys.path, *env.get("PYTHONPATH", "").split(os.pathsep)]
-    names += [env.get("VIRTUAL_ENV", "")]
+    names += [env.get("VIRTUAL_ENV", ""), *env.get(CODE_PATHS_ENV, "").split(os.pathsep)]
     for name in filter(None, names):
         path = Path(name).resolve()
         if path.is_file():

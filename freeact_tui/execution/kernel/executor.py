@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Mapping
 from functools import partial
@@ -35,7 +36,12 @@ from freeact_tui.execution.kernel.gateway_process import (
     kernel_environment,
     reopen_kernel,
 )
-from freeact_tui.execution.kernel.init_code import WARM_UP_CODE, kernel_init_code
+from freeact_tui.execution.kernel.init_code import (
+    CODE_PATHS_ENV,
+    WARM_UP_CODE,
+    generated_import_code,
+    kernel_init_code,
+)
 from freeact_tui.execution.kernel.state_relay import StateRelay
 from freeact_tui.execution.kernel.venv import KernelVenv, ensure_kernel_venv
 from freeact_tui.execution.tools.allowlist import (
@@ -46,6 +52,7 @@ from freeact_tui.execution.tools.allowlist import (
 )
 from freeact_tui.execution.tools.link import ToolLink
 from freeact_tui.project import paths
+from freeact_tui.project.code_manifest import CodeManifest
 from freeact_tui.timeline import mark
 
 if TYPE_CHECKING:  # mcpygen, mcp and uvicorn load while the kernel starts (``ToolLink.serve``)
@@ -84,6 +91,9 @@ class KernelExecutor:
             in the user data dir); ``!pip``/``%pip`` install there, never into the app's.
         import_working_dir: Whether the kernel imports the working dir's modules (after the installed
             ones); off before the folder is trusted.
+        generated_root: The generated root (``mcptools``, ``gentools``) code imports from: never on a
+            path, imported only through the kernel's checking finder (``code_finder``) against the app's
+            manifest of it (``project.code_manifest``).
 
     Raises:
         ValueError: ``require_shell_escape`` without ``approve_shell_cmds``, or a bad ``mcp_servers``
@@ -115,11 +125,14 @@ class KernelExecutor:
         log_dir: Path | None = None,
         kernel_venv_dir: Path | None = None,
         import_working_dir: bool = True,
+        generated_root: Path | None = None,
     ) -> None:
         if require_shell_escape and not approve_shell_cmds:
             raise ValueError("require_shell_escape=True requires approve_shell_cmds=True")
         self.mcp_timeout = mcp_timeout
         self.import_working_dir = import_working_dir
+        self.generated_root = generated_root
+        self._manifest = CodeManifest(generated_root) if generated_root is not None else None
         self.log_dir = log_dir or paths.data_dir() / "logs"
         self.kernel_venv_dir = kernel_venv_dir or paths.data_dir() / "kernel-env"
         self.working_dir = working_dir.resolve()
@@ -217,17 +230,17 @@ class KernelExecutor:
             gateway_port = probe.getsockname()[1]
             probe.close()
             tool_host, tool_port = self._tool.address(self.host)
-            self._gateway = self._gateway_process(
-                gateway_port,
+            env = kernel_environment(
+                self.kernel_env,
+                self.extra_pythonpath,
+                tool_host,
                 tool_port,
-                kernel_environment(
-                    self.kernel_env,
-                    self.extra_pythonpath,
-                    tool_host,
-                    tool_port,
-                    await self._kernel_venv(),
-                ),
+                await self._kernel_venv(),
             )
+            if self._manifest is not None:
+                root, manifest = self._generated_code()
+                env[CODE_PATHS_ENV] = os.pathsep.join([root, os.path.dirname(manifest)])
+            self._gateway = self._gateway_process(gateway_port, tool_port, env)
             mark("gateway_spawn:start")
             await self._gateway.start()
             mark("gateway_spawn:end")
@@ -290,12 +303,20 @@ class KernelExecutor:
             port=port,
             import_working_dir=self.import_working_dir,
         )
+        if self._manifest is not None:
+            root, manifest = self._generated_code()
+            init += generated_import_code(root, manifest)
         try:
             await conn.open(init, self.kernel_init_timeout)
         except BaseException:
             await conn.close()
             raise
         self._conn = conn
+
+    def _generated_code(self) -> tuple[str, str]:
+        """The generated root and its manifest (written now, kept current until ``stop``)."""
+        assert self._manifest is not None
+        return str(self._manifest.root), str(self._manifest.open())
 
     def _gateway_owns_kernels(self) -> bool:
         """Stopping the gateway ends its kernels (a remote gateway's outlive us: they are deleted)."""
@@ -477,6 +498,8 @@ class KernelExecutor:
             await self._run.reject_pending()
         await self._teardown()
         await self._tasks.cancel()
+        if self._manifest is not None:
+            self._manifest.close()
         if self._lock.locked():
             self._lock = asyncio.Lock()
         self._states.set("stopped")

@@ -33,6 +33,7 @@ from types import ModuleType
 
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.deferred_imports import DEFER_SOURCE
+from freeact_tui.execution.kernel import code_finder
 from freeact_tui.gitrun import KERNEL_SETTINGS
 from freeact_tui.shell.programs import NO_EXT_DIFF
 
@@ -215,4 +216,21 @@ def kernel_init_code(
         + _GUARD_ERROR
         + _GIT_ENV
         + code
+    )
+
+
+# The generated root and its manifest's directory, for isolation that binds what the kernel must see
+# (``sandbox``, ``docker``).
+CODE_PATHS_ENV = "FREEACT_GENERATED_CODE"
+
+
+def generated_import_code(root: str, manifest: str) -> str:
+    """Start-up code that installs the kernel's finder of generated code (``code_finder``): the app's own
+    source, run in a scratch namespace, never anything of the project."""
+    source = Path(code_finder.__file__).read_text(encoding="utf-8")
+    return (
+        "_freeact_ns = {'__name__': '_freeact_code_finder'}\n"
+        f"exec(compile({source!r}, '<freeact-tui code finder>', 'exec'), _freeact_ns)\n"
+        f"_freeact_ns['install']({root!r}, {manifest!r})\n"
+        "del _freeact_ns\n"
     )

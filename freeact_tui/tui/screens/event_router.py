@@ -31,6 +31,7 @@ from freeact_tui.events import (
     ModelWaiting,
     Nudge,
     OutputClaim,
+    ProjectFileRefused,
     ProtocolSwitch,
     ReplyStopped,
     Response,
@@ -112,6 +113,7 @@ TUI_EVENTS: dict[str, str] = {
     "ToolOutput": "the action's output",
     "ProtocolSwitch": "a notice",
     "CheckpointNotice": "a notice",
+    "ProjectFileRefused": "a notice (the project file not used, and why)",
     "Nudge": "a notice under the reply that was not the answer",
     "ModelRetry": "a notice",
     "OutputClaim": "a notice",
@@ -167,7 +169,15 @@ class EventRouter:
                 await self._approval_request(event)
             case CodeExecutionOutputChunk() | CodeExecutionOutput() | ToolOutput():
                 await self._action_output(event)
-            case ProtocolSwitch() | CheckpointNotice() | Nudge() | ModelRetry() | OutputClaim() | ReplyStopped():
+            case (
+                ProtocolSwitch()
+                | CheckpointNotice()
+                | ProjectFileRefused()
+                | Nudge()
+                | ModelRetry()
+                | OutputClaim()
+                | ReplyStopped()
+            ):
                 text, title = _notice(event)
                 await log.notice(text, title=title)
             case Cancelled() | AgentError():
@@ -391,7 +401,7 @@ class EventRouter:
 
 
 def _notice(
-    event: ProtocolSwitch | CheckpointNotice | Nudge | ModelRetry | OutputClaim | ReplyStopped,
+    event: ProtocolSwitch | CheckpointNotice | ProjectFileRefused | Nudge | ModelRetry | OutputClaim | ReplyStopped,
 ) -> tuple[str, str]:
     """The text and title of an event the log shows as a notice."""
     match event:
@@ -399,6 +409,8 @@ def _notice(
             return reason, "Text actions"
         case CheckpointNotice(text=text):
             return text, "Checkpoint"
+        case ProjectFileRefused(text=text):
+            return text, "Project file not used"
         case Nudge():
             from freeact_tui.tui.replay import nudge_note  # (the replay module: not for the first frame)
 
