@@ -19,7 +19,7 @@ from typing import Any
 
 from freeact_tui.project import paths, trusted
 from freeact_tui.project.env_policy import refusal
-from freeact_tui.reach.breadth import broad_allow, broad_reason
+from freeact_tui.reach.breadth import PATH_PREFIX, broad_allow, broad_reason, unread_program
 from freeact_tui.reach.resolve import real_path, resolve, subject, within
 
 _VAR_REF = re.compile(r"\$\{")
@@ -86,6 +86,8 @@ PROJECT_INSIDE: frozenset[str] = frozenset({"images_dir"})
 path that leads, through every symlink (``reach.resolve``, the one path resolver), inside its own folder
 and into none of the names that configure git or the app (``paths.PROTECTED_NAMES``); any other value is
 refused and named."""
+# Rule kinds whose calls run programs: a project's path rule for them would allow any program by its paths.
+_RUNS_PROGRAMS = frozenset({"shell", "script", "code", "*"})
 # Isolation a project may not weaken (the user's sandbox stays a sandbox).
 _ISOLATED = ("sandbox", "docker")
 
@@ -94,15 +96,23 @@ def project_rule_refusal(effect: str, kind: str, pattern: str) -> str | None:
     """Why a project file may not hold the rule ``effect kind: pattern``, or ``None`` when it may.
 
     The one bound on a trusted project's rules (``permissions`` skips a refused rule, the trust dialog
-    names it under "Never applied"): an allow rule the app's own "broad" check calls broad. Ask rules
-    only ask more; a project has no deny rules.
+    names it under "Never applied"): an allow rule the app's own "broad" check calls broad, and a shell
+    allow rule for any program outside the app's read-only table (``breadth.unread_program``): a build,
+    test or run command does what files the agent may write say (#39). Ask rules only ask more; a
+    project has no deny rules. The user's own rules are not bounded by this.
     """
     if effect != "allow":
         return None
     if broad_allow(kind, pattern):
         return "any code may follow what it names; a project may not allow code"
     reason = broad_reason(kind, pattern, strict=True)
-    return f"{reason}; a project may not allow that much" if reason else None
+    if reason:
+        return f"{reason}; a project may not allow that much"
+    if kind in _RUNS_PROGRAMS and pattern.strip().startswith(PATH_PREFIX):
+        return "a path rule would allow any program that names the path; a project may allow only reads"
+    if kind == "shell" and (unread := unread_program(pattern)) is not None:
+        return f"{unread}; a project may allow only what the app's read-only table allows"
+    return None
 
 
 def refuse_var_refs(values: Any, where: str, path: str, notices: list[str]) -> Any:
