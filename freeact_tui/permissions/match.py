@@ -307,8 +307,8 @@ def _command_matches(entry: RuleEntry, facts: CallFacts, call: ShellAction) -> b
         return False
     if entry.scope in ("default", "project") and facts.unbounded_git:
         return False  # a git read that may print a secret no word names (as git reads its words)
-    if entry.scope == "default" and facts.searched_secrets:
+    if entry.scope in ("default", "project") and facts.searched_secrets:
         return False  # a search that reads a secret no path word names: asked
-    if entry.scope == "default" and facts.outside:
-        return False  # the built-in read-only commands read inside the working directory only
+    if entry.scope in ("default", "project") and facts.outside:
+        return False  # the read-only table (and a project's rules, bound to it) reads inside the folder only
     return glob_matches(entry.pattern, call.command)

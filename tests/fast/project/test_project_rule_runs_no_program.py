@@ -102,3 +102,12 @@ def test_the_users_own_rule_still_allows_a_build(tmp_path: Path) -> None:
     rules = rules_for(work, user_file=tmp_path / "user.json")
     rules.add("shell", "sh build.sh", scope="always")
     assert rules.check(ShellAction("sh build.sh")) == "allow"
+
+
+def test_a_project_read_rule_reads_inside_the_folder_only(tmp_path: Path) -> None:
+    """A project's read rule is bound as the read-only table is: a read outside the folder is asked."""
+    work = _project(tmp_path, ("nl *",))
+    rules = rules_for(work, user_file=tmp_path / "user.json")
+    assert [e.pattern for e in rules.rules() if e.scope == "project"] == ["nl *"]
+    assert rules.check(ShellAction("nl /etc/hostname")) == "ask"
+    assert rules.check(ShellAction("nl notes.txt")) == "allow"
