@@ -277,16 +277,17 @@ def repo_program_keys(cwd: Path, *, git: str | None = None, _depth: int = 0) -> 
 def repo_paths_matching(
     cwd: Path, matches: Callable[[str], bool], *, timeout: float = 10, git: str | None = None
 ) -> list[str] | None:
-    """The paths the repository at ``cwd`` holds anywhere in its store (every path any commit of any ref,
-    the stash included, ever added or changed, and the index) that ``matches`` says yes to; ``None`` when
+    """The paths the repository at ``cwd`` holds anywhere in its store (every path any commit of any ref or
+    reflog, every stash entry included, ever added or changed, and the index) that ``matches`` says yes to; ``None`` when
     git cannot tell in ``timeout`` (take it as "some"). Outside a repository the list is empty.
 
     ``rev-list --objects`` names each object once, by the first way it is reached: a blob a tag reaches
     first gets no path, so its path in a commit is hidden there. Every commit's changes (``log
     --name-only``, merges against each parent) name each path as it was added, whatever else reaches it."""
-    history = run_git(["rev-list", "--objects", "--all"], cwd, timeout=timeout, git=git)
+    history = run_git(["rev-list", "--objects", "--all", "--reflog"], cwd, timeout=timeout, git=git)
     changes = run_git(
-        ["log", "--all", "-z", "--format=", "--name-only", "--no-renames", "--diff-merges=separate", "--no-ext-diff"],
+        ["log", "--all", "--reflog", "-z", "--format=", "--name-only", "--no-renames", "--diff-merges=separate",
+         "--no-ext-diff"],  # fmt: skip
         cwd,
         timeout=timeout,
         git=git,

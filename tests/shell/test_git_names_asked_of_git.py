@@ -148,3 +148,20 @@ def test_no_allowed_generated_read_prints_a_secret(
 )  # fmt: skip
 def test_a_pathspec_reaches_at_least_what_git_reaches(spec: str, path: str, prefix: str, expected: bool) -> None:
     assert reaches(spec, path, prefix) is expected
+
+
+def test_a_secret_kept_only_in_an_older_stash_entry_is_seen(tmp_path: Path) -> None:
+    """``stash@{1}`` lives only in the stash's reflog: the store's paths include every reflog's commits."""
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a").write_text("a\n")
+    _git(tmp_path, "add", "a")
+    _git(tmp_path, "commit", "-qm", "one")
+    (tmp_path / ".env").write_text(f"K={SECRETS[0]}\n")
+    _git(tmp_path, "stash", "push", "-u", "-q", "-m", "s1")
+    (tmp_path / "b").write_text("b\n")
+    _git(tmp_path, "stash", "push", "-u", "-q", "-m", "s2")
+    repo = {"root": str(tmp_path)}
+    for line in ("git show stash@{1}^3", "git show stash@{1}^3 -- .", "git diff stash@{1}^3~0 HEAD"):
+        assert _prints_secret(repo, line), line
+        assert not _allowed(repo, line), line
+    assert _allowed(repo, "git log -p -- a")
