@@ -47,9 +47,9 @@ def _where(read: GitRead, where: Path) -> Path | None:
     return where
 
 
-def _object_types(names: list[str], where: Path) -> dict[str, str] | None:
-    """The type of the object each name resolves to, tags peeled (``commit``, ``tree``, ``blob``,
-    ``missing``, ``ambiguous``); ``None`` when git cannot tell."""
+def _object_types(names: list[str], where: Path) -> dict[str, tuple[str, str]] | None:
+    """The object each name resolves to, tags peeled, as ``(type, id)`` (``commit``, ``tree``, ``blob``;
+    ``missing`` or ``ambiguous`` with no id); ``None`` when git cannot tell."""
     if any("\n" in n or "\r" in n for n in names):
         return None
     asked = [q for n in names for q in (n, f"{n}^{{}}")]
@@ -60,21 +60,32 @@ def _object_types(names: list[str], where: Path) -> dict[str, str] | None:
     if len(lines) != len(asked):
         return None
     kinds = [_kind(line) for line in lines]
-    types: dict[str, str] = {}
+    types: dict[str, tuple[str, str]] = {}
     for k, name in enumerate(names):
         own, peeled = kinds[2 * k], kinds[2 * k + 1]
-        types[name] = peeled if own == "tag" else own
+        types[name] = peeled if own[0] == "tag" else own
     return types
 
 
-def _kind(line: str) -> str:
-    """The type in one ``--batch-check`` line (``<oid> <type> <size>``, or ``<name> missing``/``ambiguous``:
-    a name may hold spaces)."""
+def _kind(line: str) -> tuple[str, str]:
+    """The type and id in one ``--batch-check`` line (``<oid> <type> <size>``, or ``<name> missing`` /
+    ``ambiguous``: a name may hold spaces)."""
     last = line.rsplit(" ", 1)[-1]
     if last in ("missing", "ambiguous"):
-        return last
+        return last, ""
     fields = line.split(" ")
-    return fields[1] if len(fields) == 3 else "unknown"
+    return (fields[1], fields[0]) if len(fields) == 3 else ("unknown", "")
+
+
+def _unreachable(commits: set[str], where: Path) -> str | None:
+    """A commit of ``commits`` no ref or reflog reaches (its files are not among the store's paths the
+    pathspec is checked against: a dangling commit of a copied repository may hold any file); ``"?"``
+    when git cannot tell."""
+    done = run_git(["rev-list", "--all", "--reflog"], where, timeout=10)
+    if done is None or done.returncode != 0:
+        return "?"
+    reachable = set(done.stdout.decode("ascii", "replace").split())
+    return next((c for c in sorted(commits) if c not in reachable), None)
 
 
 def _object_reason(read: GitRead, word: str, kind: str) -> str | None:
@@ -155,10 +166,13 @@ def unseen_git_read(words: list[str], where: Path) -> str | None:
     if types is None:
         return f"git {read.command} (git cannot tell what {' '.join(read.names)} names)"
     for word in objects:
-        if (reason := _object_reason(read, word, types[word])) is not None:
+        if (reason := _object_reason(read, word, types[word][0])) is not None:
             return reason
     if not read.contents:
         return None
+    commits = {oid for kind, oid in types.values() if kind == "commit"}
+    if commits and (stray := _unreachable(commits, folder)) is not None:
+        return f"git {read.command} {stray} (a commit no ref reaches: git cannot tell which files it holds)"
     if read.command == "show" and read.names and not read.pathspec and all(":" in n for n in read.names):
         return None  # only blobs or trees by ``<rev>:<path>``: judged above and by their names
     return _pathspec_reason(read, folder, prefix)

@@ -165,3 +165,22 @@ def test_a_secret_kept_only_in_an_older_stash_entry_is_seen(tmp_path: Path) -> N
         assert _prints_secret(repo, line), line
         assert not _allowed(repo, line), line
     assert _allowed(repo, "git log -p -- a")
+
+
+def test_a_commit_no_ref_reaches_is_asked(tmp_path: Path) -> None:
+    """A dangling commit (a copied repository's loose objects) may hold any file: the store's paths the
+    pathspec is checked against are those refs and reflogs reach, so such a commit is asked."""
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a").write_text("a\n")
+    _git(tmp_path, "add", "a")
+    _git(tmp_path, "commit", "-qm", "one")
+    blob = subprocess.run([*GIT, "hash-object", "-w", "--stdin"], cwd=tmp_path, input=f"K={SECRETS[1]}\n",
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    tree = subprocess.run([*GIT, "mktree"], cwd=tmp_path, input=f"100644 blob {blob}\t.env\n",
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    stray = _git(tmp_path, "commit-tree", tree, "-m", "stray")
+    repo = {"root": str(tmp_path)}
+    for line in (f"git show {stray[:8]}", f"git diff {stray[:6]} HEAD", f"git log -p {stray[:7]}"):
+        assert _prints_secret(repo, line), line
+        assert not _allowed(repo, line), line
+    assert _allowed(repo, "git show -s HEAD") and _allowed(repo, "git log -p -- a")
