@@ -104,9 +104,22 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
+def _plain_path(root: Path, rel: str) -> str:
+    """``root/rel``, when no folder on the way is a symlink (the action may have swapped one in: nothing is
+    removed or written through it, out of the folder); else ``OSError``."""
+    base = os.path.realpath(root)
+    parent = os.path.dirname(rel)
+    where = os.path.join(base, parent) if parent else base
+    if os.path.realpath(where) != os.path.normpath(where):
+        raise OSError(f"{parent} is a symlink now")
+    return os.path.join(base, rel)
+
+
 def _put_back(path: str, entry: _Entry) -> bool:
     """Write ``entry`` at ``path`` again; ``False`` when its bytes were not kept."""
     if entry.kind == "dir":
+        if os.path.lexists(path) and not (os.path.isdir(path) and not os.path.islink(path)):
+            _remove(path)
         os.makedirs(path, exist_ok=True)
         return True
     if entry.data is None or entry.kind not in ("file", "link"):
@@ -134,7 +147,7 @@ def revert(root: Path, before: dict[str, _Entry], after: dict[str, _Entry]) -> t
         if any(rel.startswith(p + "/") for p in gone_parents):
             continue
         try:
-            _remove(os.path.join(root, rel))
+            _remove(_plain_path(root, rel))
             undone.append(rel)
             gone_parents.append(rel)
         except OSError:
@@ -146,7 +159,7 @@ def revert(root: Path, before: dict[str, _Entry], after: dict[str, _Entry]) -> t
         if now is not None and was.kind == "dir" and now.kind == "dir":
             continue
         try:
-            (undone if _put_back(os.path.join(root, rel), was) else kept).append(rel)
+            (undone if _put_back(_plain_path(root, rel), was) else kept).append(rel)
         except OSError:
             kept.append(rel)
     return undone, kept

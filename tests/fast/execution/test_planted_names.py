@@ -116,3 +116,17 @@ def test_every_generated_nested_plant_is_undone(
         # what is left is only directories made on the way to a table name (empty now)
         assert all(after[rel] is None for rel in leftovers), (leftovers, notice)
         assert {k: v for k, v in after.items() if v is not None} == {k: v for k, v in before.items() if v is not None}
+
+
+def test_nothing_is_put_back_through_a_folder_swapped_for_a_symlink(tmp_path: Path) -> None:
+    root, outside = tmp_path / "work", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (root / "sub" / ".envrc").write_text("export MINE=1\n")
+    guard = PlantGuard(root)
+    (root / "sub" / ".envrc").unlink()
+    (root / "sub").rmdir()
+    (root / "sub").symlink_to(outside)  # the action swaps the folder for a link out of it
+    notice = guard.finish()
+    assert notice is not None and "NOT undone" in notice and "sub/.envrc" in notice
+    assert list(outside.iterdir()) == []  # nothing written out of the folder
