@@ -149,16 +149,16 @@ def find_git() -> str | None:
 
 
 def run_git(
-    args: Sequence[str], cwd: Path, *, timeout: float = TIME_BOUND, git: str | None = None
+    args: Sequence[str], cwd: Path, *, timeout: float = TIME_BOUND, git: str | None = None, stdin: bytes = b""
 ) -> subprocess.CompletedProcess[bytes] | None:
-    """Run one git command the safe way (``git_argv``, ``git_env``), no stdin; ``None`` if git is missing,
-    cannot start in ``cwd`` or takes longer than ``timeout``."""
+    """Run one git command the safe way (``git_argv``, ``git_env``), ``stdin`` its input (none by default);
+    ``None`` if git is missing, cannot start in ``cwd`` or takes longer than ``timeout``."""
     try:
         return subprocess.run(
             git_argv(*args, git=git),
             cwd=cwd,
             env=git_env(),
-            stdin=subprocess.DEVNULL,
+            input=stdin,
             capture_output=True,
             timeout=timeout,
             check=False,
@@ -277,16 +277,28 @@ def repo_program_keys(cwd: Path, *, git: str | None = None, _depth: int = 0) -> 
 def repo_paths_matching(
     cwd: Path, matches: Callable[[str], bool], *, timeout: float = 10, git: str | None = None
 ) -> list[str] | None:
-    """The paths the repository at ``cwd`` holds anywhere in its store (every ref's history, the stash,
-    the index) that ``matches`` says yes to; ``None`` when git cannot tell in ``timeout`` (take it as
-    "some"). Outside a repository the list is empty."""
-    history = run_git(["rev-list", "--objects", "--all"], cwd, timeout=timeout, git=git)
+    """The paths the repository at ``cwd`` holds anywhere in its store (every path any commit of any ref or
+    reflog, every stash entry included, ever added or changed, and the index) that ``matches`` says yes to; ``None`` when
+    git cannot tell in ``timeout`` (take it as "some"). Outside a repository the list is empty.
+
+    ``rev-list --objects`` names each object once, by the first way it is reached: a blob a tag reaches
+    first gets no path, so its path in a commit is hidden there. Every commit's changes (``log
+    --name-only``, merges against each parent) name each path as it was added, whatever else reaches it."""
+    history = run_git(["rev-list", "--objects", "--all", "--reflog"], cwd, timeout=timeout, git=git)
+    changes = run_git(
+        ["log", "--all", "--reflog", "-z", "--format=", "--name-only", "--no-renames", "--diff-merges=separate",
+         "--no-ext-diff"],  # fmt: skip
+        cwd,
+        timeout=timeout,
+        git=git,
+    )
     index = run_git(["ls-files", "-z", "--cached"], cwd, timeout=timeout, git=git)
-    if history is None or index is None:
+    if history is None or index is None or changes is None:
         return None
-    if history.returncode != 0 or index.returncode != 0:
-        return [] if b"not a git repository" in history.stderr + index.stderr else None
+    if history.returncode != 0 or index.returncode != 0 or changes.returncode != 0:
+        return [] if b"not a git repository" in history.stderr + index.stderr + changes.stderr else None
     names = {line.partition(b" ")[2] for line in history.stdout.splitlines()} | set(index.stdout.split(b"\0"))
+    names |= {name.strip(b"\n") for name in changes.stdout.split(b"\0")}
     return sorted(p for name in names if name and matches(p := name.decode("utf-8", "replace")))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic_ai.messages import ToolCallPart
@@ -17,8 +18,17 @@ from pydantic_ai.messages import ToolCallPart
 from freeact_tui.actions.code import ActionOutcome, ActionProgress, CheckpointFn, CodeActionRunner
 from freeact_tui.actions.files import FileToolOptions, FileTools
 from freeact_tui.actions.ports import EmitFn, TurnPorts
-from freeact_tui.events import AgentError, AgentEvent, CodeExecutionOutput, Decision, Phase, ToolOutput
+from freeact_tui.events import (
+    AgentError,
+    AgentEvent,
+    CheckpointNotice,
+    CodeExecutionOutput,
+    Decision,
+    Phase,
+    ToolOutput,
+)
 from freeact_tui.execution.base import Executor
+from freeact_tui.execution.isolation.planted import PlantGuard
 from freeact_tui.store.event_record import KERNEL_DIED
 from freeact_tui.toolcalls import (
     CODE_TOOL,
@@ -156,12 +166,18 @@ class Dispatcher:
             self.ports.set_phase(corr, Phase.EXECUTION)
             if self.checkpoint is not None:
                 await self.checkpoint([CodeAction(code)], corr)
+            guard = await _plant_guard(executor)
             progress = ActionProgress()
             try:
                 outcome = await runner.run(executor, code, corr, progress)
             except asyncio.CancelledError:
                 self.printed[corr] = progress.text()
                 raise
+            finally:
+                planted = await asyncio.to_thread(guard.finish) if guard is not None else None
+            if planted is not None:
+                self.ports.emit(CheckpointNotice(planted, **self.ports.ids(corr)))
+                outcome = replace(outcome, content=f"{outcome.content}\n\n[{planted}]")
         if outcome.kernel_died:
             self.ports.emit(
                 AgentError(
@@ -223,6 +239,14 @@ class Dispatcher:
         outcome = await run(prompt, max_turns, corr)
         self.ports.emit(ToolOutput(outcome.content, is_error=outcome.is_error, **self.ports.ids(corr)))
         return outcome
+
+
+async def _plant_guard(executor: Executor) -> PlantGuard | None:
+    """A watch over the names that configure code for an executor whose code runs unwatched (the sandbox)."""
+    working_dir = getattr(executor, "working_dir", None)
+    if not getattr(executor, "guards_planted_names", False) or working_dir is None:
+        return None
+    return await asyncio.to_thread(PlantGuard, Path(working_dir))
 
 
 def _rejected(what: str, decision: Decision) -> ActionOutcome:

@@ -13,9 +13,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from freeact_tui.gitrun import repo_paths_matching, repo_program_keys
+from freeact_tui.gitrun import repo_program_keys
 from freeact_tui.permissions.cells import cell_matches
 from freeact_tui.reach.breadth import EFFECT_PREFIX, PATH_PREFIX, broad_allow, escape_glob, is_cell_pattern
+from freeact_tui.reach.gitnames import unseen_git_read
 from freeact_tui.reach.globs import (
     code_strings,
     expand_path,
@@ -25,7 +26,7 @@ from freeact_tui.reach.globs import (
     shell_path_words,
 )
 from freeact_tui.reach.search import searched_secrets
-from freeact_tui.shell.gitreads import BEYOND_TRACKED_NOTE, SECRET_NAMES, is_secret_name, unbounded_read
+from freeact_tui.shell.gitreads import SECRET_NAMES
 from freeact_tui.shell.programs import Unwrapped, program_name, unsafe_use, unwrap
 from freeact_tui.shell.words import (
     CommandTraits,
@@ -200,23 +201,16 @@ class CallFacts:
 
     @cached_property
     def unbounded_git(self) -> list[str]:
-        """git reads of this command that may print a secret no word names: reads of any file git holds
-        (``gitreads.unbounded_read``) in a repository whose store holds a secret-named path
-        (``gitrun.repo_paths_matching``), and reads of files git does not track."""
+        """git reads of this command that may print a secret no word names, as git reads their words
+        (``gitnames.unseen_git_read``: what each names in git's store, which stored paths its pathspec
+        reaches)."""
         reads = [words for words in self.unwrapped.commands if words and words[0] == "git"]
         if not isinstance(self.call, ShellAction) or not reads:
             return []
         where = self._runs_in()
-
-        def is_file(word: str) -> bool:
-            return where is not None and (where / word).is_file()
-
-        found = [u for words in reads if (u := unbounded_read(words, is_file)) is not None]
-        if not found or any(BEYOND_TRACKED_NOTE in u for u in found) or where is None:
-            return found
-        # It may print any file git holds: a secret only if the repository holds a secret-named path.
-        secrets = repo_paths_matching(where, is_secret_name)
-        return found if secrets is None or secrets else []
+        if where is None:
+            return ["a folder that cannot be told"]
+        return [u for words in reads if (u := unseen_git_read(words, where)) is not None]
 
     @cached_property
     def searched_secrets(self) -> list[str]:
@@ -312,9 +306,9 @@ def _command_matches(entry: RuleEntry, facts: CallFacts, call: ShellAction) -> b
     if facts.unsafe and not _names_flag(entry.pattern, facts.unsafe):
         return False
     if entry.scope in ("default", "project") and facts.unbounded_git:
-        return False  # a git read that may print any file, secrets included, with no pathspec naming it
-    if entry.scope == "default" and facts.searched_secrets:
+        return False  # a git read that may print a secret no word names (as git reads its words)
+    if entry.scope in ("default", "project") and facts.searched_secrets:
         return False  # a search that reads a secret no path word names: asked
-    if entry.scope == "default" and facts.outside:
-        return False  # the built-in read-only commands read inside the working directory only
+    if entry.scope in ("default", "project") and facts.outside:
+        return False  # the read-only table (and a project's rules, bound to it) reads inside the folder only
     return glob_matches(entry.pattern, call.command)

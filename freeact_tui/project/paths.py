@@ -57,6 +57,9 @@ CONFIGURES_CODE: dict[str, str] = {
     ".jupyter": "Jupyter's configuration folder",
     ".gitattributes": "names the filters and diff programs git runs on the folder's files",
     ".gitmodules": "names the repositories and commands git's submodules use",
+    ".envrc": "direnv runs it as a shell script whenever a shell enters the folder",
+    ".vscode": "editors run the tasks, debuggers and interpreters its settings name",
+    ".mcp.json": "coding agents start the MCP server commands it names",
 }
 """Names in the working folder that configure code the kernel or the tools it starts run later
 (a library, its test runner, the debugger, the interpreter, git), with why: writing one changes what

@@ -19,7 +19,7 @@ from typing import Any
 
 from freeact_tui.project import paths, trusted
 from freeact_tui.project.env_policy import is_secret_env, refusal
-from freeact_tui.reach.breadth import broad_allow, broad_reason
+from freeact_tui.reach.breadth import PATH_PREFIX, broad_allow, broad_reason, unread_program
 from freeact_tui.reach.resolve import real_path, resolve, subject, within
 
 _VAR_REF = re.compile(r"\$\{")
@@ -48,7 +48,7 @@ PROJECT_ALLOWED: dict[str, str] = {
         "the model server of the project (freeact keeps it in the project's config), shown when trusting; "
         "dropped when the user's own key would be sent there (``limit_layers``)"
     ),
-    "model_settings": "how the model samples (temperature, tokens)",
+    "model_settings": "how the model samples and thinks, only the keys of ``PROJECT_MODEL_SETTINGS``",
     "system_prompt": "instructions to the model, like AGENTS.md (listed when trusting)",
     "action_protocol": "how the model writes actions; each is still approved",
     "tool_discovery": "which tool-listing helpers the model gets",
@@ -81,11 +81,33 @@ PROJECT_ALLOWED: dict[str, str] = {
         "project's own folder (``PROJECT_INSIDE``)"
     ),
 }
+PROJECT_MODEL_SETTINGS: dict[str, str] = {
+    "temperature": "sampling",
+    "top_p": "sampling",
+    "top_k": "sampling",
+    "seed": "sampling",
+    "presence_penalty": "sampling",
+    "frequency_penalty": "sampling",
+    "logit_bias": "sampling",
+    "stop_sequences": "where an answer stops",
+    "max_tokens": "how long an answer may be",
+    "parallel_tool_calls": "whether tools are called in parallel",
+    "thinking": "how much the model thinks",
+    "google_thinking_config": "how much the model thinks (freeact writes it by default)",
+    "anthropic_thinking": "how much the model thinks",
+    "openai_reasoning_effort": "how much the model thinks",
+}
+"""The keys of ``model_settings`` a project may set: how the model samples and thinks. Every other key
+(``extra_headers``, ``extra_body``, ``*_store``, ``*_metadata``, a key this table does not know) reaches
+the provider request as headers or body fields: a project may not choose what is sent, with which key
+or where it is kept, so each is refused and named (#39). The user's own config may set any of them."""
 PROJECT_INSIDE: frozenset[str] = frozenset({"images_dir"})
 """The settings of ``PROJECT_ALLOWED`` that name a place the app writes to: a project may set one only to a
 path that leads, through every symlink (``reach.resolve``, the one path resolver), inside its own folder
 and into none of the names that configure git or the app (``paths.PROTECTED_NAMES``); any other value is
 refused and named."""
+# Rule kinds whose calls run programs: a project's path rule for them would allow any program by its paths.
+_RUNS_PROGRAMS = frozenset({"shell", "script", "code", "*"})
 # Isolation a project may not weaken (the user's sandbox stays a sandbox).
 _ISOLATED = ("sandbox", "docker")
 
@@ -94,15 +116,23 @@ def project_rule_refusal(effect: str, kind: str, pattern: str) -> str | None:
     """Why a project file may not hold the rule ``effect kind: pattern``, or ``None`` when it may.
 
     The one bound on a trusted project's rules (``permissions`` skips a refused rule, the trust dialog
-    names it under "Never applied"): an allow rule the app's own "broad" check calls broad. Ask rules
-    only ask more; a project has no deny rules.
+    names it under "Never applied"): an allow rule the app's own "broad" check calls broad, and a shell
+    allow rule for any program outside the app's read-only table (``breadth.unread_program``): a build,
+    test or run command does what files the agent may write say (#39). Ask rules only ask more; a
+    project has no deny rules. The user's own rules are not bounded by this.
     """
     if effect != "allow":
         return None
     if broad_allow(kind, pattern):
         return "any code may follow what it names; a project may not allow code"
     reason = broad_reason(kind, pattern, strict=True)
-    return f"{reason}; a project may not allow that much" if reason else None
+    if reason:
+        return f"{reason}; a project may not allow that much"
+    if kind in _RUNS_PROGRAMS and pattern.strip().startswith(PATH_PREFIX):
+        return "a path rule would allow any program that names the path; a project may allow only reads"
+    if kind == "shell" and (unread := unread_program(pattern)) is not None:
+        return f"{unread}; a project may allow only what the app's read-only table allows"
+    return None
 
 
 def refuse_var_refs(values: Any, where: str, path: str, notices: list[str]) -> Any:
@@ -165,10 +195,29 @@ def _bound_inside(out: dict[str, Any], where: str, notices: list[str]) -> None:
         )
 
 
+def _bound_model_settings(out: dict[str, Any], where: str, notices: list[str]) -> None:
+    """Keep only the ``model_settings`` keys of ``PROJECT_MODEL_SETTINGS``, naming each refused one."""
+    settings = out.get("model_settings")
+    if not isinstance(settings, dict):
+        return  # absent, or not a table: the config's own validation says so
+    kept: dict[str, Any] = {}
+    for key, value in settings.items():
+        if key in PROJECT_MODEL_SETTINGS:
+            kept[key] = value
+        else:
+            notices.append(
+                f"{where}: `model_settings.{key}` is ignored (a project may set only how the model samples "
+                f"and thinks: {', '.join(PROJECT_MODEL_SETTINGS)}; anything else reaches the provider "
+                "request); set it in your user config or with --config."
+            )
+    out["model_settings"] = kept
+
+
 def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[str, Any]:
     """What a (trusted) project file may set: ``data`` without the keys no project may hold."""
     out = dict(data)
     _bound_inside(out, where, notices)
+    _bound_model_settings(out, where, notices)
     freeact = Path(where).parent.name == paths.FREEACT_DIR_NAME
     for key, why in PROJECT_REFUSED.items():
         if key in out:

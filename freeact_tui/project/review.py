@@ -17,6 +17,7 @@ from freeact_tui.project import paths, trusted
 from freeact_tui.project.config import ConfigError, project_layers
 from freeact_tui.project.env_policy import refusal
 from freeact_tui.project.freeact_dir import FreeactConfigError, read_freeact_permissions
+from freeact_tui.project.generated_layout import is_app_layout
 from freeact_tui.project.policy import project_rule_refusal
 from freeact_tui.project.trust import GENERATED_DIR, SESSIONS_DIR, FileChange, TrustState
 from freeact_tui.text.safe import visible
@@ -102,9 +103,12 @@ def _describe(label: str, path: Path, outside: tuple[str, ...] = (), listing: li
             count = len({line.split("/", 1)[0] for line in listing})
             return f"{label} — {count} stored session{'s' if count != 1 else ''} (resumable once trusted)"
         if path.name == GENERATED_DIR:
-            return (
-                f"{label} — Python code the kernel imports (saved tools, generated APIs): {_names(listing)}"
-            )
+            ours = [rel for rel in listing if is_app_layout(rel)]
+            foreign = [rel for rel in listing if not is_app_layout(rel)]
+            line = f"{label} — Python code the kernel imports (saved tools, generated APIs): {_names(ours)}"
+            if foreign:  # each named: one summarised "and N more" could hide a sitecustomize.py
+                line += f"; NOT FILES THE APP GENERATES: {', '.join(foreign)}"
+            return line
         return f"{label} — other files: {_names(listing)}"
     if path.name == "AGENTS.md":
         return f"{label} — instructions added to the model's system prompt"

@@ -178,6 +178,27 @@ def _shell_breadth(pattern: str, strict: bool) -> str | None:
     return None
 
 
+def unread_program(pattern: str) -> str | None:
+    """Why a shell allow ``pattern`` may run a program not known only to read, or ``None``: every command
+    its words run (unwrapped, wildcard or not) must be a read-only program or git/pip subcommand
+    (``READ_ONLY_PROGRAMS``, ``READ_ONLY_SUBCOMMANDS``: the app's own read-only table). ``sh build.sh``,
+    ``./build.sh``, ``npm test``, ``make``, ``pytest``: what they do is defined by files the agent may
+    write, so a project may not allow them (#39)."""
+    text = pattern.strip()
+    words = command_words(text) or text.split()
+    head = list(itertools.takewhile(lambda w: not has_wildcard(w), words))
+    found = unwrap(" ".join(shlex.quote(w) for w in head))
+    if found.opaque:
+        return f"`{pattern}` runs what cannot be read here ({found.opaque[0]})"
+    if not found.commands:
+        return f"`{pattern}` matches any program"
+    for command in found.commands:
+        if not _known_to_read(command):
+            name = program_name(command[0]) if command else pattern
+            return f"`{pattern}` runs `{name}`, not a program known only to read"
+    return None
+
+
 def _family(program: str) -> str:
     """An interpreter by family: ``python3.11``, ``pypy3.10``, ``ipython3``, ``node18`` are ``python`` …"""
     return _VERSION.sub("", program) or program
@@ -193,4 +214,4 @@ def _known_to_read(words: list[str]) -> bool:
     return program in READ_ONLY_PROGRAMS
 
 
-__all__ = ["CELL_PREFIX", "PATH_PREFIX", "READ_ONLY_PROGRAMS", "READ_ONLY_SUBCOMMANDS", "RUNS_ANYTHING", "broad_allow", "broad_reason", "escape_glob", "has_wildcard", "is_cell_pattern"]
+__all__ = ["CELL_PREFIX", "PATH_PREFIX", "READ_ONLY_PROGRAMS", "READ_ONLY_SUBCOMMANDS", "RUNS_ANYTHING", "broad_allow", "broad_reason", "escape_glob", "unread_program", "has_wildcard", "is_cell_pattern"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable
+from dataclasses import dataclass
 
 SECRET_NAMES = (
     ".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key",
@@ -95,45 +95,80 @@ def _flag_in(word: str, flags: tuple[str, ...]) -> bool:
     )
 
 
-def unbounded_read(words: list[str], is_file: Callable[[str], bool]) -> str | None:
-    """Why a git command (``words``, ``git`` first) may print the contents of any tracked file, secrets
-    included, without naming it; ``None`` when it prints none or only what its pathspec names.
+# Options by which a command takes revisions no word names (every ref, the reflog, standard input).
+_MORE_REVISIONS = ("--all", "--branches", "--tags", "--remotes", "--glob", "--reflog", "--stdin",
+                   "--indexed-objects", "--alternate-refs", "--exclude", "--walk-reflogs", "-g", "--bisect")  # fmt: skip
+_RANGE = re.compile(r"\.\.\.?")
+_REV_SUFFIX = re.compile(r"\^(@|!|-\d*)$")
 
-    A read that prints contents (a commit's patch, a diff, a grep, an archive) is limited only by a
-    pathspec (the words after ``--``, or ``<rev>:<path>`` for ``show``); a pathspec bounds it when each
-    of its words names a file (``is_file``: a directory holds any file) or is a glob (which secret names
-    a glob may match, and what a file word names, ``secret_reference`` judges).
+
+@dataclass(frozen=True)
+class GitRead:
+    """A git command that may print file contents, its words as git reads them (``git_read``).
+
+    ``names``: every word before ``--`` that is not an option: a revision, a path, an option's value or a
+    grep pattern (git decides which; ``reach.gitnames`` asks git what each names as an object, so a word
+    read here as a name that git reads as a value errs towards asking); ``revisions``: what to resolve
+    for each of them (a range ``A..B`` is ``A`` and ``B``, ``^A`` is ``A``); ``pathspec``: the words after
+    ``--`` (a read with none is taken to reach every file); ``contents``: it prints the contents of the
+    files its pathspec reaches (not only names, counts or commits); ``beyond``: a flag by which it reads
+    files git does not track; ``more_revisions``: an option that adds revisions no word names.
     """
+
+    command: str
+    global_options: tuple[str, ...]
+    names: tuple[str, ...]
+    revisions: tuple[tuple[str, ...], ...]
+    pathspec: tuple[str, ...]
+    contents: bool
+    beyond: str | None
+    more_revisions: str | None
+
+
+def _revision_parts(word: str) -> tuple[str, ...]:
+    """The object names a revision word stands for: both ends of a range, ``^A``'s ``A``, ``A^@``'s ``A``
+    (an empty end is ``HEAD``)."""
+    if ":" in word:
+        return (word,)  # ``<rev>:<path>``, ``:<n>:<path>``: one object, ranges do not apply
+    parts = _RANGE.split(word) if _RANGE.search(word) else [word]
+    return tuple(_REV_SUFFIX.sub("", part.lstrip("^")) or "HEAD" for part in parts)
+
+
+def _prints_contents(command: str, options: list[str]) -> bool:
+    if command not in _UNBOUNDED:
+        return False  # ``blame``, ``cat-file``: only the object a word names (judged by what it names)
+    if command in ("log", "whatchanged"):
+        return any(_flag_in(w, _PATCH) for w in options)
+    if command in ("show", "diff", "diff-tree", "diff-index") and any(_flag_in(w, _NO_CONTENTS) for w in options):
+        return any(_flag_in(w, ("-p", "--patch", "-U", "--unified")) for w in options)
+    return True
+
+
+def git_read(words: list[str]) -> GitRead | None:
+    """The content-printing git command ``words`` (``git`` first) as git reads it, or ``None`` when it is
+    not one (``git status``, ``git ls-files`` …)."""
     args, k = words[1:], 0
     while k < len(args) and args[k].startswith("-"):
         k += 2 if args[k] in _GIT_VALUE_OPTIONS else 1
-    if k >= len(args) or args[k] not in _UNBOUNDED:
+    if k >= len(args) or args[k] not in _PRINTS_CONTENTS:
         return None
-    command, rest = args[k], args[k + 1 :]
+    global_options, command, rest = tuple(args[:k]), args[k], args[k + 1 :]
     cut = rest.index("--") if "--" in rest else len(rest)
-    options = [w for w in rest[:cut] if w.startswith("-")]
-    if command in ("log", "whatchanged") and not any(_flag_in(w, _PATCH) for w in options):
-        return None  # commit messages, names and counts: no file contents
-    if command in ("show", "diff", "diff-tree", "diff-index") and any(_flag_in(w, _NO_CONTENTS) for w in options):
-        if not any(_flag_in(w, ("-p", "--patch", "-U", "--unified")) for w in options):
-            return None
-    pathspec = rest[cut + 1 :]
-    if any(_flag_in(w, _BEYOND_TRACKED) for w in options):
-        return f"git {command} {' '.join(w for w in options if _flag_in(w, _BEYOND_TRACKED))} ({BEYOND_TRACKED_NOTE})"
-    if command == "show" and not pathspec:
-        objects = [w for w in rest[:cut] if not w.startswith("-")]
-        if objects and all(":" in w for w in objects):
-            return None  # blobs by path (``HEAD:README``): what they name is judged by ``secret_reference``
-    if command == "grep" and not pathspec:
-        pathspec = []
-    if not pathspec:
-        return f"git {command} with no pathspec (it may print any file, secrets included)"
-    for word in pathspec:
-        if any(c in word for c in "*?[") and not word.startswith(":"):
-            continue  # a glob: the secret names it may match are ``secret_reference``'s to find
-        if word.startswith(":") or not is_file(word):
-            return f"git {command} -- {word} (not one file: it may print any file below it)"
-    return None
+    options = [w for w in rest[:cut] if w.startswith("-") and w != "-"]
+    names = [w for w in rest[:cut] if w and not (w.startswith("-") and w != "-")]
+    beyond = next((w for w in options if _flag_in(w, _BEYOND_TRACKED)), None)
+    more = next((w for w in options if w.split("=", 1)[0] in _MORE_REVISIONS), None)
+    return GitRead(
+        command, global_options, tuple(names), tuple(_revision_parts(n) for n in names),
+        tuple(rest[cut + 1 :]), _prints_contents(command, options), beyond, more,
+    )  # fmt: skip
 
 
-__all__ = ["BEYOND_TRACKED_NOTE", "SECRET_NAMES", "is_secret_name", "secret_reference", "unbounded_read"]
+__all__ = [
+    "BEYOND_TRACKED_NOTE",
+    "SECRET_NAMES",
+    "GitRead",
+    "git_read",
+    "is_secret_name",
+    "secret_reference",
+]

@@ -3,8 +3,9 @@ default (issue #39, round 3).
 
 Class: ``git show <commit>``, ``git log -p``, ``git diff <a> <b>``, ``git grep``, ``git archive`` print
 whatever files a commit or the tree holds, ``.env`` and keys included, though no argument names them.
-Mechanism: ``gitreads.unbounded_read`` (a content-printing read is bounded only by a pathspec of files);
-the built-in and project allows do not apply to an unbounded read. The test runs every generated
+Mechanism: ``reach.gitnames.unseen_git_read`` (a content-printing read is bounded by its pathspec, as git
+reads it, against the secret-named paths of the store); the built-in and project allows do not apply
+to a read that reaches one. The test runs every generated
 command the rules allow in a real repository holding secrets and checks that none prints one.
 """
 

@@ -369,6 +369,9 @@ class SandboxExecutor(KernelExecutor):
         ValueError: As ``KernelExecutor``.
     """
 
+    guards_planted_names = True
+    """Each action's writes to names that configure code, at any depth, are undone (``planted``)."""
+
     def __init__(self, *, working_dir: Path, **kwargs: Any) -> None:
         kwargs["host"] = "127.0.0.1"
         super().__init__(working_dir=working_dir, **kwargs)

@@ -40,7 +40,7 @@ def test_a_project_may_not_allow_a_program_that_runs_code(pattern: str) -> None:
     assert project_rule_refusal("allow", "shell", pattern) is not None
 
 
-@pytest.mark.parametrize("pattern", ["ls *", "wc -l *", "grep -n *", "git log *", "cat src/*", "make test"])
+@pytest.mark.parametrize("pattern", ["ls *", "wc -l *", "grep -n *", "git log *", "cat src/*", "git status"])
 def test_a_project_may_still_allow_reading(pattern: str) -> None:
     assert project_rule_refusal("allow", "shell", pattern) is None
 

@@ -30,7 +30,7 @@ def project(tmp_path: Path) -> Path:
     work = tmp_path / "proj"
     (work / ".freeact").mkdir(parents=True)
     (work / ".freeact" / "permissions.toml").write_text(
-        '[[allow]]\ntype = "ShellAction"\ntool_name = "bash"\ncommand = "touch a.txt"\n'
+        '[[allow]]\ntype = "ShellAction"\ntool_name = "bash"\ncommand = "wc -l a.txt"\n'
     )
     user = PermissionRules(paths.permissions_file(), working_dir=work)
     user.add("shell", "rm *", scope="always", effect="deny")
@@ -78,7 +78,7 @@ async def test_permissions_lists_every_rule_with_where_it_lives(project: Path, t
         listed = rows(screen)
         assert ("allow", "shell", "ls *", "this session", "") in listed
         assert ("deny", "shell", "rm *", "user file", "") in listed
-        assert ("allow", "shell", "touch a.txt", "freeact project", "") in listed
+        assert ("allow", "shell", "wc -l a.txt", "freeact project", "") in listed
         assert ("allow", "code", "import os*", "user file", "broad: any code may follow") in listed
         assert ("ask", "*", "path:/proc/**", "built in", "") in listed
         assert any(row[3] == "built in" and row[2] == "git status *" for row in listed)
@@ -91,21 +91,21 @@ async def test_permissions_removes_and_changes_rules_from_the_keyboard(project: 
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_rules(pilot, app)
         rules = app.agent.permissions  # type: ignore[union-attr]
-        assert rules.check(ShellAction("touch a.txt")) == "allow"
+        assert rules.matching_rule(ShellAction("wc -l a.txt")).scope == "project"  # type: ignore[union-attr]
 
-        await select(pilot, screen, "allow", "touch a.txt")
+        await select(pilot, screen, "allow", "wc -l a.txt")
         await pilot.press("x")  # asks first: n keeps the rule
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("n")
         await until(pilot, lambda: app.screen is screen)
-        assert any(row[2] == "touch a.txt" for row in rows(screen)) and "touch" in toml.read_text()
+        assert any(row[2] == "wc -l a.txt" for row in rows(screen)) and "wc -l" in toml.read_text()
         await pilot.press("x")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")  # removed from the freeact project file
         await until(pilot, lambda: app.screen is screen)
-        assert not any(row[2] == "touch a.txt" for row in rows(screen))
-        assert "touch" not in toml.read_text()
-        assert rules.check(ShellAction("touch a.txt")) == "ask"
+        assert not any(row[2] == "wc -l a.txt" for row in rows(screen))
+        assert "wc -l" not in toml.read_text()
+        assert rules.matching_rule(ShellAction("wc -l a.txt")).scope == "default"  # type: ignore[union-attr]
 
         await select(pilot, screen, "deny", "rm *")
         await pilot.press("k")  # deny -> ask, in the user file
@@ -129,7 +129,7 @@ async def test_permissions_removes_and_changes_rules_from_the_keyboard(project: 
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, PermissionsScreen))
     data = tomllib.loads(toml.read_text())
-    assert all(rule.get("command") != "touch a.txt" for rule in data.get("allow", []))
+    assert all(rule.get("command") != "wc -l a.txt" for rule in data.get("allow", []))
 
 
 class RulesHost(App[None]):
