@@ -194,6 +194,11 @@ class TurnUpdates:
             return []
         return [update_agent_message_text(info_note(event.text))]
 
+    def _checkpoint(self, event: CheckpointNotice) -> list[Update]:
+        """What a checkpoint left out (an /undo will not restore it) or what the app undid after a sandboxed
+        action (a planted `.git/config`): files on the editor's disk changed or unprotected, an info line."""
+        return [update_agent_message_text(info_note(event.text))]
+
     def _error(self, event: AgentError) -> list[Update]:
         if event.agent_id != "main":  # a subagent's error ends its task (``SubagentStatus``)
             return []
@@ -330,6 +335,7 @@ EVENT_UPDATES: dict[type[AgentEvent], EventHandler] = {
     Cancelled: TurnUpdates._cancelled,
     AgentError: TurnUpdates._error,
     ProjectFileRefused: TurnUpdates._refused,
+    CheckpointNotice: TurnUpdates._checkpoint,
 }
 """Every kind of agent event that becomes ``session/update``s here, and how: the one place agent events
 become ACP updates. Every step of the agent (ran, refused, rejected, broken, unknown tool, guarded, cut
@@ -344,7 +350,6 @@ NOT_SHOWN: dict[type[AgentEvent], str] = {
     ModelRetry: "a transient model error retried within the same request",
     KernelStatus: "the kernel's state; a failure that ends a call ends it with its output or an AgentError",
     ProtocolSwitch: "the action protocol is the agent's business; its actions show as tool calls",
-    CheckpointNotice: "checkpoints are the app's (/undo); nothing for an editor to act on",
     OutputClaim: "a note on the model's text, which the client has",
     Compacting: "a /compact command answers with its own text",
     Compacted: "a /compact command answers with its own text",
