@@ -19,6 +19,7 @@ from functools import cache
 
 from freeact_tui.effects.classes import Kind
 from freeact_tui.effects.settings_table import MODULE_NAME_OPTIONS, SETTINGS, SETTINGS_READS, Settings
+from freeact_tui.effects.signatures import SIGNATURES
 
 PURE_BUILTINS = frozenset(
     "abs aiter all anext any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod "
@@ -362,18 +363,36 @@ SAFE_KEYWORDS = frozenset(
 """Keywords of the functions that touch files that change no more than how (``allow_pickle``,
 ``opener`` and any other keyword make the call "cannot tell")."""
 
+DATA_PARAMETERS = frozenset(
+    "arr X args kwds topdown count offset skip_header skip_footer missing_values filling_values excludelist "
+    "deletechars replace_space autostrip case_sensitive defaultfmt unpack usemask loose invalid_raise max_rows "
+    "ndmin fix_imports max_header_size ignore_errors strict".split()
+)
+"""Parameters of the functions that touch files (``signatures``) that carry data or change no more than
+how, by any spelling: an array to save, a count, a flag that changes no file touched (``converters``,
+``onerror``, ``allow_pickle``, ``followlinks``, ``copy_function`` and any other make the call "cannot tell")."""
+
 PLOT_BACKENDS = frozenset(
     "inline agg svg pdf ps pgf template matplotlib module://matplotlib_inline.backend_inline".split()
 )
 """Backend names that import only modules shipped with matplotlib, pandas or the kernel (any other
 value, ``module://helper`` or ``qt`` whose binding may be missing, may import a file of the folder)."""
 
-MODULE_NAME_ARGS: dict[str, tuple[int, str]] = {"matplotlib.use": (0, "backend")}
-"""Understood functions an argument of which names a module to import (position, keyword); any call's
-``backend=`` keyword is one too (``df.plot(backend=...)``)."""
+MODULE_NAME_ARGS: dict[str, str] = {"matplotlib.use": "backend"}
+"""Understood functions a parameter of which names a module to import (bound by ``signatures``, whatever
+the spelling); any call's ``backend=`` keyword is one too (``df.plot(backend=...)``)."""
 
 OPTION_SETTERS = frozenset({"pandas.set_option", "pandas.option_context"})
 """Setters of options by a key pattern (a regular expression searched in the option names)."""
+
+
+def has_rule(dotted: str) -> bool:
+    """Whether the reading judges a call of ``dotted`` by its arguments (a path it touches, a module it
+    imports, an option it sets): used as a value, anywhere but as the callee of a call the binder binds
+    (``map(matplotlib.use, …)``, ``key=``, a default, a decorator), it is that call with arguments the
+    reading never sees: it cannot be told."""
+    return dotted in MODULE_NAME_ARGS or dotted in OPTION_SETTERS or dotted in SIGNATURES
+
 
 ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot"}
 """Nothing is imported under these names implicitly; listed so that the words name the library."""
@@ -481,6 +500,7 @@ __all__ = [
     "PATH_WRITES",
     "PURE_METHODS",
     "SAFE_KEYWORDS",
+    "DATA_PARAMETERS",
     "SETTINGS",
     "SETTINGS_READS",
     "Settings",
@@ -499,6 +519,7 @@ __all__ = [
     "Module",
     "Touch",
     "has_name",
+    "has_rule",
     "module_rule",
     "name_in",
 ]

@@ -35,7 +35,7 @@ import os
 import re
 from collections.abc import Callable
 
-from freeact_tui.effects import known
+from freeact_tui.effects import known, signatures
 from freeact_tui.effects.bindings import bind
 from freeact_tui.effects.classes import Found, Kind
 from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
@@ -266,7 +266,7 @@ class PythonReader:
         if name in self.b.imports:
             # a module (or a function that touches something) as a value: where it goes cannot be followed
             target = self._imported_at(node)
-            if target in known.MODULES or self._module_used(target) != "pure":
+            if target in known.MODULES or self._module_used(target) != "pure" or known.has_rule(target):
                 raise _Unknown(f"passes {name} around as a value")
             return
         if id(node) in self.b.definite or (name in known.PURE_BUILTINS and not self.b.bound(name)):
@@ -334,7 +334,11 @@ class PythonReader:
         if dotted is not None:
             if not isinstance(node.ctx, ast.Load):
                 raise _Unknown(f"changes {dotted}")
-            if dotted in known.MODULES or not isinstance(self._module_used(dotted), str):
+            if (
+                dotted in known.MODULES
+                or not isinstance(self._module_used(dotted), str)
+                or known.has_rule(dotted)
+            ):
                 raise _Unknown(f"passes {dotted} around as a value")
             return
         if not isinstance(node.ctx, ast.Load) and not self._cell_made(node.value):
@@ -375,43 +379,62 @@ class PythonReader:
         for arg in [*call.args, *(k.value for k in call.keywords)]:
             self._visit(arg)
 
-    def _touch(self, call: ast.Call, touch: known.Touch, what: str) -> None:
-        def arg(position: int, keyword: str) -> ast.expr | None:
-            if 0 <= position < len(call.args):
-                return call.args[position]
-            return next((k.value for k in call.keywords if k.arg == keyword), None)
+    def _bind(
+        self, call: ast.Call, signature: signatures.Signature, what: str, *, skip: int = 0
+    ) -> list[tuple[str, ast.expr]]:
+        """``call`` bound to the parameters of the function it calls (``signatures``: the one binder)."""
+        try:
+            return signatures.bind(call, signature, self.b.constant, skip=skip)
+        except signatures.CannotBind as e:
+            raise _Unknown(f"{what} with {e}") from None
 
+    def _touch(self, call: ast.Call, touch: known.Touch, what: str, signature: signatures.Signature) -> None:
+        """A function that touches files: its BOUND path parameters judged as paths, every other bound
+        parameter one that changes no more than how (``known.SAFE_KEYWORDS``, ``known.DATA_PARAMETERS``)."""
+
+        def name(position: int, keyword: str) -> str:
+            return signature.positional[position] if 0 <= position < len(signature.positional) else keyword
+
+        kinds = {name(p, k): Kind.READS for p, k in touch.reads} | {
+            name(p, k): Kind.WRITES for p, k in touch.writes
+        }
         named = False
-        for positions, kind in ((touch.reads, Kind.READS), (touch.writes, Kind.WRITES)):
-            for position, keyword in positions:
-                value = arg(position, keyword)
-                if value is None:
-                    continue
+        for parameter, value in self._bind(call, signature, what):
+            if parameter in kinds:
                 path = self._const(value)
                 if path is None:
                     raise _Unknown(f"{what} with a path built at run time")
-                self.found += self.check_path(path, kind)
+                self.found += self.check_path(path, kinds[parameter])
                 named = True
+            elif parameter not in known.SAFE_KEYWORDS and parameter not in known.DATA_PARAMETERS:
+                raise _Unknown(f"{what} with {parameter}=")
         if not named and touch.bare is not None:
             self.found.append(Found(touch.bare, what))
         elif not named and touch.writes and not touch.optional:
             raise _Unknown(f"{what} with its path given in a way the reading does not follow")
         elif not named and touch.reads:
             self.found += self.check_path(".", Kind.READS)  # ``os.listdir()``: the folder itself
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            raise _Unknown(f"{what} with unpacked arguments")
-        path_keywords = {keyword for _, keyword in (*touch.reads, *touch.writes)}
-        for k in call.keywords:
-            if k.arg not in path_keywords and k.arg not in known.SAFE_KEYWORDS:
-                raise _Unknown(f"{what} with {k.arg}=")
         self._args(call)
 
     def _module_names(self, call: ast.Call, dotted: str | None) -> None:
-        """A value that names a module to import (a plot backend, an option that is one) must be a known one."""
-        named = [k.value for k in call.keywords if k.arg == "backend"]
+        """A value that names a module to import (a plot backend, an option that is one) must be a known one:
+        ``backend=`` of any call, and the bound module-naming parameter of a function that has one."""
+        try:
+            keywords = signatures.expanded_keywords(list(call.keywords), self.b.constant)
+        except signatures.CannotBind as e:
+            if dotted in known.OPTION_SETTERS or not self._own_callee(call.func):
+                # ``**options`` may hold ``backend=`` (``df.plot(**opts)``, ``fig.savefig(**opts)``)
+                raise _Unknown(f"a call with {e}") from None
+            keywords = []
+        named = [value for keyword, value in keywords if keyword == "backend"]
         if dotted in known.MODULE_NAME_ARGS:
-            position, keyword = known.MODULE_NAME_ARGS[dotted]
-            named += call.args[position : position + 1] + [k.value for k in call.keywords if k.arg == keyword]
+            parameter = known.MODULE_NAME_ARGS[dotted]
+            bound = self._bind(call, signatures.SIGNATURES[dotted], dotted)
+            named = [value for name, value in bound if name == parameter]
+            if not named:
+                raise _Unknown(
+                    f"{dotted} with the module it imports given in a way the reading does not follow"
+                )
         if dotted in known.OPTION_SETTERS:
             if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
                 raise _Unknown(f"{dotted} with arguments the reading does not follow")
@@ -429,6 +452,12 @@ class PythonReader:
             name = self._const(value)
             if name is None or name.lower() not in known.PLOT_BACKENDS:
                 raise _Unknown(f"names a module to import: {name!r}" if name else "names a module to import")
+
+    def _own_callee(self, func: ast.expr) -> bool:
+        """A callee whose parameters no rule is about: the cell's own function or class, a pure builtin."""
+        if not isinstance(func, ast.Name):
+            return False
+        return self.b.callable(func) or (func.id in known.PURE_BUILTINS and not self.b.bound(func.id))
 
     def _call(self, call: ast.Call) -> None:
         if self.settings.call(call):
@@ -449,9 +478,10 @@ class PythonReader:
         if dotted is not None:
             what = self._module_used(dotted)
             if isinstance(what, known.Touch):
+                signature = self._signature(dotted)
                 if dotted in _MOVES:
-                    return self._move(lambda: self._touch(call, what, dotted))
-                return self._touch(call, what, dotted)
+                    return self._move(lambda: self._touch(call, what, dotted, signature))
+                return self._touch(call, what, dotted, signature)
             return self._args(call)
         return self._call_method(call, func)
 
@@ -475,7 +505,8 @@ class PythonReader:
                 k.arg is None or "path" in k.arg or "buf" in k.arg or k.arg in ("fname", "excel_writer")
                 for k in call.keywords
             ):
-                return self._touch(call, known.Touch(writes=((0, "path_or_buf"),)), f".{method}()")
+                writes = known.Touch(writes=((0, "path_or_buf"),))
+                return self._touch(call, writes, f".{method}()", signatures.WRITES_ITS_ARGUMENT)
             return None
         if self._is_path(func.value) and method not in known.PATH_PURE:
             raise _Unknown(f"calls .{method}() on a path built at run time")
@@ -500,7 +531,7 @@ class PythonReader:
             target = self._imported_at(func)
             what = self._module_used(target)
             if isinstance(what, known.Touch):
-                return self._touch(call, what, target)
+                return self._touch(call, what, target, self._signature(target))
             return self._args(call)
         if self.b.callable(func) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
             return self._args(call)
@@ -522,28 +553,32 @@ class PythonReader:
 
             def move() -> None:
                 self.found += self.check_path(path, Kind.WRITES)
-                self._touch(call, known.Touch(writes=((0, "target"),)), f".{method}()")
+                moves = known.Touch(writes=((0, "target"),))
+                self._touch(call, moves, f".{method}()", signatures.MOVES_TO_ITS_ARGUMENT)
 
             return self._move(move)
         raise _Unknown(f"calls .{method}() on a path")
 
+    def _signature(self, dotted: str) -> signatures.Signature:
+        signature = signatures.SIGNATURES.get(dotted)
+        if signature is None:  # a rule without a parameter list: its arguments cannot be bound
+            raise _Unknown(f"calls {dotted}, whose parameters the reading does not know")
+        return signature
+
     def _open(self, call: ast.Call, path: str | None) -> None:
-        args = list(call.args)
+        """``open(file, mode, ...)`` or ``Path(...).open(mode, ...)``, judged by its bound parameters."""
+        name = "open" if path is None else "pathlib.Path.open"
+        bound = dict(self._bind(call, signatures.SIGNATURES[name], "opens a file"))
         if path is None:
-            if not args:
+            if "file" not in bound:
                 raise _Unknown("opens a file given at run time")
-            path = self._const(args.pop(0))
+            path = self._const(bound["file"])
             if path is None:
                 raise _Unknown("opens a path built at run time")
-        mode_node = args[0] if args else next((k.value for k in call.keywords if k.arg == "mode"), None)
-        mode = "r" if mode_node is None else self._const(mode_node)
-        if (
-            mode is None
-            or any(k.arg is None for k in call.keywords)
-            or any(isinstance(a, ast.Starred) for a in args)
-        ):
+        mode = "r" if "mode" not in bound else self._const(bound["mode"])
+        if mode is None:
             raise _Unknown("opens a file in a mode given at run time")
-        if any(k.arg not in known.SAFE_KEYWORDS for k in call.keywords) or len(args) > 5:
+        if any(p not in ("file", "mode") and p not in known.SAFE_KEYWORDS for p in bound):
             raise _Unknown("opens a file with an opener or options the reading does not follow")
         kind = Kind.WRITES if _WRITE_MODES & set(mode) else Kind.READS
         self.found += self.check_path(path, kind)
