@@ -373,10 +373,15 @@ how, by any spelling: an array to save, a count, a flag that changes no file tou
 ``onerror``, ``allow_pickle``, ``followlinks``, ``copy_function`` and any other make the call "cannot tell")."""
 
 PLOT_BACKENDS = frozenset(
-    "inline agg svg pdf ps pgf template matplotlib module://matplotlib_inline.backend_inline".split()
+    "inline agg svg pdf ps template matplotlib module://matplotlib_inline.backend_inline".split()
 )
 """Backend names that import only modules shipped with matplotlib, pandas or the kernel (any other
-value, ``module://helper`` or ``qt`` whose binding may be missing, may import a file of the folder)."""
+value, ``module://helper`` or ``qt`` whose binding may be missing, may import a file of the folder; ``pgf``
+runs LaTeX on every save)."""
+
+PROGRAM_KEYWORDS = frozenset(key.rsplit(".", 1)[-1] for key in SETTINGS["matplotlib.rcParams"].program_keys)
+"""Keywords named as a setting that runs a program (``text.usetex``: ``plt.text(..., usetex=True)`` runs
+LaTeX when it draws): an artist's or a call's own copy of that setting, judged as the setting is."""
 
 MODULE_NAME_ARGS: dict[str, str] = {"matplotlib.use": "backend"}
 """Understood functions a parameter of which names a module to import (bound by ``signatures``, whatever
@@ -515,6 +520,7 @@ __all__ = [
     "MODULE_NAME_OPTIONS",
     "OPTION_SETTERS",
     "PLOT_BACKENDS",
+    "PROGRAM_KEYWORDS",
     "PURE_BUILTINS",
     "Module",
     "Touch",

@@ -427,6 +427,8 @@ class PythonReader:
                 raise _Unknown(f"a call with {e}") from None
             keywords = []
         named = [value for keyword, value in keywords if keyword == "backend"]
+        if not self._own_callee(call.func):
+            self._program_keywords(keywords)
         if dotted in known.MODULE_NAME_ARGS:
             parameter = known.MODULE_NAME_ARGS[dotted]
             bound = self._bind(call, signatures.SIGNATURES[dotted], dotted)
@@ -452,6 +454,13 @@ class PythonReader:
             name = self._const(value)
             if name is None or name.lower() not in known.PLOT_BACKENDS:
                 raise _Unknown(f"names a module to import: {name!r}" if name else "names a module to import")
+
+    def _program_keywords(self, keywords: list[tuple[str, ast.expr]]) -> None:
+        """A keyword named as a setting that runs a program (``usetex=True``: LaTeX at draw time)."""
+        for keyword, value in keywords:
+            off = isinstance(value, ast.Constant) and value.value in (False, None)
+            if keyword in known.PROGRAM_KEYWORDS and not off:
+                self.found.append(Found(Kind.PROGRAMS, f"{keyword}= (a program it runs when it draws or saves)"))
 
     def _own_callee(self, func: ast.expr) -> bool:
         """A callee whose parameters no rule is about: the cell's own function or class, a pure builtin."""

@@ -30,6 +30,7 @@ from freeact_tui.effects.magics import NO_VAR_EXPAND, expands, magic_words, writ
 from freeact_tui.effects.pycode import read_python
 from freeact_tui.project.paths import runs_later
 from freeact_tui.reach.named_paths import named_paths
+from freeact_tui.shell.gitreads import is_secret_name
 from freeact_tui.shell.programs import run_commands
 from freeact_tui.shell.words import split_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
@@ -69,6 +70,8 @@ class _Paths:
         shown = os.path.relpath(full, self.root)
         if kind == Kind.WRITES and runs_later(shown):
             return [Found(Kind.CONTROLS, shown)]  # git's hooks and config, the app's files, importable code
+        if is_secret_name(shown):
+            return [Found(Kind.ENVIRONMENT, shown)]  # ``.git/config``, ``.netrc``: the one secret table
         return [Found(kind, shown)]
 
 
