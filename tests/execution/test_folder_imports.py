@@ -115,3 +115,18 @@ async def test_any_folder_module_is_found_by_the_cell_and_never_by_a_library(
     _, result = await run(ex, f"import {module}\nprint({module}.VALUE)")
     assert result.text == module, result.text
     assert _ran(work) == [f"RAN-{module}"]
+
+
+async def test_an_rc_files_figure_hooks_import_no_folder_module(folder_kernel: tuple[KernelExecutor, Path]) -> None:
+    """A shipped rc file's ``figure.hooks: hookmod:f`` is imported by matplotlib, not by the cell: refused."""
+    ex, work = folder_kernel
+    (work / "hookmod.py").write_text(_payload(work, "hookmod") + "def f(fig):\n    pass\n")
+    (work / "shipped-rc.txt").write_text("figure.hooks: hookmod:f\n")
+    cell = (
+        "import matplotlib\nmatplotlib.rc_file('shipped-rc.txt')\nimport matplotlib.pyplot as plt\n"
+        "try:\n    plt.figure()\nexcept ImportError as e:\n    print('refused', type(e).__name__)\n"
+        "finally:\n    matplotlib.rc_file_defaults()"
+    )
+    _, result = await run(ex, cell)
+    assert result.text == "refused ModuleNotFoundError", result.text
+    assert _ran(work) == []
