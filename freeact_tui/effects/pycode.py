@@ -418,7 +418,8 @@ class PythonReader:
 
     def _module_names(self, call: ast.Call, dotted: str | None) -> None:
         """A value that names a module to import (a plot backend, an option that is one) must be a known one:
-        ``backend=`` of any call, and the bound module-naming parameter of a function that has one."""
+        ``backend=`` of any call, and the bound module-naming parameter of a function that has one. The other
+        keywords judged by name on any call (``format=``, ``usetex=``) are judged here too, ``**{...}`` spread."""
         try:
             keywords = signatures.expanded_keywords(list(call.keywords), self.b.constant)
         except signatures.CannotBind as e:
@@ -427,6 +428,9 @@ class PythonReader:
                 raise _Unknown(f"a call with {e}") from None
             keywords = []
         named = [value for keyword, value in keywords if keyword == "backend"]
+        for keyword, value in keywords:  # a ``{``-style log format is a template applied to the record
+            if keyword == "format" and template_follows(self._const(value) or ""):
+                raise _Unknown("a format= template that reaches into its arguments")
         if not self._own_callee(call.func):
             self._program_keywords(keywords)
         if dotted in known.MODULE_NAME_ARGS:
@@ -471,9 +475,6 @@ class PythonReader:
     def _call(self, call: ast.Call) -> None:
         if self.settings.call(call):
             return
-        for k in call.keywords:  # a ``{``-style log format is a template applied to the record
-            if k.arg == "format" and template_follows(self._const(k.value) or ""):
-                raise _Unknown("a format= template that reaches into its arguments")
         func = call.func
         imported = (
             self._imported_at(func) if isinstance(func, ast.Name) and func.id in self.b.imports else None

@@ -231,3 +231,32 @@ STILL_IN_FOLDER = [
 def test_plain_in_folder_spellings_still_read_as_in_folder_work(code: str, folder: Path) -> None:
     found = read_effects(CodeAction(code), folder)
     assert found.effect_class in FOLDER_CLASSES, (code, describe(found))
+
+
+# -- keywords judged by name on any call are judged in every keyword spelling --------------------------
+
+_KEYWORD_RULES = [
+    ("backend", "'module://helper'"),
+    ("format", "'{asctime.__class__}'"),
+    ("format", "'{x.y}'"),
+    *[(k, "True") for k in sorted(known.PROGRAM_KEYWORDS)],
+]
+_CALLEES = [
+    "import matplotlib.pyplot as plt\nplt.savefig('a.pdf', {kw})",
+    "import matplotlib.pyplot as plt\nplt.text(0, 0, 'x', {kw})",
+    "import logging\nlogging.basicConfig(style='{{', {kw})",
+    "import pandas as pd\npd.DataFrame({{'a': [1]}}).plot({kw})",
+]
+
+
+@_SETTINGS
+@given(rule=st.sampled_from(_KEYWORD_RULES), callee=st.sampled_from(_CALLEES))
+def test_a_keyword_judged_by_name_is_judged_in_every_spelling(
+    rule: tuple[str, str], callee: str, folder: Path
+) -> None:
+    name, value = rule
+    spellings = [f"{name}={value}", f"**{{{name!r}: {value}}}", f"**dict({name}={value})"]
+    codes = [callee.format(kw=kw) for kw in spellings]
+    codes.append(callee.format(kw="**opts").replace("\n", f"\nopts = {{{name!r}: {value}}}\n", 1))
+    verdicts = {code: _reading(code, folder) for code in codes}
+    assert all(v in ("cannot tell", "programs") for v in verdicts.values()), verdicts
