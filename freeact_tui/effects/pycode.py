@@ -87,6 +87,7 @@ class PythonReader:
         """The cell's functions and methods whose bodies touch something (an effect was found in them)."""
         self.valued: set[str] = set()
         """Names of the cell's functions and methods taken as values (not called on the spot)."""
+        self.spread_only = _spread_only(tree)
 
     def read(self) -> list[Found]:
         self._visit(self.tree)
@@ -384,7 +385,7 @@ class PythonReader:
     ) -> list[tuple[str, ast.expr]]:
         """``call`` bound to the parameters of the function it calls (``signatures``: the one binder)."""
         try:
-            return signatures.bind(call, signature, self.b.constant, skip=skip)
+            return signatures.bind(call, signature, self._spread, skip=skip)
         except signatures.CannotBind as e:
             raise _Unknown(f"{what} with {e}") from None
 
@@ -421,7 +422,7 @@ class PythonReader:
         ``backend=`` of any call, and the bound module-naming parameter of a function that has one. The other
         keywords judged by name on any call (``format=``, ``usetex=``) are judged here too, ``**{...}`` spread."""
         try:
-            keywords = signatures.expanded_keywords(list(call.keywords), self.b.constant)
+            keywords = signatures.expanded_keywords(list(call.keywords), self._spread)
         except signatures.CannotBind as e:
             if dotted in known.OPTION_SETTERS or not self._own_callee(call.func):
                 # ``**options`` may hold ``backend=`` (``df.plot(**opts)``, ``fig.savefig(**opts)``)
@@ -465,6 +466,14 @@ class PythonReader:
             off = isinstance(value, ast.Constant) and value.value in (False, None)
             if keyword in known.PROGRAM_KEYWORDS and not off:
                 self.found.append(Found(Kind.PROGRAMS, f"{keyword}= (a program it runs when it draws or saves)"))
+
+    def _spread(self, node: ast.expr) -> ast.expr | None:
+        """The literal a name spread into a call (``**opts``, ``*args``) holds: its one binding's, when the
+        cell uses the name nowhere else (``opts['backend'] = …``, ``opts.update(…)`` or an alias would change
+        it after the binding)."""
+        if isinstance(node, ast.Name) and node.id in self.spread_only:
+            return self.b.constant(node)
+        return None
 
     def _own_callee(self, func: ast.expr) -> bool:
         """A callee whose parameters no rule is about: the cell's own function or class, a pure builtin."""
@@ -593,6 +602,19 @@ class PythonReader:
         kind = Kind.WRITES if _WRITE_MODES & set(mode) else Kind.READS
         self.found += self.check_path(path, kind)
         self._args(call)
+
+
+def _spread_only(tree: ast.Module) -> frozenset[str]:
+    """Names every use of which is a spread into a call (``f(*args)``, ``f(**opts)``)."""
+    loads: dict[str, int] = {}
+    spreads: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads[node.id] = loads.get(node.id, 0) + 1
+        spread = node.value if isinstance(node, ast.Starred) or (isinstance(node, ast.keyword) and node.arg is None) else None
+        if isinstance(spread, ast.Name):
+            spreads[spread.id] = spreads.get(spread.id, 0) + 1
+    return frozenset(name for name, count in loads.items() if spreads.get(name) == count)
 
 
 def read_python(tree: ast.Module, check_path: PathCheck) -> list[Found]:

@@ -260,3 +260,31 @@ def test_a_keyword_judged_by_name_is_judged_in_every_spelling(
     codes.append(callee.format(kw="**opts").replace("\n", f"\nopts = {{{name!r}: {value}}}\n", 1))
     verdicts = {code: _reading(code, folder) for code in codes}
     assert all(v in ("cannot tell", "programs") for v in verdicts.values()), verdicts
+
+
+# -- a literal spread into a call is its binding's only while nothing else can change it ---------------
+
+_CHANGES = [
+    "{n}[{k!r}] = {v}",
+    "{n}.update({{{k!r}: {v}}})",
+    "{n}.setdefault({k!r}, {v})",
+    "alias = {n}\nalias[{k!r}] = {v}",
+    "def change():\n    {n}[{k!r}] = {v}\nchange()",
+    "[{n}.__setitem__({k!r}, {v})]",
+]
+_SPREAD = [
+    ("import matplotlib\nopts = {{'backend': 'agg'}}\n{change}\nmatplotlib.use(**opts)", "opts", "backend", "'module://helper'"),
+    ("import logging\nopts = {{'format': '%(x)s'}}\n{change}\nlogging.basicConfig(style='{{', **opts)", "opts", "format", "'{x.y}'"),
+    ("import numpy as np\nopts = {{'file': 'd.npy'}}\n{change}\nnp.load(**opts)", "opts", "allow_pickle", "True"),
+    ("import numpy as np\nargs = ['d.npy', None, False]\n{change}\nnp.load(*args)", "args", 2, "True"),
+]
+
+
+@_SETTINGS
+@given(spread=st.sampled_from(_SPREAD), change=st.sampled_from(_CHANGES))
+def test_a_spread_literal_the_cell_changes_cannot_be_told(
+    spread: tuple[str, str, object, str], change: str, folder: Path
+) -> None:
+    template, name, key, value = spread
+    code = template.format(change=change.format(n=name, k=key, v=value))
+    assert _reading(code, folder) == "cannot tell", code
