@@ -366,7 +366,7 @@ SAFE_KEYWORDS = frozenset(
 DATA_PARAMETERS = frozenset(
     "arr X args kwds topdown count offset skip_header skip_footer missing_values filling_values excludelist "
     "deletechars replace_space autostrip case_sensitive defaultfmt unpack usemask loose invalid_raise max_rows "
-    "ndmin fix_imports max_header_size ignore_errors strict".split()
+    "ndmin fix_imports max_header_size ignore_errors strict data pattern missing_ok case_sensitive".split()
 )
 """Parameters of the functions that touch files (``signatures``) that carry data or change no more than
 how, by any spelling: an array to save, a count, a flag that changes no file touched (``converters``,

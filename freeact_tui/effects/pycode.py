@@ -562,11 +562,12 @@ class PythonReader:
             return self._args(call)
         if method == "open":
             return self._open(call, path)
-        if method in known.PATH_READS:
-            self.found += self.check_path(path, Kind.READS)
-            return self._args(call)
-        if method in known.PATH_WRITES:
-            self.found += self.check_path(path, Kind.WRITES)
+        if method in known.PATH_READS or method in known.PATH_WRITES:
+            # every argument bound and judged (``rglob('*', recurse_symlinks=True)`` leaves the folder)
+            for parameter, _ in self._bind(call, self._signature(f"pathlib.Path.{method}"), f".{method}()"):
+                if parameter not in known.SAFE_KEYWORDS and parameter not in known.DATA_PARAMETERS:
+                    raise _Unknown(f".{method}() with {parameter}=")
+            self.found += self.check_path(path, Kind.READS if method in known.PATH_READS else Kind.WRITES)
             return self._args(call)
         if method in known.PATH_MOVES and len(call.args) == 1 and not call.keywords:
 

@@ -54,6 +54,21 @@ _TEXT: dict[str, str] = {
     # builtins and pathlib
     "open": "file mode buffering encoding errors newline closefd opener",
     "pathlib.Path.open": "mode buffering encoding errors newline",
+    # a path's reads and writes (the receiver aside), as the newest Python has them: a later keyword
+    # (``recurse_symlinks``) is bound by name, and judged, whichever Python the kernel runs
+    **{f"pathlib.Path.{n}": "" for n in "read_bytes is_symlink lstat iterdir absolute rmdir".split()},
+    **{f"pathlib.Path.{n}": "* follow_symlinks" for n in "exists is_file is_dir stat owner group".split()},
+    "pathlib.Path.read_text": "encoding errors newline",
+    "pathlib.Path.glob": "pattern * case_sensitive recurse_symlinks",
+    "pathlib.Path.rglob": "pattern * case_sensitive recurse_symlinks",
+    "pathlib.Path.resolve": "strict",
+    "pathlib.Path.samefile": "other_path",
+    "pathlib.Path.write_text": "data encoding errors newline",
+    "pathlib.Path.write_bytes": "data",
+    "pathlib.Path.mkdir": "mode parents exist_ok",
+    "pathlib.Path.touch": "mode exist_ok",
+    "pathlib.Path.unlink": "missing_ok",
+    "pathlib.Path.chmod": "mode * follow_symlinks",
     # numpy
     "numpy.load": "file mmap_mode allow_pickle fix_imports encoding * max_header_size",
     "numpy.loadtxt": "fname dtype comments delimiter converters skiprows usecols unpack ndmin encoding max_rows "

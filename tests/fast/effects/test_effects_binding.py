@@ -288,3 +288,43 @@ def test_a_spread_literal_the_cell_changes_cannot_be_told(
     template, name, key, value = spread
     code = template.format(change=change.format(n=name, k=key, v=value))
     assert _reading(code, folder) == "cannot tell", code
+
+
+# -- a path's own reads and writes bind their arguments too ------------------------------------------
+
+_PATH_RISKY = [
+    ("rglob", "'*'", "recurse_symlinks", "True"),
+    ("glob", "'*'", "recurse_symlinks", "True"),
+    ("exists", None, "follow_symlinks", "False"),
+    ("stat", None, "follow_symlinks", "False"),
+    ("samefile", None, "other_path", "'b.txt'"),
+    ("chmod", "0o644", "follow_symlinks", "False"),
+]
+
+
+@pytest.mark.parametrize(("method", "first", "parameter", "value"), _PATH_RISKY)
+def test_a_path_methods_risky_parameter_cannot_be_told_in_any_spelling(
+    method: str, first: str | None, parameter: str, value: str, folder: Path
+) -> None:
+    lead = f"{first}, " if first else ""
+    spellings = [f"{lead}{parameter}={value}", f"{lead}**{{{parameter!r}: {value}}}"]
+    if parameter == "other_path":
+        spellings.append(value)
+    for arguments in spellings:
+        code = f"from pathlib import Path\nprint(Path('a.txt').{method}({arguments}))"
+        assert _reading(code, folder) == "cannot tell", code
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from pathlib import Path\nprint(list(Path('.').rglob('*')))",
+        "from pathlib import Path\nprint(Path('a.txt').read_text(**{'encoding': 'utf-8'}))",
+        "from pathlib import Path\nPath('a.txt').write_text('x', 'utf-8', 'strict')",
+        "from pathlib import Path\nPath('d').mkdir(parents=True, exist_ok=True)",
+        "from pathlib import Path\nPath('a.txt').unlink(missing_ok=True)",
+    ],
+)
+def test_plain_path_reads_and_writes_still_read_as_in_folder_work(code: str, folder: Path) -> None:
+    found = read_effects(CodeAction(code), folder)
+    assert found.effect_class in FOLDER_CLASSES, (code, describe(found))
