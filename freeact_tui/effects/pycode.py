@@ -381,11 +381,11 @@ class PythonReader:
             self._visit(arg)
 
     def _bind(
-        self, call: ast.Call, signature: signatures.Signature, what: str, *, skip: int = 0
+        self, call: ast.Call, signature: signatures.Signature, what: str
     ) -> list[tuple[str, ast.expr]]:
         """``call`` bound to the parameters of the function it calls (``signatures``: the one binder)."""
         try:
-            return signatures.bind(call, signature, self._spread, skip=skip)
+            return signatures.bind(call, signature, self._spread)
         except signatures.CannotBind as e:
             raise _Unknown(f"{what} with {e}") from None
 

@@ -174,16 +174,13 @@ def expanded_keywords(keywords: list[ast.keyword], resolve: Resolve) -> list[tup
     return out
 
 
-def bind(
-    call: ast.Call, signature: Signature, resolve: Resolve, *, skip: int = 0
-) -> list[tuple[str, ast.expr]]:
-    """``call``'s arguments as ``(parameter, value)`` pairs, in the function's terms (``skip``: positional
-    parameters already given, as a method's receiver path is).
+def bind(call: ast.Call, signature: Signature, resolve: Resolve) -> list[tuple[str, ast.expr]]:
+    """``call``'s arguments as ``(parameter, value)`` pairs, in the function's terms.
 
     Raises:
         CannotBind: an argument that cannot be bound (the call cannot be told).
     """
-    positional = signature.positional[skip:]
+    positional = signature.positional
     bound: list[tuple[str, ast.expr]] = []
     for index, value in enumerate(expanded_positional(list(call.args), resolve)):
         if index < len(positional):
@@ -195,7 +192,7 @@ def bind(
     taken = {name for name, _ in bound}
     for name, value in expanded_keywords(list(call.keywords), resolve):
         known = name in positional or name in signature.keyword_only
-        if name in taken or name in signature.positional[:skip] or not (known or signature.keywords):
+        if name in taken or not (known or signature.keywords):
             raise CannotBind(f"an argument {name}= the function does not take once")
         taken.add(name)
         bound.append((name, value))
