@@ -9,6 +9,7 @@ by a cell or a folder file. Real kernels; the planted modules only write a marke
 
 from __future__ import annotations
 
+import itertools
 import keyword
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -91,19 +92,25 @@ async def test_the_cells_own_import_of_a_folder_module_still_works(folder_kernel
     assert _ran(work) == ["RAN-unicodedata2"]
 
 
+_FRESH = itertools.count()
 _NAMES = st.from_regex(r"[a-z][a-z0-9_]{2,12}", fullmatch=True).filter(
     lambda n: not keyword.iskeyword(n) and n not in ("helper", "chain", "test", "this", "antigravity")
 )
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.one_of(st.sampled_from(OPTIONAL), _NAMES))
+@given(name=st.one_of(st.sampled_from(OPTIONAL), _NAMES), package=st.booleans())
 async def test_any_folder_module_is_found_by_the_cell_and_never_by_a_library(
-    folder_kernel: tuple[KernelExecutor, Path], name: str
+    folder_kernel: tuple[KernelExecutor, Path], name: str, package: bool
 ) -> None:
     ex, work = folder_kernel
-    module = f"zz_{name}"  # not installed, whatever was drawn
-    (work / f"{module}.py").write_text(_payload(work, module))
+    # not installed, whatever was drawn, and new to the kernel (a module a cell imported stays in sys.modules)
+    module = f"zz{next(_FRESH)}_{name}{'_pkg' if package else ''}"
+    if package:
+        (work / module).mkdir(exist_ok=True)
+        (work / module / "__init__.py").write_text(_payload(work, module))
+    else:
+        (work / f"{module}.py").write_text(_payload(work, module))
     by_library = (
         f"import pkgutil, sys\ntry:\n    pkgutil.resolve_name({module!r})\n    print('found')\n"
         "except ImportError:\n    print('absent')\n"
