@@ -4,7 +4,8 @@ Anything not named here is "cannot tell". A module is understood in one of three
 name is pure (checked at import: a name bound to a module, such as ``uuid.os``, is not pure), only the
 names listed are pure, or the whole module has one effect (``subprocess`` runs programs). Functions
 that touch files are listed with the positions of their path arguments, so that the reading can
-name the paths and check where they lead.
+name the paths and check where they lead; every call of one is bound to the function's parameter list
+(``signatures``), so a parameter is judged the same whichever way it is given.
 """
 
 from __future__ import annotations

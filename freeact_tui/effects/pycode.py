@@ -11,6 +11,10 @@ Every name, attribute and call must be understood, or the cell "cannot tell":
   (files it touches named by constant paths), a function or class the cell defines (its body is read
   too), a ``pathlib`` path with a constant value, a method ``known`` lists as computing, or a method
   of a class the cell defines called on its own instance (``receivers``: never by the name alone);
+- a call of a function a rule is about (``known.has_rule``: a file it touches, a module it imports) is
+  bound to that function's parameters (``signatures``: positional, keyword, ``*[...]``, ``**{...}``) and
+  each BOUND parameter judged; an argument that cannot be bound cannot be told, and such a function
+  used anywhere but as the callee of a bound call (``map(matplotlib.use, …)``) cannot be told either;
 - an attribute is stored only on an object the cell made (``receivers``), a ``str.format`` template
   is known and reaches into none of its arguments (``{0.gi_frame}``);
 - a method taken as a value (``map(p.unlink, …)``, ``key=``, a callback) is the call it enables, with
