@@ -90,6 +90,9 @@ async def test_the_cells_own_import_of_a_folder_module_still_works(folder_kernel
     _, result = await run(ex, "%%time\nimport unicodedata2\nprint(unicodedata2.VALUE)")
     assert "unicodedata2" in result.text, result.text
     assert _ran(work) == ["RAN-unicodedata2"]
+    _, result = await run(ex, "exec('import uharfbuzz')\nprint(uharfbuzz.VALUE)")
+    assert result.text == "uharfbuzz", result.text
+    assert _ran(work) == ["RAN-uharfbuzz"]
 
 
 _FRESH = itertools.count()

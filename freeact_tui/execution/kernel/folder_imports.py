@@ -8,8 +8,8 @@ libraries". The mechanism: the folder is not on ``sys.path``; a finder at the en
 ``sys.meta_path`` (after the installed modules, as the folder was) finds a top-level module in it only
 when the import is made by code the user runs: a cell (``get_ipython().compile``'s names, ``%%time``'s),
 or a file of the folder itself (a module the cell imported, a ``%run`` script), not inside an
-installation. A library's import (the first frame outside ``importlib``) finds nothing, as if the file
-were absent; the static reading still judges the cell's own ``import helper`` as running folder code.
+installation. A library's import (the first frame outside ``importlib`` and ``exec``'d text) finds
+nothing, as if the file were absent; the static reading still judges the cell's own ``import helper`` as running folder code.
 """
 
 from __future__ import annotations
@@ -52,10 +52,12 @@ def _freeact_folder_imports(root):
         def find_spec(name, path=None, target=None):
             if path is not None:
                 return None  # a submodule: found through its package's own __path__
+            # the code that asked: past the import machinery and text run by exec (whose caller asked)
             frame = sys._getframe(1)
             while frame is not None and (
                 frame.f_code.co_filename.startswith('<frozen importlib')
                 or frame.f_code.co_filename.startswith(importlib_dir)
+                or frame.f_code.co_filename == '<string>'
             ):
                 frame = frame.f_back
             if frame is None or not users_code(frame.f_code.co_filename):
