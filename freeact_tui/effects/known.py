@@ -20,7 +20,6 @@ from functools import cache
 
 from freeact_tui.effects.classes import Kind
 from freeact_tui.effects.settings_table import MODULE_NAME_OPTIONS, SETTINGS, SETTINGS_READS, Settings
-from freeact_tui.effects.signatures import SIGNATURES
 
 PURE_BUILTINS = frozenset(
     "abs aiter all anext any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod "
@@ -392,14 +391,6 @@ OPTION_SETTERS = frozenset({"pandas.set_option", "pandas.option_context"})
 """Setters of options by a key pattern (a regular expression searched in the option names)."""
 
 
-def has_rule(dotted: str) -> bool:
-    """Whether the reading judges a call of ``dotted`` by its arguments (a path it touches, a module it
-    imports, an option it sets): used as a value, anywhere but as the callee of a call the binder binds
-    (``map(matplotlib.use, …)``, ``key=``, a default, a decorator), it is that call with arguments the
-    reading never sees: it cannot be told."""
-    return dotted in MODULE_NAME_ARGS or dotted in OPTION_SETTERS or dotted in SIGNATURES
-
-
 ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot"}
 """Nothing is imported under these names implicitly; listed so that the words name the library."""
 
@@ -526,7 +517,6 @@ __all__ = [
     "Module",
     "Touch",
     "has_name",
-    "has_rule",
     "module_rule",
     "name_in",
 ]

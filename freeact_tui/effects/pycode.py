@@ -11,7 +11,7 @@ Every name, attribute and call must be understood, or the cell "cannot tell":
   (files it touches named by constant paths), a function or class the cell defines (its body is read
   too), a ``pathlib`` path with a constant value, a method ``known`` lists as computing, or a method
   of a class the cell defines called on its own instance (``receivers``: never by the name alone);
-- a call of a function a rule is about (``known.has_rule``: a file it touches, a module it imports) is
+- a call of a function a rule is about (``has_rule``: a file it touches, a module it imports) is
   bound to that function's parameters (``signatures``: positional, keyword, ``*[...]``, ``**{...}``) and
   each BOUND parameter judged; an argument that cannot be bound cannot be told, and such a function
   used anywhere but as the callee of a bound call (``map(matplotlib.use, …)``) cannot be told either;
@@ -39,12 +39,21 @@ import os
 import re
 from collections.abc import Callable
 
-from freeact_tui.effects import known, signatures
+from freeact_tui.effects import known
 from freeact_tui.effects.bindings import bind
 from freeact_tui.effects.classes import Found, Kind
 from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
 from freeact_tui.effects.receivers import cell_objects, template_follows
 from freeact_tui.effects.settings import CannotTell, SettingsForms
+from freeact_tui.effects.signatures import (
+    MOVES_TO_ITS_ARGUMENT,
+    SIGNATURES,
+    WRITES_ITS_ARGUMENT,
+    CannotBind,
+    Signature,
+    bind_call,
+    expanded_keywords,
+)
 
 _DUNDER = re.compile(r"__\w+__")
 _INTERNAL_ATTR = re.compile(r"^(f|gi|cr|ag|tb|co|func|im)_\w+$")
@@ -271,7 +280,7 @@ class PythonReader:
         if name in self.b.imports:
             # a module (or a function that touches something) as a value: where it goes cannot be followed
             target = self._imported_at(node)
-            if target in known.MODULES or self._module_used(target) != "pure" or known.has_rule(target):
+            if target in known.MODULES or self._module_used(target) != "pure" or has_rule(target):
                 raise _Unknown(f"passes {name} around as a value")
             return
         if id(node) in self.b.definite or (name in known.PURE_BUILTINS and not self.b.bound(name)):
@@ -342,7 +351,7 @@ class PythonReader:
             if (
                 dotted in known.MODULES
                 or not isinstance(self._module_used(dotted), str)
-                or known.has_rule(dotted)
+                or has_rule(dotted)
             ):
                 raise _Unknown(f"passes {dotted} around as a value")
             return
@@ -384,16 +393,37 @@ class PythonReader:
         for arg in [*call.args, *(k.value for k in call.keywords)]:
             self._visit(arg)
 
+    def _program_keywords(self, keywords: list[tuple[str, ast.expr]]) -> None:
+        """A keyword named as a setting that runs a program (``usetex=True``: LaTeX at draw time)."""
+        for keyword, value in keywords:
+            off = isinstance(value, ast.Constant) and value.value in (False, None)
+            if keyword in known.PROGRAM_KEYWORDS and not off:
+                self.found.append(Found(Kind.PROGRAMS, f"{keyword}= (a program it runs when it draws or saves)"))
+
+    def _spread(self, node: ast.expr) -> ast.expr | None:
+        """The literal a name spread into a call (``**opts``, ``*args``) holds: its one binding's, when the
+        cell uses the name nowhere else (``opts['backend'] = …``, ``opts.update(…)`` or an alias would change
+        it after the binding)."""
+        if isinstance(node, ast.Name) and node.id in self.spread_only:
+            return self.b.constant(node)
+        return None
+
+    def _own_callee(self, func: ast.expr) -> bool:
+        """A callee whose parameters no rule is about: the cell's own function or class, a pure builtin."""
+        if not isinstance(func, ast.Name):
+            return False
+        return self.b.callable(func) or (func.id in known.PURE_BUILTINS and not self.b.bound(func.id))
+
     def _bind(
-        self, call: ast.Call, signature: signatures.Signature, what: str
+        self, call: ast.Call, signature: Signature, what: str
     ) -> list[tuple[str, ast.expr]]:
         """``call`` bound to the parameters of the function it calls (``signatures``: the one binder)."""
         try:
-            return signatures.bind(call, signature, self._spread)
-        except signatures.CannotBind as e:
+            return bind_call(call, signature, self._spread)
+        except CannotBind as e:
             raise _Unknown(f"{what} with {e}") from None
 
-    def _touch(self, call: ast.Call, touch: known.Touch, what: str, signature: signatures.Signature) -> None:
+    def _touch(self, call: ast.Call, touch: known.Touch, what: str, signature: Signature) -> None:
         """A function that touches files: its BOUND path parameters judged as paths, every other bound
         parameter one that changes no more than how (``known.SAFE_KEYWORDS``, ``known.DATA_PARAMETERS``)."""
 
@@ -426,8 +456,8 @@ class PythonReader:
         ``backend=`` of any call, and the bound module-naming parameter of a function that has one. The other
         keywords judged by name on any call (``format=``, ``usetex=``) are judged here too, ``**{...}`` spread."""
         try:
-            keywords = signatures.expanded_keywords(list(call.keywords), self._spread)
-        except signatures.CannotBind as e:
+            keywords = expanded_keywords(list(call.keywords), self._spread)
+        except CannotBind as e:
             if dotted in known.OPTION_SETTERS or not self._own_callee(call.func):
                 # ``**options`` may hold ``backend=`` (``df.plot(**opts)``, ``fig.savefig(**opts)``)
                 raise _Unknown(f"a call with {e}") from None
@@ -440,7 +470,7 @@ class PythonReader:
             self._program_keywords(keywords)
         if dotted in known.MODULE_NAME_ARGS:
             parameter = known.MODULE_NAME_ARGS[dotted]
-            bound = self._bind(call, signatures.SIGNATURES[dotted], dotted)
+            bound = self._bind(call, SIGNATURES[dotted], dotted)
             named = [value for name, value in bound if name == parameter]
             if not named:
                 raise _Unknown(
@@ -463,27 +493,6 @@ class PythonReader:
             name = self._const(value)
             if name is None or name.lower() not in known.PLOT_BACKENDS:
                 raise _Unknown(f"names a module to import: {name!r}" if name else "names a module to import")
-
-    def _program_keywords(self, keywords: list[tuple[str, ast.expr]]) -> None:
-        """A keyword named as a setting that runs a program (``usetex=True``: LaTeX at draw time)."""
-        for keyword, value in keywords:
-            off = isinstance(value, ast.Constant) and value.value in (False, None)
-            if keyword in known.PROGRAM_KEYWORDS and not off:
-                self.found.append(Found(Kind.PROGRAMS, f"{keyword}= (a program it runs when it draws or saves)"))
-
-    def _spread(self, node: ast.expr) -> ast.expr | None:
-        """The literal a name spread into a call (``**opts``, ``*args``) holds: its one binding's, when the
-        cell uses the name nowhere else (``opts['backend'] = …``, ``opts.update(…)`` or an alias would change
-        it after the binding)."""
-        if isinstance(node, ast.Name) and node.id in self.spread_only:
-            return self.b.constant(node)
-        return None
-
-    def _own_callee(self, func: ast.expr) -> bool:
-        """A callee whose parameters no rule is about: the cell's own function or class, a pure builtin."""
-        if not isinstance(func, ast.Name):
-            return False
-        return self.b.callable(func) or (func.id in known.PURE_BUILTINS and not self.b.bound(func.id))
 
     def _call(self, call: ast.Call) -> None:
         if self.settings.call(call):
@@ -529,7 +538,7 @@ class PythonReader:
                 for k in call.keywords
             ):
                 writes = known.Touch(writes=((0, "path_or_buf"),))
-                return self._touch(call, writes, f".{method}()", signatures.WRITES_ITS_ARGUMENT)
+                return self._touch(call, writes, f".{method}()", WRITES_ITS_ARGUMENT)
             return None
         if self._is_path(func.value) and method not in known.PATH_PURE:
             raise _Unknown(f"calls .{method}() on a path built at run time")
@@ -578,13 +587,13 @@ class PythonReader:
             def move() -> None:
                 self.found += self.check_path(path, Kind.WRITES)
                 moves = known.Touch(writes=((0, "target"),))
-                self._touch(call, moves, f".{method}()", signatures.MOVES_TO_ITS_ARGUMENT)
+                self._touch(call, moves, f".{method}()", MOVES_TO_ITS_ARGUMENT)
 
             return self._move(move)
         raise _Unknown(f"calls .{method}() on a path")
 
-    def _signature(self, dotted: str) -> signatures.Signature:
-        signature = signatures.SIGNATURES.get(dotted)
+    def _signature(self, dotted: str) -> Signature:
+        signature = SIGNATURES.get(dotted)
         if signature is None:  # a rule without a parameter list: its arguments cannot be bound
             raise _Unknown(f"calls {dotted}, whose parameters the reading does not know")
         return signature
@@ -592,7 +601,7 @@ class PythonReader:
     def _open(self, call: ast.Call, path: str | None) -> None:
         """``open(file, mode, ...)`` or ``Path(...).open(mode, ...)``, judged by its bound parameters."""
         name = "open" if path is None else "pathlib.Path.open"
-        bound = dict(self._bind(call, signatures.SIGNATURES[name], "opens a file"))
+        bound = dict(self._bind(call, SIGNATURES[name], "opens a file"))
         if path is None:
             if "file" not in bound:
                 raise _Unknown("opens a file given at run time")
@@ -607,6 +616,14 @@ class PythonReader:
         kind = Kind.WRITES if _WRITE_MODES & set(mode) else Kind.READS
         self.found += self.check_path(path, kind)
         self._args(call)
+
+
+def has_rule(dotted: str) -> bool:
+    """Whether the reading judges a call of ``dotted`` by its arguments (a path it touches, a module it
+    imports, an option it sets): used as a value, anywhere but as the callee of a call the binder binds
+    (``map(matplotlib.use, …)``, ``key=``, a default, a decorator), it is that call with arguments the
+    reading never sees: it cannot be told."""
+    return dotted in known.MODULE_NAME_ARGS or dotted in known.OPTION_SETTERS or dotted in SIGNATURES
 
 
 def _spread_only(tree: ast.Module) -> frozenset[str]:

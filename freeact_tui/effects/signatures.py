@@ -174,7 +174,7 @@ def expanded_keywords(keywords: list[ast.keyword], resolve: Resolve) -> list[tup
     return out
 
 
-def bind(call: ast.Call, signature: Signature, resolve: Resolve) -> list[tuple[str, ast.expr]]:
+def bind_call(call: ast.Call, signature: Signature, resolve: Resolve) -> list[tuple[str, ast.expr]]:
     """``call``'s arguments as ``(parameter, value)`` pairs, in the function's terms.
 
     Raises:
@@ -206,7 +206,7 @@ __all__ = [
     "CannotBind",
     "Resolve",
     "Signature",
-    "bind",
+    "bind_call",
     "expanded_keywords",
     "expanded_positional",
     "parse",

@@ -4,7 +4,7 @@ The class of defect: "a function's dangerous parameter checked by one spelling" 
 True)`` unpickled: only ``allow_pickle=`` was looked at; ``os.walk('.', True, None, True)`` followed
 links; ``matplotlib.use(**{'backend': 'module://helper'})`` imported a folder module), and its neighbour
 "a judged function used as a value is judged pure" (``map(matplotlib.use, …)``). The mechanism is one
-binder (``effects.signatures``) every rule goes through, and ``known.has_rule`` for every use of a ruled
+binder (``effects.signatures``) every rule goes through, and ``pycode.has_rule`` for every use of a ruled
 function that is not a call the binder binds. Tested over every rule of the tables, in every spelling.
 """
 
