@@ -35,7 +35,8 @@ replace, whether or not it exists."""
 
 IMPORTABLE_SUFFIXES: tuple[str, ...] = (*importlib.machinery.all_suffixes(), ".pth")
 """The endings of files Python imports (sources, bytecode, extensions) or runs at start-up (``.pth``):
-the working folder is on the kernel's ``sys.path``, so a later import may find and run such a file."""
+a later cell's import finds the working folder's modules (``execution.kernel.folder_imports``: the cell's own
+imports, never a library's), so it may find and run such a file."""
 
 
 class Configures(NamedTuple):
