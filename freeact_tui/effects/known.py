@@ -4,7 +4,8 @@ Anything not named here is "cannot tell". A module is understood in one of three
 name is pure (checked at import: a name bound to a module, such as ``uuid.os``, is not pure), only the
 names listed are pure, or the whole module has one effect (``subprocess`` runs programs). Functions
 that touch files are listed with the positions of their path arguments, so that the reading can
-name the paths and check where they lead.
+name the paths and check where they lead; every call of one is bound to the function's parameter list
+(``signatures``), so a parameter is judged the same whichever way it is given.
 """
 
 from __future__ import annotations
@@ -362,19 +363,34 @@ SAFE_KEYWORDS = frozenset(
 """Keywords of the functions that touch files that change no more than how (``allow_pickle``,
 ``opener`` and any other keyword make the call "cannot tell")."""
 
+DATA_PARAMETERS = frozenset(
+    "arr X args kwds topdown count offset skip_header skip_footer missing_values filling_values excludelist "
+    "deletechars replace_space autostrip case_sensitive defaultfmt unpack usemask loose invalid_raise max_rows "
+    "ndmin fix_imports max_header_size ignore_errors strict data pattern missing_ok case_sensitive".split()
+)
+"""Parameters of the functions that touch files (``signatures``) that carry data or change no more than
+how, by any spelling: an array to save, a count, a flag that changes no file touched (``converters``,
+``onerror``, ``allow_pickle``, ``followlinks``, ``copy_function`` and any other make the call "cannot tell")."""
+
 PLOT_BACKENDS = frozenset(
-    "inline agg svg pdf ps pgf template matplotlib module://matplotlib_inline.backend_inline".split()
+    "inline agg svg pdf ps template matplotlib module://matplotlib_inline.backend_inline".split()
 )
 """Backend names that import only modules shipped with matplotlib, pandas or the kernel (any other
-value, ``module://helper`` or ``qt`` whose binding may be missing, may import a file of the folder)."""
+value, ``module://helper`` or ``qt`` whose binding may be missing, may import a file of the folder; ``pgf``
+runs LaTeX on every save)."""
 
-MODULE_NAME_ARGS: dict[str, tuple[int, str]] = {"matplotlib.use": (0, "backend")}
-"""Understood functions an argument of which names a module to import (position, keyword); any call's
-``backend=`` keyword is one too (``df.plot(backend=...)``)."""
+PROGRAM_KEYWORDS = frozenset(key.rsplit(".", 1)[-1] for key in SETTINGS["matplotlib.rcParams"].program_keys)
+"""Keywords named as a setting that runs a program (``text.usetex``: ``plt.text(..., usetex=True)`` runs
+LaTeX when it draws): an artist's or a call's own copy of that setting, judged as the setting is."""
+
+MODULE_NAME_ARGS: dict[str, str] = {"matplotlib.use": "backend"}
+"""Understood functions a parameter of which names a module to import (bound by ``signatures``, whatever
+the spelling); any call's ``backend=`` keyword is one too (``df.plot(backend=...)``)."""
 
 OPTION_SETTERS = frozenset({"pandas.set_option", "pandas.option_context"})
 """Setters of options by a key pattern (a regular expression searched in the option names), judged by
 ``pandas_options``."""
+
 
 ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot"}
 """Nothing is imported under these names implicitly; listed so that the words name the library."""
@@ -482,6 +498,7 @@ __all__ = [
     "PATH_WRITES",
     "PURE_METHODS",
     "SAFE_KEYWORDS",
+    "DATA_PARAMETERS",
     "SETTINGS",
     "SETTINGS_READS",
     "Settings",
@@ -495,6 +512,7 @@ __all__ = [
     "NEVER_PURE",
     "OPTION_SETTERS",
     "PLOT_BACKENDS",
+    "PROGRAM_KEYWORDS",
     "PURE_BUILTINS",
     "Module",
     "Touch",

@@ -11,6 +11,10 @@ Every name, attribute and call must be understood, or the cell "cannot tell":
   (files it touches named by constant paths), a function or class the cell defines (its body is read
   too), a ``pathlib`` path with a constant value, a method ``known`` lists as computing, or a method
   of a class the cell defines called on its own instance (``receivers``: never by the name alone);
+- a call of a function a rule is about (``has_rule``: a file it touches, a module it imports) is
+  bound to that function's parameters (``signatures``: positional, keyword, ``*[...]``, ``**{...}``) and
+  each BOUND parameter judged; an argument that cannot be bound cannot be told, and such a function
+  used anywhere but as the callee of a bound call (``map(matplotlib.use, …)``) cannot be told either;
 - an attribute is stored only on an object the cell made (``receivers``), a ``str.format`` template
   is known and reaches into none of its arguments (``{0.gi_frame}``);
 - a method taken as a value (``map(p.unlink, …)``, ``key=``, a callback) is the call it enables, with
@@ -41,6 +45,15 @@ from freeact_tui.effects.classes import Found, Kind
 from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
 from freeact_tui.effects.receivers import cell_objects, template_follows
 from freeact_tui.effects.settings import CannotTell, SettingsForms
+from freeact_tui.effects.signatures import (
+    MOVES_TO_ITS_ARGUMENT,
+    SIGNATURES,
+    WRITES_ITS_ARGUMENT,
+    CannotBind,
+    Signature,
+    bind_call,
+    expanded_keywords,
+)
 
 _DUNDER = re.compile(r"__\w+__")
 _INTERNAL_ATTR = re.compile(r"^(f|gi|cr|ag|tb|co|func|im)_\w+$")
@@ -87,6 +100,7 @@ class PythonReader:
         """The cell's functions and methods whose bodies touch something (an effect was found in them)."""
         self.valued: set[str] = set()
         """Names of the cell's functions and methods taken as values (not called on the spot)."""
+        self.spread_only = _spread_only(tree)
 
     def read(self) -> list[Found]:
         self._visit(self.tree)
@@ -266,7 +280,7 @@ class PythonReader:
         if name in self.b.imports:
             # a module (or a function that touches something) as a value: where it goes cannot be followed
             target = self._imported_at(node)
-            if target in known.MODULES or self._module_used(target) != "pure":
+            if target in known.MODULES or self._module_used(target) != "pure" or has_rule(target):
                 raise _Unknown(f"passes {name} around as a value")
             return
         if id(node) in self.b.definite or (name in known.PURE_BUILTINS and not self.b.bound(name)):
@@ -334,7 +348,11 @@ class PythonReader:
         if dotted is not None:
             if not isinstance(node.ctx, ast.Load):
                 raise _Unknown(f"changes {dotted}")
-            if dotted in known.MODULES or not isinstance(self._module_used(dotted), str):
+            if (
+                dotted in known.MODULES
+                or not isinstance(self._module_used(dotted), str)
+                or has_rule(dotted)
+            ):
                 raise _Unknown(f"passes {dotted} around as a value")
             return
         if not isinstance(node.ctx, ast.Load) and not self._cell_made(node.value):
@@ -375,43 +393,89 @@ class PythonReader:
         for arg in [*call.args, *(k.value for k in call.keywords)]:
             self._visit(arg)
 
-    def _touch(self, call: ast.Call, touch: known.Touch, what: str) -> None:
-        def arg(position: int, keyword: str) -> ast.expr | None:
-            if 0 <= position < len(call.args):
-                return call.args[position]
-            return next((k.value for k in call.keywords if k.arg == keyword), None)
+    def _program_keywords(self, keywords: list[tuple[str, ast.expr]]) -> None:
+        """A keyword named as a setting that runs a program (``usetex=True``: LaTeX at draw time)."""
+        for keyword, value in keywords:
+            off = isinstance(value, ast.Constant) and value.value in (False, None)
+            if keyword in known.PROGRAM_KEYWORDS and not off:
+                self.found.append(Found(Kind.PROGRAMS, f"{keyword}= (a program it runs when it draws or saves)"))
 
+    def _spread(self, node: ast.expr) -> ast.expr | None:
+        """The literal a name spread into a call (``**opts``, ``*args``) holds: its one binding's, when the
+        cell uses the name nowhere else (``opts['backend'] = …``, ``opts.update(…)`` or an alias would change
+        it after the binding)."""
+        if isinstance(node, ast.Name) and node.id in self.spread_only:
+            return self.b.constant(node)
+        return None
+
+    def _own_callee(self, func: ast.expr) -> bool:
+        """A callee whose parameters no rule is about: the cell's own function or class, a pure builtin."""
+        if not isinstance(func, ast.Name):
+            return False
+        return self.b.callable(func) or (func.id in known.PURE_BUILTINS and not self.b.bound(func.id))
+
+    def _bind(
+        self, call: ast.Call, signature: Signature, what: str
+    ) -> list[tuple[str, ast.expr]]:
+        """``call`` bound to the parameters of the function it calls (``signatures``: the one binder)."""
+        try:
+            return bind_call(call, signature, self._spread)
+        except CannotBind as e:
+            raise _Unknown(f"{what} with {e}") from None
+
+    def _touch(self, call: ast.Call, touch: known.Touch, what: str, signature: Signature) -> None:
+        """A function that touches files: its BOUND path parameters judged as paths, every other bound
+        parameter one that changes no more than how (``known.SAFE_KEYWORDS``, ``known.DATA_PARAMETERS``)."""
+
+        def name(position: int, keyword: str) -> str:
+            return signature.positional[position] if 0 <= position < len(signature.positional) else keyword
+
+        kinds = {name(p, k): Kind.READS for p, k in touch.reads} | {
+            name(p, k): Kind.WRITES for p, k in touch.writes
+        }
         named = False
-        for positions, kind in ((touch.reads, Kind.READS), (touch.writes, Kind.WRITES)):
-            for position, keyword in positions:
-                value = arg(position, keyword)
-                if value is None:
-                    continue
+        for parameter, value in self._bind(call, signature, what):
+            if parameter in kinds:
                 path = self._const(value)
                 if path is None:
                     raise _Unknown(f"{what} with a path built at run time")
-                self.found += self.check_path(path, kind)
+                self.found += self.check_path(path, kinds[parameter])
                 named = True
+            elif parameter not in known.SAFE_KEYWORDS and parameter not in known.DATA_PARAMETERS:
+                raise _Unknown(f"{what} with {parameter}=")
         if not named and touch.bare is not None:
             self.found.append(Found(touch.bare, what))
         elif not named and touch.writes and not touch.optional:
             raise _Unknown(f"{what} with its path given in a way the reading does not follow")
         elif not named and touch.reads:
             self.found += self.check_path(".", Kind.READS)  # ``os.listdir()``: the folder itself
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            raise _Unknown(f"{what} with unpacked arguments")
-        path_keywords = {keyword for _, keyword in (*touch.reads, *touch.writes)}
-        for k in call.keywords:
-            if k.arg not in path_keywords and k.arg not in known.SAFE_KEYWORDS:
-                raise _Unknown(f"{what} with {k.arg}=")
         self._args(call)
 
     def _module_names(self, call: ast.Call, dotted: str | None) -> None:
-        """A value that names a module to import (a plot backend, an option that is one) must be a known one."""
-        named = [k.value for k in call.keywords if k.arg == "backend"]
+        """A value that names a module to import (a plot backend, an option that is one) must be a known one:
+        ``backend=`` of any call, and the bound module-naming parameter of a function that has one. The other
+        keywords judged by name on any call (``format=``, ``usetex=``) are judged here too, ``**{...}`` spread."""
+        try:
+            keywords = expanded_keywords(list(call.keywords), self._spread)
+        except CannotBind as e:
+            if dotted in known.OPTION_SETTERS or not self._own_callee(call.func):
+                # ``**options`` may hold ``backend=`` (``df.plot(**opts)``, ``fig.savefig(**opts)``)
+                raise _Unknown(f"a call with {e}") from None
+            keywords = []
+        named = [value for keyword, value in keywords if keyword == "backend"]
+        for keyword, value in keywords:  # a ``{``-style log format is a template applied to the record
+            if keyword == "format" and template_follows(self._const(value) or ""):
+                raise _Unknown("a format= template that reaches into its arguments")
+        if not self._own_callee(call.func):
+            self._program_keywords(keywords)
         if dotted in known.MODULE_NAME_ARGS:
-            position, keyword = known.MODULE_NAME_ARGS[dotted]
-            named += call.args[position : position + 1] + [k.value for k in call.keywords if k.arg == keyword]
+            parameter = known.MODULE_NAME_ARGS[dotted]
+            bound = self._bind(call, SIGNATURES[dotted], dotted)
+            named = [value for name, value in bound if name == parameter]
+            if not named:
+                raise _Unknown(
+                    f"{dotted} with the module it imports given in a way the reading does not follow"
+                )
         if dotted in known.OPTION_SETTERS:
             self._options(call, dotted)
         for value in named:
@@ -440,9 +504,6 @@ class PythonReader:
     def _call(self, call: ast.Call) -> None:
         if self.settings.call(call):
             return
-        for k in call.keywords:  # a ``{``-style log format is a template applied to the record
-            if k.arg == "format" and template_follows(self._const(k.value) or ""):
-                raise _Unknown("a format= template that reaches into its arguments")
         func = call.func
         imported = (
             self._imported_at(func) if isinstance(func, ast.Name) and func.id in self.b.imports else None
@@ -456,9 +517,10 @@ class PythonReader:
         if dotted is not None:
             what = self._module_used(dotted)
             if isinstance(what, known.Touch):
+                signature = self._signature(dotted)
                 if dotted in _MOVES:
-                    return self._move(lambda: self._touch(call, what, dotted))
-                return self._touch(call, what, dotted)
+                    return self._move(lambda: self._touch(call, what, dotted, signature))
+                return self._touch(call, what, dotted, signature)
             return self._args(call)
         return self._call_method(call, func)
 
@@ -482,7 +544,8 @@ class PythonReader:
                 k.arg is None or "path" in k.arg or "buf" in k.arg or k.arg in ("fname", "excel_writer")
                 for k in call.keywords
             ):
-                return self._touch(call, known.Touch(writes=((0, "path_or_buf"),)), f".{method}()")
+                writes = known.Touch(writes=((0, "path_or_buf"),))
+                return self._touch(call, writes, f".{method}()", WRITES_ITS_ARGUMENT)
             return None
         if self._is_path(func.value) and method not in known.PATH_PURE:
             raise _Unknown(f"calls .{method}() on a path built at run time")
@@ -507,7 +570,7 @@ class PythonReader:
             target = self._imported_at(func)
             what = self._module_used(target)
             if isinstance(what, known.Touch):
-                return self._touch(call, what, target)
+                return self._touch(call, what, target, self._signature(target))
             return self._args(call)
         if self.b.callable(func) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
             return self._args(call)
@@ -519,42 +582,68 @@ class PythonReader:
             return self._args(call)
         if method == "open":
             return self._open(call, path)
-        if method in known.PATH_READS:
-            self.found += self.check_path(path, Kind.READS)
-            return self._args(call)
-        if method in known.PATH_WRITES:
-            self.found += self.check_path(path, Kind.WRITES)
+        if method in known.PATH_READS or method in known.PATH_WRITES:
+            # every argument bound and judged (``rglob('*', recurse_symlinks=True)`` leaves the folder)
+            for parameter, _ in self._bind(call, self._signature(f"pathlib.Path.{method}"), f".{method}()"):
+                if parameter not in known.SAFE_KEYWORDS and parameter not in known.DATA_PARAMETERS:
+                    raise _Unknown(f".{method}() with {parameter}=")
+            self.found += self.check_path(path, Kind.READS if method in known.PATH_READS else Kind.WRITES)
             return self._args(call)
         if method in known.PATH_MOVES and len(call.args) == 1 and not call.keywords:
 
             def move() -> None:
                 self.found += self.check_path(path, Kind.WRITES)
-                self._touch(call, known.Touch(writes=((0, "target"),)), f".{method}()")
+                moves = known.Touch(writes=((0, "target"),))
+                self._touch(call, moves, f".{method}()", MOVES_TO_ITS_ARGUMENT)
 
             return self._move(move)
         raise _Unknown(f"calls .{method}() on a path")
 
+    def _signature(self, dotted: str) -> Signature:
+        signature = SIGNATURES.get(dotted)
+        if signature is None:  # a rule without a parameter list: its arguments cannot be bound
+            raise _Unknown(f"calls {dotted}, whose parameters the reading does not know")
+        return signature
+
     def _open(self, call: ast.Call, path: str | None) -> None:
-        args = list(call.args)
+        """``open(file, mode, ...)`` or ``Path(...).open(mode, ...)``, judged by its bound parameters."""
+        name = "open" if path is None else "pathlib.Path.open"
+        bound = dict(self._bind(call, SIGNATURES[name], "opens a file"))
         if path is None:
-            if not args:
+            if "file" not in bound:
                 raise _Unknown("opens a file given at run time")
-            path = self._const(args.pop(0))
+            path = self._const(bound["file"])
             if path is None:
                 raise _Unknown("opens a path built at run time")
-        mode_node = args[0] if args else next((k.value for k in call.keywords if k.arg == "mode"), None)
-        mode = "r" if mode_node is None else self._const(mode_node)
-        if (
-            mode is None
-            or any(k.arg is None for k in call.keywords)
-            or any(isinstance(a, ast.Starred) for a in args)
-        ):
+        mode = "r" if "mode" not in bound else self._const(bound["mode"])
+        if mode is None:
             raise _Unknown("opens a file in a mode given at run time")
-        if any(k.arg not in known.SAFE_KEYWORDS for k in call.keywords) or len(args) > 5:
+        if any(p not in ("file", "mode") and p not in known.SAFE_KEYWORDS for p in bound):
             raise _Unknown("opens a file with an opener or options the reading does not follow")
         kind = Kind.WRITES if _WRITE_MODES & set(mode) else Kind.READS
         self.found += self.check_path(path, kind)
         self._args(call)
+
+
+def has_rule(dotted: str) -> bool:
+    """Whether the reading judges a call of ``dotted`` by its arguments (a path it touches, a module it
+    imports, an option it sets): used as a value, anywhere but as the callee of a call the binder binds
+    (``map(matplotlib.use, …)``, ``key=``, a default, a decorator), it is that call with arguments the
+    reading never sees: it cannot be told."""
+    return dotted in known.MODULE_NAME_ARGS or dotted in known.OPTION_SETTERS or dotted in SIGNATURES
+
+
+def _spread_only(tree: ast.Module) -> frozenset[str]:
+    """Names every use of which is a spread into a call (``f(*args)``, ``f(**opts)``)."""
+    loads: dict[str, int] = {}
+    spreads: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads[node.id] = loads.get(node.id, 0) + 1
+        spread = node.value if isinstance(node, ast.Starred) or (isinstance(node, ast.keyword) and node.arg is None) else None
+        if isinstance(spread, ast.Name):
+            spreads[spread.id] = spreads.get(spread.id, 0) + 1
+    return frozenset(name for name, count in loads.items() if spreads.get(name) == count)
 
 
 def read_python(tree: ast.Module, check_path: PathCheck) -> list[Found]:

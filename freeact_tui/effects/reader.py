@@ -28,8 +28,9 @@ from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
 from freeact_tui.effects.known import PLOT_BACKENDS
 from freeact_tui.effects.magics import NO_VAR_EXPAND, expands, magic_words, writefile_target
 from freeact_tui.effects.pycode import read_python
-from freeact_tui.project.paths import runs_later
+from freeact_tui.project.paths import CONFIGURES_CODE, runs_later
 from freeact_tui.reach.named_paths import named_paths
+from freeact_tui.shell.gitreads import is_secret_name
 from freeact_tui.shell.programs import run_commands
 from freeact_tui.shell.words import split_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall
@@ -69,6 +70,8 @@ class _Paths:
         shown = os.path.relpath(full, self.root)
         if kind == Kind.WRITES and runs_later(shown):
             return [Found(Kind.CONTROLS, shown)]  # git's hooks and config, the app's files, importable code
+        if is_secret_name(shown):
+            return [Found(Kind.ENVIRONMENT, shown)]  # ``.git/config``, ``.netrc``: the one secret table
         return [Found(kind, shown)]
 
 
@@ -201,19 +204,38 @@ def _read_code(code: str, paths: _Paths) -> list[Found]:
     shadowed = sorted(_shadowed(tree, paths.root))
     if shadowed:
         return [Found(Kind.UNKNOWN, f"imports {shadowed[0]}, which this folder has a file of its own for")]
+    configured = _configured(tree, paths.root)
+    if configured is not None:
+        return [configured]
     return magics.found + read_python(tree, paths.check)
 
 
-def _shadowed(tree: ast.Module, root: str) -> set[str]:
-    """Imported top-level names a file or package in the folder would provide instead (its code runs)."""
+def _imported(tree: ast.Module) -> set[str]:
+    """The top-level modules a cell imports (``matplotlib`` of ``import matplotlib.pyplot as plt``)."""
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
+    return names
+
+
+def _shadowed(tree: ast.Module, root: str) -> set[str]:
+    """Imported top-level names a file or package in the folder would provide instead (its code runs)."""
     suffixes = ("", *importlib.machinery.all_suffixes())
-    return {n for n in names if any(os.path.exists(os.path.join(root, n + ext)) for ext in suffixes)}
+    return {n for n in _imported(tree) if any(os.path.exists(os.path.join(root, n + ext)) for ext in suffixes)}
+
+
+def _configured(tree: ast.Module, root: str) -> Found | None:
+    """A module the cell uses that reads a configuration file the folder holds (``paths.CONFIGURES_CODE``:
+    ``matplotlibrc`` names modules to import and programs to run): what runs is the file's to say."""
+    imported = _imported(tree)
+    for name, configures in CONFIGURES_CODE.items():
+        users = sorted(imported & set(configures.read_by))
+        if users and os.path.lexists(os.path.join(root, name)):
+            return Found(Kind.UNKNOWN, f"uses {users[0]}, which reads this folder's {name}")
+    return None
 
 
 def read_effects(call: ToolCall, working_dir: Path, *, bound: frozenset[str] = frozenset()) -> Reading:

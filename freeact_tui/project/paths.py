@@ -7,6 +7,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 from platformdirs import PlatformDirs
 
@@ -34,36 +35,58 @@ replace, whether or not it exists."""
 
 IMPORTABLE_SUFFIXES: tuple[str, ...] = (*importlib.machinery.all_suffixes(), ".pth")
 """The endings of files Python imports (sources, bytecode, extensions) or runs at start-up (``.pth``):
-the working folder is on the kernel's ``sys.path``, so a later import may find and run such a file."""
+a later cell's import finds the working folder's modules (``execution.kernel.folder_imports``: the cell's own
+imports, never a library's), so it may find and run such a file."""
 
 
-CONFIGURES_CODE: dict[str, str] = {
-    "matplotlibrc": "matplotlib reads it from the working folder at import: backend, programs (LaTeX)",
-    ".matplotlib": "matplotlib's configuration folder when the home is the working folder",
-    "pyproject.toml": "pytest, and build tools, read their configuration from it (plugins, options)",
-    "setup.cfg": "pytest and distutils read their configuration from it",
-    "pytest.ini": "pytest's configuration: plugins it imports, options it runs with",
-    ".pytest.ini": "pytest's configuration: plugins it imports, options it runs with",
-    "tox.ini": "pytest reads its configuration from it",
-    "conftest.py": "pytest imports it from every folder it collects",
-    ".coveragerc": "coverage (a pytest plugin) reads it: plugins it imports",
-    "site.cfg": "numpy's build configuration",
-    ".numpy-site.cfg": "numpy's build configuration",
-    ".pdbrc": "pdb runs its lines as commands when a debugger starts",
-    ".pythonrc": "an interactive Python's start-up file",
-    ".pythonrc.py": "an interactive Python's start-up file",
-    ".ipython": "IPython's profile folder: start-up files it runs",
-    "ipython_config.py": "IPython's configuration: code it runs at start",
-    ".jupyter": "Jupyter's configuration folder",
-    ".gitattributes": "names the filters and diff programs git runs on the folder's files",
-    ".gitmodules": "names the repositories and commands git's submodules use",
-    ".envrc": "direnv runs it as a shell script whenever a shell enters the folder",
-    ".vscode": "editors run the tasks, debuggers and interpreters its settings name",
-    ".mcp.json": "coding agents start the MCP server commands it names",
+class Configures(NamedTuple):
+    """A file of the working folder that configures code: why, and the modules that read it from there."""
+
+    why: str
+    read_by: tuple[str, ...] = ()
+    """Top-level modules that read the file from the working folder while a cell runs (on import or on
+    use): a cell using one of them, while the folder holds the file, runs what the file says."""
+
+
+CONFIGURES_CODE: dict[str, Configures] = {
+    "matplotlibrc": Configures(
+        "matplotlib reads it from the working folder at import: backend, programs (LaTeX)",
+        ("matplotlib", "pandas"),
+    ),
+    ".matplotlib": Configures("matplotlib's configuration folder when the home is the working folder"),
+    "pyproject.toml": Configures(
+        "pytest, and build tools, read their configuration from it (plugins, options)", ("pytest", "_pytest")
+    ),
+    "setup.cfg": Configures("pytest and distutils read their configuration from it", ("pytest", "_pytest")),
+    "pytest.ini": Configures(
+        "pytest's configuration: plugins it imports, options it runs with", ("pytest", "_pytest")
+    ),
+    ".pytest.ini": Configures(
+        "pytest's configuration: plugins it imports, options it runs with", ("pytest", "_pytest")
+    ),
+    "tox.ini": Configures("pytest reads its configuration from it", ("pytest", "_pytest")),
+    "conftest.py": Configures("pytest imports it from every folder it collects", ("pytest", "_pytest")),
+    ".coveragerc": Configures(
+        "coverage (a pytest plugin) reads it: plugins it imports", ("coverage", "pytest_cov")
+    ),
+    "site.cfg": Configures("numpy's build configuration"),
+    ".numpy-site.cfg": Configures("numpy's build configuration"),
+    ".pdbrc": Configures("pdb runs its lines as commands when a debugger starts", ("pdb", "ipdb", "bdb")),
+    ".pythonrc": Configures("an interactive Python's start-up file"),
+    ".pythonrc.py": Configures("an interactive Python's start-up file"),
+    ".ipython": Configures("IPython's profile folder: start-up files it runs"),
+    "ipython_config.py": Configures("IPython's configuration: code it runs at start"),
+    ".jupyter": Configures("Jupyter's configuration folder"),
+    ".gitattributes": Configures("names the filters and diff programs git runs on the folder's files"),
+    ".gitmodules": Configures("names the repositories and commands git's submodules use"),
+    ".envrc": Configures("direnv runs it as a shell script whenever a shell enters the folder"),
+    ".vscode": Configures("editors run the tasks, debuggers and interpreters its settings name"),
+    ".mcp.json": Configures("coding agents start the MCP server commands it names"),
 }
 """Names in the working folder that configure code the kernel or the tools it starts run later
 (a library, its test runner, the debugger, the interpreter, git), with why: writing one changes what
-later cells do, so no effect class allows it (as ``PROTECTED_NAMES`` and ``IMPORTABLE_SUFFIXES``)."""
+later cells do, so no effect class allows it (as ``PROTECTED_NAMES`` and ``IMPORTABLE_SUFFIXES``); one
+the folder already holds makes a cell that uses a module reading it "cannot tell" (``effects.reader``)."""
 
 
 def runs_later(relative: str) -> bool:

@@ -21,8 +21,13 @@ SECRET_NAMES = (
     ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".python_history", ".node_repl_history",
     ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo", "id_rsa*", "id_ed25519*",
     "id_ecdsa*", "id_dsa*",
+    # a repository's config (a remote URL may carry a token), and cloud and package registries' logins
+    ".git/config", ".boto", ".s3cfg", "application_default_credentials.json", ".config/gcloud/**",
+    ".azure/accessTokens.json", ".azure/msal_token_cache*", ".cargo/credentials*", ".gem/credentials",
+    ".terraform.d/credentials*",
 )  # fmt: skip
-"""Files that hold secrets wherever they are (globs under any folder): asked, whatever allows the call."""
+"""Files that hold secrets wherever they are (globs under any folder): asked, whatever allows the call, and
+never read as work inside the folder (``effects.reader``)."""
 # git commands that print file contents, and the global options that take a value.
 _PRINTS_CONTENTS = frozenset({"show", "log", "diff", "blame", "annotate", "grep", "cat-file", "archive",
                               "whatchanged", "format-patch", "difftool", "diff-tree", "diff-index"})  # fmt: skip

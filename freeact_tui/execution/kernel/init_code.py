@@ -34,6 +34,7 @@ from types import ModuleType
 from freeact_tui.execution.base import ExecutorError
 from freeact_tui.execution.deferred_imports import DEFER_SOURCE
 from freeact_tui.execution.kernel import code_finder
+from freeact_tui.execution.kernel.folder_imports import folder_imports_code
 from freeact_tui.gitrun import KERNEL_SETTINGS
 from freeact_tui.shell.programs import NO_EXT_DIFF
 
@@ -151,14 +152,12 @@ def _expand_before_asking(code: str, working_dir: Path) -> str:
 
 
 # The kernel started with PYTHONSAFEPATH (no working dir on sys.path while it loaded, see
-# kernel_gateway.kernel_environment). Its own children (`!python x.py`) get the usual behaviour back,
-# and the working dir's modules stay importable, after the installed ones (a repo's `json.py` does
-# not replace the standard library's).
+# kernel_gateway.kernel_environment). Its own children (`!python x.py`) get the usual behaviour back;
+# the working dir's modules stay importable for the cell's own code only, after the installed ones (a
+# repo's `json.py` does not replace the standard library's), never for a library (``folder_imports``).
 _SAFE_PATH_DONE = """\
 import os as _os, sys as _sys
 _os.environ.pop('PYTHONSAFEPATH', None)
-if {import_working_dir!r} and {working_dir!r} not in _sys.path:
-    _sys.path.append({working_dir!r})
 if 'debugpy' in _sys.modules and _sys.modules['debugpy'] is None:  # blocked while the kernel started
     del _sys.modules['debugpy']
 del _sys
@@ -211,7 +210,8 @@ def kernel_init_code(
     )
     code = _expand_before_asking(code.replace("raise RuntimeError(", "raise ShellEscapeError("), working_dir)
     return (
-        _SAFE_PATH_DONE.format(working_dir=str(working_dir), import_working_dir=import_working_dir)
+        _SAFE_PATH_DONE
+        + (folder_imports_code(working_dir) if import_working_dir else "")
         + _RESOLVE_SCRIPT_MAGICS
         + _GUARD_ERROR
         + _GIT_ENV

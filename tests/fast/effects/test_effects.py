@@ -76,6 +76,15 @@ HIDING = [
     "import numpy as np\nnp.load('a.npy', allow_pickle=True)",
     "import os\nopen('a.txt', 'w', opener=lambda p, f: os.open(p, f))",
     "open('a.txt', 'w', -1, None, None, None, True, print)",
+    # a ruled parameter by another spelling, a ruled function as a value (#42, round 6)
+    "import numpy as np\nprint(np.load('data2.npy', None, True))",
+    "import os\nprint(list(os.walk('.', True, None, True)))",
+    "import matplotlib\nmatplotlib.use(**{'backend': 'module://helper'})",
+    "import matplotlib\nlist(map(matplotlib.use, ['module://helper']))",
+    "from matplotlib import use\nsorted(['module://helper'], key=use)",
+    "import pandas as pd\npd.DataFrame().plot(**{'backend': 'module://helper'})",
+    "import matplotlib.pyplot as plt\nplt.text(0, 0, 'x', usetex=True)",
+    "print(open('.git/config').read())",
     # eval, exec, compile, exec of bytes, breakpoint
     "eval('1+1')",
     "exec(b'import os')",
