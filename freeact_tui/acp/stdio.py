@@ -10,7 +10,6 @@ that is not JSON-RPC with a JSON-RPC error (the SDK's own framing only logs and 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import stat
@@ -19,10 +18,10 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from freeact_tui.acp.wire import INVALID_REQUEST, WireError, decode_line, encode_message
+
 logger = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 # Messages bigger than this are a protocol error, not a reason to run out of memory.
 LINE_LIMIT = 64 * 1024 * 1024
 
@@ -120,6 +119,8 @@ class LineTransport:
 
     A line that is not JSON gets a parse error (-32700), one that is not a JSON-RPC message an invalid
     request error (-32600); both with ``id: null``, as JSON-RPC 2.0 asks. The connection goes on.
+    Decoding and encoding are ``wire.py``'s: what is received holds only valid strings and finite
+    numbers, what is sent is always one line of JSON.
     """
 
     def __init__(
@@ -146,7 +147,7 @@ class LineTransport:
     async def send(self, message: dict[str, Any]) -> None:
         """Write ``message``; once the client has closed its end (or the server closed it), messages are
         dropped: a client that went away is a normal end, logged once as an info line, never an error."""
-        data = (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+        data = encode_message(message)
         async with self._lock:
             if self._closed or self._gone:
                 return
@@ -174,10 +175,10 @@ class LineTransport:
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
-            except ValueError as exc:
-                logger.warning("not JSON: %.200r", line)
-                await self.send(_error(PARSE_ERROR, "Parse error", {"details": str(exc)}))
+                message = decode_line(line)
+            except WireError as exc:
+                logger.warning("not a message this server takes (%s): %.200r", exc, line)
+                await self.send(_error(exc.code, str(exc)))
                 continue
             if not isinstance(message, dict) or not ("method" in message or "id" in message):
                 await self.send(_error(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"))
