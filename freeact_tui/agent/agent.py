@@ -40,6 +40,7 @@ from freeact_tui.agent.runtime import McpApis, Runtime
 from freeact_tui.agent.settings import Settings
 from freeact_tui.agent.subagents import SubagentManager
 from freeact_tui.agent.turn.budget import RequestBudget
+from freeact_tui.agent.turn.call_ids import CallIds
 from freeact_tui.agent.turn.dispatcher import turn_dispatcher
 from freeact_tui.agent.turn.loop import Turn
 from freeact_tui.agent.turn.model_step import ModelStep
@@ -214,6 +215,8 @@ class Agent:
         self._shell_running = False
         self._turn: Turn | None = None
         self._turn_task: asyncio.Task[None] | None = None
+        self._call_ids = CallIds()
+        """The tool call ids this session has used: each call of a reply gets one of its own."""
         self._opening = False
         """``stream()`` is starting the agent: its turn does not exist yet."""
         self._cancel_early = False
@@ -248,6 +251,7 @@ class Agent:
     @history.setter
     def history(self, messages: list[ModelMessage]) -> None:
         self.recorder.history = messages
+        self._call_ids = CallIds()  # another history: its ids are read again
 
     @property
     def permissions(self) -> PermissionRules:
@@ -484,7 +488,10 @@ class Agent:
             self.gate,
             self.context,
             self.policy,
-            model=ModelStep(self.runtime, self.ports, self.context, self.tools, self.meter, self.add_usage),
+            model=ModelStep(
+                self.runtime, self.ports, self.context, self.tools, self.meter, self.add_usage,
+                self._call_ids, lambda: self.recorder.history,
+            ),  # fmt: skip
             dispatcher=self._dispatcher(budget),
             tools=self.tools,
             state=self._state,
