@@ -60,7 +60,9 @@ def holdable(value: Any, depth: int = 0) -> bool:
 
 SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
 TEXT = st.text(st.one_of(st.characters(), SURROGATES), max_size=8)
-NUMBERS = st.sampled_from(["1e400", "-1e400", "NaN", "Infinity", "-Infinity", "1" * 5000, "0", "-1.5", "1e308"])
+NUMBERS = st.sampled_from(
+    ["1e400", "-1e400", "NaN", "Infinity", "-Infinity", "1" * 5000, "0", "-1.5", "1e308"]
+)
 
 
 def raw(value: Any) -> str:
@@ -117,7 +119,12 @@ def test_every_line_is_handed_on_holdable_or_answered_once_with_strict_json(batc
         json.dumps(message, ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
-@given(st.recursive(st.one_of(TEXT, st.floats(), st.integers(), st.none()), lambda c: st.lists(c) | st.dictionaries(TEXT, c)))
+@given(
+    st.recursive(
+        st.one_of(TEXT, st.floats(), st.integers(), st.none()),
+        lambda c: st.lists(c) | st.dictionaries(TEXT, c),
+    )
+)
 def test_whatever_the_process_sends_is_one_line_of_strict_json(value: Any) -> None:
     line = encode_message({"jsonrpc": "2.0", "id": 1, "result": {"value": value}})
     assert line.endswith(b"\n") and line.count(b"\n") == 1

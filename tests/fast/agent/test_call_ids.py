@@ -36,7 +36,9 @@ REPLIES = st.lists(st.lists(IDS, min_size=1, max_size=4), min_size=1, max_size=4
 
 
 def reply(ids: list[str]) -> ModelResponse:
-    return ModelResponse(parts=[TextPart("acting"), *(ToolCallPart("ipybox_execute_ipython_cell", {}, i) for i in ids)])
+    return ModelResponse(
+        parts=[TextPart("acting"), *(ToolCallPart("ipybox_execute_ipython_cell", {}, i) for i in ids)]
+    )
 
 
 def given_ids(turns: list[list[str]]) -> list[list[str]]:
@@ -47,7 +49,9 @@ def given_ids(turns: list[list[str]]) -> list[list[str]]:
         assert isinstance(response.parts[0], TextPart)  # the other parts are kept, in order
         got = [p.tool_call_id for p in response.parts if isinstance(p, ToolCallPart)]
         history += [ModelRequest.user_text_prompt("go"), response]
-        history.append(ModelRequest(parts=[ToolReturnPart("ipybox_execute_ipython_cell", "x", i) for i in got]))
+        history.append(
+            ModelRequest(parts=[ToolReturnPart("ipybox_execute_ipython_cell", "x", i) for i in got])
+        )
         out.append(got)
     return out
 
@@ -77,7 +81,9 @@ def _turn_updates(turns: list[list[str]]) -> list[dict[str, Any]]:
             turn = TurnUpdates(Path("/work"), used_ids=used)
             requests = [ApprovalRequest(CodeAction(f"print({t})"), corr_id=i) for i in ids]
             for request in requests:
-                seen.extend(u.model_dump(mode="json", by_alias=True, exclude_none=True) for u in turn.see(request))
+                seen.extend(
+                    u.model_dump(mode="json", by_alias=True, exclude_none=True) for u in turn.see(request)
+                )
             for request in requests:
                 request.resolve(Decision(True))
                 seen.extend(
@@ -89,8 +95,12 @@ def _turn_updates(turns: list[list[str]]) -> list[dict[str, Any]]:
                     CodeExecutionOutputChunk(f"out {request.corr_id}", corr_id=request.corr_id),
                     CodeExecutionOutput(f"out {request.corr_id}", corr_id=request.corr_id),
                 ):
-                    seen.extend(u.model_dump(mode="json", by_alias=True, exclude_none=True) for u in turn.see(event))
-            seen.extend(u.model_dump(mode="json", by_alias=True, exclude_none=True) for u in turn.close_open("end"))
+                    seen.extend(
+                        u.model_dump(mode="json", by_alias=True, exclude_none=True) for u in turn.see(event)
+                    )
+            seen.extend(
+                u.model_dump(mode="json", by_alias=True, exclude_none=True) for u in turn.close_open("end")
+            )
         return seen
 
     return asyncio.run(go())
@@ -106,6 +116,8 @@ def test_each_tool_call_starts_once_ends_once_and_carries_only_its_own_output(tu
         mine = [u for u in updates if u["toolCallId"] == tool_call_id]
         ends = [u for u in mine if u.get("status") in ("completed", "failed")]
         assert len(ends) == 1 and ends[0] is mine[-1] and ends[0]["status"] == "completed", mine
-        texts = {c["content"]["text"] for u in mine for c in u.get("content", []) if c.get("type") == "content"}
+        texts = {
+            c["content"]["text"] for u in mine for c in u.get("content", []) if c.get("type") == "content"
+        }
         outputs = {m for t in texts for m in re.findall(r"out (\S+)", t)}
         assert outputs == {tool_call_id}, (tool_call_id, texts)  # its own output, and only its own
