@@ -159,11 +159,7 @@ class FreeactAcpAgent:
     # -- sessions ---------------------------------------------------------------------------------------
 
     def _config(self, cwd: str, client_mcp: dict[str, McpServerConfig]) -> Config:
-        path = Path(cwd)
-        if not path.is_absolute():
-            raise invalid_params(f"cwd must be an absolute path, not {cwd!r}")
-        if not path.is_dir():
-            raise invalid_params(f"cwd {cwd!r} is not a directory")
+        path = _folder(cwd)
         try:
             config = self._load_config(path)
         except ConfigError as exc:
@@ -360,6 +356,8 @@ class FreeactAcpAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
+        if cwd:
+            _folder(cwd)  # the same check as every method that takes a cwd
         try:
             sessions = await asyncio.to_thread(listed_sessions, self._load_config, cwd)
         except ConfigError as exc:
@@ -534,6 +532,16 @@ class FreeactAcpAgent:
                 logger.exception("stopping session %s failed", session.id)
 
         await asyncio.gather(*(stop(s) for s in sessions))
+
+
+def _folder(cwd: str) -> Path:
+    """A client's ``cwd`` as a folder: an absolute path of a directory, else invalid params (-32602)."""
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise invalid_params(f"cwd must be an absolute path, not {cwd!r}")
+    if not path.is_dir():
+        raise invalid_params(f"cwd {cwd!r} is not a directory")
+    return path
 
 
 def _refusal(agent: Agent) -> RequestError | None:

@@ -16,7 +16,7 @@ import stat
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from freeact_tui.acp.wire import INVALID_REQUEST, WireError, decode_line, encode_message
 
@@ -107,6 +107,14 @@ async def protocol_streams(proto_in: int, proto_out: int) -> tuple[asyncio.Strea
     return reader, _PipeSink(asyncio.StreamWriter(transport, protocol, None, loop))
 
 
+class Rewritten(NamedTuple):
+    """A message as the server reads it, and the answer sent for it at once (``None``: the server's)."""
+
+    message: dict[str, Any] | None
+    """``None``: answered here (``answer``), nothing for the server."""
+    answer: dict[str, Any] | None = None
+
+
 def _error(code: int, message: str, data: Any = None) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
@@ -127,10 +135,11 @@ class LineTransport:
         self,
         reader: asyncio.StreamReader,
         writer: ByteSink,
-        rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        rewrite: Callable[[dict[str, Any]], Rewritten] | None = None,
     ) -> None:
         self.rewrite = rewrite
-        """Applied to each message received (legacy methods read as current ones)."""
+        """Applied to each message received (legacy methods read as current ones); the answer it gives, if
+        any, is sent at once (a notification sent as a request is answered ``{}``)."""
         self._reader = reader
         self._writer = writer
         self._lock = asyncio.Lock()
@@ -158,9 +167,18 @@ class LineTransport:
                 logger.info("the client closed the connection (%s); what is left to send is dropped", exc)
 
     async def receive(self) -> dict[str, Any] | None:
+        """The next message for the server (rewritten), or ``None`` at the end of the input."""
+        while True:
+            message = await self._next()
+            if message is None:
+                return None
+            rewritten = await self._rewritten(message)
+            if rewritten is not None:
+                return rewritten
+
+    async def _next(self) -> dict[str, Any] | None:
         if self._unread:
-            again = self._unread.pop()
-            return self.rewrite(again) if again is not None and self.rewrite is not None else again
+            return self._unread.pop()
         while True:
             try:
                 line = await self._reader.readuntil(b"\n")
@@ -186,7 +204,15 @@ class LineTransport:
             if "method" in message and not isinstance(message["method"], str):
                 await self.send(_error(INVALID_REQUEST, "Invalid Request: `method` must be a string"))
                 continue
-            return self.rewrite(message) if self.rewrite is not None else message
+            return message
+
+    async def _rewritten(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        if self.rewrite is None:
+            return message
+        rewritten = self.rewrite(message)
+        if rewritten.answer is not None:
+            await self.send(rewritten.answer)
+        return rewritten.message
 
     async def _skip_long_line(self) -> None:
         while True:
@@ -209,4 +235,4 @@ class LineTransport:
                 logger.debug("closing stdout failed", exc_info=True)
 
 
-__all__ = ["ByteSink", "LineTransport", "guard_stdio", "protocol_streams"]
+__all__ = ["ByteSink", "LineTransport", "Rewritten", "guard_stdio", "protocol_streams"]

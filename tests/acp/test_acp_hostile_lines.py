@@ -125,3 +125,36 @@ def test_hostile_lines_each_get_one_answer_and_the_session_goes_on(
     assert lines.answers(24)[24]["result"]["stopReason"] == "end_turn"
     sent = fake_openai.requests[-1].body["messages"]
     assert "hi \ufffd there" in json.dumps(sent, ensure_ascii=False)
+
+
+def test_lenient_where_the_meaning_is_clear_and_invalid_params_where_it_is_not(
+    lines: Any, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.script(Reply("after"))
+    cancel = json.dumps(
+        request(30, "session/cancel", {"sessionId": lines.sid})
+    )  # a notification, sent with an id
+    lines.write(prompt(lines.sid, 31), cancel)
+    got = lines.answers(30, 31)
+    assert got[30]["result"] == {} and got[31]["result"]["stopReason"] == "cancelled"
+    set_model = {"jsonrpc": "2.0", "id": 32, "method": "session/set_model", "params": [lines.sid]}
+    lines.write(json.dumps(set_model), json.dumps(request(33, "session/list", {"cwd": "relative/dir"})))
+    (tmp_path / "a-file").write_text("x")
+    lines.write(json.dumps(request(34, "session/list", {"cwd": str(tmp_path / "a-file")})))
+    got = lines.answers(32, 33, 34)
+    assert [got[i]["error"]["code"] for i in (32, 33, 34)] == [-32602] * 3
+
+
+def test_bad_client_capabilities_in_the_first_initialize_are_invalid_params(tmp_path: Path) -> None:
+    proc = start(cwd=tmp_path)
+    client = Lines(proc)
+    try:
+        params = {"protocolVersion": 1, "clientCapabilities": {"fs": "yes", "terminal": 3}}
+        client.write(json.dumps(request(0, "initialize", params)))
+        assert client.answers(0)[0]["error"]["code"] == -32602
+        client.write(json.dumps(request(1, "initialize", {"protocolVersion": 1})))
+        assert "result" in client.answers(1)[1]
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
