@@ -72,7 +72,7 @@ def raw(value: Any) -> str:
 
 @st.composite
 def lines(draw: st.DrawFn) -> bytes:
-    kind = draw(st.sampled_from(["deep", "text", "number", "types", "bytes"]))
+    kind = draw(st.sampled_from(["deep", "text", "number", "types", "bytes", "answer"]))
     method = draw(st.one_of(st.just("session/prompt"), st.just("initialize"), TEXT))
     head = f'"jsonrpc":"2.0","method":{raw(method)}'
     if kind == "deep":
@@ -81,6 +81,8 @@ def lines(draw: st.DrawFn) -> bytes:
     if kind == "text":
         key, value, ident = draw(TEXT), draw(TEXT), draw(st.one_of(TEXT, st.integers()))
         return f'{{{head},"id":{raw(ident)},"params":{{{raw(key)}:{raw(value)}}}}}\n'.encode()
+    if kind == "answer":  # a client's answer to a request of ours (fs/read_text_file, terminal output)
+        return f'{{"jsonrpc":"2.0","id":5,"result":{{"content":{raw(draw(TEXT))}}}}}\n'.encode()
     if kind == "number":
         where = draw(st.sampled_from(["id", "param"]))
         number = draw(NUMBERS)
