@@ -41,7 +41,81 @@ def early_answer(message: dict[str, Any] | None) -> dict[str, Any] | None:
     version = params.get("protocolVersion") if isinstance(params, dict) else None
     if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= 65535:
         return None  # the SDK's validation says what is wrong
+    problem = initialize_problem(params)
+    if problem is not None:
+        return refusal(message["id"], problem)
+    if not _plainly_valid(params):
+        return None  # the SDK's validation decides
     return {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result(version)}
 
 
-__all__ = ["AGENT_CAPABILITIES", "AGENT_INFO", "PROTOCOL_VERSION", "early_answer", "initialize_result"]
+def refusal(ident: Any, problem: str) -> dict[str, Any]:
+    """The invalid-params answer (-32602) to an ``initialize`` with ``problem``."""
+    return {"jsonrpc": "2.0", "id": ident, "error": {"code": -32602, "message": f"Invalid params: {problem}"}}
+
+
+_TYPES: dict[tuple[str, ...], type] = {
+    ("clientCapabilities",): dict,
+    ("clientCapabilities", "fs"): dict,
+    ("clientCapabilities", "fs", "readTextFile"): bool,
+    ("clientCapabilities", "fs", "writeTextFile"): bool,
+    ("clientCapabilities", "terminal"): bool,
+    ("clientInfo",): dict,
+    ("clientInfo", "name"): str,
+    ("clientInfo", "version"): str,
+}
+"""The ``initialize`` fields whose wrong values the SDK's schema replaces by its defaults without a word
+(a client would believe it offered files or a terminal that the agent then never uses)."""
+
+
+def initialize_problem(params: Any) -> str | None:
+    """What is wrong in ``initialize`` params that the SDK would silently drop, or ``None``."""
+    if not isinstance(params, dict):
+        return None
+    for path, kind in _TYPES.items():
+        value: Any = params
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None and not _is(value, kind):
+            return f"`{'.'.join(path)}` must be {'an object' if kind is dict else f'a {kind.__name__}'}"
+    return None
+
+
+def _is(value: Any, kind: type) -> bool:
+    return value is None or (isinstance(value, kind) and not (kind is int and isinstance(value, bool)))
+
+
+def _shaped(value: Any, fields: dict[str, type]) -> bool:
+    """``value`` is ``None`` or an object of only ``fields`` (``_meta`` aside), each of its type or null."""
+    if value is None:
+        return True
+    if not isinstance(value, dict) or not _is(value.get("_meta"), dict):
+        return False
+    return all(key in fields and _is(v, fields[key]) for key, v in value.items() if key != "_meta")
+
+
+def _plainly_valid(params: Any) -> bool:
+    """Params the SDK's schema certainly takes: only the fields the common clients send, of their types
+    (anything else, valid or not, goes to the SDK's own validation, which answers a bit later)."""
+    if not _shaped(params, {"protocolVersion": int, "clientCapabilities": dict, "clientInfo": dict}):
+        return False
+    capabilities = params.get("clientCapabilities")
+    info = params.get("clientInfo")
+    fs = capabilities.get("fs") if isinstance(capabilities, dict) else None
+    return (
+        _shaped(capabilities, {"fs": dict, "terminal": bool})
+        and _shaped(fs, {"readTextFile": bool, "writeTextFile": bool})
+        and _shaped(info, {"name": str, "title": str, "version": str})
+        and (info is None or (isinstance(info.get("name"), str) and isinstance(info.get("version"), str)))
+    )
+
+
+__all__ = [
+    "AGENT_CAPABILITIES",
+    "AGENT_INFO",
+    "PROTOCOL_VERSION",
+    "early_answer",
+    "initialize_problem",
+    "initialize_result",
+    "refusal",
+]

@@ -1,13 +1,19 @@
-"""Methods of older ACP clients, read as the current ones they stand for (one table): Gemini CLI's and
+"""What a client sends, read as the current protocol means it (one place, applied to every message).
+
+Methods of older ACP clients, read as the current ones they stand for (one table): Gemini CLI's and
 Zed's earlier ``session/set_model`` is ``session/set_config_option`` of the ``model`` option (the SDK
-no longer routes it). Its answer is the newer method's (a superset of the empty result it expects)."""
+no longer routes it). Its answer is the newer method's (a superset of the empty result it expects).
+A notification sent as a request is applied and answered ``{}``; a client's answer with both a result
+and an error is an error."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from freeact_tui.acp.handshake import initialize_problem, refusal
 from freeact_tui.acp.model_option import MODEL_OPTION
+from freeact_tui.acp.stdio import Rewritten
 
 
 def _set_model(params: dict[str, Any]) -> dict[str, Any]:
@@ -20,13 +26,44 @@ LEGACY_METHODS: dict[str, tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]
 }
 
 
-def upgrade(message: dict[str, Any]) -> dict[str, Any]:
-    """``message`` as the current method when it is a legacy one (its id kept), else as it is."""
-    legacy = LEGACY_METHODS.get(message.get("method", "")) if isinstance(message.get("method"), str) else None
-    if legacy is None or not isinstance(message.get("params"), dict):
-        return message
-    method, params = legacy
-    return {**message, "method": method, "params": params(message["params"])}
+NOTIFICATIONS = frozenset({"session/cancel"})
+"""Methods that are notifications: sent as a request (with an id) they are applied and answered ``{}``
+at once (ACP's ``session/cancel`` is a notification; a client that waits for an answer gets one)."""
 
 
-__all__ = ["LEGACY_METHODS", "upgrade"]
+def _answer(message: dict[str, Any]) -> dict[str, Any]:
+    """A client's answer to one of the server's requests, read as JSON-RPC means it: one with both a
+    ``result`` and an ``error`` (which JSON-RPC forbids) is an error, never taken as a success; an id
+    written as a string of digits is the number the server sent (its requests' ids are numbers)."""
+    out = dict(message)
+    if "result" in out and "error" in out:
+        del out["result"]
+    ident = out.get("id")
+    if isinstance(ident, str) and ident.isascii() and ident.isdigit() and len(ident) < 20:
+        out["id"] = int(ident)
+    return out
+
+
+def upgrade(message: dict[str, Any]) -> Rewritten:
+    """``message`` as the current method when it is a legacy one (its id kept; params that are not an
+    object are left for the current method to refuse as invalid params), else as it is."""
+    if "method" not in message:
+        return Rewritten(_answer(message))
+    method = message.get("method")
+    problem = initialize_problem(message.get("params")) if method == "initialize" else None
+    if problem is not None:  # the SDK would drop the bad capabilities without a word: refused here
+        return Rewritten(None, refusal(message.get("id"), problem)) if "id" in message else Rewritten(None)
+    if method in NOTIFICATIONS and "id" in message:
+        answer = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+        return Rewritten({k: v for k, v in message.items() if k != "id"}, answer)
+    legacy = LEGACY_METHODS.get(method) if isinstance(method, str) else None
+    if legacy is None:
+        return Rewritten(message)
+    current, params = legacy
+    given = message.get("params")
+    return Rewritten(
+        {**message, "method": current, "params": params(given) if isinstance(given, dict) else given}
+    )
+
+
+__all__ = ["LEGACY_METHODS", "NOTIFICATIONS", "upgrade"]

@@ -56,7 +56,7 @@ async def serve(prepare: Callable[[], ConfigLoader]) -> None:
     except BaseException:
         await transport.close()
         raise
-    if answer is not None and first is not None:
+    if answer is not None and "result" in answer and first is not None:  # not a refused initialize
         await agent.initialize_from(first.get("params") or {})
     await _run(agent, transport)
 

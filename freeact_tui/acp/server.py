@@ -97,6 +97,10 @@ class FreeactAcpAgent:
         self._conn: Client | None = None
         self._client_capabilities: ClientCapabilities | None = None
         self.sessions: dict[str, AcpSession] = {}
+        self._open_locks: dict[str, asyncio.Lock] = {}
+        """One lock per session id, held while the session is opened or closed here: opening is atomic
+        (a second load/resume of an id being opened waits and gets the same session, never a second agent)
+        and a close waits for an open in flight."""
         self._turns: TurnRunner | None = None
         self._files: dict[str, ClientFiles] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -155,11 +159,7 @@ class FreeactAcpAgent:
     # -- sessions ---------------------------------------------------------------------------------------
 
     def _config(self, cwd: str, client_mcp: dict[str, McpServerConfig]) -> Config:
-        path = Path(cwd)
-        if not path.is_absolute():
-            raise invalid_params(f"cwd must be an absolute path, not {cwd!r}")
-        if not path.is_dir():
-            raise invalid_params(f"cwd {cwd!r} is not a directory")
+        path = _folder(cwd)
         try:
             config = self._load_config(path)
         except ConfigError as exc:
@@ -299,12 +299,16 @@ class FreeactAcpAgent:
             validate_session_id(session_id)
         except InvalidSessionId as exc:
             raise invalid_params(str(exc)) from None
-        session = self.sessions.get(session_id)
-        if session is None:
-            if not _in_store(SessionStore(config.resolved_sessions_dir()).session(session_id)):
-                raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
-            session = await self._open(config, session_id, client_mcp)
+        async with self._open_lock(session_id):
+            session = self.sessions.get(session_id)
+            if session is None:
+                if not _in_store(SessionStore(config.resolved_sessions_dir()).session(session_id)):
+                    raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
+                session = await self._open(config, session_id, client_mcp)
         return session
+
+    def _open_lock(self, session_id: str) -> asyncio.Lock:
+        return self._open_locks.setdefault(session_id, asyncio.Lock())
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -352,6 +356,8 @@ class FreeactAcpAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
+        if cwd:
+            _folder(cwd)  # the same check as every method that takes a cwd
         try:
             sessions = await asyncio.to_thread(listed_sessions, self._load_config, cwd)
         except ConfigError as exc:
@@ -487,7 +493,13 @@ class FreeactAcpAgent:
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
         """End the session here: its running turn is cancelled (the history stays valid), its kernels and
-        MCP servers stop and its writer lock is released, so it can be loaded again (here or in the app)."""
+        MCP servers stop and its writer lock is released, so it can be loaded again (here or in the app).
+        A close of a session being opened waits for the open, then closes it."""
+        async with self._open_lock(session_id):  # a load of it after this close opens it afresh
+            await self._close(session_id)
+        return CloseSessionResponse()
+
+    async def _close(self, session_id: str) -> None:
         session = self.sessions.pop(session_id, None)
         if session is None:
             raise unknown_session(session_id)
@@ -501,7 +513,6 @@ class FreeactAcpAgent:
         except Exception as exc:
             logger.exception("closing session %s failed", session_id)
             raise internal_error(f"the session could not be closed cleanly: {exc}") from None
-        return CloseSessionResponse()
 
     # -- the end ----------------------------------------------------------------------------------------
 
@@ -521,6 +532,16 @@ class FreeactAcpAgent:
                 logger.exception("stopping session %s failed", session.id)
 
         await asyncio.gather(*(stop(s) for s in sessions))
+
+
+def _folder(cwd: str) -> Path:
+    """A client's ``cwd`` as a folder: an absolute path of a directory, else invalid params (-32602)."""
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise invalid_params(f"cwd must be an absolute path, not {cwd!r}")
+    if not path.is_dir():
+        raise invalid_params(f"cwd {cwd!r} is not a directory")
+    return path
 
 
 def _refusal(agent: Agent) -> RequestError | None:

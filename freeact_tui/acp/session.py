@@ -74,6 +74,8 @@ class AcpSession:
     """The slash commands announced (editor commands and skills): ``/name args`` runs one."""
     usage: UsageUpdate | None = None
     """The main agent's last usage event (the session's tokens and cost so far), for a ``usage_update``."""
+    tool_call_ids: set[str] = field(default_factory=set)
+    """Every ``toolCallId`` sent in this session (``TurnUpdates`` gives none twice)."""
     trust_asked: bool = False
     """The client was asked (or needed not be) whether the folder's project files may apply."""
 

@@ -10,19 +10,18 @@ that is not JSON-RPC with a JSON-RPC error (the SDK's own framing only logs and 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import stat
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
+
+from freeact_tui.acp.wire import INVALID_REQUEST, WireError, decode_line, encode_message
 
 logger = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 # Messages bigger than this are a protocol error, not a reason to run out of memory.
 LINE_LIMIT = 64 * 1024 * 1024
 
@@ -108,6 +107,14 @@ async def protocol_streams(proto_in: int, proto_out: int) -> tuple[asyncio.Strea
     return reader, _PipeSink(asyncio.StreamWriter(transport, protocol, None, loop))
 
 
+class Rewritten(NamedTuple):
+    """A message as the server reads it, and the answer sent for it at once (``None``: the server's)."""
+
+    message: dict[str, Any] | None
+    """``None``: answered here (``answer``), nothing for the server."""
+    answer: dict[str, Any] | None = None
+
+
 def _error(code: int, message: str, data: Any = None) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
@@ -120,16 +127,19 @@ class LineTransport:
 
     A line that is not JSON gets a parse error (-32700), one that is not a JSON-RPC message an invalid
     request error (-32600); both with ``id: null``, as JSON-RPC 2.0 asks. The connection goes on.
+    Decoding and encoding are ``wire.py``'s: what is received holds only valid strings and finite
+    numbers, what is sent is always one line of JSON.
     """
 
     def __init__(
         self,
         reader: asyncio.StreamReader,
         writer: ByteSink,
-        rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        rewrite: Callable[[dict[str, Any]], Rewritten] | None = None,
     ) -> None:
         self.rewrite = rewrite
-        """Applied to each message received (legacy methods read as current ones)."""
+        """Applied to each message received (legacy methods read as current ones); the answer it gives, if
+        any, is sent at once (a notification sent as a request is answered ``{}``)."""
         self._reader = reader
         self._writer = writer
         self._lock = asyncio.Lock()
@@ -146,7 +156,7 @@ class LineTransport:
     async def send(self, message: dict[str, Any]) -> None:
         """Write ``message``; once the client has closed its end (or the server closed it), messages are
         dropped: a client that went away is a normal end, logged once as an info line, never an error."""
-        data = (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+        data = encode_message(message)
         async with self._lock:
             if self._closed or self._gone:
                 return
@@ -157,9 +167,18 @@ class LineTransport:
                 logger.info("the client closed the connection (%s); what is left to send is dropped", exc)
 
     async def receive(self) -> dict[str, Any] | None:
+        """The next message for the server (rewritten), or ``None`` at the end of the input."""
+        while True:
+            message = await self._next()
+            if message is None:
+                return None
+            rewritten = await self._rewritten(message)
+            if rewritten is not None:
+                return rewritten
+
+    async def _next(self) -> dict[str, Any] | None:
         if self._unread:
-            again = self._unread.pop()
-            return self.rewrite(again) if again is not None and self.rewrite is not None else again
+            return self._unread.pop()
         while True:
             try:
                 line = await self._reader.readuntil(b"\n")
@@ -174,10 +193,10 @@ class LineTransport:
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
-            except ValueError as exc:
-                logger.warning("not JSON: %.200r", line)
-                await self.send(_error(PARSE_ERROR, "Parse error", {"details": str(exc)}))
+                message = decode_line(line)
+            except WireError as exc:
+                logger.warning("not a message this server takes (%s): %.200r", exc, line)
+                await self.send(_error(exc.code, str(exc)))
                 continue
             if not isinstance(message, dict) or not ("method" in message or "id" in message):
                 await self.send(_error(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"))
@@ -185,7 +204,15 @@ class LineTransport:
             if "method" in message and not isinstance(message["method"], str):
                 await self.send(_error(INVALID_REQUEST, "Invalid Request: `method` must be a string"))
                 continue
-            return self.rewrite(message) if self.rewrite is not None else message
+            return message
+
+    async def _rewritten(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        if self.rewrite is None:
+            return message
+        rewritten = self.rewrite(message)
+        if rewritten.answer is not None:
+            await self.send(rewritten.answer)
+        return rewritten.message
 
     async def _skip_long_line(self) -> None:
         while True:
@@ -208,4 +235,4 @@ class LineTransport:
                 logger.debug("closing stdout failed", exc_info=True)
 
 
-__all__ = ["ByteSink", "LineTransport", "guard_stdio", "protocol_streams"]
+__all__ = ["ByteSink", "LineTransport", "Rewritten", "guard_stdio", "protocol_streams"]

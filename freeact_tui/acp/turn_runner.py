@@ -84,7 +84,11 @@ class TurnRunner:
 
     async def run(self, session: AcpSession, content: str | list[UserContent]) -> StopReason:
         agent = session.agent
-        turn = TurnUpdates(session.working_dir, session.files.texts if session.files is not None else None)
+        turn = TurnUpdates(
+            session.working_dir,
+            session.files.texts if session.files is not None else None,
+            session.tool_call_ids,
+        )
         last_reply = LastReply()
         try:
             async for event in agent.stream(content):

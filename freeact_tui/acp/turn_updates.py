@@ -112,8 +112,12 @@ class TurnUpdates:
         known_texts: files as the editor has them (by absolute path): a diff's old text is taken from here.
     """
 
-    def __init__(self, working_dir: Path, known_texts: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, working_dir: Path, known_texts: Mapping[str, str] | None = None, used_ids: set[str] | None = None
+    ) -> None:
         self.working_dir = working_dir
+        self.used_ids: set[str] = used_ids if used_ids is not None else set()
+        """Every ``toolCallId`` the session has sent (shared by its turns): no id starts twice."""
         self.known_texts: Mapping[str, str] = known_texts if known_texts is not None else {}
         self.calls: dict[str, _Call] = {}  # by tool call id (parts included)
         self._by_key: dict[tuple[str, str], _Call] = {}  # (agent id, corr id) → the model's call
@@ -127,6 +131,15 @@ class TurnUpdates:
     @staticmethod
     def _key_id(agent_id: str, corr_id: str) -> str:
         return corr_id if agent_id == "main" else f"{agent_id}:{corr_id}"
+
+    def _mint(self, wanted: str) -> str:
+        """A ``toolCallId`` no tool call of the session has had: ``wanted``, or it with a number."""
+        chosen, n = wanted, 1
+        while chosen in self.used_ids or chosen in self.calls:
+            n += 1
+            chosen = f"{wanted}#{n}"
+        self.used_ids.add(chosen)
+        return chosen
 
     def tool_call_id(self, request: ApprovalRequest) -> str:
         """The tool call id a request was shown under (``see`` must have seen it)."""
@@ -210,15 +223,13 @@ class TurnUpdates:
         parent = self._by_key.get(key)
         call = request.tool_call
         if parent is not None and isinstance(call, _PART_TYPES):
-            tool_call_id = f"{parent.id}/{len(parent.parts) + 1}"
+            tool_call_id = self._mint(f"{parent.id}/{len(parent.parts) + 1}")
             parent.parts.append(tool_call_id)
         elif parent is not None:  # the same call asked again (a retry): a new id, ended with the call
-            tool_call_id = f"{parent.id}#{len(self.calls)}"
+            tool_call_id = self._mint(f"{parent.id}#{len(self.calls)}")
             parent.parts.append(tool_call_id)
         else:
-            tool_call_id = self._key_id(*key)
-            if tool_call_id in self.calls:  # an id seen before in this turn (a call never asked, an old one)
-                tool_call_id = f"{tool_call_id}#{len(self.calls)}"
+            tool_call_id = self._mint(self._key_id(*key))
         view = describe(call, request.tool_args, self.working_dir, self.known_texts)
         entry = _Call(tool_call_id, view)
         self.calls[tool_call_id] = entry
@@ -286,9 +297,7 @@ class TurnUpdates:
         """A call that ended without ever being asked about (it failed before it could run: bad
         arguments, an unknown tool, a guard, a path that cannot be used): it still reaches the client, as
         a tool call of its own that starts in its end state."""
-        tool_call_id = self._key_id(agent_id, corr_id or f"call-{len(self.calls) + 1}")
-        if tool_call_id in self.calls:
-            tool_call_id = f"{tool_call_id}#{len(self.calls)}"
+        tool_call_id = self._mint(self._key_id(agent_id, corr_id or f"call-{len(self.calls) + 1}"))
         title = "Tool call (failed before it ran)" if is_error else "Tool call"
         entry = _Call(tool_call_id, CallView(title, "other", [], [], {}), done=True)
         self.calls[tool_call_id] = entry

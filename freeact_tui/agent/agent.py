@@ -40,6 +40,7 @@ from freeact_tui.agent.runtime import AgentRole, McpApis, Runtime
 from freeact_tui.agent.settings import Settings
 from freeact_tui.agent.subagents import SubagentManager
 from freeact_tui.agent.turn.budget import RequestBudget
+from freeact_tui.agent.turn.call_ids import CallIds
 from freeact_tui.agent.turn.dispatcher import turn_dispatcher
 from freeact_tui.agent.turn.loop import Turn
 from freeact_tui.agent.turn.model_step import ModelStep
@@ -214,6 +215,12 @@ class Agent:
         self._shell_running = False
         self._turn: Turn | None = None
         self._turn_task: asyncio.Task[None] | None = None
+        self._call_ids = CallIds()
+        """The tool call ids this session has used: each call of a reply gets one of its own."""
+        self._opening = False
+        """``stream()`` is starting the agent: its turn does not exist yet."""
+        self._cancel_early = False
+        """``cancel()`` came while ``stream()`` started the agent: the turn is cancelled once it exists."""
         self._started = False
 
     def _apis(self) -> McpApis:
@@ -244,6 +251,7 @@ class Agent:
     @history.setter
     def history(self, messages: list[ModelMessage]) -> None:
         self.recorder.history = messages
+        self._call_ids = CallIds()  # another history: its ids are read again
 
     @property
     def permissions(self) -> PermissionRules:
@@ -422,6 +430,7 @@ class Agent:
         """Stop the running turn at once (model streaming, approval wait or execution), or the user's
         own running ``!command`` (its kernel is interrupted)."""
         self._user_shell.interrupt()
+        self._cancel_early = self._opening
         if self._turn is not None and self._turn_task is not None and not self._turn_task.done():
             self._turn.cancel(self._turn_task)
 
@@ -479,7 +488,10 @@ class Agent:
             self.gate,
             self.context,
             self.policy,
-            model=ModelStep(self.runtime, self.ports, self.context, self.tools, self.meter, self.add_usage),
+            model=ModelStep(
+                self.runtime, self.ports, self.context, self.tools, self.meter, self.add_usage,
+                self._call_ids, lambda: self.recorder.history,
+            ),  # fmt: skip
             dispatcher=self._dispatcher(budget),
             tools=self.tools,
             state=self._state,
@@ -507,8 +519,13 @@ class Agent:
             raise ValueError(f"max_turns must be a whole number of at least 1, not {max_turns!r}")
         if self.busy or self._shell_running:
             raise AgentBusy("a turn is already running")
+        self._cancel_early = False
         if not self._started:
-            await self.start()
+            self._opening = True  # a cancel while the agent starts ends the turn as soon as it exists
+            try:
+                await self.start()
+            finally:
+                self._opening = False
         typed = prompt  # what was put before it is recorded, so that a resumed log shows only this
         prompt = put_before(self._user_shell.take_context(), prompt)  # the user's own !commands
         if self.runtime.role.takes_checkpoint_notes:
@@ -517,7 +534,10 @@ class Agent:
         self._turn = turn
         self.events.open()
         task = asyncio.create_task(self._run(turn))
+        task.add_done_callback(functools.partial(self._turn_over, turn))
         self._turn_task = task
+        if self._cancel_early:
+            self.cancel()
         try:
             async for event in self.events.drain():
                 yield event
@@ -531,11 +551,17 @@ class Agent:
         try:
             await turn.run()
         finally:
-            try:
-                if self.runtime.role.owns_checkpoints:  # the state the agent left: later edits are the user's
-                    await self.checkpointing.after_turn()
-            finally:
-                self.events.close()  # inside the task: the stream ends after the turn's last event
+            if self.runtime.role.owns_checkpoints:  # the state the agent left: later edits are the user's
+                await self.checkpointing.after_turn()
+
+    def _turn_over(self, turn: Turn, task: asyncio.Task[None]) -> None:
+        """The one place a turn's stream ends: when its task is done, however it got there. A task
+        cancelled before its first step never runs its own code (no ``finally``): the turn ends cancelled
+        here, so a cancel at any moment (Esc right after Enter, a client's cancel in the same write as
+        its prompt, SIGINT at the start) ends the stream."""
+        if not turn.started:
+            turn.end_unstarted()
+        self.events.close()  # after the turn's last event
 
     async def run_user_shell(self, command: str) -> AsyncIterator[AgentEvent]:
         """Run the user's own shell command in the kernel at once (no approval) and yield its output.

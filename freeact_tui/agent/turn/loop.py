@@ -90,6 +90,8 @@ class Turn:
         self.steering: list[str] = []
         self.cancel_requested = False
         self.cancel_phase = Phase.IDLE
+        self.started = False
+        """``run`` has begun (a task cancelled before its first step never runs it)."""
 
     def cancel(self, task: asyncio.Task[None]) -> None:
         self.cancel_requested = True
@@ -98,6 +100,7 @@ class Turn:
 
     async def run(self) -> None:
         """The turn, to its end; never raises (but a cancellation not asked for by ``cancel``)."""
+        self.started = True
         start = len(self.recorder.history)
         generation = self.recorder.generation
         try:
@@ -218,6 +221,10 @@ class Turn:
             self.policy.begin_turn(requests_left)  # the user spoke: the bound counts from here
             texts, self.steering = self.steering, []
             self.recorder.record(ModelRequest(parts=[UserPromptPart(t) for t in texts]))
+
+    def end_unstarted(self) -> None:
+        """The turn was cancelled before ``run`` began: nothing was recorded, it ends cancelled."""
+        self.ports.emit(Cancelled(phase=Phase.MODEL, **self.ports.ids("")))
 
     def _finish_cancelled(self) -> None:
         phase = self.cancel_phase

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pydantic_ai.messages import ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse
 
 from freeact_tui.actions.ports import EventPorts
 from freeact_tui.agent.context.keeper import ContextKeeper
@@ -14,6 +14,7 @@ from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.reply_stops import stopped_event
 from freeact_tui.agent.runtime import Runtime
 from freeact_tui.agent.turn.actions import MAX_ACTIONS_PER_REPLY
+from freeact_tui.agent.turn.call_ids import CallIds
 from freeact_tui.agent.turn.state import TurnState
 from freeact_tui.agent.usage import UsageMeter, usage_record
 from freeact_tui.events import UsageUpdate
@@ -29,6 +30,8 @@ class ModelStep:
     tools: OfferedTools
     meter: UsageMeter
     add_usage: Callable[[UsageUpdate], None]
+    call_ids: CallIds
+    history: Callable[[], list[ModelMessage]]
 
     async def __call__(self, state: TurnState) -> ModelResponse:
         state.in_model = True
@@ -48,6 +51,7 @@ class ModelStep:
             )
         finally:
             state.in_model = False
+        response = self.call_ids.fresh(response, self.history())  # before anything keys a call by its id
         stopped = stopped_event(response.finish_reason, self.ports.ids(""))  # cut short: never a whole answer
         if stopped is not None:
             self.ports.emit(stopped)

@@ -1,0 +1,109 @@
+"""The one decode and the one encode of the protocol's JSON, and the one cleaning of client text.
+
+What a client sends is taken only as far as it can be held and sent back: a line is decoded by
+``decode_line`` (plain JSON only: no ``NaN``/``Infinity``, no number out of the float range, at most
+``MAX_DEPTH`` levels of nesting; any failure is a ``WireError`` with its JSON-RPC code, never an
+exception that ends the connection), and every string in it is made valid Unicode by ``client_text``
+(a lone UTF-16 surrogate, which JSON's ``\\ud800`` escape can carry but UTF-8 cannot, becomes U+FFFD),
+so no client string that reaches a session's history, a file or an answer can fail to encode later.
+``encode_message`` never emits anything but one line of JSON: what cannot be encoded as it is (a lone
+surrogate, a non-finite number from anywhere in the process) is cleaned the same way, not dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+MAX_DEPTH = 100
+"""The deepest nesting of a message (ACP's own messages need a handful of levels)."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class WireError(ValueError):
+    """A line that is not a message this server can take, with the JSON-RPC error code to answer."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def client_text(text: str) -> str:
+    """``text`` as valid Unicode: each lone surrogate becomes U+FFFD (everything else is kept)."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number out of range: {text[:40]}")
+    return value
+
+
+def _clean(value: Any, depth: int) -> Any:
+    """``value`` with valid strings and finite numbers; deeper than ``MAX_DEPTH``: a ``WireError``."""
+    if depth > MAX_DEPTH:
+        raise WireError(INVALID_REQUEST, f"Invalid Request: nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        return client_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {client_text(k): _clean(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v, depth + 1) for v in value]
+    return value
+
+
+def decode_line(line: bytes) -> Any:
+    """One line of the protocol as JSON, its strings valid Unicode.
+
+    Raises:
+        WireError: not JSON (-32700: bad bytes, bad syntax, ``NaN``, a number out of range, nesting too
+            deep for the parser) or nested deeper than ``MAX_DEPTH`` (-32600).
+    """
+    try:
+        text = line.decode("utf-8")
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
+    except RecursionError:
+        raise WireError(PARSE_ERROR, "Parse error: nested too deep") from None
+    except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise WireError(PARSE_ERROR, f"Parse error: {str(exc)[:200]}") from None
+    return _clean(value, 0)
+
+
+def encode_message(message: dict[str, Any]) -> bytes:
+    """``message`` as one line of JSON (UTF-8, newline-terminated), whatever strings or numbers it holds."""
+    try:
+        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return (text + "\n").encode("utf-8")
+    except (ValueError, RecursionError):  # a lone surrogate (UnicodeEncodeError), NaN, nesting: clean it
+        pass
+    try:
+        cleaned = _clean(message, -(10**6))  # what we send is not bounded by the client's depth
+    except RecursionError:
+        cleaned = {k: message[k] for k in ("jsonrpc", "id") if k in message}
+        cleaned["error"] = {"code": -32603, "message": "Internal error: the answer could not be encoded"}
+    return (json.dumps(cleaned, separators=(",", ":"), ensure_ascii=True, allow_nan=False) + "\n").encode()
+
+
+__all__ = [
+    "INVALID_REQUEST",
+    "MAX_DEPTH",
+    "PARSE_ERROR",
+    "WireError",
+    "client_text",
+    "decode_line",
+    "encode_message",
+]
