@@ -269,10 +269,10 @@ async def test_alt_s_sends_into_the_running_turn_at_its_next_step_else_the_next_
         assert [p.content for p in last.parts if isinstance(p, UserPromptPart)] == ["also: use tabs"]
         returns = [p for p in last.parts if isinstance(p, ToolReturnPart)]  # the same request, after them
         assert len(s.requests) == 2  # one request more: the next step's, or the next turn's
+        texts = [b.text for b in screen(app).conversation.query(UserMessageBlock)]
+        assert texts == ["compute", "also: use tabs"]  # shown once: where the model gets it
         if same_turn:
             assert "42" in str(returns[0].content) and last.parts.index(returns[0]) == 0
-            texts = [b.text for b in screen(app).conversation.query(UserMessageBlock)]
-            assert texts == ["compute", "also: use tabs"]
         else:
             assert returns == []
 

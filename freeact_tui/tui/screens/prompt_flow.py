@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from freeact_tui.agent.agent import Agent
+    from freeact_tui.tui.widgets.blocks import UserMessageBlock
 
 
 class FlowView(Protocol):
@@ -56,6 +57,8 @@ class PromptFlow:
     def __init__(self, view: FlowView) -> None:
         self.view = view
         self.hold_queue = False  # after the user cancelled a turn: queued messages wait to be sent or edited
+        self._steered: dict[str, tuple[str, UserMessageBlock]] = {}
+        """Messages sent into the running turn (as the model gets them): as typed, and their block."""
 
     async def submit(self, text: str) -> None:
         """Enter in the prompt."""
@@ -135,13 +138,27 @@ class PromptFlow:
         if not view.turn_running or agent is None or not agent.busy:
             await self.submit(text)
             return
-        agent.steer(self.with_files(view.host.prompt_text(text)))
+        sent = self.with_files(view.host.prompt_text(text))
+        agent.steer(sent)
         prompt.remember(text)
         prompt.clear_input()
+
+        async def show() -> None:
+            self._steered[sent] = (text, await view.conversation.add_user(text))
+
         # Shown from a worker like the turn's own blocks: closing the open streams here, in the screen's
         # handler, would wait on the screen itself (a hang while an answer streams).
-        view.run_worker(view.conversation.add_user(text), group="steer", exit_on_error=False)
+        view.run_worker(show(), group="steer", exit_on_error=False)
         view.notify("Sent into the running turn: the model gets it after the current step.")
+
+    def _untaken(self, sent: str) -> str:
+        """A message sent into a turn that ended without taking it: it moves to the next turn as the user
+        typed it (its ``@file``s attached once, when that turn starts), and its block leaves the turn that
+        never got it (shown once, where the model gets it)."""
+        typed, block = self._steered.pop(sent, (sent, None))
+        if block is not None and block.is_attached:
+            block.remove()
+        return typed
 
     def edit_queued(self, text: str) -> None:
         """A queued message back into the prompt; a draft there goes to the queue, never lost."""
@@ -159,7 +176,8 @@ class PromptFlow:
         queue = view.queue
         if view.agent is not None:
             for left in reversed(view.agent.take_steering()):
-                queue.push(left, first=True)
+                queue.push(self._untaken(left), first=True)
+        self._steered.clear()  # the ones the turn took stay where they were shown
         if view.turn_running or view.read_only or view.agent is None:
             return
         if self.hold_queue:
