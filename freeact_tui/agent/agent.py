@@ -410,6 +410,7 @@ class Agent:
         await self.kernel.stop()
         if self.runtime.role.owns_checkpoints:
             await self.checkpointing.close()  # a background packing run of the checkpoint store
+        await self.recorder.flushed()
         self.recorder.close()
         self._started = False
 

@@ -46,6 +46,8 @@ class Recorder:
         self._store = SessionStore(sessions_dir, fsync=False) if sessions_dir is not None else None
         self.session: Session | None = self._store.session(session_id) if self._store else None
         self.history: list[ModelMessage] = []
+        self._flushing: set[asyncio.Future[None]] = set()
+        """Flushes of the session file still running in a thread (``flushed``)."""
         self.stored: list[ModelMessage] = []
         """Every message of the file, compaction records included (what the log shows)."""
         self.positions: list[int] = []
@@ -209,10 +211,19 @@ class Recorder:
         self.settle()
         if self.session is None:
             return
+        flush = asyncio.ensure_future(asyncio.to_thread(self.session.sync))
+        self._flushing.add(flush)
+        flush.add_done_callback(self._flushing.discard)
         try:
-            await asyncio.shield(asyncio.to_thread(self.session.sync))
+            await asyncio.shield(flush)  # a cancelled turn lets the flush finish (``flushed`` waits for it)
         except (OSError, asyncio.CancelledError):
             pass  # the data is with the OS already
+
+    async def flushed(self) -> None:
+        """Wait for the flushes a cancelled turn left running: nothing writes the session after its agent
+        stopped (a folder removed right after saw a file appear during its removal)."""
+        if self._flushing:
+            await asyncio.gather(*self._flushing, return_exceptions=True)
 
     def overflow(self, text: str) -> Overflow:
         """Keep large results out of the history: a head/tail preview and the file's path."""
