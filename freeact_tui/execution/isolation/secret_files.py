@@ -46,11 +46,14 @@ def _pattern(globs: list[str]) -> re.Pattern[str]:
 # (``is_secret_name`` on every path of a large tree takes minutes): a file or folder by its name
 # (``*.pem``), a folder all of whose contents are secret (``.ssh/**``), a name in a folder (``.kube/config``).
 _NAMES = _pattern([g for g in SECRET_NAMES if "/" not in g])
-_FOLDERS = _pattern([g[: -len("/**")] for g in SECRET_NAMES if g.endswith("/**")])
+_WHOLE = [g[: -len("/**")] for g in SECRET_NAMES if g.endswith("/**")]
+_FOLDERS = _pattern([g for g in _WHOLE if "/" not in g])
 _IN_FOLDER = [
     (_pattern([parent]), _pattern([name]))
     for parent, _, name in (g.partition("/") for g in SECRET_NAMES if "/" in g and not g.endswith("/**"))
 ]
+_FOLDERS_IN_FOLDER = [(_pattern([parent]), _pattern([name])) for parent, _, name in (g.partition("/") for g in _WHOLE if "/" in g)]
+"""A secret folder named in its folder (``.config/gcloud/**``): the folder is hidden whole."""
 
 
 def is_secret_entry(name: str, is_dir: bool, parent: str = "") -> bool:
@@ -58,7 +61,8 @@ def is_secret_entry(name: str, is_dir: bool, parent: str = "") -> bool:
     the table (any case): as ``is_secret_name`` of its path, one name at a time."""
     if _NAMES.fullmatch(name) or (is_dir and _FOLDERS.fullmatch(name)):
         return True
-    return any(p.fullmatch(parent) and n.fullmatch(name) for p, n in _IN_FOLDER)
+    pairs = [*_IN_FOLDER, *(_FOLDERS_IN_FOLDER if is_dir else [])]
+    return any(p.fullmatch(parent) and n.fullmatch(name) for p, n in pairs)
 
 
 def folder_secrets(working_dir: Path, limit: int = WALK_LIMIT) -> list[Path]:
