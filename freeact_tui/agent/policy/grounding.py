@@ -44,7 +44,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.numbers import Grounds, read_numbers, values, written_values
+from freeact_tui.agent.policy.numbers import Grounds, aggregates, read_numbers, values, written_values
 from freeact_tui.agent.policy.outcomes import RESULTS_KEY, acted, outcomes
 from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY
 from freeact_tui.store.prompt_record import CUT_KEY
@@ -214,12 +214,15 @@ def _grounds(messages: Sequence[ModelMessage]) -> Grounds:
     literals (``x = 99`` is no claim) as given. The app's notes and code comments count as neither."""
     outputs: list[tuple[float, ...]] = []
     given: list[float] = []
+    wholes: list[float] = []
     for kind, text in _sources(messages):
         if kind == "output":
-            outputs.extend(written_values(text))
+            written = list(written_values(text))
+            outputs.extend(written)
+            wholes.extend(aggregates(written))  # one output's total, mean, count
         elif kind != "note":
             given.extend(values(text))
-    return Grounds(outputs, given)
+    return Grounds(outputs, given, [*wholes, *aggregates(outputs)])  # and all outputs' together
 
 
 def without_comments(code: str) -> str:
