@@ -14,6 +14,11 @@ the user's messages, the outputs of actions, the code of actions without its com
   an answer names what it answers (a value, a file, a word of the request). A plain chat turn, a
   short reply ("Paris.", "Ja.") are never judged. What it cannot see: an answer in another language
   than the request and every output, which is asked for once more.
+- ``borrows_app_words``: right after such a note with no action since, a reply whose mark words are
+  (nearly) all the app's notes' or the user's (at most ``OWN_SHARE`` of them its own: no word, number or
+  name the notes and the user's messages do not have), most of them the notes', and nothing from an
+  output: a paraphrase of the note ("Please call the tool again with valid JSON arguments so it can
+  compute how many seconds."), whatever words of the request it borrows. Never an answer.
 - ``echoes_app_text``, a cheap extra: the reply is made of text the app itself sent — its notes or
   the request echoed back — decided by overlap: most of the reply's word trigrams occur in those
   texts. Outputs of actions are not the app's text (an answer may quote them).
@@ -168,6 +173,37 @@ def answers_nothing(reply: str, history: Sequence[ModelMessage], turn: Sequence[
     return not any(s.significant and grounds.holds(s) for s in read_numbers(reply))
 
 
+OWN_SHARE = 1 / 3
+"""At most this share of a reply's mark words its own (in no note of the app, no user message): the
+rest is borrowed, and when the notes lent most of it the reply restates the app (``borrows_app_words``)."""
+
+
+def _mark_union(texts: Iterator[str] | list[str]) -> set[str]:
+    marks: set[str] = set()
+    for text in texts:
+        marks |= _marks(text)
+    return marks
+
+
+def borrows_app_words(reply: str, history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> bool:
+    """The reply, right after a note of the app with no action since, is made of the app's notes' mark
+    words and the user's (see the module): at most ``OWN_SHARE`` of its mark words its own, more of
+    them the notes' than its own, none from an output or code, and no number an output holds."""
+    if _length(reply) < ECHO_MIN_WORDS or not _after_note(history, turn):
+        return False
+    mine = _marks(reply)
+    sources = list(_sources(history))
+    notes = _mark_union([t for kind, t in sources if kind == "note"])
+    asked = _mark_union([t for kind, t in sources if kind == "user"])
+    shown = _mark_union([t for kind, t in sources if kind in ("output", "code")])
+    own = mine - notes - asked
+    lent = (mine & notes) - asked
+    if not lent or len(own) > OWN_SHARE * len(mine) or len(lent) <= len(own) or (mine & shown) - notes:
+        return False
+    grounds = _grounds(history)
+    return not any(s.significant and grounds.holds(s) for s in read_numbers(reply))
+
+
 def _after_note(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> bool:
     """The app's note is what the model last had: a note in ``turn`` (a broken or refused call's
     return, a nudge) or the cancelled request before it, and no action ran since."""
@@ -255,6 +291,8 @@ def unknown_numbers(reply: str, history: Sequence[ModelMessage]) -> list[str]:
 
 __all__ = [
     "MARK_LEN",
+    "OWN_SHARE",
+    "borrows_app_words",
     "answers_nothing",
     "ECHO_MIN_WORDS",
     "ECHO_SHARE",
