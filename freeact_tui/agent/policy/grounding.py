@@ -7,7 +7,8 @@ the user's messages, the outputs of actions, the code of actions without its com
 
 - ``answers_nothing`` (the main check for the app's words): right after a note of the app with no
   action since (a broken call's return, a refusal, a nudge, or the cancelled request before the
-  turn) — a reply that refers to nothing anyone but the app said: it shares fewer
+  turn) — a reply that refers to nothing anyone but the app said (a request the user CANCELLED is
+  not said: a reply drawing on it and not on the new request refers to nothing): it shares fewer
   than two mark words (and under a quarter of its own) with the user's messages, the outputs, the
   code and the answers of earlier turns, and none of its numbers is a value they hold. A note
   translated or paraphrased ("Der Benutzer hat diese Anfrage abgebrochen…") names nothing of them;
@@ -43,6 +44,7 @@ from typing import Literal
 
 from pydantic_ai.messages import (
     ModelMessage,
+    ModelRequest,
     ModelResponse,
     TextPart,
     ToolReturnPart,
@@ -67,16 +69,18 @@ def _words(text: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(text)]
 
 
-SourceKind = Literal["note", "user", "output", "code"]
+SourceKind = Literal["note", "user", "cancelled", "output", "code"]
 
 
 def _sources(messages: Sequence[ModelMessage]) -> Iterator[tuple[SourceKind, str]]:
     """Every text of ``messages`` the model was sent or wrote as an action, by who made it: the app's
     ``note``s (a cancelled request's close, a broken, refused, rejected or interrupted call's return, a
-    nudge, the switch to text, a results message's framing), the ``user``'s messages, the ``output``s
-    of actions, and the ``code`` of actions (without comments: they are no output). One reading for
-    every check of this module."""
-    for message in messages:
+    nudge, the switch to text, a results message's framing), the ``user``'s messages (``cancelled``:
+    a request the user cancelled — not what grounds a later answer), the ``output``s of actions, and
+    the ``code`` of actions (without comments: they are no output). One reading for every check of
+    this module."""
+    cancelled = _cancelled_requests(messages)
+    for index, message in enumerate(messages):
         meta = message.metadata if isinstance(message.metadata, dict) else {}
         if isinstance(message, ModelResponse):
             if meta.get(CUT_KEY) == "cancelled":  # the note that closes a cancelled request
@@ -99,9 +103,29 @@ def _sources(messages: Sequence[ModelMessage]) -> Iterator[tuple[SourceKind, str
                 elif NUDGE_KEY in meta or SWITCH_KEY in meta:
                     yield "note", text
                 else:
-                    yield "user", text
+                    yield ("cancelled" if index in cancelled else "user"), text
     for action in outcomes(messages):
         yield "code", without_comments(action.code or "")
+
+
+def _asks(message: ModelMessage) -> bool:
+    """A request with the user's own words (not a nudge, a switch, a results message)."""
+    if not isinstance(message, ModelRequest) or not any(isinstance(p, UserPromptPart) for p in message.parts):
+        return False
+    meta = message.metadata if isinstance(message.metadata, dict) else {}
+    return not any(key in meta for key in (NUDGE_KEY, SWITCH_KEY, RESULTS_KEY))
+
+
+def _cancelled_requests(messages: Sequence[ModelMessage]) -> set[int]:
+    """The user's requests (their index) the user cancelled: the last reply before the next request of
+    the user (or the end) is a cancelled one (``CUT_KEY``)."""
+    asks = [i for i, m in enumerate(messages) if _asks(m)]
+    found: set[int] = set()
+    for at, end in zip(asks, [*asks[1:], len(messages)], strict=False):
+        replies = [m for m in messages[at + 1 : end] if isinstance(m, ModelResponse)]
+        if replies and _cut(replies[-1]):
+            found.add(at)
+    return found
 
 
 def _app_texts(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> Iterator[str]:
@@ -158,7 +182,7 @@ def answers_nothing(reply: str, history: Sequence[ModelMessage], turn: Sequence[
     if not mine:
         return False
     earlier = history[: max(0, len(history) - len(turn))]
-    said = [t for kind, t in _sources(history) if kind != "note"]
+    said = [t for kind, t in _sources(history) if kind not in ("note", "cancelled")]
     said += [
         p.content
         for m in earlier
@@ -256,7 +280,7 @@ def _grounds(messages: Sequence[ModelMessage]) -> Grounds:
             written = list(written_values(text))
             outputs.extend(written)
             wholes.extend(aggregates(written))  # one output's total, mean, count
-        elif kind != "note":
+        elif kind not in ("note", "cancelled"):
             given.extend(values(text))
     return Grounds(outputs, given, [*wholes, *aggregates(outputs)])  # and all outputs' together
 
