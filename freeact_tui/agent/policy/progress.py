@@ -23,8 +23,8 @@ what it led to) is read into one ``StepKind``; ``STEP_RULES`` says, as data, wha
 - ``repeated failure``, ``refused call``, ``broken call``, ``no answer``: no progress.
 
 A step with several actions takes the first kind of ``STEP_RULES`` that one of them has. After
-``limit`` steps in a row without progress, or ``failing_limit`` new failures with no action that worked
-since, the turn stops with one ``StopTurn`` that says what kept failing and what the user can do.
+``limit`` steps in a row without progress, or ``failing_limit`` steps since a new failure with no action
+that worked since (new failures, and the repeated ones and broken calls between them), the turn stops with one ``StopTurn`` that says what kept failing and what the user can do.
 
 The request budget (``max_model_requests``) stays the outer limit; it never ends a fault loop.
 """
@@ -376,7 +376,9 @@ class ProgressMeter:
     faults: list[Fault] = field(default_factory=list)
     """The steps since the last progress."""
     failing: list[Fault] = field(default_factory=list)
-    """The new failures since the last new success (or the user's decision)."""
+    """The steps since the first new failure after the last new success (or the user's decision): a
+    repeated failure or a broken call between new failures extends the run too, so that new failures
+    interleaved with repeated ones (each new one ending the stall run) still end on the bound."""
     broken_run: int = 0
     """Steps in a row whose calls were all broken."""
 
@@ -387,8 +389,10 @@ class ProgressMeter:
         fault = self.progress.judge(step)
         rule = STEP_RULES[fault.kind]
         self.faults = [] if rule.progress else [*self.faults, fault]
-        if rule.result or rule.bounded:
-            self.failing = [] if rule.result else [*self.failing, fault]
+        if rule.result:
+            self.failing = []
+        elif rule.bounded or self.failing:  # once failing, every step without a result extends the run
+            self.failing = [*self.failing, fault]
         if len(self.faults) >= self.limit:
             return StopTurn(stop_message(self.faults, self.limit, self.configured), len(self.faults))
         if len(self.failing) >= self.failing_limit:
