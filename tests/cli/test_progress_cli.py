@@ -148,6 +148,10 @@ def test_a_model_that_keeps_making_one_mistake_costs_a_few_requests(
         (error,) = result["errors"]
         assert result["status"] == "stalled" and error["kind"] == "stalled"
         assert "no progress" in error["message"] and "max_steps_without_progress" in error["message"]
+    if exit_code == 1:  # no answer: one error says so (it was ``errors: []``), the answer holds no thinking
+        (error,) = result["errors"]
+        assert error["kind"] == "model" and "no answer" in error["message"]
+        assert "<think>" not in result["answer"] and done.stderr.count("no answer") == 1
 
 
 def test_run_help_lists_the_stalled_exit_code(tmp_path: Path, isolated_home: Path) -> None:
