@@ -294,14 +294,25 @@ class RunRecord:
             "v": STREAM_SCHEMA_VERSION,
             "status": self.status,
             "exit_code": EXIT_CODES[self.status],
-            "answer": self.answer,
+            "answer": self.answer if said(self.answer) else "",  # thinking only is no answer
             "session_id": self.session_id,
             "usage": {k: v for k, v in self.usage.items() if k != "cost_usd"},
             "cost_usd": self.usage.get("cost_usd"),
             "actions": [_jsonable(a) for a in self.actions.values()],
             "refusals": [_jsonable(r) for r in self.refusals],
-            "errors": self.errors,
+            "errors": self.all_errors,
         }
+
+    @property
+    def all_errors(self) -> list[dict[str, str]]:
+        """The errors met, and for a turn that ended with no answer and no other error, that one: an
+        empty reply, whitespace or thinking only (``error`` with ``errors: []`` said nothing)."""
+        if self.status == "error" and not self.errors:
+            return [{"kind": "model", "message": NO_ANSWER}]
+        return self.errors
+
+
+NO_ANSWER = "the model gave no answer (its reply was empty, whitespace or thinking only)."
 
 
 def _path_warning(request: ApprovalRequest) -> str:
@@ -475,7 +486,7 @@ class HeadlessRun:
             self.out.flush()
         for warning in [*record.notices, *record.path_warnings]:
             self.err.write(f"freeact-tui: {visible(warning, multiline=False)}\n")
-        for error in record.errors:
+        for error in record.all_errors:
             self.err.write(f"freeact-tui: {visible(error['message'])}\n")
         for refusal in record.refusals:
             fix = (
@@ -487,8 +498,6 @@ class HeadlessRun:
             )
         if cut_short and stop is not None:
             self.err.write(f"freeact-tui: {stop.notice}\n")
-        if status == "error" and not record.errors:
-            self.err.write("freeact-tui: the model gave no answer.\n")
         if status == "interrupted":
             self.err.write("freeact-tui: interrupted.\n")
 

@@ -73,12 +73,14 @@ async def test_the_request_budget_and_the_progress_bound_are_max_turn_requests(
         guarded = await conn.prompt(session_id=sid, prompt=[text_block("divide")])
         assert "made no progress" in client.text()
         stalled_requests = fake_openai.count
-        # Then a model that never stops acting, each step new (another file written each time: the same code
-        # with another number is the same step, #40): the per-turn budget (100 requests) ends the turn.
+        # Then a model that never stops acting, each step new (it prints a word it never printed: the same
+        # code with another number, and the same output but for a number, is the same step, #40): the
+        # per-turn budget (100 requests) ends the turn.
         before = fake_openai.count
 
         def act(request: RecordedRequest) -> Reply:
-            return code_call(f"open('step_{request.index}.txt', 'w').write('x')", f"call_{request.index}")
+            word = "".join(chr(ord("a") + int(d)) for d in str(request.index))
+            return code_call(f"print('{word}')", f"call_{request.index}")
 
         fake_openai.default = act
         budget = await conn.prompt(session_id=sid, prompt=[text_block("count forever")])

@@ -64,6 +64,27 @@ def commented_block(request: RecordedRequest) -> Reply:
     return Reply(f"```python\n# try {request.index}\nprint('working on it')\n```")
 
 
+def numbered_print(request: RecordedRequest) -> Reply:
+    """A step new only in a number in its string, and in its output (round 6: 100 requests)."""
+    return Reply(
+        tool_calls=[ToolCallReply(CODE_TOOL, {"code": f"print('working on it, step {request.index}')"})]
+    )
+
+
+def numbered_variable(request: RecordedRequest) -> Reply:
+    return Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": f"v_{request.index} = 1"})])
+
+
+def numbered_file_block(request: RecordedRequest) -> Reply:
+    return Reply(f"```python\nopen('f_{request.index}.txt', 'w').write('x')\n```")
+
+
+def broken_twice_then_a_numbered_print(request: RecordedRequest) -> Reply:
+    if request.index % 3 == 2:
+        return numbered_print(request)
+    return Reply(tool_calls=[ToolCallReply(CODE_TOOL, '{"code": "pri' + "x" * request.index)])
+
+
 # (the model keeps sending, protocol, the fault, requests, exit code); protocol None: the default (auto)
 TABLE: list[tuple[str, str | None, ReplySpec, int, int]] = [
     ("a tool call with broken JSON arguments", None, BROKEN_JSON, 3, 4),
@@ -80,6 +101,10 @@ TABLE: list[tuple[str, str | None, ReplySpec, int, int]] = [
     ("the same success with a new comment each time", None, commented_success, 4, 4),
     ("the same success with a new comment each time", "tools", commented_success, 4, 4),
     ("the same success with a new comment each time", "text", commented_block, 4, 4),
+    ("a success new only in a number in its string", None, numbered_print, 4, 4),
+    ("a success new only in a number in its variable's name", "tools", numbered_variable, 4, 4),
+    ("a success new only in a number in its file's name", "text", numbered_file_block, 4, 4),
+    ("two broken calls, then a success new only in a number", None, broken_twice_then_a_numbered_print, 6, 4),
     ("two failing steps in turn", None, two_failures_in_turn, 5, 4),
     ("two failing steps in turn", "tools", two_failures_in_turn, 5, 4),
     ("two failing steps in turn", "text", two_failing_blocks_in_turn, 5, 4),
@@ -123,6 +148,10 @@ def test_a_model_that_keeps_making_one_mistake_costs_a_few_requests(
         (error,) = result["errors"]
         assert result["status"] == "stalled" and error["kind"] == "stalled"
         assert "no progress" in error["message"] and "max_steps_without_progress" in error["message"]
+    if exit_code == 1:  # no answer: one error says so (it was ``errors: []``), the answer holds no thinking
+        (error,) = result["errors"]
+        assert error["kind"] == "model" and "no answer" in error["message"]
+        assert "<think>" not in result["answer"] and done.stderr.count("no answer") == 1
 
 
 def test_run_help_lists_the_stalled_exit_code(tmp_path: Path, isolated_home: Path) -> None:

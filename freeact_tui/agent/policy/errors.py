@@ -43,7 +43,11 @@ def normalise_error(text: str) -> str:
     floats, exponents, hex; also inside names such as ``var_7``), spacing.
     Idempotent: ``normalise_error(normalise_error(e)) == normalise_error(e)``.
     """
-    line = error_line(text)
+    return _stripped(error_line(text))[:_TAIL_CHARS]
+
+
+def _stripped(line: str) -> str:
+    """``line`` without what changes from one attempt to the next (see ``normalise_error``)."""
     line = _TIMESTAMP.sub("<time>", line)
     line = _UUID.sub("<id>", line)
     line = _PATH.sub("<path>", line)
@@ -51,7 +55,14 @@ def normalise_error(text: str) -> str:
     line = _LINE.sub(lambda m: f"{m.group(1).split()[0].lower()} <n>", line)
     line = _CELL.sub("[<n>]", line)
     line = _NUMBER.sub("<n>", line)
-    return _SPACE.sub(" ", line).strip()[:_TAIL_CHARS]
+    return _SPACE.sub(" ", line).strip()
+
+
+def output_shape(text: str) -> str:
+    """What identifies an action's whole output across attempts, normalised as errors are
+    (``normalise_error``: colours, timestamps, ids, paths, numbers, spacing stripped), every line kept:
+    ``step 3`` and ``step 4``, a clock, a counter, a file name with a number are one result."""
+    return _stripped(_ANSI.sub("", text))
 
 
 _BUILTIN_ERRORS = frozenset(
@@ -81,4 +92,4 @@ def error_kind(text: str) -> str:
     return found.group(1) if found else normalise_error(text)
 
 
-__all__ = ["error_kind", "error_line", "error_shape", "normalise_error"]
+__all__ = ["error_kind", "error_line", "error_shape", "normalise_error", "output_shape"]

@@ -7,13 +7,19 @@ the user's messages, the outputs of actions, the code of actions without its com
 
 - ``answers_nothing`` (the main check for the app's words): right after a note of the app with no
   action since (a broken call's return, a refusal, a nudge, or the cancelled request before the
-  turn) — a reply that refers to nothing anyone but the app said: it shares fewer
+  turn) — a reply that refers to nothing anyone but the app said (a request the user CANCELLED is
+  not said: a reply drawing on it and not on the new request refers to nothing): it shares fewer
   than two mark words (and under a quarter of its own) with the user's messages, the outputs, the
   code and the answers of earlier turns, and none of its numbers is a value they hold. A note
   translated or paraphrased ("Der Benutzer hat diese Anfrage abgebrochen…") names nothing of them;
   an answer names what it answers (a value, a file, a word of the request). A plain chat turn, a
   short reply ("Paris.", "Ja.") are never judged. What it cannot see: an answer in another language
   than the request and every output, which is asked for once more.
+- ``borrows_app_words``: right after such a note with no action since, a reply whose mark words are
+  (nearly) all the app's notes' or the user's (at most ``OWN_SHARE`` of them its own: no word, number or
+  name the notes and the user's messages do not have), most of them the notes', and nothing from an
+  output: a paraphrase of the note ("Please call the tool again with valid JSON arguments so it can
+  compute how many seconds."), whatever words of the request it borrows. Never an answer.
 - ``echoes_app_text``, a cheap extra: the reply is made of text the app itself sent — its notes or
   the request echoed back — decided by overlap: most of the reply's word trigrams occur in those
   texts. Outputs of actions are not the app's text (an answer may quote them).
@@ -38,13 +44,14 @@ from typing import Literal
 
 from pydantic_ai.messages import (
     ModelMessage,
+    ModelRequest,
     ModelResponse,
     TextPart,
     ToolReturnPart,
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.numbers import Grounds, read_numbers, values, written_values
+from freeact_tui.agent.policy.numbers import Grounds, aggregates, read_numbers, values, written_values
 from freeact_tui.agent.policy.outcomes import RESULTS_KEY, acted, outcomes
 from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY
 from freeact_tui.store.prompt_record import CUT_KEY
@@ -62,16 +69,18 @@ def _words(text: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(text)]
 
 
-SourceKind = Literal["note", "user", "output", "code"]
+SourceKind = Literal["note", "user", "cancelled", "output", "code"]
 
 
 def _sources(messages: Sequence[ModelMessage]) -> Iterator[tuple[SourceKind, str]]:
     """Every text of ``messages`` the model was sent or wrote as an action, by who made it: the app's
     ``note``s (a cancelled request's close, a broken, refused, rejected or interrupted call's return, a
-    nudge, the switch to text, a results message's framing), the ``user``'s messages, the ``output``s
-    of actions, and the ``code`` of actions (without comments: they are no output). One reading for
-    every check of this module."""
-    for message in messages:
+    nudge, the switch to text, a results message's framing), the ``user``'s messages (``cancelled``:
+    a request the user cancelled — not what grounds a later answer), the ``output``s of actions, and
+    the ``code`` of actions (without comments: they are no output). One reading for every check of
+    this module."""
+    cancelled = _cancelled_requests(messages)
+    for index, message in enumerate(messages):
         meta = message.metadata if isinstance(message.metadata, dict) else {}
         if isinstance(message, ModelResponse):
             if meta.get(CUT_KEY) == "cancelled":  # the note that closes a cancelled request
@@ -94,9 +103,29 @@ def _sources(messages: Sequence[ModelMessage]) -> Iterator[tuple[SourceKind, str
                 elif NUDGE_KEY in meta or SWITCH_KEY in meta:
                     yield "note", text
                 else:
-                    yield "user", text
+                    yield ("cancelled" if index in cancelled else "user"), text
     for action in outcomes(messages):
         yield "code", without_comments(action.code or "")
+
+
+def _asks(message: ModelMessage) -> bool:
+    """A request with the user's own words (not a nudge, a switch, a results message)."""
+    if not isinstance(message, ModelRequest) or not any(isinstance(p, UserPromptPart) for p in message.parts):
+        return False
+    meta = message.metadata if isinstance(message.metadata, dict) else {}
+    return not any(key in meta for key in (NUDGE_KEY, SWITCH_KEY, RESULTS_KEY))
+
+
+def _cancelled_requests(messages: Sequence[ModelMessage]) -> set[int]:
+    """The user's requests (their index) the user cancelled: the last reply before the next request of
+    the user (or the end) is a cancelled one (``CUT_KEY``)."""
+    asks = [i for i, m in enumerate(messages) if _asks(m)]
+    found: set[int] = set()
+    for at, end in zip(asks, [*asks[1:], len(messages)], strict=False):
+        replies = [m for m in messages[at + 1 : end] if isinstance(m, ModelResponse)]
+        if replies and _cut(replies[-1]):
+            found.add(at)
+    return found
 
 
 def _app_texts(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> Iterator[str]:
@@ -153,7 +182,7 @@ def answers_nothing(reply: str, history: Sequence[ModelMessage], turn: Sequence[
     if not mine:
         return False
     earlier = history[: max(0, len(history) - len(turn))]
-    said = [t for kind, t in _sources(history) if kind != "note"]
+    said = [t for kind, t in _sources(history) if kind not in ("note", "cancelled")]
     said += [
         p.content
         for m in earlier
@@ -163,6 +192,37 @@ def answers_nothing(reply: str, history: Sequence[ModelMessage], turn: Sequence[
     ]
     shared = mine & set().union(*(_marks(text) for text in said))
     if len(shared) >= REFERS_MARKS or len(shared) >= REFERS_SHARE * len(mine):
+        return False
+    grounds = _grounds(history)
+    return not any(s.significant and grounds.holds(s) for s in read_numbers(reply))
+
+
+OWN_SHARE = 1 / 3
+"""At most this share of a reply's mark words its own (in no note of the app, no user message): the
+rest is borrowed, and when the notes lent most of it the reply restates the app (``borrows_app_words``)."""
+
+
+def _mark_union(texts: Iterator[str] | list[str]) -> set[str]:
+    marks: set[str] = set()
+    for text in texts:
+        marks |= _marks(text)
+    return marks
+
+
+def borrows_app_words(reply: str, history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> bool:
+    """The reply, right after a note of the app with no action since, is made of the app's notes' mark
+    words and the user's (see the module): at most ``OWN_SHARE`` of its mark words its own, more of
+    them the notes' than its own, none from an output or code, and no number an output holds."""
+    if _length(reply) < ECHO_MIN_WORDS or not _after_note(history, turn):
+        return False
+    mine = _marks(reply)
+    sources = list(_sources(history))
+    notes = _mark_union([t for kind, t in sources if kind == "note"])
+    asked = _mark_union([t for kind, t in sources if kind == "user"])
+    shown = _mark_union([t for kind, t in sources if kind in ("output", "code")])
+    own = mine - notes - asked
+    lent = (mine & notes) - asked
+    if not lent or len(own) > OWN_SHARE * len(mine) or len(lent) <= len(own) or (mine & shown) - notes:
         return False
     grounds = _grounds(history)
     return not any(s.significant and grounds.holds(s) for s in read_numbers(reply))
@@ -214,12 +274,15 @@ def _grounds(messages: Sequence[ModelMessage]) -> Grounds:
     literals (``x = 99`` is no claim) as given. The app's notes and code comments count as neither."""
     outputs: list[tuple[float, ...]] = []
     given: list[float] = []
+    wholes: list[float] = []
     for kind, text in _sources(messages):
         if kind == "output":
-            outputs.extend(written_values(text))
-        elif kind != "note":
+            written = list(written_values(text))
+            outputs.extend(written)
+            wholes.extend(aggregates(written))  # one output's total, mean, count
+        elif kind not in ("note", "cancelled"):
             given.extend(values(text))
-    return Grounds(outputs, given)
+    return Grounds(outputs, given, [*wholes, *aggregates(outputs)])  # and all outputs' together
 
 
 def without_comments(code: str) -> str:
@@ -252,6 +315,8 @@ def unknown_numbers(reply: str, history: Sequence[ModelMessage]) -> list[str]:
 
 __all__ = [
     "MARK_LEN",
+    "OWN_SHARE",
+    "borrows_app_words",
     "answers_nothing",
     "ECHO_MIN_WORDS",
     "ECHO_SHARE",

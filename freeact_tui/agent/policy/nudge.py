@@ -17,8 +17,8 @@ then run like any reply to a nudge; and one that wraps text in the tags a chat t
 around tool results (``<tool_response>``): it plays the tool instead of answering (#30).
 
 Bounded: at most two nudges a turn, the second only after an action ran since the first (so
-every nudge costs the model a step of its own); never in ``tools`` (the default, for models that
-call tools well: their answers without actions are answers). The nudge is a plain user message
+every nudge costs the model a step of its own); in ``tools`` (for models that call tools well: their
+answers without actions are answers) only the rows about the app's own words (``OWN_WORDS_RULES``). The nudge is a plain user message
 (freeact loads the session) whose request ``metadata`` says it is a nudge (``NUDGE_KEY``), and an
 event for the log.
 """
@@ -39,6 +39,7 @@ from pydantic_ai.messages import (
 
 from freeact_tui.agent.policy.grounding import (
     answers_nothing,
+    borrows_app_words,
     echoes_app_text,
     unchecked_numbers,
     unknown_numbers,
@@ -252,7 +253,10 @@ def _asked(reason: NudgeReason, turn: Sequence[ModelMessage]) -> bool:
 
 
 def _echoes(case: NudgeCase) -> bool:
-    return echoes_app_text(case.text, case.history, case.turn)
+    """The app's own words: echoed (trigrams), or its note's words restated (``borrows_app_words``)."""
+    return echoes_app_text(case.text, case.history, case.turn) or borrows_app_words(
+        case.text, case.history, case.turn
+    )
 
 
 def _unrelated(case: NudgeCase) -> bool:
@@ -317,6 +321,24 @@ UNRUN_RULE = _states(UNRUN, _shows_unrun_block)
 CLAIM_RULE = _states(CLAIM, _claims)
 NUMBER_RULE = _states(NUMBER, _unknown_number)
 
+OWN_WORDS_RULE = NudgeRule(
+    _echoes,
+    OWN_WORDS,
+    lambda c: f"{_capital(OWN_WORDS.told)}. {_ANSWER if c.worked else 'Answer my request.'}",
+    once=True,
+    answer=False,
+)
+UNRELATED_RULE = NudgeRule(
+    _unrelated,
+    UNRELATED,
+    lambda c: f"{_capital(UNRELATED.told)}. {_ANSWER if c.worked else 'Answer my request.'}",
+    once=True,
+)
+OWN_WORDS_RULES: tuple[NudgeRule, ...] = (OWN_WORDS_RULE, UNRELATED_RULE)
+"""The rows that hold in every protocol, ``tools`` too (``nudge_for(..., rules=OWN_WORDS_RULES)``): a
+reply made of the app's own words, or one that answers nothing after the app's note, is no answer
+whatever the model's skill at tool calls."""
+
 NUDGE_RULES: tuple[NudgeRule, ...] = (
     EMPTY_RULE,
     NudgeRule(
@@ -324,13 +346,7 @@ NUDGE_RULES: tuple[NudgeRule, ...] = (
         AGAIN,
         lambda c: f"{_capital(AGAIN.told)}. {_ANSWER}",
     ),
-    NudgeRule(
-        _echoes,
-        OWN_WORDS,
-        lambda c: f"{_capital(OWN_WORDS.told)}. {_ANSWER if c.worked else 'Answer my request.'}",
-        once=True,
-        answer=False,
-    ),
+    OWN_WORDS_RULE,
     # "If the output above already answers my request, answer with it" made the model say just that
     # ("The output above already answers my request.").
     NudgeRule(
@@ -354,12 +370,7 @@ NUDGE_RULES: tuple[NudgeRule, ...] = (
     CLAIM_RULE,
     NUMBER_RULE,
     NudgeRule(_unchecked, CHECK, _check_text, once=True),
-    NudgeRule(
-        _unrelated,
-        UNRELATED,
-        lambda c: f"{_capital(UNRELATED.told)}. {_ANSWER if c.worked else 'Answer my request.'}",
-        once=True,
-    ),
+    UNRELATED_RULE,
 )
 """The nudge rules, in order: the first that applies to a reply that would end the turn gives its nudge.
 
@@ -413,6 +424,7 @@ def nudge_for(
     turn: Sequence[ModelMessage],
     *,
     text_mode: bool,
+    rules: Sequence[NudgeRule] = NUDGE_RULES,
 ) -> tuple[NudgeReason, str, ModelRequest] | NoAnswer | None:
     """The nudge for a reply that would end the turn (recorded as ``history[-1]``), if it gets one.
 
@@ -423,7 +435,7 @@ def nudge_for(
     """
     left = may_nudge(turn)
     case = NudgeCase.of(response, history, turn, text_mode=text_mode)
-    for rule in NUDGE_RULES:
+    for rule in rules:
         if not rule.applies(case):
             continue
         if left and not (rule.once and _asked(rule.reason, turn)):
@@ -460,6 +472,7 @@ __all__ = [
     "nudge_reason",
     "tells_how",
     "NUDGE_RULES",
+    "OWN_WORDS_RULES",
     "NoAnswer",
     "NudgeCase",
     "NudgeReason",

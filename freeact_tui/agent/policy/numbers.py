@@ -17,12 +17,16 @@ one language. A reply whose only numbers are words makes no claim this reader se
 checks neither pass nor fault it — the other rules of ``nudge.py`` judge it.
 
 ``Grounds`` holds the values a turn showed and answers ``holds(number)``: a stated value agrees with a
-known one within its written precision (``5.93`` for 5.928571) or a relative ``TOLERANCE`` (rounding to
-three significant digits: ``91,000`` for 91234), or it is a simple derivation of known values, bounded:
+known one at the stated number's written precision — the value rounded at the stated number's last
+significant digit is the stated number (``5.93`` for 5.928571, ``91,000`` for 91234; never ``86,800`` for
+86400 nor ``100.4`` for 100) — or its magnitude agrees with a negative output (``minus 5.5`` in any
+language, for -5.5), or it is an aggregate of the values of one output or of all outputs (``aggregates``:
+their sum, mean, count; min and max are values), or a simple derivation of known values, bounded:
 the sum, difference, product or ratio of two different known values of which one is an output (not only the
-request's numbers: ``1234 * 5678`` worked out in the head is no result); an output's value times or
-divided by one of ``FACTORS`` (a unit conversion: 86400 seconds is 1440 minutes, 24 hours; a
-percentage; a scale word of any language, "86.4 thousand", "1,2 Millionen"). Nothing else is derived.
+request's numbers: ``1234 * 5678`` worked out in the head is no result), only while the outputs showed
+few values (``MAX_DERIVED_FROM``); an output's value times or divided by one of ``FACTORS`` (a unit
+conversion: 86400 seconds is 1440 minutes, 24 hours; a percentage; a scale word of any language,
+"86.4 thousand", "1,2 Millionen"). Nothing else is derived.
 """
 
 from __future__ import annotations
@@ -41,19 +45,30 @@ _MARKS = ",.'’_\u066b\u066c"
 _WORDY = r"[^\W\u3000-\u9fff\uac00-\ud7af]"
 """A word character of a script that spaces its words: a number glued to one is part of a name
 (``x1``, ``abc123``); one glued to Chinese, Japanese or Korean text is a number (``一天有86400秒``)."""
+_SUPERSCRIPT = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+"""Superscript digits: an exponent written as such (``8.64 × 10⁴``)."""
+_FROM_SUPERSCRIPT = str.maketrans({**{ch: str(i) for i, ch in enumerate(_SUPERSCRIPT)}, "⁻": "-", "⁺": "+"})
 _NUMBER = re.compile(
     rf"(?<!{_WORDY})(?<![.,])(?P<sign>[-−+](?=\d))?"
     rf"(?P<body>\d+(?:[{_MARKS}]\d+|[{_SPACES}]\d{{3}}(?!\d))*)"
-    rf"(?P<exp>[eE][-+−]?\d+(?!{_WORDY})|\s?[×x·]\s?10\^?(?P<pow>[-+−]?\d+))?"
+    rf"(?P<exp>[eE][-+−]?\d+(?!{_WORDY})|\s?[×x·]\s?10(?:\^?(?P<pow>[-+−]?\d+)|(?P<sup>[⁻⁺]?[{_SUPERSCRIPT}]+)))?"
     rf"(?P<suffix>[kKM](?!{_WORDY})|\s?%)?"
     rf"(?!{_WORDY})"
 )
-TOLERANCE = 0.005
-"""Relative difference within which two values agree: what rounding to three significant digits loses."""
+MIN_SIGNIFICANT = 2
+"""Trailing zeros of a whole number mark its precision (``91,000`` is 91234 to the thousand), but at
+least this many of its digits are read as significant: ``100`` or ``2,000`` is a round number, not 149
+or 2,449 rounded."""
 FACTORS = (24.0, 60.0, 100.0, 1000.0, 3600.0, 1e6, 1e9)
 """Conversions a stated value may apply to one output value (hours, minutes, percent, thousands, millions)."""
 MAX_KNOWN = 4000
-"""Values kept for derivations (the first ones read): a bound on the work of one check."""
+"""Values kept (the first ones read): a bound on the work of one check."""
+MAX_DERIVED_FROM = 24
+"""Derivations (of two values, by a factor) are read only when the turn's outputs showed at most this
+many values: with four operations on every pair, n values give about 2·n² derived numbers (and 14·n by
+the factors) — with hundreds printed (``list(range(1000))``) any number is a sum of two or a value
+times 24, and a derivation grounds nothing. 24 values give about 1,500, a small part of the numbers
+of four digits a reply may make up."""
 MAX_POWER = 300
 """The largest power of ten read from an exponent (a float ends near 1e308): a number beyond it (``1e999``,
 a git hash such as ``4e60978``) is no value anyone checks, and is not read."""
@@ -90,7 +105,12 @@ def _ascii(text: str) -> str:
 
 
 def _decimal(integer: str, fraction: str) -> Value:
-    return Value(float(f"{integer}.{fraction}" if fraction else integer), 0.5 * 10.0 ** -min(len(fraction), 400))
+    """A number as written and half the unit of its last significant digit (``MIN_SIGNIFICANT``)."""
+    if fraction:
+        return Value(float(f"{integer}.{fraction}"), 0.5 * 10.0 ** -min(len(fraction), 400))
+    digits = integer.lstrip("0")
+    zeros = min(len(digits) - len(digits.rstrip("0")), max(0, len(digits) - MIN_SIGNIFICANT), MAX_POWER)
+    return Value(float(integer), 0.5 * 10.0**zeros)
 
 
 def _power_of_ten(power: str) -> float | None:
@@ -141,8 +161,8 @@ def _stated(match: re.Match[str]) -> Stated | None:
     exp = match["exp"]
     readings = _body_readings(body, bool(exp or match["suffix"]))
     if exp:
-        power = _ascii(match["pow"] or exp[1:]).replace("−", "-")
-        factor = _power_of_ten(power)
+        power = (match["sup"] or "").translate(_FROM_SUPERSCRIPT) or _ascii(match["pow"] or exp[1:])
+        factor = _power_of_ten(power.replace("−", "-"))
         if factor is None:
             return None
         readings = [_scaled(r, factor, sign) for r in readings if len(r) == 1]
@@ -176,22 +196,30 @@ def written_values(text: str) -> Iterator[tuple[float, ...]]:
 
 
 def _agree(a: float, b: Value) -> bool:
-    diff = abs(a - b.value)
-    return diff <= b.half_unit * 1.000001 or diff <= TOLERANCE * max(abs(a), abs(b.value))
+    """``a`` rounded at the last significant digit of the stated ``b`` is ``b`` (86400 is ``86,400``,
+    ``86.4k``, ``91,000`` for 91234; not ``86,800``, nor ``100.4`` for 100)."""
+    return abs(a - b.value) <= b.half_unit * 1.000001
 
 
 class Grounds:
     """The values a turn showed: ``outputs`` (printed by its actions) and ``given`` (the request, the
     code's own literals). ``holds`` says whether a stated number is one of them or derived from them."""
 
-    def __init__(self, outputs: Iterable[Sequence[float]], given: Iterable[float] = ()) -> None:
+    def __init__(
+        self,
+        outputs: Iterable[Sequence[float]],
+        given: Iterable[float] = (),
+        aggregates: Iterable[float] = (),
+    ) -> None:
         self._written: dict[float, set[int]] = {}
         """For each output value, the written numbers (their index) it is a reading of."""
         for index, written in enumerate(outputs):
             for value in written:
                 self._written.setdefault(value, set()).add(index)
         self.outputs = sorted(self._written)[:MAX_KNOWN]
-        self.known = sorted({*self.outputs, *given})[:MAX_KNOWN]
+        magnitudes = [-v for v in self.outputs if v < 0]
+        self.known = sorted({*self.outputs, *magnitudes, *given, *aggregates})[:MAX_KNOWN]
+        self.derives = len(self.outputs) <= MAX_DERIVED_FROM
 
     def holds(self, stated: Stated, *, derived: bool = True) -> bool:
         """One of ``stated``'s readings has only values that are known (or, with ``derived``, derived)."""
@@ -200,7 +228,7 @@ class Grounds:
     def _holds(self, value: Value, derived: bool) -> bool:
         if any(_agree(k, value) for k in _nearest(self.known, value.value)):
             return True
-        if not derived:
+        if not derived or not self.derives:
             return False
         for out in self.outputs:
             if any(_agree(out * f, value) or _agree(out / f, value) for f in FACTORS):
@@ -215,6 +243,15 @@ class Grounds:
         return other != out and not (
             self._written.get(other, set()) and self._written[other] <= self._written[out]
         )
+
+
+def aggregates(written: Sequence[Sequence[float]]) -> list[float]:
+    """The sum, mean and count of the values of one text (each written number read one way only;
+    one read two ways, ``86.400``, is left out): what a reply may state of an output as a whole."""
+    plain = [w[0] for w in written if len(w) == 1]
+    if len(plain) < 2:
+        return []
+    return [math.fsum(plain), math.fsum(plain) / len(plain), float(len(plain))]
 
 
 def _nearest(known: list[float], target: float) -> list[float]:
@@ -237,8 +274,10 @@ def _operations(v: float, out: float) -> Iterator[tuple[float, Callable[[float],
 
 __all__ = [
     "FACTORS",
+    "MAX_DERIVED_FROM",
     "MAX_KNOWN",
-    "TOLERANCE",
+    "MIN_SIGNIFICANT",
+    "aggregates",
     "Grounds",
     "Stated",
     "Value",

@@ -5,21 +5,26 @@ controls what its code prints and what its errors say (a clock, a counter, a ran
 invented exception class), so novelty of a result alone never counts. Each step (one model reply and
 what it led to) is read into one ``StepKind``; ``STEP_RULES`` says, as data, what each kind is:
 
-- ``new success``: an action that had not run in this turn worked. Its identity is its code
-  (``code_identity``: comments, layout and number literals ignored) or, for another tool, the tool and
-  its arguments (a ``subagent_task`` by its task text) — never what it printed.
+- ``new success``: an action that had not run in this turn worked, and it did something new: its
+  SHAPE is new in the turn (``action_shape``: the code's syntax tree with its own names, strings and
+  numbers abstracted; another tool's call with numbers, paths and ids stripped) OR its RESULT is new
+  in the turn (``output_shape``: its output normalised as errors are). ``print('step 3')`` after
+  ``print('step 2')``, ``v_4 = 1`` after ``v_3 = 1``, ``open('f_5.txt','w')`` after ``f_4``, the
+  subagent task "Subtask 7" after "Subtask 6" with the same answer: one step again. Reading another
+  file with the same code shape is new (its output is).
 - ``rejected``: the user rejected or stopped an action (the turn ends; the user said what to do).
 - ``new failure``: an action failed with an error new to the turn (``error_shape``: paths, numbers,
   ids and the names of exception classes the code defined itself stripped) whose kind
   (``error_kind``) has not failed ``KIND_REPEATS`` times. It is progress, bounded: at most
   ``failing_limit`` of them (``max_failing_steps``) with no action that worked since, whatever the kinds.
-- ``repeated success``: code (or a call) that already ran in this turn, run again: whatever it
-  printed, the step is not new.
+- ``repeated success``: code (or a call) that already ran in this turn, run again (whatever it
+  printed), or one of a shape that ran with a result already seen: the step is not new. It counts
+  against the bound like any step without progress.
 - ``repeated failure``, ``refused call``, ``broken call``, ``no answer``: no progress.
 
 A step with several actions takes the first kind of ``STEP_RULES`` that one of them has. After
-``limit`` steps in a row without progress, or ``failing_limit`` new failures with no action that worked
-since, the turn stops with one ``StopTurn`` that says what kept failing and what the user can do.
+``limit`` steps in a row without progress, or ``failing_limit`` steps since a new failure with no action
+that worked since (new failures, and the repeated ones and broken calls between them), the turn stops with one ``StopTurn`` that says what kept failing and what the user can do.
 
 The request budget (``max_model_requests``) stays the outer limit; it never ends a fault loop.
 """
@@ -27,17 +32,20 @@ The request budget (``max_model_requests``) stays the outer limit; it never ends
 from __future__ import annotations
 
 import ast
+import builtins
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 
-from freeact_tui.agent.policy.errors import error_kind, error_line, error_shape
+from freeact_tui.agent.policy.errors import error_kind, error_line, error_shape, output_shape
 from freeact_tui.agent.policy.nudge import nudge_reason
 from freeact_tui.agent.policy.outcomes import Outcome, outcomes
 from freeact_tui.store.step_record import StepRecord
 from freeact_tui.store.transcript import content_text
+from freeact_tui.toolcalls import SUBAGENT_TOOL
 
 DEFAULT_STALL_LIMIT = 3
 """Steps in a row without progress before a turn stops (``max_steps_without_progress``)."""
@@ -143,6 +151,10 @@ class TurnProgress:
     """How many failing steps met each kind of error (``error_kind``)."""
     successes: set[str] = field(default_factory=set)
     """The actions that worked, by ``action_identity`` (never by their output)."""
+    shapes: set[str] = field(default_factory=set)
+    """The actions that worked, by ``action_shape``."""
+    results: set[str] = field(default_factory=set)
+    """The outputs of the actions that worked, by ``output_shape``."""
 
     def judge(self, step: Sequence[ModelMessage]) -> Fault:
         """What ``step`` was (the messages of one step: the reply first, then what it led to); then
@@ -155,6 +167,8 @@ class TurnProgress:
                 met.add(error_kind(o.output))
             elif o.ran and not o.failed:
                 self.successes.add(action_identity(o))
+                self.shapes.add(action_shape(o))
+                self.results.add(output_shape(o.output))
         for kind in met:
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
         return fault
@@ -180,9 +194,15 @@ class TurnProgress:
                 return Fault("new failure", error_line(o.output))
             return Fault("repeated failure", error_line(o.output))
         if o.ran:
-            if action_identity(o) not in self.successes:
-                return Fault("new success", "")
-            return Fault("repeated success", "the same code as an earlier step of this turn, again")
+            what = "subagent task" if o.call is not None and o.call.startswith(SUBAGENT_TOOL) else "code"
+            if action_identity(o) in self.successes:
+                return Fault("repeated success", f"the same {what} as an earlier step of this turn, again")
+            if action_shape(o) in self.shapes and output_shape(o.output) in self.results:
+                return Fault(
+                    "repeated success",
+                    f"{what} of the same shape as an earlier step of this turn, with a result seen before",
+                )
+            return Fault("new success", "")
         return Fault("rejected", o.output)  # rejected or interrupted: the user decides how to go on
 
 
@@ -208,6 +228,55 @@ def code_identity(code: str | None) -> str | None:
         return ast.dump(_Numbers().visit(ast.parse(code)))
     except (SyntaxError, ValueError):
         return " ".join(code.split())
+
+
+class _Shape(_Numbers):
+    """The code's own names (not Python's builtins) and its string literals as placeholders too."""
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if isinstance(node.value, (str, bytes)):
+            return ast.copy_location(ast.Constant(""), node)
+        return super().visit_Constant(node)
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in _BUILTINS:
+            return node
+        return ast.copy_location(ast.Name("_", node.ctx), node)
+
+    def visit_arg(self, node: ast.arg) -> ast.AST:
+        node.arg = "_"
+        return self.generic_visit(node)
+
+    def _named(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> ast.AST:
+        node.name = "_"
+        return self.generic_visit(node)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _named
+
+
+_BUILTINS = frozenset(dir(builtins))
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+
+
+def code_shape(code: str) -> str:
+    """What a step's code does, whatever it names: ``code_identity`` with the code's own names (a
+    variable, a function; not Python's builtins nor attributes: ``os.listdir`` is not ``os.getcwd``) and
+    string literals abstracted too. Code that does not parse (shell lines, cell magics) by its text
+    with quoted strings, numbers and paths stripped."""
+    try:
+        return ast.dump(_Shape().visit(ast.parse(code)))
+    except (SyntaxError, ValueError, RecursionError):
+        return output_shape(_QUOTED.sub("''", code))
+
+
+def action_shape(o: Outcome) -> str:
+    """What kind of step an action was, whatever it named: its code's ``code_shape``, else the tool and
+    its arguments normalised (``output_shape``: a subagent task with numbers, paths and ids stripped)."""
+    if o.code is not None:
+        return f"code {code_shape(o.code)}"
+    if o.call is not None:
+        return f"call {output_shape(o.call)}"
+    return f"output {output_shape(o.output)}"
 
 
 def action_identity(o: Outcome) -> str:
@@ -253,7 +322,7 @@ _WHAT: dict[StepKind, str] = {
     "refused call": "refused call",
     "repeated failure": "the same failure again",
     "new failure": "failure",
-    "repeated success": "the same code again",
+    "repeated success": "nothing new",
     "no answer": "no answer",
 }
 
@@ -307,7 +376,9 @@ class ProgressMeter:
     faults: list[Fault] = field(default_factory=list)
     """The steps since the last progress."""
     failing: list[Fault] = field(default_factory=list)
-    """The new failures since the last new success (or the user's decision)."""
+    """The steps since the first new failure after the last new success (or the user's decision): a
+    repeated failure or a broken call between new failures extends the run too, so that new failures
+    interleaved with repeated ones (each new one ending the stall run) still end on the bound."""
     broken_run: int = 0
     """Steps in a row whose calls were all broken."""
 
@@ -318,8 +389,10 @@ class ProgressMeter:
         fault = self.progress.judge(step)
         rule = STEP_RULES[fault.kind]
         self.faults = [] if rule.progress else [*self.faults, fault]
-        if rule.result or rule.bounded:
-            self.failing = [] if rule.result else [*self.failing, fault]
+        if rule.result:
+            self.failing = []
+        elif rule.bounded or self.failing:  # once failing, every step without a result extends the run
+            self.failing = [*self.failing, fault]
         if len(self.faults) >= self.limit:
             return StopTurn(stop_message(self.faults, self.limit, self.configured), len(self.faults))
         if len(self.failing) >= self.failing_limit:
@@ -342,6 +415,8 @@ __all__ = [
     "SwitchProtocol",
     "TurnProgress",
     "action_identity",
+    "action_shape",
+    "code_shape",
     "broken_calls",
     "code_identity",
     "only_broken_calls",

@@ -34,7 +34,7 @@ from typing import ClassVar
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
-from freeact_tui.agent.policy.nudge import NoAnswer, NudgeReason, answers_nudge, nudge_for
+from freeact_tui.agent.policy.nudge import OWN_WORDS_RULES, NoAnswer, NudgeReason, answers_nudge, nudge_for
 from freeact_tui.agent.policy.outcomes import (
     RESULTS_KEY,
     acted,
@@ -298,8 +298,8 @@ class ReplyPolicy:
 
 
 class ToolsPolicy(ReplyPolicy):
-    """``tools``, the null policy: the model calls tools well; a reply's tool calls run and anything
-    else is the answer."""
+    """``tools``: the model calls tools well; a reply's tool calls run and anything else is the
+    answer — but for the app's own words (``OWN_WORDS_RULES``, as in every protocol): never an answer."""
 
     name = "tools"
 
@@ -317,7 +317,15 @@ class ToolsPolicy(ReplyPolicy):
         if calls:
             return RunCalls(reply, calls)
         ran = turn is None or acted(turn)
-        return FinalAnswer(reply, claims_output(reply_text(reply), ran=ran))  # a flag for the UI only
+        claims = claims_output(reply_text(reply), ran=ran)  # a flag for the UI only
+        if turn is not None:
+            found = nudge_for(reply, [*history, reply], [*turn, reply], text_mode=False, rules=OWN_WORDS_RULES)
+            if isinstance(found, NoAnswer):
+                return NotAnAnswer(reply, found.reason, found.message, claims)
+            if found is not None:
+                reason, told, request = found
+                return NudgeModel(reply, reason, told, request, claims)
+        return FinalAnswer(reply, claims)
 
 
 class _BlocksPolicy(ReplyPolicy):

@@ -41,7 +41,12 @@ from freeact_tui.toolcalls import CODE_TOOL
 ProtocolName = Literal["tools", "text", "auto"]
 
 
-PYTHON_LANGS = frozenset({"python", "py", "python3", "ipython"})
+PYTHON_LANGS = frozenset({"python", "py", "python3", "py3", "ipython", "ipython3", "pycon"})
+"""The fence tags of a Python block, one table (the tester's ```py3 block was shown, not run)."""
+CONSOLE_LANGS = frozenset({"pycon"})
+"""Python blocks written as an interactive session: the lines after ``>>>``/``...`` are the code, the
+others its output as the model imagined it."""
+_PROMPT = re.compile(r"^(?:>>>|\.\.\.)(?: |$)")
 SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh"})
 
 CONVENTION = (
@@ -164,11 +169,21 @@ def _value_only(node: ast.expr) -> bool:
     return False
 
 
+def console_code(source: str) -> str:
+    """The code of an interactive session (``>>> x = 1``, ``... ``): its prompted lines, prompts removed;
+    a block with no prompt is code as it is."""
+    lines = source.splitlines()
+    if not any(_PROMPT.match(line) for line in lines):
+        return source
+    return "\n".join(_PROMPT.sub("", line) for line in lines if _PROMPT.match(line))
+
+
 def fence_action(fence: Fence) -> TextAction | None:
     """The action a fenced block is: ``python``/``bash`` (and aliases), or an unlabelled block of Python
     code; never a block that is only a literal (``is_literal``)."""
     if fence.language in PYTHON_LANGS or (fence.language == "" and is_python_code(fence.source)):
-        code = unwrap_code_tool(fence.source)
+        source = console_code(fence.source) if fence.language in CONSOLE_LANGS else fence.source
+        code = unwrap_code_tool(source)
         return None if is_literal(code) else TextAction("python", code)
     if fence.language in SHELL_LANGS:
         command = fence.source.strip()
@@ -306,6 +321,7 @@ __all__ = [
     "fence_action",
     "fences",
     "is_literal",
+    "console_code",
     "is_python_code",
     "is_text_session",
     "reply_text",

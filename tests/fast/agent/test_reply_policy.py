@@ -881,8 +881,9 @@ def test_a_python_form_call_may_pass_the_arguments_object_whole() -> None:
 
 _STEPS = {
     "broken": lambda i: broken(f"b{i}"),
-    # a new step is new code, not the same code with another number (``progress.py`` reads its shape)
-    "new": lambda i: tool_step(f"v{i} = {i}\nprint(v{i})", str(i), "ok", f"c{i}"),
+    # a new step has a new shape or a new result, not the same code with another number or name and
+    # the same output but for a number (``progress.py``): here another file read, another text shown
+    "new": lambda i: tool_step(f"print(open('f{i}.txt').read())", f"text {'abcdefghij'[i]}", "ok", f"c{i}"),
     "same failure": lambda i: tool_step("1/0", ZERO, "error", f"c{i}"),
 }
 
