@@ -166,6 +166,24 @@ def kept_parts(request: ModelRequest) -> list[ModelRequestPart]:
     return kept
 
 
+def as_sent(history: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """``history`` with what ``contribution`` leaves out taken out, each message otherwise as stored (its
+    metadata too): for what reads a history as the model's context, such as a compaction's summary.
+    ``PreparedHistory`` does the same message by message (and merges the requests)."""
+    out: list[ModelMessage] = []
+    for index, message in enumerate(history):
+        if isinstance(message, ModelResponse) and is_close(message):
+            sends = contribution(message)
+            if not sends.asks:
+                asked = open_requests(history, index)
+                del out[len(out) - len(asked) :]
+                out.extend(replace(r, parts=kept) for r in asked if (kept := kept_parts(r)))
+            if not sends.reply:
+                continue
+        out.append(message)
+    return out
+
+
 def _added_part(part: UserPromptPart, added: int) -> UserPromptPart | None:
     """What the agent put in front of the user's words (``PROMPT_KEY``: characters of a text prompt,
     items of a multimodal one), without those words."""
@@ -180,6 +198,7 @@ __all__ = [
     "CONTRIBUTIONS",
     "CancelPoint",
     "Contribution",
+    "as_sent",
     "close_for",
     "contribution",
     "is_close",

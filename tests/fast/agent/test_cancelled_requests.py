@@ -29,7 +29,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from freeact_tui.agent.cancels import CONTRIBUTIONS, CancelPoint, close_for, contribution, point_of
+from freeact_tui.agent.cancels import CONTRIBUTIONS, CancelPoint, as_sent, close_for, contribution, point_of
+from freeact_tui.agent.context.compaction import render_for_summary
 from freeact_tui.agent.context.window import PreparedHistory
 from freeact_tui.agent.history import interrupted_returns
 from freeact_tui.events import Phase
@@ -159,6 +160,17 @@ def texts(messages: list[ModelMessage], kind: type) -> str:
     return "\n".join(str(getattr(p, "content", "")) for m in messages if isinstance(m, kind) for p in m.parts)
 
 
+def parts_of(messages: list[ModelMessage]) -> list[list[object]]:
+    """The messages' parts, adjacent requests merged (as they are sent)."""
+    out: list[list[object]] = []
+    for before, message in zip([None, *messages], messages, strict=False):
+        if isinstance(message, ModelRequest) and isinstance(before, ModelRequest):
+            out[-1].extend(message.parts)
+        else:
+            out.append(list(message.parts))
+    return out
+
+
 def assert_well_formed(messages: list[ModelMessage]) -> None:
     """What providers require of a history (pydantic-ai sends it as it is): it opens with the system
     prompt in a request, roles alternate, no response is empty, every tool call is answered in the next
@@ -197,6 +209,7 @@ def test_what_a_cancelled_request_sends(session: list[Turn]) -> None:
     for end in range(1, len(history) + 1):  # live: message by message, as the session grows
         sent = list(live.update(history[:end]))
     assert sent == resumed
+    assert parts_of(sent) == parts_of(as_sent(history))  # what reads the history whole reads the same
 
     assert_well_formed(sent)
     said = texts(sent, ModelRequest)
@@ -204,6 +217,7 @@ def test_what_a_cancelled_request_sends(session: list[Turn]) -> None:
         assert ask in said
     for ask in withheld:  # "request 1" must not match "request 10": there are at most 6
         assert ask not in said, f"{ask} was cancelled before any answer"
+        assert ask not in render_for_summary(history)  # nor does a compaction summarise it
     assert CANCELLED_NOTE not in texts(sent, ModelResponse)  # the app's words are never the model's
     # What records what happened stays: what every call returned, every results message, the user's
     # own `!command` runs, the switch to text actions.
