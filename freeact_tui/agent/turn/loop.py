@@ -111,6 +111,7 @@ class Turn:
                 self.budget.spend()
                 self.state.next_step()
                 reply = await self.model(self.state)
+                self.state.received = True  # a cancel from here on is after this reply (``cancels.py``)
                 same = self.recorder.generation == generation  # else a compaction rewrote the turn
                 turn = self.recorder.history[start:] if same else None
                 tools = self.tools.parameter_names() if self.policy.reads_written_calls else {}

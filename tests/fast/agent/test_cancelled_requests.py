@@ -33,6 +33,7 @@ from freeact_tui.agent.cancels import CONTRIBUTIONS, CancelPoint, as_sent, close
 from freeact_tui.agent.context.compaction import render_for_summary
 from freeact_tui.agent.context.window import PreparedHistory
 from freeact_tui.agent.history import interrupted_returns
+from freeact_tui.agent.turn.state import TurnState
 from freeact_tui.events import Phase
 from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY, TEXT_ACTIONS_KEY
 from freeact_tui.store.prompt_record import CANCELLED_NOTE, prompt_metadata, shell_context
@@ -281,3 +282,26 @@ def test_a_cancel_after_a_tool_result_sends_the_result_not_the_note() -> None:
     sent = list(PreparedHistory().update(history))
     assert_well_formed(sent)
     assert len(sent) == 3 and texts(sent[2:], ModelRequest) == "42\nand 6 times 8?"
+
+
+def test_a_cancel_after_the_reply_cuts_nothing_of_it() -> None:
+    """A cancel between a reply's calls (or after its returns, before the next request) comes after the
+    reply: the reply is in the history already, so the close must not repeat its text as a cut reply."""
+    state = TurnState()
+    reply = ModelResponse(
+        parts=[TextPart("I will run two cells."), ToolCallPart(TOOL, {"code": "1"}, tool_call_id="c1")]
+    )
+    state.streamed(lambda: reply)
+    assert state.response == reply  # mid-stream: what was streamed
+    state.received = True  # as ``Turn.run`` marks it when the request ends
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[SystemPromptPart("You are an agent."), UserPromptPart("two cells")]),
+        reply,
+        ModelRequest(parts=[ToolReturnPart(TOOL, "1", tool_call_id="c1")]),
+    ]
+    close = close_for(state.phase, history, state.response)
+    assert close is not None and contribution(close) == CONTRIBUTIONS[CancelPoint.BEFORE_REPLY]
+    sent = list(PreparedHistory().update([*history, close, ModelRequest(parts=[UserPromptPart("next")])]))
+    assert texts(sent, ModelResponse).count("I will run two cells.") == 1
+    state.next_step()
+    assert not state.received and state.response is None
