@@ -126,9 +126,13 @@ def close_for(
 
 
 def is_close(message: ModelMessage) -> bool:
-    """A stored response that closes a cancelled request (``close_for``)."""
-    meta = message.metadata if isinstance(message, ModelResponse) else None
-    return isinstance(meta, dict) and meta.get(CUT_KEY) == "cancelled"
+    """A stored response that closes a cancelled request (``close_for``; a session written before the
+    record, 2026-11-27, has the note alone)."""
+    if not isinstance(message, ModelResponse):
+        return False
+    if isinstance(message.metadata, dict) and message.metadata.get(CUT_KEY) == "cancelled":
+        return True
+    return any(isinstance(p, TextPart) and p.content == CANCELLED_NOTE for p in message.parts)
 
 
 def contribution(close: ModelResponse) -> Contribution:

@@ -305,3 +305,12 @@ def test_a_cancel_after_the_reply_cuts_nothing_of_it() -> None:
     assert texts(sent, ModelResponse).count("I will run two cells.") == 1
     state.next_step()
     assert not state.received and state.response is None
+
+
+def test_a_session_written_before_the_cut_record_reads_the_same() -> None:
+    """Sessions of before 2026-11-27 closed a cancelled request with the note alone (no metadata)."""
+    first = ModelRequest(parts=[SystemPromptPart("You are an agent."), UserPromptPart("print 1 to 30")])
+    old_close = ModelResponse(parts=[TextPart(CANCELLED_NOTE)])
+    second = ModelRequest(parts=[UserPromptPart("What is 6 times 7?")])
+    (sent,) = PreparedHistory().update([first, old_close, second])
+    assert isinstance(sent, ModelRequest) and sent.parts == [first.parts[0], *second.parts]
