@@ -227,7 +227,9 @@ async def run_task(
     ``approvals_real.py``)."""
     # One fixed place, emptied for each task: the system prompt names the working directory, so the
     # same path lets a local server reuse its cached prompt prefix across tasks (as for a user's project).
-    tmp = scratch or Path(tempfile.gettempdir()) / f"freeact-real-model-bench-{os.getuid()}"
+    # Absolute: the kernel runs in the task's folder, so a relative ``--scratch`` put the site folder
+    # (PYTHONPATH, PIP_TARGET) under it and a package the model installed was never importable.
+    tmp = (scratch or Path(tempfile.gettempdir()) / f"freeact-real-model-bench-{os.getuid()}").resolve()
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
