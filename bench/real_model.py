@@ -43,7 +43,7 @@ sys.path.insert(
 
 from real_model_agents import Context, Folders, Runner, runners  # noqa: E402
 
-from freeact_tui.events import AgentError, ApprovalRequest, Cancelled, SubagentStatus  # noqa: E402
+from freeact_tui.events import AgentError, ApprovalRequest, Cancelled, ModelWaiting, SubagentStatus  # noqa: E402
 
 
 def _has(text: str, *needles: str) -> bool:
@@ -148,6 +148,22 @@ async def t_cancel(c: Context) -> bool:
     return bool(t.of(Cancelled)) and "42" in follow.outputs and "42" in follow.answer
 
 
+async def t_cancel_early(c: Context) -> bool:
+    """#45: Esc while the model has sent nothing yet (it "thinks"), then a one-line question: the answer
+    is to the question; the cancelled loop is not written again."""
+    async with c.make() as agent:
+        t = await c.turn(
+            agent,
+            "Print the numbers 1 to 30, one per second.",
+            cancel_on=lambda e: isinstance(e, ModelWaiting),
+        )
+        follow = await c.turn(agent, "What is 6 times 7? Compute it with Python.")
+    again = [
+        e for e in follow.of(ApprovalRequest) if "sleep" in repr(e.tool_call) or "31" in repr(e.tool_call)
+    ]
+    return bool(t.of(Cancelled)) and "42" in follow.answer and not again
+
+
 async def t_subagent(c: Context) -> bool:
     async with c.make(enable_subagents=True) as agent:
         t = await c.turn(
@@ -181,6 +197,7 @@ TASKS: dict[str, Callable[[Context], Awaitable[bool]]] = {
     "resume": t_resume,
     "reject": t_reject,
     "cancel": t_cancel,
+    "cancel_early": t_cancel_early,
     "subagent": t_subagent,
     "recover": t_recover,
 }
@@ -210,7 +227,9 @@ async def run_task(
     ``approvals_real.py``)."""
     # One fixed place, emptied for each task: the system prompt names the working directory, so the
     # same path lets a local server reuse its cached prompt prefix across tasks (as for a user's project).
-    tmp = scratch or Path(tempfile.gettempdir()) / f"freeact-real-model-bench-{os.getuid()}"
+    # Absolute: the kernel runs in the task's folder, so a relative ``--scratch`` put the site folder
+    # (PYTHONPATH, PIP_TARGET) under it and a package the model installed was never importable.
+    tmp = (scratch or Path(tempfile.gettempdir()) / f"freeact-real-model-bench-{os.getuid()}").resolve()
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:

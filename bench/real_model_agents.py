@@ -205,6 +205,7 @@ class AppRunner:
 PEER_UNSUPPORTED: dict[str, str] = {
     "reject": "rejects an approval",
     "cancel": "cancels a turn",
+    "cancel_early": "cancels a turn",
     "subagent": "delegates to a subagent",
     "resume": "resumes a saved session in a new process",
 }

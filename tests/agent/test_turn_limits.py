@@ -14,11 +14,10 @@ import pytest
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from freeact_tui.agent.agent import Agent
-from freeact_tui.agent.history import CANCELLED_NOTE
 from freeact_tui.events import AgentError, ApprovalRequest, Cancelled, OutputClaim, Response, ThoughtsChunk
 from freeact_tui.execution.kernel.executor import KernelExecutor
 from freeact_tui.permissions.rules import PermissionRules
-from freeact_tui.store.prompt_record import CUT_KEY
+from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY
 from tests.helpers import of, run
 from tests.scripted import Code, Script, Think, Wait, script
 

@@ -20,6 +20,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from freeact_tui.agent.cancels import as_sent
 from freeact_tui.agent.context.window import (
     message_tokens,
     trim_text,
@@ -87,9 +88,10 @@ def choose_cut(messages: Sequence[ModelMessage], keep_tokens: int) -> int:
 
 
 def render_for_summary(messages: Sequence[ModelMessage]) -> str:
-    """The conversation as plain text for the summariser (results cut to a head and tail)."""
+    """The conversation as plain text for the summariser (results cut to a head and tail), as the model
+    had it: a request cancelled before any answer is not in it (``cancels.as_sent``)."""
     lines: list[str] = []
-    for entry in tr.walk(messages):
+    for entry in tr.walk(as_sent(messages)):
         match entry:
             case tr.SystemEntry():
                 continue

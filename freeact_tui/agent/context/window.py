@@ -39,7 +39,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
 
-from freeact_tui.agent.history import prompt_parts, unanswered_prompt
+from freeact_tui.agent.cancels import contribution, is_close, kept_parts, open_requests
 from freeact_tui.agent.model_stream import PreparedMessages
 
 CHARS_PER_TOKEN = 4
@@ -278,9 +278,12 @@ class PreparedHistory:
             self._source, self._source_len, self._trimmed = history, 0, 0
             self._generation = generation
         for source, msg in enumerate(history[self._source_len :], start=self._source_len):
-            if source > 0 and unanswered_prompt(history[source - 1], msg) and self._ends_with_request():
-                self._withdraw(prompt_parts(history[source - 1]))  # a prompt cancelled before any answer
-                continue
+            if isinstance(msg, ModelResponse) and is_close(msg):  # a cancelled request: ``agent/cancels.py``
+                sends = contribution(msg)
+                if not sends.asks:
+                    self._withdraw(open_requests(history, source))
+                if not sends.reply:
+                    continue
             if isinstance(msg, ModelRequest):
                 if msg.instructions is not None:
                     self.messages.instructions = msg.instructions
@@ -341,16 +344,15 @@ class PreparedHistory:
             saved += before - self._tokens[index].total
         return saved
 
-    def _ends_with_request(self) -> bool:
-        return bool(self.messages) and isinstance(self.messages[-1], ModelRequest)
-
-    def _withdraw(self, count: int) -> None:
-        """Take the last ``count`` parts (a cancelled prompt's; a system prompt before them stays) off the
-        last prepared request."""
+    def _withdraw(self, requests: Sequence[ModelRequest]) -> None:
+        """Take the asks of ``requests`` (cancelled before any answer) off the last prepared request, whose
+        last parts they are; what records what happened stays (``cancels.kept_parts``)."""
         index = len(self.messages) - 1
-        last = self.messages[index]
-        assert isinstance(last, ModelRequest)
-        parts = last.parts[:-count]
+        last = self.messages[index] if self.messages else None
+        count = sum(len(r.parts) for r in requests)
+        if not isinstance(last, ModelRequest) or count == 0:
+            return
+        parts = [*last.parts[:-count], *(p for r in requests for p in kept_parts(r))]
         if parts:
             self._set(index, ModelRequest(parts=parts, instructions=last.instructions))
         else:

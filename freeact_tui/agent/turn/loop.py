@@ -4,7 +4,7 @@ Built from explicit parts (``Turn(ports, recorder, gate, context, policy, …)``
 bottom in ``run``: after each step the policy says whether the turn goes on, switches protocol or
 stops for want of progress (``policy/progress.py``). Failures end the turn with an ``AgentError`` and a valid history: a failed
 model request is rolled back, unfinished calls are answered, a cancelled turn keeps what the
-model had streamed and tells the model the request was cancelled. What an exception is for the user
+model had streamed (what of it the model is sent: ``agent/cancels.py``). What an exception is for the user
 (its kind, its message) is read in one table, ``failures.py``.
 """
 
@@ -19,6 +19,7 @@ from freeact_tui.actions.dispatch import Dispatcher
 from freeact_tui.actions.ports import TurnPorts
 from freeact_tui.agent import history as hist
 from freeact_tui.agent.approvals import ApprovalGate
+from freeact_tui.agent.cancels import close_for
 from freeact_tui.agent.context.keeper import ContextKeeper
 from freeact_tui.agent.offered_tools import OfferedTools
 from freeact_tui.agent.policy.progress import StopTurn, SwitchProtocol
@@ -113,6 +114,7 @@ class Turn:
                 self.budget.spend()
                 self.state.next_step()
                 reply = await self.model(self.state)
+                self.state.received = True  # a cancel from here on is after this reply (``cancels.py``)
                 same = self.recorder.generation == generation  # else a compaction rewrote the turn
                 turn = self.recorder.history[start:] if same else None
                 tools = self.tools.parameter_names() if self.policy.reads_written_calls else {}
@@ -228,10 +230,9 @@ class Turn:
 
     def _finish_cancelled(self) -> None:
         phase = self.cancel_phase
-        history = self.recorder.history
-        if phase in (Phase.MODEL, Phase.IDLE) and history and isinstance(history[-1], ModelRequest):
-            # close the request, so that the next prompt is the one answered (not merged into this one)
-            self.recorder.record(hist.cancelled_response(self.state.response))
+        close = close_for(phase, self.recorder.history, self.state.response)  # what is sent: ``cancels.py``
+        if close is not None:
+            self.recorder.record(close)
         self.ports.emit(Cancelled(phase=phase if phase != Phase.IDLE else Phase.MODEL, **self.ports.ids("")))
 
 

@@ -33,6 +33,9 @@ class TurnState:
     meta: dict[str, StepRecord] = field(default_factory=dict)
     """The record stored with each finished call's return."""
     in_model: bool = False
+    received: bool = False
+    """The model request of this step has ended: its response is in the history (a cancel from here on cut
+    nothing of it)."""
     phases: dict[str, Phase] = field(default_factory=dict)
     """The phase of each running call (by tool call id)."""
 
@@ -42,8 +45,9 @@ class TurnState:
 
     @property
     def response(self) -> ModelResponse | None:
-        """The response streamed so far (built now: as costly as the reply is long, so never per delta)."""
-        return self.so_far() if self.so_far is not None else None
+        """The response streamed so far by the model request in progress (built now: as costly as the reply
+        is long, so never per delta); ``None`` once it has ended (``received``)."""
+        return self.so_far() if self.so_far is not None and not self.received else None
 
     def reset(self) -> None:
         """A new turn: nothing of the last one is left."""
@@ -53,6 +57,7 @@ class TurnState:
     def next_step(self) -> None:
         """Forget the previous step's response and calls."""
         self.so_far = None
+        self.received = False
         self.calls = []
         self.done = {}
         self.meta = {}
