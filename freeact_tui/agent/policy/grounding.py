@@ -63,6 +63,9 @@ ECHO_SHARE = 0.8
 """The share of a reply's word trigrams found in the app's texts that makes it an echo."""
 ECHO_MIN_WORDS = 4
 """Shorter replies are never echoes ("Yes.", "42", a file name)."""
+REQUEST_SHARE = 0.9
+"""An echo of the request alone covers this share of the request's trigrams: the request restated, not a
+part of it (which is how "say X" or "write X" is answered)."""
 
 
 def _words(text: str) -> list[str]:
@@ -256,11 +259,23 @@ def echoes_app_text(reply: str, history: Sequence[ModelMessage], turn: Sequence[
     if len(words) < ECHO_MIN_WORDS:
         return False
     trigrams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
-    known: set[tuple[str, ...]] = set()
-    for text in _app_texts(history, turn):
-        source = _words(text)
-        known.update(tuple(source[i : i + 3]) for i in range(len(source) - 2))
-    return len(trigrams & known) >= ECHO_SHARE * len(trigrams)
+    notes = {t for text in _app_notes(history) for t in _trigrams(text)}
+    asked = [_trigrams(text) for kind, text in _sources(turn) if kind == "user"]
+    known = notes.union(*asked)
+    if len(trigrams & known) < ECHO_SHARE * len(trigrams):
+        return False
+    # Made of the request alone, it must restate the request (nearly) whole: a part of it is what a
+    # request to say or write something is answered with ("Say hello from X" → "hello from X").
+    return bool(trigrams & notes) or any(len(r & trigrams) >= REQUEST_SHARE * len(r) for r in asked if r)
+
+
+def _trigrams(text: str) -> set[tuple[str, ...]]:
+    source = _words(text)
+    return {tuple(source[i : i + 3]) for i in range(len(source) - 2)}
+
+
+def _app_notes(history: Sequence[ModelMessage]) -> Iterator[str]:
+    return (text for kind, text in _sources(history) if kind == "note")
 
 
 def _is_note(part: ToolReturnPart) -> bool:

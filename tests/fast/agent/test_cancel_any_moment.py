@@ -85,7 +85,10 @@ async def scenario(loops: int | None, at_event: int | None, started: bool) -> No
                 assert events and isinstance(events[-1], Cancelled), [type(e).__name__ for e in events]
             assert not agent.busy
             after = [e async for e in agent.stream("again")]  # the next turn works
-            assert [e.content for e in after if isinstance(e, Response)] == ["".join(PIECES)]
+            # (a reply that refers to nothing the user said right after a cancel is asked once: the
+            # scripted model says the same words again, and that is then the answer)
+            answers = [e.content for e in after if isinstance(e, Response)]
+            assert answers and set(answers) == {"".join(PIECES)} and len(answers) <= 2
             assert well_formed(agent.history), [type(m).__name__ for m in agent.history]
         finally:
             await agent.stop()
