@@ -125,3 +125,22 @@ def test_the_notice_word_for_word_in_tools_is_asked_once_then_stops_the_turn() -
     assert isinstance(first, NudgeModel) and first.reason == OWN_WORDS
     turn = [*turn, reply(BROKEN_NOTE), first.request]
     assert isinstance(_decide("tools", earlier, turn, BROKEN_NOTE), NotAnAnswer)
+
+
+@pytest.mark.parametrize("mode", ["tools", "auto", "text"])
+@pytest.mark.parametrize(
+    ("request_text", "answer"),
+    [
+        ("Say hello from the subagent.", "hello from the subagent"),
+        ("Write the words good morning to you all.", "good morning to you all"),
+        ("Sag bitte guten Morgen an alle Leute.", "guten Morgen an alle Leute"),
+    ],
+)
+def test_a_part_of_the_request_is_how_a_request_to_say_something_is_answered(
+    mode: str, request_text: str, answer: str
+) -> None:
+    """Made of the request's words alone, a reply is an echo only when it restates the request nearly
+    whole; "say X" is answered with X (a subagent told "Say hello from the subagent." was asked again)."""
+    assert isinstance(decide(Row("ACP subagent test", mode, [prompt(request_text)], reply(answer), FinalAnswer)), FinalAnswer)
+    restated = decide(Row("restated", mode, [prompt(request_text)], reply(request_text), NudgeModel))
+    assert not isinstance(restated, FinalAnswer)
