@@ -134,7 +134,7 @@ PROGRAM_OPTIONS: dict[str, Options] = {
         long_valued=_set("--max-depth --block-size --threshold --time-style --exclude"),
     ),
     "df": Options(
-        flags="ahHiklPTvx", valued="Btx",
+        flags="ahHiklPTv", valued="Btx",
         long=_set(
             "--all --human-readable --si --inodes --local --portability --print-type --total --sync "
             "--no-sync --output"

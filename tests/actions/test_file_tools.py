@@ -430,8 +430,8 @@ async def test_before_write_hook_runs_after_approval(executor: KernelExecutor, w
     async with make_agent(s, executor, work) as agent:
         original = agent._dispatcher
 
-        def with_hook() -> Dispatcher:
-            dispatcher = original()
+        def with_hook(budget: object) -> Dispatcher:
+            dispatcher = original(budget)  # type: ignore[arg-type]
             assert dispatcher._files is not None
             dispatcher._files.options.before_write = hook
             return dispatcher
