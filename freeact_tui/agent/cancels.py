@@ -51,6 +51,7 @@ from freeact_tui.agent.history import partial_response
 from freeact_tui.events import Phase
 from freeact_tui.store.meta_keys import COMPACTION_KEY, NUDGE_KEY, SWITCH_KEY, TEXT_ACTIONS_KEY
 from freeact_tui.store.prompt_record import CANCELLED_NOTE, CUT_KEY, added_items
+from freeact_tui.text.encodable import encodable
 
 
 class CancelPoint(StrEnum):
@@ -181,10 +182,10 @@ def as_sent(history: Sequence[ModelMessage]) -> list[ModelMessage]:
             if not sends.asks:
                 asked = open_requests(history, index)
                 del out[len(out) - len(asked) :]
-                out.extend(replace(r, parts=kept) for r in asked if (kept := kept_parts(r)))
+                out.extend(encodable(replace(r, parts=kept)) for r in asked if (kept := kept_parts(r)))
             if not sends.reply:
                 continue
-        out.append(message)
+        out.append(encodable(message))
     return out
 
 

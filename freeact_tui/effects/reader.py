@@ -47,12 +47,29 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+SYSTEM_FOLDERS = frozenset(
+    {"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/proc", "/root", "/run", "/sbin",
+     "/srv", "/sys", "/usr", "/var"}
+)  # fmt: skip
+"""Folders too wide to bound "in this folder": the system's own, and (``too_wide``) any that holds a home."""
+
+
+def too_wide(root: str) -> bool:
+    """``root`` is no project folder: the file system's root, a system folder, or one that holds the
+    user's home (a rule saved as "inside this folder" must not reach the whole disk from ``cwd: /``)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    system = SYSTEM_FOLDERS | {os.path.realpath(f) for f in SYSTEM_FOLDERS}  # /bin -> /usr/bin
+    return root in system or _within(home, root)
+
+
 class _Paths:
-    """Judges constant paths against one working folder."""
+    """Judges constant paths against one working folder (none, when the folder is ``too_wide``: every
+    path is then outside it)."""
 
     def __init__(self, working_dir: Path) -> None:
         self.working_dir = working_dir
         self.root = os.path.realpath(working_dir)
+        self.wide = too_wide(self.root)
 
     def check(self, raw: str, kind: Kind) -> list[Found]:
         if "://" in raw:
@@ -65,7 +82,7 @@ class _Paths:
         except (OSError, ValueError):
             return [Found(Kind.UNKNOWN, f"a path that names no file: {raw[:40]!r}")]
         reached = named_paths(CodeAction(repr(raw)), self.working_dir)
-        if reached or not _within(full, self.root) or raw.startswith("~"):
+        if reached or self.wide or not _within(full, self.root) or raw.startswith("~"):
             return [Found(Kind.OUTSIDE, p.path) for p in reached] or [Found(Kind.OUTSIDE, full)]
         shown = os.path.relpath(full, self.root)
         if kind == Kind.WRITES and runs_later(shown):

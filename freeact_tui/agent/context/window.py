@@ -41,6 +41,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from freeact_tui.agent.cancels import contribution, is_close, kept_parts, open_requests
 from freeact_tui.agent.model_stream import PreparedMessages
+from freeact_tui.text.encodable import encodable
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_600
@@ -277,7 +278,8 @@ class PreparedHistory:
             self._special = 0
             self._source, self._source_len, self._trimmed = history, 0, 0
             self._generation = generation
-        for source, msg in enumerate(history[self._source_len :], start=self._source_len):
+        for source, stored in enumerate(history[self._source_len :], start=self._source_len):
+            msg = encodable(stored)  # a lone surrogate (a model's reply, a call id) never fails a request
             if isinstance(msg, ModelResponse) and is_close(msg):  # a cancelled request: ``agent/cancels.py``
                 sends = contribution(msg)
                 if not sends.asks:
