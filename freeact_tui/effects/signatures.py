@@ -113,13 +113,18 @@ _TEXT: dict[str, str] = {
     # logging
     "logging.basicConfig": "**kwargs",
 }
-_PANDAS_READS = "csv json excel parquet feather table fwf orc xml stata sas spss html".split()
+_PANDAS_READS = {
+    "csv": "filepath_or_buffer", "json": "path_or_buf", "excel": "io", "parquet": "path", "feather": "path",
+    "table": "filepath_or_buffer", "fwf": "filepath_or_buffer", "orc": "path", "xml": "path_or_buffer",
+    "stata": "filepath_or_buffer", "sas": "filepath_or_buffer", "spss": "path", "html": "io",
+}  # fmt: skip
+"""pandas' readers by the name of their first parameter (the path, by position or by that keyword)."""
 
 SIGNATURES: dict[str, Signature] = {
     **{name: parse(text) for name, text in _TEXT.items()},
     # pandas' readers take the path first and their options by keyword (positional options are
     # deprecated or gone): anything more by position is not bound, so it cannot be told
-    **{f"pandas.read_{n}": parse("path **kwargs") for n in _PANDAS_READS},
+    **{f"pandas.read_{n}": parse(f"{first} **kwargs") for n, first in _PANDAS_READS.items()},
 }
 """Every function the reading has a rule about, by its dotted name (``open`` for the builtin)."""
 
