@@ -19,10 +19,11 @@ from freeact_tui.text.safe import visible
 from freeact_tui.toolcalls import CodeAction
 from freeact_tui.tui.app import FreeactApp
 from freeact_tui.tui.widgets.code_view import CodeView, out_of_sight
+from tests.helpers import dialog as dialog_for
 from tests.helpers import send
 from tests.scripted import Code, script
 from tests.tui import test_tui_app as shared
-from tests.tui.test_approval_dialog_ux import dialog_for, screen_lines
+from tests.tui.test_approval_dialog_ux import screen_lines
 
 executor = shared.executor
 make_app = shared.make_app
