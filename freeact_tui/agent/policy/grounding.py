@@ -95,8 +95,11 @@ def _sources(messages: Sequence[ModelMessage]) -> Iterator[tuple[SourceKind, str
         for part in message.parts:
             if isinstance(part, ToolReturnPart):
                 text = content_text(part.content)
-                if StepRecord.of_part(part).refused:  # an interrupted one: the note, then its output
+                step = StepRecord.of_part(part)
+                if step.refused:  # an interrupted one: the note, then its output
                     yield "note", text
+                    # what the user said when rejecting it ("use pathlib") is the user's, inside the note
+                    yield from (("user", a["instruction"]) for a in step.approvals if isinstance(a.get("instruction"), str))
                 if not _is_note(part):
                     yield "output", text  # an interrupted action's output is what it printed before
             elif isinstance(part, UserPromptPart):
@@ -234,11 +237,18 @@ def borrows_app_words(reply: str, history: Sequence[ModelMessage], turn: Sequenc
 def _after_note(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> bool:
     """The app's note is what the model last had: a note in ``turn`` (a broken or refused call's
     return, a nudge) or the cancelled request before it, and no action ran since."""
-    notes = [i for i, m in enumerate(turn) if any(kind == "note" for kind, _ in _sources([m]))]
+    notes = [i for i, m in enumerate(turn) if any(kind == "note" for kind, _ in _sources([m])) and not _rejected(m)]
     if notes:
         return not any(o.ran and not o.guarded for o in outcomes(turn[notes[-1] :]))
     before = history[len(history) - len(turn) - 1] if len(history) > len(turn) else None
     return isinstance(before, ModelResponse) and _cut(before) and not acted(turn)
+
+
+def _rejected(message: ModelMessage) -> bool:
+    """The user rejected the calls this message answers: what the model last had is the user's decision
+    (and perhaps an instruction), and an acknowledgement ("Understood, I will leave it.") answers it."""
+    returns = [p for p in message.parts if isinstance(p, ToolReturnPart)] if isinstance(message, ModelRequest) else []
+    return bool(returns) and all(StepRecord.of_part(p).outcome == "rejected" for p in returns)
 
 
 def _cut(response: ModelResponse) -> bool:
