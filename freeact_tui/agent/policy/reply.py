@@ -297,6 +297,18 @@ class ReplyPolicy:
         return None
 
 
+def _answer_or_nudge(
+    reply: ModelResponse, found: tuple[NudgeReason, str, ModelRequest] | NoAnswer | None, claims: bool
+) -> ReplyDecision:
+    """The decision a nudge row's finding gives (every protocol): no answer, a nudge, or the answer."""
+    if isinstance(found, NoAnswer):
+        return NotAnAnswer(reply, found.reason, found.message, claims)
+    if found is not None:
+        reason, told, request = found
+        return NudgeModel(reply, reason, told, request, claims)
+    return FinalAnswer(reply, claims)
+
+
 class ToolsPolicy(ReplyPolicy):
     """``tools``: the model calls tools well; a reply's tool calls run and anything else is the
     answer — but for the app's own words (``OWN_WORDS_RULES``, as in every protocol): never an answer."""
@@ -320,11 +332,7 @@ class ToolsPolicy(ReplyPolicy):
         claims = claims_output(reply_text(reply), ran=ran)  # a flag for the UI only
         if turn is not None:
             found = nudge_for(reply, [*history, reply], [*turn, reply], text_mode=False, rules=OWN_WORDS_RULES)
-            if isinstance(found, NoAnswer):
-                return NotAnAnswer(reply, found.reason, found.message, claims)
-            if found is not None:
-                reason, told, request = found
-                return NudgeModel(reply, reason, told, request, claims)
+            return _answer_or_nudge(reply, found, claims)
         return FinalAnswer(reply, claims)
 
 
@@ -362,12 +370,7 @@ class _BlocksPolicy(ReplyPolicy):
                 self._switch_to_text()
             return RunBlocks(reply, blocks, switch, claims)
         if now is not None:
-            found = nudge_for(reply, whole, now, text_mode=self.in_text)
-            if isinstance(found, NoAnswer):
-                return NotAnAnswer(reply, found.reason, found.message, claims)
-            if found is not None:
-                reason, told, request = found
-                return NudgeModel(reply, reason, told, request, claims)
+            return _answer_or_nudge(reply, nudge_for(reply, whole, now, text_mode=self.in_text), claims)
         return FinalAnswer(reply, claims)
 
     def repairs(self, reply: ModelResponse, blocks: Sequence[TextAction], turn: Sequence[ModelMessage]) -> bool:
