@@ -369,7 +369,8 @@ class KernelExecutor:
         try:
             await self._conn.run_silent(WARM_UP_CODE)
         except ExecutorError as e:
-            logger.warning("kernel warm-up failed: %s", e)
+            if not self._stopping:  # a stop during warm-up is not a failure worth a warning
+                logger.warning("kernel warm-up failed: %s", e)
             return
         self.warm_up_seconds = time.monotonic() - started
         self._synced = True
