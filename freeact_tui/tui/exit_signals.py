@@ -83,6 +83,10 @@ class ExitSignals:
 
 
 def _exit(code: int) -> NoReturn:
-    """End the process now, with the terminal's settings from before the app put back."""
+    """End the process now, with the terminal's settings from before the app put back (and an isolated
+    kernel's placeholders out of the folder)."""
+    from freeact_tui.execution.isolation.protect import end_all_now
+
+    end_all_now(limit=2.0)
     typeahead.restore()
     os._exit(code)

@@ -51,6 +51,9 @@ def exit_now(code: int = 0) -> NoReturn:
 
     Output and logs are flushed first; the children end by themselves (see the module docstring).
     """
+    from freeact_tui.execution.isolation.protect import end_all_now
+
+    end_all_now()  # an isolated kernel's placeholders in the folder go with it, not after us
     logging.shutdown()
     typeahead.restore()  # os._exit skips atexit: the terminal settings from before the app go back here
     for stream in (sys.stdout, sys.stderr):

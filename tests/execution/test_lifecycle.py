@@ -50,6 +50,7 @@ def check_signal(tmp_path: Path, execution: str, kernels: int, signum: signal.Si
     # Without a warm pool the app runs one kernel (the main agent's), with one two.
     config = "subagent_pool_size = 0\n" if kernels == 1 else ""
     app = TerminalApp(tmp_path, execution, config + CALC_SERVER)
+    before = sorted(p.name for p in (tmp_path / "work").iterdir())
     recorded: dict[int, float] = {}
     try:
         recorded = app.wait_for_kernels(kernels, also="calc.py")
@@ -57,8 +58,10 @@ def check_signal(tmp_path: Path, execution: str, kernels: int, signum: signal.Si
         if signum == signal.SIGHUP:
             app.close_terminal()  # the terminal is gone, as when its window closes
         if signum != signal.SIGKILL:
-            # A clean quit: the app ends by itself (status 0, not killed by the signal).
+            # A clean quit: the app ends by itself (status 0, not killed by the signal), and an isolated
+            # kernel's mount points in the folder (an empty `.git/`, `.env/`, …) went with it.
             assert app.process.wait(QUIT_LIMIT) == 0
+            assert sorted(p.name for p in (tmp_path / "work").iterdir()) == before
         left, took = wait_gone(recorded, ORPHAN_LIMIT)
         assert not left, f"left {len(left)} of {len(recorded)} after {took:.1f}s: {describe_processes(left)}"
     finally:
@@ -110,11 +113,6 @@ def _remove_containers(names: list[str]) -> None:
         subprocess.run(["docker", "rm", "--force", *names], capture_output=True, timeout=60)
 
 
-@pytest.mark.xfail(
-    reason="since the gateway token goes on stdin (sandbox6) only one of the two kernel containers starts "
-    "in this test's terminal app; open defect, first item of the next session (see the closing note)",
-    strict=False,
-)
 def test_docker_kernels_end_after_sigkill(tmp_path: Path, docker_image: str) -> None:
     # the user's config: a project may not choose what runs as the kernel (project_policy)
     app = DockerTerminalApp(tmp_path, "docker", user_config=f'docker_image = "{docker_image}"\n')
@@ -133,6 +131,25 @@ def test_docker_kernels_end_after_sigkill(tmp_path: Path, docker_image: str) -> 
     finally:
         app.stop()
         kill_processes(alive(recorded))
+        _remove_containers(containers)
+
+
+def test_docker_quit_leaves_the_folder_as_it_was(tmp_path: Path, docker_image: str) -> None:
+    """Two kernel containers of one folder (the main agent's and a warm subagent's): each binds every
+    name once (Docker refuses a duplicate mount point), and the quit removes the containers and the
+    empty mount points they made in the folder."""
+    app = DockerTerminalApp(tmp_path, "docker", user_config=f'docker_image = "{docker_image}"\n')
+    before = sorted(p.name for p in (tmp_path / "work").iterdir())
+    containers: list[str] = []
+    try:
+        app.wait_for_kernels(2)
+        containers = app.containers()
+        os.kill(app.process.pid, signal.SIGTERM)
+        assert app.process.wait(QUIT_LIMIT) == 0
+        assert not app.containers()
+        assert sorted(p.name for p in (tmp_path / "work").iterdir()) == before
+    finally:
+        app.stop()
         _remove_containers(containers)
 
 

@@ -21,7 +21,9 @@ import contextlib
 import json
 import os
 import shutil
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -264,6 +266,7 @@ class DockerGatewayProcess(KernelGatewayProcess):
         if self._protected is not None:
             self._protected.cleanup()
         self._protected = ProtectedNames(self.working_dir)  # the sandbox's table of read-only names
+        self._protected.end_now = self._end_now
         try:
             await super().start()
         except BaseException:
@@ -327,6 +330,23 @@ class DockerGatewayProcess(KernelGatewayProcess):
                 raise ExecutorError(f"The kernel container is not running ({out}).")
             self._root_pid = int(out)
         return host_pid(self._root_pid, inner_pid)
+
+    def _end_now(self) -> Callable[[float], bool]:
+        """Remove the container now (``docker rm --force``); the wait tells whether it is gone."""
+        if self._docker is None:
+            return lambda _limit: True
+        removing = subprocess.Popen(
+            [self._docker, "rm", "--force", self.container_name],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+        def ended(limit: float) -> bool:
+            try:
+                return removing.wait(limit) == 0
+            except subprocess.TimeoutExpired:
+                return False
+
+        return ended
 
     async def stop(self, grace: float = 5.0) -> None:
         """Remove the container (everything in it ends), close the bridges, remove the socket directory."""

@@ -28,12 +28,21 @@ import contextlib
 import shutil
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from freeact_tui.execution.isolation.secret_files import secret_targets
 from freeact_tui.project.paths import FREEACT_DIR_NAME, PROTECTED_NAMES
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[2]
+EndNow = Callable[[], Callable[[float], bool]]
+"""A backend's way to end its isolated processes at once (no grace): it returns a wait that takes the
+seconds left and tells whether they ended."""
+
+_LIVE: set[ProtectedNames] = set()
+"""Every table whose placeholders may be in a folder now (made, not yet cleaned up)."""
+
 _FILE_PLACEHOLDERS = frozenset({FREEACT_DIR_NAME})
 """Names whose placeholder is an empty file (see the module docstring); the others get an empty directory."""
 
@@ -51,6 +60,9 @@ class ProtectedNames:
         self._made: set[Path] = set()
         self._outside: list[Path] = []
         """Secret files outside the folder (hidden by the sandbox; Docker sees nothing outside it)."""
+        self.end_now: EndNow | None = None
+        """Set by the backend once its processes run (see ``end_all_now``)."""
+        _LIVE.add(self)
 
     def binds(self) -> list[tuple[Path, Path]]:
         """Every read-only bind as ``(source, target)``: the one table each isolation backend applies
@@ -69,7 +81,7 @@ class ProtectedNames:
         binds += [(path, path) for path in app_code_paths(self.working_dir)]
         self.placeholders = sorted(self._made)
         inside, self._outside = secret_targets(self.working_dir)
-        return binds + [self._hidden(path) for path in inside]  # last: over the names bound above
+        return one_per_target(binds + [self._hidden(path) for path in inside])  # last: over the names above
 
     def _hidden(self, path: Path) -> tuple[Path, Path]:
         """An empty placeholder of ``path``'s type bound over it (a secret file the sandbox must not hold)."""
@@ -78,7 +90,7 @@ class ProtectedNames:
     def options(self) -> list[str]:
         """bubblewrap's options, after the working directory's own ``--bind``: the read-only names, the
         secrets of the folder and those outside it (``secret_files``) hidden."""
-        binds = self.binds() + [self._hidden(path) for path in self._outside]
+        binds = one_per_target(self.binds() + [self._hidden(path) for path in self._outside])
         return [word for source, target in binds for word in ("--ro-bind", str(source), str(target))]
 
     def docker_options(self) -> list[str]:
@@ -96,9 +108,41 @@ class ProtectedNames:
                 elif path.is_file() and path.stat().st_size == 0:
                     path.unlink()
         self._made.clear()
+        self.end_now = None
+        _LIVE.discard(self)
         with contextlib.suppress(OSError):
             (self._source / "dir").chmod(0o755)
         shutil.rmtree(self._source, ignore_errors=True)
+
+
+def end_all_now(limit: float = 5.0) -> None:
+    """Before the process ends without stopping its kernels (a fast exit): end every isolated kernel at
+    once and remove the placeholders it made in its folder — left to their watchdogs, the kernels
+    would end after us and the folder would keep an empty ``.git/``, ``.env/``, ``AGENTS.md/``, … A
+    placeholder is removed only once the processes that could write through its place have ended; one
+    whose kernel does not end within ``limit`` seconds stays (the folder is never opened to a live
+    sandbox)."""
+    waits: list[tuple[ProtectedNames, Callable[[float], bool]]] = []
+    for protected in list(_LIVE):
+        if protected.end_now is None:
+            protected.cleanup()  # nothing was started on its binds
+            continue
+        with contextlib.suppress(Exception):
+            waits.append((protected, protected.end_now()))
+    deadline = time.monotonic() + limit
+    for protected, ended in waits:
+        with contextlib.suppress(Exception):
+            if ended(max(0.0, deadline - time.monotonic())):
+                protected.cleanup()
+
+
+def one_per_target(binds: list[tuple[Path, Path]]) -> list[tuple[Path, Path]]:
+    """``binds`` with each target once, where its last bind stands (bubblewrap mounts a later bind over an
+    earlier one; Docker refuses a second mount on one target — "Duplicate mount point" — so the table
+    says it once for both). A name can come twice: ``.env`` is a protected name and a secret file, and a
+    placeholder another kernel of the same folder made is an existing name to the next one."""
+    last = {target: index for index, (_, target) in enumerate(binds)}
+    return [bind for index, bind in enumerate(binds) if last[bind[1]] == index]
 
 
 def app_code_paths(working_dir: Path) -> list[Path]:
@@ -114,4 +158,4 @@ def app_code_paths(working_dir: Path) -> list[Path]:
     return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
 
 
-__all__ = ["ProtectedNames", "app_code_paths"]
+__all__ = ["EndNow", "ProtectedNames", "app_code_paths", "end_all_now", "one_per_target"]

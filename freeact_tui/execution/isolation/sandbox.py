@@ -21,7 +21,7 @@ import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -271,6 +271,7 @@ class SandboxGatewayProcess(KernelGatewayProcess):
             self._protected = None
             raise
         self.port = await self._ports.open(self.host, self.port, self.tool_port, "sandbox")
+        self._protected.end_now = self._end_now
         await super().start()
 
     token_on_stdin = True  # every process of the sandbox can read the environment of the others
@@ -318,6 +319,23 @@ class SandboxGatewayProcess(KernelGatewayProcess):
                 protected.cleanup()
             if ports is not None:
                 await ports.close()
+
+    def _end_now(self) -> Callable[[float], bool]:
+        """Kill the sandbox's init now (see ``_kill_sandbox``); the wait tells whether it has ended."""
+        pid = self.pid if self.alive else None
+        if pid is None:
+            return lambda _limit: True
+        inits: list[psutil.Process] = []
+        with contextlib.suppress(psutil.Error):
+            inits = psutil.Process(pid).children()
+            for init in inits:
+                init.kill()
+
+        def ended(limit: float) -> bool:
+            _gone, alive = psutil.wait_procs(inits, timeout=limit)
+            return not alive
+
+        return ended
 
     async def _kill_sandbox(self, grace: float) -> None:
         """Kill the PID namespace's init (bwrap's child): every process inside ends at once.
