@@ -440,7 +440,9 @@ class FreeactAcpAgent:
         except PromptError as exc:
             raise invalid_params(str(exc)) from None
         async with session.queue.turn() as go:
-            if not go or self.sessions.get(session_id) is not session:  # cancelled or closed while waiting
+            if self.sessions.get(session_id) is not session:  # a close sent before it was handled first
+                raise unknown_session(session_id)
+            if not go:  # a cancel (or close) sent after it, while it waited
                 return PromptResponse(stop_reason="cancelled")
             refusal = _refusal(session.agent)  # refused at open; a lock lost since (a deleted lock file) here
             if refusal is not None:
@@ -483,19 +485,22 @@ class FreeactAcpAgent:
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
-        if session is None:
-            return
-        session.cancel_requested = True
-        session.queue.cancel()
-        session.agent.cancel()
-        for task in list(session.asking):
-            task.cancel()
+        if session is not None:
+            _cancel_turns(session)
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
-        """End the session here: its running turn is cancelled (the history stays valid), its kernels and
-        MCP servers stop and its writer lock is released, so it can be loaded again (here or in the app).
-        A close of a session being opened waits for the open, then closes it."""
-        async with self._open_lock(session_id):  # a load of it after this close opens it afresh
+        """End the session here: its running turn and the prompts sent before this close are cancelled (the
+        history stays valid), then, in its place among the session's requests (after every change sent
+        before it: they are answered as if handled first), its kernels and MCP servers stop and its writer
+        lock is released, so it can be loaded again (here or in the app). A request sent after it finds no
+        session. A close of a session being opened waits for the open, then closes it."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            async with self._open_lock(session_id):  # a load of it after this close opens it afresh
+                await self._close(session_id)
+            return CloseSessionResponse()
+        _cancel_turns(session)  # before the first await: the prompts sent before it, not after
+        async with session.queue.turn(), self._open_lock(session_id):
             await self._close(session_id)
         return CloseSessionResponse()
 
@@ -532,6 +537,16 @@ class FreeactAcpAgent:
                 logger.exception("stopping session %s failed", session.id)
 
         await asyncio.gather(*(stop(s) for s in sessions))
+
+
+def _cancel_turns(session: AcpSession) -> None:
+    """``session/cancel``: the running turn and every prompt waiting so far end ``cancelled``; the questions
+    asked of the client (permissions, folder trust) are withdrawn."""
+    session.cancel_requested = True
+    session.queue.cancel()
+    session.agent.cancel()
+    for task in list(session.asking):
+        task.cancel()
 
 
 def _folder(cwd: str) -> Path:
