@@ -62,8 +62,10 @@ async def serve(prepare: Callable[[], ConfigLoader]) -> None:
 
 
 async def _run(agent: FreeactAcpAgent, transport: LineTransport) -> None:
-    from acp import run_agent
+    from acp.agent.connection import AgentSideConnection
     from acp.interfaces import Agent as AcpAgent
+
+    from freeact_tui.acp.dispatch import guarded
 
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
@@ -73,7 +75,17 @@ async def _run(agent: FreeactAcpAgent, transport: LineTransport) -> None:
     try:
         # session/close, resume and fork are still marked unstable in the SDK; methods we do not
         # define stay -32601.
-        await run_agent(cast(AcpAgent, agent), transport, use_unstable_protocol=True)
+        conn = AgentSideConnection(
+            cast(AcpAgent, agent), transport, listening=False, use_unstable_protocol=True
+        )
+        # every message reaches the router through the one guard (``dispatch``); the SDK's connection takes
+        # its handler at construction only, so it is wrapped in place
+        inner = conn._conn._handler  # noqa: SLF001
+        conn._conn._handler = guarded(inner)  # noqa: SLF001
+        try:
+            await conn.listen()
+        finally:
+            await asyncio.shield(conn.close())
     except asyncio.CancelledError:
         logger.info("ACP server interrupted")
     finally:

@@ -59,7 +59,7 @@ from freeact_tui.acp.plan import PlanWatch, plans_dirs
 from freeact_tui.acp.prompt_content import PromptBlock, PromptError, user_content
 from freeact_tui.acp.replay import replay_updates
 from freeact_tui.acp.session import ASK_MODE, AUTO_MODE, MODE_TABLE, AcpSession
-from freeact_tui.acp.stored import copy_history, listed_sessions, stored_settings
+from freeact_tui.acp.stored import copy_history, history_sizes, listed_sessions, stored_settings
 from freeact_tui.acp.turn_runner import TurnRunner
 from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.demo_model import DEMO_MODEL, demo_model
@@ -267,7 +267,9 @@ class FreeactAcpAgent:
         return files
 
     def _modes(self, session: AcpSession) -> SessionModeState:
-        return SessionModeState(current_mode_id=session.mode, available_modes=MODES + effect_modes(session.agent))
+        return SessionModeState(
+            current_mode_id=session.mode, available_modes=MODES + effect_modes(session.agent)
+        )
 
     async def _options(
         self, session: AcpSession
@@ -330,8 +332,9 @@ class FreeactAcpAgent:
     async def fork_session(
         self, session_id: str, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> ForkSessionResponse:
-        """A new session that starts with the stored conversation of ``session_id`` (as it is now); the
-        source goes on unchanged."""
+        """A new session that starts with the stored conversation of ``session_id`` up to its last completed
+        point (a turn running here is left out: ``AcpSession.settled``); the source goes on unchanged, its
+        open turn too."""
         client_mcp = client_mcp_servers(mcp_servers or [])
         config = self._config(cwd, client_mcp)
         try:
@@ -344,7 +347,8 @@ class FreeactAcpAgent:
             raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
         fork_id = new_session_id()
         copy = store.session(fork_id).dir
-        await asyncio.to_thread(copy_history, source.dir, copy)
+        live = self.sessions.get(session_id)  # a turn running here: copied up to where it began
+        await asyncio.to_thread(copy_history, source.dir, copy, live.settled if live is not None else None)
         try:  # a source another process writes forks well (the copy is this process's); a damaged one not
             session = await self._open(config, fork_id, client_mcp, settings_of=session_id)
         except RequestError:
@@ -440,7 +444,9 @@ class FreeactAcpAgent:
         except PromptError as exc:
             raise invalid_params(str(exc)) from None
         async with session.queue.turn() as go:
-            if not go or self.sessions.get(session_id) is not session:  # cancelled or closed while waiting
+            if self.sessions.get(session_id) is not session:  # a close sent before it was handled first
+                raise unknown_session(session_id)
+            if not go:  # a cancel (or close) sent after it, while it waited
                 return PromptResponse(stop_reason="cancelled")
             refusal = _refusal(session.agent)  # refused at open; a lock lost since (a deleted lock file) here
             if refusal is not None:
@@ -451,7 +457,12 @@ class FreeactAcpAgent:
                 return PromptResponse(stop_reason="cancelled")
             only = prompt[0] if len(prompt) == 1 else None
             text = only.text if isinstance(only, TextContentBlock) else ""
-            stop = await self.turns.run_prompt(session, text, content)
+            stored = session.agent.session
+            session.settled = history_sizes(stored.dir) if stored is not None else None
+            try:
+                stop = await self.turns.run_prompt(session, text, content)
+            finally:
+                session.settled = None  # at rest again: a fork copies it whole
             self._remember(session)
             return PromptResponse(stop_reason=stop)
 
@@ -461,7 +472,9 @@ class FreeactAcpAgent:
             return
         session.trust_asked = True
         asking = asyncio.create_task(ask_trust(self.client, session.id, session.config))
-        session.asking.add(asking)  # a session/cancel cancels the question, as it cancels a permission request
+        session.asking.add(
+            asking
+        )  # a session/cancel cancels the question, as it cancels a permission request
         asking.add_done_callback(session.asking.discard)
         try:
             trusted = await asking
@@ -483,19 +496,22 @@ class FreeactAcpAgent:
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
-        if session is None:
-            return
-        session.cancel_requested = True
-        session.queue.cancel()
-        session.agent.cancel()
-        for task in list(session.asking):
-            task.cancel()
+        if session is not None:
+            _cancel_turns(session)
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
-        """End the session here: its running turn is cancelled (the history stays valid), its kernels and
-        MCP servers stop and its writer lock is released, so it can be loaded again (here or in the app).
-        A close of a session being opened waits for the open, then closes it."""
-        async with self._open_lock(session_id):  # a load of it after this close opens it afresh
+        """End the session here: its running turn and the prompts sent before this close are cancelled (the
+        history stays valid), then, in its place among the session's requests (after every change sent
+        before it: they are answered as if handled first), its kernels and MCP servers stop and its writer
+        lock is released, so it can be loaded again (here or in the app). A request sent after it finds no
+        session. A close of a session being opened waits for the open, then closes it."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            async with self._open_lock(session_id):  # a load of it after this close opens it afresh
+                await self._close(session_id)
+            return CloseSessionResponse()
+        _cancel_turns(session)  # before the first await: the prompts sent before it, not after
+        async with session.queue.turn(), self._open_lock(session_id):
             await self._close(session_id)
         return CloseSessionResponse()
 
@@ -532,6 +548,16 @@ class FreeactAcpAgent:
                 logger.exception("stopping session %s failed", session.id)
 
         await asyncio.gather(*(stop(s) for s in sessions))
+
+
+def _cancel_turns(session: AcpSession) -> None:
+    """``session/cancel``: the running turn and every prompt waiting so far end ``cancelled``; the questions
+    asked of the client (permissions, folder trust) are withdrawn."""
+    session.cancel_requested = True
+    session.queue.cancel()
+    session.agent.cancel()
+    for task in list(session.asking):
+        task.cancel()
 
 
 def _folder(cwd: str) -> Path:

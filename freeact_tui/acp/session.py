@@ -77,6 +77,9 @@ class AcpSession:
     tool_call_ids: set[str] = field(default_factory=set)
     """Every ``toolCallId`` sent in this session (``TurnUpdates`` gives none twice)."""
     trust_asked: bool = False
+    settled: dict[str, int] | None = None
+    """While a turn runs: the size of each history file of the session when it began (its last completed
+    point), so that a fork taken meanwhile copies the history up to there and leaves the turn alone."""
     """The client was asked (or needed not be) whether the folder's project files may apply."""
 
     def known_modes(self) -> list[str]:

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
-from freeact_tui.acp.wire import INVALID_REQUEST, WireError, decode_line, encode_message
+from freeact_tui.acp.wire import INVALID_REQUEST, WireError, decode_message, encode_message
 
 logger = logging.getLogger(__name__)
 
@@ -125,8 +125,11 @@ def _error(code: int, message: str, data: Any = None) -> dict[str, Any]:
 class LineTransport:
     """Newline-delimited JSON-RPC messages over asyncio streams (the SDK's ``Transport`` protocol).
 
-    A line that is not JSON gets a parse error (-32700), one that is not a JSON-RPC message an invalid
-    request error (-32600); both with ``id: null``, as JSON-RPC 2.0 asks. The connection goes on.
+    A line that is not JSON gets a parse error (-32700), one that is not a JSON-RPC 2.0 message (the
+    envelope check of ``wire.message_of``) an invalid request error (-32600); both with ``id: null``, as
+    JSON-RPC 2.0 asks. The connection goes on. A client's answer that is not a valid response but names
+    the request it answers fails that request (``message_of``); a line that cannot be read at all cannot
+    be matched to a request: it is answered -32700 and the request goes on waiting (within its bound).
     Decoding and encoding are ``wire.py``'s: what is received holds only valid strings and finite
     numbers, what is sent is always one line of JSON.
     """
@@ -193,18 +196,10 @@ class LineTransport:
             if not line.strip():
                 continue
             try:
-                message = decode_line(line)
+                return decode_message(line)
             except WireError as exc:
                 logger.warning("not a message this server takes (%s): %.200r", exc, line)
                 await self.send(_error(exc.code, str(exc)))
-                continue
-            if not isinstance(message, dict) or not ("method" in message or "id" in message):
-                await self.send(_error(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"))
-                continue
-            if "method" in message and not isinstance(message["method"], str):
-                await self.send(_error(INVALID_REQUEST, "Invalid Request: `method` must be a string"))
-                continue
-            return message
 
     async def _rewritten(self, message: dict[str, Any]) -> dict[str, Any] | None:
         if self.rewrite is None:

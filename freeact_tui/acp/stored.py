@@ -56,14 +56,36 @@ async def stored_settings(config: Config, session_id: str) -> StoredSettings:
     return StoredSettings(model=chosen, mode=stored.mode)
 
 
-def copy_history(source: Path, target: Path) -> None:
-    """The histories and saved tool results of a session, copied for a fork (not its meta or lock)."""
+def history_sizes(session_dir: Path) -> dict[str, int]:
+    """The size of each history file of a session: a point its histories can be copied up to."""
+    return {
+        p.name: p.stat().st_size for p in session_dir.glob("*.jsonl") if p.is_file() and not p.is_symlink()
+    }
+
+
+def copy_history(source: Path, target: Path, upto: dict[str, int] | None = None) -> None:
+    """The histories and saved tool results of a session, copied for a fork (not its meta or lock).
+
+    ``upto``: the sizes of the histories at the source's last completed point (``history_sizes`` when its
+    running turn began): each is copied up to there and a history begun since is left out, so the fork
+    never holds the open turn (its calls still unanswered). ``None``: the source is at rest, copied whole.
+    """
     target.mkdir(parents=True, exist_ok=False)
     for entry in source.iterdir():
         if entry.suffix == ".jsonl" and entry.is_file() and not entry.is_symlink():
-            shutil.copy2(entry, target / entry.name)
+            _copy_history_file(entry, target / entry.name, None if upto is None else upto.get(entry.name, 0))
         elif entry.name == TOOL_RESULTS_DIR and entry.is_dir() and not entry.is_symlink():
             shutil.copytree(entry, target / entry.name, symlinks=True)
 
 
-__all__ = ["StoredSettings", "copy_history", "listed_sessions", "stored_settings"]
+def _copy_history_file(source: Path, target: Path, size: int | None) -> None:
+    """``source`` copied whole (``size`` ``None``, or the file no longer holds its first ``size`` bytes: it
+    was rewritten) or its first ``size`` bytes (nothing at 0: a history begun in the open turn)."""
+    if size is None or source.stat().st_size < size:
+        shutil.copy2(source, target)
+    elif size > 0:
+        with source.open("rb") as src, target.open("wb") as dst:
+            dst.write(src.read(size))
+
+
+__all__ = ["StoredSettings", "copy_history", "history_sizes", "listed_sessions", "stored_settings"]

@@ -6,6 +6,11 @@ What a client sends is taken only as far as it can be held and sent back: a line
 exception that ends the connection), and every string in it is made valid Unicode by ``client_text``
 (a lone UTF-16 surrogate, which JSON's ``\\ud800`` escape can carry but UTF-8 cannot, becomes U+FFFD),
 so no client string that reaches a session's history, a file or an answer can fail to encode later.
+``decode_message`` adds the one envelope check of JSON-RPC 2.0 (``message_of``): ``"jsonrpc": "2.0"``, an
+``id`` that is a string, an integer or null, a string ``method``; a request that fails it is an Invalid
+Request (-32600, answered with ``id: null``). A client's answer to one of our requests that fails it but
+carries a readable id becomes an error answer to that request, so the request fails at once instead of
+waiting for an answer that will never be valid.
 ``encode_message`` never emits anything but one line of JSON: what cannot be encoded as it is (a lone
 surrogate, a non-finite number from anywhere in the process) is cleaned the same way, not dropped.
 """
@@ -13,9 +18,12 @@ surrogate, a non-finite number from anywhere in the process) is cleaned the same
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -83,6 +91,71 @@ def decode_line(line: bytes) -> Any:
     return _clean(value, 0)
 
 
+def _valid_id(value: Any) -> bool:
+    """JSON-RPC 2.0: an id is a string, an integer or null (never a boolean, a fraction, an array or an object)."""
+    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _answer_fault(message: dict[str, Any]) -> str | None:
+    """Why ``message`` (no ``method``: an answer) is not a valid JSON-RPC 2.0 response, or ``None``."""
+    if message.get("jsonrpc") != "2.0":
+        return '`jsonrpc` must be "2.0"'
+    if ("result" in message) == ("error" in message):
+        return "a response has exactly one of `result` and `error`"
+    error = message.get("error", {"code": 0, "message": ""})
+    code = error.get("code") if isinstance(error, dict) else None
+    if not isinstance(code, int) or isinstance(code, bool) or not isinstance(error.get("message"), str):
+        return "`error` must be an object with an integer `code` and a string `message`"
+    return None
+
+
+def _invalid(why: str) -> WireError:
+    return WireError(INVALID_REQUEST, f"Invalid Request: {why}")
+
+
+def message_of(value: Any) -> dict[str, Any]:
+    """``value`` (a decoded line) as a JSON-RPC 2.0 message: the one envelope check.
+
+    A request or notification is returned as it is; so is a valid answer. An answer with a readable,
+    non-null id that is not a valid response comes back as an error answer to that id (the request it
+    answers fails at once, with the fault in its message).
+
+    Raises:
+        WireError: -32600, not a JSON-RPC 2.0 message (not an object; ``jsonrpc`` not ``"2.0"``; an ``id``
+            that is not a string, an integer or null; a ``method`` that is not a string; neither
+            ``method`` nor ``id``; an answer with ``id: null`` that is not a valid response).
+    """
+    if not isinstance(value, dict) or not ("method" in value or "id" in value):
+        raise _invalid("not a JSON-RPC 2.0 message")
+    if "id" in value and not _valid_id(value["id"]):
+        raise _invalid("`id` must be a string, an integer or null")
+    if "method" not in value:
+        fault = _answer_fault(value)
+        if fault is None:
+            return value
+        if value["id"] is None:
+            raise _invalid(fault)
+        logger.warning(
+            "the client's answer to request %r is not a valid response (%s): it fails", value["id"], fault
+        )
+        message = f"Invalid response from the client: {fault}"
+        return {"jsonrpc": "2.0", "id": value["id"], "error": {"code": INVALID_REQUEST, "message": message}}
+    if value.get("jsonrpc") != "2.0":
+        raise _invalid('`jsonrpc` must be "2.0"')
+    if not isinstance(value["method"], str):
+        raise _invalid("`method` must be a string")
+    return value
+
+
+def decode_message(line: bytes) -> dict[str, Any]:
+    """One line of the protocol as a JSON-RPC 2.0 message (``decode_line``, then ``message_of``).
+
+    Raises:
+        WireError: what ``decode_line`` or ``message_of`` raise.
+    """
+    return message_of(decode_line(line))
+
+
 def encode_message(message: dict[str, Any]) -> bytes:
     """``message`` as one line of JSON (UTF-8, newline-terminated), whatever strings or numbers it holds."""
     try:
@@ -105,5 +178,7 @@ __all__ = [
     "WireError",
     "client_text",
     "decode_line",
+    "decode_message",
     "encode_message",
+    "message_of",
 ]

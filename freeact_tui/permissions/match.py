@@ -46,7 +46,7 @@ from freeact_tui.toolcalls import (
 
 Effect = Literal["allow", "ask", "deny"]
 Scope = Literal["always", "session"]
-RuleScope = Literal["session", "always", "project", "default"]
+RuleScope = Literal["session", "always", "folder", "project", "default"]
 """Where a rule lives: this process, the user's file, the freeact project file, or built in."""
 
 KINDS = ("code", "shell", "script", "mcp", "tool", "subagent", "read", "write")

@@ -26,6 +26,11 @@ does (``freeact_tui.effects``); other code patterns match the cell's text and ar
 depends on what ran in the kernel (``freeact_tui.effects.ledger``, passed as ``kernel=``): after a cell
 no reading follows, effect rules allow nothing, and the built-in allow rules nothing the kernel runs.
 
+An "always" effect rule whose meaning depends on the folder (every class but ``computes`` and ``unknown``
+speaks of "this folder": ``FOLDER_FREE``) is saved with the folder it was given in: in a file of the
+user's data keyed by the folder's resolved path (``folder_rules_file``), applied only there (scope
+``folder``). Such rules saved user-wide before keep applying in any folder (the rules screen says so).
+
 Rules live in the session, the user's file, a freeact project's ``.freeact/permissions.toml`` (freeact's
 format; an "always" rule freeact can hold is saved there) and the built-in defaults. A project's allow
 rule that the app calls broad (``project_policy.project_rule_refusal``) is never applied; such a rule
@@ -40,6 +45,7 @@ path argument it names, and shell wildcards also match commands with substitutio
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -87,9 +93,27 @@ __all__ = [
     "RuleEntry",
     "RuleScope",
     "Scope",
+    "folder_relative",
+    "folder_rules_file",
     "project_rules_dir",
     "rules_for",
 ]
+
+FOLDER_FREE = frozenset({"computes", "unknown"})
+"""The effect classes whose meaning does not depend on the folder (the others speak of "this folder")."""
+
+
+def folder_relative(kind: str, pattern: str) -> bool:
+    """Whether a rule means something else in another folder: a code effect rule of a class of "this folder"."""
+    effect_class = class_of(pattern)
+    return kind in ("*", "code") and effect_class is not None and effect_class not in FOLDER_FREE
+
+
+def folder_rules_file(user_file: Path, folder: Path) -> Path:
+    """Where the folder-relative rules given in ``folder`` are kept: beside the user's file, keyed by the
+    folder's resolved path."""
+    key = hashlib.sha256(str(folder.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return user_file.parent / "folder-rules" / f"{key}.json"
 
 
 class PermissionsFileError(Exception):
@@ -182,6 +206,9 @@ class PermissionRules:
         """The kernel runs in the sandbox: the ``sandboxed-auto`` mode is there."""
         self._session: dict[Effect, list[Rule]] = _no_rules()
         self._always: dict[Effect, list[Rule]] = self._read() if path else _no_rules()
+        self.folder_file = folder_rules_file(path, self.working_dir) if path else None
+        """The folder-relative "always" rules given in this working directory (``folder_relative``)."""
+        self._folder: dict[Effect, list[Rule]] = self._read(self.folder_file) if self.folder_file else _no_rules()
         self._project: dict[Effect, list[Rule]] = self._read_project()
         self.kernel = KernelLedger(self.working_dir)
         """What ran in the kernel, for the effect rules' readings when no other kernel's ledger is given
@@ -321,6 +348,9 @@ class PermissionRules:
             if rule not in self._session[effect]:
                 self._session[effect].append(rule)
             return "session"
+        if place != "always" and folder_relative(rule.kind, rule.pattern):
+            self._folder = self._saved(self.folder_file, self._folder, rule, effect)
+            return "folder"
         in_project = project_rule_refusal(effect, rule.kind, rule.pattern) is None  # else never read back
         if self.project is not None and self.project_file is not None and place != "always" and in_project:
             try:
@@ -330,13 +360,19 @@ class PermissionRules:
             if saved:
                 self._project = self._read_project()
                 return "project"
+        self._always = self._saved(self.path, self._always, rule, effect)
+        return "always"
+
+    def _saved(
+        self, path: Path | None, held: dict[Effect, list[Rule]], rule: Rule, effect: Effect
+    ) -> dict[Effect, list[Rule]]:
+        """The rules of ``path`` (``held``: in memory) with ``rule`` added and written back."""
         # Re-read first so that rules another instance saved meanwhile are kept.
-        rules = self._read() if self.path else {e: list(r) for e, r in self._always.items()}
+        rules = self._read(path) if path else {e: list(r) for e, r in held.items()}
         if rule not in rules[effect]:
             rules[effect].append(rule)
-            self._write(rules)
-        self._always = rules
-        return "always"
+            self._write(rules, path)
+        return rules
 
     def remove(self, entry: RuleEntry) -> None:
         """Remove a rule from where it lives (the session, the user's file or the freeact project file).
@@ -364,12 +400,16 @@ class PermissionRules:
             if not removed:
                 raise ValueError(f"no such rule in {self.project_file}")
             return
-        rules = self._read() if self.path else {e: list(r) for e, r in self._always.items()}
+        path, held = (self.folder_file, self._folder) if entry.scope == "folder" else (self.path, self._always)
+        rules = self._read(path) if path else {e: list(r) for e, r in held.items()}
         if rule not in rules[entry.effect]:
             raise ValueError(f"no saved rule {entry.kind}:{entry.pattern}")
         rules[entry.effect].remove(rule)
-        self._write(rules)
-        self._always = rules
+        self._write(rules, path)
+        if entry.scope == "folder":
+            self._folder = rules
+        else:
+            self._always = rules
 
     def change(self, entry: RuleEntry, *, effect: Effect, pattern: str | None = None) -> RuleEntry:
         """Give a rule another effect (and pattern), where it lives; a built-in rule is overridden by a user rule.
@@ -387,7 +427,7 @@ class PermissionRules:
         if entry.scope != "default":
             self.remove(entry)
         # The rule stays where it lives (a built-in one is overridden where new rules go).
-        place = entry.scope if entry.scope in ("always", "project") else None
+        place = entry.scope if entry.scope in ("always", "project") else None  # a folder rule: by its pattern
         where = self.add(entry.kind, new_pattern, scope=scope, effect=effect, place=place)
         return RuleEntry(entry.kind, new_pattern, effect, where)
 
@@ -397,6 +437,7 @@ class PermissionRules:
         for effect in PRECEDENCE:
             out += [RuleEntry(r.kind, r.pattern, effect, "session") for r in self._session[effect]]
             out += [RuleEntry(r.kind, r.pattern, effect, "always") for r in self._always[effect]]
+            out += [RuleEntry(r.kind, r.pattern, effect, "folder") for r in self._folder[effect]]
             out += [RuleEntry(r.kind, r.pattern, effect, "project") for r in self._project[effect]]
             if self.defaults:
                 out += [RuleEntry(r.kind, r.pattern, effect, "default") for r in DEFAULT_RULES[effect]]
@@ -409,8 +450,9 @@ class PermissionRules:
             raise ValueError(f"unknown effect {effect!r} (allow, ask or deny)")
         return _make_rule(kind, pattern, effect)
 
-    def _write(self, rules: dict[Effect, list[Rule]]) -> None:
-        if not self.path:
+    def _write(self, rules: dict[Effect, list[Rule]], path: Path | None = None) -> None:
+        path = path or self.path
+        if not path:
             return
         data = {
             e: [{"kind": r.kind, "pattern": r.pattern} for r in rules[e]]
@@ -418,19 +460,21 @@ class PermissionRules:
             if e != "deny" or rules[e]  # files without deny rules keep their old shape
         }
         try:
-            atomic_write_text(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         except OSError as e:
-            raise PermissionsFileError(self.path, f"cannot be written ({e})") from e
+            raise PermissionsFileError(path, f"cannot be written ({e})") from e
 
-    def _read(self) -> dict[Effect, list[Rule]]:
-        assert self.path is not None
+    def _read(self, path: Path | None = None) -> dict[Effect, list[Rule]]:
+        path = path or self.path
+        assert path is not None
         try:
-            text = projectfiles.read_text(self.path)
+            text = projectfiles.read_text(path)
         except FileNotFoundError:
             return _no_rules()
         except (OSError, UnicodeDecodeError) as e:
-            raise PermissionsFileError(self.path, f"cannot be read ({e})") from e
-        return _parse(self.path, text)
+            raise PermissionsFileError(path, f"cannot be read ({e})") from e
+        return _parse(path, text)
 
     def _read_project(self) -> dict[Effect, list[Rule]]:
         rules = _no_rules()

@@ -34,22 +34,6 @@ def code_call(code: str, call_id: str) -> Reply:
     return Reply(tool_calls=[ToolCallReply(CODE_TOOL, {"code": code}, call_id=call_id)])
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def config_file(tmp_path: Path) -> Path:
-    # No warm subagent kernel: each test needs one kernel only (two cores shared by many).
-    path = tmp_path / "acp.toml"
-    # tools: these tests script a tool-calling model; a --base-url server would otherwise default to auto.
-    path.write_text('subagent_pool_size = 0\ncheckpoints = false\naction_protocol = "tools"\n')
-    return path
-
-
 def main_lines(session_id: str) -> list[dict[str, Any]]:
     files = list(Path(os.environ["FREEACT_TUI_HOME"]).rglob(f"{session_id}/main.jsonl"))
     assert len(files) == 1, files

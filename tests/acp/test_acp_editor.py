@@ -19,18 +19,6 @@ from tests.helpers import fake_args
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def config_file(tmp_path: Path) -> Path:
-    return write_config(tmp_path)
-
-
 def file_call(tool: str, args: dict[str, object], call_id: str) -> Reply:
     return Reply(tool_calls=[ToolCallReply(tool, args, call_id=call_id)])
 

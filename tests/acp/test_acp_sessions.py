@@ -23,20 +23,6 @@ from tests.helpers import fake_args
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def config_file(tmp_path: Path) -> Path:
-    path = tmp_path / "acp.toml"
-    path.write_text('subagent_pool_size = 0\ncheckpoints = false\naction_protocol = "tools"\n')
-    return path
-
-
 def posts(server: FakeOpenAI) -> list[Any]:
     return [r for r in server.requests if r.method == "POST"]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.test_acp_sessions import config_file, fake_args, work  # noqa: F401 - fixtures
 from tests.acp_client import RecordingClient, acp_agent
 from tests.fake_openai import FakeOpenAI
+from tests.helpers import fake_args
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 

@@ -24,13 +24,6 @@ from tests.helpers import fake_args
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
 def args(server: FakeOpenAI, tmp_path: Path, *extra: str) -> list[str]:
     return [*fake_args(server, write_config(tmp_path)), *extra]
 

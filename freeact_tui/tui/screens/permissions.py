@@ -22,7 +22,13 @@ from textual.widgets import DataTable, Input, Label
 from freeact_tui.effects import class_of
 from freeact_tui.permissions.cells import is_cell_pattern
 from freeact_tui.permissions.patterns import rule_words
-from freeact_tui.permissions.rules import Effect, PermissionRules, PermissionsFileError, RuleEntry
+from freeact_tui.permissions.rules import (
+    Effect,
+    PermissionRules,
+    PermissionsFileError,
+    RuleEntry,
+    folder_relative,
+)
 from freeact_tui.project.freeact_dir import FreeactConfigError
 from freeact_tui.text.safe import visible as made_visible
 
@@ -31,9 +37,18 @@ _BROAD = "broad: any code may follow"
 _WHERE = {
     "session": "this session",
     "always": "user file",
+    "folder": "this folder",
     "project": "freeact project",
     "default": "built in",
 }
+
+
+def where(entry: RuleEntry) -> str:
+    """Where a rule lives, in words; an effect rule of "this folder" saved user-wide (before such rules were
+    kept per folder) applies in any folder, and says so."""
+    if entry.scope == "always" and folder_relative(entry.kind, entry.pattern):
+        return "user file (any folder)"
+    return _WHERE[entry.scope]
 
 
 def visible(text: str) -> str:
@@ -59,7 +74,7 @@ def column_widths(entries: list[RuleEntry], room: int) -> dict[str, int]:
         "effect": max([len("effect"), *(len(e.effect) for e in entries)]),
         "kind": max([len("kind"), *(len(e.kind) for e in entries)]),
         "pattern": max([len("pattern"), *(len(pattern_text(e)) for e in entries)]),
-        "where": max([len("where"), *(len(_WHERE[e.scope]) for e in entries)]),
+        "where": max([len("where"), *(len(where(e)) for e in entries)]),
         "note": max([len("note"), *(len(_BROAD) for e in entries if e.broad)]),
     }
     rest = room - _PADDING * len(natural) - natural["effect"] - natural["kind"] - natural["where"]
@@ -132,7 +147,7 @@ class PermissionsScreen(ModalScreen[None]):
                 ),
                 Text(entry.kind),
                 Text(pattern_text(entry)),
-                Text(_WHERE[entry.scope]),
+                Text(where(entry)),
                 note,
             )
         if self.entries:
@@ -157,7 +172,7 @@ class PermissionsScreen(ModalScreen[None]):
         entry = self.current
         text = ""
         if entry is not None:
-            text = f"{entry.effect} {entry.kind}: {pattern_text(entry)} ({_WHERE[entry.scope]})"
+            text = f"{entry.effect} {entry.kind}: {pattern_text(entry)} ({where(entry)})"
             if entry.broad:
                 text += " — broad: any code may follow"
         self.query_one("#permissions-detail", Label).update(Content(text))
@@ -184,7 +199,7 @@ class PermissionsScreen(ModalScreen[None]):
         if entry.scope == "default":
             self._guard(lambda: self.rules.remove(entry))
             return
-        named = f"{entry.effect} {entry.kind}:{pattern_text(entry)} ({_WHERE[entry.scope]})"
+        named = f"{entry.effect} {entry.kind}:{pattern_text(entry)} ({where(entry)})"
 
         def answered(yes: bool | None) -> None:
             if yes and self._guard(lambda: self.rules.remove(entry)):

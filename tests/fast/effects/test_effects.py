@@ -449,15 +449,17 @@ def test_the_mode_cycle_offers_sandboxed_auto_only_with_the_sandbox() -> None:
         parse_mode("yolo", sandboxed=True)
 
 
-def test_an_effect_rule_in_a_freeact_project_stays_in_the_users_file(folder: Path, tmp_path: Path) -> None:
-    """freeact's rule file has no rules by what code does: an always effect rule goes to the user's file."""
+def test_an_effect_rule_in_a_freeact_project_stays_in_the_users_data(folder: Path, tmp_path: Path) -> None:
+    """freeact's rule file has no rules by what code does: an always effect rule of "this folder" goes to the
+    user's data, kept with its folder (``folder_rules_file``), never to the project's file or user-wide."""
     from freeact_tui.project.freeact_dir import permissions_file
 
     (folder / ".freeact").mkdir()
     user_file = tmp_path / "user-permissions.json"
     rules = PermissionRules(user_file, working_dir=folder, project=folder, defaults=False)
-    assert rules.add("code", "effects:in-folder", scope="always") == "always"
-    assert "effects:in-folder" in user_file.read_text()
+    assert rules.add("code", "effects:in-folder", scope="always") == "folder"
+    assert rules.folder_file is not None and "effects:in-folder" in rules.folder_file.read_text()
+    assert not user_file.exists()
     assert not permissions_file(folder).exists()
     again = PermissionRules(user_file, working_dir=folder, project=folder, defaults=False)  # read back
     assert again.check(CodeAction("open('a.txt', 'w')")) == "allow"
