@@ -77,18 +77,22 @@ class RuleEntry:
         return self.effect == "allow" and broad_allow(self.kind, self.pattern)
 
 
-# Read-only commands allowed by default; ``X *`` also allows bare ``X``.
+# Read-only commands allowed by default; ``X *`` also allows bare ``X``. None prints a credential store:
+# ``git remote -v`` prints the remote URLs of the repository's config (``https://user:token@…``), and
+# ``pip freeze`` the remote URL of each editable git checkout (``-e git+https://user:token@…``, pip reads
+# it from that checkout's config unredacted): what a command prints is read like a file it names, and
+# a credential store is asked (``SECRET_NAMES``).
 _DEFAULT_SHELL_ALLOW = (
     "pwd", "whoami", "id *", "hostname", "uname *", "date *", "uptime", "which *", "whereis *", "type *",
     "ls *", "tree *", "stat *", "file *", "du *", "df *", "wc *", "cat *", "head *", "tail *", "nl *",
     "echo *", "printf *", "grep *", "egrep *", "fgrep *", "rg *", "find *", "sort *", "cut *", "diff *",
     "basename *", "dirname *", "realpath *", "readlink *",
     "git status *", "git log *", "git diff *", "git show *", "git blame *", "git ls-files *",
-    "git rev-parse *", "git describe *", "git shortlog *", "git remote -v", "git tag", "git stash list",
+    "git rev-parse *", "git describe *", "git shortlog *", "git tag", "git stash list",
     "git branch", "git branch -a", "git branch -r", "git branch -v", "git branch -vv", "git branch -av",
     "git branch --all", "git branch --list", "git branch --show-current",
     "python --version", "python3 --version", "python -V", "python3 -V",
-    "pip --version", "pip list *", "pip show *", "pip freeze",
+    "pip --version", "pip list *", "pip show *",
 )  # fmt: skip
 # Secrets ask everywhere (inside the working dir and out), whatever allows the call: keys, tokens in
 # tool config dirs, and shell/REPL histories (they hold pasted secrets).

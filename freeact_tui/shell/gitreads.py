@@ -21,8 +21,11 @@ SECRET_NAMES = (
     ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".python_history", ".node_repl_history",
     ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo", "id_rsa*", "id_ed25519*",
     "id_ecdsa*", "id_dsa*",
-    # a repository's config (a remote URL may carry a token), and cloud and package registries' logins
-    ".git/config", ".boto", ".s3cfg", "application_default_credentials.json", ".config/gcloud/**",
+    # git's own credential stores (a remote URL carries ``user:token@``): the repository's config files,
+    # the git folders of its submodules and linked worktrees (each holds their config), and the legacy
+    # remote files; then cloud and package registries' logins
+    ".git/config", ".git/config.worktree", ".git/modules/**", ".git/worktrees/**", ".git/remotes/**",
+    ".git/branches/**", ".boto", ".s3cfg", "application_default_credentials.json", ".config/gcloud/**",
     ".azure/accessTokens.json", ".azure/msal_token_cache*", ".cargo/credentials*", ".gem/credentials",
     ".terraform.d/credentials*",
 )  # fmt: skip

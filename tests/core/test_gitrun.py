@@ -32,7 +32,7 @@ DEFAULT_GIT = (
     "git status", "git status --short", "git log", "git log -p", "git log --stat", "git diff",
     "git diff HEAD", "git show", "git show HEAD:f.txt", "git blame f.txt", "git ls-files",
     "git ls-files --others", "git rev-parse HEAD", "git describe --always", "git shortlog HEAD",
-    "git remote -v", "git tag", "git stash list", "git branch", "git branch -a",
+    "git tag", "git stash list", "git branch", "git branch -a",
 )  # fmt: skip
 
 

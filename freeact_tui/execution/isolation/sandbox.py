@@ -1,9 +1,9 @@
 """The sandboxed executor: the local executor's gateway and kernels run inside bubblewrap (Linux).
 
-The sandbox sees the host file system read-only except the working directory and a private
-``/tmp``; the home directory, ``/run`` and ``/var/tmp`` are empty (what the kernel needs is bound
-back read-only), and the project's names (``.git``, ``.freeact``, ``.env``, ``AGENTS.md``, …) stay
-read-only inside the writable working directory whether they exist or not (``sandbox_protect``); it
+The sandbox sees of the host only a table of system directories (``SYSTEM_DIRS``, ``SYSTEM_ETC``) and
+what the kernel runs from, read-only, the working directory read-write and a private ``/tmp``; the
+folder's siblings, the homes, ``/opt``, ``/var`` and ``/run`` are absent, and the project's names
+(``.git``, ``.freeact``, ``.env``, ``AGENTS.md``, …) stay read-only inside the writable working directory whether they exist or not (``sandbox_protect``); it
 has its own network namespace (no network at all, not even the host's loopback), its
 own PID namespace, and no capabilities. Two ports cross its border through Unix sockets in a
 directory bound into it: the kernel gateway's (inside ``socat`` listens on a socket and connects
@@ -34,7 +34,6 @@ from freeact_tui.execution.kernel.client import KernelConnection
 from freeact_tui.execution.kernel.executor import KernelExecutor
 from freeact_tui.execution.kernel.gateway_process import GATEWAY_TOKEN_ENV, KernelGatewayProcess
 from freeact_tui.execution.kernel.init_code import CODE_PATHS_ENV
-from freeact_tui.project import paths
 
 _INSTALL_HINT = "install them (Debian/Ubuntu: `apt-get install bubblewrap socat`) or use --execution local"
 
@@ -78,40 +77,52 @@ def sandbox_tools() -> tuple[str, str]:
     return found["bwrap"] or "", found["socat"] or ""
 
 
-# Host directories the sandbox replaces with empty private ones: its own /tmp, no home of anyone (no
-# ~/.ssh, ~/.netrc, cloud credentials or tokens in ~/.config: the sandbox's home is its own, ``HOME``
-# below), and no /run or /var/tmp (where the host's Unix sockets live: Docker's, D-Bus, agents) — the
-# bridged ports are the only way out.
-_HIDDEN = ("/tmp", "/run", "/var/run", "/var/tmp")
-_HOMES = ("/home", "/root")
+# What the sandbox sees of the host is this table and nothing else (#42: "nothing not included"): the
+# system directories a Python/IPython kernel, a shell and git run from, and of /etc the entries the C
+# library, Python, TLS and fonts read (names, no logins: not /etc/environment, not git's or pip's system
+# config, which may hold credentials or name programs). Everything else of the host is absent: the
+# folder's siblings, the homes (``~/.ssh``, tokens in ``~/.config``: the sandbox's home is its own,
+# ``HOME`` below), /opt, /srv, /mnt, /var, /run (the host's Unix sockets: Docker's, D-Bus, agents); the
+# bridged ports are the only way out. What the kernel runs from outside the table (this interpreter,
+# its venv, the kernel's environment) is bound too (``needed_paths``), read-only.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_ETC = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "host.conf", "hosts",
+    "localtime", "timezone", "ssl", "ca-certificates", "ca-certificates.conf", "pki", "alternatives", "mime.types",
+    "locale.alias", "locale.conf", "default/locale", "fonts", "magic", "magic.mime", "terminfo", "protocols",
+    "services", "os-release", "debian_version", "bash.bashrc", "inputrc", "shells",
+)  # fmt: skip
+_PRIVATE = "/tmp"
+"""The sandbox's own empty ``/tmp`` (its home is in it)."""
 _SANDBOX_HOME = "/tmp/home"
 """The sandbox's own home directory (created by the launcher, in its private ``/tmp``)."""
 
 
-def hidden_private() -> list[Path]:
-    """What the sandbox sees empty and read-only (outermost only): the homes (``/home``, ``/root``, the
-    user's own) and this app's own config and data, wherever ``FREEACT_TUI_HOME`` puts them (sessions,
-    checkpoints of the user's files, rules); what the kernel needs of them is bound back (``needed_paths``)."""
-    found: list[Path] = []
-    for home in (*_HOMES, os.environ.get("HOME"), str(Path.home()), str(paths.config_dir()), str(paths.data_dir())):
-        path = Path(home).resolve() if home and not os.path.islink(home) else None
-        if path is not None and path != Path("/") and path.is_dir() and path not in found:
-            found.append(path)
-    return [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
+def system_binds() -> list[str]:
+    """bubblewrap's options for the system table: a directory bound read-only, a top-level symlink
+    (``/bin -> usr/bin``) made as the same symlink; what this host lacks is left out."""
+    options: list[str] = []
+    for name in SYSTEM_DIRS:
+        if os.path.islink(name):
+            options += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            options += ["--ro-bind", name, name]
+    for entry in SYSTEM_ETC:
+        path = f"/etc/{entry}"
+        if os.path.exists(path):  # a symlink is bound where it leads (``/etc/localtime``)
+            options += ["--ro-bind", path, path]
+    return options
 
 
-def hidden_dirs() -> list[Path]:
-    """The host directories the sandbox sees empty (see ``_HIDDEN``; the homes too)."""
-    found = [Path(d) for d in _HIDDEN if os.path.isdir(d) and not os.path.islink(d)]
-    return found + [home for home in hidden_private() if home not in found]
+def _in_system(path: Path) -> bool:
+    roots = [Path(d).resolve() for d in SYSTEM_DIRS] + [Path("/etc", e) for e in SYSTEM_ETC]
+    return any(path.is_relative_to(root) for root in roots)
 
 
 def needed_paths(env: Mapping[str, str] | None = None) -> list[Path]:
     """This interpreter's directories (its prefixes, ``sys.path``), the kernel's ``PYTHONPATH`` and
-    kernel environment (``VIRTUAL_ENV``) that lie in a hidden directory: bound back, read-only.
-    """
+    kernel environment (``VIRTUAL_ENV``, code paths) outside the system table: bound, read-only."""
     env = env or {}
-    hidden = hidden_dirs()
     found: set[Path] = set()
     names = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, sys.executable]
     names += [os.path.realpath(sys.executable), *sys.path, *env.get("PYTHONPATH", "").split(os.pathsep)]
@@ -120,7 +131,7 @@ def needed_paths(env: Mapping[str, str] | None = None) -> list[Path]:
         path = Path(name).resolve()
         if path.is_file():
             path = path.parent
-        if path.exists() and any(path.is_relative_to(h) and path != h for h in hidden):
+        if path.exists() and path != Path("/") and not _in_system(path):
             found.add(path)
     # A directory inside another one bound already is covered by it.
     return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
@@ -129,10 +140,8 @@ def needed_paths(env: Mapping[str, str] | None = None) -> list[Path]:
 def bwrap_options(
     working_dir: Path, socket_dir: Path, env: Mapping[str, str] | None = None, protected: Sequence[str] = ()
 ) -> list[str]:
-    """bubblewrap's options: the host read-only, ``working_dir`` and ``socket_dir`` writable.
-
-    Home, ``/tmp``, ``/run`` and ``/var/tmp`` are empty private directories (what the kernel needs
-    from them is bound back read-only); the project's names stay read-only (``protected``).
+    """bubblewrap's options: the system table and what the kernel runs from read-only (nothing else of
+    the host), ``working_dir`` and ``socket_dir`` writable, a private ``/tmp``.
 
     Args:
         working_dir: The kernel's working directory (bound read-write at the same path).
@@ -141,12 +150,11 @@ def bwrap_options(
         protected: The read-only binds inside ``working_dir`` (``ProtectedNames.options()``).
     """
     options = [
-        "--ro-bind", "/", "/",
+        *system_binds(),
         "--dev", "/dev",
         "--proc", "/proc",
+        "--tmpfs", _PRIVATE,
     ]  # fmt: skip
-    for path in hidden_dirs():
-        options += ["--tmpfs", str(path)]
     for path in needed_paths(env):
         options += ["--ro-bind", str(path), str(path)]
     options += [
@@ -154,10 +162,10 @@ def bwrap_options(
         "--bind", str(working_dir), str(working_dir),
     ]  # fmt: skip
     options += protected
-    for home in hidden_private():
-        # read-only once what is bound inside is (its own mounts stay as they are): a write there fails
-        options += ["--remount-ro", str(home)]
     options += [
+        # the sandbox's own root (where bubblewrap made the folders above the binds) read-only too:
+        # a write outside the folder and /tmp fails, as it would on a host path
+        "--remount-ro", "/",
         "--chdir", str(working_dir),
         # user (when possible), pid, net, ipc, uts, cgroup
         "--unshare-all",

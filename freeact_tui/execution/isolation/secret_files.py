@@ -4,20 +4,25 @@ In the ``sandboxed-auto`` mode code runs unasked and its output goes to the mode
 keeps a secret in is that the sandbox holds none. The secret names are those the permission rules ask
 for anywhere (``shell.gitreads.SECRET_NAMES``: ``.env``, ``.env.*``, ``*.pem``, ``*.key``, ``.ssh/``,
 ``.aws/``, ``.netrc``, histories, …), judged one name at a time (``is_secret_entry``: every path
-``is_secret_name`` calls secret is hidden, a test checks it); the homes are the sandbox's own
-(``sandbox.hidden_private``), so ``~/.ssh`` and cloud credentials are not there at all. What
+``is_secret_name`` calls secret is hidden, a test checks it); the homes are absent from the
+sandbox (it sees only its table of the host, ``sandbox.SYSTEM_DIRS``), so ``~/.ssh`` and cloud credentials
+are not there at all. What
 is left are the secret files of the folder and of the folders above it (a monorepo's ``.env``):
 
 - ``folder_secrets``: every secret-named file or folder in the working directory (walked, symlinks not
   followed, a secret folder not entered, at most ``WALK_LIMIT`` entries);
 - the secret-named entries directly in each folder above it;
+- the folder's whole ``.git`` when its history holds a secret-named file (``history_holds_secrets``): a
+  secret committed once is read back through git or the object store as the working tree's would be.
+  The trade-off: git does not work inside the sandbox for such a repository (a history without one
+  keeps ``.git`` read-only and git working);
 - the sessions a freeact project keeps in its ``.freeact/sessions`` (past conversations and tool
-  results; the app's own data dir is hidden whole, ``sandbox.hidden_private``).
+  results; the app's own data dir is absent from the sandbox).
 
 ``secret_targets`` says where each leads (a symlink is hidden where it points, a dangling one cannot be
 read): an empty placeholder of the same type is bound over each, inside the folder by
-``protect.ProtectedNames`` (so Docker hides the same ones), outside it by the sandbox alone (the host is
-read-only there and these exist, so the bind lands on them; Docker sees nothing outside the folder).
+``protect.ProtectedNames`` (so Docker hides the same ones), outside it by the sandbox alone (where
+the sandbox binds a host path that holds one; Docker sees nothing outside the folder).
 
 A secret file the user creates in the folder while the sandbox runs is not hidden (the binds are made at
 start); a new sandbox (``/restart``) hides it.
@@ -30,9 +35,10 @@ import os
 import re
 from pathlib import Path
 
+from freeact_tui.gitrun import repo_paths_matching
 from freeact_tui.project import paths
 from freeact_tui.project.trust import SESSIONS_DIR
-from freeact_tui.shell.gitreads import SECRET_NAMES
+from freeact_tui.shell.gitreads import SECRET_NAMES, is_secret_name
 
 WALK_LIMIT = 200_000
 """Entries of the working directory looked at for secret names; a larger tree is hidden as far as walked."""
@@ -90,6 +96,14 @@ def _real(path: Path) -> Path | None:
     return real if real.exists() else None
 
 
+def history_holds_secrets(working_dir: Path) -> bool:
+    """The repository's store (any commit of any ref, the reflog, stashes, the index) holds a file the
+    secret table names (``git show HEAD~3:.env`` reads it though the working tree has none), or git
+    cannot tell in time: its whole git folder is then a secret store of the folder."""
+    found = repo_paths_matching(working_dir, lambda p: is_secret_name(p) or is_secret_name(p.lower()))
+    return found is None or bool(found)
+
+
 def secret_targets(working_dir: Path) -> tuple[list[Path], list[Path]]:
     """What to hide, as real paths: inside the folder (its secret entries, and where its secret symlinks
     lead inside it), and outside it (where its secret symlinks lead outside it, and the secret-named
@@ -101,6 +115,9 @@ def secret_targets(working_dir: Path) -> tuple[list[Path], list[Path]]:
         real = _real(entry)
         if real is not None:
             (inside if real.is_relative_to(root) else outside).add(real)
+    git_dir = working_dir / ".git"
+    if git_dir.is_dir() and not git_dir.is_symlink() and history_holds_secrets(working_dir):
+        inside.add(git_dir.resolve())
     project = paths.find_freeact_project(working_dir)
     if project is not None:
         # a freeact project keeps this app's sessions (past conversations, tool results) in its folder
@@ -116,7 +133,13 @@ def secret_targets(working_dir: Path) -> tuple[list[Path], list[Path]]:
             path = parent / name
             if not root.is_relative_to(path) and is_secret_entry(name, path.is_dir()) and (real := _real(path)):
                 (inside if real.is_relative_to(root) else outside).add(real)
-    return sorted(inside), sorted(outside)
+    return _outermost(inside), _outermost(outside)
 
 
-__all__ = ["WALK_LIMIT", "folder_secrets", "is_secret_entry", "secret_targets"]
+def _outermost(found: set[Path]) -> list[Path]:
+    """Each hidden path once: one inside another hidden one is covered by it (and could not be bound:
+    its mount point would be in the empty read-only placeholder)."""
+    return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
+
+
+__all__ = ["WALK_LIMIT", "folder_secrets", "history_holds_secrets", "is_secret_entry", "secret_targets"]

@@ -17,7 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from freeact_tui.execution.isolation.protect import ProtectedNames
-from freeact_tui.execution.isolation.sandbox import SandboxGatewayProcess, bwrap_options, hidden_dirs
+from freeact_tui.execution.isolation.sandbox import (
+    SYSTEM_DIRS,
+    SYSTEM_ETC,
+    SandboxGatewayProcess,
+    bwrap_options,
+    needed_paths,
+)
 from freeact_tui.execution.isolation.secret_files import folder_secrets, is_secret_entry, secret_targets
 from freeact_tui.execution.kernel.gateway_process import GATEWAY_TOKEN_ENV
 from freeact_tui.execution.kernel.spare_gateway import INHERITED_ENV
@@ -127,11 +133,15 @@ def test_the_sandbox_binds_an_empty_placeholder_over_each_secret(tmp_path: Path)
         protected.cleanup()
 
 
-def test_the_homes_are_the_sandboxes_own_and_no_secret_variable_is_passed_on(tmp_path: Path) -> None:
-    hidden = hidden_dirs()
+def test_the_sandbox_binds_its_table_and_nothing_else_and_no_secret_variable_is_passed_on(tmp_path: Path) -> None:
+    work, sock = tmp_path / "work", tmp_path / "sock"
+    options = bwrap_options(work, sock, {})
+    sources = [Path(options[i + 1]) for i, word in enumerate(options) if word in ("--ro-bind", "--bind")]
+    table = [Path("/etc", e) for e in SYSTEM_ETC] + [Path(d) for d in SYSTEM_DIRS]
+    assert set(sources) <= {*table, *needed_paths({}), work, sock}, set(sources)
     for home in ("/home", "/root", os.environ.get("HOME", "/"), str(paths.config_dir()), str(paths.data_dir())):
-        if home != "/" and os.path.isdir(home) and not os.path.islink(home):
-            assert any(Path(home).resolve().is_relative_to(h) for h in hidden), home
+        if home != "/" and os.path.isdir(home):
+            assert not any(Path(home).resolve().is_relative_to(s) for s in sources), home
     gateway = SandboxGatewayProcess(
         host="127.0.0.1", port=1, tool_port=2, working_dir=tmp_path, env={"HOME": "/home/someone"}
     )
