@@ -14,6 +14,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
@@ -146,8 +147,13 @@ class Config(BaseModel):
 
     @property
     def provider_keys(self) -> Mapping[str, str]:
-        """The provider keys the project's ``.env`` brings (``project_env.provider_keys``)."""
-        return provider_keys(self._project_env)
+        """The keys for the model the project's ``.env`` brings: a provider's key itself
+        (``project_env.provider_keys``), and the variable ``api_key_env`` names (a project may not set
+        ``api_key_env``, so the user chose it, and the user's ``base_url`` is where it goes)."""
+        keys = dict(provider_keys(self._project_env))
+        if self.api_key_env and self.api_key_env in self._project_env:
+            keys[self.api_key_env] = self._project_env[self.api_key_env]
+        return MappingProxyType(keys)
 
     @property
     def origins(self) -> dict[str, str]:

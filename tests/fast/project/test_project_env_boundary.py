@@ -119,6 +119,16 @@ def test_a_project_key_reaches_the_model_client_and_never_the_process(
     )
     assert served.client.api_key == "sk-from-the-project"  # type: ignore[attr-defined]
 
+    # The variable the user's own ``api_key_env`` names may come from the project's .env too.
+    (tmp_path / "user.toml").write_text('api_key_env = "ENV8_SERVER_KEY"\n', encoding="utf-8")
+    _write_env(tmp_path, [("ENV8_SERVER_KEY", "sk-server")])
+    config = load_config(tmp_path / "user.toml", cwd=tmp_path, trust_project=True)
+    assert "ENV8_SERVER_KEY" not in os.environ
+    served = resolve_model(
+        "fake-model", base_url="http://127.0.0.1:1/v1", api_key_env="ENV8_SERVER_KEY", project_keys=config.provider_keys
+    )
+    assert served.client.api_key == "sk-server"  # type: ignore[attr-defined]
+
     # The user's own variable wins over the project's.
     monkeypatch.setenv("OPENAI_API_KEY", "sk-the-users-own")
     model = resolve_model("openai:gpt-4o", project_keys=config.provider_keys)
