@@ -19,10 +19,12 @@ MODEL_OPTION = "model"
 
 async def model_choices(config: Config, current: str | None) -> list[ModelChoice]:
     """The models to offer: offline ones, then the ``base_url`` server's list (a failure is logged)."""
-    choices = offline_choices(config.model, config.base_url, current)
+    choices = offline_choices(config.model, config.base_url, current, config.provider_keys)
     if config.base_url:
         try:
-            names = await server_models(config.base_url, config.api_key_env)
+            names = await server_models(
+                config.base_url, config.api_key_env, project_keys=config.provider_keys
+            )
         except ModelListError as exc:
             logger.info("no model list from the server: %s", exc)
             names = []

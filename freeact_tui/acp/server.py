@@ -224,7 +224,7 @@ class FreeactAcpAgent:
 
         if model and model != config.model:
             config = config.model_copy(update={"model": model})
-        problem = missing_setup(config.model, config.base_url, config.api_key_env)
+        problem = missing_setup(config.model, config.base_url, config.api_key_env, config.provider_keys)
         if problem:
             raise RequestError.auth_required({"message": problem})
         own: dict[str, Any] = {}

@@ -623,7 +623,9 @@ def resolve_runtime(
     permissions.sandboxed = resolved.execution == "sandbox"  # the sandboxed-auto mode is there
     agent_id, parent_corr_id = own.get("agent_id") or "main", own.get("parent_corr_id")
     runtime = Runtime(
-        model=resolve_model(model, base_url=resolved.base_url, api_key_env=resolved.api_key_env),
+        model=resolve_model(
+            model, base_url=resolved.base_url, api_key_env=resolved.api_key_env, project_keys=resolved.provider_keys
+        ),
         settings=resolved,
         session_id=own.get("session_id") or new_session_id(),
         permissions=permissions,

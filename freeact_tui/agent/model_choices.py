@@ -5,7 +5,10 @@ list instead of the providers'. One list, so that every front end offers the sam
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from freeact_tui.project.project_env import EMPTY
 
 SERVER_TIMEOUT = 3.0
 """Seconds a server's model list may take."""
@@ -23,8 +26,14 @@ class ModelListError(Exception):
     """A server's model list could not be fetched; ``str(error)`` says why in one line."""
 
 
-def offline_choices(config_model: str | None, base_url: str | None, current: str | None) -> list[ModelChoice]:
-    """The models usable now, found without the network: in use, configured, offline, and by key found."""
+def offline_choices(
+    config_model: str | None,
+    base_url: str | None,
+    current: str | None,
+    project_keys: Mapping[str, str] = EMPTY,
+) -> list[ModelChoice]:
+    """The models usable now, found without the network: in use, configured, offline, and by key found
+    (in the environment or among the trusted project's keys, ``project_keys``)."""
     from pydantic_ai.models import known_model_names
 
     from freeact_tui.agent.models import DEMO_MODEL, keys_found
@@ -41,26 +50,31 @@ def offline_choices(config_model: str | None, base_url: str | None, current: str
     if base_url:  # a provider:name would be sent to that server too: its own list is fetched
         return list(items.values())
     known = known_model_names()
-    for provider, variable in keys_found():
+    for provider, variable in keys_found(project_keys):
         for name in known:
             if name.startswith(f"{provider}:"):
                 add(name, f"{variable} is set")
     return list(items.values())
 
 
-async def server_models(base_url: str, api_key_env: str | None, seconds: float = SERVER_TIMEOUT) -> list[str]:
+async def server_models(
+    base_url: str,
+    api_key_env: str | None,
+    seconds: float = SERVER_TIMEOUT,
+    project_keys: Mapping[str, str] = EMPTY,
+) -> list[str]:
     """The model ids an OpenAI-compatible server lists at ``GET {base_url}/models``.
 
     Raises:
         ModelListError: The server did not answer in ``seconds``, answered with an error, or
             with something that is not a model list (the message says which).
     """
-    import os
-
     import httpx
 
+    from freeact_tui.agent.models import key_value
+
     url = base_url.rstrip("/") + "/models"
-    key = os.environ.get(api_key_env) if api_key_env else None
+    key = key_value(api_key_env, project_keys) if api_key_env else None
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
         async with httpx.AsyncClient(timeout=seconds) as client:

@@ -2,35 +2,40 @@
 
 Public interface:
 
-- ``missing_setup(model, base_url=None, api_key_env=None) -> str | None``: ``None`` when the model can be
+- ``missing_setup(model, base_url=None, api_key_env=None, project_keys=EMPTY) -> str | None``: ``None`` when the model can be
   used as configured, else a short message naming exactly what to set (shown by the first-run screen).
-- ``resolve_model(model, *, base_url=None, api_key_env=None) -> Model``: ``"test"`` → ``TestModel``;
+- ``resolve_model(model, *, base_url=None, api_key_env=None, project_keys=EMPTY) -> Model``: ``"test"`` → ``TestModel``;
   ``"demo"`` → the offline demo model (``freeact_tui/demo``);
   with ``base_url`` → an OpenAI-compatible chat model on that server (``ollama:NAME`` → pydantic-ai's
   Ollama model); otherwise ``pydantic_ai.models.infer_model``. Raises ``ModelSetupError``.
 - ``provider_env_vars(provider) -> tuple[str, ...]``: the environment variables a provider reads its key from.
-- ``keys_found() -> list[tuple[str, str]]``: the (provider, variable) pairs set in the environment.
+- ``keys_found(project_keys=EMPTY) -> list[tuple[str, str]]``: the (provider, variable) pairs set in the
+  environment.
 - ``choose_protocol(configured, model, base_url=None) -> "tools" | "text" | "auto"``: the action
   protocol for ``action_protocol = "default"``: ``tools`` where the model's tool calling is known to
   be reliable, ``auto`` elsewhere; any other configured value is kept.
 
-Both functions only look at the environment; nothing here talks to the network.
+Both functions only look at the environment, and at ``project_keys``: the provider keys a trusted
+project's ``.env`` brings (``Config.provider_keys``), which are never in ``os.environ`` (the process's own
+variable wins); nothing here talks to the network.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model, infer_model, known_model_names
-from pydantic_ai.providers import infer_provider_class
+from pydantic_ai.providers import Provider, infer_provider, infer_provider_class
 
 from freeact_tui.agent.sdk_body import without_sdk_walk
 from freeact_tui.demo.model import DEMO_MODEL
 from freeact_tui.project.config import ActionProtocolName, ActionProtocolSetting
+from freeact_tui.project.project_env import EMPTY
 
 TEST_MODEL = "test"
 OFFLINE_MODELS = (TEST_MODEL, DEMO_MODEL)
@@ -104,13 +109,29 @@ def provider_env_vars(provider: str) -> tuple[str, ...]:
     return _KEY_VARS.get(_FLAVOURS.get(name, name), ())
 
 
-def _is_set(var: str) -> bool:
-    return bool(os.environ.get(var, "").strip())
+def key_value(var: str, project_keys: Mapping[str, str] = EMPTY) -> str | None:
+    """The value of ``var`` for the model: the process's own variable, else the project's key (``None``:
+    neither is set to something other than blanks)."""
+    for source in (os.environ, project_keys):
+        value = source.get(var)
+        if value is not None and value.strip():
+            return value
+    return None
 
 
-def keys_found() -> list[tuple[str, str]]:
-    """Providers whose key (or server address) is set in the environment, as (provider, variable)."""
-    return [(provider, var) for provider, names in _KEY_VARS.items() for var in names if _is_set(var)]
+def _is_set(var: str, project_keys: Mapping[str, str] = EMPTY) -> bool:
+    return key_value(var, project_keys) is not None
+
+
+def keys_found(project_keys: Mapping[str, str] = EMPTY) -> list[tuple[str, str]]:
+    """Providers whose key (or server address) is set in the environment or brought by the project
+    (``project_keys``), as (provider, variable)."""
+    return [
+        (provider, var)
+        for provider, names in _KEY_VARS.items()
+        for var in names
+        if _is_set(var, project_keys)
+    ]
 
 
 def _known_provider(provider: str) -> bool:
@@ -126,11 +147,11 @@ def _known_provider(provider: str) -> bool:
     return True
 
 
-def _google_cloud_ready() -> bool:
+def _google_cloud_ready(project_keys: Mapping[str, str]) -> bool:
     # Vertex AI also works with gcloud's application-default credentials file.
     adc = Path.home() / ".config" / "gcloud" / "application_default_credentials.json"
     names = ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_API_KEY", "GEMINI_API_KEY")
-    return any(_is_set(v) for v in names) or adc.is_file()
+    return any(_is_set(v, project_keys) for v in names) or adc.is_file()
 
 
 # Model families whose provider is unambiguous, to suggest the full "provider:name".
@@ -162,7 +183,10 @@ def _either(names: tuple[str, ...]) -> str:
 
 
 def missing_setup(
-    model: str | None, base_url: str | None = None, api_key_env: str | None = None
+    model: str | None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    project_keys: Mapping[str, str] = EMPTY,
 ) -> str | None:
     """Tell what is missing before ``model`` can be used, without contacting anyone.
 
@@ -170,6 +194,7 @@ def missing_setup(
         model: The configured model (``provider:name``, ``test``, ``demo``), or ``None`` if none is configured.
         base_url: An OpenAI-compatible server; a model served there needs no provider key.
         api_key_env: The variable holding the key for ``base_url``, if that server needs one.
+        project_keys: The provider keys a trusted project's ``.env`` brings (``Config.provider_keys``).
 
     Returns:
         ``None`` when the model can be used; else one or two sentences naming exactly what to set.
@@ -183,7 +208,7 @@ def missing_setup(
     if model in OFFLINE_MODELS:
         return None
     if base_url:
-        if api_key_env and not _is_set(api_key_env):
+        if api_key_env and not _is_set(api_key_env, project_keys):
             return f"The server at {base_url} expects its key in `{api_key_env}` (api_key_env), which is not set."
         return None
     if ":" not in model:
@@ -200,13 +225,13 @@ def missing_setup(
             f'Unknown model provider "{raw_provider}" in "{model}". Use e.g. anthropic, openai, google, '
             "groq, mistral, ollama, openrouter, or set `base_url` for an OpenAI-compatible server."
         )
-    return _credentials_missing(provider, model)
+    return _credentials_missing(provider, model, project_keys)
 
 
-def _credentials_missing(provider: str, model: str) -> str | None:
+def _credentials_missing(provider: str, model: str, project_keys: Mapping[str, str]) -> str | None:
     """What a known ``provider`` still needs (its key, its server's address), or ``None``."""
     if provider == "google-cloud":
-        if _google_cloud_ready():
+        if _google_cloud_ready(project_keys):
             return None
         return (
             f'"{model}" (Vertex AI) needs Google Cloud credentials: set GOOGLE_CLOUD_PROJECT with '
@@ -215,7 +240,7 @@ def _credentials_missing(provider: str, model: str) -> str | None:
     if provider == "openai" and _is_set("OPENAI_BASE_URL"):
         return None
     names = provider_env_vars(provider)
-    if not names or any(_is_set(v) for v in names):
+    if not names or any(_is_set(v, project_keys) for v in names):
         return None
     if provider == "ollama":
         return (
@@ -247,9 +272,11 @@ def _checked_client() -> Any:
     return DefaultAsyncHttpxClient(event_hooks={"response": [check_reply]})
 
 
-def _server_model(model: str, base_url: str, api_key_env: str | None) -> Model:
+def _server_model(
+    model: str, base_url: str, api_key_env: str | None, project_keys: Mapping[str, str]
+) -> Model:
     provider, name = _served_name(model)
-    api_key = os.environ.get(api_key_env) if api_key_env else None
+    api_key = key_value(api_key_env, project_keys) if api_key_env else None
     if api_key_env and not api_key:
         raise ModelSetupError(
             f"The server at {base_url} expects its key in `{api_key_env}`, which is not set."
@@ -320,8 +347,29 @@ def choose_protocol(
     return "auto"
 
 
+def _provider_factory(project_keys: Mapping[str, str]) -> Callable[[str], Provider[Any]]:
+    """How ``infer_model`` makes a provider: pydantic-ai's own way, which reads the process's environment,
+    unless the key is only the project's (``project_keys``): then the provider gets it as ``api_key``."""
+
+    def make(name: str) -> Provider[Any]:
+        for var in provider_env_vars(name):
+            if key_value(var) is None and (key := key_value(var, project_keys)) is not None:
+                try:
+                    provider: Provider[Any] = infer_provider_class(name)(api_key=key)  # type: ignore[call-arg]
+                except TypeError:
+                    break  # a provider that takes no key as an argument reads only the process's own
+                return provider
+        return infer_provider(name)
+
+    return make
+
+
 def resolve_model(
-    model: str | Model, *, base_url: str | None = None, api_key_env: str | None = None
+    model: str | Model,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    project_keys: Mapping[str, str] = EMPTY,
 ) -> Model:
     """Build the pydantic-ai model for a configured name.
 
@@ -329,6 +377,7 @@ def resolve_model(
         model: ``provider:name``, ``test``, ``demo``, a bare name served at ``base_url``, or a ready ``Model``.
         base_url: An OpenAI-compatible chat-completions server (local models: Ollama, vLLM, llama.cpp …).
         api_key_env: The environment variable holding the key for ``base_url``.
+        project_keys: The provider keys a trusted project's ``.env`` brings (``Config.provider_keys``).
 
     Returns:
         The model, constructed but not contacted.
@@ -346,15 +395,18 @@ def resolve_model(
         from freeact_tui.demo.model import demo_model
 
         return demo_model()
-    problem = missing_setup(model, base_url=base_url, api_key_env=api_key_env)
+    problem = missing_setup(model, base_url=base_url, api_key_env=api_key_env, project_keys=project_keys)
     if problem:
         raise ModelSetupError(problem)
     model = model.strip()
     try:
         if base_url:
-            return without_sdk_walk(_server_model(model, base_url, api_key_env))
+            return without_sdk_walk(_server_model(model, base_url, api_key_env, project_keys))
         provider, name = model.split(":", 1)
-        return without_sdk_walk(infer_model(f"{_canonical_provider(provider)}:{name}"))
+        factory = _provider_factory(project_keys)
+        return without_sdk_walk(
+            infer_model(f"{_canonical_provider(provider)}:{name}", provider_factory=factory)
+        )
     except ImportError as exc:
         raise ModelSetupError(f'Cannot use "{model}": {exc}') from exc
     except (UserError, ValueError) as exc:
@@ -366,6 +418,7 @@ __all__ = [
     "ModelSetupError",
     "PROVIDER_ALIASES",
     "choose_protocol",
+    "key_value",
     "keys_found",
     "missing_setup",
     "provider_env_vars",

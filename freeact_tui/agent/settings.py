@@ -7,6 +7,7 @@ by name (an unknown key is a ``TypeError`` that names it), so the SDK and the ap
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,9 @@ class Settings:
     skip_permissions: bool = _default("skip_permissions")
     base_url: str | None = None
     api_key_env: str | None = None
+    provider_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """The provider keys a trusted project's ``.env`` brings (``Config.provider_keys``): the model reads
+    them explicitly, they never enter ``os.environ``."""
     tool_result_inline_max_bytes: int = _default("tool_result_inline_max_bytes")
     tool_result_preview_chars: int = _default("tool_result_preview_chars")
     context_window: int | None = _default("context_window")
@@ -99,6 +103,8 @@ class Settings:
                 values[f.name] = config.model_settings or None
             elif f.name == "project_trusted":
                 values[f.name] = config.project_trusted
+            elif f.name == "provider_keys":
+                values[f.name] = config.provider_keys
             elif f.name in Config.model_fields:
                 values[f.name] = getattr(config, f.name)
         if overrides:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 def load_env_file() -> Path | None:
     """Load the nearest ``.env`` from the working directory up, as freeact does, when it is the user's
-    own (in the home directory or above); a project's ``.env`` is loaded with the project's config,
-    once the folder is trusted (``config.load_config``).
+    own (in the home directory or above); a project's ``.env`` is never loaded into the process: once the
+    folder is trusted it is read into ``Config.project_env`` (``project.project_env``).
 
     Variables already set in the environment win; nothing is written anywhere.
 

@@ -546,7 +546,7 @@ def run_from_config(
     from freeact_tui.permissions.rules import PermissionsFileError
     from freeact_tui.project.freeact_dir import FreeactConfigError
 
-    problem = missing_setup(config.model, config.base_url, config.api_key_env)
+    problem = missing_setup(config.model, config.base_url, config.api_key_env, config.provider_keys)
     if problem:
         sys.stderr.write(f"freeact-tui: {problem}\n")
         return EXIT_CODES["error"]

@@ -19,13 +19,12 @@ from typing import Any, Literal
 from pydantic_ai.tools import ToolDefinition
 
 from freeact_tui.project.config import McpServerConfig
+from freeact_tui.project.generated_layout import GENTOOLS, MCPTOOLS
 
 DiscoveryMode = Literal["basic", "hybrid", "off"]
 
 LIST_CATEGORIES = "pytools_list_categories"
 LIST_TOOLS = "pytools_list_tools"
-MCPTOOLS = "mcptools"
-GENTOOLS = "gentools"
 # The server name freeact gives its discovery server (its tools are ``pytools_<tool>``).
 SERVER_NAME = "pytools"
 _HYBRID_MODULES = ("freeact.tools.pytools.hybrid", "sqlite_vec", "watchfiles")

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freeact_tui.project import paths, refusals, trusted
+from freeact_tui.project.generated_layout import GENTOOLS
 
 log = logging.getLogger(__name__)
 
-PACKAGE = "gentools"
+PACKAGE = GENTOOLS
 LISTED_MAX = 50
 
 

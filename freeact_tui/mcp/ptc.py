@@ -45,12 +45,13 @@ from freeact_tui.mcp.servers import (
 )
 from freeact_tui.project import paths, refusals, trusted
 from freeact_tui.project.config import McpServerConfig
+from freeact_tui.project.generated_layout import MCPTOOLS
 from freeact_tui.project.trust import note_own_writes
 
 if TYPE_CHECKING:
     from mcp.types import Tool
 
-PACKAGE = "mcptools"
+PACKAGE = MCPTOOLS
 # Past this many characters the generated APIs are not listed in the system prompt; the model
 # discovers them from code instead (freeact's tool discovery).
 LISTING_BUDGET = 4000

@@ -12,13 +12,15 @@ usual environment variables.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from freeact_tui.project import paths, trust
+from freeact_tui.project.project_env import provider_keys
 from freeact_tui.project.sources import (
     ConfigError,
     LaunchView,
@@ -135,6 +137,23 @@ class Config(BaseModel):
     _trust: trust.TrustState | None = PrivateAttr(default=None)
     _reload: Any = PrivateAttr(default=None)
     _origins: dict[str, str] = PrivateAttr(default_factory=dict)
+    _project_env: Mapping[str, str] = PrivateAttr(default_factory=dict)
+
+    @property
+    def project_env(self) -> Mapping[str, str]:
+        """The trusted project's ``.env`` as read once (``project_env.read_project_env``): never in
+        ``os.environ``; ``${VAR}`` in the config and the model's provider keys read it explicitly."""
+        return self._project_env
+
+    @property
+    def provider_keys(self) -> Mapping[str, str]:
+        """The keys for the model the project's ``.env`` brings: a provider's key itself
+        (``project_env.provider_keys``), and the variable ``api_key_env`` names (a project may not set
+        ``api_key_env``, so the user chose it, and the user's ``base_url`` is where it goes)."""
+        keys = dict(provider_keys(self._project_env))
+        if self.api_key_env and self.api_key_env in self._project_env:
+            keys[self.api_key_env] = self._project_env[self.api_key_env]
+        return MappingProxyType(keys)
 
     @property
     def origins(self) -> dict[str, str]:
@@ -245,6 +264,7 @@ def validate(sources: Sources, reload: Callable[[], Config] | None = None) -> Co
     config._trust = sources.trust_state
     config._reload = reload
     config._origins = dict(sources.origins)
+    config._project_env = sources.project_env
     return config
 
 

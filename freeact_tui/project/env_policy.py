@@ -125,10 +125,11 @@ REFUSED_ENV: tuple[EnvRule, ...] = (
         r"|ALLUSERSPROFILE|PROGRAMDATA|PUBLIC|PREFIX|ANDROID_.*",
         "it moves where this app and others keep their own files",
     ),
-    # The app's own process: a trusted project's .env is loaded into it, and the libraries it runs on read
-    # their settings from it at import (Textual presses keys, loads a driver module, writes logs and
-    # screenshots, opens a devtools connection). Whole families, by prefix: a library's next variable is
-    # refused before anyone names it (``test_env_policy_app_scan`` scans the installed libraries).
+    # The app's own process: a project's .env never enters it (``project_env``), yet its values reach
+    # ``${VAR}`` in the config and so the kernel and MCP servers, whose libraries read their settings at
+    # import (Textual presses keys, loads a driver module, writes logs and screenshots, opens a devtools
+    # connection). Whole families, by prefix: a library's next variable is refused before anyone names it
+    # (``test_env_policy_app_scan`` scans the installed libraries).
     _rule(
         r"TEXTUAL.*|RICH_.*|PROMPT_TOOLKIT_.*|TYPER_.*|CLICK_.*|_?TYPER_.*|PY_COLORS|TERMINAL_WIDTH|COMP_.*"
         r"|WEBSOCKETS_.*|AIOHTTP_.*|TORNADO_.*|HTTPX_.*|ANYIO_.*|PSUTIL_.*|PYDANTIC_(?!AI_).*|DEFER_PYDANTIC_BUILD"

@@ -12,13 +12,21 @@ from __future__ import annotations
 
 import re
 
+MCPTOOLS = "mcptools"
+"""The package of generated MCP APIs (``mcp.ptc``)."""
+GENTOOLS = "gentools"
+"""The package of saved tools (``mcp.gentools``)."""
+APP_PACKAGES: tuple[str, ...] = (MCPTOOLS, GENTOOLS)
+"""The only top-level names the kernel's finder of generated code serves from a generated root
+(``execution.kernel.code_finder``): any other top-level file or directory there is never imported."""
+
 _ID = r"[A-Za-z_][A-Za-z0-9_]*"
 _LAYOUT = (
-    re.compile(r"mcptools/__init__\.py"),
-    re.compile(rf"mcptools/{_ID}/{_ID}\.py"),
-    re.compile(r"gentools/__init__\.py"),
-    re.compile(rf"gentools/{_ID}/__init__\.py"),
-    re.compile(rf"gentools/{_ID}/{_ID}/(__init__|api)\.py"),
+    re.compile(rf"{MCPTOOLS}/__init__\.py"),
+    re.compile(rf"{MCPTOOLS}/{_ID}/{_ID}\.py"),
+    re.compile(rf"{GENTOOLS}/__init__\.py"),
+    re.compile(rf"{GENTOOLS}/{_ID}/__init__\.py"),
+    re.compile(rf"{GENTOOLS}/{_ID}/{_ID}/(__init__|api)\.py"),
 )
 
 
@@ -27,4 +35,4 @@ def is_app_layout(rel: str) -> bool:
     return any(pattern.fullmatch(rel) for pattern in _LAYOUT)
 
 
-__all__ = ["is_app_layout"]
+__all__ = ["APP_PACKAGES", "GENTOOLS", "MCPTOOLS", "is_app_layout"]

@@ -12,12 +12,11 @@ a project can never switch approvals off. Each refusal is named in a notice (fil
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
-from freeact_tui.project import paths, trusted
+from freeact_tui.project import paths
 from freeact_tui.project.env_policy import is_secret_env, refusal
 from freeact_tui.reach.breadth import PATH_PREFIX, broad_allow, broad_reason, unread_program
 from freeact_tui.reach.resolve import real_path, resolve, subject, within
@@ -279,24 +278,6 @@ def _hands_a_secret(value: Any) -> str | None:
     if secret is None:
         return None
     return f"it hands ${{{secret}}}, a credential, to the kernel; only your own config may (user config or --config)"
-
-
-def load_project_env(path: Path, notices: list[str]) -> None:
-    """Set the variables of a trusted project's ``.env`` that are not set yet (never one ``env_policy`` refuses)."""
-    try:
-        values = trusted.read_env(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        notices.append(f"{path} is not read: {exc}")
-        return
-    refused = {name: reason for name in values if (reason := refusal(name)) is not None}
-    for name, reason in sorted(refused.items()):
-        notices.append(
-            f"{path}: {name} is ignored: {reason}; a project's .env may not set it (set it in your own "
-            "environment if you mean it)."
-        )
-    for name, value in values.items():
-        if value is not None and name not in refused and name not in os.environ:
-            os.environ[name] = value
 
 
 def limit_layers(

@@ -26,7 +26,8 @@ from freeact_tui.project import files as projectfiles
 from freeact_tui.project import paths, trust
 from freeact_tui.project import trusted as trustedfiles
 from freeact_tui.project.freeact_dir import FreeactConfigError, read_freeact_config, toml_depth_problem
-from freeact_tui.project.policy import limit_layers, load_project_env, project_layer
+from freeact_tui.project.policy import limit_layers, project_layer
+from freeact_tui.project.project_env import EMPTY, lookup, read_project_env
 from freeact_tui.version import __version__
 
 
@@ -37,14 +38,16 @@ class ConfigError(Exception):
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def expand_env(value: Any) -> Any:
-    """Resolve ``${VAR}`` references (for MCP server env/headers, e.g. tokens kept in the environment)."""
+def expand_env(value: Any, env: Mapping[str, str] | None = None) -> Any:
+    """Resolve ``${VAR}`` references (for MCP server env/headers, e.g. tokens kept in the environment)
+    against ``env`` (default ``os.environ``; ``project_env.lookup`` adds a trusted project's ``.env``)."""
+    environ: Mapping[str, str] = os.environ if env is None else env
     if isinstance(value, str):
-        return _ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), value)
+        return _ENV_REF.sub(lambda m: environ.get(m.group(1), ""), value)
     if isinstance(value, list):
-        return [expand_env(v) for v in value]
+        return [expand_env(v, environ) for v in value]
     if isinstance(value, dict):
-        return {k: expand_env(v) for k, v in value.items()}
+        return {k: expand_env(v, environ) for k, v in value.items()}
     return value
 
 
@@ -110,6 +113,8 @@ class Sources:
     """The trust of the folder the agent works in (``working_dir``, else the current one)."""
     origins: dict[str, str] = field(default_factory=dict)
     """Where each top-level key set comes from: a file's path, or "the command line" (unset: a default)."""
+    project_env: Mapping[str, str] = field(default_factory=dict)
+    """The trusted project's ``.env`` (``project_env.read_project_env``), never written to ``os.environ``."""
 
     def fingerprint(self) -> str:
         """The same for the same values to validate (with this app and Python), whatever they are."""
@@ -214,11 +219,13 @@ def gather(
     notices: list[str] = []
     checks: list[tuple[str, dict[str, Any]]] = []
     layers: list[tuple[str, dict[str, Any]]] = []
+    project_env: Mapping[str, str] = EMPTY
     if state.trusted:
         layers = project_sources(folder, notices, checks)
         env_file = trust.project_env_file(folder)
         if env_file is not None:
-            load_project_env(env_file, notices)
+            project_env = read_project_env(env_file, notices)
+    environ = lookup(project_env)
     user: dict[str, Any] = {}
     user_file = paths.user_config_file()
     if user_file.is_file():
@@ -241,15 +248,19 @@ def gather(
     elif stored is not None:
         own_record.append((stored.source, dict(stored.values)))
     limit_layers(layers, user_key=user_key, user_execution=user.get("execution"), notices=notices)
-    merged = expand_env(user)
+    merged = expand_env(user, environ)
     for _, layer in layers:
-        merged = merge(merged, expand_env(layer))
-    merged = merge(merged, expand_env(explicit))
+        merged = merge(merged, expand_env(layer, environ))
+    merged = merge(merged, expand_env(explicit, environ))
     for _, layer in own_record:
         merged = merge(merged, layer)
     merged = merge(merged, given)
     named = [
-        (str(user_file), user), *layers, (str(config_path), explicit), *own_record, ("the command line", given)
+        (str(user_file), user),
+        *layers,
+        (str(config_path), explicit),
+        *own_record,
+        ("the command line", given),
     ]
     origins = {key: source for source, layer in named for key in layer}  # the last (highest) layer wins
     working_dir = merged.get("working_dir")
@@ -259,7 +270,7 @@ def gather(
         elsewhere = Path(working_dir).expanduser().resolve()
         if elsewhere != folder:
             state = _trusted(elsewhere, trust_project and elsewhere == working)
-    return Sources(checks, merged, notices, state, origins)
+    return Sources(checks, merged, notices, state, origins, project_env)
 
 
 class ValidSources:

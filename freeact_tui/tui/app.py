@@ -261,7 +261,7 @@ class FreeactApp(App[None]):
         if model is not None and not isinstance(model, str):  # a pydantic-ai Model object
             return None
         name = model if model is not None else self.config.model
-        problem = missing_setup(name, self.config.base_url, self.config.api_key_env)
+        problem = missing_setup(name, self.config.base_url, self.config.api_key_env, self.config.provider_keys)
         if problem is not None and not name:
             return _NO_MODEL.format(config=paths.user_config_file())
         return problem

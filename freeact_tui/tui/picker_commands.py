@@ -9,10 +9,11 @@ name goes to that server) its ``GET /models`` list instead of the providers', fe
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from freeact_tui.project.project_env import EMPTY
 from freeact_tui.store.sessions import SessionStore
 from freeact_tui.tui.screens.picker import PickerItem, PickerLoadError, PickerScreen
 
@@ -103,7 +104,7 @@ def model_items(config: Config, current: str | None) -> list[PickerItem]:
 
     return [
         PickerItem(c.name, c.name, c.detail, current=c.name == current)
-        for c in offline_choices(config.model, config.base_url, current)
+        for c in offline_choices(config.model, config.base_url, current, config.provider_keys)
     ]
 
 
@@ -114,7 +115,7 @@ def model_picker(config: Config, current: str | None) -> PickerScreen:
     if base_url:
 
         async def more() -> list[PickerItem]:
-            names = await server_models(base_url, config.api_key_env, SERVER_TIMEOUT)
+            names = await server_models(base_url, config.api_key_env, SERVER_TIMEOUT, config.provider_keys)
             return [
                 PickerItem(name, name, f"served at {base_url}", current=name == current) for name in names
             ]
@@ -125,7 +126,12 @@ def model_picker(config: Config, current: str | None) -> PickerScreen:
     )
 
 
-async def server_models(base_url: str, api_key_env: str | None, seconds: float = SERVER_TIMEOUT) -> list[str]:
+async def server_models(
+    base_url: str,
+    api_key_env: str | None,
+    seconds: float = SERVER_TIMEOUT,
+    project_keys: Mapping[str, str] = EMPTY,
+) -> list[str]:
     """The model ids an OpenAI-compatible server lists at ``GET {base_url}/models``.
 
     Raises:
@@ -135,6 +141,6 @@ async def server_models(base_url: str, api_key_env: str | None, seconds: float =
     from freeact_tui.agent import model_choices
 
     try:
-        return await model_choices.server_models(base_url, api_key_env, seconds)
+        return await model_choices.server_models(base_url, api_key_env, seconds, project_keys)
     except model_choices.ModelListError as exc:
         raise PickerLoadError(str(exc)) from None

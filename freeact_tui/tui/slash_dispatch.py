@@ -140,7 +140,10 @@ def model_problem(chat: MainScreen, model: str) -> str | None:
     from freeact_tui.agent.models import ModelSetupError, resolve_model
 
     try:
-        resolve_model(model, base_url=chat.host.config.base_url, api_key_env=chat.host.config.api_key_env)
+        config = chat.host.config
+        resolve_model(
+            model, base_url=config.base_url, api_key_env=config.api_key_env, project_keys=config.provider_keys
+        )
     except ModelSetupError as exc:
         return str(exc)
     return None

@@ -83,11 +83,9 @@ def test_a_project_env_waits_for_trust_and_never_redirects_keys(
     load_config()
     assert "FREEACT_TUI_T_PLAIN" not in os.environ
     config = load_config(trust_project=True)
-    try:
-        assert os.environ.get("FREEACT_TUI_T_PLAIN") == "1" and "OPENAI_BASE_URL" not in os.environ
-        assert any("OPENAI_BASE_URL" in n and ".env" in n for n in config.notices)
-    finally:
-        os.environ.pop("FREEACT_TUI_T_PLAIN", None)
+    assert config.project_env.get("FREEACT_TUI_T_PLAIN") == "1" and "OPENAI_BASE_URL" not in config.project_env
+    assert "FREEACT_TUI_T_PLAIN" not in os.environ and "OPENAI_BASE_URL" not in os.environ
+    assert any("OPENAI_BASE_URL" in n and ".env" in n for n in config.notices)
 
 
 def test_the_trusted_folders_list_is_private_and_a_changed_file_asks_again(tmp_path: Path) -> None:

@@ -114,14 +114,12 @@ def test_env_file_is_loaded_from_the_working_dir_up_without_overriding(
     monkeypatch.chdir(tmp_path / "a" / "b")
     monkeypatch.delenv("FREEACT_TUI_T_NEW", raising=False)
     monkeypatch.setenv("FREEACT_TUI_T_SET", "from-shell")
-    try:
-        assert load_env_file() is None  # a project's .env waits for the folder to be trusted
-        assert "FREEACT_TUI_T_NEW" not in os.environ
-        load_config(trust_project=True)
-        assert os.environ["FREEACT_TUI_T_NEW"] == "from-file"
-        assert os.environ["FREEACT_TUI_T_SET"] == "from-shell"
-    finally:
-        os.environ.pop("FREEACT_TUI_T_NEW", None)
+    assert load_env_file() is None  # a project's .env waits for the folder to be trusted
+    assert "FREEACT_TUI_T_NEW" not in os.environ
+    config = load_config(trust_project=True)
+    assert config.project_env["FREEACT_TUI_T_NEW"] == "from-file"  # read, up from the working dir
+    assert "FREEACT_TUI_T_NEW" not in os.environ  # never written into the app's own process
+    assert os.environ["FREEACT_TUI_T_SET"] == "from-shell"
 
 
 def test_cli_lists_and_refuses_unknown_ids_in_a_freeact_project(project: Path) -> None:

@@ -16,7 +16,7 @@ from pydantic_ai.messages import ModelRequest, UserPromptPart
 from freeact_tui.project import trust
 from freeact_tui.project.config import Config, load_config
 from freeact_tui.project.env_policy import refusal
-from freeact_tui.project.policy import load_project_env
+from freeact_tui.project.project_env import read_project_env
 from freeact_tui.project.review import review
 from freeact_tui.project.skills import available_skills
 
@@ -157,9 +157,11 @@ def test_a_project_env_may_not_set_security_settings(
     env = tmp_path / ".env"
     env.write_text(f"{name}=planted\nMY_TOOL_FLAG=1\n")
     notices: list[str] = []
-    load_project_env(env, notices)
-    assert os.environ.get(name) != "planted"
-    assert os.environ["MY_TOOL_FLAG"] == "1"
+    before = dict(os.environ)
+    project = read_project_env(env, notices)
+    assert dict(os.environ) == before  # nothing of a project's .env enters the app's process
+    assert name not in project
+    assert project["MY_TOOL_FLAG"] == "1"
     assert len(notices) == 1 and name in notices[0] and "ignored" in notices[0]
     assert refusal(name.lower()) is not None  # names are matched whatever their case
 

@@ -411,6 +411,9 @@ class DockerExecutor(KernelExecutor):
     """
 
     use_kernel_venv = False  # its kernels do not see the host's file system
+    guards_planted_names = True
+    """The folder is bind-mounted read-write below its read-only protected names: each action's writes to
+    names that configure code, at any depth, are undone (``planted``), as in the sandbox."""
 
     def __init__(
         self,

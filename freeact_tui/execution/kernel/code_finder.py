@@ -213,29 +213,34 @@ class GeneratedFinder(importlib.abc.MetaPathFinder):
 
 
 class TopLevel(importlib.abc.MetaPathFinder):
-    """The root's top-level names (``mcptools``, ``gentools``), after every installed module."""
+    """The app's own top-level packages of the root (``packages``: ``mcptools``, ``gentools``), after every
+    installed module; any other top-level name there (``json.py``, ``requests/``) is never served."""
 
-    def __init__(self, finder: GeneratedFinder) -> None:
+    def __init__(self, finder: GeneratedFinder, packages: Sequence[str]) -> None:
         self.finder = finder
+        self.packages = frozenset(packages)
         self.freeact_generated_root = finder.root
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        return self.finder.spec_in(fullname, [self.finder.root]) if path is None else None
+        if path is not None or fullname not in self.packages:
+            return None
+        return self.finder.spec_in(fullname, [self.finder.root])
 
 
-def install(root: str, manifest: str) -> GeneratedFinder:
+def install(root: str, manifest: str, packages: Sequence[str]) -> GeneratedFinder:
     """Install the finder of ``root`` (checked against the manifest file ``manifest``) in this interpreter.
 
     Returns the finder (an earlier one of the same root is replaced). Modules of packages under ``root``
-    are found by it first; a top-level name comes from ``root`` only after the installed ones.
+    are found by it first; a top-level name comes from ``root`` only when it is one of ``packages`` (the
+    app's generated layout, ``project.generated_layout.APP_PACKAGES``), and only after the installed ones.
     """
     for entry in list(sys.meta_path):  # one finder per root: a second start-up replaces the first
         if getattr(entry, "freeact_generated_root", None) == os.path.abspath(root):
             sys.meta_path.remove(entry)
     finder = GeneratedFinder(root, manifest)
     sys.meta_path.insert(0, finder)
-    sys.meta_path.append(TopLevel(finder))
+    sys.meta_path.append(TopLevel(finder, packages))
     sys.path[:] = [p for p in sys.path if not p or not finder.under(p)]
     return finder

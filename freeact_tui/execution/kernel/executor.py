@@ -103,6 +103,10 @@ class KernelExecutor:
     # Kernels run from a kernel environment layered over the app's (see ``kernel_venv``); a backend
     # whose kernels cannot see the host's file system turns it off.
     use_kernel_venv = True
+    guards_planted_names = False
+    """Whether each action's writes to names that configure code, at any depth of the folder, are undone
+    (``isolation.planted.PlantGuard``): True for every isolated backend, whose code writes the folder with
+    no approval of each effect (a local kernel's effects are approved one by one)."""
 
     def __init__(
         self,

@@ -36,6 +36,7 @@ from freeact_tui.execution.deferred_imports import DEFER_SOURCE
 from freeact_tui.execution.kernel import code_finder
 from freeact_tui.execution.kernel.folder_imports import folder_imports_code
 from freeact_tui.gitrun import KERNEL_SETTINGS
+from freeact_tui.project.generated_layout import APP_PACKAGES
 from freeact_tui.shell.programs import NO_EXT_DIFF
 
 # Written to stdout right before each `!cmd` approval request: approvals travel on another channel
@@ -226,11 +227,12 @@ CODE_PATHS_ENV = "FREEACT_GENERATED_CODE"
 
 def generated_import_code(root: str, manifest: str) -> str:
     """Start-up code that installs the kernel's finder of generated code (``code_finder``): the app's own
-    source, run in a scratch namespace, never anything of the project."""
+    source, run in a scratch namespace, never anything of the project; it serves only the app's own
+    top-level packages (``generated_layout.APP_PACKAGES``)."""
     source = Path(code_finder.__file__).read_text(encoding="utf-8")
     return (
         "_freeact_ns = {'__name__': '_freeact_code_finder'}\n"
         f"exec(compile({source!r}, '<freeact-tui code finder>', 'exec'), _freeact_ns)\n"
-        f"_freeact_ns['install']({root!r}, {manifest!r})\n"
+        f"_freeact_ns['install']({root!r}, {manifest!r}, {APP_PACKAGES!r})\n"
         "del _freeact_ns\n"
     )

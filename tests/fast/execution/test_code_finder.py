@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import importlib.util
 import itertools
+import keyword
 import os
 import sys
 import tempfile
@@ -21,12 +23,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from freeact_tui.execution.kernel import code_finder
 from freeact_tui.project import trust, trusted
 from freeact_tui.project.code_manifest import CodeManifest
+from freeact_tui.project.generated_layout import APP_PACKAGES
 from tests.planted import plant_pyc
 
 _names = itertools.count()
@@ -60,7 +63,7 @@ def _generated_tree() -> Iterator[tuple[Path, Path, str]]:
             path.write_text(_trusted_source(module))
         trust.trust(trust.check(folder))
         manifest = CodeManifest(root, Path(tmp) / "manifests")
-        finder = code_finder.install(str(root), str(manifest.open()))
+        finder = code_finder.install(str(root), str(manifest.open()), [package])
         try:
             yield folder, root, package
         finally:
@@ -155,7 +158,7 @@ def test_an_unchecked_root_loads_from_source_never_from_a_planted_pyc(tmp_path: 
     (root / package / "__init__.py").write_text("VALUE = 'source'\n")
     plant_pyc(root / package / "__init__.py", _PLANTED)
     manifest = CodeManifest(root, tmp_path / "manifests")
-    finder = code_finder.install(str(root), str(manifest.open()))
+    finder = code_finder.install(str(root), str(manifest.open()), [package])
     try:
         assert getattr(_import(package), "VALUE") == "source"  # noqa: B009
         assert "_freeact_planted" not in builtins.__dict__
@@ -186,7 +189,7 @@ def test_the_apps_own_files_still_import_after_the_next_check(tmp_path: Path) ->
     trusted.forget(folder)
     assert trust.check(folder).status == "trusted"  # the next start
     manifest = CodeManifest(root, tmp_path / "manifests")
-    finder = code_finder.install(str(root), str(manifest.open()))
+    finder = code_finder.install(str(root), str(manifest.open()), [package])
     try:
         assert getattr(_import(f"{package}.sub.mod_b"), "VALUE", None) == "sub.mod_b"
     finally:
@@ -197,3 +200,45 @@ def test_the_apps_own_files_still_import_after_the_next_check(tmp_path: Path) ->
         for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
             del sys.modules[name]
         trusted.forget(folder)
+
+
+_TOP_NAMES = st.one_of(
+    st.sampled_from([*APP_PACKAGES, "json", "requests", "sitecustomize", "usercustomize", "numpy", "pandas"]),
+    st.from_regex(r"\A[A-Za-z_][A-Za-z0-9_]{0,15}\Z").filter(lambda n: not keyword.iskeyword(n)),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=_TOP_NAMES, as_package=st.booleans())
+def test_only_the_apps_own_packages_are_served_as_top_level_names(name: str, as_package: bool) -> None:
+    """A trusted file of any other top-level name in the generated root (``json.py``, ``requests/``, a
+    random name) is never imported from there: only ``generated_layout.APP_PACKAGES`` are served."""
+    assume(name not in sys.modules and importlib.util.find_spec(name) is None or name in APP_PACKAGES)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp).resolve() / "proj"
+        root = folder / ".freeact" / "generated"
+        path = root / name / "__init__.py" if as_package else root / f"{name}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_PLANTED)
+        trust.trust(trust.check(folder))
+        manifest = CodeManifest(root, Path(tmp) / "manifests")
+        finder = code_finder.install(str(root), str(manifest.open()), APP_PACKAGES)
+        try:
+            importlib.invalidate_caches()
+            try:
+                module = importlib.import_module(name)
+            except ModuleNotFoundError:
+                module = None
+            if name in APP_PACKAGES:
+                assert module is not None and getattr(module, "VALUE", None) == "planted"  # trusted, the app's
+            else:
+                assert module is None, f"{name} was served from the generated root"
+                assert "_freeact_planted" not in builtins.__dict__
+        finally:
+            manifest.close()
+            sys.meta_path[:] = [
+                f for f in sys.meta_path if getattr(f, "freeact_generated_root", None) != finder.root
+            ]
+            sys.modules.pop(name, None)
+            trusted.forget(folder)
+            builtins.__dict__.pop("_freeact_planted", None)

@@ -84,7 +84,7 @@ def test_a_trusted_projects_env_never_reaches_textual(
     """The reported case: ``TEXTUAL_PRESS`` in a trusted project's ``.env`` pressed ``y`` in an approval."""
     import os
 
-    from freeact_tui.project.policy import load_project_env
+    from freeact_tui.project.project_env import read_project_env
 
     for name in REPORTED:
         monkeypatch.delenv(name, raising=False)
@@ -94,7 +94,8 @@ def test_a_trusted_projects_env_never_reaches_textual(
     )
     monkeypatch.delenv("MY_SETTING", raising=False)
     notices: list[str] = []
-    load_project_env(env, notices)
-    assert not [name for name in REPORTED if name in os.environ]
-    assert os.environ.get("MY_SETTING") == "1"  # the project's own settings still apply
+    project = read_project_env(env, notices)
+    assert not [name for name in REPORTED if name in os.environ or name in project]
+    assert "MY_SETTING" not in os.environ  # a project's .env never enters the app's process
+    assert project.get("MY_SETTING") == "1"  # the project's own settings still apply where read
     assert len([n for n in notices if "is ignored" in n]) == len(REPORTED)

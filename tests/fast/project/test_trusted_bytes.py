@@ -89,6 +89,7 @@ def _use(folder: Path) -> tuple[str, list[str]]:
     refusals: list[str] = []
     try:
         config = load_config(None, {"working_dir": str(folder)}, cwd=folder)
+        used.append(config.project_env.get(ENV_NAME, ""))  # read once, never into os.environ
         used.append(repr(config.mcp_servers))
         used += config.notices
         agent = Agent.from_config(config, model="test", eager_kernel=False)
@@ -99,7 +100,7 @@ def _use(folder: Path) -> tuple[str, list[str]]:
         used += [f"{r.effect} {r.kind}: {r.pattern}" for r in rules_for(folder).rules()]
     except FreeactConfigError as exc:
         refusals.append(str(exc))
-    used.append(os.environ.get(ENV_NAME, ""))
+    assert ENV_NAME not in os.environ
     return "\n".join(used), refusals
 
 
