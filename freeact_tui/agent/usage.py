@@ -89,6 +89,8 @@ def estimate_response(response: ModelResponse) -> int:
 def usage_record(usage: UsageUpdate) -> dict[str, Any]:
     """The response metadata that keeps ``usage`` in the session file (estimates are not in ``response.usage``)."""
     record: dict[str, Any] = {"in": usage.input_tokens, "out": usage.output_tokens}
+    if usage.requests != 1:  # a retried request: every try was sent (restored as sent)
+        record["requests"] = usage.requests
     if usage.cost_usd is not None:
         record["cost"] = usage.cost_usd
     if usage.estimated:
@@ -104,15 +106,37 @@ def stored_usage(message: ModelMessage) -> UsageUpdate | None:
     record = meta.get(USAGE_KEY)
     if isinstance(record, dict) and isinstance(record.get("in"), int) and isinstance(record.get("out"), int):
         cost = record.get("cost")
+        requests = sane_count(record.get("requests", 1)) or 1  # a retried request: each try was sent
         return UsageUpdate(
             sane_count(record["in"]),
             sane_count(record["out"]),
-            1,
+            requests,
             float(cost) if isinstance(cost, int | float) else None,
             estimated=record.get("estimated") is True,
         )
     usage = sane_usage(message).usage
     return UsageUpdate(usage.input_tokens, usage.output_tokens, 1)
+
+
+class SentRequests:
+    """The requests one model call sent (``model_call.request_response``'s ``on_sent``): each try counts,
+    whatever became of its reply. The one way a request is counted, so usage is what was sent to the
+    provider, never what the history kept (a cut, cancelled, failed or rolled-back reply still cost it)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self) -> None:
+        self.count += 1
+
+    def unanswered(self, exc: BaseException) -> UsageUpdate:
+        """The usage of a call that ended on ``exc`` with no reply: its requests, and the tokens of the
+        part of a reply it showed where the provider reported them (a cut stream rarely does)."""
+        partial = getattr(exc, "partial", None)
+        if isinstance(partial, ModelResponse):
+            usage = sane_usage(partial).usage
+            return UsageUpdate(usage.input_tokens, usage.output_tokens, self.count)
+        return UsageUpdate(0, 0, self.count)
 
 
 class UsageMeter:
@@ -127,21 +151,24 @@ class UsageMeter:
         self.estimated = False
 
     @staticmethod
-    def of_response(response: ModelResponse, estimated_input: int | None = None) -> UsageUpdate:
-        """The usage of one model response (its cost when the model's prices are known).
+    def of_response(
+        response: ModelResponse, estimated_input: int | None = None, *, requests: int = 1
+    ) -> UsageUpdate:
+        """The usage of one model response (its cost when the model's prices are known); ``requests``:
+        the requests sent for it (``SentRequests``: a retried request was sent more than once).
 
         When the server reported none (no ``usage`` in the stream), the counts are estimates:
         ``estimated_input`` for the request, the response's own text for the output.
         """
         usage = response.usage
         if not usage.input_tokens and not usage.output_tokens and estimated_input is not None:
-            return UsageUpdate(estimated_input, estimate_response(response), 1, None, estimated=True)
+            return UsageUpdate(estimated_input, estimate_response(response), requests, None, estimated=True)
         cost: float | None = None
         try:
             cost = float(response.cost().total_price)
         except Exception:  # unknown model or no usage: cost stays unknown
             pass
-        return UsageUpdate(usage.input_tokens or 0, usage.output_tokens or 0, 1, cost)
+        return UsageUpdate(usage.input_tokens or 0, usage.output_tokens or 0, requests, cost)
 
     def restore(self, messages: Iterable[ModelMessage]) -> None:
         """Count in the usage stored with past responses (a resumed session goes on from its totals)."""
@@ -174,6 +201,7 @@ class UsageMeter:
 
 __all__ = [
     "MAX_TOKENS",
+    "SentRequests",
     "UsageMeter",
     "estimate_response",
     "estimate_tokens",
