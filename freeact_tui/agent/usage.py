@@ -11,13 +11,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.usage import RequestUsage
 
 from freeact_tui.events import UsageUpdate
+from freeact_tui.store.event_record import event_of, withdrawn_messages
 from freeact_tui.store.prompt_record import USAGE_KEY
 
 CHARS_PER_TOKEN = 4
@@ -98,12 +99,8 @@ def usage_record(usage: UsageUpdate) -> dict[str, Any]:
     return {USAGE_KEY: record}
 
 
-def stored_usage(message: ModelMessage) -> UsageUpdate | None:
-    """The usage counted for a stored response: the app's record, else the provider's counts (freeact's)."""
-    if not isinstance(message, ModelResponse):
-        return None
-    meta = message.metadata if isinstance(message.metadata, dict) else {}
-    record = meta.get(USAGE_KEY)
+def _of_record(record: object) -> UsageUpdate | None:
+    """The usage a record of ``usage_record`` keeps (``None``: no such record)."""
     if isinstance(record, dict) and isinstance(record.get("in"), int) and isinstance(record.get("out"), int):
         cost = record.get("cost")
         requests = sane_count(record.get("requests", 1)) or 1  # a retried request: each try was sent
@@ -114,8 +111,34 @@ def stored_usage(message: ModelMessage) -> UsageUpdate | None:
             float(cost) if isinstance(cost, int | float) else None,
             estimated=record.get("estimated") is True,
         )
+    return None
+
+
+def stored_usage(message: ModelMessage) -> UsageUpdate | None:
+    """The usage counted for a stored response: the app's record, else the provider's counts (freeact's)."""
+    if not isinstance(message, ModelResponse):
+        return None
+    meta = message.metadata if isinstance(message.metadata, dict) else {}
+    recorded = _of_record(meta.get(USAGE_KEY))
+    if recorded is not None:
+        return recorded
     usage = sane_usage(message).usage
     return UsageUpdate(usage.input_tokens, usage.output_tokens, 1)
+
+
+def spent_usage(message: ModelMessage) -> Iterator[UsageUpdate]:
+    """What was sent and is in no stored response: an error record's request that left no reply
+    (``spent``) and the responses its rollback withdrew from the history (sent all the same)."""
+    event = event_of(message)
+    if event is None or event.get("kind") != "error":
+        return
+    spent = _of_record(event.get("spent"))
+    if spent is not None:
+        yield spent
+    for withdrawn in withdrawn_messages(event):
+        usage = stored_usage(withdrawn)
+        if usage is not None:
+            yield usage
 
 
 class SentRequests:
@@ -176,6 +199,8 @@ class UsageMeter:
             usage = stored_usage(message)
             if usage is not None:
                 self.add(usage)
+            for spent in spent_usage(message):  # sent, though the history kept no reply of it
+                self.add(spent)
 
     def add(self, usage: UsageUpdate) -> UsageUpdate:
         """Count ``usage`` in; return the new totals."""
@@ -207,6 +232,7 @@ __all__ = [
     "estimate_tokens",
     "sane_count",
     "sane_usage",
+    "spent_usage",
     "stored_usage",
     "usage_record",
 ]

@@ -54,8 +54,11 @@ def server_model(server: FakeOpenAI) -> object:
     return resolve_model("fake-model", base_url=server.url)
 
 
-async def play(server: FakeOpenAI, tmp_path: Path, replies: list[ReplySpec]) -> tuple[int, list[UsageUpdate]]:
-    """Every scripted reply taken, turn after turn; the agent's request count and its usage events."""
+async def play(
+    server: FakeOpenAI, tmp_path: Path, replies: list[ReplySpec]
+) -> tuple[int, list[UsageUpdate], UsageUpdate]:
+    """Every scripted reply taken, turn after turn; the agent's request count, its usage events, and the
+    usage the session shows when resumed."""
     server.reset()
     server.script(*replies)
     agent = make_agent(server_model(server), None, tmp_path, eager_kernel=False)  # type: ignore[arg-type]
@@ -67,7 +70,10 @@ async def play(server: FakeOpenAI, tmp_path: Path, replies: list[ReplySpec]) -> 
             events += await turn(agent, "go")
     finally:
         await agent.stop()
-    return agent.usage.requests, of(events, UsageUpdate)
+    resumed = make_agent(server_model(server), None, tmp_path, eager_kernel=False, session_id=agent.session_id)  # type: ignore[arg-type]
+    async with resumed:
+        restored = resumed.usage
+    return agent.usage.requests, of(events, UsageUpdate), restored
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
@@ -76,9 +82,11 @@ def test_requests_counted_are_the_requests_the_server_received(
     fake_openai: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory, replies: list[ReplySpec]
 ) -> None:
     tmp_path = tmp_path_factory.mktemp("usage")
-    requests, usage = asyncio.run(play(fake_openai, tmp_path, replies))
+    requests, usage, restored = asyncio.run(play(fake_openai, tmp_path, replies))
     assert requests == fake_openai.count >= len(replies)  # a retry past the script is answered HTTP 400
     assert usage[-1].requests == requests  # the event every front end shows (/cost, ACP usage_update)
+    assert restored.requests == requests  # and the session resumed: counted from what was sent, not kept
+    assert (restored.input_tokens, restored.output_tokens) == (usage[-1].input_tokens, usage[-1].output_tokens)
     answered = [r for r in replies if isinstance(r, Reply) and r.usage is not None]
     assert usage[-1].input_tokens >= sum(r.usage[0] for r in answered if r.usage)  # reported tokens counted
 

@@ -53,7 +53,8 @@ class ModelStep:
             )
         except BaseException as exc:  # cut, failed, cancelled: what was sent is counted all the same
             if sent.count:
-                self.add_usage(sent.unanswered(exc))
+                state.unanswered = sent.unanswered(exc)
+                self.add_usage(state.unanswered)
             raise
         finally:
             state.in_model = False
