@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+import httpx
 from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelConnectionError,
@@ -113,10 +114,16 @@ async def request_response(
     emit: Callable[[AgentEvent], None],
     ids: dict[str, Any],
     on_progress: Callable[[Callable[[], ModelResponse]], None],
+    on_sent: Callable[[], None],
     idle_timeout: float = IDLE_TIMEOUT,
     max_calls: int | None = None,
 ) -> ModelResponse:
     """Stream one model response, emitting thoughts and text as they come.
+
+    ``on_sent`` is called once for every request sent to the provider (each try: a retried request is
+    sent again), whatever becomes of its reply — answered, cut, failed, cancelled; usage counts what was
+    sent, never only what the history keeps (``usage.SentRequests``). A try that never reached the
+    server (the connection was refused) is not counted.
 
     ``max_calls``: the stream is closed once the reply starts a tool call past it (the reply then ends
     with that call, cut): a reply of thousands of calls cost quadratic time inside the model library
@@ -138,6 +145,7 @@ async def request_response(
     server = model_server(model)
     for number in range(attempts + 1):
         attempt = _Attempt(number, number >= attempts, RETRY_DELAYS[number] if number < attempts else 0.0)
+        sent = True
         try:
             waiting = _waiting_announcer(emit, ids, idle_timeout)
             async with _idle_guard(idle_timeout, waiting) as guard:
@@ -162,10 +170,27 @@ async def request_response(
             OSError,
             TimeoutError,
         ) as exc:
+            sent = not never_sent(exc)
             reason, delay = _retry_or_raise(exc, attempt, server, idle_timeout)
+        finally:
+            if sent:
+                on_sent()
         emit(ModelRetry(reason, number + 1, attempts, delay, **ids))
         await asyncio.sleep(delay)
     raise ModelCallError("The model request failed.")  # pragma: no cover - the loop always returns or raises
+
+
+def never_sent(exc: BaseException) -> bool:
+    """The request never reached the server: the connection could not be made (anywhere in the chain of
+    causes: the client stack wraps it)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, httpx.ConnectError | ConnectionRefusedError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 @dataclass

@@ -11,13 +11,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.usage import RequestUsage
 
 from freeact_tui.events import UsageUpdate
+from freeact_tui.store.event_record import event_of, withdrawn_messages
 from freeact_tui.store.prompt_record import USAGE_KEY
 
 CHARS_PER_TOKEN = 4
@@ -89,6 +90,8 @@ def estimate_response(response: ModelResponse) -> int:
 def usage_record(usage: UsageUpdate) -> dict[str, Any]:
     """The response metadata that keeps ``usage`` in the session file (estimates are not in ``response.usage``)."""
     record: dict[str, Any] = {"in": usage.input_tokens, "out": usage.output_tokens}
+    if usage.requests != 1:  # a retried request: every try was sent (restored as sent)
+        record["requests"] = usage.requests
     if usage.cost_usd is not None:
         record["cost"] = usage.cost_usd
     if usage.estimated:
@@ -96,23 +99,67 @@ def usage_record(usage: UsageUpdate) -> dict[str, Any]:
     return {USAGE_KEY: record}
 
 
+def _of_record(record: object) -> UsageUpdate | None:
+    """The usage a record of ``usage_record`` keeps (``None``: no such record)."""
+    if isinstance(record, dict) and isinstance(record.get("in"), int) and isinstance(record.get("out"), int):
+        cost = record.get("cost")
+        requests = sane_count(record.get("requests", 1)) or 1  # a retried request: each try was sent
+        return UsageUpdate(
+            sane_count(record["in"]),
+            sane_count(record["out"]),
+            requests,
+            float(cost) if isinstance(cost, int | float) else None,
+            estimated=record.get("estimated") is True,
+        )
+    return None
+
+
 def stored_usage(message: ModelMessage) -> UsageUpdate | None:
     """The usage counted for a stored response: the app's record, else the provider's counts (freeact's)."""
     if not isinstance(message, ModelResponse):
         return None
     meta = message.metadata if isinstance(message.metadata, dict) else {}
-    record = meta.get(USAGE_KEY)
-    if isinstance(record, dict) and isinstance(record.get("in"), int) and isinstance(record.get("out"), int):
-        cost = record.get("cost")
-        return UsageUpdate(
-            sane_count(record["in"]),
-            sane_count(record["out"]),
-            1,
-            float(cost) if isinstance(cost, int | float) else None,
-            estimated=record.get("estimated") is True,
-        )
+    recorded = _of_record(meta.get(USAGE_KEY))
+    if recorded is not None:
+        return recorded
     usage = sane_usage(message).usage
     return UsageUpdate(usage.input_tokens, usage.output_tokens, 1)
+
+
+def spent_usage(message: ModelMessage) -> Iterator[UsageUpdate]:
+    """What was sent and is in no stored response: an error record's request that left no reply
+    (``spent``) and the responses its rollback withdrew from the history (sent all the same)."""
+    event = event_of(message)
+    if event is None or event.get("kind") != "error":
+        return
+    spent = _of_record(event.get("spent"))
+    if spent is not None:
+        yield spent
+    for withdrawn in withdrawn_messages(event):
+        usage = stored_usage(withdrawn)
+        if usage is not None:
+            yield usage
+
+
+class SentRequests:
+    """The requests one model call sent (``model_call.request_response``'s ``on_sent``): each try counts,
+    whatever became of its reply. The one way a request is counted, so usage is what was sent to the
+    provider, never what the history kept (a cut, cancelled, failed or rolled-back reply still cost it)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self) -> None:
+        self.count += 1
+
+    def unanswered(self, exc: BaseException) -> UsageUpdate:
+        """The usage of a call that ended on ``exc`` with no reply: its requests, and the tokens of the
+        part of a reply it showed where the provider reported them (a cut stream rarely does)."""
+        partial = getattr(exc, "partial", None)
+        if isinstance(partial, ModelResponse):
+            usage = sane_usage(partial).usage
+            return UsageUpdate(usage.input_tokens, usage.output_tokens, self.count)
+        return UsageUpdate(0, 0, self.count)
 
 
 class UsageMeter:
@@ -127,21 +174,24 @@ class UsageMeter:
         self.estimated = False
 
     @staticmethod
-    def of_response(response: ModelResponse, estimated_input: int | None = None) -> UsageUpdate:
-        """The usage of one model response (its cost when the model's prices are known).
+    def of_response(
+        response: ModelResponse, estimated_input: int | None = None, *, requests: int = 1
+    ) -> UsageUpdate:
+        """The usage of one model response (its cost when the model's prices are known); ``requests``:
+        the requests sent for it (``SentRequests``: a retried request was sent more than once).
 
         When the server reported none (no ``usage`` in the stream), the counts are estimates:
         ``estimated_input`` for the request, the response's own text for the output.
         """
         usage = response.usage
         if not usage.input_tokens and not usage.output_tokens and estimated_input is not None:
-            return UsageUpdate(estimated_input, estimate_response(response), 1, None, estimated=True)
+            return UsageUpdate(estimated_input, estimate_response(response), requests, None, estimated=True)
         cost: float | None = None
         try:
             cost = float(response.cost().total_price)
         except Exception:  # unknown model or no usage: cost stays unknown
             pass
-        return UsageUpdate(usage.input_tokens or 0, usage.output_tokens or 0, 1, cost)
+        return UsageUpdate(usage.input_tokens or 0, usage.output_tokens or 0, requests, cost)
 
     def restore(self, messages: Iterable[ModelMessage]) -> None:
         """Count in the usage stored with past responses (a resumed session goes on from its totals)."""
@@ -149,6 +199,8 @@ class UsageMeter:
             usage = stored_usage(message)
             if usage is not None:
                 self.add(usage)
+            for spent in spent_usage(message):  # sent, though the history kept no reply of it
+                self.add(spent)
 
     def add(self, usage: UsageUpdate) -> UsageUpdate:
         """Count ``usage`` in; return the new totals."""
@@ -174,11 +226,13 @@ class UsageMeter:
 
 __all__ = [
     "MAX_TOKENS",
+    "SentRequests",
     "UsageMeter",
     "estimate_response",
     "estimate_tokens",
     "sane_count",
     "sane_usage",
+    "spent_usage",
     "stored_usage",
     "usage_record",
 ]

@@ -288,13 +288,24 @@ class RunRecord:
             return "error"
         return "answered"
 
+    @property
+    def final_answer(self) -> str:
+        """The answer the turn ended with, or ``""``: a turn that ended without one (stalled, max_turns,
+        refused, interrupted, an error) has none, whatever the model wrote on the way (a code block, the
+        text beside a call); its status and errors say why. A reply cut short is its answer as far as it
+        went (its status says it is incomplete). The one reading of the answer for every output format."""
+        status = self.status
+        stop = self.last_reply.stop
+        ended_on_it = status == "answered" or (stop is not None and status == stop.status)
+        return self.answer if ended_on_it and said(self.answer) else ""  # thinking only is no answer
+
     def result_object(self) -> dict[str, Any]:
         """The ``json`` output (also the last ``stream-json`` line, with ``"type": "result"``)."""
         return {
             "v": STREAM_SCHEMA_VERSION,
             "status": self.status,
             "exit_code": EXIT_CODES[self.status],
-            "answer": self.answer if said(self.answer) else "",  # thinking only is no answer
+            "answer": self.final_answer,
             "session_id": self.session_id,
             "usage": {k: v for k, v in self.usage.items() if k != "cost_usd"},
             "cost_usd": self.usage.get("cost_usd"),
@@ -477,9 +488,9 @@ class HeadlessRun:
             self._line(record.result_object())
         elif self.output_format == "stream-json":
             self._line({**record.result_object(), "type": "result"})
-        elif status == "answered" or (cut_short and said(record.answer)):
+        elif record.final_answer:
             # a reply cut short is printed as far as it went; the line on stderr says it is incomplete
-            answer = record.answer.rstrip("\n")
+            answer = record.final_answer.rstrip("\n")
             # At a terminal the model's text is shown, never obeyed (escape sequences made visible);
             # into a pipe or file it goes as written.
             self.out.write((visible(answer) if _is_terminal(self.out) else answer) + "\n")

@@ -27,14 +27,19 @@ IMAGE_NOTE = "\n[image saved: "
 """Starts the line that names an image of a code action in its result for the model (``actions/code.py``)."""
 
 
-def error_record(kind: str, message: str, withdrawn: Sequence[ModelMessage] = ()) -> ModelRequest:
-    """The record of a turn that ended on an error (``AgentError``'s ``kind`` and ``message``)."""
+def error_record(
+    kind: str, message: str, withdrawn: Sequence[ModelMessage] = (), *, spent: dict[str, Any] | None = None
+) -> ModelRequest:
+    """The record of a turn that ended on an error (``AgentError``'s ``kind`` and ``message``); ``spent``:
+    the usage record of a request that left no reply (``agent/usage.py`` counts it on resume)."""
     from pydantic_ai.messages import ModelRequest
     from pydantic_core import to_jsonable_python
 
     event: dict[str, Any] = {"kind": "error", "error": kind, "message": message}
     if withdrawn:
         event["withdrawn"] = to_jsonable_python(list(withdrawn), bytes_mode="base64")
+    if spent is not None:
+        event["spent"] = spent
     return ModelRequest(parts=[], metadata={EVENT_KEY: event})
 
 

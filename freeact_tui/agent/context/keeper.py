@@ -48,7 +48,7 @@ from freeact_tui.agent.context.window import (
 from freeact_tui.agent.model_call import ModelCallError, request_response
 from freeact_tui.agent.recorder import Recorder
 from freeact_tui.agent.runtime import Runtime
-from freeact_tui.agent.usage import UsageMeter
+from freeact_tui.agent.usage import SentRequests, UsageMeter
 from freeact_tui.events import AgentEvent, Compacted, Compacting, ContextUpdate, ModelRetry, UsageUpdate
 from freeact_tui.store.compaction import SUMMARY_HEADER, CompactionInfo, CompactionTiming, head_message
 
@@ -279,6 +279,7 @@ class ContextKeeper:
             messages: list[ModelMessage] = [
                 ModelRequest(parts=[SystemPromptPart(SUMMARY_INSTRUCTION), UserPromptPart(ask)])
             ]
+            sent = SentRequests()
             try:
                 response = await request_response(
                     self.runtime.model,
@@ -288,10 +289,15 @@ class ContextKeeper:
                     emit=self._forward_retry,
                     ids={"agent_id": self.agent_id},
                     on_progress=lambda _: None,
+                    on_sent=sent,
                 )
-            except ModelCallError as exc:
-                raise CompactionError(f"The context could not be compacted: {exc}") from exc
-            usage = UsageMeter.of_response(response)
+            except BaseException as exc:  # what was sent is counted all the same
+                if sent.count:
+                    self.add_usage(sent.unanswered(exc))
+                if isinstance(exc, ModelCallError):
+                    raise CompactionError(f"The context could not be compacted: {exc}") from exc
+                raise
+            usage = UsageMeter.of_response(response, requests=sent.count)
             self.add_usage(usage)
             tokens_in += usage.input_tokens
             tokens_out += usage.output_tokens

@@ -24,8 +24,9 @@ the user's messages, the outputs of actions, the code of actions without its com
   the request echoed back — decided by overlap: most of the reply's word trigrams occur in those
   texts. Outputs of actions are not the app's text (an answer may quote them).
 - ``unchecked_numbers``: numbers of the reply (two or more digits, or a decimal) that no output of
-  the turn holds, nor its request or the code's literals (comments are not read), and that are no
-  simple derivation of them — all read by ``numbers.py``, the one number reader, and compared as
+  the turn holds, nor its request, and that are no simple derivation of them (the code's literals
+  ground nothing: they are the model's own writing, as its reply is — ``x = 10982432`` then
+  "10,982,432" states what no output showed) — all read by ``numbers.py``, the one number reader, and compared as
   values (``86 400``, ``86.400``, ``8.64e4``, ``86.4k`` are 86400; ``5.93`` is 5.92857 rounded; 1440
   minutes is 86400 seconds; ``45.67%`` is a printed 0.4567). ``unknown_numbers``: the same reading
   for a turn in which nothing worked, without derivations. Number words are no values (``numbers.py``).
@@ -295,8 +296,9 @@ def _is_note(part: ToolReturnPart) -> bool:
 
 
 def _grounds(messages: Sequence[ModelMessage]) -> Grounds:
-    """The values ``messages`` showed: outputs of actions, and the user's own messages and the code's
-    literals (``x = 99`` is no claim) as given. The app's notes and code comments count as neither."""
+    """The values ``messages`` showed: outputs of actions, and the user's own messages as given. What the
+    model wrote itself — the code of its actions, their comments — and the app's notes count as neither:
+    only what was shown to the model (an output, the request) grounds a number."""
     outputs: list[tuple[float, ...]] = []
     given: list[float] = []
     wholes: list[float] = []
@@ -305,7 +307,7 @@ def _grounds(messages: Sequence[ModelMessage]) -> Grounds:
             written = list(written_values(text))
             outputs.extend(written)
             wholes.extend(aggregates(written))  # one output's total, mean, count
-        elif kind not in ("note", "cancelled"):
+        elif kind == "user":
             given.extend(values(text))
     return Grounds(outputs, given, [*wholes, *aggregates(outputs)])  # and all outputs' together
 
@@ -325,7 +327,7 @@ def without_comments(code: str) -> str:
 
 
 def unchecked_numbers(reply: str, turn: Sequence[ModelMessage]) -> list[str]:
-    """The reply's numbers that no output of the turn, nor its request or code, holds or derives
+    """The reply's numbers that no output of the turn, nor its request, holds or derives
     (``numbers.Grounds``: values, with a tolerance and the bounded derivations)."""
     grounds = _grounds(turn)
     return [s.text for s in read_numbers(reply) if s.significant and not grounds.holds(s)]

@@ -25,8 +25,14 @@ their sum, mean, count; min and max are values), or a simple derivation of known
 the sum, difference, product or ratio of two different known values of which one is an output (not only the
 request's numbers: ``1234 * 5678`` worked out in the head is no result), only while the outputs showed
 few values (``MAX_DERIVED_FROM``); an output's value times or divided by one of ``FACTORS`` (a unit
-conversion: 86400 seconds is 1440 minutes, 24 hours; a percentage; a scale word of any language,
-"86.4 thousand", "1,2 Millionen"). Nothing else is derived.
+conversion of time: 86400 seconds is 1440 minutes, 24 hours). Nothing else is derived.
+
+A power of ten is never a derivation. It is what a scale says — a word of some language ("thousand",
+"Millionen", "mille", "millones", "万") or a sign the reader reads itself (``k``, ``M``, ``%``, an
+exponent) — and a word is language: ``86.4 million`` and ``86.4 thousand`` are the same digits. So a
+number is read as its digits and signs are written (``86.4 million`` is 86.4, and holds only where 86.4
+itself, or a unit conversion of an output, is known); deriving "divided by 1000" from an output let
+any scale word pass (#45: "86.4 million" grounded by 86,400).
 """
 
 from __future__ import annotations
@@ -59,8 +65,9 @@ MIN_SIGNIFICANT = 2
 """Trailing zeros of a whole number mark its precision (``91,000`` is 91234 to the thousand), but at
 least this many of its digits are read as significant: ``100`` or ``2,000`` is a round number, not 149
 or 2,449 rounded."""
-FACTORS = (24.0, 60.0, 100.0, 1000.0, 3600.0, 1e6, 1e9)
-"""Conversions a stated value may apply to one output value (hours, minutes, percent, thousands, millions)."""
+FACTORS = (24.0, 60.0, 3600.0)
+"""Conversions a stated value may apply to one output value (hours, minutes, seconds). No power of ten:
+a scale is read from the number's own sign (``k``, ``M``, ``%``, an exponent) or not at all (the module)."""
 MAX_KNOWN = 4000
 """Values kept (the first ones read): a bound on the work of one check."""
 MAX_DERIVED_FROM = 24
@@ -202,8 +209,9 @@ def _agree(a: float, b: Value) -> bool:
 
 
 class Grounds:
-    """The values a turn showed: ``outputs`` (printed by its actions) and ``given`` (the request, the
-    code's own literals). ``holds`` says whether a stated number is one of them or derived from them."""
+    """The values a turn showed: ``outputs`` (printed by its actions) and ``given`` (the request's: never
+    the code's own literals, which are what the model wrote). ``holds`` says whether a stated number is
+    one of them or derived from them."""
 
     def __init__(
         self,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
@@ -40,8 +41,19 @@ from freeact_tui.agent.turn.budget import RequestBudget
 from freeact_tui.agent.turn.failures import failure_of
 from freeact_tui.agent.turn.model_step import ModelStep
 from freeact_tui.agent.turn.state import TurnState
-from freeact_tui.events import AgentError, Cancelled, ErrorKind, Nudge, OutputClaim, Phase, ProtocolSwitch
+from freeact_tui.agent.usage import usage_record
+from freeact_tui.events import (
+    AgentError,
+    Cancelled,
+    ErrorKind,
+    Nudge,
+    OutputClaim,
+    Phase,
+    ProtocolSwitch,
+    UsageUpdate,
+)
 from freeact_tui.store.event_record import error_record
+from freeact_tui.store.prompt_record import USAGE_KEY
 
 
 class Turn:
@@ -147,7 +159,11 @@ class Turn:
             failure = failure_of(exc)
             kept = hist.incomplete_response(failure.partial) if failure.partial is not None else None
             withdrawn: list[ModelMessage] = []
+            spent = self.state.unanswered  # what the failed request cost: kept with it (a resume counts it)
             if kept is not None:  # the user saw part of a reply: keep it, marked incomplete
+                if spent is not None:
+                    kept = replace(kept, metadata={**(kept.metadata or {}), **usage_record(spent)})
+                    spent = None
                 self.recorder.record(kept)
             elif failure.request_failed:
                 stored = list(self.recorder.stored)
@@ -155,7 +171,7 @@ class Turn:
                 withdrawn = stored[
                     len(self.recorder.stored) :
                 ]  # a compaction undone with it too: it was shown
-            self._stop(failure.message, kind=failure.kind, withdrawn=withdrawn)
+            self._stop(failure.message, kind=failure.kind, withdrawn=withdrawn, spent=spent)
         finally:
             self.state.in_model = False
             self.state.phases.clear()
@@ -197,12 +213,21 @@ class Turn:
             "max_model_requests). Say how to go on, or raise the budget."
         )
 
-    def _stop(self, message: str, *, kind: ErrorKind, withdrawn: Sequence[ModelMessage] = ()) -> None:
+    def _stop(
+        self,
+        message: str,
+        *,
+        kind: ErrorKind,
+        withdrawn: Sequence[ModelMessage] = (),
+        spent: UsageUpdate | None = None,
+    ) -> None:
         """End the turn on an error: shown, and kept in the session (with the messages the user saw that
-        the model will not) so that a resumed log shows it too."""
+        the model will not, and the usage of a request that left no reply) so that a resumed log shows it
+        too and a resumed session counts what was sent."""
         self.ports.emit(AgentError(message, kind=kind, **self.ports.ids("")))
         try:
-            self.recorder.record_event(error_record(kind, message, withdrawn))
+            record = usage_record(spent)[USAGE_KEY] if spent is not None else None
+            self.recorder.record_event(error_record(kind, message, withdrawn, spent=record))
         except (
             Exception
         ):  # the session cannot be written (or a bug): the error was shown, the turn ends cleanly

@@ -16,7 +16,7 @@ from freeact_tui.agent.runtime import Runtime
 from freeact_tui.agent.turn.actions import MAX_ACTIONS_PER_REPLY
 from freeact_tui.agent.turn.call_ids import CallIds
 from freeact_tui.agent.turn.state import TurnState
-from freeact_tui.agent.usage import UsageMeter, usage_record
+from freeact_tui.agent.usage import SentRequests, UsageMeter, usage_record
 from freeact_tui.events import UsageUpdate
 
 
@@ -37,6 +37,7 @@ class ModelStep:
         state.in_model = True
         messages = await self.context.prepare()  # may compact first
         parameters = self.tools.parameters()
+        sent = SentRequests()
         try:  # a failed request (``ModelCallError``) ends the turn as a model error: ``failures.py``
             response = await request_response(
                 self.runtime.model,
@@ -48,7 +49,13 @@ class ModelStep:
                 on_progress=state.streamed,
                 idle_timeout=self.runtime.settings.model_idle_timeout,
                 max_calls=MAX_ACTIONS_PER_REPLY,  # a reply of more calls is cut at the next one
+                on_sent=sent,
             )
+        except BaseException as exc:  # cut, failed, cancelled: what was sent is counted all the same
+            if sent.count:
+                state.unanswered = sent.unanswered(exc)
+                self.add_usage(state.unanswered)
+            raise
         finally:
             state.in_model = False
         response = self.call_ids.fresh(response, self.history())  # before anything keys a call by its id
@@ -56,7 +63,7 @@ class ModelStep:
         if stopped is not None:
             self.ports.emit(stopped)
         estimate = self.context.request_estimate(parameters.function_tools)  # used if the server reports none
-        usage = self.meter.of_response(response, estimate)
+        usage = self.meter.of_response(response, estimate, requests=sent.count)
         response.metadata = {**(response.metadata or {}), **usage_record(usage)}  # restored on resume
         self.add_usage(usage)
         self.context.report(response)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 
-from freeact_tui.events import Phase
+from freeact_tui.events import Phase, UsageUpdate
 from freeact_tui.store.step_record import StepRecord
 
 _RANK = {Phase.EXECUTION: 3, Phase.SUBAGENT: 2, Phase.APPROVAL: 1}
@@ -38,6 +38,9 @@ class TurnState:
     nothing of it)."""
     phases: dict[str, Phase] = field(default_factory=dict)
     """The phase of each running call (by tool call id)."""
+    unanswered: UsageUpdate | None = None
+    """The usage of the model request that ended with no reply (cut, failed, cancelled): counted live when
+    it ended, and kept in the session with what the failure leaves (the kept part, or the error record)."""
 
     def streamed(self, so_far: Callable[[], ModelResponse]) -> None:
         """The running model request streams; ``so_far()`` is what it has sent (kept if the turn is cancelled)."""

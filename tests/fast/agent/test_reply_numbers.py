@@ -1,7 +1,7 @@
 """The number check of the reply policy by values (#45 attack 7): one reader, a tolerance, bounded derivations.
 
 A reply that would end a turn in which code worked is asked once to check its numbers when no output,
-request or code literal of the turn holds or derives them (``grounding.unchecked_numbers``). The cases
+request of the turn holds or derives them (the code's literals are the model's own writing: no ground) (``grounding.unchecked_numbers``). The cases
 of the attack (``/tmp/attack-model/t_g6.py``) are rows; the class ("numbers compared as strings") is a
 property: a grounded value written in every supported way passes, a value no output holds is nudged.
 """
@@ -51,7 +51,6 @@ GROUNDED = [
     ("scientific notation", DAY, "There are 8.64e4 seconds in a day."),
     ("times ten to the", DAY, "There are 8.64×10^4 seconds in a day."),
     ("a k suffix", DAY, "There are 86.4k seconds in a day."),
-    ("a scale word (any language)", DAY, "A day has 86.4 thousand seconds; ein Tag hat 86,4 Tausend."),
     ("Chinese, digits glued to the text", DAY, "一天有86400秒。"),
     ("Arabic-Indic digits", DAY, "في اليوم ٨٦٤٠٠ ثانية"),
     ("a unit conversion", DAY, "86400 seconds, which is 1440 minutes or 24 hours."),
@@ -81,6 +80,14 @@ GROUNDED = [
     ),
 ]
 MADE_UP = [
+    # a scale word is language: read as its digits, 86.4 (which no output shows), whatever the word says
+    ("a scale word (any language)", DAY, "A day has 86.4 thousand seconds; ein Tag hat 86,4 Tausend."),
+    ("#45 a wrong scale word", DAY, "A day has 86.4 million seconds."),
+    (
+        "a number only the code wrote",
+        [prompt("Seconds in a day?"), *tool_step("x = 10982432\nprint(24 * 60 * 60)", "86400")],
+        "A day has 10,982,432 seconds.",
+    ),
     ("scientific notation", DAY, "There are 9.13e7 seconds in a day."),
     ("plain", DAY, "There are 91234 seconds in a day."),
     ("fullwidth digits", DAY, "There are ９１２３４ seconds in a day."),

@@ -263,11 +263,11 @@ ROWS: list[Row] = [
         FinalAnswer,
     ),
     Row(
-        "#45: a number the turn's code set is no claim (x = 99, 'I have set x to 99')",
+        "#45: a number only the turn's code wrote grounds nothing (x = 99, 'the result is 99'): asked once",
         "auto",
         [prompt("Set x."), *tool_step("x = 99", "", "ok", "c1")],
         reply("The result is 99, and I have set x."),
-        FinalAnswer,
+        NudgeModel,
     ),
     Row(
         "#45: the numbers are asked about once; the reply after that is the answer",
