@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from freeact_tui.project import paths, trusted
-from freeact_tui.project.env_policy import is_secret_env, refusal
+from freeact_tui.project import env_refs, paths, trusted
+from freeact_tui.project.env_policy import refusal
 from freeact_tui.reach.breadth import PATH_PREFIX, broad_allow, broad_reason, unread_program
 from freeact_tui.reach.resolve import real_path, resolve, subject, within
 
@@ -213,8 +214,12 @@ def _bound_model_settings(out: dict[str, Any], where: str, notices: list[str]) -
     out["model_settings"] = kept
 
 
-def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[str, Any]:
-    """What a (trusted) project file may set: ``data`` without the keys no project may hold."""
+def project_layer(
+    data: dict[str, Any], where: str, notices: list[str], own_env: Mapping[str, str | None] | None = None
+) -> dict[str, Any]:
+    """What a (trusted) project file may set: ``data`` without the keys no project may hold, ``kernel_env``'s
+    ``${NAME}`` resolved among the project's own ``.env`` values (``own_env``) and never the user's
+    environment (``env_refs``)."""
     out = dict(data)
     _bound_inside(out, where, notices)
     _bound_model_settings(out, where, notices)
@@ -257,46 +262,44 @@ def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[
         # set (PATH, LD_PRELOAD, PYTHONPATH, GIT_*, …: the same table, the same reasons)
         kept_env: dict[str, Any] = {}
         for name, value in kernel_env.items():
-            if (reason := refusal(str(name)) or _hands_a_secret(value)) is not None:
+            found = env_refs.resolve(value, own_env or {}) if isinstance(value, str) else None
+            foreign = env_refs.refusal(found.foreign) if found is not None and found.foreign else None
+            if (reason := refusal(str(name)) or foreign) is not None:
                 notices.append(f"{where}: kernel_env.{name} is not applied: {reason}.")
             else:
-                kept_env[name] = value
+                kept_env[name] = found.value if found is not None else value
         out["kernel_env"] = kept_env
     elif kernel_env is not None:
         out["kernel_env"] = kernel_env  # not a table: the config's own validation says so
     return out
 
 
-_VAR_NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def _hands_a_secret(value: Any) -> str | None:
-    """Why a project's kernel variable may not be ``value`` (``None``: it may): it reads a variable whose
-    name says it holds a credential (``env_policy.is_secret_env``): the user's keys reach a kernel only
-    from the user's own config."""
-    names = [m.group(1) for m in _VAR_NAME.finditer(value)] if isinstance(value, str) else []
-    secret = next((name for name in names if is_secret_env(name)), None)
-    if secret is None:
-        return None
-    return f"it hands ${{{secret}}}, a credential, to the kernel; only your own config may (user config or --config)"
-
-
-def load_project_env(path: Path, notices: list[str]) -> None:
-    """Set the variables of a trusted project's ``.env`` that are not set yet (never one ``env_policy`` refuses)."""
+def project_env(path: Path, notices: list[str]) -> dict[str, str | None]:
+    """The variables a trusted project's ``.env`` may set: never one ``env_policy`` refuses, never one
+    reading the user's environment (``env_refs``); each refused one is named in ``notices``. These are
+    the project's own values, the only ones its other files' ``${NAME}`` may name."""
     try:
-        values = trusted.read_env(path)
+        raw = trusted.read_env(path)
     except (OSError, UnicodeDecodeError) as exc:
         notices.append(f"{path} is not read: {exc}")
-        return
-    refused = {name: reason for name in values if (reason := refusal(name)) is not None}
+        return {}
+    values, reading = env_refs.resolve_env_file(raw)
+    refused = {name: reason for name in raw if (reason := refusal(name) or reading.get(name)) is not None}
     for name, reason in sorted(refused.items()):
         notices.append(
             f"{path}: {name} is ignored: {reason}; a project's .env may not set it (set it in your own "
             "environment if you mean it)."
         )
+    return {name: value for name, value in values.items() if name not in refused}
+
+
+def load_project_env(path: Path, notices: list[str]) -> dict[str, str | None]:
+    """Set the variables of a trusted project's ``.env`` (``project_env``) that are not set yet; returns them."""
+    values = project_env(path, notices)
     for name, value in values.items():
-        if value is not None and name not in refused and name not in os.environ:
+        if value is not None and name not in os.environ:
             os.environ[name] = value
+    return values
 
 
 def limit_layers(
