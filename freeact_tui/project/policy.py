@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from freeact_tui.project import env_refs, paths, trusted
 from freeact_tui.project.env_policy import refusal
 from freeact_tui.reach.breadth import PATH_PREFIX, broad_allow, broad_reason, unread_program
 from freeact_tui.reach.resolve import real_path, resolve, subject, within
+from freeact_tui.shell.gitreads import is_secret_name
+from freeact_tui.toolcalls import CODE_TOOL
 
 _VAR_REF = re.compile(r"\$\{")
 # The one decision per setting of ``config.Config``: what a (trusted) project file may set, and what it
@@ -133,6 +136,35 @@ def project_rule_refusal(effect: str, kind: str, pattern: str) -> str | None:
         return "a path rule would allow any program that names the path; a project may allow only reads"
     if kind == "shell" and (unread := unread_program(pattern)) is not None:
         return f"{unread}; a project may allow only what the app's read-only table allows"
+    if kind in ("tool", "mcp") and fnmatchcase(CODE_TOOL, pattern.strip()):
+        return f"{CODE_TOOL} runs code actions; a project may not allow code"
+    if pattern.strip().startswith(PATH_PREFIX):
+        why = project_path_refusal(pattern.strip()[len(PATH_PREFIX) :].strip())
+        return f"{why}; a project's rules may allow only its own ordinary files" if why else None
+    return None
+
+
+def project_path_refusal(path: str) -> str | None:
+    """Why a project's allow rule may not allow ``path`` (a path as rules see it: relative inside the working
+    folder, absolute outside it, resolved through every symlink by ``reach``; or a rule's glob), or ``None``.
+
+    The one bound on what a trusted project's rules reach (#39), judged per rule when the rules are read
+    (``project_rule_refusal``: the rule is never applied, and named under "Never applied") and per path when
+    one matches (``permissions.match``: a glob such as ``**/x`` never matches a path the bound refuses): only
+    the project's own files, and none that holds secrets (``gitreads.SECRET_NAMES``), configures git or this
+    app (``paths.PROTECTED_NAMES``) or configures code that runs later (``paths.CONFIGURES_CODE``).
+    """
+    text = path.strip()
+    if text.startswith(("/", "~")):
+        return "it reaches outside the project folder"
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        return "it climbs out of the project folder (..)"
+    if is_secret_name(text):
+        return "it names files that hold secrets (they are always asked for)"
+    named = next((p for p in parts if p in paths.PROTECTED_NAMES or p.lower() in paths.CONFIGURES_CODE), None)
+    if named is not None:
+        return f"it names {named}, which configures git, this app or code that runs later"
     return None
 
 
