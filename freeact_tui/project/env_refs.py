@@ -50,10 +50,7 @@ def resolve(value: str, own: Mapping[str, str | None]) -> Resolved:
 def refusal(foreign: tuple[str, ...]) -> str:
     """Why a value reading ``foreign`` names is not applied (one line)."""
     names = ", ".join(f"${{{name}}}" for name in foreign)
-    return (
-        f"it reads {names} from your environment; a project's values may name only what its own .env "
-        "sets (set it in your user config or with --config if you mean it)"
-    )
+    return f"it reads {names}, which the project's own .env does not set (your environment would give it)"
 
 
 def resolve_env_file(values: Mapping[str, str | None]) -> tuple[dict[str, str | None], dict[str, str]]:

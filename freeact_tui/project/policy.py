@@ -297,7 +297,8 @@ def project_layer(
             found = env_refs.resolve(value, own_env or {}) if isinstance(value, str) else None
             foreign = env_refs.refusal(found.foreign) if found is not None and found.foreign else None
             if (reason := refusal(str(name)) or foreign) is not None:
-                notices.append(f"{where}: kernel_env.{name} is not applied: {reason}.")
+                advice = "; set it in your user config or with --config if you mean it" if foreign else ""
+                notices.append(f"{where}: kernel_env.{name} is not applied: {reason}{advice}.")
             else:
                 kept_env[name] = found.value if found is not None else value
         out["kernel_env"] = kept_env

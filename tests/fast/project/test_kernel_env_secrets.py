@@ -60,7 +60,7 @@ def test_a_env_file_resolves_only_its_own_names(
     assert kept == expected
     assert set(refused) == set(raw) - set(expected)
     assert not any("USERSECRET" in str(v) for v in kept.values())
-    assert all("from your environment" in why for why in refused.values())
+    assert all("does not set" in why for why in refused.values())
 
 
 @given(
@@ -74,7 +74,7 @@ def test_a_projects_kernel_env_never_reads_the_users_environment(env: dict[str, 
     out = project_layer({"kernel_env": kernel_env}, "/repo/.freeact-tui.toml", notices, own_env={"MODE": "dev"})
     assert out["kernel_env"] == {}
     assert len(notices) == len(env)
-    assert all("kernel_env." in n and "from your environment" in n for n in notices)
+    assert all("kernel_env." in n and "does not set" in n for n in notices)
 
 
 def test_the_reported_case_and_its_neighbours() -> None:
@@ -124,7 +124,7 @@ def test_the_trust_review_shows_what_a_env_value_would_read(tmp_path: Path) -> N
 
     (tmp_path / ".env").write_text("LAUNDER=${OPENAI_API_KEY}\nOK=1\n")
     text = review(trust.check(tmp_path)).text()
-    assert "LAUNDER = '${OPENAI_API_KEY}'" in text and "from your environment" in text
+    assert "LAUNDER = '${OPENAI_API_KEY}'" in text and "does not set" in text
 
 
 def test_a_env_file_read_for_the_project_is_not_interpolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
