@@ -133,3 +133,39 @@ def test_a_env_file_read_for_the_project_is_not_interpolated(tmp_path: Path, mon
     notices: list[str] = []
     assert project_env(tmp_path / ".env", notices) == {"B": "b", "C": "bx"}
     assert len(notices) == 1 and "A is ignored" in notices[0] and "sk-USER" not in notices[0]
+
+
+_OWN = st.sampled_from(["VA", "VB", "VC", "VD"])
+
+
+@given(
+    lines=st.lists(
+        st.tuples(_OWN, st.lists(st.one_of(st.sampled_from(["x", "-", "/"]), _OWN.map("${{{}}}".format)), max_size=3)),
+        min_size=1,
+        max_size=4,
+        unique_by=lambda line: line[0],
+    )
+)
+def test_own_names_resolve_as_python_dotenv_resolves_them(lines: list[tuple[str, list[str]]]) -> None:
+    """Where a file reads only its own names (defined above), the project's reading is python-dotenv's own
+    (its interpolation with none of the names in the environment); a name not yet defined is refused. (A name
+    defined twice is read once, its last value where it first stood: a file that redefines a name may read
+    differently from python-dotenv, never from the user's environment.)"""
+    import io
+
+    from dotenv import dotenv_values
+
+    text = "".join(f"{name}={''.join(parts)}\n" for name, parts in lines)
+    for name in ("VA", "VB", "VC", "VD"):
+        os.environ.pop(name, None)
+    kept, refused = env_refs.resolve_env_file(dotenv_values(stream=io.StringIO(text), interpolate=False))
+    theirs = dotenv_values(stream=io.StringIO(text), interpolate=True)
+    defined: set[str] = set()
+    for name, parts in lines:
+        reads = {p[2:-1] for p in parts if p.startswith("${")}
+        if reads <= defined:
+            defined.add(name)
+        else:
+            defined.discard(name)
+    assert set(kept) == defined and set(refused) == set(theirs) - defined
+    assert all(kept[name] == theirs[name] for name in kept)
