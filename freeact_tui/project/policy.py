@@ -4,10 +4,13 @@ A trusted project still may not set any key of ``PROJECT_REFUSED`` (one table, a
 ``skip_permissions``, which key is sent or where the conversation goes, where the app keeps its own
 state, what runs as the kernel, the keymap), set a place the app writes to (``PROJECT_INSIDE``:
 ``images_dir``) outside its own folder, move code out of the user's sandbox, or read ``${VAR}``
-anywhere but ``kernel_env``; its ``.env`` may not set variables that redirect providers or this app's own files; and it may hold no allow rule the app's own "broad" check
-calls broad (``project_rule_refusal``: ``code:*``, any code allow, ``shell:*``, ``*``, ``bash *`` …), so
-a project can never switch approvals off. Each refusal is named in a notice (file and key) or under
-"Never applied" in the trust dialog.
+anywhere but ``kernel_env`` (and there only the names its own ``.env`` sets, never the user's
+environment: ``env_refs``); its ``.env`` may not set variables that redirect providers or this app's own
+files; and it may hold no allow rule the app's own "broad" check calls broad (``project_rule_refusal``:
+``code:*``, any code allow, ``shell:*``, ``*``, ``bash *`` …), so a project can never switch approvals off,
+nor one that reaches past its own ordinary files (``project_path_refusal``: outside the folder, secrets,
+protected or code-configuring names, the code-action tool). Each refusal is named in a notice (file and
+key) or under "Never applied" in the trust dialog.
 """
 
 from __future__ import annotations
