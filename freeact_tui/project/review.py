@@ -114,7 +114,12 @@ def _describe(label: str, path: Path, outside: tuple[str, ...] = (), listing: li
         return f"{label} — instructions added to the model's system prompt"
     if path.name == ".env":
         try:
-            names = ", ".join(sorted(trusted.read_env(path))) or "nothing"
+            raw = trusted.read_env(path)
+            # a value naming another variable is shown as written: what it reads is the user's to see
+            names = ", ".join(
+                f"{name} = {value!r}" if value and env_refs.references(value) else name
+                for name, value in sorted(raw.items())
+            ) or "nothing"
         except (OSError, UnicodeDecodeError):
             names = "unreadable"
         return f"{label} — environment variables: {names}"

@@ -122,9 +122,11 @@ def test_the_trust_review_shows_what_a_env_value_would_read(tmp_path: Path) -> N
     from freeact_tui.project import trust
     from freeact_tui.project.review import review
 
-    (tmp_path / ".env").write_text("LAUNDER=${OPENAI_API_KEY}\nOK=1\n")
+    (tmp_path / ".env").write_text("LAUNDER=${OPENAI_API_KEY}\nOK=1\nMODE=dev-${OK}\n")
     text = review(trust.check(tmp_path)).text()
-    assert "LAUNDER = '${OPENAI_API_KEY}'" in text and "does not set" in text
+    assert "environment variables: LAUNDER = '${OPENAI_API_KEY}', MODE = 'dev-${OK}', OK" in text
+    never = text.split("Never applied, even if trusted:")[1]
+    assert "LAUNDER = '${OPENAI_API_KEY}'" in never and "does not set" in never and "MODE" not in never
 
 
 def test_a_env_file_read_for_the_project_is_not_interpolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
