@@ -15,6 +15,7 @@ from typing import Literal
 
 from freeact_tui.gitrun import repo_program_keys
 from freeact_tui.permissions.cells import cell_matches
+from freeact_tui.project.policy import project_path_refusal
 from freeact_tui.reach.breadth import EFFECT_PREFIX, PATH_PREFIX, broad_allow, escape_glob, is_cell_pattern
 from freeact_tui.reach.gitnames import unseen_git_read
 from freeact_tui.reach.globs import (
@@ -266,6 +267,8 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
     script_guard = entry.effect != "allow" and entry.kind == "shell" and isinstance(call, ShellScript)
     if entry.kind not in ("*", call.kind) and not script_guard:
         return False
+    if entry.scope == "project" and entry.effect == "allow" and any(map(project_path_refusal, facts.paths)):
+        return False  # a project's rule allows only the project's own ordinary files, however it is spelled
     if entry.effect == "allow" and facts.opaque and (entry.scope == "default" or not _exact(entry.pattern, call)):
         return False  # what runs cannot be told: asked, whatever a pattern would allow
     if entry.pattern.startswith(PATH_PREFIX):

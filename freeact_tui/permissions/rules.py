@@ -33,8 +33,10 @@ user's data keyed by the folder's resolved path (``folder_rules_file``), applied
 
 Rules live in the session, the user's file, a freeact project's ``.freeact/permissions.toml`` (freeact's
 format; an "always" rule freeact can hold is saved there) and the built-in defaults. A project's allow
-rule that the app calls broad (``project_policy.project_rule_refusal``) is never applied; such a rule
-the user saves goes to the user's file.
+rule that the app calls broad, or that reaches past the project's own ordinary files
+(``project_policy.project_rule_refusal``), is never applied; such a rule the user saves goes to the user's
+file. A project allow rule that is applied still never matches a path (as written or resolved) outside the
+folder, secret, protected or code-configuring (``project_policy.project_path_refusal``, in ``match``).
 
 Three effects: ``deny`` refuses the action without asking (even with ``--skip-permissions``), ``ask``
 forces a question, ``allow`` runs it. Precedence: deny (session, always), then ask (session, always,

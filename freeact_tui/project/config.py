@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from freeact_tui.project import paths, trust
-from freeact_tui.project.project_env import provider_keys
+from freeact_tui.project.project_env import provider_keys, read_project_env
 from freeact_tui.project.sources import (
     ConfigError,
     LaunchView,
@@ -240,7 +240,9 @@ def project_layers(folder: Path, notices: list[str]) -> list[tuple[str, dict[str
         ConfigError: a project config file is broken.
     """
     checks: list[tuple[str, dict[str, Any]]] = []
-    layers = project_sources(folder, notices, checks)
+    env_file = trust.project_env_file(folder)
+    own_env = read_project_env(env_file, []) if env_file is not None else {}
+    layers = project_sources(folder, notices, checks, own_env)
     for source, data in checks:
         _checked(source, data)
     return layers

@@ -171,7 +171,8 @@ def read_text(path: Path, *, limit: int = MAX_PROJECT_FILE, errors: str = "stric
 
 
 def read_env(path: Path) -> dict[str, str | None]:
-    """The variables a ``.env`` file sets (python-dotenv's reading of it), read as ``read_text`` reads.
+    """The variables a ``.env`` file sets (python-dotenv's reading of it, ``${…}`` left as written), read as
+    ``read_text`` reads.
 
     Raises:
         ProjectFileError, OSError, UnicodeDecodeError: as ``read_text``.
@@ -180,7 +181,8 @@ def read_env(path: Path) -> dict[str, str | None]:
 
     from dotenv import dotenv_values
 
-    return dict(dotenv_values(stream=io.StringIO(read_text(path))))
+    # never interpolated from the app's environment: project data reads none of it (``env_refs``)
+    return dict(dotenv_values(stream=io.StringIO(read_text(path)), interpolate=False))
 
 
 def is_regular(path: Path) -> bool:

@@ -4,22 +4,29 @@ A trusted project still may not set any key of ``PROJECT_REFUSED`` (one table, a
 ``skip_permissions``, which key is sent or where the conversation goes, where the app keeps its own
 state, what runs as the kernel, the keymap), set a place the app writes to (``PROJECT_INSIDE``:
 ``images_dir``) outside its own folder, move code out of the user's sandbox, or read ``${VAR}``
-anywhere but ``kernel_env``; its ``.env`` may not set variables that redirect providers or this app's own files; and it may hold no allow rule the app's own "broad" check
-calls broad (``project_rule_refusal``: ``code:*``, any code allow, ``shell:*``, ``*``, ``bash *`` …), so
-a project can never switch approvals off. Each refusal is named in a notice (file and key) or under
-"Never applied" in the trust dialog.
+anywhere but ``kernel_env`` (and there only the names its own ``.env`` sets, never the user's
+environment: ``env_refs``); its ``.env`` may not set variables that redirect providers or this app's own
+files; and it may hold no allow rule the app's own "broad" check calls broad (``project_rule_refusal``:
+``code:*``, any code allow, ``shell:*``, ``*``, ``bash *`` …), so a project can never switch approvals off,
+nor one that reaches past its own ordinary files (``project_path_refusal``: outside the folder, secrets,
+protected or code-configuring names, the code-action tool). Each refusal is named in a notice (file and
+key) or under "Never applied" in the trust dialog.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from freeact_tui.project import paths
-from freeact_tui.project.env_policy import is_secret_env, refusal
+from freeact_tui.project import env_refs, paths, trusted
+from freeact_tui.project.env_policy import refusal
 from freeact_tui.reach.breadth import PATH_PREFIX, broad_allow, broad_reason, unread_program
 from freeact_tui.reach.resolve import real_path, resolve, subject, within
+from freeact_tui.shell.gitreads import is_secret_name
+from freeact_tui.toolcalls import CODE_TOOL
 
 _VAR_REF = re.compile(r"\$\{")
 # The one decision per setting of ``config.Config``: what a (trusted) project file may set, and what it
@@ -131,6 +138,35 @@ def project_rule_refusal(effect: str, kind: str, pattern: str) -> str | None:
         return "a path rule would allow any program that names the path; a project may allow only reads"
     if kind == "shell" and (unread := unread_program(pattern)) is not None:
         return f"{unread}; a project may allow only what the app's read-only table allows"
+    if kind in ("tool", "mcp") and fnmatchcase(CODE_TOOL, pattern.strip()):
+        return f"{CODE_TOOL} runs code actions; a project may not allow code"
+    if pattern.strip().startswith(PATH_PREFIX):
+        why = project_path_refusal(pattern.strip()[len(PATH_PREFIX) :].strip())
+        return f"{why}; a project's rules may allow only its own ordinary files" if why else None
+    return None
+
+
+def project_path_refusal(path: str) -> str | None:
+    """Why a project's allow rule may not allow ``path`` (a path as rules see it: relative inside the working
+    folder, absolute outside it, resolved through every symlink by ``reach``; or a rule's glob), or ``None``.
+
+    The one bound on what a trusted project's rules reach (#39), judged per rule when the rules are read
+    (``project_rule_refusal``: the rule is never applied, and named under "Never applied") and per path when
+    one matches (``permissions.match``: a glob such as ``**/x`` never matches a path the bound refuses): only
+    the project's own files, and none that holds secrets (``gitreads.SECRET_NAMES``), configures git or this
+    app (``paths.PROTECTED_NAMES``) or configures code that runs later (``paths.CONFIGURES_CODE``).
+    """
+    text = path.strip()
+    if text.startswith(("/", "~")):
+        return "it reaches outside the project folder"
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        return "it climbs out of the project folder (..)"
+    if is_secret_name(text):
+        return "it names files that hold secrets (they are always asked for)"
+    named = next((p for p in parts if p in paths.PROTECTED_NAMES or p.lower() in paths.CONFIGURES_CODE), None)
+    if named is not None:
+        return f"it names {named}, which configures git, this app or code that runs later"
     return None
 
 
@@ -212,8 +248,12 @@ def _bound_model_settings(out: dict[str, Any], where: str, notices: list[str]) -
     out["model_settings"] = kept
 
 
-def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[str, Any]:
-    """What a (trusted) project file may set: ``data`` without the keys no project may hold."""
+def project_layer(
+    data: dict[str, Any], where: str, notices: list[str], own_env: Mapping[str, str | None] | None = None
+) -> dict[str, Any]:
+    """What a (trusted) project file may set: ``data`` without the keys no project may hold, ``kernel_env``'s
+    ``${NAME}`` resolved among the project's own ``.env`` values (``own_env``) and never the user's
+    environment (``env_refs``)."""
     out = dict(data)
     _bound_inside(out, where, notices)
     _bound_model_settings(out, where, notices)
@@ -256,28 +296,37 @@ def project_layer(data: dict[str, Any], where: str, notices: list[str]) -> dict[
         # set (PATH, LD_PRELOAD, PYTHONPATH, GIT_*, …: the same table, the same reasons)
         kept_env: dict[str, Any] = {}
         for name, value in kernel_env.items():
-            if (reason := refusal(str(name)) or _hands_a_secret(value)) is not None:
-                notices.append(f"{where}: kernel_env.{name} is not applied: {reason}.")
+            found = env_refs.resolve(value, own_env or {}) if isinstance(value, str) else None
+            foreign = env_refs.refusal(found.foreign) if found is not None and found.foreign else None
+            if (reason := refusal(str(name)) or foreign) is not None:
+                advice = "; set it in your user config or with --config if you mean it" if foreign else ""
+                notices.append(f"{where}: kernel_env.{name} is not applied: {reason}{advice}.")
             else:
-                kept_env[name] = value
+                kept_env[name] = found.value if found is not None else value
         out["kernel_env"] = kept_env
     elif kernel_env is not None:
         out["kernel_env"] = kernel_env  # not a table: the config's own validation says so
     return out
 
 
-_VAR_NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+def project_env(path: Path, notices: list[str]) -> dict[str, str | None]:
+    """The variables a trusted project's ``.env`` may set: never one ``env_policy`` refuses, never one
+    reading the user's environment (``env_refs``); each refused one is named in ``notices``. These are
+    the project's own values, the only ones its other files' ``${NAME}`` may name."""
+    try:
+        raw = trusted.read_env(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        notices.append(f"{path} is not read: {exc}")
+        return {}
+    values, reading = env_refs.resolve_env_file(raw)
+    refused = {name: reason for name in raw if (reason := refusal(name) or reading.get(name)) is not None}
+    for name, reason in sorted(refused.items()):
+        notices.append(
+            f"{path}: {name} is ignored: {reason}; a project's .env may not set it (set it in your own "
+            "environment if you mean it)."
+        )
+    return {name: value for name, value in values.items() if name not in refused}
 
-
-def _hands_a_secret(value: Any) -> str | None:
-    """Why a project's kernel variable may not be ``value`` (``None``: it may): it reads a variable whose
-    name says it holds a credential (``env_policy.is_secret_env``): the user's keys reach a kernel only
-    from the user's own config."""
-    names = [m.group(1) for m in _VAR_NAME.finditer(value)] if isinstance(value, str) else []
-    secret = next((name for name in names if is_secret_env(name)), None)
-    if secret is None:
-        return None
-    return f"it hands ${{{secret}}}, a credential, to the kernel; only your own config may (user config or --config)"
 
 
 def limit_layers(

@@ -20,31 +20,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from freeact_tui.project import trusted
-from freeact_tui.project.env_policy import allowance, refusal
+from freeact_tui.project.env_policy import allowance
+from freeact_tui.project.policy import project_env
 
 EMPTY: Mapping[str, str] = MappingProxyType({})
 
 
 def read_project_env(path: Path, notices: list[str]) -> Mapping[str, str]:
-    """The variables of a trusted project's ``.env`` that no ``env_policy`` rule refuses, frozen, read as
-    the trust check read the file (``trusted.read_env``); ``notices`` gets each refused name and why."""
-    try:
-        values = trusted.read_env(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        notices.append(f"{path} is not read: {exc}")
-        return EMPTY
-    kept: dict[str, str] = {}
-    for name, value in values.items():
-        reason = refusal(name)
-        if reason is not None:
-            notices.append(
-                f"{path}: {name} is ignored: {reason}; a project's .env may not set it (set it in your own "
-                "environment if you mean it)."
-            )
-        elif value is not None:
-            kept[name] = value
-    return MappingProxyType(kept)
+    """The variables of a trusted project's ``.env`` that no ``env_policy`` rule refuses and that read
+    nothing of the user's environment (``policy.project_env``: ``${NAME}`` only among the file's own
+    names), frozen, read as the trust check read the file; ``notices`` gets each refused name and why."""
+    return MappingProxyType({name: value for name, value in project_env(path, notices).items() if value is not None})
 
 
 def lookup(project: Mapping[str, str]) -> Mapping[str, str]:

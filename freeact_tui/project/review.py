@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from freeact_tui.project import env_refs, paths, trusted
 from freeact_tui.project import files as projectfiles
-from freeact_tui.project import paths, trusted
 from freeact_tui.project.config import ConfigError, project_layers
 from freeact_tui.project.env_policy import refusal
 from freeact_tui.project.freeact_dir import FreeactConfigError, read_freeact_permissions
@@ -114,7 +114,12 @@ def _describe(label: str, path: Path, outside: tuple[str, ...] = (), listing: li
         return f"{label} — instructions added to the model's system prompt"
     if path.name == ".env":
         try:
-            names = ", ".join(sorted(trusted.read_env(path))) or "nothing"
+            raw = trusted.read_env(path)
+            # a value naming another variable is shown as written: what it reads is the user's to see
+            names = ", ".join(
+                f"{name} = {value!r}" if value and env_refs.references(value) else name
+                for name, value in sorted(raw.items())
+            ) or "nothing"
         except (OSError, UnicodeDecodeError):
             names = "unreadable"
         return f"{label} — environment variables: {names}"
@@ -124,18 +129,22 @@ def _describe(label: str, path: Path, outside: tuple[str, ...] = (), listing: li
 
 
 def _refused_env(state: TrustState) -> list[str]:
-    """The variables of the project's ``.env`` that are never set (``env_policy``), each with why."""
+    """The variables of the project's ``.env`` that are never set (``env_policy``; ``env_refs``: it reads the
+    user's environment, shown with its value as written), each with why."""
     lines: list[str] = []
     for file in state.files:
         if file.path.name != ".env":
             continue
         try:
-            names = sorted(trusted.read_env(file.path))
+            raw = trusted.read_env(file.path)
         except (OSError, UnicodeDecodeError):
             continue
-        lines += [
-            f"{file.label}: {name} — {reason}" for name in names if (reason := refusal(name)) is not None
-        ]
+        _, reading = env_refs.resolve_env_file(raw)
+        for name in sorted(raw):
+            if (reason := refusal(name)) is not None:
+                lines.append(f"{file.label}: {name} — {reason}")
+            elif name in reading:  # shown as written: what it would have read is the user's to see
+                lines.append(f"{file.label}: {name} = {raw[name]!r} — {reading[name]}")
     return lines
 
 

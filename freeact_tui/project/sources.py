@@ -124,11 +124,15 @@ class Sources:
 
 
 def project_sources(
-    folder: Path, notices: list[str], checks: list[tuple[str, dict[str, Any]]]
+    folder: Path,
+    notices: list[str],
+    checks: list[tuple[str, dict[str, Any]]],
+    own_env: Mapping[str, str | None] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """The project's config layers (lowest first) as ``(source, values)``, without the keys no project
     may set; ``notices`` gets what is refused or not used, ``checks`` what must validate. Each file is
-    used only as the trust check read it (``trusted``).
+    used only as the trust check read it (``trusted``); a ``${NAME}`` in it names only the project's own
+    ``.env`` values (``own_env``), never the user's environment (``env_refs``).
 
     Raises:
         ConfigError: a project config file cannot be read.
@@ -141,14 +145,16 @@ def project_sources(
         except FreeactConfigError as exc:
             raise ConfigError(str(exc)) from None
         if freeact is not None:
-            checks.append((str(freeact.path), expand_env(freeact.values)))
-            layers.append((str(freeact.path), project_layer(freeact.values, str(freeact.path), notices)))
+            checks.append((str(freeact.path), freeact.values))
+            layers.append(
+                (str(freeact.path), project_layer(freeact.values, str(freeact.path), notices, own_env))
+            )
             notices.extend(freeact.notices)
     own = folder / paths.PROJECT_CONFIG_NAME
     if own.is_file():
         data = read_toml_data(own, project=True)
         checks.append((str(own), data))
-        layers.append((str(own), project_layer(anchor_paths(data, own.parent), str(own), notices)))
+        layers.append((str(own), project_layer(anchor_paths(data, own.parent), str(own), notices, own_env)))
     return layers
 
 
@@ -221,11 +227,11 @@ def gather(
     layers: list[tuple[str, dict[str, Any]]] = []
     project_env: Mapping[str, str] = EMPTY
     if state.trusted:
-        layers = project_sources(folder, notices, checks)
         env_file = trust.project_env_file(folder)
         if env_file is not None:
             project_env = read_project_env(env_file, notices)
-    environ = lookup(project_env)
+        layers = project_sources(folder, notices, checks, project_env)
+    environ = lookup(project_env)  # the user's own config may name the project's values; project data may not
     user: dict[str, Any] = {}
     user_file = paths.user_config_file()
     if user_file.is_file():
@@ -244,13 +250,13 @@ def gather(
     )
     own_record: list[tuple[str, dict[str, Any]]] = []
     if stored is not None and stored.in_project:
-        layers.append((stored.source, project_layer(dict(stored.values), stored.source, notices)))
+        layers.append((stored.source, project_layer(dict(stored.values), stored.source, notices, project_env)))
     elif stored is not None:
         own_record.append((stored.source, dict(stored.values)))
     limit_layers(layers, user_key=user_key, user_execution=user.get("execution"), notices=notices)
     merged = expand_env(user, environ)
     for _, layer in layers:
-        merged = merge(merged, expand_env(layer, environ))
+        merged = merge(merged, layer)  # project data: never expanded from the user's environment (env_refs)
     merged = merge(merged, expand_env(explicit, environ))
     for _, layer in own_record:
         merged = merge(merged, layer)

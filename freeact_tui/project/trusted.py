@@ -211,12 +211,14 @@ def read_text(path: Path, *, limit: int = projectfiles.MAX_PROJECT_FILE, errors:
 
 
 def read_env(path: Path) -> dict[str, str | None]:
-    """The variables a ``.env`` file sets (python-dotenv's reading of it), read as ``read_text`` reads."""
+    """The variables a ``.env`` file sets (python-dotenv's reading of it, ``${…}`` left as written), read as
+    ``read_text`` reads."""
     import io
 
     from dotenv import dotenv_values
 
-    return dict(dotenv_values(stream=io.StringIO(read_text(path))))
+    # never interpolated from the app's environment: project data reads none of it (``env_refs``)
+    return dict(dotenv_values(stream=io.StringIO(read_text(path)), interpolate=False))
 
 
 def note_written(path: Path, data: bytes) -> None:

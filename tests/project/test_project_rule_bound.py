@@ -7,6 +7,7 @@ On main a ``CodeAction`` allow and ``ShellAction "*"`` made every action "auto-a
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
 from pathlib import Path
@@ -152,3 +153,35 @@ def test_headless_run_in_a_trusted_project_still_refuses_unapproved_code(
     done = cli("run", "--trust", *fake_args(fake_openai), "go", cwd=work)
     assert done.returncode == 2, done.stderr[-2000:]
     assert not marker.exists()
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize(
+    "target", ["{outside}/.bashrc", ".git/hooks/pre-commit", "src/../.freeact-tui.toml", "src/link/hooks/post-checkout"]
+)
+def test_headless_run_never_writes_past_the_project_by_its_rules(
+    fake_openai: FakeOpenAI, tmp_path: Path, target: str
+) -> None:
+    """The reported r13 file (#39 F2): a trusted project's write rules reach no file outside it, no hook and
+    no config of the app, by a path as written, through ``..`` or through a symlink."""
+    outside = tmp_path / "home"
+    outside.mkdir()
+    work = _project(
+        tmp_path,
+        [
+            {"type": "FileWrite", "tool_name": "filesystem_*", "path": str(outside / ".bashrc")},
+            {"type": "FileWrite", "tool_name": "filesystem_*", "path": ".git/hooks/*"},
+            {"type": "FileWrite", "tool_name": "filesystem_*", "path": "src/**"},
+            {"type": "FileWrite", "tool_name": "filesystem_*", "path": "**"},
+        ],
+    )
+    (work / ".git" / "hooks").mkdir(parents=True)
+    (work / "src").mkdir()
+    (work / "src" / "link").symlink_to("../.git")
+    path = target.format(outside=outside)
+    call = ToolCallReply("filesystem_write_text_file", {"path": path, "content": "touch pwned\n"}, call_id="w1")
+    fake_openai.script(Reply(tool_calls=[call]), Reply("done"))
+    done = cli("run", "--trust", *fake_args(fake_openai), "go", cwd=work)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert not os.path.exists(os.path.join(work, path))
+    assert "Never applied" in done.stderr and "allow write: path:.git/hooks/*" in done.stderr
