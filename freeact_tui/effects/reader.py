@@ -84,6 +84,10 @@ class _Paths:
         reached = named_paths(CodeAction(repr(raw)), self.working_dir)
         if reached or self.wide or not _within(full, self.root) or raw.startswith("~"):
             return [Found(Kind.OUTSIDE, p.path) for p in reached] or [Found(Kind.OUTSIDE, full)]
+        if kind == Kind.WRITES and full == self.root:
+            # the folder's own entry is in the folder above it: removing, moving or changing the folder
+            # itself (``shutil.rmtree('.')``, ``os.removedirs``'s last step) is never work inside it
+            return [Found(Kind.OUTSIDE, full)]
         shown = os.path.relpath(full, self.root)
         if kind == Kind.WRITES and runs_later(shown):
             return [Found(Kind.CONTROLS, shown)]  # git's hooks and config, the app's files, importable code
