@@ -25,6 +25,13 @@ SECRET_NAMES = (
     ".git/config", ".boto", ".s3cfg", "application_default_credentials.json", ".config/gcloud/**",
     ".azure/accessTokens.json", ".azure/msal_token_cache*", ".cargo/credentials*", ".gem/credentials",
     ".terraform.d/credentials*",
+    # git's other copies of a repository's config: a submodule's (``.git/modules/<name>/config``, nested too),
+    # a bare or mirror clone's (``x.git/config``), a worktree's; git's credential store under ``~/.config``
+    ".git/modules/**", "*.git/config", "*.git/modules/**", "config.worktree", "git/credentials",
+    # the environment files tools load (direnv, ``prod.env``), and tools' stored logins and keystores
+    ".envrc", "*.env", "gh/hosts.yml", ".yarnrc.yml", "pip.conf", ".m2/settings.xml", ".gradle/gradle.properties",
+    ".composer/auth.json", "rclone.conf", ".htpasswd", ".dockercfg", "kubeconfig", ".terraformrc", "*.p12", "*.pfx",
+    "*.jks", "*.keystore",
 )  # fmt: skip
 """Files that hold secrets wherever they are (globs under any folder): asked, whatever allows the call, and
 never read as work inside the folder (``effects.reader``)."""
