@@ -79,6 +79,8 @@ def landed(landing: Landing, name: str, source: str | None = None) -> list[str]:
             names += [name.rstrip(".") + suffix for suffix in landing.suffixes]
     if landing.into_folder and source is not None:
         base = posixpath.basename(source.rstrip("/")) or source
+        if posixpath.normpath(name) == ".":
+            names = []  # the folder itself is always a folder: only what lands in it is written
         names.append(posixpath.join(name, base))
     if landing.parents:
         names += _parents(name)
