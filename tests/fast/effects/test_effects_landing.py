@@ -233,3 +233,20 @@ def test_the_working_folder_itself_is_never_in_folder_work(tmp_path: Path, cell:
     (tmp_path / "empty").mkdir()
     reading = read_effects(CodeAction(cell.format(root=tmp_path)), tmp_path)
     assert reading.effect_class not in ("in-folder", "reads", "computes"), reading
+
+
+@pytest.mark.parametrize(
+    ("cell", "link"),
+    [
+        ("import numpy as np\nnp.save('data', np.zeros(2))", "data.npy"),
+        ("import matplotlib.pyplot as plt\nplt.savefig('fig')", "fig.png"),
+        ("import shutil\nshutil.copy('notes.txt', 'out')", "out/notes.txt"),
+    ],
+)
+def test_a_landed_name_linked_to_a_git_hook_is_a_protected_write(tmp_path: Path, cell: str, link: str) -> None:
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / link).symlink_to(tmp_path / ".git" / "hooks" / "pre-commit")
+    reading = read_effects(CodeAction(cell), tmp_path)
+    assert Kind.CONTROLS in reading.kinds and reading.effect_class is None, reading
