@@ -24,7 +24,7 @@ from freeact_tui.permissions.rules import PermissionRules, PermissionsFileError
 from freeact_tui.reach.named_paths import named_paths
 from freeact_tui.shell.words import shell_only_cell
 from freeact_tui.store.decision_record import decision_record
-from freeact_tui.toolcalls import CodeAction, ToolCall, call_record
+from freeact_tui.toolcalls import CodeAction, ShellAction, ShellScript, ToolCall, call_record
 
 
 class ApprovalGate:
@@ -104,8 +104,8 @@ class ApprovalGate:
         finally:
             self._set_phase(corr_id, None)
         self._record(corr_id, call, decision)
-        if decision.approved:
-            self.kernel.ran(call, corr_id)  # what it rebinds, or that it cannot be told, weighs on later readings
+        if decision.approved:  # what it rebinds, what it cannot be told, what it reached weigh on later readings
+            self.kernel.ran(call, corr_id, vouched=self._vouched(call, decision))
         if decision.remember and decision.pattern:  # a remembered rejection is a deny rule
             effect = "allow" if decision.approved else "deny"
             try:
@@ -113,6 +113,16 @@ class ApprovalGate:
             except PermissionsFileError as exc:  # the decision stands; only the rule is lost
                 self._emit(ToolOutput(f"The rule was not saved: {exc}", is_error=True, **self._ids(corr_id)))
         return decision
+
+    def _vouched(self, call: ToolCall, decision: Decision) -> bool:
+        """The app itself let ``call`` run as read-only work: a shell command a built-in allow rule covers, or
+        a cell of shell lines only (each line is asked, and judged, on its own)."""
+        if decision.per_part:
+            return True
+        if not isinstance(call, ShellAction | ShellScript):
+            return False
+        entry = self.permissions.matching_rule(call, kernel=self.kernel)
+        return entry is not None and entry.scope == "default" and entry.effect == "allow"
 
     def _mode_verdict(self, call: ToolCall, reading: Reading | None, effect: str) -> Verdict | None:
         """What the approval mode decides (``None``: the rules, or the user). Never loosens a deny rule."""

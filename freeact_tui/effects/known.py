@@ -19,6 +19,15 @@ from dataclasses import dataclass
 from functools import cache
 
 from freeact_tui.effects.classes import Kind
+from freeact_tui.effects.landing import (
+    AND_PARENTS,
+    AS_NAMED,
+    INTO_FOLDER,
+    MATPLOTLIB_IMAGE,
+    NUMPY_NPY,
+    NUMPY_NPZ,
+    Landing,
+)
 from freeact_tui.effects.settings_table import SETTINGS, SETTINGS_READS, Settings
 
 PURE_BUILTINS = frozenset(
@@ -51,6 +60,9 @@ class Touch:
     optional: bool = False
     """Its path arguments may be left out (``logging.basicConfig()``): then it only computes. A negative
     position is a keyword-only argument."""
+    lands: Landing = AS_NAMED
+    """Where its destination (the last path it writes) really lands (``landing``): ``np.save('data')``
+    writes ``data.npy``, ``shutil.copy(src, folder)`` writes ``folder/<name of src>``."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +88,10 @@ _R0 = Touch(reads=((0, "path"),))
 _W0 = Touch(writes=((0, "path"),))
 _W0_1 = Touch(writes=((0, "src"), (1, "dst")))
 _R0_W1 = Touch(reads=((0, "src"),), writes=((1, "dst"),))
+_NPY = Touch(writes=((0, "file"),), lands=NUMPY_NPY)
+_NPZ = Touch(writes=((0, "file"),), lands=NUMPY_NPZ)
+IMAGE_WRITE = Touch(writes=((0, "fname"),), lands=MATPLOTLIB_IMAGE)
+"""``savefig``: appends the default format's extension to a name without one."""
 
 _PURE_EVERY_PUBLIC = (
     "math cmath statistics itertools textwrap re json csv collections collections.abc heapq bisect decimal "
@@ -102,7 +118,7 @@ _PARTS = {
 }
 _NUMPY_IO = {
     "load": _R0, "loadtxt": _R0, "genfromtxt": _R0, "fromfile": _R0,
-    "save": _W0, "savetxt": _W0, "savez": _W0, "savez_compressed": _W0,
+    "save": _NPY, "savetxt": _W0, "savez": _NPZ, "savez_compressed": _NPZ,
 }  # fmt: skip
 _PANDAS_READS = "csv json excel parquet feather table fwf orc xml stata sas spss html".split()
 _NUMPY_FAMILY_UNKNOWN = frozenset(
@@ -116,7 +132,8 @@ _PANDAS_UNKNOWN = frozenset(
 
 _OS_TOUCHES = {
     "listdir": _R0, "scandir": _R0, "walk": _R0, "stat": _R0, "lstat": _R0,
-    "makedirs": _W0, "mkdir": _W0, "remove": _W0, "unlink": _W0, "rmdir": _W0, "removedirs": _W0,
+    "makedirs": _W0, "mkdir": _W0, "remove": _W0, "unlink": _W0, "rmdir": _W0,
+    "removedirs": Touch(writes=((0, "name"),), lands=AND_PARENTS),
     "rename": _W0_1, "replace": _W0_1,
 }  # fmt: skip
 _OS_PATH_TOUCHES = {
@@ -130,7 +147,9 @@ _OS_EFFECTS = {
 }
 # not copytree: it copies what the symlinks inside a tree point to, wherever that is
 _SHUTIL_TOUCHES = {
-    "copy": _R0_W1, "copy2": _R0_W1, "copyfile": _R0_W1, "move": _W0_1,
+    "copy": Touch(reads=((0, "src"),), writes=((1, "dst"),), lands=INTO_FOLDER),
+    "copy2": Touch(reads=((0, "src"),), writes=((1, "dst"),), lands=INTO_FOLDER),
+    "copyfile": _R0_W1, "move": Touch(writes=((0, "src"), (1, "dst")), lands=INTO_FOLDER),
     "rmtree": _W0, "disk_usage": _R0,
 }  # fmt: skip
 
@@ -179,7 +198,7 @@ MODULES: dict[str, Module] = {
     ),
     "matplotlib.pyplot": Module(
         every_public=True,
-        touches={"savefig": _W0, "imsave": _W0, "imread": _R0},
+        touches={"savefig": IMAGE_WRITE, "imsave": _W0, "imread": _R0},
         # rcParams["backend"] names a module to import (and other keys name programs to run)
         unknown=frozenset(
             "switch_backend get_current_fig_manager install_repl_displayhook rcParams rc rc_context style "
@@ -487,6 +506,7 @@ def name_in(module: str, rule: Module, name: str) -> Touch | Kind | str | None:
 
 __all__ = [
     "ALIASES",
+    "IMAGE_WRITE",
     "DATA_ATTRIBUTES",
     "LATER_METHODS",
     "LATER_NAMES",

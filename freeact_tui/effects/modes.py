@@ -86,7 +86,7 @@ class Verdict:
     reason: str
 
 
-def _inside(call: FileCall, working_dir: Path) -> bool:
+def file_call_inside(call: FileCall, working_dir: Path) -> bool:
     """The file call stays in the folder; a write never touches a name that configures git or the app."""
     root = os.path.realpath(working_dir)
     full = call.resolved or os.path.realpath(os.path.join(root, call.path))
@@ -128,13 +128,13 @@ def judge(
     if mode == ApprovalMode.IN_FOLDER or (mode == ApprovalMode.SANDBOXED_AUTO and not sandboxed):
         if isinstance(call, CodeAction) and reading is not None and reading.effect_class in _FOLDER_CLASSES:
             return Verdict("allow", f"in-folder mode: {describe(reading)}")
-        if isinstance(call, FileCall) and _inside(call, working_dir) and trusted:
+        if isinstance(call, FileCall) and file_call_inside(call, working_dir) and trusted:
             return Verdict("allow", f"in-folder mode: {call.kind} inside this folder")
         return None
     if mode == ApprovalMode.SANDBOXED_AUTO:
         if isinstance(call, _SANDBOXED_KINDS):
             return Verdict("allow", "sandboxed-auto mode: runs inside the sandbox")
-        if isinstance(call, FileCall) and _inside(call, working_dir):
+        if isinstance(call, FileCall) and file_call_inside(call, working_dir):
             return Verdict("allow", f"sandboxed-auto mode: {call.kind} inside this folder")
     return None
 
@@ -151,6 +151,7 @@ __all__ = [
     "MODE_WORDS",
     "ApprovalMode",
     "Verdict",
+    "file_call_inside",
     "judge",
     "mode_rule_words",
     "modes",

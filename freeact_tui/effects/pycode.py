@@ -43,6 +43,7 @@ from freeact_tui.effects import known, pandas_options
 from freeact_tui.effects.bindings import bind
 from freeact_tui.effects.classes import Found, Kind
 from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
+from freeact_tui.effects.landing import landed
 from freeact_tui.effects.receivers import cell_objects, template_follows
 from freeact_tui.effects.settings import CannotTell, SettingsForms
 from freeact_tui.effects.signatures import (
@@ -433,16 +434,17 @@ class PythonReader:
         kinds = {name(p, k): Kind.READS for p, k in touch.reads} | {
             name(p, k): Kind.WRITES for p, k in touch.writes
         }
-        named = False
+        paths: dict[str, str] = {}
         for parameter, value in self._bind(call, signature, what):
             if parameter in kinds:
                 path = self._const(value)
                 if path is None:
                     raise _Unknown(f"{what} with a path built at run time")
-                self.found += self.check_path(path, kinds[parameter])
-                named = True
+                paths[parameter] = path
             elif parameter not in known.SAFE_KEYWORDS and parameter not in known.DATA_PARAMETERS:
                 raise _Unknown(f"{what} with {parameter}=")
+        self._judge_landed(touch, [name(p, k) for p, k in (*touch.reads, *touch.writes)], paths, kinds)
+        named = bool(paths)
         if not named and touch.bare is not None:
             self.found.append(Found(touch.bare, what))
         elif not named and touch.writes and not touch.optional:
@@ -450,6 +452,22 @@ class PythonReader:
         elif not named and touch.reads:
             self.found += self.check_path(".", Kind.READS)  # ``os.listdir()``: the folder itself
         self._args(call)
+
+    def _judge_landed(
+        self, touch: known.Touch, order: list[str], paths: dict[str, str], kinds: dict[str, Kind]
+    ) -> None:
+        """Each bound path judged where the library really writes it (``landing``): the destination (the
+        last path it writes) as every name it may land on, with the first path named as its source."""
+        destination = next((p for p in reversed(order) if kinds.get(p) == Kind.WRITES and p in paths), None)
+        source = next((paths[p] for p in order if p in paths and p != destination), None)
+        for parameter in order:
+            if parameter not in paths:
+                continue
+            names = [paths[parameter]]
+            if parameter == destination:
+                names = landed(touch.lands, paths[parameter], source)
+            for path in names:
+                self.found += self.check_path(path, kinds[parameter])
 
     def _module_names(self, call: ast.Call, dotted: str | None) -> None:
         """A value that names a module to import (a plot backend, an option that is one) must be a known one:
@@ -544,7 +562,9 @@ class PythonReader:
                 k.arg is None or "path" in k.arg or "buf" in k.arg or k.arg in ("fname", "excel_writer")
                 for k in call.keywords
             ):
-                writes = known.Touch(writes=((0, "path_or_buf"),))
+                writes = known.Touch(writes=((0, "path_or_buf"),), lands=known.IMAGE_WRITE.lands)
+                if method != "savefig":
+                    writes = known.Touch(writes=((0, "path_or_buf"),))
                 return self._touch(call, writes, f".{method}()", WRITES_ITS_ARGUMENT)
             return None
         if self._is_path(func.value) and method not in known.PATH_PURE:

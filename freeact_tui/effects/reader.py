@@ -29,6 +29,7 @@ from freeact_tui.effects.known import PLOT_BACKENDS
 from freeact_tui.effects.magics import NO_VAR_EXPAND, expands, magic_words, writefile_target
 from freeact_tui.effects.pycode import read_python
 from freeact_tui.project.paths import CONFIGURES_CODE, runs_later
+from freeact_tui.project.wide_folders import why_too_wide
 from freeact_tui.reach.named_paths import named_paths
 from freeact_tui.shell.gitreads import is_secret_name
 from freeact_tui.shell.programs import run_commands
@@ -55,11 +56,12 @@ SYSTEM_FOLDERS = frozenset(
 
 
 def too_wide(root: str) -> bool:
-    """``root`` is no project folder: the file system's root, a system folder, or one that holds the
-    user's home (a rule saved as "inside this folder" must not reach the whole disk from ``cwd: /``)."""
-    home = os.path.realpath(os.path.expanduser("~"))
+    """``root`` (real) is no project folder: the file system's root, a system folder or one inside a system
+    tree, a folder every user may write to, another user's, or one that holds the user's home
+    (``project.wide_folders``: by structure; a rule saved as "inside this folder" must not reach the whole
+    disk from ``cwd: /``, nor every user's files from ``/var/tmp``)."""
     system = SYSTEM_FOLDERS | {os.path.realpath(f) for f in SYSTEM_FOLDERS}  # /bin -> /usr/bin
-    return root in system or _within(home, root)
+    return root in system or why_too_wide(root) is not None
 
 
 class _Paths:
@@ -84,6 +86,10 @@ class _Paths:
         reached = named_paths(CodeAction(repr(raw)), self.working_dir)
         if reached or self.wide or not _within(full, self.root) or raw.startswith("~"):
             return [Found(Kind.OUTSIDE, p.path) for p in reached] or [Found(Kind.OUTSIDE, full)]
+        if kind == Kind.WRITES and full == self.root:
+            # the folder's own entry is in the folder above it: removing, moving or changing the folder
+            # itself (``shutil.rmtree('.')``, ``os.removedirs``'s last step) is never work inside it
+            return [Found(Kind.OUTSIDE, full)]
         shown = os.path.relpath(full, self.root)
         if kind == Kind.WRITES and runs_later(shown):
             return [Found(Kind.CONTROLS, shown)]  # git's hooks and config, the app's files, importable code

@@ -28,6 +28,13 @@ SECRET_NAMES = (
     ".git/branches/**", ".boto", ".s3cfg", "application_default_credentials.json", ".config/gcloud/**",
     ".azure/accessTokens.json", ".azure/msal_token_cache*", ".cargo/credentials*", ".gem/credentials",
     ".terraform.d/credentials*",
+    # git's other copies of a repository's config: a submodule's (``.git/modules/<name>/config``, nested too),
+    # a bare or mirror clone's (``x.git/config``), a worktree's; git's credential store under ``~/.config``
+    ".git/modules/**", "*.git/config", "*.git/modules/**", "config.worktree", "git/credentials",
+    # the environment files tools load (direnv, ``prod.env``), and tools' stored logins and keystores
+    ".envrc", "*.env", "gh/hosts.yml", ".yarnrc.yml", "pip.conf", ".m2/settings.xml", ".gradle/gradle.properties",
+    ".composer/auth.json", "rclone.conf", ".htpasswd", ".dockercfg", "kubeconfig", ".terraformrc", "*.p12", "*.pfx",
+    "*.jks", "*.keystore",
 )  # fmt: skip
 """Files that hold secrets wherever they are (globs under any folder): asked, whatever allows the call, and
 never read as work inside the folder (``effects.reader``)."""
@@ -39,10 +46,20 @@ _GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--config-env", "--git-dir", "--work
 _OBJECT_ID = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _STAGE = re.compile(r"^:[0-3]?:?")
 _EXAMPLES = tuple(g.replace("**", "x").replace("*", "x") for g in SECRET_NAMES)
+_LOWERED = tuple(g.lower() for g in SECRET_NAMES)
 
 
-def is_secret_name(path: str) -> bool:
-    """A path (or a glob) that names, or may match, a file of the secret table."""
+def _lowered_secret(path: str) -> bool:
+    """A lowered path matching a lowered row (``.azure/accessTokens.json`` has capitals)."""
+    parts = path.strip("/").split("/")
+    return any(fnmatch.fnmatchcase("/".join(parts[k:]), g) for g in _LOWERED for k in range(len(parts)))
+
+
+def is_secret_name(path: str, *, any_case: bool = False) -> bool:
+    """A path (or a glob) that names, or may match, a file of the secret table (``any_case``: in any case,
+    as git's ``icase`` pathspecs and case-insensitive file systems match)."""
+    if any_case:
+        return is_secret_name(path) or is_secret_name(path.lower()) or _lowered_secret(path.lower())
     if any(c in path for c in "*?["):
         # Some secret name matches the glob, or the glob read with its wildcards empty names a secret.
         if any(fnmatch.fnmatchcase(e, path) or fnmatch.fnmatchcase("d/" + e, path) for e in _EXAMPLES):
@@ -72,7 +89,7 @@ def secret_reference(words: list[str]) -> str | None:
         if command in _BY_OBJECT_ID and _OBJECT_ID.match(word):
             return f"{word} (an object id may be any file's contents)"
         path = _STAGE.sub("", word) if word.startswith(":") else word.split(":", 1)[-1]
-        if path and (is_secret_name(path) or is_secret_name(path.lower())):
+        if path and is_secret_name(path, any_case=True):
             return f"{word} (names a secret file in git's store)"
     return None
 

@@ -235,7 +235,59 @@ PROGRAM_OPTIONS: dict[str, Options] = {
                                     "--no-newline --quiet --silent --verbose --zero"),
     ),
 }  # fmt: skip
-"""Every program a built-in allow rule names (but git and pip, judged by their subcommands)."""
+"""Every program a built-in allow rule names (but git, judged by its subcommands in ``programs``)."""
+
+_PIP_GENERAL = Options(
+    flags="hvVq",
+    long=_set(
+        "--verbose --quiet --debug --isolated --require-virtualenv --no-input --no-cache-dir "
+        "--disable-pip-version-check --no-color --no-python-version-warning"
+    ),
+)
+"""pip's general options that change no more than how it reports: not ``--log`` (appends to a path),
+``--python`` (runs another interpreter), ``--cert``/``--client-cert`` (read a file), ``--proxy``,
+``--keyring-provider`` (runs a program), ``--cache-dir``, ``--use-feature`` …"""
+SUBCOMMAND_OPTIONS: dict[str, tuple[Options, dict[str, Options]]] = {
+    "pip": (
+        _PIP_GENERAL,
+        {
+            # not ``-o``/``--outdated``, ``-u``/``--uptodate`` (ask the package index over the network), nor
+            # their index options, nor ``--path`` (reads package metadata from a folder it names)
+            "list": Options(
+                flags="el",
+                long=_set("--editable --local --user --pre --not-required --exclude-editable --include-editable"),
+                long_valued=_set("--format --exclude"),
+            ),
+            "show": Options(flags="f", long=_set("--files")),
+            # not ``-r``/``--requirement`` (reads a file) nor ``--path``
+            "freeze": Options(
+                flags="l", long=_set("--local --user --all --exclude-editable"), long_valued=_set("--exclude")
+            ),
+        },
+    ),
+}
+"""Programs a built-in allow rule names by subcommand (``pip list *``): the general options, and each
+subcommand's own, that only shape what it prints (an allow-list: any other option, an abbreviation too, asks)."""
+
+
+def _merged(general: Options, own: Options) -> Options:
+    return Options(
+        flags=general.flags + own.flags,
+        valued=general.valued + own.valued,
+        long=general.long | own.long,
+        long_valued=general.long_valued | own.long_valued,
+    )
+
+
+def _table(program: str, args: list[str]) -> Options | None:
+    """The options ``program args`` may take unasked: its own table, or by its subcommand (the first word
+    that is not an option; the general options only, for a subcommand without a table)."""
+    if program in SUBCOMMAND_OPTIONS:
+        general, by_subcommand = SUBCOMMAND_OPTIONS[program]
+        subcommand = next((w for w in args if not w.startswith("-")), "")
+        own = by_subcommand.get(subcommand)
+        return general if own is None else _merged(general, own)
+    return PROGRAM_OPTIONS.get(program)
 
 
 def unknown_option(program: str, args: list[str]) -> str | None:
@@ -244,7 +296,7 @@ def unknown_option(program: str, args: list[str]) -> str | None:
     ``None`` too for a program without a table (its rules are the user's own). ``--`` ends options;
     GNU programs take options after operands too, so every word is looked at.
     """
-    table = PROGRAM_OPTIONS.get(program)
+    table = _table(program, args)
     if table is None or table is _NO_OPTIONS_READ:
         return None
     k = 0
@@ -273,4 +325,4 @@ def unknown_option(program: str, args: list[str]) -> str | None:
     return None
 
 
-__all__ = ["PROGRAM_OPTIONS", "Options", "unknown_option"]
+__all__ = ["PROGRAM_OPTIONS", "SUBCOMMAND_OPTIONS", "Options", "unknown_option"]
