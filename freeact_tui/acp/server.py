@@ -421,7 +421,7 @@ class FreeactAcpAgent:
         if stored is not None:
             try:
                 stored.update_meta(
-                    cwd=None if stored.exists() else str(session.working_dir),
+                    home=str(session.working_dir),  # whichever way it was made (new, fork, load): never none
                     model=session.model,
                     approval_mode=mode,
                 )
