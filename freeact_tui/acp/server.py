@@ -50,6 +50,7 @@ from acp.schema import (
 
 from freeact_tui.acp.client_files import ClientFiles
 from freeact_tui.acp.client_mcp import client_mcp_servers
+from freeact_tui.acp.client_paths import client_folder
 from freeact_tui.acp.client_requests import ClientLink
 from freeact_tui.acp.effect_modes import effect_modes
 from freeact_tui.acp.errors import internal_error, invalid_params, session_unusable, unknown_session
@@ -158,11 +159,15 @@ class FreeactAcpAgent:
     # -- sessions ---------------------------------------------------------------------------------------
 
     def _config(self, cwd: str, client_mcp: dict[str, McpServerConfig]) -> Config:
-        path = _folder(cwd)
+        path = client_folder(cwd)
         try:
             config = self._load_config(path)
         except ConfigError as exc:
             raise invalid_params(str(exc)) from None
+        except OSError as exc:  # the folder's files cannot be read (a path beyond PATH_MAX, a folder gone)
+            raise invalid_params(
+                f"the config of {str(path)[:120]!r} cannot be read: {exc.strerror or exc}"
+            ) from None
         return _for_session(config, path, client_mcp)
 
     async def _open(
@@ -379,12 +384,15 @@ class FreeactAcpAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        if cwd:
-            _folder(cwd)  # the same check as every method that takes a cwd
+        folder = str(client_folder(cwd)) if cwd else None  # the check of every method with a cwd
         try:
-            sessions = await asyncio.to_thread(listed_sessions, self._load_config, cwd)
+            sessions = await asyncio.to_thread(listed_sessions, self._load_config, folder)
         except ConfigError as exc:
             raise invalid_params(str(exc)) from None
+        except OSError as exc:
+            raise invalid_params(
+                f"the sessions of {cwd!r:.120} cannot be listed: {exc.strerror or exc}"
+            ) from None
         return ListSessionsResponse(sessions=sessions)
 
     async def set_session_mode(
@@ -572,16 +580,6 @@ def _cancel_turns(session: AcpSession) -> None:
     session.agent.cancel()
     for task in list(session.asking):
         task.cancel()
-
-
-def _folder(cwd: str) -> Path:
-    """A client's ``cwd`` as a folder: an absolute path of a directory, else invalid params (-32602)."""
-    path = Path(cwd)
-    if not path.is_absolute():
-        raise invalid_params(f"cwd must be an absolute path, not {cwd!r}")
-    if not path.is_dir():
-        raise invalid_params(f"cwd {cwd!r} is not a directory")
-    return path
 
 
 def _refusal(agent: Agent) -> RequestError | None:
