@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.acp.test_acp_attacker import _config, _work
-from tests.acp.test_acp_faults import request, send, start
+from tests.acp.test_acp_faults import read, request, send, start
 from tests.acp.test_acp_plain import _stop, answer_to
 
 pytestmark = [pytest.mark.timeout(240)]
@@ -50,3 +50,17 @@ def test_every_method_with_a_cwd_refuses_a_hostile_one_as_invalid_params(tmp_pat
     wrong = [(m, c, a) for m, c, a in answers if a.get("error", {}).get("code") != -32602]
     assert wrong == [], wrong
     assert all("\n" not in a["error"]["message"] and len(a["error"]["message"]) < 400 for _, _, a in answers)
+
+
+def test_a_string_id_with_a_lone_surrogate_is_echoed_exactly(tmp_path: Path) -> None:
+    """#44 (third attack, F6): the answer names the very id sent (before: ``"\\ufffd"``)."""
+    work = _work(tmp_path)
+    proc = start("--model", "test", "--config", str(_config(tmp_path)), cwd=work)
+    try:
+        send(proc, request(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}}))
+        answer_to(proc, 0)
+        send(proc, '{"jsonrpc":"2.0","id":"\\ud800-x","method":"session/list","params":{}}')
+        answer = read(proc.stdout)  # session/list sends nothing before its answer
+    finally:
+        _stop(proc)
+    assert answer["id"] == "\ud800-x" and "result" in answer, answer
