@@ -50,6 +50,7 @@ from acp.schema import (
 
 from freeact_tui.acp.client_files import ClientFiles
 from freeact_tui.acp.client_mcp import client_mcp_servers
+from freeact_tui.acp.client_paths import client_folder
 from freeact_tui.acp.client_requests import ClientLink
 from freeact_tui.acp.effect_modes import effect_modes
 from freeact_tui.acp.errors import internal_error, invalid_params, session_unusable, unknown_session
@@ -103,7 +104,6 @@ class FreeactAcpAgent:
         and a close waits for an open in flight."""
         self._turns: TurnRunner | None = None
         self._files: dict[str, ClientFiles] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Client) -> None:
         self._conn = cast(Client, ClientLink(conn))  # a client gone: its updates dropped, not errors
@@ -159,11 +159,15 @@ class FreeactAcpAgent:
     # -- sessions ---------------------------------------------------------------------------------------
 
     def _config(self, cwd: str, client_mcp: dict[str, McpServerConfig]) -> Config:
-        path = _folder(cwd)
+        path = client_folder(cwd)
         try:
             config = self._load_config(path)
         except ConfigError as exc:
             raise invalid_params(str(exc)) from None
+        except OSError as exc:  # the folder's files cannot be read (a path beyond PATH_MAX, a folder gone)
+            raise invalid_params(
+                f"the config of {str(path)[:120]!r} cannot be read: {exc.strerror or exc}"
+            ) from None
         return _for_session(config, path, client_mcp)
 
     async def _open(
@@ -215,9 +219,7 @@ class FreeactAcpAgent:
             except Exception:  # a skills dir that cannot be read: no commands
                 logger.exception("announcing the commands of %s failed", session.id)
 
-        task = asyncio.create_task(announce())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        session.start(announce())  # the session's own: its close cancels it (nothing is announced after)
 
     async def _start_agent(self, config: Config, session_id: str, model: str) -> Agent:
         from freeact_tui.agent.models import ModelSetupError, missing_setup
@@ -293,40 +295,62 @@ class FreeactAcpAgent:
         modes, options = await self._opened(session)
         return NewSessionResponse(session_id=session.id, modes=modes, config_options=options)
 
-    async def _stored_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> AcpSession:
-        """A session of the store, opened here (or as it is open already)."""
+    def _stored_config(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None
+    ) -> tuple[Config, dict[str, McpServerConfig]]:
+        """The checks of a ``session/load`` or ``session/resume`` that need no wait (invalid params at once)."""
         client_mcp = client_mcp_servers(mcp_servers or [])
         config = self._config(cwd, client_mcp)
         try:
             validate_session_id(session_id)
         except InvalidSessionId as exc:
             raise invalid_params(str(exc)) from None
-        async with self._open_lock(session_id):
-            session = self.sessions.get(session_id)
-            if session is None:
-                if not _in_store(SessionStore(config.resolved_sessions_dir()).session(session_id)):
-                    raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
-                session = await self._open(config, session_id, client_mcp)
+        return config, client_mcp
+
+    async def _stored_session(
+        self, config: Config, session_id: str, client_mcp: dict[str, McpServerConfig]
+    ) -> AcpSession:
+        """A session of the store, opened here (or as it is open already); the caller holds its open lock."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            if not _in_store(SessionStore(config.resolved_sessions_dir()).session(session_id)):
+                raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
+            session = await self._open(config, session_id, client_mcp)
         return session
 
     def _open_lock(self, session_id: str) -> asyncio.Lock:
         return self._open_locks.setdefault(session_id, asyncio.Lock())
 
+    async def _after_open(self, session_id: str) -> AcpSession:
+        """The session ``session_id`` for a request sent after a ``session/load`` or ``session/resume`` of it
+        (answered or not): it waits for that open (the open lock is FIFO, and acquiring a free one does not
+        yield), then finds the session, in arrival order; the caller takes its place in the session's queue
+        before its next ``await``."""
+        lock = self._open_locks.get(session_id)
+        if lock is not None:
+            async with lock:
+                pass
+        return self._session(session_id)
+
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse | None:
-        session = await self._stored_session(cwd, session_id, mcp_servers)
-        for update in replay_updates(session.agent.history, session.working_dir):
-            await self.client.session_update(session_id=session.id, update=update)
-        modes, options = await self._opened(session)
+        config, client_mcp = self._stored_config(cwd, session_id, mcp_servers)
+        async with self._open_lock(session_id):  # taken before the first await: what is sent after waits
+            session = await self._stored_session(config, session_id, client_mcp)
+            for update in replay_updates(session.agent.history, session.working_dir):
+                await self.client.session_update(session_id=session.id, update=update)
+            modes, options = await self._opened(session)
         return LoadSessionResponse(modes=modes, config_options=options)
 
     async def resume_session(
         self, session_id: str, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> ResumeSessionResponse:
         """``session/load`` without the replay: the client has the conversation already."""
-        session = await self._stored_session(cwd, session_id, mcp_servers)
-        modes, options = await self._opened(session)
+        config, client_mcp = self._stored_config(cwd, session_id, mcp_servers)
+        async with self._open_lock(session_id):
+            session = await self._stored_session(config, session_id, client_mcp)
+            modes, options = await self._opened(session)
         return ResumeSessionResponse(modes=modes, config_options=options)
 
     async def fork_session(
@@ -360,19 +384,22 @@ class FreeactAcpAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        if cwd:
-            _folder(cwd)  # the same check as every method that takes a cwd
+        folder = str(client_folder(cwd)) if cwd else None  # the check of every method with a cwd
         try:
-            sessions = await asyncio.to_thread(listed_sessions, self._load_config, cwd)
+            sessions = await asyncio.to_thread(listed_sessions, self._load_config, folder)
         except ConfigError as exc:
             raise invalid_params(str(exc)) from None
+        except OSError as exc:
+            raise invalid_params(
+                f"the sessions of {cwd!r:.120} cannot be listed: {exc.strerror or exc}"
+            ) from None
         return ListSessionsResponse(sessions=sessions)
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
         """The session's approval mode, from the next prompt sent after this request on (in order)."""
-        session = self._session(session_id)
+        session = await self._after_open(session_id)
         async with self._in_order(session):
             if not session.set_mode(mode_id):
                 raise invalid_params(f"unknown mode {mode_id!r} (modes: {', '.join(session.known_modes())})")
@@ -395,7 +422,7 @@ class FreeactAcpAgent:
     ) -> SetSessionConfigOptionResponse | None:
         """``model``: the prompts sent after this request talk to ``value`` (one of the offered models), those
         sent before it to the model they were sent to (in order); it is stored with the session."""
-        session = self._session(session_id)
+        session = await self._after_open(session_id)
         async with self._in_order(session):  # the first await: its place is where it was sent
             if config_id != MODEL_OPTION:
                 raise invalid_params(f"unknown config option {config_id!r} (options: {MODEL_OPTION})")
@@ -421,7 +448,7 @@ class FreeactAcpAgent:
         if stored is not None:
             try:
                 stored.update_meta(
-                    cwd=None if stored.exists() else str(session.working_dir),
+                    home=str(session.working_dir),  # whichever way it was made (new, fork, load): never none
                     model=session.model,
                     approval_mode=mode,
                 )
@@ -438,11 +465,11 @@ class FreeactAcpAgent:
 
     async def prompt(self, prompt: list[PromptBlock], session_id: str, **kwargs: Any) -> PromptResponse:
         """One turn; a prompt sent while another runs waits its turn (in order)."""
-        session = self._session(session_id)
         try:
             content = user_content(prompt)
         except PromptError as exc:
             raise invalid_params(str(exc)) from None
+        session = await self._after_open(session_id)
         async with session.queue.turn() as go:
             if self.sessions.get(session_id) is not session:  # a close sent before it was handled first
                 raise unknown_session(session_id)
@@ -471,11 +498,8 @@ class FreeactAcpAgent:
         if session.trust_asked:
             return
         session.trust_asked = True
-        asking = asyncio.create_task(ask_trust(self.client, session.id, session.config))
-        session.asking.add(
-            asking
-        )  # a session/cancel cancels the question, as it cancels a permission request
-        asking.add_done_callback(session.asking.discard)
+        # a session/cancel cancels the question, as it cancels a permission request
+        asking = session.start(ask_trust(self.client, session.id, session.config), asking=True)
         try:
             trusted = await asking
         except asyncio.CancelledError:
@@ -495,9 +519,11 @@ class FreeactAcpAgent:
         return self._turns
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
-        session = self.sessions.get(session_id)
-        if session is not None:
-            _cancel_turns(session)
+        try:  # a cancel sent after a load of it, before its answer, cancels the prompts sent before it
+            session = await self._after_open(session_id)
+        except RequestError:
+            return  # a notification: nothing to answer for an unknown session
+        _cancel_turns(session)
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
         """End the session here: its running turn and the prompts sent before this close are cancelled (the
@@ -522,8 +548,7 @@ class FreeactAcpAgent:
         self._files.pop(session_id, None)
         session.cancel_requested = True
         session.queue.cancel()
-        for task in list(session.asking):
-            task.cancel()
+        session.cancel_tasks()
         try:
             await asyncio.wait_for(session.agent.stop(), STOP_TIMEOUT)
         except Exception as exc:
@@ -535,13 +560,10 @@ class FreeactAcpAgent:
     async def shutdown(self) -> None:
         """Cancel every turn and stop every agent (kernels, MCP servers): the client is gone."""
         sessions, self.sessions = list(self.sessions.values()), {}
-        for task in list(self._tasks):  # announcements not sent yet: there is nobody to tell
-            task.cancel()
 
         async def stop(session: AcpSession) -> None:
             session.queue.cancel()
-            for task in list(session.asking):
-                task.cancel()
+            session.cancel_tasks()  # announcements not sent yet, questions: there is nobody to tell
             try:
                 await asyncio.wait_for(session.agent.stop(), STOP_TIMEOUT)
             except Exception:
@@ -558,16 +580,6 @@ def _cancel_turns(session: AcpSession) -> None:
     session.agent.cancel()
     for task in list(session.asking):
         task.cancel()
-
-
-def _folder(cwd: str) -> Path:
-    """A client's ``cwd`` as a folder: an absolute path of a directory, else invalid params (-32602)."""
-    path = Path(cwd)
-    if not path.is_absolute():
-        raise invalid_params(f"cwd must be an absolute path, not {cwd!r}")
-    if not path.is_dir():
-        raise invalid_params(f"cwd {cwd!r} is not a directory")
-    return path
 
 
 def _refusal(agent: Agent) -> RequestError | None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from acp.schema import SessionMode
 
@@ -16,6 +17,8 @@ from freeact_tui.acp.turn_queue import TurnQueue
 from freeact_tui.agent.agent import Agent
 from freeact_tui.events import UsageUpdate
 from freeact_tui.project.config import Config, McpServerConfig
+
+T = TypeVar("T")
 
 ASK_MODE = "ask"
 AUTO_MODE = "auto"
@@ -66,6 +69,9 @@ class AcpSession:
     asking: set[asyncio.Task[Any]] = field(default_factory=set)
     """The session's requests waiting for the client (permission requests, the trust question): a
     ``session/cancel`` cancels them."""
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    """Every task the session started (``start``: its announcements, its questions): none outlives it, its
+    close (and the server's end) cancels them all."""
     cancel_requested: bool = False
     queue: TurnQueue = field(default_factory=TurnQueue)
     client_mcp: dict[str, McpServerConfig] = field(default_factory=dict)
@@ -81,6 +87,22 @@ class AcpSession:
     """While a turn runs: the size of each history file of the session when it began (its last completed
     point), so that a fork taken meanwhile copies the history up to there and leaves the turn alone."""
     """The client was asked (or needed not be) whether the folder's project files may apply."""
+
+    def start(self, work: Coroutine[Any, Any, T], *, asking: bool = False) -> asyncio.Task[T]:
+        """``work`` as a task the session owns (cancelled when it closes); ``asking``: a question to the
+        client, which a ``session/cancel`` withdraws too."""
+        task = asyncio.create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        if asking:
+            self.asking.add(task)
+            task.add_done_callback(self.asking.discard)
+        return task
+
+    def cancel_tasks(self) -> None:
+        """The session ends: every task it started is cancelled (nothing is sent for it afterwards)."""
+        for task in list(self.tasks):
+            task.cancel()
 
     def known_modes(self) -> list[str]:
         """The ids of the modes this session offers (the server's, then its agent's approval modes)."""

@@ -19,19 +19,21 @@ from freeact_tui.store.sessions import SessionStore
 
 
 def listed_sessions(load_config: Callable[[Path], Config], cwd: str | None) -> list[SessionInfo]:
-    """The sessions of the store ``cwd``'s config names, newest first (only those started in ``cwd``)."""
+    """The sessions of the store ``cwd``'s config names, newest first (only those started in ``cwd``). A session
+    whose folder is not recorded is listed under no folder: it is left out (``SessionInfo`` needs a ``cwd``, and
+    naming the asked folder or this process's would hand one folder's conversation to another)."""
     where = Path(cwd) if cwd else Path.cwd()
     config = load_config(where).model_copy(update={"working_dir": where})
     wanted = str(where.resolve()) if cwd else None
     return [
         SessionInfo(
             session_id=info.id,
-            cwd=info.cwd or str(where),
+            cwd=info.cwd,
             title=info.title or None,
             updated_at=info.updated.isoformat(),
         )
         for info in SessionStore(config.resolved_sessions_dir()).list()
-        if wanted is None or info.cwd is None or str(Path(info.cwd).resolve()) == wanted
+        if info.cwd is not None and (wanted is None or str(Path(info.cwd).resolve()) == wanted)
     ]
 
 

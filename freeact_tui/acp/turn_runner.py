@@ -144,9 +144,7 @@ class TurnRunner:
         if session.approve_all:
             request.resolve(Decision(True))
             return
-        task = asyncio.create_task(self._request_permission(session, turn, request))
-        session.asking.add(task)
-        task.add_done_callback(session.asking.discard)
+        session.start(self._request_permission(session, turn, request), asking=True)
 
     async def _request_permission(
         self, session: AcpSession, turn: TurnUpdates, request: ApprovalRequest

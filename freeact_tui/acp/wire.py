@@ -88,12 +88,20 @@ def decode_line(line: bytes) -> Any:
         raise WireError(PARSE_ERROR, "Parse error: nested too deep") from None
     except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise WireError(PARSE_ERROR, f"Parse error: {str(exc)[:200]}") from None
-    return _clean(value, 0)
+    cleaned = _clean(value, 0)
+    if isinstance(value, dict) and isinstance(value.get("id"), str):
+        cleaned["id"] = value["id"]  # an id is echoed exactly (``encode_message``), never made another one
+    return cleaned
 
 
 def _valid_id(value: Any) -> bool:
     """JSON-RPC 2.0: an id is a string, an integer or null (never a boolean, a fraction, an array or an object)."""
     return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _integral_float(value: Any) -> bool:
+    """A number with a fraction part of zero (``0.0``, ``7e0``): the same number as an id of ours."""
+    return isinstance(value, float) and value.is_integer()
 
 
 def _answer_fault(message: dict[str, Any]) -> str | None:
@@ -127,6 +135,12 @@ def message_of(value: Any) -> dict[str, Any]:
     """
     if not isinstance(value, dict) or not ("method" in value or "id" in value):
         raise _invalid("not a JSON-RPC 2.0 message")
+    if "method" not in value and _integral_float(value.get("id")):
+        # an answer to one of our requests (our ids are integers) spelled ``0.0``: that request fails at once
+        # (an answer to no request of ours is dropped as any unknown answer is), instead of waiting its bound
+        logger.warning("the client answered request %r with the id %r: it fails", int(value["id"]), value["id"])
+        message = "Invalid response from the client: `id` must be an integer, not a fraction"
+        return {"jsonrpc": "2.0", "id": int(value["id"]), "error": {"code": INVALID_REQUEST, "message": message}}
     if "id" in value and not _valid_id(value["id"]):
         raise _invalid("`id` must be a string, an integer or null")
     if "method" not in value:
@@ -168,6 +182,8 @@ def encode_message(message: dict[str, Any]) -> bytes:
     except RecursionError:
         cleaned = {k: message[k] for k in ("jsonrpc", "id") if k in message}
         cleaned["error"] = {"code": -32603, "message": "Internal error: the answer could not be encoded"}
+    if isinstance(message.get("id"), str):
+        cleaned["id"] = message["id"]  # the client's id exactly (a lone surrogate escaped as it came: ASCII)
     return (json.dumps(cleaned, separators=(",", ":"), ensure_ascii=True, allow_nan=False) + "\n").encode()
 
 

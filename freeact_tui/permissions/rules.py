@@ -26,10 +26,11 @@ does (``freeact_tui.effects``); other code patterns match the cell's text and ar
 depends on what ran in the kernel (``freeact_tui.effects.ledger``, passed as ``kernel=``): after a cell
 no reading follows, effect rules allow nothing, and the built-in allow rules nothing the kernel runs.
 
-An "always" effect rule whose meaning depends on the folder (every class but ``computes`` and ``unknown``
-speaks of "this folder": ``FOLDER_FREE``) is saved with the folder it was given in: in a file of the
-user's data keyed by the folder's resolved path (``folder_rules_file``), applied only there (scope
-``folder``). Such rules saved user-wide before keep applying in any folder (the rules screen says so).
+An "always" rule whose meaning depends on the folder (``folder_relative``: allowing an exact cell or a
+relative ``path:`` pattern, an effect rule of every class but ``computes`` and ``unknown``, which speak of "this
+folder": ``FOLDER_FREE``) is saved with the folder it was given in: in a file of the user's data keyed by
+the folder's resolved path (``folder_rules_file``), applied only there (scope ``folder``). Such rules saved
+user-wide before keep applying in any folder (the rules screen says so).
 
 Rules live in the session, the user's file, a freeact project's ``.freeact/permissions.toml`` (freeact's
 format; an "always" rule freeact can hold is saved there) and the built-in defaults. A project's allow
@@ -82,6 +83,7 @@ from freeact_tui.project.freeact_dir import (
 )
 from freeact_tui.project.paths import atomic_write_text
 from freeact_tui.project.policy import project_rule_refusal
+from freeact_tui.reach.breadth import is_cell_pattern
 from freeact_tui.shell.words import split_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ToolCall
 
@@ -105,8 +107,16 @@ FOLDER_FREE = frozenset({"computes", "unknown"})
 """The effect classes whose meaning does not depend on the folder (the others speak of "this folder")."""
 
 
-def folder_relative(kind: str, pattern: str) -> bool:
-    """Whether a rule means something else in another folder: a code effect rule of a class of "this folder"."""
+def folder_relative(kind: str, pattern: str, effect: str = "allow") -> bool:
+    """Whether a rule means something else in another folder: an allow rule of an exact cell (what a cell
+    touches depends on the folder it runs in: its relative paths, ``os.getcwd()``, what it imports from
+    there) or of a relative ``path:`` pattern (it matches paths inside the working directory), and a code
+    effect rule of a class of "this folder". The one decision of which rules are kept with their folder
+    (``PermissionRules.add``). Refusing or asking about a cell or a path stays user-wide: a refusal applied in
+    more folders only asks or refuses more."""
+    if is_cell_pattern(pattern) or pattern.startswith(PATH_PREFIX):
+        relative = is_cell_pattern(pattern) or not pattern[len(PATH_PREFIX) :].startswith(("/", "~"))
+        return effect == "allow" and relative
     effect_class = class_of(pattern)
     return kind in ("*", "code") and effect_class is not None and effect_class not in FOLDER_FREE
 
@@ -350,18 +360,18 @@ class PermissionRules:
             if rule not in self._session[effect]:
                 self._session[effect].append(rule)
             return "session"
-        if place != "always" and folder_relative(rule.kind, rule.pattern):
-            self._folder = self._saved(self.folder_file, self._folder, rule, effect)
-            return "folder"
         in_project = project_rule_refusal(effect, rule.kind, rule.pattern) is None  # else never read back
         if self.project is not None and self.project_file is not None and place != "always" and in_project:
-            try:
+            try:  # the project's file is the folder's own: a rule of "this folder" freeact can hold goes there
                 saved = add_freeact_permission(self.project, effect, rule.kind, rule.pattern)
             except FreeactConfigError as e:
                 raise PermissionsFileError(self.project_file, str(e)) from e
             if saved:
                 self._project = self._read_project()
                 return "project"
+        if place != "always" and folder_relative(rule.kind, rule.pattern, effect):
+            self._folder = self._saved(self.folder_file, self._folder, rule, effect)
+            return "folder"
         self._always = self._saved(self.path, self._always, rule, effect)
         return "always"
 

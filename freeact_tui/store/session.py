@@ -323,6 +323,7 @@ class Session:
         *,
         title: str | None = None,
         cwd: str | None = None,
+        home: str | None = None,
         model: str | None = None,
         subagent: tuple[str, str] | None = None,
         launch: dict[str, str] | None = None,
@@ -333,6 +334,8 @@ class Session:
         Args:
             title: A title (made one line, at most 80 characters).
             cwd: The working directory of the session.
+            home: The working directory, recorded only if the session has none yet (a session opened in
+                another folder keeps its own; one made by any path, a fork's copy too, gets one).
             model: The model the session talks to.
             subagent: ``(subagent id, task)`` of a started subagent.
             launch: What the model was started with (``SessionMeta.launch``); written only when it changed.
@@ -340,6 +343,8 @@ class Session:
         """
         self._ensure_dir()
         meta = self._current_meta()
+        if cwd is None and meta.cwd is None:
+            cwd = home
         changed = any(value is not None for value in (title, cwd, model, subagent, approval_mode))
         if launch is not None and launch != meta.launch:
             meta.launch, changed = dict(launch), True

@@ -64,9 +64,10 @@ def test_rules_saved_here_go_to_the_freeact_file_and_freeact_reads_them(project:
     assert rules.add("shell", "touch a.txt", scope="always") == "always"
     assert rules.add("shell", "wc -l a.txt", scope="always") == "project"
     assert rules.add("read", "path:docs/**", scope="always") == "project"
-    # freeact has no deny tier and no exact-cell rule: those stay in this app's own file
+    # freeact has no deny tier and no exact-cell rule: those stay in this app's own files (a cell with its
+    # folder: what it touches depends on the folder it runs in, #44)
     assert rules.add("shell", "rm *", scope="always", effect="deny") == "always"
-    assert rules.add("code", cell_pattern("print(1)"), scope="always") == "always"
+    assert rules.add("code", cell_pattern("print(1)"), scope="always") == "folder"
     data = tomllib.loads((project / ".freeact" / "permissions.toml").read_text())
     assert {"type": "ShellAction", "tool_name": "bash", "command": "wc -l a.txt"} in data["allow"]
     assert {"type": "FileRead", "tool_name": "filesystem_*", "path": "docs/**"} in data["allow"]

@@ -82,7 +82,7 @@ class TurnOpening:
         recorder.record(ModelRequest(parts=parts, metadata=prompt_metadata(added)))
         session = recorder.session
         if session is not None and self.runtime.role.writes_session_meta:  # how to resume it (written when it changed)
-            session.update_meta(launch=self.runtime.launch())
+            session.update_meta(launch=self.runtime.launch(), home=str(self.runtime.settings.working_dir))
         if session is not None and self.runtime.role.writes_session_meta and first:
             title = prompt[added:].lstrip("\n") if isinstance(prompt, str) else "(multimodal prompt)"
             session.update_meta(

@@ -46,7 +46,7 @@ _WHERE = {
 def where(entry: RuleEntry) -> str:
     """Where a rule lives, in words; an effect rule of "this folder" saved user-wide (before such rules were
     kept per folder) applies in any folder, and says so."""
-    if entry.scope == "always" and folder_relative(entry.kind, entry.pattern):
+    if entry.scope == "always" and folder_relative(entry.kind, entry.pattern, entry.effect):
         return "user file (any folder)"
     return _WHERE[entry.scope]
 

@@ -44,6 +44,8 @@ def envelope(version: Any, id_: Any, method: Any, body: dict[str, Any]) -> dict[
 def expected(message: dict[str, Any]) -> str:
     """JSON-RPC 2.0's outcome: ``"on"`` (handed on as it is), ``"fails"`` (an answer that names a request
     but is not a valid response: handed on as an error answer to it) or ``"invalid"`` (-32600, id null)."""
+    if "method" not in message and type(message.get("id")) is float and message["id"].is_integer():
+        return "fails"  # an answer to our request ``2`` spelled ``2.0`` (#44, third attack): it fails at once
     id_ok = "id" not in message or message["id"] is None or type(message["id"]) in (str, int)
     if not id_ok or not ("id" in message or "method" in message):
         return "invalid"
