@@ -51,7 +51,7 @@ def fs_read(path: str) -> ProgrammaticToolCall:
         "which python", "git status", "git status --short", "git log --oneline -5", "git diff HEAD~1",
         "git show HEAD", "git branch", "git branch -a", "python --version", "python3 -V",
         "ls -la 2>&1", "ls 2>/dev/null", "!ls -la", "ls | wc -l", "git log && git status",
-        "cat .envrc", "cat env.txt", "sort -n data.txt",
+        "cat env.txt", "sort -n data.txt",
     ],
 )  # fmt: skip
 def test_default_allow_list_allows_read_only_commands(rules: PermissionRules, command: str) -> None:
@@ -69,6 +69,7 @@ def test_default_allow_list_allows_read_only_commands(rules: PermissionRules, co
         "grep -r API_KEY .", "grep -Rn KEY src", "rg --hidden KEY", "rg -uu KEY", "rg --pre=sh x",
         "diff -r a b", "echo $OPENAI_API_KEY", "cat ${HOME}/x", "date -s 12:00", "env", "printenv",
         "echo 'unterminated", "(ls)", "FOO=1 ls", "sudo ls", "",
+        "cat .envrc", "cat .git/modules/sub/config",  # credential stores (the secret table)
     ],
 )  # fmt: skip
 def test_default_allow_list_asks_for_everything_else(rules: PermissionRules, command: str) -> None:
