@@ -170,8 +170,18 @@ async def test_at_most_one_nudge_per_turn(executor: KernelExecutor, tmp_path: Pa
     assert len(of(second, Nudge)) == 1  # a new turn may get its own nudge
 
 
+async def test_a_number_only_the_code_wrote_is_checked_once(executor: KernelExecutor, tmp_path: Path) -> None:
+    # #45: a number in no output of the turn and not in the request is asked once (the model's own code
+    # grounds nothing); the same reply after the check is the answer
+    s = script([Code("x = 99")], ["The result is 99, and I have set x."], ["The result is 99, and I have set x."])
+    async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
+        events = await run(agent, "Set x.")
+    assert len(of(events, Nudge)) == 1 and len(s.requests) == 3
+    assert of(events, Response)[-1].content == "The result is 99, and I have set x."
+
+
 async def test_no_nudge_after_something_ran_in_the_turn(executor: KernelExecutor, tmp_path: Path) -> None:
-    s = script([Code("x = 99")], ["The result is 99, and I have set x."])
+    s = script([Code("x = 99\nprint(x)")], ["The result is 99, and I have set x."])
     async with make_agent(s, executor, tmp_path, action_protocol="auto") as agent:
         events = await run(agent, "Set x.")
     assert not of(events, Nudge) and len(s.requests) == 2
