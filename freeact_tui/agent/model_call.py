@@ -14,7 +14,9 @@ import httpx
 from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelConnectionError,
+    ModelContextWindowExceededError,
     ModelRateLimitError,
+    ModelRequestRejectedError,
     ModelServerError,
     ModelUnavailableError,
     UnexpectedModelBehavior,
@@ -383,7 +385,26 @@ def describe_model_error(exc: Exception, *, rolled_back: bool = True, server: st
     sentence = f"{prefix}: {detail.strip().rstrip('.')}"
     if not rolled_back:
         return sentence
-    return f"{sentence}. The turn was rolled back; try again."
+    return f"{sentence}. The turn was rolled back; {advice(exc)}."
+
+
+def advice(exc: Exception) -> str:
+    """What the user can do about a failed request, by what the failure is (never by the provider's
+    words): a transient failure goes through on another try; a request the server refused as it is
+    (HTTP 4xx: too long for the model's context, a bad parameter, a model it does not serve) fails the
+    same way again, so say what changes it."""
+    if isinstance(exc, ModelContextWindowExceededError):  # pydantic-ai's reading of the provider's answer
+        return "the conversation no longer fits the model's context: compact it, or start a new session"
+    status = getattr(exc, "status_code", None)
+    rejected = isinstance(exc, ModelRequestRejectedError) or (isinstance(status, int) and 400 <= status < 500)
+    if is_retryable(exc) or not rejected:
+        return "try again"
+    if status in (401, 403):
+        return "check the API key and what it may use (sending it again fails the same way)"
+    return (
+        "sending it again fails the same way: a shorter conversation (compact it, or start a new session) "
+        "or another model may go through"
+    )
 
 
 def _root_cause(exc: BaseException) -> str:
