@@ -197,7 +197,7 @@ class TurnProgress:
             what = "subagent task" if o.call is not None and o.call.startswith(SUBAGENT_TOOL) else "code"
             if action_identity(o) in self.successes:
                 return Fault("repeated success", f"the same {what} as an earlier step of this turn, again")
-            if action_shape(o) in self.shapes and output_shape(o.output) in self.results:
+            if near(action_shape(o), self.shapes) and near(output_shape(o.output), self.results):
                 return Fault(
                     "repeated success",
                     f"{what} of the same shape as an earlier step of this turn, with a result seen before",
@@ -253,6 +253,47 @@ class _Shape(_Numbers):
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _named
 
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        """An attribute the code SETS is its own name (``ns.v_7 = 1``); one it reads names the library's
+        (``os.listdir`` is not ``os.getcwd``)."""
+        if isinstance(node.ctx, ast.Store | ast.Del):
+            node.attr = "_"
+        return self.generic_visit(node)
+
+    def visit_keyword(self, node: ast.keyword) -> ast.AST:
+        """A keyword argument's name is the code's own word when it names a new key (``dict(k_7=1)``)."""
+        if node.arg is not None:
+            node.arg = "_"
+        return self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        """``1+1+…+1`` one term longer is the same expression: a run of one operator over operands of one
+        shape is one term."""
+        self.generic_visit(node)
+        left = node.left
+        same_op = isinstance(left, ast.BinOp) and type(left.op) is type(node.op)
+        if same_op and ast.dump(left.right) == ast.dump(node.right):  # type: ignore[attr-defined]
+            return left
+        return node
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            stmts = getattr(node, name, None)
+            if isinstance(stmts, list) and len(stmts) > 1:
+                setattr(node, name, _one_per_run(stmts))
+        return node
+
+
+def _one_per_run(stmts: list[ast.AST]) -> list[ast.AST]:
+    """Statements with a run of same-shaped ones as one: code one ``print(_)`` longer each step is the
+    same step."""
+    kept: list[ast.AST] = []
+    for stmt in stmts:
+        if not kept or ast.dump(stmt) != ast.dump(kept[-1]):
+            kept.append(stmt)
+    return kept
+
 
 _BUILTINS = frozenset(dir(builtins))
 _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
@@ -287,6 +328,46 @@ def action_identity(o: Outcome) -> str:
     if o.call is not None:
         return f"call {o.call}"
     return f"output {o.output}"
+
+
+_WORD = re.compile(r"<\w+>|\w+|[^\w\s]")  # a placeholder of ``output_shape`` (``<n>``) is one word
+NEAR_LIMIT = 20_000
+"""Characters of the texts compared past which only an exact match is near (the check stays cheap)."""
+
+
+def near(text: str, seen: set[str]) -> bool:
+    """``text`` is one of ``seen`` or within one word or one line of one (put in, left out or changed):
+    "step one" after "step two", one more output line, "Check the waax module" after "…wacx…". The
+    model controls the words its code prints and its tasks say; a word or a line alone is no new result."""
+    if text in seen:
+        return True
+    if len(text) > NEAR_LIMIT:
+        return False
+    words, lines = _WORD.findall(text), text.splitlines()
+    return any(
+        _one_apart(words, _WORD.findall(other)) or _one_apart(lines, other.splitlines())
+        for other in seen
+        if abs(len(other) - len(text)) <= 256
+    )
+
+
+def _one_apart(a: list[str], b: list[str]) -> bool:
+    """The lists (of words, or of lines) differ by one insertion, deletion or substitution, and what they
+    share is most of them (at least two items and half the longer): for a text of a word or two, one
+    word is all of it."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    shared = len(a) - (len(a) == len(b))
+    if shared < max(2, (len(b) + 1) // 2):
+        return False
+    start = 0
+    while start < len(a) and a[start] == b[start]:
+        start += 1
+    if len(a) == len(b):
+        return a[start + 1 :] == b[start + 1 :]
+    return a[start:] == b[start + 1 :]
 
 
 def broken_calls(step: Sequence[ModelMessage]) -> list[str]:
@@ -419,6 +500,7 @@ __all__ = [
     "code_shape",
     "broken_calls",
     "code_identity",
+    "near",
     "only_broken_calls",
     "stop_message",
 ]

@@ -20,7 +20,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.progress import DEFAULT_STALL_LIMIT, StopTurn, code_shape
+from freeact_tui.agent.policy.errors import output_shape
+from freeact_tui.agent.policy.progress import DEFAULT_STALL_LIMIT, StopTurn, code_shape, near
 from freeact_tui.agent.policy.reply import reply_policy
 from freeact_tui.store.meta_keys import NUDGE_KEY
 from freeact_tui.toolcalls import CODE_TOOL
@@ -101,6 +102,8 @@ CONTENTS = st.lists(
     min_size=10,
     max_size=10,
     unique_by=lambda t: " ".join(t.split()),
+).filter(  # genuinely different: no file's text is another's with one word or one line changed
+    lambda cs: not any(near(output_shape(a), {output_shape(b)}) for i, a in enumerate(cs) for b in cs[:i])
 )
 
 
@@ -168,3 +171,58 @@ def test_shape_abstracts_own_names_strings_and_numbers_but_not_what_is_called() 
     assert code_shape("print(x)") != code_shape("len(x)")
     assert code_shape("import os\nprint(os.getcwd())") != code_shape("import os\nprint(os.listdir())")
     assert code_shape("!cat f_1.txt") == code_shape("!cat f_2.txt")
+
+
+SPELLED = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+
+
+@st.composite
+def varied_loop(draw: st.DrawFn, protocol: str) -> list[list[ModelMessage]]:
+    """The fifth attack's loops (round 8): each step new only in an attribute or keyword name it sets, a
+    number word in its output, one more statement or term, or one word of a subagent's task — a model
+    that does nothing new."""
+    kinds = ["attribute", "keyword", "spelled", "grow prints", "grow expression"]
+    kind = draw(st.sampled_from(kinds + ([] if protocol == "text" else ["subagent word"])))
+    name, text = draw(NAMES), draw(TEXTS)
+    steps: list[list[ModelMessage]] = []
+    for n in range(40):
+        match kind:
+            case "attribute":
+                code = f"import types\nns = types.SimpleNamespace()\nns.{name}_{n} = 1"
+                steps.append(code_step(protocol, code, "", "ok", n))
+            case "keyword":
+                steps.append(code_step(protocol, f"d = dict({name}_{n}=1)", "", "ok", n))
+            case "spelled":
+                said = f"{text} step {SPELLED[n % len(SPELLED)]}"
+                steps.append(code_step(protocol, f"print({said!r})", said, "ok", n))
+            case "grow prints":
+                code = "\n".join(f"print({i})" for i in range(n + 1))
+                steps.append(code_step(protocol, code, "\n".join(str(i) for i in range(n + 1)), "ok", n))
+            case "grow expression":
+                steps.append(code_step(protocol, "x = " + "+".join(["1"] * (n + 1)), "", "ok", n))
+            case "subagent word":
+                word = "wa" + "abcdefghijklmnopqrstuvwxyz"[n % 26] + "x"
+                steps.append(subagent_step(f"Check the {word} module", f"Done checking {word}.", n))
+    return steps
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), protocol=st.sampled_from(PROTOCOLS))
+def test_steps_new_only_in_a_word_a_set_name_or_their_length_end_on_the_bound(
+    data: st.DataObject, protocol: str
+) -> None:
+    """Each of these ran every protocol to the 100-request budget (attack round 8): a name the code sets
+    (an attribute, a keyword), a word of its output or task, one more statement or term is no progress;
+    the turn stops within a few steps of the stall bound."""
+    steps = data.draw(varied_loop(protocol))
+    stopped = run_steps(reply_policy(protocol), steps)  # type: ignore[arg-type]
+    assert stopped is not None and stopped <= 2 + DEFAULT_STALL_LIMIT
+
+
+def test_near_is_one_word_or_one_line_of_most_of_a_text() -> None:
+    assert near("working on it, step one", {"working on it, step two"})
+    assert near(output_shape("0\n1\n2"), {output_shape("0\n1")})
+    assert not near("aab", {"aac"}) and not near("aa.", {"aa,"})  # one word is all of a short text
+    assert not near("the cat sat on the mat", {"a dog ran in the park"})
+    assert code_shape("import os\nprint(os.getcwd())") != code_shape("import os\nprint(os.listdir())")
+    assert code_shape("x = 1+1+1") == code_shape("x = 1+1") != code_shape("x = 1")
