@@ -110,7 +110,7 @@ class ApprovalGate:
             effect = "allow" if decision.approved else "deny"
             try:
                 self.permissions.add(call.kind, decision.pattern, scope=decision.remember, effect=effect)
-            except PermissionsFileError as exc:  # the decision stands; only the rule is lost
+            except (PermissionsFileError, ValueError) as exc:  # the decision stands; only the rule is lost
                 self._emit(ToolOutput(f"The rule was not saved: {exc}", is_error=True, **self._ids(corr_id)))
         return decision
 

@@ -182,6 +182,16 @@ def _make_rule(kind: object, pattern: object, effect: str = "ask") -> Rule:
     return Rule(kind, pattern)
 
 
+def rule_problem(kind: str, pattern: str, effect: str) -> str | None:
+    """Why no rule can hold ``pattern`` (an unknown effect class, an empty pattern, …), or ``None``: the one
+    check the approval dialog shows while the pattern is typed and the rule store applies when it saves."""
+    try:
+        _make_rule(kind, pattern, effect)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 class PermissionRules:
     """Rules that pre-approve actions, force a question or refuse them, in "always" and "session" scope.
 

@@ -16,6 +16,7 @@ from freeact_tui.effects import class_of
 from freeact_tui.events import ApprovalRequest, Decision, RememberScope
 from freeact_tui.permissions.cells import cell_pattern
 from freeact_tui.permissions.patterns import broad_reason, pattern_note, proposed_pattern
+from freeact_tui.permissions.rules import rule_problem
 from freeact_tui.reach.named_paths import describe
 from freeact_tui.text.codeshow import shown
 from freeact_tui.text.safe import visible
@@ -270,18 +271,27 @@ class ApprovalScreen(ModalScreen[Decision]):
     def _show_breadth(self, pattern: str) -> None:
         label = self.query_one("#approval-breadth", Label)
         kind = self.request.tool_call.kind
-        reason = broad_reason(kind, pattern) if pattern else None
+        problem = self._problem(pattern)
+        reason = broad_reason(kind, pattern) if pattern and problem is None else None
         broad = reason is not None and not self.deny  # a broad deny rule refuses more: no warning
-        if broad:
+        if problem is not None:
+            text = f"✗ Not a rule: {problem}."
+        elif broad:
             text = f"⚠ Broad rule: {reason}."
         else:
             text = (pattern_note(kind, pattern) or "") if pattern and not self.deny else ""
             if text and class_of(pattern) is not None:
-                text += " (c: this cell only)"
-        label.set_class(broad, "-broad")
+                text += " (Esc, then c: this cell only)"  # c types into the pattern here
+        label.set_class(broad or problem is not None, "-broad")
         label.update(Content(text))
         label.display = bool(text)
         self._update_save_hint()
+
+    def _problem(self, pattern: str) -> str | None:
+        """Why the rule store would refuse ``pattern`` (``rule_problem``); ``None`` when it holds."""
+        if not pattern:
+            return None
+        return rule_problem(self.request.tool_call.kind, pattern, "deny" if self.deny else "allow")
 
     def _update_save_hint(self) -> None:
         verb = "rejects" if self.deny else "approves"
@@ -301,6 +311,10 @@ class ApprovalScreen(ModalScreen[Decision]):
         pattern = event.value.strip()
         if self.scope is None or not pattern:
             self.notify("Enter a pattern, or press Esc to go back.", severity="warning")
+            return
+        problem = self._problem(pattern)
+        if problem is not None:  # the store would refuse it: nothing is decided on a rule that cannot be
+            self.notify(f"Not a rule: {problem}. Change the pattern, or press Esc.", severity="warning")
             return
         needs_second = (
             self.scope == "always"

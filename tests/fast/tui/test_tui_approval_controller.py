@@ -310,3 +310,32 @@ async def test_a_second_enter_typed_at_once_does_not_confirm_a_broad_rule(
         await pilot.press("enter")
         await until(pilot, lambda: req.decided)
         assert req.decision == Decision(True, remember="always", pattern="*")
+
+
+@pytest.mark.parametrize("key", ["a", "s"])
+@pytest.mark.parametrize("typed", ["c", "x", "-wide"])
+async def test_a_pattern_the_store_refuses_is_never_saved_from_the_dialog(key: str, typed: str) -> None:
+    """`a` on code proposes `effects:computes` and hints a key for "this cell only"; that key typed in the
+    field made `effects:computesc`, which the dialog called a broad rule and saved on a second Enter — the
+    store then raised in the approval gate. The dialog shows the store's own refusal and decides nothing."""
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        req, screen = await open_rule(pilot, "print(2**100)", key)
+        pattern = screen.query_one("#approval-pattern", Input)
+        breadth = screen.query_one("#approval-breadth", Label)
+        if not pattern.value.startswith("effects:"):
+            pattern.value = "effects:computes"
+            await pilot.pause()
+        assert "Esc, then c" in str(breadth.render())  # c types here: the hint says how to reach it
+        for letter in typed:
+            await pilot.press(letter if letter != "-" else "minus")
+        await pilot.pause()
+        assert "Not a rule" in str(breadth.render()) and "unknown effect class" in str(breadth.render())
+        for _ in range(3):
+            await pilot.press("enter")
+            await pilot.pause(0.2)
+        assert not req.decided and screen.is_current
+        await pilot.press("escape")
+        await pilot.press("c")
+        await pilot.pause()
+        assert pattern.value.startswith("cell:")
