@@ -621,6 +621,22 @@ def cli(
     )
 
 
+def check_plants_undone(
+    done: subprocess.CompletedProcess[str], server: FakeOpenAI, work: Path, planted: tuple[str, ...]
+) -> None:
+    """An isolated ``run`` whose one action wrote code-configuring names (``planted``) beside ordinary
+    work (``out.txt``): it worked, the names are undone, and both the model and the user were told."""
+    assert done.returncode == 0, done.stderr[-3000:]
+    output = json.loads(done.stdout)["actions"][0]["output"]
+    assert "all written" in output, output
+    told = server.requests[1].tool_results()[0]
+    for rel in planted:
+        assert not (work / rel).exists(), rel
+        assert rel.split("/settings.json")[0] in told, (rel, told)  # told to the model
+    assert "undone" in done.stderr and "sub/.git" in done.stderr  # and to the user (a notice)
+    assert (work / "out.txt").read_text() == "work\n"  # ordinary work stays
+
+
 def fake_args(server: FakeOpenAI, config_file: Path | None = None) -> list[str]:
     """The options that point the CLI at the fake OpenAI server (and at ``config_file``)."""
     config = ["--config", str(config_file)] if config_file is not None else []

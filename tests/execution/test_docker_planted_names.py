@@ -9,14 +9,13 @@ Docker's bind mount of the folder is read-write below its read-only protected na
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
-from tests.helpers import IMAGE, cli, docker_problem, fake_args
+from tests.helpers import IMAGE, check_plants_undone, cli, docker_problem, fake_args
 
 CODE_TOOL = "ipybox_execute_ipython_cell"
 # Written with Python only: the container's image holds no git.
@@ -52,12 +51,4 @@ def test_plants_in_a_docker_container_are_undone_and_told(fake_openai: FakeOpenA
         "run", "--execution", "docker", "--skip-permissions", "-o", "json", *fake_args(fake_openai, config), "go",
         cwd=work, timeout=360,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    output = json.loads(done.stdout)["actions"][0]["output"]
-    assert "all written" in output, output
-    told = fake_openai.requests[1].tool_results()[0]
-    for rel in PLANTED:
-        assert not (work / rel).exists(), rel
-        assert rel.split("/settings.json")[0] in told, (rel, told)  # told to the model
-    assert "undone" in done.stderr and "sub/.git" in done.stderr  # and to the user (a notice)
-    assert (work / "out.txt").read_text() == "work\n"  # ordinary work stays
+    check_plants_undone(done, fake_openai, work, PLANTED)

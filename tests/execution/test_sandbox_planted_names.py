@@ -8,14 +8,13 @@ Now ``planted.PlantGuard`` undoes each after the action and the run says so; ord
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.fake_openai import FakeOpenAI, Reply, ToolCallReply
-from tests.helpers import cli, fake_args
+from tests.helpers import check_plants_undone, cli, fake_args
 
 CODE_TOOL = "ipybox_execute_ipython_cell"
 PLANT = """\
@@ -48,12 +47,4 @@ def test_sandboxed_plants_are_undone_and_told(fake_openai: FakeOpenAI, tmp_path:
         "run", "--execution", "sandbox", "--skip-permissions", "-o", "json", *fake_args(fake_openai), "go",
         cwd=work, timeout=240,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    output = json.loads(done.stdout)["actions"][0]["output"]
-    assert "all written" in output, output
-    told = fake_openai.requests[1].tool_results()[0]
-    for rel in PLANTED:
-        assert not (work / rel).exists(), rel
-        assert rel.split("/settings.json")[0] in told, (rel, told)  # told to the model
-    assert "undone" in done.stderr and "sub/.git" in done.stderr  # and to the user (a notice)
-    assert (work / "out.txt").read_text() == "work\n"  # ordinary work stays
+    check_plants_undone(done, fake_openai, work, PLANTED)
