@@ -329,7 +329,8 @@ class SandboxGatewayProcess(KernelGatewayProcess):
                 await ports.close()
 
     def _end_now(self) -> Callable[[float], bool]:
-        """Kill the sandbox's init now (see ``_kill_sandbox``); the wait tells whether it has ended."""
+        """Kill the sandbox's init now (see ``_kill_sandbox``, which awaits bwrap's exit after it); the wait
+        this returns tells whether the init has ended (the fast exit, ``protect.end_all_now``)."""
         pid = self.pid if self.alive else None
         if pid is None:
             return lambda _limit: True
@@ -353,9 +354,7 @@ class SandboxGatewayProcess(KernelGatewayProcess):
         """
         if not self.alive or self.pid is None:
             return
-        with contextlib.suppress(psutil.Error):
-            for init in psutil.Process(self.pid).children():
-                init.kill()
+        self._end_now()  # the kill; the wait is bwrap's own exit, below
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(grace):
                 await self.wait()
