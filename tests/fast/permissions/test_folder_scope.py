@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from freeact_tui.permissions.folder_scope import folder_reason
-from freeact_tui.permissions.rules import PermissionRules
+from freeact_tui.permissions.rules import PermissionRules, RuleEntry
 from freeact_tui.toolcalls import CodeAction, FileRead, FileWrite, ShellAction, ToolCall
-from freeact_tui.tui.screens.permissions import where
+from freeact_tui.tui.screens.permissions import folder_note, where
 
 NAME = st.text("abcxyz_", min_size=1, max_size=6).map(lambda w: f"{w}.txt")
 RELATIVE = st.one_of(NAME, NAME.map(lambda n: f"build/{n}"), NAME.map(lambda n: f"./{n}"))
@@ -134,3 +134,11 @@ def test_the_rules_screen_says_an_old_user_wide_rule_applies_in_any_folder(tmp_p
     moved = _rules(tmp_path, "b")
     new = [e for e in moved.rules() if e.pattern == "cat notes.txt"][0]
     assert moved.change(new, effect="allow").scope == "always"  # changing keeps it where it lives
+
+
+def test_the_rules_screen_names_the_folder_and_why() -> None:
+    here = RuleEntry("shell", "cat notes.txt", "allow", "folder")
+    assert folder_note(here, "/w") == " — only in /w: it names notes.txt (relative to the folder)"
+    old = RuleEntry("shell", "cat notes.txt", "allow", "always")
+    assert folder_note(old, "/w") == " — applies in any folder, though it names notes.txt (relative to the folder)"
+    assert folder_note(RuleEntry("shell", "cat /etc/hostname", "allow", "always"), "/w") == ""
