@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from acp.schema import AllowedOutcome, PermissionOption, RequestPermissionResponse
 
+from freeact_tui.effects import class_of
 from freeact_tui.events import Decision
+from freeact_tui.permissions.folder_scope import folder_relative
 from freeact_tui.permissions.patterns import proposed_pattern, rule_words
 from freeact_tui.toolcalls import ToolCall
 
@@ -27,7 +29,10 @@ def permission_options(call: ToolCall, effect_class: str | None = None) -> list[
     ``effect_class`` (``ApprovalRequest.effect_class``): code that stays inside the folder is always
     allowed by its class; it is always denied as this exact cell.
     """
-    allow = rule_words(call.kind, proposed_pattern(call, effect_class))
+    pattern = proposed_pattern(call, effect_class)
+    allow = rule_words(call.kind, pattern)
+    if class_of(pattern) is None and folder_relative(call.kind, pattern):
+        allow += ", in this folder only"  # kept with the folder it was given in (``folder_scope``)
     deny = rule_words(call.kind, proposed_pattern(call, deny=True), "deny")
     return [
         PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once"),

@@ -8,10 +8,10 @@ import asyncio
 import contextlib
 import logging
 
-from acp import update_agent_message_text
+from acp import text_block, tool_content, update_agent_message_text
 from acp.helpers import update_available_commands
 from acp.interfaces import Client
-from acp.schema import AvailableCommand, StopReason, ToolCallUpdate
+from acp.schema import AvailableCommand, ContentToolCallContent, StopReason, ToolCallUpdate
 from pydantic_ai.messages import UserContent
 
 from freeact_tui.acp.client_requests import ClientTimeout, ask_client, decision_bound
@@ -29,6 +29,7 @@ from freeact_tui.acp.turn_updates import TurnUpdates, Update
 from freeact_tui.acp.usage import usage_update
 from freeact_tui.agent.reply_stops import LastReply
 from freeact_tui.events import ApprovalRequest, CodeExecutionOutput, Decision, ToolOutput, UsageUpdate
+from freeact_tui.text.safe import visible
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +159,7 @@ class TurnRunner:
                 title=view.title,
                 kind=view.kind,
                 status="pending",
-                content=view.content or None,
+                content=[*view.content, *effect_words(request)] or None,
                 locations=view.locations or None,
                 raw_input=view.raw_input,
             )
@@ -196,4 +197,12 @@ class TurnRunner:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-__all__ = ["TurnRunner"]
+def effect_words(request: ApprovalRequest) -> list[ContentToolCallContent]:
+    """What the code does, in the words of the app's dialog and the headless refusal (``effects.describe``,
+    ``ApprovalRequest.effects``): one text block, controls shown."""
+    if not request.effects:
+        return []
+    return [tool_content(text_block(visible(f"It {request.effects}", multiline=False)))]
+
+
+__all__ = ["TurnRunner", "effect_words"]

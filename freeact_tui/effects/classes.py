@@ -20,10 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from freeact_tui.effects.listing import listed
 from freeact_tui.reach.breadth import EFFECT_PREFIX  # a rule pattern naming an effect class
-
-MAX_NAMED = 4
-"""The most paths or programs one line names (it says how many more there were)."""
 
 
 class Kind(StrEnum):
@@ -174,11 +172,6 @@ def class_words(name: str, *, effect: str = "allow") -> str:
     return _CLASS_WORDS.get(name, f"code of the unknown class {name!r}")
 
 
-def _listed(names: list[str]) -> str:
-    shown = ", ".join(names[:MAX_NAMED])
-    return shown + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
-
-
 def describe(found: Reading) -> str:
     """The reading in one line: ``writes inside this folder: a.txt, b.txt; runs programs: ls``.
 
@@ -193,7 +186,7 @@ def describe(found: Reading) -> str:
         if kind == Kind.READS:
             names = [n for n in names if n not in written]
         if names or (kind in found.kinds and kind != Kind.READS):
-            parts.append(f"{_KIND_WORDS[kind]}: {_listed(names)}" if names else _KIND_WORDS[kind])
+            parts.append(f"{_KIND_WORDS[kind]}: {listed(names)}" if names else _KIND_WORDS[kind])
     return "; ".join(parts)
 
 

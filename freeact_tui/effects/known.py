@@ -50,6 +50,29 @@ CHECKED_BUILTINS = frozenset({"open"})
 
 
 @dataclass(frozen=True)
+class FormatRuns:
+    """The column of the reader rows: whether what a reader reads decides that it runs a program or loads code
+    (#42). Pillow opens any image but PNG by its contents, and an EPS file runs Ghostscript; an unpickler runs
+    the code it reads. A format in neither ``runs`` nor ``safe``, or one given at run time, cannot be told.
+
+    Attributes:
+        program: what runs, in words (``Ghostscript (Pillow picks an image's reader by its contents)``).
+        runs: formats (suffixes in lower case, without the dot) for which it runs ``program``.
+        safe: formats for which it is known to run nothing.
+        format_keyword: the parameter that names the format instead of the path's suffix (``format``).
+        code_keyword: a parameter that, unless a constant false, makes it load code (``allow_pickle``).
+        always: it loads code whatever the format (``pd.read_pickle``): what runs cannot be told.
+    """
+
+    program: str
+    runs: frozenset[str] = frozenset()
+    safe: frozenset[str] = frozenset()
+    format_keyword: str | None = None
+    code_keyword: str | None = None
+    always: bool = False
+
+
+@dataclass(frozen=True)
 class Touch:
     """A function that touches files: the path arguments it reads and writes (position, keyword)."""
 
@@ -63,6 +86,9 @@ class Touch:
     lands: Landing = AS_NAMED
     """Where its destination (the last path it writes) really lands (``landing``): ``np.save('data')``
     writes ``data.npy``, ``shutil.copy(src, folder)`` writes ``folder/<name of src>``."""
+    runs: FormatRuns | None = None
+    """A reader whose format decides whether it runs a program or loads code (``FormatRuns``); ``None``: it
+    reads data whatever the format (the reader rows' corpus test lists every row with its column)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +119,24 @@ _NPZ = Touch(writes=((0, "file"),), lands=NUMPY_NPZ)
 IMAGE_WRITE = Touch(writes=((0, "fname"),), lands=MATPLOTLIB_IMAGE)
 """``savefig``: appends the default format's extension to a name without one."""
 
+IMAGE_READ = Touch(
+    reads=((0, "fname"),),
+    runs=FormatRuns(
+        "Ghostscript (Pillow picks an image's reader by its contents)",
+        runs=frozenset({"eps", "ps"}),  # Pillow's own extensions of its EPS reader
+        safe=frozenset({"png"}),  # matplotlib opens a .png with Pillow's PNG reader only
+        format_keyword="format",
+    ),
+)
+"""``plt.imread``: a PNG is read as PNG; any other name is handed to ``PIL.Image.open``, which picks its reader
+by the file's contents: an EPS file (whatever its name) runs Ghostscript."""
+UNPICKLES = FormatRuns("the code a pickle holds", always=True)
+"""A reader that unpickles what it reads (``pd.read_pickle``): it runs the code the file holds."""
+NUMPY_LOAD = Touch(
+    reads=((0, "file"),), runs=FormatRuns("the code a pickle holds", code_keyword="allow_pickle")
+)
+"""``np.load``: ``.npy``/``.npz`` data; with ``allow_pickle`` true, a pickled object array runs its code."""
+
 _PURE_EVERY_PUBLIC = (
     "math cmath statistics itertools textwrap re json csv collections collections.abc heapq bisect decimal "
     "fractions random datetime calendar time copy base64 binascii hashlib zlib struct unicodedata pprint "
@@ -117,7 +161,7 @@ _PARTS = {
     "pathlib": "Path PurePath PosixPath PurePosixPath",
 }
 _NUMPY_IO = {
-    "load": _R0, "loadtxt": _R0, "genfromtxt": _R0, "fromfile": _R0,
+    "load": NUMPY_LOAD, "loadtxt": _R0, "genfromtxt": _R0, "fromfile": _R0,
     "save": _NPY, "savetxt": _W0, "savez": _NPZ, "savez_compressed": _NPZ,
 }  # fmt: skip
 _PANDAS_READS = "csv json excel parquet feather table fwf orc xml stata sas spss html".split()
@@ -126,7 +170,7 @@ _NUMPY_FAMILY_UNKNOWN = frozenset(
     "load_library dump dumps loads tofile core char rec mrecords compat".split()
 )
 _PANDAS_UNKNOWN = frozenset(
-    "eval read_pickle read_sql read_sql_query read_sql_table read_clipboard read_gbq read_hdf HDFStore "
+    "eval read_sql read_sql_query read_sql_table read_clipboard read_gbq read_hdf HDFStore "
     "ExcelWriter io api set_eng_float_format options core compat".split()
 )
 
@@ -192,13 +236,16 @@ MODULES: dict[str, Module] = {
     "pandas": Module(
         every_public=True,
         family=True,
-        touches={f"read_{n}": _R0 for n in _PANDAS_READS},
+        touches={
+            **{f"read_{n}": _R0 for n in _PANDAS_READS},
+            "read_pickle": Touch(reads=((0, "filepath_or_buffer"),), runs=UNPICKLES),
+        },
         unknown=_PANDAS_UNKNOWN,
         submodules=frozenset("plotting tseries tseries.offsets errors arrays".split()),
     ),
     "matplotlib.pyplot": Module(
         every_public=True,
-        touches={"savefig": IMAGE_WRITE, "imsave": _W0, "imread": _R0},
+        touches={"savefig": IMAGE_WRITE, "imsave": _W0, "imread": IMAGE_READ},
         # rcParams["backend"] names a module to import (and other keys name programs to run)
         unknown=frozenset(
             "switch_backend get_current_fig_manager install_repl_displayhook rcParams rc rc_context style "
@@ -506,7 +553,11 @@ def name_in(module: str, rule: Module, name: str) -> Touch | Kind | str | None:
 
 __all__ = [
     "ALIASES",
+    "IMAGE_READ",
     "IMAGE_WRITE",
+    "NUMPY_LOAD",
+    "UNPICKLES",
+    "FormatRuns",
     "DATA_ATTRIBUTES",
     "LATER_METHODS",
     "LATER_NAMES",

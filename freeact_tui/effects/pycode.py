@@ -435,14 +435,20 @@ class PythonReader:
             name(p, k): Kind.WRITES for p, k in touch.writes
         }
         paths: dict[str, str] = {}
+        given: dict[str, ast.expr] = {}
         for parameter, value in self._bind(call, signature, what):
             if parameter in kinds:
                 path = self._const(value)
                 if path is None:
                     raise _Unknown(f"{what} with a path built at run time")
                 paths[parameter] = path
+            elif touch.runs is not None and parameter in (touch.runs.format_keyword, touch.runs.code_keyword):
+                given[parameter] = value  # judged with the format below
             elif parameter not in known.SAFE_KEYWORDS and parameter not in known.DATA_PARAMETERS:
                 raise _Unknown(f"{what} with {parameter}=")
+        if touch.runs is not None:
+            read = next((paths[name(p, k)] for p, k in touch.reads if name(p, k) in paths), None)
+            self._format_runs(touch.runs, what, read, given)
         self._judge_landed(touch, [name(p, k) for p, k in (*touch.reads, *touch.writes)], paths, kinds)
         named = bool(paths)
         if not named and touch.bare is not None:
@@ -452,6 +458,33 @@ class PythonReader:
         elif not named and touch.reads:
             self.found += self.check_path(".", Kind.READS)  # ``os.listdir()``: the folder itself
         self._args(call)
+
+    def _format_runs(
+        self, runs: known.FormatRuns, what: str, path: str | None, given: dict[str, ast.expr]
+    ) -> None:
+        """A reader whose format decides whether it runs a program or loads code (``known.FormatRuns``): the
+        format is the one named by keyword, else the suffix of the path it reads; one computed at run time, or
+        neither known to run nothing nor known to run the program, cannot be told."""
+        if runs.always:
+            raise _Unknown(f"{what} loads {runs.program}")
+        if runs.code_keyword in given and not _false(given[runs.code_keyword]):
+            raise _Unknown(f"{what} with {runs.code_keyword}= loads {runs.program}")
+        if not runs.runs and not runs.safe:
+            return  # the format decides nothing: only a keyword may make it load code
+        if runs.format_keyword in given:
+            named = self._const(given[runs.format_keyword])
+            if named is None:
+                raise _Unknown(f"{what} with a format given at run time (it may run {runs.program})")
+            fmt = named.lower().lstrip(".")
+        elif path is not None:
+            fmt = os.path.splitext(path)[1].lower().lstrip(".")
+        else:
+            raise _Unknown(f"{what} of a file whose format the reading cannot tell (it may run {runs.program})")
+        if fmt in runs.runs:
+            self.found.append(Found(Kind.PROGRAMS, f"{runs.program}: {what} of a .{fmt} file"))
+        elif fmt not in runs.safe:
+            kind = f"a .{fmt} file" if fmt else "a file without a suffix"
+            raise _Unknown(f"{what} of {kind} may run {runs.program}")
 
     def _judge_landed(
         self, touch: known.Touch, order: list[str], paths: dict[str, str], kinds: dict[str, Kind]
@@ -643,6 +676,11 @@ class PythonReader:
         kind = Kind.WRITES if _WRITE_MODES & set(mode) else Kind.READS
         self.found += self.check_path(path, kind)
         self._args(call)
+
+
+def _false(node: ast.expr) -> bool:
+    """A constant that is false (``False``, ``None``, ``0``): a keyword that loads code when true, off."""
+    return isinstance(node, ast.Constant) and not node.value
 
 
 def has_rule(dotted: str) -> bool:

@@ -125,6 +125,7 @@ SIGNATURES: dict[str, Signature] = {
     # pandas' readers take the path first and their options by keyword (positional options are
     # deprecated or gone): anything more by position is not bound, so it cannot be told
     **{f"pandas.read_{n}": parse(f"{first} **kwargs") for n, first in _PANDAS_READS.items()},
+    "pandas.read_pickle": parse("filepath_or_buffer compression storage_options"),
 }
 """Every function the reading has a rule about, by its dotted name (``open`` for the builtin)."""
 

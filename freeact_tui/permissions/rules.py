@@ -26,9 +26,9 @@ does (``freeact_tui.effects``); other code patterns match the cell's text and ar
 depends on what ran in the kernel (``freeact_tui.effects.ledger``, passed as ``kernel=``): after a cell
 no reading follows, effect rules allow nothing, and the built-in allow rules nothing the kernel runs.
 
-An "always" rule whose meaning depends on the folder (``folder_relative``: allowing an exact cell or a
-relative ``path:`` pattern, an effect rule of every class but ``computes`` and ``unknown``, which speak of "this
-folder": ``FOLDER_FREE``) is saved with the folder it was given in: in a file of the user's data keyed by
+An "always" rule whose meaning depends on the folder (``folder_scope.folder_relative``: allowing code, a
+relative path or a shell command that names a relative path or none, an effect rule of every class but
+``computes`` and ``unknown``, which speak of "this folder") is saved with the folder it was given in: in a file of the user's data keyed by
 the folder's resolved path (``folder_rules_file``), applied only there (scope ``folder``). Such rules saved
 user-wide before keep applying in any folder (the rules screen says so).
 
@@ -58,6 +58,7 @@ from freeact_tui.effects import class_of
 from freeact_tui.effects import pattern_matches as effect_pattern_matches
 from freeact_tui.effects.ledger import KernelLedger, runs_in_kernel
 from freeact_tui.effects.modes import ApprovalMode
+from freeact_tui.permissions.folder_scope import FOLDER_FREE, folder_reason, folder_relative
 from freeact_tui.permissions.match import (
     DEFAULT_RULES,
     EFFECTS,
@@ -83,7 +84,6 @@ from freeact_tui.project.freeact_dir import (
 )
 from freeact_tui.project.paths import atomic_write_text
 from freeact_tui.project.policy import project_rule_refusal
-from freeact_tui.reach.breadth import is_cell_pattern
 from freeact_tui.shell.words import split_command
 from freeact_tui.toolcalls import CodeAction, ShellAction, ToolCall
 
@@ -97,28 +97,13 @@ __all__ = [
     "RuleEntry",
     "RuleScope",
     "Scope",
+    "FOLDER_FREE",
+    "folder_reason",
     "folder_relative",
     "folder_rules_file",
     "project_rules_dir",
     "rules_for",
 ]
-
-FOLDER_FREE = frozenset({"computes", "unknown"})
-"""The effect classes whose meaning does not depend on the folder (the others speak of "this folder")."""
-
-
-def folder_relative(kind: str, pattern: str, effect: str = "allow") -> bool:
-    """Whether a rule means something else in another folder: an allow rule of an exact cell (what a cell
-    touches depends on the folder it runs in: its relative paths, ``os.getcwd()``, what it imports from
-    there) or of a relative ``path:`` pattern (it matches paths inside the working directory), and a code
-    effect rule of a class of "this folder". The one decision of which rules are kept with their folder
-    (``PermissionRules.add``). Refusing or asking about a cell or a path stays user-wide: a refusal applied in
-    more folders only asks or refuses more."""
-    if is_cell_pattern(pattern) or pattern.startswith(PATH_PREFIX):
-        relative = is_cell_pattern(pattern) or not pattern[len(PATH_PREFIX) :].startswith(("/", "~"))
-        return effect == "allow" and relative
-    effect_class = class_of(pattern)
-    return kind in ("*", "code") and effect_class is not None and effect_class not in FOLDER_FREE
 
 
 def folder_rules_file(user_file: Path, folder: Path) -> Path:

@@ -236,7 +236,9 @@ async def test_in_folder_mode_runs_in_folder_code_and_asks_for_wider(
     assert client.statuses("call_i")[-1] == "completed"
     assert len(client.asked) == 1  # only the code that runs a program was asked
     # the options say the rule in words: this exact cell, not a hash
-    assert client.asked[0][1][1].name == "Always allow one exact cell (comments and formatting aside)"
+    assert client.asked[0][1][1].name == (
+        "Always allow one exact cell (comments and formatting aside), in this folder only"
+    )
     assert client.of("current_mode_update")[0]["currentModeId"] == "in-folder"
 
 
@@ -291,7 +293,14 @@ def test_permission_answers_are_decisions(outcome: dict[str, str], expected: tup
     assert (decision.approved, decision.remember, decision.pattern) == tuple(
         rule if v == "RULE" else v for v in expected
     )
-    assert [o.name for o in permission_options(call)][1] == f"Always allow shell commands matching {rule}"
+    # ``git status``: the folder's own repository, so kept with the folder (#42)
+    assert [o.name for o in permission_options(call)][1] == (
+        f"Always allow shell commands matching {rule}, in this folder only"
+    )
+    absolute = ShellAction("rm /srv/x.txt")  # names only an absolute path: the same in every folder
+    assert [o.name for o in permission_options(absolute)][1] == (
+        f"Always allow shell commands matching {proposed_pattern(absolute)}"
+    )
 
 
 async def test_attached_files_and_images_reach_the_model_and_audio_is_refused(

@@ -59,9 +59,11 @@ def test_rules_saved_here_go_to_the_freeact_file_and_freeact_reads_them(project:
 
     rules = rules_for(project)
     # A program not known only to read is more than a project may allow (#39: what it does may be
-    # defined by files the agent writes): such a rule goes to the user's own file; a read goes to the project's.
-    assert rules.add("shell", "touch *", scope="always") == "always"
-    assert rules.add("shell", "touch a.txt", scope="always") == "always"
+    # defined by files the agent writes): such a rule goes to the user's own files (kept with this folder: it
+    # names files relative to it, #42); a read goes to the project's.
+    assert rules.add("shell", "touch *", scope="always") == "folder"
+    assert rules.add("shell", "touch a.txt", scope="always") == "folder"
+    assert rules.add("shell", "touch /srv/a.txt", scope="always") == "always"
     assert rules.add("shell", "wc -l a.txt", scope="always") == "project"
     assert rules.add("read", "path:docs/**", scope="always") == "project"
     # freeact has no deny tier and no exact-cell rule: those stay in this app's own files (a cell with its

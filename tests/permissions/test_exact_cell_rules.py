@@ -120,6 +120,7 @@ async def test_the_dialog_proposes_the_exact_cell_and_a_typed_prefix_is_broad() 
         assert field.value == proposed_pattern(CodeAction(code)) and field.value.startswith("cell:")
         note = app.screen.query_one("#approval-breadth", Label)
         assert "only this exact cell" in str(note.render()) and not note.has_class("-broad")
+        assert "Saved for this folder only" in str(note.render())  # a cell's files are its folder's (#42)
         field.value = "from pathlib import Path*"
         await pilot.pause()
         assert note.has_class("-broad") and "whatever code follows" in str(note.render())

@@ -166,7 +166,7 @@ def test_ask_beats_allow_in_every_scope(rules: PermissionRules) -> None:
 
 
 def test_precedence_order_session_ask_always_ask_session_allow_always_allow(rules: PermissionRules) -> None:
-    rules.add("shell", "ls *", scope="always")
+    rules.add("shell", "ls *", scope="always", place="always")
     assert rules.matching_rule(sh("ls -la")) == RuleEntry(
         "shell", "ls *", "allow", "always"
     )  # before default
@@ -276,8 +276,9 @@ def test_always_rules_persist_and_session_rules_do_not(wd: Path) -> None:
     path = paths.permissions_file()
     assert not path.exists()
     rules = PermissionRules.load(path, working_dir=wd)
-    rules.add("shell", "pytest *", scope="always")
-    rules.add("shell", "pytest *", scope="always")  # no duplicate
+    # place="always": the user's file itself (a bare `pytest *` is kept with its folder: it runs the folder's tests, #42)
+    rules.add("shell", "pytest *", scope="always", place="always")
+    rules.add("shell", "pytest *", scope="always", place="always")  # no duplicate
     rules.add("mcp", "fs.write_*", scope="always", effect="ask")
     rules.add("code", "*", scope="session")
     assert json.loads(path.read_text()) == {
@@ -296,8 +297,8 @@ def test_always_rules_persist_and_session_rules_do_not(wd: Path) -> None:
 def test_always_rules_of_two_instances_merge(wd: Path) -> None:
     path = paths.permissions_file()
     first, second = PermissionRules.load(path, working_dir=wd), PermissionRules.load(path, working_dir=wd)
-    first.add("shell", "make *", scope="always")
-    second.add("shell", "pytest *", scope="always")
+    first.add("shell", "make *", scope="always", place="always")
+    second.add("shell", "pytest *", scope="always", place="always")
     assert json.loads(path.read_text())["allow"] == [
         {"kind": "shell", "pattern": "make *"},
         {"kind": "shell", "pattern": "pytest *"},
@@ -307,7 +308,7 @@ def test_always_rules_of_two_instances_merge(wd: Path) -> None:
 
 def test_memory_only_rules_keep_always_rules_in_memory(wd: Path) -> None:
     rules = PermissionRules(None, working_dir=wd)
-    rules.add("shell", "make *", scope="always")
+    rules.add("shell", "make *", scope="always", place="always")
     assert rules.check(sh("make")) == "allow"
     assert RuleEntry("shell", "make *", "allow", "always") in rules.rules()
     assert not paths.permissions_file().exists()
@@ -343,10 +344,10 @@ def test_broken_file_is_reported_and_left_alone(wd: Path, content: str, message:
 def test_file_broken_after_load_is_not_overwritten(wd: Path) -> None:
     path = paths.permissions_file()
     rules = PermissionRules.load(path, working_dir=wd)
-    rules.add("shell", "make *", scope="always")
+    rules.add("shell", "make *", scope="always", place="always")
     path.write_text('{"allow": [{"kind": "shell", "pattern": "make *"}')  # e.g. a half-done hand edit
     with pytest.raises(PermissionsFileError, match="not valid JSON"):
-        rules.add("shell", "pytest *", scope="always")
+        rules.add("shell", "pytest *", scope="always", place="always")
     assert path.read_text() == '{"allow": [{"kind": "shell", "pattern": "make *"}'
     assert rules.check(sh("pytest")) == "ask"  # not added
     rules.add("shell", "pytest *", scope="session")  # the session scope still works

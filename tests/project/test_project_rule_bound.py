@@ -82,7 +82,7 @@ def test_a_project_may_not_allow_a_program_that_runs_its_code_by_wildcard(tmp_pa
 def test_a_broad_rule_the_user_saves_in_a_project_goes_to_the_users_file(tmp_path: Path) -> None:
     work = _project(tmp_path, [])
     rules = rules_for(work)
-    assert rules.add("shell", "*", scope="always") == "always"
+    assert rules.add("shell", "*", scope="always") == "folder"  # the user's own data, kept with the folder (#42)
     assert rules.check(ShellAction("anything at all")) == "allow"  # the user's own choice applies
 
 

@@ -1,6 +1,6 @@
 """The approval dialog as pictures: 80×24 and 120×40, a short and a long action, the reject line open,
 code with escape sequences shown as symbols (issues #28, #29), blank lines folded and invisible
-characters shown (issue #39)."""
+characters shown (issue #39), the names a writer may land on grouped by suffix (issue #42)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,9 @@ INVISIBLE = (
     "access = 'user' # \u202e \u2066admin\u2069 \u2066\n"
     "print('ok')" + " " * 120 + "; \u3164.system('touch X')\n"
 )
+
+# Issue #42: ``savefig('fig')`` may write ``fig`` or ``fig.<any of 16 formats>``: one entry, not "and 13 more".
+SAVEFIG = "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.savefig('fig')"
 
 
 @pytest.fixture(autouse=True)
@@ -111,4 +114,9 @@ def test_dialog_folds_80_blank_lines_at_80x24(snap_compare: SnapCompare, tmp_pat
 
 def test_dialog_shows_invisible_characters_at_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
     s = script([Code(INVISIBLE)])
+    assert snap_compare(make_app(s, tmp_path), terminal_size=(80, 24), run_before=before(asked(answers=0)))
+
+
+def test_dialog_groups_the_names_savefig_may_write_at_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    s = script([Code(SAVEFIG)])
     assert snap_compare(make_app(s, tmp_path), terminal_size=(80, 24), run_before=before(asked(answers=0)))

@@ -16,7 +16,7 @@ from freeact_tui.effects import class_of
 from freeact_tui.events import ApprovalRequest, Decision, RememberScope
 from freeact_tui.permissions.cells import cell_pattern
 from freeact_tui.permissions.patterns import broad_reason, pattern_note, proposed_pattern
-from freeact_tui.permissions.rules import rule_problem
+from freeact_tui.permissions.rules import folder_relative, rule_problem
 from freeact_tui.reach.named_paths import describe
 from freeact_tui.text.codeshow import shown
 from freeact_tui.text.safe import visible
@@ -282,6 +282,8 @@ class ApprovalScreen(ModalScreen[Decision]):
             text = (pattern_note(kind, pattern) or "") if pattern and not self.deny else ""
             if text and class_of(pattern) is not None:
                 text += " (Esc, then c: this cell only)"  # c types into the pattern here
+            if self.scope == "always" and not self.deny and pattern and folder_relative(kind, pattern):
+                text = (text + " " if text else "") + "Saved for this folder only (it means other files elsewhere)."
         label.set_class(broad or problem is not None, "-broad")
         label.update(Content(text))
         label.display = bool(text)

@@ -27,6 +27,7 @@ from freeact_tui.permissions.rules import (
     PermissionRules,
     PermissionsFileError,
     RuleEntry,
+    folder_reason,
     folder_relative,
 )
 from freeact_tui.project.freeact_dir import FreeactConfigError
@@ -49,6 +50,17 @@ def where(entry: RuleEntry) -> str:
     if entry.scope == "always" and folder_relative(entry.kind, entry.pattern, entry.effect):
         return "user file (any folder)"
     return _WHERE[entry.scope]
+
+
+def folder_note(entry: RuleEntry, folder: str) -> str:
+    """Why a rule is kept with its folder, and which folder (``folder_reason``); an old user-wide one says it
+    applies in any folder all the same. Empty for a rule that means the same everywhere."""
+    reason = folder_reason(entry.kind, entry.pattern, entry.effect)
+    if entry.scope == "folder":
+        return f" — only in {folder}" + (f": {reason}" if reason else "")
+    if entry.scope == "always" and reason is not None:
+        return f" — applies in any folder, though {reason}"
+    return ""
 
 
 def visible(text: str) -> str:
@@ -173,6 +185,7 @@ class PermissionsScreen(ModalScreen[None]):
         text = ""
         if entry is not None:
             text = f"{entry.effect} {entry.kind}: {pattern_text(entry)} ({where(entry)})"
+            text += visible(folder_note(entry, str(self.rules.working_dir)))
             if entry.broad:
                 text += " — broad: any code may follow"
         self.query_one("#permissions-detail", Label).update(Content(text))

@@ -99,4 +99,6 @@ def test_always_options_say_what_they_cover_not_a_hash(call: ToolCall) -> None:
 
 def test_a_file_write_rule_names_its_path() -> None:
     call = FileWrite("notes/todo.md", "x")
-    assert [o.name for o in permission_options(call)][1] == "Always allow writes of notes/todo.md"
+    assert [o.name for o in permission_options(call)][1] == "Always allow writes of notes/todo.md, in this folder only"
+    elsewhere = FileWrite("/srv/notes/todo.md", "x")
+    assert [o.name for o in permission_options(elsewhere)][1] == "Always allow writes of /srv/notes/todo.md"

@@ -5,8 +5,8 @@ Before: a ``cell:<hash>`` rule was saved user-wide, so a cell with relative path
 unasked in every other folder (even ``/``), touching other files; a relative ``path:`` rule ("docs/**") did
 the same for the files of any folder. Now ``folder_relative`` (the one decision ``PermissionRules.add``
 takes, for ACP's "always" and the app's ``a`` alike) keeps every rule whose meaning depends on the folder
-with its folder; rules that mean the same anywhere (an absolute or ``~`` path, a shell command, an effect
-class that speaks of no folder) stay user-wide."""
+with its folder; rules that mean the same anywhere (an absolute or ``~`` path, a shell command naming
+only absolute paths, an effect class that speaks of no folder) stay user-wide."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ EFFECT_OF_FOLDER = st.tuples(st.just("code"), st.sampled_from(["effects:in-folde
 FOLDER_FREE = st.one_of(  # (kind, pattern) that means the same in every folder
     st.tuples(st.sampled_from(["*", "read", "mcp"]), WORD.map(lambda w: f"path:/srv/{w}/**")),
     st.tuples(st.just("read"), WORD.map(lambda w: f"path:~/{w}/*")),
-    st.tuples(st.just("shell"), WORD.map(lambda w: f"git {w}")),
+    st.tuples(st.just("shell"), WORD.map(lambda w: f"ls /srv/{w}")),  # #42: `git x` runs on the folder's repo
     st.tuples(st.just("code"), st.just("effects:computes")),
 )
 FOLDERS = st.sampled_from(["a", "b/c", "d e", "ü"])

@@ -34,7 +34,9 @@ def project(tmp_path: Path) -> Path:
     )
     user = PermissionRules(paths.permissions_file(), working_dir=work)
     user.add("shell", "rm *", scope="always", effect="deny")
-    user.add("code", "import os*", scope="always")  # an old prefix rule: still works, listed as broad
+    # an old prefix rule, saved user-wide before code rules were kept with their folder (#42): still works,
+    # listed as broad and as applying in any folder
+    user.add("code", "import os*", scope="always", place="always")
     return work
 
 
@@ -79,7 +81,7 @@ async def test_permissions_lists_every_rule_with_where_it_lives(project: Path, t
         assert ("allow", "shell", "ls *", "this session", "") in listed
         assert ("deny", "shell", "rm *", "user file", "") in listed
         assert ("allow", "shell", "wc -l a.txt", "freeact project", "") in listed
-        assert ("allow", "code", "import os*", "user file", "broad: any code may follow") in listed
+        assert ("allow", "code", "import os*", "user file (any folder)", "broad: any code may follow") in listed
         assert ("ask", "*", "path:/proc/**", "built in", "") in listed
         assert any(row[3] == "built in" and row[2] == "git status *" for row in listed)
 
@@ -120,7 +122,7 @@ async def test_permissions_removes_and_changes_rules_from_the_keyboard(project: 
         field.value = ""  # type: ignore[attr-defined]
         await pilot.press(*"import os, sys*")
         await pilot.press("enter")
-        assert ("allow", "code", "import os, sys*", "user file", "broad: any code may follow") in rows(screen)
+        assert ("allow", "code", "import os, sys*", "user file (any folder)", "broad: any code may follow") in rows(screen)
         assert rules.check(CodeAction("import os\nprint(1)")) == "ask"
 
         await select(pilot, screen, "ask", "path:/proc/**")
