@@ -366,7 +366,9 @@ def is_retryable(exc: Exception) -> bool:
 
 def describe_model_error(exc: Exception, *, rolled_back: bool = True, server: str | None = None) -> str:
     """One sentence for the log: the HTTP status or error type, the provider's detail, and for a server
-    that cannot be reached the address and the root cause ("Connection refused"), not "Connection error."."""
+    that cannot be reached the address and the root cause ("Connection refused"), not "Connection error.".
+    Labelled by what happened: an error event inside a stream that opened with 200 is the stream's
+    report, never "HTTP 500" (pydantic-ai gives it the status the same error has before a stream opens)."""
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     detail = str(exc)
@@ -378,6 +380,8 @@ def describe_model_error(exc: Exception, *, rolled_back: bool = True, server: st
     if isinstance(exc, ModelConnectionError):
         prefix = f"Cannot reach the model server{f' at {server}' if server else ''}"
         detail = _root_cause(exc) or detail
+    elif getattr(exc, "in_stream", False) is True:  # by what happened: its status is one the stream never had
+        prefix = "The server's stream reported an error"
     elif status:
         prefix = f"Model API error (HTTP {status})"
     else:

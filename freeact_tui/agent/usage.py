@@ -152,14 +152,20 @@ class SentRequests:
     def __call__(self) -> None:
         self.count += 1
 
-    def unanswered(self, exc: BaseException) -> UsageUpdate:
+    def unanswered(self, exc: BaseException, estimated_input: int | None = None) -> UsageUpdate:
         """The usage of a call that ended on ``exc`` with no reply: its requests, and the tokens of the
-        part of a reply it showed where the provider reported them (a cut stream rarely does)."""
+        part of a reply it showed where the provider reported them (a cut stream rarely does). Where it
+        reported none, each request sent is ``estimated_input`` tokens (what was sent, estimated as for
+        a server that reports no usage: ``estimated``), and the part shown is estimated by its text."""
         partial = getattr(exc, "partial", None)
-        if isinstance(partial, ModelResponse):
-            usage = sane_usage(partial).usage
+        shown = partial if isinstance(partial, ModelResponse) else None
+        usage = sane_usage(shown).usage if shown is not None else None
+        if usage is not None and (usage.input_tokens or usage.output_tokens):
             return UsageUpdate(usage.input_tokens, usage.output_tokens, self.count)
-        return UsageUpdate(0, 0, self.count)
+        if estimated_input is None:
+            return UsageUpdate(0, 0, self.count)
+        output = estimate_response(shown) if shown is not None else 0
+        return UsageUpdate(estimated_input * self.count, output, self.count, None, estimated=True)
 
 
 class UsageMeter:

@@ -292,8 +292,8 @@ class ContextKeeper:
                     on_sent=sent,
                 )
             except BaseException as exc:  # what was sent is counted all the same
-                if sent.count:
-                    self.add_usage(sent.unanswered(exc))
+                if sent.count:  # the tokens sent, estimated where the provider reported none
+                    self.add_usage(sent.unanswered(exc, sum(message_tokens(m) for m in messages)))
                 if isinstance(exc, ModelCallError):
                     raise CompactionError(f"The context could not be compacted: {exc}") from exc
                 raise

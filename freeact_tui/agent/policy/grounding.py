@@ -20,13 +20,20 @@ the user's messages, the outputs of actions, the code of actions without its com
   name the notes and the user's messages do not have), most of them the notes', and nothing from an
   output: a paraphrase of the note ("Please call the tool again with valid JSON arguments so it can
   compute how many seconds."), whatever words of the request it borrows. Never an answer.
-- ``echoes_app_text``, a cheap extra: the reply is made of text the app itself sent — its notes or
-  the request echoed back — decided by overlap: most of the reply's word trigrams occur in those
-  texts. Outputs of actions are not the app's text (an answer may quote them).
+- ``echoes_app_text``: the reply is made of text the app itself sent — its notes or the request echoed
+  back — decided by overlap: most of the reply's word trigrams occur in those texts, or it restates one
+  of them (``overlap.restates``: word multisets, reordered, a fifth of the words dropped or changed; the
+  request only once an action worked, and never a reply naming what an output showed). Outputs of
+  actions are not the app's text (an answer may quote them).
+
+What a note QUOTED (the reply's numbers in the number check, an error in a refusal) is not the app's:
+every check here reads a note as its own words (``app_notes``, ``quoting.py``), so a reply repeating
+the model's own numbers is judged alike after any note, whatever the order the notes came in.
 - ``unchecked_numbers``: numbers of the reply (two or more digits, or a decimal) that no output of
   the turn holds, nor its request, and that are no simple derivation of them (the code's literals
-  ground nothing: they are the model's own writing, as its reply is — ``x = 10982432`` then
-  "10,982,432" states what no output showed) — all read by ``numbers.py``, the one number reader, and compared as
+  alone ground nothing: they are the model's own writing, as its reply is — ``x = 10982432`` then
+  "10,982,432" states what no output showed; only the literal operands of the code whose run printed
+  another number of the same reply do: "366 × 24 × 3,600 = 31,622,400", ``operands.py``) — all read by ``numbers.py``, the one number reader, and compared as
   values (``86 400``, ``86.400``, ``8.64e4``, ``86.4k`` are 86400; ``5.93`` is 5.92857 rounded; 1440
   minutes is 86400 seconds; ``45.67%`` is a printed 0.4567). ``unknown_numbers``: the same reading
   for a turn in which nothing worked, without derivations. Number words are no values (``numbers.py``).
@@ -48,12 +55,17 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     TextPart,
+    ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
 
-from freeact_tui.agent.policy.numbers import Grounds, aggregates, read_numbers, values, written_values
-from freeact_tui.agent.policy.outcomes import RESULTS_KEY, acted, outcomes
+from freeact_tui.agent.policy.numbers import Grounds, Stated, aggregates, read_numbers, values, written_values
+from freeact_tui.agent.policy.operands import code_operands
+from freeact_tui.agent.policy.outcomes import RESULTS_KEY, Outcome, acted, outcomes
+from freeact_tui.agent.policy.overlap import part_of, restates
+from freeact_tui.agent.policy.overlap import words as overlap_words
+from freeact_tui.agent.policy.quoting import Quotable, own_segments
 from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY
 from freeact_tui.store.prompt_record import CUT_KEY
 from freeact_tui.store.step_record import StepRecord, stored_text_actions
@@ -135,10 +147,24 @@ def _cancelled_requests(messages: Sequence[ModelMessage]) -> set[int]:
     return found
 
 
-def _app_texts(history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> Iterator[str]:
-    """What the app itself sent the model: its notes in the whole history, and the turn's request."""
-    yield from (text for kind, text in _sources(history) if kind == "note")
-    yield from (text for kind, text in _sources(turn) if kind == "user")
+def app_notes(history: Sequence[ModelMessage]) -> list[tuple[str, list[str]]]:
+    """Each note of the app in ``history``, whole and as its own words (``quoting.own_segments``): what
+    it quoted of a text that came before it and that someone else made — the model's replies and calls,
+    the outputs, the user's messages — is not the app's (#45: a number check quotes the reply's numbers)."""
+    quotable = Quotable()
+    notes: list[tuple[str, list[str]]] = []
+    for message in history:
+        if isinstance(message, ModelResponse) and not _cut(message):
+            for part in message.parts:
+                if isinstance(part, TextPart):
+                    quotable.add(part.content)
+                elif isinstance(part, ToolCallPart):
+                    quotable.add(part.args_as_json_str())
+            continue
+        found = list(_sources([message]))
+        notes.extend((text, own_segments(text, quotable)) for kind, text in found if kind == "note")
+        quotable.extend(text for kind, text in found if kind != "note")
+    return notes
 
 
 MARK_LEN = 4
@@ -222,14 +248,16 @@ def borrows_app_words(reply: str, history: Sequence[ModelMessage], turn: Sequenc
     them the notes' than its own, none from an output or code, and no number an output holds."""
     if _length(reply) < ECHO_MIN_WORDS or not _after_note(history, turn):
         return False
-    mine = _marks(reply)
     sources = list(_sources(history))
-    notes = _mark_union([t for kind, t in sources if kind == "note"])
+    written = app_notes(history)
+    whole = _mark_union([note for note, _ in written])
+    notes = _mark_union([segment for _, segments in written for segment in segments])
+    mine = _marks(reply) - (whole - notes)  # what a note quoted is neither the app's nor the reply's own
     asked = _mark_union([t for kind, t in sources if kind == "user"])
     shown = _mark_union([t for kind, t in sources if kind in ("output", "code")])
     own = mine - notes - asked
     lent = (mine & notes) - asked
-    if not lent or len(own) > OWN_SHARE * len(mine) or len(lent) <= len(own) or (mine & shown) - notes:
+    if not lent or len(own) > OWN_SHARE * len(mine) or len(lent) <= len(own) or (mine & shown) - whole:
         return False
     grounds = _grounds(history)
     return not any(s.significant and grounds.holds(s) for s in read_numbers(reply))
@@ -266,27 +294,58 @@ def _framing(text: str, metadata: object) -> str:
 
 def echoes_app_text(reply: str, history: Sequence[ModelMessage], turn: Sequence[ModelMessage]) -> bool:
     """The reply is made of the app's own words (its notes, or the request echoed back): see the module."""
-    words = _words(reply)
-    if len(words) < ECHO_MIN_WORDS:
+    if len(_words(reply)) < ECHO_MIN_WORDS:
         return False
-    trigrams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
-    notes = {t for text in _app_notes(history) for t in _trigrams(text)}
+    written = app_notes(history)
+    return _made_of_trigrams(reply, written, turn) or _restates_app_text(reply, written, history, turn)
+
+
+def _made_of_trigrams(reply: str, written: list[tuple[str, list[str]]], turn: Sequence[ModelMessage]) -> bool:
+    """Most of the reply's word trigrams are the notes' own or the request's (what a note quoted is neither)."""
+    words = _words(reply)
+    notes = {t for _, segments in written for segment in segments for t in _trigrams(segment)}
+    quoted = {t for note, _ in written for t in _trigrams(note)} - notes
+    trigrams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)} - quoted  # the note quoted them
     asked = [_trigrams(text) for kind, text in _sources(turn) if kind == "user"]
     known = notes.union(*asked)
-    if len(trigrams & known) < ECHO_SHARE * len(trigrams):
+    if not trigrams or len(trigrams & known) < ECHO_SHARE * len(trigrams):
         return False
     # Made of the request alone, it must restate the request (nearly) whole: a part of it is what a
     # request to say or write something is answered with ("Say hello from X" → "hello from X").
     return bool(trigrams & notes) or any(len(r & trigrams) >= REQUEST_SHARE * len(r) for r in asked if r)
 
 
+def _restates_app_text(
+    reply: str, written: list[tuple[str, list[str]]], history: Sequence[ModelMessage], turn: Sequence[ModelMessage]
+) -> bool:
+    """The reply restates a note's own words, or (once an action worked in the turn) the turn's request
+    (``overlap.restates``: reordered, a few words dropped or changed), is no run of the request's words
+    (its quoted part), and names nothing an output showed.
+
+    The request only once an action worked: before, a question restated with its answer ("Was ist die
+    Hauptstadt von Frankreich?" → "Die Hauptstadt von Frankreich ist Paris.") is, by its words, what a
+    restatement with a word changed is; after, an answer names what the output showed."""
+    worked = any(o.ran and not o.failed and not o.guarded for o in outcomes(turn))
+    asked = [text for kind, text in _sources(turn) if kind == "user"] if worked else []
+    texts = [" ".join(segments) for _, segments in written] + [t for t in asked if not part_of(reply, t)]
+    return any(restates(reply, text) for text in texts) and not _names_an_output(reply, history, asked)
+
+
+def _names_an_output(reply: str, history: Sequence[ModelMessage], asked: Sequence[str]) -> bool:
+    """The reply has a word of an output (a number, or a mark word) that the request has not, or states
+    a number an output holds in another form (``86,400`` for ``86400``)."""
+    outputs = [text for kind, text in _sources(history) if kind == "output"]
+    printed = set().union(*(overlap_words(t) for t in outputs)) - set().union(*(overlap_words(t) for t in asked))
+    if any(w in printed and (len(w) >= MARK_LEN or any(ch.isdigit() for ch in w)) for w in overlap_words(reply)):
+        return True
+    written = [w for text in outputs for w in written_values(text)]
+    shown = Grounds(written, (), aggregates(written))
+    return any(s.significant and shown.holds(s, derived=False) for s in read_numbers(reply))
+
+
 def _trigrams(text: str) -> set[tuple[str, ...]]:
     source = _words(text)
     return {tuple(source[i : i + 3]) for i in range(len(source) - 2)}
-
-
-def _app_notes(history: Sequence[ModelMessage]) -> Iterator[str]:
-    return (text for kind, text in _sources(history) if kind == "note")
 
 
 def _is_note(part: ToolReturnPart) -> bool:
@@ -295,12 +354,12 @@ def _is_note(part: ToolReturnPart) -> bool:
     return step.refused and step.outcome != "interrupted"
 
 
-def _grounds(messages: Sequence[ModelMessage]) -> Grounds:
+def _grounds(messages: Sequence[ModelMessage], operands: Sequence[float] = ()) -> Grounds:
     """The values ``messages`` showed: outputs of actions, and the user's own messages as given. What the
     model wrote itself — the code of its actions, their comments — and the app's notes count as neither:
     only what was shown to the model (an output, the request) grounds a number."""
     outputs: list[tuple[float, ...]] = []
-    given: list[float] = []
+    given: list[float] = [*operands]  # the factors of a printed result the reply explains
     wholes: list[float] = []
     for kind, text in _sources(messages):
         if kind == "output":
@@ -328,9 +387,29 @@ def without_comments(code: str) -> str:
 
 def unchecked_numbers(reply: str, turn: Sequence[ModelMessage]) -> list[str]:
     """The reply's numbers that no output of the turn, nor its request, holds or derives
-    (``numbers.Grounds``: values, with a tolerance and the bounded derivations)."""
+    (``numbers.Grounds``: values, with a tolerance and the bounded derivations), nor the code of a run
+    that printed another number of this reply has as an operand (``operands.py``: the factors of an
+    explained result)."""
+    stated = [s for s in read_numbers(reply) if s.significant]
     grounds = _grounds(turn)
-    return [s.text for s in read_numbers(reply) if s.significant and not grounds.holds(s)]
+    left = [s for s in stated if not grounds.holds(s)]
+    if not left:
+        return []
+    held = [s for s in stated if s not in left]
+    operands = [v for o in outcomes(turn) if _printed_any(o, held) for v in code_operands(o.code or "")]
+    if operands:
+        grounds = _grounds(turn, operands)
+        left = [s for s in left if not grounds.holds(s)]
+    return [s.text for s in left]
+
+
+def _printed_any(action: Outcome, stated: Sequence[Stated]) -> bool:
+    """The action ran, worked, and its output holds one of ``stated`` (no derivation)."""
+    if not action.ran or action.failed or not stated:
+        return False
+    written = list(written_values(action.output))
+    printed = Grounds(written, (), aggregates(written))
+    return any(printed.holds(s, derived=False) for s in stated)
 
 
 def unknown_numbers(reply: str, history: Sequence[ModelMessage]) -> list[str]:

@@ -7,7 +7,7 @@ ways people write them:
 - groupings with ``,`` ``.`` ``'`` ``’`` ``_``, a space, a no-break, thin or narrow no-break space
   (``86,400`` ``86.400`` ``86 400`` ``86'400``), the Arabic separators ``٬`` and ``٫``;
 - a decimal point or a decimal comma (``5.93``, ``5,93``, ``1.234,5``);
-- exponents (``8.64e4``, ``8.64×10^4``), the suffixes ``k`` and ``M`` (``86.4k``), percent (``45.67%``
+- exponents (``8.64e4``, ``8.64×10^4``, ``8.64×10**4``, ``8.64×10⁴``; never ``11 × 101``, a product), the suffixes ``k`` and ``M`` (``86.4k``), percent (``45.67%``
   is 0.4567).
 
 A written form that can be read two ways has both readings (``86.400`` is 86400 or 86.4; ``45.67%``
@@ -57,7 +57,7 @@ _FROM_SUPERSCRIPT = str.maketrans({**{ch: str(i) for i, ch in enumerate(_SUPERSC
 _NUMBER = re.compile(
     rf"(?<!{_WORDY})(?<![.,])(?P<sign>[-−+](?=\d))?"
     rf"(?P<body>\d+(?:[{_MARKS}]\d+|[{_SPACES}]\d{{3}}(?!\d))*)"
-    rf"(?P<exp>[eE][-+−]?\d+(?!{_WORDY})|\s?[×x·]\s?10(?:\^?(?P<pow>[-+−]?\d+)|(?P<sup>[⁻⁺]?[{_SUPERSCRIPT}]+)))?"
+    rf"(?P<exp>[eE][-+−]?\d+(?!{_WORDY})|\s?[×x·]\s?10(?:(?:\^|\*\*)(?P<pow>[-+−]?\d+)|(?P<sup>[⁻⁺]?[{_SUPERSCRIPT}]+)))?"
     rf"(?P<suffix>[kKM](?!{_WORDY})|\s?%)?"
     rf"(?!{_WORDY})"
 )

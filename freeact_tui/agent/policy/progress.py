@@ -6,6 +6,7 @@ invented exception class), so novelty of a result alone never counts. Each step 
 what it led to) is read into one ``StepKind``; ``STEP_RULES`` says, as data, what each kind is:
 
 - ``new success``: an action that had not run in this turn worked, and it did something new: its
+  printed result was not printed ``RESULT_REPEATS`` times already (by code of any shape), and its
   SHAPE is new in the turn (``action_shape``: the code's syntax tree with its own names, strings and
   numbers abstracted; another tool's call with numbers, paths and ids stripped) OR its RESULT is new
   in the turn (``output_shape``: its output normalised as errors are). ``print('step 3')`` after
@@ -53,6 +54,12 @@ DEFAULT_STALL_LIMIT = 3
 DEFAULT_FAILING_LIMIT = 5
 """New failures with no action that worked since before a turn stops (``max_failing_steps``): new
 failures are progress, but not for ever (a new exception class, a rotating kind, each time)."""
+
+RESULT_REPEATS = 2
+"""Actions that worked and printed one result (exactly, spacing aside) a turn may have, whatever their
+code's shape: one more way to the same printed result checks it; after that, a new shape with the same
+result is no new step (#40: ``print(abs(1))``, ``print(str(1))``, ``print(int(1))`` … ran 18 requests).
+A step that printed nothing (a file written) is judged by its shape: its result is not in its output."""
 
 KIND_REPEATS = 3
 """Failures of one kind (``error_kind``) a turn may meet, each with a new message, before another of
@@ -155,6 +162,8 @@ class TurnProgress:
     """The actions that worked, by ``action_shape``."""
     results: set[str] = field(default_factory=set)
     """The outputs of the actions that worked, by ``output_shape``."""
+    printed: dict[str, int] = field(default_factory=dict)
+    """How many actions that worked printed each (non-empty) output, exactly (``_printed``)."""
 
     def judge(self, step: Sequence[ModelMessage]) -> Fault:
         """What ``step`` was (the messages of one step: the reply first, then what it led to); then
@@ -169,6 +178,8 @@ class TurnProgress:
                 self.successes.add(action_identity(o))
                 self.shapes.add(action_shape(o))
                 self.results.add(output_shape(o.output))
+                if printed := _printed(o.output):
+                    self.printed[printed] = self.printed.get(printed, 0) + 1
         for kind in met:
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
         return fault
@@ -202,8 +213,18 @@ class TurnProgress:
                     "repeated success",
                     f"{what} of the same shape as an earlier step of this turn, with a result seen before",
                 )
+            if (printed := _printed(o.output)) and self.printed.get(printed, 0) >= RESULT_REPEATS:
+                return Fault("repeated success", f"{what} of another shape, with the same result as before")
             return Fault("new success", "")
         return Fault("rejected", o.output)  # rejected or interrupted: the user decides how to go on
+
+
+
+
+def _printed(output: str) -> str:
+    """An output as a result compared exactly (its spacing collapsed): ``1`` and ``2`` are two results,
+    unlike in ``output_shape``, which strips numbers to tell steps new only in a counter."""
+    return " ".join(output.split())
 
 
 class _Numbers(ast.NodeTransformer):
@@ -485,6 +506,7 @@ __all__ = [
     "DEFAULT_FAILING_LIMIT",
     "DEFAULT_STALL_LIMIT",
     "KIND_REPEATS",
+    "RESULT_REPEATS",
     "STEP_RULES",
     "Fault",
     "FaultKind",

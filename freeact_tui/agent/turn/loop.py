@@ -256,6 +256,9 @@ class Turn:
     def _finish_cancelled(self) -> None:
         phase = self.cancel_phase
         close = close_for(phase, self.recorder.history, self.state.response)  # what is sent: ``cancels.py``
+        spent = self.state.unanswered  # the requests sent for it (failed tries too), counted live: kept
+        if close is not None and spent is not None:  # with the close, so that a resume counts them alike
+            close = replace(close, metadata={**(close.metadata or {}), **usage_record(spent)})
         if close is not None:
             self.recorder.record(close)
         self.ports.emit(Cancelled(phase=phase if phase != Phase.IDLE else Phase.MODEL, **self.ports.ids("")))

@@ -52,8 +52,8 @@ class ModelStep:
                 on_sent=sent,
             )
         except BaseException as exc:  # cut, failed, cancelled: what was sent is counted all the same
-            if sent.count:
-                state.unanswered = sent.unanswered(exc)
+            if sent.count:  # the tokens sent, estimated where the provider reported none (it never does here)
+                state.unanswered = sent.unanswered(exc, self.context.request_estimate(parameters.function_tools))
                 self.add_usage(state.unanswered)
             raise
         finally:
