@@ -164,7 +164,7 @@ def project_path_refusal(path: str) -> str | None:
         return "it climbs out of the project folder (..)"
     if is_secret_name(text):
         return "it names files that hold secrets (they are always asked for)"
-    named = next((p for p in parts if p in paths.PROTECTED_NAMES or p.lower() in paths.CONFIGURES_CODE), None)
+    named = paths.controlling_part(parts)  # compared as a file system may (``.GIT``, ``Pytest.INI``)
     if named is not None:
         return f"it names {named}, which configures git, this app or code that runs later"
     return None
@@ -211,7 +211,7 @@ def outside_refusal(value: object, root: Path) -> tuple[str | None, str]:
     if not within(leads.path, home):
         return f"it leads outside the project folder {home}", leads.path
     parts = subject(leads.path, home).split("/")
-    if protected := next((part for part in parts if part in paths.PROTECTED_NAMES), None):
+    if protected := next((part for part in parts if paths.is_protected(part)), None):
         return f"it leads into {protected}, which configures git or this app", leads.path
     return None, leads.path
 
