@@ -74,6 +74,10 @@ CONFIGURES_CODE: dict[str, Configures] = {
     "site.cfg": Configures("numpy's build configuration"),
     ".numpy-site.cfg": Configures("numpy's build configuration"),
     ".pdbrc": Configures("pdb runs its lines as commands when a debugger starts", ("pdb", "ipdb", "bdb")),
+    "sitecustomize.py": Configures(
+        "Python imports it at start-up from any folder on its path (an editable install puts src/ there)"
+    ),
+    "usercustomize.py": Configures("Python imports it at start-up from any folder on its path"),
     ".pythonrc": Configures("an interactive Python's start-up file"),
     ".pythonrc.py": Configures("an interactive Python's start-up file"),
     ".ipython": Configures("IPython's profile folder: start-up files it runs"),
