@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
+from freeact_tui.filenames import fold_path
 from freeact_tui.gitrun import repo_program_keys
 from freeact_tui.permissions.cells import cell_matches
 from freeact_tui.project.policy import project_path_refusal
@@ -288,10 +289,12 @@ def _path_matches(entry: RuleEntry, facts: CallFacts) -> bool:
     pattern = os.path.expanduser(entry.pattern[len(PATH_PREFIX) :])
     regex, absolute = path_regex(pattern), pattern.startswith("/")
     if entry.effect != "allow":
-        # Asking or refusing: an absolute pattern also sees paths inside the working dir in full.
+        # Asking or refusing: an absolute pattern also sees paths inside the working dir in full; names are
+        # compared as a file system may compare them (``filenames.fold``: ``.ENV`` is asked as ``.env``).
+        regex = path_regex(fold_path(pattern))
         full = [p if p.startswith("/") else f"{facts.working_dir.as_posix()}/{p}" for p in facts.paths]
         return any(
-            regex.fullmatch(f if absolute else p) is not None and (absolute or not p.startswith("/"))
+            regex.fullmatch(fold_path(f if absolute else p)) is not None and (absolute or not p.startswith("/"))
             for p, f in zip(facts.paths, full, strict=True)
         )
     # A relative pattern never matches a path outside the working dir, however broad it is.

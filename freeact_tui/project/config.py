@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from freeact_tui.project import paths, trust
+from freeact_tui.project.policy import bound_kernel_names
 from freeact_tui.project.project_env import provider_keys, read_project_env
 from freeact_tui.project.sources import (
     ConfigError,
@@ -98,6 +99,9 @@ class Config(BaseModel):
     model_idle_timeout: float = Field(default=180.0, gt=0)
     approval_timeout: float | None = Field(default=None, gt=0)
     kernel_env: dict[str, str] = Field(default_factory=dict)
+    # The names of the variables a trusted project's kernel_env may set (none by default: a variable the
+    # kernel holds configures every program it runs); only the user's own config sets this.
+    project_kernel_env: list[str] = Field(default_factory=list)
     remote_url: str | None = None
     remote_insecure: bool = _LAUNCH.remote_insecure
     docker_image: str = "freeact-tui-kernel:latest"
@@ -245,7 +249,20 @@ def project_layers(folder: Path, notices: list[str]) -> list[tuple[str, dict[str
     layers = project_sources(folder, notices, checks, own_env)
     for source, data in checks:
         _checked(source, data)
+    allowed = _user_kernel_names()
+    for source, layer in layers:
+        bound_kernel_names(source, layer, allowed, notices)  # as ``limit_layers`` will, with the user's list
     return layers
+
+
+def _user_kernel_names() -> list[str]:
+    """The user config file's ``project_kernel_env`` (none when unset or unreadable: the launch says why)."""
+    user = paths.user_config_file()
+    try:
+        names = read_toml_data(user).get("project_kernel_env", []) if user.is_file() else []
+    except ConfigError:
+        return []
+    return [str(n) for n in names] if isinstance(names, list) else []
 
 
 def validate(sources: Sources, reload: Callable[[], Config] | None = None) -> Config:

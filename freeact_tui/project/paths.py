@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 from platformdirs import PlatformDirs
 
+from freeact_tui.filenames import fold, folded
+
 APP_NAME = "freeact-tui"
 _dirs = PlatformDirs(APP_NAME, appauthor=False)
 
@@ -72,6 +74,10 @@ CONFIGURES_CODE: dict[str, Configures] = {
     "site.cfg": Configures("numpy's build configuration"),
     ".numpy-site.cfg": Configures("numpy's build configuration"),
     ".pdbrc": Configures("pdb runs its lines as commands when a debugger starts", ("pdb", "ipdb", "bdb")),
+    "sitecustomize.py": Configures(
+        "Python imports it at start-up from any folder on its path (an editable install puts src/ there)"
+    ),
+    "usercustomize.py": Configures("Python imports it at start-up from any folder on its path"),
     ".pythonrc": Configures("an interactive Python's start-up file"),
     ".pythonrc.py": Configures("an interactive Python's start-up file"),
     ".ipython": Configures("IPython's profile folder: start-up files it runs"),
@@ -89,16 +95,41 @@ later cells do, so no effect class allows it (as ``PROTECTED_NAMES`` and ``IMPOR
 the folder already holds makes a cell that uses a module reading it "cannot tell" (``effects.reader``)."""
 
 
+_PROTECTED_KEYS = folded(PROTECTED_NAMES)
+_CONFIGURES_KEYS: dict[str, str] = {fold(name): name for name in CONFIGURES_CODE}
+_IMPORTABLE_KEYS = tuple(fold(suffix) for suffix in IMPORTABLE_SUFFIXES)
+
+
+def is_protected(name: str) -> bool:
+    """Whether the file name ``name`` may be one of ``PROTECTED_NAMES`` (``.GIT``, ``AGENTS.MD``, ``.env.``:
+    ``filenames.fold``, the one name comparison)."""
+    return fold(name) in _PROTECTED_KEYS
+
+
+def configuring(name: str) -> str | None:
+    """The name of ``CONFIGURES_CODE`` the file name ``name`` may be (``Pytest.INI``: ``pytest.ini``), or
+    ``None`` (``filenames.fold``)."""
+    return _CONFIGURES_KEYS.get(fold(name))
+
+
+def importable(name: str) -> bool:
+    """Whether the file name ``name`` may end with one of ``IMPORTABLE_SUFFIXES`` (``x.PY``, ``x.pth.``)."""
+    return fold(name).endswith(_IMPORTABLE_KEYS)
+
+
+def controlling_part(parts: list[str]) -> str | None:
+    """The first of ``parts`` (a path's names) that may be a protected or code-configuring name, or ``None``."""
+    return next((part for part in parts if is_protected(part) or configuring(part) is not None), None)
+
+
 def runs_later(relative: str) -> bool:
     """Whether writing ``relative`` (a path inside the working folder) changes what later runs unasked:
     a name that configures git or the app (``PROTECTED_NAMES``) or code the kernel runs
     (``CONFIGURES_CODE``), anywhere in the path, or code the kernel may import (``helper.py``,
-    ``pandas.pyc``, ``x.so``, ``pkg/__init__.py``, ``x.pth``)."""
-    parts = relative.split(os.sep)
-    return (
-        any(part in PROTECTED_NAMES or part.lower() in CONFIGURES_CODE for part in parts)
-        or parts[-1].lower().endswith(IMPORTABLE_SUFFIXES)
-    )
+    ``pandas.pyc``, ``x.so``, ``pkg/__init__.py``, ``x.pth``); each name compared as a file system may
+    compare it (``filenames.fold``: ``.GIT/hooks/x``, ``Helper.PY``)."""
+    parts = relative.replace(os.sep, "/").split("/")
+    return controlling_part(parts) is not None or importable(parts[-1])
 
 
 def _home() -> Path | None:

@@ -16,7 +16,7 @@ key) or under "Never applied" in the trust dialog.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ PROJECT_REFUSED: dict[str, str] = {
     "working_dir": "a project may not send the agent to another folder (its trust would be recorded unseen)",
     "docker_image": "a project may not choose what runs as the kernel (it would run code without approval)",
     "keymap": "a project may not change what your keys do (approval dialogs included)",
+    "project_kernel_env": "a project may not choose which of its variables reach the kernel's programs",
 }
 # What a project may set, and why that is only the project's own business.
 PROJECT_ALLOWED: dict[str, str] = {
@@ -64,7 +65,10 @@ PROJECT_ALLOWED: dict[str, str] = {
     "execution_timeout": "how long an approved action may run",
     "model_idle_timeout": "how long a stalled model request is waited for",
     "approval_timeout": "how long an approval waits before it counts as refused",
-    "kernel_env": "variables for the kernel, never one ``env_policy`` refuses",
+    "kernel_env": (
+        "variables for the kernel, never one ``env_policy`` refuses, and only those the user's own "
+        "``project_kernel_env`` names (``limit_layers``)"
+    ),
     "tool_result_inline_max_bytes": "how much of a tool result is shown inline",
     "tool_result_preview_chars": "how much of a tool result is previewed",
     "context_window": "the model's window size",
@@ -164,7 +168,7 @@ def project_path_refusal(path: str) -> str | None:
         return "it climbs out of the project folder (..)"
     if is_secret_name(text):
         return "it names files that hold secrets (they are always asked for)"
-    named = next((p for p in parts if p in paths.PROTECTED_NAMES or p.lower() in paths.CONFIGURES_CODE), None)
+    named = paths.controlling_part(parts)  # compared as a file system may (``.GIT``, ``Pytest.INI``)
     if named is not None:
         return f"it names {named}, which configures git, this app or code that runs later"
     return None
@@ -211,7 +215,7 @@ def outside_refusal(value: object, root: Path) -> tuple[str | None, str]:
     if not within(leads.path, home):
         return f"it leads outside the project folder {home}", leads.path
     parts = subject(leads.path, home).split("/")
-    if protected := next((part for part in parts if part in paths.PROTECTED_NAMES), None):
+    if protected := next((part for part in parts if paths.is_protected(part)), None):
         return f"it leads into {protected}, which configures git or this app", leads.path
     return None, leads.path
 
@@ -330,11 +334,18 @@ def project_env(path: Path, notices: list[str]) -> dict[str, str | None]:
 
 
 def limit_layers(
-    layers: list[tuple[str, dict[str, Any]]], *, user_key: str | None, user_execution: Any, notices: list[str]
+    layers: list[tuple[str, dict[str, Any]]],
+    *,
+    user_key: str | None,
+    user_execution: Any,
+    notices: list[str],
+    kernel_names: Collection[str] = (),
 ) -> None:
     """Take out of the project ``layers`` what depends on the user's own settings: a ``base_url`` when
-    the user's key (``user_key``) would be sent there, an ``execution`` that leaves the user's sandbox."""
+    the user's key (``user_key``) would be sent there, an ``execution`` that leaves the user's sandbox, a
+    ``kernel_env`` variable the user's own ``project_kernel_env`` does not name (``kernel_names``)."""
     for source, layer in layers:
+        bound_kernel_names(source, layer, kernel_names, notices)
         if user_key and "base_url" in layer:
             notices.append(
                 f"{source}: `base_url = {layer.pop('base_url')!r}` is ignored: your key ({user_key}) would be "
@@ -348,3 +359,24 @@ def limit_layers(
                 f"{source}: `execution = {layer.pop('execution')!r}` is ignored: a project may not move "
                 "code out of the sandbox you chose or to a remote gateway."
             )
+
+
+def bound_kernel_names(source: str, layer: dict[str, Any], allowed: Collection[str], notices: list[str]) -> None:
+    """Keep of the project ``layer``'s ``kernel_env`` only the names the user's own config lets a project hand
+    to the kernel (``project_kernel_env``), naming each other one.
+
+    An allow-list by structure (#39): a variable the kernel holds reaches every program it runs (``!make``,
+    ``!rsync``, ``!lua``, ``less``), and which names configure which program (``MAKEFILES``, ``RSYNC_RSH``,
+    ``LUA_INIT``, ``LESSKEY``, ``POSIXLY_CORRECT``, …) no table can list; so the project's names reach the
+    kernel only where the user named them, after ``env_policy``'s refusals, which stay whatever is named."""
+    kernel_env = layer.get("kernel_env")
+    if not isinstance(kernel_env, dict):
+        return  # absent, or not a table: the config's own validation says so
+    for name in [n for n in kernel_env if n not in allowed]:
+        del kernel_env[name]
+        notices.append(
+            f"{source}: kernel_env.{name} is not applied: a project hands the kernel only the variables your own "
+            f'config names (add `project_kernel_env = ["{name}"]` to your user config if you mean it).'
+        )
+    if not kernel_env:
+        layer.pop("kernel_env")  # nothing left: the project sets no variable at all

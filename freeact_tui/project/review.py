@@ -20,6 +20,7 @@ from freeact_tui.project.freeact_dir import FreeactConfigError, read_freeact_per
 from freeact_tui.project.generated_layout import is_app_layout
 from freeact_tui.project.policy import project_rule_refusal
 from freeact_tui.project.trust import GENERATED_DIR, SESSIONS_DIR, FileChange, TrustState
+from freeact_tui.reach.breadth import PATH_PREFIX
 from freeact_tui.text.safe import visible
 
 
@@ -148,6 +149,36 @@ def _refused_env(state: TrustState) -> list[str]:
     return lines
 
 
+_ALLOWS: dict[str, str] = {
+    "read": "lets the model read {what} without asking",
+    "write": (
+        "lets the model write {what} without asking (Python there is ordinary project code: nothing the app "
+        "starts imports it, and a cell or command that runs it is asked)"
+    ),
+    "shell": "lets the model run {what} without asking",
+    "mcp": "lets the model call the MCP tool {what} without asking",
+    "tool": "lets the model call the tool {what} without asking",
+    "subagent": "lets the model start the subagent task {what} without asking",
+    "*": "lets the model do {what} without asking",
+}
+"""What a project's allow rule lets the model do, per kind, as the trust dialog says it (#39): a write rule
+such as ``src/**`` lets the model write Python there, which only runs when a cell or a command the user
+approves runs it (the kernel's folder imports are judged as running folder code; no process the app starts
+has the folder on its path; the names that configure code run later are refused by ``project_path_refusal``)."""
+
+
+def rule_line(effect: str, kind: str, pattern: str) -> str:
+    """A project rule as the trust dialog lists it: the rule, and what it lets the model do unasked."""
+    what = pattern.strip()
+    if what.startswith(PATH_PREFIX):
+        what = f"the files {what[len(PATH_PREFIX) :].strip()}"
+    if effect == "allow" and kind in _ALLOWS:
+        return f"{effect} {kind}: {pattern} — {_ALLOWS[kind].format(what=what)}"
+    if effect == "ask":
+        return f"{effect} {kind}: {pattern} — asks you first"
+    return f"{effect} {kind}: {pattern}"
+
+
 def review(state: TrustState) -> ProjectReview:
     """What ``state.folder``'s project files would change if trusted (nothing is applied), from the bytes
     the trust check read (``trusted.reviewing``): a file changed since is named as not read."""
@@ -178,7 +209,7 @@ def _review(state: TrustState) -> ProjectReview:
             for effect, kind, pattern in read_freeact_permissions(project):
                 why = project_rule_refusal(effect, kind, pattern)
                 if why is None:
-                    rules.append(f"{effect} {kind}: {pattern}")
+                    rules.append(rule_line(effect, kind, pattern))
                 else:
                     refused.append(f"{effect} {kind}: {pattern} ({why})")
         except FreeactConfigError as exc:

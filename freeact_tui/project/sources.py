@@ -253,7 +253,16 @@ def gather(
         layers.append((stored.source, project_layer(dict(stored.values), stored.source, notices, project_env)))
     elif stored is not None:
         own_record.append((stored.source, dict(stored.values)))
-    limit_layers(layers, user_key=user_key, user_execution=user.get("execution"), notices=notices)
+    kernel_names: object = next(
+        (layer["project_kernel_env"] for layer in (given, explicit, user) if "project_kernel_env" in layer), []
+    )
+    limit_layers(
+        layers,
+        user_key=user_key,
+        user_execution=user.get("execution"),
+        notices=notices,
+        kernel_names=kernel_names if isinstance(kernel_names, list) else [],
+    )
     merged = expand_env(user, environ)
     for _, layer in layers:
         merged = merge(merged, layer)  # project data: never expanded from the user's environment (env_refs)

@@ -40,12 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from freeact_tui.filenames import fold, folded
 from freeact_tui.project import files as projectfiles
 from freeact_tui.project import paths
 
-_TREES = (paths.FREEACT_DIR_NAME, ".agents")
-_ABOVE = (".env",)
-_HERE = (paths.PROJECT_CONFIG_NAME, "AGENTS.md")
+# Compared as a file system may compare names (``filenames.fold``): ``.Freeact/`` is ``.freeact/`` on macOS.
+_TREES = folded((paths.FREEACT_DIR_NAME, ".agents"))
+_ABOVE = folded((".env",))
+_HERE = folded((paths.PROJECT_CONFIG_NAME, "AGENTS.md"))
 
 
 class ProjectFileChanged(projectfiles.ProjectFileError):  # noqa: N818 (an OSError, named as what happened)
@@ -89,9 +91,9 @@ class Registration:
             if not candidate.is_relative_to(directory):
                 continue
             parts = candidate.relative_to(directory).parts
-            if parts and (parts[0] in _TREES or (len(parts) == 1 and parts[0] in _ABOVE)):
+            if parts and (fold(parts[0]) in _TREES or (len(parts) == 1 and fold(parts[0]) in _ABOVE)):
                 return True
-        return candidate.parent == self.folder and candidate.name in _HERE
+        return candidate.parent == self.folder and fold(candidate.name) in _HERE
 
     def refusal(self, opened: projectfiles.Opened) -> str | None:
         """Why the bytes just read may not be used (``None``: they are the ones the check read)."""

@@ -25,6 +25,7 @@ import fnmatch
 import posixpath
 from pathlib import Path
 
+from freeact_tui.filenames import fold_path
 from freeact_tui.gitrun import repo_paths_matching, run_git
 from freeact_tui.shell.gitreads import BEYOND_TRACKED_NOTE, GitRead, git_read, is_secret_name
 
@@ -113,11 +114,11 @@ def _prefix(where: Path) -> str | None:
 def reaches(pathspec: str, path: str, prefix: str) -> bool:
     """A pathspec word (relative to the folder at ``prefix`` of the repository) reaches ``path`` (relative
     to the top) as git reads it: the path, or what is below it, or what a glob matches (``*`` crosses
-    ``/``); compared as written and in lower case (a case-insensitive file system)."""
+    ``/``); compared as written and as a file system may compare names (``filenames.fold``)."""
     spec = posixpath.normpath(posixpath.join(prefix, pathspec)) if pathspec else prefix.rstrip("/") or "."
     if spec in (".", "") or spec.startswith("../"):
         return True
-    for a, b in ((spec, path), (spec.lower(), path.lower())):
+    for a, b in ((spec, path), (fold_path(spec), fold_path(path))):
         parts = b.split("/")
         leading = ["/".join(parts[: k + 1]) for k in range(len(parts))]
         if any(c in a for c in "*?["):

@@ -15,6 +15,8 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
+from freeact_tui.filenames import fold_path
+
 SECRET_NAMES = (
     ".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key",
     ".npmrc", ".pypirc", ".docker/config.json", ".kube/config", ".vault-token",
@@ -45,30 +47,28 @@ _BY_OBJECT_ID = frozenset({"show", "cat-file", "archive", "diff", "diff-tree"})
 _GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--config-env", "--git-dir", "--work-tree", "--namespace"})
 _OBJECT_ID = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _STAGE = re.compile(r"^:[0-3]?:?")
-_EXAMPLES = tuple(g.replace("**", "x").replace("*", "x") for g in SECRET_NAMES)
-_LOWERED = tuple(g.lower() for g in SECRET_NAMES)
+# The table as the one name comparison sees it (``filenames.fold``): a path is folded, then matched.
+_FOLDED = tuple(fold_path(g) for g in SECRET_NAMES)
+_EXAMPLES = tuple(g.replace("**", "x").replace("*", "x") for g in _FOLDED)
 
 
-def _lowered_secret(path: str) -> bool:
-    """A lowered path matching a lowered row (``.azure/accessTokens.json`` has capitals)."""
-    parts = path.strip("/").split("/")
-    return any(fnmatch.fnmatchcase("/".join(parts[k:]), g) for g in _LOWERED for k in range(len(parts)))
+def is_secret_name(path: str) -> bool:
+    """A path (or a glob) that names, or may match, a file of the secret table, compared as a file system
+    may compare names (``filenames.fold``: ``.ENV``, ``.Git/Config``, ``.env.``, in any case or Unicode
+    normal form, as git's ``icase`` pathspecs and case-insensitive file systems match)."""
+    return _secret_folded(fold_path(path))
 
 
-def is_secret_name(path: str, *, any_case: bool = False) -> bool:
-    """A path (or a glob) that names, or may match, a file of the secret table (``any_case``: in any case,
-    as git's ``icase`` pathspecs and case-insensitive file systems match)."""
-    if any_case:
-        return is_secret_name(path) or is_secret_name(path.lower()) or _lowered_secret(path.lower())
+def _secret_folded(path: str) -> bool:
     if any(c in path for c in "*?["):
         # Some secret name matches the glob, or the glob read with its wildcards empty names a secret.
         if any(fnmatch.fnmatchcase(e, path) or fnmatch.fnmatchcase("d/" + e, path) for e in _EXAMPLES):
             return True
-        return any(is_secret_name(re.sub(r"\[[^]]*\]|[*?]", fill, path)) for fill in ("", "x", "."))
+        return any(_secret_folded(re.sub(r"\[[^]]*\]|[*?]", fill, path)) for fill in ("", "x", "."))
     parts = path.strip("/").split("/")
     return any(
         fnmatch.fnmatchcase("/".join(parts[k:]), glob) or fnmatch.fnmatchcase("/".join(parts[k : k + 2]), glob)
-        for glob in SECRET_NAMES
+        for glob in _FOLDED
         for k in range(len(parts))
     )
 
@@ -89,7 +89,7 @@ def secret_reference(words: list[str]) -> str | None:
         if command in _BY_OBJECT_ID and _OBJECT_ID.match(word):
             return f"{word} (an object id may be any file's contents)"
         path = _STAGE.sub("", word) if word.startswith(":") else word.split(":", 1)[-1]
-        if path and is_secret_name(path, any_case=True):
+        if path and is_secret_name(path):
             return f"{word} (names a secret file in git's store)"
     return None
 

@@ -49,7 +49,7 @@ def test_a_trusted_projects_env_reaches_the_model_and_kernel_never_the_app(
     )
     (folder / ".freeact-tui.toml").write_text('[kernel_env]\nPROBE = "${ENV8_PROBE}"\n')
     user = tmp_path / "user.toml"
-    user.write_text('api_key_env = "OPENAI_API_KEY"\n')
+    user.write_text('api_key_env = "OPENAI_API_KEY"\nproject_kernel_env = ["PROBE"]\n')
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(DUMP)

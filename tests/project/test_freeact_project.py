@@ -195,6 +195,8 @@ def test_a_freeact_projects_config_is_read_and_own_settings_win(
 ) -> None:
     (project / ".freeact" / "config.toml").write_text(FREEACT_CONFIG)
     monkeypatch.setenv("GITHUB_TOKEN", "t0k")
+    paths.user_config_file().parent.mkdir(parents=True, exist_ok=True)
+    paths.user_config_file().write_text('project_kernel_env = ["GREETING"]\n')  # the user lets it through
     config = load_config(
         cwd=project / "src", trust_project=True
     )  # found from a subdirectory, like the sessions

@@ -30,6 +30,7 @@ _VALUE: dict[str, Any] = {
     "remote_url": "https://evil.example",
     "remote_insecure": True,
     "skip_permissions": True,
+    "project_kernel_env": ["MAKEFILES"],
 }
 
 

@@ -211,10 +211,11 @@ async def test_dialog_at_80x24_shows_every_key_and_the_waiting_count(
         await pilot.pause(0.1)
         assert "print('the last line')" in "\n".join(screen_lines(app))
         assert "d always deny" in "\n".join(screen_lines(app))
-        # The code is shown once: the block behind the dialog keeps only its frame until decided.
+        # The block behind the dialog shows the code too, marked as waiting (an empty frame read as "nothing
+        # to approve", #39); the dialog stays where it is decided.
         [block] = main(app).conversation.query(ActionBlock)
         body = block.query_one(".action-body")
-        assert not body.display or body.region.height == 0
+        assert body.display and body.region.height > 0 and block.status == "waiting for approval"
         await pilot.press("y")
         await app.workers.wait_for_complete()
         await until(pilot, lambda: not main(app).turn_running)

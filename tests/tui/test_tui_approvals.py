@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
+from textual.content import Content
+from textual.widgets import Input, Static
 
 from freeact_tui.project import paths
 from freeact_tui.toolcalls import CodeAction, ShellAction
@@ -42,6 +43,36 @@ async def test_approve_with_y_runs_code_and_shows_output(make_app: Callable[...,
         assert actions(app)[0].status == "approved"
         assert [b.text for b in main(app).conversation.query(ResponseBlock)] == ["Done."]
         assert main(app).status_bar.query_one("#status-approvals").has_class("-hidden")
+
+
+async def test_the_log_shows_the_waiting_action_in_full_while_the_dialog_asks(
+    make_app: Callable[..., FreeactApp],
+) -> None:
+    """An empty action box while the dialog waits read as "nothing to approve" (#39): the block in the log
+    shows the code, highlighted and with invisible characters made visible by the one table, as soon as the
+    action is complete and before it is decided, marked as waiting; the dialog stays where it is decided."""
+    code = "import os\nname\u200b = 'x'\n" + "\n" * 30 + "os.system('echo hi')"
+    s = script([Code(code)], ["Done."])
+    app = make_app(s)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "do it")
+        await dialog(pilot)
+        await pilot.pause()
+        block = actions(app)[0]
+        assert block.status == "waiting for approval" and block.has_class("-pending")
+        body = block.query_one(".action-body", Static)
+        assert body.display and body.styles.display == "block"
+        assert body.region.height > 0 and body.outer_size.height >= 3
+        shown = body.render()
+        text = shown.plain if isinstance(shown, Content) else str(shown)
+        assert "os.system('echo hi')" in text  # the call after the blank run is in the block too
+        assert "\u27e8U+200B\u27e9" in text and "\u200b" not in text
+        assert isinstance(app.screen, ApprovalScreen)  # the decision is still the dialog's
+        await pilot.press("n", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert block.status == "rejected" and not block.has_class("-pending")
+        assert body.display
 
 
 async def test_reject_with_n_ends_turn_without_running(

@@ -20,7 +20,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from freeact_tui.project.paths import CONFIGURES_CODE, PROTECTED_NAMES
+from freeact_tui.filenames import fold
+from freeact_tui.project.paths import PROTECTED_NAMES, controlling_part
 
 MAX_ENTRIES = 100_000
 """Entries a walk of the folder looks at (more: the folder is said to be unchecked)."""
@@ -32,21 +33,22 @@ _GIT_DATA = frozenset({"objects", "refs", "logs", "lfs"})
 
 # In a git dir, the files that name programs (the rest is the repository's data: index, HEAD, refs).
 _GIT_PROGRAMS = ("config", "config.worktree", "hooks", "info", "commondir", "gitdir")
+_GIT_DIR = ".git"
 
 
 def configures(rel: str) -> bool:
-    """A path (relative, ``/``-separated) at or below a name that configures code run later. The top-level
-    ``PROTECTED_NAMES`` are not: the sandbox binds them read-only itself, and the app writes its own
-    state there (``.freeact/sessions``)."""
+    """A path (relative, ``/``-separated) at or below a name that configures code run later, each name
+    compared as a file system may compare it (``filenames.fold``: ``sub/.GIT/config``, ``X.PTH``). The
+    top-level ``PROTECTED_NAMES`` are not, spelled exactly: the sandbox binds them read-only itself, and the
+    app writes its own state there (``.freeact/sessions``); a variant of one (``.GIT``) is guarded here."""
     parts = rel.split("/")
     if parts[0] in PROTECTED_NAMES:
         return False
-    if ".git" in parts[:-1]:
-        below = parts[parts.index(".git") + 1 :]
+    keys = [fold(part) for part in parts]
+    if _GIT_DIR in keys[:-1]:
+        below = keys[keys.index(_GIT_DIR) + 1 :]
         return any(part in _GIT_PROGRAMS for part in below)  # ``modules/<name>/config`` too
-    return parts[-1].lower().endswith(".pth") or any(
-        part in PROTECTED_NAMES or part.lower() in CONFIGURES_CODE for part in parts
-    )
+    return keys[-1].endswith(".pth") or controlling_part(parts) is not None
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ def snapshot(root: Path) -> dict[str, _Entry] | None:
         if rel_top.split("/")[0] in PROTECTED_NAMES:
             dirs[:] = []  # the sandbox's own read-only names, and the app's state
             continue
-        if ".git" in rel_top.split("/"):
+        if _GIT_DIR in [fold(part) for part in rel_top.split("/")]:
             dirs[:] = [d for d in dirs if d not in _GIT_DATA]
         for name in [*dirs, *files]:
             rel = name if rel_top == "." else f"{rel_top}/{name}"

@@ -1,6 +1,9 @@
 """What of the working directory every isolation backend (the sandbox, Docker) keeps read-only: the project's names, existing or not,
 and the app's own code when it lives there.
 
+A name a file system may take for a protected one (``.GIT``, ``AGENTS.MD``: ``paths.is_protected``, the one
+name comparison) that exists is bound read-only too.
+
 bubblewrap binds the working directory writable; a name inside it stays read-only only if something
 is mounted on it. A name that exists is bound onto itself. A missing one gets a placeholder (an empty
 read-only directory from a private directory outside the folder) mounted where it would be: code in
@@ -25,6 +28,7 @@ none: ``.env`` is then neither readable nor writable.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sys
 import tempfile
@@ -33,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from freeact_tui.execution.isolation.secret_files import secret_targets
-from freeact_tui.project.paths import FREEACT_DIR_NAME, PROTECTED_NAMES
+from freeact_tui.project.paths import FREEACT_DIR_NAME, PROTECTED_NAMES, is_protected
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[2]
 EndNow = Callable[[], Callable[[float], bool]]
@@ -78,6 +82,7 @@ class ProtectedNames:
                 form = "file" if name in _FILE_PLACEHOLDERS else "dir"
                 binds.append((self._source / form, path))
                 self._made.add(path)
+        binds += [(path, path) for path in protected_variants(self.working_dir)]
         binds += [(path, path) for path in app_code_paths(self.working_dir)]
         self.placeholders = sorted(self._made)
         inside, self._outside = secret_targets(self.working_dir)
@@ -145,6 +150,21 @@ def one_per_target(binds: list[tuple[Path, Path]]) -> list[tuple[Path, Path]]:
     return [bind for index, bind in enumerate(binds) if last[bind[1]] == index]
 
 
+def protected_variants(working_dir: Path) -> list[Path]:
+    """The entries of ``working_dir`` whose name a file system may take for a protected name though it is not
+    spelled as one (``.GIT``, ``Agents.MD``, ``.env.``: ``paths.is_protected``), bound read-only as they
+    are; a symlink is left out (a mount would land on its target)."""
+    try:
+        names = sorted(os.listdir(working_dir))
+    except OSError:
+        return []
+    return [
+        working_dir / name
+        for name in names
+        if name not in PROTECTED_NAMES and is_protected(name) and not (working_dir / name).is_symlink()
+    ]
+
+
 def app_code_paths(working_dir: Path) -> list[Path]:
     """The app's interpreter prefixes, ``sys.path`` entries and package directory that lie inside
     ``working_dir`` (not the folder itself), outermost only."""
@@ -158,4 +178,4 @@ def app_code_paths(working_dir: Path) -> list[Path]:
     return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
 
 
-__all__ = ["EndNow", "ProtectedNames", "app_code_paths", "end_all_now", "one_per_target"]
+__all__ = ["EndNow", "ProtectedNames", "app_code_paths", "end_all_now", "one_per_target", "protected_variants"]

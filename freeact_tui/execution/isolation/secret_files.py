@@ -35,6 +35,7 @@ import os
 import re
 from pathlib import Path
 
+from freeact_tui.filenames import fold, fold_path
 from freeact_tui.gitrun import repo_paths_matching
 from freeact_tui.project import paths
 from freeact_tui.project.trust import SESSIONS_DIR
@@ -45,7 +46,7 @@ WALK_LIMIT = 200_000
 
 
 def _pattern(globs: list[str]) -> re.Pattern[str]:
-    return re.compile("|".join(fnmatch.translate(g) for g in globs) or "(?!)", re.IGNORECASE)
+    return re.compile("|".join(fnmatch.translate(fold_path(g)) for g in globs) or "(?!)", re.IGNORECASE)
 
 
 # The secret table by the shape of its rows, so that one name is judged at a time as the walk goes down
@@ -64,7 +65,9 @@ _FOLDERS_IN_FOLDER = [(_pattern([parent]), _pattern([name])) for parent, _, name
 
 def is_secret_entry(name: str, is_dir: bool, parent: str = "") -> bool:
     """Whether the entry ``name`` (a folder when ``is_dir``) in the folder named ``parent`` is secret by
-    the table (any case): as ``is_secret_name`` of its path, one name at a time."""
+    the table (any case): as ``is_secret_name`` of its path, one name at a time, each compared as a file
+    system may compare it (``filenames.fold``)."""
+    name, parent = fold(name), fold(parent)
     if _NAMES.fullmatch(name) or (is_dir and _FOLDERS.fullmatch(name)):
         return True
     pairs = [*_IN_FOLDER, *(_FOLDERS_IN_FOLDER if is_dir else [])]
@@ -100,7 +103,7 @@ def history_holds_secrets(working_dir: Path) -> bool:
     """The repository's store (any commit of any ref, the reflog, stashes, the index) holds a file the
     secret table names (``git show HEAD~3:.env`` reads it though the working tree has none), or git
     cannot tell in time: its whole git folder is then a secret store of the folder."""
-    found = repo_paths_matching(working_dir, lambda p: is_secret_name(p) or is_secret_name(p.lower()))
+    found = repo_paths_matching(working_dir, is_secret_name)
     return found is None or bool(found)
 
 

@@ -19,11 +19,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from freeact_tui.project import env_refs
+from freeact_tui.project import env_refs, paths
 from freeact_tui.project.config import load_config
+from freeact_tui.project.env_policy import refusal
 from freeact_tui.project.policy import project_env, project_layer
 
-_NAME = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", min_size=1, max_size=6).map(lambda n: "V" + n)
+_NAME = (
+    st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", min_size=1, max_size=6)
+    .map(lambda n: "V" + n)
+    .filter(lambda n: refusal(n) is None)  # ``VPATH``: refused by the table, with its own reason
+)
 _USER = {"OPENAI_API_KEY": "sk-USERSECRET123", "DATABASE_URL": "postgres://u:pw-USERSECRET@h/db"}
 _FORMS = ("${{{}}}", "pre-${{{}}}-post", "${{{}:-fallback}}")
 
@@ -109,6 +114,9 @@ def test_a_trusted_project_cannot_launder_a_user_variable(
         '[kernel_env]\nPROJECT_MODE = "${PROJECT_MODE}"\n'
         f'DIRECT = "{form.format(var)}"\nPLAIN = "${{PLAIN}}"\nDB = "${{DATABASE_URL}}"\n'
     )
+    paths.user_config_file().parent.mkdir(parents=True, exist_ok=True)
+    names = '"PROJECT_MODE", "DIRECT", "PLAIN", "DB"'
+    paths.user_config_file().write_text(f"project_kernel_env = [{names}]\n")  # the user allows every name
     config = load_config(cwd=folder, trust_project=True)
     assert config.kernel_env == {"PLAIN": "p"}
     assert not _leaks(config.kernel_env)

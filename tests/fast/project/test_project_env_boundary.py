@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from freeact_tui.agent.models import resolve_model
 from freeact_tui.agent.settings import Settings
+from freeact_tui.project import paths
 from freeact_tui.project.config import Config, load_config
 from freeact_tui.project.env_policy import allowance, refusal
 
@@ -94,6 +95,8 @@ def test_the_kernel_still_sees_an_allowed_name_through_kernel_env(name: str, val
         folder = Path(tmp).resolve()
         _write_env(folder, [(name, value)])
         (folder / ".freeact-tui.toml").write_text(f'[kernel_env]\nPROBE = "${{{name}}}"\n', encoding="utf-8")
+        paths.user_config_file().parent.mkdir(parents=True, exist_ok=True)
+        paths.user_config_file().write_text('project_kernel_env = ["PROBE"]\n')  # the user lets PROBE through
         _LEAKED.clear()
         config = _load(folder)
     assert _LEAKED == []

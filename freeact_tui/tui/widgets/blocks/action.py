@@ -124,9 +124,9 @@ class ActionBlock(Block):
         padding: 0 1;
         margin: 1 0 0 0;
         & > .action-body { width: 1fr; }
+        /* While it is asked the block shows the action in full too (an empty box read as "nothing to
+           approve"); the dialog stays the one place to decide. */
         &.-pending { border: round $warning; border-subtitle-color: $text-warning; }
-        /* Shown once, in the dialog, while it is asked: the dialog holds it in full, in reach of the keys. */
-        &.-pending > .action-body, &.-pending > .action-diff { display: none; }
         &.-rejected { border: round $error 70%; border-subtitle-color: $text-error; }
         &.-shell { border: round $accent 60%; }
         & > .action-diff { border-top: none; padding: 0; background: transparent; }
