@@ -193,16 +193,20 @@ def atomic_write_text(path: Path, text: str, mode: int = 0o600) -> None:
         raise
 
 
+_LOG_TAIL_BYTES = 1024 * 1024
+
+
 def log_tail(log: Path | None, offset: int, lines: int = 5) -> str:
     """The last non-empty lines written to ``log`` after byte ``offset`` ("" if unreadable)."""
     if log is None:
         return ""
+    from freeact_tui.project import files as projectfiles  # files is below paths' callers, not above paths
+
     try:
-        with log.open("rb") as fh:
-            fh.seek(offset)
-            text = fh.read().decode("utf-8", errors="replace")
+        data = projectfiles.read_opened(log, start=offset, limit=_LOG_TAIL_BYTES, head=True).data
     except OSError:
         return ""
+    text = data.decode("utf-8", errors="replace")
     return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
 
 

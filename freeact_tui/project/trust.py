@@ -395,9 +395,12 @@ def _scan(folder: Path) -> tuple[list[ProjectFile], tuple[tuple[str, str], ...]]
     return found, tuple(own.seen)
 
 
+_MAX_TRUST_FILE = 64 * 1024 * 1024  # the trusted-folders file (the app's own, in its data dir)
+
+
 def _read_raw() -> dict[str, Any]:
     try:
-        data = json.loads(trust_file().read_text(encoding="utf-8"))
+        data = json.loads(projectfiles.read_bytes(trust_file(), limit=_MAX_TRUST_FILE))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
