@@ -21,9 +21,12 @@ from hypothesis import strategies as st
 
 from freeact_tui.project import env_refs
 from freeact_tui.project.config import load_config
+from freeact_tui.project.env_policy import refusal
 from freeact_tui.project.policy import project_env, project_layer
 
-_NAME = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", min_size=1, max_size=6).map(lambda n: "V" + n)
+_NAME = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", min_size=1, max_size=6).map(lambda n: "V" + n).filter(
+    lambda n: refusal(n) is None  # a name refused by its shape (``VRC``, ``V_DIR``) is another test's
+)
 _USER = {"OPENAI_API_KEY": "sk-USERSECRET123", "DATABASE_URL": "postgres://u:pw-USERSECRET@h/db"}
 _FORMS = ("${{{}}}", "pre-${{{}}}-post", "${{{}:-fallback}}")
 
