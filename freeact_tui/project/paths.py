@@ -89,16 +89,50 @@ later cells do, so no effect class allows it (as ``PROTECTED_NAMES`` and ``IMPOR
 the folder already holds makes a cell that uses a module reading it "cannot tell" (``effects.reader``)."""
 
 
+INERT_DOT_NAMES: dict[str, str] = {
+    ".gitignore": "a list of names git leaves untracked: no program, no option",
+    ".gitkeep": "an empty placeholder that keeps a folder in git",
+    ".keep": "an empty placeholder that keeps a folder in git",
+    ".dockerignore": "a list of names a docker build leaves out of its context: no program",
+    ".editorconfig": "indentation and line endings an editor uses: no program, no path",
+    ".ds_store": "macOS Finder's view settings: no program",
+    ".pytest_cache": "pytest's record of the last failures (JSON data), written by pytest as it runs",
+    ".mypy_cache": "mypy's type cache (data), written by mypy as it runs",
+    ".ruff_cache": "ruff's lint cache (data), written by ruff as it runs",
+    ".hypothesis": "Hypothesis's example database (bytes of examples), written as tests run",
+    ".ipynb_checkpoints": "Jupyter's saved copies of notebooks (data)",
+}
+"""The hidden names known to configure no program, each with why: every other dot-named component is a
+tool's configuration by convention (``hidden_config``)."""
+
+
+def hidden_config(part: str) -> bool:
+    """Whether one path component is a hidden (dot-named) name a tool may read as its configuration.
+
+    By convention a dot-name is a tool's: ``.cargo/config.toml`` (a rustc wrapper), ``.hg/hgrc`` (hooks),
+    ``.mise.toml``, ``.devcontainer/``, ``.idea/``, ``.Rprofile``, ``.irbrc``, ``.gdbinit``,
+    ``.tool-versions``, ``.pre-commit-config.yaml``, ``.bundle/config``, ``.lesskey`` — and the next tool's
+    too. So every one counts but the few known to be inert (``INERT_DOT_NAMES``); ``.`` and ``..`` are not
+    names. Non-hidden build files (``package.json``, ``setup.py``, ``Justfile``, ``noxfile.py``,
+    ``tasks.py``) are not: they are the project's code, which the user runs explicitly, like any file the
+    agent writes."""
+    return part.startswith(".") and part not in (".", "..") and part.lower() not in INERT_DOT_NAMES
+
+
+def configures_part(part: str) -> bool:
+    """Whether one path component configures git, the app or code run later: a protected name
+    (``PROTECTED_NAMES``), a name of ``CONFIGURES_CODE``, or a hidden tool configuration (``hidden_config``).
+    The one test of a component (``runs_later``, the sandbox's ``planted.configures``, a project's rules)."""
+    return part in PROTECTED_NAMES or part.lower() in CONFIGURES_CODE or hidden_config(part)
+
+
 def runs_later(relative: str) -> bool:
     """Whether writing ``relative`` (a path inside the working folder) changes what later runs unasked:
-    a name that configures git or the app (``PROTECTED_NAMES``) or code the kernel runs
-    (``CONFIGURES_CODE``), anywhere in the path, or code the kernel may import (``helper.py``,
-    ``pandas.pyc``, ``x.so``, ``pkg/__init__.py``, ``x.pth``)."""
+    a name that configures git, the app, a tool or code the kernel runs (``configures_part``: the
+    protected names, ``CONFIGURES_CODE``, any hidden name but the inert ones), anywhere in the path, or
+    code the kernel may import (``helper.py``, ``pandas.pyc``, ``x.so``, ``pkg/__init__.py``, ``x.pth``)."""
     parts = relative.split(os.sep)
-    return (
-        any(part in PROTECTED_NAMES or part.lower() in CONFIGURES_CODE for part in parts)
-        or parts[-1].lower().endswith(IMPORTABLE_SUFFIXES)
-    )
+    return any(configures_part(part) for part in parts) or parts[-1].lower().endswith(IMPORTABLE_SUFFIXES)
 
 
 def _home() -> Path | None:

@@ -164,7 +164,7 @@ def project_path_refusal(path: str) -> str | None:
         return "it climbs out of the project folder (..)"
     if is_secret_name(text):
         return "it names files that hold secrets (they are always asked for)"
-    named = next((p for p in parts if p in paths.PROTECTED_NAMES or p.lower() in paths.CONFIGURES_CODE), None)
+    named = next((p for p in parts if paths.configures_part(p)), None)
     if named is not None:
         return f"it names {named}, which configures git, this app or code that runs later"
     return None

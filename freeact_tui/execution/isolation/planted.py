@@ -5,8 +5,9 @@ names that do not exist yet at depths it cannot know: sandboxed code can ``git i
 ``core.fsmonitor`` in ``sub/.git/config``, or write ``sub/.gitattributes``, ``sub/.envrc``,
 ``sub/.vscode/settings.json``, ``sub/.mcp.json``, ``evil.pth`` — programs the user's next ``git``,
 shell or editor runs on the host. So ``PlantGuard`` records, before each sandboxed action, every path
-of the folder one of whose parts is in the one table of such names (``paths.PROTECTED_NAMES`` and
-``paths.CONFIGURES_CODE``, or a ``.pth``), with the bytes of each small file; after the action it
+of the folder one of whose parts configures code (``paths.configures_part``: ``PROTECTED_NAMES``,
+``CONFIGURES_CODE``, any hidden name but the inert ones — ``.cargo/config.toml``, ``.hg/hgrc``, ``.mise.toml``
+— or a ``.pth``), with the bytes of each small file; after the action it
 compares, and puts back what the action created, changed or removed there (a new ``sub/.git`` is
 removed whole). What it undid is told (``PlantGuard.finish``). A folder too large to walk in its bound
 is said to be unchecked, never taken as clean.
@@ -20,7 +21,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from freeact_tui.project.paths import CONFIGURES_CODE, PROTECTED_NAMES
+from freeact_tui.project.paths import PROTECTED_NAMES, configures_part
 
 MAX_ENTRIES = 100_000
 """Entries a walk of the folder looks at (more: the folder is said to be unchecked)."""
@@ -44,9 +45,7 @@ def configures(rel: str) -> bool:
     if ".git" in parts[:-1]:
         below = parts[parts.index(".git") + 1 :]
         return any(part in _GIT_PROGRAMS for part in below)  # ``modules/<name>/config`` too
-    return parts[-1].lower().endswith(".pth") or any(
-        part in PROTECTED_NAMES or part.lower() in CONFIGURES_CODE for part in parts
-    )
+    return parts[-1].lower().endswith(".pth") or any(configures_part(part) for part in parts)
 
 
 @dataclass(frozen=True)
@@ -192,8 +191,9 @@ class PlantGuard:
         if kept:
             parts.append(f"NOT undone (check them yourself): {', '.join(kept)}")
         return (
-            "The sandboxed action wrote names that configure git, editors or this app (programs they would run "
-            f"on the host later); {'; '.join(parts)}."
+            "The sandboxed action wrote names that configure git, editors, tools or this app (programs they "
+            f"would run on the host later); {'; '.join(parts)}. To write them, approve the action outside the "
+            "sandbox."
         )
 
 
