@@ -295,7 +295,9 @@ def project_env_file(folder: Path) -> Path | None:
     return None
 
 
-_SESSIONS_INDEX = ".index.json"  # the store's cache of what its sessions hold (store.index), the app's
+# the store's cache of what its sessions hold (store.index): left out of the digest because it is never read
+# in a project's store (a listing reads each session's meta.json as this check read it)
+_SESSIONS_INDEX = ".index.json"
 _SESSION_META = "meta.json"
 # A session's meta is digested whole up to this size; of a history, the head (what a listing shows).
 _SESSION_META_MAX = 1024 * 1024
