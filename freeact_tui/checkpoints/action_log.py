@@ -17,11 +17,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from freeact_tui.project import files as projectfiles
 from freeact_tui.project.own_writes import AppendHash, resume_hash
 from freeact_tui.project.trust import own_mark, store_own_marks
 from freeact_tui.toolcalls import CodeAction, JsonToolCall, ProgrammaticToolCall, ToolCall
 
 ACTION_LOG = "checkpoints.log"
+_MAX_LOG = 256 * 1024 * 1024  # a bigger log (or a FIFO, a device) is not read: its entries are not listed
 
 # A path literal in code or a command: absolute, home-relative or leading out of the directory.
 _PATH_RE = re.compile(r"""(?<![\w.:/~-])((?:~|\.\.)?/[\w.@+,%=-][^\s'"`;|&<>(){}\[\],]*)""")
@@ -76,13 +78,20 @@ class ActionLog:
         self._hash: AppendHash | None = None
         self.entries: list[dict[str, Any]] = []
         if path is not None and path.is_file():
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            for line in self._lines(path):
                 try:
                     entry = json.loads(line)
                 except json.JSONDecodeError:
                     continue  # a torn last line after a crash
                 if isinstance(entry, dict):
                     self.entries.append(entry)
+
+    @staticmethod
+    def _lines(path: Path) -> list[str]:
+        try:
+            return projectfiles.read_text(path, limit=_MAX_LOG, errors="replace").splitlines()
+        except OSError:
+            return []  # not a regular file, or past the bound: no earlier entries are known
 
     def add(self, entry: dict[str, Any]) -> None:
         entry = {**entry, "ts": datetime.now(UTC).isoformat()}

@@ -50,6 +50,7 @@ from freeact_tui.checkpoints.shadow_git import (
     user_exclude_file,
 )
 from freeact_tui.execution.private_files import private_dir
+from freeact_tui.project import files as projectfiles
 from freeact_tui.project import paths
 
 try:
@@ -246,7 +247,7 @@ class CheckpointStore:
         with suppress(OSError):
             return (
                 "splitindex"
-                in (self.git_dir / "config").read_text(encoding="utf-8", errors="replace").lower()
+                in projectfiles.read_text(self.git_dir / "config", errors="replace").lower()
             )
         return False
 
@@ -255,11 +256,11 @@ class CheckpointStore:
         user = user_exclude_file(self.root)
         if user is not None:
             with suppress(OSError):
-                parts.append(user.read_text(encoding="utf-8", errors="replace") + "\n")
+                parts.append(projectfiles.read_text(user, errors="replace") + "\n")
         wanted = "".join(parts)
         target = self.git_dir / "info" / "exclude"
         with suppress(OSError):
-            if target.read_text(encoding="utf-8") == wanted:
+            if projectfiles.read_text(target, errors="replace") == wanted:
                 return  # unchanged: keep git's untracked cache valid
         target.parent.mkdir(exist_ok=True, mode=0o700)  # file modes: private
         paths.atomic_write_text(target, wanted, mode=0o600)
@@ -267,9 +268,9 @@ class CheckpointStore:
     def _read_ref(self) -> str | None:
         # Our own repository: reading the ref file spares a git process per checkpoint.
         with suppress(OSError):
-            return (self.git_dir / _BRANCH).read_text(encoding="ascii").strip() or None
+            return projectfiles.read_text(self.git_dir / _BRANCH, errors="replace").strip() or None
         with suppress(OSError):  # packed by gc()
-            for line in (self.git_dir / "packed-refs").read_text(encoding="ascii").splitlines():
+            for line in projectfiles.read_text(self.git_dir / "packed-refs", errors="replace").splitlines():
                 if line.endswith(" " + _BRANCH):
                     return line.split()[0]
         return None

@@ -7,6 +7,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from freeact_tui.project import files as projectfiles
+
 # git's own heuristic: a NUL byte in the first 8000 bytes makes a file binary.
 _BINARY_SNIFF_BYTES = 8000
 
@@ -48,8 +50,7 @@ def human_size(size: int) -> str:
 def is_binary(path: Path) -> bool:
     """True when the file's first 8000 bytes hold a NUL byte (git's test)."""
     try:
-        with path.open("rb") as fh:
-            return b"\0" in fh.read(_BINARY_SNIFF_BYTES)
+        return b"\0" in projectfiles.read_opened(path, limit=_BINARY_SNIFF_BYTES, head=True).data
     except OSError:
         return False
 

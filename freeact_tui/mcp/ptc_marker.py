@@ -14,6 +14,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from freeact_tui.project import files as projectfiles
+
 # Marks a package as ours and records the config it was generated from.
 DIGEST_FILE = ".freeact-tui-digest"
 
@@ -21,7 +23,7 @@ DIGEST_FILE = ".freeact-tui-digest"
 def baked_params(package: Path) -> dict[str, Any] | None:
     """The ``server_params`` a generated package's ``__init__.py`` passes to its ``ToolRunner``."""
     try:
-        tree = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
+        tree = ast.parse(projectfiles.read_text(package / "__init__.py"))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return None
     for node in ast.walk(tree):
@@ -48,14 +50,14 @@ def same_server(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def files_hash(package: Path) -> str:
     h = hashlib.sha256()
     for path in sorted(package.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(path.name.encode() + b"\0" + projectfiles.read_bytes(path) + b"\0")
     return h.hexdigest()
 
 
 def read_marker(package: Path) -> tuple[str, str] | None:
     """(config digest, hash of the modules as generated) from our marker file; ``None`` without one."""
     try:
-        lines = (package / DIGEST_FILE).read_text(encoding="utf-8").splitlines()
+        lines = projectfiles.read_text(package / DIGEST_FILE, errors="replace").splitlines()
     except OSError:
         return None
     return (lines[0] if lines else "", lines[1] if len(lines) > 1 else "")

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from freeact_tui.project import files as projectfiles
 from freeact_tui.project import paths, trust
 from freeact_tui.project.policy import bound_kernel_names
 from freeact_tui.project.project_env import provider_keys, read_project_env
@@ -314,10 +315,10 @@ def save_user_setting(key: str, value: Any) -> None:
 
     path = paths.user_config_file()
     data: dict[str, Any] = {}
-    if path.is_file():
+    if path.exists() or path.is_symlink():  # whatever stands there: read as a regular, bounded file or kept
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError):
+            data = tomllib.loads(projectfiles.read_text(path))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             return  # never overwrite a file the user must fix by hand
     data[key] = value
     paths.atomic_write_text(path, tomli_w.dumps(data))

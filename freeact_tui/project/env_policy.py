@@ -3,7 +3,9 @@
 A project's ``.env`` is there for the project's own settings (a model, a key name, a flag of its
 tools). It may never change where the user's keys or code go, how peers are verified, or how a
 process finds and loads code (the app's, the kernel gateway's, a kernel's, a shell's, git's): those
-are the user's to set, in their own environment. ``refusal(name)`` says why a name is refused.
+are the user's to set, in their own environment. ``refusal(name)`` says why a name is refused: first by the
+shape of the name (an internal switch, a tool family's first word, a last word that names a program or
+start-up code), then by the rows of programs and libraries named one by one.
 """
 
 from __future__ import annotations
@@ -46,7 +48,67 @@ def is_secret_env(name: str) -> bool:
     return name.upper().endswith(SECRET_ENV_ENDINGS)
 
 
+# The structure of a name that configures a program rather than the project (#39, F3): the deny rows below
+# name the settings of programs one by one, and each new program brought names no row had. So three rules
+# decide by the shape of a name first, whatever the program:
+# - a leading underscore marks an implementation's internal switch (``_PYTHON_SYSCONFIGDATA_NAME`` makes
+#   every Python import the module it names; ``__PYVENV_LAUNCHER__``), never an application's setting;
+# - a first word that names an interpreter, loader or tool family (``TOOL_FAMILIES``: its variables are the
+#   tool's own configuration, ``GLIBC_TUNABLES``, ``LUA_INIT``, ``R_PROFILE_USER``, ``DOTNET_STARTUP_HOOKS``);
+# - a last word (or a word anywhere, ``CONFIG_WORDS``) that says the value names a program, start-up code or
+#   a place code and configuration are found (``RSYNC_RSH``, ``GH_PAGER``, ``KUBE_EDITOR``, ``EXINIT``,
+#   ``PHP_INI_SCAN_DIR``, ``LESSKEYIN``): ``PROGRAM_ENDINGS``.
+# A project's settings are names such as ``DATABASE_URL``, ``MY_SETTING``, ``OPENAI_API_KEY``: none of
+# these shapes. What one of them refuses the user sets in their own environment or config.
+TOOL_FAMILIES: tuple[str, ...] = (
+    "LD", "DYLD", "GCONV", "VIRTUAL_ENV", "CONDA", "MAMBA", "PIXI", "POETRY", "PIPENV", "PIP", "UV",
+    "JUPYTER", "JPY", "RUBY", "GEM", "BUNDLE", "LUA", "PHP", "R", "NODE", "NPM", "YARN", "PNPM", "DENO",
+    "BUN", "GIT", "SSH", "CORECLR", "JAVA", "JDK", "GCC", "CLANG", "LLVM", "RSYNC", "CVS", "SVN", "HG",
+    "SYSTEMD", "DEBUGINFOD", "LESS", "VIM", "NVIM", "EMACS", "KUBE", "GH", "GPG", "GNUPG", "SUDO", "TCL",
+    "TK", "GUILE", "ERL", "JULIA", "GHC", "CABAL", "MAVEN", "GRADLE", "SBT", "PODMAN", "QT", "GTK", "GIO",
+    "GDK", "FONTCONFIG", "PKG", "MAKE", "MAKEFILES", "MAGIC", "TEX", "OCAML", "ELIXIR", "MIX", "HEX",
+)  # fmt: skip
+"""First words (followed by ``_`` or nothing) of the variables of an interpreter, loader or tool."""
+TOOL_PREFIXES: tuple[str, ...] = ("PYTHON", "_PYTHON", "IPYTHON", "PYENV", "PERL", "GLIBC", "MALLOC", "DOTNET", "COMPLUS")
+"""Prefixes (followed by anything: ``PERL5DB``, ``MALLOC_CHECK_``) of a runtime's variables."""
+PROGRAM_ENDINGS: tuple[str, ...] = (
+    "RSH", "SSH", "PAGER", "EDITOR", "FCEDIT", "VISUAL", "INIT", "RC", "STARTUP", "PROFILE", "HOOK",
+    "HOOKS", "PRELOAD", "PATH", "PATHS", "HOME", "DIR", "DIRS", "TUNABLES", "BROWSER", "SHELL", "KEYIN",
+    "LESSKEY",
+)  # fmt: skip
+"""How a name ends when its value names a program, start-up code or a place code is loaded from."""
+PROGRAM_WORDS: tuple[str, ...] = (
+    "INTERPRETER", "LAUNCHER", "EXEC", "EXECUTABLE", "COMMAND", "CMD", "PROGRAM", "BIN", "BINARY",
+)  # fmt: skip
+"""Last words (after ``_``, or the whole name) that say the value is a program to run."""
+CONFIG_WORDS: tuple[str, ...] = ("PROFILE", "STARTUP", "CONFIG", "ENVIRON", "TUNABLE", "HOOK", "PRELOAD")
+"""Words that, anywhere in a name, say its value is configuration or code a program loads."""
+
+
+def _any(words: tuple[str, ...]) -> str:
+    return "(" + "|".join(words) + ")"
+
+
 REFUSED_ENV: tuple[EnvRule, ...] = (
+    _rule(
+        r"_.*",
+        "a leading underscore marks an implementation's internal switch (it can make an interpreter import "
+        "other code at start), never a project's setting",
+    ),
+    _rule(
+        rf"{_any(TOOL_FAMILIES)}(_.*)?|{_any(TOOL_PREFIXES)}.*",
+        "its first word names an interpreter, loader or tool, whose variables choose what that program "
+        "loads, runs or trusts",
+    ),
+    _rule(
+        rf".*{_any(PROGRAM_ENDINGS)}|(.*_)?{_any(PROGRAM_WORDS)}",
+        "its last word says it names a program, start-up code or a place code and configuration are "
+        "loaded from",
+    ),
+    _rule(
+        ".*(" + "|".join(CONFIG_WORDS) + ").*",
+        "it names a configuration, profile, start-up code or hook a program loads",
+    ),
     _rule(
         rf"(?!.*{_KEY_ITSELF}$)({'|'.join(PROVIDER_PREFIXES)})_.*",
         "a model provider's setting other than its key: it chooses where a key or the conversation is "
@@ -176,6 +238,11 @@ __all__ = [
     "PROVIDER_PREFIXES",
     "REFUSED_ENV",
     "SECRET_ENV_ENDINGS",
+    "CONFIG_WORDS",
+    "PROGRAM_ENDINGS",
+    "PROGRAM_WORDS",
+    "TOOL_FAMILIES",
+    "TOOL_PREFIXES",
     "EnvRule",
     "allowance",
     "is_secret_env",

@@ -3,10 +3,13 @@
 A folder is untrusted input: a FIFO, a socket, a device (``AGENTS.md -> /dev/zero``), a directory or a
 2 GB sparse file may stand where a project file is expected. Every reader of project files (the trust
 digest and listing, config sources, skills, ``AGENTS.md``, permissions, ``.env``, freeact's project
-files) goes through ``read_bytes``/``read_text``: the file is opened without blocking (a FIFO with no
+files, a project's session store and its index, checkpoint metadata and the app's own data files) goes
+through ``read_bytes``/``read_text``: the file is opened without blocking (a FIFO with no
 writer would hang a plain ``open``), checked to be a regular file on the open descriptor (no race with a
 swap), and read no further than a bound. Anything else raises ``ProjectFileError`` with one line that
-names the file and what it is; callers treat it as any unreadable file (``OSError``).
+names the file and what it is; callers treat it as any unreadable file (``OSError``). An audit test
+(``tests/fast/project/test_one_reader.py``) holds that no module of ``project/``, ``store/`` or
+``checkpoints/`` reads a file any other way.
 
 What is read to be *used* (not only shown or digested) goes through ``project.trusted``, which reads
 here and checks the bytes against what the trust check read.
@@ -71,10 +74,12 @@ def _real_path(fd: int, path: Path) -> str:
         return os.path.realpath(path)
 
 
-def read_opened(path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = True, head: bool = False) -> Opened:
+def read_opened(
+    path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = True, head: bool = False, start: int = 0
+) -> Opened:
     """The content of the regular file at ``path`` (a symlink followed unless ``follow`` is false), at most
     ``limit`` bytes, with the stat and real path of the very file read. ``head``: its first ``limit``
-    bytes, whatever its size.
+    bytes, whatever its size. ``start``: from that byte on (the size bound counts only what follows it).
 
     Raises:
         ProjectFileError: it is not a regular file (or, not ``follow``: a symlink), or holds more than
@@ -95,7 +100,9 @@ def read_opened(path: Path, *, limit: int = MAX_PROJECT_FILE, follow: bool = Tru
         what = kind(info.st_mode)
         if what is not None:
             raise ProjectFileError(path, f"{what}, not a regular file")
-        if info.st_size > limit and not head:
+        if start:
+            os.lseek(fd, start, os.SEEK_SET)
+        if info.st_size - start > limit and not head:
             raise ProjectFileError(
                 path, f"{info.st_size:,} bytes, more than the {limit:,} a project file may hold", "too-big"
             )
@@ -160,14 +167,16 @@ def write_new(directory: Path, real: str, name: str, data: bytes) -> Path:
     return directory / name
 
 
-def read_text(path: Path, *, limit: int = MAX_PROJECT_FILE, errors: str = "strict") -> str:
+def read_text(
+    path: Path, *, limit: int = MAX_PROJECT_FILE, errors: str = "strict", follow: bool = True
+) -> str:
     """``read_bytes`` decoded as UTF-8 (``errors`` as for ``bytes.decode``).
 
     Raises:
         ProjectFileError, OSError: as ``read_bytes``.
         UnicodeDecodeError: the bytes are not UTF-8 (``errors="strict"``).
     """
-    return read_bytes(path, limit=limit).decode("utf-8", errors=errors)
+    return read_bytes(path, limit=limit, follow=follow).decode("utf-8", errors=errors)
 
 
 def read_env(path: Path) -> dict[str, str | None]:

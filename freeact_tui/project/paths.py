@@ -118,16 +118,57 @@ def importable(name: str) -> bool:
 
 
 def controlling_part(parts: list[str]) -> str | None:
-    """The first of ``parts`` (a path's names) that may be a protected or code-configuring name, or ``None``."""
-    return next((part for part in parts if is_protected(part) or configuring(part) is not None), None)
+    """The first of ``parts`` (a path's names) that configures git, the app, a tool or code run later
+    (``configures_part``), or ``None``."""
+    return next((part for part in parts if configures_part(part)), None)
+
+
+INERT_DOT_NAMES: dict[str, str] = {
+    ".gitignore": "a list of names git leaves untracked: no program, no option",
+    ".gitkeep": "an empty placeholder that keeps a folder in git",
+    ".keep": "an empty placeholder that keeps a folder in git",
+    ".dockerignore": "a list of names a docker build leaves out of its context: no program",
+    ".editorconfig": "indentation and line endings an editor uses: no program, no path",
+    ".ds_store": "macOS Finder's view settings: no program",
+    ".pytest_cache": "pytest's record of the last failures (JSON data), written by pytest as it runs",
+    ".mypy_cache": "mypy's type cache (data), written by mypy as it runs",
+    ".ruff_cache": "ruff's lint cache (data), written by ruff as it runs",
+    ".hypothesis": "Hypothesis's example database (bytes of examples), written as tests run",
+    ".ipynb_checkpoints": "Jupyter's saved copies of notebooks (data)",
+}
+"""The hidden names known to configure no program, each with why (compared folded, ``filenames.fold``): every other dot-named component is a
+tool's configuration by convention (``hidden_config``)."""
+
+
+_INERT_KEYS = folded(INERT_DOT_NAMES)
+
+
+def hidden_config(part: str) -> bool:
+    """Whether one path component is a hidden (dot-named) name a tool may read as its configuration.
+
+    By convention a dot-name is a tool's: ``.cargo/config.toml`` (a rustc wrapper), ``.hg/hgrc`` (hooks),
+    ``.mise.toml``, ``.devcontainer/``, ``.idea/``, ``.Rprofile``, ``.irbrc``, ``.gdbinit``,
+    ``.tool-versions``, ``.pre-commit-config.yaml``, ``.bundle/config``, ``.lesskey`` — and the next tool's
+    too. So every one counts but the few known to be inert (``INERT_DOT_NAMES``); ``.`` and ``..`` are not
+    names. Non-hidden build files (``package.json``, ``setup.py``, ``Justfile``, ``noxfile.py``,
+    ``tasks.py``) are not: they are the project's code, which the user runs explicitly, like any file the
+    agent writes."""
+    return part.startswith(".") and part not in (".", "..") and fold(part) not in _INERT_KEYS
+
+
+def configures_part(part: str) -> bool:
+    """Whether one path component configures git, the app or code run later: a protected name
+    (``PROTECTED_NAMES``), a name of ``CONFIGURES_CODE``, or a hidden tool configuration (``hidden_config``).
+    The one test of a component (``runs_later``, the sandbox's ``planted.configures``, a project's rules)."""
+    return is_protected(part) or configuring(part) is not None or hidden_config(part)
 
 
 def runs_later(relative: str) -> bool:
     """Whether writing ``relative`` (a path inside the working folder) changes what later runs unasked:
-    a name that configures git or the app (``PROTECTED_NAMES``) or code the kernel runs
-    (``CONFIGURES_CODE``), anywhere in the path, or code the kernel may import (``helper.py``,
-    ``pandas.pyc``, ``x.so``, ``pkg/__init__.py``, ``x.pth``); each name compared as a file system may
-    compare it (``filenames.fold``: ``.GIT/hooks/x``, ``Helper.PY``)."""
+    a name that configures git, the app, a tool or code the kernel runs (``configures_part``: the
+    protected names, ``CONFIGURES_CODE``, any hidden name but the inert ones), anywhere in the path, or
+    code the kernel may import (``helper.py``, ``pandas.pyc``, ``x.so``, ``pkg/__init__.py``, ``x.pth``);
+    each name compared as a file system may compare it (``filenames.fold``: ``.GIT/hooks/x``, ``Helper.PY``)."""
     parts = relative.replace(os.sep, "/").split("/")
     return controlling_part(parts) is not None or importable(parts[-1])
 
@@ -224,16 +265,20 @@ def atomic_write_text(path: Path, text: str, mode: int = 0o600) -> None:
         raise
 
 
+_LOG_TAIL_BYTES = 1024 * 1024
+
+
 def log_tail(log: Path | None, offset: int, lines: int = 5) -> str:
     """The last non-empty lines written to ``log`` after byte ``offset`` ("" if unreadable)."""
     if log is None:
         return ""
+    from freeact_tui.project import files as projectfiles  # files is below paths' callers, not above paths
+
     try:
-        with log.open("rb") as fh:
-            fh.seek(offset)
-            text = fh.read().decode("utf-8", errors="replace")
+        data = projectfiles.read_opened(log, start=offset, limit=_LOG_TAIL_BYTES, head=True).data
     except OSError:
         return ""
+    text = data.decode("utf-8", errors="replace")
     return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
 
 

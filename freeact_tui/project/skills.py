@@ -24,6 +24,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from freeact_tui.project import files as projectfiles
 from freeact_tui.project import paths, refusals, trusted
 
 log = logging.getLogger(__name__)
@@ -125,7 +126,7 @@ def materialize_bundled_skills(
                 destination.mkdir(parents=True, exist_ok=True)
                 continue
             destination.parent.mkdir(parents=True, exist_ok=True)
-            text = source.read_text(encoding="utf-8")
+            text = projectfiles.read_text(source)
             text = text.replace("{generated_rel_dir}", str(generated_rel_dir))
             destination.write_text(text.replace("{plans_rel_dir}", str(plans_rel_dir)), encoding="utf-8")
         created.append(target)

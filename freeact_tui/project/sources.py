@@ -300,7 +300,7 @@ class ValidSources:
 
     def _known(self) -> list[str]:
         try:
-            return self.path.read_text(encoding="utf-8").split()
+            return projectfiles.read_text(self.path).split()
         except (OSError, UnicodeDecodeError):
             return []
 

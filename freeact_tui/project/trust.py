@@ -295,7 +295,9 @@ def project_env_file(folder: Path) -> Path | None:
     return None
 
 
-_SESSIONS_INDEX = ".index.json"  # the store's cache of what its sessions hold (store.index), the app's
+# the store's cache of what its sessions hold (store.index): left out of the digest because it is never read
+# in a project's store (a listing reads each session's meta.json as this check read it)
+_SESSIONS_INDEX = ".index.json"
 _SESSION_META = "meta.json"
 # A session's meta is digested whole up to this size; of a history, the head (what a listing shows).
 _SESSION_META_MAX = 1024 * 1024
@@ -395,9 +397,12 @@ def _scan(folder: Path) -> tuple[list[ProjectFile], tuple[tuple[str, str], ...]]
     return found, tuple(own.seen)
 
 
+_MAX_TRUST_FILE = 64 * 1024 * 1024  # the trusted-folders file (the app's own, in its data dir)
+
+
 def _read_raw() -> dict[str, Any]:
     try:
-        data = json.loads(trust_file().read_text(encoding="utf-8"))
+        data = json.loads(projectfiles.read_bytes(trust_file(), limit=_MAX_TRUST_FILE))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -189,11 +189,145 @@ def git_read(words: list[str]) -> GitRead | None:
     )  # fmt: skip
 
 
+# --- the options a default-allowed git read may take unasked (#39, F1) ----------------------------------
+# The checker judges a read by its revisions and its pathspec (``reach.gitnames``). An option that widens
+# what git prints beyond them (``--full-diff``: the whole commit's patch; ``--follow``: a rename from
+# ``.env``; ``--find-object``; rename and copy detection, which print the source file's lines as context;
+# ``--pickaxe-all``; merge diffs ``-m``/``-c``/``--cc``/``--remerge-diff``; ``--notes``; ``-L``; a
+# submodule's diff) would print files no one judged. A deny-list misses the next such option, so each
+# content-printing subcommand the built-in rules allow names the options known to only choose which of
+# the judged commits are shown and how they are formatted, and any other option (an abbreviation too, where
+# git's parse-options takes one) asks. ``listing_only``: options that add
+# revisions no word names (``--all``, ``--branches`` …, ``--first-parent``), allowed only when the read
+# prints no file contents (names, counts, commits).
+
+
+@dataclass(frozen=True)
+class GitOptions:
+    """One git subcommand's known options (as ``shell.options.Options``, plus ``listing_only``)."""
+
+    flags: str = ""
+    valued: str = ""
+    long: frozenset[str] = frozenset()
+    long_valued: frozenset[str] = frozenset()
+    listing_only: frozenset[str] = frozenset()
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# How a diff is drawn: the same files' lines, in other shapes (never another file's).
+_DIFF_SHAPE = _words(
+    "--patch --no-patch --stat --numstat --shortstat --name-only --name-status --raw --summary "
+    "--compact-summary --dirstat --cumulative --dirstat-by-file --word-diff --color-words --color --no-color "
+    "--ignore-space-change --ignore-all-space --ignore-blank-lines --ignore-space-at-eol --ignore-cr-at-eol "
+    "--minimal --patience --histogram --no-prefix --full-index --binary --function-context --no-ext-diff "
+    "--no-textconv --quiet --exit-code --no-renames --text --check --patch-with-stat --no-color-moved "
+    "--abbrev --no-abbrev --ws-error-highlight --irreversible-delete"
+)
+_DIFF_VALUED = _words(
+    "--unified --stat-width --stat-name-width --stat-graph-width --stat-count --diff-algorithm "
+    "--inter-hunk-context --src-prefix --dst-prefix --line-prefix --output-indicator-new "
+    "--output-indicator-old --output-indicator-context --word-diff-regex --diff-filter"
+)
+# Which of the judged commits are shown, and how each is drawn.
+_COMMITS = _words(
+    "--oneline --graph --decorate --no-decorate --abbrev-commit --no-abbrev-commit --reverse --topo-order "
+    "--date-order --author-date-order --merges --no-merges --all-match --invert-grep --regexp-ignore-case "
+    "--extended-regexp --fixed-strings --perl-regexp --basic-regexp --relative-date --left-right --boundary "
+    "--no-notes --parents --children --simplify-by-decoration --no-walk --log-size --no-merges --no-mailmap "
+    "--no-use-mailmap --clear-decorations"
+)
+_COMMITS_VALUED = _words(
+    "--max-count --skip --since --after --until --before --author --committer --grep --date --pretty "
+    "--format --min-parents --max-parents --encoding --decorate-refs --decorate-refs-exclude"
+)
+_MORE_COMMITS = _words("--all --branches --tags --remotes --first-parent --reflog --glob --exclude")
+_LOG = GitOptions(
+    flags="pusqiEFPwbWR", valued="nUSG", long=_DIFF_SHAPE | _COMMITS, long_valued=_DIFF_VALUED | _COMMITS_VALUED,
+    listing_only=_MORE_COMMITS,
+)  # -S/-G pick commits by a string in the judged files; --pickaxe-all (the whole commit) is not listed
+GIT_READ_OPTIONS: dict[str, GitOptions] = {
+    "log": _LOG,
+    "whatchanged": _LOG,
+    "show": _LOG,
+    "diff": GitOptions(
+        flags="pusqwbWR", valued="U", long=_DIFF_SHAPE | _words("--cached --staged --merge-base --relative"),
+        long_valued=_DIFF_VALUED,
+    ),
+    # blame prints the lines of the one file it names: only how; not -C/-M (lines moved from other files,
+    # named), -S (a revisions file), --contents, --ignore-revs-file
+    "blame": GitOptions(
+        flags="ltsewnfpcb", valued="L",
+        long=_words("--porcelain --line-porcelain --root --show-stats --show-name --show-number --show-email "
+                    "--incremental --abbrev --color-lines --color-by-age --no-progress"),
+        long_valued=_words("--date --abbrev"),
+    ),
+}  # fmt: skip
+"""The content-printing git subcommands the built-in rules allow (``git log *``, ``show``, ``diff``,
+``blame``) and the options each may take unasked: an allow-list; any other option asks."""
+
+
+def _subcommand(args: list[str]) -> int:
+    k = 0
+    while k < len(args) and args[k].startswith("-"):
+        k += 2 if args[k] in _GIT_VALUE_OPTIONS else 1
+    return k
+
+
+def _option_allowed(word: str, table: GitOptions, listing: bool) -> tuple[bool, int]:
+    """Whether one option word is known to print only what is judged, and how many value words follow."""
+    if word.startswith("--"):
+        name, glued = word.split("=", 1)[0], "=" in word
+        if name in table.long_valued:
+            return True, 0 if glued else 1
+        return name in table.long or (listing and name in table.listing_only), 0
+    if word[1:].isdigit():
+        return True, 0  # ``-5``: a count of commits
+    for j, letter in enumerate(word[1:], 1):
+        if letter in table.valued:
+            return True, 0 if j + 1 < len(word) else 1
+        if letter not in table.flags:
+            return False, 0
+    return True, 0
+
+
+def option_refusal(words: list[str]) -> str | None:
+    """The first option of the git read ``words`` (``git`` first) not known to print only the revisions and
+    pathspec the checker judges (``GIT_READ_OPTIONS``), or ``None`` (also for a subcommand without a table:
+    its rules are judged otherwise)."""
+    args = words[1:]
+    k = _subcommand(args)
+    table = GIT_READ_OPTIONS.get(args[k]) if k < len(args) else None
+    if table is None:
+        return None
+    read = git_read(words)
+    listing = read is not None and not read.contents
+    rest = args[k + 1 :]
+    j = 0
+    while j < len(rest):
+        word = rest[j]
+        j += 1
+        if word == "--":
+            return None
+        if not word.startswith("-") or word == "-":
+            continue
+        allowed, values = _option_allowed(word, table, listing)
+        if not allowed:
+            return f"{word} (git {args[k]}: an option that may print more than the files and commits judged)"
+        j += values
+    return None
+
+
 __all__ = [
     "BEYOND_TRACKED_NOTE",
+    "GIT_READ_OPTIONS",
     "SECRET_NAMES",
+    "GitOptions",
     "GitRead",
     "git_read",
     "is_secret_name",
+    "option_refusal",
     "secret_reference",
 ]

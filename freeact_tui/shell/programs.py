@@ -16,7 +16,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from freeact_tui.shell.gitreads import secret_reference
+from freeact_tui.shell.gitreads import option_refusal, secret_reference
 from freeact_tui.shell.options import unknown_option
 from freeact_tui.shell.words import command_words, inner_commands, inspect_command, split_command
 
@@ -380,7 +380,7 @@ def unsafe_use(words: list[str]) -> str | None:
         return _awk_unsafe(words[1:])
     found = _flag_unsafe(program, words[1:]) or unknown_option(program, words[1:])
     if found is None and program == "git":
-        found = secret_reference(words)
+        found = option_refusal(words) or secret_reference(words)
     if found is None and program == "sed":
         scripts = [w for w in words[1:] if not w.startswith("-")][:1]
         for flag, value in zip(words[1:], words[2:], strict=False):

@@ -9,7 +9,12 @@ A listing also keeps every session's metadata in one file, ``.index.json`` in th
 by the identity, size, modification and change times of its ``main.jsonl`` and ``meta.json``: a listing of a thousand
 sessions then reads one file and stats two per session. An entry whose files changed (another process
 appended, rewrote, damaged or renamed them) is read again from ``meta.json``; a session dir that is
-gone drops out; a damaged or foreign index file is rebuilt.
+gone drops out; a damaged or foreign index file (a FIFO, a device, a link, a file past ``MAX_INDEX_BYTES``)
+is rebuilt.
+
+The index is a cache, so it is never trusted where a trust check covers the store (a project's
+``.freeact/sessions``, where a clone or a pull may plant it, and which the trust digest leaves out): there
+it is neither read nor written, and a listing reads each session's ``meta.json`` as the check read it.
 
 Every session file is read through ``checked_read``: in a project's store, only as the trust check read it.
 """
@@ -25,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from freeact_tui.project import paths
+from freeact_tui.project import paths, trusted
 from freeact_tui.project.trust import note_own_writes
 from freeact_tui.store import checked_read
 from freeact_tui.store.envelope import MAX_LINE_BYTES, EnvelopeError, decode_envelope
@@ -40,6 +45,7 @@ INDEX_FILE = ".index.json"  # a leading dot: never a session id
 TOOL_RESULTS_DIR = "tool-results"
 REWOUND_DIR = "rewound"  # histories before each rewind (store.rewind_file)
 TITLE_MAX = 80
+MAX_INDEX_BYTES = 64 * 1024 * 1024  # the listing's cache; a bigger one is rebuilt, never read
 _META_VERSION = 2  # 2: event records are not counted as messages (``event_records``)
 _TAIL_BYTES = 32  # enough to include a line's microsecond timestamp, so a rewritten prefix is noticed
 
@@ -497,9 +503,17 @@ class SessionIndex:
         infos.sort(key=lambda info: info.updated, reverse=True)
         return infos
 
+    def _checked(self) -> bool:
+        """Whether this store is a project's (``.freeact/sessions``, or one a trust check covers): then its cache is
+        never read nor written, and every session's ``meta.json`` is read as the check read it."""
+        in_project = self.root.name == "sessions" and self.root.parent.name == paths.FREEACT_DIR_NAME
+        return in_project or trusted.trusted_marks(self.root) is not None
+
     def _read_index(self) -> dict[str, Any]:
+        if self._checked():
+            return {}  # a project's cache is the project's: the listing is rebuilt from what the check read
         try:
-            data = json.loads((self.root / INDEX_FILE).read_bytes())
+            data = json.loads(checked_read.read_own(self.root / INDEX_FILE, limit=MAX_INDEX_BYTES))
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict) or data.get("version") != _INDEX_VERSION:
@@ -508,7 +522,7 @@ class SessionIndex:
         return sessions if isinstance(sessions, dict) else {}
 
     def _write_index(self, entries: dict[str, Any]) -> None:
-        if not self.root.is_dir():
+        if self._checked() or not self.root.is_dir():
             return
         text = json.dumps({"version": _INDEX_VERSION, "sessions": entries}, ensure_ascii=False)
         try:

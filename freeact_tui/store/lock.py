@@ -12,6 +12,8 @@ import contextlib
 import os
 from pathlib import Path
 
+from freeact_tui.store import checked_read
+
 LOCK_FILE = "lock"
 
 
@@ -39,7 +41,7 @@ def _alive(pid: int) -> bool:
 
 def _holder(path: Path) -> int | None:
     try:
-        text = path.read_text(encoding="utf-8").strip()
+        text = checked_read.read_own(path, limit=64).decode("utf-8").strip()
     except (FileNotFoundError, OSError, UnicodeDecodeError):
         return None
     return int(text) if text.isdigit() else None

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 from freeact_tui.project.own_writes import AppendHash, resume_hash
 from freeact_tui.project.paths import FREEACT_DIR_NAME
 from freeact_tui.project.trust import note_own_writes, own_mark, store_own_marks
+from freeact_tui.store import checked_read, rewind_file
 from freeact_tui.store import lock as session_lock
-from freeact_tui.store import rewind_file
 from freeact_tui.store.envelope import EnvelopeError, decode_envelope, encode_envelope, utc_now_ts
 from freeact_tui.store.history import LoadedHistory, read_history
 from freeact_tui.store.ids import SessionDamaged, SessionNotFound, validate_agent_id, validate_session_id
@@ -57,6 +57,16 @@ def _write_all(fd: int, data: bytes) -> None:
 
 # fdatasync still persists the data and the new size, but skips the mtime-only journal commit.
 _sync = getattr(os, "fdatasync", os.fsync)
+
+
+def _open_history(path: Path) -> int:
+    """A descriptor of the history ``path`` for appending (created if missing), never blocking: a FIFO or a
+    device planted as a history is refused on the descriptor (``ProjectFileError``), nothing written to it."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    if (what := checked_read.kind(os.fstat(fd).st_mode)) is not None:
+        os.close(fd)
+        raise checked_read.ProjectFileError(path, f"{what}, not a regular file")
+    return fd
 
 
 def _ext(ext: str) -> str:
@@ -145,7 +155,7 @@ class Session:
             return
         created = self._ensure_dir() or not path.exists()
         self.lock()  # a new session is locked when its directory appears
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = _open_history(path)
         try:
             own = self._own_hash(path, os.fstat(fd).st_size, verify=agent_id not in self._checked_tails)
             if agent_id not in self._checked_tails:
@@ -211,7 +221,7 @@ class Session:
         self.lock()
         rewind_file.remove_leftovers(self.dir, path.stem)
         own = self._own_hash(path, 0, verify=True)
-        data = path.read_bytes() if path.exists() else b""
+        data = checked_read.read_own(path, follow=True) if path.exists() else b""
         kept, dropped = rewind_file.plan_cut(data, keep, path)
         archive = rewind_file.archive_path(self.dir, path.stem)
         withdrawn = {
@@ -270,7 +280,7 @@ class Session:
         path = self.history_path(agent_id)
         if count < 0:
             raise ValueError("count must be >= 0")
-        data = path.read_bytes() if path.exists() else b""
+        data = checked_read.read_own(path, follow=True) if path.exists() else b""
         # The cut goes after the last line at which the loaded history (rewind markers applied)
         # holds exactly `count` messages; messages appended since a marker are the ones dropped.
         pos, kept, number = 0, 0, 0

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelRequest
 
 from freeact_tui.events import Decision
+from freeact_tui.store import checked_read
 from freeact_tui.store.compaction import CompactionTiming, compaction_info, summary_text
 from freeact_tui.store.decision_record import decision_from_record
 from freeact_tui.store.event_record import IMAGE_NOTE, KERNEL_DIED, event_of, withdrawn_messages
@@ -148,9 +149,7 @@ class ResultEntry:
         if not over or path is None:
             return None
         try:
-            if path.stat().st_size > MAX_WHOLE_OUTPUT:
-                return None
-            return path.read_text(encoding="utf-8", errors="replace")
+            return checked_read.read_own(path, limit=MAX_WHOLE_OUTPUT).decode("utf-8", errors="replace")
         except OSError:
             return None
 

@@ -5,8 +5,9 @@ names that do not exist yet at depths it cannot know: sandboxed code can ``git i
 ``core.fsmonitor`` in ``sub/.git/config``, or write ``sub/.gitattributes``, ``sub/.envrc``,
 ``sub/.vscode/settings.json``, ``sub/.mcp.json``, ``evil.pth`` — programs the user's next ``git``,
 shell or editor runs on the host. So ``PlantGuard`` records, before each sandboxed action, every path
-of the folder one of whose parts is in the one table of such names (``paths.PROTECTED_NAMES`` and
-``paths.CONFIGURES_CODE``, or a ``.pth``), with the bytes of each small file; after the action it
+of the folder one of whose parts configures code (``paths.configures_part``: ``PROTECTED_NAMES``,
+``CONFIGURES_CODE``, any hidden name but the inert ones — ``.cargo/config.toml``, ``.hg/hgrc``, ``.mise.toml``
+— or a ``.pth``), with the bytes of each small file; after the action it
 compares, and puts back what the action created, changed or removed there (a new ``sub/.git`` is
 removed whole). What it undid is told (``PlantGuard.finish``). A folder too large to walk in its bound
 is said to be unchecked, never taken as clean.
@@ -194,8 +195,9 @@ class PlantGuard:
         if kept:
             parts.append(f"NOT undone (check them yourself): {', '.join(kept)}")
         return (
-            "The sandboxed action wrote names that configure git, editors or this app (programs they would run "
-            f"on the host later); {'; '.join(parts)}."
+            "The sandboxed action wrote names that configure git, editors, tools or this app (programs they "
+            f"would run on the host later); {'; '.join(parts)}. To write them, approve the action outside the "
+            "sandbox."
         )
 
 

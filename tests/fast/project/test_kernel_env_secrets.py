@@ -27,7 +27,7 @@ from freeact_tui.project.policy import project_env, project_layer
 _NAME = (
     st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", min_size=1, max_size=6)
     .map(lambda n: "V" + n)
-    .filter(lambda n: refusal(n) is None)  # ``VPATH``: refused by the table, with its own reason
+    .filter(lambda n: refusal(n) is None)  # a name refused by the table or its shape (``VPATH``, ``VRC``) is another test's
 )
 _USER = {"OPENAI_API_KEY": "sk-USERSECRET123", "DATABASE_URL": "postgres://u:pw-USERSECRET@h/db"}
 _FORMS = ("${{{}}}", "pre-${{{}}}-post", "${{{}:-fallback}}")
