@@ -4,6 +4,8 @@ first frame."""
 
 from __future__ import annotations
 
+import asyncio
+
 from markdown_it import MarkdownIt
 from textual.await_complete import AwaitComplete
 from textual.timer import Timer
@@ -12,6 +14,8 @@ from textual.widgets._markdown import MarkdownHeader  # not exported; what ``Mar
 from textual.widgets.markdown import MarkdownBlock, MarkdownStream
 
 from freeact_tui.text.safe import visible
+from freeact_tui.tui.widgets.blocks.markdown_fold import FoldedBlocks
+from freeact_tui.tui.widgets.blocks.markdown_lines import foldable
 
 
 def literal_parser() -> MarkdownIt:
@@ -64,7 +68,22 @@ class BlankMarkdown(Markdown):
         self._pieces.clear()
         lines = shown.splitlines(keepends=True)
         self._tail = lines[-1] if lines and not lines[-1].endswith(("\n", "\r")) else ""
-        return super().update(shown)  # it sets ``_last_parsed_line`` to the last, unfinished line
+        self._markdown = shown
+        self._table_of_contents = None
+        return AwaitComplete(self._update_folded(shown))
+
+    async def _update_folded(self, markdown: str) -> None:
+        """Textual's ``Markdown.update`` with every block but the last folded (a resumed session's long
+        reply is a few widgets, not one per paragraph)."""
+        async with self.lock:
+            tokens = await asyncio.get_running_loop().run_in_executor(None, literal_parser().parse, markdown)
+            blocks = list(self._parse_markdown(tokens))
+            with self.app.batch_update():
+                await self.remove_children()
+                await self._place(blocks)
+        lines = markdown.splitlines()
+        self._last_parsed_line = len(lines) - (1 if lines and lines[-1] else 0)
+        self.post_message(Markdown.TableOfContentsUpdated(self, self.table_of_contents).set_sender(self))
 
     def append(self, markdown: str) -> AwaitComplete:
         fragment = visible(markdown)
@@ -74,12 +93,59 @@ class BlankMarkdown(Markdown):
             self._parser = literal_parser()
         return AwaitComplete(self._append_tail(self._parser, self._tail))
 
+    @property
+    def blocks(self) -> list[MarkdownBlock]:
+        """The top-level blocks shown, in order: those folded and those that are widgets."""
+        shown: list[MarkdownBlock] = []
+        for child in self.children:
+            if isinstance(child, FoldedBlocks):
+                shown.extend(child.folded)
+            elif isinstance(child, MarkdownBlock):
+                shown.append(child)
+        return shown
+
+    def _open_widget(self) -> MarkdownBlock | None:
+        """The widget of the last top-level block (the one the next text may still change), if shown."""
+        last = self.children[-1] if self.children else None
+        return last if isinstance(last, MarkdownBlock) and not isinstance(last, FoldedBlocks) else None
+
+    async def _place(self, blocks: list[MarkdownBlock]) -> None:
+        """Show ``blocks`` at the end: all but the last (still open) are folded into the ``FoldedBlocks``
+        before them (a new one after a block that cannot be folded, a table); the last is a widget."""
+        if not blocks:
+            return
+        *done, last = blocks
+        unfolded: list[MarkdownBlock] = []
+        fold = self.children[-1] if self.children and isinstance(self.children[-1], FoldedBlocks) else None
+        run: list[MarkdownBlock] = []
+        for block in done:
+            if foldable(block):
+                run.append(block)
+                continue
+            if run:
+                fold = await self._fold_into(fold, run, unfolded)
+                run = []
+            unfolded.append(block)
+            fold = None
+        if run:
+            await self._fold_into(fold, run, unfolded)
+        await self.mount_all([*unfolded, last])
+
+    async def _fold_into(
+        self, fold: FoldedBlocks | None, run: list[MarkdownBlock], unfolded: list[MarkdownBlock]
+    ) -> FoldedBlocks:
+        if fold is None:
+            fold = FoldedBlocks(self)
+            unfolded.append(fold)
+        fold.add(run)
+        return fold
+
     async def _append_tail(self, parser: MarkdownIt, updated_source: str) -> None:
         """Textual's ``Markdown.append`` on the tail alone: re-parse the last block and what follows,
-        update the last block widget in place, mount the new ones."""
+        update the last block widget in place, mount the new ones (the finished ones folded)."""
         async with self.lock:
             tokens = parser.parse(updated_source)
-            last_block = next((c for c in reversed(self.children) if isinstance(c, MarkdownBlock)), None)
+            open_widget = self._open_widget()
             start_line = self._last_parsed_line
             for token in reversed(tokens):
                 if token.map is not None and token.level == 0:
@@ -93,16 +159,16 @@ class BlankMarkdown(Markdown):
                 start, end = block.source_range
                 block.source_range = (start + start_line, end + start_line)
             with self.app.batch_update():
-                if last_block is not None and new_blocks:
-                    last_block.source_range = new_blocks[0].source_range
+                if open_widget is not None and len(new_blocks) == 1:
+                    open_widget.source_range = new_blocks[0].source_range
                     try:
-                        await last_block._update_from_block(new_blocks[0])
-                    except IndexError:
-                        pass
-                    else:
-                        new_blocks = new_blocks[1:]
-                if new_blocks:
-                    await self.mount_all(new_blocks)
+                        await open_widget._update_from_block(new_blocks[0])  # the open block grew
+                    except IndexError:  # (as in Textual's ``append``) shown as a new block instead
+                        await self._place(new_blocks)
+                elif new_blocks:
+                    if open_widget is not None:  # finished now: folded with the others
+                        await open_widget.remove()
+                    await self._place(new_blocks)
             if any_headers:
                 self._table_of_contents = None
                 self.post_message(
