@@ -39,11 +39,19 @@ class BlankMarkdown(Markdown):
     into lines on every call, so a long reply streamed in small pieces did work in proportion to the
     text so far per append. Here the source is kept in pieces (joined when read) and the unparsed
     ``_tail`` (the text from the start of the last top-level block) is all that is split and parsed.
+
+    A block that can no longer change (one followed by another, or any once the text is ``complete``) is
+    not a widget of its own: it is folded into the ``FoldedBlocks`` widget before it, drawn as lines. Each
+    widget costs every layout of the screen, so a reply of N paragraphs as N widgets made each new
+    paragraph cost all the others (#40); now a reply is a few widgets whatever its length (a table, which
+    ``markdown_lines`` cannot draw, stays a widget and starts a new fold after it).
     """
 
     BLANK = True
 
-    def __init__(self, markdown: str | None = None) -> None:
+    def __init__(self, markdown: str | None = None, *, complete: bool = False) -> None:
+        self.complete = complete
+        """No text will be added: the last block is folded too (``seal``; a resumed session's text)."""
         self._pieces: list[str] = []
         """Appended text not yet joined into ``_markdown`` (joined when ``source`` is read)."""
         self._tail = ""
@@ -73,17 +81,34 @@ class BlankMarkdown(Markdown):
         return AwaitComplete(self._update_folded(shown))
 
     async def _update_folded(self, markdown: str) -> None:
-        """Textual's ``Markdown.update`` with every block but the last folded (a resumed session's long
-        reply is a few widgets, not one per paragraph)."""
+        """Textual's ``Markdown.update`` with the finished blocks folded (a resumed session's long reply
+        is a few widgets, not one per paragraph); the text from the last block's start is the tail that
+        appends re-parse (Textual re-parses from the last line only, losing the start of the block)."""
         async with self.lock:
             tokens = await asyncio.get_running_loop().run_in_executor(None, literal_parser().parse, markdown)
             blocks = list(self._parse_markdown(tokens))
             with self.app.batch_update():
                 await self.remove_children()
-                await self._place(blocks)
-        lines = markdown.splitlines()
-        self._last_parsed_line = len(lines) - (1 if lines and lines[-1] else 0)
+                await self._place(blocks, fold_last=self.complete)
+            starts = [token.map[0] for token in tokens if token.map is not None and token.level == 0]
+            self._last_parsed_line = starts[-1] if starts else 0
+            self._tail = "".join(markdown.splitlines(keepends=True)[self._last_parsed_line :])
         self.post_message(Markdown.TableOfContentsUpdated(self, self.table_of_contents).set_sender(self))
+
+    async def seal(self) -> None:
+        """No text will be added: fold the last block too (a finished reply is a few widgets)."""
+        self.complete = True
+        async with self.lock:
+            open_widget = self._open_widget()
+            if open_widget is None or not self._tail:
+                return
+            blocks = list(self._parse_markdown((self._parser or literal_parser()).parse(self._tail)))
+            if not blocks or not all(foldable(block) for block in blocks):
+                return
+            with self.app.batch_update():
+                await open_widget.remove()
+                await self._place(blocks, fold_last=True)
+            self._tail = ""  # text appended after all (never by the log) starts a block of its own
 
     def append(self, markdown: str) -> AwaitComplete:
         fragment = visible(markdown)
@@ -109,12 +134,13 @@ class BlankMarkdown(Markdown):
         last = self.children[-1] if self.children else None
         return last if isinstance(last, MarkdownBlock) and not isinstance(last, FoldedBlocks) else None
 
-    async def _place(self, blocks: list[MarkdownBlock]) -> None:
+    async def _place(self, blocks: list[MarkdownBlock], *, fold_last: bool = False) -> None:
         """Show ``blocks`` at the end: all but the last (still open) are folded into the ``FoldedBlocks``
-        before them (a new one after a block that cannot be folded, a table); the last is a widget."""
+        before them (a new one after a block that cannot be folded, a table); the last is a widget unless
+        ``fold_last`` (the text is complete)."""
         if not blocks:
             return
-        *done, last = blocks
+        done, last = (blocks, []) if fold_last else (blocks[:-1], blocks[-1:])
         unfolded: list[MarkdownBlock] = []
         fold = self.children[-1] if self.children and isinstance(self.children[-1], FoldedBlocks) else None
         run: list[MarkdownBlock] = []
@@ -129,7 +155,7 @@ class BlankMarkdown(Markdown):
             fold = None
         if run:
             await self._fold_into(fold, run, unfolded)
-        await self.mount_all([*unfolded, last])
+        await self.mount_all([*unfolded, *last])
 
     async def _fold_into(
         self, fold: FoldedBlocks | None, run: list[MarkdownBlock], unfolded: list[MarkdownBlock]
