@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import random
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -30,7 +31,7 @@ from textual.widgets import Markdown
 from freeact_tui.events import Response
 from freeact_tui.project.config import Config
 from freeact_tui.tui.app import FreeactApp
-from freeact_tui.tui.widgets.blocks import ResponseBlock
+from freeact_tui.tui.widgets.blocks import AnsiLog, ResponseBlock
 from freeact_tui.tui.widgets.blocks.markdown_fold import FoldedBlocks
 from freeact_tui.tui.widgets.blocks.markdown_view import BlankMarkdown, literal_parser
 from freeact_tui.tui.widgets.prompt import PromptInput
@@ -226,3 +227,77 @@ def test_the_generated_documents_hold_every_kind_of_block() -> None:
     assert kinds <= tokens
     nested = literal_parser().parse(block(random.Random(1), 7))
     assert any(token.type == "fence" and token.level > 0 for token in nested)  # a fence inside a list item
+
+
+# -- the kernel's streamed output: one widget, and a write counts its own lines -----------------------------
+
+
+@contextmanager
+def counting_rows(counted: list[int]) -> Iterator[None]:
+    """Count the lines the log measures, into the last entry of ``counted``."""
+    rows_of = AnsiLog._rows_of
+
+    def counting(self: AnsiLog, line: str, width: int) -> int:
+        if counted:
+            counted[-1] += 1
+        return rows_of(self, line, width)
+
+    AnsiLog._rows_of = counting  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        AnsiLog._rows_of = rows_of  # type: ignore[method-assign]
+
+
+class OutputHost(App[None]):
+    def compose(self) -> ComposeResult:
+        yield AnsiLog(max_lines=300)
+
+
+async def written(
+    chunks: list[str], counted: list[int], pruned: list[bool]
+) -> tuple[list[int], int, list[int], int]:
+    """The log's row map after the writes, and the one a full recount gives; ``counted`` gets the lines
+    counted per write, ``pruned`` whether the write dropped lines from the top (``max_lines``)."""
+    app = OutputHost()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(AnsiLog)
+        await pilot.pause()
+        for chunk in chunks:
+            counted.append(0)
+            log.write(chunk)
+            pruned.append(log._pruned)
+        incremental = (list(log._row_starts), log._rows)
+        counted.append(0)  # (not a write's)
+        log._rewrap()  # everything counted again from the first line
+        return *incremental, list(log._row_starts), log._rows
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from(["a", "bb ", "线", "\n", "\r", "\x1b[31m", "\t", "x" * 70]), max_size=40
+        ).map("".join),
+        min_size=1,
+        max_size=120,
+    )
+)
+def test_output_rows_are_counted_per_write_from_the_line_it_changed(chunks: list[str]) -> None:
+    counted: list[int] = []
+    pruned: list[bool] = []
+    with counting_rows(counted):
+        starts, rows, full_starts, full_rows = asyncio.run(written(chunks, counted, pruned))
+    assert (starts, rows) == (full_starts, full_rows)  # the same rows as a recount of every line
+    for chunk, lines, dropped in zip(chunks, counted[:-1], pruned, strict=True):
+        if not dropped:  # its own lines and the one it continued, never those before
+            assert lines <= chunk.count("\n") + 1, (lines, chunk)
+
+
+def test_a_long_output_costs_each_write_its_own_lines() -> None:
+    chunks = [f"line {i}\n" for i in range(1000)]
+    counted: list[int] = []
+    pruned: list[bool] = []
+    with counting_rows(counted):
+        asyncio.run(written(chunks, counted, pruned))
+    assert sum(counted) <= 2 * len(chunks) + sum(pruned) * 301, sum(counted)  # was 1000 * 500 / 2
