@@ -157,6 +157,11 @@ async def test_a_resumed_sessions_long_reply_is_a_bounded_number_of_widgets(tmp_
 
 
 class Host(App[None]):
+    """Markdown views in a scrolling log; ``stream``: laid out as a reply's (``layout: stream``, which reads
+    only the margins of the CSS), else as Textual's default (vertical)."""
+
+    CSS = "Markdown.-stream { layout: stream; }"
+
     def compose(self) -> ComposeResult:
         yield VerticalScroll()
 
@@ -171,13 +176,14 @@ def drawn_text(app: App[None], widget: Widget) -> list[str]:
     ]
 
 
-async def both_ways(text: str, seed: int, width: int, resized: int) -> None:
+async def both_ways(text: str, seed: int, width: int, resized: int, stream: bool) -> None:
     app = Host()
     async with app.run_test(size=(width, 600)) as pilot:
         scroll = app.query_one(VerticalScroll)
 
         async def textual(at: int) -> list[str]:
             plain = Markdown(text, parser_factory=literal_parser)  # a widget per block
+            plain.set_class(stream, "-stream")
             await scroll.mount(plain)
             await pilot.pause()
             rows = drawn_text(app, plain)
@@ -186,6 +192,7 @@ async def both_ways(text: str, seed: int, width: int, resized: int) -> None:
 
         expected = await textual(width)
         whole = BlankMarkdown(text, complete=True)
+        whole.set_class(stream, "-stream")
         await scroll.mount(whole)
         await pilot.pause()
         assert [type(c) for c in whole.children] == [FoldedBlocks]
@@ -193,6 +200,7 @@ async def both_ways(text: str, seed: int, width: int, resized: int) -> None:
         await whole.remove()
 
         streamed = BlankMarkdown()
+        streamed.set_class(stream, "-stream")
         await scroll.mount(streamed)
         await pilot.pause()
         for piece in pieces(text, seed):
@@ -212,12 +220,12 @@ async def both_ways(text: str, seed: int, width: int, resized: int) -> None:
         assert shown == await textual(resized)  # drawn again at the new width
 
 
-@settings(max_examples=12, deadline=None)
-@given(st.integers(0, 10_000), st.integers(1, 14), st.sampled_from([(72, 41), (50, 90)]))
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 14), st.sampled_from([(72, 41), (50, 90)]), st.booleans())
 def test_folded_blocks_draw_the_text_textuals_markdown_draws(
-    seed: int, count: int, widths: tuple[int, int]
+    seed: int, count: int, widths: tuple[int, int], stream: bool
 ) -> None:
-    asyncio.run(both_ways(document(seed, count), seed, *widths))
+    asyncio.run(both_ways(document(seed, count), seed, *widths, stream))
 
 
 def test_the_generated_documents_hold_every_kind_of_block() -> None:

@@ -22,6 +22,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions
+from textual.widget import Widget
 from textual.widgets.markdown import MarkdownBlock
 
 from freeact_tui.tui.widgets.blocks.markdown_lines import Drawn, Look, draw, margins
@@ -29,6 +30,9 @@ from freeact_tui.tui.widgets.blocks.markdown_lines import Drawn, Look, draw, mar
 if TYPE_CHECKING:
     from textual.widgets import Markdown
 
+
+MARGIN_CLASSES = ("-margin-0-1", "-margin-1-0", "-margin-1-1", "-margin-2-0", "-margin-2-1")
+"""The margins a fold can have (``markdown_lines.margins``: top 0 to 2, bottom 0 or 1), as CSS classes."""
 
 _ONE_LINE = RulesMap(text_wrap="nowrap", text_overflow="clip")
 """A drawn line is never wrapped again (it fits: ``markdown_lines`` wrapped it)."""
@@ -44,6 +48,11 @@ class FoldedBlocks(MarkdownBlock):
     DEFAULT_CSS = """
     FoldedBlocks {
         height: auto;
+        &.-margin-0-1 { margin: 0 0 1 0; }
+        &.-margin-1-0 { margin: 1 0 0 0; }
+        &.-margin-1-1 { margin: 1 0 1 0; }
+        &.-margin-2-0 { margin: 2 0 0 0; }
+        &.-margin-2-1 { margin: 2 0 1 0; }
         & > .fold--h1 { color: $markdown-h1-color; background: $markdown-h1-background; text-style: $markdown-h1-text-style; }
         & > .fold--h2 { color: $markdown-h2-color; background: $markdown-h2-background; text-style: $markdown-h2-text-style; }
         & > .fold--h3 { color: $markdown-h3-color; background: $markdown-h3-background; text-style: $markdown-h3-text-style; }
@@ -86,8 +95,13 @@ class FoldedBlocks(MarkdownBlock):
         if not blocks:
             return
         top = margins(self.folded[0] if self.folded else blocks[0])[0]
+        bottom = margins(blocks[-1])[1]
         self.folded.extend(blocks)
-        self.styles.margin = (top, 0, margins(blocks[-1])[1], 0)  # collapsed with the widgets around it
+        # The margins as one class (the stream layout of a reply reads only the margins of the CSS, and two
+        # classes that set the top and the bottom would each set all four).
+        self.remove_class(*MARGIN_CLASSES)
+        if (top, bottom) != (0, 0):
+            self.add_class(f"-margin-{top}-{bottom}")
         self.refresh(layout=True)
 
     @property
@@ -97,7 +111,9 @@ class FoldedBlocks(MarkdownBlock):
         return "\n".join(line.plain.rstrip() for line in self._lines)
 
     def _look(self) -> Look:
-        return Look(ansi=self.app.native_ansi_color, dark=self.app.current_theme.dark)
+        layout = self.parent.styles.layout if isinstance(self.parent, Widget) else None
+        stream = layout is not None and layout.name == "stream"
+        return Look(ansi=self.app.native_ansi_color, dark=self.app.current_theme.dark, stream=stream)
 
     def _draw(self, width: int) -> None:
         """Draw what is not drawn yet at ``width`` (all of it again when the width changed)."""

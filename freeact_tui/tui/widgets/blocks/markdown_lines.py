@@ -52,10 +52,13 @@ class Drawn:
 
 @dataclass(frozen=True)
 class Look:
-    """What a drawing depends on besides the width: how fences are highlighted."""
+    """What a drawing depends on besides the width: how fences are highlighted, and whether the document
+    lays its blocks out as a stream (``layout: stream``, a reply's: every block as wide as the document and
+    as tall as its content and padding, whatever its CSS height) or vertically (Textual's default)."""
 
     ansi: bool = False
     dark: bool = True
+    stream: bool = False
 
 
 def foldable(block: MarkdownBlock) -> bool:
@@ -91,14 +94,18 @@ def draw(block: MarkdownBlock, width: int, look: Look, *, top_level: bool = True
     paragraph or a list keeps a blank line under it)."""
     width = max(width, 1)
     top, bottom = margins(block, top_level=top_level)
-    return Drawn(_lines(block, width, look), top, bottom)
+    return Drawn(_lines(block, width, look, streamed=look.stream and top_level), top, bottom)
 
 
-def _lines(block: MarkdownBlock, width: int, look: Look) -> list[Content]:
+def _lines(block: MarkdownBlock, width: int, look: Look, *, streamed: bool) -> list[Content]:
+    """``streamed``: laid out by a stream layout (a top-level block of a reply)."""
     if isinstance(block, MarkdownHeader):
-        return _header(block, width)
-    if isinstance(block, MarkdownHorizontalRule):
-        return [Content(""), Content("─" * width).stylize_before(".fold--hr")]  # padding-top: 1
+        return _header(block, width, full_width=streamed)
+    if isinstance(block, MarkdownHorizontalRule):  # padding-top: 1, then the rule (its border) …
+        blank = [Content("")] * (
+            2 if streamed else 1
+        )  # … under an empty line where ``height: 1`` is not read
+        return [*blank, Content("─" * width).stylize_before(".fold--hr")]
     if isinstance(block, MarkdownFence):
         return _fence(block, width, look)
     if isinstance(block, MarkdownBlockQuote):
@@ -135,14 +142,15 @@ def _padded(line: Content, width: int) -> Content:
     return line + Content(" " * room) if room > 0 else line
 
 
-def _header(block: MarkdownHeader, width: int) -> list[Content]:
+def _header(block: MarkdownHeader, width: int, *, full_width: bool) -> list[Content]:
     level = block.LEVEL
     style = f".fold--h{level}"
     lines = block._content.wrap(width) or [Content("")]
     if level == 1:  # the lines as one block, centred across the width (``content-align: center``)
         room = max(0, width - max(line.cell_length for line in lines))
         lines = [Content(" " * (room // 2)) + line for line in lines]
-    fill = max(line.cell_length for line in lines) if level == 3 else width  # h3: as wide as its text
+    auto = level == 3 and not full_width  # ``width: auto``: as wide as its text
+    fill = max(line.cell_length for line in lines) if auto else width
     return [_padded(line, fill).stylize_before(style) for line in lines]
 
 
