@@ -28,10 +28,10 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Markdown
 
-from freeact_tui.events import Response
+from freeact_tui.events import Response, Thoughts, ThoughtsChunk
 from freeact_tui.project.config import Config
 from freeact_tui.tui.app import FreeactApp
-from freeact_tui.tui.widgets.blocks import AnsiLog, ResponseBlock
+from freeact_tui.tui.widgets.blocks import AnsiLog, ResponseBlock, ThoughtBlock
 from freeact_tui.tui.widgets.blocks.markdown_fold import FoldedBlocks
 from freeact_tui.tui.widgets.blocks.markdown_view import BlankMarkdown, literal_parser
 from freeact_tui.tui.widgets.prompt import PromptInput
@@ -151,6 +151,24 @@ async def test_a_resumed_sessions_long_reply_is_a_bounded_number_of_widgets(tmp_
         reply = log.query(ResponseBlock).last()
         assert reply.text == text
         assert widgets(reply) <= DONE_BOUND
+
+
+async def test_a_long_thought_is_a_bounded_number_of_widgets(tmp_path: Path) -> None:
+    """Thinking streams into the same markdown view (inside a fold of the log): bounded the same way."""
+    text = document(11, 300)
+    config = Config(sessions_dir=tmp_path / "sessions", working_dir=tmp_path, subagent_pool_size=0)
+    app = FreeactApp(config, model=scripted(["hi"]), eager_kernel=False)
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await helpers.until(pilot, lambda: app.agent_ready)
+        log = app.main_screen.conversation
+        for piece in pieces(text, 3, 300):
+            await log.thought_chunk(ThoughtsChunk(content=piece))
+        await log.thought_end(Thoughts(content=text))
+        await log.response_end(Response(content="done"))  # the thought folds away, as after a reply
+        await pilot.pause()
+        thought = log.query(ThoughtBlock).last()
+        assert thought.text == text
+        assert widgets(thought) <= DONE_BOUND + 4  # and its collapsible: a title, its contents
 
 
 # -- the same text drawn ---------------------------------------------------------------------------------
