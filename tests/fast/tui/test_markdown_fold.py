@@ -327,3 +327,24 @@ def test_a_long_output_costs_each_write_its_own_lines() -> None:
     with counting_rows(counted):
         asyncio.run(written(chunks, counted, pruned))
     assert sum(counted) <= 2 * len(chunks) + sum(pruned) * 301, sum(counted)  # was 1000 * 500 / 2
+
+
+async def test_folded_text_is_selected_and_copied_as_shown() -> None:
+    from textual.selection import Selection
+
+    text = "Some **bold** text\n\n- item one\n- item two\n\n> a quote\n"
+    app = Host()
+    async with app.run_test(size=(60, 40)) as pilot:
+        whole = BlankMarkdown(text, complete=True)
+        await app.query_one(VerticalScroll).mount(whole)
+        await pilot.pause()
+        fold = whole.query_one(FoldedBlocks)
+        app.screen.selections = {fold: Selection(None, None)}  # select all
+        await pilot.pause()
+        assert app.screen.get_selected_text() == "Some bold text\n\n• item one\n• item two\n\n▌ a quote"
+        app.screen.selections = {}
+        await pilot.mouse_down(fold, offset=(0, 0))  # a drag over the first words
+        await pilot.hover(fold, offset=(9, 0))
+        await pilot.mouse_up(fold, offset=(9, 0))
+        await pilot.pause()
+        assert app.screen.get_selected_text() == "Some bold "
