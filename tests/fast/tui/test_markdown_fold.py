@@ -348,3 +348,19 @@ async def test_folded_text_is_selected_and_copied_as_shown() -> None:
         await pilot.mouse_up(fold, offset=(9, 0))
         await pilot.pause()
         assert app.screen.get_selected_text() == "Some bold "
+
+
+async def test_a_new_theme_draws_the_fences_again_in_its_colours() -> None:
+    text = "Text\n\n```python\nprint('x')\n```\n"
+    app = Host()
+    async with app.run_test(size=(60, 40)) as pilot:
+        whole = BlankMarkdown(text, complete=True)
+        await app.query_one(VerticalScroll).mount(whole)
+        await pilot.pause()
+        fold = whole.query_one(FoldedBlocks)
+        dark = drawn_text(app, whole)
+        assert fold._drawn_look is not None and fold._drawn_look.dark
+        app.theme = "textual-light"
+        await pilot.pause()
+        assert fold._drawn_look is not None and not fold._drawn_look.dark  # highlighted for a light theme
+        assert drawn_text(app, whole) == dark  # the same text

@@ -89,6 +89,7 @@ class FoldedBlocks(MarkdownBlock):
         self._lines: list[Content] = []
         self._width = -1
         self._strips: dict[int, Strip] = {}
+        self._drawn_look: Look | None = None
 
     def add(self, blocks: list[MarkdownBlock]) -> None:
         """Append finished blocks: drawn when next laid out, after the lines already drawn."""
@@ -116,13 +117,13 @@ class FoldedBlocks(MarkdownBlock):
         return Look(ansi=self.app.native_ansi_color, dark=self.app.current_theme.dark, stream=stream)
 
     def _draw(self, width: int) -> None:
-        """Draw what is not drawn yet at ``width`` (all of it again when the width changed)."""
+        """Draw what is not drawn yet at ``width`` (all of it again when the width or the look changed)."""
         if width != self._width:
             self._width, self._drawn, self._lines = width, [], []
             self._strips.clear()
         if len(self._drawn) == len(self.folded):
             return
-        look = self._look()
+        look = self._drawn_look = self._look()
         for block in self.folded[len(self._drawn) :]:
             part = draw(block, width, look)
             if self._drawn:
@@ -132,9 +133,11 @@ class FoldedBlocks(MarkdownBlock):
             self._drawn.append(part)
 
     def notify_style_update(self) -> None:
-        """A new theme (or style): draw every line again."""
-        self._width = -1
+        """A new style: render the lines again (their styles are looked up when rendered); a new theme
+        that changes how fences are highlighted (dark, ANSI): draw them again."""
         self._strips.clear()
+        if self._drawn_look is not None and self.is_attached and self._look() != self._drawn_look:
+            self._width = -1
         super().notify_style_update()
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
