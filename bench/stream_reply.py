@@ -6,7 +6,7 @@ OpenAI-compatible server of ``tests/fake_openai.py``; with ``--tui``, through th
 ``run_test`` (the reply drawn in the conversation log, no kernel). The work per delta must not grow with
 the reply: the time per KB stays flat from 30 to 360 KB (``ratio``: seconds per KB at 360 KB / at 30 KB).
 Run: ``python bench/stream_reply.py [--json] [--cli] [--tui] [--delta N] [--sizes 30,120,360] [--runs 3]
-[--one-paragraph]``
+[--one-paragraph | --paragraphs]``
 (``--delta 4`` is the worst case of small deltas; 20 is the default).
 """
 
@@ -46,6 +46,11 @@ ONE_PARAGRAPH = False
 whole reply, the worst case for re-drawing the block that grows."""
 
 
+PARAGRAPHS = False
+"""``--paragraphs``: every line of prose is a paragraph of its own (a blank line after it): the log gets a
+block per line, the case where each new block once cost the whole screen (#40)."""
+
+
 def reply_text(kb: int) -> str:
     """A reply of ``kb`` KB: prose lines and a fenced block now and then (what a long answer looks like),
     or one paragraph (``ONE_PARAGRAPH``)."""
@@ -56,6 +61,8 @@ def reply_text(kb: int) -> str:
     i = 0
     while size < kb * 1000:
         piece = f"```text\nline {i}\n```\n" if i % 50 == 49 else LINE
+        if PARAGRAPHS:
+            piece += "\n"
         out.append(piece)
         size += len(piece)
         i += 1
@@ -179,8 +186,10 @@ if __name__ == "__main__":
     parser.add_argument("--sizes", default=",".join(map(str, SIZES_KB)), help="reply sizes in KB")
     parser.add_argument("--runs", type=int, default=RUNS, help="runs per figure (the median is printed)")
     parser.add_argument("--one-paragraph", action="store_true", help="the reply is one paragraph, no line breaks")
+    parser.add_argument("--paragraphs", action="store_true", help="every line of the reply is a paragraph")
     args = parser.parse_args()
     ONE_PARAGRAPH = args.one_paragraph
+    PARAGRAPHS = args.paragraphs
     sizes = tuple(int(kb) for kb in args.sizes.split(","))
     result = asyncio.run(main(args.cli, args.tui, max(1, args.delta), sizes, max(1, args.runs)))
     if args.json:

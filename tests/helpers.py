@@ -119,9 +119,10 @@ async def log_settled(pilot: Pilot[Any], limit: float = 30.0, *, answers: int = 
     seen: list[tuple[float, float]] = []
 
     def resting() -> bool:
-        paragraphs = log.query("ResponseBlock MarkdownParagraph")
+        shown = "MarkdownParagraph, FoldedBlocks"  # a paragraph, or finished blocks drawn as lines
+        paragraphs = log.query("ResponseBlock MarkdownParagraph, ResponseBlock FoldedBlocks")
         drawn = all(p.size.height for p in paragraphs) and all(
-            block.query("MarkdownParagraph") for block in log.query("ResponseBlock")
+            block.query(shown) for block in log.query("ResponseBlock")
         )
         seen.append((log.scroll_y, log.max_scroll_y))
         return bool(drawn) and len(log.query("ResponseBlock")) >= answers and seen[-10:] == [seen[-1]] * 10

@@ -172,7 +172,10 @@ async def test_no_model_starts_and_says_what_to_set(
         assert "--model" in guide and "ANTHROPIC_API_KEY" in guide and "base_url" in guide
         # Drawn as Markdown, as the rest of the log: no marks shown raw.
         await until(pilot, lambda: bool(block.query("MarkdownBlock")) and block.region.height > 0)
-        shown = "\n".join(str(p.render()) for p in block.query("MarkdownParagraph"))
+        from freeact_tui.tui.widgets.blocks.markdown_fold import FoldedBlocks
+
+        drawn = [str(p.render()) for p in block.query("MarkdownParagraph")]
+        shown = "\n".join([*drawn, *(fold.plain_text for fold in block.query(FoldedBlocks))])
         assert shown and "**" not in shown and "`" not in shown, shown
         await send(pilot, "/model test")  # fixing the model from inside the app
         await pilot.pause()

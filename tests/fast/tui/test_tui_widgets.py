@@ -167,21 +167,21 @@ async def test_dom_is_bounded_by_the_block_budget() -> None:
 
 async def test_dom_is_bounded_by_the_widget_budget_and_keeps_the_newest_blocks() -> None:
     answer = "Text with `code`:\n\n- one\n- two\n\n```python\nprint('x')\n```\n"
-    app = LogApp(widget_budget=200)
+    app = LogApp(widget_budget=200)  # an answer is 3 widgets (its finished blocks are folded: #40)
     async with app.run_test(size=(100, 40)) as pilot:
         log = app.query_one(ConversationLog)
         async with log.replay():  # a resumed session's blocks: mounted at once
-            for index in range(20):
+            for index in range(90):
                 await log.response_end(Response(f"answer {index}\n\n{answer}"))
-        for index in range(20, 30):
+        for index in range(90, 100):
             await log.response_end(Response(f"answer {index}\n\n{answer}"))
         await pilot.pause()
         mounted = len(log.query("*"))
         texts = [b.text.split("\n", 1)[0] for b in log.blocks]  # type: ignore[attr-defined]
         assert mounted <= 200 * 6 // 5, mounted
-        assert texts == [f"answer {i}" for i in range(30 - len(texts), 30)] and len(texts) >= 10
+        assert texts == [f"answer {i}" for i in range(100 - len(texts), 100)] and len(texts) >= 10
         assert f"{log.pruned} earlier blocks" in str(log.query_one("#pruned").render())
-        assert log.pruned == 30 - len(texts)
+        assert log.pruned == 100 - len(texts)
 
 
 async def test_images_become_file_links_and_errors_are_marked(tmp_path: Path) -> None:

@@ -99,3 +99,11 @@ class MarkdownBlock(Block):
         elif full_text and not self.text:
             self.text = full_text
             await self.markdown.update(full_text)
+        await self._seal()
+
+    async def _seal(self) -> None:
+        from freeact_tui.tui.widgets.blocks.markdown_view import BlankMarkdown
+
+        markdown = self.markdown
+        if isinstance(markdown, BlankMarkdown):
+            await markdown.seal()  # nothing will be added: its last block is folded too

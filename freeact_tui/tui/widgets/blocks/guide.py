@@ -33,4 +33,4 @@ class GuideBlock(MarkdownBlock):
     def compose(self) -> ComposeResult:
         from freeact_tui.tui.widgets.blocks.markdown_view import BlankMarkdown
 
-        yield BlankMarkdown(self._initial)
+        yield BlankMarkdown(self._initial, complete=bool(self._initial))

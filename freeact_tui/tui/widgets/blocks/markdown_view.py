@@ -4,6 +4,8 @@ first frame."""
 
 from __future__ import annotations
 
+import asyncio
+
 from markdown_it import MarkdownIt
 from textual.await_complete import AwaitComplete
 from textual.timer import Timer
@@ -12,6 +14,8 @@ from textual.widgets._markdown import MarkdownHeader  # not exported; what ``Mar
 from textual.widgets.markdown import MarkdownBlock, MarkdownStream
 
 from freeact_tui.text.safe import visible
+from freeact_tui.tui.widgets.blocks.markdown_fold import FoldedBlocks
+from freeact_tui.tui.widgets.blocks.markdown_lines import foldable
 
 
 def literal_parser() -> MarkdownIt:
@@ -35,11 +39,19 @@ class BlankMarkdown(Markdown):
     into lines on every call, so a long reply streamed in small pieces did work in proportion to the
     text so far per append. Here the source is kept in pieces (joined when read) and the unparsed
     ``_tail`` (the text from the start of the last top-level block) is all that is split and parsed.
+
+    A block that can no longer change (one followed by another, or any once the text is ``complete``) is
+    not a widget of its own: it is folded into the ``FoldedBlocks`` widget before it, drawn as lines. Each
+    widget costs every layout of the screen, so a reply of N paragraphs as N widgets made each new
+    paragraph cost all the others (#40); now a reply is a few widgets whatever its length (a table, which
+    ``markdown_lines`` cannot draw, stays a widget and starts a new fold after it).
     """
 
     BLANK = True
 
-    def __init__(self, markdown: str | None = None) -> None:
+    def __init__(self, markdown: str | None = None, *, complete: bool = False) -> None:
+        self.complete = complete
+        """No text will be added: the last block is folded too (``seal``; a resumed session's text)."""
         self._pieces: list[str] = []
         """Appended text not yet joined into ``_markdown`` (joined when ``source`` is read)."""
         self._tail = ""
@@ -64,7 +76,39 @@ class BlankMarkdown(Markdown):
         self._pieces.clear()
         lines = shown.splitlines(keepends=True)
         self._tail = lines[-1] if lines and not lines[-1].endswith(("\n", "\r")) else ""
-        return super().update(shown)  # it sets ``_last_parsed_line`` to the last, unfinished line
+        self._markdown = shown
+        self._table_of_contents = None
+        return AwaitComplete(self._update_folded(shown))
+
+    async def _update_folded(self, markdown: str) -> None:
+        """Textual's ``Markdown.update`` with the finished blocks folded (a resumed session's long reply
+        is a few widgets, not one per paragraph); the text from the last block's start is the tail that
+        appends re-parse (Textual re-parses from the last line only, losing the start of the block)."""
+        async with self.lock:
+            tokens = await asyncio.get_running_loop().run_in_executor(None, literal_parser().parse, markdown)
+            blocks = list(self._parse_markdown(tokens))
+            with self.app.batch_update():
+                await self.remove_children()
+                await self._place(blocks, fold_last=self.complete)
+            starts = [token.map[0] for token in tokens if token.map is not None and token.level == 0]
+            self._last_parsed_line = starts[-1] if starts else 0
+            self._tail = "".join(markdown.splitlines(keepends=True)[self._last_parsed_line :])
+        self.post_message(Markdown.TableOfContentsUpdated(self, self.table_of_contents).set_sender(self))
+
+    async def seal(self) -> None:
+        """No text will be added: fold the last block too (a finished reply is a few widgets)."""
+        self.complete = True
+        async with self.lock:
+            open_widget = self._open_widget()
+            if open_widget is None or not self._tail:
+                return
+            blocks = list(self._parse_markdown((self._parser or literal_parser()).parse(self._tail)))
+            if not blocks or not all(foldable(block) for block in blocks):
+                return
+            with self.app.batch_update():
+                await open_widget.remove()
+                await self._place(blocks, fold_last=True)
+            self._tail = ""  # text appended after all (never by the log) starts a block of its own
 
     def append(self, markdown: str) -> AwaitComplete:
         fragment = visible(markdown)
@@ -74,12 +118,60 @@ class BlankMarkdown(Markdown):
             self._parser = literal_parser()
         return AwaitComplete(self._append_tail(self._parser, self._tail))
 
+    @property
+    def blocks(self) -> list[MarkdownBlock]:
+        """The top-level blocks shown, in order: those folded and those that are widgets."""
+        shown: list[MarkdownBlock] = []
+        for child in self.children:
+            if isinstance(child, FoldedBlocks):
+                shown.extend(child.folded)
+            elif isinstance(child, MarkdownBlock):
+                shown.append(child)
+        return shown
+
+    def _open_widget(self) -> MarkdownBlock | None:
+        """The widget of the last top-level block (the one the next text may still change), if shown."""
+        last = self.children[-1] if self.children else None
+        return last if isinstance(last, MarkdownBlock) and not isinstance(last, FoldedBlocks) else None
+
+    async def _place(self, blocks: list[MarkdownBlock], *, fold_last: bool = False) -> None:
+        """Show ``blocks`` at the end: all but the last (still open) are folded into the ``FoldedBlocks``
+        before them (a new one after a block that cannot be folded, a table); the last is a widget unless
+        ``fold_last`` (the text is complete)."""
+        if not blocks:
+            return
+        done, last = (blocks, []) if fold_last else (blocks[:-1], blocks[-1:])
+        unfolded: list[MarkdownBlock] = []
+        fold = self.children[-1] if self.children and isinstance(self.children[-1], FoldedBlocks) else None
+        run: list[MarkdownBlock] = []
+        for block in done:
+            if foldable(block):
+                run.append(block)
+                continue
+            if run:
+                fold = await self._fold_into(fold, run, unfolded)
+                run = []
+            unfolded.append(block)
+            fold = None
+        if run:
+            await self._fold_into(fold, run, unfolded)
+        await self.mount_all([*unfolded, *last])
+
+    async def _fold_into(
+        self, fold: FoldedBlocks | None, run: list[MarkdownBlock], unfolded: list[MarkdownBlock]
+    ) -> FoldedBlocks:
+        if fold is None:
+            fold = FoldedBlocks(self)
+            unfolded.append(fold)
+        fold.add(run)
+        return fold
+
     async def _append_tail(self, parser: MarkdownIt, updated_source: str) -> None:
         """Textual's ``Markdown.append`` on the tail alone: re-parse the last block and what follows,
-        update the last block widget in place, mount the new ones."""
+        update the last block widget in place, mount the new ones (the finished ones folded)."""
         async with self.lock:
             tokens = parser.parse(updated_source)
-            last_block = next((c for c in reversed(self.children) if isinstance(c, MarkdownBlock)), None)
+            open_widget = self._open_widget()
             start_line = self._last_parsed_line
             for token in reversed(tokens):
                 if token.map is not None and token.level == 0:
@@ -93,16 +185,16 @@ class BlankMarkdown(Markdown):
                 start, end = block.source_range
                 block.source_range = (start + start_line, end + start_line)
             with self.app.batch_update():
-                if last_block is not None and new_blocks:
-                    last_block.source_range = new_blocks[0].source_range
+                if open_widget is not None and len(new_blocks) == 1:
+                    open_widget.source_range = new_blocks[0].source_range
                     try:
-                        await last_block._update_from_block(new_blocks[0])
-                    except IndexError:
-                        pass
-                    else:
-                        new_blocks = new_blocks[1:]
-                if new_blocks:
-                    await self.mount_all(new_blocks)
+                        await open_widget._update_from_block(new_blocks[0])  # the open block grew
+                    except IndexError:  # (as in Textual's ``append``) shown as a new block instead
+                        await self._place(new_blocks)
+                elif new_blocks:
+                    if open_widget is not None:  # finished now: folded with the others
+                        await open_widget.remove()
+                    await self._place(new_blocks)
             if any_headers:
                 self._table_of_contents = None
                 self.post_message(

@@ -105,6 +105,8 @@ class AnsiLog(Log):
         # Cells of a line's text, by the text (str hashes are cached: a rewrap is cheap).
         self._cells: dict[str, int] = {}
         self.folded = True
+        self._pruned = False
+        """``max_lines`` dropped lines from the top during the current write."""
         # A line a lone ``\r`` rewrote: what stood there first, and the segments written since.
         self._rewritten: tuple[int, str, list[str]] | None = None
 
@@ -135,6 +137,8 @@ class AnsiLog(Log):
     def write(self, data: str, scroll_end: bool | None = None) -> AnsiLog:
         """Append sanitized ``data``; a lone carriage return restarts the current line (progress bars)."""
         data = sanitize_ansi(data).replace("\r\n", "\n")
+        since = max(0, len(self._lines) - 1)  # the lines before the last cannot change (unless pruned)
+        self._pruned = False
         if "\r" not in data:
             super().write(data, scroll_end)
             self._note_rewrite_text(data)
@@ -144,7 +148,7 @@ class AnsiLog(Log):
                     self._lines[-1] = self._rewrite_prefix()
                 super().write(piece, scroll_end)
                 self._note_rewrite_text(piece)
-        self._rewrap()
+        self._rewrap(0 if self._pruned else since)
         if self.auto_scroll if scroll_end is None else scroll_end:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
         return self
@@ -188,29 +192,41 @@ class AnsiLog(Log):
     def on_resize(self) -> None:
         self._rewrap()
 
-    def _rewrap(self) -> None:
-        """Count the visual rows of every line at the current width; the virtual size follows."""
+    def _prune_max_lines(self) -> None:
+        self._pruned = True  # lines left the top: every row moved
+        super()._prune_max_lines()
+
+    def _rewrap(self, since: int = 0) -> None:
+        """Count the visual rows of every line from line ``since`` on at the current width (all of them
+        when the width changed); the virtual size follows. A write re-counts its own lines, never those
+        before them: per write, the work of the whole output made a long one cost the square of its length."""
         width = self.scrollable_content_region.width
+        if width != self._wrap_width or since > len(self._row_starts):
+            since = 0
         self._wrap_width = width
-        starts: list[int] = []
-        rows = 0
+        starts = self._row_starts
+        rows = starts[since] if since < len(starts) else self._rows if since else 0
+        del starts[since:]
         known = self._cells
         if len(known) > 2 * len(self._lines) + 64:
             known.clear()
-        for index in range(self.line_count):
+        for index in range(since, self.line_count):
             starts.append(rows)
-            line = self._lines[index]
-            cells = known.get(line)
-            if cells is None:
-                cells = known[line] = cell_len(self._process_line(line))
-            rows += max(1, -(-cells // width)) if width > 0 else 1
-        self._row_starts, self._rows = starts, rows
+            rows += self._rows_of(self._lines[index], width)
+        self._rows = rows
         self._render_line_cache.clear()
         shown = self.HEAD + 1 + self.TAIL if self.shows_fold else rows
         # A folded block keeps its height while output streams: no layout pass per chunk.
         relayout = shown != self.virtual_size.height
         self.virtual_size = Size(max(width, 0), shown)
         self.refresh(layout=relayout)
+
+    def _rows_of(self, line: str, width: int) -> int:
+        """Visual rows of ``line`` at ``width`` (its cells known by its text)."""
+        cells = self._cells.get(line)
+        if cells is None:
+            cells = self._cells[line] = cell_len(self._process_line(line))
+        return max(1, -(-cells // width)) if width > 0 else 1
 
     def _fold_row(self, row: int) -> int | None:
         """The real row shown at visual ``row`` while folded; ``None`` for the fold row itself."""

@@ -33,7 +33,7 @@ class ResponseBlock(MarkdownBlock):
     def compose(self) -> ComposeResult:
         from freeact_tui.tui.widgets.blocks.markdown_view import BlankMarkdown  # not before the 1st frame
 
-        yield BlankMarkdown(self._initial)
+        yield BlankMarkdown(self._initial, complete=bool(self._initial))
 
     async def finish(self, full_text: str | None = None) -> None:
         """End the stream; render ``full_text`` if nothing was streamed."""

@@ -37,7 +37,7 @@ class ThoughtBlock(MarkdownBlock):
         from freeact_tui.tui.widgets.blocks.markdown_view import BlankMarkdown  # not before the 1st frame
 
         with LogFold(title=self.label("Thinking"), collapsed=self._collapsed):
-            yield BlankMarkdown(self._initial)
+            yield BlankMarkdown(self._initial, complete=bool(self._initial))
 
     async def finish(self, full_text: str | None = None, *, collapse: bool = True) -> None:
         """End the stream (rendering ``full_text`` if nothing was streamed); collapse unless told not to."""
