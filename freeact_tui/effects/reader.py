@@ -114,7 +114,7 @@ def _app_state(kind: Kind, where: list[str], root: str) -> list[Found]:
         if (own := app_state_touched(path, writes=writes and _within(path, root))) is not None
     ]
     return [
-        Found(Kind.CONTROLS if writes else Kind.OUTSIDE, f"touches {own.what}: {path}") for path, own in touched
+        Found(Kind.CONTROLS if writes else Kind.OUTSIDE, f"{own.what}: {path}") for path, own in touched
     ]
 
 

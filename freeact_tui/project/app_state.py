@@ -4,7 +4,7 @@ The app decides what runs unasked from files it keeps: the rules (``permissions.
 the user config and themes (``paths.config_dir``); sessions and their ``meta.json``, checkpoints, the
 generated-code manifests the kernel's finder trusts, caches, logs (``paths.data_dir``); the whole
 ``FREEACT_TUI_HOME`` when it is set; the XDG folders of the platform it would use otherwise; freeact's
-user-level ``~/.freeact``. Code that writes one of them changes every later decision, in every folder and
+user-level ``~/.freeact``; the ``sessions_dir`` the user's config file sets. Code that writes one of them changes every later decision, in every folder and
 session (``{"allow": [{"kind": "*", "pattern": "*"}]}`` in ``permissions.json``), so none of it is ever
 work inside a working folder, whichever folder that is: the working folder may hold one (``~/.config``),
 be one (``~/.config/freeact-tui``) or lie inside one.
@@ -17,8 +17,10 @@ The folders are read afresh on every call: ``FREEACT_TUI_HOME`` and the XDG vari
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,18 +57,43 @@ def _dirs() -> list[tuple[Path, str]]:
             (Path(platform.user_log_dir), "this app's own logs"),
         ]
     found.append((Path.home() / FREEACT_USER_DIR, "freeact's own settings and skills (~/.freeact)"))
+    sessions = _configured_sessions_dir(paths.user_config_file())
+    if sessions is not None:
+        found.append((sessions, "this app's session store (sessions_dir)"))
     return found
 
 
+def _configured_sessions_dir(config_file: Path) -> Path | None:
+    """The ``sessions_dir`` the user's config file sets (where it keeps sessions outside its data folder)."""
+    try:
+        status = config_file.stat()
+    except OSError:
+        return None
+    return _sessions_dir_of(str(config_file), status.st_mtime_ns, status.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _sessions_dir_of(config_file: str, mtime_ns: int, size: int) -> Path | None:
+    """``sessions_dir`` of one version of the config file (by its time and size: read once)."""
+    del mtime_ns, size  # the cache key: a changed file is read again
+    try:
+        with open(config_file, "rb") as fh:
+            value = tomllib.load(fh).get("sessions_dir")
+    except (OSError, ValueError):
+        return None
+    return Path(value).expanduser() if isinstance(value, str) and value.strip() else None
+
+
 def app_state_dirs() -> tuple[AppStateDir, ...]:
-    """Every folder of the app's own state, each as it really is (a symlinked folder by its target, too)."""
+    """Every folder of the app's own state, each as it really is (a symlinked folder by its target, too),
+    the deepest first (a path is named by the narrowest folder that holds it)."""
     found: dict[str, AppStateDir] = {}
     for directory, what in _dirs():
         lexical = posixpath.abspath(os.fspath(directory))
         for where in (lexical, real_path(lexical).path):
             if where != "/":  # a home of "/" names no folder of the app's own
                 found.setdefault(where, AppStateDir(where, what))
-    return tuple(found.values())
+    return tuple(sorted(found.values(), key=lambda d: -d.path.count("/")))
 
 
 def app_state_at(path: str) -> AppStateDir | None:

@@ -252,3 +252,18 @@ def test_the_sandbox_binds_app_state_inside_the_folder_read_only(tmp_path: Path)
         )
         assert verdict is None
         assert judge(ApprovalMode.SANDBOXED_AUTO, call, None, rule=None, sandboxed=True, working_dir=tmp_path)
+
+
+def test_the_users_own_session_store_is_app_state(tmp_path: Path) -> None:
+    with _env(FREEACT_TUI_HOME=str(tmp_path / "H")):
+        store = tmp_path / "my-sessions"
+        paths.user_config_file().parent.mkdir(parents=True)
+        paths.user_config_file().write_text(f'sessions_dir = "{store}"\n')
+        meta = store / "0b4f" / "meta.json"
+        assert app_state_at(str(meta)) is not None
+        reading = read_effects(
+            CodeAction(f"open({'my-sessions/0b4f/meta.json'!r}, 'w').write('x')"), tmp_path
+        )
+        assert reading.effect_class is None
+        paths.user_config_file().write_text("theme = 'nord'\n")  # moved back: no longer the app's
+        assert app_state_at(str(meta)) is None
