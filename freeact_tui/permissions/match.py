@@ -278,8 +278,11 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
         return False
     if entry.scope == "project" and entry.effect == "allow" and any(map(project_path_refusal, facts.paths)):
         return False  # a project's rule allows only the project's own ordinary files, however it is spelled
-    if entry.effect == "allow" and facts.app_state and not (entry.scope != "default" and _exact(entry.pattern, call)):
-        return False  # the app's own rules, trust and sessions: never ordinary work, whatever a pattern says
+    own_words = entry.scope not in ("default", "project") and _exact(entry.pattern, call)
+    if entry.effect == "allow" and facts.app_state and not own_words:
+        # the app's own rules, trust and sessions: never ordinary work, whatever a pattern (or a project) says;
+        # only the user's own rule spelling out this very command reaches them
+        return False
     if entry.effect == "allow" and facts.opaque and (entry.scope == "default" or not _exact(entry.pattern, call)):
         return False  # what runs cannot be told: asked, whatever a pattern would allow
     if entry.pattern.startswith(PATH_PREFIX):

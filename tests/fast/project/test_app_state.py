@@ -219,14 +219,17 @@ def test_allow_rules_by_pattern_never_reach_app_state(tmp_path: Path) -> None:
         assert elsewhere.check(ShellAction("cat a.txt")) == "allow"  # an ordinary folder: unchanged
 
 
-def test_a_shell_redirect_into_app_state_is_asked_under_a_users_pattern(tmp_path: Path) -> None:
+def test_a_shell_write_into_app_state_is_asked_under_a_users_pattern(tmp_path: Path) -> None:
     with _env(FREEACT_TUI_HOME=str(tmp_path / "H")):
         config = paths.config_dir()
         config.mkdir(parents=True)
         rules = PermissionRules(tmp_path / "rules.json", working_dir=tmp_path)  # the folder that holds H
         rules.add("shell", "echo *", scope="always")
+        rules.add("shell", "cp *", scope="always")
         assert rules.check(ShellAction("echo '{}' > H/config/permissions.json")) != "allow"
-        assert rules.check(ShellAction("echo hi")) == "allow"  # the user's rule still holds elsewhere
+        assert rules.check(ShellAction("cp planted.json H/config/permissions.json")) != "allow"
+        assert rules.check(ShellAction("cp a.txt b.txt")) == "allow"  # the user's rules still hold elsewhere
+        assert rules.check(ShellAction("echo hi")) == "allow"
 
 
 def test_the_sandbox_binds_app_state_inside_the_folder_read_only(tmp_path: Path) -> None:
@@ -267,3 +270,24 @@ def test_the_users_own_session_store_is_app_state(tmp_path: Path) -> None:
         assert reading.effect_class is None
         paths.user_config_file().write_text("theme = 'nord'\n")  # moved back: no longer the app's
         assert app_state_at(str(meta)) is None
+
+
+def test_a_projects_rules_never_reach_app_state_in_its_folder(tmp_path: Path) -> None:
+    import tomli_w
+
+    folder = tmp_path / "proj"
+    (folder / ".freeact").mkdir(parents=True)
+    (folder / "docs").mkdir()
+    with _env(FREEACT_TUI_HOME=str(folder / "H")):
+        paths.config_dir().mkdir(parents=True)
+        allow = [
+            {"type": "FileWrite", "tool_name": "filesystem_*", "path": "docs/**"},
+            {"type": "FileWrite", "tool_name": "filesystem_*", "path": "H/**"},  # a planted rule
+        ]
+        (folder / ".freeact" / "permissions.toml").write_text(tomli_w.dumps({"allow": allow}))
+        rules = PermissionRules(None, defaults=False, working_dir=folder, project=folder)
+        docs = folder / "docs" / "notes.md"
+        assert rules.check(FileWrite("docs/notes.md", "x", resolved=str(docs))) == "allow"  # its own files
+        target = paths.permissions_file()
+        call = FileWrite("H/config/permissions.json", "x", resolved=os.path.realpath(target))
+        assert rules.check(call) != "allow"
