@@ -15,6 +15,7 @@ from freeact_tui.checkpoints.engine import CheckpointStore
 from freeact_tui.checkpoints.limits import CheckpointLimits
 from freeact_tui.checkpoints.records import Checkpoint
 from freeact_tui.checkpoints.shadow_git import CheckpointError, CheckpointsUnavailable
+from freeact_tui.project.app_state import app_state_at, app_state_dirs
 from freeact_tui.project.config import Config
 
 log = logging.getLogger(__name__)
@@ -67,11 +68,14 @@ class ActionCheckpoints:
         if execution == "remote":
             return cls(None, "Checkpoints are off in remote mode: the kernel's files are on another machine.")
         root = working_dir.expanduser().resolve()
+        if (own := app_state_at(str(root))) is not None:
+            return cls(None, f"Checkpoints are off in a folder of {own.what}: undo never rewrites it.")
         exclude = []
-        if sessions_dir is not None:
-            sessions = sessions_dir.expanduser().resolve()
-            if sessions == root or root in sessions.parents:  # never rewind the session history itself
-                exclude.append("/" + sessions.relative_to(root).as_posix() + "/")
+        # never rewind the session history, nor any of the app's own state (its rules, trust) in the folder
+        kept = [Path(d.path) for d in app_state_dirs()]
+        for own_dir in (*kept, *([sessions_dir.expanduser().resolve()] if sessions_dir is not None else [])):
+            if own_dir == root or root in own_dir.parents:
+                exclude.append("/" + own_dir.relative_to(root).as_posix() + "/")
         try:
             return cls(CheckpointStore(root, store_dir=store_dir, limits=limits, exclude=exclude))
         except CheckpointsUnavailable as exc:

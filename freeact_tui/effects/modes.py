@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from freeact_tui.effects.classes import Reading, class_words, describe
+from freeact_tui.project.app_state import app_state_at, app_state_touched
 from freeact_tui.project.paths import runs_later
 from freeact_tui.toolcalls import CodeAction, FileCall, ShellAction, ShellScript, ToolCall
 
@@ -87,10 +88,13 @@ class Verdict:
 
 
 def file_call_inside(call: FileCall, working_dir: Path) -> bool:
-    """The file call stays in the folder; a write never touches a name that configures git or the app."""
+    """The file call stays in the folder and out of the app's own state (``project.app_state``, whatever the
+    folder); a write never touches a name that configures git or the app."""
     root = os.path.realpath(working_dir)
     full = call.resolved or os.path.realpath(os.path.join(root, call.path))
     if call.outside or not (full == root or full.startswith(root.rstrip("/") + "/")):
+        return False
+    if app_state_touched(full, writes=call.kind == "write") is not None:
         return False
     return call.kind != "write" or not runs_later(os.path.relpath(full, root))
 
@@ -131,7 +135,8 @@ def judge(
         if isinstance(call, FileCall) and file_call_inside(call, working_dir) and trusted:
             return Verdict("allow", f"in-folder mode: {call.kind} inside this folder")
         return None
-    if mode == ApprovalMode.SANDBOXED_AUTO:
+    if mode == ApprovalMode.SANDBOXED_AUTO and app_state_at(str(working_dir)) is None:
+        # the sandbox binds the folder writable: in a folder of the app's own state it keeps nothing in
         if isinstance(call, _SANDBOXED_KINDS):
             return Verdict("allow", "sandboxed-auto mode: runs inside the sandbox")
         if isinstance(call, FileCall) and file_call_inside(call, working_dir):

@@ -28,6 +28,7 @@ from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
 from freeact_tui.effects.known import PLOT_BACKENDS
 from freeact_tui.effects.magics import NO_VAR_EXPAND, expands, magic_words, writefile_target
 from freeact_tui.effects.pycode import read_python
+from freeact_tui.project.app_state import app_state_touched
 from freeact_tui.project.paths import CONFIGURES_CODE, runs_later
 from freeact_tui.project.wide_folders import why_too_wide
 from freeact_tui.reach.named_paths import named_paths
@@ -84,6 +85,8 @@ class _Paths:
         except (OSError, ValueError):
             return [Found(Kind.UNKNOWN, f"a path that names no file: {raw[:40]!r}")]
         reached = named_paths(CodeAction(repr(raw)), self.working_dir)
+        if own := _app_state(kind, [full, *(p.path for p in reached)], self.root):
+            return own
         if reached or self.wide or not _within(full, self.root) or raw.startswith("~"):
             return [Found(Kind.OUTSIDE, p.path) for p in reached] or [Found(Kind.OUTSIDE, full)]
         if kind == Kind.WRITES and full == self.root:
@@ -96,6 +99,23 @@ class _Paths:
         if is_secret_name(shown):
             return [Found(Kind.ENVIRONMENT, shown)]  # ``.git/config``, ``.netrc``: the one secret table
         return [Found(kind, shown)]
+
+
+def _app_state(kind: Kind, where: list[str], root: str) -> list[Found]:
+    """The app's own state a path touches (``project.app_state``), whatever the working folder: never work
+    inside it. A write there changes what runs unasked from then on, so no class allows it (``CONTROLS``);
+    a read there is outside the folder. A write of a folder of the working folder that holds it (removing or
+    moving ``H`` from the folder above ``H/config``) touches it too (outside the folder such a write is no
+    in-folder work anyway)."""
+    writes = kind == Kind.WRITES
+    touched = [
+        (path, own)
+        for path in where
+        if (own := app_state_touched(path, writes=writes and _within(path, root))) is not None
+    ]
+    return [
+        Found(Kind.CONTROLS if writes else Kind.OUTSIDE, f"{own.what}: {path}") for path, own in touched
+    ]
 
 
 def _programs(command: str) -> list[Found]:

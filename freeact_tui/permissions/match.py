@@ -16,6 +16,7 @@ from typing import Literal
 from freeact_tui.filenames import fold_path
 from freeact_tui.gitrun import repo_program_keys
 from freeact_tui.permissions.cells import cell_matches
+from freeact_tui.project.app_state import app_state_at
 from freeact_tui.project.policy import project_path_refusal
 from freeact_tui.reach.breadth import EFFECT_PREFIX, PATH_PREFIX, broad_allow, escape_glob, is_cell_pattern
 from freeact_tui.reach.gitnames import unseen_git_read
@@ -230,6 +231,14 @@ class CallFacts:
         return [s for words in searches for s in searched_secrets(words, where)]
 
     @cached_property
+    def app_state(self) -> list[str]:
+        """The paths of this call in the app's own state (``project.app_state``: its rules, trust, sessions),
+        wherever the working folder is; a rule allowing one by a pattern never reaches them."""
+        root = self.working_dir.as_posix()
+        full = [p if p.startswith("/") else f"{root}/{p}" for p in self.paths]
+        return [p for p in full if app_state_at(p) is not None]
+
+    @cached_property
     def outside(self) -> bool:
         """The command names a path outside the working directory (or reaches one through a symlink)."""
         return any(p.startswith("/") and p not in _NOT_FILES for p in self.paths)
@@ -270,6 +279,11 @@ def rule_matches(entry: RuleEntry, facts: CallFacts) -> bool:
         return False
     if entry.scope == "project" and entry.effect == "allow" and any(map(project_path_refusal, facts.paths)):
         return False  # a project's rule allows only the project's own ordinary files, however it is spelled
+    own_words = entry.scope not in ("default", "project") and _exact(entry.pattern, call)
+    if entry.effect == "allow" and facts.app_state and not own_words:
+        # the app's own rules, trust and sessions: never ordinary work, whatever a pattern (or a project) says;
+        # only the user's own rule spelling out this very command reaches them
+        return False
     if entry.effect == "allow" and facts.opaque and (entry.scope == "default" or not _exact(entry.pattern, call)):
         return False  # what runs cannot be told: asked, whatever a pattern would allow
     if entry.pattern.startswith(PATH_PREFIX):

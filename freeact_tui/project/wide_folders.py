@@ -12,7 +12,10 @@ and an "always allow in-folder code" rule saved there reaches every user's files
 - writable by every user (``/tmp``, ``/var/tmp``, ``/dev/shm``, any ``chmod 1777`` folder): shared, not
   a project;
 - not owned by the user who runs the app (``/usr/local``, ``/media/user``), where that user is not root;
-- a folder that holds the user's home.
+- a folder that holds the user's home;
+- a folder of the app's own state, or one inside it (``project.app_state``: ``~/.config/freeact-tui``): its
+  rules, trust and sessions are never work inside a folder. A folder that holds one (``~/.config``) is a
+  folder, with the app's state carved out of it path by path (``effects.reader``).
 
 A project folder inside ``/tmp`` or ``/home/user`` is none of these.
 """
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import os
 import stat
+
+from freeact_tui.project.app_state import app_state_at
 
 FHS_TOP = frozenset(
     "bin boot dev etc home lib lib32 lib64 libx32 media mnt opt proc root run sbin srv sys tmp usr var".split()
@@ -69,6 +74,8 @@ def why_too_wide(root: str, *, uid: int | None = None, home: str | None = None) 
         return "a folder every user may write to"
     if _within(home, root):
         return "a folder that holds the home folder"
+    if (own := app_state_at(root)) is not None:
+        return f"a folder of {own.what}"
     if parts[0] in SYSTEM_TREES:
         below_shared = any(_shared("/" + "/".join(parts[:k])) for k in range(2, len(parts)))
         if not below_shared:

@@ -18,7 +18,9 @@ move there), so its placeholder is an empty file. ``cleanup()`` removes each pla
 is still empty when the sandbox stops.
 
 The app's interpreter, ``sys.path`` and package directories inside the folder (an app run from its
-own checkout) are bound read-only too: nothing the sandbox can write is imported on the host later.
+own checkout) are bound read-only too: nothing the sandbox can write is imported on the host later. So
+are the folders of the app's own state inside the folder (``app_state_paths``: a folder such as
+``~/.config`` holds the app's rules): the sandbox's writes never change what the app decides.
 
 Secret files (``secret_files``: ``.env``, ``*.pem``, ``.ssh/``, … by the permission rules' one table)
 get an empty placeholder of their own type bound over them, last, so that the isolated kernel holds
@@ -37,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from freeact_tui.execution.isolation.secret_files import secret_targets
+from freeact_tui.project.app_state import app_state_dirs
 from freeact_tui.project.paths import FREEACT_DIR_NAME, PROTECTED_NAMES, is_protected
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[2]
@@ -84,6 +87,7 @@ class ProtectedNames:
                 self._made.add(path)
         binds += [(path, path) for path in protected_variants(self.working_dir)]
         binds += [(path, path) for path in app_code_paths(self.working_dir)]
+        binds += [(path, path) for path in app_state_paths(self.working_dir)]
         self.placeholders = sorted(self._made)
         inside, self._outside = secret_targets(self.working_dir)
         return one_per_target(binds + [self._hidden(path) for path in inside])  # last: over the names above
@@ -178,4 +182,25 @@ def app_code_paths(working_dir: Path) -> list[Path]:
     return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
 
 
-__all__ = ["EndNow", "ProtectedNames", "app_code_paths", "end_all_now", "one_per_target", "protected_variants"]
+def app_state_paths(working_dir: Path) -> list[Path]:
+    """The folders of the app's own state (``project.app_state``: its rules, trust, sessions, the kernel's
+    environment) that lie inside ``working_dir`` (``~/.config`` holds ``~/.config/freeact-tui``): bound
+    read-only over the folder's writable bind, so no code in the sandbox changes what the app decides."""
+    root = working_dir.resolve()
+    found = {
+        path
+        for d in app_state_dirs()
+        if (path := Path(d.path)) != root and path.is_relative_to(root) and path.is_dir() and not path.is_symlink()
+    }
+    return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
+
+
+__all__ = [
+    "EndNow",
+    "ProtectedNames",
+    "app_code_paths",
+    "app_state_paths",
+    "end_all_now",
+    "one_per_target",
+    "protected_variants",
+]
