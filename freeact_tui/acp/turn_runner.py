@@ -11,7 +11,8 @@ import logging
 from acp import update_agent_message_text
 from acp.helpers import update_available_commands
 from acp.interfaces import Client
-from acp.schema import AvailableCommand, StopReason, ToolCallUpdate
+from acp.schema import AgentPlanUpdate, AvailableCommand, AvailableCommandsUpdate, StopReason, ToolCallUpdate
+from acp.schema import UsageUpdate as AcpUsageUpdate
 from pydantic_ai.messages import UserContent
 
 from freeact_tui.acp.client_requests import ClientTimeout, ask_client, decision_bound
@@ -33,6 +34,9 @@ from freeact_tui.events import ApprovalRequest, CodeExecutionOutput, Decision, T
 logger = logging.getLogger(__name__)
 
 EDITOR_NAMES = {c.name for c in EDITOR_COMMANDS}
+
+SessionUpdate = Update | AvailableCommandsUpdate | AcpUsageUpdate | AgentPlanUpdate
+"""What a session's turns and announcements send (``TurnRunner.send``)."""
 
 STOP_REASON_OF_ERROR: dict[str, StopReason] = {
     "limit": "max_turn_requests",  # the turn's budget of model requests ran out
@@ -69,7 +73,7 @@ class TurnRunner:
         """What the client shows of a session (just) opened or made again: ``available_commands_update``
         (the editor commands and the session's skills) and ``usage_update`` (its history's context fill)."""
         commands = await self.refresh_commands(session)
-        await self.client.session_update(session_id=session.id, update=update_available_commands(commands))
+        await self.send(session, update_available_commands(commands))
         await self.send_usage(session)
 
     @staticmethod
@@ -89,6 +93,8 @@ class TurnRunner:
             session.files.texts if session.files is not None else None,
             session.tool_call_ids,
         )
+        if session.turn is not None:  # what the session's end closes if it has to abandon the turn
+            session.turn.updates = turn
         last_reply = LastReply()
         try:
             async for event in agent.stream(content):
@@ -126,17 +132,18 @@ class TurnRunner:
         its event) and whenever else the context may have changed (with the session's last usage)."""
         if usage is not None:
             session.usage = usage
-        update = usage_update(session.usage, session.agent.context_usage())
-        await self.client.session_update(session_id=session.id, update=update)
+        await self.send(session, usage_update(session.usage, session.agent.context_usage()))
 
     async def send_plan(self, session: AcpSession) -> None:
         written = session.files.take_written() if session.files is not None else None
         update = await asyncio.to_thread(session.plans.check, written)
         if update is not None:
-            await self.client.session_update(session_id=session.id, update=update)
+            await self.send(session, update)
 
-    async def send(self, session: AcpSession, update: Update) -> None:
-        await self.client.session_update(session_id=session.id, update=update)
+    async def send(self, session: AcpSession, update: SessionUpdate) -> None:
+        """The one way a session's updates reach the client: none once its end abandoned its turn."""
+        if not session.silenced:
+            await self.client.session_update(session_id=session.id, update=update)
 
     def _ask(self, session: AcpSession, turn: TurnUpdates, request: ApprovalRequest) -> None:
         """Decide ``request``: at once in a mode that approves all, else by asking the client (in a

@@ -25,7 +25,7 @@ from freeact_tui.project.own_writes import AppendHash, resume_hash
 from freeact_tui.project.paths import FREEACT_DIR_NAME
 from freeact_tui.project.trust import note_own_writes, own_mark, store_own_marks
 from freeact_tui.store import lock as session_lock
-from freeact_tui.store import rewind_file
+from freeact_tui.store import open_turn, rewind_file
 from freeact_tui.store.envelope import EnvelopeError, decode_envelope, encode_envelope, utc_now_ts
 from freeact_tui.store.history import LoadedHistory, read_history
 from freeact_tui.store.ids import SessionDamaged, SessionNotFound, validate_agent_id, validate_session_id
@@ -120,6 +120,18 @@ class Session:
         if self._locked:
             session_lock.release(self.dir)
         self._locked = self._lock_checked = False
+
+    def turn_opened(self) -> None:
+        """A turn opens now: where it begins is noted on disk (``store.open_turn``), so that a copy of the
+        session (a fork, in any process) leaves it out until ``turn_closed``."""
+        self._ensure_dir()
+        path = open_turn.mark_open(self.dir)
+        if self.in_project:
+            note_own_writes([path])
+
+    def turn_closed(self) -> None:
+        """The turn ``turn_opened`` noted has ended: the session is at rest (copied whole)."""
+        open_turn.mark_closed(self.dir)
 
     def load(self, agent_id: str = "main") -> LoadedHistory:
         """Load the history of ``agent_id``. A damaged history makes later appends to it fail."""
