@@ -55,6 +55,7 @@ async def serve(prepare: Callable[[], ConfigLoader]) -> None:
         from freeact_tui.acp.legacy import upgrade
 
         transport.rewrite = upgrade  # older clients' methods, read as the current ones
+        transport.on_unreadable = agent.unreadable_line
     except BaseException:
         await transport.close()
         raise

@@ -554,6 +554,15 @@ class FreeactAcpAgent:
             logger.exception("closing session %s failed", session_id)
             raise internal_error(f"the session could not be closed cleanly: {exc}") from None
 
+    async def unreadable_line(self) -> None:
+        """A line from the client could not be read (it was answered -32700 or -32600 with ``id: null``): no
+        request of ours can be matched to it, so none is answered or cancelled by it; the calls whose
+        permission requests wait say so in the session (``TurnRunner.note_unreadable``)."""
+        if self._turns is None:
+            return
+        for session in list(self.sessions.values()):
+            await self._turns.note_unreadable(session)
+
     # -- the end ----------------------------------------------------------------------------------------
 
     async def shutdown(self) -> None:

@@ -14,6 +14,7 @@ from freeact_tui.acp.client_files import ClientFiles
 from freeact_tui.acp.effect_modes import effect_modes, set_effect_mode
 from freeact_tui.acp.open_turn import OpenTurn
 from freeact_tui.acp.plan import PlanWatch
+from freeact_tui.acp.toolcall_view import ToolContent
 from freeact_tui.acp.turn_queue import TurnQueue
 from freeact_tui.agent.agent import Agent
 from freeact_tui.events import UsageUpdate
@@ -87,6 +88,9 @@ class AcpSession:
     """The client was asked (or needed not be) whether the folder's project files may apply."""
     turn: OpenTurn | None = None
     """The prompt running now (``session_end.run_turn``)."""
+    waiting: dict[str, list[ToolContent]] = field(default_factory=dict)
+    """The tool calls whose permission request waits for the client, with their content (a line from the
+    client that cannot be read is noted on them: ``FreeactAcpAgent.unreadable_line``)."""
     silenced: bool = False
     """The session's end abandoned its turn: nothing more is sent for it (``session_end.settle``)."""
 

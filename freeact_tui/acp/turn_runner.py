@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import logging
 
-from acp import update_agent_message_text
+from acp import update_agent_message_text, update_tool_call
 from acp.helpers import update_available_commands
 from acp.interfaces import Client
 from acp.schema import AgentPlanUpdate, AvailableCommand, AvailableCommandsUpdate, StopReason, ToolCallUpdate
@@ -26,6 +26,7 @@ from freeact_tui.acp.commands import (
 )
 from freeact_tui.acp.permission import CANCELLED_REASON, decision_for, permission_options
 from freeact_tui.acp.session import AcpSession
+from freeact_tui.acp.toolcall_view import note_content
 from freeact_tui.acp.turn_updates import TurnUpdates, Update
 from freeact_tui.acp.usage import usage_update
 from freeact_tui.agent.reply_stops import LastReply
@@ -34,6 +35,11 @@ from freeact_tui.events import ApprovalRequest, CodeExecutionOutput, Decision, T
 logger = logging.getLogger(__name__)
 
 EDITOR_NAMES = {c.name for c in EDITOR_COMMANDS}
+
+UNREADABLE_NOTE = (
+    "A message from the editor could not be read (it is not JSON-RPC); if it was meant as the answer to "
+    "this permission request, answer again: the request still waits."
+)
 
 SessionUpdate = Update | AvailableCommandsUpdate | AcpUsageUpdate | AgentPlanUpdate
 """What a session's turns and announcements send (``TurnRunner.send``)."""
@@ -169,6 +175,7 @@ class TurnRunner:
                 locations=view.locations or None,
                 raw_input=view.raw_input,
             )
+            session.waiting[tool_call_id] = view.content
             response = await ask_client(
                 self.client.request_permission(
                     session_id=session.id,
@@ -188,11 +195,20 @@ class TurnRunner:
             logger.warning("request_permission failed: %s", exc)
             decision = Decision(False, reason=f"the client did not answer the permission request ({exc})")
         finally:
+            session.waiting.pop(tool_call_id, None)
             if not request.decided:
                 request.resolve(decision)
                 with contextlib.suppress(Exception):
                     for update in turn.decided(request, decision):
                         await asyncio.shield(self.send(session, update))
+
+    async def note_unreadable(self, session: AcpSession) -> None:
+        """A line the client sent could not be read: each call of ``session`` whose permission request waits
+        says so, and that it still waits (the line answers nothing, cancels nothing)."""
+        for tool_call_id, content in list(session.waiting.items()):
+            await self.send(
+                session, update_tool_call(tool_call_id, content=[*content, *note_content(UNREADABLE_NOTE)])
+            )
 
     @staticmethod
     async def stop_asking(session: AcpSession) -> None:
