@@ -13,6 +13,7 @@ One process writes a session at a time (``store.lock``); any number may read it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import uuid
@@ -130,8 +131,11 @@ class Session:
             note_own_writes([path])
 
     def turn_closed(self) -> None:
-        """The turn ``turn_opened`` noted has ended: the session is at rest (copied whole)."""
+        """The turn ``turn_opened`` noted has ended: the session is at rest (copied whole). A folder the turn
+        made and left empty (nothing was recorded) is removed again."""
         open_turn.mark_closed(self.dir)
+        with contextlib.suppress(OSError):  # not empty: the session's files stay
+            self.dir.rmdir()
 
     def load(self, agent_id: str = "main") -> LoadedHistory:
         """Load the history of ``agent_id``. A damaged history makes later appends to it fail."""
