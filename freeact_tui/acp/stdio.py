@@ -129,7 +129,8 @@ class LineTransport:
     envelope check of ``wire.message_of``) an invalid request error (-32600); both with ``id: null``, as
     JSON-RPC 2.0 asks. The connection goes on. A client's answer that is not a valid response but names
     the request it answers fails that request (``message_of``); a line that cannot be read at all cannot
-    be matched to a request: it is answered -32700 and the request goes on waiting (within its bound).
+    be matched to a request: it is answered -32700 and the request goes on waiting (within its bound);
+    ``on_unreadable`` tells the session of the requests that wait.
     Decoding and encoding are ``wire.py``'s: what is received holds only valid strings and finite
     numbers, what is sent is always one line of JSON.
     """
