@@ -11,12 +11,14 @@ import contextlib
 import logging
 import signal
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from freeact_tui.acp.handshake import early_answer
 from freeact_tui.acp.stdio import LineTransport, guard_stdio, protocol_streams
 
 if TYPE_CHECKING:
+    from acp.agent.connection import AgentSideConnection
+
     from freeact_tui.acp.server import ConfigLoader, FreeactAcpAgent
 
 logger = logging.getLogger(__name__)
@@ -53,12 +55,19 @@ async def serve(prepare: Callable[[], ConfigLoader]) -> None:
         from freeact_tui.acp.legacy import upgrade
 
         transport.rewrite = upgrade  # older clients' methods, read as the current ones
+        transport.on_unreadable = agent.unreadable_line
     except BaseException:
         await transport.close()
         raise
     if answer is not None and "result" in answer and first is not None:  # not a refused initialize
         await agent.initialize_from(first.get("params") or {})
     await _run(agent, transport)
+
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals that end the server as the end of stdin does (a second one ends it at once)."""
+ANSWER_BOUND = 2.0
+"""Seconds the answers the sessions' ends owe (prompts ``cancelled``) may take to be written."""
 
 
 async def _run(agent: FreeactAcpAgent, transport: LineTransport) -> None:
@@ -69,9 +78,15 @@ async def _run(agent: FreeactAcpAgent, transport: LineTransport) -> None:
 
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        if main is not None:
-            loop.add_signal_handler(sig, main.cancel)
+    ending = asyncio.Event()
+
+    def on_signal() -> None:
+        if ending.is_set() and main is not None:
+            main.cancel()  # a second signal: no more waiting
+        ending.set()
+
+    for sig in SIGNALS:
+        loop.add_signal_handler(sig, on_signal)
     try:
         # session/close, resume and fork are still marked unstable in the SDK; methods we do not
         # define stay -32601.
@@ -82,16 +97,44 @@ async def _run(agent: FreeactAcpAgent, transport: LineTransport) -> None:
         # its handler at construction only, so it is wrapped in place
         inner = conn._conn._handler  # noqa: SLF001
         conn._conn._handler = guarded(inner)  # noqa: SLF001
+        listening = asyncio.ensure_future(conn.listen())
         try:
-            await conn.listen()
+            await _until_end(listening, ending)
+            # stdin closed or a signal came: every session ends (``session_end``, bounded) while the stream
+            # is still open, so its running prompt is answered and its open tool calls are ended
+            await agent.shutdown()
+            await _answers_written(conn)
         finally:
             await asyncio.shield(conn.close())
+            listening.cancel()
     except asyncio.CancelledError:
         logger.info("ACP server interrupted")
     finally:
         with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.shield(agent.shutdown())
+            await asyncio.shield(agent.shutdown())  # what opened meanwhile (nothing, normally)
         await transport.close()
+
+
+async def _until_end(listening: asyncio.Future[Any], ending: asyncio.Event) -> None:
+    """Serve until stdin closes (``listening`` ends) or ``ending`` is set (a signal). After a signal the
+    reader goes on: a client's answer to a question still open is read until the connection closes."""
+    signalled: asyncio.Future[Any] = asyncio.ensure_future(ending.wait())
+    try:
+        await asyncio.wait({listening, signalled}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        signalled.cancel()
+    if ending.is_set():
+        logger.info("ACP server ending on a signal")
+
+
+async def _answers_written(conn: AgentSideConnection) -> None:
+    """Wait (at most ``ANSWER_BOUND``) for the requests in flight, each answered by the end of its session,
+    to write their answers before the connection closes."""
+    supervisor = conn._conn._tasks  # noqa: SLF001 - the SDK keeps its request tasks there, nowhere else
+    this = asyncio.current_task()
+    pending = {t for t in supervisor._tasks if t is not this and not t.done()}  # noqa: SLF001
+    if pending:
+        await asyncio.wait(pending, timeout=ANSWER_BOUND)
 
 
 __all__ = ["serve"]

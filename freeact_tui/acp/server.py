@@ -60,13 +60,15 @@ from freeact_tui.acp.plan import PlanWatch, plans_dirs
 from freeact_tui.acp.prompt_content import PromptBlock, PromptError, user_content
 from freeact_tui.acp.replay import replay_updates
 from freeact_tui.acp.session import ASK_MODE, AUTO_MODE, MODE_TABLE, AcpSession
-from freeact_tui.acp.stored import copy_history, history_sizes, listed_sessions, stored_settings
+from freeact_tui.acp.session_end import cancel_turns, end_session, run_turn, settle, stop_agent
+from freeact_tui.acp.stored import copy_history, listed_sessions, stored_settings
 from freeact_tui.acp.turn_runner import TurnRunner
 from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.demo_model import DEMO_MODEL, demo_model
 from freeact_tui.project.config import Config, ConfigError, McpServerConfig
 from freeact_tui.store.index import META_FILE
 from freeact_tui.store.lock import SessionLocked
+from freeact_tui.store.open_turn import open_turn_sizes
 from freeact_tui.store.session import Session
 from freeact_tui.store.sessions import InvalidSessionId, SessionStore, new_session_id, validate_session_id
 from freeact_tui.version import __version__
@@ -76,8 +78,6 @@ logger = logging.getLogger(__name__)
 MODES = [spec.as_acp() for spec in MODE_TABLE]
 # After the answer that opens a session, before its commands are announced (the answer goes out first).
 ANNOUNCE_DELAY = 0.05
-# How long stopping a session's kernels may take when the client goes away.
-STOP_TIMEOUT = 15.0
 
 ConfigLoader = Callable[[Path], Config]
 """The config for a session's working directory (the command line's options applied)."""
@@ -357,8 +357,8 @@ class FreeactAcpAgent:
         self, session_id: str, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> ForkSessionResponse:
         """A new session that starts with the stored conversation of ``session_id`` up to its last completed
-        point (a turn running here is left out: ``AcpSession.settled``); the source goes on unchanged, its
-        open turn too."""
+        point (a turn open in any process is left out: ``store.open_turn``); the source goes on unchanged,
+        its open turn too."""
         client_mcp = client_mcp_servers(mcp_servers or [])
         config = self._config(cwd, client_mcp)
         try:
@@ -371,8 +371,8 @@ class FreeactAcpAgent:
             raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
         fork_id = new_session_id()
         copy = store.session(fork_id).dir
-        live = self.sessions.get(session_id)  # a turn running here: copied up to where it began
-        await asyncio.to_thread(copy_history, source.dir, copy, live.settled if live is not None else None)
+        # a turn open in the source (here or in another process) is left out: copied up to where it began
+        await asyncio.to_thread(copy_history, source.dir, copy, open_turn_sizes(source.dir))
         try:  # a source another process writes forks well (the copy is this process's); a damaged one not
             session = await self._open(config, fork_id, client_mcp, settings_of=session_id)
         except RequestError:
@@ -471,10 +471,10 @@ class FreeactAcpAgent:
             raise invalid_params(str(exc)) from None
         session = await self._after_open(session_id)
         async with session.queue.turn() as go:
+            if not go:  # a cancel (or close, or the server's end) sent after it, while it waited
+                return PromptResponse(stop_reason="cancelled")
             if self.sessions.get(session_id) is not session:  # a close sent before it was handled first
                 raise unknown_session(session_id)
-            if not go:  # a cancel (or close) sent after it, while it waited
-                return PromptResponse(stop_reason="cancelled")
             refusal = _refusal(session.agent)  # refused at open; a lock lost since (a deleted lock file) here
             if refusal is not None:
                 raise refusal
@@ -484,12 +484,8 @@ class FreeactAcpAgent:
                 return PromptResponse(stop_reason="cancelled")
             only = prompt[0] if len(prompt) == 1 else None
             text = only.text if isinstance(only, TextContentBlock) else ""
-            stored = session.agent.session
-            session.settled = history_sizes(stored.dir) if stored is not None else None
-            try:
-                stop = await self.turns.run_prompt(session, text, content)
-            finally:
-                session.settled = None  # at rest again: a fork copies it whole
+            # answered by the turn, or ``cancelled`` by the session's end, whatever the turn does
+            stop = await run_turn(session, self.turns.run_prompt(session, text, content))
             self._remember(session)
             return PromptResponse(stop_reason=stop)
 
@@ -523,7 +519,7 @@ class FreeactAcpAgent:
             session = await self._after_open(session_id)
         except RequestError:
             return  # a notification: nothing to answer for an unknown session
-        _cancel_turns(session)
+        cancel_turns(session)
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
         """End the session here: its running turn and the prompts sent before this close are cancelled (the
@@ -536,8 +532,11 @@ class FreeactAcpAgent:
             async with self._open_lock(session_id):  # a load of it after this close opens it afresh
                 await self._close(session_id)
             return CloseSessionResponse()
-        _cancel_turns(session)  # before the first await: the prompts sent before it, not after
+        cancel_turns(session)  # before the first await: the prompts sent before it, not after
+        # the running turn ends (or is abandoned) within its bound, so the place in the queue comes
+        settling = session.start(settle(session, self.client))
         async with session.queue.turn(), self._open_lock(session_id):
+            await asyncio.wait({settling})
             await self._close(session_id)
         return CloseSessionResponse()
 
@@ -550,36 +549,36 @@ class FreeactAcpAgent:
         session.queue.cancel()
         session.cancel_tasks()
         try:
-            await asyncio.wait_for(session.agent.stop(), STOP_TIMEOUT)
+            await stop_agent(session.agent)  # bounded; what it could not stop ends with the process
         except Exception as exc:
             logger.exception("closing session %s failed", session_id)
             raise internal_error(f"the session could not be closed cleanly: {exc}") from None
 
+    async def unreadable_line(self) -> None:
+        """A line from the client could not be read (it was answered -32700 or -32600 with ``id: null``): no
+        request of ours can be matched to it, so none is answered or cancelled by it; the calls whose
+        permission requests wait say so in the session (``TurnRunner.note_unreadable``)."""
+        if self._turns is None:
+            return
+        for session in list(self.sessions.values()):
+            await self._turns.note_unreadable(session)
+
     # -- the end ----------------------------------------------------------------------------------------
 
     async def shutdown(self) -> None:
-        """Cancel every turn and stop every agent (kernels, MCP servers): the client is gone."""
+        """End every session (``session_end``, bounded): the client is gone or the process ends. Each running
+        prompt is answered ``cancelled`` and its open tool calls end ``failed``; every agent is stopped
+        (kernels, MCP servers)."""
         sessions, self.sessions = list(self.sessions.values()), {}
+        self._files.clear()
 
-        async def stop(session: AcpSession) -> None:
-            session.queue.cancel()
-            session.cancel_tasks()  # announcements not sent yet, questions: there is nobody to tell
+        async def end(session: AcpSession) -> None:
             try:
-                await asyncio.wait_for(session.agent.stop(), STOP_TIMEOUT)
+                await end_session(session, self.client)
             except Exception:
                 logger.exception("stopping session %s failed", session.id)
 
-        await asyncio.gather(*(stop(s) for s in sessions))
-
-
-def _cancel_turns(session: AcpSession) -> None:
-    """``session/cancel``: the running turn and every prompt waiting so far end ``cancelled``; the questions
-    asked of the client (permissions, folder trust) are withdrawn."""
-    session.cancel_requested = True
-    session.queue.cancel()
-    session.agent.cancel()
-    for task in list(session.asking):
-        task.cancel()
+        await asyncio.gather(*(end(s) for s in sessions))
 
 
 def _refusal(agent: Agent) -> RequestError | None:
@@ -611,7 +610,7 @@ def _hold(agent: Agent) -> None:
 
 async def _stop(agent: Agent) -> None:
     try:
-        await asyncio.wait_for(agent.stop(), STOP_TIMEOUT)
+        await stop_agent(agent)
     except Exception:
         logger.exception("stopping the agent of %s failed", agent.session_id)
 

@@ -12,7 +12,9 @@ from acp.schema import SessionMode
 
 from freeact_tui.acp.client_files import ClientFiles
 from freeact_tui.acp.effect_modes import effect_modes, set_effect_mode
+from freeact_tui.acp.open_turn import OpenTurn
 from freeact_tui.acp.plan import PlanWatch
+from freeact_tui.acp.toolcall_view import ToolContent
 from freeact_tui.acp.turn_queue import TurnQueue
 from freeact_tui.agent.agent import Agent
 from freeact_tui.events import UsageUpdate
@@ -83,10 +85,14 @@ class AcpSession:
     tool_call_ids: set[str] = field(default_factory=set)
     """Every ``toolCallId`` sent in this session (``TurnUpdates`` gives none twice)."""
     trust_asked: bool = False
-    settled: dict[str, int] | None = None
-    """While a turn runs: the size of each history file of the session when it began (its last completed
-    point), so that a fork taken meanwhile copies the history up to there and leaves the turn alone."""
     """The client was asked (or needed not be) whether the folder's project files may apply."""
+    turn: OpenTurn | None = None
+    """The prompt running now (``session_end.run_turn``)."""
+    waiting: dict[str, list[ToolContent]] = field(default_factory=dict)
+    """The tool calls whose permission request waits for the client, with their content (a line from the
+    client that cannot be read is noted on them: ``FreeactAcpAgent.unreadable_line``)."""
+    silenced: bool = False
+    """The session's end abandoned its turn: nothing more is sent for it (``session_end.settle``)."""
 
     def start(self, work: Coroutine[Any, Any, T], *, asking: bool = False) -> asyncio.Task[T]:
         """``work`` as a task the session owns (cancelled when it closes); ``asking``: a question to the

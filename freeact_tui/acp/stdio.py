@@ -15,7 +15,7 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, Protocol
 
 from freeact_tui.acp.wire import INVALID_REQUEST, WireError, decode_message, encode_message
@@ -129,7 +129,8 @@ class LineTransport:
     envelope check of ``wire.message_of``) an invalid request error (-32600); both with ``id: null``, as
     JSON-RPC 2.0 asks. The connection goes on. A client's answer that is not a valid response but names
     the request it answers fails that request (``message_of``); a line that cannot be read at all cannot
-    be matched to a request: it is answered -32700 and the request goes on waiting (within its bound).
+    be matched to a request: it is answered -32700 and the request goes on waiting (within its bound);
+    ``on_unreadable`` tells the session of the requests that wait.
     Decoding and encoding are ``wire.py``'s: what is received holds only valid strings and finite
     numbers, what is sent is always one line of JSON.
     """
@@ -150,6 +151,9 @@ class LineTransport:
         self._gone = False
         """The client closed its end: what is sent to it is dropped (a normal end, not an error)."""
         self._unread: list[dict[str, Any] | None] = []
+        self.on_unreadable: Callable[[], Awaitable[None]] | None = None
+        """Told of each line that cannot be read at all (after its -32700): it may have been meant as an
+        answer to a request of ours, which it cannot answer (``FreeactAcpAgent.unreadable_line``)."""
 
     def unread(self, message: dict[str, Any] | None) -> None:
         """Give ``message`` back: the next ``receive`` returns it (a message looked at before the SDK's
@@ -200,6 +204,11 @@ class LineTransport:
             except WireError as exc:
                 logger.warning("not a message this server takes (%s): %.200r", exc, line)
                 await self.send(_error(exc.code, str(exc)))
+                if self.on_unreadable is not None:  # no id to match: it answers no request of ours
+                    try:
+                        await self.on_unreadable()
+                    except Exception as hook_error:  # telling of it must never stop the reading
+                        logger.warning("noting an unreadable line failed: %s", hook_error)
 
     async def _rewritten(self, message: dict[str, Any]) -> dict[str, Any] | None:
         if self.rewrite is None:

@@ -58,18 +58,11 @@ async def stored_settings(config: Config, session_id: str) -> StoredSettings:
     return StoredSettings(model=chosen, mode=stored.mode)
 
 
-def history_sizes(session_dir: Path) -> dict[str, int]:
-    """The size of each history file of a session: a point its histories can be copied up to."""
-    return {
-        p.name: p.stat().st_size for p in session_dir.glob("*.jsonl") if p.is_file() and not p.is_symlink()
-    }
-
-
 def copy_history(source: Path, target: Path, upto: dict[str, int] | None = None) -> None:
     """The histories and saved tool results of a session, copied for a fork (not its meta or lock).
 
-    ``upto``: the sizes of the histories at the source's last completed point (``history_sizes`` when its
-    running turn began): each is copied up to there and a history begun since is left out, so the fork
+    ``upto``: the sizes of the histories at the source's last completed point (``store.open_turn``: where its
+    open turn began): each is copied up to there and a history begun since is left out, so the fork
     never holds the open turn (its calls still unanswered). ``None``: the source is at rest, copied whole.
     """
     target.mkdir(parents=True, exist_ok=False)
@@ -90,4 +83,4 @@ def _copy_history_file(source: Path, target: Path, size: int | None) -> None:
             dst.write(src.read(size))
 
 
-__all__ = ["StoredSettings", "copy_history", "history_sizes", "listed_sessions", "stored_settings"]
+__all__ = ["StoredSettings", "copy_history", "listed_sessions", "stored_settings"]

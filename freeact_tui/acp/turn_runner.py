@@ -8,10 +8,18 @@ import asyncio
 import contextlib
 import logging
 
-from acp import text_block, tool_content, update_agent_message_text
+from acp import text_block, tool_content, update_agent_message_text, update_tool_call
 from acp.helpers import update_available_commands
 from acp.interfaces import Client
-from acp.schema import AvailableCommand, ContentToolCallContent, StopReason, ToolCallUpdate
+from acp.schema import (
+    AgentPlanUpdate,
+    AvailableCommand,
+    AvailableCommandsUpdate,
+    ContentToolCallContent,
+    StopReason,
+    ToolCallUpdate,
+)
+from acp.schema import UsageUpdate as AcpUsageUpdate
 from pydantic_ai.messages import UserContent
 
 from freeact_tui.acp.client_requests import ClientTimeout, ask_client, decision_bound
@@ -25,6 +33,7 @@ from freeact_tui.acp.commands import (
 )
 from freeact_tui.acp.permission import CANCELLED_REASON, decision_for, permission_options
 from freeact_tui.acp.session import AcpSession
+from freeact_tui.acp.toolcall_view import note_content
 from freeact_tui.acp.turn_updates import TurnUpdates, Update
 from freeact_tui.acp.usage import usage_update
 from freeact_tui.agent.reply_stops import LastReply
@@ -34,6 +43,14 @@ from freeact_tui.text.safe import visible
 logger = logging.getLogger(__name__)
 
 EDITOR_NAMES = {c.name for c in EDITOR_COMMANDS}
+
+UNREADABLE_NOTE = (
+    "A message from the editor could not be read (it is not JSON-RPC); if it was meant as the answer to "
+    "this permission request, answer again: the request still waits."
+)
+
+SessionUpdate = Update | AvailableCommandsUpdate | AcpUsageUpdate | AgentPlanUpdate
+"""What a session's turns and announcements send (``TurnRunner.send``)."""
 
 STOP_REASON_OF_ERROR: dict[str, StopReason] = {
     "limit": "max_turn_requests",  # the turn's budget of model requests ran out
@@ -70,7 +87,7 @@ class TurnRunner:
         """What the client shows of a session (just) opened or made again: ``available_commands_update``
         (the editor commands and the session's skills) and ``usage_update`` (its history's context fill)."""
         commands = await self.refresh_commands(session)
-        await self.client.session_update(session_id=session.id, update=update_available_commands(commands))
+        await self.send(session, update_available_commands(commands))
         await self.send_usage(session)
 
     @staticmethod
@@ -90,6 +107,8 @@ class TurnRunner:
             session.files.texts if session.files is not None else None,
             session.tool_call_ids,
         )
+        if session.turn is not None:  # what the session's end closes if it has to abandon the turn
+            session.turn.updates = turn
         last_reply = LastReply()
         try:
             async for event in agent.stream(content):
@@ -127,17 +146,18 @@ class TurnRunner:
         its event) and whenever else the context may have changed (with the session's last usage)."""
         if usage is not None:
             session.usage = usage
-        update = usage_update(session.usage, session.agent.context_usage())
-        await self.client.session_update(session_id=session.id, update=update)
+        await self.send(session, usage_update(session.usage, session.agent.context_usage()))
 
     async def send_plan(self, session: AcpSession) -> None:
         written = session.files.take_written() if session.files is not None else None
         update = await asyncio.to_thread(session.plans.check, written)
         if update is not None:
-            await self.client.session_update(session_id=session.id, update=update)
+            await self.send(session, update)
 
-    async def send(self, session: AcpSession, update: Update) -> None:
-        await self.client.session_update(session_id=session.id, update=update)
+    async def send(self, session: AcpSession, update: SessionUpdate) -> None:
+        """The one way a session's updates reach the client: none once its end abandoned its turn."""
+        if not session.silenced:
+            await self.client.session_update(session_id=session.id, update=update)
 
     def _ask(self, session: AcpSession, turn: TurnUpdates, request: ApprovalRequest) -> None:
         """Decide ``request``: at once in a mode that approves all, else by asking the client (in a
@@ -163,6 +183,7 @@ class TurnRunner:
                 locations=view.locations or None,
                 raw_input=view.raw_input,
             )
+            session.waiting[tool_call_id] = view.content
             response = await ask_client(
                 self.client.request_permission(
                     session_id=session.id,
@@ -182,11 +203,20 @@ class TurnRunner:
             logger.warning("request_permission failed: %s", exc)
             decision = Decision(False, reason=f"the client did not answer the permission request ({exc})")
         finally:
+            session.waiting.pop(tool_call_id, None)
             if not request.decided:
                 request.resolve(decision)
                 with contextlib.suppress(Exception):
                     for update in turn.decided(request, decision):
                         await asyncio.shield(self.send(session, update))
+
+    async def note_unreadable(self, session: AcpSession) -> None:
+        """A line the client sent could not be read: each call of ``session`` whose permission request waits
+        says so, and that it still waits (the line answers nothing, cancels nothing)."""
+        for tool_call_id, content in list(session.waiting.items()):
+            await self.send(
+                session, update_tool_call(tool_call_id, content=[*content, *note_content(UNREADABLE_NOTE)])
+            )
 
     @staticmethod
     async def stop_asking(session: AcpSession) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -69,6 +70,11 @@ class AgentBusy(RuntimeError):
 
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
+
+TURN_END_GRACE = 3.0
+"""Seconds ``Agent.stop`` waits for a cancelled turn to unwind, before and after stopping what runs under it."""
 
 
 class SettingView(Generic[T]):
@@ -401,13 +407,19 @@ class Agent:
         self.meter.restore(self.recorder.past_responses(subagents=self.runtime.role.counts_subagent_usage))
 
     async def stop(self) -> None:
-        """Cancel a running turn and stop the kernel (if this agent started it)."""
-        await self.cancel_and_wait()
+        """Cancel a running turn and stop the kernel (if this agent started it).
+
+        The turn gets ``TURN_END_GRACE`` to unwind; one that ignores its cancel (a model request or a tool
+        that never returns) does not hold the stop: the MCP servers and the kernel under it are stopped
+        anyway, which frees a turn stuck in them, and it gets the grace once more before the session file
+        is closed."""
+        await self.cancel_and_wait(TURN_END_GRACE)
         await self.mcp.stop()
         if self._subagents is not None:
             await self._subagents.pool.stop()
             self._subagents = None
         await self.kernel.stop()
+        await self.cancel_and_wait(TURN_END_GRACE)
         if self.runtime.role.owns_checkpoints:
             await self.checkpointing.close()  # a background packing run of the checkpoint store
         await self.recorder.flushed()
@@ -435,12 +447,17 @@ class Agent:
         if self._turn is not None and self._turn_task is not None and not self._turn_task.done():
             self._turn.cancel(self._turn_task)
 
-    async def cancel_and_wait(self) -> None:
-        """Cancel a running turn and wait until it has unwound (what it did is in the history)."""
+    async def cancel_and_wait(self, limit: float | None = None) -> None:
+        """Cancel a running turn and wait until it has unwound (what it did is in the history), or at most
+        ``limit`` seconds (then it is left running, logged)."""
         task = self._turn_task
         if task is not None and not task.done():
             self.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            await asyncio.wait({task}, timeout=limit)
+            if not task.done():
+                logger.warning("the turn of %s did not end within %g s of its cancel", self.session_id, limit)
+            elif not task.cancelled():
+                task.exception()  # retrieved: ``_turn_over`` reported how it ended
 
     def record_notice(self, title: str, text: str) -> None:
         """Keep a notice a UI showed about this session (an undo) in its file, for a resumed log to show
@@ -534,6 +551,7 @@ class Agent:
         turn = self._new_turn(prompt, max_turns, len(prompt) - len(typed))
         self._turn = turn
         self.events.open()
+        self.recorder.turn_opened()  # on disk: a fork taken in any process leaves this turn out
         task = asyncio.create_task(self._run(turn))
         task.add_done_callback(functools.partial(self._turn_over, turn))
         self._turn_task = task
@@ -562,6 +580,7 @@ class Agent:
         its prompt, SIGINT at the start) ends the stream."""
         if not turn.started:
             turn.end_unstarted()
+        self.recorder.turn_closed()
         self.events.close()  # after the turn's last event
 
     async def run_user_shell(self, command: str) -> AsyncIterator[AgentEvent]:

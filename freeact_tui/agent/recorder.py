@@ -12,6 +12,7 @@ memory to its line in the file, and ``generation`` changes whenever the history 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +27,10 @@ from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.rewind_file import RewindMark
 from freeact_tui.store.sessions import Session, SessionDamaged, SessionStore
 
+logger = logging.getLogger(__name__)
+
+MAIN_AGENT = "main"
+"""The agent whose turns are the session's (a subagent's run inside one of them)."""
 
 class Recorder:
     """History of one agent (the main agent or a subagent) in one session."""
@@ -108,6 +113,24 @@ class Recorder:
         self.stored.append(message)
         if self.session is not None:
             self.session.append([message], agent_id=self.agent_id)
+
+    def turn_opened(self) -> None:
+        """The main agent's turn opens: noted in the session (``store.open_turn``) for a copy taken meanwhile."""
+        if self.session is None or self.locked is not None or self.agent_id != MAIN_AGENT:
+            return
+        try:
+            self.session.turn_opened()
+        except OSError as exc:  # only a fork taken during the turn would copy it whole
+            logger.warning("the open turn of session %s could not be noted: %s", self.session.id, exc)
+
+    def turn_closed(self) -> None:
+        """The turn ``turn_opened`` noted has ended."""
+        if self.session is None or self.locked is not None or self.agent_id != MAIN_AGENT:
+            return
+        try:
+            self.session.turn_closed()
+        except OSError as exc:
+            logger.warning("the end of a turn of session %s could not be noted: %s", self.session.id, exc)
 
     def record_event(self, record: ModelRequest) -> None:
         """Append an event record (``store/event_record.py``): to the file and the transcript, never to

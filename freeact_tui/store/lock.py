@@ -29,7 +29,8 @@ class SessionLocked(Exception):
         self.pid = pid
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (someone else's too)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -65,7 +66,7 @@ def acquire(session_dir: Path) -> bool:
             pid = _holder(path)
             if pid == os.getpid():
                 return False
-            if pid is not None and _alive(pid):
+            if pid is not None and alive(pid):
                 raise SessionLocked(path, pid) from None
             # Stale (its process is gone) or unreadable: take it over.
             with contextlib.suppress(FileNotFoundError):

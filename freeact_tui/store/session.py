@@ -13,6 +13,7 @@ One process writes a session at a time (``store.lock``); any number may read it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import uuid
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 from freeact_tui.project.own_writes import AppendHash, resume_hash
 from freeact_tui.project.paths import FREEACT_DIR_NAME
 from freeact_tui.project.trust import note_own_writes, own_mark, store_own_marks
-from freeact_tui.store import checked_read, rewind_file
+from freeact_tui.store import checked_read, open_turn, rewind_file
 from freeact_tui.store import lock as session_lock
 from freeact_tui.store.envelope import EnvelopeError, decode_envelope, encode_envelope, utc_now_ts
 from freeact_tui.store.history import LoadedHistory, read_history
@@ -130,6 +131,21 @@ class Session:
         if self._locked:
             session_lock.release(self.dir)
         self._locked = self._lock_checked = False
+
+    def turn_opened(self) -> None:
+        """A turn opens now: where it begins is noted on disk (``store.open_turn``), so that a copy of the
+        session (a fork, in any process) leaves it out until ``turn_closed``."""
+        self._ensure_dir()
+        path = open_turn.mark_open(self.dir)
+        if self.in_project:
+            note_own_writes([path])
+
+    def turn_closed(self) -> None:
+        """The turn ``turn_opened`` noted has ended: the session is at rest (copied whole). A folder the turn
+        made and left empty (nothing was recorded) is removed again."""
+        open_turn.mark_closed(self.dir)
+        with contextlib.suppress(OSError):  # not empty: the session's files stay
+            self.dir.rmdir()
 
     def load(self, agent_id: str = "main") -> LoadedHistory:
         """Load the history of ``agent_id``. A damaged history makes later appends to it fail."""

@@ -42,6 +42,8 @@ _CLIENT_WAIT = 10.0
 
 # Starting may take longer than a call (npx/uvx fetch packages first), so it gets at least this long.
 _MIN_START_TIMEOUT = 30.0
+_ABANDON_GRACE = 1.0
+"""Seconds an abandoned call gets to unwind (a server it was starting is closed) before it is answered."""
 
 
 class TokenGuard:
@@ -117,6 +119,8 @@ class KernelToolServer(ToolServer):
         self._locks: dict[str, asyncio.Lock] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping = asyncio.Event()
+        """Set by ``stop``: every call in flight is answered at once."""
 
     @property
     def servers(self) -> dict[str, McpServerEntry]:
@@ -165,7 +169,34 @@ class KernelToolServer(ToolServer):
         return await super()._approve(server_name, tool_name, tool_args)
 
     async def run(self, request: ToolCall) -> dict[str, Any]:
-        """``POST /run``: refuse servers not in the allow-list, then ask for approval, then call."""
+        """``POST /run``, answered whatever the call does: when the server stops (``stop``) a call still
+        waiting (for its approval, its MCP server's start, its tool) is abandoned and answered with an
+        error, so that the HTTP server's shutdown waits for no request and cancels none (each cancelled
+        request would log a traceback)."""
+        call = asyncio.ensure_future(self._run(request))
+        stopping: asyncio.Future[Any] = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait({call, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+            if not call.done():
+                call.cancel()  # a server it was starting is closed by its own cancellation
+        if call.done() and not call.cancelled():
+            return call.result()
+        await asyncio.wait({call}, timeout=_ABANDON_GRACE)
+        return {
+            "error": f"the tool server stopped during the call of `{request.server_name}.{request.tool_name}`; "
+            "the call was abandoned."
+        }
+
+    async def stop(self) -> None:
+        """Stop: the calls in flight are abandoned first (``run``), then mcpygen's stop (the MCP servers, the
+        approval channel, the HTTP server, which then has no request left to wait for)."""
+        self._stopping.set()
+        await super().stop()
+
+    async def _run(self, request: ToolCall) -> dict[str, Any]:
+        """Refuse servers not in the allow-list, then ask for approval, then call."""
         name, tool = request.server_name, request.tool_name
         entry = self._servers.get(name)
         if entry is None:

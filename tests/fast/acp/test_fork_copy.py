@@ -15,7 +15,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from freeact_tui.acp.stored import copy_history, history_sizes
+from freeact_tui.acp.stored import copy_history
+from freeact_tui.store.open_turn import history_sizes
 
 NAMES = st.sampled_from(["main.jsonl", "sub-a.jsonl", "sub-b.jsonl"])
 LINES = st.lists(st.binary(min_size=1, max_size=30).map(lambda b: b.replace(b"\n", b" ") + b"\n"), max_size=4)
