@@ -9,6 +9,7 @@ from acp.schema import HttpMcpServer, McpServerStdio
 
 from freeact_tui.acp.errors import invalid_params
 from freeact_tui.project.config import McpServerConfig
+from freeact_tui.text.safe import one_line
 
 
 def client_mcp_servers(servers: Sequence[Any]) -> dict[str, McpServerConfig]:
@@ -19,20 +20,26 @@ def client_mcp_servers(servers: Sequence[Any]) -> dict[str, McpServerConfig]:
     """
     out: dict[str, McpServerConfig] = {}
     for server in servers:
-        match server:
-            case McpServerStdio(name=name, command=command, args=args, env=env):
-                out[name] = McpServerConfig(
-                    command=command, args=list(args), env={e.name: e.value for e in env}
-                )
-            case HttpMcpServer(name=name, url=url, headers=headers):
-                out[name] = McpServerConfig(url=url, headers={h.name: h.value for h in headers})
-            case _:
-                kind = getattr(server, "type", type(server).__name__)
-                name = getattr(server, "name", "?")
-                raise invalid_params(
-                    f"MCP server {name!r}: transport {kind!r} is not supported (stdio and http are)"
-                )
+        try:
+            entry = _entry(server)
+        except ValueError as exc:  # the config's own check refused it (pydantic's ValidationError)
+            name = getattr(server, "name", "?")
+            reason = one_line(str(exc).replace("\n", "; "), 300)
+            raise invalid_params(f"MCP server {name!r} cannot be used: {reason}") from None
+        out[getattr(server, "name", "")] = entry
     return out
+
+
+def _entry(server: Any) -> McpServerConfig:
+    """One server a client passed as a config entry (the config's checks raise ``ValueError``)."""
+    match server:
+        case McpServerStdio(command=command, args=args, env=env):
+            return McpServerConfig(command=command, args=list(args), env={e.name: e.value for e in env})
+        case HttpMcpServer(url=url, headers=headers):
+            return McpServerConfig(url=url, headers={h.name: h.value for h in headers})
+    kind = getattr(server, "type", type(server).__name__)
+    name = getattr(server, "name", "?")
+    raise invalid_params(f"MCP server {name!r}: transport {kind!r} is not supported (stdio and http are)")
 
 
 __all__ = ["client_mcp_servers"]

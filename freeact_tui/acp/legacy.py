@@ -11,6 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from acp.schema import CancelNotification
+from pydantic import BaseModel, ValidationError
+
+from freeact_tui.acp.dispatch import one_line
 from freeact_tui.acp.handshake import initialize_problem, refusal
 from freeact_tui.acp.model_option import MODEL_OPTION
 from freeact_tui.acp.stdio import Rewritten
@@ -26,9 +30,11 @@ LEGACY_METHODS: dict[str, tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]
 }
 
 
-NOTIFICATIONS = frozenset({"session/cancel"})
-"""Methods that are notifications: sent as a request (with an id) they are applied and answered ``{}``
-at once (ACP's ``session/cancel`` is a notification; a client that waits for an answer gets one)."""
+NOTIFICATIONS: dict[str, type[BaseModel]] = {"session/cancel": CancelNotification}
+"""Methods that are notifications, with the schema of their params: sent as a request (with an id) they
+are checked as every request is (params that do not validate: -32602, and nothing is applied), then
+applied and answered ``{}`` at once (ACP's ``session/cancel`` is a notification; a client that waits for
+an answer gets one)."""
 
 
 def _answer(message: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +59,11 @@ def upgrade(message: dict[str, Any]) -> Rewritten:
     problem = initialize_problem(message.get("params")) if method == "initialize" else None
     if problem is not None:  # the SDK would drop the bad capabilities without a word: refused here
         return Rewritten(None, refusal(message.get("id"), problem)) if "id" in message else Rewritten(None)
-    if method in NOTIFICATIONS and "id" in message:
+    if isinstance(method, str) and method in NOTIFICATIONS and "id" in message:
+        try:
+            NOTIFICATIONS[method].model_validate(message.get("params"))
+        except ValidationError as exc:
+            return Rewritten(None, refusal(message["id"], one_line(exc)))
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
         return Rewritten({k: v for k, v in message.items() if k != "id"}, answer)
     legacy = LEGACY_METHODS.get(method) if isinstance(method, str) else None

@@ -5,6 +5,9 @@ The agent keeps a plan when it follows the task-planning skill: a Markdown check
 directory), ticked step by step. When a call writes such a file (a file tool, code, or the editor
 through ``fs/write_text_file``), its checklist is sent as a ``plan``: ticked steps ``completed``, the
 first unticked one ``in_progress``, the rest ``pending``.
+
+A plan is the session's that wrote it: the plans folder outside a project is shared by every session (and
+process), so a file changed there is sent only to the session whose call names it (``PlanWatch.check``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,13 @@ def plan_entries(text: str) -> list[PlanEntry]:
         status: PlanEntryStatus = "completed" if done else "in_progress" if i == current else "pending"
         entries.append(plan_entry(content, status=status))
     return entries
+
+
+def names_file(text: str, path: Path) -> bool:
+    """Whether ``text`` names the file ``path``: its name stands in it with no character that could go on
+    a name (a letter, a digit, ``_``, ``.``, ``-``) on either side (``data.md`` does not name ``a.md``;
+    ``plans/a.md``, ``'a.md'`` do)."""
+    return re.search(rf"(?<![\w.-]){re.escape(path.name)}(?![\w.-])", text) is not None
 
 
 def plans_dirs(working_dir: Path) -> list[Path]:
@@ -63,11 +73,16 @@ class PlanWatch:
     def covers(self, path: str) -> bool:
         return Path(path).parent in self.dirs and path.endswith(".md")
 
-    def check(self, written: dict[str, str] | None = None) -> AgentPlanUpdate | None:
-        """The update for the plan written last: among ``written`` (path → text, written through the
-        client), else among the files changed on disk since the last look."""
+    def check(self, written: dict[str, str] | None = None, named: str = "") -> AgentPlanUpdate | None:
+        """The update for the plan this session wrote last: among ``written`` (path → text, written through
+        the client for this session), else among the files changed on disk since the last look that
+        ``named`` (what this session's calls were given: their code, their arguments) names.
+
+        The plans folder is shared (every session outside a project, every process, writes plans to it):
+        a file changed there is this session's only when its own call names it, so that one session's plan
+        never reaches another's client."""
         now = self._scan()
-        changed = [p for p, mtime in now.items() if self._seen.get(p) != mtime]
+        changed = [p for p, mtime in now.items() if self._seen.get(p) != mtime and names_file(named, p)]
         self._seen = now
         for path, text in reversed(list((written or {}).items())):
             if self.covers(path):
@@ -90,4 +105,4 @@ class PlanWatch:
         return update_plan(entries)
 
 
-__all__ = ["PlanWatch", "plan_entries", "plans_dirs"]
+__all__ = ["PlanWatch", "names_file", "plan_entries", "plans_dirs"]

@@ -61,7 +61,7 @@ from freeact_tui.acp.prompt_content import PromptBlock, PromptError, user_conten
 from freeact_tui.acp.replay import replay_updates
 from freeact_tui.acp.session import ASK_MODE, AUTO_MODE, MODE_TABLE, AcpSession
 from freeact_tui.acp.session_end import cancel_turns, end_session, run_turn, settle, stop_agent
-from freeact_tui.acp.stored import copy_history, listed_sessions, stored_settings
+from freeact_tui.acp.stored import StoredSettings, copy_history, listed_sessions, stored_settings
 from freeact_tui.acp.turn_runner import TurnRunner
 from freeact_tui.agent.agent import Agent
 from freeact_tui.agent.demo_model import DEMO_MODEL, demo_model
@@ -71,6 +71,7 @@ from freeact_tui.store.lock import SessionLocked
 from freeact_tui.store.open_turn import open_turn_sizes
 from freeact_tui.store.session import Session
 from freeact_tui.store.sessions import InvalidSessionId, SessionStore, new_session_id, validate_session_id
+from freeact_tui.text.safe import one_line
 from freeact_tui.version import __version__
 
 logger = logging.getLogger(__name__)
@@ -188,6 +189,24 @@ class FreeactAcpAgent:
             self._files.pop(session_id, None)
             await _stop(agent)
             raise refusal
+        try:
+            return await self._opened_agent(agent, config, client_mcp, files, model, settings)
+        except Exception:  # not yet a session of this process: its agent stops here (a session: the caller's)
+            if self.sessions.get(agent.session_id) is None:
+                self._files.pop(session_id, None)
+                await _stop(agent)
+            raise
+
+    async def _opened_agent(
+        self,
+        agent: Agent,
+        config: Config,
+        client_mcp: dict[str, McpServerConfig],
+        files: ClientFiles | None,
+        model: str,
+        settings: StoredSettings,
+    ) -> AcpSession:
+        """``agent`` (started, its session usable here) made a session of this process."""
         working_dir = config.resolved_working_dir()
         session = AcpSession(
             agent.session_id, agent, config, working_dir, PlanWatch(plans_dirs(working_dir)),
@@ -316,7 +335,41 @@ class FreeactAcpAgent:
             if not _in_store(SessionStore(config.resolved_sessions_dir()).session(session_id)):
                 raise unknown_session(session_id, f"in {config.resolved_sessions_dir()}")
             session = await self._open(config, session_id, client_mcp)
+        elif session.working_dir != config.resolved_working_dir():
+            # its kernel runs in the folder it was opened in: never answered as if it ran in another
+            raise invalid_params(
+                f"session {session_id} is open here in {str(session.working_dir)[:120]!r}; "
+                "close it (session/close) to open it in another folder"
+            )
         return session
+
+    @asynccontextmanager
+    async def _all_or_nothing(self, session_id: str) -> AsyncIterator[None]:
+        """An open (load, resume, fork) is all or nothing: whatever fails once it began (the replay, the
+        model list, anything) leaves no session open here that was not open before it (its kernels stopped,
+        its writer lock released), and the answer is a protocol error: a refusal as it was raised, anything
+        else the one refusal of an open (``session_unusable``), never an internal error."""
+        was_open = session_id in self.sessions
+        try:
+            yield
+        except Exception as exc:
+            if not was_open:
+                await self._discard(session_id)
+            if isinstance(exc, RequestError):
+                raise
+            logger.exception("opening session %s failed", session_id)
+            raise session_unusable(session_id, f"it could not be opened ({one_line(str(exc), 200)})") from None
+
+    async def _discard(self, session_id: str) -> None:
+        """A session this process opened taken back at once (an open that failed): nothing is left of it."""
+        session = self.sessions.pop(session_id, None)
+        self._files.pop(session_id, None)
+        if session is None:
+            return
+        session.cancel_requested = True
+        session.queue.cancel()
+        session.cancel_tasks()
+        await _stop(session.agent)
 
     def _open_lock(self, session_id: str) -> asyncio.Lock:
         return self._open_locks.setdefault(session_id, asyncio.Lock())
@@ -336,7 +389,8 @@ class FreeactAcpAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse | None:
         config, client_mcp = self._stored_config(cwd, session_id, mcp_servers)
-        async with self._open_lock(session_id):  # taken before the first await: what is sent after waits
+        async with self._open_lock(session_id), self._all_or_nothing(session_id):
+            # the lock is taken before the first await: what is sent after waits
             session = await self._stored_session(config, session_id, client_mcp)
             for update in replay_updates(session.agent.history, session.working_dir):
                 await self.client.session_update(session_id=session.id, update=update)
@@ -348,7 +402,7 @@ class FreeactAcpAgent:
     ) -> ResumeSessionResponse:
         """``session/load`` without the replay: the client has the conversation already."""
         config, client_mcp = self._stored_config(cwd, session_id, mcp_servers)
-        async with self._open_lock(session_id):
+        async with self._open_lock(session_id), self._all_or_nothing(session_id):
             session = await self._stored_session(config, session_id, client_mcp)
             modes, options = await self._opened(session)
         return ResumeSessionResponse(modes=modes, config_options=options)
@@ -374,17 +428,18 @@ class FreeactAcpAgent:
         # a turn open in the source (here or in another process) is left out: copied up to where it began
         await asyncio.to_thread(copy_history, source.dir, copy, open_turn_sizes(source.dir))
         try:  # a source another process writes forks well (the copy is this process's); a damaged one not
-            session = await self._open(config, fork_id, client_mcp, settings_of=session_id)
-        except RequestError:
+            async with self._all_or_nothing(fork_id):
+                session = await self._open(config, fork_id, client_mcp, settings_of=session_id)
+                modes, options = await self._opened(session)
+        except Exception:
             await asyncio.to_thread(shutil.rmtree, copy, True)
             raise
-        modes, options = await self._opened(session)
         return ForkSessionResponse(session_id=session.id, modes=modes, config_options=options)
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        folder = str(client_folder(cwd)) if cwd else None  # the check of every method with a cwd
+        folder = str(client_folder(cwd)) if cwd is not None else None  # the check of every method with a cwd ("" too)
         try:
             sessions = await asyncio.to_thread(listed_sessions, self._load_config, folder)
         except ConfigError as exc:
@@ -533,9 +588,11 @@ class FreeactAcpAgent:
                 await self._close(session_id)
             return CloseSessionResponse()
         cancel_turns(session)  # before the first await: the prompts sent before it, not after
-        # the running turn ends (or is abandoned) within its bound, so the place in the queue comes
+        # the running turn ends (or is abandoned) within its bound, so the place in the queue comes; the open
+        # lock first (a free one is taken without a wait), held until the session is gone: a load or resume
+        # sent after this close waits for it and opens afresh, never the session being closed
         settling = session.start(settle(session, self.client))
-        async with session.queue.turn(), self._open_lock(session_id):
+        async with self._open_lock(session_id), session.queue.turn():
             await asyncio.wait({settling})
             await self._close(session_id)
         return CloseSessionResponse()

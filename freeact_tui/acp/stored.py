@@ -13,6 +13,7 @@ from acp.schema import SessionInfo
 
 from freeact_tui.acp.model_option import model_choices
 from freeact_tui.project.config import Config
+from freeact_tui.reach import probe
 from freeact_tui.store.index import TOOL_RESULTS_DIR
 from freeact_tui.store.restored import stored_choice
 from freeact_tui.store.sessions import SessionStore
@@ -33,7 +34,8 @@ def listed_sessions(load_config: Callable[[Path], Config], cwd: str | None) -> l
             updated_at=info.updated.isoformat(),
         )
         for info in SessionStore(config.resolved_sessions_dir()).list()
-        if info.cwd is not None and (wanted is None or str(Path(info.cwd).resolve()) == wanted)
+        # a stored folder may be anything (a name too long, a loop): probed, never raising
+        if info.cwd is not None and (wanted is None or str(probe.resolved(info.cwd)) == wanted)
     ]
 
 

@@ -26,6 +26,7 @@ from acp.schema import (
 )
 
 from freeact_tui.project import files as projectfiles
+from freeact_tui.reach import probe
 from freeact_tui.text.codeshow import shown, summary
 from freeact_tui.text.safe import strip_sgr, visible
 from freeact_tui.toolcalls import (
@@ -82,14 +83,14 @@ def file_path(call: FileCall, working_dir: Path) -> str:
     """The absolute path a file call points to (ACP locations and diffs want absolute paths)."""
     if call.resolved:
         return call.resolved
-    path = Path(call.path).expanduser()
+    path = probe.expanded(call.path)  # ``~nosuchuser/…`` stays as written
     return str(path if path.is_absolute() else working_dir / path)
 
 
 def _read(path: str) -> str | None:
     try:
         return projectfiles.read_text(Path(path), limit=DIFF_FILE_LIMIT)  # regular and bounded only
-    except (OSError, UnicodeDecodeError):
+    except probe.PROBE_ERRORS:  # not UTF-8 (a ValueError), a name too long, a NUL byte: nothing to show
         return None
 
 
@@ -107,7 +108,7 @@ def _edit_diff(call: FileEdit, path: str, known: Mapping[str, str]) -> ToolConte
 
 
 def _write_diff(call: FileWrite, path: str, known: Mapping[str, str]) -> ToolContent:
-    old = known[path] if path in known else _read(path) if Path(path).exists() else None
+    old = known[path] if path in known else _read(path) if probe.exists(path) else None
     return tool_diff_content(path, call.content, old)
 
 
@@ -173,7 +174,7 @@ def output_content(
     for path in images or []:
         try:
             data = projectfiles.read_bytes(path, limit=IMAGE_LIMIT, follow=False)  # the app's own, never a link
-        except OSError:
+        except probe.PROBE_ERRORS:  # a stored image path gone, or one no file can have
             continue
         mime = mimetypes.guess_type(path.name)[0] or "image/png"
         content.append(tool_content(_image(data, mime)))

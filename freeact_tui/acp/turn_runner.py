@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncGenerator
+from typing import cast
 
 from acp import text_block, tool_content, update_agent_message_text, update_tool_call
 from acp.helpers import update_available_commands
@@ -37,7 +39,14 @@ from freeact_tui.acp.toolcall_view import note_content
 from freeact_tui.acp.turn_updates import TurnUpdates, Update
 from freeact_tui.acp.usage import usage_update
 from freeact_tui.agent.reply_stops import LastReply
-from freeact_tui.events import ApprovalRequest, CodeExecutionOutput, Decision, ToolOutput, UsageUpdate
+from freeact_tui.events import (
+    AgentEvent,
+    ApprovalRequest,
+    CodeExecutionOutput,
+    Decision,
+    ToolOutput,
+    UsageUpdate,
+)
 from freeact_tui.text.safe import visible
 
 logger = logging.getLogger(__name__)
@@ -110,23 +119,25 @@ class TurnRunner:
         if session.turn is not None:  # what the session's end closes if it has to abandon the turn
             session.turn.updates = turn
         last_reply = LastReply()
-        try:
-            async for event in agent.stream(content):
-                last_reply.see(event)
-                for update in turn.see(event):
-                    await self.send(session, update)
-                if isinstance(event, ApprovalRequest) and not event.decided:
-                    self._ask(session, turn, event)
-                elif isinstance(event, CodeExecutionOutput | ToolOutput):
-                    # a call ended: it may have written the plan file
-                    await self.send_plan(session)
-                elif isinstance(event, UsageUpdate) and event.agent_id == "main":
-                    await self.send_usage(session, event)
+        try:  # the stream closed however this ends (a send that raised too): the agent's turn with it
+            stream = cast(AsyncGenerator[AgentEvent, None], agent.stream(content))  # an async generator
+            async with contextlib.aclosing(stream) as events:
+                async for event in events:
+                    last_reply.see(event)
+                    for update in turn.see(event):
+                        await self.send(session, update)
+                    if isinstance(event, ApprovalRequest) and not event.decided:
+                        self._ask(session, turn, event)
+                    elif isinstance(event, CodeExecutionOutput | ToolOutput):
+                        # a call ended: it may have written the plan file
+                        await self.send_plan(session, turn.named(event.agent_id, event.corr_id))
+                    elif isinstance(event, UsageUpdate) and event.agent_id == "main":
+                        await self.send_usage(session, event)
         finally:
             await self.stop_asking(session)
         for update in turn.close_open("The turn ended before this call finished."):
             await self.send(session, update)
-        await self.send_plan(session)
+        await self.send_plan(session, turn.named())
         return self._stop_reason(session, turn, last_reply)
 
     def _stop_reason(self, session: AcpSession, turn: TurnUpdates, last_reply: LastReply) -> StopReason:
@@ -148,9 +159,10 @@ class TurnRunner:
             session.usage = usage
         await self.send(session, usage_update(session.usage, session.agent.context_usage()))
 
-    async def send_plan(self, session: AcpSession) -> None:
+    async def send_plan(self, session: AcpSession, named: str = "") -> None:
+        """The session's plan, when one of its calls (``named``: what they were given) wrote it."""
         written = session.files.take_written() if session.files is not None else None
-        update = await asyncio.to_thread(session.plans.check, written)
+        update = await asyncio.to_thread(session.plans.check, written, named)
         if update is not None:
             await self.send(session, update)
 

@@ -327,6 +327,28 @@ class TurnUpdates:
     def open_calls(self) -> Iterable[_Call]:
         return [c for c in self.calls.values() if not c.done]
 
+    def named(self, agent_id: str | None = None, corr_id: str | None = None) -> str:
+        """What the model's call ``(agent_id, corr_id)`` (its parts too) was given, every text of its
+        arguments on a line of its own; without a call, what every call of the turn was given. It says
+        which files the call names (``PlanWatch``: a plan is the session's whose call names it)."""
+        entry = self._by_key.get((agent_id, corr_id)) if agent_id is not None and corr_id is not None else None
+        if agent_id is not None and entry is None:
+            return ""
+        entries = [entry, *(self.calls[p] for p in entry.parts)] if entry is not None else self.calls.values()
+        return "\n".join(text for e in entries for text in _texts(e.view.raw_input))
+
+
+def _texts(value: Any) -> Iterable[str]:
+    """Every string inside ``value`` (the arguments of a call, as the model gave them)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _texts(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _texts(item)
+
 
 EventHandler = Callable[[TurnUpdates, Any], list[Update]]
 

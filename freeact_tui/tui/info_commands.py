@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from freeact_tui.project import paths
+from freeact_tui.reach import probe
 from freeact_tui.text.safe import one_line
 from freeact_tui.tui.commands import SlashCommand
 from freeact_tui.tui.context_report import context_report
@@ -75,7 +76,7 @@ async def export(chat: MainScreen, arg: str) -> None:
         return
     try:
         target = _write_export(arg, agent.transcript, agent.session_id)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # a NUL byte or an unencodable character in the path: one line
         chat.notify(f"Export failed: {exc}", severity="error", timeout=10)
         return
     where = "" if arg else "\n(the app's data directory, outside the project; /export PATH writes elsewhere)"
@@ -85,8 +86,8 @@ async def export(chat: MainScreen, arg: str) -> None:
 
 def _write_export(arg: str, messages: list[ModelMessage], session_id: str) -> Path:
     name = f"freeact-{session_id[:8]}.md"
-    target = Path(arg).expanduser() if arg else paths.exports_dir() / name
-    if target.is_dir():
+    target = probe.expanded(arg) if arg else paths.exports_dir() / name
+    if probe.is_dir(target):
         target = target / name
     from freeact_tui.store.export import render
 

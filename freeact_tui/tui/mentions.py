@@ -8,9 +8,11 @@ At most ``TOTAL_MAX_BYTES`` are inlined per prompt. Tokens that name no file sta
 from __future__ import annotations
 
 import re
+import stat
 from pathlib import Path
 
 from freeact_tui.project import files as projectfiles
+from freeact_tui.reach import probe
 
 INLINE_MAX_BYTES = 100_000
 TOTAL_MAX_BYTES = 300_000
@@ -47,13 +49,11 @@ def attach_mentions(
     sections: list[str] = []
     total = 0
     for token in mentioned_paths(text):
-        path = (root / token).expanduser()
-        if not path.is_file():
+        path = probe.expanded(root / token)  # ``@~nosuchuser/x``, a name too long: no file, plain text
+        found = probe.stat_of(path)
+        if found is None or not stat.S_ISREG(found.st_mode):
             continue
-        try:
-            size = path.stat().st_size
-        except OSError:
-            continue
+        size = found.st_size
         if size > inline_max:
             sections.append(
                 f"[@{token}: {size:,} bytes, too large to attach; read it from the file if needed]"
