@@ -287,33 +287,61 @@ class _Shape(_Numbers):
             node.arg = "_"
         return self.generic_visit(node)
 
-    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        """``1+1+…+1`` one term longer is the same expression: a run of one operator over operands of one
-        shape is one term."""
-        self.generic_visit(node)
-        left = node.left
-        same_op = isinstance(left, ast.BinOp) and type(left.op) is type(node.op)
-        if same_op and ast.dump(left.right) == ast.dump(node.right):  # type: ignore[attr-defined]
-            return left
-        return node
-
     def generic_visit(self, node: ast.AST) -> ast.AST:
+        """Shapes that differ only in how many times a part repeats are one shape (F1): a run of
+        same-shaped items of any list (statements, list/tuple/set/dict elements, call arguments, …) is
+        one item, and a node nested in one of its own kind that differs from it only there (``abs(abs(x))``,
+        ``if True:`` in ``if True:``, ``1+1+…+1``) is that one."""
         super().generic_visit(node)
-        for name in ("body", "orelse", "finalbody", "handlers"):
-            stmts = getattr(node, name, None)
-            if isinstance(stmts, list) and len(stmts) > 1:
-                setattr(node, name, _one_per_run(stmts))
-        return node
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list) and len(value) > 1 and all(isinstance(v, ast.AST) for v in value):
+                setattr(node, name, _one_per_run(value))
+        return _unnested(node)
 
 
-def _one_per_run(stmts: list[ast.AST]) -> list[ast.AST]:
-    """Statements with a run of same-shaped ones as one: code one ``print(_)`` longer each step is the
-    same step."""
+def _one_per_run(items: list[ast.AST]) -> list[ast.AST]:
+    """Items with a run of same-shaped ones as one: code one ``print(_)`` or one ``0,`` longer each step
+    is the same step."""
     kept: list[ast.AST] = []
-    for stmt in stmts:
-        if not kept or ast.dump(stmt) != ast.dump(kept[-1]):
-            kept.append(stmt)
+    for item in items:
+        if not kept or ast.dump(item) != ast.dump(kept[-1]):
+            kept.append(item)
     return kept
+
+
+_HOLE = ast.Constant("\x00")
+
+
+def _unnested(node: ast.AST) -> ast.AST:
+    """``node``'s child of its own kind (in a field, or alone in a list) when the two differ only there:
+    one level of nesting more is the same shape."""
+    for name, value in ast.iter_fields(node):
+        if isinstance(value, list) and len(value) == 1 and type(value[0]) is type(node):
+            child = value[0]
+        elif type(value) is type(node):
+            child = value
+        else:
+            continue
+        if _with_hole(node, name) == _with_hole(child, name):
+            return child
+    return node
+
+
+def _with_hole(node: ast.AST, name: str) -> str | None:
+    """``node`` dumped with its field ``name`` (a node, or a list of one) as a hole."""
+    value = getattr(node, name, None)
+    if isinstance(value, list):
+        if len(value) != 1:
+            return None
+        setattr(node, name, [_HOLE])
+    elif isinstance(value, ast.AST):
+        setattr(node, name, _HOLE)
+    else:
+        return None
+    try:
+        return ast.dump(node)
+    finally:
+        setattr(node, name, value)
 
 
 _BUILTINS = frozenset(dir(builtins))
