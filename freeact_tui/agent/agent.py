@@ -190,6 +190,7 @@ class Agent:
             choose_protocol(s.action_protocol, runtime.model),
             s.max_steps_without_progress,
             s.max_failing_steps,
+            s.max_steps_of_one_shape,
         )
         self.tools = OfferedTools(self.mcp, runtime.subagents_enabled, self.policy)
         self._state = TurnState()  # the running turn's; reset for each turn

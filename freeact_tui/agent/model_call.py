@@ -384,6 +384,9 @@ def describe_model_error(exc: Exception, *, rolled_back: bool = True, server: st
         prefix = "The server's stream reported an error"
     elif status:
         prefix = f"Model API error (HTTP {status})"
+    elif isinstance(exc.__cause__, json.JSONDecodeError | UnicodeDecodeError):  # by its cause, not its words
+        prefix = "The server sent a reply that is not valid text or JSON"
+        detail = str(exc.__cause__)
     else:
         prefix = f"Model error ({type(exc).__name__})"
     sentence = f"{prefix}: {detail.strip().rstrip('.')}"

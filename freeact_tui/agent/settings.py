@@ -17,7 +17,12 @@ from freeact_tui.project.config import ActionProtocolSetting, Config
 if TYPE_CHECKING:  # pydantic-ai takes most of a second to import: the app's boot reads settings before it
     from pydantic_ai.settings import ModelSettings
 
-_AT_LEAST_ONE = ("max_model_requests", "max_steps_without_progress", "max_failing_steps")
+_AT_LEAST_ONE = (
+    "max_model_requests",
+    "max_steps_without_progress",
+    "max_failing_steps",
+    "max_steps_of_one_shape",
+)
 """Settings that bound a turn: 0 or less would end every turn before its first request or step."""
 
 DEFAULT_MAX_MODEL_REQUESTS = 100
@@ -71,6 +76,8 @@ class Settings:
     max_steps_without_progress: int = _default("max_steps_without_progress")
     """Steps in a row without progress before a turn stops (``agent/policy/progress.py``)."""
     max_failing_steps: int = _default("max_failing_steps")
+    max_steps_of_one_shape: int = _default("max_steps_of_one_shape")
+    """Steps of one code shape a turn counts as progress (``agent/policy/progress.py``)."""
     """New failures with no action that worked since before a turn stops (``agent/policy/progress.py``)."""
     """The most model requests one turn may make (``stream(max_turns=…)`` sets it for one turn)."""
     # The working dir's project rules, skills and AGENTS.md apply (the app: once the user trusts it).

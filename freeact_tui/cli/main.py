@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from freeact_tui.cli.env_file import load_env_file
+from freeact_tui.cli.exit_codes import exit_codes_help
 from freeact_tui.cli.launch import launch_app, prepare_process, start_app, warn_if_insecure
 from freeact_tui.cli.launch import log_to_file as _log_to_file
 from freeact_tui.cli.launch import with_sandbox as _with_sandbox
@@ -127,7 +128,7 @@ def _echo_untrusted(config: Config) -> None:
         typer.echo(f"freeact-tui: {untrusted_notice(state)}", err=True)
 
 
-@app.command("run")
+@app.command("run", help=f"Run one request without the UI and print the answer (exit codes: {exit_codes_help()}).")
 def run_headless(
     ctx: typer.Context,
     prompt: Annotated[
@@ -163,9 +164,7 @@ def run_headless(
     sandbox_config: SandboxConfigOption = None,
     log_level: Annotated[LogLevel | None, typer.Option("--log-level", help="Level of the log file.")] = None,
 ) -> None:
-    """Run one request without the UI and print the answer (exit codes: 0 answered, 1 error,
-    2 refused for lack of approval, 3 max turns reached, 4 stalled: max_steps_without_progress steps in a
-    row made no progress or max_failing_steps failing steps with none that worked, 130 interrupted)."""
+    """Run one request without the UI and print the answer (exit codes: ``cli/exit_codes.py``)."""
     from freeact_tui.cli import run as headless
     from freeact_tui.project.config import ConfigError, load_config
 

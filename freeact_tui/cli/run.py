@@ -21,6 +21,8 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 from freeact_tui.agent.policy.text_protocol import said
 from freeact_tui.agent.reply_stops import LastReply
+from freeact_tui.cli.exit_codes import EXIT_CODES as EXIT_TABLE
+from freeact_tui.cli.exit_codes import Status
 from freeact_tui.events import (
     AgentError,
     AgentEvent,
@@ -52,7 +54,6 @@ if TYPE_CHECKING:
     from freeact_tui.project.config import Config
 
 OutputFormat = Literal["text", "json", "stream-json"]
-Status = Literal["answered", "error", "refused", "max_turns", "stalled", "cut", "filtered", "interrupted"]
 
 STREAM_SCHEMA_VERSION = 1
 WAIT_NOTE_EVERY = 15.0
@@ -61,16 +62,8 @@ STREAM_PIECES = (ResponseChunk, ThoughtsChunk, CodeExecutionOutputChunk)
 PIECE_FLUSH_S = 0.05
 """The longest a piece of a stream waits in the output buffer before it is flushed."""
 """Seconds between the stderr lines of a text run whose model request stays silent (``ModelWaiting``)."""
-EXIT_CODES: dict[Status, int] = {
-    "answered": 0,
-    "error": 1,
-    "refused": 2,
-    "max_turns": 3,
-    "stalled": 4,  # max_steps_without_progress steps in a row made no progress (AgentError kind "stalled")
-    "cut": 5,  # the last reply reached the token limit (finish reason "length": agent/reply_stops.py)
-    "filtered": 6,  # the provider's content filter stopped the last reply (finish reason "content_filter")
-    "interrupted": 130,
-}
+EXIT_CODES: dict[Status, int] = {status: code for status, (code, _) in EXIT_TABLE.items()}
+"""Each status's exit code (``cli/exit_codes.py`` is the one table)."""
 
 
 class RuleSyntaxError(ValueError):
@@ -317,9 +310,13 @@ class RunRecord:
     @property
     def all_errors(self) -> list[dict[str, str]]:
         """The errors met, and for a turn that ended with no answer and no other error, that one: an
-        empty reply, whitespace or thinking only (``error`` with ``errors: []`` said nothing)."""
+        empty reply, whitespace or thinking only (``error`` with ``errors: []`` said nothing); for a turn
+        whose last reply was cut short (``cut``, ``filtered``), why (it was on stderr only)."""
         if self.status == "error" and not self.errors:
             return [{"kind": "model", "message": NO_ANSWER}]
+        stop = self.last_reply.stop
+        if stop is not None and self.status == stop.status:
+            return [*self.errors, {"kind": stop.status, "message": stop.notice}]
         return self.errors
 
 
@@ -482,8 +479,6 @@ class HeadlessRun:
 
     def _report(self, record: RunRecord) -> None:
         status = record.status
-        stop = record.last_reply.stop
-        cut_short = stop is not None and status == stop.status
         if self.output_format == "json":
             self._line(record.result_object())
         elif self.output_format == "stream-json":
@@ -507,8 +502,6 @@ class HeadlessRun:
             self.err.write(
                 f"freeact-tui: {who}refused {refusal.kind} action {_short(refusal.text)!r}: {refusal.reason}.{fix}\n"
             )
-        if cut_short and stop is not None:
-            self.err.write(f"freeact-tui: {stop.notice}\n")
         if status == "interrupted":
             self.err.write("freeact-tui: interrupted.\n")
 

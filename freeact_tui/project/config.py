@@ -88,6 +88,9 @@ class Config(BaseModel):
     # Failing steps (each with an error new to the turn: progress, but not for ever) with no action
     # that worked since, before a turn stops.
     max_failing_steps: int = Field(default=5, ge=1)
+    # Steps of one code shape (the same code with other names, strings, numbers, or one element more)
+    # that count as progress, whatever they print; past it such a step is no progress.
+    max_steps_of_one_shape: int = Field(default=8, ge=1)
 
     sessions_dir: Path | None = None
     working_dir: Path | None = None

@@ -61,6 +61,7 @@ PROJECT_ALLOWED: dict[str, str] = {
     "tool_discovery": "which tool-listing helpers the model gets",
     "max_steps_without_progress": "when a turn gives up",
     "max_failing_steps": "when a turn gives up",
+    "max_steps_of_one_shape": "when a turn gives up",
     "execution": "only within the user's isolation (``limit_layers``: never out of a sandbox, never remote)",
     "execution_timeout": "how long an approved action may run",
     "model_idle_timeout": "how long a stalled model request is waited for",

@@ -50,6 +50,18 @@ def test_a_reply_cut_short_is_not_answered_headless(
     assert (done.returncode, result["status"], result["exit_code"]) == (code, status, code), done.stderr
     assert result["answer"] == "The answer is"
     assert fake_openai.count == 1  # the cut reply ends the turn: no request is spent on it
+    # why is in ``errors`` too, not on stderr only (model10 F4: it was ``errors: []``), and said once
+    assert result["errors"] == [{"kind": status, "message": REPLY_STOPS[finish].notice}]
+    assert done.stderr.count(REPLY_STOPS[finish].notice) == 1, done.stderr
+
+
+def test_run_help_lists_every_exit_code_from_the_one_table(tmp_path: Path) -> None:
+    """``run --help`` is derived from ``EXIT_CODES`` (it lacked 5 cut and 6 filtered)."""
+    from freeact_tui.cli.run import EXIT_CODES
+
+    shown = " ".join(cli("run", "--help", cwd=tmp_path).stdout.split())
+    for status, code in EXIT_CODES.items():
+        assert f"{code} {status}:" in shown, (status, shown)
 
 
 @pytest.mark.parametrize(("finish", "code"), [("length", 5), ("content_filter", 6)])

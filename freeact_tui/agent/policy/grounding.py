@@ -22,8 +22,10 @@ the user's messages, the outputs of actions, the code of actions without its com
   compute how many seconds."), whatever words of the request it borrows. Never an answer.
 - ``echoes_app_text``: the reply is made of text the app itself sent — its notes or the request echoed
   back — decided by overlap: most of the reply's word trigrams occur in those texts, or it restates one
-  of them (``overlap.restates``: word multisets, reordered, a fifth of the words dropped or changed; the
-  request only once an action worked, and never a reply naming what an output showed). Outputs of
+  of them (``overlap.restates``: word multisets, reordered, a fifth of the words dropped or changed),
+  or echoes the request (``overlap.adds_nothing``: reordered, words dropped, NONE added — "Yes, 17 is a
+  prime number." answers "Is 17 a prime number?"; only once an action worked, and never a reply naming
+  what an output showed). Outputs of
   actions are not the app's text (an answer may quote them).
 
 What a note QUOTED (the reply's numbers in the number check, an error in a refusal) is not the app's:
@@ -63,7 +65,7 @@ from pydantic_ai.messages import (
 from freeact_tui.agent.policy.numbers import Grounds, Stated, aggregates, read_numbers, values, written_values
 from freeact_tui.agent.policy.operands import code_operands
 from freeact_tui.agent.policy.outcomes import RESULTS_KEY, Outcome, acted, outcomes
-from freeact_tui.agent.policy.overlap import part_of, restates
+from freeact_tui.agent.policy.overlap import adds_nothing, part_of, restates
 from freeact_tui.agent.policy.overlap import words as overlap_words
 from freeact_tui.agent.policy.quoting import Quotable, own_segments
 from freeact_tui.store.meta_keys import NUDGE_KEY, SWITCH_KEY
@@ -312,23 +314,31 @@ def _made_of_trigrams(reply: str, written: list[tuple[str, list[str]]], turn: Se
         return False
     # Made of the request alone, it must restate the request (nearly) whole: a part of it is what a
     # request to say or write something is answered with ("Say hello from X" → "hello from X").
-    return bool(trigrams & notes) or any(len(r & trigrams) >= REQUEST_SHARE * len(r) for r in asked if r)
+    # It must add no word the request lacks either (``adds_nothing``): "Yes, …" answers the question.
+    requests = [text for kind, text in _sources(turn) if kind == "user"]
+    return bool(trigrams & notes) or any(
+        len(r & trigrams) >= REQUEST_SHARE * len(r) and adds_nothing(reply, text)
+        for r, text in zip(asked, requests, strict=True)
+        if r
+    )
 
 
 def _restates_app_text(
     reply: str, written: list[tuple[str, list[str]]], history: Sequence[ModelMessage], turn: Sequence[ModelMessage]
 ) -> bool:
-    """The reply restates a note's own words, or (once an action worked in the turn) the turn's request
-    (``overlap.restates``: reordered, a few words dropped or changed), is no run of the request's words
-    (its quoted part), and names nothing an output showed.
+    """The reply restates a note's own words (``overlap.restates``: reordered, a few words dropped or
+    changed), or (once an action worked in the turn) echoes the turn's request (``overlap.adds_nothing``:
+    reordered, words dropped, none added) and is no run of its words (its quoted part); and it names
+    nothing an output showed.
 
     The request only once an action worked: before, a question restated with its answer ("Was ist die
     Hauptstadt von Frankreich?" → "Die Hauptstadt von Frankreich ist Paris.") is, by its words, what a
     restatement with a word changed is; after, an answer names what the output showed."""
     worked = any(o.ran and not o.failed and not o.guarded for o in outcomes(turn))
     asked = [text for kind, text in _sources(turn) if kind == "user"] if worked else []
-    texts = [" ".join(segments) for _, segments in written] + [t for t in asked if not part_of(reply, t)]
-    return any(restates(reply, text) for text in texts) and not _names_an_output(reply, history, asked)
+    notes = any(restates(reply, " ".join(segments)) for _, segments in written)
+    request = any(adds_nothing(reply, t) for t in asked if not part_of(reply, t))
+    return (notes or request) and not _names_an_output(reply, history, asked)
 
 
 def _names_an_output(reply: str, history: Sequence[ModelMessage], asked: Sequence[str]) -> bool:

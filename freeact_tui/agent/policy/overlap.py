@@ -7,6 +7,10 @@ of Chinese, Japanese or Korean text as its character pairs): the words they shar
 ``RESTATE_SHARE`` of the LONGER of the two. So a restatement with up to a fifth of its words dropped or
 replaced, in any order, is one; an answer that quotes a few words of the request is not (what it adds
 makes it longer, and what it leaves out makes it share less). No phrase of any language is read.
+
+The REQUEST is held to a stricter rule (``adds_nothing``): a reply echoes it only when it adds no word
+the request lacks — "Yes, 17 is a prime number." to "Is 17 a prime number?" shares nearly every word,
+but its "Yes" answers the question.
 """
 
 from __future__ import annotations
@@ -45,6 +49,17 @@ def restates(reply: str, text: str) -> bool:
     return (mine & theirs).total() >= RESTATE_SHARE * longer
 
 
+def adds_nothing(reply: str, request: str) -> bool:
+    """``reply`` echoes ``request``: it has at least ``RESTATE_MIN_WORDS`` words and every one of them
+    (casefolded; unspaced script as character pairs) is one of the request's, as many times at most —
+    the request reordered, some of its words dropped (#45). Any word the request lacks ("yes", "ja",
+    "是的", a number, a value an output showed, "not") makes it an answer: a reply that affirms or
+    states what a question asks adds that word. The app's notes are judged by ``restates``: a paraphrase
+    of a note with a word changed is still the note."""
+    mine = Counter(words(reply))
+    return mine.total() >= RESTATE_MIN_WORDS and not (mine - Counter(words(request)))
+
+
 def part_of(reply: str, text: str) -> bool:
     """``reply``'s words are a run of ``text``'s words, in order: a part of it quoted (a request to say or
     write something is answered with its part: "Say hello from X" → "hello from X")."""
@@ -52,4 +67,4 @@ def part_of(reply: str, text: str) -> bool:
     return any(theirs[i : i + len(mine)] == mine for i in range(len(theirs) - len(mine) + 1))
 
 
-__all__ = ["RESTATE_MIN_WORDS", "RESTATE_SHARE", "part_of", "restates", "words"]
+__all__ = ["RESTATE_MIN_WORDS", "RESTATE_SHARE", "adds_nothing", "part_of", "restates", "words"]

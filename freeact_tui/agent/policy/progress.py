@@ -9,7 +9,9 @@ what it led to) is read into one ``StepKind``; ``STEP_RULES`` says, as data, wha
   printed result was not printed ``RESULT_REPEATS`` times already (by code of any shape), and its
   SHAPE is new in the turn (``action_shape``: the code's syntax tree with its own names, strings and
   numbers abstracted; another tool's call with numbers, paths and ids stripped) OR its RESULT is new
-  in the turn (``output_shape``: its output normalised as errors are). ``print('step 3')`` after
+  in the turn (``output_shape``: its output normalised as errors are), and fewer than ``shape_limit``
+  steps of its shape worked before (``DEFAULT_SHAPE_LIMIT``: a loop of one shape is bounded, whatever
+  it prints). ``print('step 3')`` after
   ``print('step 2')``, ``v_4 = 1`` after ``v_3 = 1``, ``open('f_5.txt','w')`` after ``f_4``, the
   subagent task "Subtask 7" after "Subtask 6" with the same answer: one step again. Reading another
   file with the same code shape is new (its output is).
@@ -60,6 +62,14 @@ RESULT_REPEATS = 2
 code's shape: one more way to the same printed result checks it; after that, a new shape with the same
 result is no new step (#40: ``print(abs(1))``, ``print(str(1))``, ``print(int(1))`` … ran 18 requests).
 A step that printed nothing (a file written) is judged by its shape: its result is not in its output."""
+
+DEFAULT_SHAPE_LIMIT = 8
+"""Steps of one shape (``action_shape``, repeats folded) a turn may count as progress
+(``max_steps_of_one_shape``), whatever they print (F2: a loop of ONE shape whose results vary —
+``print('checking alpha then delta now')`` two other words each step, ``random.sample`` — ran 30–100
+requests). Past it such a step is no progress, and the stop says the same code ran that often: put the
+work in one cell (a loop over files), or answer. Ten files read one per step still pass the bound
+(8 + ``max_steps_without_progress`` steps)."""
 
 KIND_REPEATS = 3
 """Failures of one kind (``error_kind``) a turn may meet, each with a new message, before another of
@@ -164,6 +174,10 @@ class TurnProgress:
     """The outputs of the actions that worked, by ``output_shape``."""
     printed: dict[str, int] = field(default_factory=dict)
     """How many actions that worked printed each (non-empty) output, exactly (``_printed``)."""
+    shape_limit: int = DEFAULT_SHAPE_LIMIT
+    """Steps of one shape that count as progress (``max_steps_of_one_shape``)."""
+    shape_runs: dict[str, int] = field(default_factory=dict)
+    """How many actions of each shape worked (``action_shape``)."""
 
     def judge(self, step: Sequence[ModelMessage]) -> Fault:
         """What ``step`` was (the messages of one step: the reply first, then what it led to); then
@@ -177,6 +191,7 @@ class TurnProgress:
             elif o.ran and not o.failed:
                 self.successes.add(action_identity(o))
                 self.shapes.add(action_shape(o))
+                self.shape_runs[action_shape(o)] = self.shape_runs.get(action_shape(o), 0) + 1
                 self.results.add(output_shape(o.output))
                 if printed := _printed(o.output):
                     self.printed[printed] = self.printed.get(printed, 0) + 1
@@ -215,6 +230,11 @@ class TurnProgress:
                 )
             if (printed := _printed(o.output)) and self.printed.get(printed, 0) >= RESULT_REPEATS:
                 return Fault("repeated success", f"{what} of another shape, with the same result as before")
+            if (runs := self.shape_runs.get(action_shape(o), 0)) >= self.shape_limit:
+                return Fault(
+                    "repeated success",
+                    f"{what} of one shape ran {runs} times in this turn: put the work in one cell, or answer",
+                )
             return Fault("new success", "")
         return Fault("rejected", o.output)  # rejected or interrupted: the user decides how to go on
 
@@ -287,33 +307,61 @@ class _Shape(_Numbers):
             node.arg = "_"
         return self.generic_visit(node)
 
-    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        """``1+1+…+1`` one term longer is the same expression: a run of one operator over operands of one
-        shape is one term."""
-        self.generic_visit(node)
-        left = node.left
-        same_op = isinstance(left, ast.BinOp) and type(left.op) is type(node.op)
-        if same_op and ast.dump(left.right) == ast.dump(node.right):  # type: ignore[attr-defined]
-            return left
-        return node
-
     def generic_visit(self, node: ast.AST) -> ast.AST:
+        """Shapes that differ only in how many times a part repeats are one shape (F1): a run of
+        same-shaped items of any list (statements, list/tuple/set/dict elements, call arguments, …) is
+        one item, and a node nested in one of its own kind that differs from it only there (``abs(abs(x))``,
+        ``if True:`` in ``if True:``, ``1+1+…+1``) is that one."""
         super().generic_visit(node)
-        for name in ("body", "orelse", "finalbody", "handlers"):
-            stmts = getattr(node, name, None)
-            if isinstance(stmts, list) and len(stmts) > 1:
-                setattr(node, name, _one_per_run(stmts))
-        return node
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list) and len(value) > 1 and all(isinstance(v, ast.AST) for v in value):
+                setattr(node, name, _one_per_run(value))
+        return _unnested(node)
 
 
-def _one_per_run(stmts: list[ast.AST]) -> list[ast.AST]:
-    """Statements with a run of same-shaped ones as one: code one ``print(_)`` longer each step is the
-    same step."""
+def _one_per_run(items: list[ast.AST]) -> list[ast.AST]:
+    """Items with a run of same-shaped ones as one: code one ``print(_)`` or one ``0,`` longer each step
+    is the same step."""
     kept: list[ast.AST] = []
-    for stmt in stmts:
-        if not kept or ast.dump(stmt) != ast.dump(kept[-1]):
-            kept.append(stmt)
+    for item in items:
+        if not kept or ast.dump(item) != ast.dump(kept[-1]):
+            kept.append(item)
     return kept
+
+
+_HOLE = ast.Constant("\x00")
+
+
+def _unnested(node: ast.AST) -> ast.AST:
+    """``node``'s child of its own kind (in a field, or alone in a list) when the two differ only there:
+    one level of nesting more is the same shape."""
+    for name, value in ast.iter_fields(node):
+        if isinstance(value, list) and len(value) == 1 and type(value[0]) is type(node):
+            child = value[0]
+        elif type(value) is type(node):
+            child = value
+        else:
+            continue
+        if _with_hole(node, name) == _with_hole(child, name):
+            return child
+    return node
+
+
+def _with_hole(node: ast.AST, name: str) -> str | None:
+    """``node`` dumped with its field ``name`` (a node, or a list of one) as a hole."""
+    value = getattr(node, name, None)
+    if isinstance(value, list):
+        if len(value) != 1:
+            return None
+        setattr(node, name, [_HOLE])
+    elif isinstance(value, ast.AST):
+        setattr(node, name, _HOLE)
+    else:
+        return None
+    try:
+        return ast.dump(node)
+    finally:
+        setattr(node, name, value)
 
 
 _BUILTINS = frozenset(dir(builtins))
@@ -483,6 +531,10 @@ class ProgressMeter:
     interleaved with repeated ones (each new one ending the stall run) still end on the bound."""
     broken_run: int = 0
     """Steps in a row whose calls were all broken."""
+    shape_limit: int = DEFAULT_SHAPE_LIMIT
+
+    def __post_init__(self) -> None:
+        self.progress.shape_limit = self.shape_limit
 
     def after(self, step: Sequence[ModelMessage]) -> StopTurn | None:
         """Count ``step``; the stop when it is the ``limit``-th in a row without progress or the
@@ -504,6 +556,7 @@ class ProgressMeter:
 
 __all__ = [
     "DEFAULT_FAILING_LIMIT",
+    "DEFAULT_SHAPE_LIMIT",
     "DEFAULT_STALL_LIMIT",
     "KIND_REPEATS",
     "RESULT_REPEATS",

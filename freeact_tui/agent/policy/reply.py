@@ -43,6 +43,7 @@ from freeact_tui.agent.policy.outcomes import (
 )
 from freeact_tui.agent.policy.progress import (
     DEFAULT_FAILING_LIMIT,
+    DEFAULT_SHAPE_LIMIT,
     DEFAULT_STALL_LIMIT,
     ProgressMeter,
     StepVerdict,
@@ -234,10 +235,14 @@ class ReplyPolicy:
     name: ClassVar[ProtocolName]
 
     def __init__(
-        self, stall_limit: int = DEFAULT_STALL_LIMIT, failing_limit: int = DEFAULT_FAILING_LIMIT
+        self,
+        stall_limit: int = DEFAULT_STALL_LIMIT,
+        failing_limit: int = DEFAULT_FAILING_LIMIT,
+        shape_limit: int = DEFAULT_SHAPE_LIMIT,
     ) -> None:
         self.stall_limit = stall_limit
         self.failing_limit = failing_limit
+        self.shape_limit = shape_limit
         self.begin_turn()
 
     @property
@@ -264,7 +269,8 @@ class ReplyPolicy:
         failing = (
             self.failing_limit if requests_left is None else max(1, min(self.failing_limit, requests_left))
         )
-        self.meter = ProgressMeter(limit, self.stall_limit if limit != self.stall_limit else None, failing)
+        configured = self.stall_limit if limit != self.stall_limit else None
+        self.meter = ProgressMeter(limit, configured, failing, shape_limit=self.shape_limit)
 
     def after_step(self, step: Sequence[ModelMessage]) -> StepVerdict:
         """What follows a step that did not end the turn (``step``: its reply and what that led to).
@@ -403,9 +409,12 @@ class AutoPolicy(_BlocksPolicy):
     name = "auto"
 
     def __init__(
-        self, stall_limit: int = DEFAULT_STALL_LIMIT, failing_limit: int = DEFAULT_FAILING_LIMIT
+        self,
+        stall_limit: int = DEFAULT_STALL_LIMIT,
+        failing_limit: int = DEFAULT_FAILING_LIMIT,
+        shape_limit: int = DEFAULT_SHAPE_LIMIT,
     ) -> None:
-        super().__init__(stall_limit, failing_limit)
+        super().__init__(stall_limit, failing_limit, shape_limit)
         self._text = False
 
     @property
@@ -456,10 +465,13 @@ POLICIES: dict[ProtocolName, type[ReplyPolicy]] = {"tools": ToolsPolicy, "text":
 
 
 def reply_policy(
-    protocol: ProtocolName, stall_limit: int = DEFAULT_STALL_LIMIT, failing_limit: int = DEFAULT_FAILING_LIMIT
+    protocol: ProtocolName,
+    stall_limit: int = DEFAULT_STALL_LIMIT,
+    failing_limit: int = DEFAULT_FAILING_LIMIT,
+    shape_limit: int = DEFAULT_SHAPE_LIMIT,
 ) -> ReplyPolicy:
     """The policy of ``protocol``, fresh (its state: the progress bound, and ``auto``'s switch)."""
-    return POLICIES[protocol](stall_limit, failing_limit)
+    return POLICIES[protocol](stall_limit, failing_limit, shape_limit)
 
 
 __all__ = [

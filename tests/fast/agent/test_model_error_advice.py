@@ -5,9 +5,13 @@ way on every retry, and the message said "try again" (the model-fault attack, F7
 
 from __future__ import annotations
 
+import json
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic_ai.exceptions import (
+    ModelAPIError,
     ModelConnectionError,
     ModelContextWindowExceededError,
     ModelHTTPError,
@@ -35,3 +39,19 @@ def test_the_reported_context_overflow_says_what_changes_it() -> None:
     assert "fails the same way" in advice(ModelRequestRejectedError("m", "refused"))
     assert advice(ModelConnectionError("m", "reset")) == "try again"
     assert "API key" in advice(ModelHTTPError(401, "m", {"error": "unauthorized"}))
+
+
+@pytest.mark.parametrize("body", [b"\xff\xfe\xc3(", b"<html>nginx</html>", b'{"choices": [', b"\x00\x80"])
+def test_a_reply_that_is_not_text_or_json_is_named_for_what_it_is(body: bytes) -> None:
+    """model10 F4: a stream delta of invalid UTF-8 (or a body that is no JSON) said "Model error
+    (ModelAPIError): Failed to decode response as JSON: …" — an internal class name; by the error's
+    cause it is the server's reply that is not valid text or JSON."""
+    try:
+        try:
+            json.loads(body.decode())
+        except (UnicodeDecodeError, json.JSONDecodeError) as cause:
+            raise ModelAPIError(model_name="m", message=f"Failed to decode response as JSON: {cause}") from cause
+    except ModelAPIError as error:
+        said = describe_model_error(error, rolled_back=False)
+    assert said.startswith("The server sent a reply that is not valid text or JSON: "), said
+    assert "ModelAPIError" not in said and "Failed to decode" not in said
