@@ -26,7 +26,7 @@ from pathlib import Path
 
 from platformdirs import PlatformDirs
 
-from freeact_tui.project import paths
+from freeact_tui.project import files, paths
 from freeact_tui.reach.resolve import real_path, within
 
 FREEACT_USER_DIR = paths.FREEACT_DIR_NAME
@@ -77,8 +77,7 @@ def _sessions_dir_of(config_file: str, mtime_ns: int, size: int) -> Path | None:
     """``sessions_dir`` of one version of the config file (by its time and size: read once)."""
     del mtime_ns, size  # the cache key: a changed file is read again
     try:
-        with open(config_file, "rb") as fh:
-            value = tomllib.load(fh).get("sessions_dir")
+        value = tomllib.loads(files.read_text(Path(config_file))).get("sessions_dir")  # a FIFO or a huge file: not read
     except (OSError, ValueError):
         return None
     return Path(value).expanduser() if isinstance(value, str) and value.strip() else None

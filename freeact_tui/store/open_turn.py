@@ -15,7 +15,11 @@ import json
 import os
 from pathlib import Path
 
+from freeact_tui.store.checked_read import read_own
 from freeact_tui.store.lock import alive
+
+_MAX_MARKER = 1 << 20
+"""Bytes of an open-turn marker read at most (a pid and one size per history file)."""
 
 OPEN_TURN_FILE = "open-turn.json"
 
@@ -57,7 +61,7 @@ def open_turn_sizes(session_dir: Path) -> dict[str, int] | None:
 
 def _read(path: Path) -> tuple[int, dict[str, int]] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_own(path, limit=_MAX_MARKER))  # a FIFO or a huge file planted there: not read
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict):
