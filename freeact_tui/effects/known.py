@@ -202,7 +202,7 @@ MODULES: dict[str, Module] = {
         # rcParams["backend"] names a module to import (and other keys name programs to run)
         unknown=frozenset(
             "switch_backend get_current_fig_manager install_repl_displayhook rcParams rc rc_context style "
-            "rcParamsDefault rcParamsOrig rcdefaults rc_file rc_file_defaults".split()
+            "rcParamsDefault rcParamsOrig rcdefaults rc_file rc_file_defaults backend_registry".split()
         ),
     ),
     "matplotlib": Module(pure=frozenset({"use"})),
@@ -290,9 +290,13 @@ as, that work runs later, when the reading of a later cell cannot account for it
 
 LATER_NAMES = frozenset(
     "create_task ensure_future gather run_coroutine_threadsafe get_event_loop get_running_loop "
-    "new_event_loop TaskGroup Timer Thread connect FuncAnimation TimedAnimation".split()
+    "new_event_loop TaskGroup Timer Thread connect FuncAnimation TimedAnimation seterrcall".split()
 )
-"""Module functions that start work which outlives its cell (``asyncio.create_task``, ``plt.connect``)."""
+"""Module functions that start work which outlives its cell (``asyncio.create_task``, ``plt.connect``), or
+register an object whose methods a library calls later (``np.seterrcall(log)``: ``log.write`` runs when a later
+cell divides by zero). The registrations of the modules not in ``MODULES`` (``atexit``, ``weakref.finalize``,
+``signal.signal``, ``sys.settrace``, ``threading``) cannot be told already; a test checks every public name of
+the understood libraries that is a registration by its name is here or not pure."""
 
 PATH_READS = frozenset(
     "read_text read_bytes exists is_file is_dir is_symlink stat lstat iterdir glob rglob resolve absolute "

@@ -113,7 +113,7 @@ class PythonReader:
         if self.moved:
             # a move changes where the cell's other paths lead after it ran (a folder renamed onto a path
             # whose link leads outside): with one, no other path is judged in advance
-            files = (Kind.READS, Kind.WRITES, Kind.CONTROLS, Kind.OUTSIDE)
+            files = (Kind.READS, Kind.WRITES, Kind.CONTROLS, Kind.OUTSIDE, Kind.RELINKS)
             others = [f for f in self.found if f.kind in files and f not in self.moved]
             if others or self.moves > 1:
                 raise _Unknown("moves a file and touches other paths in the same cell")
@@ -247,6 +247,9 @@ class PythonReader:
         if len(self.found) > start:
             if isinstance(node, ast.Lambda):
                 raise _Unknown("a lambda that touches files or runs something: it may run after the cell")
+            later = outlives_its_cell(node)
+            if later is not None:
+                raise _Unknown(f"{node.name} touches files or runs something and {later}")
             self.touching.add(node.name)
             if node.decorator_list:
                 self.valued.add(node.name)  # a decorator is handed the function
@@ -424,9 +427,12 @@ class PythonReader:
         except CannotBind as e:
             raise _Unknown(f"{what} with {e}") from None
 
-    def _touch(self, call: ast.Call, touch: known.Touch, what: str, signature: Signature) -> None:
+    def _touch(
+        self, call: ast.Call, touch: known.Touch, what: str, signature: Signature, *, moves: bool = False
+    ) -> None:
         """A function that touches files: its BOUND path parameters judged as paths, every other bound
-        parameter one that changes no more than how (``known.SAFE_KEYWORDS``, ``known.DATA_PARAMETERS``)."""
+        parameter one that changes no more than how (``known.SAFE_KEYWORDS``, ``known.DATA_PARAMETERS``).
+        ``moves``: its first written path is the source of a move (judged as ``Kind.RELINKS``)."""
 
         def name(position: int, keyword: str) -> str:
             return signature.positional[position] if 0 <= position < len(signature.positional) else keyword
@@ -434,6 +440,8 @@ class PythonReader:
         kinds = {name(p, k): Kind.READS for p, k in touch.reads} | {
             name(p, k): Kind.WRITES for p, k in touch.writes
         }
+        if moves and touch.writes:
+            kinds[name(*touch.writes[0])] = Kind.RELINKS
         paths: dict[str, str] = {}
         for parameter, value in self._bind(call, signature, what):
             if parameter in kinds:
@@ -537,7 +545,7 @@ class PythonReader:
             if isinstance(what, known.Touch):
                 signature = self._signature(dotted)
                 if dotted in _MOVES:
-                    return self._move(lambda: self._touch(call, what, dotted, signature))
+                    return self._move(lambda: self._touch(call, what, dotted, signature, moves=True))
                 return self._touch(call, what, dotted, signature)
             return self._args(call)
         return self._call_method(call, func)
@@ -590,7 +598,10 @@ class PythonReader:
             target = self._imported_at(func)
             what = self._module_used(target)
             if isinstance(what, known.Touch):
-                return self._touch(call, what, target, self._signature(target))
+                signature = self._signature(target)
+                if target in _MOVES:  # ``from os import rename``: a move, as ``os.rename`` is
+                    return self._move(lambda: self._touch(call, what, target, signature, moves=True))
+                return self._touch(call, what, target, signature)
             return self._args(call)
         if self.b.callable(func) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
             return self._args(call)
@@ -612,7 +623,7 @@ class PythonReader:
         if method in known.PATH_MOVES and len(call.args) == 1 and not call.keywords:
 
             def move() -> None:
-                self.found += self.check_path(path, Kind.WRITES)
+                self.found += self.check_path(path, Kind.RELINKS)
                 moves = known.Touch(writes=((0, "target"),))
                 self._touch(call, moves, f".{method}()", MOVES_TO_ITS_ARGUMENT)
 
@@ -643,6 +654,31 @@ class PythonReader:
         kind = Kind.WRITES if _WRITE_MODES & set(mode) else Kind.READS
         self.found += self.check_path(path, kind)
         self._args(call)
+
+
+IMPLICIT_NOW = frozenset({"__init__", "__new__"})
+"""Special methods that run only where the cell calls the class (a later cell's call of it cannot be read):
+every other special method is called by Python itself, whenever an instance is printed, compared, copied,
+iterated or collected — later cells included (``__del__`` when the last name of it goes)."""
+
+
+def outlives_its_cell(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """Why a function of the cell that touches something may run after the cell, unseen by any later
+    reading (``None``: it runs only where it is called): a special method Python calls implicitly
+    (``__del__``, ``__repr__``, ``__exit__``), or a generator (its body and ``finally`` run as it is
+    resumed or collected, in a later cell)."""
+    if _DUNDER.fullmatch(node.name) and node.name not in IMPLICIT_NOW:
+        return f"is {node.name}, which Python calls by itself, later cells included"
+    own = [n for n in ast.walk(node) if isinstance(n, ast.Yield | ast.YieldFrom | ast.Await)]
+    nested = {
+        id(n)
+        for inner in ast.walk(node)
+        if inner is not node and isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        for n in ast.walk(inner)
+    }
+    if any(id(n) not in nested for n in own) or isinstance(node, ast.AsyncFunctionDef):
+        return "is a generator or coroutine: it runs as it is resumed or collected, in a later cell too"
+    return None
 
 
 def has_rule(dotted: str) -> bool:

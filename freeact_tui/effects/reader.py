@@ -74,6 +74,8 @@ class _Paths:
         self.wide = too_wide(self.root)
 
     def check(self, raw: str, kind: Kind) -> list[Found]:
+        if kind == Kind.RELINKS:
+            return self._moved(raw)
         if "://" in raw:
             return [Found(Kind.NETWORK, raw)]
         if _SCHEME.match(raw):
@@ -96,6 +98,21 @@ class _Paths:
         if is_secret_name(shown):
             return [Found(Kind.ENVIRONMENT, shown)]  # ``.git/config``, ``.netrc``: the one secret table
         return [Found(kind, shown)]
+
+
+    def _moved(self, raw: str) -> list[Found]:
+        """The source of a move: a regular file (not a link) is written where it is; anything else (a folder,
+        a symlink, a name that is not there yet) changes where paths through it lead (``Kind.RELINKS``)."""
+        found = self.check(raw, Kind.WRITES)
+        try:
+            named = os.path.join(self.root, os.path.expanduser(raw))
+            regular = os.path.isfile(named) and not os.path.islink(named)
+        except (OSError, ValueError):
+            regular = False
+        if regular:
+            return found
+        shown = os.path.relpath(os.path.normpath(named), self.root) if _within(named, self.root) else raw
+        return [f for f in found if f.kind != Kind.WRITES] + [Found(Kind.RELINKS, shown)]
 
 
 def _programs(command: str) -> list[Found]:
