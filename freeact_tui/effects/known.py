@@ -24,6 +24,7 @@ from freeact_tui.effects.landing import (
     AS_NAMED,
     INTO_FOLDER,
     MATPLOTLIB_IMAGE,
+    NUMPY_DATASOURCE,
     NUMPY_NPY,
     NUMPY_NPZ,
     Landing,
@@ -61,8 +62,9 @@ class Touch:
     """Its path arguments may be left out (``logging.basicConfig()``): then it only computes. A negative
     position is a keyword-only argument."""
     lands: Landing = AS_NAMED
-    """Where its destination (the last path it writes) really lands (``landing``): ``np.save('data')``
-    writes ``data.npy``, ``shutil.copy(src, folder)`` writes ``folder/<name of src>``."""
+    """Where its destination (the last path it writes; a reader's: the path it reads) really lands
+    (``landing``): ``np.save('data')`` writes ``data.npy``, ``shutil.copy(src, folder)`` writes
+    ``folder/<name of src>``, ``np.loadtxt('nums')`` reads ``nums.gz`` when there is no ``nums``."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,9 @@ _PARTS = {
     "pathlib": "Path PurePath PosixPath PurePosixPath",
 }
 _NUMPY_IO = {
-    "load": _R0, "loadtxt": _R0, "genfromtxt": _R0, "fromfile": _R0,
+    "load": _R0, "fromfile": _R0,
+    "loadtxt": Touch(reads=((0, "path"),), lands=NUMPY_DATASOURCE),
+    "genfromtxt": Touch(reads=((0, "path"),), lands=NUMPY_DATASOURCE),
     "save": _NPY, "savetxt": _W0, "savez": _NPZ, "savez_compressed": _NPZ,
 }  # fmt: skip
 _PANDAS_READS = "csv json excel parquet feather table fwf orc xml stata sas spss html".split()

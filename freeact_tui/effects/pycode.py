@@ -467,6 +467,8 @@ class PythonReader:
         """Each bound path judged where the library really writes it (``landing``): the destination (the
         last path it writes) as every name it may land on, with the first path named as its source."""
         destination = next((p for p in reversed(order) if kinds.get(p) == Kind.WRITES and p in paths), None)
+        if destination is None and not touch.writes:  # a reader: where the path it reads lands
+            destination = next((p for p in reversed(order) if p in paths), None)
         source = next((paths[p] for p in order if p in paths and p != destination), None)
         for parameter in order:
             if parameter not in paths:
