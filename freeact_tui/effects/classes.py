@@ -130,7 +130,7 @@ _KIND_WORDS = {
     Kind.READS: "reads inside this folder",
     Kind.WRITES: "writes inside this folder",
     Kind.OUTSIDE: "touches paths outside this folder",
-    Kind.CONTROLS: "writes files that configure git, this app or code the kernel runs, or code it may import",
+    Kind.CONTROLS: "writes tool configuration (git, this app, dot-named files) or code the kernel may run",
     Kind.RELINKS: "changes where paths lead",
     Kind.PROGRAMS: "runs programs",
     Kind.NETWORK: "uses the network",

@@ -14,6 +14,7 @@ import dataclasses
 import importlib
 import inspect
 import pathlib
+import re
 import types
 from dataclasses import dataclass
 from functools import cache
@@ -443,6 +444,28 @@ writer. A value that is a test runner by its type (numpy's ``PytestTester``) is 
 (``_runtime_runners``), whatever its name."""
 
 
+IO_NAMED = re.compile(r"^(read|to|save|load|open|dump|write|import|export)(_\w+|[a-z]+)?$")
+"""Names a library gives its file and database I/O (``read_*``, ``to_*``, ``save*``, ``load*``, ``open*``,
+``dump*``): a name of an understood library so named that its table does not list is not pure
+(``pd.read_iceberg``, a reader of a later version), and a string so named may reach one by name
+(``df.agg('to_hdf', path)``, ``methodcaller('to_parquet', p)``): neither can be told."""
+
+IO_NAMED_BUT_COMPUTES: dict[str, str] = {
+    "pandas.to_datetime": "converts values", "pandas.to_numeric": "converts values",
+    "pandas.to_timedelta": "converts values",
+    "json.dump": "writes to a file object (opened by a judged open)", "json.dumps": "makes a string",
+    "json.load": "reads a file object (opened by a judged open)", "json.loads": "parses a string",
+    "csv.writer": "writes to a file object (opened by a judged open)",
+}  # fmt: skip
+"""The names ``IO_NAMED`` matches in the understood libraries that only compute, or act on a file object only
+a judged ``open`` makes (a test lists every such name of the libraries, so a new one is decided here)."""
+
+
+def io_named(module: str, name: str) -> bool:
+    """``module.name`` is I/O by its library's naming and not known to compute (``IO_NAMED``)."""
+    return bool(IO_NAMED.match(name)) and f"{module}.{name}" not in IO_NAMED_BUT_COMPUTES
+
+
 @cache
 def _runtime_runners(name: str) -> frozenset[str]:
     """The public names of a module bound to a test runner (an instance of a ``…Tester`` class)."""
@@ -505,7 +528,7 @@ def name_in(module: str, rule: Module, name: str) -> Touch | Kind | str | None:
         return rule.effects[name]
     if name in rule.pure:
         return "pure"
-    if name in NEVER_PURE or name in _runtime_runners(module):
+    if name in NEVER_PURE or name in _runtime_runners(module) or io_named(module, name):
         return None
     if rule.every_public and (rule.family or name not in _runtime_submodules(module)):
         return "pure"
@@ -544,7 +567,10 @@ __all__ = [
     "PURE_BUILTINS",
     "Module",
     "Touch",
+    "IO_NAMED",
+    "IO_NAMED_BUT_COMPUTES",
     "has_name",
+    "io_named",
     "module_rule",
     "name_in",
 ]

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from freeact_tui.effects.classes import Reading, class_words, describe
-from freeact_tui.project.paths import runs_later
+from freeact_tui.project.paths import configures_tools, runs_later
 from freeact_tui.toolcalls import CodeAction, FileCall, ShellAction, ShellScript, ToolCall
 
 
@@ -87,12 +87,13 @@ class Verdict:
 
 
 def file_call_inside(call: FileCall, working_dir: Path) -> bool:
-    """The file call stays in the folder; a write never touches a name that configures git or the app."""
+    """The file call stays in the folder; a write never touches a name that configures git, the app or a tool."""
     root = os.path.realpath(working_dir)
     full = call.resolved or os.path.realpath(os.path.join(root, call.path))
     if call.outside or not (full == root or full.startswith(root.rstrip("/") + "/")):
         return False
-    return call.kind != "write" or not runs_later(os.path.relpath(full, root))
+    shown = os.path.relpath(full, root)
+    return call.kind != "write" or not (runs_later(shown) or configures_tools(shown))
 
 
 def judge(

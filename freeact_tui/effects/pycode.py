@@ -271,7 +271,8 @@ class PythonReader:
             raise _Unknown(f"imports {dotted}") from None
 
     def _string(self, value: str) -> None:
-        if _DUNDER.search(value) or value in known.SUSPECT_NAMES or _INTERNAL_ATTR.match(value):
+        io = known.IO_NAMED.match(value) is not None and "_" in value  # ``'to_hdf'``, not ``'open'``
+        if _DUNDER.search(value) or value in known.SUSPECT_NAMES or _INTERNAL_ATTR.match(value) or io:
             raise _Unknown(f"names {value[:40]!r} in a string (it may be reached by name)")
 
     def _name(self, node: ast.Name, *, load: bool = False) -> None:

@@ -28,7 +28,7 @@ from freeact_tui.effects.kept import TRUSTED_NAMES, kept_names
 from freeact_tui.effects.known import PLOT_BACKENDS
 from freeact_tui.effects.magics import NO_VAR_EXPAND, expands, magic_words, writefile_target
 from freeact_tui.effects.pycode import read_python
-from freeact_tui.project.paths import CONFIGURES_CODE, runs_later
+from freeact_tui.project.paths import CONFIGURES_CODE, configures_tools, runs_later
 from freeact_tui.project.wide_folders import why_too_wide
 from freeact_tui.reach.named_paths import named_paths
 from freeact_tui.shell.gitreads import is_secret_name
@@ -93,8 +93,9 @@ class _Paths:
             # itself (``shutil.rmtree('.')``, ``os.removedirs``'s last step) is never work inside it
             return [Found(Kind.OUTSIDE, full)]
         shown = os.path.relpath(full, self.root)
-        if kind == Kind.WRITES and runs_later(shown):
-            return [Found(Kind.CONTROLS, shown)]  # git's hooks and config, the app's files, importable code
+        if kind == Kind.WRITES and (runs_later(shown) or configures_tools(shown)):
+            # git's hooks and config, the app's files, importable code, a tool's configuration (dot-named)
+            return [Found(Kind.CONTROLS, shown)]
         if is_secret_name(shown):
             return [Found(Kind.ENVIRONMENT, shown)]  # ``.git/config``, ``.netrc``: the one secret table
         return [Found(kind, shown)]

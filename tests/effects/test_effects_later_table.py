@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from freeact_tui.effects.known import LATER_NAMES, MODULES, name_in
+from freeact_tui.effects.known import IO_NAMED, IO_NAMED_BUT_COMPUTES, LATER_NAMES, MODULES, name_in
 
 _REGISTRATION = re.compile(r"set\w*call|regist|hook|handler|connect|atexit|finaliz|listen|subscri|callback")
 _REGISTERS_NO_CODE = {
@@ -34,3 +34,20 @@ def test_every_registration_of_an_understood_library_is_in_the_table(module: str
             continue
         if _REGISTRATION.search(name.lower()):
             assert name in LATER_NAMES or name_in(module, rule, name) != "pure", f"{module}.{name}"
+
+
+def test_every_io_named_name_that_computes_is_a_real_name_of_its_library() -> None:
+    """``known.IO_NAMED_BUT_COMPUTES`` lists real names (no stale row lets a reader of a later version pass)."""
+    for dotted in IO_NAMED_BUT_COMPUTES:
+        module, _, name = dotted.rpartition(".")
+        assert hasattr(pytest.importorskip(module), name), dotted
+        assert name_in(module, MODULES[module], name) == "pure", dotted
+
+
+@pytest.mark.parametrize("module", sorted(m for m, rule in MODULES.items() if rule.every_public))
+def test_every_io_named_name_of_an_understood_library_is_tabled_or_not_pure(module: str) -> None:
+    imported = pytest.importorskip(module)
+    rule = MODULES[module]
+    for name in dir(imported):
+        if IO_NAMED.match(name) and name_in(module, rule, name) == "pure":
+            assert f"{module}.{name}" in IO_NAMED_BUT_COMPUTES, f"{module}.{name}"
