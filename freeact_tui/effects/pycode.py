@@ -249,7 +249,7 @@ class PythonReader:
                 raise _Unknown("a lambda that touches files or runs something: it may run after the cell")
             later = outlives_its_cell(node)
             if later is not None:
-                raise _Unknown(f"{node.name} touches files or runs something and {later}")
+                raise _Unknown(f"starts work that runs later: {node.name}, which touches something, {later}")
             self.touching.add(node.name)
             if node.decorator_list:
                 self.valued.add(node.name)  # a decorator is handed the function
@@ -671,7 +671,7 @@ def outlives_its_cell(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | Non
     (``__del__``, ``__repr__``, ``__exit__``), or a generator (its body and ``finally`` run as it is
     resumed or collected, in a later cell)."""
     if _DUNDER.fullmatch(node.name) and node.name not in IMPLICIT_NOW:
-        return f"is {node.name}, which Python calls by itself, later cells included"
+        return "is a special method Python calls by itself (later cells included)"
     own = [n for n in ast.walk(node) if isinstance(n, ast.Yield | ast.YieldFrom | ast.Await)]
     nested = {
         id(n)
@@ -680,7 +680,7 @@ def outlives_its_cell(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | Non
         for n in ast.walk(inner)
     }
     if any(id(n) not in nested for n in own) or isinstance(node, ast.AsyncFunctionDef):
-        return "is a generator or coroutine: it runs as it is resumed or collected, in a later cell too"
+        return "is a generator or coroutine (it runs as it is resumed or collected, in a later cell too)"
     return None
 
 
