@@ -15,7 +15,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-_NAMED: tuple[str, ...] = (
+SECRET_NAMES = (
     ".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key",
     ".npmrc", ".pypirc", ".docker/config.json", ".kube/config", ".vault-token",
     ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".python_history", ".node_repl_history",
@@ -66,7 +66,7 @@ def _word_rows() -> tuple[str, ...]:
     return tuple(rows)
 
 
-SECRET_NAMES: tuple[str, ...] = _NAMED + _word_rows()
+SECRET_NAMES = SECRET_NAMES + _word_rows()
 """Files that hold secrets wherever they are (globs under any folder): the named rows and the credential
 words' rows. Asked, whatever allows the call, never read as work inside the folder (``effects.reader``),
 hidden in the sandbox (``isolation.secret_files``)."""
