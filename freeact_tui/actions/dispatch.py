@@ -3,6 +3,13 @@
 Every call is approved through ``ask`` before it runs, reports its events through ``emit``, and
 records its phase (execution, subagent) through ``set_phase`` so the turn knows what each of its
 parallel calls is doing. The dispatcher knows nothing of the agent that owns it.
+
+The calls the kernel carries out (code, a reset, the file tools) are read and asked right before they run,
+one after another in the order the model gave them (``_in_order``): a call is read only once every earlier
+call of the same kernel has finished, so its reading sees the file system it will run on (a parallel call
+that renames a folder holding a relative symlink changes where the next one's paths lead; read at once,
+both judged the folder as it was). Calls that run elsewhere (a subagent's kernel, an MCP server) still run
+side by side.
 """
 
 from __future__ import annotations
@@ -76,6 +83,9 @@ class Dispatcher:
 
     def __post_init__(self) -> None:
         self._kernel_lock = asyncio.Lock()
+        self._in_order = asyncio.Lock()
+        """Held by a call the kernel carries out from its reading (its approval) to its end (FIFO: in the
+        order the calls were started)."""
         self._ended: set[str] = set()
         """The calls (by id) that reported their end (their output, or their error) while they ran."""
         self.ports = replace(self.ports, emit=self._watched(self.ports.emit))
@@ -136,11 +146,14 @@ class Dispatcher:
                 code = args.get("code")
                 if not isinstance(code, str):
                     return ActionOutcome("Missing string argument `code`.", is_error=True, malformed=True)
-                return await self._run_code(code, corr)
+                async with self._in_order:
+                    return await self._run_code(code, corr)
             if call.tool_name == RESET_TOOL:
-                return await self._run_reset(corr)
+                async with self._in_order:
+                    return await self._run_reset(corr)
             if self._files is not None and self._files.owns(call.tool_name):
-                return await self._files.run(call.tool_name, args, corr)
+                async with self._in_order:
+                    return await self._files.run(call.tool_name, args, corr)
             if call.tool_name == SUBAGENT_TOOL and self.subagents is not None:
                 return await self._run_subagent(args, corr, self.subagents)
             if self.json_tools.owns(call.tool_name):

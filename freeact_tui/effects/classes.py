@@ -36,6 +36,12 @@ class Kind(StrEnum):
     (``paths.CONFIGURES_CODE``: ``matplotlibrc``, ``pytest.ini``, ``.pdbrc``, …), or code the kernel may import (the folder
     is on its ``sys.path``: ``helper.py``, ``pandas.pyc``, ``x.so``, ``x.pth``; ``paths.runs_later``):
     inside the folder, yet what runs later without a question, so no class allows it."""
+    RELINKS = "relinks"
+    """Changes where paths lead: moves a folder or a symlink (a relative link's target depends on where it
+    is; every path through a moved folder leads elsewhere), anything but a regular file (checked when the
+    cell is read, right before it runs). Code an earlier cell left behind (a ``__del__``, a callback) may
+    write through the moved name later: no class allows it, and once it ran the kernel is widened
+    (``ledger``)."""
     PROGRAMS = "programs"
     NETWORK = "network"
     ENVIRONMENT = "environment"
@@ -93,8 +99,8 @@ ALLOWS: dict[str, frozenset[Kind]] = {
 MATCHES: dict[str, frozenset[Kind]] = {
     "computes": frozenset(Kind),
     "reads": frozenset({Kind.READS}),
-    "in-folder": frozenset({Kind.WRITES, Kind.CONTROLS}),
-    "outside": frozenset({Kind.OUTSIDE}),
+    "in-folder": frozenset({Kind.WRITES, Kind.CONTROLS, Kind.RELINKS}),
+    "outside": frozenset({Kind.OUTSIDE, Kind.RELINKS}),
     "programs": frozenset({Kind.PROGRAMS}),
     "network": frozenset({Kind.NETWORK}),
     "unknown": frozenset(),
@@ -122,7 +128,8 @@ _KIND_WORDS = {
     Kind.READS: "reads inside this folder",
     Kind.WRITES: "writes inside this folder",
     Kind.OUTSIDE: "touches paths outside this folder",
-    Kind.CONTROLS: "writes files that configure git, this app or code the kernel runs, or code it may import",
+    Kind.CONTROLS: "writes tool configuration (git, this app, dot-named files) or code the kernel may run",
+    Kind.RELINKS: "changes where paths lead",
     Kind.PROGRAMS: "runs programs",
     Kind.NETWORK: "uses the network",
     Kind.ENVIRONMENT: "reads the environment or stored credentials",

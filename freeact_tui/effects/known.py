@@ -14,6 +14,7 @@ import dataclasses
 import importlib
 import inspect
 import pathlib
+import re
 import types
 from dataclasses import dataclass
 from functools import cache
@@ -24,6 +25,7 @@ from freeact_tui.effects.landing import (
     AS_NAMED,
     INTO_FOLDER,
     MATPLOTLIB_IMAGE,
+    NUMPY_DATASOURCE,
     NUMPY_NPY,
     NUMPY_NPZ,
     Landing,
@@ -84,8 +86,9 @@ class Touch:
     """Its path arguments may be left out (``logging.basicConfig()``): then it only computes. A negative
     position is a keyword-only argument."""
     lands: Landing = AS_NAMED
-    """Where its destination (the last path it writes) really lands (``landing``): ``np.save('data')``
-    writes ``data.npy``, ``shutil.copy(src, folder)`` writes ``folder/<name of src>``."""
+    """Where its destination (the last path it writes; a reader's: the path it reads) really lands
+    (``landing``): ``np.save('data')`` writes ``data.npy``, ``shutil.copy(src, folder)`` writes
+    ``folder/<name of src>``, ``np.loadtxt('nums')`` reads ``nums.gz`` when there is no ``nums``."""
     runs: FormatRuns | None = None
     """A reader whose format decides whether it runs a program or loads code (``FormatRuns``); ``None``: it
     reads data whatever the format (the reader rows' corpus test lists every row with its column)."""
@@ -161,7 +164,9 @@ _PARTS = {
     "pathlib": "Path PurePath PosixPath PurePosixPath",
 }
 _NUMPY_IO = {
-    "load": NUMPY_LOAD, "loadtxt": _R0, "genfromtxt": _R0, "fromfile": _R0,
+    "load": NUMPY_LOAD, "fromfile": _R0,
+    "loadtxt": Touch(reads=((0, "path"),), lands=NUMPY_DATASOURCE),
+    "genfromtxt": Touch(reads=((0, "path"),), lands=NUMPY_DATASOURCE),
     "save": _NPY, "savetxt": _W0, "savez": _NPZ, "savez_compressed": _NPZ,
 }  # fmt: skip
 _PANDAS_READS = "csv json excel parquet feather table fwf orc xml stata sas spss html".split()
@@ -249,7 +254,7 @@ MODULES: dict[str, Module] = {
         # rcParams["backend"] names a module to import (and other keys name programs to run)
         unknown=frozenset(
             "switch_backend get_current_fig_manager install_repl_displayhook rcParams rc rc_context style "
-            "rcParamsDefault rcParamsOrig rcdefaults rc_file rc_file_defaults".split()
+            "rcParamsDefault rcParamsOrig rcdefaults rc_file rc_file_defaults backend_registry".split()
         ),
     ),
     "matplotlib": Module(pure=frozenset({"use"})),
@@ -337,9 +342,13 @@ as, that work runs later, when the reading of a later cell cannot account for it
 
 LATER_NAMES = frozenset(
     "create_task ensure_future gather run_coroutine_threadsafe get_event_loop get_running_loop "
-    "new_event_loop TaskGroup Timer Thread connect FuncAnimation TimedAnimation".split()
+    "new_event_loop TaskGroup Timer Thread connect FuncAnimation TimedAnimation seterrcall".split()
 )
-"""Module functions that start work which outlives its cell (``asyncio.create_task``, ``plt.connect``)."""
+"""Module functions that start work which outlives its cell (``asyncio.create_task``, ``plt.connect``), or
+register an object whose methods a library calls later (``np.seterrcall(log)``: ``log.write`` runs when a later
+cell divides by zero). The registrations of the modules not in ``MODULES`` (``atexit``, ``weakref.finalize``,
+``signal.signal``, ``sys.settrace``, ``threading``) cannot be told already; a test checks every public name of
+the understood libraries that is a registration by its name is here or not pure."""
 
 PATH_READS = frozenset(
     "read_text read_bytes exists is_file is_dir is_symlink stat lstat iterdir glob rglob resolve absolute "
@@ -482,6 +491,28 @@ writer. A value that is a test runner by its type (numpy's ``PytestTester``) is 
 (``_runtime_runners``), whatever its name."""
 
 
+IO_NAMED = re.compile(r"^(read|to|save|load|open|dump|write|import|export)(_\w+|[a-z]+)?$")
+"""Names a library gives its file and database I/O (``read_*``, ``to_*``, ``save*``, ``load*``, ``open*``,
+``dump*``): a name of an understood library so named that its table does not list is not pure
+(``pd.read_iceberg``, a reader of a later version), and a string so named may reach one by name
+(``df.agg('to_hdf', path)``, ``methodcaller('to_parquet', p)``): neither can be told."""
+
+IO_NAMED_BUT_COMPUTES: dict[str, str] = {
+    "pandas.to_datetime": "converts values", "pandas.to_numeric": "converts values",
+    "pandas.to_timedelta": "converts values",
+    "json.dump": "writes to a file object (opened by a judged open)", "json.dumps": "makes a string",
+    "json.load": "reads a file object (opened by a judged open)", "json.loads": "parses a string",
+    "csv.writer": "writes to a file object (opened by a judged open)",
+}  # fmt: skip
+"""The names ``IO_NAMED`` matches in the understood libraries that only compute, or act on a file object only
+a judged ``open`` makes (a test lists every such name of the libraries, so a new one is decided here)."""
+
+
+def io_named(module: str, name: str) -> bool:
+    """``module.name`` is I/O by its library's naming and not known to compute (``IO_NAMED``)."""
+    return bool(IO_NAMED.match(name)) and f"{module}.{name}" not in IO_NAMED_BUT_COMPUTES
+
+
 @cache
 def _runtime_runners(name: str) -> frozenset[str]:
     """The public names of a module bound to a test runner (an instance of a ``…Tester`` class)."""
@@ -544,7 +575,7 @@ def name_in(module: str, rule: Module, name: str) -> Touch | Kind | str | None:
         return rule.effects[name]
     if name in rule.pure:
         return "pure"
-    if name in NEVER_PURE or name in _runtime_runners(module):
+    if name in NEVER_PURE or name in _runtime_runners(module) or io_named(module, name):
         return None
     if rule.every_public and (rule.family or name not in _runtime_submodules(module)):
         return "pure"
@@ -587,7 +618,10 @@ __all__ = [
     "PURE_BUILTINS",
     "Module",
     "Touch",
+    "IO_NAMED",
+    "IO_NAMED_BUT_COMPUTES",
     "has_name",
+    "io_named",
     "module_rule",
     "name_in",
 ]

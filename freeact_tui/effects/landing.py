@@ -41,6 +41,10 @@ class Landing:
         into_folder: a destination that is a folder receives ``DEST/basename(source)`` (``shutil.copy``,
             ``shutil.move``): whether it is one is only known when it runs, so both are judged.
         parents: the library goes on to each folder above the name it names (``os.removedirs``).
+
+    ``when_missing="also"``: the name as given, and each name with a suffix appended, unless it already
+    ends with one (numpy's ``DataSource``: ``np.loadtxt('nums')`` opens ``nums.gz`` when ``nums`` is not there).
+    A reader's landing is where the path it reads lands (the library opens the first name that exists).
     """
 
     suffixes: tuple[str, ...] = ()
@@ -53,6 +57,9 @@ AS_NAMED = Landing()
 NUMPY_NPY = Landing(suffixes=(".npy",))
 NUMPY_NPZ = Landing(suffixes=(".npz",))
 MATPLOTLIB_IMAGE = Landing(suffixes=tuple("." + f for f in MATPLOTLIB_FORMATS), when_missing="any")
+NUMPY_DATASOURCE = Landing(suffixes=(".gz", ".bz2", ".xz", ".lzma"), when_missing="also")
+"""``np.loadtxt``/``np.genfromtxt``: a name without a compression suffix is tried with each (a test checks the
+list against numpy's own openers)."""
 INTO_FOLDER = Landing(into_folder=True)
 AND_PARENTS = Landing(parents=True)
 
@@ -72,7 +79,10 @@ def _parents(name: str) -> list[str]:
 def landed(landing: Landing, name: str, source: str | None = None) -> list[str]:
     """Every name the writer may write when given ``name`` (``source``: the path it copies or moves, if any)."""
     names = [name]
-    if landing.suffixes and landing.when_missing == "same":
+    if landing.suffixes and landing.when_missing == "also":
+        if not name.endswith(landing.suffixes):
+            names += [name + suffix for suffix in landing.suffixes]
+    elif landing.suffixes and landing.when_missing == "same":
         names = [name if name.endswith(landing.suffixes[0]) else name + landing.suffixes[0]]
     elif landing.suffixes:
         if not os.path.splitext(name)[1][1:]:  # as named only when the format is given by keyword
@@ -94,6 +104,7 @@ __all__ = [
     "MATPLOTLIB_FORMATS",
     "MATPLOTLIB_IMAGE",
     "NUMPY_NPY",
+    "NUMPY_DATASOURCE",
     "NUMPY_NPZ",
     "Landing",
     "landed",

@@ -23,7 +23,7 @@ from typing import Literal
 
 from freeact_tui.effects.classes import Reading, class_words, describe
 from freeact_tui.project.app_state import app_state_at, app_state_touched
-from freeact_tui.project.paths import runs_later
+from freeact_tui.project.paths import configures_tools, runs_later
 from freeact_tui.toolcalls import CodeAction, FileCall, ShellAction, ShellScript, ToolCall
 
 
@@ -89,14 +89,15 @@ class Verdict:
 
 def file_call_inside(call: FileCall, working_dir: Path) -> bool:
     """The file call stays in the folder and out of the app's own state (``project.app_state``, whatever the
-    folder); a write never touches a name that configures git or the app."""
+    folder); a write never touches a name that configures git, the app or a tool."""
     root = os.path.realpath(working_dir)
     full = call.resolved or os.path.realpath(os.path.join(root, call.path))
     if call.outside or not (full == root or full.startswith(root.rstrip("/") + "/")):
         return False
     if app_state_touched(full, writes=call.kind == "write") is not None:
         return False
-    return call.kind != "write" or not runs_later(os.path.relpath(full, root))
+    shown = os.path.relpath(full, root)
+    return call.kind != "write" or not (runs_later(shown) or configures_tools(shown))
 
 
 def judge(

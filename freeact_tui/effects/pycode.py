@@ -113,7 +113,7 @@ class PythonReader:
         if self.moved:
             # a move changes where the cell's other paths lead after it ran (a folder renamed onto a path
             # whose link leads outside): with one, no other path is judged in advance
-            files = (Kind.READS, Kind.WRITES, Kind.CONTROLS, Kind.OUTSIDE)
+            files = (Kind.READS, Kind.WRITES, Kind.CONTROLS, Kind.OUTSIDE, Kind.RELINKS)
             others = [f for f in self.found if f.kind in files and f not in self.moved]
             if others or self.moves > 1:
                 raise _Unknown("moves a file and touches other paths in the same cell")
@@ -247,6 +247,9 @@ class PythonReader:
         if len(self.found) > start:
             if isinstance(node, ast.Lambda):
                 raise _Unknown("a lambda that touches files or runs something: it may run after the cell")
+            later = outlives_its_cell(node)
+            if later is not None:
+                raise _Unknown(f"starts work that runs later: {node.name}, which touches something, {later}")
             self.touching.add(node.name)
             if node.decorator_list:
                 self.valued.add(node.name)  # a decorator is handed the function
@@ -268,7 +271,8 @@ class PythonReader:
             raise _Unknown(f"imports {dotted}") from None
 
     def _string(self, value: str) -> None:
-        if _DUNDER.search(value) or value in known.SUSPECT_NAMES or _INTERNAL_ATTR.match(value):
+        io = known.IO_NAMED.match(value) is not None and "_" in value  # ``'to_hdf'``, not ``'open'``
+        if _DUNDER.search(value) or value in known.SUSPECT_NAMES or _INTERNAL_ATTR.match(value) or io:
             raise _Unknown(f"names {value[:40]!r} in a string (it may be reached by name)")
 
     def _name(self, node: ast.Name, *, load: bool = False) -> None:
@@ -424,9 +428,12 @@ class PythonReader:
         except CannotBind as e:
             raise _Unknown(f"{what} with {e}") from None
 
-    def _touch(self, call: ast.Call, touch: known.Touch, what: str, signature: Signature) -> None:
+    def _touch(
+        self, call: ast.Call, touch: known.Touch, what: str, signature: Signature, *, moves: bool = False
+    ) -> None:
         """A function that touches files: its BOUND path parameters judged as paths, every other bound
-        parameter one that changes no more than how (``known.SAFE_KEYWORDS``, ``known.DATA_PARAMETERS``)."""
+        parameter one that changes no more than how (``known.SAFE_KEYWORDS``, ``known.DATA_PARAMETERS``).
+        ``moves``: its first written path is the source of a move (judged as ``Kind.RELINKS``)."""
 
         def name(position: int, keyword: str) -> str:
             return signature.positional[position] if 0 <= position < len(signature.positional) else keyword
@@ -434,6 +441,8 @@ class PythonReader:
         kinds = {name(p, k): Kind.READS for p, k in touch.reads} | {
             name(p, k): Kind.WRITES for p, k in touch.writes
         }
+        if moves and touch.writes:
+            kinds[name(*touch.writes[0])] = Kind.RELINKS
         paths: dict[str, str] = {}
         given: dict[str, ast.expr] = {}
         for parameter, value in self._bind(call, signature, what):
@@ -492,6 +501,8 @@ class PythonReader:
         """Each bound path judged where the library really writes it (``landing``): the destination (the
         last path it writes) as every name it may land on, with the first path named as its source."""
         destination = next((p for p in reversed(order) if kinds.get(p) == Kind.WRITES and p in paths), None)
+        if destination is None and not touch.writes:  # a reader: where the path it reads lands
+            destination = next((p for p in reversed(order) if p in paths), None)
         source = next((paths[p] for p in order if p in paths and p != destination), None)
         for parameter in order:
             if parameter not in paths:
@@ -570,7 +581,7 @@ class PythonReader:
             if isinstance(what, known.Touch):
                 signature = self._signature(dotted)
                 if dotted in _MOVES:
-                    return self._move(lambda: self._touch(call, what, dotted, signature))
+                    return self._move(lambda: self._touch(call, what, dotted, signature, moves=True))
                 return self._touch(call, what, dotted, signature)
             return self._args(call)
         return self._call_method(call, func)
@@ -623,7 +634,10 @@ class PythonReader:
             target = self._imported_at(func)
             what = self._module_used(target)
             if isinstance(what, known.Touch):
-                return self._touch(call, what, target, self._signature(target))
+                signature = self._signature(target)
+                if target in _MOVES:  # ``from os import rename``: a move, as ``os.rename`` is
+                    return self._move(lambda: self._touch(call, what, target, signature, moves=True))
+                return self._touch(call, what, target, signature)
             return self._args(call)
         if self.b.callable(func) or (name in known.PURE_BUILTINS and not self.b.bound(name)):
             return self._args(call)
@@ -645,7 +659,7 @@ class PythonReader:
         if method in known.PATH_MOVES and len(call.args) == 1 and not call.keywords:
 
             def move() -> None:
-                self.found += self.check_path(path, Kind.WRITES)
+                self.found += self.check_path(path, Kind.RELINKS)
                 moves = known.Touch(writes=((0, "target"),))
                 self._touch(call, moves, f".{method}()", MOVES_TO_ITS_ARGUMENT)
 
@@ -681,6 +695,31 @@ class PythonReader:
 def _false(node: ast.expr) -> bool:
     """A constant that is false (``False``, ``None``, ``0``): a keyword that loads code when true, off."""
     return isinstance(node, ast.Constant) and not node.value
+
+
+IMPLICIT_NOW = frozenset({"__init__", "__new__"})
+"""Special methods that run only where the cell calls the class (a later cell's call of it cannot be read):
+every other special method is called by Python itself, whenever an instance is printed, compared, copied,
+iterated or collected — later cells included (``__del__`` when the last name of it goes)."""
+
+
+def outlives_its_cell(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """Why a function of the cell that touches something may run after the cell, unseen by any later
+    reading (``None``: it runs only where it is called): a special method Python calls implicitly
+    (``__del__``, ``__repr__``, ``__exit__``), or a generator (its body and ``finally`` run as it is
+    resumed or collected, in a later cell)."""
+    if _DUNDER.fullmatch(node.name) and node.name not in IMPLICIT_NOW:
+        return "is a special method Python calls by itself (later cells included)"
+    own = [n for n in ast.walk(node) if isinstance(n, ast.Yield | ast.YieldFrom | ast.Await)]
+    nested = {
+        id(n)
+        for inner in ast.walk(node)
+        if inner is not node and isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        for n in ast.walk(inner)
+    }
+    if any(id(n) not in nested for n in own) or isinstance(node, ast.AsyncFunctionDef):
+        return "is a generator or coroutine (it runs as it is resumed or collected, in a later cell too)"
+    return None
 
 
 def has_rule(dotted: str) -> bool:

@@ -29,7 +29,7 @@ from freeact_tui.effects.known import PLOT_BACKENDS
 from freeact_tui.effects.magics import NO_VAR_EXPAND, expands, magic_words, writefile_target
 from freeact_tui.effects.pycode import read_python
 from freeact_tui.project.app_state import app_state_touched
-from freeact_tui.project.paths import CONFIGURES_CODE, runs_later
+from freeact_tui.project.paths import CONFIGURES_CODE, configures_tools, runs_later
 from freeact_tui.project.wide_folders import why_too_wide
 from freeact_tui.reach.named_paths import named_paths
 from freeact_tui.shell.gitreads import is_secret_name
@@ -75,6 +75,8 @@ class _Paths:
         self.wide = too_wide(self.root)
 
     def check(self, raw: str, kind: Kind) -> list[Found]:
+        if kind == Kind.RELINKS:
+            return self._moved(raw)
         if "://" in raw:
             return [Found(Kind.NETWORK, raw)]
         if _SCHEME.match(raw):
@@ -94,11 +96,27 @@ class _Paths:
             # itself (``shutil.rmtree('.')``, ``os.removedirs``'s last step) is never work inside it
             return [Found(Kind.OUTSIDE, full)]
         shown = os.path.relpath(full, self.root)
-        if kind == Kind.WRITES and runs_later(shown):
-            return [Found(Kind.CONTROLS, shown)]  # git's hooks and config, the app's files, importable code
+        if kind == Kind.WRITES and (runs_later(shown) or configures_tools(shown)):
+            # git's hooks and config, the app's files, importable code, a tool's configuration (dot-named)
+            return [Found(Kind.CONTROLS, shown)]
         if is_secret_name(shown):
             return [Found(Kind.ENVIRONMENT, shown)]  # ``.git/config``, ``.netrc``: the one secret table
         return [Found(kind, shown)]
+
+
+    def _moved(self, raw: str) -> list[Found]:
+        """The source of a move: a regular file (not a link) is written where it is; anything else (a folder,
+        a symlink, a name that is not there yet) changes where paths through it lead (``Kind.RELINKS``)."""
+        found = self.check(raw, Kind.WRITES)
+        try:
+            named = os.path.join(self.root, os.path.expanduser(raw))
+            regular = os.path.isfile(named) and not os.path.islink(named)
+        except (OSError, ValueError):
+            regular = False
+        if regular:
+            return found
+        shown = os.path.relpath(os.path.normpath(named), self.root) if _within(named, self.root) else raw
+        return [f for f in found if f.kind != Kind.WRITES] + [Found(Kind.RELINKS, shown)]
 
 
 def _app_state(kind: Kind, where: list[str], root: str) -> list[Found]:

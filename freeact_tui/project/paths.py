@@ -173,6 +173,16 @@ def runs_later(relative: str) -> bool:
     return controlling_part(parts) is not None or importable(parts[-1])
 
 
+def configures_tools(relative: str) -> bool:
+    """Whether ``relative`` (a path inside the working folder) has a dot-named part: by convention, a tool's
+    configuration (``.claude/settings.json``, ``.lfsconfig``, ``.mise.toml``, ``.cargo/config.toml``,
+    ``.venv/bin/python``, ``.python-version``), which tools read and act on (run commands, pick interpreters)
+    outside any reading. Never work the in-folder mode vouches for (``effects.reader``, ``effects.modes``);
+    the sandbox's guard of planted names and the bound of project rules keep their own narrower tables
+    (``runs_later``): the sandbox runs ordinary work that writes ``.gitignore`` and undoes nothing of it."""
+    return any(part.startswith(".") and part not in (".", "..") for part in relative.split(os.sep))
+
+
 def _home() -> Path | None:
     value = os.environ.get(_HOME_ENV)
     return Path(value).expanduser() if value else None

@@ -359,8 +359,17 @@ def test_the_reported_rename_then_write_through_a_link_asks(folder: Path, tmp_pa
 
 
 @pytest.mark.parametrize("move", _MOVES)
-def test_a_move_alone_is_still_work_in_the_folder(move: str, folder: Path) -> None:
+def test_a_move_alone_of_a_regular_file_is_still_work_in_the_folder(move: str, folder: Path) -> None:
+    (folder / "d").write_text("a regular file")
     assert read_effects(CodeAction(move), folder).effect_class == "in-folder"
+
+
+@pytest.mark.parametrize("move", _MOVES)
+def test_a_move_alone_of_a_folder_changes_where_paths_lead(move: str, folder: Path) -> None:
+    """#42 F2: paths through a moved folder (its relative links) lead elsewhere: never plain in-folder work."""
+    (folder / "d").mkdir()
+    found = read_effects(CodeAction(move), folder)
+    assert found.effect_class is None and "changes where paths lead: d" in describe(found)
 
 
 # -- F8: files that configure code the kernel (or a tool it starts) runs later ---------------------------

@@ -17,7 +17,7 @@ from freeact_tui.tui.screens.approval import ApprovalScreen
 from freeact_tui.tui.widgets.blocks import NoticeBlock, ResponseBlock
 from tests import helpers
 from tests.helpers import actions, dialog, main, outputs, send, until
-from tests.scripted import Code, script
+from tests.scripted import Call, Code, Script, script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.asyncio(loop_scope="module")]
 executor = helpers.kernel
@@ -139,8 +139,16 @@ async def test_session_rule_with_edited_pattern(make_app: Callable[..., FreeactA
 
 
 async def test_parallel_requests_queue_with_count(make_app: Callable[..., FreeactApp]) -> None:
-    s = script([Code("print('one')", call_id="c1"), Code("print('two')", call_id="c2")], ["both ran"])
-    app = make_app(s)
+    """Calls that run in different places (the kernel, a subagent's kernel) are asked side by side: the
+    dialogs queue with a count. (Two code calls of one kernel are read and asked one after another.)"""
+    s = Script(
+        [
+            [Code("print('one')", call_id="c1"), Call("subagent_task", {"prompt": "say two"}, call_id="t1")],
+            ["two"],  # the subagent's answer
+            ["both ran"],
+        ]
+    )
+    app = make_app(s, {"action_protocol": "tools"})
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "two things")
         first = await dialog(pilot)
@@ -153,6 +161,27 @@ async def test_parallel_requests_queue_with_count(make_app: Callable[..., Freeac
         second = app.screen
         assert isinstance(second, ApprovalScreen)
         assert second.query_one("#approval-dialog").border_subtitle == "2 of 2"
+        assert "say two" in str(second.query_one("#approval-body").render())
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "one" in outputs(app)
+
+
+async def test_code_calls_of_one_reply_are_asked_one_after_another(make_app: Callable[..., FreeactApp]) -> None:
+    """The second code call of a reply is read (and asked) only once the first has run (#42, F1): its reading
+    sees the files the first left."""
+    s = script([Code("print('one')", call_id="c1"), Code("print('two')", call_id="c2")], ["both ran"])
+    app = make_app(s)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "two things")
+        first = await dialog(pilot)
+        await pilot.pause()
+        assert first.query_one("#approval-dialog").border_subtitle != "1 of 2"  # one question at a time
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen is not first)
+        assert outputs(app) == ["one"]  # the first ran before the second was read
+        second = app.screen
         assert "print('two')" in str(second.query_one("#approval-body").render())
         await pilot.press("enter")
         await app.workers.wait_for_complete()

@@ -266,6 +266,7 @@ def folder(tmp_path: Path) -> Path:
     os.symlink("/etc", work / "link_out")
     (work / "helper.py").write_text("import os\n")
     (work / "json_local_shadow.py").write_text("")
+    (work / "a.txt").write_text("a regular file: moving it changes where no path leads\n")
     return work
 
 
