@@ -145,11 +145,12 @@ def _padded(line: Content, width: int) -> Content:
 def _header(block: MarkdownHeader, width: int, *, full_width: bool) -> list[Content]:
     level = block.LEVEL
     style = f".fold--h{level}"
-    lines = block._content.wrap(width) or [Content("")]
+    auto = level == 3 and not full_width  # ``width: auto``: as wide as its text
+    # Textual sizes an auto-width heading to its whole text: one line, cut at the edge (never wrapped)
+    lines = ([block._content] if auto else block._content.wrap(width)) or [Content("")]
     if level == 1:  # the lines as one block, centred across the width (``content-align: center``)
         room = max(0, width - max(line.cell_length for line in lines))
         lines = [Content(" " * (room // 2)) + line for line in lines]
-    auto = level == 3 and not full_width  # ``width: auto``: as wide as its text
     fill = max(line.cell_length for line in lines) if auto else width
     return [_padded(line, fill).stylize_before(style) for line in lines]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from textual.await_complete import AwaitComplete
 from textual.timer import Timer
 from textual.widgets import Markdown
@@ -171,6 +172,8 @@ class BlankMarkdown(Markdown):
         update the last block widget in place, mount the new ones (the finished ones folded)."""
         async with self.lock:
             tokens = parser.parse(updated_source)
+            if _may_continue_a_list(tokens, updated_source):
+                return  # the next piece decides: the list goes on (``6.``) or a paragraph starts (``6 cats``)
             open_widget = self._open_widget()
             start_line = self._last_parsed_line
             for token in reversed(tokens):
@@ -200,6 +203,18 @@ class BlankMarkdown(Markdown):
                 self.post_message(
                     Markdown.TableOfContentsUpdated(self, self.table_of_contents).set_sender(self)
                 )
+
+
+def _may_continue_a_list(tokens: list[Token], source: str) -> bool:
+    """Whether the last top-level block is only digits after a list, so far: the start of the list's next
+    item (``4. a`` + blank + ``6`` is read as a paragraph until ``. b`` comes, then as one list of 4, 5 items).
+    Folding the list then would draw two lists where the whole text draws one."""
+    tops = [token for token in tokens if token.level == 0 and token.map is not None and token.nesting >= 0]
+    if len(tops) < 2 or tops[-1].type != "paragraph_open" or tops[-2].type != "ordered_list_open":
+        return False
+    assert tops[-1].map is not None
+    last = "".join(source.splitlines(keepends=True)[tops[-1].map[0] :]).strip()
+    return last.isdigit() and len(last) <= 9  # CommonMark: an ordered list marker has at most 9 digits
 
 
 OPEN_BLOCK_RATE = 100_000
