@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from freeact_tui.filenames import fold_path
 
-SECRET_NAMES = (
+_NAMED: tuple[str, ...] = (
     ".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key",
     ".npmrc", ".pypirc", ".docker/config.json", ".kube/config", ".vault-token",
     ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".python_history", ".node_repl_history",
@@ -68,7 +68,7 @@ def _word_rows() -> tuple[str, ...]:
     return tuple(rows)
 
 
-SECRET_NAMES = SECRET_NAMES + _word_rows()
+SECRET_NAMES: tuple[str, ...] = _NAMED + _word_rows()
 """Files that hold secrets wherever they are (globs under any folder): the named rows and the credential
 words' rows. Asked, whatever allows the call, never read as work inside the folder (``effects.reader``),
 hidden in the sandbox (``isolation.secret_files``)."""
