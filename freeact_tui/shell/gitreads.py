@@ -46,11 +46,11 @@ _NAMED: tuple[str, ...] = (
 """The named rows: files that hold secrets wherever they are (globs under any folder)."""
 
 CREDENTIAL_WORDS = (
-    "secret", "secrets", "credential", "credentials", "password", "passwords", "passwd", "apikey", "api_key",
-    "api-key",
+    "secret", "secrets", "credential", "credentials", "password", "passwords", "apikey", "api_key", "api-key",
 )  # fmt: skip
-"""Word parts that make any name a credential store's (``prod-secrets.yaml``, ``db_password``, ``my.apikey``):
-the whole name, or a part of it between ``-``, ``_`` and ``.``."""
+# (not ``passwd``: ``/etc/passwd`` names the system's users, no password, and the sandbox's kernel needs it)
+"""Word parts that make a data file's name a credential store's (``prod-secrets.yaml``, ``db_password``,
+``my.apikey``): a part of it between ``-``, ``_`` and ``.`` (with a data suffix, or last in a name without one)."""
 
 CREDENTIAL_DATA_WORDS = ("auth", "token", "tokens", "private")
 """Word parts that make a data file's name a credential store's (``auth.json``, ``github_token.txt``,
@@ -62,7 +62,12 @@ DATA_SUFFIXES = ("", ".json", ".txt", ".yaml", ".yml", ".toml", ".ini", ".cfg", 
 def _word_rows() -> tuple[str, ...]:
     """The credential words as rows of the table (so that every user of it, the rules, the sandbox and the
     reading of code, judges by them alike)."""
-    rows = [form.format(w=w) for w in CREDENTIAL_WORDS for form in ("{w}", "{w}[-_.]*", "*[-_.]{w}", "*[-_.]{w}[-_.]*")]
+    # A credential word anywhere in a data file's name (a data suffix); in a name without a suffix, as its last
+    # part (``db_password``). A module named by the word is code, not a credential store: Python's own
+    # ``secrets.py`` (hidden, the sandboxed kernel would not start), ``password_reset.py``.
+    rows = [f"{w}{s}" for w in CREDENTIAL_WORDS for s in DATA_SUFFIXES]
+    rows += [f"*[-_.]{w}{s}" for w in CREDENTIAL_WORDS for s in DATA_SUFFIXES]
+    rows += [form.format(w=w) + s for w in CREDENTIAL_WORDS for s in DATA_SUFFIXES if s for form in ("{w}[-_.]*", "*[-_.]{w}[-_.]*")]
     rows += [f"{w}{suffix}" for w in CREDENTIAL_DATA_WORDS for suffix in DATA_SUFFIXES]
     rows += [f"*[-_.]{w}{suffix}" for w in CREDENTIAL_DATA_WORDS for suffix in DATA_SUFFIXES]
     return tuple(rows)

@@ -141,18 +141,34 @@ _PLAIN = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, ma
     word=st.sampled_from(CREDENTIAL_WORDS),
     before=st.lists(st.tuples(_PLAIN, _SEPARATORS), max_size=2),
     after=st.lists(st.tuples(_SEPARATORS, _PLAIN), max_size=2),
+    suffix=st.sampled_from(DATA_SUFFIXES),
     folder=st.sampled_from(["", "config/", "deploy/prod/"]),
 )
-def test_a_name_with_a_credential_word_part_is_secret(
-    word: str, before: list[tuple[str, str]], after: list[tuple[str, str]], folder: str
+def test_a_data_file_with_a_credential_word_part_is_secret(
+    word: str, before: list[tuple[str, str]], after: list[tuple[str, str]], suffix: str, folder: str
 ) -> None:
-    """By structure, not by a longer list: any name one of whose parts (between ``-``, ``_``, ``.``) is a
-    credential word (``prod-secrets.yaml``, ``db_password``, ``my.apikey.txt``)."""
-    name = "".join(a + b for a, b in before) + word + "".join(a + b for a, b in after)
+    """By structure, not by a longer list: a data file's name one of whose parts (between ``-``, ``_``, ``.``)
+    is a credential word (``prod-secrets.yaml``, ``db_password``, ``my.apikey.txt``); a name without a data
+    suffix has the word as its last part."""
+    tail = "".join(a + b for a, b in after) if suffix else ""
+    name = "".join(a + b for a, b in before) + word + tail + suffix
     assert is_secret_name(folder + name), name
-    assert is_secret_name(folder + name, any_case=True) and is_secret_name(
-        (folder + name).upper(), any_case=True
-    )
+    assert is_secret_name((folder + name).upper()), name
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    word=st.sampled_from(CREDENTIAL_WORDS),
+    before=st.lists(st.tuples(_PLAIN, _SEPARATORS), max_size=2),
+    after=st.lists(st.tuples(_SEPARATORS, _PLAIN), max_size=2),
+    suffix=st.sampled_from([".py", ".pyi", ".js", ".ts", ".rb", ".go", ".rs", ".c", ".h", ".so", ".pyc"]),
+)
+def test_a_module_named_by_a_credential_word_is_code_not_a_secret(
+    word: str, before: list[tuple[str, str]], after: list[tuple[str, str]], suffix: str
+) -> None:
+    """Python's own ``secrets.py`` (the sandboxed kernel imports it), ``password_reset.py``: code, not a store."""
+    name = "".join(a + b for a, b in before) + word + "".join(a + b for a, b in after) + suffix
+    assert not is_secret_name("lib/python3.11/" + name), name
 
 
 @settings(max_examples=100, deadline=None)
