@@ -20,6 +20,7 @@ import ast
 import importlib.machinery
 import os
 import re
+import stat
 from pathlib import Path
 
 from freeact_tui.effects.classes import Found, Kind, Reading, reading
@@ -91,6 +92,10 @@ class _Paths:
             return own
         if reached or self.wide or not _within(full, self.root) or raw.startswith("~"):
             return [Found(Kind.OUTSIDE, p.path) for p in reached] or [Found(Kind.OUTSIDE, full)]
+        if _other_names(full):
+            # a hard link: the same file may have a name outside the folder (``~/.bashrc``); a sandbox does not
+            # keep it in either (it is the very file), and the link outlives a kernel reset
+            return [Found(Kind.OUTSIDE, f"{os.path.relpath(full, self.root)} (a file with another name, maybe outside)")]
         if kind == Kind.WRITES and full == self.root:
             # the folder's own entry is in the folder above it: removing, moving or changing the folder
             # itself (``shutil.rmtree('.')``, ``os.removedirs``'s last step) is never work inside it
@@ -134,6 +139,16 @@ def _app_state(kind: Kind, where: list[str], root: str) -> list[Found]:
     return [
         Found(Kind.CONTROLS if writes else Kind.OUTSIDE, f"{own.what}: {path}") for path, own in touched
     ]
+
+
+def _other_names(full: str) -> bool:
+    """Whether ``full`` is a file (not a folder) with more than one name: a hard link, which may be a file
+    outside the working folder by another name."""
+    try:
+        status = os.stat(full)
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISDIR(status.st_mode) and status.st_nlink > 1
 
 
 def _programs(command: str) -> list[Found]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from freeact_tui.filenames import fold_path
 
-SECRET_NAMES = (
+_NAMED: tuple[str, ...] = (
     ".env", ".env.*", ".ssh/**", ".aws/**", ".netrc", ".pgpass", ".git-credentials", "*.pem", "*.key",
     ".npmrc", ".pypirc", ".docker/config.json", ".kube/config", ".vault-token",
     ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".python_history", ".node_repl_history",
@@ -37,9 +37,46 @@ SECRET_NAMES = (
     ".envrc", "*.env", "gh/hosts.yml", ".yarnrc.yml", "pip.conf", ".m2/settings.xml", ".gradle/gradle.properties",
     ".composer/auth.json", "rclone.conf", ".htpasswd", ".dockercfg", "kubeconfig", ".terraformrc", "*.p12", "*.pfx",
     "*.jks", "*.keystore",
+    # version control's and tools' own credential stores: Mercurial's repository config ([auth]), Subversion's
+    # cached logins, GnuPG's keyrings, a password manager's store and databases, MySQL's and conda's configs
+    # (a password, a channel token), Terraform's state (every secret of what it built), a cloud service key
+    ".hg/hgrc", ".svn/auth/**", ".subversion/auth/**", ".gnupg/**", ".password-store/**", "*.kdbx", ".my.cnf",
+    ".condarc", "_netrc", "*.tfstate", "*.tfstate.backup", "service-account*.json", "*.gpg",
 )  # fmt: skip
-"""Files that hold secrets wherever they are (globs under any folder): asked, whatever allows the call, and
-never read as work inside the folder (``effects.reader``)."""
+"""The named rows: files that hold secrets wherever they are (globs under any folder)."""
+
+CREDENTIAL_WORDS = (
+    "secret", "secrets", "credential", "credentials", "password", "passwords", "apikey", "api_key", "api-key",
+)  # fmt: skip
+# (not ``passwd``: ``/etc/passwd`` names the system's users, no password, and the sandbox's kernel needs it)
+"""Word parts that make a data file's name a credential store's (``prod-secrets.yaml``, ``db_password``,
+``my.apikey``): a part of it between ``-``, ``_`` and ``.`` (with a data suffix, or last in a name without one)."""
+
+CREDENTIAL_DATA_WORDS = ("auth", "token", "tokens", "private")
+"""Word parts that make a data file's name a credential store's (``auth.json``, ``github_token.txt``,
+``token``): only as the last part, with no suffix or a data suffix (``auth.py`` is code, not a login)."""
+
+DATA_SUFFIXES = ("", ".json", ".txt", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf")
+
+
+def _word_rows() -> tuple[str, ...]:
+    """The credential words as rows of the table (so that every user of it, the rules, the sandbox and the
+    reading of code, judges by them alike)."""
+    # A credential word anywhere in a data file's name (a data suffix); in a name without a suffix, as its last
+    # part (``db_password``). A module named by the word is code, not a credential store: Python's own
+    # ``secrets.py`` (hidden, the sandboxed kernel would not start), ``password_reset.py``.
+    rows = [f"{w}{s}" for w in CREDENTIAL_WORDS for s in DATA_SUFFIXES]
+    rows += [f"*[-_.]{w}{s}" for w in CREDENTIAL_WORDS for s in DATA_SUFFIXES]
+    rows += [form.format(w=w) + s for w in CREDENTIAL_WORDS for s in DATA_SUFFIXES if s for form in ("{w}[-_.]*", "*[-_.]{w}[-_.]*")]
+    rows += [f"{w}{suffix}" for w in CREDENTIAL_DATA_WORDS for suffix in DATA_SUFFIXES]
+    rows += [f"*[-_.]{w}{suffix}" for w in CREDENTIAL_DATA_WORDS for suffix in DATA_SUFFIXES]
+    return tuple(rows)
+
+
+SECRET_NAMES: tuple[str, ...] = _NAMED + _word_rows()
+"""Files that hold secrets wherever they are (globs under any folder): the named rows and the credential
+words' rows. Asked, whatever allows the call, never read as work inside the folder (``effects.reader``),
+hidden in the sandbox (``isolation.secret_files``)."""
 # git commands that print file contents, and the global options that take a value.
 _PRINTS_CONTENTS = frozenset({"show", "log", "diff", "blame", "annotate", "grep", "cat-file", "archive",
                               "whatchanged", "format-patch", "difftool", "diff-tree", "diff-index"})  # fmt: skip
@@ -49,7 +86,7 @@ _OBJECT_ID = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _STAGE = re.compile(r"^:[0-3]?:?")
 # The table as the one name comparison sees it (``filenames.fold``): a path is folded, then matched.
 _FOLDED = tuple(fold_path(g) for g in SECRET_NAMES)
-_EXAMPLES = tuple(g.replace("**", "x").replace("*", "x") for g in _FOLDED)
+_EXAMPLES = tuple(re.sub(r"\[[^]]*\]", "_", g).replace("**", "x").replace("*", "x") for g in _FOLDED)
 
 
 def is_secret_name(path: str) -> bool:

@@ -41,7 +41,7 @@ _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, m
 def _instance(glob: str) -> st.SearchStrategy[str]:
     """A path the secret glob names (``*.pem`` → ``k3.pem``, ``.ssh/**`` → ``.ssh/x/id``)."""
     return st.lists(_WORD, min_size=1, max_size=2).flatmap(
-        lambda words: st.just(glob.replace("**", "/".join(words)).replace("*", words[0]))
+        lambda words: st.just(re.sub(r"\[[^]]*\]", "_", glob).replace("**", "/".join(words)).replace("*", words[0]))
     )
 
 

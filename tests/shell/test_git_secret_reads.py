@@ -89,10 +89,11 @@ def test_a_search_of_the_folder_never_reads_a_secret_file_unasked(repo: Path) ->
     (repo / "src" / "x.py").write_text("x\n")
     for command in ("rg SECRET", "rg -n SECRET .", "rg -e SECRET", "rg --regexp=x -- .", "nice rg SECRET"):
         assert rules.check(ShellAction(command)) == "ask", command
-    for command in ("rg SECRET src", "rg -n -e x src", "rg x README"):
+    # (a word of the secret table as the pattern, ``rg SECRET src``, is read as a name that may be a file: asked)
+    for command in ("rg TODO src", "rg -n -e x src", "rg x README"):
         assert rules.check(ShellAction(command)) == "allow", command
     (repo / "src" / "deploy.key").write_text("k\n")
-    assert rules.check(ShellAction("rg SECRET src")) == "ask"
+    assert rules.check(ShellAction("rg TODO src")) == "ask"
 
 
 @settings(max_examples=40, deadline=None)

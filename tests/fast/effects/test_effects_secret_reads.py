@@ -10,6 +10,7 @@ a keyword named as a setting that runs a program (``usetex=True``) runs a progra
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def folder(tmp_path: Path) -> Path:
     return work
 
 
-_EXAMPLES = sorted({g.replace("/**", "/x").replace("**", "x").replace("*", "x") for g in SECRET_NAMES})
+_EXAMPLES = sorted({re.sub(r"\[[^]]*\]", "_", g).replace("/**", "/x").replace("**", "x").replace("*", "x") for g in SECRET_NAMES})
 
 _READS = [
     "print(open({p!r}).read())",
