@@ -24,8 +24,11 @@ from tests.helpers import fake_args
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
 
-def args(server: FakeOpenAI, tmp_path: Path, *extra: str) -> list[str]:
-    return [*fake_args(server, write_config(tmp_path)), *extra]
+def args(server: FakeOpenAI, tmp_path: Path, *extra: str, shapes: int | None = None) -> list[str]:
+    config = write_config(tmp_path)
+    if shapes is not None:
+        config.write_text(config.read_text() + f"max_steps_of_one_shape = {shapes}\n")
+    return [*fake_args(server, config), *extra]
 
 
 def code_call(code: str, call_id: str) -> Reply:
@@ -60,7 +63,8 @@ async def test_the_request_budget_and_the_progress_bound_are_max_turn_requests(
     # The same failing action again and again: the progress bound ends the turn long before the budget.
     fake_openai.default = lambda request: code_call("1/0", f"call_{request.index}")
     client = RecordingClient()
-    async with acp_agent(client, *args(fake_openai, tmp_path, "--skip-permissions"), cwd=work) as (conn, _):
+    launch = args(fake_openai, tmp_path, "--skip-permissions", shapes=1000)
+    async with acp_agent(client, *launch, cwd=work) as (conn, _):
         session = await conn.new_session(cwd=str(work), mcp_servers=[])
         sid = session.session_id
         guarded = await conn.prompt(session_id=sid, prompt=[text_block("divide")])
@@ -77,6 +81,8 @@ async def test_the_request_budget_and_the_progress_bound_are_max_turn_requests(
 
         fake_openai.default = act
         budget = await conn.prompt(session_id=sid, prompt=[text_block("count forever")])
+    # (a config that lets one shape count as progress more often than the budget allows, so that the budget
+    # and not ``max_steps_of_one_shape`` is what ends the second turn)
     assert guarded.stop_reason == "max_turn_requests" and stalled_requests <= 5
     assert budget.stop_reason == "max_turn_requests"
     assert fake_openai.count - before == 100

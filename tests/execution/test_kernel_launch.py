@@ -247,9 +247,9 @@ async def test_the_kernel_launches_only_once_trust_is_decided_with_what_it_allow
     project = tmp_path / "clone"
     project.mkdir()
     (project / ".freeact-tui.toml").write_text('kernel_env = { PROJECT_MARK = "from-the-project" }\n')
-    config = load_config(
-        None, {"working_dir": str(project), "sessions_dir": str(tmp_path / "sessions")}, cwd=project
-    )
+    # the user lets this project's name reach the kernel (``project_kernel_env``: none by default)
+    settings = {"working_dir": str(project), "sessions_dir": str(tmp_path / "sessions")}
+    config = load_config(None, {**settings, "project_kernel_env": ["PROJECT_MARK"]}, cwd=project)
     before = descendants()
     app = FreeactApp(config, model=script(["hello"]).model(), enable_subagents=False)
     async with app.run_test(size=SIZE) as pilot:
