@@ -10,10 +10,7 @@ hostile stand-in and must answer at once with nothing read.
 
 from __future__ import annotations
 
-import os
-import signal
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,40 +20,7 @@ from freeact_tui.acp.toolcall_view import _read as _read_for_diff
 from freeact_tui.checkpoints.shadow_git import user_exclude_file
 from freeact_tui.tui.file_index import _gitignore_patterns
 from freeact_tui.tui.mentions import attach_mentions
-
-
-def _dev_zero(path: Path) -> None:
-    path.symlink_to("/dev/zero")
-
-
-def _fifo(path: Path) -> None:
-    os.mkfifo(path)
-
-
-def _sparse(path: Path) -> None:
-    with path.open("wb") as f:
-        f.truncate(5 * 1024**3)
-
-
-STANDINS: dict[str, Callable[[Path], None]] = {"dev_zero": _dev_zero, "fifo": _fifo, "sparse_5gb": _sparse}
-
-
-class StillReading(BaseException):
-    """Raised by the alarm: no reader's ``except OSError`` may take it for a file it cannot read."""
-
-
-@contextmanager
-def _within(seconds: int) -> Iterator[None]:
-    def expired(signum: int, frame: object) -> None:
-        raise StillReading(f"still reading after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+from tests.hostile_files import STANDINS, within
 
 
 def _gitignore(folder: Path, plant: Callable[[Path], None]) -> object:
@@ -106,6 +70,6 @@ READERS: dict[str, Callable[[Path, Callable[[Path], None]], object]] = {
 @pytest.mark.parametrize("standin", sorted(STANDINS))
 @pytest.mark.parametrize("reader", sorted(READERS))
 def test_a_stand_in_for_a_file_is_never_read(tmp_path: Path, reader: str, standin: str) -> None:
-    with _within(10):
+    with within(10):
         result = READERS[reader](tmp_path, STANDINS[standin])
     assert result in ([], None), result

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,40 +31,7 @@ from freeact_tui.store import index as index_module
 from freeact_tui.store import lock
 from freeact_tui.store.envelope import encode_envelope, utc_now_ts
 from freeact_tui.store.index import INDEX_FILE, META_FILE, SessionIndex
-
-
-def _fifo(path: Path) -> None:
-    os.mkfifo(path)
-
-
-def _dev_zero(path: Path) -> None:
-    path.symlink_to("/dev/zero")
-
-
-def _sparse(path: Path) -> None:
-    with path.open("wb") as f:
-        f.truncate(5 * 1024**3)  # past every bound (the largest, a history's, is 1 GiB)
-
-
-STANDINS: dict[str, Callable[[Path], None]] = {"fifo": _fifo, "dev_zero": _dev_zero, "sparse_5gb": _sparse}
-
-
-class StillReading(BaseException):
-    """Raised by the alarm: no reader's ``except OSError`` may take it for a file it cannot read."""
-
-
-@contextmanager
-def _within(seconds: int) -> Iterator[None]:
-    def expired(signum: int, frame: object) -> None:
-        raise StillReading(f"still reading after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+from tests.hostile_files import STANDINS, within
 
 
 def _session(root: Path, prompt: str) -> Path:
@@ -135,7 +100,7 @@ def _action_log(tmp: Path, plant: Callable[[Path], None]) -> None:
 def _sniffed(tmp: Path, plant: Callable[[Path], None]) -> None:
     plant(tmp / "blob")
     # a FIFO or a device is no file a checkpoint stores; a sparse file's first bytes are NULs
-    assert is_binary(tmp / "blob") is (plant is _sparse)
+    assert is_binary(tmp / "blob") is (plant is STANDINS["sparse_5gb"])
 
 
 def _marker(tmp: Path, plant: Callable[[Path], None]) -> None:
@@ -188,7 +153,7 @@ CASES: dict[str, Callable[[Path, Callable[[Path], None]], None]] = {
 @pytest.mark.parametrize("standin", sorted(STANDINS))
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_each_store_reader_answers_at_once(case: str, standin: str, tmp_path: Path) -> None:
-    with _within(10):
+    with within(10):
         CASES[case](tmp_path, STANDINS[standin])
 
 
